@@ -1,0 +1,79 @@
+# mtool — memory-bottleneck profiler.  `make help` lists the targets.
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+OPT     ?= -O2
+SAN     ?=
+
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -g $(OPT) -I. -I/usr/include/libdwarf \
+             -DMTOOL_VERSION=\"$(VERSION)\" $(CFLAGS)
+LDLIBS_ALL = -lcapstone -ldwarf -lelf -lz -lm $(LDLIBS)
+ifeq ($(SAN),1)
+  CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS    += -fsanitize=address,undefined
+endif
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c)
+UI_SRCS  := $(wildcard ui/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
+DEPS     := $(LIB_OBJS:.o=.d) $(UI_OBJS:.o=.d)
+
+.PHONY: all help test test-full bench fuzz install deps demo samples clean
+
+all: $(BUILD)/mtool
+
+help:
+	@echo "make            build build/mtool"
+	@echo "make deps       install the Debian packages mtool needs (root)"
+	@echo "make demo       build, then analyze a bundled sample"
+	@echo "make test       unit and end-to-end tests (also under ASan+UBSan)"
+	@echo "make test-full  longer suites: distribution binaries, bounded fuzzing"
+	@echo "make bench      benchmarks, printed as ratios against baselines"
+	@echo "make fuzz       build the libFuzzer target (clang)"
+	@echo "make install PREFIX=/usr/local"
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libmtool.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/mtool: $(UI_OBJS) $(BUILD)/libmtool.a
+	$(CC) $(LDFLAGS) -o $@ $(UI_OBJS) $(BUILD)/libmtool.a $(LDLIBS_ALL)
+
+deps:
+	@sh .ci/install-deps.sh
+
+demo: all samples
+	./$(BUILD)/mtool analyze --loops build/samples/matmul-gcc-O2
+
+samples:
+	@$(MAKE) -s -C samples OUT=$(abspath build/samples)
+
+test: all samples
+	@$(MAKE) -s BUILD=build/asan SAN=1 OPT=-O1 build/asan/mtool
+	@$(MAKE) -s -C tests BUILD=$(abspath build) ASAN_BUILD=$(abspath build/asan)
+	@sh tests/run.sh
+
+test-full: test
+	@sh tests/run-full.sh
+
+bench: all samples
+	@sh bench/run.sh
+
+fuzz:
+	@$(MAKE) -s -C tests/fuzz
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/mtool $(DESTDIR)$(PREFIX)/bin/mtool
+
+clean:
+	rm -rf build
+
+-include $(DEPS)

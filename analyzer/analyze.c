@@ -1,0 +1,190 @@
+/* analyzer/analyze.c — runs the analysis stages in order and owns the
+ * mt_program's lifetime and lookup helpers. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void mt_analyze_options_init(mt_analyze_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->want_lines = true;
+}
+
+void mt_warn(mt_program *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        line = NULL;
+    va_end(ap);
+    if (!line)
+        return;
+    prog->warnings = mt_xrealloc(prog->warnings, (prog->nwarnings + 1) * sizeof *prog->warnings);
+    prog->warnings[prog->nwarnings++] = line;
+}
+
+mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error *err)
+{
+    mt_analyze_options defaults;
+    if (!opt) {
+        mt_analyze_options_init(&defaults);
+        opt = &defaults;
+    }
+    mt_image img;
+    if (mt_image_open(&img, path, err) != 0)
+        return NULL;
+
+    mt_program *prog = mt_xcalloc(1, sizeof *prog);
+    prog->path = mt_xstrdup(path);
+    prog->files = mt_xcalloc(1, sizeof *prog->files);
+    prog->files[0] = mt_xstrdup("");
+    prog->nfiles = 1;
+
+    if (mt_discover_procedures(&img, prog, err) != 0) {
+        mt_program_free(prog);
+        mt_image_close(&img);
+        return NULL;
+    }
+    if (opt->only_function && mt_find_procedure(prog, opt->only_function) == MT_NONE) {
+        mt_error_set(err, "%s: no procedure named '%s'", path, opt->only_function);
+        mt_program_free(prog);
+        mt_image_close(&img);
+        return NULL;
+    }
+    mt_mark_data_address_taken(&img, prog);
+    mt_build_cfgs(&img, prog, opt->only_function);
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        mt_compute_dominators(&prog->procs[i]);
+        mt_find_loops(&prog->procs[i]);
+    }
+    mt_build_callgraph(prog);
+    mt_compute_estimability(prog, NULL);
+    if (opt->want_lines)
+        mt_read_lines(&img, prog);
+    mt_image_close(&img);
+    return prog;
+}
+
+void mt_procedure_free_cfg(mt_procedure *proc)
+{
+    for (uint32_t i = 0; i < proc->nloops; i++) {
+        mt_loop *l = &proc->loops[i];
+        free(l->blocks);
+        free(l->entry_edges);
+        free(l->exit_edges);
+        free(l->back_edges);
+    }
+    free(proc->loops);
+    free(proc->blocks);
+    free(proc->edges);
+    free(proc->calls);
+    proc->loops = NULL;
+    proc->blocks = NULL;
+    proc->edges = NULL;
+    proc->calls = NULL;
+    proc->nloops = proc->nblocks = proc->nedges = proc->ncalls = 0;
+}
+
+void mt_program_free(mt_program *prog)
+{
+    if (!prog)
+        return;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        mt_procedure *p = &prog->procs[i];
+        mt_procedure_free_cfg(p);
+        free(p->name);
+        free(p->unresolved_reason);
+    }
+    free(prog->procs);
+    free(prog->cg_edges);
+    for (uint32_t i = 0; i < prog->nfiles; i++)
+        free(prog->files[i]);
+    free(prog->files);
+    for (uint32_t i = 0; i < prog->nwarnings; i++)
+        free(prog->warnings[i]);
+    free(prog->warnings);
+    free(prog->path);
+    free(prog);
+}
+
+uint32_t mt_find_procedure(const mt_program *prog, const char *name)
+{
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        if (strcmp(prog->procs[i].name, name) == 0)
+            return i;
+    return MT_NONE;
+}
+
+uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
+{
+    /* Last procedure whose entry is <= addr, then check it covers addr. */
+    uint32_t lo = 0, hi = prog->nprocs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (prog->procs[mid].entry <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return MT_NONE;
+    const mt_procedure *p = &prog->procs[lo - 1];
+    if (addr == p->entry)
+        return lo - 1;
+    if (p->nblocks ? mt_block_at(p, addr) != MT_NONE : addr < p->entry + p->size)
+        return lo - 1;
+    return MT_NONE;
+}
+
+uint32_t mt_block_at(const mt_procedure *proc, uint64_t addr)
+{
+    uint32_t lo = 0, hi = proc->nblocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (proc->blocks[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return MT_NONE;
+    const mt_block *b = &proc->blocks[lo - 1];
+    return addr < b->end ? lo - 1 : MT_NONE;
+}
+
+const char *mt_edge_kind_name(mt_edge_kind kind)
+{
+    static const char *const names[] = {
+        [MT_EDGE_FALLTHROUGH] = "fallthrough", [MT_EDGE_JUMP] = "jump",
+        [MT_EDGE_COND_TAKEN] = "cond_taken",   [MT_EDGE_COND_FALLTHROUGH] = "cond_fallthrough",
+        [MT_EDGE_CALL_RETURN] = "call_return", [MT_EDGE_INDIRECT] = "indirect",
+        [MT_EDGE_RETURN] = "return",           [MT_EDGE_TAIL_CALL] = "tail_call",
+    };
+    return (unsigned)kind < MT_ARRAY_LEN(names) ? names[kind] : "?";
+}
+
+const char *mt_term_kind_name(mt_term_kind kind)
+{
+    static const char *const names[] = {
+        [MT_TERM_FALLTHROUGH] = "fallthrough", [MT_TERM_JUMP] = "jump",
+        [MT_TERM_COND] = "cond",               [MT_TERM_CALL] = "call",
+        [MT_TERM_ICALL] = "indirect_call",     [MT_TERM_NORETURN_CALL] = "noreturn_call",
+        [MT_TERM_RET] = "return",              [MT_TERM_TABLE_JUMP] = "table_jump",
+        [MT_TERM_INDIRECT_JUMP] = "indirect_jump", [MT_TERM_TAIL_CALL] = "tail_call",
+        [MT_TERM_STOP] = "stop",
+    };
+    return (unsigned)kind < MT_ARRAY_LEN(names) ? names[kind] : "?";
+}
+
+const char *mt_call_kind_name(mt_call_kind kind)
+{
+    static const char *const names[] = {
+        [MT_CALL_DIRECT] = "direct", [MT_CALL_PLT] = "plt",
+        [MT_CALL_TAIL] = "tail",     [MT_CALL_INDIRECT] = "indirect",
+    };
+    return (unsigned)kind < MT_ARRAY_LEN(names) ? names[kind] : "?";
+}

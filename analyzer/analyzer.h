@@ -1,0 +1,217 @@
+/* analyzer/analyzer.h — the binary analyzer's public interface.
+ *
+ * mt_analyze() reads an x86-64 ELF file (executable, PIE or shared object)
+ * and builds an mt_program: its procedures (from .symtab, .dynsym, .eh_frame
+ * and PLT stubs), each procedure's blocks and typed CFG edges, recovered
+ * jump tables, dominator tree, loop forest, call sites; the program's call
+ * graph with recursive SCCs; and estimability (MTOOL section 4).
+ *
+ * Everything downstream (rewriter, cost model, m-object selection, reports)
+ * consumes this structure directly, or its JSON form (analysis_json.c,
+ * docs/analysis-schema.md).  Addresses are link-time virtual addresses. */
+#ifndef MTOOL_ANALYZER_H
+#define MTOOL_ANALYZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/util.h"
+
+#define MT_ANALYSIS_SCHEMA_VERSION 1
+#define MT_NONE UINT32_MAX /* "no block / no loop / no procedure" */
+
+/* How control leaves a block. */
+typedef enum {
+    MT_TERM_FALLTHROUGH,  /* next instruction starts another block (a leader) */
+    MT_TERM_JUMP,         /* direct unconditional jmp inside the procedure */
+    MT_TERM_COND,         /* conditional branch (jcc, jrcxz, loop*) */
+    MT_TERM_CALL,         /* direct call; returns to the next block */
+    MT_TERM_ICALL,        /* indirect call; returns to the next block */
+    MT_TERM_NORETURN_CALL,/* call to a procedure that never returns */
+    MT_TERM_RET,          /* ret / iret: leaves the procedure */
+    MT_TERM_TABLE_JUMP,   /* indirect jmp through a recovered jump table */
+    MT_TERM_INDIRECT_JUMP,/* indirect jmp whose targets are unknown */
+    MT_TERM_TAIL_CALL,    /* jmp (direct or through memory) to another procedure */
+    MT_TERM_STOP,         /* hlt, ud2, int3: execution does not continue */
+} mt_term_kind;
+
+/* Typed CFG edges.  Edges that leave the procedure (return, tail call) have
+ * dst == MT_NONE; `target` then holds the destination address if known. */
+typedef enum {
+    MT_EDGE_FALLTHROUGH,
+    MT_EDGE_JUMP,
+    MT_EDGE_COND_TAKEN,
+    MT_EDGE_COND_FALLTHROUGH,
+    MT_EDGE_CALL_RETURN, /* from a block ending in a call to the block after it */
+    MT_EDGE_INDIRECT,    /* one recovered jump-table target */
+    MT_EDGE_RETURN,
+    MT_EDGE_TAIL_CALL,
+} mt_edge_kind;
+
+typedef struct {
+    uint32_t src, dst; /* block indices in the procedure; dst may be MT_NONE */
+    uint64_t target;   /* destination address (0 when unknown) */
+    uint8_t kind;      /* mt_edge_kind */
+} mt_edge;
+
+typedef struct {
+    uint64_t start, end;       /* [start, end) */
+    uint32_t ninsns;
+    uint32_t mem_reads;        /* memory read accesses, explicit and implicit */
+    uint32_t mem_writes;       /* memory write accesses, explicit and implicit */
+    uint32_t first_succ, nsucc;/* successor edges: proc->edges[first_succ ..] */
+    uint32_t idom;             /* immediate dominator block, MT_NONE for entry/unreachable */
+    uint32_t loop;             /* innermost loop containing it, MT_NONE if none */
+    uint32_t file, line;       /* source of the first instruction with line info; file
+                                  indexes prog->files, 0 means "unknown" */
+    uint8_t term;              /* mt_term_kind */
+} mt_block;
+
+/* A natural loop (or, when `irreducible`, a strongly connected region with
+ * several entry blocks; such regions are reported but are not m-objects). */
+typedef struct {
+    uint32_t header;            /* block index (lowest-address entry if irreducible) */
+    uint32_t parent;            /* enclosing loop index or MT_NONE */
+    uint32_t depth;             /* 1 = outermost */
+    bool irreducible;
+    uint32_t *blocks;           /* body incl. header and nested loops, sorted */
+    uint32_t nblocks;
+    uint32_t *entry_edges;      /* edges from outside the body into it */
+    uint32_t nentry_edges;
+    uint32_t *exit_edges;       /* edges from the body to outside it (incl. returns) */
+    uint32_t nexit_edges;
+    uint32_t *back_edges;       /* edges from the body to the header */
+    uint32_t nback_edges;
+    /* Estimability of the loop as a virtual call-graph node (estimability.c). */
+    bool estimable;
+    double tot, tdes;           /* Tot(L), TDES(L); tdes < 0 when not computed */
+} mt_loop;
+
+typedef enum {
+    MT_CALL_DIRECT,   /* call to a procedure of this file */
+    MT_CALL_PLT,      /* call to an import through its PLT stub */
+    MT_CALL_TAIL,     /* tail call: jmp to another procedure's entry */
+    MT_CALL_INDIRECT, /* call/jmp through a register or memory: callee unknown */
+} mt_call_kind;
+
+typedef struct {
+    uint64_t addr;     /* address of the call instruction */
+    uint64_t target;   /* call target address, 0 when unknown */
+    uint32_t block;    /* block that ends with this call */
+    uint32_t callee;   /* procedure index, MT_NONE when unknown */
+    uint32_t loop;     /* innermost loop containing the call site, MT_NONE if none */
+    uint8_t kind;      /* mt_call_kind */
+} mt_call_site;
+
+/* Where a procedure's existence and bounds come from (bit set). */
+enum {
+    MT_SRC_SYMTAB = 1u << 0,
+    MT_SRC_DYNSYM = 1u << 1,
+    MT_SRC_EH_FRAME = 1u << 2,
+    MT_SRC_PLT = 1u << 3,
+    MT_SRC_ENTRY = 1u << 4, /* the ELF entry point */
+};
+
+typedef struct {
+    char *name;               /* "main", "malloc@plt", "foo.cold", "sub_401a30" */
+    uint64_t entry;           /* first instruction */
+    uint64_t size;            /* bytes, from the symbol or FDE (0 = unknown) */
+    uint32_t sources;         /* MT_SRC_* */
+    uint32_t parent;          /* for a split part (foo.cold): index of foo, else MT_NONE */
+    bool is_plt;              /* a PLT stub: calls to it are calls to an import */
+    bool resolved;            /* every control transfer's target is known */
+    char *unresolved_reason;  /* set when !resolved: "indirect jump at 0x...: ..." */
+    bool noreturn;            /* never returns to its caller */
+    bool address_taken;       /* its address appears in code or data (callable indirectly) */
+
+    mt_block *blocks;         /* sorted by start address; blocks[0] is the entry */
+    uint32_t nblocks;
+    mt_edge *edges;           /* grouped by source block */
+    uint32_t nedges;
+    mt_loop *loops;           /* parents before children */
+    uint32_t nloops;
+    mt_call_site *calls;      /* sorted by address */
+    uint32_t ncalls;
+
+    uint64_t ninsns, mem_reads, mem_writes; /* static totals over blocks */
+
+    /* Call-graph facts (callgraph.c, estimability.c). */
+    uint32_t scc;             /* index of its strongly connected component */
+    bool recursive;           /* in a cycle of the call graph (incl. self-calls) */
+    bool estimable;
+    double tot, tdes;         /* Tot(v), TDES(v); tdes < 0 when not computed */
+} mt_procedure;
+
+/* A call-graph edge aggregates every call site from caller to callee. */
+typedef struct {
+    uint32_t caller, callee;  /* procedure indices */
+    uint32_t nsites;
+    uint8_t kind;             /* mt_call_kind of the first site (PLT, direct, tail) */
+} mt_cg_edge;
+
+typedef enum { MT_ELF_EXEC, MT_ELF_PIE, MT_ELF_SHARED } mt_elf_kind;
+
+typedef struct mt_program {
+    char *path;
+    uint8_t kind;             /* mt_elf_kind */
+    bool static_linked;       /* no PT_INTERP and no PT_DYNAMIC */
+    bool stripped;            /* no .symtab */
+    bool has_dwarf_lines;     /* a usable .debug_line was read */
+    uint64_t entry;           /* ELF entry point (0 for most shared objects) */
+    char build_id[41];        /* hex of NT_GNU_BUILD_ID, "" if absent */
+
+    mt_procedure *procs;      /* sorted by entry address */
+    uint32_t nprocs;
+    mt_cg_edge *cg_edges;     /* sorted by (caller, callee) */
+    uint32_t ncg_edges;
+    uint32_t nsccs;
+
+    char **files;             /* source files; files[0] = "" (unknown) */
+    uint32_t nfiles;
+
+    char **warnings;          /* degraded analysis, one line each */
+    uint32_t nwarnings;
+
+    uint64_t ninsns;          /* instructions decoded in all procedures */
+} mt_program;
+
+typedef struct {
+    bool want_lines;          /* read DWARF line tables (default true) */
+    const char *only_function;/* analyze only this procedure's CFG (others: bounds only) */
+} mt_analyze_options;
+
+void mt_analyze_options_init(mt_analyze_options *opt);
+
+/* Analyze the ELF file at `path`.  Returns NULL with `err` set
+ * ("FILE: reason") when the file cannot be analyzed at all; degraded results
+ * (no symbols, unresolved jumps, bad DWARF) are listed in prog->warnings. */
+mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error *err);
+void mt_program_free(mt_program *prog);
+
+/* Recompute estimability with dynamic call counts: `site_counts` holds, for
+ * each procedure in order and each of its call sites in order, how often the
+ * site executed (pass 1).  Sites never executed drop out of the call graph.
+ * NULL means the static call graph (every site counts once). */
+void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts);
+
+/* Lookup helpers. */
+uint32_t mt_find_procedure(const mt_program *prog, const char *name); /* MT_NONE if absent */
+uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr);     /* containing proc */
+uint32_t mt_block_at(const mt_procedure *proc, uint64_t addr);       /* containing block */
+
+const char *mt_edge_kind_name(mt_edge_kind kind);
+const char *mt_term_kind_name(mt_term_kind kind);
+const char *mt_call_kind_name(mt_call_kind kind);
+
+/* Serialize the analysis as JSON (schema: docs/analysis-schema.md). */
+typedef struct {
+    bool loops;              /* include the loop forest */
+    bool callgraph;          /* include call-graph edges and SCCs */
+    bool blocks;             /* include blocks and edges */
+    const char *only_function;
+} mt_json_options;
+
+void mt_write_analysis_json(FILE *fp, const mt_program *prog, const mt_json_options *opt);
+
+#endif

@@ -1,0 +1,918 @@
+/* analyzer/cfg.c — per procedure: recursive-traversal disassembly, blocks,
+ * typed edges, call sites, jump tables (jumptable.c) and the program-wide
+ * noreturn fixpoint.
+ *
+ * One procedure is built at a time from its entry, within its bounds
+ * [entry, entry+size) (size unknown: up to the next procedure's entry and the
+ * end of the executable segment).  The working state is a compact record per
+ * instruction (cfg_internal.h), freed when the procedure is done; capstone
+ * structures are never kept.  Traversal runs in rounds: decode everything
+ * reachable, then try to recover the jump tables of the new indirect jumps by
+ * backward slices over what was found so far, and decode from their targets,
+ * until no new instruction appears.
+ *
+ * Blocks follow callgrind/gcov semantics: calls end blocks (a call_return
+ * edge leads to the block after the call).
+ *
+ * noreturn: procedures named like known noreturn functions (exit, abort,
+ * __stack_chk_fail ...) are noreturn from the start; then every CFG is built,
+ * procedures with no way out (no ret, no tail call or jump to a returning
+ * procedure, no unresolved indirect jump) are marked noreturn, the
+ * procedures calling them are rebuilt (their blocks after those calls
+ * disappear), and so on until nothing changes.
+ *
+ * Procedures are built by up to CFG_THREADS threads, each with its own
+ * capstone handle.  A build only reads shared state (bounds, entries,
+ * noreturn flags) and writes its own procedure; warnings and address-taken
+ * marks are collected per procedure and applied in procedure order, so the
+ * output does not depend on the thread schedule. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg_internal.h"
+
+#define CFG_THREADS 2
+#define CFG_MAX_WARNINGS 20 /* jumps out of their procedure, listed */
+
+/* ---- shared, read-only while procedures are built -------------------- */
+
+typedef struct {
+    const mt_image *img;
+    mt_program *prog;
+    uint64_t *hi;          /* end of each procedure's bounds */
+    uint64_t nwarnings;    /* build warnings seen (only the first few are kept) */
+} cfg_program;
+
+/* What one build produces besides the procedure's own fields. */
+typedef struct {
+    char **warnings;
+    size_t nwarnings, cap_warnings;
+    uint32_t *refs; /* procedures whose entry the code materializes */
+    size_t nrefs, cap_refs;
+} cfg_side;
+
+static void side_free(cfg_side *s)
+{
+    for (size_t i = 0; i < s->nwarnings; i++)
+        free(s->warnings[i]);
+    free(s->warnings);
+    free(s->refs);
+    memset(s, 0, sizeof *s);
+}
+
+/* Procedure whose entry is exactly `addr`, or MT_NONE. */
+static uint32_t proc_at_entry(const mt_program *prog, uint64_t addr)
+{
+    uint32_t lo = 0, hi = prog->nprocs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (prog->procs[mid].entry < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < prog->nprocs && prog->procs[lo].entry == addr ? lo : MT_NONE;
+}
+
+/* Procedure whose bounds contain `addr`, or MT_NONE. */
+static uint32_t proc_containing(const cfg_program *cp, uint64_t addr)
+{
+    const mt_program *prog = cp->prog;
+    uint32_t lo = 0, hi = prog->nprocs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (prog->procs[mid].entry <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return MT_NONE;
+    uint32_t p = lo - 1;
+    return addr < cp->hi[p] || addr == prog->procs[p].entry ? p : MT_NONE;
+}
+
+/* foo and foo.cold (or two parts of the same foo) are one function split in
+ * two places: jumps between them are not calls. */
+static bool split_parts_of_one_function(const mt_program *prog, uint32_t a, uint32_t b)
+{
+    uint32_t pa = prog->procs[a].parent, pb = prog->procs[b].parent;
+    return pa == b || pb == a || (pa != MT_NONE && pa == pb);
+}
+
+/* End of the file-backed part of the executable segment holding `addr`, or 0. */
+static uint64_t exec_segment_end(const mt_image *img, uint64_t addr)
+{
+    for (size_t i = 0; i < img->nsegments; i++) {
+        const mt_segment *s = &img->segments[i];
+        if ((s->flags & PF_X) && addr >= s->vaddr && addr - s->vaddr < s->filesz)
+            return s->vaddr + s->filesz;
+    }
+    return 0;
+}
+
+static void compute_bounds(cfg_program *cp)
+{
+    const mt_program *prog = cp->prog;
+    cp->hi = mt_xcalloc(prog->nprocs ? prog->nprocs : 1, sizeof *cp->hi);
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        uint64_t seg_end = exec_segment_end(cp->img, p->entry);
+        uint64_t hi = seg_end;
+        if (p->size && p->entry + p->size > p->entry) {
+            hi = p->entry + p->size;
+        } else {
+            for (uint32_t j = i + 1; j < prog->nprocs; j++)
+                if (prog->procs[j].entry > p->entry) {
+                    hi = prog->procs[j].entry;
+                    break;
+                }
+        }
+        cp->hi[i] = seg_end == 0 ? p->entry : (hi < seg_end ? hi : seg_end);
+    }
+}
+
+/* ---- known noreturn functions ---------------------------------------- */
+
+static const char *const noreturn_names[] = {
+    "exit", "_exit", "_Exit", "quick_exit", "exit_group", "abort", "__assert_fail",
+    "__assert_perror_fail", "__assert", "__stack_chk_fail", "__stack_chk_fail_local",
+    "__fortify_fail", "__chk_fail", "__libc_fatal", "err", "errx", "verr", "verrx",
+    "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit", "__pthread_exit",
+    "thrd_exit", "__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
+    "__cxa_throw_bad_array_new_length", "__cxa_call_unexpected", "__cxa_pure_virtual",
+    "__cxa_deleted_virtual", "_Unwind_Resume", "_ZSt9terminatev",
+    "_ZSt17__throw_bad_allocv", "_ZSt20__throw_length_errorPKc",
+    "_ZSt19__throw_logic_errorPKc", "_ZSt20__throw_out_of_rangePKc",
+    "_ZSt24__throw_out_of_range_fmtPKcz", "_ZSt21__throw_bad_array_new_lengthv",
+    "_ZSt16__throw_bad_castv", "_ZSt25__throw_bad_function_callv",
+    "_ZSt20__throw_system_errori", "_ZSt21__throw_runtime_errorPKc",
+    "_ZSt24__throw_invalid_argumentPKc", "_ZSt19__throw_range_errorPKc",
+    "__gfortran_stop_string", "__gfortran_stop_numeric", "__gfortran_error_stop_string",
+    "__gfortran_error_stop_numeric", "__gfortran_runtime_error", "__gfortran_runtime_error_at",
+    "__gfortran_os_error", "__gfortran_os_error_at", "_gfortran_stop_string",
+    "_gfortran_stop_numeric", "_gfortran_error_stop_string", "_gfortran_error_stop_numeric",
+    "_gfortran_runtime_error", "_gfortran_runtime_error_at", "_gfortran_os_error",
+    "_gfortran_os_error_at", "__ubsan_handle_builtin_unreachable",
+    "__ubsan_handle_missing_return",
+};
+
+/* "exit@plt", "exit@GLIBC_2.2.5" and "exit" all name exit. */
+static bool has_noreturn_name(const char *name)
+{
+    size_t len = strcspn(name, "@");
+    for (size_t i = 0; i < MT_ARRAY_LEN(noreturn_names); i++)
+        if (strlen(noreturn_names[i]) == len && memcmp(noreturn_names[i], name, len) == 0)
+            return true;
+    return false;
+}
+
+/* ---- the per-procedure builder --------------------------------------- */
+
+static void builder_warn(cfg_side *side, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void builder_warn(cfg_side *side, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        line = NULL;
+    va_end(ap);
+    if (line)
+        MT_PUSH(side->warnings, side->nwarnings, side->cap_warnings, line);
+}
+
+static void set_unresolved(cfg_builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_unresolved(cfg_builder *b, const char *fmt, ...)
+{
+    if (b->unresolved)
+        return; /* the first reason is the one reported */
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&b->unresolved, fmt, ap) < 0)
+        b->unresolved = NULL;
+    va_end(ap);
+    if (!b->unresolved)
+        b->unresolved = mt_xstrdup("unresolved");
+}
+
+static bool insn_falls_through(const cfg_insn *in)
+{
+    switch (in->flow) {
+    case MT_FLOW_NONE:
+    case MT_FLOW_COND:
+    case MT_FLOW_ICALL:
+        return true;
+    case MT_FLOW_CALL:
+        return !(in->flags & CFG_NORETURN_CALL);
+    default:
+        return false;
+    }
+}
+
+size_t cfg_insn_at(const cfg_builder *b, uint64_t addr)
+{
+    size_t lo = 0, hi = b->ninsns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->insns[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->ninsns && b->insns[lo].addr == addr ? lo : SIZE_MAX;
+}
+
+size_t cfg_predecessors(const cfg_builder *b, size_t i, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    uint64_t addr = b->insns[i].addr;
+    if (i > 0) {
+        const cfg_insn *prev = &b->insns[i - 1];
+        if (prev->addr + prev->len == addr && insn_falls_through(prev))
+            out[n++] = (uint32_t)(i - 1);
+    }
+    size_t lo = 0, hi = b->npreds;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->preds[mid].target < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < b->npreds && b->preds[lo].target == addr; lo++) {
+        if (n == max)
+            return SIZE_MAX;
+        out[n++] = b->preds[lo].src;
+    }
+    return n;
+}
+
+const cs_insn *cfg_redecode(const cfg_builder *b, size_t i)
+{
+    const cfg_insn *in = &b->insns[i];
+    return mt_decode(b->dec, b->code + (in->addr - b->lo), b->hi - in->addr, in->addr);
+}
+
+bool cfg_table_target_allowed(const cfg_builder *b, uint64_t addr)
+{
+    if (addr >= b->lo && addr < b->hi)
+        return true;
+    const cfg_program *cp = b->program_bounds;
+    uint32_t q = proc_containing(cp, addr);
+    return q != MT_NONE && q != b->self && split_parts_of_one_function(cp->prog, b->self, q);
+}
+
+typedef struct {
+    uint64_t *items;
+    size_t n, cap;
+} addr_stack;
+
+static bool in_bounds(const cfg_builder *b, uint64_t addr)
+{
+    return addr >= b->lo && addr < b->hi;
+}
+
+static void push_work(cfg_builder *b, addr_stack *work, uint64_t addr)
+{
+    if (in_bounds(b, addr))
+        MT_PUSH(work->items, work->n, work->cap, addr);
+}
+
+static bool callee_is_noreturn(const cfg_program *cp, uint64_t target)
+{
+    uint32_t q = proc_at_entry(cp->prog, target);
+    return q != MT_NONE && cp->prog->procs[q].noreturn;
+}
+
+static void note_reference(const cfg_program *cp, cfg_side *side, uint64_t ref)
+{
+    const mt_program *prog = cp->prog;
+    if (!prog->nprocs || ref < prog->procs[0].entry || ref > prog->procs[prog->nprocs - 1].entry)
+        return;
+    uint32_t q = proc_at_entry(prog, ref);
+    if (q != MT_NONE && !prog->procs[q].address_taken)
+        MT_PUSH(side->refs, side->nrefs, side->cap_refs, q);
+}
+
+/* Decodes one path from `addr` until it ends or meets decoded code. */
+static void decode_path(cfg_builder *b, const cfg_program *cp, cfg_side *side, uint8_t *seen,
+                        addr_stack *work, uint64_t addr)
+{
+    while (in_bounds(b, addr)) {
+        uint64_t off = addr - b->lo;
+        if (seen[off >> 3] & (1u << (off & 7)))
+            return;
+        seen[off >> 3] |= (uint8_t)(1u << (off & 7));
+        const cs_insn *insn = mt_decode(b->dec, b->code + off, b->hi - addr, addr);
+        if (!insn) {
+            set_unresolved(b, "invalid instruction at 0x%llx", (unsigned long long)addr);
+            return;
+        }
+        mt_insn_facts f;
+        mt_insn_facts_of(insn, &f);
+        if (f.ref)
+            note_reference(cp, side, f.ref);
+        cfg_insn rec = {addr, f.target, (uint8_t)insn->size, f.flow, f.reads, f.writes, 0};
+        if (f.flow == MT_FLOW_CALL && callee_is_noreturn(cp, f.target))
+            rec.flags |= CFG_NORETURN_CALL;
+        if (f.flow == MT_FLOW_JUMP_FAR)
+            set_unresolved(b, "indirect jump at 0x%llx: far jump", (unsigned long long)addr);
+        MT_PUSH(b->insns, b->ninsns, b->cap_insns, rec);
+        if (f.flow == MT_FLOW_COND || f.flow == MT_FLOW_JUMP)
+            push_work(b, work, f.target);
+        if (!insn_falls_through(&rec))
+            return;
+        addr += rec.len;
+    }
+}
+
+static int compare_insns(const void *a, const void *b)
+{
+    uint64_t x = ((const cfg_insn *)a)->addr, y = ((const cfg_insn *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+static int compare_preds(const void *a, const void *b)
+{
+    const cfg_pred *x = a, *y = b;
+    if (x->target != y->target)
+        return x->target < y->target ? -1 : 1;
+    return x->src < y->src ? -1 : x->src > y->src;
+}
+
+static void add_pred(cfg_builder *b, uint64_t target, size_t src)
+{
+    cfg_pred p = {target, (uint32_t)src};
+    MT_PUSH(b->preds, b->npreds, b->cap_preds, p);
+}
+
+/* Transfers other than "fall into the adjacent next instruction". */
+static void build_predecessor_index(cfg_builder *b)
+{
+    b->npreds = 0;
+    for (size_t i = 0; i < b->ninsns; i++) {
+        const cfg_insn *in = &b->insns[i];
+        if ((in->flow == MT_FLOW_COND || in->flow == MT_FLOW_JUMP) && in_bounds(b, in->target))
+            add_pred(b, in->target, i);
+        uint64_t next = in->addr + in->len;
+        if (insn_falls_through(in) && !(i + 1 < b->ninsns && b->insns[i + 1].addr == next))
+            add_pred(b, next, i); /* overlapping instructions */
+    }
+    for (size_t t = 0; t < b->ntables; t++) {
+        size_t src = cfg_insn_at(b, b->tables[t].jump);
+        for (uint32_t k = 0; src != SIZE_MAX && k < b->tables[t].ntargets; k++)
+            add_pred(b, b->tables[t].targets[k], src);
+    }
+    if (b->npreds > 1)
+        qsort(b->preds, b->npreds, sizeof *b->preds, compare_preds);
+}
+
+/* Tries the jump tables of indirect jumps not tried yet; queues their targets. */
+static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
+{
+    char why[160];
+    for (size_t i = 0; i < b->ninsns; i++) {
+        cfg_insn *in = &b->insns[i];
+        if (in->flow != MT_FLOW_JUMP_REG || (in->flags & CFG_TABLE_TRIED))
+            continue;
+        in->flags |= CFG_TABLE_TRIED;
+        uint64_t *targets = NULL;
+        uint32_t n = 0;
+        why[0] = '\0';
+        if (!cfg_resolve_jump_table(b, i, &targets, &n, why, sizeof why)) {
+            set_unresolved(b, "indirect jump at 0x%llx: %s", (unsigned long long)in->addr,
+                           why[0] ? why : "no jump table found");
+            continue;
+        }
+        in = &b->insns[i];
+        in->flags |= CFG_TABLE_OK;
+        cfg_table t = {in->addr, targets, n};
+        MT_PUSH(b->tables, b->ntables, b->cap_tables, t);
+        for (uint32_t k = 0; k < n; k++)
+            push_work(b, work, targets[k]);
+    }
+}
+
+static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
+{
+    uint8_t *seen = mt_xcalloc((size_t)((b->hi - b->lo) >> 3) + 1, 1);
+    addr_stack work = {0};
+    push_work(b, &work, b->lo);
+    while (work.n > 0) {
+        while (work.n > 0)
+            decode_path(b, cp, side, seen, &work, work.items[--work.n]);
+        if (b->ninsns > 1)
+            qsort(b->insns, b->ninsns, sizeof *b->insns, compare_insns);
+        build_predecessor_index(b);
+        resolve_new_indirect_jumps(b, &work);
+    }
+    free(work.items);
+    free(seen);
+}
+
+/* ---- blocks and edges ------------------------------------------------ */
+
+static void mark_leader(cfg_builder *b, uint64_t addr)
+{
+    size_t i = cfg_insn_at(b, addr);
+    if (i != SIZE_MAX)
+        b->insns[i].flags |= CFG_LEADER;
+}
+
+static bool ends_block(const cfg_insn *in)
+{
+    return in->flow != MT_FLOW_NONE;
+}
+
+static void mark_leaders(cfg_builder *b)
+{
+    if (b->ninsns)
+        b->insns[0].flags |= CFG_LEADER;
+    for (size_t i = 0; i < b->ninsns; i++) {
+        const cfg_insn *in = &b->insns[i];
+        uint64_t next = in->addr + in->len;
+        if ((in->flow == MT_FLOW_COND || in->flow == MT_FLOW_JUMP) && in_bounds(b, in->target))
+            mark_leader(b, in->target);
+        bool adjacent = i + 1 < b->ninsns && b->insns[i + 1].addr == next;
+        if (ends_block(in) && adjacent)
+            b->insns[i + 1].flags |= CFG_LEADER;
+        else if (!adjacent)
+            mark_leader(b, next);
+    }
+    for (size_t t = 0; t < b->ntables; t++)
+        for (uint32_t k = 0; k < b->tables[t].ntargets; k++)
+            mark_leader(b, b->tables[t].targets[k]);
+}
+
+typedef struct {
+    mt_block *blocks;
+    size_t nblocks, cap_blocks;
+    uint32_t *last; /* index of each block's last instruction */
+    size_t cap_last;
+    mt_edge *edges;
+    size_t nedges, cap_edges;
+    mt_call_site *calls;
+    size_t ncalls, cap_calls;
+} cfg_out;
+
+static void form_blocks(const cfg_builder *b, cfg_out *o)
+{
+    bool closed = true; /* the previous block ended: the next instruction starts one */
+    for (size_t i = 0; i < b->ninsns; i++) {
+        const cfg_insn *in = &b->insns[i];
+        if (closed || (in->flags & CFG_LEADER) || o->blocks[o->nblocks - 1].end != in->addr) {
+            mt_block blk = {.start = in->addr, .end = in->addr, .idom = MT_NONE, .loop = MT_NONE};
+            MT_PUSH(o->blocks, o->nblocks, o->cap_blocks, blk);
+        }
+        mt_block *blk = &o->blocks[o->nblocks - 1];
+        blk->ninsns++;
+        blk->mem_reads += in->reads;
+        blk->mem_writes += in->writes;
+        blk->end = in->addr + in->len;
+        closed = i + 1 == b->ninsns || (b->insns[i + 1].flags & CFG_LEADER) ||
+                 b->insns[i + 1].addr != blk->end || ends_block(in);
+        if (i + 1 < b->ninsns && b->insns[i + 1].addr < blk->end)
+            blk->end = b->insns[i + 1].addr; /* overlapping instructions: keep blocks disjoint */
+        if (closed) {
+            if (o->cap_last < o->cap_blocks)
+                o->last = mt_xgrow(o->last, &o->cap_last, o->cap_blocks, sizeof *o->last);
+            o->last[o->nblocks - 1] = (uint32_t)i;
+        }
+    }
+}
+
+static uint32_t block_starting_at(const cfg_out *o, uint64_t addr)
+{
+    size_t lo = 0, hi = o->nblocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->blocks[mid].start < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < o->nblocks && o->blocks[lo].start == addr ? (uint32_t)lo : MT_NONE;
+}
+
+static void add_edge(cfg_out *o, uint32_t src, uint32_t dst, uint64_t target, mt_edge_kind kind)
+{
+    mt_edge e = {src, dst, target, (uint8_t)kind};
+    MT_PUSH(o->edges, o->nedges, o->cap_edges, e);
+}
+
+static void add_call(cfg_out *o, uint64_t addr, uint64_t target, uint32_t block, uint32_t callee,
+                     mt_call_kind kind)
+{
+    mt_call_site c = {addr, target, block, callee, MT_NONE, (uint8_t)kind};
+    MT_PUSH(o->calls, o->ncalls, o->cap_calls, c);
+}
+
+typedef struct {
+    const cfg_builder *b;
+    const cfg_program *cp;
+    cfg_side *side;
+    cfg_out *o;
+} edge_ctx;
+
+/* An edge to `addr` inside the procedure (or leaving it by falling off). */
+static void add_flow_edge(edge_ctx *x, uint32_t src, uint64_t addr, mt_edge_kind kind)
+{
+    uint32_t dst = in_bounds(x->b, addr) ? block_starting_at(x->o, addr) : MT_NONE;
+    add_edge(x->o, src, dst, addr, kind);
+}
+
+/* A direct jmp or jcc.  Returns the block's terminator kind. */
+static mt_term_kind add_branch_edge(edge_ctx *x, uint32_t src, const cfg_insn *in, mt_edge_kind kind)
+{
+    mt_term_kind term = kind == MT_EDGE_JUMP ? MT_TERM_JUMP : MT_TERM_COND;
+    uint64_t t = in->target;
+    if (in_bounds(x->b, t)) {
+        add_flow_edge(x, src, t, kind);
+        return term;
+    }
+    const mt_program *prog = x->cp->prog;
+    uint32_t q = proc_containing(x->cp, t);
+    if (q != MT_NONE && split_parts_of_one_function(prog, x->b->self, q)) {
+        add_edge(x->o, src, MT_NONE, t, kind); /* into foo.cold or back: not a call */
+        return term;
+    }
+    if (q != MT_NONE && prog->procs[q].entry == t) {
+        /* A conditional tail call keeps its cond_taken edge and term cond. */
+        add_edge(x->o, src, MT_NONE, t, kind == MT_EDGE_JUMP ? MT_EDGE_TAIL_CALL : kind);
+        add_call(x->o, in->addr, t, src, q, MT_CALL_TAIL);
+        return kind == MT_EDGE_JUMP ? MT_TERM_TAIL_CALL : term;
+    }
+    add_edge(x->o, src, MT_NONE, t, kind);
+    builder_warn(x->side, "%s: jump at 0x%llx to 0x%llx, %s", prog->procs[x->b->self].name,
+                     (unsigned long long)in->addr, (unsigned long long)t,
+                     q == MT_NONE ? "outside every procedure"
+                                  : "into the middle of another procedure");
+    return term;
+}
+
+static const cfg_table *table_of(const cfg_builder *b, uint64_t jump)
+{
+    for (size_t t = 0; t < b->ntables; t++)
+        if (b->tables[t].jump == jump)
+            return &b->tables[t];
+    return NULL;
+}
+
+static void add_direct_call(edge_ctx *x, uint32_t src, const cfg_insn *in)
+{
+    const mt_program *prog = x->cp->prog;
+    uint32_t q = proc_at_entry(prog, in->target);
+    mt_call_kind kind = q != MT_NONE && prog->procs[q].is_plt ? MT_CALL_PLT : MT_CALL_DIRECT;
+    add_call(x->o, in->addr, in->target, src, q, kind);
+}
+
+/* Successor edges, terminator and call site of block `bi`. */
+static void finish_block(edge_ctx *x, uint32_t bi)
+{
+    cfg_out *o = x->o;
+    const cfg_insn *in = &x->b->insns[o->last[bi]];
+    mt_block *blk = &o->blocks[bi];
+    uint64_t next = in->addr + in->len;
+    blk->first_succ = (uint32_t)o->nedges;
+    mt_term_kind term = MT_TERM_FALLTHROUGH;
+    switch (in->flow) {
+    case MT_FLOW_NONE:
+        add_flow_edge(x, bi, next, MT_EDGE_FALLTHROUGH);
+        break;
+    case MT_FLOW_COND:
+        term = add_branch_edge(x, bi, in, MT_EDGE_COND_TAKEN);
+        add_flow_edge(x, bi, next, MT_EDGE_COND_FALLTHROUGH);
+        break;
+    case MT_FLOW_JUMP:
+        term = add_branch_edge(x, bi, in, MT_EDGE_JUMP);
+        break;
+    case MT_FLOW_CALL:
+        add_direct_call(x, bi, in);
+        if (in->flags & CFG_NORETURN_CALL) {
+            term = MT_TERM_NORETURN_CALL;
+        } else {
+            term = MT_TERM_CALL;
+            add_flow_edge(x, bi, next, MT_EDGE_CALL_RETURN);
+        }
+        break;
+    case MT_FLOW_ICALL:
+        term = MT_TERM_ICALL;
+        add_call(o, in->addr, 0, bi, MT_NONE, MT_CALL_INDIRECT);
+        add_flow_edge(x, bi, next, MT_EDGE_CALL_RETURN);
+        break;
+    case MT_FLOW_RET:
+        term = MT_TERM_RET;
+        add_edge(o, bi, MT_NONE, 0, MT_EDGE_RETURN);
+        break;
+    case MT_FLOW_STOP:
+        term = MT_TERM_STOP;
+        break;
+    case MT_FLOW_JUMP_SLOT:
+        term = MT_TERM_TAIL_CALL;
+        add_edge(o, bi, MT_NONE, 0, MT_EDGE_TAIL_CALL);
+        add_call(o, in->addr, 0, bi, MT_NONE, MT_CALL_INDIRECT);
+        break;
+    case MT_FLOW_JUMP_FAR:
+        term = MT_TERM_INDIRECT_JUMP;
+        break;
+    case MT_FLOW_JUMP_REG: {
+        const cfg_table *t = (in->flags & CFG_TABLE_OK) ? table_of(x->b, in->addr) : NULL;
+        term = t ? MT_TERM_TABLE_JUMP : MT_TERM_INDIRECT_JUMP;
+        for (uint32_t k = 0; t && k < t->ntargets; k++)
+            add_flow_edge(x, bi, t->targets[k], MT_EDGE_INDIRECT);
+        break;
+    }
+    }
+    blk->term = (uint8_t)term;
+    blk->nsucc = (uint32_t)o->nedges - blk->first_succ;
+}
+
+static void *shrink(void *p, size_t n, size_t size)
+{
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    return mt_xrealloc(p, n * size);
+}
+
+/* Moves the builder's result into the procedure. */
+static void emit_cfg(cfg_builder *b, const cfg_program *cp, cfg_side *side, mt_procedure *proc)
+{
+    cfg_out o = {0};
+    mark_leaders(b);
+    form_blocks(b, &o);
+    edge_ctx x = {b, cp, side, &o};
+    for (uint32_t bi = 0; bi < o.nblocks; bi++)
+        finish_block(&x, bi);
+    free(o.last);
+    proc->blocks = shrink(o.blocks, o.nblocks, sizeof *o.blocks);
+    proc->nblocks = (uint32_t)o.nblocks;
+    proc->edges = shrink(o.edges, o.nedges, sizeof *o.edges);
+    proc->nedges = (uint32_t)o.nedges;
+    proc->calls = shrink(o.calls, o.ncalls, sizeof *o.calls);
+    proc->ncalls = (uint32_t)o.ncalls;
+    proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
+    for (uint32_t i = 0; i < proc->nblocks; i++) {
+        proc->ninsns += proc->blocks[i].ninsns;
+        proc->mem_reads += proc->blocks[i].mem_reads;
+        proc->mem_writes += proc->blocks[i].mem_writes;
+    }
+}
+
+static void builder_free(cfg_builder *b)
+{
+    free(b->insns);
+    free(b->preds);
+    for (size_t t = 0; t < b->ntables; t++)
+        free(b->tables[t].targets);
+    free(b->tables);
+    free(b->unresolved);
+}
+
+/* Builds procedure `i`'s CFG (replacing any previous one). */
+static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, cfg_side *side)
+{
+    mt_procedure *proc = &cp->prog->procs[i];
+    mt_procedure_free_cfg(proc);
+    free(proc->unresolved_reason);
+    proc->unresolved_reason = NULL;
+    proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
+
+    cfg_builder b = {.img = cp->img, .prog = cp->prog, .program_bounds = cp, .dec = dec, .self = i,
+                     .lo = proc->entry, .hi = cp->hi[i]};
+    if (b.hi > b.lo)
+        b.code = mt_image_bytes_at(cp->img, b.lo, b.hi - b.lo);
+    if (!b.code) {
+        proc->resolved = false;
+        proc->unresolved_reason = mt_xasprintf("entry 0x%llx is not in an executable segment",
+                                               (unsigned long long)proc->entry);
+        return;
+    }
+    traverse(&b, cp, side);
+    emit_cfg(&b, cp, side, proc);
+    if (!b.unresolved && proc->nblocks == 0)
+        set_unresolved(&b, "no instruction decoded at 0x%llx", (unsigned long long)b.lo);
+    proc->resolved = b.unresolved == NULL;
+    proc->unresolved_reason = b.unresolved;
+    b.unresolved = NULL;
+    builder_free(&b);
+}
+
+/* ---- building many procedures, possibly in parallel ------------------- */
+
+typedef struct {
+    const cfg_program *cp;
+    cfg_program *cp_mut;  /* for the warning counter, used after the threads joined */
+    const uint32_t *todo; /* procedure indices */
+    size_t ntodo;
+    cfg_side *sides;      /* one per todo entry */
+    atomic_size_t next;
+    bool decoder_failed;
+} build_job;
+
+static void run_builds(build_job *job, mt_decoder *dec)
+{
+    for (;;) {
+        size_t k = atomic_fetch_add(&job->next, 1);
+        if (k >= job->ntodo)
+            break;
+        build_procedure(job->cp, dec, job->todo[k], &job->sides[k]);
+    }
+}
+
+static void *build_thread(void *arg)
+{
+    build_job *job = arg;
+    mt_decoder dec;
+    if (!mt_decoder_open(&dec)) {
+        job->decoder_failed = true;
+        return NULL;
+    }
+    run_builds(job, &dec);
+    mt_decoder_close(&dec);
+    return NULL;
+}
+
+/* Applies the side results in procedure order (deterministic output). */
+static void apply_sides(mt_program *prog, build_job *job)
+{
+    for (size_t k = 0; k < job->ntodo; k++) {
+        cfg_side *s = &job->sides[k];
+        for (size_t w = 0; w < s->nwarnings; w++)
+            if (job->cp_mut->nwarnings++ < CFG_MAX_WARNINGS)
+                mt_warn(prog, "%s", s->warnings[w]);
+        for (size_t r = 0; r < s->nrefs; r++)
+            prog->procs[s->refs[r]].address_taken = true;
+        side_free(s);
+    }
+}
+
+static void build_procedures(cfg_program *cp, mt_decoder *dec, const uint32_t *todo, size_t ntodo)
+{
+    if (ntodo == 0)
+        return;
+    build_job job = {.cp = cp, .cp_mut = cp, .todo = todo, .ntodo = ntodo};
+    job.sides = mt_xcalloc(ntodo, sizeof *job.sides);
+    atomic_init(&job.next, 0);
+    pthread_t th;
+    bool threaded = CFG_THREADS > 1 && ntodo >= 64 &&
+                    pthread_create(&th, NULL, build_thread, &job) == 0;
+    run_builds(&job, dec);
+    if (threaded)
+        pthread_join(th, NULL);
+    if (job.decoder_failed)
+        run_builds(&job, dec); /* nothing left in practice: the main thread took it all */
+    apply_sides(cp->prog, &job);
+    free(job.sides);
+}
+
+/* ---- noreturn fixpoint ----------------------------------------------- */
+
+/* Whether some path leaves procedure `i` back to its caller. */
+static bool may_return(const cfg_program *cp, uint32_t i)
+{
+    const mt_program *prog = cp->prog;
+    const mt_procedure *p = &prog->procs[i];
+    if (p->nblocks == 0)
+        return true; /* nothing known: assume it returns */
+    for (uint32_t bi = 0; bi < p->nblocks; bi++)
+        if (p->blocks[bi].term == MT_TERM_INDIRECT_JUMP)
+            return true;
+    for (uint32_t e = 0; e < p->nedges; e++) {
+        const mt_edge *ed = &p->edges[e];
+        if (ed->dst != MT_NONE)
+            continue;
+        if (ed->kind == MT_EDGE_RETURN || ed->target == 0)
+            return true;
+        uint32_t q = proc_containing(cp, ed->target);
+        if (q == MT_NONE || q == i || !prog->procs[q].noreturn)
+            return true; /* unknown places and returning procedures return */
+    }
+    return false;
+}
+
+static bool calls_any_of(const mt_procedure *p, const bool *marked)
+{
+    for (uint32_t c = 0; c < p->ncalls; c++)
+        if (p->calls[c].kind != MT_CALL_TAIL && p->calls[c].kind != MT_CALL_INDIRECT &&
+            p->calls[c].callee != MT_NONE && marked[p->calls[c].callee])
+            return true;
+    return false;
+}
+
+/* Marks procedures (among `set`) that cannot return; rebuilds their callers;
+ * repeats until nothing changes.  Every round only adds noreturn marks, so
+ * it ends after at most nprocs rounds. */
+static void noreturn_fixpoint(cfg_program *cp, mt_decoder *dec, const uint32_t *set,
+                              size_t nset)
+{
+    mt_program *prog = cp->prog;
+    bool *newly = mt_xcalloc(prog->nprocs, sizeof *newly);
+    uint32_t *rebuild = mt_xmalloc(nset * sizeof *rebuild + 1);
+    for (;;) {
+        bool changed = false;
+        for (size_t k = 0; k < nset; k++) {
+            mt_procedure *p = &prog->procs[set[k]];
+            if (!p->noreturn && !p->is_plt && !may_return(cp, set[k])) {
+                p->noreturn = newly[set[k]] = changed = true;
+            }
+        }
+        if (!changed)
+            break;
+        size_t nrebuild = 0;
+        for (size_t k = 0; k < nset; k++)
+            if (calls_any_of(&prog->procs[set[k]], newly))
+                rebuild[nrebuild++] = set[k];
+        memset(newly, 0, prog->nprocs * sizeof *newly);
+        build_procedures(cp, dec, rebuild, nrebuild);
+    }
+    free(rebuild);
+    free(newly);
+}
+
+/* ---- entry point ------------------------------------------------------ */
+
+static void summarize(const cfg_program *cp, const uint32_t *set, size_t nset)
+{
+    mt_program *prog = cp->prog;
+    if (cp->nwarnings > CFG_MAX_WARNINGS)
+        mt_warn(prog, "... and %llu more jumps leaving their procedure",
+                (unsigned long long)(cp->nwarnings - CFG_MAX_WARNINGS));
+    prog->ninsns = 0;
+    uint32_t unresolved = 0;
+    for (size_t k = 0; k < nset; k++) {
+        const mt_procedure *p = &prog->procs[set[k]];
+        prog->ninsns += p->ninsns;
+        unresolved += !p->resolved;
+    }
+    if (unresolved)
+        mt_warn(prog, "%u of %zu procedures have unresolved control flow (see unresolved_reason)",
+                unresolved, nset);
+}
+
+/* With only_function: that procedure plus, for its noreturn calls, the
+ * procedures it calls directly (built, used, then dropped). */
+static void build_only(cfg_program *cp, mt_decoder *dec, uint32_t f)
+{
+    mt_program *prog = cp->prog;
+    build_procedures(cp, dec, &f, 1);
+    uint32_t *callees = mt_xmalloc((prog->procs[f].ncalls + 1) * sizeof *callees);
+    size_t n = 0;
+    for (uint32_t c = 0; c < prog->procs[f].ncalls; c++) {
+        uint32_t q = prog->procs[f].calls[c].callee;
+        if (q != MT_NONE && q != f && !prog->procs[q].is_plt && !prog->procs[q].noreturn &&
+            prog->procs[q].nblocks == 0)
+            callees[n++] = q;
+    }
+    build_procedures(cp, dec, callees, n);
+    bool rebuild = false;
+    for (size_t k = 0; k < n; k++) {
+        mt_procedure *q = &prog->procs[callees[k]];
+        if (!may_return(cp, callees[k]))
+            q->noreturn = rebuild = true;
+        mt_procedure_free_cfg(q);
+        q->ninsns = q->mem_reads = q->mem_writes = 0;
+    }
+    if (rebuild)
+        build_procedures(cp, dec, &f, 1);
+    free(callees);
+    summarize(cp, &f, 1);
+}
+
+void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_function)
+{
+    cfg_program cp = {img, prog, NULL, 0};
+    compute_bounds(&cp);
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        mt_procedure *p = &prog->procs[i];
+        p->noreturn = has_noreturn_name(p->name);
+        p->resolved = true;
+    }
+    mt_decoder dec;
+    if (!mt_decoder_open(&dec)) {
+        mt_warn(prog, "capstone cannot be initialized: no control-flow graphs");
+        for (uint32_t i = 0; i < prog->nprocs; i++)
+            prog->procs[i].resolved = false;
+        free(cp.hi);
+        return;
+    }
+    uint32_t f = only_function ? mt_find_procedure(prog, only_function) : MT_NONE;
+    if (f != MT_NONE) {
+        build_only(&cp, &dec, f);
+    } else {
+        uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
+        for (uint32_t i = 0; i < prog->nprocs; i++)
+            all[i] = i;
+        build_procedures(&cp, &dec, all, prog->nprocs);
+        noreturn_fixpoint(&cp, &dec, all, prog->nprocs);
+        summarize(&cp, all, prog->nprocs);
+        free(all);
+    }
+    mt_decoder_close(&dec);
+    free(cp.hi);
+}

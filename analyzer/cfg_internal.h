@@ -1,0 +1,79 @@
+/* analyzer/cfg_internal.h — the per-procedure working state shared by cfg.c
+ * (traversal, blocks, edges) and jumptable.c (backward slices).
+ *
+ * It lives only while one procedure is built: a compact record per decoded
+ * instruction (24 bytes), no capstone structure.  Instructions the slices
+ * need are decoded again. */
+#ifndef MTOOL_CFG_INTERNAL_H
+#define MTOOL_CFG_INTERNAL_H
+
+#include "disasm.h"
+#include "internal.h"
+
+enum {
+    CFG_LEADER = 1u << 0,      /* starts a block */
+    CFG_TABLE_TRIED = 1u << 1, /* jump-table recovery attempted (MT_FLOW_JUMP_REG) */
+    CFG_TABLE_OK = 1u << 2,    /* ... and succeeded: targets in the builder's tables */
+    CFG_NORETURN_CALL = 1u << 3, /* direct call to a noreturn procedure */
+};
+
+typedef struct {
+    uint64_t addr;
+    uint64_t target;       /* direct target (mt_insn_facts.target) */
+    uint8_t len, flow;     /* flow: mt_flow */
+    uint8_t reads, writes;
+    uint8_t flags;         /* CFG_* */
+} cfg_insn;
+
+/* One control transfer into `target` from instruction `src` (an index in
+ * the sorted instruction array), used to walk predecessors. */
+typedef struct {
+    uint64_t target;
+    uint32_t src;
+} cfg_pred;
+
+/* Recovered targets of one table jump. */
+typedef struct {
+    uint64_t jump;      /* address of the jmp */
+    uint64_t *targets;  /* sorted, distinct */
+    uint32_t ntargets;
+} cfg_table;
+
+typedef struct {
+    const mt_image *img;
+    const mt_program *prog;
+    const void *program_bounds; /* cfg.c's per-procedure bounds */
+    mt_decoder *dec;
+    uint32_t self;           /* procedure index */
+    uint64_t lo, hi;         /* bounds: [lo, hi) */
+    const uint8_t *code;     /* bytes of [lo, hi) */
+
+    cfg_insn *insns;         /* sorted by address between traversal rounds */
+    size_t ninsns, cap_insns;
+    cfg_pred *preds;         /* sorted by target; rebuilt each round */
+    size_t npreds, cap_preds;
+    cfg_table *tables;
+    size_t ntables, cap_tables;
+
+    char *unresolved;        /* first reason the procedure is not resolved */
+} cfg_builder;
+
+/* Index of the instruction starting at `addr`, or SIZE_MAX. */
+size_t cfg_insn_at(const cfg_builder *b, uint64_t addr);
+/* Indices of the instructions that can execute just before instruction `i`
+ * (at most `max`); returns how many, or SIZE_MAX when there are more. */
+size_t cfg_predecessors(const cfg_builder *b, size_t i, uint32_t *out, size_t max);
+/* Decodes instruction `i` again with the builder's decoder. */
+const cs_insn *cfg_redecode(const cfg_builder *b, size_t i);
+
+/* Whether a jump-table entry may point to `addr`: inside [lo, hi), or into
+ * another part of the same split function (foo / foo.cold). */
+bool cfg_table_target_allowed(const cfg_builder *b, uint64_t addr);
+
+/* jumptable.c: recovers the targets of the indirect jmp at instruction `i`.
+ * On success returns true with *targets (malloc'd, sorted, distinct, all
+ * allowed by cfg_table_target_allowed); on failure returns false with `why` explaining. */
+bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
+                            char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,141 @@
+/* analyzer/internal.h — interfaces between the analyzer's stages.
+ * Not for use outside analyzer/: other modules include analyzer.h.
+ *
+ * Stages, in the order analyze.c runs them:
+ *   elf_image.c    open and validate the ELF file, index sections/segments
+ *   procedures.c   find procedures: .symtab, .dynsym, .eh_frame (ehframe.c),
+ *                  PLT stubs (plt.c), entry point; tie foo.cold to foo;
+ *                  mark procedures whose address is stored in data
+ *   cfg.c          per procedure: decode (disasm.c), blocks, typed edges,
+ *                  call sites, jump tables (jumptable.c), noreturn fixpoint
+ *   loops.c        dominator tree, natural loops, irreducible regions
+ *   callgraph.c    call-graph edges, SCCs, recursion
+ *   estimability.c Tot/TDES and the estimability test
+ *   lines.c        DWARF line tables -> block file:line
+ */
+#ifndef MTOOL_ANALYZER_INTERNAL_H
+#define MTOOL_ANALYZER_INTERNAL_H
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "analyzer.h"
+
+typedef struct {
+    const char *name;  /* points into the section-name string table */
+    uint64_t addr, size, offset;
+    uint32_t type;     /* SHT_* */
+    uint64_t flags;    /* SHF_* */
+    uint64_t entsize;
+    uint32_t link;
+    bool in_file;      /* bytes [offset, offset+size) lie inside the file */
+} mt_section;
+
+typedef struct {
+    uint64_t vaddr, memsz, offset, filesz;
+    uint32_t flags; /* PF_R | PF_W | PF_X */
+} mt_segment;
+
+typedef struct {
+    const char *path;
+    int fd;
+    const uint8_t *data; /* whole file, mapped read-only */
+    size_t size;
+    Elf *elf;
+    GElf_Ehdr ehdr;
+    mt_section *sections;
+    size_t nsections;
+    mt_segment *segments; /* PT_LOAD only */
+    size_t nsegments;
+    bool has_interp, has_dynamic;
+} mt_image;
+
+/* elf_image.c */
+int mt_image_open(mt_image *img, const char *path, mt_error *err);
+void mt_image_close(mt_image *img);
+const mt_section *mt_image_section(const mt_image *img, const char *name);
+/* File bytes backing [vaddr, vaddr+len) in one PT_LOAD segment, or NULL. */
+const uint8_t *mt_image_bytes_at(const mt_image *img, uint64_t vaddr, uint64_t len);
+/* Bytes of a section if it lies inside the file, else NULL. */
+const uint8_t *mt_image_section_bytes(const mt_image *img, const mt_section *sec);
+bool mt_image_is_code(const mt_image *img, uint64_t vaddr); /* in an executable segment */
+/* Symbols of a SHT_SYMTAB/SHT_DYNSYM section (0 if unusable); symbol `i`
+ * with its name ("" when the name is out of bounds).  False if i is out of range. */
+size_t mt_image_symbol_count(const mt_image *img, const mt_section *symtab);
+bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GElf_Sym *sym,
+                     const char **name);
+/* Entries of a SHT_RELA section (0 if unusable); entry `i`.  False if out of range. */
+size_t mt_image_rela_count(const mt_image *img, const mt_section *rela);
+bool mt_image_rela(const mt_image *img, const mt_section *rela, size_t i, GElf_Rela *out);
+/* The section a symbol/relocation section links to (sh_link), or NULL. */
+const mt_section *mt_image_linked_section(const mt_image *img, const mt_section *sec);
+
+/* Append a warning line to prog->warnings (printf-style). */
+void mt_warn(mt_program *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ehframe.c: FDE address ranges from .eh_frame (pc_begin, pc_end pairs). */
+typedef struct {
+    uint64_t begin, end;
+} mt_fde_range;
+/* Returns the number of ranges (caller frees *out); warnings go to prog. */
+size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out);
+
+/* plt.c: one entry per PLT stub found in .plt, .plt.sec and .plt.got. */
+typedef struct {
+    uint64_t addr, size;
+    char *name; /* "malloc@plt" */
+} mt_plt_stub;
+size_t mt_find_plt_stubs(const mt_image *img, mt_program *prog, mt_plt_stub **out);
+
+/* procedures.c: fills prog->procs (sorted, deduplicated, named) and
+ * prog->entry/kind/static_linked/stripped/build_id. */
+int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err);
+/* Marks address_taken for procedures whose entry is stored in data
+ * (relocations, .init_array, pointer-sized words in data sections) or that
+ * are exported; code references are marked by cfg.c. */
+void mt_mark_data_address_taken(const mt_image *img, mt_program *prog);
+
+/* cfg.c: blocks, edges, call sites and noreturn for every procedure
+ * (only `only_function` gets a CFG when set). Sets prog->ninsns. */
+void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_function);
+
+/* graph.c: compressed adjacency lists and the graph algorithms that the
+ * CFG and call-graph stages share. */
+typedef struct {
+    uint32_t n;
+    uint32_t *off; /* node v's neighbours: adj[off[v] .. off[v+1]) */
+    uint32_t *adj;
+    uint32_t *eid; /* index of the input edge behind each adj slot */
+} mt_csr;
+void mt_csr_build(mt_csr *g, uint32_t n, const uint32_t *from, const uint32_t *to, size_t m);
+void mt_csr_free(mt_csr *g);
+/* idom[v] for nodes reachable from root; MT_NONE for root and unreachable. */
+void mt_graph_dominators(const mt_csr *succ, const mt_csr *pred, uint32_t root, uint32_t *idom);
+/* Strongly connected components numbered in reverse topological order
+ * (edges between components go from higher to lower numbers). */
+uint32_t mt_graph_sccs(const mt_csr *succ, uint32_t *comp);
+
+/* A dominator tree with preorder/postorder numbers for O(1) dominance tests. */
+typedef struct {
+    mt_csr children;
+    uint32_t *pre, *post;
+    uint32_t *order; /* nodes in preorder */
+} mt_domtree;
+void mt_domtree_build(mt_domtree *t, const uint32_t *idom, uint32_t n);
+void mt_domtree_free(mt_domtree *t);
+bool mt_domtree_dominates(const mt_domtree *t, uint32_t a, uint32_t b);
+
+/* loops.c */
+void mt_compute_dominators(mt_procedure *proc);
+void mt_find_loops(mt_procedure *proc); /* needs dominators; sets block.loop, call.loop */
+
+/* callgraph.c */
+void mt_build_callgraph(mt_program *prog);
+
+/* lines.c: block file/line from DWARF; sets prog->files, has_dwarf_lines. */
+void mt_read_lines(const mt_image *img, mt_program *prog);
+
+/* Frees one procedure's CFG data (blocks, edges, loops, calls). */
+void mt_procedure_free_cfg(mt_procedure *proc);
+
+#endif

@@ -1,0 +1,58 @@
+/* common/util.h — small helpers shared by every mtool module:
+ * checked allocation, growable arrays, error strings and atomic output files. */
+#ifndef MTOOL_UTIL_H
+#define MTOOL_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation that never returns NULL: out of memory is reported and the
+ * process exits, because no mtool command can do anything useful after it. */
+void *mt_xmalloc(size_t n);
+void *mt_xcalloc(size_t count, size_t size);
+void *mt_xrealloc(void *p, size_t n);
+/* Grows an array to hold at least `need` elements of `size` bytes;
+ * `*cap` is updated.  Capacity doubles so appends are amortized O(1). */
+void *mt_xgrow(void *p, size_t *cap, size_t need, size_t size);
+char *mt_xstrdup(const char *s);
+char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Append one element to a growable array declared as
+ *   T *items; size_t n, cap;  */
+#define MT_PUSH(arr, n, cap, value)                                          \
+    do {                                                                     \
+        if ((n) >= (cap))                                                    \
+            (arr) = mt_xgrow((arr), &(cap), (n) + 1, sizeof(*(arr)));        \
+        (arr)[(n)++] = (value);                                              \
+    } while (0)
+
+/* Error text is formatted into a caller-provided buffer so library code never
+ * prints; the command line decides how to show it ("mtool: FILE: reason"). */
+typedef struct {
+    char msg[512];
+} mt_error;
+
+void mt_error_set(mt_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Output files are written to "<path>.tmp.<pid>" and renamed over `path` only
+ * when complete, so a failed command never leaves partial output behind. */
+typedef struct {
+    FILE *fp;
+    char *path;
+    char *tmp_path;
+} mt_outfile;
+
+int mt_outfile_open(mt_outfile *out, const char *path, mt_error *err);
+int mt_outfile_commit(mt_outfile *out, mt_error *err); /* fclose + rename */
+void mt_outfile_abort(mt_outfile *out);               /* fclose + unlink */
+
+/* Monotonic wall time in seconds, for progress and benchmark figures. */
+double mt_now_seconds(void);
+/* Peak resident set size of this process in bytes (from getrusage). */
+uint64_t mt_peak_rss_bytes(void);
+
+#endif

@@ -398,6 +398,32 @@ static bool copies_before(slice *s, size_t p, unsigned a, unsigned b)
     return false;
 }
 
+/* Whether frame slot `loc` holds the value register family `reg` has just
+ * before instruction `p`: a store `mov %reg, slot` precedes it in
+ * straight-line code and neither changes in between (clang -O0 keeps the
+ * switch index in a slot and checks the register: `mov %rax,-0x10(%rbp);
+ * sub $8,%rax; ja default; mov -0x10(%rbp),%rax`). */
+static bool slot_stored_before(slice *s, size_t p, const index_loc *loc, unsigned reg)
+{
+    cfg_builder *bld = s->b;
+    for (int steps = 0; steps < 16 && p > 0; steps++) {
+        const cfg_insn *prev = &bld->insns[p - 1];
+        if (prev->addr + prev->len != bld->insns[p].addr || prev->flow != MT_FLOW_NONE)
+            return false;
+        p--;
+        const cs_insn *insn = cfg_redecode(bld, p);
+        if (!insn)
+            return false;
+        const cs_x86 *x = &insn->detail->x86;
+        if (x->op_count >= 1 && operand_is_loc(&x->operands[0], loc))
+            return insn->id == X86_INS_MOV && x->op_count == 2 && x->operands[1].type == X86_OP_REG &&
+                   mt_reg_family(x->operands[1].reg) == reg;
+        if (mt_insn_writes_family(bld->dec, insn, reg) || mt_insn_writes_family(bld->dec, insn, loc->fam))
+            return false;
+    }
+    return false;
+}
+
 /* If the jcc at `p`, reached through its taken (or fallthrough) edge, is
  * an unsigned bound check `cmp $N, loc`, returns the number of table
  * entries it allows; else 0. */
@@ -410,17 +436,23 @@ static uint64_t bound_from_check(slice *s, size_t p, const index_loc *loc, bool 
     if (!jcc)
         return 0;
     unsigned jid = jcc->id;
+    /* `sub $N, %reg` sets the flags as `cmp $N, %reg` does, but changes the
+     * register: it only bounds a copy of the value taken before it. */
     const cs_insn *cmp = cfg_redecode(b, p - 1);
-    if (!cmp || cmp->id != X86_INS_CMP)
+    if (!cmp || (cmp->id != X86_INS_CMP && cmp->id != X86_INS_SUB))
         return 0;
+    bool is_sub = cmp->id == X86_INS_SUB;
     const cs_x86 *x = &cmp->detail->x86;
     if (x->op_count != 2 || x->operands[1].type != X86_OP_IMM)
         return 0;
     unsigned size = x->operands[0].size;
     uint64_t n = (uint64_t)x->operands[1].imm;
-    bool on_index = operand_is_loc(&x->operands[0], loc);
     unsigned cmp_fam = x->operands[0].type == X86_OP_REG ? mt_reg_family(x->operands[0].reg) : 0;
-    if (!on_index && !(cmp_fam && !loc->slot && copies_before(s, p - 1, cmp_fam, loc->fam)))
+    bool on_index = !is_sub && operand_is_loc(&x->operands[0], loc);
+    if (!on_index && cmp_fam)
+        on_index = loc->slot ? slot_stored_before(s, p - 1, loc, cmp_fam)
+                             : !is_sub && copies_before(s, p - 1, cmp_fam, loc->fam);
+    if (!on_index)
         return 0;
     if (size < 8)
         n &= ((uint64_t)1 << (size * 8)) - 1;

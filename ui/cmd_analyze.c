@@ -1,0 +1,399 @@
+/* ui/cmd_analyze.c — `mtool analyze`: the analyzer's findings for people
+ * (text) or programs (--json). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/analyzer.h"
+#include "ui.h"
+
+const char mt_analyze_usage[] =
+    "usage: mtool analyze BIN [options]\n"
+    "\n"
+    "Analyzes an x86-64 ELF executable or shared object: procedures (from .symtab,\n"
+    ".dynsym, .eh_frame and PLT stubs), blocks, typed CFG edges, jump tables, the loop\n"
+    "forest, the call graph, and which procedures and loops are estimable (MTOOL's\n"
+    "Tot/TDES test).  Procedures whose control flow is not fully resolved are flagged\n"
+    "with the reason.\n"
+    "\n"
+    "options:\n"
+    "  --function NAME  one procedure in detail: blocks, edges, loops, calls, jump tables\n"
+    "  --loops          the loop forest of every procedure that has loops\n"
+    "  --callgraph      call-graph edges, recursive SCCs, estimability with Tot/TDES\n"
+    "  --json           everything as JSON (schema: docs/analysis-schema.md)\n"
+    "  --blocks         with --json: include blocks, edges and call sites (default on)\n"
+    "  -o FILE          write the output to FILE (atomically: no partial file on failure)\n"
+    "  --no-lines       skip DWARF line tables\n"
+    "  --stats          print time, speed and peak memory on stderr\n";
+
+typedef struct {
+    const char *path, *function, *out;
+    bool json, loops, callgraph, no_lines, stats;
+} analyze_args;
+
+static int parse_args(int argc, char **argv, analyze_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--json") == 0)
+            a->json = true;
+        else if (strcmp(s, "--loops") == 0)
+            a->loops = true;
+        else if (strcmp(s, "--callgraph") == 0)
+            a->callgraph = true;
+        else if (strcmp(s, "--blocks") == 0)
+            ; /* blocks are always part of the JSON */
+        else if (strcmp(s, "--no-lines") == 0)
+            a->no_lines = true;
+        else if (strcmp(s, "--stats") == 0)
+            a->stats = true;
+        else if ((strcmp(s, "--function") == 0 || strcmp(s, "-o") == 0) && i + 1 < argc)
+            *(s[1] == 'o' ? &a->out : &a->function) = argv[++i];
+        else if (s[0] == '-' && s[1]) {
+            mt_ui_error("analyze: unknown or incomplete option '%s'; see 'mtool help analyze'", s);
+            return 2;
+        } else if (!a->path)
+            a->path = s;
+        else {
+            mt_ui_error("analyze: more than one binary given ('%s', '%s')", a->path, s);
+            return 2;
+        }
+    }
+    if (!a->path) {
+        mt_ui_error("analyze: no binary given; see 'mtool help analyze'");
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- text output ------------------------------------------------------ */
+
+typedef struct {
+    uint32_t resolved, tables, loops, irreducible, recursive, estimable, plt;
+} program_totals;
+
+static program_totals count_totals(const mt_program *prog)
+{
+    program_totals t = {0};
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        t.resolved += p->resolved;
+        t.recursive += p->recursive;
+        t.estimable += p->estimable;
+        t.plt += p->is_plt;
+        for (uint32_t b = 0; b < p->nblocks; b++)
+            t.tables += p->blocks[b].term == MT_TERM_TABLE_JUMP;
+        for (uint32_t l = 0; l < p->nloops; l++) {
+            t.loops += !p->loops[l].irreducible;
+            t.irreducible += p->loops[l].irreducible;
+        }
+    }
+    return t;
+}
+
+static const char *kind_text(const mt_program *prog)
+{
+    return prog->kind == MT_ELF_EXEC ? "executable (non-PIE)" : prog->kind == MT_ELF_PIE ? "PIE executable"
+                                                                                         : "shared object";
+}
+
+static void print_header(FILE *fp, const mt_program *prog)
+{
+    program_totals t = count_totals(prog);
+    fprintf(fp, "%s: %s%s%s\n", prog->path, kind_text(prog), prog->static_linked ? ", static" : "",
+            prog->stripped ? ", stripped" : "");
+    fprintf(fp, "  build-id        %s\n", prog->build_id[0] ? prog->build_id : "(none)");
+    fprintf(fp, "  source lines    %s\n", prog->has_dwarf_lines ? "yes (DWARF)" : "no");
+    fprintf(fp, "  procedures      %" PRIu32 " (%" PRIu32 " PLT stubs), %.1f%% with fully resolved control flow\n",
+            prog->nprocs, t.plt, prog->nprocs ? 100.0 * t.resolved / prog->nprocs : 100.0);
+    fprintf(fp, "  instructions    %" PRIu64 "\n", prog->ninsns);
+    fprintf(fp, "  jump tables     %" PRIu32 "\n", t.tables);
+    fprintf(fp, "  loops           %" PRIu32 " natural, %" PRIu32 " irreducible regions\n", t.loops,
+            t.irreducible);
+    fprintf(fp, "  recursive       %" PRIu32 " procedures\n", t.recursive);
+    fprintf(fp, "  estimable       %" PRIu32 " procedures\n", t.estimable);
+}
+
+/* "file.c:12-40" from the lines of a set of blocks, or "" when unknown. */
+static void source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks, uint32_t n,
+                         char *buf, size_t len)
+{
+    uint32_t file = 0, lo = UINT32_MAX, hi = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const mt_block *b = &p->blocks[blocks ? blocks[k] : k];
+        if (!b->line)
+            continue;
+        if (!file)
+            file = b->file;
+        if (b->file != file)
+            continue;
+        lo = b->line < lo ? b->line : lo;
+        hi = b->line > hi ? b->line : hi;
+    }
+    if (!file || file >= prog->nfiles) {
+        buf[0] = 0;
+        return;
+    }
+    const char *name = strrchr(prog->files[file], '/');
+    name = name ? name + 1 : prog->files[file];
+    if (lo == hi)
+        snprintf(buf, len, "%s:%" PRIu32, name, lo);
+    else
+        snprintf(buf, len, "%s:%" PRIu32 "-%" PRIu32, name, lo, hi);
+}
+
+static void procedure_flags(const mt_procedure *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s%s", p->is_plt ? "plt " : "", !p->resolved ? "unresolved " : "",
+             p->noreturn ? "noreturn " : "", p->recursive ? "recursive " : "", p->estimable ? "estimable" : "");
+}
+
+static int by_instructions_desc(const void *a, const void *b, void *ctx)
+{
+    const mt_program *prog = ctx;
+    uint64_t x = prog->procs[*(const uint32_t *)a].ninsns, y = prog->procs[*(const uint32_t *)b].ninsns;
+    return x > y ? -1 : x < y;
+}
+
+#define TABLE_LIMIT 200
+#define TABLE_SHOWN 50
+
+static void print_procedure_table(FILE *fp, const mt_program *prog)
+{
+    uint32_t n = prog->nprocs, shown = n;
+    uint32_t *order = mt_xmalloc(((size_t)n + 1) * sizeof *order);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    if (n > TABLE_LIMIT) {
+        qsort_r(order, n, sizeof *order, by_instructions_desc, (void *)prog);
+        shown = TABLE_SHOWN;
+        fprintf(fp, "\nlargest %u of %" PRIu32 " procedures by instructions (all of them: --json):\n", shown, n);
+    } else {
+        fprintf(fp, "\nprocedures:\n");
+    }
+    fprintf(fp, "  %-18s %-32s %7s %8s %7s %7s %5s  %-24s %s\n", "address", "name", "blocks", "insns", "loads",
+            "stores", "loops", "source", "flags");
+    for (uint32_t k = 0; k < shown; k++) {
+        const mt_procedure *p = &prog->procs[order[k]];
+        char src[160], flags[80];
+        source_range(prog, p, NULL, p->nblocks, src, sizeof src);
+        procedure_flags(p, flags, sizeof flags);
+        fprintf(fp, "  0x%-16" PRIx64 " %-32.64s %7" PRIu32 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu32
+                    "  %-24s %s\n",
+                p->entry, p->name, p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, p->nloops, src, flags);
+    }
+    free(order);
+}
+
+static void print_loop_forest(FILE *fp, const mt_program *prog, const mt_procedure *p)
+{
+    for (uint32_t l = 0; l < p->nloops; l++) {
+        const mt_loop *loop = &p->loops[l];
+        char src[160];
+        source_range(prog, p, loop->blocks, loop->nblocks, src, sizeof src);
+        fprintf(fp, "    %*sloop %" PRIu32 " at 0x%" PRIx64 "%s: depth %" PRIu32 ", %" PRIu32 " blocks, %" PRIu32
+                    " entries, %" PRIu32 " exits, %" PRIu32 " back edges",
+                (int)(2 * (loop->depth - 1)), "", l, p->blocks[loop->header].start,
+                loop->irreducible ? " (irreducible)" : "", loop->depth, loop->nblocks, loop->nentry_edges,
+                loop->nexit_edges, loop->nback_edges);
+        if (!loop->irreducible) {
+            fprintf(fp, ", %s", loop->estimable ? "estimable" : "not estimable");
+            if (loop->tdes >= 0)
+                fprintf(fp, " (Tot %.3g, TDES %.0f)", loop->tot, loop->tdes);
+        }
+        fprintf(fp, "%s%s\n", src[0] ? "  " : "", src);
+    }
+}
+
+static void print_edge_target(FILE *fp, const mt_procedure *p, const mt_edge *e)
+{
+    if (e->dst != MT_NONE)
+        fprintf(fp, "0x%" PRIx64, p->blocks[e->dst].start);
+    else if (e->target)
+        fprintf(fp, "0x%" PRIx64 " (outside)", e->target);
+    else
+        fputs("(leaves)", fp);
+}
+
+static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t index)
+{
+    const mt_procedure *p = &prog->procs[index];
+    char flags[80], src[160];
+    procedure_flags(p, flags, sizeof flags);
+    source_range(prog, p, NULL, p->nblocks, src, sizeof src);
+    fprintf(fp, "\nprocedure %s at 0x%" PRIx64 ", %" PRIu64 " bytes%s%s\n", p->name, p->entry, p->size,
+            src[0] ? ", " : "", src);
+    fprintf(fp, "  %" PRIu32 " blocks, %" PRIu64 " instructions, %" PRIu64 " loads, %" PRIu64 " stores; %s\n",
+            p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, flags[0] ? flags : "not estimable");
+    if (p->parent != MT_NONE)
+        fprintf(fp, "  split part of %s\n", prog->procs[p->parent].name);
+    if (!p->resolved)
+        fprintf(fp, "  unresolved: %s\n", p->unresolved_reason ? p->unresolved_reason : "?");
+    if (p->tdes >= 0)
+        fprintf(fp, "  Tot %.4g, TDES %.0f\n", p->tot, p->tdes);
+    fprintf(fp, "  blocks:\n");
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        const mt_block *blk = &p->blocks[b];
+        fprintf(fp, "    0x%-10" PRIx64 " %3" PRIu32 " insns %2" PRIu32 "r %2" PRIu32 "w %-14s", blk->start,
+                blk->ninsns, blk->mem_reads, blk->mem_writes, mt_term_kind_name(blk->term));
+        for (uint32_t k = 0; k < blk->nsucc; k++) {
+            const mt_edge *e = &p->edges[blk->first_succ + k];
+            fprintf(fp, " %s→", mt_edge_kind_name(e->kind));
+            print_edge_target(fp, p, e);
+        }
+        if (blk->line && blk->file < prog->nfiles) {
+            const char *name = strrchr(prog->files[blk->file], '/');
+            fprintf(fp, "  [%s:%" PRIu32 "]", name ? name + 1 : prog->files[blk->file], blk->line);
+        }
+        fputc('\n', fp);
+    }
+    if (p->nloops) {
+        fprintf(fp, "  loops:\n");
+        print_loop_forest(fp, prog, p);
+    }
+    if (p->ncalls) {
+        fprintf(fp, "  calls:\n");
+        for (uint32_t c = 0; c < p->ncalls; c++) {
+            const mt_call_site *s = &p->calls[c];
+            fprintf(fp, "    0x%-10" PRIx64 " %-8s %s%s\n", s->addr, mt_call_kind_name(s->kind),
+                    s->callee != MT_NONE ? prog->procs[s->callee].name : "(unknown)",
+                    s->loop != MT_NONE ? "  (in a loop)" : "");
+        }
+    }
+}
+
+static void print_all_loops(FILE *fp, const mt_program *prog)
+{
+    fprintf(fp, "\nloop forests:\n");
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        if (!p->nloops)
+            continue;
+        fprintf(fp, "  %s (0x%" PRIx64 ")\n", p->name, p->entry);
+        print_loop_forest(fp, prog, p);
+    }
+}
+
+static void print_callgraph(FILE *fp, const mt_program *prog)
+{
+    fprintf(fp, "\ncall graph: %" PRIu32 " edges, %" PRIu32 " strongly connected components\n", prog->ncg_edges,
+            prog->nsccs);
+    for (uint32_t e = 0; e < prog->ncg_edges; e++) {
+        const mt_cg_edge *edge = &prog->cg_edges[e];
+        fprintf(fp, "  %s -> %s  (%" PRIu32 " site%s, %s)\n", prog->procs[edge->caller].name,
+                prog->procs[edge->callee].name, edge->nsites, edge->nsites == 1 ? "" : "s",
+                mt_call_kind_name(edge->kind));
+    }
+    fprintf(fp, "\nestimability (Tot = TDES means every descendant works only for this procedure):\n");
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        if (p->is_plt)
+            continue;
+        fprintf(fp, "  %-40.64s %-14s Tot %-8.4g TDES ", p->name, p->estimable ? "estimable" : "not estimable",
+                p->tot);
+        if (p->tdes >= 0)
+            fprintf(fp, "%.0f", p->tdes);
+        else
+            fputs("(not computed)", fp);
+        fprintf(fp, "%s\n", p->recursive ? "  recursive" : "");
+    }
+}
+
+static void print_warnings(const mt_program *prog)
+{
+    const uint32_t limit = 20;
+    for (uint32_t w = 0; w < prog->nwarnings && w < limit; w++)
+        fprintf(stderr, "mtool: warning: %s\n", prog->warnings[w]);
+    if (prog->nwarnings > limit)
+        fprintf(stderr, "mtool: warning: ... and %" PRIu32 " more (all of them: --json)\n",
+                prog->nwarnings - limit);
+}
+
+static void print_text(FILE *fp, const mt_program *prog, const analyze_args *a)
+{
+    print_header(fp, prog);
+    if (a->function)
+        print_procedure_detail(fp, prog, mt_find_procedure(prog, a->function));
+    else
+        print_procedure_table(fp, prog);
+    if (a->loops)
+        print_all_loops(fp, prog);
+    if (a->callgraph)
+        print_callgraph(fp, prog);
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+static void print_stats(const mt_program *prog, double seconds)
+{
+    uint64_t rss = mt_peak_rss_bytes();
+    double insns = (double)prog->ninsns;
+    fprintf(stderr,
+            "stats: wall %.3f s, %" PRIu64 " instructions, %.2f M instructions/s, peak RSS %.1f MiB, %.1f "
+            "bytes/instruction\n",
+            seconds, prog->ninsns, seconds > 0 ? insns / seconds / 1e6 : 0.0, (double)rss / (1024.0 * 1024.0),
+            insns > 0 ? (double)rss / insns : 0.0);
+}
+
+static int write_output(const mt_program *prog, const analyze_args *a)
+{
+    static char buffer[1 << 20];
+    mt_outfile out = {0};
+    mt_error err;
+    FILE *fp = stdout;
+    if (a->out) {
+        if (mt_outfile_open(&out, a->out, &err) != 0) {
+            mt_ui_error("%s", err.msg);
+            return 1;
+        }
+        fp = out.fp;
+    }
+    setvbuf(fp, buffer, _IOFBF, sizeof buffer);
+    if (a->json) {
+        mt_json_options jo = {.loops = true, .callgraph = true, .blocks = true, .only_function = a->function};
+        mt_write_analysis_json(fp, prog, &jo);
+    } else {
+        print_text(fp, prog, a);
+    }
+    if (a->out) {
+        if (mt_outfile_commit(&out, &err) != 0) {
+            mt_ui_error("%s", err.msg);
+            return 1;
+        }
+    } else if (fflush(stdout) != 0) {
+        mt_ui_error("cannot write the output");
+        return 1;
+    }
+    return 0;
+}
+
+int mt_cmd_analyze(int argc, char **argv)
+{
+    analyze_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    opt.want_lines = !a.no_lines;
+    mt_error err;
+    double t0 = mt_now_seconds();
+    mt_program *prog = mt_analyze(a.path, &opt, &err);
+    if (!prog) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    if (a.function && mt_find_procedure(prog, a.function) == MT_NONE) {
+        mt_ui_error("%s: no procedure named '%s'", a.path, a.function);
+        mt_program_free(prog);
+        return 1;
+    }
+    rc = write_output(prog, &a);
+    if (a.stats)
+        print_stats(prog, mt_now_seconds() - t0);
+    print_warnings(prog);
+    mt_program_free(prog);
+    return rc;
+}

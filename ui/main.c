@@ -1,0 +1,84 @@
+/* ui/main.c — `mtool` entry point: git-style subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+#ifndef MTOOL_VERSION
+#define MTOOL_VERSION "unknown"
+#endif
+
+static const mt_command commands[] = {
+    {"analyze", "procedures, blocks, CFG, jump tables, loops, call graph, estimability of a binary",
+     mt_analyze_usage, mt_cmd_analyze},
+};
+
+void mt_ui_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mtool: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const mt_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void print_overview(FILE *fp)
+{
+    fprintf(fp, "usage: mtool COMMAND [ARGS...]\n\n"
+                "mtool finds the loops and procedures of an x86-64 program that lose time to memory.\n\n"
+                "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "\n'mtool help COMMAND' describes a command; 'mtool --version' prints the version.\n");
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stdout);
+        return 0;
+    }
+    const mt_command *cmd = find_command(argv[1]);
+    if (!cmd) {
+        mt_ui_error("no help for unknown command '%s'; see 'mtool help'", argv[1]);
+        return 2;
+    }
+    fputs(cmd->usage, stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("mtool %s\n", MTOOL_VERSION);
+        return 0;
+    }
+    if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        return help(argc - 1, argv + 1);
+    const mt_command *cmd = find_command(name);
+    if (!cmd) {
+        mt_ui_error("unknown command '%s'; see 'mtool help'", name);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(cmd->usage, stdout);
+            return 0;
+        }
+    return cmd->run(argc - 1, argv + 1);
+}

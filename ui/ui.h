@@ -1,0 +1,21 @@
+/* ui/ui.h — the `mtool` command line: one function per subcommand.
+ * Each returns the process exit status: 0 success, 1 failure, 2 usage. */
+#ifndef MTOOL_UI_H
+#define MTOOL_UI_H
+
+#include <stdio.h>
+
+typedef struct {
+    const char *name;
+    const char *summary; /* one line for `mtool help` */
+    const char *usage;   /* full text for `mtool help CMD` */
+    int (*run)(int argc, char **argv);
+} mt_command;
+
+int mt_cmd_analyze(int argc, char **argv);
+extern const char mt_analyze_usage[];
+
+/* Prints "mtool: MESSAGE" on stderr. */
+void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

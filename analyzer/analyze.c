@@ -135,7 +135,9 @@ uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
     const mt_procedure *p = &prog->procs[lo - 1];
     if (addr == p->entry)
         return lo - 1;
-    if (p->nblocks ? mt_block_at(p, addr) != MT_NONE : addr < p->entry + p->size)
+    /* Inside its bounds, or in one of its blocks (a procedure of unknown
+     * size is known only by the code we decoded). */
+    if (addr < p->entry + p->size || mt_block_at(p, addr) != MT_NONE)
         return lo - 1;
     return MT_NONE;
 }

@@ -31,7 +31,8 @@ static void collect_edges(mt_program *prog)
     }
     /* qsort is not stable: the kind kept is the smallest one of the pair's
      * sites, which is deterministic (direct < plt < tail < indirect). */
-    qsort(edges, n, sizeof *edges, cmp_cg_edge);
+    if (n > 1)
+        qsort(edges, n, sizeof *edges, cmp_cg_edge);
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (out && cmp_cg_edge(&edges[out - 1], &edges[i]) == 0) {

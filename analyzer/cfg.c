@@ -40,10 +40,19 @@
 /* ---- shared, read-only while procedures are built -------------------- */
 
 typedef struct {
+    uint64_t *addrs;
+    size_t n, cap;
+} foreign_entries;
+
+typedef struct {
     const mt_image *img;
     mt_program *prog;
     uint64_t *hi;          /* end of each procedure's bounds */
     uint64_t nwarnings;    /* build warnings seen (only the first few are kept) */
+    /* Per procedure: addresses other procedures jump to besides its entry
+     * (glibc's __mempcpy jumps into __memmove; foo jumps into foo.cold).
+     * They are decoded and start blocks like the entry does. */
+    foreign_entries *foreign;
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -402,6 +411,9 @@ static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
     uint8_t *seen = mt_xcalloc((size_t)((b->hi - b->lo) >> 3) + 1, 1);
     addr_stack work = {0};
     push_work(b, &work, b->lo);
+    if (cp->foreign)
+        for (size_t k = 0; k < cp->foreign[b->self].n; k++)
+            push_work(b, &work, cp->foreign[b->self].addrs[k]);
     while (work.n > 0) {
         while (work.n > 0)
             decode_path(b, cp, side, seen, &work, work.items[--work.n]);
@@ -428,10 +440,13 @@ static bool ends_block(const cfg_insn *in)
     return in->flow != MT_FLOW_NONE;
 }
 
-static void mark_leaders(cfg_builder *b)
+static void mark_leaders(cfg_builder *b, const cfg_program *cp)
 {
     if (b->ninsns)
         b->insns[0].flags |= CFG_LEADER;
+    if (cp->foreign)
+        for (size_t k = 0; k < cp->foreign[b->self].n; k++)
+            mark_leader(b, cp->foreign[b->self].addrs[k]);
     for (size_t i = 0; i < b->ninsns; i++) {
         const cfg_insn *in = &b->insns[i];
         uint64_t next = in->addr + in->len;
@@ -644,7 +659,7 @@ static void *shrink(void *p, size_t n, size_t size)
 static void emit_cfg(cfg_builder *b, const cfg_program *cp, cfg_side *side, mt_procedure *proc)
 {
     cfg_out o = {0};
-    mark_leaders(b);
+    mark_leaders(b, cp);
     form_blocks(b, &o);
     edge_ctx x = {b, cp, side, &o};
     for (uint32_t bi = 0; bi < o.nblocks; bi++)
@@ -884,9 +899,68 @@ static void build_only(cfg_program *cp, mt_decoder *dec, uint32_t f)
     summarize(cp, &f, 1);
 }
 
+/* A jump from one procedure into the middle of another gives the target an
+ * extra entry: rebuild the targets until no new entry appears (a few rounds
+ * at most; each round can only add entries). */
+static bool is_new_foreign_entry(const cfg_program *cp, uint32_t q, uint64_t target)
+{
+    const mt_procedure *proc = &cp->prog->procs[q];
+    uint32_t b = mt_block_at(proc, target);
+    if (target == proc->entry || (b != MT_NONE && proc->blocks[b].start == target))
+        return false;
+    for (size_t k = 0; k < cp->foreign[q].n; k++)
+        if (cp->foreign[q].addrs[k] == target)
+            return false;
+    return true;
+}
+
+static void add_foreign_entries(cfg_program *cp, mt_decoder *dec)
+{
+    mt_program *prog = cp->prog;
+    cp->foreign = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *cp->foreign);
+    bool *queued = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *queued);
+    for (int round = 0; round < 4; round++) {
+        uint32_t *todo = NULL;
+        size_t ntodo = 0, cap = 0;
+        for (uint32_t p = 0; p < prog->nprocs; p++) {
+            const mt_procedure *proc = &prog->procs[p];
+            for (uint32_t e = 0; e < proc->nedges; e++) {
+                const mt_edge *edge = &proc->edges[e];
+                if (edge->dst != MT_NONE || !edge->target || edge->kind == MT_EDGE_RETURN)
+                    continue;
+                uint32_t q = proc_containing(cp, edge->target);
+                if (q == MT_NONE || q == p || !is_new_foreign_entry(cp, q, edge->target))
+                    continue;
+                foreign_entries *fe = &cp->foreign[q];
+                MT_PUSH(fe->addrs, fe->n, fe->cap, edge->target);
+                if (!queued[q]) {
+                    queued[q] = true;
+                    MT_PUSH(todo, ntodo, cap, q);
+                }
+            }
+        }
+        for (size_t k = 0; k < ntodo; k++)
+            queued[todo[k]] = false;
+        if (ntodo)
+            build_procedures(cp, dec, todo, ntodo);
+        free(todo);
+        if (!ntodo)
+            break;
+    }
+    free(queued);
+}
+
+static void free_foreign_entries(cfg_program *cp)
+{
+    for (uint32_t i = 0; cp->foreign && i < cp->prog->nprocs; i++)
+        free(cp->foreign[i].addrs);
+    free(cp->foreign);
+    cp->foreign = NULL;
+}
+
 void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_function)
 {
-    cfg_program cp = {img, prog, NULL, 0};
+    cfg_program cp = {img, prog, NULL, 0, NULL};
     compute_bounds(&cp);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_procedure *p = &prog->procs[i];
@@ -910,7 +984,9 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_funct
             all[i] = i;
         build_procedures(&cp, &dec, all, prog->nprocs);
         noreturn_fixpoint(&cp, &dec, all, prog->nprocs);
+        add_foreign_entries(&cp, &dec);
         summarize(&cp, all, prog->nprocs);
+        free_foreign_entries(&cp);
         free(all);
     }
     mt_decoder_close(&dec);

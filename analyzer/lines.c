@@ -3,10 +3,18 @@
  * Every compilation unit's line program is read once (libdwarf) into one
  * table of address ranges → (file, line), sorted, and each block gets the
  * position of the row containing its first instruction.  A binary without
- * DWARF simply has no lines; a corrupt .debug_line gives one warning. */
+ * DWARF simply has no lines; a corrupt .debug_line gives one warning.
+ *
+ * libdwarf runs in a child process that sends the rows back through a pipe:
+ * our fuzzing found memory-safety bugs in libdwarf 20210528 on corrupt DWARF
+ * (a double free in dwarf_load_rnglists), and a malformed file must never
+ * crash mtool.  If the child dies, the binary gets no lines and a warning. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <libdwarf.h>
@@ -21,20 +29,30 @@ typedef struct {
 typedef struct {
     line_row *rows;
     size_t n, cap;
-    /* File names interned into prog->files, looked up linearly from the
-     * most recent: one CU's rows name few files. */
-    mt_program *prog;
+    /* File names, looked up linearly from the most recent: one CU's rows
+     * name few files.  files[0] = "" (unknown), as in mt_program. */
+    char **files;
+    uint32_t nfiles;
+    size_t cap_files;
 } line_table;
 
 static uint32_t intern_file(line_table *t, const char *name)
 {
-    mt_program *prog = t->prog;
-    for (uint32_t i = prog->nfiles; i-- > 1;)
-        if (strcmp(prog->files[i], name) == 0)
+    for (uint32_t i = t->nfiles; i-- > 1;)
+        if (strcmp(t->files[i], name) == 0)
             return i;
-    prog->files = mt_xrealloc(prog->files, (prog->nfiles + 1) * sizeof *prog->files);
-    prog->files[prog->nfiles] = mt_xstrdup(name);
-    return prog->nfiles++;
+    char *copy = mt_xstrdup(name);
+    size_t n = t->nfiles;
+    MT_PUSH(t->files, n, t->cap_files, copy);
+    return t->nfiles++;
+}
+
+static void line_table_free(line_table *t)
+{
+    for (uint32_t i = 0; i < t->nfiles; i++)
+        free(t->files[i]);
+    free(t->files);
+    free(t->rows);
 }
 
 static void drop_error(Dwarf_Debug dbg, Dwarf_Error *err)
@@ -172,42 +190,191 @@ static const line_row *row_at(const line_table *t, uint64_t addr)
     return lo && addr < t->rows[lo - 1].end ? &t->rows[lo - 1] : NULL;
 }
 
-static void assign_block_lines(const line_table *t, mt_program *prog)
+/* Child side: read every line table with libdwarf into t.  Returns 0 when
+ * the tables were read whole, 1 when they were corrupt (partial rows). */
+static int read_with_libdwarf(int fd, line_table *t)
+{
+    Dwarf_Debug dbg = NULL;
+    Dwarf_Error err = NULL;
+    int rc = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &dbg, &err);
+    if (rc != DW_DLV_OK) {
+        if (rc == DW_DLV_ERROR)
+            dwarf_dealloc_error(dbg, err);
+        return rc == DW_DLV_NO_ENTRY ? 0 : 1;
+    }
+    int status = read_all_lines(t, dbg) ? 0 : 1;
+    dwarf_finish(dbg, &err);
+    drop_error(dbg, &err);
+    return status;
+}
+
+static bool write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Wire format: u32 status, u32 nfiles, then per file u32 length + bytes,
+ * then u64 nrows and the rows. */
+static bool send_table(int fd, const line_table *t, uint32_t status)
+{
+    bool ok = write_all(fd, &status, 4) && write_all(fd, &t->nfiles, 4);
+    for (uint32_t i = 0; ok && i < t->nfiles; i++) {
+        uint32_t len = (uint32_t)strlen(t->files[i]);
+        ok = write_all(fd, &len, 4) && write_all(fd, t->files[i], len);
+    }
+    uint64_t n = t->n;
+    return ok && write_all(fd, &n, 8) && write_all(fd, t->rows, t->n * sizeof *t->rows);
+}
+
+typedef struct {
+    const uint8_t *p, *end;
+} reader;
+
+static bool take(reader *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return false;
+    memcpy(out, r->p, n);
+    r->p += n;
+    return true;
+}
+
+/* Parent side: rebuild the table from the child's bytes, validating every
+ * length and file index. */
+static bool receive_table(const uint8_t *buf, size_t size, line_table *t, uint32_t *status)
+{
+    reader r = {buf, buf + size};
+    uint32_t nfiles = 0;
+    if (!take(&r, status, 4) || !take(&r, &nfiles, 4) || nfiles > size)
+        return false;
+    for (uint32_t i = 0; i < nfiles; i++) {
+        uint32_t len = 0;
+        if (!take(&r, &len, 4) || len > (size_t)(r.end - r.p))
+            return false;
+        char *name = mt_xmalloc((size_t)len + 1);
+        memcpy(name, r.p, len);
+        name[len] = 0;
+        r.p += len;
+        size_t n = t->nfiles;
+        MT_PUSH(t->files, n, t->cap_files, name);
+        t->nfiles++;
+    }
+    uint64_t nrows = 0;
+    if (!take(&r, &nrows, 8) || nrows != (uint64_t)(r.end - r.p) / sizeof(line_row) ||
+        (uint64_t)(r.end - r.p) % sizeof(line_row))
+        return false;
+    t->rows = mt_xmalloc(((size_t)nrows + 1) * sizeof *t->rows);
+    t->n = t->cap = (size_t)nrows;
+    memcpy(t->rows, r.p, (size_t)nrows * sizeof *t->rows);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].file >= t->nfiles)
+            t->rows[i].file = 0;
+    return true;
+}
+
+static uint8_t *read_pipe(int fd, size_t *size)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = mt_xmalloc(cap);
+    for (;;) {
+        if (n == cap)
+            buf = mt_xgrow(buf, &cap, n + 1, 1);
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    *size = n;
+    return buf;
+}
+
+/* Runs read_with_libdwarf in a child; false when the child failed. */
+static bool read_isolated(const mt_image *img, line_table *t, uint32_t *status)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2); /* a crash report from libdwarf is ours to summarize */
+        line_table mine = {0};
+        intern_file(&mine, "");
+        int st = read_with_libdwarf(img->fd, &mine);
+        _exit(send_table(fds[1], &mine, (uint32_t)st) ? 0 : 1);
+    }
+    close(fds[1]);
+    size_t size = 0;
+    uint8_t *buf = read_pipe(fds[0], &size);
+    close(fds[0]);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0)
+        ;
+    bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && receive_table(buf, size, t, status);
+    free(buf);
+    return ok;
+}
+
+static void assign_block_lines(const line_table *t, mt_program *prog, const uint32_t *file_map)
 {
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         mt_procedure *proc = &prog->procs[p];
         for (uint32_t b = 0; b < proc->nblocks; b++) {
             const line_row *row = row_at(t, proc->blocks[b].start);
             if (row) {
-                proc->blocks[b].file = row->file;
+                proc->blocks[b].file = file_map[row->file];
                 proc->blocks[b].line = row->line;
             }
         }
     }
 }
 
+/* Interns the table's file names into prog->files; returns the index map. */
+static uint32_t *adopt_files(const line_table *t, mt_program *prog)
+{
+    uint32_t *map = mt_xcalloc(t->nfiles + 1, sizeof *map);
+    for (uint32_t i = 1; i < t->nfiles; i++) {
+        prog->files = mt_xrealloc(prog->files, (prog->nfiles + 1) * sizeof *prog->files);
+        prog->files[prog->nfiles] = mt_xstrdup(t->files[i]);
+        map[i] = prog->nfiles++;
+    }
+    return map;
+}
+
 void mt_read_lines(const mt_image *img, mt_program *prog)
 {
     if (!mt_image_section(img, ".debug_line"))
         return;
-    Dwarf_Debug dbg = NULL;
-    Dwarf_Error err = NULL;
-    int rc = dwarf_init_b(img->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &dbg, &err);
-    if (rc != DW_DLV_OK) {
-        if (rc == DW_DLV_ERROR) {
-            mt_warn(prog, "%s: cannot read DWARF: %s; no source lines", prog->path, dwarf_errmsg(err));
-            dwarf_dealloc_error(dbg, err);
-        }
+    line_table t = {0};
+    uint32_t status = 0;
+    if (!read_isolated(img, &t, &status)) {
+        mt_warn(prog, "%s: DWARF could not be read (libdwarf failed on it); no source lines", prog->path);
+        line_table_free(&t);
         return;
     }
-    line_table t = {.prog = prog};
-    if (!read_all_lines(&t, dbg))
+    if (status != 0)
         mt_warn(prog, "%s: corrupt DWARF line table; source lines are partial", prog->path);
     if (t.n > 1)
         qsort(t.rows, t.n, sizeof *t.rows, compare_rows);
     prog->has_dwarf_lines = t.n > 0;
-    assign_block_lines(&t, prog);
-    free(t.rows);
-    dwarf_finish(dbg, &err);
-    drop_error(dbg, &err);
+    uint32_t *map = adopt_files(&t, prog);
+    assign_block_lines(&t, prog, map);
+    free(map);
+    line_table_free(&t);
 }

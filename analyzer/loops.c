@@ -270,7 +270,8 @@ static void collect_loop_edges(mt_procedure *proc, const cfg_graph *g, mt_loop *
                 MT_PUSH(loop->back_edges, nb, cb, e);
         }
     }
-    qsort(loop->entry_edges, ne, sizeof *loop->entry_edges, cmp_u32);
+    if (ne > 1)
+        qsort(loop->entry_edges, ne, sizeof *loop->entry_edges, cmp_u32);
     loop->nentry_edges = (uint32_t)ne;
     loop->nexit_edges = (uint32_t)nx;
     loop->nback_edges = (uint32_t)nb;

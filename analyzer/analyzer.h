@@ -147,7 +147,7 @@ typedef struct {
 typedef struct {
     uint32_t caller, callee;  /* procedure indices */
     uint32_t nsites;
-    uint8_t kind;             /* mt_call_kind of the first site (PLT, direct, tail) */
+    uint8_t kind;             /* the first of direct, plt, tail among its sites */
 } mt_cg_edge;
 
 typedef enum { MT_ELF_EXEC, MT_ELF_PIE, MT_ELF_SHARED } mt_elf_kind;

@@ -119,9 +119,8 @@ uint32_t mt_find_procedure(const mt_program *prog, const char *name)
     return MT_NONE;
 }
 
-uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
+uint32_t mt_procedure_at_or_before(const mt_program *prog, uint64_t addr)
 {
-    /* Last procedure whose entry is <= addr, then check it covers addr. */
     uint32_t lo = 0, hi = prog->nprocs;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -130,15 +129,25 @@ uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
         else
             hi = mid;
     }
-    if (lo == 0)
+    return lo == 0 ? MT_NONE : lo - 1;
+}
+
+uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr)
+{
+    uint32_t p = mt_procedure_at_or_before(prog, addr);
+    return p != MT_NONE && prog->procs[p].entry == addr ? p : MT_NONE;
+}
+
+uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
+{
+    uint32_t i = mt_procedure_at_or_before(prog, addr);
+    if (i == MT_NONE)
         return MT_NONE;
-    const mt_procedure *p = &prog->procs[lo - 1];
-    if (addr == p->entry)
-        return lo - 1;
+    const mt_procedure *p = &prog->procs[i];
     /* Inside its bounds, or in one of its blocks (a procedure of unknown
      * size is known only by the code we decoded). */
-    if (addr < p->entry + p->size || mt_block_at(p, addr) != MT_NONE)
-        return lo - 1;
+    if (addr == p->entry || addr < p->entry + p->size || mt_block_at(p, addr) != MT_NONE)
+        return i;
     return MT_NONE;
 }
 

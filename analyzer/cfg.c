@@ -72,36 +72,11 @@ static void side_free(cfg_side *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Procedure whose entry is exactly `addr`, or MT_NONE. */
-static uint32_t proc_at_entry(const mt_program *prog, uint64_t addr)
-{
-    uint32_t lo = 0, hi = prog->nprocs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (prog->procs[mid].entry < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < prog->nprocs && prog->procs[lo].entry == addr ? lo : MT_NONE;
-}
-
 /* Procedure whose bounds contain `addr`, or MT_NONE. */
 static uint32_t proc_containing(const cfg_program *cp, uint64_t addr)
 {
-    const mt_program *prog = cp->prog;
-    uint32_t lo = 0, hi = prog->nprocs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (prog->procs[mid].entry <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return MT_NONE;
-    uint32_t p = lo - 1;
-    return addr < cp->hi[p] || addr == prog->procs[p].entry ? p : MT_NONE;
+    uint32_t p = mt_procedure_at_or_before(cp->prog, addr);
+    return p != MT_NONE && (addr < cp->hi[p] || addr == cp->prog->procs[p].entry) ? p : MT_NONE;
 }
 
 /* foo and foo.cold (or two parts of the same foo) are one function split in
@@ -293,7 +268,7 @@ static void push_work(cfg_builder *b, addr_stack *work, uint64_t addr)
 
 static bool callee_is_noreturn(const cfg_program *cp, uint64_t target)
 {
-    uint32_t q = proc_at_entry(cp->prog, target);
+    uint32_t q = mt_procedure_with_entry(cp->prog, target);
     return q != MT_NONE && cp->prog->procs[q].noreturn;
 }
 
@@ -302,7 +277,7 @@ static void note_reference(const cfg_program *cp, cfg_side *side, uint64_t ref)
     const mt_program *prog = cp->prog;
     if (!prog->nprocs || ref < prog->procs[0].entry || ref > prog->procs[prog->nprocs - 1].entry)
         return;
-    uint32_t q = proc_at_entry(prog, ref);
+    uint32_t q = mt_procedure_with_entry(prog, ref);
     if (q != MT_NONE && !prog->procs[q].address_taken)
         MT_PUSH(side->refs, side->nrefs, side->cap_refs, q);
 }
@@ -580,7 +555,7 @@ static const cfg_table *table_of(const cfg_builder *b, uint64_t jump)
 static void add_direct_call(edge_ctx *x, uint32_t src, const cfg_insn *in)
 {
     const mt_program *prog = x->cp->prog;
-    uint32_t q = proc_at_entry(prog, in->target);
+    uint32_t q = mt_procedure_with_entry(prog, in->target);
     mt_call_kind kind = q != MT_NONE && prog->procs[q].is_plt ? MT_CALL_PLT : MT_CALL_DIRECT;
     add_call(x->o, in->addr, in->target, src, q, kind);
 }

@@ -483,16 +483,9 @@ int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
 
 static void mark_entry_at(mt_program *prog, uint64_t addr)
 {
-    uint32_t lo = 0, hi = prog->nprocs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (prog->procs[mid].entry < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < prog->nprocs && prog->procs[lo].entry == addr)
-        prog->procs[lo].address_taken = true;
+    uint32_t p = mt_procedure_with_entry(prog, addr);
+    if (p != MT_NONE)
+        prog->procs[p].address_taken = true;
 }
 
 static uint64_t load_word(const uint8_t *p)

@@ -210,6 +210,12 @@ static void test_control(const char *build)
     CHECK(ap && indirect && !ap->estimable, "control-%s: apply calls through a pointer and is not estimable", build);
     const mt_procedure *fib = proc(prog, "fib");
     CHECK(fib && fib->recursive, "control-%s: fib is recursive", build);
+    /* gcc -O2/-O3 moves dispatch's unlikely default path to dispatch.cold. */
+    if (strncmp(build, "gcc-O", 5) == 0 && build[5] != '0' && !strstr(build, "static")) {
+        const mt_procedure *cold = proc(prog, "dispatch.cold");
+        CHECK(cold && d && cold->parent == (uint32_t)(d - prog->procs),
+              "control-%s: dispatch.cold is tied to dispatch", build);
+    }
     const mt_procedure *bail = proc(prog, "bail");
     CHECK(bail && bail->noreturn, "control-%s: bail (longjmp) never returns", build);
     mt_program_free(prog);

@@ -22,7 +22,10 @@ for f in /usr/bin/*; do
     binaries=$((binaries + 1))
     timeout 120 $MTOOL analyze --json "$f" -o "$OUT/a.json" 2> "$OUT/err"
     rc=$?
-    if grep -q -e Sanitizer -e 'runtime error' "$OUT/err"; then
+    if [ ! -f "$OUT/err" ]; then
+        not_ok "$f: no result (work directory $OUT is gone)"
+        break
+    elif grep -q -e Sanitizer -e 'runtime error' "$OUT/err"; then
         not_ok "$f: sanitizer report: $(grep -m1 -e Sanitizer -e 'runtime error' "$OUT/err")"
     elif [ $rc -ge 124 ]; then
         not_ok "$f: crashed or timed out (status $rc)"

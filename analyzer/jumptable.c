@@ -369,18 +369,28 @@ static bool operand_is_loc(const cs_x86_op *op, const index_loc *loc)
            op->mem.disp == loc->disp;
 }
 
+/* The instruction that falls through into instruction `*p` (moving `*p` to
+ * it), or NULL when `*p` is reached otherwise or nothing precedes it. */
+static const cs_insn *straight_line_prev(slice *s, size_t *p)
+{
+    cfg_builder *bld = s->b;
+    if (*p == 0)
+        return NULL;
+    const cfg_insn *prev = &bld->insns[*p - 1];
+    if (prev->addr + prev->len != bld->insns[*p].addr || prev->flow != MT_FLOW_NONE)
+        return NULL;
+    (*p)--;
+    return cfg_redecode(bld, *p);
+}
+
 /* Whether registers `a` and `b` hold the same value just before instruction
  * `p`: a register copy between them precedes it in straight-line code, and
  * neither changes in between (`mov %ebx,%esi; ...; cmp $N,%esi`). */
 static bool copies_before(slice *s, size_t p, unsigned a, unsigned b)
 {
     cfg_builder *bld = s->b;
-    for (int steps = 0; steps < 16 && p > 0; steps++) {
-        const cfg_insn *prev = &bld->insns[p - 1];
-        if (prev->addr + prev->len != bld->insns[p].addr || prev->flow != MT_FLOW_NONE)
-            return false;
-        p--;
-        const cs_insn *insn = cfg_redecode(bld, p);
+    for (int steps = 0; steps < 16; steps++) {
+        const cs_insn *insn = straight_line_prev(s, &p);
         if (!insn)
             return false;
         const cs_x86 *x = &insn->detail->x86;
@@ -406,12 +416,8 @@ static bool copies_before(slice *s, size_t p, unsigned a, unsigned b)
 static bool slot_stored_before(slice *s, size_t p, const index_loc *loc, unsigned reg)
 {
     cfg_builder *bld = s->b;
-    for (int steps = 0; steps < 16 && p > 0; steps++) {
-        const cfg_insn *prev = &bld->insns[p - 1];
-        if (prev->addr + prev->len != bld->insns[p].addr || prev->flow != MT_FLOW_NONE)
-            return false;
-        p--;
-        const cs_insn *insn = cfg_redecode(bld, p);
+    for (int steps = 0; steps < 16; steps++) {
+        const cs_insn *insn = straight_line_prev(s, &p);
         if (!insn)
             return false;
         const cs_x86 *x = &insn->detail->x86;

@@ -49,14 +49,8 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
         mt_image_close(&img);
         return NULL;
     }
-    if (opt->only_function && mt_find_procedure(prog, opt->only_function) == MT_NONE) {
-        mt_error_set(err, "%s: no procedure named '%s'", path, opt->only_function);
-        mt_program_free(prog);
-        mt_image_close(&img);
-        return NULL;
-    }
     mt_mark_data_address_taken(&img, prog);
-    mt_build_cfgs(&img, prog, opt->only_function);
+    mt_build_cfgs(&img, prog);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_compute_dominators(&prog->procs[i]);
         mt_find_loops(&prog->procs[i]);

@@ -178,7 +178,6 @@ typedef struct mt_program {
 
 typedef struct {
     bool want_lines;          /* read DWARF line tables (default true) */
-    const char *only_function;/* analyze only this procedure's CFG (others: bounds only) */
 } mt_analyze_options;
 
 void mt_analyze_options_init(mt_analyze_options *opt);

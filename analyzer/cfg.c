@@ -845,35 +845,6 @@ static void summarize(const cfg_program *cp, const uint32_t *set, size_t nset)
                 unresolved, nset);
 }
 
-/* With only_function: that procedure plus, for its noreturn calls, the
- * procedures it calls directly (built, used, then dropped). */
-static void build_only(cfg_program *cp, mt_decoder *dec, uint32_t f)
-{
-    mt_program *prog = cp->prog;
-    build_procedures(cp, dec, &f, 1);
-    uint32_t *callees = mt_xmalloc((prog->procs[f].ncalls + 1) * sizeof *callees);
-    size_t n = 0;
-    for (uint32_t c = 0; c < prog->procs[f].ncalls; c++) {
-        uint32_t q = prog->procs[f].calls[c].callee;
-        if (q != MT_NONE && q != f && !prog->procs[q].is_plt && !prog->procs[q].noreturn &&
-            prog->procs[q].nblocks == 0)
-            callees[n++] = q;
-    }
-    build_procedures(cp, dec, callees, n);
-    bool rebuild = false;
-    for (size_t k = 0; k < n; k++) {
-        mt_procedure *q = &prog->procs[callees[k]];
-        if (!may_return(cp, callees[k]))
-            q->noreturn = rebuild = true;
-        mt_procedure_free_cfg(q);
-        q->ninsns = q->mem_reads = q->mem_writes = 0;
-    }
-    if (rebuild)
-        build_procedures(cp, dec, &f, 1);
-    free(callees);
-    summarize(cp, &f, 1);
-}
-
 /* A jump from one procedure into the middle of another gives the target an
  * extra entry: rebuild the targets until no new entry appears (a few rounds
  * at most; each round can only add entries). */
@@ -933,7 +904,7 @@ static void free_foreign_entries(cfg_program *cp)
     cp->foreign = NULL;
 }
 
-void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_function)
+void mt_build_cfgs(const mt_image *img, mt_program *prog)
 {
     cfg_program cp = {img, prog, NULL, 0, NULL};
     compute_bounds(&cp);
@@ -950,20 +921,15 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_funct
         free(cp.hi);
         return;
     }
-    uint32_t f = only_function ? mt_find_procedure(prog, only_function) : MT_NONE;
-    if (f != MT_NONE) {
-        build_only(&cp, &dec, f);
-    } else {
-        uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
-        for (uint32_t i = 0; i < prog->nprocs; i++)
-            all[i] = i;
-        build_procedures(&cp, &dec, all, prog->nprocs);
-        noreturn_fixpoint(&cp, &dec, all, prog->nprocs);
-        add_foreign_entries(&cp, &dec);
-        summarize(&cp, all, prog->nprocs);
-        free_foreign_entries(&cp);
-        free(all);
-    }
+    uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        all[i] = i;
+    build_procedures(&cp, &dec, all, prog->nprocs);
+    noreturn_fixpoint(&cp, &dec, all, prog->nprocs);
+    add_foreign_entries(&cp, &dec);
+    summarize(&cp, all, prog->nprocs);
+    free_foreign_entries(&cp);
+    free(all);
     mt_decoder_close(&dec);
     free(cp.hi);
 }

@@ -100,8 +100,8 @@ int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
 void mt_mark_data_address_taken(const mt_image *img, mt_program *prog);
 
 /* cfg.c: blocks, edges, call sites and noreturn for every procedure
- * (only `only_function` gets a CFG when set). Sets prog->ninsns. */
-void mt_build_cfgs(const mt_image *img, mt_program *prog, const char *only_function);
+ * Sets prog->ninsns. */
+void mt_build_cfgs(const mt_image *img, mt_program *prog);
 
 /* graph.c: compressed adjacency lists and the graph algorithms that the
  * CFG and call-graph stages share. */

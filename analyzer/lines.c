@@ -2,13 +2,13 @@
  *
  * Every compilation unit's line program is read once (libdwarf) into one
  * table of address ranges → (file, line), sorted, and each block gets the
- * position of the row containing its first instruction.  A binary without
+ * position of its first instruction that has a line.  A binary without
  * DWARF simply has no lines; a corrupt .debug_line gives one warning.
  *
  * libdwarf runs in a child process that sends the rows back through a pipe:
- * our fuzzing found memory-safety bugs in libdwarf 20210528 on corrupt DWARF
- * (a double free in dwarf_load_rnglists), and a malformed file must never
- * crash mtool.  If the child dies, the binary gets no lines and a warning. */
+ * libdwarf 20210528 has known memory-safety bugs on corrupt DWARF (several
+ * CVEs were fixed after it), and a malformed file must never crash mtool.
+ * If the child dies, the binary gets no lines and a warning. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
@@ -29,21 +29,55 @@ typedef struct {
 typedef struct {
     line_row *rows;
     size_t n, cap;
-    /* File names, looked up linearly from the most recent: one CU's rows
-     * name few files.  files[0] = "" (unknown), as in mt_program. */
+    /* File names, files[0] = "" (unknown) as in mt_program.  A hash set
+     * (open addressing, slot = file index + 1, 0 = empty) keeps interning
+     * O(1): large programs have thousands of CUs naming thousands of files. */
     char **files;
     uint32_t nfiles;
     size_t cap_files;
+    uint32_t *slots;
+    size_t nslots; /* a power of two, kept at least twice nfiles */
 } line_table;
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static void rehash_files(line_table *t)
+{
+    free(t->slots);
+    t->nslots = t->nslots ? t->nslots * 2 : 64;
+    t->slots = mt_xcalloc(t->nslots, sizeof *t->slots);
+    for (uint32_t i = 1; i < t->nfiles; i++) {
+        size_t k = hash_name(t->files[i]) & (t->nslots - 1);
+        while (t->slots[k])
+            k = (k + 1) & (t->nslots - 1);
+        t->slots[k] = i + 1;
+    }
+}
 
 static uint32_t intern_file(line_table *t, const char *name)
 {
-    for (uint32_t i = t->nfiles; i-- > 1;)
-        if (strcmp(t->files[i], name) == 0)
-            return i;
-    char *copy = mt_xstrdup(name);
+    if (t->nfiles == 0) { /* files[0], the unknown file, is never looked up */
+        size_t n = 0;
+        MT_PUSH(t->files, n, t->cap_files, mt_xstrdup(""));
+        t->nfiles = 1;
+    }
+    if (!name[0])
+        return 0;
+    if (2 * ((size_t)t->nfiles + 1) > t->nslots)
+        rehash_files(t);
+    size_t k = hash_name(name) & (t->nslots - 1);
+    for (; t->slots[k]; k = (k + 1) & (t->nslots - 1))
+        if (strcmp(t->files[t->slots[k] - 1], name) == 0)
+            return t->slots[k] - 1;
     size_t n = t->nfiles;
-    MT_PUSH(t->files, n, t->cap_files, copy);
+    MT_PUSH(t->files, n, t->cap_files, mt_xstrdup(name));
+    t->slots[k] = t->nfiles + 1;
     return t->nfiles++;
 }
 
@@ -52,6 +86,7 @@ static void line_table_free(line_table *t)
     for (uint32_t i = 0; i < t->nfiles; i++)
         free(t->files[i]);
     free(t->files);
+    free(t->slots);
     free(t->rows);
 }
 
@@ -176,18 +211,24 @@ static int compare_rows(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* The row containing addr (the last row starting at or before it). */
-static const line_row *row_at(const line_table *t, uint64_t addr)
+/* The row of the first instruction in [start, end) that has a source line:
+ * the row containing start (the last row starting at or before it), else
+ * the first row starting inside the block.  Rows without a line (line 0,
+ * which clang emits for compiler-generated code) were never stored, so a
+ * block that begins with such code takes the line of what follows. */
+static const line_row *row_for_block(const line_table *t, uint64_t start, uint64_t end)
 {
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->rows[mid].start <= addr)
+        if (t->rows[mid].start <= start)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo && addr < t->rows[lo - 1].end ? &t->rows[lo - 1] : NULL;
+    if (lo && start < t->rows[lo - 1].end)
+        return &t->rows[lo - 1];
+    return lo < t->n && t->rows[lo].start < end ? &t->rows[lo] : NULL;
 }
 
 /* Child side: read every line table with libdwarf into t.  Returns 0 when
@@ -336,7 +377,8 @@ static void assign_block_lines(const line_table *t, mt_program *prog, const uint
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         mt_procedure *proc = &prog->procs[p];
         for (uint32_t b = 0; b < proc->nblocks; b++) {
-            const line_row *row = row_at(t, proc->blocks[b].start);
+            const mt_block *blk = &proc->blocks[b];
+            const line_row *row = row_for_block(t, blk->start, blk->end);
             if (row) {
                 proc->blocks[b].file = file_map[row->file];
                 proc->blocks[b].line = row->line;

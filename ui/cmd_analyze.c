@@ -102,8 +102,9 @@ static const char *kind_text(const mt_program *prog)
 static void print_header(FILE *fp, const mt_program *prog)
 {
     program_totals t = count_totals(prog);
-    fprintf(fp, "%s: %s%s%s\n", prog->path, kind_text(prog), prog->static_linked ? ", static" : "",
-            prog->stripped ? ", stripped" : "");
+    fprintf(fp, "%s: %s\n", prog->path, kind_text(prog));
+    fprintf(fp, "  static          %s\n", prog->static_linked ? "yes" : "no");
+    fprintf(fp, "  stripped        %s\n", prog->stripped ? "yes (no .symtab)" : "no");
     fprintf(fp, "  build-id        %s\n", prog->build_id[0] ? prog->build_id : "(none)");
     fprintf(fp, "  source lines    %s\n", prog->has_dwarf_lines ? "yes (DWARF)" : "no");
     fprintf(fp, "  procedures      %" PRIu32 " (%" PRIu32 " PLT stubs), %.1f%% with fully resolved control flow\n",
@@ -217,6 +218,26 @@ static void print_edge_target(FILE *fp, const mt_procedure *p, const mt_edge *e)
         fputs("(leaves)", fp);
 }
 
+/* Blocks that end in a recovered jump table, with the table's targets. */
+static void print_jump_tables(FILE *fp, const mt_procedure *p)
+{
+    bool any = false;
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        const mt_block *blk = &p->blocks[b];
+        if (blk->term != MT_TERM_TABLE_JUMP)
+            continue;
+        if (!any)
+            fprintf(fp, "  jump tables:\n");
+        any = true;
+        fprintf(fp, "    0x%-10" PRIx64 " %" PRIu32 " targets:", blk->start, blk->nsucc);
+        for (uint32_t k = 0; k < blk->nsucc; k++) {
+            fputs(k && k % 8 == 0 ? "\n                              " : " ", fp); /* 8 per line */
+            print_edge_target(fp, p, &p->edges[blk->first_succ + k]);
+        }
+        fputc('\n', fp);
+    }
+}
+
 static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t index)
 {
     const mt_procedure *p = &prog->procs[index];
@@ -240,7 +261,7 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
                 blk->ninsns, blk->mem_reads, blk->mem_writes, mt_term_kind_name(blk->term));
         for (uint32_t k = 0; k < blk->nsucc; k++) {
             const mt_edge *e = &p->edges[blk->first_succ + k];
-            fprintf(fp, " %s→", mt_edge_kind_name(e->kind));
+            fprintf(fp, " %s->", mt_edge_kind_name(e->kind));
             print_edge_target(fp, p, e);
         }
         if (blk->line && blk->file < prog->nfiles) {
@@ -253,6 +274,7 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
         fprintf(fp, "  loops:\n");
         print_loop_forest(fp, prog, p);
     }
+    print_jump_tables(fp, p);
     if (p->ncalls) {
         fprintf(fp, "  calls:\n");
         for (uint32_t c = 0; c < p->ncalls; c++) {

@@ -46,22 +46,25 @@
  * one virtual node, counted in its own figures only):
  *   TDES(x) = 1 + distinct procedures reachable from x, x itself excluded;
  *   Tot(x)  = 1 + Σ_{edges x→w} Tot(w)·weight(x→w)/calls(→w), where child
- *             loops count in full and calls(→w) sums every call edge into w,
- *             the root's included.
+ *             loops count in full and calls(→w) sums every call edge into w
+ *             (into w's component, for a recursive w), the root's included.
  * On a cycle the Tot recurrence has no solution, so Tot is computed on the
  * strongly connected components of the graph: a component counts as its
- * number of procedures, and edges inside it are ignored.  Every procedure of
- * a recursive component therefore reports the component's figures: Tot is
- * the component's size plus the shares of what the component calls, TDES is
- * the number of distinct procedures the component reaches, itself included
- * (for a recursive procedure, "1 + others reachable" counts itself once).
- * A loop of a recursive procedure that calls back into it is in the same
- * component and reports 1 + the component's figures.  For non-recursive
- * nodes without unknown work, estimable ⇔ Tot = TDES (up to rounding).
+ * number of procedures, calls into it from outside share its Tot, and edges
+ * inside it are ignored.  Every procedure of a recursive component therefore
+ * reports the component's figures: Tot is the component's size plus the
+ * shares of what the component calls, TDES is the number of distinct
+ * procedures the component reaches, itself included (for a recursive
+ * procedure, "1 + others reachable" counts itself once).  A loop of a
+ * recursive procedure that calls back into it is in the same component and
+ * reports 1 + the component's figures.  For non-recursive nodes without
+ * unknown work, estimable ⇔ Tot = TDES (up to rounding); a node with unknown
+ * work has figures over what is visible, and is not estimable whatever they
+ * say.
  *
  * TDES of a non-estimable node needs a search of what it reaches: one search
- * per component (members share it), within a global work budget; past it
- * tdes = -1 ("not computed") and a warning says so.  An estimable node reaches
+ * per component (members share it), callees first, within a global work
+ * budget; past it tdes = -1 ("not computed") and a warning says so.  An estimable node reaches
  * exactly its dominator subtree, so its TDES is a subtree count. */
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +77,8 @@
 typedef struct {
     uint32_t from, to;
     double weight;   /* calls along the edge; 1 for structural edges */
-    bool is_call;    /* false: procedure → loop or loop → child loop */
+    bool is_call;    /* false: procedure → loop or loop → child loop; true for
+                        calls, root edges and jumps into split parts */
 } ext_edge;
 
 typedef struct {
@@ -279,11 +283,13 @@ static void edges_by_component(const ext_graph *g, const uint32_t *comp, uint32_
 static void compute_tot(const ext_graph *g, const uint32_t *comp, const mt_csr *by_comp, double *tot_of_comp)
 {
     uint32_t ncomp = by_comp->n;
-    double *calls_in = mt_xcalloc(g->nnodes, sizeof *calls_in);
+    /* calls(→w) of the condensation: every call entering w's component, so
+     * that a cycle entered at two members shares its Tot between callers. */
+    double *calls_in = mt_xcalloc(ncomp, sizeof *calls_in);
     for (size_t e = 0; e < g->nedges; e++) {
         const ext_edge *edge = &g->edges[e];
         if (edge->is_call && comp[edge->from] != comp[edge->to])
-            calls_in[edge->to] += edge->weight;
+            calls_in[comp[edge->to]] += edge->weight;
     }
     for (uint32_t c = 0; c < ncomp; c++)
         tot_of_comp[c] = 0;
@@ -296,7 +302,8 @@ static void compute_tot(const ext_graph *g, const uint32_t *comp, const mt_csr *
             uint32_t w = edge->to;
             if (comp[w] == c || edge->from == g->root)
                 continue;
-            double share = edge->is_call ? (calls_in[w] > 0 ? edge->weight / calls_in[w] : 0) : 1.0;
+            double in = calls_in[comp[w]];
+            double share = edge->is_call ? (in > 0 ? edge->weight / in : 0) : 1.0;
             tot_of_comp[c] += share * tot_of_comp[comp[w]];
         }
     }
@@ -347,28 +354,34 @@ static uint32_t compute_tdes(const ext_graph *g, const uint32_t *comp, const mt_
     uint32_t *procs_in_comp = mt_xcalloc(ncomp, sizeof *procs_in_comp);
     for (uint32_t v = 0; v < n; v++)
         procs_in_comp[comp[v]] += g->is_proc[v];
+    /* Components whose reach must be searched: those of non-estimable
+     * nodes.  Searched callees-first (increasing component number), so a
+     * budget spent on a huge graph leaves the figures of the many small
+     * subgraphs computed and only those of the top-level nodes missing. */
+    enum { NOT_NEEDED = -3, NOT_SEARCHED = -2 };
     double *reached = mt_xmalloc(((size_t)ncomp + 1) * sizeof *reached);
     for (uint32_t c = 0; c < ncomp; c++)
-        reached[c] = -2; /* not searched yet */
+        reached[c] = NOT_NEEDED;
+    for (uint32_t x = 0; x < n; x++)
+        if (x != g->root && idom[x] != MT_NONE && !estimable[x])
+            reached[comp[x]] = NOT_SEARCHED;
     uint32_t *stamp = mt_xcalloc(ncomp, sizeof *stamp);
     uint32_t *stack = mt_xmalloc(((size_t)ncomp + 1) * sizeof *stack);
     uint64_t budget = TDES_WORK_BUDGET;
+    for (uint32_t c = 0; c < ncomp; c++)
+        if (reached[c] == NOT_SEARCHED)
+            reached[c] = procs_reached_from(g, comp, by_comp, procs_in_comp, c, stamp, stack, &budget);
     for (uint32_t x = 0; x < n; x++) {
         double self = g->is_proc[x] ? 0 : 1; /* a procedure is among what it reaches */
         tdes[x] = -1;
         if (x == g->root || idom[x] == MT_NONE)
             continue;
-        if (estimable[x]) {
+        if (estimable[x])
             tdes[x] = self + procs_below[x];
-            continue;
-        }
-        uint32_t c = comp[x];
-        if (reached[c] == -2)
-            reached[c] = procs_reached_from(g, comp, by_comp, procs_in_comp, c, stamp, stack, &budget);
-        if (reached[c] < 0)
-            skipped++;
+        else if (reached[comp[x]] >= 0)
+            tdes[x] = self + reached[comp[x]];
         else
-            tdes[x] = self + reached[c];
+            skipped++;
     }
     free(procs_below);
     free(procs_in_comp);

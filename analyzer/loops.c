@@ -432,7 +432,8 @@ static void collect_loop_edges(loop_ctx *c, mt_loop *loop)
                 MT_PUSH(back, nb, cb, (uint32_t)e);
         }
     }
-    qsort(entry, ne, sizeof *entry, cmp_u32);
+    if (ne > 1)
+        qsort(entry, ne, sizeof *entry, cmp_u32);
     loop->entry_edges = entry;
     loop->nentry_edges = (uint32_t)ne;
     loop->exit_edges = exit;

@@ -432,8 +432,19 @@ static void check_random_program(uint32_t round, bool *ok_est, bool *ok_tdes, bo
         if (i == 0 || t.procs[i].address_taken)
             g.adj[2 * n][i] = 1;
     }
-    analyze_program(&t, NULL);
+    /* If p0 is called, it is from inside its own cycle (p0 reaches
+     * everything): a cycle nothing outside calls may be entered at any of its
+     * procedures, so each gets a root edge. */
     uint8_t reach[2 * MAXP + 1], without[2 * MAXP + 1];
+    bool p0_called = false;
+    for (uint32_t y = 0; y < 2 * n; y++)
+        p0_called |= g.adj[y][0];
+    for (uint32_t i = 1; p0_called && i < n; i++) {
+        model_reach(&g, i, MT_NONE, reach);
+        if (reach[0])
+            g.adj[2 * n][i] = 1;
+    }
+    analyze_program(&t, NULL);
     for (uint32_t x = 0; x < 2 * n; x++) {
         bool is_loop = x >= n;
         const mt_procedure *p = &t.procs[is_loop ? x - n : x];

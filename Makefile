@@ -53,18 +53,21 @@ demo: all samples
 	./$(BUILD)/mtool analyze --loops build/samples/matmul-gcc-O2
 
 samples:
-	@$(MAKE) -s -C samples OUT=$(abspath build/samples)
+	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples)
+
+# The tests run against an ASan+UBSan build of everything, in $(BUILD)/asan.
+TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples
 
 test: all samples
-	@$(MAKE) -s BUILD=build/asan SAN=1 OPT=-O1 build/asan/mtool
-	@$(MAKE) -s -C tests BUILD=$(abspath build) ASAN_BUILD=$(abspath build/asan)
-	@sh tests/run.sh
+	@$(MAKE) -s BUILD=$(BUILD)/asan SAN=1 OPT=-O1 $(BUILD)/asan/mtool
+	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) ASAN_BUILD=$(abspath $(BUILD)/asan)
+	@$(TEST_ENV) sh tests/run.sh
 
 test-full: test
-	@sh tests/run-full.sh
+	@$(TEST_ENV) sh tests/run-full.sh
 
 bench: all samples
-	@sh bench/run.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh
 
 fuzz:
 	@$(MAKE) -s -C tests/fuzz

@@ -2,11 +2,22 @@
  * of one procedure's CFG.
  *
  * A natural loop is found from each back edge u→h where h dominates u; back
- * edges sharing a header make one loop.  Removing every natural back edge
- * leaves an acyclic graph exactly when the CFG is reducible; each cycle that
- * remains (a non-trivial SCC) is an irreducible region: entered at several
- * blocks, it has no single place to start a timer, so it is reported as a
- * loop with `irreducible` set but never becomes an m-object. */
+ * edges sharing a header make one loop, whose body is h plus every block that
+ * reaches a back-edge tail without passing through h.
+ *
+ * Removing every natural back edge leaves an acyclic graph exactly when the
+ * CFG is reducible; each cycle that remains (a non-trivial strongly connected
+ * component) is an irreducible region: entered at several blocks, it has no
+ * single place to start a timer, so it is reported as a loop with
+ * `irreducible` set but never becomes an m-object.  A natural loop whose
+ * header lies in such a component runs inside the region (the region's cycle
+ * passes through that header), so the region's body also holds the blocks of
+ * those loops; with that, loops of both kinds are nested or disjoint, and the
+ * loop forest comes from containment alone.
+ *
+ * Blocks unreachable from the entry belong to no loop.  Everything is
+ * iterative and near-linear per nesting level: procedures can have 100k
+ * blocks and thousands of loops. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,136 +76,279 @@ void mt_compute_dominators(mt_procedure *proc)
     cfg_graph_free(&g);
 }
 
-/* A loop under construction: its body as a sorted block list. */
-typedef struct {
-    uint32_t header;
-    bool irreducible;
-    uint32_t *blocks;
-    uint32_t nblocks;
-    uint32_t parent;
-} loop_draft;
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
-/* Body of the natural loop with header h: h plus every block that reaches
- * a back-edge tail without passing through h. */
-static void natural_loop_body(const cfg_graph *g, const mt_domtree *dt, uint32_t h, uint32_t *mark,
-                              uint32_t stamp, loop_draft *out)
+/* Everything mt_find_loops works with for one procedure. */
+typedef struct {
+    const mt_procedure *proc;
+    uint32_t n;        /* blocks */
+    cfg_graph g;
+    mt_domtree dt;     /* over proc->blocks[].idom */
+    uint8_t *reachable;/* from the entry block */
+    uint32_t *mark;    /* per-block stamps, one fresh stamp per use */
+    uint32_t stamp;
+    uint32_t *stack;   /* n slots, scratch for walks */
+} loop_ctx;
+
+/* A loop under construction: its body as a sorted block list. */
+typedef struct {
+    uint32_t header;
+    bool irreducible;
+    uint32_t *blocks;
+    uint32_t nblocks;
+    uint32_t parent;   /* draft index */
+} loop_draft;
+
+typedef struct {
+    loop_draft *items;
+    size_t n, cap;
+} draft_list;
+
+static uint32_t next_stamp(loop_ctx *c)
 {
-    uint32_t n = g->succ.n, count = 0;
-    uint32_t *stack = mt_xmalloc((size_t)n * sizeof *stack);
-    uint32_t sp = 0;
-    mark[h] = stamp;
-    count++;
-    for (uint32_t k = g->pred.off[h]; k < g->pred.off[h + 1]; k++) {
-        uint32_t u = g->pred.adj[k];
-        if (mt_domtree_dominates(dt, h, u) && mark[u] != stamp) {
-            mark[u] = stamp;
-            count++;
-            stack[sp++] = u;
+    if (++c->stamp == 0) { /* wrapped: old stamps could collide */
+        memset(c->mark, 0, (size_t)c->n * sizeof *c->mark);
+        c->stamp = 1;
+    }
+    return c->stamp;
+}
+
+static void loop_ctx_init(loop_ctx *c, const mt_procedure *proc)
+{
+    memset(c, 0, sizeof *c);
+    c->proc = proc;
+    c->n = proc->nblocks;
+    uint32_t n = c->n;
+    uint32_t *idom = mt_xmalloc((size_t)n * sizeof *idom);
+    for (uint32_t b = 0; b < n; b++)
+        idom[b] = proc->blocks[b].idom < n ? proc->blocks[b].idom : MT_NONE;
+    idom[0] = MT_NONE;
+    mt_domtree_build(&c->dt, idom, n);
+    /* Reachable = in the dominator tree rooted at the entry block; the other
+     * roots of the forest are unreachable blocks (or stale idoms). */
+    c->reachable = mt_xcalloc(n, 1);
+    for (uint32_t b = 0; b < n; b++)
+        c->reachable[b] = mt_domtree_dominates(&c->dt, 0, b);
+    free(idom);
+    cfg_graph_build(&c->g, proc);
+    c->mark = mt_xcalloc(n, sizeof *c->mark);
+    c->stack = mt_xmalloc((size_t)n * sizeof *c->stack);
+}
+
+static void loop_ctx_free(loop_ctx *c)
+{
+    mt_domtree_free(&c->dt);
+    cfg_graph_free(&c->g);
+    free(c->reachable);
+    free(c->mark);
+    free(c->stack);
+}
+
+/* u→h is a natural back edge: h dominates u (both reachable). */
+static bool is_back_edge(const loop_ctx *c, uint32_t u, uint32_t h)
+{
+    return c->reachable[u] && c->reachable[h] && mt_domtree_dominates(&c->dt, h, u);
+}
+
+/* Body of the natural loop with header h: h plus every reachable block that
+ * reaches a back-edge tail without passing through h.  The walk only visits
+ * the body (and its predecessors' lists), so all loops cost
+ * O(Σ body sizes), not O(blocks × loops). */
+static loop_draft natural_loop(loop_ctx *c, uint32_t h)
+{
+    const mt_csr *pred = &c->g.pred;
+    uint32_t stamp = next_stamp(c), sp = 0;
+    uint32_t *body = NULL;
+    size_t nbody = 0, cap = 0;
+    c->mark[h] = stamp;
+    MT_PUSH(body, nbody, cap, h);
+    for (uint32_t k = pred->off[h]; k < pred->off[h + 1]; k++) {
+        uint32_t u = pred->adj[k];
+        if (c->mark[u] != stamp && is_back_edge(c, u, h)) {
+            c->mark[u] = stamp;
+            MT_PUSH(body, nbody, cap, u);
+            c->stack[sp++] = u;
         }
     }
     while (sp) {
-        uint32_t v = stack[--sp];
-        for (uint32_t k = g->pred.off[v]; k < g->pred.off[v + 1]; k++) {
-            uint32_t u = g->pred.adj[k];
-            /* Unreachable predecessors are not part of any loop. */
-            if (mark[u] != stamp && dt->pre[u] != MT_NONE && mt_domtree_dominates(dt, 0, u)) {
-                mark[u] = stamp;
-                count++;
-                stack[sp++] = u;
+        uint32_t v = c->stack[--sp];
+        for (uint32_t k = pred->off[v]; k < pred->off[v + 1]; k++) {
+            uint32_t u = pred->adj[k];
+            if (c->mark[u] != stamp && c->reachable[u]) {
+                c->mark[u] = stamp;
+                MT_PUSH(body, nbody, cap, u);
+                c->stack[sp++] = u;
             }
         }
     }
-    free(stack);
-    out->header = h;
-    out->irreducible = false;
-    out->blocks = mt_xmalloc((size_t)count * sizeof *out->blocks);
-    out->nblocks = 0;
-    for (uint32_t b = 0; b < n; b++)
-        if (mark[b] == stamp)
-            out->blocks[out->nblocks++] = b;
+    qsort(body, nbody, sizeof *body, cmp_u32);
+    return (loop_draft){.header = h, .irreducible = false, .blocks = body, .nblocks = (uint32_t)nbody,
+                        .parent = MT_NONE};
 }
 
-static bool is_back_edge(const mt_domtree *dt, uint32_t u, uint32_t h)
+static void find_natural_loops(loop_ctx *c, draft_list *out, uint32_t *loop_of_header)
 {
-    return dt->pre[u] != MT_NONE && mt_domtree_dominates(dt, h, u);
+    const mt_csr *pred = &c->g.pred;
+    for (uint32_t h = 0; h < c->n; h++) {
+        loop_of_header[h] = MT_NONE;
+        bool header = false;
+        for (uint32_t k = pred->off[h]; k < pred->off[h + 1] && !header; k++)
+            header = is_back_edge(c, pred->adj[k], h);
+        if (!header)
+            continue;
+        loop_of_header[h] = (uint32_t)out->n;
+        MT_PUSH(out->items, out->n, out->cap, natural_loop(c, h));
+    }
 }
 
-/* Cycles left after removing natural back edges: irreducible regions. */
-static void find_irreducible(const cfg_graph *g, const mt_domtree *dt, loop_draft **drafts,
-                             size_t *ndrafts, size_t *cap)
+/* The region's header: its lowest-address block entered from a reachable
+ * block outside it (its blocks are sorted by address).  Only unreachable
+ * blocks entering it would be odd CFGs; fall back to those, then to the first
+ * block. */
+static uint32_t region_header(loop_ctx *c, const loop_draft *d, uint32_t stamp)
 {
-    uint32_t n = g->succ.n;
-    uint32_t *from = mt_xmalloc(((size_t)g->succ.off[n] + 1) * sizeof *from);
-    uint32_t *to = mt_xmalloc(((size_t)g->succ.off[n] + 1) * sizeof *to);
-    size_t m = 0;
-    for (uint32_t u = 0; u < n; u++)
-        for (uint32_t k = g->succ.off[u]; k < g->succ.off[u + 1]; k++) {
-            uint32_t v = g->succ.adj[k];
-            if (dt->pre[u] == MT_NONE || is_back_edge(dt, u, v))
+    uint32_t fallback = MT_NONE;
+    for (uint32_t i = 0; i < d->nblocks; i++) {
+        uint32_t b = d->blocks[i];
+        for (uint32_t k = c->g.pred.off[b]; k < c->g.pred.off[b + 1]; k++) {
+            uint32_t u = c->g.pred.adj[k];
+            if (c->mark[u] == stamp)
                 continue;
-            from[m] = u;
-            to[m] = v;
-            m++;
+            if (c->reachable[u])
+                return b;
+            if (fallback == MT_NONE)
+                fallback = b;
+        }
+    }
+    return fallback != MT_NONE ? fallback : d->blocks[0];
+}
+
+/* One irreducible region from the members of a component: those blocks plus
+ * the bodies of the natural loops headed inside it. */
+static loop_draft irreducible_region(loop_ctx *c, const uint32_t *members, uint32_t nmembers,
+                                     const draft_list *natural, const uint32_t *loop_of_header)
+{
+    uint32_t stamp = next_stamp(c);
+    uint32_t *body = NULL;
+    size_t nbody = 0, cap = 0;
+    for (uint32_t i = 0; i < nmembers; i++) {
+        uint32_t b = members[i];
+        if (c->mark[b] != stamp) {
+            c->mark[b] = stamp;
+            MT_PUSH(body, nbody, cap, b);
+        }
+    }
+    for (uint32_t i = 0; i < nmembers; i++) {
+        uint32_t l = loop_of_header[members[i]];
+        if (l == MT_NONE)
+            continue;
+        const loop_draft *nat = &natural->items[l];
+        for (uint32_t k = 0; k < nat->nblocks; k++)
+            if (c->mark[nat->blocks[k]] != stamp) {
+                c->mark[nat->blocks[k]] = stamp;
+                MT_PUSH(body, nbody, cap, nat->blocks[k]);
+            }
+    }
+    qsort(body, nbody, sizeof *body, cmp_u32);
+    loop_draft d = {.irreducible = true, .blocks = body, .nblocks = (uint32_t)nbody, .parent = MT_NONE};
+    d.header = region_header(c, &d, stamp);
+    return d;
+}
+
+/* Cycles left after removing natural back edges: irreducible regions.
+ * Edges out of unreachable blocks are dropped so those stay out of every
+ * region. */
+static void find_irreducible_regions(loop_ctx *c, draft_list *out, const uint32_t *loop_of_header)
+{
+    const mt_csr *succ = &c->g.succ;
+    uint32_t n = c->n;
+    size_t m = succ->off[n];
+    uint32_t *from = mt_xmalloc((m + 1) * sizeof *from);
+    uint32_t *to = mt_xmalloc((m + 1) * sizeof *to);
+    size_t kept = 0;
+    for (uint32_t u = 0; u < n; u++)
+        for (uint32_t k = succ->off[u]; k < succ->off[u + 1]; k++) {
+            uint32_t v = succ->adj[k];
+            if (!c->reachable[u] || is_back_edge(c, u, v))
+                continue;
+            from[kept] = u;
+            to[kept] = v;
+            kept++;
         }
     mt_csr forward;
-    mt_csr_build(&forward, n, from, to, m);
+    mt_csr_build(&forward, n, from, to, kept);
     free(from);
     free(to);
     uint32_t *comp = mt_xmalloc((size_t)n * sizeof *comp);
     uint32_t ncomp = mt_graph_sccs(&forward, comp);
-    uint32_t *size = mt_xcalloc(ncomp, sizeof *size);
-    for (uint32_t b = 0; b < n; b++)
-        size[comp[b]]++;
-    for (uint32_t c = 0; c < ncomp; c++) {
-        if (size[c] < 2)
-            continue; /* self-loops are natural back edges, already removed */
-        loop_draft d = {.irreducible = true, .header = MT_NONE, .parent = MT_NONE};
-        d.blocks = mt_xmalloc((size_t)size[c] * sizeof *d.blocks);
-        for (uint32_t b = 0; b < n; b++) {
-            if (comp[b] != c)
-                continue;
-            d.blocks[d.nblocks++] = b;
-            bool entered_from_outside = b == 0;
-            for (uint32_t k = g->pred.off[b]; k < g->pred.off[b + 1]; k++)
-                if (comp[g->pred.adj[k]] != c)
-                    entered_from_outside = true;
-            if (entered_from_outside && d.header == MT_NONE)
-                d.header = b; /* blocks are visited in address order */
-        }
-        if (d.header == MT_NONE)
-            d.header = d.blocks[0];
-        MT_PUSH(*drafts, *ndrafts, *cap, d);
-    }
-    free(size);
-    free(comp);
     mt_csr_free(&forward);
+
+    /* Members of each component, in address order (CSR keeps input order). */
+    uint32_t *ids = mt_xmalloc((size_t)n * sizeof *ids);
+    for (uint32_t b = 0; b < n; b++)
+        ids[b] = b;
+    mt_csr members;
+    mt_csr_build(&members, ncomp, comp, ids, n);
+    free(ids);
+    free(comp);
+    /* Natural drafts are only read while regions are appended to `out`, so
+     * regions go to a separate list first (MT_PUSH may move out->items). */
+    draft_list regions = {0};
+    for (uint32_t k = 0; k < ncomp; k++) {
+        uint32_t size = members.off[k + 1] - members.off[k];
+        if (size < 2)
+            continue; /* a self-loop is a natural loop, its edge already removed */
+        loop_draft d = irreducible_region(c, &members.adj[members.off[k]], size, out, loop_of_header);
+        MT_PUSH(regions.items, regions.n, regions.cap, d);
+    }
+    mt_csr_free(&members);
+    for (size_t i = 0; i < regions.n; i++)
+        MT_PUSH(out->items, out->n, out->cap, regions.items[i]);
+    free(regions.items);
 }
 
-/* Nesting by containment: process loops from largest to smallest; a loop's
- * parent is the innermost already-placed loop that contains its header. */
+/* Sort keys: nesting places larger bodies first (an enclosing loop is
+ * strictly larger than what it contains); the forest's preorder takes
+ * siblings by header.  Ties fall back to the draft index, for determinism. */
+typedef struct {
+    uint32_t primary, header, index;
+} draft_key;
+
+static int cmp_draft_key(const void *a, const void *b)
+{
+    const draft_key *x = a, *y = b;
+    if (x->primary != y->primary)
+        return x->primary < y->primary ? -1 : 1;
+    if (x->header != y->header)
+        return x->header < y->header ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Draft indices sorted by decreasing size (by_size) or by header. */
+static uint32_t *sorted_drafts(const loop_draft *drafts, size_t n, bool by_size)
+{
+    draft_key *keys = mt_xmalloc((n ? n : 1) * sizeof *keys);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (draft_key){by_size ? UINT32_MAX - drafts[i].nblocks : 0, drafts[i].header, (uint32_t)i};
+    qsort(keys, n, sizeof *keys, cmp_draft_key);
+    uint32_t *out = mt_xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = keys[i].index;
+    free(keys);
+    return out;
+}
+
+/* Nesting by containment: loops are nested or disjoint, so placing them
+ * from largest to smallest, a loop's parent is the innermost loop placed so
+ * far that contains its header.  `innermost` ends as each block's innermost
+ * loop (draft index). */
 static void nest_loops(loop_draft *drafts, size_t n, uint32_t nblocks, uint32_t *innermost)
 {
-    uint32_t *by_size = mt_xmalloc((n ? n : 1) * sizeof *by_size);
-    for (size_t i = 0; i < n; i++)
-        by_size[i] = (uint32_t)i;
-    /* Insertion sort by decreasing size, ties by header: n is small per procedure. */
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = by_size[i];
-        size_t j = i;
-        while (j > 0 && (drafts[by_size[j - 1]].nblocks < drafts[x].nblocks ||
-                         (drafts[by_size[j - 1]].nblocks == drafts[x].nblocks &&
-                          drafts[by_size[j - 1]].header > drafts[x].header))) {
-            by_size[j] = by_size[j - 1];
-            j--;
-        }
-        by_size[j] = x;
-    }
+    uint32_t *by_size = sorted_drafts(drafts, n, true);
     for (uint32_t b = 0; b < nblocks; b++)
         innermost[b] = MT_NONE;
     for (size_t i = 0; i < n; i++) {
@@ -206,152 +360,156 @@ static void nest_loops(loop_draft *drafts, size_t n, uint32_t nblocks, uint32_t 
     free(by_size);
 }
 
-/* Order drafts parents-before-children (preorder, siblings by header). */
+/* Drafts parents-before-children: a preorder of the loop forest, siblings
+ * (and outermost loops) by header address. */
 static uint32_t *preorder_of_forest(const loop_draft *drafts, size_t n)
 {
-    uint32_t *order = mt_xmalloc((n ? n : 1) * sizeof *order);
-    uint32_t *stack = mt_xmalloc((n ? n : 1) * sizeof *stack);
-    uint8_t *placed = mt_xcalloc(n ? n : 1, 1);
+    size_t slots = n ? n : 1;
+    uint32_t *by_header = sorted_drafts(drafts, n, false);
+    /* Children lists, node n standing for "no parent"; the CSR keeps the
+     * header order of its input. */
+    uint32_t *from = mt_xmalloc(slots * sizeof *from);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = drafts[by_header[i]].parent;
+        from[i] = p == MT_NONE ? (uint32_t)n : p;
+    }
+    mt_csr children;
+    mt_csr_build(&children, (uint32_t)n + 1, from, by_header, n);
+    free(from);
+    free(by_header);
+
+    uint32_t *order = mt_xmalloc(slots * sizeof *order);
+    uint32_t *stack = mt_xmalloc(slots * sizeof *stack);
     size_t count = 0, sp = 0;
-    /* Children of `parent` pushed in decreasing header order so the
-     * lowest-address sibling is popped first. */
-    for (uint32_t parent = MT_NONE;;) {
-        for (;;) {
-            size_t best = n;
-            for (size_t i = 0; i < n; i++)
-                if (!placed[i] && drafts[i].parent == parent &&
-                    (best == n || drafts[i].header > drafts[best].header))
-                    best = i;
-            if (best == n)
-                break;
-            placed[best] = 1;
-            stack[sp++] = (uint32_t)best;
-        }
-        if (!sp)
-            break;
-        parent = stack[--sp];
-        order[count++] = parent;
+    /* Push children in reverse so the lowest header pops first. */
+    for (uint32_t k = children.off[n + 1]; k-- > children.off[n];)
+        stack[sp++] = children.adj[k];
+    while (sp) {
+        uint32_t v = stack[--sp];
+        order[count++] = v;
+        for (uint32_t k = children.off[v + 1]; k-- > children.off[v];)
+            stack[sp++] = children.adj[k];
     }
     free(stack);
-    free(placed);
+    mt_csr_free(&children);
     return order;
 }
 
-/* An irreducible region's entry: a body block with a predecessor outside. */
-static bool is_entry_block(const mt_procedure *proc, const cfg_graph *g, uint32_t b, const uint32_t *mark,
-                           uint32_t stamp)
+/* Entry, exit and back edges of a finished loop.  Entry edges come from
+ * outside the body (for a natural loop reachable ones all go to the header;
+ * an irreducible region has several targets); exit edges include those that
+ * leave the procedure (return, tail call, jump to foo.cold).  A back edge goes
+ * from the body to the header, or for a region to any of its entry blocks. */
+static void collect_loop_edges(loop_ctx *c, mt_loop *loop)
 {
-    (void)proc;
-    if (b == 0)
-        return true;
-    for (uint32_t j = g->pred.off[b]; j < g->pred.off[b + 1]; j++)
-        if (mark[g->pred.adj[j]] != stamp)
-            return true;
-    return false;
-}
-
-static void collect_loop_edges(mt_procedure *proc, const cfg_graph *g, mt_loop *loop, uint32_t *mark,
-                               uint32_t stamp)
-{
-    size_t ne = 0, ce = 0, nx = 0, cx = 0, nb = 0, cb = 0;
+    const mt_procedure *proc = c->proc;
+    const mt_csr *pred = &c->g.pred;
+    uint32_t body = next_stamp(c);
     for (uint32_t k = 0; k < loop->nblocks; k++)
-        mark[loop->blocks[k]] = stamp;
+        c->mark[loop->blocks[k]] = body;
+    uint32_t *entry = NULL, *exit = NULL, *back = NULL;
+    size_t ne = 0, ce = 0, nx = 0, cx = 0, nb = 0, cb = 0;
+    /* Entry blocks are flagged in `stack` (free scratch here), to
+     * recognize a region's back edges. */
+    uint32_t *entered = c->stack;
     for (uint32_t k = 0; k < loop->nblocks; k++) {
         uint32_t b = loop->blocks[k];
-        for (uint32_t j = g->pred.off[b]; j < g->pred.off[b + 1]; j++)
-            if (mark[g->pred.adj[j]] != stamp)
-                MT_PUSH(loop->entry_edges, ne, ce, g->pred.eid[j]);
-        const mt_block *blk = &proc->blocks[b];
-        for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc && e < proc->nedges; e++) {
+        entered[b] = 0;
+        for (uint32_t j = pred->off[b]; j < pred->off[b + 1]; j++)
+            if (c->mark[pred->adj[j]] != body) {
+                MT_PUSH(entry, ne, ce, pred->eid[j]);
+                entered[b] = 1;
+            }
+    }
+    for (uint32_t k = 0; k < loop->nblocks; k++) {
+        const mt_block *blk = &proc->blocks[loop->blocks[k]];
+        uint64_t end = (uint64_t)blk->first_succ + blk->nsucc;
+        for (uint64_t e = blk->first_succ; e < end && e < proc->nedges; e++) {
             uint32_t dst = proc->edges[e].dst;
-            if (dst == MT_NONE || mark[dst] != stamp)
-                MT_PUSH(loop->exit_edges, nx, cx, e);
-            else if (dst == loop->header || (loop->irreducible && is_entry_block(proc, g, dst, mark, stamp)))
-                MT_PUSH(loop->back_edges, nb, cb, e);
+            if (dst >= c->n || c->mark[dst] != body)
+                MT_PUSH(exit, nx, cx, (uint32_t)e);
+            else if (dst == loop->header || (loop->irreducible && entered[dst]))
+                MT_PUSH(back, nb, cb, (uint32_t)e);
         }
     }
     if (ne > 1)
-        qsort(loop->entry_edges, ne, sizeof *loop->entry_edges, cmp_u32);
+        qsort(entry, ne, sizeof *entry, cmp_u32);
+    loop->entry_edges = entry;
     loop->nentry_edges = (uint32_t)ne;
+    loop->exit_edges = exit;
     loop->nexit_edges = (uint32_t)nx;
+    loop->back_edges = back;
     loop->nback_edges = (uint32_t)nb;
 }
 
-void mt_find_loops(mt_procedure *proc)
+static void free_loops(mt_procedure *proc)
 {
-    uint32_t n = proc->nblocks;
-    for (uint32_t b = 0; b < n; b++)
-        proc->blocks[b].loop = MT_NONE;
-    for (uint32_t c = 0; c < proc->ncalls; c++)
-        proc->calls[c].loop = MT_NONE;
-    if (n == 0)
-        return;
-    cfg_graph g;
-    cfg_graph_build(&g, proc);
-    uint32_t *idom = mt_xmalloc((size_t)n * sizeof *idom);
-    for (uint32_t b = 0; b < n; b++)
-        idom[b] = proc->blocks[b].idom;
-    mt_domtree dt;
-    mt_domtree_build(&dt, idom, n);
-    free(idom);
-    /* Only blocks reachable from the entry belong to the dominator tree
-     * rooted at block 0; other roots of the forest are unreachable blocks. */
-    for (uint32_t b = 1; b < n; b++)
-        if (!mt_domtree_dominates(&dt, 0, b))
-            dt.pre[b] = MT_NONE;
-
-    uint32_t *mark = mt_xcalloc(n, sizeof *mark);
-    uint32_t stamp = 0;
-    loop_draft *drafts = NULL;
-    size_t ndrafts = 0, cap = 0;
-    for (uint32_t h = 0; h < n; h++) {
-        if (dt.pre[h] == MT_NONE)
-            continue;
-        bool header = false;
-        for (uint32_t k = g.pred.off[h]; k < g.pred.off[h + 1] && !header; k++)
-            header = is_back_edge(&dt, g.pred.adj[k], h);
-        if (!header)
-            continue;
-        loop_draft d = {.parent = MT_NONE};
-        natural_loop_body(&g, &dt, h, mark, ++stamp, &d);
-        MT_PUSH(drafts, ndrafts, cap, d);
+    for (uint32_t i = 0; i < proc->nloops; i++) {
+        mt_loop *l = &proc->loops[i];
+        free(l->blocks);
+        free(l->entry_edges);
+        free(l->exit_edges);
+        free(l->back_edges);
     }
-    find_irreducible(&g, &dt, &drafts, &ndrafts, &cap);
+    free(proc->loops);
+    proc->loops = NULL;
+    proc->nloops = 0;
+}
 
-    uint32_t *innermost = mt_xmalloc((size_t)n * sizeof *innermost);
-    nest_loops(drafts, ndrafts, n, innermost);
-    uint32_t *order = preorder_of_forest(drafts, ndrafts);
-    uint32_t *new_index = mt_xmalloc((ndrafts ? ndrafts : 1) * sizeof *new_index);
-    for (size_t i = 0; i < ndrafts; i++)
+/* Turn the nested drafts into proc->loops (preorder) and set each block's
+ * and call site's innermost loop. */
+static void store_loops(loop_ctx *c, mt_procedure *proc, loop_draft *drafts, size_t n, const uint32_t *innermost)
+{
+    uint32_t *order = preorder_of_forest(drafts, n);
+    uint32_t *new_index = mt_xmalloc((n ? n : 1) * sizeof *new_index);
+    for (size_t i = 0; i < n; i++)
         new_index[order[i]] = (uint32_t)i;
-
-    proc->loops = mt_xcalloc(ndrafts ? ndrafts : 1, sizeof *proc->loops);
-    proc->nloops = (uint32_t)ndrafts;
-    for (size_t i = 0; i < ndrafts; i++) {
+    proc->loops = mt_xcalloc(n ? n : 1, sizeof *proc->loops);
+    proc->nloops = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
         loop_draft *d = &drafts[order[i]];
         mt_loop *l = &proc->loops[i];
         l->header = d->header;
         l->irreducible = d->irreducible;
         l->parent = d->parent == MT_NONE ? MT_NONE : new_index[d->parent];
-        l->depth = l->parent == MT_NONE ? 1 : proc->loops[l->parent].depth + 1;
+        l->depth = l->parent == MT_NONE ? 1 : proc->loops[l->parent].depth + 1; /* parent stored first */
         l->blocks = d->blocks;
         l->nblocks = d->nblocks;
         l->estimable = false;
         l->tot = 0;
         l->tdes = -1;
-        collect_loop_edges(proc, &g, l, mark, ++stamp);
+        collect_loop_edges(c, l);
     }
-    for (uint32_t b = 0; b < n; b++)
+    for (uint32_t b = 0; b < proc->nblocks; b++)
         proc->blocks[b].loop = innermost[b] == MT_NONE ? MT_NONE : new_index[innermost[b]];
-    for (uint32_t c = 0; c < proc->ncalls; c++)
-        if (proc->calls[c].block < n)
-            proc->calls[c].loop = proc->blocks[proc->calls[c].block].loop;
-
+    for (uint32_t k = 0; k < proc->ncalls; k++)
+        if (proc->calls[k].block < proc->nblocks)
+            proc->calls[k].loop = proc->blocks[proc->calls[k].block].loop;
     free(new_index);
     free(order);
+}
+
+void mt_find_loops(mt_procedure *proc)
+{
+    free_loops(proc); /* recomputing must not leak the previous forest */
+    for (uint32_t b = 0; b < proc->nblocks; b++)
+        proc->blocks[b].loop = MT_NONE;
+    for (uint32_t k = 0; k < proc->ncalls; k++)
+        proc->calls[k].loop = MT_NONE;
+    if (proc->nblocks == 0)
+        return;
+    loop_ctx c;
+    loop_ctx_init(&c, proc);
+    draft_list drafts = {0};
+    uint32_t *loop_of_header = mt_xmalloc((size_t)c.n * sizeof *loop_of_header);
+    find_natural_loops(&c, &drafts, loop_of_header);
+    find_irreducible_regions(&c, &drafts, loop_of_header);
+    free(loop_of_header);
+
+    uint32_t *innermost = mt_xmalloc((size_t)c.n * sizeof *innermost);
+    nest_loops(drafts.items, drafts.n, c.n, innermost);
+    store_loops(&c, proc, drafts.items, drafts.n, innermost);
     free(innermost);
-    free(drafts);
-    free(mark);
-    mt_domtree_free(&dt);
-    cfg_graph_free(&g);
+    free(drafts.items); /* block lists now belong to proc->loops */
+    loop_ctx_free(&c);
 }

@@ -2,11 +2,14 @@
 # bench/run.sh — `make bench`: analysis speed and memory on the largest
 # binary at hand, side by side with objdump's plain disassembly of the same
 # file in the same run.  Figures are medians of 3 runs; ratios compare the two.
+#
+#   MTOOL=build/mtool BENCH_DIR=build/bench BENCH_TARGET=/path/to/elf sh bench/run.sh
 set -eu
 cd "$(dirname "$0")/.."
-MTOOL=build/mtool
-mkdir -p build/bench
-cc -O2 -o build/bench/rusage bench/rusage.c
+MTOOL=${MTOOL:-build/mtool}
+B=${BENCH_DIR:-build/bench}
+mkdir -p "$B"
+cc -O2 -Wall -Wextra -o "$B/rusage" bench/rusage.c
 
 TARGET=${BENCH_TARGET:-}
 if [ -z "$TARGET" ]; then
@@ -18,19 +21,23 @@ echo "bench: analysis of $TARGET ($(du -h "$TARGET" | cut -f1))"
 
 median() { sort -n | sed -n 2p; }
 
-: > build/bench/mtool.txt
-: > build/bench/objdump.txt
+: > "$B/mtool.txt"
+: > "$B/objdump.txt"
+: > "$B/stats.txt"
 for i in 1 2 3; do
-    build/bench/rusage $MTOOL analyze --stats "$TARGET" 2>> build/bench/stats.txt >> build/bench/mtool.txt
-    build/bench/rusage objdump -d --no-show-raw-insn "$TARGET" >> build/bench/objdump.txt
+    if ! "$B/rusage" "$MTOOL" analyze --stats "$TARGET" 2>> "$B/stats.txt" >> "$B/mtool.txt"; then
+        echo "bench: $MTOOL analyze $TARGET failed: $(grep -v -e warning: -e '^stats:' "$B/stats.txt" | head -1)"
+        exit 1
+    fi
+    "$B/rusage" objdump -d --no-show-raw-insn "$TARGET" >> "$B/objdump.txt"
 done
-insns=$(grep -o '[0-9]* instructions,' build/bench/stats.txt | tail -1 | cut -d' ' -f1)
+insns=$(grep -o '[0-9]* instructions,' "$B/stats.txt" | tail -1 | cut -d' ' -f1)
 objdump_insns=$(objdump -d --no-show-raw-insn "$TARGET" | grep -c '^ *[0-9a-f]*:	')
-m_wall=$(awk '{print $2}' build/bench/mtool.txt | median)
-m_rss=$(awk '{print $4}' build/bench/mtool.txt | median)
-o_wall=$(awk '{print $2}' build/bench/objdump.txt | median)
-o_rss=$(awk '{print $4}' build/bench/objdump.txt | median)
-rm -f build/bench/stats.txt
+m_wall=$(awk '{print $2}' "$B/mtool.txt" | median)
+m_rss=$(awk '{print $4}' "$B/mtool.txt" | median)
+o_wall=$(awk '{print $2}' "$B/objdump.txt" | median)
+o_rss=$(awk '{print $4}' "$B/objdump.txt" | median)
+rm -f "$B/stats.txt"
 
 awk -v mi="$insns" -v oi="$objdump_insns" -v mw="$m_wall" -v ow="$o_wall" -v mr="$m_rss" -v orss="$o_rss" 'BEGIN {
     ms = mi / mw / 1e6; os = oi / ow / 1e6; ratio = ms / os; bpi = mr * 1024 / mi

@@ -17,6 +17,10 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
+    if (pid < 0) {
+        perror("rusage: fork");
+        return 2;
+    }
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
         dup2(fd, 1);
@@ -25,7 +29,10 @@ int main(int argc, char **argv)
     }
     int status;
     struct rusage ru;
-    wait4(pid, &status, 0, &ru);
+    if (wait4(pid, &status, 0, &ru) < 0) {
+        perror("rusage: wait4");
+        return 2;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("wall %.3f maxrss %ld\n", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
            ru.ru_maxrss);

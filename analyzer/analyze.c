@@ -76,6 +76,9 @@ void mt_procedure_free_cfg(mt_procedure *proc)
     free(proc->blocks);
     free(proc->edges);
     free(proc->calls);
+    free(proc->tables);
+    proc->tables = NULL;
+    proc->ntables = 0;
     proc->loops = NULL;
     proc->blocks = NULL;
     proc->edges = NULL;
@@ -168,6 +171,7 @@ const char *mt_edge_kind_name(mt_edge_kind kind)
         [MT_EDGE_COND_TAKEN] = "cond_taken",   [MT_EDGE_COND_FALLTHROUGH] = "cond_fallthrough",
         [MT_EDGE_CALL_RETURN] = "call_return", [MT_EDGE_INDIRECT] = "indirect",
         [MT_EDGE_RETURN] = "return",           [MT_EDGE_TAIL_CALL] = "tail_call",
+        [MT_EDGE_EXCEPTION] = "exception",
     };
     return (unsigned)kind < MT_ARRAY_LEN(names) ? names[kind] : "?";
 }

@@ -47,6 +47,7 @@ typedef enum {
     MT_EDGE_INDIRECT,    /* one recovered jump-table target */
     MT_EDGE_RETURN,
     MT_EDGE_TAIL_CALL,
+    MT_EDGE_EXCEPTION,   /* from a block ending in a call to its landing pad (unwinding) */
 } mt_edge_kind;
 
 typedef struct {
@@ -104,6 +105,19 @@ typedef struct {
     uint8_t kind;      /* mt_call_kind */
 } mt_call_site;
 
+/* A recovered jump table: the jmp at `jump` goes to
+ * base + ext(entry k) for entries k < nentries stored at `table`.
+ * base is 0 for tables of absolute addresses, and usually equals `table`
+ * for the position-independent tables of offsets. */
+typedef struct {
+    uint64_t jump;
+    uint64_t table;
+    uint64_t base;
+    uint32_t nentries;
+    uint8_t entry_size;       /* bytes per entry: 4 or 8 */
+    bool entry_signed;
+} mt_jump_table;
+
 /* Where a procedure's existence and bounds come from (bit set). */
 enum {
     MT_SRC_SYMTAB = 1u << 0,
@@ -133,6 +147,8 @@ typedef struct {
     uint32_t nloops;
     mt_call_site *calls;      /* sorted by address */
     uint32_t ncalls;
+    mt_jump_table *tables;    /* one per MT_TERM_TABLE_JUMP block, by jump address */
+    uint32_t ntables;
 
     uint64_t ninsns, mem_reads, mem_writes; /* static totals over blocks */
 

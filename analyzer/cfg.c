@@ -53,6 +53,13 @@ typedef struct {
      * (glibc's __mempcpy jumps into __memmove; foo jumps into foo.cold).
      * They are decoded and start blocks like the entry does. */
     foreign_entries *foreign;
+    /* Exception call sites (sorted by start) and their distinct landing
+     * pads (sorted): pads are reached by no branch, only by the unwinder,
+     * so they are extra entries of the procedure holding them. */
+    mt_eh_call_site *sites;
+    size_t nsites;
+    uint64_t *pads;
+    size_t npads;
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -70,6 +77,35 @@ static void side_free(cfg_side *s)
     free(s->warnings);
     free(s->refs);
     memset(s, 0, sizeof *s);
+}
+
+/* Index of the first landing pad >= addr. */
+static size_t first_pad_from(const cfg_program *cp, uint64_t addr)
+{
+    size_t lo = 0, hi = cp->npads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp->pads[mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The exception call site covering the call at `addr`, or NULL.  Call-site
+ * ranges of one LSDA do not overlap, and FDEs do not either. */
+static const mt_eh_call_site *call_site_of(const cfg_program *cp, uint64_t addr)
+{
+    size_t lo = 0, hi = cp->nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp->sites[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && addr < cp->sites[lo - 1].end ? &cp->sites[lo - 1] : NULL;
 }
 
 /* Procedure whose bounds contain `addr`, or MT_NONE. */
@@ -366,15 +402,16 @@ static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
         in->flags |= CFG_TABLE_TRIED;
         uint64_t *targets = NULL;
         uint32_t n = 0;
+        mt_jump_table layout;
         why[0] = '\0';
-        if (!cfg_resolve_jump_table(b, i, &targets, &n, why, sizeof why)) {
+        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, why, sizeof why)) {
             set_unresolved(b, "indirect jump at 0x%llx: %s", (unsigned long long)in->addr,
                            why[0] ? why : "no jump table found");
             continue;
         }
         in = &b->insns[i];
         in->flags |= CFG_TABLE_OK;
-        cfg_table t = {in->addr, targets, n};
+        cfg_table t = {in->addr, targets, n, layout};
         MT_PUSH(b->tables, b->ntables, b->cap_tables, t);
         for (uint32_t k = 0; k < n; k++)
             push_work(b, work, targets[k]);
@@ -389,6 +426,8 @@ static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
     if (cp->foreign)
         for (size_t k = 0; k < cp->foreign[b->self].n; k++)
             push_work(b, &work, cp->foreign[b->self].addrs[k]);
+    for (size_t k = first_pad_from(cp, b->lo); k < cp->npads && cp->pads[k] < b->hi; k++)
+        push_work(b, &work, cp->pads[k]);
     while (work.n > 0) {
         while (work.n > 0)
             decode_path(b, cp, side, seen, &work, work.items[--work.n]);
@@ -422,6 +461,8 @@ static void mark_leaders(cfg_builder *b, const cfg_program *cp)
     if (cp->foreign)
         for (size_t k = 0; k < cp->foreign[b->self].n; k++)
             mark_leader(b, cp->foreign[b->self].addrs[k]);
+    for (size_t k = first_pad_from(cp, b->lo); k < cp->npads && cp->pads[k] < b->hi; k++)
+        mark_leader(b, cp->pads[k]);
     for (size_t i = 0; i < b->ninsns; i++) {
         const cfg_insn *in = &b->insns[i];
         uint64_t next = in->addr + in->len;
@@ -560,6 +601,15 @@ static void add_direct_call(edge_ctx *x, uint32_t src, const cfg_insn *in)
     add_call(x->o, in->addr, in->target, src, q, kind);
 }
 
+/* A call that may throw into a landing pad of this function (possibly in its
+ * .cold part, then the edge leaves the procedure like a jump into it does). */
+static void add_exception_edge(edge_ctx *x, uint32_t src, const cfg_insn *in)
+{
+    const mt_eh_call_site *site = call_site_of(x->cp, in->addr);
+    if (site)
+        add_flow_edge(x, src, site->landing_pad, MT_EDGE_EXCEPTION);
+}
+
 /* Successor edges, terminator and call site of block `bi`. */
 static void finish_block(edge_ctx *x, uint32_t bi)
 {
@@ -588,11 +638,13 @@ static void finish_block(edge_ctx *x, uint32_t bi)
             term = MT_TERM_CALL;
             add_flow_edge(x, bi, next, MT_EDGE_CALL_RETURN);
         }
+        add_exception_edge(x, bi, in);
         break;
     case MT_FLOW_ICALL:
         term = MT_TERM_ICALL;
         add_call(o, in->addr, 0, bi, MT_NONE, MT_CALL_INDIRECT);
         add_flow_edge(x, bi, next, MT_EDGE_CALL_RETURN);
+        add_exception_edge(x, bi, in);
         break;
     case MT_FLOW_RET:
         term = MT_TERM_RET;
@@ -630,6 +682,23 @@ static void *shrink(void *p, size_t n, size_t size)
     return mt_xrealloc(p, n * size);
 }
 
+static int by_jump(const void *a, const void *b)
+{
+    uint64_t x = ((const mt_jump_table *)a)->jump, y = ((const mt_jump_table *)b)->jump;
+    return x < y ? -1 : x > y;
+}
+
+/* The layouts of the tables whose jumps ended up in blocks, by jump address. */
+static void copy_tables(const cfg_builder *b, mt_procedure *proc)
+{
+    proc->ntables = 0;
+    proc->tables = b->ntables ? mt_xmalloc(b->ntables * sizeof *proc->tables) : NULL;
+    for (size_t t = 0; t < b->ntables; t++)
+        proc->tables[proc->ntables++] = b->tables[t].layout;
+    if (proc->ntables > 1)
+        qsort(proc->tables, proc->ntables, sizeof *proc->tables, by_jump);
+}
+
 /* Moves the builder's result into the procedure. */
 static void emit_cfg(cfg_builder *b, const cfg_program *cp, cfg_side *side, mt_procedure *proc)
 {
@@ -646,6 +715,7 @@ static void emit_cfg(cfg_builder *b, const cfg_program *cp, cfg_side *side, mt_p
     proc->nedges = (uint32_t)o.nedges;
     proc->calls = shrink(o.calls, o.ncalls, sizeof *o.calls);
     proc->ncalls = (uint32_t)o.ncalls;
+    copy_tables(b, proc);
     proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
     for (uint32_t i = 0; i < proc->nblocks; i++) {
         proc->ninsns += proc->blocks[i].ninsns;
@@ -904,10 +974,31 @@ static void free_foreign_entries(cfg_program *cp)
     cp->foreign = NULL;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void read_landing_pads(cfg_program *cp)
+{
+    cp->nsites = mt_read_eh_call_sites(cp->img, cp->prog, &cp->sites);
+    cp->pads = mt_xmalloc((cp->nsites + 1) * sizeof *cp->pads);
+    for (size_t i = 0; i < cp->nsites; i++)
+        cp->pads[i] = cp->sites[i].landing_pad;
+    if (cp->nsites > 1)
+        qsort(cp->pads, cp->nsites, sizeof *cp->pads, compare_u64);
+    cp->npads = 0;
+    for (size_t i = 0; i < cp->nsites; i++)
+        if (cp->npads == 0 || cp->pads[cp->npads - 1] != cp->pads[i])
+            cp->pads[cp->npads++] = cp->pads[i];
+}
+
 void mt_build_cfgs(const mt_image *img, mt_program *prog)
 {
-    cfg_program cp = {img, prog, NULL, 0, NULL};
+    cfg_program cp = {.img = img, .prog = prog};
     compute_bounds(&cp);
+    read_landing_pads(&cp);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_procedure *p = &prog->procs[i];
         p->noreturn = has_noreturn_name(p->name);
@@ -919,6 +1010,8 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
         for (uint32_t i = 0; i < prog->nprocs; i++)
             prog->procs[i].resolved = false;
         free(cp.hi);
+        free(cp.sites);
+        free(cp.pads);
         return;
     }
     uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
@@ -932,4 +1025,6 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
     free(all);
     mt_decoder_close(&dec);
     free(cp.hi);
+    free(cp.sites);
+    free(cp.pads);
 }

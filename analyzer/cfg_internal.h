@@ -37,6 +37,7 @@ typedef struct {
     uint64_t jump;      /* address of the jmp */
     uint64_t *targets;  /* sorted, distinct */
     uint32_t ntargets;
+    mt_jump_table layout; /* where the table lives and how entries encode targets */
 } cfg_table;
 
 typedef struct {
@@ -74,6 +75,6 @@ bool cfg_table_target_allowed(const cfg_builder *b, uint64_t addr);
  * On success returns true with *targets (malloc'd, sorted, distinct, all
  * allowed by cfg_table_target_allowed); on failure returns false with `why` explaining. */
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
-                            char *why, size_t whylen);
+                            mt_jump_table *layout, char *why, size_t whylen);
 
 #endif

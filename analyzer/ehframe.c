@@ -1,11 +1,15 @@
-/* analyzer/ehframe.c — procedure bounds from .eh_frame.
+/* analyzer/ehframe.c — procedure bounds and exception landing pads from
+ * .eh_frame and the LSDAs (.gcc_except_table) it points to.
  *
  * Every FDE (frame description entry) covers one contiguous range of code,
  * normally one function or one split part of it, so in a stripped binary the
- * FDE ranges are the best source of procedure bounds.  Only the fields needed
- * to find [pc_begin, pc_begin + pc_range) are decoded; call-frame
- * instructions are skipped.  Every read is bounds-checked: on malformed data
- * a warning is recorded and parsing stops with the ranges found so far. */
+ * FDE ranges are the best source of procedure bounds.  An FDE may point to a
+ * language-specific data area whose call-site table says where control lands
+ * when an exception unwinds through a call: those landing pads are reached by
+ * no branch, so the CFG needs them as extra entries.  Only the fields needed
+ * for these are decoded; call-frame instructions are skipped.  Every read is
+ * bounds-checked: on malformed data a warning is recorded and parsing stops
+ * with what was found so far. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +134,7 @@ static bool read_encoded_pointer(cursor *c, uint8_t enc, uint64_t *out)
 
 typedef struct {
     uint8_t fde_enc;     /* encoding of pc_begin/pc_range in its FDEs */
+    uint8_t lsda_enc;    /* encoding of the LSDA pointer in its FDEs, PE_OMIT if none */
     bool has_z;          /* augmentation data present (FDEs carry a length) */
 } cie_info;
 
@@ -171,6 +176,7 @@ static const char *parse_cie(const cursor *sec, size_t off, cie_info *cie)
     else
         read_uleb(&c);
     cie->fde_enc = PE_ABSPTR;
+    cie->lsda_enc = PE_OMIT;
     cie->has_z = aug[0] == 'z';
     if (!cie->has_z)
         return c.fail ? c.fail : (aug[0] && strcmp(aug, "eh") != 0 ? "unknown CIE augmentation" : NULL);
@@ -181,7 +187,7 @@ static const char *parse_cie(const cursor *sec, size_t off, cie_info *cie)
     for (const char *a = aug + 1; *a; a++) {
         switch (*a) {
         case 'R': cie->fde_enc = (uint8_t)read_le(&c, 1); break;
-        case 'L': read_le(&c, 1); break; /* LSDA encoding */
+        case 'L': cie->lsda_enc = (uint8_t)read_le(&c, 1); break;
         case 'P': {
             uint8_t penc = (uint8_t)read_le(&c, 1);
             if (!c.fail && penc != PE_OMIT)
@@ -206,20 +212,44 @@ done:
 /* Warning text prefix, e.g. "/bin/x: .eh_frame: malformed entry at offset 0x40". */
 static void warn_malformed(mt_program *prog, const mt_image *img, size_t off, const char *why)
 {
-    mt_warn(prog, "%s: .eh_frame: malformed entry at offset 0x%zx (%s); ignoring the rest",
-            img->path, off, why);
+    if (prog)
+        mt_warn(prog, "%s: .eh_frame: malformed entry at offset 0x%zx (%s); ignoring the rest",
+                img->path, off, why);
 }
 
-size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out)
+/* One FDE as the walker reports it. */
+typedef struct {
+    uint64_t begin, end;
+    uint64_t lsda; /* address of its LSDA, 0 when it has none */
+} fde_info;
+
+typedef void (*fde_visitor)(const fde_info *fde, void *ctx);
+
+/* The LSDA pointer in an FDE's augmentation data (cursor just after pc_range). */
+static uint64_t read_fde_lsda(cursor *e, const cie_info *cie)
 {
-    *out = NULL;
+    if (!cie->has_z)
+        return 0;
+    uint64_t aug_len = read_uleb(e);
+    if (e->fail || aug_len > e->end - e->pos || cie->lsda_enc == PE_OMIT || aug_len == 0)
+        return 0;
+    cursor a = *e;
+    a.end = a.pos + aug_len;
+    uint64_t lsda = 0;
+    return read_encoded_pointer(&a, cie->lsda_enc, &lsda) ? lsda : 0;
+}
+
+/* Calls `visit` for every non-empty FDE of .eh_frame whose pc_begin can be
+ * resolved.  Problems are reported to `prog`, unless it is NULL (a second
+ * walk over the same section). */
+static void walk_fdes(const mt_image *img, mt_program *prog, fde_visitor visit, void *ctx)
+{
     const mt_section *sec = mt_image_section(img, ".eh_frame");
     const uint8_t *bytes = mt_image_section_bytes(img, sec);
     if (!bytes)
-        return 0;
+        return;
     cursor c = {bytes, 0, sec->size, sec->addr, NULL};
-    mt_fde_range *ranges = NULL;
-    size_t n = 0, cap = 0, skipped = 0;
+    size_t skipped = 0;
 
     while (c.pos < c.end) {
         size_t entry_off = c.pos;
@@ -273,12 +303,117 @@ size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **ou
         }
         if (range == 0 || begin + range < begin)
             continue; /* empty FDE (discarded function) */
-        mt_fde_range r = {begin, begin + range};
-        MT_PUSH(ranges, n, cap, r);
+        fde_info f = {begin, begin + range, read_fde_lsda(&e, &cie)};
+        visit(&f, ctx);
     }
-    if (skipped)
+    if (skipped && prog)
         mt_warn(prog, "%s: .eh_frame: %zu FDEs use a pointer encoding that is not supported; "
                 "their ranges are ignored", img->path, skipped);
-    *out = ranges;
-    return n;
+}
+
+typedef struct {
+    mt_fde_range *items;
+    size_t n, cap;
+} range_list;
+
+static void collect_range(const fde_info *f, void *ctx)
+{
+    range_list *l = ctx;
+    mt_fde_range r = {f->begin, f->end};
+    MT_PUSH(l->items, l->n, l->cap, r);
+}
+
+size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out)
+{
+    range_list l = {0};
+    walk_fdes(img, prog, collect_range, &l);
+    *out = l.items;
+    return l.n;
+}
+
+/* ---- LSDAs: call-site tables ----------------------------------------- */
+
+/* A cursor over the loaded bytes from `addr` to the end of its segment's
+ * file image (an LSDA has no length of its own). */
+static bool cursor_at(const mt_image *img, uint64_t addr, cursor *c)
+{
+    for (size_t i = 0; i < img->nsegments; i++) {
+        const mt_segment *s = &img->segments[i];
+        if (addr < s->vaddr || addr - s->vaddr >= s->filesz)
+            continue;
+        const uint8_t *bytes = mt_image_bytes_at(img, s->vaddr, s->filesz);
+        if (!bytes)
+            return false;
+        *c = (cursor){bytes, (size_t)(addr - s->vaddr), (size_t)s->filesz, s->vaddr, NULL};
+        return true;
+    }
+    return false;
+}
+
+typedef struct {
+    const mt_image *img;
+    mt_eh_call_site *items;
+    size_t n, cap;
+    size_t bad; /* LSDAs that could not be decoded */
+} site_list;
+
+/* Decodes the LSDA of one FDE (the layout GCC and LLVM emit for C++ and
+ * every language using the Itanium personality routines). */
+static bool read_lsda(const fde_info *f, site_list *l)
+{
+    cursor c;
+    if (!cursor_at(l->img, f->lsda, &c))
+        return false;
+    uint64_t lpstart = f->begin;
+    uint8_t lpstart_enc = (uint8_t)read_le(&c, 1);
+    if (lpstart_enc != PE_OMIT && !read_encoded_pointer(&c, lpstart_enc, &lpstart))
+        return false;
+    uint8_t ttype_enc = (uint8_t)read_le(&c, 1);
+    if (ttype_enc != PE_OMIT)
+        read_uleb(&c); /* offset of the type table: not needed here */
+    uint8_t cs_enc = (uint8_t)read_le(&c, 1);
+    uint64_t cs_len = read_uleb(&c);
+    if (c.fail || cs_len > c.end - c.pos)
+        return false;
+    c.end = c.pos + cs_len;
+    while (c.pos < c.end) {
+        /* Call-site fields are offsets, not applied pointers. */
+        uint64_t start = read_encoded_value(&c, cs_enc);
+        uint64_t len = read_encoded_value(&c, cs_enc);
+        uint64_t lp = read_encoded_value(&c, cs_enc);
+        read_uleb(&c); /* action */
+        if (c.fail)
+            return false;
+        if (lp == 0)
+            continue; /* no landing pad: unwinding goes on to the caller */
+        mt_eh_call_site s = {f->begin + start, f->begin + start + len, lpstart + lp};
+        MT_PUSH(l->items, l->n, l->cap, s);
+    }
+    return true;
+}
+
+static void collect_sites(const fde_info *f, void *ctx)
+{
+    site_list *l = ctx;
+    if (f->lsda && !read_lsda(f, l))
+        l->bad++;
+}
+
+static int compare_sites(const void *a, const void *b)
+{
+    const mt_eh_call_site *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+size_t mt_read_eh_call_sites(const mt_image *img, mt_program *prog, mt_eh_call_site **out)
+{
+    site_list l = {img, NULL, 0, 0, 0};
+    walk_fdes(img, NULL, collect_sites, &l); /* .eh_frame problems were reported by mt_read_eh_frame */
+    if (l.bad)
+        mt_warn(prog, "%s: %zu exception tables (LSDAs) could not be decoded; their landing pads "
+                "are missing from the control-flow graphs", img->path, l.bad);
+    if (l.n > 1)
+        qsort(l.items, l.n, sizeof *l.items, compare_sites);
+    *out = l.items;
+    return l.n;
 }

@@ -83,6 +83,13 @@ typedef struct {
 } mt_fde_range;
 /* Returns the number of ranges (caller frees *out); warnings go to prog. */
 size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out);
+/* One call-site record with a landing pad: an exception unwinding through a
+ * call in [start, end) continues at landing_pad. */
+typedef struct {
+    uint64_t start, end, landing_pad;
+} mt_eh_call_site;
+/* Every call site with a landing pad, sorted by start (caller frees *out). */
+size_t mt_read_eh_call_sites(const mt_image *img, mt_program *prog, mt_eh_call_site **out);
 
 /* plt.c: one entry per PLT stub found in .plt, .plt.sec and .plt.got. */
 typedef struct {

@@ -707,7 +707,7 @@ static uint64_t read_entry(const uint8_t *p, unsigned size, bool sign)
 }
 
 static bool read_table(cfg_builder *b, const jt_val *v, uint64_t n, uint64_t **targets,
-                       uint32_t *ntargets, char *why, size_t whylen)
+                       uint32_t *ntargets, mt_jump_table *layout, char *why, size_t whylen)
 {
     uint64_t base = (uint64_t)v->load_c;
     const uint8_t *p = mt_image_bytes_at(b->img, base, n * v->load_size);
@@ -734,6 +734,8 @@ static bool read_table(cfg_builder *b, const jt_val *v, uint64_t n, uint64_t **t
             t[m++] = t[k];
     *targets = t;
     *ntargets = m;
+    *layout = (mt_jump_table){.table = base, .base = (uint64_t)v->c, .nentries = (uint32_t)n,
+                              .entry_size = v->load_size, .entry_signed = v->load_signed};
     return true;
 }
 
@@ -754,7 +756,7 @@ static jt_val jump_target_value(slice *s, size_t i)
 }
 
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
-                            char *why, size_t whylen)
+                            mt_jump_table *layout, char *why, size_t whylen)
 {
     slice s = {.b = b, .budget = SLICE_BUDGET};
     bool ok = false;
@@ -774,7 +776,9 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
         s.budget = SLICE_BUDGET;
         uint64_t n = find_bound(&s, v.load_fam, v.load_pos, why, whylen, 0);
         if (n)
-            ok = read_table(b, &v, n, targets, ntargets, why, whylen);
+            ok = read_table(b, &v, n, targets, ntargets, layout, why, whylen);
+        if (ok)
+            layout->jump = b->insns[i].addr;
     }
     free(s.visited);
     return ok;

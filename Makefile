@@ -7,7 +7,7 @@ SAN     ?=
 
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -g $(OPT) -I. -I/usr/include/libdwarf \
              -DMTOOL_VERSION=\"$(VERSION)\" $(CFLAGS)
-LDLIBS_ALL = -lcapstone -ldwarf -lelf -lz -lm $(LDLIBS)
+LDLIBS_ALL = -lcapstone -ldwarf -lelf -lnettle -lz -lm $(LDLIBS)
 ifeq ($(SAN),1)
   CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS    += -fsanitize=address,undefined
@@ -15,7 +15,8 @@ endif
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c)
+LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
+            $(wildcard profile/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
@@ -39,7 +40,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILD)/libmtool.a: $(LIB_OBJS)
+# The runtime that lives inside instrumented programs is built freestanding
+# into a flat blob (timer/Makefile) and linked into mtool as data.
+RUNTIME_BLOB_OBJ := $(BUILD)/timer/runtime_blob.o
+$(RUNTIME_BLOB_OBJ): FORCE
+	@$(MAKE) -s -C timer OUT=$(abspath $(BUILD)/timer)
+FORCE:
+
+$(BUILD)/libmtool.a: $(LIB_OBJS) $(RUNTIME_BLOB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -68,6 +76,7 @@ test-full: test
 
 bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/counting.sh
 
 fuzz:
 	@$(MAKE) -s -C tests/fuzz

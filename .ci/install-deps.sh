@@ -1,8 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages mtool builds and tests with (run as root).
 set -e
-PKGS="build-essential clang libcapstone-dev libelf-dev libdwarf-dev libsqlite3-dev zlib1g-dev
-      valgrind gfortran binutils llvm-14"
+PKGS="build-essential clang libcapstone-dev libelf-dev libdwarf-dev libsqlite3-dev zlib1g-dev nettle-dev
+      valgrind gfortran binutils llvm-14 time dpkg-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

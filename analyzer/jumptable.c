@@ -349,10 +349,12 @@ static jt_val eval_reg(slice *s, size_t pos, unsigned fam, bool allow_load, int 
 /* Where the index lives while walking back: a register family or, at -O0,
  * a frame slot disp(%rbp) / disp(%rsp). */
 typedef struct {
-    bool slot;
+    bool slot;        /* in memory at disp(base) */
     uint8_t fam;      /* register family, or the slot's base family */
     int64_t disp;
     int64_t offset;   /* index = value here + offset (after `add $k` / `sub $k`) */
+    bool shared;      /* the slot is not in the frame (base other than %rbp/%rsp): any
+                         store or call may change it */
 } index_loc;
 
 typedef struct {
@@ -505,11 +507,14 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
                     continue; /* a read */
                 if (insn->id == X86_INS_MOV && x->operands[1].type == X86_OP_REG &&
                     mt_reg_family(x->operands[1].reg)) {
-                    *loc = (index_loc){false, (uint8_t)mt_reg_family(x->operands[1].reg), 0, loc->offset};
+                    *loc = (index_loc){.fam = (uint8_t)mt_reg_family(x->operands[1].reg),
+                                       .offset = loc->offset};
                     return true; /* stored from a register: follow it */
                 }
                 return false;
             }
+            if (loc->shared && op->type == X86_OP_MEM && (op->access & CS_AC_WRITE))
+                return false; /* a store that may alias it */
         }
         return true;
     }
@@ -534,10 +539,15 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
         loc->fam = (uint8_t)mt_reg_family(src->reg);
         return true;
     }
-    if (src->type == X86_OP_MEM && src->mem.index == X86_REG_INVALID &&
-        src->mem.segment != X86_REG_FS && src->mem.segment != X86_REG_GS &&
-        (mt_reg_family(src->mem.base) == MT_FAMILY_RBP || mt_reg_family(src->mem.base) == MT_FAMILY_RSP)) {
-        *loc = (index_loc){true, (uint8_t)mt_reg_family(src->mem.base), src->mem.disp, loc->offset};
+    /* Loaded from memory: follow the slot back to its bound check
+     * (`cmpl $5,0x50(%rdi); ja default; mov 0x50(%rdi),%edx`). */
+    unsigned base = mt_reg_family(src->mem.base);
+    if (src->type == X86_OP_MEM && src->mem.index == X86_REG_INVALID && base &&
+        src->mem.base != X86_REG_RIP && src->mem.segment != X86_REG_FS &&
+        src->mem.segment != X86_REG_GS) {
+        *loc = (index_loc){.slot = true, .fam = (uint8_t)base, .disp = src->mem.disp,
+                           .offset = loc->offset,
+                           .shared = base != MT_FAMILY_RBP && base != MT_FAMILY_RSP};
         return true;
     }
     return false;
@@ -605,7 +615,7 @@ static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t
     uint32_t preds[MAX_PREDS];
     uint64_t bound = 0;
     s->nvisited = 0;
-    index_loc start = {false, (uint8_t)fam, 0, 0};
+    index_loc start = {.fam = (uint8_t)fam};
     size_t np = cfg_predecessors(b, pos, preds, MAX_PREDS);
     if (np == 0 || np == SIZE_MAX) {
         snprintf(why, whylen, "no bound check on the index");
@@ -646,7 +656,7 @@ static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t
             continue;
         }
         bool is_call = in->flow == MT_FLOW_CALL || in->flow == MT_FLOW_ICALL;
-        if (is_call && !w.loc.slot && mt_family_caller_saved(w.loc.fam)) {
+        if (is_call && ((!w.loc.slot && mt_family_caller_saved(w.loc.fam)) || w.loc.shared)) {
             snprintf(why, whylen, "call at 0x%llx between bound check and jump",
                      (unsigned long long)in->addr);
             goto fail;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run.sh — the default test suite (`make test`): unit tests, structure
-# tests over the samples, the callgrind block oracle over every sample, bad
-# input, JSON validity and the command line.  All C tests run under
+# tests over the samples, the callgrind block oracle over every sample, pass 1
+# (instrumented runs and their counts against callgrind), bad input, JSON
+# validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
 #
@@ -60,6 +61,25 @@ mkdir -p "$OUT/cg"
 ls "$SAMPLES" | sed "s|^|$SAMPLES/|" |
     xargs -n 1 -P "$JOBS" sh tests/oracle/callgrind_check.sh "$T/check_blocks" "$OUT/cg" > "$OUT/oracle" 2>&1
 count "$OUT/oracle" "callgrind block oracle ($(ls "$SAMPLES" | wc -l) samples)"
+
+# Pass 1 end to end: every sample instrumented, run, compared with the
+# original and its block counts with callgrind's; the behavior sample in each
+# of its modes (fork, exec, _exit, abort, fatal signal).
+mkdir -p "$OUT/cc"
+ls "$SAMPLES" | sed "s|^|$SAMPLES/|" |
+    xargs -n 1 -P "$JOBS" sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" > "$OUT/counts" 2>&1
+for b in "$SAMPLES"/behavior-*; do
+    for mode in _exit abort segv; do
+        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" $mode
+    done
+    NO_ORACLE="callgrind's fork child inherits the parent's counts" \
+        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" fork
+    NO_ORACLE="callgrind drops the counts of a process that execs" \
+        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" exec
+done >> "$OUT/counts" 2>&1
+grep '^# coverage' "$OUT/counts" | awk '{c += $3; e += $5} END {if (e) printf "# coverage over all samples: %d of %d executed blocks counted (%.2f%%)\n", c, e, 100 * c / e}'
+sed -i '/^# coverage/d' "$OUT/counts"
+count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

@@ -12,6 +12,10 @@
 static const mt_command commands[] = {
     {"analyze", "procedures, blocks, CFG, jump tables, loops, call graph, estimability of a binary",
      mt_analyze_usage, mt_cmd_analyze},
+    {"instrument", "write a drop-in copy of an executable that counts every block",
+     mt_instrument_usage, mt_cmd_instrument},
+    {"count", "pass 1: run a program with block counters and summarize what it executed",
+     mt_count_usage, mt_cmd_count},
 };
 
 void mt_ui_error(const char *fmt, ...)

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "rewriter/rewriter.h"
+
 typedef struct {
     const char *name;
     const char *summary; /* one line for `mtool help` */
@@ -14,6 +16,15 @@ typedef struct {
 
 int mt_cmd_analyze(int argc, char **argv);
 extern const char mt_analyze_usage[];
+int mt_cmd_instrument(int argc, char **argv);
+extern const char mt_instrument_usage[];
+int mt_cmd_count(int argc, char **argv);
+extern const char mt_count_usage[];
+
+/* What the rewriter did: instrumented share, procedures left out (all of
+ * them when verbose, else the first ten). */
+void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
+                             bool verbose);
 
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

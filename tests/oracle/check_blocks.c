@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "analyzer/analyzer.h"
+#include "tests/oracle/callgrind.h"
 #include "tests/unit/unit.h"
 
 typedef struct {
@@ -41,12 +42,6 @@ typedef struct {
     addr_list executed, jump_targets; /* sorted, without duplicates */
 } callgrind_facts;
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static size_t sort_unique(uint64_t *v, size_t n)
 {
     if (n == 0)
@@ -57,15 +52,6 @@ static size_t sort_unique(uint64_t *v, size_t n)
         if (!m || v[m - 1] != v[i])
             v[m++] = v[i];
     return m;
-}
-
-static bool same_object(const char *ob, const char *binary)
-{
-    char *a = realpath(ob, NULL), *b = realpath(binary, NULL);
-    bool same = a && b && strcmp(a, b) == 0;
-    free(a);
-    free(b);
-    return same;
 }
 
 static void read_callgrind(const char *path, const char *binary, callgrind_facts *f)

@@ -1,0 +1,171 @@
+/* rewriter/internal.h — interfaces between the rewriter's stages.
+ * Not for use outside rewriter/: other modules include rewriter.h.
+ *
+ *   input.c      the original file: bytes, ELF headers, sections, vaddr lookup
+ *   buf.c        growable byte buffers
+ *   relocate.c   copies procedures into new code with probes, retargets
+ *                branches, rip-relative operands and jump tables
+ *   unwind.c     .eh_frame FDEs and LSDAs for relocated code, new .eh_frame_hdr
+ *   rewrite.c    the driver (rewriter.h)
+ */
+#ifndef MTOOL_REWRITER_INTERNAL_H
+#define MTOOL_REWRITER_INTERNAL_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/util.h"
+
+/* ---- buf.c ---- */
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+} rw_buf;
+
+void rw_buf_put(rw_buf *b, const void *p, size_t n);
+void rw_buf_u8(rw_buf *b, uint8_t v);
+void rw_buf_u32(rw_buf *b, uint32_t v);
+void rw_buf_u64(rw_buf *b, uint64_t v);
+void rw_buf_uleb(rw_buf *b, uint64_t v);
+void rw_buf_sleb(rw_buf *b, int64_t v);
+void rw_buf_align(rw_buf *b, size_t align, uint8_t fill); /* pad len up to a multiple */
+void rw_buf_patch_u32(rw_buf *b, size_t at, uint32_t v);
+void rw_buf_free(rw_buf *b);
+
+/* ---- input.c: the original file, read-only ---- */
+typedef struct {
+    const char *path;
+    const uint8_t *data;
+    size_t size;
+    const Elf64_Ehdr *ehdr;
+    const Elf64_Phdr *phdrs;
+    size_t nphdrs;
+    const Elf64_Shdr *shdrs; /* NULL when the file has no usable section headers */
+    size_t nshdrs;
+    const char *shstrtab;
+    size_t shstrtab_size;
+} rw_input;
+
+int rw_input_open(rw_input *in, const char *path, mt_error *err);
+void rw_input_close(rw_input *in);
+/* File bytes backing [vaddr, vaddr+len) inside one PT_LOAD's file image, or NULL. */
+const uint8_t *rw_input_bytes_at(const rw_input *in, uint64_t vaddr, uint64_t len);
+/* Section by name, or NULL. */
+const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name);
+
+/* ---- what relocate.c moved, for unwind.c ---- */
+typedef struct {
+    uint64_t old_start, old_end; /* original code range of one procedure part */
+    uint64_t new_start, new_end; /* its relocated copy */
+    /* Every original instruction start in [old_start, old_end), ascending,
+     * and where its code begins in the copy (for a block start: its probe,
+     * so that the probe runs with the unwind state of the instruction). */
+    uint64_t *old_addrs, *new_addrs;
+    uint32_t naddrs;
+} rw_moved;
+
+/* New address of original instruction address `old` inside `m`, or 0 when
+ * `old` is not an instruction start of `m`. */
+uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old);
+
+/* ---- relocate.c: procedures copied with probes ---- */
+#include "../analyzer/analyzer.h"
+#include "../timer/timer.h"
+
+/* How one original instruction is re-emitted. */
+typedef enum {
+    RW_COPY,        /* bytes verbatim */
+    RW_COPY_RIPREL, /* bytes verbatim, rip-relative disp32 recomputed */
+    RW_JMP,         /* direct jmp -> e9 rel32 */
+    RW_JCC,         /* conditional jump -> 0f 8x rel32 */
+    RW_JCX,         /* jrcxz / loop* rel8 -> op 02; eb 05; e9 rel32 */
+    RW_CALL,        /* direct call -> e8 rel32 */
+    RW_COPY_ABS32,  /* bytes verbatim, an absolute 32-bit address (a jump table) replaced */
+} rw_insn_kind;
+
+typedef struct {
+    uint64_t old, target;      /* original address; branch or rip-relative target */
+    uint64_t new_addr;         /* where its code starts in the copy (probe included) */
+    const uint8_t *bytes;      /* original bytes (in the input file) */
+    uint8_t len, kind, cc;     /* cc: condition code of RW_JCC */
+    uint8_t disp_offset;       /* RIPREL/ABS32: offset of the 32-bit field in the bytes */
+    uint32_t table;            /* index in rw_code.tables of the table it addresses, or MT_NONE */
+    uint8_t probe;             /* RW_PROBE_* emitted before it */
+    bool fallthrough_jmp;      /* a jmp to old+len follows (next block is elsewhere) */
+    uint32_t counter;          /* counter index when probe != RW_PROBE_NONE */
+} rw_insn;
+
+enum { RW_PROBE_NONE, RW_PROBE_PLAIN, RW_PROBE_SAVE_FLAGS };
+
+/* A jump table cloned with entries that lead to the copies. */
+typedef struct {
+    mt_jump_table layout;      /* the original */
+    uint64_t new_addr;
+} rw_table;
+
+typedef struct {
+    uint32_t proc;             /* index in prog->procs */
+    rw_insn *insns;            /* every instruction of every block, by address */
+    uint32_t ninsns;
+    uint64_t patch_at;         /* where the entry jmp goes in the original code, 0 = no room */
+    uint64_t new_start, new_end;
+} rw_proc;
+
+typedef struct {
+    const mt_program *prog;
+    const rw_input *in;
+    rw_proc *procs;
+    size_t nprocs, cap_procs;
+    /* Block starts of all relocated procedures: old -> new, sorted by old. */
+    uint64_t *map_old, *map_new;
+    size_t nmap;
+    rw_table *tables;
+    size_t ntables, cap_tables;
+    uint32_t ncounters;
+    uint64_t *counter_addrs;   /* first instruction of the block each counter counts */
+    size_t cap_counters;
+    uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
+    uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */
+    uint32_t nprobes_saving_flags, nwrapped_calls;
+    void *cs;                  /* capstone handle (csh) */
+} rw_code;
+
+int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);
+void rw_code_free(rw_code *c);
+/* Decodes procedure `p` and plans its copy; false with *why (malloc'd) when
+ * it cannot be relocated. */
+bool rw_code_add(rw_code *c, uint32_t p, char **why);
+/* Lays the copies out from `vaddr` (entries keep their offset modulo 64,
+ * so loops keep their alignment); returns the end address. */
+uint64_t rw_code_assign(rw_code *c, uint64_t vaddr);
+/* Writes the copies (byte 0 of `out` is `vaddr`) and appends to `patches`
+ * the entry jumps the runtime writes at start-up (mt_rt_patch records,
+ * ascending).  -1 with err on a displacement that does not fit. */
+int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_error *err);
+/* The rw_moved ranges of the copies, for unwind.c (caller frees with rw_moved_free). */
+rw_moved *rw_code_moved(const rw_code *c, size_t *n);
+void rw_moved_free(rw_moved *m, size_t n);
+
+/* ---- unwind.c ---- */
+typedef struct {
+    uint64_t hdr_vaddr, hdr_size; /* the new .eh_frame_hdr, for PT_GNU_EH_FRAME */
+    uint32_t nfdes_written;       /* FDEs written for moved ranges */
+    uint32_t nlsdas_written;      /* LSDAs rewritten for moved ranges */
+} rw_unwind_out;
+
+/* Appends to `out`, whose byte 0 is linked at `out_vaddr`: for each moved
+ * range covered by an FDE of the original .eh_frame, a copy of that FDE for
+ * the new range (CFA program locations remapped through the moved range,
+ * pointing back at the original CIE), a rewritten LSDA when the FDE has one
+ * (call-site ranges and landing pads moved, action and type tables carried
+ * over with pc-relative entries re-encoded), and finally a new
+ * .eh_frame_hdr whose sorted search table covers the original FDEs and the
+ * new ones.  Ranges without an FDE get none.  When the original has no
+ * .eh_frame_hdr, nothing is written and res->hdr_size is 0.
+ * Returns 0, or -1 with `err` set ("FILE: reason"). */
+int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
+                    uint64_t out_vaddr, rw_unwind_out *res, mt_error *err);
+
+#endif

@@ -1,0 +1,831 @@
+/* rewriter/relocate.c — copies procedures into new code with a counter
+ * probe at the start of every block.
+ *
+ * Every instruction keeps its length except direct branches, which are
+ * always re-emitted in their rel32 form (jrcxz/loop get a three-instruction
+ * rel32 equivalent), so the size of each copy is known before any target
+ * is: one pass assigns addresses, a second writes bytes.  Direct branches to
+ * a block of any relocated procedure go to its copy (its probe); others go
+ * to the original address, which is still valid code.  rip-relative
+ * operands keep pointing at the original data.
+ *
+ * Probes.  `incq %gs:disp32` changes OF, SF, ZF, AF and PF.  A backward
+ * liveness pass over the procedure's CFG finds blocks where one of those is
+ * live on entry (`cmp; jl; jg` reads flags across a block boundary); their
+ * probe saves flags with lahf/seto after stepping over the red zone (never
+ * pushf/popf, which are slow).  Everywhere else the probe is the single
+ * instruction, which a signal handler cannot split. */
+#define _GNU_SOURCE
+#include <capstone/capstone.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FLAGS_INC 0x1fu /* OF SF ZF AF PF as bits 0..4 */
+#define PROBE_PLAIN_LEN 9
+#define PROBE_SAVE_LEN 31
+
+static const uint8_t probe_save_before[] = {
+    0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -0x80(%rsp),%rsp: step over the red zone */
+    0x50,                         /* push %rax */
+    0x9f,                         /* lahf: SF ZF AF PF CF -> %ah */
+    0x0f, 0x90, 0xc0,             /* seto %al */
+};
+static const uint8_t probe_save_after[] = {
+    0x04, 0x7f,                               /* add $0x7f,%al: OF = old OF */
+    0x9e,                                     /* sahf */
+    0x58,                                     /* pop %rax */
+    0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0,    /* lea 0x80(%rsp),%rsp */
+};
+
+static csh handle(const rw_code *c) { return (csh)(uintptr_t)c->cs; }
+
+int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->prog = prog;
+    c->in = in;
+    csh h;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+        mt_error_set(err, "capstone: cannot open an x86-64 decoder");
+        return -1;
+    }
+    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+    c->cs = (void *)(uintptr_t)h;
+    return 0;
+}
+
+void rw_code_free(rw_code *c)
+{
+    for (size_t i = 0; i < c->nprocs; i++)
+        free(c->procs[i].insns);
+    free(c->procs);
+    free(c->tables);
+    free(c->map_old);
+    free(c->map_new);
+    free(c->counter_addrs);
+    csh h = handle(c);
+    if (h)
+        cs_close(&h);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- flags liveness ----------------------------------------------------- */
+
+static unsigned flag_bits(uint64_t eflags, uint64_t of, uint64_t sf, uint64_t zf, uint64_t af,
+                          uint64_t pf)
+{
+    return ((eflags & of) ? 1u : 0) | ((eflags & sf) ? 2u : 0) | ((eflags & zf) ? 4u : 0) |
+           ((eflags & af) ? 8u : 0) | ((eflags & pf) ? 16u : 0);
+}
+
+/* Instructions whose very purpose is to read flags: trusted even when the
+ * decoder's flag table is silent about them. */
+static bool reads_flags_by_name(const char *m)
+{
+    return (m[0] == 'j' && strcmp(m, "jmp") != 0 && strncmp(m, "jrcxz", 5) != 0 &&
+            strncmp(m, "jecxz", 5) != 0) ||
+           strncmp(m, "set", 3) == 0 || strncmp(m, "cmov", 4) == 0 ||
+           strncmp(m, "fcmov", 5) == 0 || strncmp(m, "pushf", 5) == 0 ||
+           strcmp(m, "lahf") == 0 || strncmp(m, "loope", 5) == 0 || strncmp(m, "loopne", 6) == 0;
+}
+
+static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
+{
+    uint64_t e = insn->detail->x86.eflags;
+    *reads = flag_bits(e, X86_EFLAGS_TEST_OF, X86_EFLAGS_TEST_SF, X86_EFLAGS_TEST_ZF,
+                       X86_EFLAGS_TEST_AF, X86_EFLAGS_TEST_PF);
+    if (reads_flags_by_name(insn->mnemonic))
+        *reads = FLAGS_INC;
+    *writes = flag_bits(e, X86_EFLAGS_MODIFY_OF | X86_EFLAGS_RESET_OF | X86_EFLAGS_SET_OF |
+                               X86_EFLAGS_UNDEFINED_OF,
+                        X86_EFLAGS_MODIFY_SF | X86_EFLAGS_RESET_SF | X86_EFLAGS_SET_SF |
+                            X86_EFLAGS_UNDEFINED_SF,
+                        X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_ZF |
+                            X86_EFLAGS_UNDEFINED_ZF,
+                        X86_EFLAGS_MODIFY_AF | X86_EFLAGS_RESET_AF | X86_EFLAGS_SET_AF |
+                            X86_EFLAGS_UNDEFINED_AF,
+                        X86_EFLAGS_MODIFY_PF | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_PF |
+                            X86_EFLAGS_UNDEFINED_PF);
+    /* The ABI does not preserve flags across a call: the callee clobbers them. */
+    if (insn->id == X86_INS_CALL)
+        *writes = FLAGS_INC;
+}
+
+typedef struct {
+    unsigned use, def; /* flags read before written; flags written */
+    unsigned live_in;
+} block_flags;
+
+/* Flags live after block b: the union over its successors; edges that
+ * leave the procedure (return, tail call) carry none by the ABI, and a
+ * successor we cannot see (dst unknown) makes all of them live. */
+static unsigned live_out(const mt_procedure *p, const block_flags *bf, uint32_t b)
+{
+    unsigned out = 0;
+    const mt_block *blk = &p->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
+        const mt_edge *edge = &p->edges[e];
+        if (edge->kind == MT_EDGE_RETURN || edge->kind == MT_EDGE_TAIL_CALL)
+            continue;
+        out |= edge->dst == MT_NONE ? FLAGS_INC : bf[edge->dst].live_in;
+    }
+    return out;
+}
+
+static void solve_flag_liveness(const mt_procedure *p, block_flags *bf)
+{
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        bf[b].live_in = bf[b].use;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t b = p->nblocks; b-- > 0;) {
+            unsigned in = bf[b].use | (live_out(p, bf, b) & ~bf[b].def);
+            if (in != bf[b].live_in) {
+                bf[b].live_in = in;
+                changed = true;
+            }
+        }
+    }
+}
+
+/* ---- decoding and classification ---------------------------------------- */
+
+static bool is_jcx(unsigned id)
+{
+    return id == X86_INS_JRCXZ || id == X86_INS_JECXZ || id == X86_INS_JCXZ ||
+           id == X86_INS_LOOP || id == X86_INS_LOOPE || id == X86_INS_LOOPNE;
+}
+
+static bool has_rip_operand(const cs_x86 *x)
+{
+    for (int k = 0; k < x->op_count; k++)
+        if (x->operands[k].type == X86_OP_MEM && x->operands[k].mem.base == X86_REG_RIP)
+            return true;
+    return false;
+}
+
+static bool uses_gs(const cs_x86 *x)
+{
+    for (int k = 0; k < x->op_count; k++)
+        if (x->operands[k].type == X86_OP_MEM && x->operands[k].mem.segment == X86_REG_GS)
+            return true;
+    return false;
+}
+
+/* Offset of the disp32 of a rip-relative operand.  Capstone 4 leaves
+ * encoding.disp_offset at 0 for some SSE/AVX forms, so the field is also
+ * found from the encoding rule itself: a ModRM byte with mod=00, rm=101,
+ * then the disp32, then at most a 4-byte immediate. */
+static int rip_disp_offset(const cs_insn *insn, int64_t disp)
+{
+    const cs_x86_encoding *e = &insn->detail->x86.encoding;
+    uint32_t want = (uint32_t)(int32_t)disp;
+    if (e->disp_offset && e->disp_size == 4 && e->disp_offset + 4 <= insn->size &&
+        memcmp(insn->bytes + e->disp_offset, &want, 4) == 0)
+        return e->disp_offset;
+    for (int at = insn->size - 4; at >= 1 && at >= insn->size - 8; at--)
+        if ((insn->bytes[at - 1] & 0xc7) == 0x05 && memcmp(insn->bytes + at, &want, 4) == 0)
+            return at;
+    return -1;
+}
+
+/* Offset of a 32-bit field holding `value` (an absolute address in a
+ * displacement or an immediate): the last place the bytes match. */
+static int abs32_offset(const cs_insn *insn, uint64_t value)
+{
+    uint32_t want = (uint32_t)value;
+    for (int at = insn->size - 4; at >= 1; at--)
+        if (memcmp(insn->bytes + at, &want, 4) == 0)
+            return at;
+    return -1;
+}
+
+/* Index of the table among tables[first..n) whose address `insn` names
+ * (rip-relative, absolute displacement or immediate), or MT_NONE; *abs
+ * tells whether the address is absolute. */
+static uint32_t table_reference(const rw_code *c, size_t first, const cs_insn *insn, bool *abs)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    for (size_t t = first; t < c->ntables; t++) {
+        uint64_t T = c->tables[t].layout.table;
+        for (int k = 0; k < x->op_count; k++) {
+            const cs_x86_op *op = &x->operands[k];
+            if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP &&
+                insn->address + insn->size + (uint64_t)op->mem.disp == T) {
+                *abs = false;
+                return (uint32_t)t;
+            }
+            if ((op->type == X86_OP_MEM && op->mem.base == X86_REG_INVALID &&
+                 (uint64_t)op->mem.disp == T) ||
+                (op->type == X86_OP_IMM && (uint64_t)op->imm == T)) {
+                *abs = true;
+                return (uint32_t)t;
+            }
+        }
+    }
+    return MT_NONE;
+}
+
+/* Classifies one decoded instruction; false with *why for what we cannot
+ * move.  Tables [first_table, c->ntables) are the procedure's. */
+static bool classify(const rw_code *c, size_t first_table, const cs_insn *insn, rw_insn *ri,
+                     char **why)
+{
+    csh h = handle(c);
+    const cs_x86 *x = &insn->detail->x86;
+    unsigned id = insn->id;
+    bool direct = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
+    if (uses_gs(x)) {
+        *why = mt_xasprintf("uses %%gs at 0x%llx (mtool's counters live there)",
+                            (unsigned long long)insn->address);
+        return false;
+    }
+    if (id == X86_INS_XBEGIN) {
+        *why = mt_xasprintf("xbegin at 0x%llx", (unsigned long long)insn->address);
+        return false;
+    }
+    ri->kind = RW_COPY;
+    if (id == X86_INS_CALL && direct) {
+        ri->kind = RW_CALL;
+        ri->target = (uint64_t)x->operands[0].imm;
+    } else if (id == X86_INS_JMP && direct) {
+        ri->kind = RW_JMP;
+        ri->target = (uint64_t)x->operands[0].imm;
+    } else if (is_jcx(id) && direct) {
+        ri->kind = RW_JCX;
+        ri->target = (uint64_t)x->operands[0].imm;
+    } else if (cs_insn_group(h, insn, X86_GRP_JUMP) && direct) {
+        /* jcc: the condition is the low nibble of 7x (rel8) or 0f 8x (rel32). */
+        uint8_t op0 = x->opcode[0], op1 = x->opcode[1];
+        if ((op0 & 0xf0) == 0x70)
+            ri->cc = op0 & 0x0f;
+        else if (op0 == 0x0f && (op1 & 0xf0) == 0x80)
+            ri->cc = op1 & 0x0f;
+        else {
+            *why = mt_xasprintf("unknown branch encoding at 0x%llx", (unsigned long long)insn->address);
+            return false;
+        }
+        ri->kind = RW_JCC;
+        ri->target = (uint64_t)x->operands[0].imm;
+    }
+    bool abs = false;
+    ri->table = table_reference(c, first_table, insn, &abs);
+    if (ri->table != MT_NONE && abs) {
+        int at = abs32_offset(insn, c->tables[ri->table].layout.table);
+        if (at < 0 || ri->kind != RW_COPY) {
+            *why = mt_xasprintf("cannot retarget the jump-table address at 0x%llx",
+                                (unsigned long long)insn->address);
+            return false;
+        }
+        ri->kind = RW_COPY_ABS32;
+        ri->disp_offset = (uint8_t)at;
+    } else if (ri->kind == RW_COPY && has_rip_operand(x)) {
+        int64_t disp = 0;
+        for (int k = 0; k < x->op_count; k++)
+            if (x->operands[k].type == X86_OP_MEM && x->operands[k].mem.base == X86_REG_RIP)
+                disp = x->operands[k].mem.disp;
+        int at = rip_disp_offset(insn, disp);
+        if (at < 0) {
+            *why = mt_xasprintf("cannot locate the rip-relative displacement at 0x%llx",
+                                (unsigned long long)insn->address);
+            return false;
+        }
+        ri->kind = RW_COPY_RIPREL;
+        ri->disp_offset = (uint8_t)at;
+        ri->target = insn->address + insn->size + (uint64_t)disp;
+    }
+    return true;
+}
+
+static size_t emitted_len(const rw_insn *ri)
+{
+    switch (ri->kind) {
+    case RW_JMP:
+    case RW_CALL:
+        return 5;
+    case RW_JCC:
+        return 6;
+    case RW_JCX:
+        return (size_t)ri->len - 1 + 1 + 2 + 5; /* prefixes+op, 02, eb 05, e9 rel32 */
+    default:
+        return ri->len;
+    }
+}
+
+static size_t probe_len(uint8_t probe)
+{
+    return probe == RW_PROBE_PLAIN ? PROBE_PLAIN_LEN : probe == RW_PROBE_SAVE_FLAGS ? PROBE_SAVE_LEN : 0;
+}
+
+/* The original entry gets `jmp rel32` (after its endbr64, which indirect
+ * calls must still find).  Those 5 bytes must lie in the procedure's
+ * contiguous code, or the alignment padding after it (nops or int3 up to the
+ * next procedure: nothing executes them), and hold no other block start:
+ * something could still jump there in the original code.  Without room the
+ * procedure is not relocated: callers reaching the intact original would
+ * leave its counters short, and a short count is worse than none. */
+/* End of the nop/int3 padding from `at`, stopping at `limit` or once
+ * `enough` is reached. */
+static uint64_t padding_end(const rw_code *c, uint64_t at, uint64_t limit, uint64_t enough)
+{
+    while (at < enough && at < limit) {
+        const uint8_t *code = rw_input_bytes_at(c->in, at, 1);
+        size_t avail = 1;
+        while (code && avail < 15 && at + avail < limit && rw_input_bytes_at(c->in, at, avail + 1))
+            avail++;
+        cs_insn *insn;
+        size_t n = code ? cs_disasm(handle(c), code, avail, at, 1, &insn) : 0;
+        bool pad = n == 1 && (insn[0].id == X86_INS_NOP || insn[0].id == X86_INS_INT3);
+        uint64_t next = n == 1 ? at + insn[0].size : at;
+        if (n)
+            cs_free(insn, n);
+        if (!pad)
+            break;
+        at = next;
+    }
+    return at;
+}
+
+static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first,
+                             uint64_t *patch_at, char **why)
+{
+    const mt_procedure *p = &c->prog->procs[pi];
+    uint64_t at = p->entry;
+    if (first->len == 4 && memcmp(first->bytes, "\xf3\x0f\x1e\xfa", 4) == 0)
+        at += 4;
+    uint64_t covered = p->blocks[0].end;
+    uint32_t last = 0;
+    for (uint32_t b = 1; b < p->nblocks && p->blocks[b].start == covered; b++)
+        covered = p->blocks[last = b].end;
+    if (at + 5 > covered) {
+        uint64_t limit = pi + 1 < c->prog->nprocs ? c->prog->procs[pi + 1].entry : covered;
+        if (last + 1 < p->nblocks && p->blocks[last + 1].start < limit)
+            limit = p->blocks[last + 1].start;
+        covered = padding_end(c, covered, limit, at + 5);
+    }
+    if (at + 5 > covered) {
+        *why = mt_xasprintf("too small for an entry jump (%llu contiguous bytes)",
+                            (unsigned long long)(covered - p->entry));
+        return false;
+    }
+    for (uint32_t b = 1; b < p->nblocks; b++)
+        if (p->blocks[b].start > at && p->blocks[b].start < at + 5) {
+            *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
+                                (unsigned long long)p->blocks[b].start);
+            return false;
+        }
+    *patch_at = at;
+    return true;
+}
+
+static bool decode_block(rw_code *c, size_t first_table, const mt_block *blk, rw_insn **insns,
+                         uint32_t *n, size_t *cap, block_flags *bf, char **why)
+{
+    csh h = handle(c);
+    const uint8_t *code = rw_input_bytes_at(c->in, blk->start, blk->end - blk->start);
+    if (!code) {
+        *why = mt_xasprintf("block 0x%llx is not in the file", (unsigned long long)blk->start);
+        return false;
+    }
+    cs_insn *insn = cs_malloc(h);
+    const uint8_t *p = code;
+    size_t left = blk->end - blk->start;
+    uint64_t addr = blk->start;
+    bool ok = true;
+    unsigned defined = 0;
+    while (left > 0) {
+        if (!cs_disasm_iter(h, &p, &left, &addr, insn)) {
+            *why = mt_xasprintf("cannot decode 0x%llx", (unsigned long long)addr);
+            ok = false;
+            break;
+        }
+        rw_insn ri = {.old = insn->address, .bytes = code + (insn->address - blk->start),
+                      .len = (uint8_t)insn->size, .table = MT_NONE};
+        if (!classify(c, first_table, insn, &ri, why)) {
+            ok = false;
+            break;
+        }
+        unsigned r, w;
+        insn_flags(insn, &r, &w);
+        bf->use |= r & ~defined;
+        defined |= w;
+        MT_PUSH(*insns, *n, *cap, ri);
+    }
+    bf->def = defined;
+    cs_free(insn, 1);
+    return ok;
+}
+
+static void add_counter(rw_code *c, rw_insn *ri, uint8_t probe)
+{
+    ri->probe = probe;
+    ri->counter = c->ncounters;
+    MT_PUSH(c->counter_addrs, c->ncounters, c->cap_counters, ri->old);
+    if (probe == RW_PROBE_SAVE_FLAGS)
+        c->nprobes_saving_flags++;
+}
+
+/* Registers the procedure's jump tables for cloning.  Position-independent
+ * tables of 32-bit offsets from the table itself, and (in non-PIE
+ * executables, where they need no relocation) tables of absolute addresses
+ * can be cloned; a table shared by several jumps is cloned once. */
+static bool add_tables(rw_code *c, const mt_procedure *p, char **why)
+{
+    size_t first = c->ntables;
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const mt_jump_table *jt = &p->tables[t];
+        bool relative = jt->entry_size == 4 && jt->entry_signed && jt->base == jt->table;
+        bool absolute = jt->entry_size == 8 && jt->base == 0 && c->prog->kind == MT_ELF_EXEC;
+        if (!relative && !absolute) {
+            *why = mt_xasprintf("jump table 0x%llx: %u-byte entries relative to 0x%llx cannot be cloned",
+                                (unsigned long long)jt->table, jt->entry_size,
+                                (unsigned long long)jt->base);
+            c->ntables = first;
+            return false;
+        }
+        bool seen = false;
+        for (size_t k = first; k < c->ntables; k++)
+            seen |= c->tables[k].layout.table == jt->table;
+        if (!seen) {
+            rw_table rt = {.layout = *jt};
+            MT_PUSH(c->tables, c->ntables, c->cap_tables, rt);
+        }
+    }
+    return true;
+}
+
+/* Every cloned table needs an instruction that names it, to point at the clone. */
+static bool tables_referenced(const rw_code *c, size_t first, const rw_proc *rp, char **why)
+{
+    for (size_t t = first; t < c->ntables; t++) {
+        bool found = false;
+        for (uint32_t k = 0; k < rp->ninsns && !found; k++)
+            found = rp->insns[k].table == t;
+        if (!found) {
+            *why = mt_xasprintf("no instruction names jump table 0x%llx",
+                                (unsigned long long)c->tables[t].layout.table);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool rw_code_add(rw_code *c, uint32_t pi, char **why)
+{
+    const mt_procedure *p = &c->prog->procs[pi];
+    rw_proc rp = {.proc = pi};
+    size_t cap = 0, first_table = c->ntables;
+    if (!add_tables(c, p, why))
+        return false;
+    uint32_t *block_first = mt_xmalloc(p->nblocks * sizeof *block_first);
+    block_flags *bf = mt_xcalloc(p->nblocks, sizeof *bf);
+    bool ok = true;
+    for (uint32_t b = 0; b < p->nblocks && ok; b++) {
+        block_first[b] = rp.ninsns;
+        ok = decode_block(c, first_table, &p->blocks[b], &rp.insns, &rp.ninsns, &cap, &bf[b], why);
+        if (ok && rp.ninsns == block_first[b]) {
+            *why = mt_xasprintf("empty block 0x%llx", (unsigned long long)p->blocks[b].start);
+            ok = false;
+        }
+    }
+    ok = ok && entry_patch_fits(c, pi, &rp.insns[0], &rp.patch_at, why);
+    ok = ok && tables_referenced(c, first_table, &rp, why);
+    if (!ok) {
+        c->ntables = first_table;
+        free(rp.insns);
+        free(block_first);
+        free(bf);
+        return false;
+    }
+    solve_flag_liveness(p, bf);
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        rw_insn *first = &rp.insns[block_first[b]];
+        add_counter(c, first, (bf[b].live_in & FLAGS_INC) ? RW_PROBE_SAVE_FLAGS : RW_PROBE_PLAIN);
+        /* The copy of a block that falls through must be followed by its
+         * successor's copy, or jump there. */
+        uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp.ninsns) - 1;
+        rw_insn *li = &rp.insns[last];
+        bool next_follows = b + 1 < p->nblocks && p->blocks[b + 1].start == li->old + li->len;
+        bool can_fall = p->blocks[b].term != MT_TERM_JUMP && p->blocks[b].term != MT_TERM_RET &&
+                        p->blocks[b].term != MT_TERM_TABLE_JUMP &&
+                        p->blocks[b].term != MT_TERM_INDIRECT_JUMP &&
+                        p->blocks[b].term != MT_TERM_TAIL_CALL;
+        li->fallthrough_jmp = can_fall && !next_follows;
+    }
+    free(block_first);
+    free(bf);
+    MT_PUSH(c->procs, c->nprocs, c->cap_procs, rp);
+    return true;
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+static int compare_pairs(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Builds the sorted old -> new map of block starts (probe addresses). */
+static void build_map(rw_code *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->nprocs; i++)
+        for (uint32_t k = 0; k < c->procs[i].ninsns; k++)
+            n += c->procs[i].insns[k].probe != RW_PROBE_NONE;
+    uint64_t *pairs = mt_xmalloc(2 * n * sizeof *pairs + 1);
+    size_t m = 0;
+    for (size_t i = 0; i < c->nprocs; i++)
+        for (uint32_t k = 0; k < c->procs[i].ninsns; k++)
+            if (c->procs[i].insns[k].probe != RW_PROBE_NONE) {
+                pairs[2 * m] = c->procs[i].insns[k].old;
+                pairs[2 * m + 1] = c->procs[i].insns[k].new_addr;
+                m++;
+            }
+    qsort(pairs, m, 2 * sizeof *pairs, compare_pairs);
+    free(c->map_old);
+    free(c->map_new);
+    c->map_old = mt_xmalloc(m * sizeof *c->map_old + 1);
+    c->map_new = mt_xmalloc(m * sizeof *c->map_new + 1);
+    for (size_t k = 0; k < m; k++) {
+        c->map_old[k] = pairs[2 * k];
+        c->map_new[k] = pairs[2 * k + 1];
+    }
+    c->nmap = m;
+    free(pairs);
+}
+
+uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
+{
+    uint64_t at = vaddr;
+    for (size_t i = 0; i < c->nprocs; i++) {
+        rw_proc *rp = &c->procs[i];
+        const mt_procedure *p = &c->prog->procs[rp->proc];
+        /* Same offset modulo 64 as the original: loops keep their alignment. */
+        at += (p->entry - at) & 63;
+        rp->new_start = at;
+        for (uint32_t k = 0; k < rp->ninsns; k++) {
+            rw_insn *ri = &rp->insns[k];
+            ri->new_addr = at;
+            at += probe_len(ri->probe) + emitted_len(ri) + (ri->fallthrough_jmp ? 5 : 0);
+        }
+        rp->new_end = at;
+    }
+    for (size_t t = 0; t < c->ntables; t++) {
+        at = (at + 7) & ~(uint64_t)7;
+        c->tables[t].new_addr = at;
+        at += (uint64_t)c->tables[t].layout.nentries * c->tables[t].layout.entry_size;
+    }
+    build_map(c);
+    return at;
+}
+
+/* ---- emission ------------------------------------------------------------ */
+
+/* Where a branch to original address `old` goes: the copy of a block when
+ * there is one, a runtime wrapper for wrapped callees, else `old` itself. */
+static uint64_t branch_target(const rw_code *c, uint64_t old, bool *wrapped)
+{
+    *wrapped = false;
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        if (c->wrap_real[w] == old && c->wrap_new[w]) {
+            *wrapped = true;
+            return c->wrap_new[w];
+        }
+    size_t lo = 0, hi = c->nmap;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->map_old[mid] < old)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nmap && c->map_old[lo] == old ? c->map_new[lo] : old;
+}
+
+static bool rel32(uint64_t target, uint64_t next, uint32_t *out)
+{
+    int64_t d = (int64_t)(target - next);
+    if (d < INT32_MIN || d > INT32_MAX)
+        return false;
+    *out = (uint32_t)(int32_t)d;
+    return true;
+}
+
+static void emit_probe(rw_buf *out, const rw_insn *ri)
+{
+    uint32_t disp = MT_SLOT_COUNTERS_OFFSET + 8u * ri->counter;
+    static const uint8_t inc_gs[] = {0x65, 0x48, 0xff, 0x04, 0x25}; /* incq %gs:disp32 */
+    if (ri->probe == RW_PROBE_SAVE_FLAGS)
+        rw_buf_put(out, probe_save_before, sizeof probe_save_before);
+    rw_buf_put(out, inc_gs, sizeof inc_gs);
+    rw_buf_u32(out, disp);
+    if (ri->probe == RW_PROBE_SAVE_FLAGS)
+        rw_buf_put(out, probe_save_after, sizeof probe_save_after);
+}
+
+/* Emits one instruction (its probe already written); `at` is its address. */
+static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, mt_error *err)
+{
+    uint32_t r = 0;
+    bool wrapped = false, ok = true;
+    uint64_t target = ri->table != MT_NONE                                ? c->tables[ri->table].new_addr
+                      : ri->kind == RW_COPY || ri->kind == RW_COPY_RIPREL ? ri->target
+                                                                          : branch_target(c, ri->target, &wrapped);
+    size_t len = emitted_len(ri);
+    switch (ri->kind) {
+    case RW_COPY:
+        rw_buf_put(out, ri->bytes, ri->len);
+        break;
+    case RW_COPY_RIPREL: {
+        size_t pos = out->len;
+        rw_buf_put(out, ri->bytes, ri->len);
+        ok = rel32(target, at + ri->len, &r);
+        rw_buf_patch_u32(out, pos + ri->disp_offset, r);
+        break;
+    }
+    case RW_COPY_ABS32: {
+        size_t pos = out->len;
+        rw_buf_put(out, ri->bytes, ri->len);
+        ok = target <= INT32_MAX;
+        rw_buf_patch_u32(out, pos + ri->disp_offset, (uint32_t)target);
+        break;
+    }
+    case RW_JMP:
+    case RW_CALL:
+        rw_buf_u8(out, ri->kind == RW_JMP ? 0xe9 : 0xe8);
+        ok = rel32(target, at + 5, &r);
+        rw_buf_u32(out, r);
+        c->nwrapped_calls += wrapped;
+        break;
+    case RW_JCC:
+        rw_buf_u8(out, 0x0f);
+        rw_buf_u8(out, (uint8_t)(0x80 | ri->cc));
+        ok = rel32(target, at + 6, &r);
+        rw_buf_u32(out, r);
+        break;
+    case RW_JCX: /* jrcxz 1f; jmp 2f; 1: jmp target; 2: */
+        rw_buf_put(out, ri->bytes, ri->len - 1u);
+        rw_buf_u8(out, 0x02);
+        rw_buf_u8(out, 0xeb);
+        rw_buf_u8(out, 0x05);
+        rw_buf_u8(out, 0xe9);
+        ok = rel32(target, at + len, &r);
+        rw_buf_u32(out, r);
+        break;
+    }
+    if (!ok)
+        mt_error_set(err, "%s: target 0x%llx of the instruction at 0x%llx is out of rel32 range",
+                     c->in->path, (unsigned long long)target, (unsigned long long)ri->old);
+    return ok;
+}
+
+/* PROT_* of the loaded segment holding `vaddr` (the runtime restores it
+ * after writing an entry jump). */
+static uint8_t segment_prot(const rw_input *in, uint64_t vaddr)
+{
+    for (size_t i = 0; i < in->nphdrs; i++) {
+        const Elf64_Phdr *ph = &in->phdrs[i];
+        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_memsz)
+            return (uint8_t)(((ph->p_flags & PF_R) ? 1 : 0) | ((ph->p_flags & PF_W) ? 2 : 0) |
+                             ((ph->p_flags & PF_X) ? 4 : 0));
+    }
+    return 5; /* PROT_READ | PROT_EXEC: entries are code */
+}
+
+/* The entry jump of one copy, as a record for the runtime (timer.h). */
+static bool add_entry_patch(const rw_code *c, const rw_proc *rp, rw_buf *patches, mt_error *err)
+{
+    if (!rp->patch_at)
+        return true;
+    uint32_t r = 0;
+    if (!rel32(rp->insns[0].new_addr, rp->patch_at + 5, &r)) {
+        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->path,
+                     (unsigned long long)rp->patch_at);
+        return false;
+    }
+    mt_rt_patch p = {.vaddr = rp->patch_at, .len = 5, .prot = segment_prot(c->in, rp->patch_at)};
+    p.bytes[0] = 0xe9;
+    memcpy(p.bytes + 1, &r, 4);
+    rw_buf_put(patches, &p, sizeof p);
+    return true;
+}
+
+/* The clone's entries lead to the copies of the original targets. */
+static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_buf *out,
+                       mt_error *err)
+{
+    const mt_jump_table *jt = &t->layout;
+    const uint8_t *orig = rw_input_bytes_at(c->in, jt->table, (uint64_t)jt->nentries * jt->entry_size);
+    if (!orig) {
+        mt_error_set(err, "%s: jump table 0x%llx is not in the file", c->in->path,
+                     (unsigned long long)jt->table);
+        return false;
+    }
+    while (vaddr + out->len < t->new_addr)
+        rw_buf_u8(out, 0);
+    for (uint32_t k = 0; k < jt->nentries; k++) {
+        bool wrapped;
+        if (jt->entry_size == 8) {
+            uint64_t old;
+            memcpy(&old, orig + 8 * k, 8);
+            rw_buf_u64(out, branch_target(c, old, &wrapped));
+            continue;
+        }
+        int32_t off;
+        memcpy(&off, orig + 4 * k, 4);
+        uint32_t r;
+        if (!rel32(branch_target(c, jt->table + (uint64_t)(int64_t)off, &wrapped), t->new_addr, &r)) {
+            mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->path,
+                         (unsigned long long)jt->table);
+            return false;
+        }
+        rw_buf_u32(out, r);
+    }
+    return true;
+}
+
+int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_error *err)
+{
+    for (size_t i = 0; i < c->nprocs; i++) {
+        const rw_proc *rp = &c->procs[i];
+        while (vaddr + out->len < rp->new_start)
+            rw_buf_u8(out, 0xcc); /* int3 between copies: nothing should run there */
+        for (uint32_t k = 0; k < rp->ninsns; k++) {
+            const rw_insn *ri = &rp->insns[k];
+            if (ri->probe != RW_PROBE_NONE)
+                emit_probe(out, ri);
+            uint64_t at = vaddr + out->len;
+            if (!emit_insn(c, out, ri, at, err))
+                return -1;
+            if (ri->fallthrough_jmp) {
+                bool wrapped;
+                uint32_t r;
+                uint64_t next = vaddr + out->len + 5;
+                if (!rel32(branch_target(c, ri->old + ri->len, &wrapped), next, &r)) {
+                    mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->path,
+                                 (unsigned long long)ri->old);
+                    return -1;
+                }
+                rw_buf_u8(out, 0xe9);
+                rw_buf_u32(out, r);
+            }
+        }
+        if (!add_entry_patch(c, rp, patches, err))
+            return -1;
+    }
+    for (size_t t = 0; t < c->ntables; t++)
+        if (!emit_table(c, &c->tables[t], vaddr, out, err))
+            return -1;
+    return 0;
+}
+
+/* ---- moved ranges for unwind info ----------------------------------------- */
+
+uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old)
+{
+    if (old == m->old_end)
+        return m->new_end;
+    size_t lo = 0, hi = m->naddrs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->old_addrs[mid] < old)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->naddrs && m->old_addrs[lo] == old ? m->new_addrs[lo] : 0;
+}
+
+rw_moved *rw_code_moved(const rw_code *c, size_t *n)
+{
+    rw_moved *m = mt_xcalloc(c->nprocs + 1, sizeof *m);
+    for (size_t i = 0; i < c->nprocs; i++) {
+        const rw_proc *rp = &c->procs[i];
+        const mt_procedure *p = &c->prog->procs[rp->proc];
+        m[i].old_start = p->entry;
+        m[i].old_end = p->blocks[p->nblocks - 1].end;
+        m[i].new_start = rp->new_start;
+        m[i].new_end = rp->new_end;
+        m[i].old_addrs = mt_xmalloc(rp->ninsns * sizeof(uint64_t));
+        m[i].new_addrs = mt_xmalloc(rp->ninsns * sizeof(uint64_t));
+        for (uint32_t k = 0; k < rp->ninsns; k++) {
+            m[i].old_addrs[k] = rp->insns[k].old;
+            m[i].new_addrs[k] = rp->insns[k].new_addr;
+        }
+        m[i].naddrs = rp->ninsns;
+    }
+    *n = c->nprocs;
+    return m;
+}
+
+void rw_moved_free(rw_moved *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(m[i].old_addrs);
+        free(m[i].new_addrs);
+    }
+    free(m);
+}

@@ -1,0 +1,445 @@
+/* rewriter/rewrite.c — the driver: choose procedures, relocate them, lay
+ * out the output file and write it atomically.
+ *
+ * Output layout (everything original stays at its offset and address):
+ *
+ *   [original file, unchanged]
+ *   [RX segment: relocated code | runtime text]      new PT_LOAD, R+X
+ *   [RW segment: runtime data and bss]               new PT_LOAD, R+W
+ *   [R  segment: program headers | entry jumps | unwind info]  new PT_LOAD, R
+ *   [counter map + trailer]                          not loaded
+ *
+ * The entry jumps into the copies are written by the runtime at start-up
+ * (timer.h, mt_rt_patch), not into the file.
+ *
+ * The program-header table moves into the R segment so any number of
+ * headers fit (the kernel finds AT_PHDR through the PT_LOAD that maps
+ * e_phoff).  PT_PHDR and PT_GNU_EH_FRAME are pointed at the new copies. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rewriter.h"
+
+#define PAGE 4096u
+#define MAP_MAGIC 0x3150414d4c4f544dull /* "MTOOLMAP1" trailer */
+#define NEW_LOADS 3
+
+typedef struct {
+    uint64_t map_offset;   /* file offset of the uint64_t addresses */
+    uint32_t ncounters;
+    uint32_t version;
+    uint8_t binary_hash[32];
+    uint64_t magic;
+} map_trailer;
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    uint8_t buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        sha256_update(&ctx, (size_t)n, buf);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        mt_error_set(err, "%s: %s", path, strerror(saved));
+        return -1;
+    }
+    sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
+    return 0;
+}
+
+/* ---- the embedded runtime ---------------------------------------------- */
+
+typedef struct {
+    const mt_rt_header *hdr;
+    const uint8_t *bytes;
+    size_t size;
+} runtime_blob;
+
+static int load_runtime(runtime_blob *rt, mt_error *err)
+{
+    rt->bytes = mt_runtime_blob;
+    rt->size = (size_t)mt_runtime_blob_size;
+    rt->hdr = (const mt_rt_header *)(const void *)mt_runtime_blob;
+    const mt_rt_header *h = rt->hdr;
+    if (rt->size < sizeof *h || h->magic != MT_RT_MAGIC || h->version != MT_RT_VERSION ||
+        h->blob_size != rt->size || h->params_offset + sizeof(mt_rt_params) > rt->size ||
+        h->entry_offset >= rt->size || h->data_offset > rt->size || h->data_offset % PAGE) {
+        mt_error_set(err, "internal error: the embedded runtime blob is inconsistent");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- choosing procedures -------------------------------------------------- */
+
+/* IFUNC resolvers of a dynamically linked executable run inside the dynamic
+ * loader, before the runtime has set up counters: they stay uninstrumented. */
+static bool is_ifunc_resolver(const rw_input *in, uint64_t addr)
+{
+    for (size_t i = 0; in->shdrs && i < in->nshdrs; i++) {
+        const Elf64_Shdr *s = &in->shdrs[i];
+        if (s->sh_type != SHT_RELA || s->sh_entsize != sizeof(Elf64_Rela) ||
+            s->sh_offset > in->size || s->sh_size > in->size - s->sh_offset)
+            continue;
+        const Elf64_Rela *r = (const Elf64_Rela *)(in->data + s->sh_offset);
+        for (size_t k = 0; k < s->sh_size / sizeof *r; k++)
+            if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE && (uint64_t)r[k].r_addend == addr)
+                return true;
+    }
+    return false;
+}
+
+static void skip(mt_rewrite_report *r, uint32_t proc, char *reason)
+{
+    r->skipped = mt_xrealloc(r->skipped, (r->nskipped + 1) * sizeof *r->skipped);
+    r->skipped[r->nskipped++] = (mt_rewrite_skip){.proc = proc, .reason = reason};
+}
+
+static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
+{
+    const mt_program *prog = c->prog;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        if (p->is_plt || p->nblocks == 0)
+            continue;
+        r->nprocs_candidates++;
+        r->nblocks_candidates += p->nblocks;
+        char *why = NULL;
+        if (!p->resolved)
+            why = mt_xasprintf("unresolved: %s", p->unresolved_reason ? p->unresolved_reason : "?");
+        else if (dynamic && is_ifunc_resolver(c->in, p->entry))
+            why = mt_xstrdup("IFUNC resolver: runs in the dynamic loader before the runtime");
+        if (why || !rw_code_add(c, i, &why)) {
+            skip(r, i, why);
+            continue;
+        }
+        r->nprocs_instrumented++;
+    }
+    r->nblocks_instrumented = c->ncounters;
+}
+
+/* The runtime wraps thread and process creation: find their callees
+ * (PLT stubs of dynamic executables, the procedures themselves in static ones). */
+static void find_wrapped_callees(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
+{
+    static const char *const names[] = {
+#define MT_RT_WRAP_NAME(id, name) name,
+        MT_RT_WRAPPERS(MT_RT_WRAP_NAME)
+#undef MT_RT_WRAP_NAME
+    };
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++) {
+        char plt[160];
+        snprintf(plt, sizeof plt, "%s@plt", names[w]);
+        uint32_t p = mt_find_procedure(c->prog, plt);
+        if (p == MT_NONE)
+            p = mt_find_procedure(c->prog, names[w]);
+        if (p == MT_NONE || rt->hdr->wrapper_offset[w] == 0)
+            continue;
+        c->wrap_real[w] = c->prog->procs[p].entry;
+        c->wrap_new[w] = blob_vaddr + rt->hdr->wrapper_offset[w];
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t rx_vaddr, rx_off;  /* relocated code, then the runtime's text */
+    uint64_t code_size;
+    uint64_t blob_vaddr;
+    uint64_t rw_vaddr, rw_off, rw_filesz, rw_memsz;
+    uint64_t r_vaddr, r_off;    /* program headers, entry jumps, then unwind info */
+    uint64_t patches_vaddr;
+    uint32_t npatches;
+    uint64_t phdr_size;
+    size_t nphdrs;
+} layout;
+
+static uint64_t highest_load_end(const rw_input *in)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < in->nphdrs; i++)
+        if (in->phdrs[i].p_type == PT_LOAD && in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz > end)
+            end = in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz;
+    return end;
+}
+
+static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint64_t filesz,
+                              uint64_t memsz)
+{
+    return (Elf64_Phdr){.p_type = PT_LOAD, .p_flags = flags, .p_offset = off, .p_vaddr = vaddr,
+                        .p_paddr = vaddr, .p_filesz = filesz, .p_memsz = memsz, .p_align = PAGE};
+}
+
+/* The new program-header table: the original's, with the new PT_LOADs
+ * after the last PT_LOAD (loads must stay sorted by address), PT_PHDR
+ * moved, and PT_GNU_EH_FRAME on the new .eh_frame_hdr when there is one. */
+static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out *uw, rw_buf *out)
+{
+    size_t last_load = 0;
+    for (size_t i = 0; i < in->nphdrs; i++)
+        if (in->phdrs[i].p_type == PT_LOAD)
+            last_load = i;
+    Elf64_Phdr loads[NEW_LOADS] = {
+        load_header(PF_R | PF_X, L->rx_off, L->rx_vaddr, L->rw_off - L->rx_off,
+                    L->rw_vaddr - L->rx_vaddr),
+        load_header(PF_R | PF_W, L->rw_off, L->rw_vaddr, L->rw_filesz, L->rw_memsz),
+        load_header(PF_R, L->r_off, L->r_vaddr, 0, 0), /* sizes patched by the caller */
+    };
+    for (size_t i = 0; i < in->nphdrs; i++) {
+        Elf64_Phdr ph = in->phdrs[i];
+        if (ph.p_type == PT_PHDR) {
+            ph.p_offset = L->r_off;
+            ph.p_vaddr = ph.p_paddr = L->r_vaddr;
+            ph.p_filesz = ph.p_memsz = L->phdr_size;
+        } else if (ph.p_type == PT_GNU_EH_FRAME && uw->hdr_size) {
+            ph.p_offset = L->r_off + (uw->hdr_vaddr - L->r_vaddr);
+            ph.p_vaddr = ph.p_paddr = uw->hdr_vaddr;
+            ph.p_filesz = ph.p_memsz = uw->hdr_size;
+        }
+        rw_buf_put(out, &ph, sizeof ph);
+        if (i == last_load)
+            rw_buf_put(out, loads, sizeof loads);
+    }
+}
+
+static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, const rw_code *c,
+                        const rw_input *in, const mt_rewrite_options *opt, const uint8_t hash[32])
+{
+    mt_rt_params params;
+    memset(&params, 0, sizeof params);
+    params.blob_vaddr = L->blob_vaddr;
+    params.original_entry = in->ehdr->e_entry;
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        params.wrap_real[w] = c->wrap_new[w] ? c->wrap_real[w] : 0;
+    params.ncounters = c->ncounters;
+    params.patches_vaddr = L->patches_vaddr;
+    params.npatches = L->npatches;
+    memcpy(params.binary_hash, hash, 32);
+    snprintf(params.default_dir, sizeof params.default_dir, "%s", opt->profile_dir);
+    snprintf(params.program_name, sizeof params.program_name, "%s", opt->program_name);
+    memcpy(blob + rt->hdr->params_offset, &params, sizeof params);
+}
+
+static int write_output(const char *path, mode_t mode, const rw_buf *file, mt_error *err)
+{
+    char *tmp = mt_xasprintf("%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < file->len;) {
+        ssize_t n = write(fd, file->data + done, file->len - done);
+        if (n <= 0)
+            ok = false;
+        else
+            done += (size_t)n;
+    }
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (ok && (fchmodat(AT_FDCWD, tmp, mode, 0) != 0 || rename(tmp, path) != 0)) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok) {
+        mt_error_set(err, "%s: cannot write: %s", path, strerror(saved));
+        unlink(tmp);
+    }
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+static void pad_to(rw_buf *b, uint64_t len)
+{
+    while (b->len < len)
+        rw_buf_u8(b, 0);
+}
+
+static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
+{
+    rw_buf_align(file, 8, 0);
+    map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters, .version = 1,
+                     .magic = MAP_MAGIC};
+    memcpy(t.binary_hash, hash, 32);
+    for (uint32_t i = 0; i < c->ncounters; i++)
+        rw_buf_u64(file, c->counter_addrs[i]);
+    rw_buf_put(file, &t, sizeof t);
+}
+
+static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
+                      const mt_rewrite_options *opt, const uint8_t hash[32], rw_buf *file,
+                      mt_rewrite_report *r, mt_error *err)
+{
+    layout L = {0};
+    L.rx_vaddr = align_up(highest_load_end(in), PAGE);
+    L.rx_off = align_up(in->size, PAGE);
+    L.blob_vaddr = align_up(rw_code_assign(c, L.rx_vaddr), PAGE);
+    L.code_size = L.blob_vaddr - L.rx_vaddr;
+    L.rw_vaddr = L.blob_vaddr + rt->hdr->data_offset;
+    L.rw_off = L.rx_off + (L.rw_vaddr - L.rx_vaddr);
+    L.rw_filesz = rt->size - rt->hdr->data_offset;
+    L.rw_memsz = L.rw_filesz + rt->hdr->bss_size;
+    L.r_vaddr = align_up(L.rw_vaddr + L.rw_memsz, PAGE);
+    L.r_off = align_up(L.rw_off + L.rw_filesz, PAGE);
+    L.nphdrs = in->nphdrs + NEW_LOADS;
+    L.phdr_size = L.nphdrs * sizeof(Elf64_Phdr);
+    find_wrapped_callees(c, rt, L.blob_vaddr);
+
+    /* The original file, then the RX segment. */
+    rw_buf_put(file, in->data, in->size);
+    pad_to(file, L.rx_off);
+    rw_buf code = {0}, patches = {0};
+    if (rw_code_emit(c, L.rx_vaddr, &code, &patches, err) != 0) {
+        rw_buf_free(&code);
+        rw_buf_free(&patches);
+        return -1;
+    }
+    rw_buf_put(file, code.data, code.len);
+    r->code_bytes = code.len;
+    rw_buf_free(&code);
+    pad_to(file, L.rx_off + (L.blob_vaddr - L.rx_vaddr));
+    size_t blob_at = file->len;
+    rw_buf_put(file, rt->bytes, rt->size);
+
+    /* The R segment: the program headers, which need the unwind result, go
+     * in front; the entry jumps and unwind info (which needs its own
+     * address) after them. */
+    rw_buf ro = {0};
+    pad_to(&ro, L.phdr_size);
+    rw_buf_align(&ro, 8, 0);
+    L.patches_vaddr = L.r_vaddr + ro.len;
+    L.npatches = (uint32_t)(patches.len / sizeof(mt_rt_patch));
+    rw_buf_put(&ro, patches.data, patches.len);
+    rw_buf_free(&patches);
+    fill_params(file->data + blob_at, rt, &L, c, in, opt, hash);
+    rw_unwind_out uw = {0};
+    size_t nmoved;
+    rw_moved *moved = rw_code_moved(c, &nmoved);
+    int rc = rw_unwind_build(in, moved, nmoved, &ro, L.r_vaddr, &uw, err);
+    rw_moved_free(moved, nmoved);
+    if (rc != 0) {
+        rw_buf_free(&ro);
+        return -1;
+    }
+    r->nfdes = uw.nfdes_written;
+    rw_buf ph = {0};
+    build_phdrs(in, &L, &uw, &ph);
+    memcpy(ro.data, ph.data, ph.len);
+    rw_buf_free(&ph);
+    /* Patch the R segment's own sizes into its header. */
+    for (size_t i = 0; i < L.nphdrs; i++) {
+        Elf64_Phdr *p = (Elf64_Phdr *)(void *)(ro.data + i * sizeof(Elf64_Phdr));
+        if (p->p_type == PT_LOAD && p->p_vaddr == L.r_vaddr)
+            p->p_filesz = p->p_memsz = ro.len;
+    }
+    pad_to(file, L.r_off);
+    rw_buf_put(file, ro.data, ro.len);
+    rw_buf_free(&ro);
+
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)(void *)file->data;
+    eh->e_phoff = L.r_off;
+    eh->e_phnum = (Elf64_Half)L.nphdrs;
+    eh->e_entry = L.blob_vaddr + rt->hdr->entry_offset;
+    append_map(file, c, hash);
+    return 0;
+}
+
+int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rewrite_options *opt,
+                      mt_rewrite_report *report, mt_error *err)
+{
+    memset(report, 0, sizeof *report);
+    runtime_blob rt;
+    if (load_runtime(&rt, err) != 0)
+        return -1;
+    rw_input in;
+    if (rw_input_open(&in, prog->path, err) != 0)
+        return -1;
+    int rc = -1;
+    rw_code c;
+    rw_buf file = {0};
+    struct stat st;
+    if (in.ehdr->e_type != ET_EXEC && in.ehdr->e_type != ET_DYN) {
+        mt_error_set(err, "%s: not an executable", prog->path);
+        goto out_input;
+    }
+    if (in.nphdrs + NEW_LOADS > PAGE / sizeof(Elf64_Phdr)) {
+        mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.nphdrs);
+        goto out_input;
+    }
+    if (mt_file_sha256(prog->path, report->binary_hash, err) != 0 || stat(prog->path, &st) != 0)
+        goto out_input;
+    if (rw_code_init(&c, prog, &in, err) != 0)
+        goto out_input;
+    choose_procedures(&c, !prog->static_linked, report);
+    if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&
+        write_output(out_path, (st.st_mode & 07777) | 0100, &file, err) == 0)
+        rc = 0;
+    report->nprobes_saving_flags = c.nprobes_saving_flags;
+    report->nwrapped_calls = c.nwrapped_calls;
+    rw_buf_free(&file);
+    rw_code_free(&c);
+out_input:
+    rw_input_close(&in);
+    return rc;
+}
+
+void mt_rewrite_report_free(mt_rewrite_report *report)
+{
+    for (uint32_t i = 0; i < report->nskipped; i++)
+        free(report->skipped[i].reason);
+    free(report->skipped);
+    memset(report, 0, sizeof *report);
+}
+
+/* ---- reading the counter map back ------------------------------------------ */
+
+int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
+{
+    memset(map, 0, sizeof *map);
+    rw_input in;
+    if (rw_input_open(&in, path, err) != 0)
+        return -1;
+    map_trailer t;
+    int rc = -1;
+    if (in.size < sizeof t) {
+        mt_error_set(err, "%s: no mtool counter map (not instrumented by mtool)", path);
+        goto out;
+    }
+    memcpy(&t, in.data + in.size - sizeof t, sizeof t);
+    if (t.magic != MAP_MAGIC || t.version != 1 || t.map_offset > in.size - sizeof t ||
+        (in.size - sizeof t - t.map_offset) / 8 != t.ncounters) {
+        mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
+        goto out;
+    }
+    memcpy(map->binary_hash, t.binary_hash, 32);
+    map->ncounters = t.ncounters;
+    map->addrs = mt_xmalloc((size_t)t.ncounters * 8 + 1);
+    memcpy(map->addrs, in.data + t.map_offset, (size_t)t.ncounters * 8);
+    rc = 0;
+out:
+    rw_input_close(&in);
+    return rc;
+}
+
+void mt_counter_map_free(mt_counter_map *map)
+{
+    free(map->addrs);
+    memset(map, 0, sizeof *map);
+}

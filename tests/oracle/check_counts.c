@@ -1,0 +1,286 @@
+/* Checks pass-1 block counts against an independent oracle: valgrind's
+ * callgrind run on the ORIGINAL binary with --dump-instr=yes
+ * --compress-pos=no --compress-strings=no (no jump collection, so every
+ * address line carries its Ir cost, except the line after `calls=`, which is
+ * the call's inclusive cost and is skipped).
+ *
+ * For every block mtool counted (counts.tsv written by `mtool count`), the
+ * count must equal the number of times callgrind executed the block's first
+ * instruction, summed over every callgrind output given (one per process).
+ * It also reports coverage: of the blocks of the analysis that callgrind saw
+ * execute, how many mtool counted.  A rep-prefixed string instruction is a loop inside valgrind
+ * (one Ir per iteration), so a block starting with one is compared on its
+ * second instruction when it has one, and skipped otherwise.
+ *
+ * usage: check_counts BINARY COUNTS_TSV CALLGRIND_OUT... */
+#define _GNU_SOURCE
+#include <capstone/capstone.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "analyzer/analyzer.h"
+#include "tests/oracle/callgrind.h"
+#include "tests/unit/unit.h"
+
+typedef struct {
+    uint64_t addr, count;
+} addr_count;
+
+typedef struct {
+    addr_count *v;
+    size_t n, cap;
+} count_list;
+
+static int cmp_addr(const void *a, const void *b) { return cmp_u64(a, b); }
+
+/* Sums the Ir of every cost line of `binary` per address. */
+static void read_callgrind_file(const char *path, const char *binary, count_list *out)
+{
+    FILE *fp = fopen(path, "r");
+    char line[8192];
+    bool in_binary = false, after_calls = false;
+    int npositions = 1; /* "positions: instr line" puts a line number before the cost */
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (strncmp(line, "positions:", 10) == 0) {
+            npositions = 0;
+            for (char *t = strtok(line + 10, " \n"); t; t = strtok(NULL, " \n"))
+                npositions++;
+        } else if (strncmp(line, "ob=", 3) == 0) {
+            line[strcspn(line, "\n")] = 0;
+            in_binary = same_object(line + 3, binary);
+        } else if (strncmp(line, "calls=", 6) == 0) {
+            after_calls = true;
+            continue;
+        } else if (strncmp(line, "0x", 2) == 0 && in_binary && !after_calls) {
+            char *end;
+            addr_count ac = {.addr = strtoull(line, &end, 16)};
+            for (int k = 1; k < npositions; k++)
+                strtoull(end, &end, 10);
+            ac.count = strtoull(end, NULL, 10);
+            MT_PUSH(out->v, out->n, out->cap, ac);
+        }
+        after_calls = false;
+    }
+    if (fp)
+        fclose(fp);
+}
+
+/* Ir per address of `binary`, summed over the files. */
+static void read_callgrind_counts(char **paths, int n, const char *binary, count_list *out)
+{
+    for (int i = 0; i < n; i++)
+        read_callgrind_file(paths[i], binary, out);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, cmp_addr);
+    size_t m = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (m && out->v[m - 1].addr == out->v[i].addr)
+            out->v[m - 1].count += out->v[i].count;
+        else
+            out->v[m++] = out->v[i];
+    }
+    out->n = m;
+}
+
+static uint64_t oracle_count(const count_list *cg, uint64_t addr)
+{
+    addr_count key = {.addr = addr};
+    const addr_count *hit = bsearch(&key, cg->v, cg->n, sizeof key, cmp_addr);
+    return hit ? hit->count : 0;
+}
+
+/* The binary's loaded segments, read once, and its .init and .fini
+ * sections: callgrind attributes no cost to the code there (it runs, once). */
+typedef struct {
+    uint8_t *data;
+    size_t size;
+    GElf_Phdr loads[32];
+    size_t nloads;
+    uint64_t unseen_lo[2], unseen_hi[2];
+} loaded_file;
+
+static void find_unseen_sections(Elf *elf, loaded_file *f)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        int k = !name ? -1 : !strcmp(name, ".init") ? 0 : !strcmp(name, ".fini") ? 1 : -1;
+        if (k >= 0) {
+            f->unseen_lo[k] = sh.sh_addr;
+            f->unseen_hi[k] = sh.sh_addr + sh.sh_size;
+        }
+    }
+}
+
+static bool unseen_by_callgrind(const loaded_file *f, uint64_t addr)
+{
+    for (int k = 0; k < 2; k++)
+        if (addr >= f->unseen_lo[k] && addr < f->unseen_hi[k])
+            return true;
+    return false;
+}
+
+static void load_file(const char *path, loaded_file *f)
+{
+    memset(f, 0, sizeof *f);
+    int fd = open(path, O_RDONLY);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    size_t nph = 0;
+    if (elf && elf_getphdrnum(elf, &nph) == 0)
+        for (size_t i = 0; i < nph && f->nloads < 32; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+                f->loads[f->nloads++] = ph;
+        }
+    if (elf)
+        find_unseen_sections(elf, f);
+    off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+    if (size > 0) {
+        f->data = malloc((size_t)size);
+        f->size = f->data && pread(fd, f->data, (size_t)size, 0) == size ? (size_t)size : 0;
+    }
+    if (elf)
+        elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The file bytes at link-time address `vaddr` (n of them), or NULL. */
+static const uint8_t *bytes_at(const loaded_file *f, uint64_t vaddr, size_t n)
+{
+    for (size_t i = 0; i < f->nloads; i++) {
+        const GElf_Phdr *ph = &f->loads[i];
+        if (vaddr >= ph->p_vaddr && vaddr + n <= ph->p_vaddr + ph->p_filesz &&
+            ph->p_offset + (vaddr - ph->p_vaddr) + n <= f->size)
+            return f->data + ph->p_offset + (vaddr - ph->p_vaddr);
+    }
+    return NULL;
+}
+
+/* The address to compare a block on: its first instruction, or the second
+ * when the first is a rep-prefixed string instruction; 0 = skip the block
+ * (a lone rep-string instruction, or code callgrind does not record). */
+static uint64_t comparable_address(csh cs, const mt_program *prog, const loaded_file *file,
+                                   uint64_t start)
+{
+    uint32_t p = mt_procedure_at(prog, start);
+    uint32_t b = p == MT_NONE ? MT_NONE : mt_block_at(&prog->procs[p], start);
+    if (unseen_by_callgrind(file, start))
+        return 0;
+    /* Statically linked C library code (no line information) takes CPU-
+     * dependent paths (cpuid, IFUNC choices) that differ on valgrind's
+     * emulated CPU: only the program's own code is compared. */
+    if (prog->static_linked && b != MT_NONE && prog->procs[p].blocks[b].file == 0)
+        return 0;
+    if (b == MT_NONE)
+        return start;
+    const mt_block *blk = &prog->procs[p].blocks[b];
+    const uint8_t *code = bytes_at(file, start, 1);
+    if (!code)
+        return start;
+    size_t avail = 15;
+    while (avail > 1 && !bytes_at(file, start, avail))
+        avail--;
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, code, avail, start, 1, &insn);
+    bool rep = n == 1 && (insn[0].detail->x86.prefix[0] == 0xf3 || insn[0].detail->x86.prefix[0] == 0xf2) &&
+               strstr(insn[0].mnemonic, "rep") != NULL;
+    uint64_t next = n == 1 ? start + insn[0].size : 0;
+    if (n)
+        cs_free(insn, n);
+    if (!rep)
+        return start;
+    return blk->ninsns > 1 ? next : 0;
+}
+
+/* Executed blocks (per callgrind) of the analysis, and how many were counted. */
+static void print_coverage(csh cs, const mt_program *prog, const loaded_file *file,
+                           const count_list *cg, count_list *counted)
+{
+    if (counted->n > 1)
+        qsort(counted->v, counted->n, sizeof *counted->v, cmp_addr);
+    uint64_t ran = 0, covered = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t b = 0; b < prog->procs[p].nblocks; b++) {
+            uint64_t start = prog->procs[p].blocks[b].start, at = comparable_address(cs, prog, file, start);
+            if (!at || oracle_count(cg, at) == 0)
+                continue;
+            ran++;
+            addr_count key = {.addr = start};
+            covered += bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr) != NULL;
+        }
+    printf("# coverage: %" PRIu64 " of %" PRIu64 " executed blocks counted (%.2f%%)\n", covered, ran,
+           ran ? 100.0 * (double)covered / (double)ran : 100.0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: check_counts BINARY COUNTS_TSV CALLGRIND_OUT...\n");
+        return 2;
+    }
+    elf_version(EV_CURRENT);
+    const char *binary = argv[1], *name = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    opt.want_lines = true; /* tells the program's own code from static libc's */
+    mt_error err;
+    mt_program *prog = mt_analyze(binary, &opt, &err);
+    if (!prog) {
+        printf("not ok - %s: %s\n", name, err.msg);
+        return 1;
+    }
+    loaded_file file;
+    load_file(binary, &file);
+    count_list cg = {0};
+    read_callgrind_counts(argv + 3, argc - 3, binary, &cg);
+    csh cs;
+    cs_open(CS_ARCH_X86, CS_MODE_64, &cs);
+    cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+    FILE *fp = fopen(argv[2], "r");
+    char line[4096];
+    uint64_t blocks = 0, equal = 0, skipped = 0, executed = 0;
+    count_list counted = {0};
+    int shown = 0;
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (line[0] == '#')
+            continue;
+        char *end;
+        uint64_t addr = strtoull(line, &end, 16), count = strtoull(end, NULL, 10);
+        uint64_t at = comparable_address(cs, prog, &file, addr);
+        addr_count ac = {addr, count};
+        MT_PUSH(counted.v, counted.n, counted.cap, ac);
+        blocks++;
+        executed += count != 0;
+        if (!at) {
+            skipped++;
+            continue;
+        }
+        uint64_t want = oracle_count(&cg, at);
+        if (want == count)
+            equal++;
+        else if (shown++ < 20)
+            printf("# block 0x%" PRIx64 ": mtool counted %" PRIu64 ", callgrind executed it %" PRIu64
+                   " times\n", addr, count, want);
+    }
+    if (fp)
+        fclose(fp);
+    bool ok = fp && blocks > 0 && equal + skipped == blocks && executed > 0;
+    printf("%s - %s: %" PRIu64 " of %" PRIu64 " counted blocks equal callgrind's counts (%" PRIu64
+           " executed, %" PRIu64 " skipped: a lone rep-string instruction, .init/.fini, or static libc code)\n",
+           ok ? "ok" : "not ok", name, equal, blocks, executed, skipped);
+    print_coverage(cs, prog, &file, &cg, &counted);
+    free(file.data);
+    cs_close(&cs);
+    free(counted.v);
+    free(cg.v);
+    mt_program_free(prog);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,44 @@
+/* timer/entry.S — the blob's header (at offset 0) and its entry point.
+ *
+ * The blob is linked at address 0, so a symbol's link-time address is its
+ * offset in the blob: the header's offsets are plain absolute values.  All
+ * code is position-independent (rip-relative only). */
+#include "timer.h"
+
+    .section .mt_header, "a"
+    .globl mt_blob_start
+    .hidden mt_blob_start
+mt_blob_start:
+    .quad MT_RT_MAGIC
+    .long MT_RT_VERSION
+    .long mt_blob_end                 /* blob_size */
+    .long mt_bss_size                 /* bss_size (blob.ld) */
+    .long mt_entry                    /* entry_offset */
+    .long mt_params                   /* params_offset */
+    .long mt_data_start               /* data_offset */
+#define MT_RT_WRAP_OFFSET(id, name) .long mt_wrap_##id;
+    MT_RT_WRAPPERS(MT_RT_WRAP_OFFSET)
+
+/* The new e_entry.  The kernel left argc/argv/envp/auxv at %rsp and, for a
+ * dynamically linked program, the dynamic loader put its finalizer in %rdx:
+ * both must reach the original entry untouched. */
+    .text
+    .globl mt_entry
+    .hidden mt_entry
+mt_entry:
+    mov %rdx, %r12            /* callee-saved across the C call */
+    mov %rsp, %rdi            /* the initial stack: argc, argv..., envp..., auxv */
+    mov %rsp, %rbp
+    and $-16, %rsp            /* the ABI's alignment at a call */
+    call mt_runtime_init      /* returns the original entry's run-time address */
+    mov %rbp, %rsp
+    mov %r12, %rdx
+    xor %ebp, %ebp            /* as the kernel leaves it: the outermost frame */
+    jmp *%rax
+
+/* Writable data starts on its own page (the rewriter maps it R+W); one
+ * word keeps .data non-empty so the flat image reaches mt_blob_end. */
+    .data
+    .quad 1
+
+    .section .note.GNU-stack, "", @progbits

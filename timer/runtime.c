@@ -1,0 +1,524 @@
+/* timer/runtime.c — the runtime inside instrumented programs (contract in
+ * timer.h).
+ *
+ * Freestanding: no libc (in a static program nothing of libc is set up when
+ * the entry runs, and the runtime must never disturb the program's errno,
+ * stdio buffers or allocator), raw system calls, position-independent code
+ * with no relocations (the Makefile checks).
+ *
+ * Start-up (mt_runtime_init, called by entry.S): create this process's
+ * profile file, map its header and slot 0 MAP_SHARED, close the file, point
+ * %gs at slot 0, write the entry jumps into the original code, return the
+ * original entry.  Counts then live in the page cache of a file, so they are
+ * complete however the process ends — exit, _exit, abort, a fatal signal,
+ * SIGKILL or exec — with nothing to flush, no signal handler, no atexit.
+ *
+ * Threads get their own slot through the wrappers below before they run any
+ * instrumented code; a fork child gets its own file. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timer.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define PAGE 4096ul
+
+/* ---- system calls ---------------------------------------------------- */
+
+enum {
+    SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
+    SYS_GETPID = 39, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_READLINK = 89,
+    SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186, SYS_CLOCK_GETTIME = 228,
+};
+enum { O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
+enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
+       MAP_ANONYMOUS_ = 0x20 };
+enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, EEXIST_ = 17, CLOCK_REALTIME_ = 0 };
+
+static long syscall6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+static long sys3(long n, long a, long b, long c) { return syscall6(n, a, b, c, 0, 0, 0); }
+static bool failed(long ret) { return ret < 0 && ret > -4096; }
+
+static void *map(void *addr, size_t len, int flags, int fd, uint64_t off)
+{
+    long r = syscall6(SYS_MMAP, (long)addr, (long)len, PROT_READ_ | PROT_WRITE_, flags, fd, (long)off);
+    return failed(r) ? NULL : (void *)r;
+}
+
+/* ---- small string helpers (no libc) ------------------------------------ */
+
+static size_t str_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+/* Appends `s` to buf (capacity cap, NUL-terminated), truncating. */
+static void append(char *buf, size_t cap, const char *s)
+{
+    size_t n = str_len(buf);
+    while (*s && n + 1 < cap)
+        buf[n++] = *s++;
+    buf[n] = '\0';
+}
+
+static void append_u64(char *buf, size_t cap, uint64_t v, int base, int min_digits)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % (uint64_t)base];
+        v /= (uint64_t)base;
+    } while (v || n < min_digits);
+    char out[24];
+    for (int i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    append(buf, cap, out);
+}
+
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    while (n--)
+        *d++ = *s++;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+/* Filled in the file by the rewriter. */
+HIDDEN __attribute__((section(".mt_params"), used)) mt_rt_params mt_params;
+extern const char mt_blob_start[] HIDDEN;
+
+static struct {
+    uintptr_t bias;                 /* run-time minus link-time addresses */
+    mt_profile_header *hdr;         /* header page of the profile (file or anonymous) */
+    bool in_file;                   /* false: counts go to anonymous memory */
+    uint64_t slot_size;
+    char dir[MT_RT_DIR_MAX];        /* absolute output directory */
+    char path[MT_RT_DIR_MAX + MT_RT_NAME_MAX + 64];
+    volatile int grow_lock;         /* serializes growing the file */
+    const uint8_t *random;          /* AT_RANDOM: 16 bytes from the kernel */
+} rt;
+
+/* One line on stderr: the program's own output is never touched otherwise. */
+static void say(const char *a, const char *b, const char *c, const char *d)
+{
+    char line[MT_RT_DIR_MAX + 512] = "mtool: ";
+    append(line, sizeof line, a);
+    append(line, sizeof line, b);
+    append(line, sizeof line, c);
+    append(line, sizeof line, d);
+    append(line, sizeof line, "\n");
+    sys3(SYS_WRITE, 2, (long)line, (long)str_len(line));
+}
+
+static void lock(volatile int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        __builtin_ia32_pause();
+}
+
+static void unlock(volatile int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+static uint64_t slot_offset(uint32_t index)
+{
+    return MT_PROFILE_HEADER_SIZE + (uint64_t)index * rt.slot_size;
+}
+
+static void set_gs(void *slot) { sys3(SYS_ARCH_PRCTL, ARCH_SET_GS, (long)slot, 0); }
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/* ---- the profile file ----------------------------------------------------- */
+
+static const char *env_value(char **envp, const char *name)
+{
+    size_t n = str_len(name);
+    for (; *envp; envp++) {
+        const char *e = *envp;
+        size_t i = 0;
+        while (i < n && e[i] == name[i])
+            i++;
+        if (i == n && e[n] == '=')
+            return e + n + 1;
+    }
+    return NULL;
+}
+
+/* mkdir -p; errors surface when the file cannot be created. */
+static void make_dirs(const char *dir)
+{
+    char path[MT_RT_DIR_MAX];
+    path[0] = '\0';
+    append(path, sizeof path, dir);
+    for (char *s = path + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            sys3(SYS_MKDIR, (long)path, 0777, 0);
+            *s = '/';
+        }
+    sys3(SYS_MKDIR, (long)path, 0777, 0);
+}
+
+/* The absolute output directory: $MTOOL_OUT, else the default chosen at
+ * instrumentation time.  Absolute, so that threads and fork children
+ * created after a chdir still find it. */
+static void output_dir(char **envp, char *out, size_t cap)
+{
+    const char *dir = env_value(envp, "MTOOL_OUT");
+    if (!dir || !*dir)
+        dir = mt_params.default_dir;
+    out[0] = '\0';
+    if (dir[0] != '/') {
+        char cwd[MT_RT_DIR_MAX];
+        if (!failed(sys3(SYS_GETCWD, (long)cwd, sizeof cwd, 0))) {
+            append(out, cap, cwd);
+            append(out, cap, "/");
+        }
+    }
+    append(out, cap, dir);
+}
+
+static uint64_t random_u64(void)
+{
+    uint64_t r = rdtsc() * 0x9e3779b97f4a7c15ull;
+    if (rt.random) {
+        uint64_t k;
+        copy_bytes(&k, rt.random, 8);
+        r ^= k;
+    }
+    return r ^ (uint64_t)sys3(SYS_GETPID, 0, 0, 0) << 32;
+}
+
+static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags, char **argv)
+{
+    h->version = MT_PROFILE_VERSION;
+    h->header_size = MT_PROFILE_HEADER_SIZE;
+    h->ncounters = mt_params.ncounters;
+    h->nslots = 1;
+    h->capacity = capacity;
+    h->flags = flags;
+    h->pid = (int32_t)sys3(SYS_GETPID, 0, 0, 0);
+    h->ppid = (int32_t)sys3(SYS_GETPPID, 0, 0, 0);
+    struct {
+        long sec, nsec;
+    } ts = {0, 0};
+    sys3(SYS_CLOCK_GETTIME, CLOCK_REALTIME_, (long)&ts, 0);
+    h->start_ns = (uint64_t)ts.sec * 1000000000u + (uint64_t)ts.nsec;
+    copy_bytes(h->binary_hash, mt_params.binary_hash, 32);
+    long n = sys3(SYS_READLINK, (long)"/proc/self/exe", (long)h->exe, sizeof h->exe - 1);
+    h->exe[failed(n) ? 0 : n] = '\0';
+    h->args[0] = '\0';
+    for (int i = 0; argv && argv[i]; i++) {
+        if (i)
+            append(h->args, sizeof h->args, " ");
+        append(h->args, sizeof h->args, argv[i]);
+    }
+    /* The magic last: a reader that sees it sees a complete header. */
+    __atomic_store_n(&h->magic, MT_PROFILE_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* Creates <rt.dir>/<name>.<pid>.<random>.mtp sized for `capacity` slots and maps
+ * its header; the fd is closed before returning.  NULL with *why on failure. */
+static mt_profile_header *create_file(uint32_t capacity, const char **why)
+{
+    make_dirs(rt.dir);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        rt.path[0] = '\0';
+        append(rt.path, sizeof rt.path, rt.dir);
+        append(rt.path, sizeof rt.path, "/");
+        append(rt.path, sizeof rt.path, mt_params.program_name);
+        append(rt.path, sizeof rt.path, ".");
+        append_u64(rt.path, sizeof rt.path, (uint64_t)sys3(SYS_GETPID, 0, 0, 0), 10, 1);
+        append(rt.path, sizeof rt.path, ".");
+        append_u64(rt.path, sizeof rt.path, random_u64(), 16, 16);
+        append(rt.path, sizeof rt.path, ".mtp");
+        long fd = sys3(SYS_OPEN, (long)rt.path, O_RDWR_ | O_CREAT_ | O_EXCL_ | O_CLOEXEC_, 0644);
+        if (fd == -EEXIST_)
+            continue;
+        if (failed(fd)) {
+            *why = "cannot create the profile file";
+            return NULL;
+        }
+        mt_profile_header *h = NULL;
+        if (failed(sys3(SYS_FTRUNCATE, fd, (long)slot_offset(capacity), 0)))
+            *why = "cannot size the profile file";
+        else if (!(h = map(NULL, MT_PROFILE_HEADER_SIZE, MAP_SHARED_, (int)fd, 0)))
+            *why = "cannot map the profile file";
+        sys3(SYS_CLOSE, fd, 0, 0);
+        return h;
+    }
+    *why = "no unused profile file name";
+    return NULL;
+}
+
+/* Reopens the profile to grow it or map a slot: the program never sees an
+ * extra descriptor for longer than this call. */
+static long reopen(void) { return sys3(SYS_OPEN, (long)rt.path, O_RDWR_ | O_CLOEXEC_, 0); }
+
+/* Maps slot `index` (at `at` when not NULL) and stamps it with the thread. */
+static void *map_slot(uint32_t index, void *at)
+{
+    int fixed = at ? MAP_FIXED_ : 0;
+    void *slot = NULL;
+    if (rt.in_file) {
+        long fd = reopen();
+        if (!failed(fd)) {
+            slot = map(at, rt.slot_size, MAP_SHARED_ | fixed, (int)fd, slot_offset(index));
+            sys3(SYS_CLOSE, fd, 0, 0);
+        }
+        if (!slot)
+            say("cannot map a counter slot in ", rt.path, ": ", "this thread's counts are lost");
+    }
+    if (!slot)
+        slot = map(at, rt.slot_size, MAP_PRIVATE_ | MAP_ANONYMOUS_ | fixed, -1, 0);
+    if (slot) {
+        mt_slot_header *sh = slot;
+        sh->tid = (int32_t)sys3(SYS_GETTID, 0, 0, 0);
+        sh->magic = MT_SLOT_MAGIC;
+    }
+    return slot;
+}
+
+/* Makes sure the file has room for slot `index`. */
+static void reserve_slot(uint32_t index)
+{
+    if (!rt.in_file || index < __atomic_load_n(&rt.hdr->capacity, __ATOMIC_ACQUIRE))
+        return;
+    lock(&rt.grow_lock);
+    uint32_t cap = rt.hdr->capacity;
+    if (index >= cap) {
+        while (cap <= index)
+            cap *= 2;
+        long fd = reopen();
+        if (!failed(fd) && !failed(sys3(SYS_FTRUNCATE, fd, (long)slot_offset(cap), 0)))
+            __atomic_store_n(&rt.hdr->capacity, cap, __ATOMIC_RELEASE);
+        if (!failed(fd))
+            sys3(SYS_CLOSE, fd, 0, 0);
+    }
+    unlock(&rt.grow_lock);
+}
+
+/* Gives the calling thread a slot of its own and points %gs at it. */
+static void attach_thread(void)
+{
+    uint32_t index = __atomic_fetch_add(&rt.hdr->nslots, 1, __ATOMIC_ACQ_REL);
+    reserve_slot(index);
+    void *slot = map_slot(index, NULL);
+    if (slot)
+        set_gs(slot);
+}
+
+/* %gs points at a slot of this very thread (libgomp reuses its threads). */
+static bool attached(void)
+{
+    uintptr_t base = 0;
+    sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&base, 0);
+    return base && ((const mt_slot_header *)base)->tid == (int32_t)sys3(SYS_GETTID, 0, 0, 0);
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+enum { AT_RANDOM_ = 25 };
+
+/* Creates the process's profile; on failure says so once and counts into
+ * anonymous memory, so the program runs exactly as it would otherwise. */
+static void open_profile(char **argv, uint32_t flags)
+{
+    const char *why = NULL;
+    enum { INITIAL_CAPACITY = 8 };
+    rt.hdr = create_file(INITIAL_CAPACITY, &why);
+    rt.in_file = rt.hdr != NULL;
+    if (!rt.hdr) {
+        say(why, " in ", rt.dir, ": the counts of this process are lost");
+        rt.hdr = map(NULL, MT_PROFILE_HEADER_SIZE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0);
+    }
+    if (rt.hdr)
+        fill_header(rt.hdr, INITIAL_CAPACITY, flags, argv);
+}
+
+/* Writes the entry jumps (timer.h, mt_rt_patch, sorted by address): each
+ * run of pages is made writable once, written, and given back its
+ * protection. */
+static void apply_patches(void)
+{
+    const mt_rt_patch *p = (const mt_rt_patch *)(mt_params.patches_vaddr + rt.bias);
+    uintptr_t lo = 0, hi = 0;
+    int prot = 0;
+    for (uint32_t i = 0; i < mt_params.npatches; i++) {
+        uintptr_t at = p[i].vaddr + rt.bias;
+        uintptr_t first = at & ~(PAGE - 1), last = (at + p[i].len + PAGE - 1) & ~(PAGE - 1);
+        if (hi && (first > hi || p[i].prot != prot)) {
+            sys3(SYS_MPROTECT, (long)lo, (long)(hi - lo), prot);
+            hi = 0;
+        }
+        if (!hi) {
+            lo = hi = first;
+            prot = p[i].prot;
+        }
+        if (last > hi) {
+            if (failed(sys3(SYS_MPROTECT, (long)hi, (long)(last - hi), PROT_READ_ | PROT_WRITE_))) {
+                say("cannot write the entry jumps into the program's code", "",
+                    ": it runs uninstrumented from ", "here on");
+                break;
+            }
+            hi = last;
+        }
+        copy_bytes((void *)at, p[i].bytes, p[i].len);
+    }
+    if (hi)
+        sys3(SYS_MPROTECT, (long)lo, (long)(hi - lo), prot);
+}
+
+/* Called by entry.S with the initial stack; returns the original entry. */
+HIDDEN uintptr_t mt_runtime_init(long *sp)
+{
+    rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
+    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters);
+    int argc = (int)sp[0];
+    char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
+    char **e = envp;
+    while (*e)
+        e++;
+    for (uint64_t *aux = (uint64_t *)(e + 1); aux[0]; aux += 2)
+        if (aux[0] == AT_RANDOM_)
+            rt.random = (const uint8_t *)aux[1];
+    output_dir(envp, rt.dir, sizeof rt.dir);
+    open_profile(argv, 0);
+    void *slot = rt.hdr ? map_slot(0, NULL) : NULL;
+    if (slot) {
+        set_gs(slot);
+        apply_patches();
+    } else {
+        say("no memory for counters", "", "", ": the program runs uninstrumented");
+    }
+    return mt_params.original_entry + rt.bias;
+}
+
+/* ---- wrappers (call sites in instrumented code are redirected here) ------ */
+
+#define REAL(id, type) ((type)(mt_params.wrap_real[MT_RT_WRAP_##id] + rt.bias))
+
+/* fork: the child's counts go to a file of its own, from zero, at the same
+ * address (the calling thread's %gs keeps pointing at its slot). */
+HIDDEN int mt_wrap_FORK(void)
+{
+    int pid = REAL(FORK, int (*)(void))();
+    if (pid != 0 || !rt.hdr)
+        return pid;
+    uintptr_t slot = 0;
+    sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&slot, 0);
+    mt_profile_header *parent = rt.hdr;
+    rt.grow_lock = 0; /* a parent thread may have held it at the fork */
+    open_profile(NULL, MT_PROFILE_FORKED);
+    /* The child keeps the parent's command line. */
+    if (rt.hdr)
+        copy_bytes(rt.hdr->args, parent->args, sizeof parent->args);
+    if (parent != rt.hdr)
+        sys3(SYS_MUNMAP, (long)parent, MT_PROFILE_HEADER_SIZE, 0);
+    if (slot && rt.hdr)
+        map_slot(0, (void *)slot);
+    return pid;
+}
+
+/* Threads: a trampoline record lives in a page of its own until the new
+ * thread has read it (thread creation costs far more than an mmap). */
+typedef struct {
+    void *(*start)(void *);
+    void *arg;
+} thread_start_rec;
+
+static void *thread_start(void *p)
+{
+    thread_start_rec r = *(thread_start_rec *)p;
+    sys3(SYS_MUNMAP, (long)p, PAGE, 0);
+    attach_thread();
+    return r.start(r.arg);
+}
+
+HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)(void *), void *arg)
+{
+    typedef int (*create_fn)(void *, const void *, void *(*)(void *), void *);
+    thread_start_rec *r = rt.hdr ? map(NULL, PAGE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0) : NULL;
+    if (!r) /* the thread shares its creator's slot: counts stay, exactness may not */
+        return REAL(PTHREAD_CREATE, create_fn)(thread, attr, start, arg);
+    r->start = start;
+    r->arg = arg;
+    int rc = REAL(PTHREAD_CREATE, create_fn)(thread, attr, thread_start, r);
+    if (rc != 0)
+        sys3(SYS_MUNMAP, (long)r, PAGE, 0);
+    return rc;
+}
+
+/* OpenMP: every thread of a parallel region runs `fn`; the region is
+ * synchronous, so the record can live on the caller's stack. */
+typedef struct {
+    void (*fn)(void *);
+    void *data;
+} omp_rec;
+
+static void omp_start(void *p)
+{
+    const omp_rec *r = p;
+    if (!attached())
+        attach_thread();
+    r->fn(r->data);
+}
+
+typedef void (*omp_fn)(void *);
+
+HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned flags)
+{
+    omp_rec r = {fn, data};
+    REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(omp_start, &r, n, flags);
+}
+
+HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, unsigned count,
+                                           unsigned flags)
+{
+    omp_rec r = {fn, data};
+    REAL(GOMP_PARALLEL_SECTIONS, void (*)(omp_fn, void *, unsigned, unsigned, unsigned))(
+        omp_start, &r, n, count, flags);
+}
+
+#define LOOP_WRAPPER(id)                                                                       \
+    HIDDEN void mt_wrap_##id(omp_fn fn, void *data, unsigned n, long start, long end, long incr, \
+                             long chunk, unsigned flags)                                       \
+    {                                                                                          \
+        omp_rec r = {fn, data};                                                                \
+        REAL(id, void (*)(omp_fn, void *, unsigned, long, long, long, long, unsigned))(        \
+            omp_start, &r, n, start, end, incr, chunk, flags);                                 \
+    }
+LOOP_WRAPPER(GOMP_PARALLEL_LOOP_STATIC)
+LOOP_WRAPPER(GOMP_PARALLEL_LOOP_DYNAMIC)
+LOOP_WRAPPER(GOMP_PARALLEL_LOOP_GUIDED)
+LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_DYNAMIC)
+LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED)
+
+HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n, long start,
+                                               long end, long incr, unsigned flags)
+{
+    omp_rec r = {fn, data};
+    REAL(GOMP_PARALLEL_LOOP_RUNTIME, void (*)(omp_fn, void *, unsigned, long, long, long, unsigned))(
+        omp_start, &r, n, start, end, incr, flags);
+}

@@ -1,0 +1,144 @@
+/* timer/timer.h — the contract between the rewriter and the runtime that
+ * lives inside instrumented programs, and the profile file format.
+ *
+ * The runtime (timer/runtime.c, timer/entry.S) is built freestanding: no
+ * libc, raw system calls, position-independent code with no relocations,
+ * linked into one flat blob that starts with an mt_rt_header.  The rewriter
+ * copies the blob into the instrumented executable's new segment, fills the
+ * mt_rt_params block inside it and points e_entry at the entry stub.
+ *
+ * Counters.  Every thread has its own slot of counters in a profile file
+ * mapped MAP_SHARED, and the %gs base of each thread points at its slot, so a
+ * probe is one instruction, `incq %gs:MT_SLOT_COUNTERS_OFFSET+8*i`: exact
+ * under signals, never shared between threads (no lost updates, no shared
+ * cache lines), and already on disk when the process ends however it ends
+ * (exit, _exit, abort, fatal signal, SIGKILL, exec).  New threads inherit the
+ * creator's %gs base; the runtime's wrappers (pthread_create, the libgomp
+ * parallel entry points) give them their own slot before they run any
+ * instrumented code.  fork's wrapper gives the child its own profile file.
+ *
+ * This header is included both by the host (mtool) and by the runtime, so it
+ * uses only fixed-size types. */
+#ifndef MTOOL_TIMER_H
+#define MTOOL_TIMER_H
+
+#define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
+#define MT_RT_VERSION 1
+
+/* Functions whose call sites in instrumented code the rewriter redirects to
+ * a runtime wrapper with the same signature.  X(ID, "symbol name"). */
+#define MT_RT_WRAPPERS(X)                                           \
+    X(FORK, "fork")                                                 \
+    X(PTHREAD_CREATE, "pthread_create")                             \
+    X(GOMP_PARALLEL, "GOMP_parallel")                               \
+    X(GOMP_PARALLEL_SECTIONS, "GOMP_parallel_sections")             \
+    X(GOMP_PARALLEL_LOOP_STATIC, "GOMP_parallel_loop_static")       \
+    X(GOMP_PARALLEL_LOOP_DYNAMIC, "GOMP_parallel_loop_dynamic")     \
+    X(GOMP_PARALLEL_LOOP_GUIDED, "GOMP_parallel_loop_guided")       \
+    X(GOMP_PARALLEL_LOOP_RUNTIME, "GOMP_parallel_loop_runtime")     \
+    X(GOMP_PARALLEL_LOOP_NONMONOTONIC_DYNAMIC,                      \
+      "GOMP_parallel_loop_nonmonotonic_dynamic")                    \
+    X(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED,                       \
+      "GOMP_parallel_loop_nonmonotonic_guided")
+
+/* What follows is C only; the macros above also serve timer/entry.S. */
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+enum {
+#define MT_RT_WRAP_ENUM(id, name) MT_RT_WRAP_##id,
+    MT_RT_WRAPPERS(MT_RT_WRAP_ENUM)
+#undef MT_RT_WRAP_ENUM
+    MT_RT_WRAP_COUNT
+};
+
+/* At offset 0 of the blob.  Offsets are from the blob's start. */
+typedef struct {
+    uint64_t magic;                 /* MT_RT_MAGIC */
+    uint32_t version;               /* MT_RT_VERSION */
+    uint32_t blob_size;             /* bytes of the blob (code and initialized data) */
+    uint32_t bss_size;              /* zero bytes the runtime needs right after the blob */
+    uint32_t entry_offset;          /* the entry stub: the new e_entry */
+    uint32_t params_offset;         /* the mt_rt_params the rewriter fills */
+    uint32_t data_offset;           /* page-aligned start of writable data: bytes
+                                       before it are mapped R+X, from it on R+W */
+    uint32_t wrapper_offset[MT_RT_WRAP_COUNT];
+} mt_rt_header;
+
+#define MT_RT_DIR_MAX 1024
+#define MT_RT_NAME_MAX 128
+
+/* Filled by the rewriter.  Addresses are link-time virtual addresses of the
+ * instrumented executable; the runtime adds the load bias it computes from
+ * its own run-time address and `blob_vaddr`. */
+typedef struct {
+    uint64_t blob_vaddr;            /* where the blob's first byte is linked */
+    uint64_t original_entry;        /* the executable's original e_entry */
+    uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* the real callee (PLT stub or procedure), 0 = none */
+    uint32_t ncounters;             /* counters per slot */
+    uint32_t reserved;
+    uint8_t binary_hash[32];        /* SHA-256 of the original (uninstrumented) file */
+    char default_dir[MT_RT_DIR_MAX];/* absolute directory used when $MTOOL_OUT is unset */
+    char program_name[MT_RT_NAME_MAX]; /* file-name prefix of profiles */
+    uint64_t patches_vaddr;         /* mt_rt_patch[npatches], sorted by vaddr */
+    uint32_t npatches;
+    uint32_t reserved2;
+} mt_rt_params;
+
+/* One entry jump into relocated code.  The file keeps the original code
+ * intact; the runtime writes these jumps at start-up, once %gs is set up,
+ * because code of the executable can run before its entry point (shared
+ * libraries' constructors calling functions the executable defines or
+ * interposes, such as operator new or template instances): that code must
+ * run the original, uncounted, not a probe with no counters behind it. */
+typedef struct {
+    uint64_t vaddr;                 /* link-time address of the bytes to write */
+    uint8_t len;                    /* bytes used in `bytes` */
+    uint8_t prot;                   /* PROT_* of the page afterwards (its segment's) */
+    uint8_t bytes[6];
+} mt_rt_patch;
+
+/* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
+ *
+ * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters) bytes:
+ *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
+ * Only slots below `nslots` are meaningful.  The file may be longer (sparse). */
+#define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
+#define MT_PROFILE_VERSION 1
+#define MT_PROFILE_HEADER_SIZE 4096u
+#define MT_SLOT_COUNTERS_OFFSET 64u
+#define MT_SLOT_SIZE(n) ((((uint64_t)(n) * 8u + MT_SLOT_COUNTERS_OFFSET) + 4095u) & ~(uint64_t)4095u)
+
+enum {
+    MT_PROFILE_FORKED = 1u << 0,   /* written by a fork child (counts since the fork) */
+    MT_PROFILE_FALLBACK = 1u << 1, /* never set in a file: see runtime.c */
+};
+
+typedef struct {
+    uint64_t magic;                 /* MT_PROFILE_MAGIC */
+    uint32_t version;               /* MT_PROFILE_VERSION */
+    uint32_t header_size;           /* MT_PROFILE_HEADER_SIZE */
+    uint32_t ncounters;
+    uint32_t nslots;                /* slots handed out (threads that attached) */
+    uint32_t capacity;              /* slots the file is sized for */
+    uint32_t flags;                 /* MT_PROFILE_* */
+    int32_t pid, ppid;
+    uint64_t start_ns;              /* CLOCK_REALTIME at start */
+    uint8_t binary_hash[32];        /* copied from mt_rt_params */
+    char exe[1024];                 /* readlink("/proc/self/exe") */
+    char args[2048];                /* argv joined by spaces, truncated */
+} mt_profile_header;
+
+typedef struct {
+    uint32_t magic;                 /* MT_SLOT_MAGIC */
+    int32_t tid;                    /* the thread that owns the slot */
+} mt_slot_header;
+#define MT_SLOT_MAGIC 0x544f4c53u /* "SLOT" */
+
+/* The runtime blob, linked into mtool (build/timer/runtime_blob.o). */
+extern const unsigned char mt_runtime_blob[];
+extern const unsigned long mt_runtime_blob_size;
+
+#endif /* __ASSEMBLER__ */
+#endif

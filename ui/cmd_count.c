@@ -1,0 +1,504 @@
+/* ui/cmd_count.c — `mtool count -- BIN ARGS...`: pass 1.  Instrument BIN
+ * (cached by content), run it once uninstrumented and once instrumented,
+ * merge the block counts of every process, and summarize. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "rewriter/rewriter.h"
+#include "ui.h"
+
+const char mt_count_usage[] =
+    "usage: mtool count [options] -- BIN [ARGS...]\n"
+    "       mtool count --profiles DIR [options] -- BIN\n"
+    "\n"
+    "Pass 1: instruments BIN with a counter on every block (cached by the binary's\n"
+    "content), runs it uninstrumented and then instrumented with ARGS, merges the\n"
+    "counts of every process and thread it created, and prints the blocks,\n"
+    "instructions and memory operations executed, the measured user and system\n"
+    "times of both runs, and the procedures and loops with the most memory\n"
+    "operations.  Exits with the program's exit status.\n"
+    "\n"
+    "With --profiles, nothing runs: the profiles an instrumented copy of BIN wrote\n"
+    "into DIR (for instance during a test suite, with $MTOOL_OUT=DIR) are merged\n"
+    "and summarized instead.\n"
+    "\n"
+    "options:\n"
+    "  -o RUNDIR        where to keep the run: profiles/, counts.tsv, summary.txt\n"
+    "                   (default: $XDG_CACHE_HOME/mtool/runs/NAME-TIME-PID)\n"
+    "  --no-baseline    skip the uninstrumented run (no slowdown figure)\n"
+    "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
+    "  --top N          procedures and loops to list (default 10)\n"
+    "  -v, --verbose    list every procedure left uninstrumented\n";
+
+typedef struct {
+    const char *rundir;
+    const char *profiles; /* --profiles: merge these instead of running */
+    char **argv; /* BIN ARGS... */
+    bool no_baseline, verbose;
+    int top;
+} count_args;
+
+static int parse_args(int argc, char **argv, count_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->top = 10;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(s, "--no-baseline") == 0)
+            a->no_baseline = true;
+        else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
+            a->verbose = true;
+        else if (strcmp(s, "-o") == 0 && i + 1 < argc)
+            a->rundir = argv[++i];
+        else if (strcmp(s, "--profiles") == 0 && i + 1 < argc)
+            a->profiles = argv[++i];
+        else if (strcmp(s, "--top") == 0 && i + 1 < argc)
+            a->top = atoi(argv[++i]);
+        else if (s[0] == '-') {
+            mt_ui_error("count: unknown or incomplete option '%s'; see 'mtool help count'", s);
+            return 2;
+        } else
+            break; /* BIN without "--" */
+    }
+    if (i >= argc) {
+        mt_ui_error("count: no program given; usage: mtool count [options] -- BIN [ARGS...]");
+        return 2;
+    }
+    a->argv = argv + i;
+    return 0;
+}
+
+/* ---- directories ------------------------------------------------------- */
+
+static char *cache_root(void)
+{
+    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (x && x[0] == '/')
+        return mt_xasprintf("%s/mtool", x);
+    return mt_xasprintf("%s/.cache/mtool", home && home[0] ? home : "/tmp");
+}
+
+static int make_dirs(const char *path, mt_error *err)
+{
+    char *p = mt_xstrdup(path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0777);
+            *s = '/';
+        }
+    int rc = mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
+    if (rc)
+        mt_error_set(err, "%s: cannot create directory: %s", path, strerror(errno));
+    free(p);
+    return rc;
+}
+
+/* Identity of this mtool build, so a rebuilt rewriter never reuses copies
+ * made by an older one. */
+static uint64_t tool_identity(void)
+{
+    struct stat st;
+    if (stat("/proc/self/exe", &st) != 0)
+        return 0;
+    return (uint64_t)st.st_size * 1000003u ^ (uint64_t)st.st_mtim.tv_sec ^
+           (uint64_t)st.st_mtim.tv_nsec << 20;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* ---- instrumentation, cached ---------------------------------------------- */
+
+typedef struct {
+    char *path;             /* the instrumented copy */
+    char *report;           /* what the rewriter did, as text */
+} instrumented;
+
+static char *read_text(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        fwrite(buf, 1, n, mem);
+    fclose(fp);
+    fclose(mem);
+    return text;
+}
+
+/* The copy lives in the cache under the binary's content hash and this
+ * mtool's identity, next to the rewriter's report; its default profile
+ * directory is the cache's own (runs set $MTOOL_OUT). */
+static int instrument_cached(const mt_program *prog, const char *bin, bool verbose,
+                             instrumented *out, mt_error *err)
+{
+    uint8_t hash[32];
+    if (mt_file_sha256(bin, hash, err) != 0)
+        return -1;
+    char h[65];
+    hex(hash, 32, h);
+    char *root = cache_root();
+    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64, root, h, tool_identity());
+    free(root);
+    char *name = mt_xstrdup(bin);
+    out->path = mt_xasprintf("%s/%s", dir, basename(name));
+    char *report_path = mt_xasprintf("%s/report%s.txt", dir, verbose ? "-verbose" : "");
+    char *profiles = mt_xasprintf("%s/profiles", dir);
+    int rc = make_dirs(dir, err);
+    if (rc == 0 && access(out->path, X_OK) == 0 && (out->report = read_text(report_path)))
+        goto done;
+    mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name)};
+    mt_rewrite_report report;
+    rc = rc ? rc : mt_rewrite_counts(prog, out->path, &ro, &report, err);
+    if (rc == 0) {
+        size_t len = 0;
+        FILE *mem = open_memstream(&out->report, &len);
+        mt_print_rewrite_report(mem, prog, &report, verbose);
+        fclose(mem);
+        mt_outfile f;
+        if (mt_outfile_open(&f, report_path, err) == 0) {
+            fputs(out->report, f.fp);
+            mt_outfile_commit(&f, err);
+        }
+        mt_rewrite_report_free(&report);
+    }
+done:
+    free(report_path);
+    free(profiles);
+    free(name);
+    free(dir);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+typedef struct {
+    double user, sys, wall;
+    int status;             /* from waitpid */
+} run_result;
+
+static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+static int run_program(const char *exe, char **argv, const char *profile_dir, run_result *r,
+                       mt_error *err)
+{
+    double t0 = mt_now_seconds();
+    pid_t pid = fork();
+    if (pid < 0) {
+        mt_error_set(err, "cannot fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (profile_dir)
+            setenv("MTOOL_OUT", profile_dir, 1);
+        execv(exe, argv);
+        fprintf(stderr, "mtool: %s: cannot execute: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    struct rusage ru;
+    int status;
+    /* The program owns the terminal's signals while it runs. */
+    void (*old_int)(int) = signal(SIGINT, SIG_IGN), (*old_quit)(int) = signal(SIGQUIT, SIG_IGN);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    signal(SIGINT, old_int);
+    signal(SIGQUIT, old_quit);
+    r->wall = mt_now_seconds() - t0;
+    r->user = tv_seconds(ru.ru_utime);
+    r->sys = tv_seconds(ru.ru_stime);
+    r->status = status;
+    return 0;
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void describe_status(char *buf, size_t n, int status)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exit status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+/* ---- the summary ---------------------------------------------------------- */
+
+typedef struct {
+    uint32_t proc, loop;    /* loop == MT_NONE for a procedure row */
+    uint64_t memops, insns, entries;
+} object_row;
+
+typedef struct {
+    uint64_t *block_counts; /* per procedure: offset into one array */
+    uint64_t *proc_first;   /* first block count index of each procedure */
+    uint64_t blocks, insns, reads, writes;
+    uint64_t executed_blocks, counted_blocks;
+} totals;
+
+static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
+                       totals *t)
+{
+    t->proc_first = mt_xcalloc(prog->nprocs + 1, sizeof *t->proc_first);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        t->proc_first[p + 1] = t->proc_first[p] + prog->procs[p].nblocks;
+    t->block_counts = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->block_counts);
+    for (uint32_t i = 0; i < map->ncounters; i++) {
+        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
+        if (p == MT_NONE)
+            continue;
+        uint32_t b = mt_block_at(&prog->procs[p], map->addrs[i]);
+        if (b == MT_NONE || prog->procs[p].blocks[b].start != map->addrs[i])
+            continue;
+        const mt_block *blk = &prog->procs[p].blocks[b];
+        t->block_counts[t->proc_first[p] + b] = counts[i];
+        t->counted_blocks++;
+        t->executed_blocks += counts[i] != 0;
+        t->blocks += counts[i];
+        t->insns += counts[i] * blk->ninsns;
+        t->reads += counts[i] * blk->mem_reads;
+        t->writes += counts[i] * blk->mem_writes;
+    }
+}
+
+static void add_block(object_row *row, const mt_block *blk, uint64_t n)
+{
+    row->memops += n * (blk->mem_reads + blk->mem_writes);
+    row->insns += n * blk->ninsns;
+}
+
+static int by_memops_desc(const void *a, const void *b)
+{
+    const object_row *x = a, *y = b;
+    return x->memops < y->memops ? 1 : x->memops > y->memops ? -1 : 0;
+}
+
+static object_row *collect_rows(const mt_program *prog, const totals *t, bool loops, size_t *n)
+{
+    object_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        const mt_procedure *proc = &prog->procs[p];
+        const uint64_t *c = t->block_counts + t->proc_first[p];
+        if (!loops) {
+            object_row row = {.proc = p, .loop = MT_NONE, .entries = proc->nblocks ? c[0] : 0};
+            for (uint32_t b = 0; b < proc->nblocks; b++)
+                add_block(&row, &proc->blocks[b], c[b]);
+            if (row.insns)
+                MT_PUSH(rows, nrows, cap, row);
+            continue;
+        }
+        for (uint32_t l = 0; l < proc->nloops; l++) {
+            const mt_loop *lp = &proc->loops[l];
+            object_row row = {.proc = p, .loop = l, .entries = c[lp->header]};
+            for (uint32_t k = 0; k < lp->nblocks; k++)
+                add_block(&row, &proc->blocks[lp->blocks[k]], c[lp->blocks[k]]);
+            if (row.insns)
+                MT_PUSH(rows, nrows, cap, row);
+        }
+    }
+    if (nrows > 1)
+        qsort(rows, nrows, sizeof *rows, by_memops_desc);
+    *n = nrows;
+    return rows;
+}
+
+static const char *source_of(const mt_program *prog, const mt_procedure *p, uint32_t block,
+                             char *buf, size_t n)
+{
+    const mt_block *b = &p->blocks[block];
+    if (b->file && b->file < prog->nfiles)
+        snprintf(buf, n, "%s:%u", prog->files[b->file], b->line);
+    else
+        snprintf(buf, n, "0x%" PRIx64, b->start);
+    return buf;
+}
+
+static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows, size_t n,
+                       int top, uint64_t total_memops, bool loops)
+{
+    fprintf(fp, "\ntop %s by memory operations (measured counts):\n", loops ? "loops" : "procedures");
+    fprintf(fp, "  %6s %16s %16s %14s  %s\n", "%mem", "memory ops", "instructions",
+            loops ? "header execs" : "entries", loops ? "loop (depth) in procedure, at" : "procedure, at");
+    for (size_t i = 0; i < n && (int)i < top; i++) {
+        const object_row *r = &rows[i];
+        const mt_procedure *p = &prog->procs[r->proc];
+        char src[512];
+        double pct = total_memops ? 100.0 * (double)r->memops / (double)total_memops : 0;
+        if (loops) {
+            const mt_loop *lp = &p->loops[r->loop];
+            fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  loop (%u) in %s, %s\n",
+                    pct, r->memops, r->insns, r->entries, lp->depth, p->name,
+                    source_of(prog, p, lp->header, src, sizeof src));
+        } else {
+            fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  %s, %s\n", pct,
+                    r->memops, r->insns, r->entries, p->name, source_of(prog, p, 0, src, sizeof src));
+        }
+    }
+    if (n == 0)
+        fprintf(fp, "  (none executed)\n");
+}
+
+static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
+                          const instrumented *ins, const profile_merge *m, const totals *t,
+                          const run_result *base, const run_result *run)
+{
+    char st[PATH_MAX + 64];
+    if (run)
+        describe_status(st, sizeof st, run->status);
+    else
+        snprintf(st, sizeof st, "profiles merged from %s", a->profiles);
+    fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", a->argv[0], m->nprocesses,
+            m->nprocesses == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s", st);
+    fputs(ins->report, fp);
+    fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
+                " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64
+                " writes); %" PRIu64 " of %" PRIu64 " counted blocks ran\n",
+            t->blocks, t->insns, t->reads + t->writes, t->reads, t->writes, t->executed_blocks,
+            t->counted_blocks);
+    if (base)
+        fprintf(fp, "measured, uninstrumented run: user %.3f s, system %.3f s, wall %.3f s\n",
+                base->user, base->sys, base->wall);
+    if (run) {
+        fprintf(fp, "measured, instrumented run:   user %.3f s, system %.3f s, wall %.3f s",
+                run->user, run->sys, run->wall);
+        if (base && base->user + base->sys > 0.05)
+            fprintf(fp, " (counting slowdown %.2fx in user+system time)",
+                    (run->user + run->sys) / (base->user + base->sys));
+        fputc('\n', fp);
+    }
+    fprintf(fp, "(predicted time: not yet available; the cost model comes with pass 2)\n");
+    for (int loops = 0; loops < 2; loops++) {
+        size_t n;
+        object_row *rows = collect_rows(prog, t, loops, &n);
+        print_rows(fp, prog, rows, n, a->top, t->reads + t->writes, loops);
+        free(rows);
+    }
+}
+
+static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                        const uint64_t *counts, mt_error *err)
+{
+    char *path = mt_xasprintf("%s/counts.tsv", rundir);
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    fprintf(out.fp, "# block\tcount\tprocedure\n");
+    for (uint32_t i = 0; i < map->ncounters; i++) {
+        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
+        fprintf(out.fp, "0x%" PRIx64 "\t%" PRIu64 "\t%s\n", map->addrs[i], counts[i],
+                p == MT_NONE ? "?" : prog->procs[p].name);
+    }
+    return mt_outfile_commit(&out, err);
+}
+
+static char *default_rundir(const char *bin)
+{
+    char *root = cache_root(), *copy = mt_xstrdup(bin);
+    char stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
+    char *dir = mt_xasprintf("%s/runs/%s-%s-%d", root, basename(copy), stamp, (int)getpid());
+    free(root);
+    free(copy);
+    return dir;
+}
+
+static char *absolute(const char *path)
+{
+    char buf[PATH_MAX];
+    return realpath(path, buf) ? mt_xstrdup(buf) : NULL;
+}
+
+int mt_cmd_count(int argc, char **argv)
+{
+    count_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    const char *bin = a.argv[0];
+    mt_error err;
+    char *rundir = a.rundir ? mt_xstrdup(a.rundir) : default_rundir(bin);
+    char *profiles = NULL, *abs_rundir = NULL;
+    instrumented ins = {0};
+    mt_program *prog = NULL;
+    mt_counter_map map = {0};
+    profile_merge merge = {0};
+    totals t = {0};
+    rc = 1;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    if (make_dirs(rundir, &err) != 0 || !(abs_rundir = absolute(rundir))) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    profiles = a.profiles ? absolute(a.profiles) : mt_xasprintf("%s/profiles", abs_rundir);
+    if (!profiles) {
+        mt_ui_error("%s: %s", a.profiles, strerror(errno));
+        goto out;
+    }
+    if (make_dirs(profiles, &err) != 0 || !(prog = mt_analyze(bin, &opt, &err)) ||
+        instrument_cached(prog, bin, a.verbose, &ins, &err) != 0 ||
+        mt_counter_map_read(ins.path, &map, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    run_result base, run;
+    bool ran = !a.profiles, baseline = ran && !a.no_baseline;
+    if ((baseline && run_program(bin, a.argv, NULL, &base, &err) != 0) ||
+        (ran && run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
+        mt_profile_merge_dir(profiles, map.binary_hash, map.ncounters, &merge, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    accumulate(prog, &map, merge.counts, &t);
+    print_summary(stderr, prog, &a, &ins, &merge, &t, baseline ? &base : NULL, ran ? &run : NULL);
+    if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    fprintf(stderr, "\nrun kept in %s (%scounts.tsv)\n", abs_rundir, ran ? "profiles/, " : "");
+    rc = ran ? exit_code(run.status) : 0;
+out:
+    free(t.block_counts);
+    free(t.proc_first);
+    mt_profile_merge_free(&merge);
+    mt_counter_map_free(&map);
+    free(ins.report);
+    free(ins.path);
+    mt_program_free(prog);
+    free(profiles);
+    free(abs_rundir);
+    free(rundir);
+    return rc;
+}

@@ -22,16 +22,17 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
 DEPS     := $(LIB_OBJS:.o=.d) $(UI_OBJS:.o=.d)
 
-.PHONY: all help test test-full bench fuzz install deps demo samples clean
+.PHONY: all help test test-full test-real bench fuzz install deps demo samples clean
 
 all: $(BUILD)/mtool
 
 help:
 	@echo "make            build build/mtool"
 	@echo "make deps       install the Debian packages mtool needs (root)"
-	@echo "make demo       build, then analyze a bundled sample"
+	@echo "make demo       build, then analyze a bundled sample and count its blocks (pass 1)"
 	@echo "make test       unit and end-to-end tests (also under ASan+UBSan)"
 	@echo "make test-full  longer suites: distribution binaries, bounded fuzzing"
+	@echo "make test-real  pass 1 on real programs built from Debian sources, with their test suites"
 	@echo "make bench      benchmarks, printed as ratios against baselines"
 	@echo "make fuzz       build the libFuzzer target (clang)"
 	@echo "make install PREFIX=/usr/local"
@@ -58,7 +59,8 @@ deps:
 	@sh .ci/install-deps.sh
 
 demo: all samples
-	./$(BUILD)/mtool analyze --loops build/samples/matmul-gcc-O2
+	./$(BUILD)/mtool analyze --loops $(BUILD)/samples/matmul-gcc-O2
+	./$(BUILD)/mtool count -o $(BUILD)/demo-run -- $(BUILD)/samples/matmul-gcc-O2
 
 samples:
 	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples)
@@ -73,6 +75,11 @@ test: all samples
 
 test-full: test
 	@$(TEST_ENV) sh tests/run-full.sh
+
+# Pass 1 on real programs from Debian source packages (tests/realprog).
+test-real: all
+	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) ASAN_BUILD=$(abspath $(BUILD)/asan) normal
+	@MTOOL=$(abspath $(BUILD)/mtool) CHECKER=$(abspath $(BUILD)/tests/check_counts) bash tests/realprog/run.sh
 
 bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh

@@ -205,15 +205,24 @@ typedef struct {
     cie_info cie;
 } fde_info;
 
+/* A reader over the CIE or FDE at `addr`, bounded by its length (the
+ * 64-bit DWARF format does not occur in .eh_frame on x86-64). */
+static bool entry_at(const rw_input *in, uint64_t addr, reader *r)
+{
+    if (!reader_at(in, addr, r))
+        return false;
+    uint64_t len = get(r, 4);
+    if (len == 0xffffffffu || len > (uint64_t)(r->end - r->p))
+        return false;
+    r->end = r->p + len;
+    return true;
+}
+
 static bool parse_cie(const rw_input *in, uint64_t addr, cie_info *c)
 {
     reader r;
-    if (!reader_at(in, addr, &r))
+    if (!entry_at(in, addr, &r))
         return false;
-    uint64_t len = get(&r, 4);
-    if (len == 0xffffffffu || len > (uint64_t)(r.end - r.p))
-        return false;
-    r.end = r.p + len;
     if (get(&r, 4) != 0)
         return false;
     uint8_t version = (uint8_t)get(&r, 1);
@@ -254,12 +263,8 @@ static bool parse_cie(const rw_input *in, uint64_t addr, cie_info *c)
 static bool parse_fde(const rw_input *in, uint64_t addr, fde_info *f)
 {
     reader r;
-    if (!reader_at(in, addr, &r))
+    if (!entry_at(in, addr, &r))
         return false;
-    uint64_t len = get(&r, 4);
-    if (len == 0xffffffffu || len > (uint64_t)(r.end - r.p))
-        return false;
-    r.end = r.p + len;
     uint64_t id_at = r.vaddr, cie_ptr = get(&r, 4);
     if (r.bad || cie_ptr == 0 || cie_ptr > id_at || !parse_cie(in, id_at - cie_ptr, &f->cie))
         return false;

@@ -67,15 +67,15 @@ count "$OUT/oracle" "callgrind block oracle ($(ls "$SAMPLES" | wc -l) samples)"
 # of its modes (fork, exec, _exit, abort, fatal signal).
 mkdir -p "$OUT/cc"
 ls "$SAMPLES" | sed "s|^|$SAMPLES/|" |
-    xargs -n 1 -P "$JOBS" sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" > "$OUT/counts" 2>&1
+    xargs -n 1 -P "$JOBS" bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" > "$OUT/counts" 2>&1
 for b in "$SAMPLES"/behavior-*; do
     for mode in _exit abort segv; do
-        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" $mode
+        bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" $mode
     done
     NO_ORACLE="callgrind's fork child inherits the parent's counts" \
-        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" fork
+        bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" fork
     NO_ORACLE="callgrind drops the counts of a process that execs" \
-        sh tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" exec
+        bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" exec
 done >> "$OUT/counts" 2>&1
 grep '^# coverage' "$OUT/counts" | awk '{c += $3; e += $5} END {if (e) printf "# coverage over all samples: %d of %d executed blocks counted (%.2f%%)\n", c, e, 100 * c / e}'
 sed -i '/^# coverage/d' "$OUT/counts"

@@ -1,5 +1,5 @@
-#!/bin/sh
-# tests/oracle/count_check.sh MTOOL CHECKER WORKDIR BINARY [ARGS...] — pass 1
+#!/bin/bash
+# tests/oracle/count_check.sh MTOOL CHECKER WORKDIR BINARY [ARGS...] (bash) — pass 1
 # end to end on one program:
 #   1. the instrumented copy behaves exactly like the original: same stdout,
 #      stderr and exit status (or fatal signal);
@@ -25,13 +25,28 @@ cp -p "$bin" "$d/orig/"
 bin=$d/orig/$(basename "$bin")
 inst=$d/inst/$(basename "$bin")
 
-"$bin" "$@" > "$d/orig.out" 2> "$d/orig.err"
+# The plain runs get exactly the environment valgrind gives its client
+# (LD_PRELOAD of its core, GLIBCXX_FORCE_NEW...), in its order: programs that
+# look at their environment, such as gawk filling ENVIRON, then do the same
+# work in every run.  MTOOL_OUT is in all of them, at the same place.
+MTOOL_OUT=/ valgrind -q --tool=callgrind --callgrind-out-file=/dev/null /usr/bin/env -0 > "$d/env" 2> /dev/null
+like_valgrind() { # OUT ERR PROFILE_DIR CMD...
+    local vars out=$1 err=$2 dir=$3 i
+    shift 3
+    mapfile -d '' -t vars < "$d/env"
+    for i in "${!vars[@]}"; do
+        [[ ${vars[$i]} == MTOOL_OUT=* ]] && vars[$i]=MTOOL_OUT=$dir
+    done
+    env -i "${vars[@]}" "$@" > "$out" 2> "$err"
+}
+
+like_valgrind "$d/orig.out" "$d/orig.err" "$d/profiles" "$bin" "$@" 2> /dev/null
 orig=$?
 if ! "$mtool" instrument --counts "$bin" -o "$inst" > "$d/instrument.log" 2>&1; then
     echo "not ok - $name: instrument failed: $(tail -1 "$d/instrument.log")"
     exit 0
 fi
-MTOOL_OUT="$d/profiles" "$inst" "$@" > "$d/inst.out" 2> "$d/inst.err"
+like_valgrind "$d/inst.out" "$d/inst.err" "$d/profiles" "$inst" "$@" 2> /dev/null
 status=$?
 if [ $orig -ne $status ] || ! cmp -s "$d/orig.out" "$d/inst.out" || ! cmp -s "$d/orig.err" "$d/inst.err"; then
     echo "not ok - $name: instrumented run differs (exit $orig vs $status; diff in $d)"
@@ -48,7 +63,7 @@ if [ -n "${NO_ORACLE:-}" ]; then
     rm -rf "$d"
     exit 0
 fi
-valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
+MTOOL_OUT="$d/profiles" valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
     --skip-plt=no --trace-children=yes --callgrind-out-file="$d/cg.%p.%n" "$bin" "$@" > /dev/null 2> "$d/vg.log"
 "$checker" "$bin" "$d/run/counts.tsv" "$d"/cg.* > "$d/check" 2>&1
 rc=$?

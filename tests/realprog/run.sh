@@ -88,7 +88,10 @@ one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
 
 # Debian's source lacks the GFDL manual: build and test the program only.
 build_gawk() { configure_once --without-readline --without-mpfr --disable-nls; mk -j2 gawk > /dev/null 2>&1; }
-check_gawk() { mk -C test check 2>&1 | grep -vE '^(make|Making|gmake)|[0-9]+\.[0-9]+ ?s|seconds' | grep -vE '^ *$'; }
+check_gawk() {
+    mk -C test check 2>&1 | grep -vE '^(make|Making|gmake)|[0-9]+\.[0-9]+ ?s|seconds' | grep -vE '^ *$' |
+        sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [+-][0-9]{4}/DATE/'
+}
 exes_gawk() { echo gawk; }
 one_gawk() { echo "./gawk -f test/fnarydel.awk"; }
 
@@ -146,7 +149,7 @@ run_one() {
     echo "   $prog: suite ran with $nprof profiles;$merged"
     # One command of the program against the callgrind oracle.
     local line
-    line=$(sh "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
+    line=$(bash "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
         $(one_$prog | sed "s|^\([^ ]*\)|$src/\1.mtool-orig|") 2>&1 | grep -E '^(not ok|ok|# coverage)' | tr '\n' ' ')
     echo "   $prog oracle: $line"
     if echo "$line" | grep -q 'not ok'; then

@@ -18,7 +18,7 @@ export MTOOL_OUT="$B/profiles" GCOV_PREFIX="$B/gcov" GCOV_PREFIX_STRIP=20
 
 cc -O2 -g -o "$B/kernels" bench/kernels.c
 cc -O2 -g -fprofile-arcs -o "$B/kernels-gcov" bench/kernels.c
-"$MTOOL" instrument --counts "$B/kernels" -o "$B/kernels-mtool" > /dev/null
+"$MTOOL" instrument --counts "$B/kernels" -o "$B/kernels-mtool" > /dev/null 2>&1
 
 # seconds CMD...: user+system seconds of one run (median of 3).
 seconds() {
@@ -28,14 +28,15 @@ seconds() {
     done | sort -n | sed -n 2p
 }
 
-printf '%-26s %8s %8s %8s %8s %10s\n' workload native mtool gcov callgrind "(slowdowns)"
+echo "user+system seconds natively, then slowdowns (median of 3 runs each):"
+printf '%-26s %8s %8s %8s %9s\n' workload native mtool gcov callgrind
 : > "$B/ratios"
 row() { # NAME NATIVE MTOOL GCOV CALLGRIND_RATIO
     awk -v n="$1" -v a="$2" -v m="$3" -v g="$4" -v c="$5" 'BEGIN {
         gs = g == "-" ? "-" : sprintf("%.2fx", g / a)
         printf "%-26s %7.2fs %7.2fx %8s %8s\n", n, a, m / a, gs, c
     }'
-    echo "$1 $2 $3 $4" >> "$B/ratios"
+    echo "$(echo "$1" | tr ' ' _) $2 $3 $4" >> "$B/ratios"
 }
 
 for k in "matmul 300 30" "sort 8 1" "hash 600 60" "list 150 15" "fib 15 5" "sieve 60 6"; do
@@ -52,13 +53,13 @@ done
 if [ -x "$REAL/bzip2/src/bzip2-1.0.8/bzip2.mtool-orig" ]; then
     bz=$REAL/bzip2/src/bzip2-1.0.8/bzip2.mtool-orig
     head -c 30000000 /dev/urandom | od -An -tx1 | head -c 20000000 > "$B/input.txt"
-    "$MTOOL" instrument --counts "$bz" -o "$B/bzip2-mtool" > /dev/null
+    "$MTOOL" instrument --counts "$bz" -o "$B/bzip2-mtool" > /dev/null 2>&1
     native=$(seconds "$bz" -9 -k -c "$B/input.txt")
     mtool=$(seconds "$B/bzip2-mtool" -9 -k -c "$B/input.txt")
     row "bzip2 -9 (20 MB)" "$native" "$mtool" - -
 fi
 
-awk '{ m += log($3 / $2); n++; if ($4 != "-") { g += log($4 / $2); ng++; r += log(($3 / $2) / ($4 / $2)) } }
+awk '$2 > 0 { m += log($3 / $2); n++; if ($4 != "-" && $4 > 0) { ng++; r += log($3 / $4) } }
      END {
         gm = exp(m / n); printf "geometric-mean counting slowdown: %.3fx over %d workloads (goal <= 1.25): %s\n", gm, n, gm <= 1.25 ? "PASS" : "MISS"
         if (ng) { gr = exp(r / ng); printf "mtool slowdown relative to gcov -fprofile-arcs: %.3f (goal <= 1.20): %s\n", gr, gr <= 1.2 ? "PASS" : "MISS" }

@@ -4,15 +4,18 @@
  * crash. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile.h"
+
+_Static_assert(sizeof(mt_profile_header) <= MT_PROFILE_HEADER_SIZE, "profile header fits its page");
+_Static_assert(sizeof(mt_slot_header) <= MT_SLOT_COUNTERS_OFFSET, "slot header fits before the counters");
 
 static int read_exact(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -26,17 +29,65 @@ static int read_exact(int fd, void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/* Slots that hold counts: a slot index handed out past the capacity never
+ * got file space (its thread counted into anonymous memory, or the process
+ * died while growing the file). */
+static uint32_t usable_slots(const mt_profile_header *h)
+{
+    return h->nslots < h->capacity ? h->nslots : h->capacity;
+}
+
+/* Why the header cannot be trusted, or NULL. */
 static const char *check_header(const mt_profile_header *h, uint64_t file_size)
 {
     if (h->magic != MT_PROFILE_MAGIC)
-        return "not an mtool profile (or its program died before writing the header)";
+        return "not an mtool profile";
     if (h->version != MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
         return "profile format version not supported";
-    if (h->nslots == 0)
-        return "no thread slot";
-    if (MT_SLOT_SIZE(h->ncounters) == 0 ||
-        (file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters) < h->nslots)
-        return "truncated: fewer slots than its header says";
+    if (h->nslots == 0 || h->capacity == 0)
+        return "corrupt header: no thread slot";
+    /* The runtime publishes a capacity only once the file has that size. */
+    uint64_t slots = usable_slots(h);
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters) < slots)
+        return "truncated: the file is shorter than its slots";
+    return NULL;
+}
+
+/* Reads slot `s` into out->counts/tids: NULL or why not. */
+static const char *read_slot(int fd, mt_profile *out, uint32_t s)
+{
+    uint64_t n = out->header.ncounters;
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n);
+    mt_slot_header sh;
+    if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
+        read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0)
+        return "cannot read a slot";
+    /* A slot handed out to a thread that died before stamping it holds
+     * zeros: harmless. */
+    if (sh.magic != MT_SLOT_MAGIC && sh.magic != 0)
+        return "corrupt slot header";
+    out->tids[s] = sh.tid;
+    return NULL;
+}
+
+static const char *read_profile(int fd, uint64_t size, mt_profile *out)
+{
+    if (size < MT_PROFILE_HEADER_SIZE || read_exact(fd, &out->header, sizeof out->header, 0) != 0)
+        return "too short for a profile header";
+    const char *why = check_header(&out->header, size);
+    if (why)
+        return why;
+    const mt_profile_header *h = &out->header;
+    out->nslots = usable_slots(h);
+    /* Files of older runtimes have no thread count: one thread per slot. */
+    out->nthreads = h->nthreads > h->nslots ? h->nthreads : h->nslots;
+    /* Bounded by the file size (check_header), so a corrupt ncounters
+     * cannot ask for more memory than the file holds. */
+    out->counts = mt_xmalloc((size_t)((uint64_t)out->nslots * h->ncounters + 1) * sizeof *out->counts);
+    out->tids = mt_xmalloc(((size_t)out->nslots + 1) * sizeof *out->tids);
+    for (uint32_t s = 0; s < out->nslots; s++)
+        if ((why = read_slot(fd, out, s)))
+            return why;
     return NULL;
 }
 
@@ -51,31 +102,8 @@ int mt_profile_read(const char *path, mt_profile *out, mt_error *err)
             close(fd);
         return -1;
     }
-    const char *why = NULL;
-    uint64_t size = (uint64_t)st.st_size;
-    if (size < MT_PROFILE_HEADER_SIZE || read_exact(fd, &out->header, sizeof out->header, 0) != 0)
-        why = "too short for a profile header";
-    else
-        why = check_header(&out->header, size);
-    const mt_profile_header *h = &out->header;
-    if (!why) {
-        uint64_t slot = MT_SLOT_SIZE(h->ncounters), n = h->ncounters;
-        out->nslots = h->nslots;
-        out->counts = mt_xmalloc((size_t)(out->nslots * n + 1) * sizeof *out->counts);
-        out->tids = mt_xmalloc((out->nslots + 1) * sizeof *out->tids);
-        for (uint32_t s = 0; s < out->nslots && !why; s++) {
-            uint64_t at = MT_PROFILE_HEADER_SIZE + s * slot;
-            mt_slot_header sh;
-            if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
-                read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0)
-                why = "cannot read a slot";
-            /* A slot handed out to a thread that died before stamping it
-             * holds zeros: harmless, and counted as a thread. */
-            else if (sh.magic != MT_SLOT_MAGIC && sh.magic != 0)
-                why = "corrupt slot header";
-            out->tids[s] = sh.tid;
-        }
-    }
+    const char *why = S_ISREG(st.st_mode) ? read_profile(fd, (uint64_t)st.st_size, out)
+                                          : "not a regular file";
     close(fd);
     if (why) {
         mt_error_set(err, "%s: %s", path, why);
@@ -108,7 +136,40 @@ static void add_profile(profile_merge *m, const mt_profile *p)
     }
     m->nprocesses++;
     m->nforked += (p->header.flags & MT_PROFILE_FORKED) != 0;
-    m->nthreads += p->nslots;
+    m->nthreads += p->nthreads;
+}
+
+/* A file whose process was killed between creating it and writing its
+ * header (the runtime writes the magic last): all zeros, no counts. */
+static bool incomplete(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t magic = 1;
+    struct stat st;
+    bool r = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             st.st_size >= MT_PROFILE_HEADER_SIZE && read_exact(fd, &magic, sizeof magic, 0) == 0 &&
+             magic == 0;
+    if (fd >= 0)
+        close(fd);
+    return r;
+}
+
+/* Adds the file at `path` to the merge, or skips it: 0, or -1 with err. */
+static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32], mt_error *err)
+{
+    if (incomplete(path)) {
+        m->nincomplete++;
+        return 0;
+    }
+    mt_profile p;
+    if (mt_profile_read(path, &p, err) != 0)
+        return -1;
+    if (memcmp(p.header.binary_hash, hash, 32) != 0 || p.header.ncounters != m->ncounters)
+        m->nother++;
+    else
+        add_profile(m, &p);
+    mt_profile_free(&p);
+    return 0;
 }
 
 int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncounters,
@@ -128,19 +189,16 @@ int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncoun
         if (!is_profile_name(e->d_name))
             continue;
         char *path = mt_xasprintf("%s/%s", dir, e->d_name);
-        mt_profile p;
-        if (mt_profile_read(path, &p, err) != 0) {
-            rc = -1;
-        } else {
-            if (memcmp(p.header.binary_hash, hash, 32) != 0 || p.header.ncounters != ncounters)
-                out->nother++;
-            else
-                add_profile(out, &p);
-            mt_profile_free(&p);
-        }
+        rc = merge_file(out, path, hash, err);
         free(path);
     }
     closedir(d);
+    if (rc == 0 && out->nprocesses == 0) {
+        mt_error_set(err,
+                     "%s: no profile of this binary (%u of other binaries or builds, %u incomplete)",
+                     dir, out->nother, out->nincomplete);
+        rc = -1;
+    }
     return rc;
 }
 

@@ -28,13 +28,15 @@
 
 enum {
     SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
-    SYS_GETPID = 39, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_READLINK = 89,
-    SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186, SYS_CLOCK_GETTIME = 228,
+    SYS_GETPID = 39, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
+    SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
+    SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234,
 };
 enum { O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
        MAP_ANONYMOUS_ = 0x20 };
-enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, EEXIST_ = 17, CLOCK_REALTIME_ = 0 };
+enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
+enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17 };
 
 static long syscall6(long n, long a, long b, long c, long d, long e, long f)
 {
@@ -50,9 +52,15 @@ static long syscall6(long n, long a, long b, long c, long d, long e, long f)
 static long sys3(long n, long a, long b, long c) { return syscall6(n, a, b, c, 0, 0, 0); }
 static bool failed(long ret) { return ret < 0 && ret > -4096; }
 
+/* The mapping's address, or -errno. */
+static long map_raw(void *addr, size_t len, int flags, long fd, uint64_t off)
+{
+    return syscall6(SYS_MMAP, (long)addr, (long)len, PROT_READ_ | PROT_WRITE_, flags, fd, (long)off);
+}
+
 static void *map(void *addr, size_t len, int flags, int fd, uint64_t off)
 {
-    long r = syscall6(SYS_MMAP, (long)addr, (long)len, PROT_READ_ | PROT_WRITE_, flags, fd, (long)off);
+    long r = map_raw(addr, len, flags, fd, off);
     return failed(r) ? NULL : (void *)r;
 }
 
@@ -104,27 +112,84 @@ static void copy_bytes(void *dst, const void *src, size_t n)
 HIDDEN __attribute__((section(".mt_params"), used)) mt_rt_params mt_params;
 extern const char mt_blob_start[] HIDDEN;
 
+/* Slots of this process whose mapping is remembered for reuse (see
+ * reuse_slot); later ones are never reused. */
+#define MAX_TRACKED 4096u
+
 static struct {
     uintptr_t bias;                 /* run-time minus link-time addresses */
     mt_profile_header *hdr;         /* header page of the profile (file or anonymous) */
     bool in_file;                   /* false: counts go to anonymous memory */
+    bool said;                      /* the one line about lost counts is written */
     uint64_t slot_size;
     char dir[MT_RT_DIR_MAX];        /* absolute output directory */
     char path[MT_RT_DIR_MAX + MT_RT_NAME_MAX + 64];
     volatile int grow_lock;         /* serializes growing the file */
     const uint8_t *random;          /* AT_RANDOM: 16 bytes from the kernel */
+    uint32_t scan;                  /* where the search for a reusable slot resumes */
+    mt_slot_header *slots[MAX_TRACKED]; /* by index, NULL until mapped */
 } rt;
 
 /* One line on stderr: the program's own output is never touched otherwise. */
-static void say(const char *a, const char *b, const char *c, const char *d)
+static void say(const char *msg)
 {
-    char line[MT_RT_DIR_MAX + 512] = "mtool: ";
-    append(line, sizeof line, a);
-    append(line, sizeof line, b);
-    append(line, sizeof line, c);
-    append(line, sizeof line, d);
+    char line[MT_RT_DIR_MAX + 512];
+    line[0] = '\0';
+    append(line, sizeof line, "mtool: ");
+    append(line, sizeof line, msg);
     append(line, sizeof line, "\n");
     sys3(SYS_WRITE, 2, (long)line, (long)str_len(line));
+}
+
+/* strerror for what creating, sizing and mapping a file can meet. */
+static const char *reason(long err)
+{
+    switch (-err) {
+    case 1: return "Operation not permitted";
+    case 2: return "No such file or directory";
+    case 5: return "Input/output error";
+    case 12: return "Cannot allocate memory";
+    case 13: return "Permission denied";
+    case 17: return "no unused file name";
+    case 20: return "Not a directory";
+    case 21: return "Is a directory";
+    case 23: case 24: return "Too many open files";
+    case 27: return "File too large";
+    case 28: return "No space left on device";
+    case 30: return "Read-only file system";
+    case 36: return "File name too long";
+    case 40: return "Too many levels of symbolic links";
+    case 122: return "Disk quota exceeded";
+    default: return NULL;
+    }
+}
+
+/* "cannot write profile to DIR: [STEP: ]REASON; LOST", at most once per
+ * process: a program whose every thread fails says it once. */
+static void say_lost(const char *step, long err, const char *lost)
+{
+    if (rt.said)
+        return;
+    rt.said = true;
+    char msg[MT_RT_DIR_MAX + 256];
+    msg[0] = '\0';
+    append(msg, sizeof msg, "cannot write profile to ");
+    append(msg, sizeof msg, rt.dir);
+    append(msg, sizeof msg, ": ");
+    if (step) {
+        append(msg, sizeof msg, step);
+        append(msg, sizeof msg, ": ");
+    }
+    const char *r = reason(err);
+    if (r) {
+        append(msg, sizeof msg, r);
+    } else {
+        append(msg, sizeof msg, "error ");
+        append_u64(msg, sizeof msg, (uint64_t)-err, 10, 1);
+    }
+    append(msg, sizeof msg, "; ");
+    append(msg, sizeof msg, lost);
+    say(msg);
 }
 
 static void lock(volatile int *l)
@@ -165,19 +230,25 @@ static const char *env_value(char **envp, const char *name)
     return NULL;
 }
 
-/* mkdir -p; errors surface when the file cannot be created. */
-static void make_dirs(const char *dir)
+/* mkdir -p.  Returns the last error other than EEXIST (0 if none): it
+ * explains a failure to create the file better than ENOENT does. */
+static long make_dirs(const char *dir)
 {
     char path[MT_RT_DIR_MAX];
     path[0] = '\0';
     append(path, sizeof path, dir);
-    for (char *s = path + 1; *s; s++)
-        if (*s == '/') {
+    long err = 0;
+    for (char *s = path + 1;; s++)
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
             *s = '\0';
-            sys3(SYS_MKDIR, (long)path, 0777, 0);
-            *s = '/';
+            long r = sys3(SYS_MKDIR, (long)path, 0777, 0);
+            if (failed(r) && r != -EEXIST_)
+                err = r;
+            *s = c;
+            if (!c)
+                return err;
         }
-    sys3(SYS_MKDIR, (long)path, 0777, 0);
 }
 
 /* The absolute output directory: $MTOOL_OUT, else the default chosen at
@@ -216,6 +287,7 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
     h->header_size = MT_PROFILE_HEADER_SIZE;
     h->ncounters = mt_params.ncounters;
     h->nslots = 1;
+    h->nthreads = 1;
     h->capacity = capacity;
     h->flags = flags;
     h->pid = (int32_t)sys3(SYS_GETPID, 0, 0, 0);
@@ -239,10 +311,12 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
 }
 
 /* Creates <rt.dir>/<name>.<pid>.<random>.mtp sized for `capacity` slots and maps
- * its header; the fd is closed before returning.  NULL with *why on failure. */
-static mt_profile_header *create_file(uint32_t capacity, const char **why)
+ * its header; the fd is closed before returning.  NULL on failure, with the
+ * step that failed (NULL: creating the file) and -errno. */
+static mt_profile_header *create_file(uint32_t capacity, const char **step, long *err)
 {
-    make_dirs(rt.dir);
+    long dir_err = make_dirs(rt.dir);
+    *step = NULL;
     for (int attempt = 0; attempt < 8; attempt++) {
         rt.path[0] = '\0';
         append(rt.path, sizeof rt.path, rt.dir);
@@ -257,18 +331,23 @@ static mt_profile_header *create_file(uint32_t capacity, const char **why)
         if (fd == -EEXIST_)
             continue;
         if (failed(fd)) {
-            *why = "cannot create the profile file";
+            *err = fd == -ENOENT_ && dir_err ? dir_err : fd;
             return NULL;
         }
-        mt_profile_header *h = NULL;
-        if (failed(sys3(SYS_FTRUNCATE, fd, (long)slot_offset(capacity), 0)))
-            *why = "cannot size the profile file";
-        else if (!(h = map(NULL, MT_PROFILE_HEADER_SIZE, MAP_SHARED_, (int)fd, 0)))
-            *why = "cannot map the profile file";
+        long r = sys3(SYS_FTRUNCATE, fd, (long)slot_offset(capacity), 0);
+        if (failed(r))
+            *step = "sizing the file";
+        else if (failed(r = map_raw(NULL, MT_PROFILE_HEADER_SIZE, MAP_SHARED_, fd, 0)))
+            *step = "mapping the file";
         sys3(SYS_CLOSE, fd, 0, 0);
-        return h;
+        if (!failed(r))
+            return (mt_profile_header *)r;
+        /* No headerless file left behind for the merge to reject. */
+        sys3(SYS_UNLINK, (long)rt.path, 0, 0);
+        *err = r;
+        return NULL;
     }
-    *why = "no unused profile file name";
+    *err = -EEXIST_;
     return NULL;
 }
 
@@ -276,55 +355,100 @@ static mt_profile_header *create_file(uint32_t capacity, const char **why)
  * extra descriptor for longer than this call. */
 static long reopen(void) { return sys3(SYS_OPEN, (long)rt.path, O_RDWR_ | O_CLOEXEC_, 0); }
 
-/* Maps slot `index` (at `at` when not NULL) and stamps it with the thread. */
-static void *map_slot(uint32_t index, void *at)
+/* Grows the file, open as `fd`, to have room for slot `index`: 0 or -errno.
+ * The capacity is published only once the file has that size, so slots
+ * below it are always backed by the file (never SIGBUS). */
+static long reserve_slot(long fd, uint32_t index)
 {
-    int fixed = at ? MAP_FIXED_ : 0;
-    void *slot = NULL;
-    if (rt.in_file) {
-        long fd = reopen();
-        if (!failed(fd)) {
-            slot = map(at, rt.slot_size, MAP_SHARED_ | fixed, (int)fd, slot_offset(index));
-            sys3(SYS_CLOSE, fd, 0, 0);
-        }
-        if (!slot)
-            say("cannot map a counter slot in ", rt.path, ": ", "this thread's counts are lost");
-    }
-    if (!slot)
-        slot = map(at, rt.slot_size, MAP_PRIVATE_ | MAP_ANONYMOUS_ | fixed, -1, 0);
-    if (slot) {
-        mt_slot_header *sh = slot;
-        sh->tid = (int32_t)sys3(SYS_GETTID, 0, 0, 0);
-        sh->magic = MT_SLOT_MAGIC;
-    }
-    return slot;
-}
-
-/* Makes sure the file has room for slot `index`. */
-static void reserve_slot(uint32_t index)
-{
-    if (!rt.in_file || index < __atomic_load_n(&rt.hdr->capacity, __ATOMIC_ACQUIRE))
-        return;
+    if (index < __atomic_load_n(&rt.hdr->capacity, __ATOMIC_ACQUIRE))
+        return 0;
+    long r = 0;
     lock(&rt.grow_lock);
-    uint32_t cap = rt.hdr->capacity;
+    uint64_t cap = rt.hdr->capacity;
     if (index >= cap) {
         while (cap <= index)
             cap *= 2;
-        long fd = reopen();
-        if (!failed(fd) && !failed(sys3(SYS_FTRUNCATE, fd, (long)slot_offset(cap), 0)))
-            __atomic_store_n(&rt.hdr->capacity, cap, __ATOMIC_RELEASE);
-        if (!failed(fd))
-            sys3(SYS_CLOSE, fd, 0, 0);
+        if (cap > UINT32_MAX)
+            r = -27; /* EFBIG */
+        else if (!failed(r = sys3(SYS_FTRUNCATE, fd, (long)slot_offset((uint32_t)cap), 0)))
+            __atomic_store_n(&rt.hdr->capacity, (uint32_t)cap, __ATOMIC_RELEASE);
     }
     unlock(&rt.grow_lock);
+    return failed(r) ? r : 0;
+}
+
+/* Maps slot `index` of the file (at `at` when not NULL), or anonymous
+ * memory when the process has no file or the file cannot give the slot;
+ * stamps it with the calling thread. */
+static mt_slot_header *map_slot(uint32_t index, void *at)
+{
+    int fixed = at ? MAP_FIXED_ : 0;
+    long r = -1;
+    if (rt.in_file) {
+        long fd = r = reopen();
+        if (!failed(fd)) {
+            r = reserve_slot(fd, index);
+            if (!failed(r))
+                r = map_raw(at, rt.slot_size, MAP_SHARED_ | fixed, fd, slot_offset(index));
+            sys3(SYS_CLOSE, fd, 0, 0);
+        }
+        if (failed(r))
+            say_lost("mapping a thread's counters", r, "the counts of that thread are lost");
+    }
+    if (failed(r))
+        r = map_raw(at, rt.slot_size, MAP_PRIVATE_ | MAP_ANONYMOUS_ | fixed, -1, 0);
+    if (failed(r))
+        return NULL;
+    mt_slot_header *sh = (mt_slot_header *)r;
+    sh->magic = MT_SLOT_MAGIC;
+    __atomic_store_n(&sh->tid, (int32_t)sys3(SYS_GETTID, 0, 0, 0), __ATOMIC_RELEASE);
+    return sh;
+}
+
+/* Remembers where slot `index` is mapped, for reuse_slot. */
+static void track(uint32_t index, mt_slot_header *slot)
+{
+    if (slot && index < MAX_TRACKED)
+        __atomic_store_n(&rt.slots[index], slot, __ATOMIC_RELEASE);
+}
+
+/* A slot whose thread has exited, claimed for thread `tid`, or NULL.  Each
+ * slot is a mapping of its own, which the process keeps: without reuse, a
+ * program that creates and joins threads by the thousand would exhaust the
+ * kernel's limit on mappings (vm.max_map_count, ~65530) and fill the disk.
+ * The counts of a reused slot keep adding up, so totals stay exact.  A few
+ * slots are tried per call, resuming where the last search stopped: thread
+ * creation costs O(1) system calls however many threads are alive.  tgkill
+ * says ESRCH only once the thread is gone from the kernel, when it can run
+ * no more code; the compare-and-swap keeps two new threads off one slot. */
+static mt_slot_header *reuse_slot(int32_t tid)
+{
+    uint32_t n = __atomic_load_n(&rt.hdr->nslots, __ATOMIC_ACQUIRE);
+    if (n > MAX_TRACKED)
+        n = MAX_TRACKED;
+    long pid = sys3(SYS_GETPID, 0, 0, 0);
+    for (uint32_t k = 0; k < n && k < 16; k++) {
+        uint32_t i = __atomic_fetch_add(&rt.scan, 1, __ATOMIC_RELAXED) % n;
+        mt_slot_header *s = __atomic_load_n(&rt.slots[i], __ATOMIC_ACQUIRE);
+        int32_t owner = s ? __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) : 0;
+        if (owner > 0 && sys3(SYS_TGKILL, pid, owner, 0) == -ESRCH_ &&
+            __atomic_compare_exchange_n(&s->tid, &owner, tid, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return s;
+    }
+    return NULL;
 }
 
 /* Gives the calling thread a slot of its own and points %gs at it. */
 static void attach_thread(void)
 {
-    uint32_t index = __atomic_fetch_add(&rt.hdr->nslots, 1, __ATOMIC_ACQ_REL);
-    reserve_slot(index);
-    void *slot = map_slot(index, NULL);
+    __atomic_fetch_add(&rt.hdr->nthreads, 1, __ATOMIC_RELAXED);
+    mt_slot_header *slot = reuse_slot((int32_t)sys3(SYS_GETTID, 0, 0, 0));
+    if (!slot) {
+        uint32_t index = __atomic_fetch_add(&rt.hdr->nslots, 1, __ATOMIC_ACQ_REL);
+        slot = map_slot(index, NULL);
+        track(index, slot);
+    }
     if (slot)
         set_gs(slot);
 }
@@ -345,12 +469,13 @@ enum { AT_RANDOM_ = 25 };
  * anonymous memory, so the program runs exactly as it would otherwise. */
 static void open_profile(char **argv, uint32_t flags)
 {
-    const char *why = NULL;
+    const char *step = NULL;
+    long err = 0;
     enum { INITIAL_CAPACITY = 8 };
-    rt.hdr = create_file(INITIAL_CAPACITY, &why);
+    rt.hdr = create_file(INITIAL_CAPACITY, &step, &err);
     rt.in_file = rt.hdr != NULL;
     if (!rt.hdr) {
-        say(why, " in ", rt.dir, ": the counts of this process are lost");
+        say_lost(step, err, "the counts of this process are lost");
         rt.hdr = map(NULL, MT_PROFILE_HEADER_SIZE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0);
     }
     if (rt.hdr)
@@ -378,8 +503,8 @@ static void apply_patches(void)
         }
         if (last > hi) {
             if (failed(sys3(SYS_MPROTECT, (long)hi, (long)(last - hi), PROT_READ_ | PROT_WRITE_))) {
-                say("cannot write the entry jumps into the program's code", "",
-                    ": it runs uninstrumented from ", "here on");
+                say("cannot write the entry jumps into the program's code: it runs uninstrumented "
+                    "from here on");
                 break;
             }
             hi = last;
@@ -405,12 +530,13 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
             rt.random = (const uint8_t *)aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     open_profile(argv, 0);
-    void *slot = rt.hdr ? map_slot(0, NULL) : NULL;
+    mt_slot_header *slot = rt.hdr ? map_slot(0, NULL) : NULL;
+    track(0, slot);
     if (slot) {
         set_gs(slot);
         apply_patches();
     } else {
-        say("no memory for counters", "", "", ": the program runs uninstrumented");
+        say("no memory for counters: the program runs uninstrumented");
     }
     return mt_params.original_entry + rt.bias;
 }
@@ -430,6 +556,9 @@ HIDDEN int mt_wrap_FORK(void)
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&slot, 0);
     mt_profile_header *parent = rt.hdr;
     rt.grow_lock = 0; /* a parent thread may have held it at the fork */
+    /* The parent's slots are not the child's to reuse. */
+    for (uint32_t i = 0; i < parent->nslots && i < MAX_TRACKED; i++)
+        rt.slots[i] = NULL;
     open_profile(NULL, MT_PROFILE_FORKED);
     /* The child keeps the parent's command line. */
     if (rt.hdr)
@@ -437,7 +566,7 @@ HIDDEN int mt_wrap_FORK(void)
     if (parent != rt.hdr)
         sys3(SYS_MUNMAP, (long)parent, MT_PROFILE_HEADER_SIZE, 0);
     if (slot && rt.hdr)
-        map_slot(0, (void *)slot);
+        track(0, map_slot(0, (void *)slot));
     return pid;
 }
 

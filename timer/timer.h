@@ -128,11 +128,13 @@ typedef struct {
     uint8_t binary_hash[32];        /* copied from mt_rt_params */
     char exe[1024];                 /* readlink("/proc/self/exe") */
     char args[2048];                /* argv joined by spaces, truncated */
+    uint32_t nthreads;              /* threads that attached: slots of exited threads are
+                                       reused, so there may be more threads than slots */
 } mt_profile_header;
 
 typedef struct {
     uint32_t magic;                 /* MT_SLOT_MAGIC */
-    int32_t tid;                    /* the thread that owns the slot */
+    int32_t tid;                    /* the thread that owns the slot (or last owned it) */
 } mt_slot_header;
 #define MT_SLOT_MAGIC 0x544f4c53u /* "SLOT" */
 

@@ -1,0 +1,172 @@
+#!/bin/bash
+# tests/runtime/run.sh [MTOOL] — the runtime inside instrumented programs
+# (timer/) and the profile reader (profile/), end to end on rt_prog.c built
+# as PIE, non-PIE and static:
+#   - the instrumented program behaves exactly like the original (stdout,
+#     stderr, exit status, open descriptors);
+#   - merged counts are exact across pthreads, thread churn (slot reuse),
+#     OpenMP regions, fork, _exit, abort, SIGKILL and exec;
+#   - an unwritable $MTOOL_OUT costs one line on stderr and nothing else;
+#   - truncated, corrupt, incomplete and foreign profiles are reported or
+#     skipped, never a crash.
+# Prints "ok"/"not ok" lines; exits non-zero if any test failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mtool=${1:-$here/../../build/mtool}
+work=$(mktemp -d /tmp/mtool-runtime.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fails=0
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+
+# The largest count of a block of `spin` (its loop body) in the merge of DIR.
+spin_count() { # BIN DIR
+    "$mtool" count --profiles "$2" -o "$work/run" -- "$1" > "$work/count.log" 2>&1 || {
+        echo "merge failed: $(tail -1 "$work/count.log")"
+        return
+    }
+    awk -F'\t' '$3 == "spin" && $2 > m { m = $2 } END { print m + 0 }' "$work/run/counts.tsv"
+}
+
+# One run of BIN and its instrumented copy INST compared, and the count of
+# spin's loop checked against EXPECT.
+check() { # VARIANT EXPECT ARGS...
+    local v=$1 expect=$2
+    shift 2
+    local bin=$work/$v/rt_prog inst=$work/$v/rt_prog.inst d=$work/$v/prof.$RANDOM
+    mkdir -p "$d"
+    (cd "$work/$v" && exec "$bin" "$@") > "$work/o.out" 2> "$work/o.err"
+    local so=$?
+    (cd "$work/$v" && MTOOL_OUT=$d exec "$inst" "$@") > "$work/i.out" 2> "$work/i.err"
+    local si=$?
+    if [ $so -ne $si ] || ! cmp -s "$work/o.out" "$work/i.out" || ! cmp -s "$work/o.err" "$work/i.err"; then
+        not_ok "$v $*: instrumented run differs (exit $so vs $si): $(diff "$work/o.out" "$work/i.out" | head -3) $(head -2 "$work/i.err")"
+        return
+    fi
+    local got
+    got=$(spin_count "$bin" "$d")
+    if [ "$got" = "$expect" ]; then
+        ok "$v $*: identical run, spin counted $got times in $(ls "$d" | wc -l) profile(s)"
+    else
+        not_ok "$v $*: spin counted $got times, expected $expect"
+    fi
+    last=$d
+}
+
+# The flags word of a profile header (timer.h: offset 28).
+flags_of() { od -An -t u4 -j 28 -N 4 "$1" | tr -d ' '; }
+
+run_variant() { # VARIANT CFLAGS...
+    local v=$1
+    shift
+    mkdir -p "$work/$v"
+    if ! gcc -O2 -pthread -fopenmp "$@" "$here/rt_prog.c" -o "$work/$v/rt_prog" 2> "$work/cc.err"; then
+        not_ok "$v: cannot compile: $(head -1 "$work/cc.err")"
+        return
+    fi
+    if ! "$mtool" instrument --counts "$work/$v/rt_prog" -o "$work/$v/rt_prog.inst" > "$work/inst.log" 2>&1; then
+        not_ok "$v: instrument failed: $(tail -1 "$work/inst.log")"
+        return
+    fi
+    check "$v" 40000 threads 1000 40
+    check "$v" 300000 churn 100 3000
+    check "$v" 48000 omp 1000 4 12
+    check "$v" 15000 omp 1000 15 1
+    check "$v" 3000 fork 1000
+    local forked=0 f
+    for f in "$last"/*.mtp; do
+        [ "$(flags_of "$f")" = 1 ] && forked=$((forked + 1))
+    done
+    [ "$(ls "$last" | wc -l)" = 2 ] && [ $forked = 1 ] && ok "$v fork: the child has a profile of its own" ||
+        not_ok "$v fork: expected 2 profiles, 1 forked: $(ls "$last")"
+    check "$v" 1234 _exit 1234
+    check "$v" 1234 abort 1234
+    check "$v" 1234 kill 1234
+    check "$v" 1234 exec 1234 /bin/true
+    check_unwritable "$v"
+    check_default_dir "$v"
+}
+
+# Counts that cannot be written: one line on stderr, the run otherwise
+# unchanged, with threads and a fork child.
+check_unwritable() { # VARIANT
+    local bin=$work/$1/rt_prog
+    "$bin" fork 100 > "$work/o.out" 2> "$work/o.err"
+    local so=$?
+    MTOOL_OUT=/proc/mtool-nonexistent/x "$bin.inst" fork 100 > "$work/i.out" 2> "$work/i.err"
+    local si=$?
+    local lines
+    lines=$(grep -c '^mtool: cannot write profile to /proc/mtool-nonexistent/x: .*; the counts of this process are lost$' "$work/i.err")
+    if [ $so -eq $si ] && cmp -s "$work/o.out" "$work/i.out" && [ "$lines" = 1 ] &&
+        [ "$(grep -cv '^mtool: ' "$work/i.err")" = "$(wc -l < "$work/o.err")" ]; then
+        ok "$1 unwritable MTOOL_OUT: one line on stderr, run unchanged: $(grep '^mtool' "$work/i.err")"
+    else
+        not_ok "$1 unwritable MTOOL_OUT: exit $so vs $si, stderr: $(cat "$work/i.err")"
+    fi
+}
+
+# An empty $MTOOL_OUT means the directory chosen at instrumentation time.
+check_default_dir() { # VARIANT
+    local inst=$work/$1/rt_prog.inst
+    rm -rf "$inst.profiles"
+    MTOOL_OUT= "$inst" threads 10 2 > /dev/null 2>&1
+    if [ "$(ls "$inst.profiles"/rt_prog.inst.*.mtp 2> /dev/null | wc -l)" = 1 ]; then
+        ok "$1 empty MTOOL_OUT: profile in the default directory"
+    else
+        not_ok "$1 empty MTOOL_OUT: no profile in $inst.profiles: $(ls "$work/$1")"
+    fi
+}
+
+# The reader on damaged directories: an error naming the file (exit status
+# 1, no crash), or the file skipped.
+check_reader() {
+    local bin=$work/pie/rt_prog good
+    good=$(ls "$last"/*.mtp | head -1)
+    [ -n "$good" ] || { not_ok "reader: no profile to start from"; return; }
+    local size
+    size=$(stat -c %s "$good")
+    expect_error() { # NAME PATTERN — the damaged copy is in $work/bad/x.mtp
+        "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"
+        local s=$?
+        if [ $s = 1 ] && grep -q "$2" "$work/err"; then
+            ok "reader: $1: $(tail -1 "$work/err")"
+        else
+            not_ok "reader: $1: exit $s, expected an error matching '$2': $(tail -1 "$work/err")"
+        fi
+    }
+    damaged() { # DD-ARGS... — a fresh copy of $good in $work/bad, patched
+        rm -rf "$work/bad" && mkdir -p "$work/bad" && cp "$good" "$work/bad/x.mtp"
+        [ $# = 0 ] || dd of="$work/bad/x.mtp" conv=notrunc status=none "$@"
+    }
+    damaged && truncate -s 100 "$work/bad/x.mtp"
+    expect_error "file shorter than a header" "x.mtp: too short"
+    damaged && truncate -s $((size - 4096)) "$work/bad/x.mtp"
+    expect_error "file shorter than its slots" "x.mtp: truncated"
+    damaged bs=1 seek=20 < <(printf '\377\377\377\177')
+    expect_error "huge slot count" "x.mtp: truncated"
+    damaged bs=1 seek=0 < <(printf 'garbage!')
+    expect_error "bad magic" "x.mtp: not an mtool profile"
+    damaged bs=1 seek=8 < <(printf '\011')
+    expect_error "unknown version" "x.mtp: profile format version"
+    damaged bs=1 seek=4096 < <(printf 'XXXX')
+    expect_error "corrupt slot header" "x.mtp: corrupt slot header"
+    damaged bs=1 seek=48 < <(printf 'X')
+    expect_error "only another binary's profile" "no profile of this binary (1 of other"
+    damaged bs=1 seek=48 < <(printf 'X')
+    cp "$good" "$work/bad/good.mtp"
+    head -c 4096 /dev/zero > "$work/bad/incomplete.mtp"
+    echo "not a profile" > "$work/bad/notes.txt"
+    if "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"; then
+        ok "reader: another binary's profile, an incomplete one and other files skipped"
+    else
+        not_ok "reader: skipping failed: $(tail -1 "$work/err")"
+    fi
+}
+
+[ -x "$mtool" ] || { echo "not ok - no mtool at $mtool"; exit 1; }
+run_variant pie
+check_reader
+run_variant nopie -no-pie
+run_variant static -static
+echo "# $fails failed"
+[ $fails = 0 ]

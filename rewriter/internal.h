@@ -162,8 +162,10 @@ typedef struct {
  * (call-site ranges and landing pads moved, action and type tables carried
  * over with pc-relative entries re-encoded), and finally a new
  * .eh_frame_hdr whose sorted search table covers the original FDEs and the
- * new ones.  Ranges without an FDE get none.  When the original has no
- * .eh_frame_hdr, nothing is written and res->hdr_size is 0.
+ * new ones.  Ranges without an FDE get none.  The original's FDEs come from
+ * its .eh_frame_hdr table, else from walking .eh_frame (static binaries
+ * linked without a header get one anyway); with neither, nothing is written
+ * and res->hdr_size is 0.
  * Returns 0, or -1 with `err` set ("FILE: reason"). */
 int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
                     uint64_t out_vaddr, rw_unwind_out *res, mt_error *err);

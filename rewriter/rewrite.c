@@ -169,6 +169,7 @@ typedef struct {
     uint32_t npatches;
     uint64_t phdr_size;
     size_t nphdrs;
+    bool add_eh_frame_hdr;      /* the original has .eh_frame but no PT_GNU_EH_FRAME */
 } layout;
 
 static uint64_t highest_load_end(const rw_input *in)
@@ -180,6 +181,14 @@ static uint64_t highest_load_end(const rw_input *in)
     return end;
 }
 
+static bool has_phdr(const rw_input *in, uint32_t type)
+{
+    for (size_t i = 0; i < in->nphdrs; i++)
+        if (in->phdrs[i].p_type == type)
+            return true;
+    return false;
+}
+
 static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint64_t filesz,
                               uint64_t memsz)
 {
@@ -189,7 +198,10 @@ static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint
 
 /* The new program-header table: the original's, with the new PT_LOADs
  * after the last PT_LOAD (loads must stay sorted by address), PT_PHDR
- * moved, and PT_GNU_EH_FRAME on the new .eh_frame_hdr when there is one. */
+ * moved, and PT_GNU_EH_FRAME on the new .eh_frame_hdr when there is one.
+ * A binary linked without --eh-frame-hdr (static ones often are) gets a
+ * PT_GNU_EH_FRAME of its own at the end: without it the unwinder (static
+ * glibc's dl_iterate_phdr) would never find the relocated code's FDEs. */
 static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out *uw, rw_buf *out)
 {
     size_t last_load = 0;
@@ -216,6 +228,15 @@ static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out
         rw_buf_put(out, &ph, sizeof ph);
         if (i == last_load)
             rw_buf_put(out, loads, sizeof loads);
+    }
+    if (L->add_eh_frame_hdr) {
+        Elf64_Phdr eh = {.p_type = PT_NULL};
+        if (uw->hdr_size)
+            eh = (Elf64_Phdr){.p_type = PT_GNU_EH_FRAME, .p_flags = PF_R,
+                              .p_offset = L->r_off + (uw->hdr_vaddr - L->r_vaddr),
+                              .p_vaddr = uw->hdr_vaddr, .p_paddr = uw->hdr_vaddr,
+                              .p_filesz = uw->hdr_size, .p_memsz = uw->hdr_size, .p_align = 4};
+        rw_buf_put(out, &eh, sizeof eh);
     }
 }
 
@@ -298,7 +319,8 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.rw_memsz = L.rw_filesz + rt->hdr->bss_size;
     L.r_vaddr = align_up(L.rw_vaddr + L.rw_memsz, PAGE);
     L.r_off = align_up(L.rw_off + L.rw_filesz, PAGE);
-    L.nphdrs = in->nphdrs + NEW_LOADS;
+    L.add_eh_frame_hdr = !has_phdr(in, PT_GNU_EH_FRAME);
+    L.nphdrs = in->nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
     L.phdr_size = L.nphdrs * sizeof(Elf64_Phdr);
     find_wrapped_callees(c, rt, L.blob_vaddr);
 
@@ -379,7 +401,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         mt_error_set(err, "%s: not an executable", prog->path);
         goto out_input;
     }
-    if (in.nphdrs + NEW_LOADS > PAGE / sizeof(Elf64_Phdr)) {
+    if (in.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {
         mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.nphdrs);
         goto out_input;
     }

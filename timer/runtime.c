@@ -14,7 +14,8 @@
  * SIGKILL or exec — with nothing to flush, no signal handler, no atexit.
  *
  * Threads get their own slot through the wrappers below before they run any
- * instrumented code; a fork child gets its own file. */
+ * instrumented code (the slot of a thread that has exited is reused, see
+ * reuse_slot); a fork child gets its own file. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,168 +1,495 @@
 #!/bin/bash
 # tests/realprog/run.sh — pass 1 on real programs built from Debian source
-# packages (`make test-real`).  For each program:
+# packages (`make test-real`).  For each program of programs.sh:
 #   1. fetch its source (apt-get source), build it as Debian does (-O2 -g),
-#      run its own test suite with the original executables: the baseline;
-#   2. replace the executables with `mtool instrument --counts` copies, run
-#      the suite again with MTOOL_OUT set: same exit status and the same
-#      test results (normalized logs) are required;
-#   3. merge the profiles of every process the suite ran (mtool count
-#      --profiles) and show the summary;
-#   4. run one command of the program under the callgrind oracle
-#      (tests/oracle/count_check.sh): identical output, exact block counts,
-#      and the coverage of executed blocks.
+#      run its own test suite with the original executables: the baseline
+#      (exit status, normalized output and per-test logs);
+#   2. replace its executables with `mtool instrument --counts` copies
+#      (originals kept as EXE.mtool-orig and put back afterwards, whatever
+#      happens), run the suite again with MTOOL_OUT set: the same exit status
+#      and the same normalized outputs are required, and every process of the
+#      suite must have written a profile;
+#   3. merge_profiles: merge the profiles of every process the suite ran, per
+#      executable (mtool count --profiles); every profile must belong to one;
+#   4. run one command of the program against the callgrind oracle
+#      (tests/oracle/count_check.sh): identical output, exact block counts.
 # Sources and builds are cached in $MTOOL_REALPROG_DIR (default
-# /var/tmp/mtool-realprog); a second run rebuilds nothing.
+# /var/tmp/mtool-realprog); a second run downloads and rebuilds nothing.
 #
-#   tests/realprog/run.sh [--only PROG]...
+# usage: tests/realprog/run.sh [--only PROG]... [--keep] [-j N] [--no-oracle]
+#        tests/realprog/run.sh --callgrind PROG [-- EXE ARGS...]
+#        tests/realprog/run.sh --list
+#   --only PROG   run PROG only (repeatable; default: all of programs.sh)
+#   --keep        keep profiles, instrumented copies and oracle files of
+#                 passing programs too (failing ones are always kept)
+#   -j N          make jobs for builds and parallel test suites (default 2)
+#   --no-oracle   skip step 4
+#   --callgrind   run one command of PROG (default: its one_PROG) under
+#                 callgrind with the original executable, and the same command
+#                 with the instrumented one, then merge its profiles: files to
+#                 compare exact block counts (tests/oracle/check_counts), which
+#                 is run too when $CHECKER exists
+# Environment: MTOOL (default build/mtool), CHECKER (default
+# build/tests/check_counts), MTOOL_REALPROG_DIR, and MTOOL_INSTRUMENT_CMD: an
+# instrumenter to use instead of `$MTOOL instrument --counts`, called as
+# `$MTOOL_INSTRUMENT_CMD ORIG OUT` (for instance `cp`, to test the harness:
+# then no profiles are expected, and merging and the oracle are skipped).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
 MTOOL=${MTOOL:-$ROOT/build/mtool}
 CHECKER=${CHECKER:-$ROOT/build/tests/check_counts}
 WORK=${MTOOL_REALPROG_DIR:-/var/tmp/mtool-realprog}
-PROGRAMS=(bzip2 gzip xz-utils gawk)
-only=()
+INSTRUMENT_CMD=${MTOOL_INSTRUMENT_CMD:-}
+# shellcheck source=programs.sh
+. "$HERE/programs.sh"
+
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+only=() keep=0 JOBS=2 oracle=1 mode=suite cg_prog="" cg_cmd=()
 while [ $# -gt 0 ]; do
     case $1 in
-    --only) only+=("$2"); shift 2 ;;
-    *) echo "usage: $0 [--only PROG]..." >&2; exit 2 ;;
+    --only) [ $# -ge 2 ] || usage; only+=("$2"); shift 2 ;;
+    --keep) keep=1; shift ;;
+    -j) [ $# -ge 2 ] || usage; JOBS=$2; shift 2 ;;
+    -j[0-9]*) JOBS=${1#-j}; shift ;;
+    --no-oracle) oracle=0; shift ;;
+    --callgrind)
+        [ $# -ge 2 ] || usage
+        mode=callgrind cg_prog=$2; shift 2
+        if [ $# -gt 0 ] && [ "$1" = -- ]; then shift; cg_cmd=("$@"); shift $#; fi ;;
+    --list) printf '%s\n' "${PROGRAMS_DEFAULT[@]}"; exit 0 ;;
+    -h | --help) usage ;;
+    *) echo "run.sh: unknown argument: $1" >&2; usage ;;
     esac
 done
+case $JOBS in '' | *[!0-9]* | 0) echo "run.sh: -j wants a positive number" >&2; exit 2 ;; esac
+PROGRAMS=("${PROGRAMS_DEFAULT[@]}")
 [ ${#only[@]} -gt 0 ] && PROGRAMS=("${only[@]}")
+for p in "${PROGRAMS[@]}" ${cg_prog:+"$cg_prog"}; do
+    declare -F "build_$p" > /dev/null || { echo "run.sh: unknown program $p (see --list)" >&2; exit 2; }
+done
+if [ -z "$INSTRUMENT_CMD" ] && [ ! -x "$MTOOL" ]; then
+    echo "run.sh: no mtool at $MTOOL (make build/mtool, or set MTOOL)" >&2
+    exit 2
+fi
 mkdir -p "$WORK"
-failures=0
 
 log() { echo "== $*" >&2; }
 
+# --- system setup (root): deb-src entries, packages -----------------------
+
+APT_UPDATED=0
+apt_update() { [ $APT_UPDATED -eq 1 ] || { apt-get update -qq > /dev/null; APT_UPDATED=1; }; }
+
 ensure_deb_src() {
-    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
-        log "adding deb-src entries"
-        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-            > /etc/apt/sources.list.d/mtool-deb-src.sources
-        apt-get update -qq
+    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+        ! grep -rqsE '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        log "adding deb-src entries (/etc/apt/sources.list.d/mtool-deb-src.*)"
+        if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+            sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+                > /etc/apt/sources.list.d/mtool-deb-src.sources
+        else
+            sed -n 's/^deb \([^[]\)/deb-src \1/p; s/^deb \(\[.*\)/deb-src \1/p' /etc/apt/sources.list \
+                > /etc/apt/sources.list.d/mtool-deb-src.list
+        fi
+        APT_UPDATED=0
+        apt_update
+    elif ! ls /var/lib/apt/lists/*_Sources* > /dev/null 2>&1; then
+        apt_update
     fi
-    command -v dpkg-source > /dev/null || apt-get install -y -qq dpkg-dev
 }
 
-# fetch PKG: the unpacked source directory of PKG, cached.
+# ensure_packages PKG...: installs those not installed.
+ensure_packages() {
+    local p missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    apt_update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+}
+
+# fetch PKG: prints the unpacked source directory of PKG (cached).
 fetch() {
     local pkg=$1 dir
     dir=$(ls -d "$WORK/$pkg/src/"*/ 2>/dev/null | head -1 || true)
     if [ -z "$dir" ]; then
+        ensure_packages dpkg-dev
         ensure_deb_src
+        log "$pkg: apt-get source"
+        rm -rf "$WORK/$pkg/src"
         mkdir -p "$WORK/$pkg/src"
-        (cd "$WORK/$pkg/src" && apt-get source -qq "$pkg" > /dev/null 2>&1)
+        (cd "$WORK/$pkg/src" && apt-get source -qq "$pkg" > ../apt-get-source.log 2>&1) ||
+            { echo "apt-get source $pkg failed: see $WORK/$pkg/apt-get-source.log" >&2; return 1; }
         dir=$(ls -d "$WORK/$pkg/src/"*/ | head -1)
     fi
     echo "${dir%/}"
 }
 
-# Per program: build, the test command, the executables it tests, and how to
-# normalize the suite's output into what must not change.
-build_bzip2() { make -s -j2 CFLAGS="-O2 -g -D_FILE_OFFSET_BITS=64" bzip2 bzip2recover > /dev/null; }
-check_bzip2() { make -s check 2>&1; }
-exes_bzip2() { echo bzip2 bzip2recover; }
-one_bzip2() { echo "./bzip2 -9 -c sample1.ref"; }
-
-# Debian's patches leave autotools inputs newer than their outputs: make
-# them older, or make would want to rerun automake.
-settle_autotools() {
-    find . -name '*.am' -o -name '*.m4' -o -name configure.ac | xargs touch -d '2000-01-01'
-    find . -name Makefile.in -o -name configure -o -name config.h.in -o -name '*.in' | xargs touch
+prepare() { # PROG: packages and setup, as root
+    local prog=$1
+    # shellcheck disable=SC2046
+    ensure_packages make gcc dpkg-dev $( [ $oracle -eq 1 ] && echo valgrind ) $("deps_$prog")
+    if declare -F "setup_$prog" > /dev/null; then "setup_$prog"; fi
 }
-configure_once() { [ -f Makefile ] || { settle_autotools; ./configure -q CFLAGS="-O2 -g" "$@" > /dev/null; }; }
 
-# Documentation is not built: makeinfo is not needed.
-mk() { make -s MAKEINFO=true "$@"; }
+# --- executables: instrument, swap in, swap out -----------------------------
 
-build_gzip() { configure_once; mk -j2 > /dev/null 2>&1; }
-check_gzip() { mk check 2>&1 | grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR|# )'; }
-exes_gzip() { echo gzip; }
-one_gzip() { echo "./gzip -9 -c ChangeLog"; }
+is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
-build_xz-utils() { configure_once --disable-shared --disable-doc; mk -j2 > /dev/null 2>&1; }
-check_xz-utils() { mk check 2>&1 | grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR|# )'; }
-exes_xz-utils() { echo src/xz/xz src/xzdec/xzdec src/xzdec/lzmadec src/lzmainfo/lzmainfo; }
-one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
-
-# Debian's source lacks the GFDL manual: build and test the program only.
-build_gawk() { configure_once --without-readline --without-mpfr --disable-nls; mk -j2 gawk > /dev/null 2>&1; }
-check_gawk() {
-    mk -C test check 2>&1 | grep -vE '^(make|Making|gmake)|[0-9]+\.[0-9]+ ?s|seconds' | grep -vE '^ *$' |
-        sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [+-][0-9]{4}/DATE/'
+# real_exe EXE: the ELF file behind EXE (libtool puts the real binary of a
+# wrapper script in .libs/).
+real_exe() {
+    local e=$1 d b
+    is_elf "$e" && { echo "$e"; return 0; }
+    d=$(dirname "$e") b=$(basename "$e")
+    for c in "$d/.libs/$b" "$d/.libs/lt-$b"; do
+        is_elf "$c" && { echo "$c"; return 0; }
+    done
+    echo "run.sh: $e is not an ELF executable, nor a libtool wrapper of one" >&2
+    return 1
 }
-exes_gawk() { echo gawk; }
-one_gawk() { echo "./gawk -f test/fnarydel.awk"; }
 
-# swap_in SRC: replace each executable by its instrumented copy (original
-# kept as NAME.mtool-orig); swap_out restores them.
-swap_in() {
-    local e
-    for e in $(exes_$prog); do
-        [ -f "$e.mtool-orig" ] || cp -p "$e" "$e.mtool-orig"
-        "$MTOOL" instrument --counts "$e.mtool-orig" -o "$e.mtool-inst" > "$out/instrument-$(basename "$e").log" 2>&1
-        cp -p "$e.mtool-inst" "$e"
+instrument() { # ORIG OUT LOG
+    if [ -n "$INSTRUMENT_CMD" ]; then
+        # shellcheck disable=SC2086
+        $INSTRUMENT_CMD "$1" "$2" > "$3" 2>&1
+    else
+        "$MTOOL" instrument --counts "$1" -o "$2" > "$3" 2>&1
+    fi
+}
+instrument_cmd_text() { # ORIG OUT
+    if [ -n "$INSTRUMENT_CMD" ]; then echo "$INSTRUMENT_CMD $1 $2"; else echo "$MTOOL instrument --counts $1 -o $2"; fi
+}
+
+EXES=()
+resolve_exes() {
+    EXES=()
+    local e r
+    for e in $("exes_$prog"); do
+        r=$(real_exe "$e") || return 1
+        EXES+=("$r")
     done
 }
+
+# Puts the originals back (EXE.mtool-orig, kept with its mode and times, so
+# make sees nothing to rebuild).  Safe to call any time.
 swap_out() {
     local e
-    for e in $(exes_$prog); do
-        [ -f "$e.mtool-orig" ] && cp -p "$e.mtool-orig" "$e"
+    for e in $("exes_$prog"); do
+        for c in "$e" "$(dirname "$e")/.libs/$(basename "$e")" "$(dirname "$e")/.libs/lt-$(basename "$e")"; do
+            if [ -f "$c.mtool-orig" ]; then
+                cp -p "$c.mtool-orig" "$c"
+                rm -f "$c.mtool-orig"
+            fi
+        done
     done
     return 0
 }
 
+# Instruments every executable into EXE.mtool-inst; prints FAIL and returns 1
+# on the first that fails.
+instrument_all() {
+    local e
+    for e in "${EXES[@]}"; do
+        rm -f "$e.mtool-inst"
+        if ! instrument "$e" "$e.mtool-inst" "$out/instrument-$(basename "$e").log" || [ ! -s "$e.mtool-inst" ]; then
+            echo "FAIL $prog: instrumenting $e failed: $(tail -1 "$out/instrument-$(basename "$e").log")" \
+                "(reproduce: cd $src && $(instrument_cmd_text "$e" /tmp/x))"
+            return 1
+        fi
+    done
+}
+swap_in() {
+    local e
+    for e in "${EXES[@]}"; do
+        cp -p "$e" "$e.mtool-orig"
+        cp "$e.mtool-inst" "$e"
+        chmod --reference="$e.mtool-orig" "$e"
+    done
+}
+# The suite must have run the instrumented copies: make rebuilt none.
+check_swapped() {
+    local e
+    for e in "${EXES[@]}"; do
+        cmp -s "$e" "$e.mtool-inst" || { echo "$e was rebuilt during the suite"; return 1; }
+    done
+}
+
+# --- the suite ----------------------------------------------------------------
+
+# run_suite TAG PROFILE_DIR: runs the suite with MTOOL_OUT=PROFILE_DIR (set in
+# both runs, so that the environment is the same), writes $out/TAG/{suite.log,
+# status,norm.txt}; never fails.
+run_suite() {
+    local tag=$1 pdir=$2 rc
+    mkdir -p "$out/$tag"
+    rm -rf "$pdir"
+    mkdir -p "$pdir"
+    set +e
+    MTOOL_OUT=$pdir "suite_$prog" > "$out/$tag/suite.log" 2>&1
+    rc=$?
+    set -e
+    echo $rc > "$out/$tag/status"
+    {
+        "norm_$prog" < "$out/$tag/suite.log" || true
+        if declare -F "logs_$prog" > /dev/null; then "logs_$prog" || true; fi
+    } > "$out/$tag/norm.txt"
+    return 0
+}
+
+write_reproduce() {
+    local e
+    {
+        echo "#!/bin/bash"
+        echo "# Reruns the $prog suite with the instrumented executables (as run.sh did)."
+        echo "set -u; cd $src"
+        for e in "${EXES[@]}"; do
+            echo "$(instrument_cmd_text "$e" "$e.mtool-inst")"
+            echo "cp -p $e $e.mtool-orig && cp $e.mtool-inst $e && chmod --reference=$e.mtool-orig $e"
+        done
+        echo "rm -rf $out/prof-inst; mkdir -p $out/prof-inst"
+        echo "(. $HERE/programs.sh; JOBS=$JOBS; MTOOL_OUT=$out/prof-inst suite_$prog) > $out/reproduce.log 2>&1; echo \"suite status \$?\""
+        for e in "${EXES[@]}"; do echo "cp -p $e.mtool-orig $e && rm -f $e.mtool-orig"; done
+    } > "$out/reproduce.sh"
+    chmod +x "$out/reproduce.sh"
+}
+
+# --- merging ------------------------------------------------------------------
+
+# merge_profiles: merges the profiles in $out/prof-inst per executable (the
+# original, back in place: profiles name it by its content hash; mtool count
+# --profiles, RUNDIR $out/merge-NAME with counts.tsv), and checks
+# that every profile belongs to one of them.  Sets MERGE_TEXT; returns 1 with
+# MERGE_TEXT the reason on failure.  The place for further checks of the
+# merged counts (coverage, an oracle over the whole suite).
+MERGE_TEXT=""
+merge_profiles() {
+    local e name n total=0 parts=() txt
+    for e in "${EXES[@]}"; do
+        name=$(basename "$e")
+        rm -rf "$out/merge-$name"
+        if XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$out/prof-inst" -o "$out/merge-$name" \
+            -- "$e" > "$out/merge-$name.txt" 2>&1; then
+            txt=$(head -1 "$out/merge-$name.txt")
+            n=$(echo "$txt" | sed -nE 's/.*: ([0-9]+) process(es)?,.*/\1/p')
+            if [ -z "$n" ]; then
+                MERGE_TEXT="cannot read the merge of $name: $txt ($out/merge-$name.txt)"
+                return 1
+            fi
+            total=$((total + n))
+            parts+=("$name $n")
+        elif grep -q 'no profile of this binary' "$out/merge-$name.txt"; then
+            parts+=("$name not run")
+        else
+            MERGE_TEXT="merging the profiles of $name failed: $(tail -1 "$out/merge-$name.txt")"
+            return 1
+        fi
+    done
+    local nfiles
+    nfiles=$(find "$out/prof-inst" -name '*.mtp' | wc -l)
+    local incomplete
+    incomplete=$(cat "$out"/merge-*.txt 2>/dev/null | sed -nE 's/.* ([0-9]+) incomplete.*/\1/p' | head -1)
+    if [ "$total" -ne "$nfiles" ]; then
+        MERGE_TEXT="$nfiles profiles but $total merged (${parts[*]}${incomplete:+; $incomplete incomplete})"
+        return 1
+    fi
+    MERGE_TEXT="merged: $(IFS=,; echo "${parts[*]}" | sed 's/,/, /g')"
+    # Hook: coverage and whole-suite count checks of $out/merge-*/counts.tsv
+    # go here.
+    return 0
+}
+
+# --- one program --------------------------------------------------------------
+
+# run_one PROG (in a subshell): prints PASS/FAIL lines; returns 1 on failure.
 run_one() {
     prog=$1
     out=$WORK/$prog/results
     rm -rf "$out"
-    mkdir -p "$out/profiles"
-    local src
+    mkdir -p "$out"
+    prepare "$prog" || { echo "FAIL $prog: installing its packages failed"; return 1; }
+    src=$(fetch "$prog") || { echo "FAIL $prog: apt-get source failed ($WORK/$prog/apt-get-source.log)"; return 1; }
+    cd "$src"
+    swap_out
+    trap swap_out EXIT
+    log "$prog: building in $src"
+    if ! "build_$prog" > "$out/build.log" 2>&1; then
+        echo "FAIL $prog: build failed ($out/build.log; cd $src)"
+        return 1
+    fi
+    resolve_exes || { echo "FAIL $prog: executables not found"; return 1; }
+
+    log "$prog: test suite, original"
+    local t0=$SECONDS
+    run_suite orig "$out/prof-orig"
+    local t_orig=$((SECONDS - t0))
+    local rc_orig rc_inst
+    rc_orig=$(cat "$out/orig/status")
+    if [ -n "$(ls -A "$out/prof-orig")" ]; then
+        echo "FAIL $prog: the original executables wrote profiles: instrumented copies left in the tree? ($out/prof-orig)"
+        return 1
+    fi
+
+    instrument_all || return 1
+    write_reproduce
+    swap_in
+    log "$prog: test suite, instrumented"
+    t0=$SECONDS
+    run_suite inst "$out/prof-inst"
+    local t_inst=$((SECONDS - t0))
+    local swapped
+    swapped=$(check_swapped) && swapped=ok
+    swap_out
+    trap - EXIT
+    rc_inst=$(cat "$out/inst/status")
+    local nprof size
+    nprof=$(find "$out/prof-inst" -name '*.mtp' | wc -l)
+    size=$(du -sh "$out/prof-inst" | cut -f1)
+    echo "$rc_orig $rc_inst $nprof $size $t_orig $t_inst" > "$out/summary"
+    for e in "${EXES[@]}"; do
+        grep -h '^instrumented' "$out/instrument-$(basename "$e").log" 2>/dev/null | sed "s|^|   $prog $(basename "$e"): |" || true
+    done
+
+    local status_text="suite exit status: original $rc_orig, instrumented $rc_inst"
+    if [ "$swapped" != ok ]; then
+        echo "FAIL $prog: $swapped: the suite did not run the instrumented copy"
+        return 1
+    fi
+    if [ "$rc_orig" != "$rc_inst" ]; then
+        diff -u "$out/orig/norm.txt" "$out/inst/norm.txt" > "$out/suite.diff" || true
+        echo "FAIL $prog: $status_text (logs $out/{orig,inst}/suite.log, diff $out/suite.diff; rerun: $out/reproduce.sh)"
+        return 1
+    fi
+    if ! diff -u "$out/orig/norm.txt" "$out/inst/norm.txt" > "$out/suite.diff"; then
+        echo "FAIL $prog: outputs differ ($(($(grep -c '^[-+]' "$out/suite.diff") - 2)) lines): $out/suite.diff (rerun: $out/reproduce.sh)"
+        return 1
+    fi
+    local lines
+    lines=$(wc -l < "$out/orig/norm.txt")
+    echo "   $prog: suite ${t_orig}s original, ${t_inst}s instrumented; $nprof profiles, $size"
+
+    local merge="merge skipped (no-op instrumenter)" oracle_text=""
+    if [ -z "$INSTRUMENT_CMD" ]; then
+        if [ "$nprof" -eq 0 ]; then
+            echo "FAIL $prog: the instrumented suite wrote no profile ($out/prof-inst)"
+            return 1
+        fi
+        if ! merge_profiles; then
+            echo "FAIL $prog: $MERGE_TEXT"
+            return 1
+        fi
+        merge=$MERGE_TEXT
+        if [ $oracle -eq 1 ]; then
+            local -a cmd
+            read -r -a cmd <<< "$(one_$prog)"
+            local exe
+            exe=$(real_exe "${cmd[0]}")
+            local line
+            line=$(bash "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
+                "$src/$exe" "${cmd[@]:1}" 2>&1 | grep -E '^(not ok|ok|# coverage)' | tr '\n' ' ') || true
+            echo "   $prog oracle (${cmd[*]}): $line"
+            if [ -z "$line" ] || echo "$line" | grep -q 'not ok'; then
+                echo "FAIL $prog: callgrind oracle on '${cmd[*]}': $line ($out/oracle)"
+                return 1
+            fi
+            oracle_text=", oracle ok$(echo "$line" | sed -nE 's/.*# coverage: .*\(([0-9.]+%)\).*/ (coverage \1)/p')"
+        fi
+    fi
+    local suite_text="suite ok (orig 0, inst 0)"
+    [ "$rc_orig" = 0 ] || suite_text="suite status as the original's (orig $rc_orig, inst $rc_inst: baseline failures in $out/orig/norm.txt)"
+    echo "PASS $prog: $suite_text, outputs identical ($lines lines), $nprof profiles, $merge$oracle_text"
+    if [ $keep -eq 0 ]; then
+        rm -rf "$out/prof-inst" "$out/prof-orig" "$out"/merge-*/profiles
+        for e in "${EXES[@]}"; do rm -f "$e.mtool-inst"; done
+    fi
+    return 0
+}
+
+# --- --callgrind: one command, original under callgrind, instrumented plain --
+
+callgrind_one() {
+    prog=$1
+    shift
+    local d=$WORK/$prog/callgrind
+    prepare "$prog"
+    ensure_packages valgrind
     src=$(fetch "$prog")
     cd "$src"
     swap_out
     log "$prog: building in $src"
-    if ! "build_$prog"; then echo "FAIL $prog: build failed"; return 1; fi
-    log "$prog: test suite, original"
-    set +e
-    "check_$prog" > "$out/check-orig.txt"; local rc_orig=$?
-    swap_in
-    log "$prog: test suite, instrumented"
-    MTOOL_OUT=$out/profiles "check_$prog" > "$out/check-inst.txt"; local rc_inst=$?
-    swap_out
-    set -e
-    local nprof
-    nprof=$(ls "$out/profiles" | wc -l)
-    if [ $rc_orig -ne $rc_inst ] || ! diff -u "$out/check-orig.txt" "$out/check-inst.txt" > "$out/check.diff"; then
-        echo "FAIL $prog: test suite differs (status $rc_orig vs $rc_inst; $out/check.diff)"
+    "build_$prog" > "$WORK/$prog/build.log" 2>&1 || { echo "build failed: $WORK/$prog/build.log" >&2; return 1; }
+    local -a cmd=("$@")
+    [ ${#cmd[@]} -gt 0 ] || read -r -a cmd <<< "$(one_$prog)"
+    local exe name
+    exe=$(real_exe "${cmd[0]}")
+    name=$(basename "$exe")
+    rm -rf "$d"
+    mkdir -p "$d/orig" "$d/inst" "$d/profiles"
+    # Both copies under paths of the same length and name (argv[0]).
+    cp -p "$exe" "$d/orig/$name"
+    instrument "$d/orig/$name" "$d/inst/$name" "$d/instrument.log" ||
+        { echo "instrumenting failed: $(tail -1 "$d/instrument.log") ($(instrument_cmd_text "$d/orig/$name" "$d/inst/$name"))" >&2; return 1; }
+    # The instrumented run gets exactly the environment valgrind gives its
+    # client, MTOOL_OUT included: programs that read their environment do
+    # the same work in both runs.
+    MTOOL_OUT=$d/profiles valgrind -q --tool=callgrind --callgrind-out-file=/dev/null /usr/bin/env -0 > "$d/env" 2> /dev/null
+    local -a vars
+    mapfile -d '' -t vars < "$d/env"
+    local rc_orig=0 rc_inst=0
+    log "$prog: callgrind: ${cmd[*]}"
+    MTOOL_OUT=$d/profiles valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
+        --skip-plt=no --trace-children=yes --log-file="$d/valgrind.log" \
+        --callgrind-out-file="$d/callgrind.out.%p" "$d/orig/$name" "${cmd[@]:1}" > "$d/orig.out" 2> "$d/orig.err" || rc_orig=$?
+    log "$prog: instrumented: ${cmd[*]}"
+    env -i "${vars[@]}" "$d/inst/$name" "${cmd[@]:1}" > "$d/inst.out" 2> "$d/inst.err" || rc_inst=$?
+    echo "command:      (cd $src && ${cmd[*]})"
+    echo "exit status:  original under callgrind $rc_orig, instrumented $rc_inst"
+    if cmp -s "$d/orig.out" "$d/inst.out" && cmp -s "$d/orig.err" "$d/inst.err"; then
+        echo "output:       identical"
+    else
+        echo "output:       DIFFERS ($d/{orig,inst}.{out,err})"
+    fi
+    echo "callgrind:    $(ls "$d"/callgrind.out.* | tr '\n' ' ')"
+    echo "profiles:     $(find "$d/profiles" -name '*.mtp' | wc -l) in $d/profiles"
+    if [ -n "$INSTRUMENT_CMD" ]; then
+        echo "(no-op instrumenter $INSTRUMENT_CMD: nothing to merge)"
+        return 0
+    fi
+    if XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$d/profiles" -o "$d/run" -- "$d/orig/$name" > "$d/merge.txt" 2>&1; then
+        echo "counts:       $d/run/counts.tsv"
+    else
+        echo "merging failed: $(tail -1 "$d/merge.txt")"
         return 1
     fi
-    cat "$out"/instrument-*.log | grep -E '^instrumented' | sed "s/^/   $prog: /"
-    # The merge of every process of the suite, per executable.
-    local e merged=""
-    for e in $(exes_$prog); do
-        XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$out/profiles" -o "$out/run-$(basename "$e")" \
-            -- "$e.mtool-orig" > "$out/merge-$(basename "$e").txt" 2>&1 || true
-        merged="$merged $(head -1 "$out/merge-$(basename "$e").txt" | sed 's/.*: \([0-9]* process[es]*, [0-9]* threads*\).*/\1/') ($(basename "$e"))"
-    done
-    echo "   $prog: suite ran with $nprof profiles;$merged"
-    # One command of the program against the callgrind oracle.
-    local line
-    line=$(bash "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
-        $(one_$prog | sed "s|^\([^ ]*\)|$src/\1.mtool-orig|") 2>&1 | grep -E '^(not ok|ok|# coverage)' | tr '\n' ' ')
-    echo "   $prog oracle: $line"
-    if echo "$line" | grep -q 'not ok'; then
-        echo "FAIL $prog: oracle"
-        return 1
+    local check
+    check="$CHECKER $d/orig/$name $d/run/counts.tsv $(ls "$d"/callgrind.out.* | tr '\n' ' ')"
+    echo "compare:      $check"
+    if [ -x "$CHECKER" ]; then
+        # shellcheck disable=SC2086
+        $check
     fi
-    echo "PASS $prog: suite status $rc_inst as the original's, identical results"
 }
 
+if [ $mode = callgrind ]; then
+    callgrind_one "$cg_prog" "${cg_cmd[@]}"
+    exit $?
+fi
+
+failures=0 passed=()
+start=$SECONDS
+{
+    echo "# $(date -u +%FT%TZ) run.sh ${only[*]:+--only ${only[*]}}" \
+        "instrumenter: ${INSTRUMENT_CMD:-$MTOOL instrument --counts}"
+} > "$WORK/summary.txt"
 for p in "${PROGRAMS[@]}"; do
-    if ! (run_one "$p"); then
+    if (run_one "$p") | tee -a "$WORK/summary.txt"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+        passed+=("$p")
+    else
         failures=$((failures + 1))
     fi
 done
-echo "$(( ${#PROGRAMS[@]} - failures )) of ${#PROGRAMS[@]} real programs passed"
+echo "${#passed[@]} passed, $failures failed (real programs: ${PROGRAMS[*]}; $((SECONDS - start))s; $WORK/summary.txt)"
 [ $failures -eq 0 ]

@@ -19,17 +19,20 @@ fails=0
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
 
-# The largest count of a block of `spin` (its loop body) in the merge of DIR.
-spin_count() { # BIN DIR
+# "PROCESSES THREADS SPIN" of the merge of DIR: SPIN is the largest count of
+# a block of `spin` (its loop body).
+merged() { # BIN DIR
     "$mtool" count --profiles "$2" -o "$work/run" -- "$1" > "$work/count.log" 2>&1 || {
         echo "merge failed: $(tail -1 "$work/count.log")"
         return
     }
-    awk -F'\t' '$3 == "spin" && $2 > m { m = $2 } END { print m + 0 }' "$work/run/counts.tsv"
+    local pt
+    pt=$(sed -n 's/^mtool count: .*: \([0-9]*\) process.*, \([0-9]*\) thread.*/\1 \2/p' "$work/count.log")
+    echo "$pt $(awk -F'\t' '$3 == "spin" && $2 > m { m = $2 } END { print m + 0 }' "$work/run/counts.tsv")"
 }
 
-# One run of BIN and its instrumented copy INST compared, and the count of
-# spin's loop checked against EXPECT.
+# One run of BIN and its instrumented copy INST compared, and the merge
+# checked against EXPECT, "PROCESSES THREADS SPIN" (see merged).
 check() { # VARIANT EXPECT ARGS...
     local v=$1 expect=$2
     shift 2
@@ -44,11 +47,11 @@ check() { # VARIANT EXPECT ARGS...
         return
     fi
     local got
-    got=$(spin_count "$bin" "$d")
+    got=$(merged "$bin" "$d")
     if [ "$got" = "$expect" ]; then
-        ok "$v $*: identical run, spin counted $got times in $(ls "$d" | wc -l) profile(s)"
+        ok "$v $*: identical run; processes, threads, spin count: $got"
     else
-        not_ok "$v $*: spin counted $got times, expected $expect"
+        not_ok "$v $*: processes, threads, spin count: $got, expected $expect"
     fi
     last=$d
 }
@@ -68,21 +71,28 @@ run_variant() { # VARIANT CFLAGS...
         not_ok "$v: instrument failed: $(tail -1 "$work/inst.log")"
         return
     fi
-    check "$v" 40000 threads 1000 40
-    check "$v" 300000 churn 100 3000
-    check "$v" 48000 omp 1000 4 12
-    check "$v" 15000 omp 1000 15 1
-    check "$v" 3000 fork 1000
+    # Every call to thread and process creation must be redirected to the
+    # runtime, so the procedures that make them must be instrumented.
+    "$mtool" instrument --counts -v "$work/$v/rt_prog" -o "$work/$v/rt_prog.inst" > "$work/inst.log" 2>&1
+    local skipped
+    skipped=$(grep -E '^  not instrumented: (main|threads|churn|omp|forked|spin|thread_main):' "$work/inst.log")
+    [ -z "$skipped" ] && ok "$v: every procedure of the test is instrumented" ||
+        not_ok "$v: $skipped"
+    check "$v" "1 41 40000" threads 1000 40
+    check "$v" "1 3001 300000" churn 100 3000
+    check "$v" "1 4 48000" omp 1000 4 12
+    check "$v" "1 15 15000" omp 1000 15 1
+    check "$v" "2 2 3000" fork 1000
     local forked=0 f
     for f in "$last"/*.mtp; do
         [ "$(flags_of "$f")" = 1 ] && forked=$((forked + 1))
     done
     [ "$(ls "$last" | wc -l)" = 2 ] && [ $forked = 1 ] && ok "$v fork: the child has a profile of its own" ||
         not_ok "$v fork: expected 2 profiles, 1 forked: $(ls "$last")"
-    check "$v" 1234 _exit 1234
-    check "$v" 1234 abort 1234
-    check "$v" 1234 kill 1234
-    check "$v" 1234 exec 1234 /bin/true
+    check "$v" "1 1 1234" _exit 1234
+    check "$v" "1 1 1234" abort 1234
+    check "$v" "1 1 1234" kill 1234
+    check "$v" "1 1 1234" exec 1234 /bin/true
     check_unwritable "$v"
     check_default_dir "$v"
 }
@@ -110,7 +120,7 @@ check_default_dir() { # VARIANT
     local inst=$work/$1/rt_prog.inst
     rm -rf "$inst.profiles"
     MTOOL_OUT= "$inst" threads 10 2 > /dev/null 2>&1
-    if [ "$(ls "$inst.profiles"/rt_prog.inst.*.mtp 2> /dev/null | wc -l)" = 1 ]; then
+    if [ "$(ls "$inst.profiles"/rt_prog.*.mtp 2> /dev/null | wc -l)" = 1 ]; then
         ok "$1 empty MTOOL_OUT: profile in the default directory"
     else
         not_ok "$1 empty MTOOL_OUT: no profile in $inst.profiles: $(ls "$work/$1")"
@@ -123,8 +133,6 @@ check_reader() {
     local bin=$work/pie/rt_prog good
     good=$(ls "$last"/*.mtp | head -1)
     [ -n "$good" ] || { not_ok "reader: no profile to start from"; return; }
-    local size
-    size=$(stat -c %s "$good")
     expect_error() { # NAME PATTERN — the damaged copy is in $work/bad/x.mtp
         "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"
         local s=$?
@@ -140,10 +148,10 @@ check_reader() {
     }
     damaged && truncate -s 100 "$work/bad/x.mtp"
     expect_error "file shorter than a header" "x.mtp: too short"
-    damaged && truncate -s $((size - 4096)) "$work/bad/x.mtp"
-    expect_error "file shorter than its slots" "x.mtp: truncated"
-    damaged bs=1 seek=20 < <(printf '\377\377\377\177')
-    expect_error "huge slot count" "x.mtp: truncated"
+    damaged && truncate -s 4200 "$work/bad/x.mtp"
+    expect_error "file shorter than its slot" "x.mtp: truncated"
+    damaged bs=1 seek=20 < <(printf '\377\377\377\177\377\377\377\177')
+    expect_error "huge slot count and capacity" "x.mtp: truncated"
     damaged bs=1 seek=0 < <(printf 'garbage!')
     expect_error "bad magic" "x.mtp: not an mtool profile"
     damaged bs=1 seek=8 < <(printf '\011')

@@ -1,0 +1,129 @@
+# tests/realprog/programs.sh — the table of real programs, sourced by run.sh.
+# shellcheck shell=bash disable=SC2034
+#
+# Each program P is a Debian source package and defines, run in its unpacked
+# source directory:
+#   deps_P     Debian packages its build and suite need (beyond gcc/make)
+#   build_P    build it as Debian does (-O2 -g); make is incremental, so a
+#              second run rebuilds nothing
+#   suite_P    run its own test suite, all output to stdout; its exit status
+#              is the suite's
+#   norm_P     stdin: the suite's output; stdout: what must not change between
+#              the original and the instrumented run (timings, dates, temp
+#              names stripped; lines sorted where tests run in parallel)
+#   setup_P    (optional) system setup the suite needs, as root, once
+#   logs_P     (optional) stdout: the suite's per-test logs, normalized
+#   exes_P     the executables the suite runs (paths in the build tree),
+#              the ones replaced by instrumented copies
+#   one_P      one command of the suite (EXE ARGS, EXE as in exes_P), for the
+#              callgrind oracle and --callgrind
+# $JOBS is the -j of run.sh (make jobs, default 2).
+# Order of the default run (first to last).
+PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed)
+
+# --- shared helpers ---------------------------------------------------------
+
+# Debian's patches leave autotools inputs newer than their outputs: make them
+# older, or make would want to rerun automake.
+settle_autotools() {
+    find . \( -name '*.am' -o -name '*.m4' -o -name configure.ac \) -print0 | xargs -0 -r touch -d '2000-01-01'
+    find . \( -name Makefile.in -o -name configure -o -name config.h.in -o -name '*.in' \) -print0 | xargs -0 -r touch
+}
+configure_once() {
+    [ -f Makefile ] && [ -f .mtool-configured ] && return 0
+    settle_autotools
+    ./configure -q CFLAGS="-O2 -g" "$@" > .mtool-configure.log 2>&1 || { tail -20 .mtool-configure.log >&2; return 1; }
+    touch .mtool-configured
+}
+# Documentation is not built: makeinfo is not needed.
+mk() { make -s MAKEINFO=true "$@"; }
+
+# The result lines of an automake test harness, sorted (tests run in parallel).
+norm_automake() {
+    grep -aE '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR):|^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR)' | sort
+}
+# The per-test logs of an automake harness in DIR (the output of every test
+# script; run with VERBOSE= so that gnulib's init.sh does not trace them with
+# set -x, whose lines interleave at random), with temporary names, process
+# ids, dates and timings replaced.
+norm_logs() {
+    local dir=$1 f
+    for f in $(ls "$dir"/*.log 2>/dev/null | sort); do
+        case $f in */test-suite.log) continue ;; esac
+        echo "=== ${f##*/}"
+        sed -E -e 's/(gt-[A-Za-z0-9_+-]*)\.[A-Za-z0-9]{4}/\1.XXXX/g' \
+            -e 's/(tmp|Tmp|TMP)[._-]?[A-Za-z0-9]{6,}/\1XXXXXX/g' \
+            -e 's/[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}(:[0-9]{2})?( [0-9]{4})?/DATE/g' \
+            -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+( ?[+-][0-9]{4})?/DATE/g' \
+            -e 's/[0-9]+(\.[0-9]+)? ?(s|sec|seconds|ms)\b/TIME/g' \
+            -e 's/[0-9.]+ [kMG]?B\/s/RATE/g' \
+            -e 's/\b([a-z][a-z0-9]*)-[0-9]{4,7}\b/\1-PID/g' "$f"
+    done
+}
+
+# --- bzip2: its Makefile's `make check` (compress and decompress the samples)
+deps_bzip2() { :; }
+build_bzip2() { make -s -j"$JOBS" CFLAGS="-O2 -g -D_FILE_OFFSET_BITS=64" bzip2 bzip2recover > /dev/null; }
+suite_bzip2() { make -s check 2>&1; }
+norm_bzip2() { cat; }
+exes_bzip2() { echo bzip2 bzip2recover; }
+one_bzip2() { echo "./bzip2 -9 -c sample1.ref"; }
+
+# --- gzip: `make check`, 27 shell tests that run gzip (and gunzip, zcat,
+# zgrep... scripts that exec it) some 350 times
+deps_gzip() { :; }
+build_gzip() { configure_once; mk -j"$JOBS" > /dev/null 2>&1; }
+suite_gzip() { mk -j"$JOBS" check VERBOSE= 2>&1; }
+norm_gzip() { norm_automake; }
+logs_gzip() { norm_logs tests; }
+exes_gzip() { echo gzip; }
+one_gzip() { echo "./gzip -9 -c ChangeLog"; }
+
+# --- xz-utils: `make check`: the liblzma unit tests (linked statically, not
+# replaced) and the scripts that run xz and xzdec on the test files
+deps_xz-utils() { :; }
+build_xz-utils() { configure_once --disable-shared --disable-doc; mk -j"$JOBS" > /dev/null 2>&1; }
+suite_xz-utils() { mk -j"$JOBS" check 2>&1; }
+norm_xz-utils() { norm_automake; }
+logs_xz-utils() { norm_logs tests; }
+exes_xz-utils() { echo src/xz/xz src/xzdec/xzdec src/xzdec/lzmadec src/lzmainfo/lzmainfo; }
+one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
+
+# --- gawk: test/Makefile's check, some 900 awk programs whose outputs the
+# suite compares itself.  Debian's source lacks the GFDL manual: build and
+# test the program only.  Locales: setup_gawk.
+deps_gawk() { echo locales; }
+build_gawk() { configure_once --without-readline --without-mpfr --disable-nls; mk -j"$JOBS" gawk > /dev/null 2>&1; }
+suite_gawk() { mk -C test check 2>&1; }
+norm_gawk() {
+    grep -avE '^(make|Making|gmake)|[0-9]+\.[0-9]+ ?s|seconds' | grep -avE '^ *$' |
+        sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [+-][0-9]{4}/DATE/'
+}
+exes_gawk() { echo gawk; }
+one_gawk() { echo "./gawk -f test/fnarydel.awk"; }
+
+# --- sed: `make check` of testsuite/ (the sed binary on some 150 scripts;
+# gnulib's own unit tests are not run: they do not exercise sed).
+# panic-tests.sh fails when run as root (a read-only directory does not stop
+# root), in both runs.
+deps_sed() { echo perl; }
+build_sed() { configure_once --without-selinux --disable-acl --disable-nls; mk -j"$JOBS" sed/sed > /dev/null 2>&1; }
+suite_sed() { mk -j"$JOBS" check SUBDIRS=. VERBOSE= 2>&1; }
+norm_sed() { norm_automake; }
+logs_sed() { norm_logs testsuite; }
+exes_sed() { echo sed/sed; }
+one_sed() { echo "sed/sed -n -e s/a/b/gp -e /^[0-9]/d ChangeLog"; }
+# gawk's charset tests run only with these four locales, and three basic
+# tests (commas, mbstr1, mbstr2) fail without en_US.UTF-8.
+GAWK_LOCALES="en_US fr_FR ru_RU ja_JP"
+setup_gawk() {
+    local l missing=0
+    for l in $GAWK_LOCALES; do
+        locale -a 2>/dev/null | grep -qix "$l.utf8" || missing=1
+    done
+    [ $missing -eq 0 ] && return 0
+    for l in $GAWK_LOCALES; do
+        sed -i "s/^# *\($l.UTF-8 UTF-8\)/\1/" /etc/locale.gen
+    done
+    locale-gen > /dev/null 2>&1
+}

@@ -11,6 +11,7 @@ void mt_analyze_options_init(mt_analyze_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->want_lines = true;
+    opt->want_estimability = true;
 }
 
 void mt_warn(mt_program *prog, const char *fmt, ...)
@@ -56,7 +57,8 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
         mt_find_loops(&prog->procs[i]);
     }
     mt_build_callgraph(prog);
-    mt_compute_estimability(prog, NULL);
+    if (opt->want_estimability)
+        mt_compute_estimability(prog, NULL);
     if (opt->want_lines)
         mt_read_lines(&img, prog);
     mt_image_close(&img);

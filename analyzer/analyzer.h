@@ -194,6 +194,7 @@ typedef struct mt_program {
 
 typedef struct {
     bool want_lines;          /* read DWARF line tables (default true) */
+    bool want_estimability;   /* static Tot/TDES (default true; rewriting needs none) */
 } mt_analyze_options;
 
 void mt_analyze_options_init(mt_analyze_options *opt);

@@ -4,6 +4,7 @@
 # built with gcc's own arc counters (-fprofile-arcs, when we have its
 # source) and under valgrind --tool=callgrind (on a smaller scale: the
 # slowdown is a ratio).  Times are user+system seconds, medians of 3.
+# "memory-only": mtool with every counter in memory (--no-loop-registers).
 # Also: rewriting speed on the largest executable at hand.
 #
 #   MTOOL=build/mtool BENCH_DIR=build/bench sh bench/counting.sh
@@ -19,6 +20,8 @@ export MTOOL_OUT="$B/profiles" GCOV_PREFIX="$B/gcov" GCOV_PREFIX_STRIP=20
 cc -O2 -g -o "$B/kernels" bench/kernels.c
 cc -O2 -g -fprofile-arcs -o "$B/kernels-gcov" bench/kernels.c
 "$MTOOL" instrument --counts "$B/kernels" -o "$B/kernels-mtool" > /dev/null 2>&1
+# The same without counting self-loops in registers: what that choice buys.
+"$MTOOL" instrument --counts --no-loop-registers "$B/kernels" -o "$B/kernels-mtool-mem" > /dev/null 2>&1
 
 # seconds CMD...: user+system seconds of one run (median of 3).
 seconds() {
@@ -29,12 +32,13 @@ seconds() {
 }
 
 echo "user+system seconds natively, then slowdowns (median of 3 runs each):"
-printf '%-26s %8s %8s %8s %9s\n' workload native mtool gcov callgrind
+printf '%-26s %8s %8s %8s %9s %12s\n' workload native mtool gcov callgrind "memory-only"
 : > "$B/ratios"
-row() { # NAME NATIVE MTOOL GCOV CALLGRIND_RATIO
-    awk -v n="$1" -v a="$2" -v m="$3" -v g="$4" -v c="$5" 'BEGIN {
+row() { # NAME NATIVE MTOOL GCOV CALLGRIND_RATIO [MTOOL_MEMORY_PROBES]
+    awk -v n="$1" -v a="$2" -v m="$3" -v g="$4" -v c="$5" -v p="${6:--}" 'BEGIN {
         gs = g == "-" ? "-" : sprintf("%.2fx", g / a)
-        printf "%-26s %7.2fs %7.2fx %8s %8s\n", n, a, m / a, gs, c
+        ps = p == "-" ? "-" : sprintf("%.2fx", p / a)
+        printf "%-26s %7.2fs %7.2fx %8s %9s %12s\n", n, a, m / a, gs, c, ps
     }'
     echo "$(echo "$1" | tr ' ' _) $2 $3 $4" >> "$B/ratios"
 }
@@ -46,18 +50,29 @@ for k in "matmul 300 30" "sort 8 1" "hash 600 60" "list 150 15" "fib 15 5" "siev
     gcov=$(seconds "$B/kernels-gcov" "$1" "$2")
     small=$(seconds "$B/kernels" "$1" "$3")
     cg=$(seconds valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B/kernels" "$1" "$3")
-    row "kernels $1" "$native" "$mtool" "$gcov" "$(awk -v c="$cg" -v s="$small" 'BEGIN { printf "%.0fx", c / (s > 0.005 ? s : 0.005) }')"
+    memory=$(seconds "$B/kernels-mtool-mem" "$1" "$2")
+    row "kernels $1" "$native" "$mtool" "$gcov" "$(awk -v c="$cg" -v s="$small" 'BEGIN { printf "%.0fx", c / (s > 0.005 ? s : 0.005) }')" "$memory"
 done
 
-# Real programs built by tests/realprog/run.sh, when present.
-if [ -x "$REAL/bzip2/src/bzip2-1.0.8/bzip2.mtool-orig" ]; then
-    bz=$REAL/bzip2/src/bzip2-1.0.8/bzip2.mtool-orig
-    head -c 30000000 /dev/urandom | od -An -tx1 | head -c 20000000 > "$B/input.txt"
-    "$MTOOL" instrument --counts "$bz" -o "$B/bzip2-mtool" > /dev/null 2>&1
-    native=$(seconds "$bz" -9 -k -c "$B/input.txt")
-    mtool=$(seconds "$B/bzip2-mtool" -9 -k -c "$B/input.txt")
-    row "bzip2 -9 (20 MB)" "$native" "$mtool" - -
-fi
+# Real programs built by tests/realprog/run.sh, when present (the
+# harness keeps each original executable as EXE.mtool-orig).
+head -c 30000000 /dev/urandom | od -An -tx1 | head -c 20000000 > "$B/input.txt"
+real_row() { # NAME EXE ARGS...
+    local name=$1 exe=$2
+    shift 2
+    [ -x "$exe.mtool-orig" ] && exe=$exe.mtool-orig
+    [ -x "$exe" ] || return 0
+    "$MTOOL" instrument --counts "$exe" -o "$B/real-mtool" > /dev/null 2>&1 || {
+        echo "$name: instrument failed"; return 0; }
+    row "$name" "$(seconds "$exe" "$@")" "$(seconds "$B/real-mtool" "$@")" - -
+}
+real_row "bzip2 -9 (20 MB)" "$REAL/bzip2/src/bzip2-1.0.8/bzip2" -9 -k -c "$B/input.txt"
+real_row "gzip -9 (20 MB)" "$REAL/gzip/src/gzip-1.12/gzip" -9 -c "$B/input.txt"
+real_row "xz -6 (20 MB)" "$REAL/xz-utils/src/xz-utils-5.4.1/src/xz/xz" -6 -T1 -c "$B/input.txt"
+real_row "gawk word count (20 MB)" "$REAL/gawk/src/gawk-5.2.1/gawk" \
+    '{ for (i = 1; i <= NF; i++) n[$i]++ } END { for (w in n) s += n[w]; print s }' "$B/input.txt"
+real_row "sed substitutions (20 MB)" "$REAL/sed/src/sed-4.9/sed/sed" \
+    -e 's/\([0-9a-f]\)\([0-9]\)/\2\1/g' -e '/ff/d' "$B/input.txt"
 
 awk '$2 > 0 { m += log($3 / $2); n++; if ($4 != "-" && $4 > 0) { ng++; r += log($3 / $4) } }
      END {

@@ -149,3 +149,11 @@ uint64_t mt_peak_rss_bytes(void)
         return 0;
     return (uint64_t)ru.ru_maxrss * 1024u;
 }
+
+int mt_compare_u64(const void *a, const void *b)
+{
+    uint64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return x < y ? -1 : x > y;
+}

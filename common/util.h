@@ -19,6 +19,8 @@ void *mt_xrealloc(void *p, size_t n);
  * `*cap` is updated.  Capacity doubles so appends are amortized O(1). */
 void *mt_xgrow(void *p, size_t *cap, size_t need, size_t size);
 char *mt_xstrdup(const char *s);
+/* qsort/bsearch order of uint64_t values, or of records that start with one. */
+int mt_compare_u64(const void *a, const void *b);
 char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Append one element to a growable array declared as

@@ -106,3 +106,32 @@ const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name)
     }
     return NULL;
 }
+
+/* The address of a defined function symbol `name` in .symtab or .dynsym, 0
+ * if there is none.  Unlike the analyzer's procedure names this sees every
+ * alias: static glibc defines pthread_create as a weak alias of
+ * __pthread_create, and fork of __libc_fork. */
+uint64_t rw_input_function(const rw_input *in, const char *name)
+{
+    for (size_t i = 0; i < in->nshdrs; i++) {
+        const Elf64_Shdr *sym = &in->shdrs[i];
+        if ((sym->sh_type != SHT_SYMTAB && sym->sh_type != SHT_DYNSYM) ||
+            sym->sh_entsize != sizeof(Elf64_Sym) || sym->sh_link >= in->nshdrs ||
+            !range_ok(in, sym->sh_offset, sym->sh_size) || sym->sh_offset % 8 != 0)
+            continue;
+        const Elf64_Shdr *str = &in->shdrs[sym->sh_link];
+        if (!range_ok(in, str->sh_offset, str->sh_size))
+            continue;
+        const Elf64_Sym *syms = (const Elf64_Sym *)(in->data + sym->sh_offset);
+        const char *names = (const char *)(in->data + str->sh_offset);
+        for (size_t k = 1; k < sym->sh_size / sizeof(Elf64_Sym); k++) {
+            const Elf64_Sym *s = &syms[k];
+            unsigned type = ELF64_ST_TYPE(s->st_info);
+            if ((type == STT_FUNC || type == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF &&
+                s->st_value && s->st_name < str->sh_size &&
+                strncmp(names + s->st_name, name, str->sh_size - s->st_name) == 0)
+                return s->st_value;
+        }
+    }
+    return 0;
+}

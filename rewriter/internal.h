@@ -3,6 +3,7 @@
  *
  *   input.c      the original file: bytes, ELF headers, sections, vaddr lookup
  *   buf.c        growable byte buffers
+ *   liveness.c   flags and general registers live at each block
  *   relocate.c   copies procedures into new code with probes, retargets
  *                branches, rip-relative operands and jump tables
  *   unwind.c     .eh_frame FDEs and LSDAs for relocated code, new .eh_frame_hdr
@@ -54,6 +55,8 @@ void rw_input_close(rw_input *in);
 const uint8_t *rw_input_bytes_at(const rw_input *in, uint64_t vaddr, uint64_t len);
 /* Section by name, or NULL. */
 const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name);
+/* Address of the defined function symbol `name` (any alias), 0 if none. */
+uint64_t rw_input_function(const rw_input *in, const char *name);
 
 /* ---- what relocate.c moved, for unwind.c ---- */
 typedef struct {
@@ -73,6 +76,31 @@ uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old);
 /* ---- relocate.c: procedures copied with probes ---- */
 #include "../analyzer/analyzer.h"
 #include "../timer/timer.h"
+
+/* ---- liveness.c ---- */
+#include <capstone/capstone.h>
+
+#define RW_LIVE_FLAGS 0x1fu              /* OF SF ZF AF PF, as bits 0..4 */
+#define RW_LIVE_GPR(i) (1u << (8 + (i))) /* general register i, in encoding order */
+#define RW_LIVE_GPRS (0xffffu << 8)
+
+typedef struct {
+    unsigned use, def; /* read before written in the block; written */
+    unsigned live_in;
+} rw_live;
+
+typedef struct {
+    unsigned written;   /* general registers any instruction writes */
+    bool calls_outside; /* calls an import or through a pointer */
+} rw_live_proc;
+
+/* Accumulates one instruction (in block order) into its block and procedure. */
+void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
+                  rw_live_proc *lp);
+/* Solves live_in for every block once all instructions were accumulated. */
+void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
+/* A general register outside `busy` that inserted code may use, or -1. */
+int rw_live_free_gpr(unsigned busy);
 
 /* How one original instruction is re-emitted. */
 typedef enum {
@@ -94,10 +122,18 @@ typedef struct {
     uint32_t table;            /* index in rw_code.tables of the table it addresses, or MT_NONE */
     uint8_t probe;             /* RW_PROBE_* emitted before it */
     bool fallthrough_jmp;      /* a jmp to old+len follows (next block is elsewhere) */
-    uint32_t counter;          /* counter index when probe != RW_PROBE_NONE */
+    bool loop_exit;            /* the back edge of a RW_PROBE_LOOP_REGISTER block: the
+                                  register is stored to the counter after it */
+    uint8_t loop_reg;          /* the register of a RW_PROBE_LOOP_REGISTER block */
+    uint32_t counter;          /* counter index when probe != RW_PROBE_NONE or loop_exit */
 } rw_insn;
 
-enum { RW_PROBE_NONE, RW_PROBE_PLAIN, RW_PROBE_SAVE_FLAGS };
+enum {
+    RW_PROBE_NONE,
+    RW_PROBE_PLAIN,         /* incq %gs:counter */
+    RW_PROBE_SAVE_FLAGS,    /* the same, flags saved with lahf/seto past the red zone */
+    RW_PROBE_LOOP_REGISTER, /* a block looping on itself counts in a dead register */
+};
 
 /* A jump table cloned with entries that lead to the copies. */
 typedef struct {
@@ -128,7 +164,8 @@ typedef struct {
     size_t cap_counters;
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
     uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */
-    uint32_t nprobes_saving_flags, nwrapped_calls;
+    uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers;
+    bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
     void *cs;                  /* capstone handle (csh) */
 } rw_code;
 

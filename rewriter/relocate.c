@@ -1,5 +1,5 @@
 /* rewriter/relocate.c — copies procedures into new code with a counter
- * probe at the start of every block.
+ * probe at the start of every block (liveness.c says what probes may clobber).
  *
  * Every instruction keeps its length except direct branches, which are
  * always re-emitted in their rel32 form (jrcxz/loop get a three-instruction
@@ -14,7 +14,8 @@
  * live on entry (`cmp; jl; jg` reads flags across a block boundary); their
  * probe saves flags with lahf/seto after stepping over the red zone (never
  * pushf/popf, which are slow).  Everywhere else the probe is the single
- * instruction, which a signal handler cannot split. */
+ * instruction, which a signal handler cannot split.  A block that loops on
+ * itself counts in a dead register instead (self_loop_register). */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <stdlib.h>
@@ -22,9 +23,11 @@
 
 #include "internal.h"
 
-#define FLAGS_INC 0x1fu /* OF SF ZF AF PF as bits 0..4 */
 #define PROBE_PLAIN_LEN 9
 #define PROBE_SAVE_LEN 31
+#define LOOP_LOAD_LEN 9  /* mov %gs:disp32,reg */
+#define LOOP_LEA_LEN 4   /* lea 1(reg),reg */
+#define LOOP_STORE_LEN 9 /* mov reg,%gs:disp32 */
 
 static const uint8_t probe_save_before[] = {
     0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -0x80(%rsp),%rsp: step over the red zone */
@@ -69,85 +72,6 @@ void rw_code_free(rw_code *c)
     if (h)
         cs_close(&h);
     memset(c, 0, sizeof *c);
-}
-
-/* ---- flags liveness ----------------------------------------------------- */
-
-static unsigned flag_bits(uint64_t eflags, uint64_t of, uint64_t sf, uint64_t zf, uint64_t af,
-                          uint64_t pf)
-{
-    return ((eflags & of) ? 1u : 0) | ((eflags & sf) ? 2u : 0) | ((eflags & zf) ? 4u : 0) |
-           ((eflags & af) ? 8u : 0) | ((eflags & pf) ? 16u : 0);
-}
-
-/* Instructions whose very purpose is to read flags: trusted even when the
- * decoder's flag table is silent about them. */
-static bool reads_flags_by_name(const char *m)
-{
-    return (m[0] == 'j' && strcmp(m, "jmp") != 0 && strncmp(m, "jrcxz", 5) != 0 &&
-            strncmp(m, "jecxz", 5) != 0) ||
-           strncmp(m, "set", 3) == 0 || strncmp(m, "cmov", 4) == 0 ||
-           strncmp(m, "fcmov", 5) == 0 || strncmp(m, "pushf", 5) == 0 ||
-           strcmp(m, "lahf") == 0 || strncmp(m, "loope", 5) == 0 || strncmp(m, "loopne", 6) == 0;
-}
-
-static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
-{
-    uint64_t e = insn->detail->x86.eflags;
-    *reads = flag_bits(e, X86_EFLAGS_TEST_OF, X86_EFLAGS_TEST_SF, X86_EFLAGS_TEST_ZF,
-                       X86_EFLAGS_TEST_AF, X86_EFLAGS_TEST_PF);
-    if (reads_flags_by_name(insn->mnemonic))
-        *reads = FLAGS_INC;
-    *writes = flag_bits(e, X86_EFLAGS_MODIFY_OF | X86_EFLAGS_RESET_OF | X86_EFLAGS_SET_OF |
-                               X86_EFLAGS_UNDEFINED_OF,
-                        X86_EFLAGS_MODIFY_SF | X86_EFLAGS_RESET_SF | X86_EFLAGS_SET_SF |
-                            X86_EFLAGS_UNDEFINED_SF,
-                        X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_ZF |
-                            X86_EFLAGS_UNDEFINED_ZF,
-                        X86_EFLAGS_MODIFY_AF | X86_EFLAGS_RESET_AF | X86_EFLAGS_SET_AF |
-                            X86_EFLAGS_UNDEFINED_AF,
-                        X86_EFLAGS_MODIFY_PF | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_PF |
-                            X86_EFLAGS_UNDEFINED_PF);
-    /* The ABI does not preserve flags across a call: the callee clobbers them. */
-    if (insn->id == X86_INS_CALL)
-        *writes = FLAGS_INC;
-}
-
-typedef struct {
-    unsigned use, def; /* flags read before written; flags written */
-    unsigned live_in;
-} block_flags;
-
-/* Flags live after block b: the union over its successors; edges that
- * leave the procedure (return, tail call) carry none by the ABI, and a
- * successor we cannot see (dst unknown) makes all of them live. */
-static unsigned live_out(const mt_procedure *p, const block_flags *bf, uint32_t b)
-{
-    unsigned out = 0;
-    const mt_block *blk = &p->blocks[b];
-    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
-        const mt_edge *edge = &p->edges[e];
-        if (edge->kind == MT_EDGE_RETURN || edge->kind == MT_EDGE_TAIL_CALL)
-            continue;
-        out |= edge->dst == MT_NONE ? FLAGS_INC : bf[edge->dst].live_in;
-    }
-    return out;
-}
-
-static void solve_flag_liveness(const mt_procedure *p, block_flags *bf)
-{
-    for (uint32_t b = 0; b < p->nblocks; b++)
-        bf[b].live_in = bf[b].use;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t b = p->nblocks; b-- > 0;) {
-            unsigned in = bf[b].use | (live_out(p, bf, b) & ~bf[b].def);
-            if (in != bf[b].live_in) {
-                bf[b].live_in = in;
-                changed = true;
-            }
-        }
-    }
 }
 
 /* ---- decoding and classification ---------------------------------------- */
@@ -316,7 +240,23 @@ static size_t emitted_len(const rw_insn *ri)
 
 static size_t probe_len(uint8_t probe)
 {
-    return probe == RW_PROBE_PLAIN ? PROBE_PLAIN_LEN : probe == RW_PROBE_SAVE_FLAGS ? PROBE_SAVE_LEN : 0;
+    switch (probe) {
+    case RW_PROBE_PLAIN:
+        return PROBE_PLAIN_LEN;
+    case RW_PROBE_SAVE_FLAGS:
+        return PROBE_SAVE_LEN;
+    case RW_PROBE_LOOP_REGISTER:
+        return LOOP_LOAD_LEN + LOOP_LEA_LEN;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes emitted after an instruction: the loop counter's store, then the
+ * jump to the fall-through successor. */
+static size_t after_len(const rw_insn *ri)
+{
+    return (ri->loop_exit ? LOOP_STORE_LEN : 0) + (ri->fallthrough_jmp ? 5 : 0);
 }
 
 /* The original entry gets `jmp rel32` (after its endbr64, which indirect
@@ -381,7 +321,7 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
 }
 
 static bool decode_block(rw_code *c, size_t first_table, const mt_block *blk, rw_insn **insns,
-                         uint32_t *n, size_t *cap, block_flags *bf, char **why)
+                         uint32_t *n, size_t *cap, rw_live *bl, rw_live_proc *lp, char **why)
 {
     csh h = handle(c);
     const uint8_t *code = rw_input_bytes_at(c->in, blk->start, blk->end - blk->start);
@@ -394,7 +334,6 @@ static bool decode_block(rw_code *c, size_t first_table, const mt_block *blk, rw
     size_t left = blk->end - blk->start;
     uint64_t addr = blk->start;
     bool ok = true;
-    unsigned defined = 0;
     while (left > 0) {
         if (!cs_disasm_iter(h, &p, &left, &addr, insn)) {
             *why = mt_xasprintf("cannot decode 0x%llx", (unsigned long long)addr);
@@ -407,13 +346,9 @@ static bool decode_block(rw_code *c, size_t first_table, const mt_block *blk, rw
             ok = false;
             break;
         }
-        unsigned r, w;
-        insn_flags(insn, &r, &w);
-        bf->use |= r & ~defined;
-        defined |= w;
+        rw_live_insn(h, c->prog, insn, bl, lp);
         MT_PUSH(*insns, *n, *cap, ri);
     }
-    bf->def = defined;
     cs_free(insn, 1);
     return ok;
 }
@@ -472,6 +407,33 @@ static bool tables_referenced(const rw_code *c, size_t first, const rw_proc *rp,
     return true;
 }
 
+/* A block that loops on itself (its last instruction a conditional jump
+ * back to its start, falling through out of the loop) can count in a
+ * register instead of memory: a chain of `incq` on one memory counter
+ * costs a store-to-load forwarding per iteration, several times the
+ * iteration itself in tight loops.  The register must be one the block
+ * does not touch and that is dead where the loop exits; the copy loads the
+ * counter into it on entry, adds with `lea` (flags untouched) on every
+ * iteration and stores it on exit.  Returns the register, or -1. */
+static int self_loop_register(const mt_procedure *p, const rw_live *bl, uint32_t b,
+                              const rw_insn *last)
+{
+    const mt_block *blk = &p->blocks[b];
+    if (blk->nsucc != 2 || last->kind != RW_JCC || last->target != blk->start)
+        return -1;
+    uint32_t exit = MT_NONE;
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
+        const mt_edge *edge = &p->edges[e];
+        if (edge->kind == MT_EDGE_COND_FALLTHROUGH && edge->dst != MT_NONE && edge->dst != b)
+            exit = edge->dst;
+        else if (edge->kind != MT_EDGE_COND_TAKEN || edge->dst != b)
+            return -1;
+    }
+    if (exit == MT_NONE)
+        return -1;
+    return rw_live_free_gpr(bl[b].use | bl[b].def | bl[exit].live_in);
+}
+
 bool rw_code_add(rw_code *c, uint32_t pi, char **why)
 {
     const mt_procedure *p = &c->prog->procs[pi];
@@ -480,11 +442,13 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     if (!add_tables(c, p, why))
         return false;
     uint32_t *block_first = mt_xmalloc(p->nblocks * sizeof *block_first);
-    block_flags *bf = mt_xcalloc(p->nblocks, sizeof *bf);
+    rw_live *bl = mt_xcalloc(p->nblocks, sizeof *bl);
+    rw_live_proc lp = {0};
     bool ok = true;
     for (uint32_t b = 0; b < p->nblocks && ok; b++) {
         block_first[b] = rp.ninsns;
-        ok = decode_block(c, first_table, &p->blocks[b], &rp.insns, &rp.ninsns, &cap, &bf[b], why);
+        ok = decode_block(c, first_table, &p->blocks[b], &rp.insns, &rp.ninsns, &cap, &bl[b], &lp,
+                          why);
         if (ok && rp.ninsns == block_first[b]) {
             *why = mt_xasprintf("empty block 0x%llx", (unsigned long long)p->blocks[b].start);
             ok = false;
@@ -496,17 +460,27 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         c->ntables = first_table;
         free(rp.insns);
         free(block_first);
-        free(bf);
+        free(bl);
         return false;
     }
-    solve_flag_liveness(p, bf);
+    rw_live_solve(p, bl, &lp);
     for (uint32_t b = 0; b < p->nblocks; b++) {
         rw_insn *first = &rp.insns[block_first[b]];
-        add_counter(c, first, (bf[b].live_in & FLAGS_INC) ? RW_PROBE_SAVE_FLAGS : RW_PROBE_PLAIN);
-        /* The copy of a block that falls through must be followed by its
-         * successor's copy, or jump there. */
         uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp.ninsns) - 1;
         rw_insn *li = &rp.insns[last];
+        int reg = c->loop_registers ? self_loop_register(p, bl, b, li) : -1;
+        if (reg >= 0) {
+            add_counter(c, first, RW_PROBE_LOOP_REGISTER);
+            first->loop_reg = li->loop_reg = (uint8_t)reg;
+            li->counter = first->counter;
+            li->loop_exit = true;
+            c->nloop_registers++;
+        } else {
+            add_counter(c, first,
+                        (bl[b].live_in & RW_LIVE_FLAGS) ? RW_PROBE_SAVE_FLAGS : RW_PROBE_PLAIN);
+        }
+        /* The copy of a block that falls through must be followed by its
+         * successor's copy, or jump there. */
         bool next_follows = b + 1 < p->nblocks && p->blocks[b + 1].start == li->old + li->len;
         bool can_fall = p->blocks[b].term != MT_TERM_JUMP && p->blocks[b].term != MT_TERM_RET &&
                         p->blocks[b].term != MT_TERM_TABLE_JUMP &&
@@ -515,18 +489,12 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         li->fallthrough_jmp = can_fall && !next_follows;
     }
     free(block_first);
-    free(bf);
+    free(bl);
     MT_PUSH(c->procs, c->nprocs, c->cap_procs, rp);
     return true;
 }
 
 /* ---- layout ------------------------------------------------------------- */
-
-static int compare_pairs(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
 
 /* Builds the sorted old -> new map of block starts (probe addresses). */
 static void build_map(rw_code *c)
@@ -544,7 +512,7 @@ static void build_map(rw_code *c)
                 pairs[2 * m + 1] = c->procs[i].insns[k].new_addr;
                 m++;
             }
-    qsort(pairs, m, 2 * sizeof *pairs, compare_pairs);
+    qsort(pairs, m, 2 * sizeof *pairs, mt_compare_u64);
     free(c->map_old);
     free(c->map_new);
     c->map_old = mt_xmalloc(m * sizeof *c->map_old + 1);
@@ -569,7 +537,7 @@ uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
             ri->new_addr = at;
-            at += probe_len(ri->probe) + emitted_len(ri) + (ri->fallthrough_jmp ? 5 : 0);
+            at += probe_len(ri->probe) + emitted_len(ri) + after_len(ri);
         }
         rp->new_end = at;
     }
@@ -614,10 +582,33 @@ static bool rel32(uint64_t target, uint64_t next, uint32_t *out)
     return true;
 }
 
+static uint32_t counter_disp(const rw_insn *ri)
+{
+    return MT_SLOT_COUNTERS_OFFSET + 8u * ri->counter;
+}
+
+/* mov %gs:disp32,reg (opcode 8b) or mov reg,%gs:disp32 (89): 9 bytes. */
+static void emit_gs_mov(rw_buf *out, uint8_t opcode, unsigned reg, uint32_t disp)
+{
+    const uint8_t code[] = {0x65, (uint8_t)(0x48 | (reg >= 8 ? 0x04 : 0)), opcode,
+                            (uint8_t)(0x04 | (reg & 7) << 3), 0x25};
+    rw_buf_put(out, code, sizeof code);
+    rw_buf_u32(out, disp);
+}
+
 static void emit_probe(rw_buf *out, const rw_insn *ri)
 {
-    uint32_t disp = MT_SLOT_COUNTERS_OFFSET + 8u * ri->counter;
+    uint32_t disp = counter_disp(ri);
     static const uint8_t inc_gs[] = {0x65, 0x48, 0xff, 0x04, 0x25}; /* incq %gs:disp32 */
+    if (ri->probe == RW_PROBE_LOOP_REGISTER) {
+        unsigned r = ri->loop_reg;
+        emit_gs_mov(out, 0x8b, r, disp);
+        /* lea 1(reg),reg: rsp and r12 are never chosen (they need a SIB). */
+        const uint8_t lea[] = {(uint8_t)(0x48 | (r >= 8 ? 0x05 : 0)), 0x8d,
+                               (uint8_t)(0x40 | (r & 7) << 3 | (r & 7)), 0x01};
+        rw_buf_put(out, lea, sizeof lea);
+        return;
+    }
     if (ri->probe == RW_PROBE_SAVE_FLAGS)
         rw_buf_put(out, probe_save_before, sizeof probe_save_before);
     rw_buf_put(out, inc_gs, sizeof inc_gs);
@@ -634,6 +625,8 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
     uint64_t target = ri->table != MT_NONE                                ? c->tables[ri->table].new_addr
                       : ri->kind == RW_COPY || ri->kind == RW_COPY_RIPREL ? ri->target
                                                                           : branch_target(c, ri->target, &wrapped);
+    if (ri->loop_exit)
+        target += LOOP_LOAD_LEN; /* the back edge: the counter is already in its register */
     size_t len = emitted_len(ri);
     switch (ri->kind) {
     case RW_COPY:
@@ -747,6 +740,67 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
     return true;
 }
 
+/* A linear sweep of a procedure that was not relocated: its unresolved
+ * parts are unknown to the CFG, but compilers put no data in .text, so
+ * decoding its bytes in order finds every instruction.  Trusted only if
+ * every block the analyzer found starts at an instruction of the sweep. */
+static cs_insn *sweep_procedure(const rw_code *c, const mt_procedure *p, size_t *n)
+{
+    const uint8_t *code = p->size ? rw_input_bytes_at(c->in, p->entry, p->size) : NULL;
+    *n = 0;
+    if (!code)
+        return NULL;
+    cs_insn *insns;
+    *n = cs_disasm(handle(c), code, p->size, p->entry, 0, &insns);
+    size_t k = 0;
+    for (uint32_t b = 0; b < p->nblocks && *n; b++) {
+        uint64_t start = p->blocks[b].start;
+        while (k < *n && insns[k].address < start)
+            k++;
+        if (start < p->entry + p->size && (k == *n || insns[k].address != start)) {
+            cs_free(insns, *n);
+            *n = 0;
+        }
+    }
+    return *n ? insns : NULL;
+}
+
+/* Calls and tail calls to a wrapped callee from procedures that were not
+ * relocated still create threads and processes: their rel32 is retargeted
+ * at the wrapper in place (same length), by the runtime at start-up like
+ * the entry jumps.  Calls through the GOT (-fno-plt) are not redirected. */
+static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
+{
+    bool *relocated = mt_xcalloc(c->prog->nprocs ? c->prog->nprocs : 1, sizeof *relocated);
+    for (size_t i = 0; i < c->nprocs; i++)
+        relocated[c->procs[i].proc] = true;
+    for (uint32_t pi = 0; pi < c->prog->nprocs; pi++) {
+        const mt_procedure *p = &c->prog->procs[pi];
+        size_t n = 0;
+        cs_insn *insns = relocated[pi] || p->is_plt ? NULL : sweep_procedure(c, p, &n);
+        for (size_t k = 0; k < n; k++) {
+            const cs_insn *in = &insns[k];
+            if (in->size != 5 || (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))
+                continue;
+            int32_t d;
+            memcpy(&d, in->bytes + 1, 4);
+            bool wrapped;
+            uint64_t to = branch_target(c, in->address + 5 + (uint64_t)(int64_t)d, &wrapped);
+            uint32_t r;
+            if (!wrapped || !rel32(to, in->address + 5, &r))
+                continue;
+            mt_rt_patch patch = {.vaddr = in->address, .len = 5,
+                                 .prot = segment_prot(c->in, in->address)};
+            patch.bytes[0] = in->bytes[0];
+            memcpy(patch.bytes + 1, &r, 4);
+            rw_buf_put(patches, &patch, sizeof patch);
+        }
+        if (insns)
+            cs_free(insns, n);
+    }
+    free(relocated);
+}
+
 int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_error *err)
 {
     for (size_t i = 0; i < c->nprocs; i++) {
@@ -760,6 +814,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err))
                 return -1;
+            if (ri->loop_exit)
+                emit_gs_mov(out, 0x89, ri->loop_reg, counter_disp(ri));
             if (ri->fallthrough_jmp) {
                 bool wrapped;
                 uint32_t r;
@@ -776,6 +832,11 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
         if (!add_entry_patch(c, rp, patches, err))
             return -1;
     }
+    add_wrapper_call_patches(c, patches);
+    /* The runtime makes each run of pages writable once: ascending order. */
+    if (patches->len)
+        qsort(patches->data, patches->len / sizeof(mt_rt_patch), sizeof(mt_rt_patch),
+              mt_compare_u64 /* by vaddr, the first field */);
     for (size_t t = 0; t < c->ntables; t++)
         if (!emit_table(c, &c->tables[t], vaddr, out, err))
             return -1;

@@ -90,9 +90,13 @@ static int load_runtime(runtime_blob *rt, mt_error *err)
 /* ---- choosing procedures -------------------------------------------------- */
 
 /* IFUNC resolvers of a dynamically linked executable run inside the dynamic
- * loader, before the runtime has set up counters: they stay uninstrumented. */
-static bool is_ifunc_resolver(const rw_input *in, uint64_t addr)
+ * loader, before the runtime has set up counters: they stay uninstrumented.
+ * They are the addends of R_X86_64_IRELATIVE relocations; sorted. */
+static uint64_t *ifunc_resolvers(const rw_input *in, size_t *n)
 {
+    uint64_t *v = NULL;
+    size_t cap = 0;
+    *n = 0;
     for (size_t i = 0; in->shdrs && i < in->nshdrs; i++) {
         const Elf64_Shdr *s = &in->shdrs[i];
         if (s->sh_type != SHT_RELA || s->sh_entsize != sizeof(Elf64_Rela) ||
@@ -100,10 +104,14 @@ static bool is_ifunc_resolver(const rw_input *in, uint64_t addr)
             continue;
         const Elf64_Rela *r = (const Elf64_Rela *)(in->data + s->sh_offset);
         for (size_t k = 0; k < s->sh_size / sizeof *r; k++)
-            if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE && (uint64_t)r[k].r_addend == addr)
-                return true;
+            if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE) {
+                uint64_t addr = (uint64_t)r[k].r_addend;
+                MT_PUSH(v, *n, cap, addr);
+            }
     }
-    return false;
+    if (*n)
+        qsort(v, *n, sizeof *v, mt_compare_u64);
+    return v;
 }
 
 static void skip(mt_rewrite_report *r, uint32_t proc, char *reason)
@@ -115,6 +123,8 @@ static void skip(mt_rewrite_report *r, uint32_t proc, char *reason)
 static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
 {
     const mt_program *prog = c->prog;
+    size_t nresolvers = 0;
+    uint64_t *resolvers = dynamic ? ifunc_resolvers(c->in, &nresolvers) : NULL;
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         const mt_procedure *p = &prog->procs[i];
         if (p->is_plt || p->nblocks == 0)
@@ -124,7 +134,8 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
         char *why = NULL;
         if (!p->resolved)
             why = mt_xasprintf("unresolved: %s", p->unresolved_reason ? p->unresolved_reason : "?");
-        else if (dynamic && is_ifunc_resolver(c->in, p->entry))
+        else if (nresolvers &&
+                 bsearch(&p->entry, resolvers, nresolvers, sizeof *resolvers, mt_compare_u64))
             why = mt_xstrdup("IFUNC resolver: runs in the dynamic loader before the runtime");
         if (why || !rw_code_add(c, i, &why)) {
             skip(r, i, why);
@@ -132,11 +143,13 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
         }
         r->nprocs_instrumented++;
     }
+    free(resolvers);
     r->nblocks_instrumented = c->ncounters;
 }
 
 /* The runtime wraps thread and process creation: find their callees
- * (PLT stubs of dynamic executables, the procedures themselves in static ones). */
+ * (PLT stubs of dynamic executables, the procedures themselves in static
+ * ones, found by any alias of their symbol). */
 static void find_wrapped_callees(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
 {
     static const char *const names[] = {
@@ -148,8 +161,12 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt, uint64_t bl
         char plt[160];
         snprintf(plt, sizeof plt, "%s@plt", names[w]);
         uint32_t p = mt_find_procedure(c->prog, plt);
-        if (p == MT_NONE)
-            p = mt_find_procedure(c->prog, names[w]);
+        uint64_t symbol = p == MT_NONE ? rw_input_function(c->in, names[w]) : 0;
+        if (symbol) {
+            p = mt_procedure_at(c->prog, symbol);
+            if (p != MT_NONE && c->prog->procs[p].entry != symbol)
+                p = MT_NONE;
+        }
         if (p == MT_NONE || rt->hdr->wrapper_offset[w] == 0)
             continue;
         c->wrap_real[w] = c->prog->procs[p].entry;
@@ -409,11 +426,13 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         goto out_input;
     if (rw_code_init(&c, prog, &in, err) != 0)
         goto out_input;
+    c.loop_registers = !opt->no_loop_registers;
     choose_procedures(&c, !prog->static_linked, report);
     if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&
         write_output(out_path, (st.st_mode & 07777) | 0100, &file, err) == 0)
         rc = 0;
     report->nprobes_saving_flags = c.nprobes_saving_flags;
+    report->nloop_registers = c.nloop_registers;
     report->nwrapped_calls = c.nwrapped_calls;
     rw_buf_free(&file);
     rw_code_free(&c);

@@ -20,6 +20,7 @@
 typedef struct {
     const char *profile_dir;   /* absolute default for $MTOOL_OUT */
     const char *program_name;  /* prefix of profile file names */
+    bool no_loop_registers;    /* every probe increments memory (for comparisons) */
 } mt_rewrite_options;
 
 /* Why a procedure was not instrumented. */
@@ -34,6 +35,7 @@ typedef struct {
     uint64_t nblocks_candidates;  /* blocks of candidate procedures */
     uint64_t nblocks_instrumented;/* = counters */
     uint32_t nprobes_saving_flags;/* probes that had to preserve live flags */
+    uint32_t nloop_registers;     /* blocks looping on themselves counted in a register */
     uint32_t nwrapped_calls;      /* call sites redirected to runtime wrappers */
     uint64_t code_bytes;          /* relocated code, probes included */
     uint32_t nfdes;               /* unwind entries written for relocated code */

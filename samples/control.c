@@ -2,7 +2,11 @@
  *   find_first: a while loop left by a break and by its condition (2 exits)
  *   dispatch:   a dense switch (a jump table) whose case 3 holds a loop
  *   apply:      calls through a function pointer (indirect call sites)
- *   fib:        self-recursion */
+ *   fib:        self-recursion
+ *   registers_survive: values in caller-saved registers across a call to a
+ *               leaf procedure that never writes them (callers compiled with
+ *               -fipa-ra rely on that) and across a loop: a rewriter that
+ *               borrows a register for a counter must not pick one of those */
 #include <setjmp.h>
 #include <stdio.h>
 
@@ -53,6 +57,38 @@ NOINLINE int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
 NOINLINE void bail(int code) { longjmp(env, code); }
 
+/* leaf_loop(n): 3n, in a block that loops on itself; writes rax and rdi only. */
+__asm__(".text\n"
+        ".globl leaf_loop\n"
+        ".type leaf_loop,@function\n"
+        "leaf_loop:\n"
+        "    movl $0, %eax\n"
+        "1:  add $3, %rax\n"
+        "    sub $1, %rdi\n"
+        "    jnz 1b\n"
+        "    ret\n"
+        ".size leaf_loop, .-leaf_loop\n");
+
+NOINLINE long registers_survive(long n)
+{
+    long sum;
+    __asm__ volatile("mov $8, %%r8\n\tmov $9, %%r9\n\tmov $10, %%r10\n\tmov $11, %%r11\n\t"
+                     "mov $2, %%rcx\n\tmov $4, %%rsi\n\tmov $5, %%rdx\n\t"
+                     "mov %[n], %%rdi\n\t"
+                     "sub $128, %%rsp\n\t" /* the call must not clobber our red zone */
+                     "call leaf_loop\n\t"
+                     "add $128, %%rsp\n\t"
+                     "mov $1000, %%rdi\n"
+                     "2:\n\tadd $1, %%rax\n\tsub $1, %%rdi\n\tjnz 2b\n\t"
+                     "add %%r8, %%rax\n\tadd %%r9, %%rax\n\tadd %%r10, %%rax\n\tadd %%r11, %%rax\n\t"
+                     "add %%rcx, %%rax\n\tadd %%rsi, %%rax\n\tadd %%rdx, %%rax\n\t"
+                     "mov %%rax, %[sum]"
+                     : [sum] "=m"(sum)
+                     : [n] "r"(n)
+                     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc", "memory");
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -64,6 +100,7 @@ int main(int argc, char **argv)
         total += dispatch(op, 10 + op);
     total += apply(argc > 1 ? square : twice, 5);
     total += fib(15);
+    total += (int)registers_survive(50); /* 3*50 + 1000 + 49 = 1199 */
     if (setjmp(env) == 0)
         bail(3);
     printf("checksum %d\n", total);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run.sh — the default test suite (`make test`): unit tests, structure
 # tests over the samples, the callgrind block oracle over every sample, pass 1
-# (instrumented runs and their counts against callgrind), bad input, JSON
+# (instrumented runs and their counts against callgrind), the runtime
+# (threads, fork, exec, signals), unwinding through relocated code, bad input, JSON
 # validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
@@ -80,6 +81,11 @@ done >> "$OUT/counts" 2>&1
 grep '^# coverage' "$OUT/counts" | awk '{c += $3; e += $5} END {if (e) printf "# coverage over all samples: %d of %d executed blocks counted (%.2f%%)\n", c, e, 100 * c / e}'
 sed -i '/^# coverage/d' "$OUT/counts"
 count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
+
+# The runtime (threads, fork, exec, signals, profiles that cannot be
+# written) and unwinding through relocated code, dynamic and static.
+run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
+run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

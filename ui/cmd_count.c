@@ -378,6 +378,10 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
         snprintf(st, sizeof st, "profiles merged from %s", a->profiles);
     fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", a->argv[0], m->nprocesses,
             m->nprocesses == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s", st);
+    if (m->nother || m->nincomplete)
+        fprintf(fp, "  skipped: %u profile%s of other binaries or builds, %u of processes that "
+                    "died before writing a header (no counts)\n",
+                m->nother, m->nother == 1 ? "" : "s", m->nincomplete);
     fputs(ins->report, fp);
     fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
                 " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64

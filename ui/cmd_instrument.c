@@ -24,11 +24,13 @@ const char mt_instrument_usage[] =
     "  --counts            block counters (pass 1; the only mode so far)\n"
     "  -o OUT              the instrumented executable (written atomically)\n"
     "  --profile-dir DIR   default profile directory (default: OUT.profiles)\n"
+    "  --no-loop-registers count blocks that loop on themselves in memory too\n"
+    "                      (slower; for comparing the two kinds of probes)\n"
     "  -v, --verbose       list every procedure left out, with the reason\n";
 
 typedef struct {
     const char *bin, *out, *profile_dir;
-    bool counts, verbose;
+    bool counts, verbose, no_loop_registers;
 } instrument_args;
 
 static int parse_args(int argc, char **argv, instrument_args *a)
@@ -38,6 +40,8 @@ static int parse_args(int argc, char **argv, instrument_args *a)
         const char *s = argv[i];
         if (strcmp(s, "--counts") == 0)
             a->counts = true;
+        else if (strcmp(s, "--no-loop-registers") == 0)
+            a->no_loop_registers = true;
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
             a->verbose = true;
         else if (strcmp(s, "-o") == 0 && i + 1 < argc)
@@ -84,9 +88,9 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nprocs_instrumented, r->nprocs_candidates,
             percent(r->nprocs_instrumented, r->nprocs_candidates), r->nblocks_instrumented,
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
-    fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u probes save flags; %u calls to thread and "
-                "process creation wrapped; %u unwind entries\n",
-            r->code_bytes, r->nprobes_saving_flags, r->nwrapped_calls, r->nfdes);
+    fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u probes save flags; %u self-loops count "
+                "in a register; %u calls to thread and process creation wrapped; %u unwind entries\n",
+            r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
     for (uint32_t i = 0; i < shown; i++)
         fprintf(fp, "  not instrumented: %s: %s\n", prog->procs[r->skipped[i].proc].name,
@@ -108,10 +112,12 @@ int mt_cmd_instrument(int argc, char **argv)
     }
     char *dir = a.profile_dir ? absolute_path(a.profile_dir) : mt_xasprintf("%s.profiles", out_abs);
     char *name_copy = mt_xstrdup(a.bin);
-    mt_rewrite_options ro = {.profile_dir = dir ? dir : "", .program_name = basename(name_copy)};
+    mt_rewrite_options ro = {.profile_dir = dir ? dir : "", .program_name = basename(name_copy),
+                             .no_loop_registers = a.no_loop_registers};
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     opt.want_lines = false;
+    opt.want_estimability = false;
     mt_error err;
     rc = 1;
     mt_program *prog = NULL;

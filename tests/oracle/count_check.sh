@@ -70,6 +70,9 @@ rc=$?
 cat "$d/check"
 if [ $rc -ne 0 ] && ! grep -q '^not ok' "$d/check"; then
     echo "not ok - $name: check_counts exited with status $rc"
+elif ! grep -qE '^(ok|not ok)' "$d/check"; then
+    echo "not ok - $name: check_counts gave no verdict (callgrind: $(tail -1 "$d/vg.log"); kept in $d)"
+    rc=1
 fi
 [ $rc -eq 0 ] && rm -rf "$d"
 exit 0

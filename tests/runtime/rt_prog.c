@@ -3,6 +3,9 @@
  * loop an exact, known number of times in total, so the merged counts of
  * `spin` show whether any thread's or process's counts were lost:
  *   threads N T   T pthreads, N iterations each
+ *   refused N T   the same from a procedure with an indirect jump no
+ *                 analysis can resolve (it stays uninstrumented, but its
+ *                 calls to pthread_create must still reach the runtime)
  *   churn N K     K threads created and joined one after another
  *   omp N T R     R OpenMP parallel regions of T threads, N iterations each
  *   fork N        N in the parent, 2N in a fork child
@@ -70,6 +73,25 @@ static void threads(int n)
     free(t);
 }
 
+/* `goto *` through a pointer the compiler cannot see: an unresolved jump. */
+__attribute__((noinline)) static void threads_unresolved(int n)
+{
+    static void *volatile targets[2];
+    targets[0] = &&create;
+    targets[1] = &&none;
+    goto *targets[n <= 0];
+none:
+    return;
+create:;
+    pthread_t *t = calloc((size_t)n + 1, sizeof *t);
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, thread_main, NULL) != 0)
+            abort();
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    free(t);
+}
+
 static void churn(int k)
 {
     for (int i = 0; i < k; i++)
@@ -117,6 +139,8 @@ int main(int argc, char **argv)
     int a = argc > 3 ? atoi(argv[3]) : 1, b = argc > 4 ? atoi(argv[4]) : 1;
     if (strcmp(mode, "threads") == 0)
         threads(a);
+    else if (strcmp(mode, "refused") == 0)
+        threads_unresolved(a);
     else if (strcmp(mode, "churn") == 0)
         churn(a);
     else if (strcmp(mode, "omp") == 0)

@@ -4,7 +4,8 @@
 # as PIE, non-PIE and static:
 #   - the instrumented program behaves exactly like the original (stdout,
 #     stderr, exit status, open descriptors);
-#   - merged counts are exact across pthreads, thread churn (slot reuse),
+#   - merged counts are exact across pthreads (also created from a procedure
+#     left uninstrumented), thread churn (slot reuse),
 #     OpenMP regions, fork, _exit, abort, SIGKILL and exec;
 #   - an unwritable $MTOOL_OUT costs one line on stderr and nothing else;
 #   - truncated, corrupt, incomplete and foreign profiles are reported or
@@ -79,6 +80,10 @@ run_variant() { # VARIANT CFLAGS...
     [ -z "$skipped" ] && ok "$v: every procedure of the test is instrumented" ||
         not_ok "$v: $skipped"
     check "$v" "1 41 40000" threads 1000 40
+    grep -q '^  not instrumented: threads_unresolved: unresolved' "$work/inst.log" &&
+        ok "$v: threads_unresolved is refused (unresolved jump)" ||
+        not_ok "$v: threads_unresolved should be refused: $(grep threads_unresolved "$work/inst.log")"
+    check "$v" "1 9 8000" refused 1000 8
     check "$v" "1 3001 300000" churn 100 3000
     check "$v" "1 4 48000" omp 1000 4 12
     check "$v" "1 15 15000" omp 1000 15 1
@@ -165,7 +170,11 @@ check_reader() {
     head -c 4096 /dev/zero > "$work/bad/incomplete.mtp"
     echo "not a profile" > "$work/bad/notes.txt"
     if "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"; then
-        ok "reader: another binary's profile, an incomplete one and other files skipped"
+        if grep -q "skipped: 1 profile of other binaries or builds, 1 of processes that died" "$work/err"; then
+            ok "reader: another binary's profile, an incomplete one and other files skipped, and said so"
+        else
+            not_ok "reader: the summary does not say what was skipped: $(sed -n 2p "$work/err")"
+        fi
     else
         not_ok "reader: skipping failed: $(tail -1 "$work/err")"
     fi

@@ -1,0 +1,212 @@
+/* rewriter/liveness.c — which status flags and general registers are live
+ * at each block of a procedure, so that inserted code knows what it may
+ * clobber: a counter probe must save the flags only where they are live; a
+ * loop's counter may live in a register that nothing reads there.
+ *
+ * The answers must be safe, not tight.  Rules where the code alone does not
+ * tell (the ABI and GCC's -fipa-ra decide):
+ *  - a call to an import or through a pointer reads the argument registers
+ *    and clobbers every caller-saved register (the ABI);
+ *  - a call to a procedure of this file reads the argument registers and
+ *    clobbers nothing: with -fipa-ra GCC keeps values in caller-saved
+ *    registers across calls to local procedures that do not write them;
+ *  - a return reads the return, callee-saved and stack registers, and every
+ *    caller-saved register the procedure cannot be assumed to clobber (the
+ *    caller may rely on it under -fipa-ra): those it never writes, unless
+ *    it calls an import or a pointer, which clobbers them all anyway;
+ *  - a tail call, an edge to an unknown target, syscall and int read all. */
+#define _GNU_SOURCE
+#include <capstone/capstone.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define GPR(i) RW_LIVE_GPR(i)
+enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
+#define GPRS_ALL RW_LIVE_GPRS
+#define GPRS_ARGS (GPR(RDI) | GPR(RSI) | GPR(RDX) | GPR(RCX) | GPR(R8) | GPR(R9) | GPR(RAX) | GPR(RSP))
+#define GPRS_CALLER_SAVED                                                                       \
+    (GPR(RAX) | GPR(RCX) | GPR(RDX) | GPR(RSI) | GPR(RDI) | GPR(R8) | GPR(R9) | GPR(R10) |   \
+     GPR(R11))
+#define GPRS_RETURN (GPR(RAX) | GPR(RDX))
+
+/* General register of a capstone register and whether writing it defines
+ * the whole 64 bits (32- and 64-bit writes do; 8- and 16-bit ones merge). */
+static int gpr_of(unsigned reg, bool *whole)
+{
+    static const struct { unsigned r64, r32, r16, r8, r8h; } names[16] = {
+        {X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL, X86_REG_AH},
+        {X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL, X86_REG_CH},
+        {X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL, X86_REG_DH},
+        {X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL, X86_REG_BH},
+        {X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL, 0},
+        {X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL, 0},
+        {X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL, 0},
+        {X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL, 0},
+        {X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B, 0},
+        {X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B, 0},
+        {X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B, 0},
+        {X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B, 0},
+        {X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B, 0},
+        {X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B, 0},
+        {X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B, 0},
+        {X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B, 0},
+    };
+    for (int i = 0; i < 16; i++) {
+        if (reg == names[i].r64 || reg == names[i].r32) {
+            *whole = true;
+            return i;
+        }
+        if (reg == names[i].r16 || reg == names[i].r8 || (names[i].r8h && reg == names[i].r8h)) {
+            *whole = false;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static unsigned flag_bits(uint64_t eflags, uint64_t of, uint64_t sf, uint64_t zf, uint64_t af,
+                          uint64_t pf)
+{
+    return ((eflags & of) ? 1u : 0) | ((eflags & sf) ? 2u : 0) | ((eflags & zf) ? 4u : 0) |
+           ((eflags & af) ? 8u : 0) | ((eflags & pf) ? 16u : 0);
+}
+
+/* Instructions whose very purpose is to read flags: trusted even when the
+ * decoder's flag table is silent about them. */
+static bool reads_flags_by_name(const char *m)
+{
+    return (m[0] == 'j' && strcmp(m, "jmp") != 0 && strncmp(m, "jrcxz", 5) != 0 &&
+            strncmp(m, "jecxz", 5) != 0) ||
+           strncmp(m, "set", 3) == 0 || strncmp(m, "cmov", 4) == 0 ||
+           strncmp(m, "fcmov", 5) == 0 || strncmp(m, "pushf", 5) == 0 ||
+           strcmp(m, "lahf") == 0 || strncmp(m, "loope", 5) == 0 || strncmp(m, "loopne", 6) == 0;
+}
+
+static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
+{
+    uint64_t e = insn->detail->x86.eflags;
+    *reads = flag_bits(e, X86_EFLAGS_TEST_OF, X86_EFLAGS_TEST_SF, X86_EFLAGS_TEST_ZF,
+                       X86_EFLAGS_TEST_AF, X86_EFLAGS_TEST_PF);
+    if (reads_flags_by_name(insn->mnemonic))
+        *reads = RW_LIVE_FLAGS;
+    *writes = flag_bits(e, X86_EFLAGS_MODIFY_OF | X86_EFLAGS_RESET_OF | X86_EFLAGS_SET_OF |
+                               X86_EFLAGS_UNDEFINED_OF,
+                        X86_EFLAGS_MODIFY_SF | X86_EFLAGS_RESET_SF | X86_EFLAGS_SET_SF |
+                            X86_EFLAGS_UNDEFINED_SF,
+                        X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_ZF |
+                            X86_EFLAGS_UNDEFINED_ZF,
+                        X86_EFLAGS_MODIFY_AF | X86_EFLAGS_RESET_AF | X86_EFLAGS_SET_AF |
+                            X86_EFLAGS_UNDEFINED_AF,
+                        X86_EFLAGS_MODIFY_PF | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_PF |
+                            X86_EFLAGS_UNDEFINED_PF);
+    /* The ABI does not preserve flags across a call: the callee clobbers them. */
+    if (insn->id == X86_INS_CALL)
+        *writes = RW_LIVE_FLAGS;
+}
+
+/* Registers read (a partial write reads the rest) and wholly written. */
+static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *writes)
+{
+    cs_regs rd, wr;
+    uint8_t nrd = 0, nwr = 0;
+    *reads = *writes = 0;
+    if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+        *reads = GPRS_ALL;
+        return;
+    }
+    bool whole;
+    for (uint8_t k = 0; k < nrd; k++) {
+        int g = gpr_of(rd[k], &whole);
+        if (g >= 0)
+            *reads |= GPR(g);
+    }
+    for (uint8_t k = 0; k < nwr; k++) {
+        int g = gpr_of(wr[k], &whole);
+        if (g >= 0) /* a merged write keeps the old value live */
+            *(whole ? writes : reads) |= GPR(g);
+    }
+}
+
+static bool calls_outside(const mt_program *prog, const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+        return true; /* through a pointer */
+    uint32_t callee = mt_procedure_at(prog, (uint64_t)x->operands[0].imm);
+    return callee == MT_NONE || prog->procs[callee].is_plt;
+}
+
+void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
+                  rw_live_proc *lp)
+{
+    unsigned fr, fw, gr, gw;
+    insn_flags(insn, &fr, &fw);
+    insn_gprs(h, insn, &gr, &gw);
+    if (insn->id == X86_INS_CALL) {
+        bool outside = calls_outside(prog, insn);
+        gr = GPRS_ARGS | GPR(R10) | (outside ? 0 : gr);
+        gw = outside ? GPRS_CALLER_SAVED : 0;
+        lp->calls_outside |= outside;
+    } else if (insn->id == X86_INS_SYSCALL || insn->id == X86_INS_INT ||
+               insn->id == X86_INS_INT3 || insn->id == X86_INS_INTO) {
+        gr = GPRS_ALL;
+        gw = 0;
+    }
+    lp->written |= gw;
+    bl->use |= (fr | gr) & ~bl->def;
+    bl->def |= fw | gw;
+}
+
+/* What a return leaves live for the caller. */
+static unsigned return_live(const rw_live_proc *lp)
+{
+    unsigned clobbered = lp->calls_outside ? GPRS_CALLER_SAVED : lp->written & GPRS_CALLER_SAVED;
+    return GPRS_ALL & ~(clobbered & ~GPRS_RETURN); /* flags: dead by the ABI */
+}
+
+/* Live after block b: the union over its successors. */
+static unsigned live_out(const mt_procedure *p, const rw_live *bl, uint32_t b, unsigned ret)
+{
+    unsigned out = 0;
+    const mt_block *blk = &p->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
+        const mt_edge *edge = &p->edges[e];
+        if (edge->kind == MT_EDGE_RETURN)
+            out |= ret;
+        else if (edge->kind == MT_EDGE_TAIL_CALL)
+            out |= GPRS_ALL; /* the flags are dead by the ABI, the arguments are not */
+        else
+            out |= edge->dst == MT_NONE ? RW_LIVE_FLAGS | GPRS_ALL : bl[edge->dst].live_in;
+    }
+    return out;
+}
+
+void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp)
+{
+    unsigned ret = return_live(lp);
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        bl[b].live_in = bl[b].use;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t b = p->nblocks; b-- > 0;) {
+            unsigned in = bl[b].use | (live_out(p, bl, b, ret) & ~bl[b].def);
+            if (in != bl[b].live_in) {
+                bl[b].live_in = in;
+                changed = true;
+            }
+        }
+    }
+}
+
+int rw_live_free_gpr(unsigned busy)
+{
+    /* Preference: scratch registers first; never rsp, nor r12 (its
+     * addressing needs a SIB byte: the probes have fixed lengths). */
+    static const int order[] = {R11, R10, R9, R8, RSI, RDI, RCX, RDX, RAX,
+                                RBX, RBP, R13, R14, R15};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        if (!(busy & GPR(order[i])))
+            return order[i];
+    return -1;
+}

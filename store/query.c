@@ -164,7 +164,7 @@ int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int
     return -1;
 }
 
-int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row *row, mt_error *err)
+int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err)
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, RUN_COLUMNS "WHERE r.id = ?", &st, err) != 0)
@@ -179,8 +179,7 @@ int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row *row, mt_error *e
         mt_error_set(err, "%s: no run %lld", s->path, (long long)id);
         return -1;
     }
-    *row = rows[0];
-    free(rows);
+    *row = rows;
     return 0;
 }
 

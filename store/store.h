@@ -154,7 +154,8 @@ int mt_store_list(mt_store *s, const mt_store_filter *f, mt_store_run_row **rows
  * among the runs of `program` when it is not NULL. */
 int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int64_t *id,
                          mt_error *err);
-int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row *row, mt_error *err);
+/* One run (an array of one, freed with mt_store_run_rows_free(row, 1)). */
+int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err);
 /* Every object of a run, most memory operations first. */
 int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
                          mt_error *err);

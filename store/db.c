@@ -139,31 +139,27 @@ void mt_store_bind_real(sqlite3_stmt *st, int col, double v)
         sqlite3_bind_double(st, col, v);
 }
 
-static int64_t pragma_int(mt_store *s, const char *sql, mt_error *err)
-{
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, sql, &st, err) != 0)
-        return -1;
-    int64_t v = -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        mt_store_fail(s, err, "reading the header");
-    sqlite3_finalize(st);
-    return v;
-}
-
 typedef enum { FILE_EMPTY, FILE_OURS, FILE_REFUSED } file_kind;
 
 /* Reads the header fields only, so a foreign or damaged file is recognized
  * before anything (even the journal mode) is written to it. */
 static file_kind identify(mt_store *s, int64_t *version, mt_error *err)
 {
-    int64_t app = pragma_int(s, "PRAGMA application_id", err);
-    int64_t ver = app < 0 ? -1 : pragma_int(s, "PRAGMA user_version", err);
-    int64_t tables = ver < 0 ? -1 : pragma_int(s, "SELECT count(*) FROM sqlite_master", err);
-    if (tables < 0)
+    /* One statement, so the three come from one snapshot even while another
+     * process is creating the schema. */
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "SELECT (SELECT application_id FROM pragma_application_id()), "
+                            "(SELECT user_version FROM pragma_user_version()), "
+                            "(SELECT count(*) FROM sqlite_master)", &st, err) != 0)
         return FILE_REFUSED; /* err says "damaged" or why */
+    int rc = sqlite3_step(st);
+    int64_t app = sqlite3_column_int64(st, 0), ver = sqlite3_column_int64(st, 1),
+            tables = sqlite3_column_int64(st, 2);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+        mt_store_fail(s, err, "reading the header");
+        return FILE_REFUSED;
+    }
     *version = ver;
     if (app == 0 && tables == 0 && ver == 0)
         return FILE_EMPTY;

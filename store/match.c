@@ -25,6 +25,16 @@ static bool same_text(const char *x, const char *y)
     return x == y || (x && y && strcmp(x, y) == 0);
 }
 
+/* Source files compare by name only: the same project built in another
+ * directory has other absolute paths in its DWARF. */
+static bool same_file(const char *x, const char *y)
+{
+    if (!x || !y)
+        return x == y;
+    const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
+    return strcmp(bx ? bx + 1 : x, by ? by + 1 : y) == 0;
+}
+
 static uint32_t distance(uint32_t x, uint32_t y) { return x > y ? x - y : y - x; }
 
 /* Relative line of a loop inside its procedure (robust to code moved above it). */
@@ -78,7 +88,7 @@ static uint32_t best_candidate(const proc_index *ix, size_t lo, size_t hi, const
         uint32_t i = ix->order[k];
         if (ix->taken[i])
             continue;
-        bool file = same_text(ix->a[i].file, b->file);
+        bool file = same_file(ix->a[i].file, b->file);
         if (need_file && (!file || !b->file))
             continue;
         uint64_t score = (file ? 0 : 1ull << 40) + distance(ix->a[i].line, b->line);
@@ -128,7 +138,7 @@ static void match_procedures(proc_index *ix, const mt_store_site *b, size_t nb, 
         if (i != MT_NONE && ix->a[i].named) {
             ix->taken[i] = true;
             b_to_a[j] = i;
-            how[j] = ix->a[i].line == b[j].line && same_text(ix->a[i].file, b[j].file)
+            how[j] = ix->a[i].line == b[j].line && same_file(ix->a[i].file, b[j].file)
                          ? MT_MATCH_SAME : MT_MATCH_MOVED;
         }
     }
@@ -190,7 +200,7 @@ static void match_loops(const mt_store_site *a, size_t a0, size_t a1, const mt_s
                 continue;
             taken[best] = true;
             b_to_a[j] = best;
-            bool same = a[best].line == b[j].line && same_text(a[best].file, b[j].file) &&
+            bool same = a[best].line == b[j].line && same_file(a[best].file, b[j].file) &&
                         same_text(a[best].loop_path, b[j].loop_path);
             how[j] = proc_how == MT_MATCH_RENAMED || proc_how == MT_MATCH_ADDRESS ? proc_how
                      : same ? MT_MATCH_SAME : MT_MATCH_MOVED;

@@ -289,7 +289,8 @@ int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, 
     char *name = NULL, *where_first = NULL;
     rc = 0;
     *id = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+    int step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t object = sqlite3_column_int64(st, 0), build = sqlite3_column_int64(st, 2);
         const char *pname = (const char *)sqlite3_column_text(st, 1);
         if (!*id) {
@@ -308,6 +309,8 @@ int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, 
             rc = -1;
         }
     }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = mt_store_fail(s, err, "looking up an object");
     sqlite3_finalize(st);
     if (rc == 0 && !*id) {
         mt_error_set(err, "%s: no procedure or loop '%s'%s%s (OBJECT is PROC, PROC/LOOP-PATH, "

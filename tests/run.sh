@@ -81,6 +81,9 @@ grep '^# coverage' "$OUT/counts" | awk '{c += $3; e += $5} END {if (e) printf "#
 sed -i '/^# coverage/d' "$OUT/counts"
 count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 
+# The run history: every command, rebuilt samples, concurrent writers, damage.
+run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
+
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"
 

@@ -599,22 +599,29 @@ static int cmd_export(mt_store *s, const history_args *a)
     }
     mt_store_filter f = filter_of(a);
     mt_error err;
-    mt_outfile out = {.fp = stdout};
-    if (a->out && mt_outfile_open(&out, a->out, &err) != 0) {
-        mt_ui_error("%s", err.msg);
+    /* To a file: temp + rename.  To stdout: through an unnamed temporary
+     * file, copied out only when complete (no partial output either way). */
+    mt_outfile out = {.fp = a->out ? NULL : tmpfile()};
+    if (a->out ? mt_outfile_open(&out, a->out, &err) != 0 : !out.fp) {
+        mt_ui_error("%s", a->out ? err.msg : "history export: cannot create a temporary file");
         return 1;
     }
-    int rc = mt_store_export(s, &f, a->json, out.fp, &err);
-    if (rc != 0) {
+    if (mt_store_export(s, &f, a->json, out.fp, &err) != 0) {
         mt_ui_error("%s", err.msg);
         if (a->out)
             mt_outfile_abort(&out);
+        else
+            fclose(out.fp);
         return 1;
     }
-    if (a->out && mt_outfile_commit(&out, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        return 1;
-    }
+    if (a->out)
+        return mt_outfile_commit(&out, &err) == 0 ? 0 : (mt_ui_error("%s", err.msg), 1);
+    rewind(out.fp);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, out.fp)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(out.fp);
     return 0;
 }
 
@@ -641,6 +648,14 @@ int mt_cmd_history(int argc, char **argv)
                 {"trend", cmd_trend, false}, {"diff", cmd_diff, false},
                 {"regressions", cmd_regressions, false}, {"sql", cmd_sql, false},
                 {"export", cmd_export, false}, {"gc", cmd_gc, true}};
+    /* "mtool history --db FILE CMD ...": the database may come first. */
+    const char *db = NULL;
+    if (argc >= 3 && strcmp(argv[1], "--db") == 0) {
+        db = argv[2];
+        argv[2] = argv[0];
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2) {
         mt_ui_error("history: give a command (list, show, trend, diff, regressions, sql, export, gc)");
         return 2;
@@ -652,6 +667,8 @@ int mt_cmd_history(int argc, char **argv)
         int rc = parse_args(argc, argv, &a);
         if (rc)
             return rc;
+        if (db && !a.db)
+            a.db = db;
         mt_store *s = open_history(&a, subs[i].writes ? MT_STORE_WRITE : MT_STORE_READ);
         if (!s)
             return subs[i].run == cmd_regressions ? 2 : 1;

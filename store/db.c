@@ -77,8 +77,7 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  measured_cycles REAL,\n"
     "  predicted_cycles REAL,\n"
     "  overhead_cycles REAL,\n"
-    "  PRIMARY KEY(run_id, site_id)) WITHOUT ROWID;\n"
-    "CREATE INDEX figures_by_object ON figures(object_id, run_id);\n",
+    "  PRIMARY KEY(run_id, site_id)) WITHOUT ROWID;\n",
 };
 
 char *mt_store_default_path(void)

@@ -7,7 +7,7 @@ SAN     ?=
 
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -g $(OPT) -I. -I/usr/include/libdwarf \
              -DMTOOL_VERSION=\"$(VERSION)\" $(CFLAGS)
-LDLIBS_ALL = -lcapstone -ldwarf -lelf -lnettle -lz -lm $(LDLIBS)
+LDLIBS_ALL = -lcapstone -ldwarf -lelf -lnettle -lsqlite3 -lz -lm $(LDLIBS)
 ifeq ($(SAN),1)
   CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS    += -fsanitize=address,undefined
@@ -16,7 +16,7 @@ endif
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
-            $(wildcard profile/*.c)
+            $(wildcard profile/*.c) $(wildcard store/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
@@ -84,6 +84,7 @@ test-real: all
 bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/counting.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
 
 fuzz:
 	@$(MAKE) -s -C tests/fuzz

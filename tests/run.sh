@@ -87,6 +87,9 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 
+# The run history: every command, rebuilt samples, concurrent writers, damage.
+run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
+
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"
 

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ const char mt_count_usage[] =
     "  -o RUNDIR        where to keep the run: profiles/, counts.tsv, summary.txt\n"
     "                   (default: $XDG_CACHE_HOME/mtool/runs/NAME-TIME-PID)\n"
     "  --no-baseline    skip the uninstrumented run (no slowdown figure)\n"
+    "  --no-store       do not record the run in the history (see 'mtool help history')\n"
     "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
     "  --top N          procedures and loops to list (default 10)\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
@@ -47,7 +49,7 @@ typedef struct {
     const char *rundir;
     const char *profiles; /* --profiles: merge these instead of running */
     char **argv; /* BIN ARGS... */
-    bool no_baseline, verbose;
+    bool no_baseline, verbose, no_store;
     int top;
 } count_args;
 
@@ -64,6 +66,8 @@ static int parse_args(int argc, char **argv, count_args *a)
         }
         if (strcmp(s, "--no-baseline") == 0)
             a->no_baseline = true;
+        else if (strcmp(s, "--no-store") == 0)
+            a->no_store = true;
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
             a->verbose = true;
         else if (strcmp(s, "-o") == 0 && i + 1 < argc)
@@ -426,6 +430,28 @@ static int write_counts(const char *rundir, const mt_program *prog, const mt_cou
     return mt_outfile_commit(&out, err);
 }
 
+/* Every executed procedure and loop (the rows of the summary, all of them)
+ * goes to the history. */
+static int record_history(const mt_program *prog, const totals *t, int argc, char **argv,
+                          const count_args *a, const run_result *base, const run_result *run)
+{
+    mt_history *h = mt_history_begin(prog, a->argv[0]);
+    for (int loops = 0; loops < 2; loops++) {
+        size_t n;
+        object_row *rows = collect_rows(prog, t, loops, &n);
+        for (size_t i = 0; i < n; i++)
+            mt_history_add(h, rows[i].proc, rows[i].loop, rows[i].entries, rows[i].insns,
+                           rows[i].memops);
+        free(rows);
+    }
+    mt_history_run r = {.tool = "count", .argc = argc, .argv = argv, .prog_argv = a->argv,
+                        .ran = run != NULL, .exit_status = run ? exit_code(run->status) : 0,
+                        .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
+                        .wall_s = run ? run->wall : NAN, .base_user_s = base ? base->user : NAN,
+                        .base_sys_s = base ? base->sys : NAN, .base_wall_s = base ? base->wall : NAN};
+    return mt_history_finish(h, &r);
+}
+
 static char *default_rundir(const char *bin)
 {
     char *root = cache_root(), *copy = mt_xstrdup(bin);
@@ -493,6 +519,9 @@ int mt_cmd_count(int argc, char **argv)
     }
     fprintf(stderr, "\nrun kept in %s (%scounts.tsv)\n", abs_rundir, ran ? "profiles/, " : "");
     rc = ran ? exit_code(run.status) : 0;
+    if (!a.no_store && record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL,
+                                      ran ? &run : NULL) != 0 && rc == 0)
+        rc = 1;
 out:
     free(t.block_counts);
     free(t.proc_first);

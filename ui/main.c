@@ -16,6 +16,8 @@ static const mt_command commands[] = {
      mt_instrument_usage, mt_cmd_instrument},
     {"count", "pass 1: run a program with block counters and summarize what it executed",
      mt_count_usage, mt_cmd_count},
+    {"history", "stored runs: list, show, trend, diff, regressions, sql, export, gc",
+     mt_history_usage, mt_cmd_history},
 };
 
 void mt_ui_error(const char *fmt, ...)

@@ -20,6 +20,28 @@ int mt_cmd_instrument(int argc, char **argv);
 extern const char mt_instrument_usage[];
 int mt_cmd_count(int argc, char **argv);
 extern const char mt_count_usage[];
+int mt_cmd_history(int argc, char **argv);
+extern const char mt_history_usage[];
+
+/* Recording a run in the history (ui/history_record.c): begin with the
+ * analyzed program, add the figures of every executed procedure (loop ==
+ * MT_NONE) and loop, finish with the run's circumstances.  finish stores
+ * in $MTOOL_HISTORY (or the XDG data directory), prints where or one error
+ * line, frees everything, and returns 0 or -1. */
+typedef struct mt_history mt_history;
+typedef struct {
+    const char *tool;          /* "count", ... */
+    int argc;                  /* the subcommand's arguments, from its name on */
+    char **argv;
+    char **prog_argv;          /* BIN ARGS..., NULL-terminated */
+    bool ran;                  /* false: nothing ran (profiles merged) */
+    int exit_status;
+    double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
+} mt_history_run;
+mt_history *mt_history_begin(const mt_program *prog, const char *bin);
+void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
+                    uint64_t instructions, uint64_t memory_ops);
+int mt_history_finish(mt_history *h, const mt_history_run *r);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

@@ -1,0 +1,109 @@
+/* store/diff.c — pairing the objects of two runs. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static mt_store_site site_view(const mt_store_object_row *o)
+{
+    /* Borrowed strings: the view never outlives the row. */
+    return (mt_store_site){.is_loop = o->is_loop, .procedure = o->procedure, .named = o->named,
+                           .loop_path = o->loop_path, .depth = o->depth, .file = o->file,
+                           .line = o->line, .proc_line = o->proc_line, .address = o->address,
+                           .shape = o->shape};
+}
+
+static int by_object(const void *x, const void *y, void *arg)
+{
+    const mt_store_object_row *rows = arg;
+    int64_t p = rows[*(const uint32_t *)x].object, q = rows[*(const uint32_t *)y].object;
+    return p < q ? -1 : p > q;
+}
+
+/* Row of a with object `object` (a's rows indexed by object in `order`). */
+static uint32_t find_object(const mt_store_object_row *a, const uint32_t *order, size_t n,
+                            int64_t object)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (a[order[m]].object < object)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < n && a[order[lo]].object == object ? order[lo] : MT_NONE;
+}
+
+static bool same_text(const char *x, const char *y)
+{
+    return x == y || (x && y && strcmp(x, y) == 0);
+}
+
+/* How an object found by identity changed place between the two runs. */
+static mt_match_kind change_of(const mt_store_object_row *x, const mt_store_object_row *y)
+{
+    if (!y->named)
+        return MT_MATCH_ADDRESS;
+    if (!same_text(x->procedure, y->procedure))
+        return MT_MATCH_RENAMED;
+    return x->line == y->line && same_text(x->file, y->file) && same_text(x->loop_path, y->loop_path)
+               ? MT_MATCH_SAME : MT_MATCH_MOVED;
+}
+
+int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff *d, mt_error *err)
+{
+    memset(d, 0, sizeof *d);
+    if (mt_store_objects_of_run(s, run_a, true, &d->a, &d->na, err) != 0 ||
+        mt_store_objects_of_run(s, run_b, true, &d->b, &d->nb, err) != 0)
+        return -1;
+    mt_store_site *sa = mt_xcalloc(d->na + 1, sizeof *sa), *sb = mt_xcalloc(d->nb + 1, sizeof *sb);
+    for (size_t i = 0; i < d->na; i++)
+        sa[i] = site_view(&d->a[i]);
+    for (size_t j = 0; j < d->nb; j++)
+        sb[j] = site_view(&d->b[j]);
+    uint32_t *tolerant = mt_xcalloc(d->nb + 1, sizeof *tolerant);
+    uint8_t *tolerant_how = mt_xcalloc(d->nb + 1, 1);
+    mt_store_match(sa, d->na, sb, d->nb, tolerant, tolerant_how);
+    uint32_t *order = mt_xcalloc(d->na + 1, sizeof *order);
+    for (size_t i = 0; i < d->na; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, d->na, sizeof *order, by_object, d->a);
+    d->b_to_a = mt_xcalloc(d->nb + 1, sizeof *d->b_to_a);
+    d->how = mt_xcalloc(d->nb + 1, 1);
+    d->a_paired = mt_xcalloc(d->na + 1, sizeof *d->a_paired);
+    /* Identity first; the tolerant match fills in where identity has no pair. */
+    for (size_t j = 0; j < d->nb; j++) {
+        uint32_t i = find_object(d->a, order, d->na, d->b[j].object);
+        d->b_to_a[j] = i;
+        if (i != MT_NONE) {
+            d->a_paired[i] = true;
+            d->how[j] = change_of(&d->a[i], &d->b[j]);
+        }
+    }
+    for (size_t j = 0; j < d->nb; j++) {
+        uint32_t i = tolerant[j];
+        if (d->b_to_a[j] == MT_NONE && i != MT_NONE && !d->a_paired[i]) {
+            d->b_to_a[j] = i;
+            d->a_paired[i] = true;
+            d->how[j] = tolerant_how[j];
+        }
+    }
+    free(order);
+    free(tolerant);
+    free(tolerant_how);
+    free(sa);
+    free(sb);
+    return 0;
+}
+
+void mt_store_diff_free(mt_store_diff *d)
+{
+    mt_store_object_rows_free(d->a, d->na);
+    mt_store_object_rows_free(d->b, d->nb);
+    free(d->b_to_a);
+    free(d->how);
+    free(d->a_paired);
+    memset(d, 0, sizeof *d);
+}

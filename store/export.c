@@ -1,0 +1,83 @@
+/* store/export.c — runs and their figures as CSV or JSON (the JSON is built
+ * by SQLite's JSON functions, so quoting is exact). */
+#include <string.h>
+
+#include "internal.h"
+
+#define WHERE_SELECTED                                                                     \
+    "WHERE " PROGRAM_IS(1) " AND (?2 = 0 OR r.finished >= ?2) AND (?3 = 0 OR r.finished < ?3) "
+
+static const char json_sql[] =
+    "SELECT json_object('id', r.id, 'finished', r.finished, 'tool', r.tool, 'program', p.name, "
+    "'path', p.path, 'sha256', p.sha256, 'build_id', p.build_id, 'command_line', r.command_line, "
+    "'arguments', json(r.arguments), 'cwd', r.cwd, 'machine', r.machine, "
+    "'mtool_version', r.mtool_version, 'ran', json(CASE WHEN r.ran THEN 'true' ELSE 'false' END), "
+    "'exit_status', r.exit_status, 'user_s', r.user_s, 'sys_s', r.sys_s, 'wall_s', r.wall_s, "
+    "'base_user_s', r.base_user_s, 'base_sys_s', r.base_sys_s, 'base_wall_s', r.base_wall_s, "
+    "'objects', (SELECT json_group_array(json_object('object', f.object_id, 'kind', "
+    "CASE WHEN s.loop_path IS NULL THEN 'procedure' ELSE 'loop' END, 'procedure', s.procedure, "
+    "'loop_path', s.loop_path, 'file', s.file, 'line', s.line, 'address', s.address, "
+    "'identified_by', CASE WHEN s.named THEN 'name' ELSE 'address' END, 'entries', f.entries, "
+    "'instructions', f.instructions, 'memory_ops', f.memory_ops, "
+    "'measured_cycles', f.measured_cycles, 'predicted_cycles', f.predicted_cycles, "
+    "'overhead_cycles', f.overhead_cycles)) FROM figures f JOIN sites s ON s.id = f.site_id "
+    "WHERE f.run_id = r.id)) FROM runs r JOIN programs p ON p.id = r.program_id "
+    WHERE_SELECTED "ORDER BY r.id";
+
+static const char csv_sql[] =
+    "SELECT r.id AS run, r.finished, r.tool, p.name AS program, p.sha256, r.exit_status, "
+    "f.object_id AS object, CASE WHEN s.loop_path IS NULL THEN 'procedure' ELSE 'loop' END AS kind, "
+    "s.procedure, s.loop_path, s.file, s.line, s.address, "
+    "CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, f.entries, "
+    "f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "
+    "FROM figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "
+    "JOIN programs p ON p.id = r.program_id " WHERE_SELECTED "ORDER BY r.id, f.memory_ops DESC";
+
+/* RFC 4180: quoted when it holds a comma, quote or line break. */
+static void csv_field(FILE *out, const char *t)
+{
+    if (!t || !t[strcspn(t, ",\"\r\n")]) {
+        fputs(t ? t : "", out);
+        return;
+    }
+    fputc('"', out);
+    for (; *t; t++) {
+        if (*t == '"')
+            fputc('"', out);
+        fputc(*t, out);
+    }
+    fputc('"', out);
+}
+
+int mt_store_export(mt_store *s, const mt_store_filter *f, bool json, FILE *out, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, json ? json_sql : csv_sql, &st, err) != 0)
+        return -1;
+    if (f->program)
+        sqlite3_bind_text(st, 1, f->program, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, f->since);
+    sqlite3_bind_double(st, 3, f->until);
+    int ncols = sqlite3_column_count(st);
+    if (json)
+        fputs("[", out);
+    else
+        for (int c = 0; c < ncols; c++)
+            fprintf(out, "%s%s", sqlite3_column_name(st, c), c + 1 < ncols ? "," : "\n");
+    size_t nrows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (json) {
+            fprintf(out, "%s\n%s", nrows ? "," : "", (const char *)sqlite3_column_text(st, 0));
+        } else
+            for (int c = 0; c < ncols; c++) {
+                csv_field(out, (const char *)sqlite3_column_text(st, c));
+                fputc(c + 1 < ncols ? ',' : '\n', out);
+            }
+        nrows++;
+    }
+    if (json)
+        fputs("\n]\n", out);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "exporting");
+}

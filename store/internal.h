@@ -1,0 +1,43 @@
+/* store/internal.h — shared by the store's files: the open database and
+ * small statement helpers that turn SQLite failures into "FILE: reason". */
+#ifndef MTOOL_STORE_INTERNAL_H
+#define MTOOL_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+struct mt_store {
+    sqlite3 *db;
+    char *path;
+    bool writable;
+};
+
+/* Sets err to "PATH: WHAT: sqlite's message", naming damage plainly. */
+int mt_store_fail(mt_store *s, mt_error *err, const char *what);
+/* Prepares `sql` (-1 with err on failure). */
+int mt_store_prepare(mt_store *s, const char *sql, sqlite3_stmt **st, mt_error *err);
+/* Runs statements that return no rows. */
+int mt_store_exec(mt_store *s, const char *sql, mt_error *err);
+
+/* Column helpers: NULL text reads as NULL, NULL real as NAN. */
+char *mt_store_col_text(sqlite3_stmt *st, int col);
+double mt_store_col_real(sqlite3_stmt *st, int col);
+/* Binds NAN as NULL. */
+void mt_store_bind_real(sqlite3_stmt *st, int col, double v);
+
+/* SQL condition on programs p: ?N is NULL, its name or its path. */
+#define PROGRAM_IS(n) "(?" #n " IS NULL OR p.name = ?" #n " OR p.path = ?" #n ")"
+
+/* A run's objects, in build order (each procedure before its loops) or
+ * most memory operations first. */
+int mt_store_objects_of_run(mt_store *s, int64_t run, bool build_order,
+                            mt_store_object_row **rows, size_t *n, mt_error *err);
+
+/* The sites of a stored build, in site-id order (ids[i] is sites[i]'s id,
+ * objects[i] its object). */
+int mt_store_load_sites(mt_store *s, int64_t program, mt_store_site **sites, int64_t **ids,
+                        int64_t **objects, size_t *n, mt_error *err);
+void mt_store_sites_free(mt_store_site *sites, size_t n);
+
+#endif

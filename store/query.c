@@ -1,0 +1,502 @@
+/* store/query.c — reading the history back: runs, a run's objects, one
+ * object's trend, run and object names, garbage collection, read-only SQL. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define RUN_COLUMNS                                                                             \
+    "SELECT r.id, r.finished, r.tool, p.name, p.path, p.sha256, p.build_id, r.command_line, "    \
+    "r.arguments, r.cwd, r.machine, r.mtool_version, r.ran, r.exit_status, r.user_s, r.sys_s, " \
+    "r.wall_s, r.base_user_s, r.base_sys_s, r.base_wall_s, r.memory_ops, r.instructions, "      \
+    "r.nobjects FROM runs r JOIN programs p ON p.id = r.program_id "
+
+#define OBJECT_COLUMNS                                                                      \
+    "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, s.line, s.proc_line, " \
+    "s.depth, s.named, s.address, s.shape, f.entries, f.instructions, f.memory_ops, "       \
+    "f.measured_cycles, f.predicted_cycles, f.overhead_cycles "                             \
+    "FROM figures f JOIN sites s ON s.id = f.site_id "
+
+static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
+{
+    r->id = sqlite3_column_int64(st, 0);
+    r->finished = sqlite3_column_double(st, 1);
+    char **texts[] = {&r->tool, &r->program, &r->path, &r->sha256, &r->build_id, &r->command_line,
+                      &r->arguments, &r->cwd, &r->machine, &r->version};
+    for (int k = 0; k < 10; k++)
+        *texts[k] = mt_store_col_text(st, 2 + k);
+    r->ran = sqlite3_column_int(st, 12);
+    r->exit_status = sqlite3_column_int(st, 13);
+    double *times[] = {&r->user_s, &r->sys_s, &r->wall_s, &r->base_user_s, &r->base_sys_s,
+                       &r->base_wall_s};
+    for (int k = 0; k < 6; k++)
+        *times[k] = mt_store_col_real(st, 14 + k);
+    r->memory_ops = (uint64_t)sqlite3_column_int64(st, 20);
+    r->instructions = (uint64_t)sqlite3_column_int64(st, 21);
+    r->nobjects = (uint32_t)sqlite3_column_int64(st, 22);
+}
+
+static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
+{
+    o->run = sqlite3_column_int64(st, 0);
+    o->object = sqlite3_column_int64(st, 1);
+    o->procedure = mt_store_col_text(st, 2);
+    o->loop_path = mt_store_col_text(st, 3);
+    o->is_loop = o->loop_path != NULL;
+    o->file = mt_store_col_text(st, 4);
+    o->line = (uint32_t)sqlite3_column_int64(st, 5);
+    o->proc_line = (uint32_t)sqlite3_column_int64(st, 6);
+    o->depth = (uint32_t)sqlite3_column_int64(st, 7);
+    o->named = sqlite3_column_int(st, 8);
+    o->address = (uint64_t)sqlite3_column_int64(st, 9);
+    o->shape = (uint64_t)sqlite3_column_int64(st, 10);
+    o->entries = (uint64_t)sqlite3_column_int64(st, 11);
+    o->instructions = (uint64_t)sqlite3_column_int64(st, 12);
+    o->memory_ops = (uint64_t)sqlite3_column_int64(st, 13);
+    o->measured_cycles = mt_store_col_real(st, 14);
+    o->predicted_cycles = mt_store_col_real(st, 15);
+    o->overhead_cycles = mt_store_col_real(st, 16);
+}
+
+/* Steps `st` to the end, appending one row per result with `read`. */
+static int collect(mt_store *s, sqlite3_stmt *st, size_t size, void (*read)(sqlite3_stmt *, void *),
+                   void **rows, size_t *n, mt_error *err)
+{
+    size_t cap = 0;
+    char *out = NULL;
+    *n = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n >= cap)
+            out = mt_xgrow(out, &cap, *n + 1, size);
+        memset(out + *n * size, 0, size);
+        read(st, out + *n * size);
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    *rows = out;
+    if (rc != SQLITE_DONE)
+        return mt_store_fail(s, err, "reading the history");
+    return 0;
+}
+
+static void read_run_any(sqlite3_stmt *st, void *row) { read_run(st, row); }
+static void read_object_any(sqlite3_stmt *st, void *row) { read_object(st, row); }
+
+static void reverse(void *rows, size_t n, size_t size)
+{
+    char *p = rows, *tmp = mt_xmalloc(size);
+    for (size_t i = 0; i < n / 2; i++) {
+        memcpy(tmp, p + i * size, size);
+        memcpy(p + i * size, p + (n - 1 - i) * size, size);
+        memcpy(p + (n - 1 - i) * size, tmp, size);
+    }
+    free(tmp);
+}
+
+int mt_store_list(mt_store *s, const mt_store_filter *f, mt_store_run_row **rows, size_t *n,
+                  mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, RUN_COLUMNS "WHERE " PROGRAM_IS(1) " AND (?2 = 0 OR r.finished >= ?2) "
+                            "AND (?3 = 0 OR r.finished < ?3) ORDER BY r.id DESC LIMIT ?4", &st, err))
+        return -1;
+    if (f->program)
+        sqlite3_bind_text(st, 1, f->program, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, f->since);
+    sqlite3_bind_double(st, 3, f->until);
+    sqlite3_bind_int64(st, 4, f->limit ? (int64_t)f->limit : -1);
+    if (collect(s, st, sizeof **rows, read_run_any, (void **)rows, n, err) != 0)
+        return -1;
+    reverse(*rows, *n, sizeof **rows); /* oldest first */
+    return 0;
+}
+
+static bool all_digits(const char *t)
+{
+    if (!*t)
+        return false;
+    for (; *t; t++)
+        if (!isdigit((unsigned char)*t))
+            return false;
+    return true;
+}
+
+int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int64_t *id,
+                         mt_error *err)
+{
+    sqlite3_stmt *st;
+    long long back = 0;
+    if (all_digits(spec)) {
+        if (mt_store_prepare(s, "SELECT id FROM runs WHERE id = ?", &st, err) != 0)
+            return -1;
+        sqlite3_bind_int64(st, 1, strtoll(spec, NULL, 10));
+    } else {
+        if (strcmp(spec, "last") == 0)
+            back = 0;
+        else if (strncmp(spec, "last~", 5) == 0 && all_digits(spec + 5))
+            back = strtoll(spec + 5, NULL, 10);
+        else {
+            mt_error_set(err, "'%s' is not a run: give an id, 'last' or 'last~K'", spec);
+            return -1;
+        }
+        if (mt_store_prepare(s, "SELECT r.id FROM runs r JOIN programs p ON p.id = r.program_id "
+                                "WHERE " PROGRAM_IS(1) " ORDER BY r.id DESC LIMIT 1 OFFSET ?2",
+                             &st, err) != 0)
+            return -1;
+        if (program)
+            sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, back);
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc != SQLITE_DONE)
+        return mt_store_fail(s, err, "looking up a run");
+    mt_error_set(err, "%s: no run '%s'%s%s", s->path, spec, program ? " of " : "",
+                 program ? program : "");
+    return -1;
+}
+
+int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, RUN_COLUMNS "WHERE r.id = ?", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    mt_store_run_row *rows;
+    size_t n;
+    if (collect(s, st, sizeof *rows, read_run_any, (void **)&rows, &n, err) != 0)
+        return -1;
+    if (n == 0) {
+        free(rows);
+        mt_error_set(err, "%s: no run %lld", s->path, (long long)id);
+        return -1;
+    }
+    *row = rows;
+    return 0;
+}
+
+int mt_store_objects_of_run(mt_store *s, int64_t run, bool build_order,
+                            mt_store_object_row **rows, size_t *n, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, build_order ? OBJECT_COLUMNS "WHERE f.run_id = ? ORDER BY s.id"
+                                        : OBJECT_COLUMNS "WHERE f.run_id = ? ORDER BY f.memory_ops "
+                                                         "DESC, s.id", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    return collect(s, st, sizeof **rows, read_object_any, (void **)rows, n, err);
+}
+
+int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
+                         mt_error *err)
+{
+    return mt_store_objects_of_run(s, run, false, rows, n, err);
+}
+
+int mt_store_trend(mt_store *s, int64_t object, size_t limit, mt_store_object_row **rows,
+                   size_t *n, mt_error *err)
+{
+    sqlite3_stmt *st;
+    /* Through the object's sites and their builds' runs, then the figures'
+     * primary key: no index by object to update on every store (an index
+     * scattered over every object made storing 8x slower for no faster trend). */
+    if (mt_store_prepare(s, "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, "
+                            "s.line, s.proc_line, s.depth, s.named, s.address, s.shape, f.entries, "
+                            "f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, "
+                            "f.overhead_cycles FROM sites s JOIN runs r ON r.program_id = "
+                            "s.program_id JOIN figures f ON f.run_id = r.id AND f.site_id = s.id "
+                            "WHERE s.object_id = ? ORDER BY f.run_id DESC LIMIT ?", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, object);
+    sqlite3_bind_int64(st, 2, limit ? (int64_t)limit : -1);
+    if (collect(s, st, sizeof **rows, read_object_any, (void **)rows, n, err) != 0)
+        return -1;
+    reverse(*rows, *n, sizeof **rows);
+    return 0;
+}
+
+int mt_store_previous_run(mt_store *s, int64_t run, int64_t *prev, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "SELECT r2.id FROM runs r2 JOIN programs p2 ON p2.id = r2.program_id "
+                            "WHERE r2.id < ?1 AND p2.name = (SELECT p.name FROM runs r JOIN "
+                            "programs p ON p.id = r.program_id WHERE r.id = ?1) "
+                            "ORDER BY r2.id DESC LIMIT 1", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    *prev = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "looking up a run");
+}
+
+/* "FILE:LINE" when the text after the last ':' is a line number (and the
+ * colon is not part of a C++ "::"). */
+static bool split_file_line(const char *spec, char **file, long *line)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || colon[-1] == ':' || !all_digits(colon + 1))
+        return false;
+    *file = strndup(spec, (size_t)(colon - spec));
+    *line = strtol(colon + 1, NULL, 10);
+    return true;
+}
+
+int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, int64_t *id,
+                            mt_error *err)
+{
+    const char *base = "SELECT s.object_id, o.program_name, s.program_id, "
+                       "coalesce(s.file, '?') || ':' || s.line FROM sites s "
+                       "JOIN objects o ON o.id = s.object_id JOIN programs p ON p.id = s.program_id "
+                       "WHERE " PROGRAM_IS(1) " AND ";
+    char *file = NULL, *where;
+    long line = 0;
+    const char *slash = strchr(spec, '/');
+    if (spec[0] == '#' && all_digits(spec + 1))
+        where = mt_xasprintf("%ss.object_id = %lld ORDER BY s.program_id DESC", base,
+                             strtoll(spec + 1, NULL, 10));
+    else if (split_file_line(spec, &file, &line))
+        where = mt_xasprintf("%s(s.file = ?2 OR s.file LIKE '%%/' || ?2) AND s.line = ?3 "
+                             "ORDER BY s.program_id DESC, s.depth DESC, s.loop_path IS NULL", base);
+    else if (slash)
+        where = mt_xasprintf("%ss.procedure = ?2 AND s.loop_path = ?3 ORDER BY s.program_id DESC",
+                             base);
+    else
+        where = mt_xasprintf("%ss.procedure = ?2 AND s.loop_path IS NULL ORDER BY s.program_id DESC",
+                             base);
+    sqlite3_stmt *st;
+    int rc = mt_store_prepare(s, where, &st, err);
+    free(where);
+    if (rc != 0) {
+        free(file);
+        return -1;
+    }
+    char *proc = slash ? strndup(spec, (size_t)(slash - spec)) : NULL;
+    if (program)
+        sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
+    if (file) {
+        sqlite3_bind_text(st, 2, file, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, line);
+    } else if (slash) {
+        sqlite3_bind_text(st, 2, proc, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, slash + 1, -1, SQLITE_STATIC);
+    } else if (spec[0] != '#')
+        sqlite3_bind_text(st, 2, spec, -1, SQLITE_STATIC);
+    /* The latest build holding such a site decides; it must name one object
+     * of one program. */
+    int64_t latest = 0;
+    char *name = NULL, *where_first = NULL;
+    rc = 0;
+    *id = 0;
+    int step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t object = sqlite3_column_int64(st, 0), build = sqlite3_column_int64(st, 2);
+        const char *pname = (const char *)sqlite3_column_text(st, 1);
+        if (!*id) {
+            *id = object;
+            latest = build;
+            name = mt_xstrdup(pname);
+            where_first = mt_store_col_text(st, 3);
+        } else if (strcmp(pname, name) != 0) {
+            mt_error_set(err, "'%s' is in several programs (%s, %s): add --program NAME", spec,
+                         name, pname);
+            rc = -1;
+        } else if (build == latest && object != *id) {
+            mt_error_set(err, "'%s' names several objects of %s (at %s and %s): name it by "
+                              "FILE:LINE or #ID", spec, name, where_first,
+                         (const char *)sqlite3_column_text(st, 3));
+            rc = -1;
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = mt_store_fail(s, err, "looking up an object");
+    sqlite3_finalize(st);
+    if (rc == 0 && !*id) {
+        mt_error_set(err, "%s: no procedure or loop '%s'%s%s (OBJECT is PROC, PROC/LOOP-PATH, "
+                          "FILE:LINE or #ID)", s->path, spec, program ? " in " : "",
+                     program ? program : "");
+        rc = -1;
+    }
+    free(name);
+    free(where_first);
+    free(file);
+    free(proc);
+    return rc;
+}
+
+int mt_store_load_sites(mt_store *s, int64_t program, mt_store_site **sites, int64_t **ids,
+                        int64_t **objects, size_t *n, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "SELECT id, object_id, procedure, named, loop_path, depth, file, line, "
+                            "proc_line, address, shape FROM sites WHERE program_id = ? ORDER BY id",
+                         &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, program);
+    size_t cap = 0, icap = 0, ocap = 0;
+    *sites = NULL;
+    *ids = *objects = NULL;
+    *n = 0;
+    size_t ni = 0, no = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        mt_store_site x = {.procedure = mt_store_col_text(st, 2), .named = sqlite3_column_int(st, 3),
+                           .loop_path = mt_store_col_text(st, 4),
+                           .depth = (uint32_t)sqlite3_column_int64(st, 5),
+                           .file = mt_store_col_text(st, 6),
+                           .line = (uint32_t)sqlite3_column_int64(st, 7),
+                           .proc_line = (uint32_t)sqlite3_column_int64(st, 8),
+                           .address = (uint64_t)sqlite3_column_int64(st, 9),
+                           .shape = (uint64_t)sqlite3_column_int64(st, 10)};
+        x.is_loop = x.loop_path != NULL;
+        MT_PUSH(*sites, *n, cap, x);
+        MT_PUSH(*ids, ni, icap, sqlite3_column_int64(st, 0));
+        MT_PUSH(*objects, no, ocap, sqlite3_column_int64(st, 1));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "reading a build's sites");
+}
+
+void mt_store_sites_free(mt_store_site *sites, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(sites[i].procedure);
+        free(sites[i].loop_path);
+        free(sites[i].file);
+    }
+    free(sites);
+}
+
+int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_error *err)
+{
+    sqlite3_stmt *st;
+    *removed = 0;
+    if (mt_store_exec(s, "BEGIN IMMEDIATE", err) != 0)
+        return -1;
+    if (mt_store_prepare(s, "DELETE FROM runs WHERE (?1 > 0 AND finished < ?1) OR (?2 > 0 AND id IN "
+                            "(SELECT id FROM (SELECT r.id, row_number() OVER (PARTITION BY p.name "
+                            "ORDER BY r.id DESC) AS k FROM runs r JOIN programs p ON "
+                            "p.id = r.program_id) WHERE k > ?2))", &st, err) != 0)
+        goto fail;
+    sqlite3_bind_double(st, 1, before);
+    sqlite3_bind_int64(st, 2, (int64_t)keep);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        mt_store_fail(s, err, "removing runs");
+        goto fail;
+    }
+    *removed = (size_t)sqlite3_changes(s->db);
+    /* Builds no run refers to, and objects no build has, go with them. */
+    if (mt_store_exec(s, "DELETE FROM figures WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sites WHERE program_id NOT IN (SELECT program_id FROM runs);"
+                         "DELETE FROM programs WHERE id NOT IN (SELECT program_id FROM runs);"
+                         "DELETE FROM objects WHERE id NOT IN (SELECT object_id FROM sites);"
+                         "COMMIT", err) != 0)
+        goto fail;
+    return mt_store_exec(s, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", err);
+fail:
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* Every statement is prepared and checked before any runs, so a refused
+ * one leaves no partial output. */
+static int check_read_only(mt_store *s, const char *sql, size_t *count, mt_error *err)
+{
+    *count = 0;
+    for (const char *rest = sql; rest && *rest;) {
+        sqlite3_stmt *st;
+        const char *tail;
+        if (sqlite3_prepare_v2(s->db, rest, -1, &st, &tail) != SQLITE_OK) {
+            mt_error_set(err, "sql: %s", sqlite3_errmsg(s->db));
+            return -1;
+        }
+        if (st && !sqlite3_stmt_readonly(st)) {
+            mt_error_set(err, "sql: refused, not a read-only statement: %.*s",
+                         (int)strcspn(rest, ";"), rest + strspn(rest, " \t\n"));
+            sqlite3_finalize(st);
+            return -1;
+        }
+        *count += st != NULL;
+        sqlite3_finalize(st);
+        rest = tail;
+    }
+    if (*count == 0) {
+        mt_error_set(err, "sql: no statement given");
+        return -1;
+    }
+    return 0;
+}
+
+static void print_rows(sqlite3_stmt *st, FILE *out, bool header)
+{
+    int ncols = sqlite3_column_count(st);
+    if (header)
+        for (int c = 0; c < ncols; c++)
+            fprintf(out, "%s%s", sqlite3_column_name(st, c), c + 1 < ncols ? "\t" : "\n");
+    for (int c = 0; c < ncols; c++) {
+        const unsigned char *t = sqlite3_column_text(st, c);
+        fprintf(out, "%s%s", t ? (const char *)t : "", c + 1 < ncols ? "\t" : "\n");
+    }
+}
+
+int mt_store_sql(mt_store *s, const char *sql, FILE *out, mt_error *err)
+{
+    size_t count;
+    sqlite3_limit(s->db, SQLITE_LIMIT_ATTACHED, 0);
+    if (check_read_only(s, sql, &count, err) != 0)
+        return -1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int rc = 0;
+    for (const char *rest = sql; rc == 0 && rest && *rest;) {
+        sqlite3_stmt *st;
+        const char *tail;
+        if (sqlite3_prepare_v2(s->db, rest, -1, &st, &tail) != SQLITE_OK)
+            rc = mt_store_fail(s, err, "sql");
+        int step = SQLITE_DONE;
+        for (bool first = true; rc == 0 && st && (step = sqlite3_step(st)) == SQLITE_ROW; first = false)
+            print_rows(st, mem, first);
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = mt_store_fail(s, err, "sql");
+        sqlite3_finalize(st);
+        rest = tail;
+    }
+    fclose(mem);
+    if (rc == 0)
+        fwrite(text, 1, len, out);
+    free(text);
+    return rc;
+}
+
+void mt_store_run_rows_free(mt_store_run_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        mt_store_run_row *r = &rows[i];
+        char *texts[] = {r->tool, r->program, r->path, r->sha256, r->build_id, r->command_line,
+                         r->arguments, r->cwd, r->machine, r->version};
+        for (size_t k = 0; k < MT_ARRAY_LEN(texts); k++)
+            free(texts[k]);
+    }
+    free(rows);
+}
+
+void mt_store_object_rows_free(mt_store_object_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].procedure);
+        free(rows[i].loop_path);
+        free(rows[i].file);
+    }
+    free(rows);
+}

@@ -1,0 +1,124 @@
+/* store/sites.c — the sites of one build, from the analyzer's program: every
+ * procedure and loop with what identifies it across rebuilds (name, loop
+ * nesting path, source line, structure fingerprint) and its address. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* FNV-1a over the structure counts: equal for code that only moved. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t procedure_shape(const mt_procedure *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = mix(h, p->nblocks);
+    h = mix(h, p->nedges);
+    h = mix(h, p->ninsns);
+    h = mix(h, p->mem_reads);
+    h = mix(h, p->mem_writes);
+    return mix(h, p->nloops);
+}
+
+static uint64_t loop_shape(const mt_procedure *p, const mt_loop *lp)
+{
+    uint64_t insns = 0, reads = 0, writes = 0;
+    for (uint32_t k = 0; k < lp->nblocks; k++) {
+        const mt_block *b = &p->blocks[lp->blocks[k]];
+        insns += b->ninsns;
+        reads += b->mem_reads;
+        writes += b->mem_writes;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = mix(h, lp->nblocks);
+    h = mix(h, insns);
+    h = mix(h, reads);
+    h = mix(h, writes);
+    h = mix(h, lp->depth);
+    h = mix(h, lp->nback_edges);
+    return mix(h, lp->nexit_edges);
+}
+
+static char *file_of(const mt_program *prog, const mt_block *b)
+{
+    return b->file && b->file < prog->nfiles ? mt_xstrdup(prog->files[b->file]) : NULL;
+}
+
+/* Ordinal of each loop among the loops sharing its parent, by header
+ * address (blocks are sorted by address, so header index order is address
+ * order); then paths "2.1", built parents first. */
+static char **loop_paths(const mt_procedure *p)
+{
+    uint32_t *ordinal = mt_xcalloc(p->nloops + 1, sizeof *ordinal);
+    for (uint32_t l = 0; l < p->nloops; l++) {
+        ordinal[l] = 1;
+        for (uint32_t m = 0; m < p->nloops; m++)
+            if (p->loops[m].parent == p->loops[l].parent && p->loops[m].header < p->loops[l].header)
+                ordinal[l]++;
+    }
+    char **paths = mt_xcalloc(p->nloops + 1, sizeof *paths);
+    for (uint32_t l = 0; l < p->nloops; l++) {
+        uint32_t parent = p->loops[l].parent;
+        paths[l] = parent == MT_NONE ? mt_xasprintf("%u", ordinal[l])
+                                     : mt_xasprintf("%s.%u", paths[parent], ordinal[l]);
+    }
+    free(ordinal);
+    return paths;
+}
+
+void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
+                                 const uint8_t sha256[32], mt_store_build *out)
+{
+    memset(out, 0, sizeof *out);
+    out->path = mt_xstrdup(abs_path);
+    snprintf(out->build_id, sizeof out->build_id, "%s", prog->build_id);
+    for (int i = 0; i < 32; i++)
+        snprintf(out->sha256 + 2 * i, 3, "%02x", sha256[i]);
+    out->proc_site = mt_xcalloc(prog->nprocs + 1, sizeof *out->proc_site);
+    size_t cap = 0;
+    for (uint32_t pi = 0; pi < prog->nprocs; pi++) {
+        const mt_procedure *p = &prog->procs[pi];
+        out->proc_site[pi] = MT_NONE;
+        if (p->is_plt || p->nblocks == 0)
+            continue;
+        out->proc_site[pi] = (uint32_t)out->nsites;
+        bool named = (p->sources & (MT_SRC_SYMTAB | MT_SRC_DYNSYM)) != 0;
+        mt_store_site site = {.procedure = mt_xstrdup(p->name), .named = named,
+                              .file = file_of(prog, &p->blocks[0]), .line = p->blocks[0].line,
+                              .proc_line = p->blocks[0].line, .address = p->entry,
+                              .shape = procedure_shape(p)};
+        MT_PUSH(out->sites, out->nsites, cap, site);
+        char **paths = loop_paths(p);
+        for (uint32_t l = 0; l < p->nloops; l++) {
+            const mt_loop *lp = &p->loops[l];
+            const mt_block *h = &p->blocks[lp->header];
+            mt_store_site ls = {.is_loop = true, .procedure = mt_xstrdup(p->name), .named = named,
+                                .loop_path = paths[l], .depth = lp->depth, .file = file_of(prog, h),
+                                .line = h->line, .proc_line = p->blocks[0].line,
+                                .address = h->start, .shape = loop_shape(p, lp)};
+            MT_PUSH(out->sites, out->nsites, cap, ls);
+        }
+        free(paths);
+    }
+}
+
+uint32_t mt_store_site_of(const mt_store_build *b, uint32_t proc, uint32_t loop)
+{
+    uint32_t first = b->proc_site[proc];
+    return first == MT_NONE || loop == MT_NONE ? first : first + 1 + loop;
+}
+
+void mt_store_build_free(mt_store_build *b)
+{
+    mt_store_sites_free(b->sites, b->nsites);
+    free(b->proc_site);
+    free(b->path);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,200 @@
+/* store/store.h — the run history: every run's per-object figures in an
+ * SQLite database (schema and identity rules: docs/HISTORY.md).
+ *
+ * A build (one binary, by content hash) has sites: every procedure and loop
+ * it contains, with where it is (name, loop nesting path, source line,
+ * address).  Each site belongs to an object, the stable identity of a
+ * procedure or loop across rebuilds: when a build is stored for the first
+ * time its sites are matched to the previous build of the same program name
+ * (store/match.c), so `trend` follows a loop whose lines moved.  A run holds
+ * figures per executed site: counts now, measured/predicted cycles and
+ * overhead when later passes supply them (NULL until then).
+ *
+ * Integrity: WAL journal, one IMMEDIATE transaction per run, a busy timeout
+ * so concurrent writers queue instead of failing; a file that is not an
+ * mtool history (foreign, damaged, newer schema) is refused, never
+ * rewritten. */
+#ifndef MTOOL_STORE_H
+#define MTOOL_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../analyzer/analyzer.h"
+#include "../common/util.h"
+
+#define MT_STORE_SCHEMA_VERSION 1
+
+typedef struct mt_store mt_store;
+
+/* $MTOOL_HISTORY, else $XDG_DATA_HOME/mtool/history.db, else
+ * ~/.local/share/mtool/history.db.  Caller frees. */
+char *mt_store_default_path(void);
+
+/* MT_STORE_READ opens an existing history read-only (SQLITE_OPEN_READONLY);
+ * MT_STORE_WRITE creates it (and its directory) or migrates it to the current
+ * schema.  NULL with err ("FILE: reason") for a foreign, damaged or newer file. */
+typedef enum { MT_STORE_READ, MT_STORE_WRITE } mt_store_mode;
+mt_store *mt_store_open(const char *path, mt_store_mode mode, mt_error *err);
+void mt_store_close(mt_store *s);
+const char *mt_store_path(const mt_store *s);
+
+/* ---- storing a run ------------------------------------------------------ */
+
+/* Where a procedure or loop sits in one build. */
+typedef struct {
+    bool is_loop;
+    char *procedure;        /* the procedure's name (a loop's enclosing procedure) */
+    bool named;             /* false: the name is made up from the address (sub_ADDR) */
+    char *loop_path;        /* "2.1": 1st loop nested in the 2nd outermost; NULL for a procedure */
+    uint32_t depth;         /* 0 for a procedure */
+    char *file;             /* source of the entry/header block, NULL when unknown */
+    uint32_t line;          /* its line, 0 when unknown */
+    uint32_t proc_line;     /* the procedure's entry line: loops match by offset from it */
+    uint64_t address;       /* entry or header address */
+    uint64_t shape;         /* fingerprint of the code's structure (unchanged by line moves) */
+} mt_store_site;
+
+typedef struct {
+    char *path;             /* absolute path of the binary */
+    char build_id[41];      /* NT_GNU_BUILD_ID, "" when absent */
+    char sha256[65];        /* content hash, hex */
+    mt_store_site *sites;   /* every procedure (PLT stubs excepted), each followed by its loops */
+    size_t nsites;
+    uint32_t *proc_site;    /* per procedure: index of its site, MT_NONE for PLT stubs */
+} mt_store_build;
+
+/* The sites of `prog` (sha256 from mt_file_sha256). */
+void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
+                                 const uint8_t sha256[32], mt_store_build *out);
+/* Site index of loop `loop` of procedure `proc` (MT_NONE: the procedure itself). */
+uint32_t mt_store_site_of(const mt_store_build *b, uint32_t proc, uint32_t loop);
+void mt_store_build_free(mt_store_build *b);
+
+/* Figures of one site in one run; NAN for a figure this run does not have. */
+typedef struct {
+    uint32_t site;
+    uint64_t entries, instructions, memory_ops;
+    double measured_cycles, predicted_cycles, overhead_cycles;
+} mt_store_figures;
+
+typedef struct {
+    const char *tool;            /* "count", "time", "run", "simulate" */
+    double finished;             /* when the result was stored: Unix time, seconds */
+    int argc;                    /* the whole mtool command line */
+    char **argv;
+    int nargs;                   /* the program's own arguments (after BIN) */
+    char **args;
+    const char *cwd;
+    const char *machine;         /* machine profile */
+    const char *version;         /* mtool version */
+    bool ran;                    /* false: profiles merged, no process ran */
+    int exit_status;             /* 0-255, 128+signal */
+    double user_s, sys_s, wall_s;/* the measured run; NAN when absent */
+    double base_user_s, base_sys_s, base_wall_s; /* uninstrumented run; NAN when absent */
+    mt_store_figures *figures;
+    size_t nfigures;
+} mt_store_run;
+
+/* Stores the build (first time only: sites and their identities) and the run
+ * in one transaction.  Returns the run's id, or -1 with err. */
+int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_run *r,
+                         mt_error *err);
+
+/* ---- matching objects across builds (match.c) ---------------------------- */
+
+typedef enum {
+    MT_MATCH_SAME,       /* same name, same nesting path, same line */
+    MT_MATCH_MOVED,      /* same name and shape or path; its lines moved */
+    MT_MATCH_RENAMED,    /* procedure renamed: same file, same shape, nearest line */
+    MT_MATCH_ADDRESS,    /* no name or line to go by: same address and shape */
+} mt_match_kind;
+
+/* For every site of `b`, the index of its counterpart in `a` (MT_NONE when
+ * new) and how it was found.  `how` may be NULL. */
+void mt_store_match(const mt_store_site *a, size_t na, const mt_store_site *b, size_t nb,
+                    uint32_t *b_to_a, uint8_t *how);
+const char *mt_match_kind_name(mt_match_kind k);
+
+/* ---- queries ------------------------------------------------------------- */
+
+typedef struct {
+    int64_t id;
+    double finished;
+    char *tool, *program, *path, *sha256, *build_id, *command_line, *arguments, *cwd,
+        *machine, *version;
+    bool ran;
+    int exit_status;
+    double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
+    uint64_t memory_ops, instructions; /* sums over executed procedures */
+    uint32_t nobjects;
+} mt_store_run_row;
+
+/* One object's figures in one run, with where it was. */
+typedef struct {
+    int64_t run, object;
+    char *procedure, *loop_path, *file;
+    bool is_loop, named;
+    uint32_t line, proc_line, depth;
+    uint64_t address, shape;
+    uint64_t entries, instructions, memory_ops;
+    double measured_cycles, predicted_cycles, overhead_cycles;
+} mt_store_object_row;
+
+typedef struct {
+    const char *program;  /* name (basename) or path; NULL: every program */
+    double since, until;  /* Unix times; 0: no bound */
+    size_t limit;         /* the most recent ones; 0: all */
+} mt_store_filter;
+
+int mt_store_list(mt_store *s, const mt_store_filter *f, mt_store_run_row **rows, size_t *n,
+                  mt_error *err);
+/* RUN is an id, "last" or "last~K" (the K-th run before the last), counted
+ * among the runs of `program` when it is not NULL. */
+int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int64_t *id,
+                         mt_error *err);
+/* One run (an array of one, freed with mt_store_run_rows_free(row, 1)). */
+int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err);
+/* Every object of a run, most memory operations first. */
+int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
+                         mt_error *err);
+/* OBJECT: "PROC", "PROC/LOOPPATH", "FILE:LINE" (loop or procedure whose
+ * header is there in the latest build holding such a site) or "#ID". */
+int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, int64_t *id,
+                            mt_error *err);
+/* The object's figures in every run holding it, oldest first (last `limit` when > 0). */
+int mt_store_trend(mt_store *s, int64_t object, size_t limit, mt_store_object_row **rows,
+                   size_t *n, mt_error *err);
+/* The last run of the same program before `run`, or 0 when there is none. */
+int mt_store_previous_run(mt_store *s, int64_t run, int64_t *prev, mt_error *err);
+
+/* Two runs' objects paired: by stable identity first, then by the same
+ * tolerant matching as across builds (for runs of different program names,
+ * or objects the chain lost).  a and b are in build order. */
+typedef struct {
+    mt_store_object_row *a, *b;
+    size_t na, nb;
+    uint32_t *b_to_a;       /* per row of b: its row in a, MT_NONE when new */
+    uint8_t *how;           /* per row of b: mt_match_kind */
+    bool *a_paired;         /* per row of a: false when gone */
+} mt_store_diff;
+int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff *d, mt_error *err);
+void mt_store_diff_free(mt_store_diff *d);
+
+/* Writes the runs `f` selects with every object's figures: CSV (one row per
+ * run and object) or JSON (an array of runs, each with its objects). */
+int mt_store_export(mt_store *s, const mt_store_filter *f, bool json, FILE *out, mt_error *err);
+
+/* Removes runs (older than `before` when > 0; all but the newest `keep` per
+ * program when > 0), then whatever no run refers to, and compacts the file. */
+int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_error *err);
+
+/* Runs one read-only SQL text (every statement must be read-only; refused
+ * otherwise) and prints the result as tab-separated rows with a header. */
+int mt_store_sql(mt_store *s, const char *sql, FILE *out, mt_error *err);
+
+void mt_store_run_rows_free(mt_store_run_row *rows, size_t n);
+void mt_store_object_rows_free(mt_store_object_row *rows, size_t n);
+
+#endif

@@ -1,0 +1,190 @@
+#!/bin/sh
+# tests/history.sh — `mtool history` end to end with real `mtool count` runs:
+# every command; a sample rebuilt with its lines shifted (and, separately, a
+# procedure renamed) keeps its procedures' and loops' identities; several
+# processes storing at once lose nothing; a damaged database gives one error
+# line and is left untouched.  Oracles: the counts `mtool count` printed
+# (counts.tsv), sqlite3's own integrity_check, cmp of the file.
+#
+#   MTOOL=build/asan/mtool sh tests/history.sh
+set -u
+cd "$(dirname "$0")/.."
+MTOOL=${MTOOL:-build/mtool}
+W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-history.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+export XDG_CACHE_HOME="$W/cache" MTOOL_HISTORY="$W/h.db"
+
+ok() { echo "ok - history: $1"; }
+notok() { echo "not ok - history: $1"; }
+check() { if eval "$2" > "$W/check.out" 2>&1; then ok "$1"; else notok "$1"; sed 's/^/# /' "$W/check.out" | head -5; fi; }
+sql() { "$MTOOL" history sql "$1" | tail -n +2; }
+
+# A sample built twice into the same name: the second time with blank lines
+# and comments inserted above and inside the procedures, so every line moves.
+mkdir -p "$W/v1" "$W/v2" "$W/v3"
+cp samples/matmul.c "$W/v1/matmul.c"
+awk '/^NOINLINE void matmul_rows/ { print "/* inserted\n   comment */\n" } { print } /double sum = 0;/ { print "" }' \
+    samples/matmul.c > "$W/v2/matmul.c"
+sed 's/matmul_cols/matmul_columns/g' samples/matmul.c > "$W/v3/matmul.c"
+for v in v1 v2 v3; do
+    (cd "$W/$v" && cc -g -O2 -o matmul matmul.c) || { notok "cannot build the sample"; exit 1; }
+done
+check "the rebuilt sample's lines really moved" \
+    "! cmp -s $W/v1/matmul $W/v2/matmul && objdump -d $W/v1/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d1 && objdump -d $W/v2/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d2 && test \"\$(grep -c . $W/d1)\" -gt 5"
+
+# ---- count stores; --no-store does not --------------------------------------
+"$MTOOL" count -o "$W/r1" -- "$W/v1/matmul" > /dev/null 2> "$W/count1.err"
+check "count stores run 1 and says where" "grep -q 'run 1 stored in $W/h.db' $W/count1.err"
+"$MTOOL" count --no-store -o "$W/r0" -- "$W/v1/matmul" > /dev/null 2> "$W/count0.err"
+check "--no-store stores nothing" "! grep -q stored $W/count0.err && test \"\$(sql 'SELECT count(*) FROM runs')\" = 1"
+"$MTOOL" count -o "$W/r2" -- "$W/v2/matmul" > /dev/null 2>&1
+"$MTOOL" count -o "$W/r3" -- "$W/v2/matmul" 7 > /dev/null 2>&1
+"$MTOOL" count -o "$W/r4" -- "$W/v3/matmul" > /dev/null 2>&1
+
+# Oracle for the stored figures: counts.tsv of run 1 and the analyzer's
+# block sizes, summed here independently for matmul_rows.
+rows_memops=$("$MTOOL" analyze --function matmul_rows "$W/v1/matmul" 2>/dev/null |
+    awk '/^    0x/ { split($0, f, " "); r = f[4]; w = f[5]; sub(/r/, "", r); sub(/w/, "", w); m[f[1]] = r + w }
+         END { for (a in m) print a, m[a] }' > "$W/blocks"
+    awk 'NR == FNR { m[$1] = $2; next } ($1 in m) { s += $2 * m[$1] } END { print s }' "$W/blocks" "$W/r1/counts.tsv")
+check "stored memory operations of matmul_rows equal counts.tsv x analyzer ($rows_memops)" \
+    "test \"\$(sql \"SELECT f.memory_ops FROM figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = 1 AND s.procedure = 'matmul_rows' AND s.loop_path IS NULL\")\" = '$rows_memops'"
+
+# ---- list ----------------------------------------------------------------------
+"$MTOOL" history list > "$W/list" 2>&1
+check "list shows 4 runs with their command lines" \
+    "test \$(grep -c 'mtool count' $W/list) = 4 && grep -q 'v2/matmul 7' $W/list"
+check "list --limit 1 shows the last run only" \
+    "\"$MTOOL\" history list --limit 1 | tail -1 | grep -q '^ *4 '"
+check "list --since tomorrow shows none" \
+    "\"$MTOOL\" history list --since $(date -d tomorrow +%Y-%m-%d) | grep -q '(no run'"
+check "list --program other shows none" "\"$MTOOL\" history list --program nosuch | grep -q '(no run of nosuch)'"
+check "list with a bad date is a usage error" "\"$MTOOL\" history list --since yesterday; test \$? -eq 2"
+
+# ---- show ------------------------------------------------------------------------
+"$MTOOL" history show 3 > "$W/show" 2>&1
+check "show: arguments, directory, build, exit status, loops" \
+    "grep -q 'arguments: \\[\"7\"\\]' $W/show && grep -q 'directory: ' $W/show && grep -q 'sha256: [0-9a-f]\\{64\\}' $W/show && grep -q 'exit status 0' $W/show && grep -q 'matmul_rows/1.1.1' $W/show"
+check "show last~3 is run 1" "\"$MTOOL\" history show last~3 | grep -q '^run 1:'"
+check "show of a missing run is one error line, exit 1" \
+    "\"$MTOOL\" history show 99 2> $W/e; test \$? -eq 1 && test \$(grep -c . $W/e) = 1"
+
+# ---- identities across rebuilds ----------------------------------------------------
+check "rebuilt sample is a new build (2 builds of matmul before the rename)" \
+    "test \"\$(sql 'SELECT count(*) FROM programs WHERE id IN (SELECT program_id FROM runs WHERE id <= 3)')\" = 2"
+check "every line of matmul_rows moved in the rebuild" \
+    "test \"\$(sql \"SELECT count(*) FROM sites a JOIN sites b ON a.object_id = b.object_id AND a.program_id < b.program_id WHERE a.procedure = 'matmul_rows' AND a.program_id = 1 AND b.program_id = 2 AND a.line = b.line\")\" = 0"
+check "the innermost loop of matmul_rows keeps its object across the rebuild, matched as moved" \
+    "test \"\$(sql \"SELECT count(DISTINCT object_id) || ' ' || group_concat(matched) FROM sites WHERE procedure = 'matmul_rows' AND loop_path = '1.1.1' AND program_id <= 2\")\" = '1 new,moved'"
+check "every procedure and loop of matmul_rows and matmul_cols matched across the rebuild" \
+    "test \"\$(sql \"SELECT count(*) FROM sites s JOIN programs p ON p.id = s.program_id WHERE p.id = 2 AND s.procedure IN ('matmul_rows', 'matmul_cols') AND s.matched = 'moved'\")\" = 8"
+"$MTOOL" history trend matmul_rows/1.1.1 > "$W/trend" 2>&1
+check "trend follows the moved loop over runs 1-4 (line 17, then 20)" \
+    "grep -Eq '^ +1 +matmul_rows/1.1.1 +matmul.c:17 ' $W/trend && grep -Eq '^ +2 +matmul_rows/1.1.1 +matmul.c:2[0-9] ' $W/trend && grep -Eq '^ +4 ' $W/trend"
+check "trend by FILE:LINE names the same object" \
+    "\"$MTOOL\" history trend matmul.c:17 | head -1 | grep -q 'matmul_rows/1.1.1'"
+check "trend of an unknown object is one error line" \
+    "\"$MTOOL\" history trend nosuch 2> $W/e; test \$? -eq 1 && test \$(grep -c . $W/e) = 1"
+check "renamed procedure matmul_cols -> matmul_columns matched by file and shape" \
+    "test \"\$(sql \"SELECT matched FROM sites WHERE procedure = 'matmul_columns' AND loop_path IS NULL\")\" = renamed"
+"$MTOOL" history diff 1 2 > "$W/diff12" 2>&1
+check "diff of the line-shifted rebuild: nothing new or gone, loops marked as moved" \
+    "grep -q 'new (executed in the second run only) (0)' $W/diff12 && grep -q 'gone (executed in the first run only) (0)' $W/diff12 && grep -q 'unchanged within 5%: 18' $W/diff12"
+"$MTOOL" history diff 3 4 --threshold 1 > "$W/diff34" 2>&1
+check "diff 3 -> 4 (an argument, then none): every matmul loop improved, renamed one says so" \
+    "grep -q '^improved' $W/diff34 && grep -q 'renamed (was matmul_cols)' $W/diff34 && grep -Eq 'matmul_rows/1.1.1 .*-' $W/diff34"
+
+# ---- regressions: a CI gate ---------------------------------------------------------
+check "regressions: run 3 (an argument: 65x65 matrices, +4.7% work) against run 2 exits 1" \
+    "\"$MTOOL\" history regressions 3 2 --threshold 3 > $W/reg; test \$? -eq 1 && grep -q 'matmul_rows/1.1.1' $W/reg"
+check "regressions: last (run 4) against run 3 exits 0" \
+    "\"$MTOOL\" history regressions > $W/reg; test \$? -eq 0 && grep -q 'no object regressed' $W/reg"
+check "regressions: the default 5% threshold lets run 3 pass" \
+    "\"$MTOOL\" history regressions 3 2"
+check "regressions: error is exit 2" "\"$MTOOL\" history regressions 99 2>/dev/null; test \$? -eq 2"
+
+# ---- sql is read-only --------------------------------------------------------------------
+check "sql answers with a header" "\"$MTOOL\" history sql 'SELECT count(*) AS n FROM runs' | tr '\\n' ' ' | grep -q '^n 4 $'"
+cp "$W/h.db" "$W/before.db"
+for bad in "DELETE FROM runs" "SELECT 1; DROP TABLE runs" "PRAGMA user_version=7" \
+    "ATTACH '$W/x.db' AS x" "CREATE TABLE t(x)"; do
+    check "sql refuses '$bad' in one line and changes nothing" \
+        "! \"$MTOOL\" history sql \"$bad\" > $W/o 2> $W/e && test \$(grep -c . $W/e) = 1 && ! test -s $W/o && test \"\$(sql 'SELECT count(*) FROM runs')\" = 4 && test ! -e $W/x.db"
+done
+check "sql: the database is unchanged" "cmp -s $W/h.db $W/before.db"
+
+# ---- export -------------------------------------------------------------------------------
+"$MTOOL" history export --json -o "$W/e.json"
+check "export --json is valid JSON with 4 runs and their objects" \
+    "python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert len(d) == 4 and all(len(r[\"objects\"]) == 18 for r in d) and d[2][\"arguments\"] == [\"7\"]' $W/e.json"
+"$MTOOL" history export --csv --program matmul -o "$W/e.csv"
+check "export --csv: one row per run and object (4 x 18 + header)" \
+    "test \$(wc -l < $W/e.csv) = 73 && python3 -c 'import csv,sys; r = list(csv.DictReader(open(sys.argv[1]))); assert len(r) == 72 and r[0][\"kind\"] in (\"loop\", \"procedure\")' $W/e.csv"
+check "export without a format is a usage error" "\"$MTOOL\" history export 2>/dev/null; test \$? -eq 2"
+
+# ---- gc ------------------------------------------------------------------------------------
+cp "$W/h.db" "$W/gc.db"
+check "gc --keep 2 removes 2 runs" "\"$MTOOL\" history --db $W/gc.db gc --keep 2 | grep -q 'removed 2 runs'"
+check "gc: 2 runs left, orphans gone, integrity ok" \
+    "test \"\$(\"$MTOOL\" history --db $W/gc.db sql 'SELECT count(*) FROM runs; SELECT count(*) FROM programs WHERE id NOT IN (SELECT program_id FROM runs); PRAGMA integrity_check' | grep -v -e '^count' -e '^integrity' | tr '\\n' ' ')\" = '2 0 ok '"
+check "gc: trend still follows the loop over the runs left" \
+    "test \$(\"$MTOOL\" history --db $W/gc.db trend matmul_rows/1.1.1 | grep -c '^ *[34] ') = 2"
+check "gc of a missing database is an error and creates nothing" \
+    "! \"$MTOOL\" history --db $W/none.db gc 2>/dev/null && test ! -e $W/none.db"
+
+# ---- concurrent writers --------------------------------------------------------------------
+# 8 processes, 3 runs each, all starting on a database that does not exist yet.
+export MTOOL_HISTORY="$W/conc.db"
+for p in 1 2 3 4 5 6 7 8; do
+    (for k in 1 2 3; do "$MTOOL" count --no-baseline --profiles "$W/r1/profiles" -- "$W/v1/matmul" > /dev/null 2>> "$W/conc.$p" || echo "FAILED $p $k" >> "$W/conc.$p"; done) &
+done
+wait
+check "concurrent writers: all 24 runs stored, no writer failed" \
+    "! grep -h -e FAILED -e 'mtool:' $W/conc.* && test \"\$(sql 'SELECT count(*) FROM runs')\" = 24"
+check "concurrent writers: every run complete, one build, integrity ok" \
+    "test \"\$(sql 'SELECT count(*) FROM runs r WHERE nobjects <> (SELECT count(*) FROM figures f WHERE f.run_id = r.id) OR nobjects <> 18; SELECT count(*) FROM programs; PRAGMA integrity_check' | grep -v -e '^count' -e '^integrity' | tr '\\n' ' ')\" = '0 1 ok '"
+check "concurrent writers: run ids 1-24 each stored once" \
+    "test \"\$(sql 'SELECT min(id) || \" \" || max(id) || \" \" || count(DISTINCT id) FROM runs')\" = '1 24 24'"
+
+# ---- damaged and foreign files ---------------------------------------------------------------
+export MTOOL_HISTORY="$W/h.db"
+cp "$W/h.db" "$W/damaged.db"
+size=$(stat -c %s "$W/damaged.db")
+# Overwrite every page after the first two with garbage (the header stays valid).
+dd if=/dev/urandom of="$W/damaged.db" bs=4096 seek=2 count=$((size / 4096 - 2)) conv=notrunc 2>/dev/null
+cp "$W/damaged.db" "$W/damaged.orig"
+damaged_case() {
+    "$MTOOL" history --db "$W/damaged.db" "$@" > "$W/o" 2> "$W/e"
+    rc=$?
+    if [ $rc -ne 0 ] && [ "$(grep -c . "$W/e")" = 1 ] && grep -q 'damaged.db: damaged history database' "$W/e" &&
+        ! [ -s "$W/o" ]; then
+        ok "damaged database: 'history $*' fails in one line naming the file"
+    else
+        notok "damaged database: 'history $*' fails in one line naming the file (exit $rc)"
+        head -3 "$W/e" "$W/o" | sed 's/^/# /'
+    fi
+}
+damaged_case list
+damaged_case show 1
+damaged_case trend matmul_rows
+damaged_case sql 'SELECT sum(memory_ops) FROM figures'
+damaged_case export --csv
+MTOOL_HISTORY="$W/damaged.db" "$MTOOL" count -o "$W/rd" -- "$W/v1/matmul" > /dev/null 2> "$W/e"
+check "damaged database: count reports it in one line, exits 1, keeps its own output" \
+    "test \$? -eq 0 || true; grep -c 'damaged' $W/e | grep -qx 1 && grep -q 'run not stored' $W/e && test -s $W/rd/counts.tsv"
+MTOOL_HISTORY="$W/damaged.db" "$MTOOL" count -o "$W/rd2" -- "$W/v1/matmul" > /dev/null 2>&1
+check "damaged database: count exits 1" "test $? -eq 1"
+check "damaged database: never overwritten" "cmp -s $W/damaged.db $W/damaged.orig"
+printf 'not a database at all\n' > "$W/text.db"
+MTOOL_HISTORY="$W/text.db" "$MTOOL" count -o "$W/rt" -- "$W/v1/matmul" > /dev/null 2> "$W/e"
+check "text file as history: one error line, untouched" \
+    "grep -q 'text.db: damaged history database' $W/e && test \"\$(cat $W/text.db)\" = 'not a database at all'"
+sqlite3 "$W/other.db" 'CREATE TABLE notes(x); INSERT INTO notes VALUES (1);' 2>/dev/null ||
+    python3 -c 'import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes(x)"); c.commit()' "$W/other.db"
+cp "$W/other.db" "$W/other.orig"
+check "another application's database: refused in one line, untouched" \
+    "\"$MTOOL\" history --db $W/other.db list 2> $W/e; test \$? -eq 1 && grep -q 'not an mtool history' $W/e && cmp -s $W/other.db $W/other.orig"
+check "missing database: one line, nothing created" \
+    "\"$MTOOL\" history --db $W/missing.db list 2> $W/e; test \$? -eq 1 && grep -q 'no history yet' $W/e && test ! -e $W/missing.db"
+check "help history documents every command" \
+    "for c in list show trend diff regressions sql export gc; do \"$MTOOL\" help history | grep -q \"^  \$c\" || exit 1; done"

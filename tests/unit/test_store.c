@@ -1,0 +1,437 @@
+/* Unit tests of store/: the tolerant matcher on hand-built sites whose
+ * correspondence is known (lines shifted, a loop inserted, a procedure
+ * renamed, same-named statics, unnamed procedures); a stored run read back
+ * figure by figure; the file's header (WAL, schema version, application id);
+ * foreign, damaged and newer files refused byte-for-byte untouched; and
+ * writers SIGKILLed in the middle of a large transaction leaving a
+ * consistent, usable database. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "unit.h"
+
+static mt_store_site proc_site(const char *name, const char *file, uint32_t line, uint64_t shape)
+{
+    return (mt_store_site){.procedure = (char *)name, .named = true, .file = (char *)file,
+                           .line = line, .proc_line = line, .address = 0x1000 + line,
+                           .shape = shape};
+}
+
+static mt_store_site loop_site(const mt_store_site *proc, const char *path, uint32_t depth,
+                               uint32_t line, uint64_t shape)
+{
+    mt_store_site s = *proc;
+    s.is_loop = true;
+    s.loop_path = (char *)path;
+    s.depth = depth;
+    s.line = line;
+    s.shape = shape;
+    return s;
+}
+
+/* b is a with every line moved by `delta`. */
+static void shift(const mt_store_site *a, mt_store_site *b, size_t n, uint32_t delta)
+{
+    for (size_t i = 0; i < n; i++) {
+        b[i] = a[i];
+        b[i].line += delta;
+        b[i].proc_line += delta;
+        b[i].address += 0x40;
+    }
+}
+
+static void test_matcher(void)
+{
+    mt_store_site f = proc_site("f", "a.c", 10, 100), g = proc_site("g", "a.c", 30, 200);
+    mt_store_site a[] = {f, loop_site(&f, "1", 1, 12, 11), loop_site(&f, "1.1", 2, 13, 12),
+                         loop_site(&f, "2", 1, 20, 13), g, loop_site(&g, "1", 1, 32, 21)};
+    size_t n = MT_ARRAY_LEN(a);
+    uint32_t map[16];
+    uint8_t how[16];
+
+    mt_store_match(a, n, a, n, map, how);
+    bool ok = true;
+    for (size_t j = 0; j < n; j++)
+        ok &= map[j] == j && how[j] == MT_MATCH_SAME;
+    CHECK(ok, "match: a build against itself pairs every site with itself, 'same'");
+
+    mt_store_site b[16];
+    shift(a, b, n, 3); /* comment lines inserted above f */
+    mt_store_match(a, n, b, n, map, how);
+    ok = true;
+    for (size_t j = 0; j < n; j++)
+        ok &= map[j] == j && how[j] == MT_MATCH_MOVED;
+    CHECK(ok, "match: lines shifted by 3: every procedure and loop found, 'moved'");
+
+    /* A new outermost loop inserted at line 11 of f: the old loops keep their
+     * shape but their paths become 2, 2.1 and 3. */
+    mt_store_site c[] = {f, loop_site(&f, "1", 1, 11, 99), loop_site(&f, "2", 1, 14, 11),
+                         loop_site(&f, "2.1", 2, 15, 12), loop_site(&f, "3", 1, 22, 13), g,
+                         loop_site(&g, "1", 1, 32, 21)};
+    mt_store_match(a, n, c, MT_ARRAY_LEN(c), map, how);
+    CHECK(map[1] == MT_NONE, "match: an inserted loop is new");
+    CHECK(map[2] == 1 && map[3] == 2 && map[4] == 3 && how[2] == MT_MATCH_MOVED,
+          "match: loops after an inserted one found by shape despite new paths (%u %u %u)",
+          map[2], map[3], map[4]);
+    CHECK(map[5] == 4 && map[6] == 5 && how[6] == MT_MATCH_SAME, "match: other procedure untouched");
+
+    /* f renamed to f2 and its lines shifted: same file and shape. */
+    mt_store_site f2 = proc_site("f2", "a.c", 15, 100);
+    mt_store_site d[] = {f2, loop_site(&f2, "1", 1, 17, 11), loop_site(&f2, "1.1", 2, 18, 12),
+                         loop_site(&f2, "2", 1, 25, 13), g, loop_site(&g, "1", 1, 32, 21)};
+    mt_store_match(a, n, d, MT_ARRAY_LEN(d), map, how);
+    CHECK(map[0] == 0 && how[0] == MT_MATCH_RENAMED, "match: renamed procedure found by file and shape");
+    CHECK(map[1] == 1 && map[2] == 2 && map[3] == 3 && how[3] == MT_MATCH_RENAMED,
+          "match: the loops of a renamed procedure follow it");
+
+    /* A loop whose body changed in place keeps its identity by path. */
+    mt_store_site e[16];
+    memcpy(e, a, sizeof a);
+    e[2].shape = 777;
+    mt_store_match(a, n, e, n, map, how);
+    CHECK(map[2] == 2, "match: a loop whose code changed is the same loop (same path)");
+
+    /* Two statics named h in different files. */
+    mt_store_site h1 = proc_site("h", "x.c", 5, 1), h2 = proc_site("h", "y.c", 5, 2);
+    mt_store_site s1[] = {h1, h2}, s2[] = {h2, h1};
+    mt_store_match(s1, 2, s2, 2, map, how);
+    CHECK(map[0] == 1 && map[1] == 0, "match: same-named procedures told apart by file");
+
+    /* Unnamed procedures: only the same address and shape. */
+    mt_store_site u = {.procedure = "sub_401000", .named = false, .address = 0x401000, .shape = 5};
+    mt_store_site u_moved = u, u_changed = u;
+    u_moved.address = 0x401100;
+    u_changed.shape = 6;
+    mt_store_match(&u, 1, &u, 1, map, how);
+    CHECK(map[0] == 0 && how[0] == MT_MATCH_ADDRESS, "match: unnamed procedure by address");
+    mt_store_match(&u, 1, &u_moved, 1, map, how);
+    CHECK(map[0] == MT_NONE, "match: unnamed procedure at another address is new");
+    mt_store_match(&u, 1, &u_changed, 1, map, how);
+    CHECK(map[0] == MT_NONE, "match: unnamed procedure with other code is new");
+}
+
+/* ---- a synthetic build and run ---------------------------------------------- */
+
+static mt_store_site *synthetic_sites(size_t nprocs, size_t *n)
+{
+    mt_store_site *s = mt_xcalloc(nprocs * 2, sizeof *s);
+    *n = 0;
+    for (size_t p = 0; p < nprocs; p++) {
+        mt_store_site ps = {.procedure = mt_xasprintf("proc%zu", p), .named = true,
+                            .file = mt_xstrdup("big.c"), .line = (uint32_t)(10 * p + 1),
+                            .proc_line = (uint32_t)(10 * p + 1), .address = 0x1000 + 64 * p,
+                            .shape = p};
+        s[(*n)++] = ps;
+        mt_store_site ls = ps;
+        ls.procedure = mt_xstrdup(ps.procedure);
+        ls.file = mt_xstrdup("big.c");
+        ls.is_loop = true;
+        ls.loop_path = mt_xstrdup("1");
+        ls.depth = 1;
+        ls.line += 2;
+        ls.address += 16;
+        s[(*n)++] = ls;
+    }
+    return s;
+}
+
+static void fill_run(mt_store_run *r, mt_store_figures *figs, size_t nsites, uint64_t scale)
+{
+    static char *argv[] = {"mtool", "count", "--", "big", "it's"};
+    for (size_t i = 0; i < nsites; i++)
+        figs[i] = (mt_store_figures){.site = (uint32_t)i, .entries = i + 1,
+                                     .instructions = 10 * (i + 1) * scale,
+                                     .memory_ops = 3 * (i + 1) * scale, .measured_cycles = NAN,
+                                     .predicted_cycles = i == 1 ? 42.5 : NAN,
+                                     .overhead_cycles = NAN};
+    *r = (mt_store_run){.tool = "count", .finished = (double)time(NULL), .argc = 5, .argv = argv,
+                        .nargs = 1, .args = argv + 4, .cwd = "/tmp", .machine = "test machine",
+                        .version = "test", .ran = true, .exit_status = 3, .user_s = 1.5,
+                        .sys_s = 0.25, .wall_s = 2, .base_user_s = NAN, .base_sys_s = NAN,
+                        .base_wall_s = NAN, .figures = figs, .nfigures = nsites};
+}
+
+static mt_store_build synthetic_build(size_t nprocs, const char *sha)
+{
+    mt_store_build b = {.path = mt_xstrdup("/tmp/big")};
+    snprintf(b.sha256, sizeof b.sha256, "%s", sha);
+    b.sites = synthetic_sites(nprocs, &b.nsites);
+    return b;
+}
+
+static void free_build(mt_store_build *b)
+{
+    for (size_t i = 0; i < b->nsites; i++) {
+        free(b->sites[i].procedure);
+        free(b->sites[i].loop_path);
+        free(b->sites[i].file);
+    }
+    free(b->sites);
+    free(b->path);
+}
+
+static char *query_text(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    char *out = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            out = mt_xstrdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out ? out : mt_xstrdup("(error)");
+}
+
+static bool query_is(const char *path, const char *sql, const char *want)
+{
+    char *got = query_text(path, sql);
+    bool ok = strcmp(got, want) == 0;
+    if (!ok)
+        printf("# %s: got '%s', want '%s'\n", sql, got, want);
+    free(got);
+    return ok;
+}
+
+static void test_round_trip(const char *dir)
+{
+    char *path = mt_xasprintf("%s/sub/dir/h.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    CHECK(s != NULL, "store: creates the database and its directories (%s)", s ? "" : err.msg);
+    if (!s)
+        return;
+    mt_store_build b = synthetic_build(5, "aa");
+    mt_store_figures figs[10];
+    mt_store_run r;
+    fill_run(&r, figs, b.nsites, 1);
+    int64_t id1 = mt_store_add_run(s, &b, &r, &err);
+    fill_run(&r, figs, b.nsites, 2);
+    int64_t id2 = mt_store_add_run(s, &b, &r, &err);
+    CHECK(id1 == 1 && id2 == 2, "store: two runs stored, ids 1 and 2");
+    mt_store_close(s);
+
+    CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
+    CHECK(query_is(path, "PRAGMA user_version", "1"), "store: schema version 1 in user_version");
+    CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
+          "store: sites stored once per build (10, not 20)");
+    CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
+          "store: one object per site, shared by both runs");
+
+    s = mt_store_open(path, MT_STORE_READ, &err);
+    mt_store_run_row *run;
+    mt_store_object_row *objs;
+    size_t n;
+    CHECK(s && mt_store_get_run(s, id2, &run, &err) == 0, "store: run read back");
+    if (!s)
+        return;
+    CHECK(strcmp(run->command_line, "mtool count -- big 'it'\\''s'") == 0,
+          "store: command line shell-quoted (%s)", run->command_line);
+    CHECK(strcmp(run->arguments, "[\"it's\"]") == 0, "store: arguments as JSON (%s)", run->arguments);
+    CHECK(run->exit_status == 3 && run->user_s == 1.5 && isnan(run->base_user_s),
+          "store: exit status, times, absent baseline as NULL");
+    CHECK(run->memory_ops == 3 * 2 * (1 + 3 + 5 + 7 + 9), "store: run total sums procedures only "
+                                                         "(%llu)", (unsigned long long)run->memory_ops);
+    mt_store_run_rows_free(run, 1);
+    CHECK(mt_store_run_objects(s, id2, &objs, &n, &err) == 0 && n == 10, "store: 10 objects");
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        size_t site = (size_t)objs[i].entries - 1; /* entries = site + 1 */
+        ok &= objs[i].memory_ops == 6 * (site + 1) && objs[i].instructions == 20 * (site + 1);
+        ok &= site == 1 ? objs[i].predicted_cycles == 42.5 : isnan(objs[i].predicted_cycles);
+        ok &= isnan(objs[i].measured_cycles) && isnan(objs[i].overhead_cycles);
+        ok &= i == 0 || objs[i - 1].memory_ops >= objs[i].memory_ops;
+    }
+    CHECK(ok, "store: every figure read back exactly; absent cycles stay absent");
+    int64_t object = n ? objs[0].object : 0;
+    mt_store_object_rows_free(objs, n);
+    CHECK(mt_store_trend(s, object, 0, &objs, &n, &err) == 0 && n == 2 && objs[0].run == 1 &&
+              objs[1].memory_ops == 2 * objs[0].memory_ops,
+          "store: trend of one object over both runs, oldest first");
+    mt_store_object_rows_free(objs, n);
+    int64_t last, prev;
+    CHECK(mt_store_resolve_run(s, "last~1", NULL, &last, &err) == 0 && last == 1 &&
+              mt_store_previous_run(s, 2, &prev, &err) == 0 && prev == 1,
+          "store: 'last~1' and the previous run");
+    CHECK(mt_store_add_run(s, &b, &r, &err) < 0, "store: a read-only open refuses to store");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+static bool same_bytes(const char *path, const char *want, size_t n)
+{
+    FILE *fp = fopen(path, "rb");
+    char *got = mt_xcalloc(n + 16, 1);
+    size_t len = fp ? fread(got, 1, n + 16, fp) : 0;
+    if (fp)
+        fclose(fp);
+    bool ok = len == n && memcmp(got, want, n) == 0;
+    free(got);
+    return ok;
+}
+
+static void test_refused_files(const char *dir)
+{
+    mt_error err;
+    /* A database of another application. */
+    char *foreign = mt_xasprintf("%s/foreign.db", dir);
+    sqlite3 *db;
+    sqlite3_open(foreign, &db);
+    sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    FILE *fp = fopen(foreign, "rb");
+    char before[65536];
+    size_t nbefore = fread(before, 1, sizeof before, fp);
+    fclose(fp);
+    mt_store *s = mt_store_open(foreign, MT_STORE_WRITE, &err);
+    CHECK(!s && strstr(err.msg, "not an mtool history") && strstr(err.msg, foreign),
+          "refuse: foreign SQLite file named as such (%s)", err.msg);
+    CHECK(same_bytes(foreign, before, nbefore), "refuse: foreign file left byte-for-byte untouched");
+    mt_store_close(s);
+
+    /* Not SQLite at all. */
+    char *junk = mt_xasprintf("%s/junk.db", dir);
+    const char text[] = "this is a text file, not a database, long enough to have a header......"
+                        "................................................................";
+    fp = fopen(junk, "wb");
+    fwrite(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    s = mt_store_open(junk, MT_STORE_WRITE, &err);
+    CHECK(!s && strstr(err.msg, "damaged") && !strchr(err.msg, '\n'),
+          "refuse: non-database file is one line saying damaged (%s)", err.msg);
+    CHECK(same_bytes(junk, text, sizeof text - 1), "refuse: non-database file untouched");
+    mt_store_close(s);
+
+    /* Ours, but from a newer mtool. */
+    char *newer = mt_xasprintf("%s/newer.db", dir);
+    s = mt_store_open(newer, MT_STORE_WRITE, &err);
+    mt_store_close(s);
+    sqlite3_open(newer, &db);
+    sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL);
+    sqlite3_close(db);
+    s = mt_store_open(newer, MT_STORE_READ, &err);
+    CHECK(!s && strstr(err.msg, "newer"), "refuse: newer schema (%s)", err.msg);
+    mt_store_close(s);
+    free(foreign);
+    free(junk);
+    free(newer);
+}
+
+/* A child stores a run of `nprocs` procedures (and as many loops); the
+ * parent kills it a random moment after it starts writing. */
+static int store_and_get_killed(const char *path, size_t nprocs, unsigned delay_us,
+                                const char *marker)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        mt_error err;
+        mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+        mt_store_build b = synthetic_build(nprocs, "bb");
+        mt_store_figures *figs = mt_xcalloc(b.nsites, sizeof *figs);
+        mt_store_run r;
+        fill_run(&r, figs, b.nsites, 1);
+        r.cwd = marker;
+        if (write(fds[1], "w", 1) != 1)
+            _exit(2);
+        _exit(s && mt_store_add_run(s, &b, &r, &err) > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char c;
+    ssize_t got = read(fds[0], &c, 1);
+    close(fds[0]);
+    usleep(delay_us);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == 1 && WIFSIGNALED(status) ? 1 : 0; /* 1: killed mid-write */
+}
+
+static void test_kill_during_write(const char *dir)
+{
+    char *path = mt_xasprintf("%s/kill.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build b = synthetic_build(3, "cc");
+    mt_store_figures figs[6];
+    mt_store_run r;
+    fill_run(&r, figs, b.nsites, 1);
+    CHECK(s && mt_store_add_run(s, &b, &r, &err) == 1, "kill: a first run stored");
+    mt_store_close(s);
+    /* How long a whole store of that size takes, so every kill lands
+     * between 10% and 90% of the way through the transaction. */
+    char *full = mt_xasprintf("%s/full.db", dir);
+    mt_store_build big = synthetic_build(50000, "dd");
+    mt_store_figures *bigfigs = mt_xcalloc(big.nsites, sizeof *bigfigs);
+    mt_store_run bigrun;
+    fill_run(&bigrun, bigfigs, big.nsites, 1);
+    s = mt_store_open(full, MT_STORE_WRITE, &err);
+    double t0 = mt_now_seconds();
+    bool stored = s && mt_store_add_run(s, &big, &bigrun, &err) == 1;
+    double took = mt_now_seconds() - t0;
+    mt_store_close(s);
+    CHECK(stored && took > 0.02, "kill: a whole run of 100000 objects stores in %.0f ms", took * 1e3);
+    free_build(&big);
+    free(bigfigs);
+    free(full);
+    int killed = 0, tries = 6;
+    bool each_ok = true;
+    srand((unsigned)getpid());
+    for (int i = 0; i < tries; i++) {
+        unsigned delay = (unsigned)(took * 1e6 * (0.1 + 0.5 * (double)rand() / RAND_MAX));
+        char marker[32], *sql;
+        snprintf(marker, sizeof marker, "child-%d", i);
+        int k = store_and_get_killed(path, 50000, delay, marker);
+        killed += k == 1;
+        /* A writer killed before its commit leaves no trace; one that got to
+         * finish (a slow parent) left its whole run. */
+        sql = mt_xasprintf("SELECT count(*) FROM runs WHERE cwd = '%s'", marker);
+        each_ok &= query_is(path, sql, k == 1 ? "0" : "1");
+        free(sql);
+    }
+    CHECK(killed >= tries - 1, "kill: %d of %d writers killed 10-60%% of the way through storing "
+                               "100000 objects", killed, tries);
+    CHECK(each_ok, "kill: no killed writer's run is in the database, even partly");
+    CHECK(query_is(path, "PRAGMA integrity_check", "ok"), "kill: integrity_check ok afterwards");
+    CHECK(query_is(path, "SELECT count(*) FROM runs r WHERE nobjects <> (SELECT count(*) FROM "
+                         "figures f WHERE f.run_id = r.id)", "0"),
+          "kill: every stored run has all its figures");
+    CHECK(query_is(path, "SELECT count(*) FROM programs p WHERE NOT EXISTS (SELECT 1 FROM runs "
+                         "r WHERE r.program_id = p.id)", "0"), "kill: no orphan build left");
+    s = mt_store_open(path, MT_STORE_WRITE, &err);
+    CHECK(s && mt_store_add_run(s, &b, &r, &err) > 1, "kill: the database takes the next run");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+int main(void)
+{
+    char tmpl[] = "/tmp/mtool-test-store.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    if (!dir)
+        return 1;
+    test_matcher();
+    test_round_trip(dir);
+    test_refused_files(dir);
+    test_kill_during_write(dir);
+    char *rm = mt_xasprintf("rm -rf '%s'", dir);
+    if (system(rm) != 0)
+        printf("# could not remove %s\n", dir);
+    free(rm);
+    return unit_finish();
+}

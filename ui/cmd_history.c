@@ -1,0 +1,681 @@
+/* ui/cmd_history.c — `mtool history`: the stored runs (store/store.h) as
+ * lists, one run, one object's trend, the difference of two runs, a
+ * regression gate for CI, read-only SQL, CSV/JSON export and garbage
+ * collection. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "store/store.h"
+#include "ui.h"
+
+const char mt_history_usage[] =
+    "usage: mtool history COMMAND [options]\n"
+    "\n"
+    "Every 'mtool count' (later also time, run, simulate) stores its figures per\n"
+    "procedure and loop in a history database: $MTOOL_HISTORY, else\n"
+    "$XDG_DATA_HOME/mtool/history.db (~/.local/share/mtool/history.db).  Procedures\n"
+    "and loops keep their identity across rebuilds: by name and source line (lines\n"
+    "may move), by address only when the binary has neither (then said so).\n"
+    "Schema: docs/HISTORY.md.\n"
+    "\n"
+    "commands:\n"
+    "  list [--program NAME] [--since DATE] [--until DATE] [--limit N]\n"
+    "                   the stored runs, oldest first (DATE: YYYY-MM-DD[ HH:MM[:SS]], local)\n"
+    "  show RUN [--top N]\n"
+    "                   one run: its circumstances and every executed object\n"
+    "  trend OBJECT [--last N]\n"
+    "                   one procedure or loop over every run holding it\n"
+    "  diff RUN1 RUN2 [--threshold P] [--metric M]\n"
+    "                   objects regressed, improved, new and gone from RUN1 to RUN2\n"
+    "  regressions [RUN [BASE]] [--threshold P] [--min-share P] [--metric M]\n"
+    "                   exits 1 when an object of RUN (default: last) regressed by more\n"
+    "                   than P% (default 5) against BASE (default: the previous run of\n"
+    "                   the same program); objects below --min-share P% (default 1) of\n"
+    "                   both runs' totals are ignored.  For CI: exits 0 when none\n"
+    "                   regressed, 1 when some did, 2 on errors.\n"
+    "  sql \"SELECT ...\"  read-only SQL on the database (tab-separated, with a header)\n"
+    "  export --csv|--json [--program NAME] [--since DATE] [--until DATE] [-o FILE]\n"
+    "  gc [--keep N] [--before DATE]\n"
+    "                   remove runs (all but the newest N per program, or older than\n"
+    "                   DATE), then what no run refers to, and compact the file\n"
+    "\n"
+    "RUN is an id, 'last' or 'last~K' (K runs before the last; with --program NAME,\n"
+    "among that program's runs).  OBJECT is PROC, PROC/LOOP-PATH (loop nesting path:\n"
+    "'2.1' is the first loop inside the second outermost loop), FILE:LINE or #ID.\n"
+    "METRIC (what regresses): memops, instructions, entries, measured, predicted,\n"
+    "overhead, or auto (default: overhead, else measured cycles, else memory\n"
+    "operations, whichever both runs have).\n"
+    "\n"
+    "options for every command:\n"
+    "  --db FILE        the database (instead of $MTOOL_HISTORY or the default)\n"
+    "  --program NAME   only runs of this program (its file name or full path)\n";
+
+typedef enum { M_AUTO, M_MEMOPS, M_INSNS, M_ENTRIES, M_MEASURED, M_PREDICTED, M_OVERHEAD } metric;
+static const char *const metric_names[] = {"auto", "memops", "instructions", "entries",
+                                           "measured", "predicted", "overhead"};
+static const char *const metric_titles[] = {
+    "", "memory operations (measured counts)", "instructions (measured counts)",
+    "entries (measured counts)", "measured cycles", "predicted cycles",
+    "overhead cycles (measured - predicted)"};
+
+typedef struct {
+    const char *db, *program, *out;
+    const char *pos[3];
+    int npos;
+    double since, until, before;
+    size_t limit, top, keep;
+    double threshold, min_share;
+    metric metric;
+    bool csv, json;
+} history_args;
+
+/* "YYYY-MM-DD[ HH:MM[:SS]]" (or with 'T') in local time, or "@UNIXTIME". */
+static int parse_date(const char *s, double *out)
+{
+    if (s[0] == '@') {
+        char *end;
+        *out = strtod(s + 1, &end);
+        return *end ? -1 : 0;
+    }
+    static const char *const formats[] = {"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
+                                          "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d"};
+    for (size_t i = 0; i < MT_ARRAY_LEN(formats); i++) {
+        struct tm tm = {0};
+        const char *end = strptime(s, formats[i], &tm);
+        if (end && !*end) {
+            tm.tm_isdst = -1;
+            *out = (double)mktime(&tm);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int parse_number(const char *opt, const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (*end || end == s || *out < 0) {
+        mt_ui_error("history: %s wants a non-negative number, not '%s'", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_option(history_args *a, const char *opt, const char *val)
+{
+    double v;
+    if (!strcmp(opt, "--db"))
+        a->db = val;
+    else if (!strcmp(opt, "--program"))
+        a->program = val;
+    else if (!strcmp(opt, "-o"))
+        a->out = val;
+    else if (!strcmp(opt, "--since") || !strcmp(opt, "--until") || !strcmp(opt, "--before")) {
+        double *dst = opt[2] == 's' ? &a->since : opt[2] == 'u' ? &a->until : &a->before;
+        if (parse_date(val, dst) != 0) {
+            mt_ui_error("history: %s wants YYYY-MM-DD[ HH:MM[:SS]] or @UNIXTIME, not '%s'", opt, val);
+            return -1;
+        }
+    } else if (!strcmp(opt, "--metric")) {
+        for (size_t m = 0; m < MT_ARRAY_LEN(metric_names); m++)
+            if (!strcmp(val, metric_names[m])) {
+                a->metric = (metric)m;
+                return 0;
+            }
+        mt_ui_error("history: unknown metric '%s'; see 'mtool help history'", val);
+        return -1;
+    } else if (parse_number(opt, val, &v) != 0)
+        return -1;
+    else if (!strcmp(opt, "--threshold"))
+        a->threshold = v;
+    else if (!strcmp(opt, "--min-share"))
+        a->min_share = v;
+    else
+        *(!strcmp(opt, "--limit") ? &a->limit : !strcmp(opt, "--keep") ? &a->keep : &a->top) =
+            (size_t)v; /* --top, --last */
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, history_args *a)
+{
+    static const char *const with_value[] = {"--db", "--program", "-o", "--since", "--until",
+                                             "--before", "--metric", "--threshold",
+                                             "--min-share", "--limit", "--keep", "--top", "--last"};
+    memset(a, 0, sizeof *a);
+    a->threshold = 5;
+    a->min_share = 1;
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        bool known = false;
+        for (size_t k = 0; k < MT_ARRAY_LEN(with_value) && !known; k++)
+            known = !strcmp(s, with_value[k]);
+        if (known) {
+            if (i + 1 >= argc) {
+                mt_ui_error("history: %s needs a value", s);
+                return 2;
+            }
+            if (parse_option(a, s, argv[++i]) != 0)
+                return 2;
+        } else if (!strcmp(s, "--csv"))
+            a->csv = true;
+        else if (!strcmp(s, "--json"))
+            a->json = true;
+        else if (s[0] == '-' && s[1]) {
+            mt_ui_error("history: unknown option '%s'; see 'mtool help history'", s);
+            return 2;
+        } else if (a->npos < 3)
+            a->pos[a->npos++] = s;
+        else {
+            mt_ui_error("history: too many arguments ('%s'); see 'mtool help history'", s);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static mt_store *open_history(const history_args *a, mt_store_mode mode)
+{
+    char *path = a->db ? mt_xstrdup(a->db) : mt_store_default_path();
+    mt_error err;
+    struct stat st;
+    mt_store *s = NULL;
+    if (mode == MT_STORE_WRITE && stat(path, &st) != 0) /* gc never creates one */
+        mt_ui_error("%s: no history yet (nothing has been stored there)", path);
+    else if (!(s = mt_store_open(path, mode, &err)))
+        mt_ui_error("%s", err.msg);
+    free(path);
+    return s;
+}
+
+/* ---- formatting ------------------------------------------------------------ */
+
+static void format_time(double t, char *buf, size_t n)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    strftime(buf, n, "%Y-%m-%d %H:%M:%S", localtime_r(&tt, &tm));
+}
+
+static void format_real(double v, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+static char *object_label(const mt_store_object_row *o)
+{
+    return o->is_loop ? mt_xasprintf("%s/%s", o->procedure, o->loop_path) : mt_xstrdup(o->procedure);
+}
+
+static char *object_place(const mt_store_object_row *o)
+{
+    if (!o->named)
+        return mt_xasprintf("0x%" PRIx64 " (by address)", o->address);
+    if (!o->file)
+        return mt_xasprintf("0x%" PRIx64, o->address);
+    const char *slash = strrchr(o->file, '/');
+    return mt_xasprintf("%s:%u", slash ? slash + 1 : o->file, o->line);
+}
+
+static double metric_value(const mt_store_object_row *o, metric m)
+{
+    switch (m) {
+    case M_INSNS: return (double)o->instructions;
+    case M_ENTRIES: return (double)o->entries;
+    case M_MEASURED: return o->measured_cycles;
+    case M_PREDICTED: return o->predicted_cycles;
+    case M_OVERHEAD: return o->overhead_cycles;
+    default: return (double)o->memory_ops;
+    }
+}
+
+static void print_object_header(FILE *fp, const char *first_column)
+{
+    fprintf(fp, "  %6s  %-32s %-24s %14s %16s %16s %12s %12s %12s\n", first_column, "name", "at",
+            "entries", "instructions", "memory ops", "measured", "predicted", "overhead");
+}
+
+static void print_object(FILE *fp, const mt_store_object_row *o, const char *first_column)
+{
+    char *label = object_label(o), *place = object_place(o), m[32], p[32], v[32];
+    format_real(o->measured_cycles, m, sizeof m);
+    format_real(o->predicted_cycles, p, sizeof p);
+    format_real(o->overhead_cycles, v, sizeof v);
+    fprintf(fp, "  %6s  %-32s %-24s %14" PRIu64 " %16" PRIu64 " %16" PRIu64 " %12s %12s %12s\n",
+            first_column, label, place, o->entries, o->instructions, o->memory_ops, m, p, v);
+    free(label);
+    free(place);
+}
+
+static const char figures_note[] =
+    "(counts are measured; measured/predicted/overhead cycles are '-' until a run records them)\n";
+
+/* ---- list, show ------------------------------------------------------------- */
+
+static mt_store_filter filter_of(const history_args *a)
+{
+    return (mt_store_filter){.program = a->program, .since = a->since, .until = a->until,
+                             .limit = a->limit};
+}
+
+static int cmd_list(mt_store *s, const history_args *a)
+{
+    mt_store_filter f = filter_of(a);
+    mt_store_run_row *rows;
+    size_t n;
+    mt_error err;
+    if (mt_store_list(s, &f, &rows, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    printf("%6s  %-19s  %-6s %-24s %-8s %4s %9s %16s %7s  %s\n", "run", "finished", "tool",
+           "program", "build", "exit", "user s", "memory ops", "objects", "command");
+    for (size_t i = 0; i < n; i++) {
+        const mt_store_run_row *r = &rows[i];
+        char when[32], exit_s[16], user[32];
+        format_time(r->finished, when, sizeof when);
+        snprintf(exit_s, sizeof exit_s, r->ran ? "%d" : "-", r->exit_status);
+        snprintf(user, sizeof user, isnan(r->user_s) ? "-" : "%.3f", r->user_s);
+        printf("%6" PRId64 "  %-19s  %-6s %-24s %-8.8s %4s %9s %16" PRIu64 " %7u  %s\n", r->id, when,
+               r->tool, r->program, r->sha256, exit_s, user, r->memory_ops, r->nobjects,
+               r->command_line);
+    }
+    if (n == 0)
+        printf("(no run%s%s)\n", a->program ? " of " : "", a->program ? a->program : "");
+    mt_store_run_rows_free(rows, n);
+    return 0;
+}
+
+static void print_times(const char *what, double user, double sys, double wall)
+{
+    if (!isnan(user))
+        printf("  %s: user %.3f s, system %.3f s, wall %.3f s (measured)\n", what, user, sys, wall);
+}
+
+static int cmd_show(mt_store *s, const history_args *a)
+{
+    if (a->npos != 1) {
+        mt_ui_error("history show: give one RUN (an id, 'last' or 'last~K')");
+        return 2;
+    }
+    mt_error err;
+    int64_t id;
+    mt_store_run_row *rp;
+    mt_store_object_row *objs;
+    size_t n;
+    if (mt_store_resolve_run(s, a->pos[0], a->program, &id, &err) != 0 ||
+        mt_store_get_run(s, id, &rp, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    if (mt_store_run_objects(s, id, &objs, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        mt_store_run_rows_free(rp, 1);
+        return 1;
+    }
+    const mt_store_run_row r = *rp;
+    char when[32], status[32];
+    format_time(r.finished, when, sizeof when);
+    snprintf(status, sizeof status, r.ran ? "exit status %d" : "profiles merged, nothing ran",
+             r.exit_status);
+    printf("run %" PRId64 ": %s of %s, finished %s, %s\n", r.id, r.tool, r.program, when, status);
+    printf("  program: %s\n  sha256: %s\n  build-id: %s\n", r.path, r.sha256,
+           r.build_id ? r.build_id : "(none)");
+    printf("  command: %s\n  arguments: %s\n  directory: %s\n  machine: %s\n  mtool: %s\n",
+           r.command_line, r.arguments, r.cwd, r.machine, r.version);
+    print_times("instrumented run", r.user_s, r.sys_s, r.wall_s);
+    print_times("uninstrumented run", r.base_user_s, r.base_sys_s, r.base_wall_s);
+    printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
+           " memory operations; %u procedures and loops\n\n", r.instructions, r.memory_ops, r.nobjects);
+    print_object_header(stdout, "object");
+    for (size_t i = 0; i < n && (!a->top || i < a->top); i++) {
+        char idc[24];
+        snprintf(idc, sizeof idc, "#%" PRId64, objs[i].object);
+        print_object(stdout, &objs[i], idc);
+    }
+    fputs(figures_note, stdout);
+    mt_store_object_rows_free(objs, n);
+    mt_store_run_rows_free(rp, 1);
+    return 0;
+}
+
+/* ---- trend ------------------------------------------------------------------- */
+
+static int cmd_trend(mt_store *s, const history_args *a)
+{
+    if (a->npos != 1) {
+        mt_ui_error("history trend: give one OBJECT (PROC, PROC/LOOP-PATH, FILE:LINE or #ID)");
+        return 2;
+    }
+    mt_error err;
+    int64_t object;
+    mt_store_object_row *rows;
+    size_t n;
+    if (mt_store_resolve_object(s, a->pos[0], a->program, &object, &err) != 0 ||
+        mt_store_trend(s, object, a->top, &rows, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    char *label = n ? object_label(&rows[n - 1]) : mt_xstrdup(a->pos[0]);
+    printf("trend of %s (%s, object #%" PRId64 "): %zu run%s%s\n", label,
+           n && rows[n - 1].is_loop ? "loop" : "procedure", object, n, n == 1 ? "" : "s",
+           n && !rows[n - 1].named ? "; identified by address only (no symbol)" : "");
+    print_object_header(stdout, "run");
+    for (size_t i = 0; i < n; i++) {
+        char runc[24];
+        snprintf(runc, sizeof runc, "%" PRId64, rows[i].run);
+        print_object(stdout, &rows[i], runc);
+    }
+    fputs(figures_note, stdout);
+    free(label);
+    mt_store_object_rows_free(rows, n);
+    return 0;
+}
+
+/* ---- diff and regressions ------------------------------------------------------ */
+
+/* The metric both runs have: overhead, else measured cycles, else counts. */
+static metric choose_metric(const mt_store_diff *d, metric asked)
+{
+    if (asked != M_AUTO)
+        return asked;
+    for (metric m = M_OVERHEAD; m >= M_MEASURED; m = m == M_OVERHEAD ? M_MEASURED : M_AUTO) {
+        bool in_a = false, in_b = false;
+        for (size_t i = 0; i < d->na; i++)
+            in_a |= !isnan(metric_value(&d->a[i], m));
+        for (size_t j = 0; j < d->nb; j++)
+            in_b |= !isnan(metric_value(&d->b[j], m));
+        if (in_a && in_b)
+            return m;
+    }
+    return M_MEMOPS;
+}
+
+typedef struct {
+    uint32_t row;           /* in b */
+    double before, after, change; /* change in percent; INFINITY from zero */
+} compared;
+
+static int by_change_desc(const void *x, const void *y)
+{
+    double p = ((const compared *)x)->change, q = ((const compared *)y)->change;
+    return p < q ? 1 : p > q ? -1 : 0;
+}
+
+static const char *how_text(const mt_store_diff *d, size_t j, char *buf, size_t n)
+{
+    const mt_store_object_row *before = &d->a[d->b_to_a[j]];
+    switch (d->how[j]) {
+    case MT_MATCH_MOVED: snprintf(buf, n, "lines moved (was line %u)", before->line); break;
+    case MT_MATCH_RENAMED: snprintf(buf, n, "renamed (was %s)", before->procedure); break;
+    case MT_MATCH_ADDRESS: snprintf(buf, n, "identified by address only"); break;
+    default: buf[0] = '\0';
+    }
+    return buf;
+}
+
+static void print_compared(const mt_store_diff *d, const compared *c)
+{
+    const mt_store_object_row *o = &d->b[c->row];
+    char *label = object_label(o), *place = object_place(o), how[256], change[32];
+    if (isinf(c->change))
+        snprintf(change, sizeof change, "from 0");
+    else
+        snprintf(change, sizeof change, "%+.1f%%", c->change);
+    printf("  #%-6" PRId64 " %-32s %-24s %16.0f -> %-16.0f %9s  %s\n", o->object, label, place,
+           c->before, c->after, change, how_text(d, c->row, how, sizeof how));
+    free(label);
+    free(place);
+}
+
+/* Pairs whose metric both runs have, with the relative change. */
+static compared *compare_pairs(const mt_store_diff *d, metric m, size_t *n)
+{
+    compared *out = mt_xcalloc(d->nb + 1, sizeof *out);
+    *n = 0;
+    for (size_t j = 0; j < d->nb; j++) {
+        if (d->b_to_a[j] == MT_NONE)
+            continue;
+        double x = metric_value(&d->a[d->b_to_a[j]], m), y = metric_value(&d->b[j], m);
+        if (isnan(x) || isnan(y))
+            continue;
+        double change = x != 0 ? 100.0 * (y - x) / fabs(x) : y > 0 ? INFINITY : y < 0 ? -INFINITY : 0;
+        out[(*n)++] = (compared){(uint32_t)j, x, y, change};
+    }
+    qsort(out, *n, sizeof *out, by_change_desc);
+    return out;
+}
+
+static int load_diff(mt_store *s, const char *spec_a, const char *spec_b, const char *program,
+                     int64_t *ra, int64_t *rb, mt_store_diff *d)
+{
+    mt_error err;
+    if ((spec_a && mt_store_resolve_run(s, spec_a, program, ra, &err) != 0) ||
+        mt_store_resolve_run(s, spec_b, program, rb, &err) != 0 ||
+        (!spec_a && mt_store_previous_run(s, *rb, ra, &err) != 0)) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (!*ra) /* no earlier run of this program: nothing to compare */
+        return 0;
+    if (mt_store_diff_runs(s, *ra, *rb, d, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        mt_store_diff_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_unpaired(const char *title, const mt_store_object_row *rows, size_t n,
+                           const bool *skip, const uint32_t *paired_b)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += skip ? !skip[i] : paired_b[i] == MT_NONE;
+    printf("%s (%zu):\n", title, count);
+    for (size_t i = 0; i < n; i++)
+        if (skip ? !skip[i] : paired_b[i] == MT_NONE) {
+            char *label = object_label(&rows[i]), *place = object_place(&rows[i]);
+            printf("  #%-6" PRId64 " %-32s %-24s %16" PRIu64 " memory ops\n", rows[i].object, label,
+                   place, rows[i].memory_ops);
+            free(label);
+            free(place);
+        }
+}
+
+static int cmd_diff(mt_store *s, const history_args *a)
+{
+    if (a->npos != 2) {
+        mt_ui_error("history diff: give two runs, RUN1 RUN2");
+        return 2;
+    }
+    int64_t ra = 0, rb = 0;
+    mt_store_diff d;
+    if (load_diff(s, a->pos[0], a->pos[1], a->program, &ra, &rb, &d) != 0)
+        return 1;
+    metric m = choose_metric(&d, a->metric);
+    size_t n;
+    compared *c = compare_pairs(&d, m, &n);
+    printf("diff run %" PRId64 " -> run %" PRId64 " by %s, threshold %g%%\n", ra, rb,
+           metric_titles[m], a->threshold);
+    const char *titles[] = {"regressed", "improved"};
+    size_t unchanged = n;
+    for (int k = 0; k < 2; k++) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++)
+            count += k == 0 ? c[i].change > a->threshold : c[i].change < -a->threshold;
+        unchanged -= count;
+        printf("%s (%zu):\n", titles[k], count);
+        for (size_t i = 0; i < n; i++) {
+            size_t at = k == 0 ? i : n - 1 - i; /* improvements: largest drop first */
+            if (k == 0 ? c[at].change > a->threshold : c[at].change < -a->threshold)
+                print_compared(&d, &c[at]);
+        }
+    }
+    printf("unchanged within %g%%: %zu\n", a->threshold, unchanged);
+    print_unpaired("new (executed in the second run only)", d.b, d.nb, NULL, d.b_to_a);
+    print_unpaired("gone (executed in the first run only)", d.a, d.na, d.a_paired, NULL);
+    free(c);
+    mt_store_diff_free(&d);
+    return 0;
+}
+
+static double total_of(const mt_store_object_row *rows, size_t n, metric m)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].is_loop && !isnan(metric_value(&rows[i], m)))
+            t += fabs(metric_value(&rows[i], m));
+    return t;
+}
+
+static int cmd_regressions(mt_store *s, const history_args *a)
+{
+    const char *run = a->npos >= 1 ? a->pos[0] : "last", *base = a->npos >= 2 ? a->pos[1] : NULL;
+    int64_t ra = 0, rb = 0;
+    mt_store_diff d;
+    if (load_diff(s, base, run, a->program, &ra, &rb, &d) != 0)
+        return 2;
+    if (!ra) {
+        printf("regressions: run %" PRId64 " is the first of its program; nothing to compare\n", rb);
+        return 0;
+    }
+    metric m = choose_metric(&d, a->metric);
+    size_t n, regressed = 0, considered = 0;
+    compared *c = compare_pairs(&d, m, &n);
+    double ta = total_of(d.a, d.na, m), tb = total_of(d.b, d.nb, m);
+    printf("regressions: run %" PRId64 " against run %" PRId64 " by %s; threshold %g%%, objects "
+           "holding at least %g%% of either run's total\n", rb, ra, metric_titles[m], a->threshold,
+           a->min_share);
+    for (size_t i = 0; i < n; i++) {
+        double share = fmax(ta ? 100 * fabs(c[i].before) / ta : 0, tb ? 100 * fabs(c[i].after) / tb : 0);
+        if (share < a->min_share)
+            continue;
+        considered++;
+        if (c[i].change > a->threshold) {
+            print_compared(&d, &c[i]);
+            regressed++;
+        }
+    }
+    if (regressed)
+        printf("%zu of %zu objects regressed by more than %g%%\n", regressed, considered, a->threshold);
+    else
+        printf("no object regressed by more than %g%% (%zu compared)\n", a->threshold, considered);
+    free(c);
+    mt_store_diff_free(&d);
+    return regressed ? 1 : 0;
+}
+
+/* ---- sql, export, gc -------------------------------------------------------------- */
+
+static int cmd_sql(mt_store *s, const history_args *a)
+{
+    if (a->npos != 1) {
+        mt_ui_error("history sql: give one quoted SQL text, e.g. \"SELECT count(*) FROM runs\"");
+        return 2;
+    }
+    mt_error err;
+    if (mt_store_sql(s, a->pos[0], stdout, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_export(mt_store *s, const history_args *a)
+{
+    if (a->csv == a->json || a->npos) {
+        mt_ui_error("history export: give exactly one of --csv or --json");
+        return 2;
+    }
+    mt_store_filter f = filter_of(a);
+    mt_error err;
+    /* To a file: temp + rename.  To stdout: through an unnamed temporary
+     * file, copied out only when complete (no partial output either way). */
+    mt_outfile out = {.fp = a->out ? NULL : tmpfile()};
+    if (a->out ? mt_outfile_open(&out, a->out, &err) != 0 : !out.fp) {
+        mt_ui_error("%s", a->out ? err.msg : "history export: cannot create a temporary file");
+        return 1;
+    }
+    if (mt_store_export(s, &f, a->json, out.fp, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        if (a->out)
+            mt_outfile_abort(&out);
+        else
+            fclose(out.fp);
+        return 1;
+    }
+    if (a->out)
+        return mt_outfile_commit(&out, &err) == 0 ? 0 : (mt_ui_error("%s", err.msg), 1);
+    rewind(out.fp);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, out.fp)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(out.fp);
+    return 0;
+}
+
+static int cmd_gc(mt_store *s, const history_args *a)
+{
+    size_t removed;
+    mt_error err;
+    if (mt_store_gc(s, a->before, a->keep, &removed, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    printf("gc: removed %zu run%s; unreferenced builds and objects removed, file compacted\n",
+           removed, removed == 1 ? "" : "s");
+    return 0;
+}
+
+int mt_cmd_history(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(mt_store *, const history_args *);
+        bool writes;
+    } subs[] = {{"list", cmd_list, false},   {"show", cmd_show, false},
+                {"trend", cmd_trend, false}, {"diff", cmd_diff, false},
+                {"regressions", cmd_regressions, false}, {"sql", cmd_sql, false},
+                {"export", cmd_export, false}, {"gc", cmd_gc, true}};
+    /* "mtool history --db FILE CMD ...": the database may come first. */
+    const char *db = NULL;
+    if (argc >= 3 && strcmp(argv[1], "--db") == 0) {
+        db = argv[2];
+        argv[2] = argv[0];
+        argc -= 2;
+        argv += 2;
+    }
+    if (argc < 2) {
+        mt_ui_error("history: give a command (list, show, trend, diff, regressions, sql, export, gc)");
+        return 2;
+    }
+    for (size_t i = 0; i < MT_ARRAY_LEN(subs); i++) {
+        if (strcmp(argv[1], subs[i].name) != 0)
+            continue;
+        history_args a;
+        int rc = parse_args(argc, argv, &a);
+        if (rc)
+            return rc;
+        if (db && !a.db)
+            a.db = db;
+        mt_store *s = open_history(&a, subs[i].writes ? MT_STORE_WRITE : MT_STORE_READ);
+        if (!s)
+            return subs[i].run == cmd_regressions ? 2 : 1;
+        rc = subs[i].run(s, &a);
+        mt_store_close(s);
+        return rc;
+    }
+    mt_ui_error("history: unknown command '%s'; see 'mtool help history'", argv[1]);
+    return 2;
+}

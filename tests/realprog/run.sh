@@ -40,6 +40,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 MTOOL=${MTOOL:-$ROOT/build/mtool}
 CHECKER=${CHECKER:-$ROOT/build/tests/check_counts}
 WORK=${MTOOL_REALPROG_DIR:-/var/tmp/mtool-realprog}
+# Every `mtool count` (merges, the oracle) stores its run: keep them with the work.
+export MTOOL_HISTORY=${MTOOL_HISTORY:-$WORK/history.db}
 INSTRUMENT_CMD=${MTOOL_INSTRUMENT_CMD:-}
 # shellcheck source=programs.sh
 . "$HERE/programs.sh"

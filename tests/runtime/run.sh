@@ -15,6 +15,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mtool=${1:-$here/../../build/mtool}
 work=$(mktemp -d /tmp/mtool-runtime.XXXXXX)
+export MTOOL_HISTORY=${MTOOL_HISTORY:-$work/history.db} # not the user's history
 trap 'rm -rf "$work"' EXIT
 fails=0
 ok() { echo "ok - $*"; }
@@ -23,7 +24,7 @@ not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
 # "PROCESSES THREADS SPIN" of the merge of DIR: SPIN is the largest count of
 # a block of `spin` (its loop body).
 merged() { # BIN DIR
-    "$mtool" count --profiles "$2" -o "$work/run" -- "$1" > "$work/count.log" 2>&1 || {
+    "$mtool" count --no-store --profiles "$2" -o "$work/run" -- "$1" > "$work/count.log" 2>&1 || {
         echo "merge failed: $(tail -1 "$work/count.log")"
         return
     }
@@ -139,7 +140,7 @@ check_reader() {
     good=$(ls "$last"/*.mtp | head -1)
     [ -n "$good" ] || { not_ok "reader: no profile to start from"; return; }
     expect_error() { # NAME PATTERN — the damaged copy is in $work/bad/x.mtp
-        "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"
+        "$mtool" count --no-store --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"
         local s=$?
         if [ $s = 1 ] && grep -q "$2" "$work/err"; then
             ok "reader: $1: $(tail -1 "$work/err")"
@@ -169,7 +170,7 @@ check_reader() {
     cp "$good" "$work/bad/good.mtp"
     head -c 4096 /dev/zero > "$work/bad/incomplete.mtp"
     echo "not a profile" > "$work/bad/notes.txt"
-    if "$mtool" count --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"; then
+    if "$mtool" count --no-store --profiles "$work/bad" -o "$work/run" -- "$bin" > /dev/null 2> "$work/err"; then
         if grep -q "skipped: 1 profile of other binaries or builds, 1 of processes that died" "$work/err"; then
             ok "reader: another binary's profile, an incomplete one and other files skipped, and said so"
         else

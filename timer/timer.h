@@ -83,6 +83,9 @@ typedef struct {
     uint64_t patches_vaddr;         /* mt_rt_patch[npatches], sorted by vaddr */
     uint32_t npatches;
     uint32_t reserved2;
+    /* Callees reached through a GOT slot (-fno-plt): the slot's address; the
+     * real callee is read from it at start-up, once the loader filled it. */
+    uint64_t wrap_got[MT_RT_WRAP_COUNT];
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code

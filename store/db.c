@@ -78,6 +78,31 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  predicted_cycles REAL,\n"
     "  overhead_cycles REAL,\n"
     "  PRIMARY KEY(run_id, site_id)) WITHOUT ROWID;\n",
+    /* 1 -> 2: figures clustered by block of runs, then object, so `trend`
+     * reads one short range per block instead of one page per run, while a
+     * store still dirties only the current block's pages (store/internal.h,
+     * MT_STORE_RUN_BLOCK_BITS); figures_by_run keeps lookups by run (show,
+     * diff, export, ON DELETE CASCADE, users' SQL) indexed at the cost of
+     * one appended entry per figure. */
+    "CREATE TABLE figures_v2(\n"
+    "  run_block INTEGER NOT NULL,\n"
+    "  object_id INTEGER NOT NULL REFERENCES objects(id),\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
+    "  entries INTEGER NOT NULL,\n"
+    "  instructions INTEGER NOT NULL,\n"
+    "  memory_ops INTEGER NOT NULL,\n"
+    "  measured_cycles REAL,\n"
+    "  predicted_cycles REAL,\n"
+    "  overhead_cycles REAL,\n"
+    "  CHECK(run_block = run_id >> 5),\n"
+    "  PRIMARY KEY(run_block, object_id, run_id, site_id)) WITHOUT ROWID;\n"
+    "INSERT INTO figures_v2 SELECT run_id >> 5, object_id, run_id, site_id, entries, instructions, "
+    "memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures "
+    "ORDER BY run_id >> 5, object_id, run_id, site_id;\n"
+    "DROP TABLE figures;\n"
+    "ALTER TABLE figures_v2 RENAME TO figures;\n"
+    "CREATE INDEX figures_by_run ON figures(run_id, site_id);\n",
 };
 
 char *mt_store_default_path(void)

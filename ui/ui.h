@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "costmodel/costmodel.h"
 #include "rewriter/rewriter.h"
 
 typedef struct {
@@ -25,6 +26,16 @@ extern const char mt_count_usage[];
  * them when verbose, else the first ten). */
 void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
                              bool verbose);
+
+/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU,
+ * or the default with a warning on stderr; -1 (reported) when unreadable. */
+int mt_ui_load_machine(mt_machine *m);
+/* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
+int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
+                      uint64_t *counts, mt_error *err);
+/* `analyze --costs`: per-block predictions, with counts per-procedure totals. */
+int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
+                   const char *only_function, mt_error *err);
 
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -174,6 +174,8 @@ static mt_iclass gpr_class(const char *m, const cs_insn *insn)
         return MT_IC_SHIFT;
     if (any_equal(m, bitcnt))
         return MT_IC_BITCNT;
+    if (starts(m, "cmov"))
+        return MT_IC_CMOV;
     if (!strcmp(m, "imul"))
         return x->op_count == 1 ? MT_IC_MULWIDE : MT_IC_IMUL;
     if (!strcmp(m, "mul") || !strcmp(m, "mulx"))

@@ -22,7 +22,8 @@
 
 /* Instruction classes: one latency and throughput each, per vector width. */
 typedef enum {
-    MT_IC_ALU,       /* add, sub, logic, cmp, test, mov imm, movzx, cmov, setcc */
+    MT_IC_ALU,       /* add, sub, logic, cmp, test, mov imm, movzx, setcc */
+    MT_IC_CMOV,      /* cmovcc: its flags input is slower than an ALU's */
     MT_IC_LEA,       /* lea with base+index or base+disp (simple) */
     MT_IC_LEA3,      /* lea with base, index and displacement (complex) */
     MT_IC_SHIFT,     /* shl, shr, sar, rol, ror by immediate or cl */
@@ -32,7 +33,8 @@ typedef enum {
     MT_IC_DIV64,     /* div/idiv 64-bit */
     MT_IC_BITCNT,    /* popcnt, lzcnt, tzcnt, bsf, bsr */
     MT_IC_BRANCH,    /* jcc, jmp, call, ret: the branch unit */
-    MT_IC_LOAD,      /* load of a general-purpose register, L1 hit */
+    MT_IC_LOAD,      /* load of a general-purpose register, L1 hit (base + displacement) */
+    MT_IC_LOADX,     /* extra latency of an address with a scaled index register */
     MT_IC_VLOAD,     /* load of a vector register, L1 hit */
     MT_IC_STORE,     /* store (address and data), L1 */
     MT_IC_STLF,      /* store-to-load forwarding: store data to dependent load result */
@@ -127,13 +129,24 @@ typedef struct {
     uint32_t nundecoded;            /* bytes that did not decode: 0 normally */
 } mt_block_cost;
 
-/* How a block runs: once in a straight line (critical path), or as the body
- * of a loop that repeats it (steady state).  `taken_exit` says the block ends
- * with a taken branch (a loop's back edge). */
+/* How a block runs.  By default once, in a straight line: its critical path
+ * bounds it.  `steady_state`: it is a whole loop body repeating, so its
+ * recurrence across iterations bounds it instead.  `throughput_only`: it is
+ * one block of a larger loop body, whose recurrence is predicted for the body
+ * as a whole (mt_predict_recurrence).  `taken_exit`: it ends with a taken
+ * branch (a loop's back edge). */
 typedef struct {
     bool steady_state;
+    bool throughput_only;
     bool taken_exit;
 } mt_block_context;
+
+/* A piece of straight-line code. */
+typedef struct {
+    const uint8_t *code;
+    size_t len;
+    uint64_t addr;
+} mt_code_range;
 
 typedef struct mt_predictor mt_predictor;
 
@@ -145,9 +158,18 @@ void mt_predictor_free(mt_predictor *p);
 void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t addr,
                       const mt_block_context *ctx, mt_block_cost *out);
 
+/* Cycles per iteration of the dependency recurrence of a loop body made of
+ * the ranges executed in this order every iteration (infinite resources). */
+double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
+
 /* Per-block predictions for a whole analyzed program: blocks of procedure p
- * are costs[first[p] .. first[p+1]).  Blocks of a loop repeat in steady
- * state; the other blocks run their critical path. */
+ * are costs[first[p] .. first[p+1]).  Blocks outside loops run their
+ * critical path.  A loop's body is its blocks laid out between the header
+ * and the last back edge (out-of-line blocks are taken as cold); every body
+ * block is bounded by its throughput, and the header also carries the part
+ * of the body's recurrence that the throughput of the other body blocks does
+ * not cover, so that one iteration costs max(sum of throughputs,
+ * recurrence). */
 typedef struct {
     mt_block_cost *costs;
     uint64_t *first;     /* nprocs + 1 offsets */

@@ -12,8 +12,8 @@
 #include "costmodel.h"
 
 static const char *const class_names[MT_IC_COUNT] = {
-    "alu", "lea", "lea3", "shift", "imul", "mulwide", "div32", "div64", "bitcnt", "branch",
-    "load", "vload", "store", "stlf", "valu", "vshift", "vimul", "vmov", "shuf", "fadd", "fmul",
+    "alu", "cmov", "lea", "lea3", "shift", "imul", "mulwide", "div32", "div64", "bitcnt", "branch",
+    "load", "loadx", "vload", "store", "stlf", "valu", "vshift", "vimul", "vmov", "shuf", "fadd", "fmul",
     "fma", "fdiv32", "fdiv64", "fsqrt32", "fsqrt64", "cvt", "gpr2vec", "gather", "horiz",
     "microcode"};
 
@@ -47,36 +47,38 @@ typedef struct {
 } default_row;
 
 static const default_row default_rows[] = {
-    {MT_IC_ALU, ALUS(6), {{1, 0.167}, {1, 0.167}, {1, 0.167}}},
-    {MT_IC_LEA, ALUS(6), {{1, 0.167}, {1, 0.167}, {1, 0.167}}},
-    {MT_IC_LEA3, ALUS(6), {{2, 0.5}, {2, 0.5}, {2, 0.5}}},
-    {MT_IC_SHIFT, ALUS(3), {{1, 0.333}, {1, 0.333}, {1, 0.333}}},
-    {MT_IC_IMUL, ALUS(3), {{3, 0.333}, {3, 0.333}, {3, 0.333}}},
-    {MT_IC_MULWIDE, ALUS(3), {{3, 1}, {3, 1}, {3, 1}}},
-    {MT_IC_DIV32, ALUS(1), {{12, 6}, {12, 6}, {12, 6}}},
-    {MT_IC_DIV64, ALUS(1), {{14, 7}, {14, 7}, {14, 7}}},
-    {MT_IC_BITCNT, ALUS(6), {{1, 0.167}, {1, 0.167}, {1, 0.167}}},
-    {MT_IC_BRANCH, ALUS(2), {{1, 0.5}, {1, 0.5}, {1, 0.5}}},
-    {MT_IC_LOAD, AGUS(4), {{4, 0.25}, {4, 0.25}, {4, 0.25}}},
-    {MT_IC_VLOAD, AGUS(4), {{7, 0.333}, {7, 0.5}, {7, 0.5}}},
-    {MT_IC_STORE, AGUS(2), {{1, 0.5}, {1, 0.5}, {1, 1}}},
-    {MT_IC_STLF, 0, {{7, 1}, {8, 1}, {8, 1}}},
-    {MT_IC_VALU, FP_MATH, {{1, 0.25}, {1, 0.25}, {1, 0.25}}},
-    {MT_IC_VSHIFT, FP_PAIR(1, 2), {{1, 0.5}, {1, 0.5}, {1, 0.5}}},
-    {MT_IC_VIMUL, FP_PAIR(0, 3), {{3, 0.5}, {3, 0.5}, {3, 0.5}}},
+    {MT_IC_ALU, ALUS(6), {{1, 0.193}, {1, 0.193}, {1, 0.193}}},
+    {MT_IC_CMOV, ALUS(6), {{2, 0.167}, {2, 0.167}, {2, 0.167}}},
+    {MT_IC_LEA, ALUS(6), {{1.001, 0.188}, {1.001, 0.188}, {1.001, 0.188}}},
+    {MT_IC_LEA3, ALUS(6), {{2, 0.431}, {2, 0.431}, {2, 0.431}}},
+    {MT_IC_SHIFT, ALUS(3), {{1.001, 0.334}, {1.001, 0.334}, {1.001, 0.334}}},
+    {MT_IC_IMUL, ALUS(3), {{2.997, 0.333}, {2.997, 0.333}, {2.997, 0.333}}},
+    {MT_IC_MULWIDE, ALUS(3), {{2.998, 1}, {2.998, 1}, {2.998, 1}}},
+    {MT_IC_DIV32, ALUS(1), {{12.963, 5.981}, {12.963, 5.981}, {12.963, 5.981}}},
+    {MT_IC_DIV64, ALUS(1), {{13.962, 9.164}, {13.962, 9.164}, {13.962, 9.164}}},
+    {MT_IC_BITCNT, ALUS(6), {{1, 0.193}, {1, 0.193}, {1, 0.193}}},
+    {MT_IC_BRANCH, ALUS(2), {{1, 0.338}, {1, 0.338}, {1, 0.338}}},
+    {MT_IC_LOAD, AGUS(4), {{3.996, 0.253}, {3.996, 0.253}, {3.996, 0.253}}},
+    {MT_IC_LOADX, 0, {{0.999, 0.25}, {0.999, 0.25}, {0.999, 0.25}}},
+    {MT_IC_VLOAD, AGUS(4), {{6.498, 0.333}, {6.498, 0.5}, {6.498, 0.5}}},
+    {MT_IC_STORE, AGUS(2), {{1, 0.5}, {1, 0.5}, {1, 0.5}}},
+    {MT_IC_STLF, 0, {{0.502, 1}, {0.502, 1}, {0.502, 1}}},
+    {MT_IC_VALU, FP_MATH, {{1, 0.25}, {1.992, 0.25}, {1.992, 0.25}}},
+    {MT_IC_VSHIFT, FP_PAIR(1, 2), {{1, 0.5}, {1.992, 0.5}, {1.992, 0.5}}},
+    {MT_IC_VIMUL, FP_PAIR(0, 3), {{3, 0.5}, {2.985, 0.5}, {2.985, 0.5}}},
     {MT_IC_VMOV, FP_MATH, {{0, 0.25}, {0, 0.25}, {0, 0.25}}},
-    {MT_IC_SHUF, FP_PAIR(1, 2), {{1, 0.5}, {2, 0.5}, {3, 0.5}}},
-    {MT_IC_FADD, FP_PAIR(2, 3), {{2, 0.5}, {2, 0.5}, {2, 0.5}}},
-    {MT_IC_FMUL, FP_PAIR(0, 1), {{3, 0.5}, {3, 0.5}, {3, 0.5}}},
-    {MT_IC_FMA, FP_PAIR(0, 1), {{4, 0.5}, {4, 0.5}, {4, 0.5}}},
-    {MT_IC_FDIV32, BIT(MT_PIPE_FP1), {{10, 3.5}, {10, 3.5}, {10, 7}}},
-    {MT_IC_FDIV64, BIT(MT_PIPE_FP1), {{13, 5}, {13, 5}, {13, 10}}},
-    {MT_IC_FSQRT32, BIT(MT_PIPE_FP1), {{14, 5}, {14, 5}, {14, 10}}},
-    {MT_IC_FSQRT64, BIT(MT_PIPE_FP1), {{20, 9}, {20, 9}, {20, 18}}},
-    {MT_IC_CVT, FP_PAIR(2, 3), {{4, 1}, {4, 1}, {4, 1}}},
-    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{3, 1}, {3, 1}, {3, 1}}},
-    {MT_IC_GATHER, FP_MATH, {{15, 4}, {20, 8}, {25, 16}}},
-    {MT_IC_HORIZ, FP_MATH, {{6, 2}, {6, 2}, {6, 2}}},
+    {MT_IC_SHUF, FP_PAIR(1, 2), {{1.992, 0.5}, {3.975, 0.25}, {3.975, 0.25}}},
+    {MT_IC_FADD, FP_PAIR(2, 3), {{1.992, 0.5}, {1.993, 0.5}, {1.993, 0.5}}},
+    {MT_IC_FMUL, FP_PAIR(0, 1), {{2.984, 0.681}, {2.984, 0.5}, {2.984, 0.5}}},
+    {MT_IC_FMA, FP_PAIR(0, 1), {{3.974, 0.5}, {3.974, 0.5}, {3.974, 0.5}}},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP1), {{9.906, 2.774}, {9.906, 2.774}, {9.906, 2.774}}},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP1), {{16.269, 4.271}, {16.269, 4.271}, {16.269, 4.268}}},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP1), {{16.985, 5}, {16.985, 5}, {16.985, 10}}},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP1), {{19.655, 8.418}, {19.655, 8.418}, {19.655, 8.418}}},
+    {MT_IC_CVT, FP_PAIR(2, 3), {{2.984, 0.5}, {2.984, 0.5}, {2.984, 0.5}}},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{3.493, 1}, {3, 1}, {3, 1}}},
+    {MT_IC_GATHER, FP_MATH, {{15, 4}, {20, 12.025}, {25, 12.025}}},
+    {MT_IC_HORIZ, FP_MATH, {{5.06, 2}, {5.06, 2}, {5.06, 2}}},
     {MT_IC_MICROCODE, ALUS(6), {{10, 5}, {10, 5}, {10, 5}}},
 };
 
@@ -85,13 +87,13 @@ void mt_machine_default(mt_machine *m)
     memset(m, 0, sizeof *m);
     snprintf(m->cpu_model, sizeof m->cpu_model, "AMD EPYC");
     snprintf(m->source, sizeof m->source, "default (shipped, AMD EPYC family 26)");
-    m->tsc_per_cycle = 0.716;
-    m->tsc_hz = 2.596e9;
+    m->tsc_per_cycle = 0.5632;
+    m->tsc_hz = 2.096e9;
     m->dispatch_width = 8;
     m->loads_per_cycle = 4;
     m->stores_per_cycle = 2;
-    m->taken_per_cycle = 2;
-    m->probe_cycles = 1;
+    m->taken_per_cycle = 0.86;
+    m->probe_cycles = 1.827;
     m->has_avx512 = true;
     for (size_t i = 0; i < MT_ARRAY_LEN(default_rows); i++) {
         const default_row *r = &default_rows[i];

@@ -225,6 +225,8 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
                            in->mem.index ? s->ready[in->mem.index] : 0);
         const mt_timing *lt = timing(p, load_class(in), in->width);
         data = addr + lt->latency;
+        if (in->mem.index)
+            data += timing(p, MT_IC_LOADX, in->width)->latency;
         if (!in->stack_op) {
             store_rec key = address_key(s, &in->mem);
             double fwd = forwarded(s, &key);
@@ -295,32 +297,49 @@ static double recurrence(const mt_predictor *p, const cm_insn *ins, size_t n)
 
 /* ---- the block ---------------------------------------------------------- */
 
-void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t addr,
-                      const mt_block_context *ctx, mt_block_cost *out)
+/* Decodes code[0..len) after the `n` instructions already in p->insns;
+ * returns the new count. */
+static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len, uint64_t addr,
+                     uint32_t *nundecoded)
 {
-    memset(out, 0, sizeof *out);
-    size_t n = 0;
     for (size_t off = 0; off < len;) {
         if (n >= p->cap)
             p->insns = mt_xgrow(p->insns, &p->cap, n + 1, sizeof *p->insns);
         unsigned size = cm_classify(&p->d, code + off, len - off, addr + off, &p->insns[n]);
         if (size == 0) {
-            out->nundecoded++;
+            (*nundecoded)++;
             off++;
             continue;
         }
         off += size;
         n++;
     }
+    return n;
+}
+
+void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t addr,
+                      const mt_block_context *ctx, mt_block_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = decode(p, 0, code, len, addr, &out->nundecoded);
     out->ninsns = (uint32_t)n;
     throughput_bounds(p, p->insns, n, ctx, out);
     if (ctx->steady_state)
         out->bounds[MT_BOUND_RECURRENCE] = recurrence(p, p->insns, n);
-    else
+    else if (!ctx->throughput_only)
         out->bounds[MT_BOUND_LATENCY] = critical_path(p, p->insns, n);
     out->limit = MT_BOUND_DISPATCH;
     for (int b = 0; b < MT_BOUND_COUNT; b++)
         if (out->bounds[b] > out->bounds[out->limit])
             out->limit = (uint8_t)b;
     out->cycles = out->bounds[out->limit];
+}
+
+double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n)
+{
+    size_t ninsns = 0;
+    uint32_t nundecoded = 0;
+    for (size_t i = 0; i < n; i++)
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &nundecoded);
+    return recurrence(p, p->insns, ninsns);
 }

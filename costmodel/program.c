@@ -88,6 +88,76 @@ static bool ends_with_back_edge(const mt_procedure *proc, uint32_t b)
     return false;
 }
 
+/* The body of loop l as executed every iteration: its own blocks (not
+ * those of nested loops) laid out from the header to the end of the last
+ * block with a back edge.  Blocks placed after that are out-of-line paths
+ * the compiler expected to be cold.  Returns the number of blocks. */
+static size_t loop_body(const mt_procedure *proc, uint32_t l, uint32_t *out)
+{
+    const mt_loop *lp = &proc->loops[l];
+    uint64_t lo = proc->blocks[lp->header].start, hi = proc->blocks[lp->header].end;
+    for (uint32_t k = 0; k < lp->nback_edges; k++) {
+        const mt_block *src = &proc->blocks[proc->edges[lp->back_edges[k]].src];
+        if (src->start >= lo && src->end > hi)
+            hi = src->end;
+    }
+    size_t n = 0;
+    for (uint32_t k = 0; k < lp->nblocks; k++) {
+        const mt_block *b = &proc->blocks[lp->blocks[k]];
+        if (b->loop == l && b->start >= lo && b->end <= hi)
+            out[n++] = lp->blocks[k];
+    }
+    return n;
+}
+
+/* Adds the loop's recurrence to its header (see costmodel.h). */
+static void add_loop_recurrence(mt_predictor *p, const code_image *im, const mt_procedure *proc,
+                                uint32_t l, mt_block_cost *costs, uint32_t *body,
+                                mt_code_range *ranges)
+{
+    size_t n = loop_body(proc, l, body);
+    double others = 0;
+    uint32_t header = proc->loops[l].header;
+    for (size_t k = 0; k < n; k++) {
+        const mt_block *b = &proc->blocks[body[k]];
+        ranges[k] = (mt_code_range){image_bytes(im, b->start, b->end - b->start),
+                                    b->end - b->start, b->start};
+        if (!ranges[k].code)
+            return;
+        if (body[k] != header)
+            others += costs[body[k]].cycles;
+    }
+    mt_block_cost *hc = &costs[header];
+    double need = mt_predict_recurrence(p, ranges, n) - others;
+    hc->bounds[MT_BOUND_RECURRENCE] = need > 0 ? need : 0;
+    if (hc->bounds[MT_BOUND_RECURRENCE] > hc->cycles) {
+        hc->cycles = hc->bounds[MT_BOUND_RECURRENCE];
+        hc->limit = MT_BOUND_RECURRENCE;
+    }
+}
+
+static void predict_procedure(mt_predictor *p, const code_image *im, const mt_procedure *proc,
+                              mt_block_cost *costs)
+{
+    for (uint32_t b = 0; b < proc->nblocks; b++) {
+        const mt_block *blk = &proc->blocks[b];
+        const uint8_t *code = image_bytes(im, blk->start, blk->end - blk->start);
+        mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
+                                .taken_exit = ends_with_back_edge(proc, b)};
+        if (code)
+            mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx, &costs[b]);
+    }
+    if (!proc->nloops)
+        return;
+    uint32_t *body = mt_xcalloc(proc->nblocks, sizeof *body);
+    mt_code_range *ranges = mt_xcalloc(proc->nblocks, sizeof *ranges);
+    for (uint32_t l = 0; l < proc->nloops; l++)
+        if (!proc->loops[l].irreducible)
+            add_loop_recurrence(p, im, proc, l, costs, body, ranges);
+    free(body);
+    free(ranges);
+}
+
 int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
                        mt_error *err)
 {
@@ -105,18 +175,8 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
     for (uint32_t i = 0; i < prog->nprocs; i++)
         out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
     out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
-    for (uint32_t i = 0; i < prog->nprocs; i++) {
-        const mt_procedure *proc = &prog->procs[i];
-        for (uint32_t b = 0; b < proc->nblocks; b++) {
-            const mt_block *blk = &proc->blocks[b];
-            const uint8_t *code = image_bytes(&im, blk->start, blk->end - blk->start);
-            mt_block_context ctx = {.steady_state = blk->loop != MT_NONE,
-                                    .taken_exit = ends_with_back_edge(proc, b)};
-            if (code)
-                mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx,
-                                 &out->costs[out->first[i] + b]);
-        }
-    }
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        predict_procedure(p, &im, &prog->procs[i], &out->costs[out->first[i]]);
     mt_predictor_free(p);
     image_close(&im);
     return 0;

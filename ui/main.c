@@ -16,6 +16,8 @@ static const mt_command commands[] = {
      mt_instrument_usage, mt_cmd_instrument},
     {"count", "pass 1: run a program with block counters and summarize what it executed",
      mt_count_usage, mt_cmd_count},
+    {"calibrate", "measure this machine for the cost model (latencies, throughputs, clock ratio)",
+     mt_calibrate_usage, mt_cmd_calibrate},
 };
 
 void mt_ui_error(const char *fmt, ...)

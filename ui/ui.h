@@ -21,6 +21,8 @@ int mt_cmd_instrument(int argc, char **argv);
 extern const char mt_instrument_usage[];
 int mt_cmd_count(int argc, char **argv);
 extern const char mt_count_usage[];
+int mt_cmd_calibrate(int argc, char **argv);
+extern const char mt_calibrate_usage[];
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

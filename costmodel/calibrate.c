@@ -144,8 +144,12 @@ static void load_tp(long iters, void *buf)
 }
 static void store_tp(long iters, void *buf)
 {
-    LOOP("mov %%r8,128(%%rdi)\n\tmov %%r8,136(%%rdi)\n\tmov %%r8,144(%%rdi)\n\tmov %%r8,152(%%rdi)",
-         GPRS);
+    /* Each store to another line of a 4 KiB window, as strided and streaming
+     * stores do (rewriting the same few lines is faster than real code). */
+    LOOP_PRE("xor %%eax, %%eax\n\tlea 4096(%%rdi), %%rsi",
+             "mov %%r8,(%%rsi,%%rax)\n\tmov %%r8,64(%%rsi,%%rax)\n\t"
+             "mov %%r8,128(%%rsi,%%rax)\n\tmov %%r8,192(%%rsi,%%rax)\n\tadd $256, %%eax\n\t"
+             "and $4095, %%eax", GPRS);
 }
 static void stlf_lat(long iters, void *buf)
 {
@@ -410,8 +414,9 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     mt_machine_cpu_model(m->cpu_model, sizeof m->cpu_model);
     __builtin_cpu_init();
     m->has_avx512 = __builtin_cpu_supports("avx512f");
-    uint64_t *buf = aligned_alloc(64, 4096);
-    memset(buf, 0, 4096);
+    /* 0..4 KiB: loads (a ring at 1 KiB); 4..8 KiB: the store window */
+    uint64_t *buf = aligned_alloc(64, 8192);
+    memset(buf, 0, 8192);
     for (int k = 0; k < 8; k++) /* the ring load_lat chases */
         buf[128 + 8 * k] = (uint64_t)(uintptr_t)&buf[128 + 8 * ((k + 1) % 8)];
     sample_stats *stats = mt_xcalloc((size_t)runs, sizeof *stats);

@@ -216,9 +216,13 @@ static double max2(double a, double b) { return a > b ? a : b; }
  * dependency chain (predicted, they stall nothing). */
 static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
 {
+    /* A cmov's data inputs pass in one ALU cycle; its flags input takes the
+     * calibrated cmov latency (a cmp+cmov chain measures 1 + that). */
+    double alu = timing(p, MT_IC_ALU, in->width)->latency;
+    double flags_extra = in->cls == MT_IC_CMOV ? timing(p, MT_IC_CMOV, in->width)->latency - alu : 0;
     double src = 0;
     for (unsigned i = 0; i < in->nsrcs; i++)
-        src = max2(src, s->ready[in->srcs[i]]);
+        src = max2(src, s->ready[in->srcs[i]] + (in->srcs[i] == CM_REG_FLAGS ? flags_extra : 0));
     double data = 0;
     if (in->load) {
         double addr = max2(in->mem.base ? s->ready[in->mem.base] : 0,
@@ -240,7 +244,7 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
     else if (in->eliminated)
         done = src;
     else if (in->executes)
-        done = max2(src, data) + timing(p, in->cls, in->width)->latency;
+        done = max2(src, data) + (in->cls == MT_IC_CMOV ? alu : timing(p, in->cls, in->width)->latency);
     else
         done = in->load ? data : src;
     if (in->store && !in->stack_op) {

@@ -72,66 +72,112 @@ static const uint8_t *image_bytes(const code_image *im, uint64_t vaddr, uint64_t
     return NULL;
 }
 
-/* A block ends with a taken branch when its conditional branch closes a
- * loop: the taken edge goes to the header of a loop containing the block. */
-static bool ends_with_back_edge(const mt_procedure *proc, uint32_t b)
+/* A block ends with a taken branch when its conditional branch jumps
+ * backwards inside a loop containing it: a loop's back edge, or the bottom
+ * test of a rotated loop (static backward-taken prediction). */
+static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
 {
     const mt_block *blk = &proc->blocks[b];
     for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
         const mt_edge *ed = &proc->edges[e];
-        if (ed->kind != MT_EDGE_COND_TAKEN || ed->dst == MT_NONE)
+        if (ed->kind != MT_EDGE_COND_TAKEN || ed->dst == MT_NONE ||
+            proc->blocks[ed->dst].start > blk->start)
             continue;
-        for (uint32_t l = blk->loop; l != MT_NONE; l = proc->loops[l].parent)
-            if (proc->loops[l].header == ed->dst)
-                return true;
+        for (uint32_t l = blk->loop; l != MT_NONE; l = proc->loops[l].parent) {
+            const mt_loop *lp = &proc->loops[l];
+            for (uint32_t k = 0; k < lp->nblocks; k++)
+                if (lp->blocks[k] == ed->dst)
+                    return true;
+        }
     }
     return false;
 }
 
-/* The body of loop l as executed every iteration: its own blocks (not
- * those of nested loops) laid out from the header to the end of the last
- * block with a back edge.  Blocks placed after that are out-of-line paths
- * the compiler expected to be cold.  Returns the number of blocks. */
-static size_t loop_body(const mt_procedure *proc, uint32_t l, uint32_t *out)
+/* The blocks of loop l's body as laid out: its own blocks (not those of
+ * nested loops) between the lowest and highest of the header and the blocks
+ * with back edges.  Blocks placed outside are out-of-line paths the
+ * compiler expected to be cold. */
+static void mark_body(const mt_procedure *proc, uint32_t l, bool *in_body)
 {
     const mt_loop *lp = &proc->loops[l];
     uint64_t lo = proc->blocks[lp->header].start, hi = proc->blocks[lp->header].end;
     for (uint32_t k = 0; k < lp->nback_edges; k++) {
         const mt_block *src = &proc->blocks[proc->edges[lp->back_edges[k]].src];
-        if (src->start >= lo && src->end > hi)
-            hi = src->end;
+        lo = src->start < lo ? src->start : lo;
+        hi = src->end > hi ? src->end : hi;
     }
-    size_t n = 0;
     for (uint32_t k = 0; k < lp->nblocks; k++) {
         const mt_block *b = &proc->blocks[lp->blocks[k]];
-        if (b->loop == l && b->start >= lo && b->end <= hi)
-            out[n++] = lp->blocks[k];
+        in_body[lp->blocks[k]] = b->loop == l && b->start >= lo && b->end <= hi;
     }
-    return n;
 }
 
-/* Adds the loop's recurrence to its header (see costmodel.h). */
-static void add_loop_recurrence(mt_predictor *p, const code_image *im, const mt_procedure *proc,
-                                uint32_t l, mt_block_cost *costs, uint32_t *body,
-                                mt_code_range *ranges)
+/* Enumerating the paths of one iteration, header to back edge. */
+typedef struct {
+    mt_predictor *p;
+    const code_image *im;
+    const mt_procedure *proc;
+    const mt_block_cost *costs;
+    const bool *in_body;
+    uint32_t header;
+    uint32_t *path;
+    bool *on_path;
+    mt_code_range *ranges;
+    unsigned npaths;
+    double need; /* max over paths of recurrence - throughput of its other blocks */
+} path_walk;
+
+enum { MAX_PATHS = 64 };
+
+static void evaluate_path(path_walk *w, size_t n)
 {
-    size_t n = loop_body(proc, l, body);
     double others = 0;
-    uint32_t header = proc->loops[l].header;
     for (size_t k = 0; k < n; k++) {
-        const mt_block *b = &proc->blocks[body[k]];
-        ranges[k] = (mt_code_range){image_bytes(im, b->start, b->end - b->start),
-                                    b->end - b->start, b->start};
-        if (!ranges[k].code)
+        const mt_block *b = &w->proc->blocks[w->path[k]];
+        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+                                       b->end - b->start, b->start};
+        if (!w->ranges[k].code)
             return;
-        if (body[k] != header)
-            others += costs[body[k]].cycles;
+        if (k > 0)
+            others += w->costs[w->path[k]].cycles;
     }
-    mt_block_cost *hc = &costs[header];
-    double need = mt_predict_recurrence(p, ranges, n) - others;
-    hc->bounds[MT_BOUND_RECURRENCE] = need > 0 ? need : 0;
-    if (hc->bounds[MT_BOUND_RECURRENCE] > hc->cycles) {
-        hc->cycles = hc->bounds[MT_BOUND_RECURRENCE];
+    double need = mt_predict_recurrence(w->p, w->ranges, n) - others;
+    if (need > w->need)
+        w->need = need;
+}
+
+static void walk_paths(path_walk *w, uint32_t b, size_t depth)
+{
+    w->path[depth] = b;
+    w->on_path[b] = true;
+    const mt_block *blk = &w->proc->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc && w->npaths < MAX_PATHS; e++) {
+        uint32_t d = w->proc->edges[e].dst;
+        if (d == w->header) {
+            w->npaths++;
+            evaluate_path(w, depth + 1);
+        } else if (d != MT_NONE && w->in_body[d] && !w->on_path[d]) {
+            walk_paths(w, d, depth + 1);
+        }
+    }
+    w->on_path[b] = false;
+}
+
+/* The header carries what the body's recurrence needs beyond the throughput
+ * of the other blocks on the same path (see costmodel.h). */
+static void add_loop_recurrence(path_walk *w, mt_block_cost *costs, uint32_t l)
+{
+    const mt_procedure *proc = w->proc;
+    memset((void *)w->in_body, 0, proc->nblocks * sizeof *w->in_body);
+    mark_body(proc, l, (bool *)w->in_body);
+    w->header = proc->loops[l].header;
+    w->npaths = 0;
+    w->need = 0;
+    walk_paths(w, w->header, 0);
+    mt_block_cost *hc = &costs[w->header];
+    hc->bounds[MT_BOUND_RECURRENCE] = w->need;
+    if (w->need > hc->cycles) {
+        hc->cycles = w->need;
         hc->limit = MT_BOUND_RECURRENCE;
     }
 }
@@ -143,19 +189,24 @@ static void predict_procedure(mt_predictor *p, const code_image *im, const mt_pr
         const mt_block *blk = &proc->blocks[b];
         const uint8_t *code = image_bytes(im, blk->start, blk->end - blk->start);
         mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
-                                .taken_exit = ends_with_back_edge(proc, b)};
+                                .taken_exit = ends_with_taken_branch(proc, b)};
         if (code)
             mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx, &costs[b]);
     }
     if (!proc->nloops)
         return;
-    uint32_t *body = mt_xcalloc(proc->nblocks, sizeof *body);
-    mt_code_range *ranges = mt_xcalloc(proc->nblocks, sizeof *ranges);
+    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs};
+    w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
+    w.on_path = mt_xcalloc(proc->nblocks, sizeof *w.on_path);
+    w.path = mt_xcalloc(proc->nblocks + 1, sizeof *w.path);
+    w.ranges = mt_xcalloc(proc->nblocks + 1, sizeof *w.ranges);
     for (uint32_t l = 0; l < proc->nloops; l++)
         if (!proc->loops[l].irreducible)
-            add_loop_recurrence(p, im, proc, l, costs, body, ranges);
-    free(body);
-    free(ranges);
+            add_loop_recurrence(&w, costs, l);
+    free((void *)w.in_body);
+    free(w.on_path);
+    free(w.path);
+    free(w.ranges);
 }
 
 int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,

@@ -404,6 +404,15 @@ static double median_of(double *v, int n)
     return v[n / 2];
 }
 
+double mt_measure_tsc_per_cycle(int samples)
+{
+    double v[64];
+    int n = samples < 1 ? 1 : samples > 64 ? 64 : samples;
+    for (int i = 0; i < n; i++)
+        v[i] = ticks(ref_add, 2000, NULL) / (NREPS * 2000);
+    return median_of(v, n);
+}
+
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {

@@ -188,6 +188,11 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc, uint32_t loop);
 
+/* TSC ticks per core cycle now: median of `samples` short dependent-add
+ * chains (about 0.1 ms each).  The ratio moves with load, so figures are
+ * converted with one measured in the same run. */
+double mt_measure_tsc_per_cycle(int samples);
+
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every
  * measurement; the spread over runs is written to `report` (may be NULL). */

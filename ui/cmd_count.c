@@ -395,7 +395,10 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
                     (run->user + run->sys) / (base->user + base->sys));
         fputc('\n', fp);
     }
-    fprintf(fp, "(predicted time: not yet available; the cost model comes with pass 2)\n");
+    mt_run_times bt = {base ? base->user : 0, base ? base->sys : 0};
+    mt_run_times rt = {run ? run->user : 0, run ? run->sys : 0};
+    mt_print_predicted_summary(fp, prog, t->block_counts, t->blocks, base ? &bt : NULL,
+                               run ? &rt : NULL);
     for (int loops = 0; loops < 2; loops++) {
         size_t n;
         object_row *rows = collect_rows(prog, t, loops, &n);

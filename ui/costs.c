@@ -122,3 +122,44 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
     mt_program_costs_free(&c);
     return 0;
 }
+
+void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
+                                uint64_t probes, const mt_run_times *base, const mt_run_times *run)
+{
+    mt_machine m;
+    mt_program_costs c;
+    mt_error err;
+    if (mt_ui_load_machine(&m) != 0 || mt_predict_program(&m, prog, &c, &err) != 0) {
+        fprintf(fp, "(no prediction: %s)\n", err.msg);
+        return;
+    }
+    double cycles = 0;
+    for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
+        cycles += (double)block_counts[i] * c.costs[i].cycles;
+    mt_program_costs_free(&c);
+    double ratio = mt_measure_tsc_per_cycle(9);
+    double sec_per_cycle = ratio / m.tsc_hz;
+    double predicted = cycles * sec_per_cycle, probe_cost = (double)probes * m.probe_cycles * sec_per_cycle;
+    fprintf(fp, "MTOOL figure 2 (predicted: every memory access an L1 hit, counted blocks only):\n");
+    fprintf(fp, "  predicted user time        %9.3f s  (%.4g core cycles x %.4f TSC ticks/cycle measured "
+                "now / %.3f GHz TSC)\n", predicted, cycles, ratio, m.tsc_hz / 1e9);
+    double measured = -1;
+    if (base) {
+        measured = base->user;
+        fprintf(fp, "  measured user time         %9.3f s  (uninstrumented run; system %.3f s)\n",
+                base->user, base->sys);
+    }
+    if (run) {
+        double compensated = run->user - probe_cost;
+        fprintf(fp, "  instrumented, compensated  %9.3f s  (user %.3f s - %" PRIu64 " probes x %.2f "
+                    "cycles; system %.3f s)\n", compensated, run->user, probes, m.probe_cycles,
+                run->sys);
+        if (measured < 0)
+            measured = compensated;
+    }
+    if (measured >= 0 && predicted > 0)
+        fprintf(fp, "  overhead estimate          %9.3f s  (measured - predicted: %+.1f%% of predicted)\n",
+                measured - predicted, 100 * (measured - predicted) / predicted);
+    fprintf(fp, "  (time in code that was not counted, e.g. shared libraries or procedures the\n"
+                "   rewriter left out, is not predicted and shows up as overhead)\n");
+}

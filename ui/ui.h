@@ -39,6 +39,14 @@ int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program
 int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
                    const char *only_function, mt_error *err);
 
+/* `count`: MTOOL's figure 2 — predicted user time from block counts (laid
+ * out as mt_program_costs), measured times, probes' cost, overhead. */
+typedef struct {
+    double user, sys;
+} mt_run_times;
+void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
+                                uint64_t probes, const mt_run_times *base, const mt_run_times *run);
+
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

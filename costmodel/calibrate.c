@@ -406,8 +406,9 @@ static double median_of(double *v, int n)
 
 double mt_measure_tsc_per_cycle(int samples)
 {
-    double v[64];
-    int n = samples < 1 ? 1 : samples > 64 ? 64 : samples;
+    enum { MAX = 1024 };
+    static double v[MAX];
+    int n = samples < 1 ? 1 : samples > MAX ? MAX : samples;
     for (int i = 0; i < n; i++)
         v[i] = ticks(ref_add, 2000, NULL) / (NREPS * 2000);
     return median_of(v, n);

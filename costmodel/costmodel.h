@@ -188,8 +188,8 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc, uint32_t loop);
 
-/* TSC ticks per core cycle now: median of `samples` short dependent-add
- * chains (about 0.1 ms each).  The ratio moves with load, so figures are
+/* TSC ticks per core cycle now: median of `samples` (at most 1024) short
+ * dependent-add chains of 80k cycles (about 25 us) each.  The ratio moves with load, so figures are
  * converted with one measured in the same run. */
 double mt_measure_tsc_per_cycle(int samples);
 

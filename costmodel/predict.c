@@ -121,6 +121,11 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
         if (in->executes && !fused_cmp)
             demand(&pd, m->pipes[in->cls],
                    timing(p, in->cls, in->width)->rthroughput * __builtin_popcount(m->pipes[in->cls]));
+        /* Renamed GPR moves cost no latency but, measured here, as much issue
+         * bandwidth as an ALU op: 6 adds + 6 movs take twice 6 adds. */
+        if (in->eliminated && in->cls == MT_IC_ALU)
+            demand(&pd, m->pipes[MT_IC_ALU],
+                   timing(p, MT_IC_ALU, in->width)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
         if (in->load) {
             unsigned lc = load_class(in);
             double r = timing(p, lc, in->width)->rthroughput;

@@ -201,6 +201,7 @@ done:
 
 typedef struct {
     double user, sys, wall;
+    double tsc_per_cycle;   /* core clock during the run: measured before and after */
     int status;             /* from waitpid */
 } run_result;
 
@@ -209,6 +210,7 @@ static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double
 static int run_program(const char *exe, char **argv, const char *profile_dir, run_result *r,
                        mt_error *err)
 {
+    double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
     double t0 = mt_now_seconds();
     pid_t pid = fork();
     if (pid < 0) {
@@ -231,6 +233,7 @@ static int run_program(const char *exe, char **argv, const char *profile_dir, ru
     signal(SIGINT, old_int);
     signal(SIGQUIT, old_quit);
     r->wall = mt_now_seconds() - t0;
+    r->tsc_per_cycle = (ratio0 + mt_measure_tsc_per_cycle(400)) / 2;
     r->user = tv_seconds(ru.ru_utime);
     r->sys = tv_seconds(ru.ru_stime);
     r->status = status;
@@ -395,8 +398,8 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
                     (run->user + run->sys) / (base->user + base->sys));
         fputc('\n', fp);
     }
-    mt_run_times bt = {base ? base->user : 0, base ? base->sys : 0};
-    mt_run_times rt = {run ? run->user : 0, run ? run->sys : 0};
+    mt_run_times bt = {base ? base->user : 0, base ? base->sys : 0, base ? base->tsc_per_cycle : 0};
+    mt_run_times rt = {run ? run->user : 0, run ? run->sys : 0, run ? run->tsc_per_cycle : 0};
     mt_print_predicted_summary(fp, prog, t->block_counts, t->blocks, base ? &bt : NULL,
                                run ? &rt : NULL);
     for (int loops = 0; loops < 2; loops++) {

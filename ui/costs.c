@@ -137,12 +137,14 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
     for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
         cycles += (double)block_counts[i] * c.costs[i].cycles;
     mt_program_costs_free(&c);
-    double ratio = mt_measure_tsc_per_cycle(9);
+    /* Core cycles become seconds at the clock the measured run saw. */
+    const mt_run_times *timed = base ? base : run;
+    double ratio = timed && timed->tsc_per_cycle > 0 ? timed->tsc_per_cycle : mt_measure_tsc_per_cycle(9);
     double sec_per_cycle = ratio / m.tsc_hz;
     double predicted = cycles * sec_per_cycle, probe_cost = (double)probes * m.probe_cycles * sec_per_cycle;
     fprintf(fp, "MTOOL figure 2 (predicted: every memory access an L1 hit, counted blocks only):\n");
     fprintf(fp, "  predicted user time        %9.3f s  (%.4g core cycles x %.4f TSC ticks/cycle measured "
-                "now / %.3f GHz TSC)\n", predicted, cycles, ratio, m.tsc_hz / 1e9);
+                "around the run / %.3f GHz TSC)\n", predicted, cycles, ratio, m.tsc_hz / 1e9);
     double measured = -1;
     if (base) {
         measured = base->user;

@@ -43,6 +43,7 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
  * out as mt_program_costs), measured times, probes' cost, overhead. */
 typedef struct {
     double user, sys;
+    double tsc_per_cycle; /* measured around the run; 0 if unknown */
 } mt_run_times;
 void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
                                 uint64_t probes, const mt_run_times *base, const mt_run_times *run);

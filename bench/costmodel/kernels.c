@@ -4,6 +4,8 @@
  *   kernels NAME|all SAMPLES measure each kernel SAMPLES times and print, per
  *                            kernel, "NAME calls_per_sample kept tries median p25 p75"
  *                            (core cycles per call)
+ *   kernels NAME =CALLS      just call the kernel CALLS times (a whole program with
+ *                            fixed work, for `mtool count`)
  *   kernels list             the kernel names
  *
  * Every kernel is a noinline procedure k_NAME whose working set is at most
@@ -397,8 +399,19 @@ int main(int argc, char **argv)
             printf("%s\n", kernels[k].name);
         return 0;
     }
+    if (argc == 3 && argv[2][0] == '=' && atol(argv[2] + 1) > 0) {
+        init_data();
+        for (size_t k = 0; k < nk; k++)
+            if (strcmp(argv[1], kernels[k].name) == 0) {
+                for (long c = atol(argv[2] + 1); c > 0; c--)
+                    kernels[k].run();
+                return 0;
+            }
+        fprintf(stderr, "kernels: no kernel named '%s'\n", argv[1]);
+        return 2;
+    }
     if (argc != 3 || atol(argv[2]) <= 0) {
-        fprintf(stderr, "usage: kernels NAME|all SAMPLES | kernels list\n");
+        fprintf(stderr, "usage: kernels NAME|all SAMPLES | kernels NAME =CALLS | kernels list\n");
         return 2;
     }
     init_data();

@@ -211,13 +211,15 @@ FP_TP(fdiv32_tp, P_DIVPS)
 FP_LAT(fsqrt64_lat, "vsqrtsd %%xmm4, %%xmm4, %%xmm4")
 FP_TP(fsqrt64_tp, P_SQRTPD)
 FP_LAT(fsqrt32_lat, "vsqrtss %%xmm4, %%xmm4, %%xmm4")
+FP_LAT(valu128_lat, "vpaddq %%xmm2, %%xmm4, %%xmm4")
 FP_LAT(valu_lat, "vpaddq %%ymm2, %%ymm4, %%ymm4")
 FP_TP(valu_tp, P_VPADDQ)
+FP_LAT(vshift128_lat, "vpsllq $1, %%xmm4, %%xmm4")
 FP_LAT(vshift_lat, "vpsllq $1, %%ymm4, %%ymm4")
 FP_TP(vshift_tp, P_VPSLLQ)
 FP_LAT(vimul_lat, "vpmulld %%ymm4, %%ymm4, %%ymm4")
 FP_TP(vimul_tp, P_VPMULLD)
-FP_LAT(shuf_lat, "vpshufd $0x1b, %%ymm4, %%ymm4")
+FP_LAT(shuf_lat, "vpshufd $0x1b, %%xmm4, %%xmm4")
 FP_LAT(perm_lat, "vpermpd $0x1b, %%ymm4, %%ymm4")
 FP_TP(shuf_tp, P_VPSHUFD)
 FP_LAT(cvt_lat, "vcvtdq2ps %%xmm4, %%xmm4")
@@ -353,13 +355,15 @@ static const bench benches[] = {
     {"sqrtsd lat", MT_IC_FSQRT64, MT_W128, LAT, fsqrt64_lat, 1, 0, false},
     {"sqrtpd tput", MT_IC_FSQRT64, MT_W128, TP, fsqrt64_tp, 12, 0, false},
     {"sqrtss lat", MT_IC_FSQRT32, MT_W128, LAT, fsqrt32_lat, 1, 0, false},
-    {"vpaddq lat", MT_IC_VALU, MT_W256, LAT, valu_lat, 1, 0, false},
+    {"vpaddq xmm lat", MT_IC_VALU, MT_W128, LAT, valu128_lat, 1, 0, false},
+    {"vpaddq ymm lat", MT_IC_VALU, MT_W256, LAT, valu_lat, 1, 0, false},
     {"vpaddq tput", MT_IC_VALU, MT_W256, TP, valu_tp, 12, 0, false},
-    {"vpsllq lat", MT_IC_VSHIFT, MT_W256, LAT, vshift_lat, 1, 0, false},
+    {"vpsllq xmm lat", MT_IC_VSHIFT, MT_W128, LAT, vshift128_lat, 1, 0, false},
+    {"vpsllq ymm lat", MT_IC_VSHIFT, MT_W256, LAT, vshift_lat, 1, 0, false},
     {"vpsllq tput", MT_IC_VSHIFT, MT_W256, TP, vshift_tp, 12, 0, false},
     {"vpmulld lat", MT_IC_VIMUL, MT_W256, LAT, vimul_lat, 1, 0, false},
     {"vpmulld tput", MT_IC_VIMUL, MT_W256, TP, vimul_tp, 12, 0, false},
-    {"vpshufd ymm lat", MT_IC_SHUF, MT_W128, LAT, shuf_lat, 1, 0, false},
+    {"vpshufd xmm lat", MT_IC_SHUF, MT_W128, LAT, shuf_lat, 1, 0, false},
     {"vpermpd lat", MT_IC_SHUF, MT_W256, LAT, perm_lat, 1, 0, false},
     {"vpshufd tput", MT_IC_SHUF, MT_W256, TP, shuf_tp, 12, 0, false},
     {"cvtdq2ps lat", MT_IC_CVT, MT_W128, LAT, cvt_lat, 1, 0, false},

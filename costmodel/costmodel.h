@@ -116,6 +116,7 @@ typedef enum {
     MT_BOUND_TAKEN,      /* taken branches per cycle */
     MT_BOUND_LATENCY,    /* critical path of one execution */
     MT_BOUND_RECURRENCE, /* loop-carried dependencies, per iteration */
+    MT_BOUND_IN_HEADER,  /* runs every iteration: predicted with its loop's header */
     MT_BOUND_COUNT
 } mt_bound;
 
@@ -161,15 +162,22 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
 /* Cycles per iteration of the dependency recurrence of a loop body made of
  * the ranges executed in this order every iteration (infinite resources). */
 double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
+/* Throughput bounds of the ranges executed together (their work shares the
+ * core's resources), `ntaken` of their conditional branches taken: out gets
+ * the bounds, the limiting one and its cycles (no dependency bound). */
+void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
+                           unsigned ntaken, mt_block_cost *out);
 
 /* Per-block predictions for a whole analyzed program: blocks of procedure p
  * are costs[first[p] .. first[p+1]).  Blocks outside loops run their
  * critical path.  A loop's body is its blocks laid out between the header
  * and the last back edge (out-of-line blocks are taken as cold); every body
- * block is bounded by its throughput, and the header also carries the part
- * of the body's recurrence that the throughput of the other body blocks does
- * not cover, so that one iteration costs max(sum of throughputs,
- * recurrence). */
+ * block is bounded by its throughput.  The blocks that run on every
+ * iteration (the header and the dominators of the only back edge) are
+ * predicted together, as one iteration's work sharing the core, and that
+ * figure goes to the header (the others report MT_BOUND_IN_HEADER and 0);
+ * the header also carries what the recurrence of each path of an iteration
+ * needs beyond the conditional blocks on the path. */
 typedef struct {
     mt_block_cost *costs;
     uint64_t *first;     /* nprocs + 1 offsets */

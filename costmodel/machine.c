@@ -20,7 +20,7 @@ static const char *const class_names[MT_IC_COUNT] = {
 static const char *const width_names[MT_W_COUNT] = {"128", "256", "512"};
 
 static const char *const bound_names[MT_BOUND_COUNT] = {
-    "dispatch", "pipes", "loads", "stores", "taken-branches", "latency", "recurrence"};
+    "dispatch", "pipes", "loads", "stores", "taken-branches", "latency", "recurrence", "in-header"};
 
 const char *mt_iclass_name(mt_iclass c) { return c < MT_IC_COUNT ? class_names[c] : "?"; }
 const char *mt_width_name(mt_width w) { return w < MT_W_COUNT ? width_names[w] : "?"; }

@@ -306,6 +306,15 @@ static double recurrence(const mt_predictor *p, const cm_insn *ins, size_t n)
 
 /* ---- the block ---------------------------------------------------------- */
 
+static void set_limit(mt_block_cost *out)
+{
+    out->limit = MT_BOUND_DISPATCH;
+    for (int b = 0; b < MT_BOUND_COUNT; b++)
+        if (out->bounds[b] > out->bounds[out->limit])
+            out->limit = (uint8_t)b;
+    out->cycles = out->bounds[out->limit];
+}
+
 /* Decodes code[0..len) after the `n` instructions already in p->insns;
  * returns the new count. */
 static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len, uint64_t addr,
@@ -337,11 +346,7 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
         out->bounds[MT_BOUND_RECURRENCE] = recurrence(p, p->insns, n);
     else if (!ctx->throughput_only)
         out->bounds[MT_BOUND_LATENCY] = critical_path(p, p->insns, n);
-    out->limit = MT_BOUND_DISPATCH;
-    for (int b = 0; b < MT_BOUND_COUNT; b++)
-        if (out->bounds[b] > out->bounds[out->limit])
-            out->limit = (uint8_t)b;
-    out->cycles = out->bounds[out->limit];
+    set_limit(out);
 }
 
 double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n)
@@ -351,4 +356,18 @@ double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_
     for (size_t i = 0; i < n; i++)
         ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &nundecoded);
     return recurrence(p, p->insns, ninsns);
+}
+
+void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
+                           unsigned ntaken, mt_block_cost *out)
+{
+    size_t ninsns = 0;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &out->nundecoded);
+    out->ninsns = (uint32_t)ninsns;
+    mt_block_context ctx = {.throughput_only = true};
+    throughput_bounds(p, p->insns, ninsns, &ctx, out);
+    out->bounds[MT_BOUND_TAKEN] += ntaken / p->m.taken_per_cycle;
+    set_limit(out);
 }

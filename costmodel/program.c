@@ -119,6 +119,7 @@ typedef struct {
     const mt_procedure *proc;
     const mt_block_cost *costs;
     const bool *in_body;
+    const bool *core;  /* runs on every iteration: predicted with the header */
     uint32_t header;
     uint32_t *path;
     bool *on_path;
@@ -138,7 +139,7 @@ static void evaluate_path(path_walk *w, size_t n)
                                        b->end - b->start, b->start};
         if (!w->ranges[k].code)
             return;
-        if (k > 0)
+        if (!w->core[w->path[k]])
             others += w->costs[w->path[k]].cycles;
     }
     double need = mt_predict_recurrence(w->p, w->ranges, n) - others;
@@ -163,18 +164,57 @@ static void walk_paths(path_walk *w, uint32_t b, size_t depth)
     w->on_path[b] = false;
 }
 
-/* The header carries what the body's recurrence needs beyond the throughput
- * of the other blocks on the same path (see costmodel.h). */
-static void add_loop_recurrence(path_walk *w, mt_block_cost *costs, uint32_t l)
+/* The blocks every iteration runs: with a single back edge, its source and
+ * its dominators up to the header.  Returns how many, listed in `list`. */
+static size_t mark_core(const mt_procedure *proc, uint32_t l, bool *core, uint32_t *list)
+{
+    const mt_loop *lp = &proc->loops[l];
+    size_t n = 0;
+    core[lp->header] = true;
+    list[n++] = lp->header;
+    if (lp->nback_edges != 1)
+        return n;
+    for (uint32_t b = proc->edges[lp->back_edges[0]].src; b != lp->header && b != MT_NONE;
+         b = proc->blocks[b].idom) {
+        if (proc->blocks[b].loop != l)
+            break;
+        core[b] = true;
+        list[n++] = b;
+    }
+    return n;
+}
+
+/* One iteration: the core blocks' joint throughput, and the recurrence of
+ * every path beyond its conditional blocks, both on the header. */
+static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_t *list)
 {
     const mt_procedure *proc = w->proc;
     memset((void *)w->in_body, 0, proc->nblocks * sizeof *w->in_body);
+    memset((void *)w->core, 0, proc->nblocks * sizeof *w->core);
     mark_body(proc, l, (bool *)w->in_body);
+    size_t ncore = mark_core(proc, l, (bool *)w->core, list);
+    unsigned ntaken = 0;
+    for (size_t k = 0; k < ncore; k++) {
+        const mt_block *b = &proc->blocks[list[k]];
+        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+                                       b->end - b->start, b->start};
+        if (!w->ranges[k].code)
+            return;
+        ntaken += ends_with_taken_branch(proc, list[k]);
+    }
     w->header = proc->loops[l].header;
+    mt_block_cost *hc = &costs[w->header], joint;
+    mt_predict_throughput(w->p, w->ranges, ncore, ntaken, &joint);
     w->npaths = 0;
     w->need = 0;
     walk_paths(w, w->header, 0);
-    mt_block_cost *hc = &costs[w->header];
+    for (size_t k = 1; k < ncore; k++) {
+        costs[list[k]].cycles = 0;
+        costs[list[k]].limit = MT_BOUND_IN_HEADER;
+    }
+    uint32_t header_insns = hc->ninsns;
+    *hc = joint;
+    hc->ninsns = header_insns;
     hc->bounds[MT_BOUND_RECURRENCE] = w->need;
     if (w->need > hc->cycles) {
         hc->cycles = w->need;
@@ -197,13 +237,17 @@ static void predict_procedure(mt_predictor *p, const code_image *im, const mt_pr
         return;
     path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs};
     w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
+    w.core = mt_xcalloc(proc->nblocks, sizeof *w.core);
+    uint32_t *list = mt_xcalloc(proc->nblocks + 1, sizeof *list);
     w.on_path = mt_xcalloc(proc->nblocks, sizeof *w.on_path);
     w.path = mt_xcalloc(proc->nblocks + 1, sizeof *w.path);
     w.ranges = mt_xcalloc(proc->nblocks + 1, sizeof *w.ranges);
     for (uint32_t l = 0; l < proc->nloops; l++)
         if (!proc->loops[l].irreducible)
-            add_loop_recurrence(&w, costs, l);
+            predict_loop(&w, costs, l, list);
     free((void *)w.in_body);
+    free((void *)w.core);
+    free(list);
     free(w.on_path);
     free(w.path);
     free(w.ranges);

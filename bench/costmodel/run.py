@@ -273,6 +273,10 @@ def whole_programs(rows):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print("bench: cost model on %s CPUs, load average %s at start (other processes share the "
+          "cores: timings are medians, spreads shown)" % (os.cpu_count(), " ".join(load)))
     rows = kernel_table()
     whole_programs(rows)
     membound_table()

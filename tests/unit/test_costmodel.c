@@ -117,6 +117,29 @@ static void test_dispatch(void)
           "48 nops: %.2f cycles, dispatch-bound", c.cycles);
 }
 
+/* A rotated search loop: the header tests the byte, the latch advances and
+ * jumps back.  Run together they take one taken branch per iteration, not
+ * the sum of the two blocks predicted apart. */
+static void test_two_block_loop(void)
+{
+    static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_code_range r[2] = {{header, sizeof header, 0x1000}, {latch, sizeof latch, 0x1005}};
+    mt_block_cost joint, h, l;
+    mt_predict_throughput(predictor, r, 2, 1, &joint);
+    mt_block_context in_loop = {.throughput_only = true};
+    mt_predict_block(predictor, header, sizeof header, 0x1000, &in_loop, &h);
+    in_loop.taken_exit = true;
+    mt_predict_block(predictor, latch, sizeof latch, 0x1005, &in_loop, &l);
+    CHECK(near(joint.cycles, 1 / machine.taken_per_cycle) && joint.limit == MT_BOUND_TAKEN &&
+              joint.cycles < h.cycles + l.cycles,
+          "two-block loop predicted together: %.2f cycles (taken branches), apart %.2f + %.2f",
+          joint.cycles, h.cycles, l.cycles);
+    double rec = mt_predict_recurrence(predictor, r, 2);
+    CHECK(near(rec, lat(MT_IC_ALU)), "its recurrence is the index increment: %.2f", rec);
+}
+
 static void test_profile_file(void)
 {
     char path[] = "/tmp/mtool-profile-XXXXXX";
@@ -157,6 +180,7 @@ int main(void)
     test_memory_carried();
     test_zero_idiom_breaks_chain();
     test_dispatch();
+    test_two_block_loop();
     test_profile_file();
     mt_predictor_free(predictor);
     return unit_finish();

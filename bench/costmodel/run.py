@@ -243,8 +243,8 @@ def whole_programs(rows):
     kernel table to about 1e9 core cycles (0.3 s)."""
     exe = os.path.join(OUT, "kernels-gcc-O2")
     per_call = {k: m for k, tag, m, *_ in rows if tag == "gcc-O2"}
-    print("bench: compute-bound whole programs (kernels-gcc-O2 NAME =CALLS) through `mtool count`: "
-          "overhead = measured user time - predicted, median of %d runs" % RUNS)
+    print("bench: compute-bound whole programs (kernels-gcc-O2 NAME =CALLS) through `mtool count "
+          "--baseline-runs 3`: overhead = measured user time - predicted, median of %d counts" % RUNS)
     print("  %-16s %12s %12s %10s %s" % ("program", "predicted s", "measured s", "overhead", "runs"))
     ok = True
     for k in WHOLE:
@@ -253,7 +253,7 @@ def whole_programs(rows):
             calls = "=%d" % max(1, int(1e9 / per_call.get(k, 1e4)))
             rundir = os.path.join(OUT, "count-" + k)
             shutil.rmtree(rundir, ignore_errors=True)  # count merges every profile in it
-            out = subprocess.run([MTOOL, "count", "-o", rundir, "--", exe, k, calls],
+            out = subprocess.run([MTOOL, "count", "--baseline-runs", "3", "-o", rundir, "--", exe, k, calls],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
             pr = re.search(r"predicted user time\s+([\d.]+) s", out)
             me = re.search(r"measured user time\s+([\d.]+) s", out)

@@ -338,8 +338,12 @@ static jt_val eval_reg(slice *s, size_t pos, unsigned fam, bool allow_load, int 
         result = v;
     }
     /* An offset index (idx - k after `sub $k`) is tracked from here: the
-     * bound check compares the offset value, not the original. */
-    if (!result.load && result.coef != 0 && result.c != 0)
+     * bound check compares the offset value, not the original.  So is a
+     * plain copy of another register: the bound search follows copies
+     * backward itself and must start at the latest one, or it would walk
+     * from the copy's source across what lies in between (`call getopt;
+     * mov %eax,%r9d; ...; cmp $N,%r9d; ja; mov %r9d,%eax; jmp *T(,%rax,8)`). */
+    if (!result.load && result.coef != 0 && (result.c != 0 || result.coef == 1))
         return variable(fam, pos);
     return result;
 }
@@ -766,19 +770,27 @@ static jt_val jump_target_value(slice *s, size_t i)
 }
 
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
-                            mt_jump_table *layout, char *why, size_t whylen)
+                            mt_jump_table *layout, bool *maybe_inside, char *why, size_t whylen)
 {
     slice s = {.b = b, .budget = SLICE_BUDGET};
     bool ok = false;
     jt_val v = jump_target_value(&s, i);
+    /* Only an opaque value (a register from elsewhere, a pointer loaded
+     * from a variable address) or a constant outside the procedure may be
+     * a tail call; anything shaped like a table stays a possible jump
+     * inside the procedure. */
+    *maybe_inside = true;
     if (v.known && !v.load && v.coef == 0) {
         snprintf(why, whylen, "target is the constant 0x%llx", (unsigned long long)v.c);
+        *maybe_inside = cfg_table_target_allowed(b, (uint64_t)v.c);
     } else if (!v.known || !v.load) {
         snprintf(why, whylen, "target not loaded from a table");
+        *maybe_inside = false;
     } else if (v.coef != 0) {
         snprintf(why, whylen, "target depends on a register besides the table entry");
     } else if (v.load_coef == 1) {
         snprintf(why, whylen, "target is a pointer loaded from memory, not a table entry");
+        *maybe_inside = false;
     } else if (v.load_coef != v.load_size) {
         snprintf(why, whylen, "index scale %lld differs from entry size %u",
                  (long long)v.load_coef, v.load_size);

@@ -60,6 +60,8 @@ typedef struct {
     size_t nsites;
     uint64_t *pads;
     size_t npads;
+    mt_data_ref *data_refs; /* addresses inside code stored in data */
+    size_t ndata_refs;
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -766,7 +768,8 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
     proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
 
     cfg_builder b = {.img = cp->img, .prog = cp->prog, .program_bounds = cp, .dec = dec, .self = i,
-                     .lo = proc->entry, .hi = cp->hi[i]};
+                     .lo = proc->entry, .hi = cp->hi[i], .data_refs = cp->data_refs,
+                     .ndata_refs = cp->ndata_refs};
     if (b.hi > b.lo)
         b.code = mt_image_bytes_at(cp->img, b.lo, b.hi - b.lo);
     if (!b.code) {
@@ -1028,6 +1031,7 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
     cfg_program cp = {.img = img, .prog = prog};
     compute_bounds(&cp);
     read_landing_pads(&cp);
+    cp.ndata_refs = mt_data_refs_into_code(img, prog, &cp.data_refs);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_procedure *p = &prog->procs[i];
         p->noreturn = has_noreturn_name(p->name);
@@ -1041,6 +1045,7 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
         free(cp.hi);
         free(cp.sites);
         free(cp.pads);
+        free(cp.data_refs);
         return;
     }
     uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
@@ -1056,4 +1061,5 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
     free(cp.hi);
     free(cp.sites);
     free(cp.pads);
+    free(cp.data_refs);
 }

@@ -70,6 +70,8 @@ typedef struct {
     size_t nfailed, cap_failed;
     bool inner_address;      /* some instruction materializes an address inside [lo, hi)
                                 other than lo (a label taken as a value) */
+    const mt_data_ref *data_refs; /* mt_data_refs_into_code of the program */
+    size_t ndata_refs;
 
     char *unresolved;        /* first reason the procedure is not resolved */
 } cfg_builder;
@@ -97,7 +99,8 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
 /* tailcall.c: marks CFG_TAIL_JUMP on each failed indirect jump (in
  * b->failed, with maybe_inside false) that leaves the procedure: the stack
  * pointer and every callee-saved register hold their entry values there on
- * every path, and the procedure never materializes an address inside itself. */
+ * every path, and no address inside the procedure (but its entry) is
+ * materialized by its code or stored in data outside its own jump tables. */
 void cfg_find_tail_jumps(cfg_builder *b);
 
 #endif

@@ -845,9 +845,12 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
     bool ok = false;
     jt_val v = jump_target_value(&s, i);
     /* Only an opaque value (a register from elsewhere, a pointer loaded
-     * from a variable address) or a constant outside the procedure may be
-     * a tail call; anything shaped like a table stays a possible jump
-     * inside the procedure. */
+     * from a variable address), a constant outside the procedure or a
+     * pointer from a table of 8-byte entries (`encoders[i].init`, or a
+     * non-PIE switch table whose bound was not found) may be a tail call:
+     * tailcall.c checks that no address inside the procedure is stored in
+     * data.  Other table shapes (offsets relative to a base in the code)
+     * stay possible jumps inside the procedure. */
     *maybe_inside = true;
     if (v.known && !v.load && v.coef == 0) {
         snprintf(why, whylen, "target is the constant 0x%llx", (unsigned long long)v.c);
@@ -863,7 +866,9 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
     } else if (v.load_coef != v.load_size) {
         snprintf(why, whylen, "index scale %lld differs from entry size %u",
                  (long long)v.load_coef, v.load_size);
+        *maybe_inside = v.load_size != 8;
     } else {
+        *maybe_inside = v.load_size != 8;
         s.budget = SLICE_BUDGET;
         uint64_t n = find_bound(&s, v.load_fam, v.load_pos, why, whylen, 0);
         if (n)

@@ -428,14 +428,58 @@ static void transfer(const tc_effect *e, tc_state *s)
 
 /* ---- the analysis ------------------------------------------------------ */
 
-static bool worth_analyzing(const cfg_builder *b)
+static bool in_own_table(const cfg_builder *b, uint64_t where)
 {
-    if (b->inner_address)
-        return false;
-    for (size_t k = 0; k < b->nfailed; k++)
-        if (!b->failed[k].maybe_inside)
+    for (size_t t = 0; t < b->ntables; t++) {
+        const mt_jump_table *l = &b->tables[t].layout;
+        if (where >= l->table && where < l->table + (uint64_t)l->nentries * l->entry_size)
+            return true;
+    }
+    return false;
+}
+
+/* Whether data holds an address in [lo, hi) outside the procedure's own
+ * jump tables (the data references are sorted by value, and hold no
+ * procedure entry). */
+static bool data_names_address_in(const cfg_builder *b, uint64_t lo, uint64_t hi)
+{
+    size_t first = 0, end = b->ndata_refs;
+    while (first < end) {
+        size_t mid = first + (end - first) / 2;
+        if (b->data_refs[mid].value < lo)
+            first = mid + 1;
+        else
+            end = mid;
+    }
+    for (size_t k = first; k < b->ndata_refs && b->data_refs[k].value < hi; k++)
+        if (!in_own_table(b, b->data_refs[k].where))
             return true;
     return false;
+}
+
+/* Whether data holds an address inside the procedure or another part of
+ * its function (foo / foo.cold) other than an entry: a label taken as a
+ * value, which an opaque jump could reach. */
+static bool data_names_inner_address(const cfg_builder *b)
+{
+    const mt_program *prog = b->prog;
+    uint32_t root = prog->procs[b->self].parent != MT_NONE ? prog->procs[b->self].parent : b->self;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        if (q != root && prog->procs[q].parent != root)
+            continue;
+        uint64_t hi = q + 1 < prog->nprocs ? prog->procs[q + 1].entry : UINT64_MAX;
+        if (data_names_address_in(b, prog->procs[q].entry, hi))
+            return true;
+    }
+    return false;
+}
+
+static bool worth_analyzing(const cfg_builder *b)
+{
+    bool opaque = false;
+    for (size_t k = 0; k < b->nfailed; k++)
+        opaque |= !b->failed[k].maybe_inside;
+    return opaque && !b->inner_address && !data_names_inner_address(b);
 }
 
 /* States before every instruction; false when the analysis gave up. */

@@ -91,8 +91,9 @@ bool cfg_table_target_allowed(const cfg_builder *b, uint64_t addr);
 /* jumptable.c: recovers the targets of the indirect jmp at instruction `i`.
  * On success returns true with *targets (malloc'd, sorted, distinct, all
  * allowed by cfg_table_target_allowed); on failure returns false with `why`
- * explaining, and *maybe_inside false when the target is opaque (not
- * shaped like a table, not a constant inside the procedure). */
+ * explaining, and *maybe_inside false when the target is a plain pointer:
+ * loaded whole from memory or received (an argument, a call's result),
+ * nothing added to it, as a switch adds a table entry to a base. */
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
                             mt_jump_table *layout, bool *maybe_inside, char *why, size_t whylen);
 

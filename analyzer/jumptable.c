@@ -838,43 +838,81 @@ static jt_val jump_target_value(slice *s, size_t i)
     return unknown();
 }
 
+/* Whether register `fam` just before instruction `pos` holds a whole
+ * pointer nothing was added to: every definition reaching it is an 8-byte
+ * load, a copy of such a register, a constant outside the procedure, or
+ * none (an argument, a call's result).  A switch computes its target
+ * (`movslq (%rB,%rI,4),%rax; add %rB,%rax`); a pointer is only loaded. */
+static bool plain_pointer_in(slice *s, size_t pos, unsigned fam, int depth)
+{
+    if (depth > MAX_EVAL_DEPTH || fam == MT_FAMILY_RSP)
+        return false;
+    def_set ds;
+    find_defs(s, pos, fam, &ds);
+    if (ds.failed)
+        return false;
+    for (size_t k = 0; k < ds.ndefs; k++) {
+        const cs_insn *insn = cfg_redecode(s->b, ds.defs[k]);
+        if (!insn || insn->id != X86_INS_MOV || insn->detail->x86.op_count != 2)
+            return false;
+        cs_x86_op dst = insn->detail->x86.operands[0], src = insn->detail->x86.operands[1];
+        if (dst.type != X86_OP_REG || mt_reg_family(dst.reg) != fam)
+            return false;
+        if (src.type == X86_OP_IMM) {
+            if (cfg_table_target_allowed(s->b, (uint64_t)src.imm & (dst.size == 4 ? 0xffffffffu : ~0ull)))
+                return false;
+        } else if (src.type == X86_OP_MEM) {
+            if (dst.size != 8 || src.mem.segment != X86_REG_INVALID)
+                return false;
+        } else if (src.type != X86_OP_REG || dst.size != 8 || src.size != 8 ||
+                   !plain_pointer_in(s, ds.defs[k], mt_reg_family(src.reg), depth + 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether the indirect jmp at `i` goes to a plain pointer (see above):
+ * `jmp *%reg` with such a register, or `jmp *mem` (8 bytes loaded). */
+static bool plain_pointer(slice *s, size_t i)
+{
+    const cs_insn *insn = cfg_redecode(s->b, i);
+    if (!insn || insn->detail->x86.op_count != 1)
+        return false;
+    cs_x86_op op = insn->detail->x86.operands[0];
+    if (op.type == X86_OP_MEM)
+        return op.mem.segment == X86_REG_INVALID;
+    return op.type == X86_OP_REG && mt_reg_family(op.reg) && plain_pointer_in(s, i, mt_reg_family(op.reg), 0);
+}
+
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
                             mt_jump_table *layout, bool *maybe_inside, char *why, size_t whylen)
 {
     slice s = {.b = b, .budget = SLICE_BUDGET};
     bool ok = false;
     jt_val v = jump_target_value(&s, i);
-    /* Only an opaque value (a register from elsewhere, a pointer loaded
-     * from a variable address), a constant outside the procedure or a
-     * pointer from a table of 8-byte entries (`encoders[i].init`, or a
-     * non-PIE switch table whose bound was not found) may be a tail call:
-     * tailcall.c checks that no address inside the procedure is stored in
-     * data.  Other table shapes (offsets relative to a base in the code)
-     * stay possible jumps inside the procedure. */
-    *maybe_inside = true;
     if (v.known && !v.load && v.coef == 0) {
         snprintf(why, whylen, "target is the constant 0x%llx", (unsigned long long)v.c);
-        *maybe_inside = cfg_table_target_allowed(b, (uint64_t)v.c);
     } else if (!v.known || !v.load) {
         snprintf(why, whylen, "target not loaded from a table");
-        *maybe_inside = false;
     } else if (v.coef != 0) {
         snprintf(why, whylen, "target depends on a register besides the table entry");
     } else if (v.load_coef == 1) {
         snprintf(why, whylen, "target is a pointer loaded from memory, not a table entry");
-        *maybe_inside = false;
     } else if (v.load_coef != v.load_size) {
         snprintf(why, whylen, "index scale %lld differs from entry size %u",
                  (long long)v.load_coef, v.load_size);
-        *maybe_inside = v.load_size != 8;
     } else {
-        *maybe_inside = v.load_size != 8;
         s.budget = SLICE_BUDGET;
         uint64_t n = find_bound(&s, v.load_fam, v.load_pos, why, whylen, 0);
         if (n)
             ok = read_table(b, &v, n, targets, ntargets, layout, why, whylen);
         if (ok)
             layout->jump = b->insns[i].addr;
+    }
+    if (!ok) {
+        s.budget = SLICE_BUDGET;
+        *maybe_inside = !plain_pointer(&s, i);
     }
     free(s.visited);
     return ok;

@@ -62,6 +62,7 @@ typedef struct {
     size_t npads;
     mt_data_ref *data_refs; /* addresses inside code stored in data */
     size_t ndata_refs;
+    uint32_t *next_part;    /* cfg_builder.next_part */
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -765,11 +766,12 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
     mt_procedure_free_cfg(proc);
     free(proc->unresolved_reason);
     proc->unresolved_reason = NULL;
+    proc->entry_only = false;
     proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
 
     cfg_builder b = {.img = cp->img, .prog = cp->prog, .program_bounds = cp, .dec = dec, .self = i,
                      .lo = proc->entry, .hi = cp->hi[i], .data_refs = cp->data_refs,
-                     .ndata_refs = cp->ndata_refs};
+                     .ndata_refs = cp->ndata_refs, .next_part = cp->next_part};
     if (b.hi > b.lo)
         b.code = mt_image_bytes_at(cp->img, b.lo, b.hi - b.lo);
     if (!b.code) {
@@ -791,6 +793,7 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
         set_unresolved(&b, "no instruction decoded at 0x%llx", (unsigned long long)b.lo);
     proc->resolved = b.unresolved == NULL;
     proc->unresolved_reason = b.unresolved;
+    proc->entry_only = b.nextra == 0 && !b.inner_address && !cfg_data_names_inner_address(&b);
     b.unresolved = NULL;
     builder_free(&b);
 }
@@ -1026,12 +1029,29 @@ static void read_landing_pads(cfg_program *cp)
             cp->pads[cp->npads++] = cp->pads[i];
 }
 
+/* Chains the parts of each split function from its main part. */
+static void link_function_parts(cfg_program *cp)
+{
+    const mt_program *prog = cp->prog;
+    cp->next_part = mt_xmalloc(((size_t)prog->nprocs + 1) * sizeof *cp->next_part);
+    for (uint32_t q = 0; q < prog->nprocs; q++)
+        cp->next_part[q] = MT_NONE;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        uint32_t root = prog->procs[q].parent;
+        if (root != MT_NONE && root < prog->nprocs) {
+            cp->next_part[q] = cp->next_part[root];
+            cp->next_part[root] = q;
+        }
+    }
+}
+
 void mt_build_cfgs(const mt_image *img, mt_program *prog)
 {
     cfg_program cp = {.img = img, .prog = prog};
     compute_bounds(&cp);
     read_landing_pads(&cp);
     cp.ndata_refs = mt_data_refs_into_code(img, prog, &cp.data_refs);
+    link_function_parts(&cp);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_procedure *p = &prog->procs[i];
         p->noreturn = has_noreturn_name(p->name);
@@ -1046,6 +1066,7 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
         free(cp.sites);
         free(cp.pads);
         free(cp.data_refs);
+        free(cp.next_part);
         return;
     }
     uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
@@ -1062,4 +1083,5 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
     free(cp.sites);
     free(cp.pads);
     free(cp.data_refs);
+    free(cp.next_part);
 }

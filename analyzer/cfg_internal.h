@@ -72,6 +72,8 @@ typedef struct {
                                 other than lo (a label taken as a value) */
     const mt_data_ref *data_refs; /* mt_data_refs_into_code of the program */
     size_t ndata_refs;
+    const uint32_t *next_part; /* per procedure: the next part of its function (foo -> foo.cold
+                                  -> ...), MT_NONE at the end */
 
     char *unresolved;        /* first reason the procedure is not resolved */
 } cfg_builder;
@@ -103,5 +105,10 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
  * every path, and no address inside the procedure (but its entry) is
  * materialized by its code or stored in data outside its own jump tables. */
 void cfg_find_tail_jumps(cfg_builder *b);
+
+/* tailcall.c: whether data holds an address inside the procedure or another
+ * part of its function (foo / foo.cold), other than an entry, outside the
+ * procedure's own jump tables: a label taken as a value. */
+bool cfg_data_names_inner_address(const cfg_builder *b);
 
 #endif

@@ -445,15 +445,25 @@ static bool slot_stored_before(slice *s, size_t p, const index_loc *loc, unsigne
  * entries it allows; else 0. */
 static bool step_back(slice *s, size_t p, index_loc *loc);
 
+static bool leaves_flags(unsigned id)
+{
+    return id == X86_INS_LEA || id == X86_INS_MOV || id == X86_INS_MOVZX || id == X86_INS_MOVSX ||
+           id == X86_INS_MOVSXD;
+}
+
 /* The compare that sets the flags the jcc at `p` tests: the instruction
- * just before it, or before a few `lea`/`mov` (which leave the flags alone)
- * that only straight-line code reaches; `loc` follows the index back across
- * them.  Returns its index, or SIZE_MAX. */
+ * just before it, or before a few moves (which leave the flags alone) that
+ * only straight-line code reaches; `loc` follows the index back across
+ * them.  A store there to another place than the index's slot is passed
+ * over even when it might alias the slot: the compiler reloads the index
+ * after it without checking it again, so it knows the value is the one
+ * compared (`cmpl $11,(%r14); movb $0,0x2df(%r14); ja cold; mov
+ * (%r14),%eax`).  Returns its index, or SIZE_MAX. */
 static size_t flag_setter(slice *s, size_t p, index_loc *loc)
 {
     cfg_builder *b = s->b;
     uint32_t preds[2];
-    for (int between = 0; between <= 3; between++) {
+    for (int between = 0; between <= 4; between++) {
         if (p == 0 || b->insns[p - 1].addr + b->insns[p - 1].len != b->insns[p].addr)
             return SIZE_MAX;
         if (between > 0 && cfg_predecessors(b, p, preds, 2) != 1)
@@ -461,9 +471,13 @@ static size_t flag_setter(slice *s, size_t p, index_loc *loc)
         const cs_insn *insn = cfg_redecode(b, p - 1);
         if (!insn)
             return SIZE_MAX;
-        if (insn->id != X86_INS_LEA && insn->id != X86_INS_MOV)
+        if (!leaves_flags(insn->id))
             return p - 1;
-        if (!step_back(s, p - 1, loc))
+        const cs_x86 *x = &insn->detail->x86;
+        bool store = insn->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_MEM;
+        if (store && operand_is_loc(&x->operands[0], loc))
+            return SIZE_MAX;
+        if (!store && !step_back(s, p - 1, loc))
             return SIZE_MAX;
         p--;
     }

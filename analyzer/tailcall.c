@@ -457,16 +457,11 @@ static bool data_names_address_in(const cfg_builder *b, uint64_t lo, uint64_t hi
     return false;
 }
 
-/* Whether data holds an address inside the procedure or another part of
- * its function (foo / foo.cold) other than an entry: a label taken as a
- * value, which an opaque jump could reach. */
-static bool data_names_inner_address(const cfg_builder *b)
+bool cfg_data_names_inner_address(const cfg_builder *b)
 {
     const mt_program *prog = b->prog;
     uint32_t root = prog->procs[b->self].parent != MT_NONE ? prog->procs[b->self].parent : b->self;
-    for (uint32_t q = 0; q < prog->nprocs; q++) {
-        if (q != root && prog->procs[q].parent != root)
-            continue;
+    for (uint32_t q = root; q != MT_NONE; q = b->next_part[q]) {
         uint64_t hi = q + 1 < prog->nprocs ? prog->procs[q + 1].entry : UINT64_MAX;
         if (data_names_address_in(b, prog->procs[q].entry, hi))
             return true;
@@ -479,7 +474,7 @@ static bool worth_analyzing(const cfg_builder *b)
     bool opaque = false;
     for (size_t k = 0; k < b->nfailed; k++)
         opaque |= !b->failed[k].maybe_inside;
-    return opaque && !b->inner_address && !data_names_inner_address(b);
+    return opaque && !b->inner_address && !cfg_data_names_inner_address(b);
 }
 
 /* States before every instruction; false when the analysis gave up. */

@@ -12,6 +12,8 @@
  *   threaded:   computed gotos through a table of label addresses, in a
  *               procedure without a frame: an indirect jump inside the
  *               procedure, never to be taken for a tail call
+ *   set_unless: a 4-byte entry block (`test %esi,%esi; jne`) followed by
+ *               a block the 5-byte entry jump overwrites
  * Every procedure runs, so the callgrind oracle checks each count. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +104,16 @@ NOINLINE int encode(struct coder *rc)
     return out;
 }
 
+struct settings {
+    int mode, level;
+};
+
+NOINLINE void set_unless(struct settings *s, int keep, int level)
+{
+    if (!keep)
+        s->level = level;
+}
+
 /* Bytecode: 0 inc, 1 dec, 2 double, 3 end. */
 NOINLINE int threaded(const unsigned char *code)
 {
@@ -140,6 +152,10 @@ int main(int argc, char **argv)
     const unsigned char code[] = {0, 0, 2, 1, 2, 0, 3};
     for (int i = 0; i < n; i++)
         s += threaded(code + i % 3);
+    struct settings st = {0, 0};
+    for (int i = 0; i < n; i++)
+        set_unless(&st, i % 3, i);
+    s += st.level;
     printf("%d\n", s);
     return 0;
 }

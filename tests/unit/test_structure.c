@@ -539,6 +539,19 @@ static void test_exceptions(const char *build)
     for (int i = 0; i < 3; i++)
         resolved &= proc(prog, names[i]) && proc(prog, names[i])->resolved;
     CHECK(resolved, "exceptions-%s: thrower, middle, catcher resolved", build);
+    /* The unwinder enters a landing pad: its procedure is not entered only
+     * at its entry. */
+    uint32_t with_pads = 0, wrong = 0;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        bool pad = false;
+        for (uint32_t e = 0; e < p->nedges; e++)
+            pad |= p->edges[e].kind == MT_EDGE_EXCEPTION && p->edges[e].dst != MT_NONE;
+        with_pads += pad;
+        wrong += pad && p->entry_only;
+    }
+    CHECK(with_pads > 0 && wrong == 0, "exceptions-%s: no procedure with a landing pad is entry_only (%u of %u)",
+          build, wrong, with_pads);
     check_cold_parts(prog, "exceptions");
     mt_program_free(prog);
 }
@@ -652,6 +665,15 @@ static void test_indirect(const char *build)
           table_targets(opt));
     CHECK(thr && !thr->resolved && indirect_tail_calls(thr) == 0,
           "indirect-%s: threaded's computed gotos leave it unresolved, not tail calls", build);
+    /* Only the entry enters set_unless; threaded's labels are in data. */
+    const mt_procedure *set = proc(prog, "set_unless");
+    CHECK(set && set->entry_only && thr && !thr->entry_only,
+          "indirect-%s: set_unless is entered only at its entry, threaded also at its labels", build);
+    if (set && optimized && level_is(build, "gcc"))
+        CHECK(set->nblocks >= 2 && set->blocks[1].start < set->entry + 5 + (level_is(build, "cet") ? 4 : 0),
+              "indirect-%s: set_unless has a block under its entry jump (0x%llx, entry 0x%llx)", build,
+              set && set->nblocks >= 2 ? (unsigned long long)set->blocks[1].start : 0ull,
+              set ? (unsigned long long)set->entry : 0ull);
     mt_program_free(prog);
 }
 

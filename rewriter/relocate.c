@@ -324,7 +324,11 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
                             (unsigned long long)(covered - p->entry));
         return false;
     }
-    for (uint32_t b = 1; b < p->nblocks; b++)
+    /* A block starting under the jump (`test %esi,%esi; jne .+3; mov ...`)
+     * is harmless when nothing but the procedure's own code enters it: that
+     * code runs from the copy once the jump is written, before any code of
+     * the program runs. */
+    for (uint32_t b = 1; b < p->nblocks && !p->entry_only; b++)
         if (p->blocks[b].start > at && p->blocks[b].start < at + 5) {
             *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
                                 (unsigned long long)p->blocks[b].start);

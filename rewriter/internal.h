@@ -126,6 +126,12 @@ typedef struct {
                                   register is stored to the counter after it */
     uint8_t loop_reg;          /* the register of a RW_PROBE_LOOP_REGISTER block */
     uint32_t counter;          /* counter index when probe != RW_PROBE_NONE or loop_exit */
+    /* Pass-2 code (timers.c): indices in rw_code.snips, 0 = none. */
+    uint32_t pre;              /* the procedure's entry events, before the entry's probe */
+    uint32_t before;           /* after the probe, before the instruction (ret, jmp, call) */
+    uint32_t after;            /* after the instruction (fall-through edges, call returns) */
+    uint32_t tramp;            /* its taken edge goes through rw_code.tramps[tramp - 1] */
+    uint16_t target_skip;      /* a branch to the own entry skips the entry's `pre` code */
 } rw_insn;
 
 enum {
@@ -147,7 +153,39 @@ typedef struct {
     uint32_t ninsns;
     uint64_t patch_at;         /* where the entry jmp goes in the original code, 0 = no room */
     uint64_t new_start, new_end;
+    uint32_t first_tramp, ntramps; /* its trampolines in rw_code.tramps, laid out after new_end */
 } rw_proc;
+
+/* ---- timers.c: pass-2 timer events inserted on CFG edges ---- */
+enum {
+    RW_EV_START_PROC,
+    RW_EV_START_LOOP,
+    RW_EV_STOP,
+    RW_EV_OUTSIDE_ENTER,       /* before a call to uninstrumented code */
+    RW_EV_OUTSIDE_EXIT,        /* after it */
+};
+
+typedef struct {
+    uint8_t kind;              /* RW_EV_* */
+    bool save_flags;           /* the flags are live where the event runs */
+    uint32_t obj;              /* index of the timed object (record) */
+} rw_event;
+
+typedef struct {
+    uint32_t first, n;         /* rw_code.events[first .. first + n) */
+    uint32_t len;              /* bytes of code */
+} rw_snip;
+
+/* Code on a taken branch edge or a jump-table entry: the branch (or the
+ * cloned table's entry) leads here; the events run, then `jmp` to the copy
+ * of `dst`. */
+typedef struct {
+    uint32_t snip;
+    uint64_t dst;              /* original address it leads to */
+    uint16_t dst_skip;         /* bytes skipped at the copy of dst (its entry code) */
+    uint64_t table;            /* original address of the jump table, 0 for a branch */
+    uint64_t new_addr;
+} rw_tramp;
 
 typedef struct {
     const mt_program *prog;
@@ -167,6 +205,18 @@ typedef struct {
     uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers;
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
     void *cs;                  /* capstone handle (csh) */
+    /* Pass 2 (timers.c). */
+    const struct mt_timed_object *timed; /* the m-objects to time, by record index */
+    uint32_t ntimed;
+    bool *outside_calls;       /* per procedure: bracket its PLT calls (reachable from a timed object) */
+    rw_event *events;
+    size_t nevents, cap_events;
+    rw_snip *snips;            /* snips[0] is the empty one */
+    size_t nsnips, cap_snips;
+    rw_tramp *tramps;
+    size_t ntramps, cap_tramps;
+    uint64_t timer_entry[MT_RT_TIMER_COUNT]; /* runtime entry points in the output */
+    uint32_t nevents_placed;   /* timer start/stop events inserted */
 } rw_code;
 
 int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);
@@ -184,6 +234,27 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
 /* The rw_moved ranges of the copies, for unwind.c (caller frees with rw_moved_free). */
 rw_moved *rw_code_moved(const rw_code *c, size_t *n);
 void rw_moved_free(rw_moved *m, size_t n);
+
+/* timers.c: the objects to time (record order) and the procedures whose
+ * PLT calls are bracketed. */
+void rw_timers_init(rw_code *c, const struct mt_timed_object *timed, uint32_t ntimed);
+/* timers.c: plans the pass-2 events of a procedure being added (its
+ * liveness solved, block_first[b] = index of block b's first instruction);
+ * false with *why when an object of it cannot be timed. */
+bool rw_timers_plan(rw_code *c, uint32_t proc_index, rw_proc *rp, const rw_live *bl,
+                    const uint32_t *block_first, char **why);
+/* Bytes of pass-2 code around one instruction. */
+size_t rw_timers_insn_len(const rw_code *c, const rw_insn *ri);
+/* Lays out the trampolines of procedure copy `rp` from `at`; returns the end. */
+uint64_t rw_timers_assign(rw_code *c, rw_proc *rp, uint64_t at);
+/* Writes snip `s` (0: nothing) at the end of `out`, whose byte 0 is `vaddr`. */
+bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *out, mt_error *err);
+/* Writes the trampolines of `rp`; `target` gives the copy of an original address. */
+bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, rw_buf *out,
+                           uint64_t (*target)(const rw_code *, uint64_t), mt_error *err);
+/* Where a cloned table's entry for original target `old` leads, 0 = no trampoline. */
+uint64_t rw_timers_table_tramp(const rw_code *c, uint64_t table, uint64_t old);
+void rw_timers_free(rw_code *c);
 
 /* ---- unwind.c ---- */
 typedef struct {

@@ -49,8 +49,8 @@
     ret $8
 .endm
 
-/* Calls C `fn(%rdi)` with every caller-saved register preserved; the
- * result is left in %rax (the C code touches no vector register:
+/* Calls C `fn(%rax)` with every caller-saved register but %rax preserved;
+ * the result is left in %rax (the C code touches no vector register:
  * -mgeneral-regs-only). */
 .macro CALL_C fn
     push %rcx
@@ -60,6 +60,7 @@
     push %r9
     push %r10
     push %r11
+    mov %rax, %rdi
     mov %rsp, %r11
     and $-16, %rsp
     push %r11
@@ -116,7 +117,7 @@ mt_timer_\name:
 2:  RESTORE \flags
 3:  addq $1, %gs:MT_REC_RECURSIVE(%rcx)
     jmp 2b
-4:  lea \proc(%rsi), %rdi               /* close frames whose rsp < %rdi */
+4:  lea \proc(%rsi), %rax               /* close frames whose rsp < %rax */
     CALL_C mt_timer_unwind
     mov %rax, %rdx
     jmp 1b
@@ -151,7 +152,7 @@ mt_timer_\name:
     sub $MT_FRAME_SIZE, %rsi
     mov %rsi, %gs:MT_SLOT_TIMER_TOP
 2:  RESTORE \flags
-4:  mov %rcx, %rdi                      /* frames above ours were left abnormally */
+4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
     CALL_C mt_timer_close_above
     mov %rax, %rsi
     test %rax, %rax
@@ -171,13 +172,21 @@ mt_timer_\name:
 mt_timer_outside_enter:
     push %rax
     push %rdx
-    rdtsc
+    /* A frame below the call site's %rsp was left by longjmp or an
+     * exception: close it first, or the call's time would go to it. */
+    lea 24(%rsp), %rax
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    cmp %rax, %gs:MT_FRAME_RSP(%rdx)
+    jb 2f
+1:  rdtsc
     shl $32, %rdx
     or %rdx, %rax
     mov %rax, %gs:MT_SLOT_OUTSIDE_T0
     pop %rdx
     pop %rax
     ret
+2:  CALL_C mt_timer_unwind
+    jmp 1b
 
     .globl mt_timer_outside_exit
     .hidden mt_timer_outside_exit

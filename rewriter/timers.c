@@ -5,9 +5,11 @@
  * on its entry edges (a procedure's entry: the copy's first bytes, which
  * external callers reach and the procedure's own branches skip; a loop:
  * its entry edges, plus the procedure's entry when the header is block 0),
- * its stop events on its exit edges (returns, tail calls, jumps to another
- * procedure part; for loops every edge leaving the body).  Exception edges
- * get nothing: the runtime closes frames left by unwinding (probes.S).
+ * its stop events on its exit edges (returns and tail calls, also those of
+ * its split parts such as foo.cold, which run as part of it; for loops
+ * every edge leaving the body, except into a split part, which may jump
+ * back).  Exception edges get nothing: the runtime closes frames left by
+ * unwinding (probes.S).
  *
  * Where an edge's code goes:
  *   fall-through, conditional fall-through, call return  after the source's
@@ -81,10 +83,25 @@ static uint32_t event_order(uint8_t kind, uint32_t depth)
     return kind == RW_EV_STOP ? 1000000u - depth : 2000000u + depth;
 }
 
-/* An edge that leaves the procedure for good (not a call's return). */
-static bool leaves_procedure(const mt_edge *e)
+/* The procedure a split part (foo.cold) belongs to, or the procedure itself. */
+static uint32_t family(const mt_program *prog, uint32_t pi)
 {
-    return e->dst == MT_NONE && e->kind != MT_EDGE_EXCEPTION && e->kind != MT_EDGE_CALL_RETURN;
+    return prog->procs[pi].parent != MT_NONE ? prog->procs[pi].parent : pi;
+}
+
+/* An edge that leaves procedure `pi` for good: not a call's return, not an
+ * exception, and not a jump between foo and foo.cold, which run as one
+ * procedure (a cold landing pad often jumps back into foo's loop). */
+static bool leaves_procedure(const mt_program *prog, uint32_t pi, const mt_edge *e)
+{
+    if (e->dst != MT_NONE || e->kind == MT_EDGE_EXCEPTION || e->kind == MT_EDGE_CALL_RETURN)
+        return false;
+    if (e->kind == MT_EDGE_RETURN || e->target == 0)
+        return true;
+    uint32_t q = mt_procedure_at(prog, e->target);
+    return q == MT_NONE || family(prog, q) != family(prog, pi) ||
+           (e->kind == MT_EDGE_TAIL_CALL && prog->procs[q].entry == e->target &&
+            prog->procs[q].parent == MT_NONE);
 }
 
 static bool flags_live(const rw_live *bl, const mt_edge *e)
@@ -113,15 +130,16 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
     uint32_t entry_depth[64];
     for (uint32_t o = 0; o < c->ntimed; o++) {
         const mt_timed_object *t = &c->timed[o];
-        if (t->proc != pi)
+        bool part = t->loop == MT_NONE && t->proc != pi && t->proc == family(c->prog, pi);
+        if (t->proc != pi && !part)
             continue;
         if (t->loop == MT_NONE) {
-            if (*nentry < 64) {
+            if (!part && *nentry < 64) {
                 entry_depth[*nentry] = 0;
                 entry[(*nentry)++] = (rw_event){.kind = RW_EV_START_PROC, .obj = o};
             }
             for (uint32_t e = 0; e < p->nedges; e++)
-                if (leaves_procedure(&p->edges[e]))
+                if (leaves_procedure(c->prog, pi, &p->edges[e]))
                     push_pending(&v, n, &cap, e, RW_EV_STOP, 0, o, false);
             continue;
         }
@@ -138,7 +156,8 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
         }
         for (uint32_t k = 0; k < l->nexit_edges; k++) {
             const mt_edge *e = &p->edges[l->exit_edges[k]];
-            if (e->kind != MT_EDGE_EXCEPTION)
+            if (e->kind != MT_EDGE_EXCEPTION &&
+                (e->dst != MT_NONE || leaves_procedure(c->prog, pi, e)))
                 push_pending(&v, n, &cap, l->exit_edges[k], RW_EV_STOP, l->depth, o,
                              flags_live(bl, e));
         }
@@ -458,27 +477,39 @@ void rw_timers_init(rw_code *c, const mt_timed_object *timed, uint32_t ntimed)
 
 /* ---- naming objects on the command line ------------------------------------ */
 
+/* The position of a loop suffix ("@0x..." or ":K") at the end of `spec`,
+ * or NULL: the last '@' or ':' followed by a number (names such as
+ * "ns::f" keep theirs). */
+static const char *loop_suffix(const char *spec)
+{
+    const char *sep = NULL;
+    for (const char *s = spec; *s; s++)
+        if (*s == '@' || *s == ':')
+            sep = s;
+    if (!sep || sep == spec || !sep[1])
+        return NULL;
+    char *end;
+    strtoull(sep + 1, &end, 0);
+    return *end ? NULL : sep;
+}
+
 int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
                           mt_error *err)
 {
-    const char *sep = strpbrk(spec, "@:");
+    const char *sep = loop_suffix(spec);
     char *name = sep ? mt_xasprintf("%.*s", (int)(sep - spec), spec) : mt_xstrdup(spec);
     uint32_t pi = mt_find_procedure(prog, name);
     int rc = -1;
     if (pi == MT_NONE) {
-        mt_error_set(err, "%s: no procedure named '%s' in %s", spec, name, prog->path);
+        mt_error_set(err, "%s: no procedure named '%s' in %s (expected NAME, NAME@0xHEADER or "
+                          "NAME:LOOP)", spec, name, prog->path);
         goto out;
     }
     out->proc = pi;
     out->loop = MT_NONE;
     const mt_procedure *p = &prog->procs[pi];
     if (sep) {
-        char *end;
-        unsigned long long v = strtoull(sep + 1, &end, 0);
-        if (end == sep + 1 || *end) {
-            mt_error_set(err, "%s: expected NAME, NAME@0xHEADER or NAME:LOOP", spec);
-            goto out;
-        }
+        unsigned long long v = strtoull(sep + 1, NULL, 0);
         for (uint32_t l = 0; l < p->nloops && out->loop == MT_NONE; l++)
             if (*sep == ':' ? l == v : p->blocks[p->loops[l].header].start == v)
                 out->loop = l;

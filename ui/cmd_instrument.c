@@ -118,6 +118,21 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
                 r->ntimed, r->ntimer_events, r->ntrampolines);
 }
 
+/* Objects named by --time whose procedure could not be relocated. */
+static void print_untimed(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
+                          const instrument_args *a)
+{
+    for (size_t i = 0; i < a->ntime_specs; i++) {
+        mt_timed_object o;
+        mt_error err;
+        if (mt_timed_object_parse(prog, a->time_specs[i], &o, &err) != 0)
+            continue;
+        for (uint32_t k = 0; k < r->nskipped; k++)
+            if (r->skipped[k].proc == o.proc)
+                fprintf(fp, "  not timed: %s: %s\n", a->time_specs[i], r->skipped[k].reason);
+    }
+}
+
 /* The objects named by --time: -1 after one error line. */
 static int parse_objects(const mt_program *prog, const instrument_args *a, mt_timed_object *objs)
 {
@@ -173,6 +188,7 @@ int mt_cmd_instrument(int argc, char **argv)
             mt_ui_error("%s", err.msg);
         else {
             mt_print_rewrite_report(stderr, prog, &report, a.verbose);
+            print_untimed(stderr, prog, &report, &a);
             fprintf(stderr, "wrote %s; profiles go to $MTOOL_OUT or %s\n", a.out, dir);
             rc = 0;
         }

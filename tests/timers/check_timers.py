@@ -16,8 +16,15 @@ Also: no object is left open at exit, exclusive <= inclusive, outside <=
 inclusive, and a timed object nested in another timed one (a loop in a timed
 procedure or loop) has inclusive time <= the enclosing one's.
 
-usage: check_timers.py ANALYSIS_JSON DUMP_TSV CALLGRIND_OUT...
-Prints ok / not ok lines; exit status 0 unless the inputs are unusable."""
+usage: check_timers.py check ANALYSIS_JSON DUMP_TSV CALLGRIND_OUT...
+       check_timers.py objects ANALYSIS_JSON INSTRUMENT_LOG [SOURCE]
+The first prints ok / not ok lines (exit status 0 unless the inputs are
+unusable); the second prints every m-object worth timing as `mtool
+instrument --time` arguments: each procedure the rewriter instruments
+(INSTRUMENT_LOG is `mtool instrument -v` output) that is not a PLT stub, a
+split part, noreturn, _init or _fini, and each of its reducible loops; with
+SOURCE, only procedures with code from a file whose name ends so (static
+binaries: libc's start-up takes other paths under valgrind)."""
 import json
 import os
 import sys
@@ -79,8 +86,29 @@ def edge_count(proc, e, ir, taken):
     return ir[last]
 
 
-def main():
-    analysis, dump, cg = sys.argv[1], sys.argv[2], sys.argv[3:]
+def objects(analysis, log, source=None):
+    prog = json.load(open(analysis))
+    files = prog['files']
+    skipped = set()
+    for line in open(log):
+        if line.startswith('  not instrumented: '):
+            skipped.add(line[len('  not instrumented: '):].split(': ')[0])
+    names = [p['name'] for p in prog['procedures']]
+    for p in prog['procedures']:
+        # _init and _fini run from .init/.fini, where callgrind counts nothing.
+        if p['plt'] or p['noreturn'] or p['parent'] is not None or not p['resolved'] or \
+                p['name'] in ('_init', '_fini') or \
+                p['name'] in skipped or names.count(p['name']) > 1 or not p['nblocks']:
+            continue
+        if source and not any(b['file'] and files[b['file']].endswith(source) for b in p['blocks']):
+            continue
+        print('--time\n%s' % p['name'])
+        for k, l in enumerate(p['loops']):
+            if not l['irreducible']:
+                print('--time\n%s:%d' % (p['name'], k))
+
+
+def check(analysis, dump, cg):
     prog = json.load(open(analysis))
     binary = prog['program']['path']
     ir, taken = read_callgrind(cg, binary)
@@ -137,4 +165,7 @@ def main():
 
 
 if __name__ == '__main__':
-    main()
+    if sys.argv[1] == 'objects':
+        objects(*sys.argv[2:5])
+    else:
+        check(sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -1,0 +1,118 @@
+#!/bin/bash
+# tests/timers/run.sh MTOOL DUMP_TIMERS SAMPLES — pass-2 timers end to end.
+#   1. Samples (matmul: nested loops; control: setjmp/longjmp, recursion, a
+#      jump table, flags live across blocks; exceptions: C++ throws), each
+#      with EVERY procedure and loop the rewriter can relocate timed at once:
+#      the timed copy behaves exactly like the original (stdout, stderr,
+#      exit status); every object's entries equal callgrind's executions of
+#      its entry edges (tests/timers/check_timers.py), none is left open,
+#      exclusive <= inclusive, nested inclusive <= enclosing inclusive.
+#   2. Programs with known non-local exits (nonlocal.c, throw.cpp): the same,
+#      plus the expected outermost entries, recursive entries and non-local
+#      exits, and main's inclusive time against main's own TSC reads.
+set -u
+mtool=$1 dump=$2 samples=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/mtool-timers.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# timed NAME BIN [OBJECTS...]: instrument BIN with OBJECTS timed (default:
+# all), run both, compare, check against callgrind; leaves $d/dump.
+timed() {
+    local name=$1 bin=$2
+    shift 2
+    d=$work/$name
+    mkdir -p "$d/orig" "$d/inst" "$d/prof"
+    cp -p "$bin" "$d/orig/"
+    bin=$d/orig/$(basename "$bin")
+    local inst=$d/inst/$(basename "$bin")
+    "$mtool" analyze --json "$bin" -o "$d/a.json" 2> /dev/null
+    local objs=("$@")
+    if [ ${#objs[@]} -eq 0 ]; then
+        "$mtool" instrument --counts -v "$bin" -o "$inst" > "$d/pass1.log" 2>&1
+        mapfile -t objs < <(python3 "$here/check_timers.py" objects "$d/a.json" "$d/pass1.log" ${SOURCE:-})
+    fi
+    if ! "$mtool" instrument --counts "${objs[@]}" "$bin" -o "$inst" > "$d/inst.log" 2>&1; then
+        echo "not ok - $name: instrument failed: $(tail -1 "$d/inst.log")"
+        return 1
+    fi
+    "$bin" > "$d/orig.out" 2> "$d/orig.err"
+    local so=$?
+    MTOOL_OUT=$d/prof "$inst" > "$d/inst.out" 2> "$d/inst.err"
+    local si=$?
+    if [ "${SAME_STDERR:-1}" = 1 ] && ! cmp -s "$d/orig.err" "$d/inst.err"; then so=-1; fi
+    if [ $so -ne $si ] || ! cmp -s "$d/orig.out" "$d/inst.out"; then
+        echo "not ok - $name: timed run differs (exit $so vs $si; kept in $d)"
+        trap - EXIT
+        return 1
+    fi
+    echo "ok - $name: timed run identical ($(grep -o 'timed [0-9]* m-objects: [0-9]* start/stop events' "$d/inst.log"))"
+    valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --compress-pos=no \
+        --compress-strings=no --callgrind-out-file="$d/cg.out" "$bin" > /dev/null 2>&1
+    if ! "$dump" "$inst" "$d/prof" > "$d/dump" 2> "$d/dump.err"; then
+        echo "not ok - $name: cannot read the timers: $(cat "$d/dump.err")"
+        return 1
+    fi
+    python3 "$here/check_timers.py" check "$d/a.json" "$d/dump" "$d/cg.out" | tee "$d/check" | grep -v '^ok'
+    echo "# $name: $(grep -c '^ok' "$d/check") timer checks passed"
+    sed -i '/^ok/d' "$d/check"
+}
+
+# field NAME COLUMN: a column of the dump row of procedure NAME (loop at
+# hex header HDR when given as NAME@HDR), from the last `timed` run.
+field() {
+    local proc=${1%@*} loop=0 entry
+    [ "$proc" != "$1" ] && loop=${1#*@}
+    entry=$(python3 -c "import json,sys; print([p['entry'] for p in json.load(open('$d/a.json'))['procedures'] if p['name']=='$proc'][0][2:])")
+    awk -v e="$entry" -v l="${loop#0x}" -v c="$2" '$2 == e && $3 == l { print $c }' "$d/dump"
+}
+
+expect() { # WHAT ACTUAL EXPECTED
+    if [ "$2" = "$3" ]; then echo "ok - $1 = $3"; else echo "not ok - $1 = $2, expected $3"; fi
+}
+
+for s in matmul-gcc-O2 matmul-clang-O0 control-gcc-O2 control-clang-O2 control-gcc-O0 \
+    exceptions-gxx-O2 exceptions-clangxx-O2; do
+    [ -x "$samples/$s" ] && timed "$s" "$samples/$s"
+done
+# Static: libc's own start-up takes other paths under valgrind; the
+# program's procedures only.
+[ -x "$samples/control-gcc-O2-static" ] &&
+    SOURCE=control.c timed control-gcc-O2-static "$samples/control-gcc-O2-static"
+
+# Known non-local exits and recursion.
+mkdir -p "$work/bin"
+gcc -O2 -g "$here/nonlocal.c" -o "$work/bin/nonlocal"
+SAME_STDERR=0 timed nonlocal "$work/bin/nonlocal" --time main --time leave_by_longjmp \
+    --time leave_by_longjmp:0 --time jump_out --time fib --time spin --time spin:0
+expect "nonlocal: leave_by_longjmp entries" "$(field leave_by_longjmp 4)" 5
+expect "nonlocal: leave_by_longjmp non-local exits" "$(field leave_by_longjmp 9)" 5
+expect "nonlocal: jump_out non-local exits" "$(field jump_out 9)" 5
+expect "nonlocal: fib outermost entries" "$(field fib 4)" 3
+expect "nonlocal: main non-local exits" "$(field main 9)" 0
+# main's inclusive time covers main's own TSC interval [t0, t1] (its
+# printed main-ticks); the excess is what lies outside that interval but
+# inside main: the prologue, the fprintf to stderr (an outside call,
+# measured in main's outside time) and the epilogue.  Allowed excess beyond
+# the measured outside time: 20000 ticks (8 us at 2.6 GHz), far above the
+# prologue and epilogue, far below the 20 ms of the run.
+python3 - "$(field main 6)" "$(field main 8)" "$(sed -n 's/^main-ticks //p' "$d/inst.err")" <<'PY'
+import sys
+incl, outside, ticks = (int(x) for x in sys.argv[1:])
+excess = incl - ticks
+ok = 0 <= excess <= outside + 20000
+print('%s - nonlocal: main inclusive %d ticks covers its own TSC interval %d (excess %d, of which outside calls %d)' %
+      ('ok' if ok else 'not ok', incl, ticks, excess, outside))
+PY
+
+g++ -O2 -g "$here/throw.cpp" -o "$work/bin/throw"
+timed throw "$work/bin/throw" --time main --time main:1 --time _Z12catch_insidei \
+    --time _Z12catch_insidei:0 --time _Z7throweri --time _Z7recursei
+expect "throw: catch_inside loop non-local exits" "$(field _Z12catch_insidei@0x$(python3 -c "
+import json; p=[p for p in json.load(open('$d/a.json'))['procedures'] if p['name']=='_Z12catch_insidei'][0]; print(p['blocks'][p['loops'][0]['header']]['start'][2:])") 9)" 4
+expect "throw: catch_inside non-local exits" "$(field _Z12catch_insidei 9)" 0
+expect "throw: thrower non-local exits" "$(field _Z7throweri 9)" 4
+expect "throw: recurse outermost entries" "$(field _Z7recursei 4)" 3
+expect "throw: recurse recursive entries" "$(field _Z7recursei 5)" 30
+expect "throw: recurse non-local exits" "$(field _Z7recursei 9)" 3
+exit 0

@@ -217,6 +217,7 @@ typedef struct {
     size_t ntramps, cap_tramps;
     uint64_t timer_entry[MT_RT_TIMER_COUNT]; /* runtime entry points in the output */
     uint32_t nevents_placed;   /* timer start/stop events inserted */
+    uint32_t nevents_saving_flags; /* ... of which preserve live flags */
 } rw_code;
 
 int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);

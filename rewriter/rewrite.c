@@ -507,6 +507,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->nloop_registers = c.nloop_registers;
     report->nwrapped_calls = c.nwrapped_calls;
     report->ntimer_events = c.nevents_placed;
+    report->ntimer_events_saving_flags = c.nevents_saving_flags;
     report->ntrampolines = (uint32_t)c.ntramps;
     rw_buf_free(&file);
     rw_code_free(&c);

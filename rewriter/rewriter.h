@@ -59,6 +59,7 @@ typedef struct {
     uint32_t nskipped;
     uint32_t ntimed;              /* objects given that are timed (their procedure relocated) */
     uint32_t ntimer_events;       /* start/stop events inserted on edges */
+    uint32_t ntimer_events_saving_flags; /* ... where flags are live */
     uint32_t ntrampolines;        /* taken-branch and jump-table edges given code */
     uint8_t binary_hash[32];      /* SHA-256 of the input file */
 } mt_rewrite_report;

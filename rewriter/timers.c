@@ -236,16 +236,21 @@ static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_
         for (uint32_t t = 0; t < p->ntables; t++)
             if (p->tables[t].jump == li->old)
                 jt = &p->tables[t];
-        for (size_t t = 0; jt && t < c->ntramps; t++)
-            if (c->tramps[t].table == jt->table && c->tramps[t].dst == e->target) {
-                *why = mt_xasprintf("jump table 0x%llx: two jumps share it with timer code",
-                                    (unsigned long long)jt->table);
-                return false;
-            }
         if (!jt || e->target == 0) {
             *why = mt_xasprintf("no jump table for the edge at 0x%llx", (unsigned long long)li->old);
             return false;
         }
+        /* Entries of one table share a trampoline per target: fine when
+         * they carry the same events (several entries to one case). */
+        for (size_t t = 0; t < c->ntramps; t++)
+            if (c->tramps[t].table == jt->table && c->tramps[t].dst == e->target) {
+                const rw_snip *sn = &c->snips[c->tramps[t].snip];
+                if (sn->n == n && !memcmp(&c->events[sn->first], ev, n * sizeof *ev))
+                    return true;
+                *why = mt_xasprintf("jump table 0x%llx: two jumps share it with different timer code",
+                                    (unsigned long long)jt->table);
+                return false;
+            }
         add_tramp(c, rp, add_snip(c, ev, n), e->target, jt->table);
         return true;
     }
@@ -318,6 +323,8 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
             if (c->tramps[t].dst == p->entry)
                 c->tramps[t].dst_skip = (uint16_t)pre_len;
         c->nevents_placed += (uint32_t)npend + nentry;
+        for (size_t i = 0; i < npend; i++)
+            c->nevents_saving_flags += pend[i].ev.save_flags;
     } else {
         c->ntramps = first_tramp;
         rp->ntramps = 0;

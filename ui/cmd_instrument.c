@@ -114,8 +114,8 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
     if (shown < r->nskipped)
         fprintf(fp, "  ... and %u more (-v lists them all)\n", r->nskipped - shown);
     if (r->ntimed || r->ntimer_events)
-        fprintf(fp, "  timed %u m-objects: %u start/stop events on edges, %u trampolines\n",
-                r->ntimed, r->ntimer_events, r->ntrampolines);
+        fprintf(fp, "  timed %u m-objects: %u start/stop events on edges (%u save flags), %u trampolines\n",
+                r->ntimed, r->ntimer_events, r->ntimer_events_saving_flags, r->ntrampolines);
 }
 
 /* Objects named by --time whose procedure could not be relocated. */

@@ -9,7 +9,8 @@ entries) must equal what callgrind saw:
              the back edges to its entry block (when that block heads a loop);
   loop       executions of its entry edges (plus the procedure's entries when
              its header is the entry block).
-An edge's executions: a taken jump's count from `jump=`/`jcnd=` lines; a
+An edge's executions: a taken jump's count from `jump=`/`jcnd=` lines (also
+per target of an indirect jump); a
 conditional fall-through: the branch's executions minus its taken count;
 anything else: the executions of the source block's last instruction.
 Also: no object is left open at exit, exclusive <= inclusive, outside <=
@@ -74,10 +75,10 @@ def edge_count(proc, e, ir, taken):
     if last is None:
         return 0
     target = int(e['target'], 16) if e['target'] else None
-    if e['kind'] in ('cond_taken', 'jump', 'tail_call') and target is not None and \
+    if e['kind'] in ('cond_taken', 'jump', 'tail_call', 'indirect') and target is not None and \
             (last, target) in taken:
         return taken[(last, target)]
-    if e['kind'] == 'cond_taken':
+    if e['kind'] in ('cond_taken', 'indirect'):
         return 0
     if e['kind'] == 'cond_fallthrough':
         other = [x for x in proc['edges'] if x['src'] == e['src'] and x['kind'] == 'cond_taken']

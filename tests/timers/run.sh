@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/timers/run.sh MTOOL DUMP_TIMERS SAMPLES — pass-2 timers end to end.
 #   1. Samples (matmul: nested loops; control: setjmp/longjmp, recursion, a
-#      jump table, flags live across blocks; exceptions: C++ throws), each
+#      jump table; exceptions: C++ throws; threads; Fortran), each
 #      with EVERY procedure and loop the rewriter can relocate timed at once:
 #      the timed copy behaves exactly like the original (stdout, stderr,
 #      exit status); every object's entries equal callgrind's executions of
@@ -72,7 +72,7 @@ expect() { # WHAT ACTUAL EXPECTED
 }
 
 for s in matmul-gcc-O2 matmul-clang-O0 control-gcc-O2 control-clang-O2 control-gcc-O0 \
-    exceptions-gxx-O2 exceptions-clangxx-O2; do
+    exceptions-gxx-O2 exceptions-clangxx-O2 threads-gcc-O2 doloop-gfortran-O2; do
     [ -x "$samples/$s" ] && timed "$s" "$samples/$s"
 done
 # Static: libc's own start-up takes other paths under valgrind; the
@@ -122,4 +122,32 @@ expect "throw: thrower non-local exits" "$(field _Z7throweri 9)" 4
 expect "throw: recurse outermost entries" "$(field _Z7recursei 4)" 3
 expect "throw: recurse recursive entries" "$(field _Z7recursei 5)" 30
 expect "throw: recurse non-local exits" "$(field _Z7recursei 9)" 3
+
+# The reader on damaged timer data (last run: throw): one error line naming
+# the file, exit status 1.  Offsets: mt_profile_header.ntimers at 3156, slot
+# 0's timer_top at 4096 + 8 (timer.h).
+good=$(ls "$d/prof"/*.mtp | head -1)
+damaged() { # NAME PATTERN OFFSET BYTES
+    rm -rf "$work/bad" && mkdir -p "$work/bad" && cp "$good" "$work/bad/x.mtp"
+    printf "$4" | dd of="$work/bad/x.mtp" bs=1 seek="$3" conv=notrunc status=none
+    "$dump" "$d/inst/throw" "$work/bad" > /dev/null 2> "$work/err"
+    local s=$?
+    if [ $s = 1 ] && [ "$(wc -l < "$work/err")" = 1 ] && grep -q "x.mtp: $2" "$work/err"; then
+        echo "ok - reader: $1: $(cat "$work/err")"
+    else
+        echo "not ok - reader: $1: exit $s, expected one line 'x.mtp: $2': $(cat "$work/err")"
+    fi
+}
+damaged "huge timer count" "truncated" 3156 '\377\377\377\177'
+damaged "timer stack pointer out of its slot" "corrupt timer stack" 4104 '\377\377\377\177'
+# Version 1 profiles (no timers) stay readable: a pass-1 copy's profile
+# marked version 1 merges.
+"$mtool" instrument --counts "$d/orig/throw" -o "$work/p1" > /dev/null 2>&1
+rm -rf "$work/v1" && MTOOL_OUT=$work/v1 "$work/p1" > /dev/null
+printf '\001' | dd of="$(ls "$work/v1"/*.mtp)" bs=1 seek=8 conv=notrunc status=none
+if "$mtool" count --no-store --profiles "$work/v1" -o "$work/v1run" -- "$d/orig/throw" > /dev/null 2>&1; then
+    echo "ok - reader: a version 1 profile still merges"
+else
+    echo "not ok - reader: a version 1 profile does not merge"
+fi
 exit 0

@@ -16,7 +16,10 @@
  *
  * Outside calls (calls through the PLT) are bracketed by
  * `call mt_timer_outside_enter` / `call mt_timer_outside_exit`: at a call
- * site the flags are dead and the red zone is free (the ABI). */
+ * site the flags are dead and the red zone is free (the ABI).  The call's
+ * start is kept in the top frame; a timed object entered from inside it (a
+ * callback, such as qsort's comparator) pauses it, and its exit resumes it,
+ * so callbacks' time is not counted as outside time. */
 #include "timer.h"
 
     .text
@@ -108,14 +111,21 @@ mt_timer_\name:
     xor %eax, %eax
     mov %rax, %gs:MT_FRAME_CHILD(%rdx)
     mov %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
     addq $1, %gs:MT_REC_ENTRIES(%rcx)
     mov %rdx, %rsi
     rdtsc
     shl $32, %rdx
     or %rdx, %rax
     mov %rax, %gs:MT_FRAME_T0(%rsi)
+    cmpq $0, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+    jne 5f                              /* a callback from an outside call */
 2:  RESTORE \flags
 3:  addq $1, %gs:MT_REC_RECURSIVE(%rcx)
+    jmp 2b
+5:  sub %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi), %rax
+    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
+    movq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     jmp 2b
 4:  lea \proc(%rsi), %rax               /* close frames whose rsp < %rax */
     CALL_C mt_timer_unwind
@@ -151,12 +161,19 @@ mt_timer_\name:
     add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
     sub $MT_FRAME_SIZE, %rsi
     mov %rsi, %gs:MT_SLOT_TIMER_TOP
+    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
+    je 5f                               /* back in the outside call it was called from */
 2:  RESTORE \flags
 4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
     CALL_C mt_timer_close_above
     mov %rax, %rsi
     test %rax, %rax
     jnz 1b
+    jmp 2b
+5:  rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
     jmp 2b
 .endm
 
@@ -181,7 +198,8 @@ mt_timer_outside_enter:
 1:  rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    mov %rax, %gs:MT_SLOT_OUTSIDE_T0
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
     pop %rdx
     pop %rax
     ret
@@ -196,9 +214,12 @@ mt_timer_outside_exit:
     rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    sub %gs:MT_SLOT_OUTSIDE_T0, %rax
     mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    jbe 1f                              /* no call in progress (left by longjmp) */
+    sub %gs:MT_FRAME_OUTSIDE_T0(%rdx), %rax
     add %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
+1:  movq $0, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
     pop %rdx
     pop %rax
     ret

@@ -236,6 +236,7 @@ static void timers_reset(mt_slot_header *s)
     mt_timer_frame *sentinel = timer_frame(s, frames);
     sentinel->rsp = ~(uint64_t)0;
     sentinel->record = 0;
+    sentinel->outside_t0 = 0;
     for (uint32_t k = 0; k < mt_params.ntimers; k++)
         timer_record(s, MT_SLOT_RECORDS_OFFSET(mt_params.ncounters) + (uint64_t)k * MT_REC_SIZE)
             ->depth = 0;
@@ -264,6 +265,8 @@ static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
     r->depth = 0;
     parent->child += elapsed;
     parent->outside += f->outside;
+    if (parent->outside_t0 == MT_OUTSIDE_PAUSED)
+        parent->outside_t0 = now;
     s->timer_top -= MT_FRAME_SIZE;
 }
 

@@ -40,7 +40,6 @@
 /* Byte offsets of the timer fields in a slot (also used by probes.S).
  * Slot header: */
 #define MT_SLOT_TIMER_TOP 8       /* uint64_t: slot offset of the top timer frame */
-#define MT_SLOT_OUTSIDE_T0 16     /* uint64_t: TSC when the last outside call began */
 #define MT_SLOT_SELF 24           /* uint64_t: the slot's own address (for C code) */
 /* Timer frame (one per active m-object, innermost on top): */
 #define MT_FRAME_RSP 0
@@ -48,7 +47,10 @@
 #define MT_FRAME_CHILD 16
 #define MT_FRAME_OUTSIDE 24
 #define MT_FRAME_RECORD 32
-#define MT_FRAME_SIZE 40
+#define MT_FRAME_OUTSIDE_T0 40    /* TSC when its current outside call began, 0 = none,
+                                     MT_OUTSIDE_PAUSED while a callback's object runs */
+#define MT_FRAME_SIZE 48
+#define MT_OUTSIDE_PAUSED 1
 /* Timer record (one per m-object): */
 #define MT_REC_ENTRIES 0
 #define MT_REC_RECURSIVE 8
@@ -191,7 +193,7 @@ typedef struct {
     uint32_t magic;                 /* MT_SLOT_MAGIC */
     int32_t tid;                    /* the thread that owns the slot (or last owned it) */
     uint64_t timer_top;             /* MT_SLOT_TIMER_TOP */
-    uint64_t outside_t0;            /* MT_SLOT_OUTSIDE_T0 */
+    uint64_t reserved;
     uint64_t self;                  /* MT_SLOT_SELF */
 } mt_slot_header;
 
@@ -215,6 +217,7 @@ typedef struct {
     uint64_t child;                 /* ticks of nested timed objects */
     uint64_t outside;               /* ticks in outside calls while on top (inclusive) */
     uint64_t record;                /* slot offset of its mt_timer_record */
+    uint64_t outside_t0;            /* MT_FRAME_OUTSIDE_T0 */
 } mt_timer_frame;
 #define MT_SLOT_MAGIC 0x544f4c53u /* "SLOT" */
 

@@ -6,8 +6,11 @@
  *       its timer events must preserve the flags (the *_flags entries);
  *   table_loop: a loop whose header is the target of two entries of a jump
  *       table (per-target trampolines in the cloned table);
- *   tail: a procedure left by a tail call. */
+ *   tail: a procedure left by a tail call;
+ *   sort_some: calls qsort (an outside call) whose comparator by_value is
+ *       timed code: the comparator's time must not count as outside time. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -70,6 +73,23 @@ NOINLINE long tail(long x)
     return leaf(x + 1); /* a tail call at -O2 */
 }
 
+NOINLINE int by_value(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    for (int k = 0; k < 50; k++)
+        sink += k;
+    return (x > y) - (x < y);
+}
+
+NOINLINE long sort_some(void)
+{
+    long v[256];
+    for (int i = 0; i < 256; i++)
+        v[i] = (i * 37) % 256;
+    qsort(v, 256, sizeof *v, by_value);
+    return v[0] + v[255];
+}
+
 int main(void)
 {
     long total = 0;
@@ -79,6 +99,7 @@ int main(void)
         total += table_loop(op, 5 + op) * 10;
     for (long x = 995; x < 1010; x++)
         total += tail(x);
+    total += sort_some();
     printf("total %ld\n", total);
     return 0;
 }

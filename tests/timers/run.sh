@@ -87,6 +87,15 @@ timed edges "$work/bin/edges"
 grep -q '([1-9][0-9]* save flags), [1-9][0-9]* trampolines' "$d/inst.log" &&
     echo "ok - edges: events that preserve live flags and trampolines were placed" ||
     echo "not ok - edges: expected flag-saving events and trampolines: $(grep timed "$d/inst.log")"
+# qsort's time is outside time of sort_some, minus the time of its timed
+# comparator (a callback pauses the outside call).
+python3 - "$(field sort_some 6)" "$(field sort_some 8)" "$(field by_value 6)" <<'PY'
+import sys
+incl, outside, callback = (int(x) for x in sys.argv[1:])
+ok = outside > 0 and callback > 0 and outside + callback <= incl
+print('%s - edges: sort_some outside %d + its callbacks %d <= inclusive %d' %
+      ('ok' if ok else 'not ok', outside, callback, incl))
+PY
 
 # Known non-local exits and recursion.
 gcc -O2 -g "$here/nonlocal.c" -o "$work/bin/nonlocal"

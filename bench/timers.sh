@@ -5,8 +5,10 @@
 # difference per call is one pair (inline code, runtime routine, two TSC
 # reads).  Floors: two plain `rdtsc` (what the runtime uses) and two
 # `lfence; rdtsc`.  Ticks become core cycles through a chain of dependent
-# adds timed in the same run.  Each figure: median of 3 processes, each the
-# median of 9 repetitions; the spread is min-max over the 3.
+# adds timed in the same run.  Each figure: median of 5 processes, each the
+# minimum of 15 repetitions (timer_pair.c); the spread is min-max over the 5.
+# Every figure comes from the timed copy except the counted call loop, and
+# the processes alternate, so a burst of load on the machine hits both.
 #
 #   MTOOL=build/mtool BENCH_DIR=build/bench DUMP_TIMERS=build/tests/dump_timers sh bench/timers.sh
 set -eu
@@ -21,22 +23,26 @@ cc -O2 -g -o "$B/tp" bench/timer_pair.c
 "$MTOOL" instrument --counts "$B/tp" -o "$B/tp-counts" > /dev/null 2>&1
 "$MTOOL" instrument --counts --time timed "$B/tp" -o "$B/tp-timed" > /dev/null 2>&1
 
-# stat PROG WHAT: "median min max" of 3 processes.
+for i in 1 2 3 4 5; do
+    "$B/tp" call | sed 's/^/native-/'
+    MTOOL_OUT=$B/counts-profiles "$B/tp-counts" call | sed 's/^/counted-/'
+    "$B/tp-timed" | sed 's/^/timed-/'
+done > "$B/runs"
+# stat NAME: "median min max" over the 5 processes.
 stat() {
-    for i in 1 2 3; do "$1" "$2" | awk '{print $2}'; done | sort -n |
-        awk '{v[NR] = $1} END {printf "%s %s %s\n", v[2], v[1], v[3]}'
+    awk -v n="$1" '$1 == n {print $2}' "$B/runs" | sort -n |
+        awk '{v[NR] = $1} END {printf "%s %s %s\n", v[3], v[1], v[5]}'
 }
-counts=$(stat "$B/tp-counts" call)
-rm -rf "$B/profiles"
-timed=$(stat "$B/tp-timed" call)
-native=$(stat "$B/tp" call)
-floor=$(stat "$B/tp" rdtsc2)
-lfence=$(stat "$B/tp" lfence2)
-cycle=$(stat "$B/tp" cycle)
-# What the timers themselves report for `timed` (3 processes x 9 x N calls):
+native=$(stat native-call)
+counts=$(stat counted-call)
+timed=$(stat timed-call)
+floor=$(stat timed-rdtsc2)
+lfence=$(stat timed-lfence2)
+cycle=$(stat timed-cycle)
+# What the timers themselves report for `timed` (all its calls, 5 processes):
 # inclusive ticks per entry, the residual bias a report must subtract.
 bias=$("$DUMP" "$B/tp-timed" "$B/profiles" | awk '{printf "%.1f", $6 / $4}')
-echo "timer start/stop pair (TSC ticks per pair; median [min-max] of 3 runs):"
+echo "timer start/stop pair (TSC ticks per pair; median [min-max] of 5 runs):"
 echo "$native $counts $timed $floor $lfence $cycle $bias" | awk '{
     pair = $7 - $4; lo = $8 - $6; hi = $9 - $5; r = $16
     printf "  call loop: native %.1f, counted %.1f, counted+timed %.1f ticks per call\n", $1, $4, $7

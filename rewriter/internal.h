@@ -67,11 +67,19 @@ typedef struct {
      * so that the probe runs with the unwind state of the instruction). */
     uint64_t *old_addrs, *new_addrs;
     uint32_t naddrs;
+    /* Pass-2 landing-pad trampolines: an exception thrown from the call at
+     * lp_call[i] and caught at lp_pad[i] lands at lp_new[i] (timer stops,
+     * then a jump to the pad's copy). */
+    uint64_t *lp_call, *lp_pad, *lp_new;
+    uint32_t nlp;
 } rw_moved;
 
 /* New address of original instruction address `old` inside `m`, or 0 when
  * `old` is not an instruction start of `m`. */
 uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old);
+/* The landing-pad trampoline for pad `pad` of a call site covering
+ * [start, start + len) of `m`, or 0. */
+uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, uint64_t pad);
 
 /* ---- relocate.c: procedures copied with probes ---- */
 #include "../analyzer/analyzer.h"
@@ -184,6 +192,7 @@ typedef struct {
     uint64_t dst;              /* original address it leads to */
     uint16_t dst_skip;         /* bytes skipped at the copy of dst (its entry code) */
     uint64_t table;            /* original address of the jump table, 0 for a branch */
+    uint64_t call;             /* a landing pad's: the call whose exception lands here, else 0 */
     uint64_t new_addr;
 } rw_tramp;
 
@@ -253,6 +262,8 @@ bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *o
 /* Writes the trampolines of `rp`; `target` gives the copy of an original address. */
 bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, rw_buf *out,
                            uint64_t (*target)(const rw_code *, uint64_t), mt_error *err);
+/* Adds the landing-pad trampolines of `rp` to its moved range `m`. */
+void rw_timers_moved(const rw_code *c, const rw_proc *rp, rw_moved *m);
 /* Where a cloned table's entry for original target `old` leads, 0 = no trampoline. */
 uint64_t rw_timers_table_tramp(const rw_code *c, uint64_t table, uint64_t old);
 void rw_timers_free(rw_code *c);

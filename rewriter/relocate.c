@@ -887,6 +887,14 @@ uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old)
     return lo < m->naddrs && m->old_addrs[lo] == old ? m->new_addrs[lo] : 0;
 }
 
+uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, uint64_t pad)
+{
+    for (uint32_t i = 0; i < m->nlp; i++)
+        if (m->lp_pad[i] == pad && m->lp_call[i] >= start && m->lp_call[i] - start < len)
+            return m->lp_new[i];
+    return 0;
+}
+
 rw_moved *rw_code_moved(const rw_code *c, size_t *n)
 {
     rw_moved *m = mt_xcalloc(c->nprocs + 1, sizeof *m);
@@ -904,6 +912,7 @@ rw_moved *rw_code_moved(const rw_code *c, size_t *n)
             m[i].new_addrs[k] = rp->insns[k].new_addr;
         }
         m[i].naddrs = rp->ninsns;
+        rw_timers_moved(c, rp, &m[i]);
     }
     *n = c->nprocs;
     return m;
@@ -914,6 +923,9 @@ void rw_moved_free(rw_moved *m, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(m[i].old_addrs);
         free(m[i].new_addrs);
+        free(m[i].lp_call);
+        free(m[i].lp_pad);
+        free(m[i].lp_new);
     }
     free(m);
 }

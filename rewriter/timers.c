@@ -8,8 +8,8 @@
  * its stop events on its exit edges (returns and tail calls, also those of
  * its split parts such as foo.cold, which run as part of it; for loops
  * every edge leaving the body, except into a split part, which may jump
- * back).  Exception edges get nothing: the runtime closes frames left by
- * unwinding (probes.S).
+ * back).  Frames left by unwinding further out are closed by the runtime
+ * (probes.S).
  *
  * Where an edge's code goes:
  *   fall-through, conditional fall-through, call return  after the source's
@@ -18,7 +18,10 @@
  *   conditional taken edge (also a conditional tail call)  a trampoline:
  *       the branch goes to it, it ends with `jmp` to the target's copy;
  *   jump-table edge  a trampoline per target, the cloned table's entries
- *       lead to it.
+ *       lead to it;
+ *   exception edge leaving a loop  a trampoline the call site's landing
+ *       pad is moved to in the rewritten LSDA (unwind.c); not when the pad
+ *       leads back into the loop (through foo.cold, typically).
  * On one edge, stops run innermost first, then starts outermost first.
  *
  * Calls to PLT stubs in procedures reachable from a timed object are
@@ -104,9 +107,80 @@ static bool leaves_procedure(const mt_program *prog, uint32_t pi, const mt_edge 
             prog->procs[q].parent == MT_NONE);
 }
 
+/* Block of procedure q starting at `addr`, or MT_NONE. */
+static uint32_t block_at(const mt_procedure *q, uint64_t addr)
+{
+    uint32_t lo = 0, hi = q->nblocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (q->blocks[mid].start < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < q->nblocks && q->blocks[lo].start == addr ? lo : MT_NONE;
+}
+
+/* Whether control can come back into loop `l` of procedure `pi` from its
+ * block `from` (a landing pad outside the loop), following edges through
+ * the procedure and its split parts: gcc's landing pads often jump to
+ * foo.cold, which may jump back into the loop.  Unknown targets count as
+ * coming back (the loop then stays active: closed later, as non-local). */
+static bool comes_back(const mt_program *prog, uint32_t pi, const mt_loop *l, uint32_t from)
+{
+    typedef struct { uint32_t proc, block; } at;
+    at *stack = NULL;
+    size_t n = 0, cap = 0, nseen = 0, cap_seen = 0;
+    at *seen = NULL;
+    at start = {pi, from};
+    MT_PUSH(stack, n, cap, start);
+    bool back = from == MT_NONE;
+    while (n && !back) {
+        at cur = stack[--n];
+        bool dup = false;
+        for (size_t k = 0; k < nseen && !dup; k++)
+            dup = seen[k].proc == cur.proc && seen[k].block == cur.block;
+        if (dup)
+            continue;
+        MT_PUSH(seen, nseen, cap_seen, cur);
+        for (uint32_t k = 0; k < l->nblocks && cur.proc == pi && !back; k++)
+            back = l->blocks[k] == cur.block;
+        if (back)
+            break;
+        const mt_procedure *q = &prog->procs[cur.proc];
+        const mt_block *b = &q->blocks[cur.block];
+        for (uint32_t e = b->first_succ; e < b->first_succ + b->nsucc; e++) {
+            const mt_edge *edge = &q->edges[e];
+            if (edge->kind == MT_EDGE_EXCEPTION || edge->kind == MT_EDGE_RETURN)
+                continue;
+            at next = {cur.proc, edge->dst};
+            if (edge->dst == MT_NONE) {
+                uint32_t r = edge->target ? mt_procedure_at(prog, edge->target) : MT_NONE;
+                if (r == MT_NONE) {
+                    back = true;
+                    break;
+                }
+                if (family(prog, r) != family(prog, pi))
+                    continue; /* a tail call: the procedure is left */
+                next = (at){r, block_at(&prog->procs[r], edge->target)};
+                if (next.block == MT_NONE) {
+                    back = true;
+                    break;
+                }
+            }
+            MT_PUSH(stack, n, cap, next);
+        }
+    }
+    free(stack);
+    free(seen);
+    return back;
+}
+
+/* Flags are live where the edge's code runs (never at a landing pad: the
+ * unwinder leaves them undefined). */
 static bool flags_live(const rw_live *bl, const mt_edge *e)
 {
-    return e->dst != MT_NONE && (bl[e->dst].live_in & RW_LIVE_FLAGS);
+    return e->dst != MT_NONE && e->kind != MT_EDGE_EXCEPTION && (bl[e->dst].live_in & RW_LIVE_FLAGS);
 }
 
 static void push_pending(pending **v, size_t *n, size_t *cap, uint32_t edge, uint8_t kind,
@@ -156,8 +230,8 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
         }
         for (uint32_t k = 0; k < l->nexit_edges; k++) {
             const mt_edge *e = &p->edges[l->exit_edges[k]];
-            if (e->kind != MT_EDGE_EXCEPTION &&
-                (e->dst != MT_NONE || leaves_procedure(c->prog, pi, e)))
+            if (e->kind == MT_EDGE_EXCEPTION ? !comes_back(c->prog, pi, l, e->dst)
+                                             : e->dst != MT_NONE || leaves_procedure(c->prog, pi, e))
                 push_pending(&v, n, &cap, l->exit_edges[k], RW_EV_STOP, l->depth, o,
                              flags_live(bl, e));
         }
@@ -194,9 +268,10 @@ static void list_add(ev_list *l, const rw_event *ev, uint32_t n)
     }
 }
 
-static void add_tramp(rw_code *c, rw_proc *rp, uint32_t snip, uint64_t dst, uint64_t table)
+static void add_tramp(rw_code *c, rw_proc *rp, uint32_t snip, uint64_t dst, uint64_t table,
+                      uint64_t call)
 {
-    rw_tramp t = {.snip = snip, .dst = dst, .table = table};
+    rw_tramp t = {.snip = snip, .dst = dst, .table = table, .call = call};
     MT_PUSH(c->tramps, c->ntramps, c->cap_tramps, t);
     rp->ntramps++;
 }
@@ -225,7 +300,7 @@ static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_
                                     (unsigned long long)li->old);
                 return false;
             }
-            add_tramp(c, rp, add_snip(c, ev, n), li->target, 0);
+            add_tramp(c, rp, add_snip(c, ev, n), li->target, 0, 0);
             li->tramp = (uint32_t)c->ntramps;
         } else {
             list_add(&before[last], ev, n);
@@ -251,9 +326,16 @@ static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_
                                     (unsigned long long)jt->table);
                 return false;
             }
-        add_tramp(c, rp, add_snip(c, ev, n), e->target, jt->table);
+        add_tramp(c, rp, add_snip(c, ev, n), e->target, jt->table, 0);
         return true;
     }
+    case MT_EDGE_EXCEPTION: /* a loop left by an exception caught in its procedure */
+        if (e->target == 0) {
+            *why = mt_xasprintf("no landing pad for the call at 0x%llx", (unsigned long long)li->old);
+            return false;
+        }
+        add_tramp(c, rp, add_snip(c, ev, n), e->target, 0, li->old);
+        return true;
     default:
         *why = mt_xasprintf("cannot place timer code on a %s edge at 0x%llx",
                             mt_edge_kind_name((mt_edge_kind)e->kind), (unsigned long long)li->old);
@@ -433,9 +515,22 @@ bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, 
 uint64_t rw_timers_table_tramp(const rw_code *c, uint64_t table, uint64_t old)
 {
     for (size_t t = 0; t < c->ntramps; t++)
-        if (c->tramps[t].table == table && c->tramps[t].dst == old)
+        if (table && c->tramps[t].table == table && c->tramps[t].dst == old)
             return c->tramps[t].new_addr;
     return 0;
+}
+
+void rw_timers_moved(const rw_code *c, const rw_proc *rp, rw_moved *m)
+{
+    for (uint32_t t = rp->first_tramp; t < rp->first_tramp + rp->ntramps; t++)
+        if (c->tramps[t].call) {
+            m->lp_call = mt_xrealloc(m->lp_call, (m->nlp + 1) * sizeof *m->lp_call);
+            m->lp_pad = mt_xrealloc(m->lp_pad, (m->nlp + 1) * sizeof *m->lp_pad);
+            m->lp_new = mt_xrealloc(m->lp_new, (m->nlp + 1) * sizeof *m->lp_new);
+            m->lp_call[m->nlp] = c->tramps[t].call;
+            m->lp_pad[m->nlp] = c->tramps[t].dst;
+            m->lp_new[m->nlp++] = c->tramps[t].new_addr;
+        }
 }
 
 void rw_timers_free(rw_code *c)

@@ -124,8 +124,9 @@ PY
 g++ -O2 -g "$here/throw.cpp" -o "$work/bin/throw"
 timed throw "$work/bin/throw" --time main --time main:1 --time _Z12catch_insidei \
     --time _Z12catch_insidei:0 --time _Z7throweri --time _Z7recursei
-expect "throw: catch_inside loop non-local exits" "$(field _Z12catch_insidei@0x$(python3 -c "
-import json; p=[p for p in json.load(open('$d/a.json'))['procedures'] if p['name']=='_Z12catch_insidei'][0]; print(p['blocks'][p['loops'][0]['header']]['start'][2:])") 9)" 4
+hdr() { python3 -c "import json; p=[p for p in json.load(open('$d/a.json'))['procedures'] if p['name']=='$1'][0]; print(p['blocks'][p['loops'][$2]['header']]['start'])"; }
+expect "throw: catch_inside loop non-local exits" "$(field _Z12catch_insidei@$(hdr _Z12catch_insidei 0) 9)" 0
+expect "throw: main's try loop non-local exits" "$(field main@$(hdr main 1) 9)" 0
 expect "throw: catch_inside non-local exits" "$(field _Z12catch_insidei 9)" 0
 expect "throw: thrower non-local exits" "$(field _Z7throweri 9)" 4
 expect "throw: recurse outermost entries" "$(field _Z7recursei 4)" 3

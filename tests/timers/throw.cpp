@@ -1,7 +1,10 @@
 // throw.cpp — C++ exceptions through timed objects, for tests/timers/run.sh:
 //   catch_inside: its loop is left by an exception thrown in a callee and
-//       caught by catch_inside itself: 4 entries of each, the loop closed as
-//       a non-local exit by the procedure's own exit (4), the procedure 0;
+//       caught by catch_inside itself: 4 entries of each; the loop is
+//       stopped at the landing pad (a trampoline the rewritten LSDA points
+//       at): no non-local exit; the thrower's frames are (4);
+//   main's second loop: the exception lands in main, goes through main.cold
+//       and back into the loop, which must stay active (no exit);
 //   recurse: throws at depth 10, caught in main: 3 outermost entries, 30
 //       recursive ones, 3 non-local exits.
 #include <cstdio>

@@ -451,7 +451,7 @@ static int timer_entry(const rw_event *ev)
 {
     switch (ev->kind) {
     case RW_EV_START_PROC:
-        return ev->save_flags ? MT_RT_TIMER_START_PROC_FLAGS : MT_RT_TIMER_START_PROC;
+        return MT_RT_TIMER_START_PROC; /* only at entries */
     case RW_EV_START_LOOP:
         return ev->save_flags ? MT_RT_TIMER_START_LOOP_FLAGS : MT_RT_TIMER_START_LOOP;
     case RW_EV_STOP:

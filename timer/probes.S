@@ -178,7 +178,6 @@ mt_timer_\name:
 .endm
 
     START start_proc, 0, 1
-    START start_proc_flags, 1, 1
     START start_loop, 0, 0
     START start_loop_flags, 1, 0
     STOP stop, 0

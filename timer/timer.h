@@ -28,8 +28,7 @@
 /* Pass-2 timer entry points of the runtime (timer/probes.S), called from
  * code the rewriter inserts on CFG edges.  X(ID, symbol suffix). */
 #define MT_RT_TIMER_ENTRIES(X)                                      \
-    X(START_PROC, start_proc)                                       \
-    X(START_PROC_FLAGS, start_proc_flags)                           \
+    X(START_PROC, start_proc) /* at entries: flags dead (the ABI) */  \
     X(START_LOOP, start_loop)                                       \
     X(START_LOOP_FLAGS, start_loop_flags)                           \
     X(STOP, stop)                                                   \

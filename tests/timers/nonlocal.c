@@ -1,6 +1,7 @@
 /* nonlocal.c — known timer behavior for tests/timers/run.sh:
  *   leave_by_longjmp: a procedure whose loop is left by longjmp from a
- *       callee, 5 times: the procedure and its loop each 5 entries, 5
+ *       callee (maybe_jump, called on every iteration), 5 times: the
+ *       procedure, its loop and maybe_jump each 5 outermost entries and 5
  *       non-local exits, none left open;
  *   fib: 3 outermost calls, the rest recursive entries;
  *   spin: a busy loop of about 20 ms.
@@ -16,16 +17,18 @@
 static jmp_buf env;
 volatile long sink = 1;
 
-NOINLINE void jump_out(int code) { longjmp(env, code); }
+NOINLINE long maybe_jump(int i, int n)
+{
+    if (i == n / 2)
+        longjmp(env, 1);
+    return i * sink;
+}
 
 NOINLINE long leave_by_longjmp(int n)
 {
     long s = sink * 3; /* an entry block long enough for the entry jump */
-    for (int i = 0; i < n; i++) {
-        s += i * sink;
-        if (i == n / 2)
-            jump_out(1);
-    }
+    for (int i = 0; i < n; i++)
+        s += maybe_jump(i, n);
     return s;
 }
 

@@ -100,10 +100,13 @@ PY
 # Known non-local exits and recursion.
 gcc -O2 -g "$here/nonlocal.c" -o "$work/bin/nonlocal"
 SAME_STDERR=0 timed nonlocal "$work/bin/nonlocal" --time main --time leave_by_longjmp \
-    --time leave_by_longjmp:0 --time jump_out --time fib --time spin --time spin:0
+    --time leave_by_longjmp:0 --time maybe_jump --time fib --time spin --time spin:0
 expect "nonlocal: leave_by_longjmp entries" "$(field leave_by_longjmp 4)" 5
 expect "nonlocal: leave_by_longjmp non-local exits" "$(field leave_by_longjmp 9)" 5
-expect "nonlocal: jump_out non-local exits" "$(field jump_out 9)" 5
+loop=$(python3 -c "import json; p=[p for p in json.load(open('$d/a.json'))['procedures'] if p['name']=='leave_by_longjmp'][0]; print(p['blocks'][p['loops'][0]['header']]['start'])")
+expect "nonlocal: leave_by_longjmp's loop entries" "$(field leave_by_longjmp@$loop 4)" 5
+expect "nonlocal: leave_by_longjmp's loop non-local exits" "$(field leave_by_longjmp@$loop 9)" 5
+expect "nonlocal: maybe_jump non-local exits" "$(field maybe_jump 9)" 5
 expect "nonlocal: fib outermost entries" "$(field fib 4)" 3
 expect "nonlocal: main non-local exits" "$(field main 9)" 0
 # main's inclusive time covers main's own TSC interval [t0, t1] (its

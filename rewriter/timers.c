@@ -191,37 +191,30 @@ static void push_pending(pending **v, size_t *n, size_t *cap, uint32_t edge, uin
     MT_PUSH(*v, *n, *cap, p);
 }
 
-/* Events of every timed object of procedure `pi` on its edges, sorted;
- * the entry's events in `entry` (at most ntimed). */
-static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t *n,
-                        rw_event *entry, uint32_t *nentry)
+/* Events of every timed object of procedure `pi` on its edges, sorted by
+ * edge; the procedure entry's events come last, under edge MT_NONE. */
+static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t *n)
 {
     const mt_procedure *p = &c->prog->procs[pi];
     pending *v = NULL;
     size_t cap = 0;
     *n = 0;
-    *nentry = 0;
-    uint32_t entry_depth[64];
     for (uint32_t o = 0; o < c->ntimed; o++) {
         const mt_timed_object *t = &c->timed[o];
         bool part = t->loop == MT_NONE && t->proc != pi && t->proc == family(c->prog, pi);
         if (t->proc != pi && !part)
             continue;
         if (t->loop == MT_NONE) {
-            if (!part && *nentry < 64) {
-                entry_depth[*nentry] = 0;
-                entry[(*nentry)++] = (rw_event){.kind = RW_EV_START_PROC, .obj = o};
-            }
+            if (!part)
+                push_pending(&v, n, &cap, MT_NONE, RW_EV_START_PROC, 0, o, false);
             for (uint32_t e = 0; e < p->nedges; e++)
                 if (leaves_procedure(c->prog, pi, &p->edges[e]))
                     push_pending(&v, n, &cap, e, RW_EV_STOP, 0, o, false);
             continue;
         }
         const mt_loop *l = &p->loops[t->loop];
-        if (l->header == 0 && *nentry < 64) {
-            entry_depth[*nentry] = l->depth;
-            entry[(*nentry)++] = (rw_event){.kind = RW_EV_START_LOOP, .obj = o};
-        }
+        if (l->header == 0)
+            push_pending(&v, n, &cap, MT_NONE, RW_EV_START_LOOP, l->depth, o, false);
         for (uint32_t k = 0; k < l->nentry_edges; k++) {
             const mt_edge *e = &p->edges[l->entry_edges[k]];
             if (e->kind != MT_EDGE_EXCEPTION)
@@ -236,16 +229,6 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
                              flags_live(bl, e));
         }
     }
-    /* The entry's starts: outermost first (insertion sort, a handful). */
-    for (uint32_t i = 1; i < *nentry; i++)
-        for (uint32_t j = i; j > 0 && entry_depth[j - 1] > entry_depth[j]; j--) {
-            uint32_t d = entry_depth[j];
-            entry_depth[j] = entry_depth[j - 1];
-            entry_depth[j - 1] = d;
-            rw_event ev = entry[j];
-            entry[j] = entry[j - 1];
-            entry[j - 1] = ev;
-        }
     if (*n)
         qsort(v, *n, sizeof *v, cmp_pending);
     return v;
@@ -359,10 +342,10 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
     if (!c->ntimed)
         return true;
     const mt_procedure *p = &c->prog->procs[pi];
-    rw_event entry[64];
-    uint32_t nentry;
     size_t npend;
-    pending *pend = collect(c, pi, bl, &npend, entry, &nentry);
+    pending *pend = collect(c, pi, bl, &npend);
+    rw_event *ev = mt_xmalloc((npend + 1) * sizeof *ev);
+    uint32_t entry_snip = 0;
     ev_list *before = mt_xcalloc(rp->ninsns, sizeof *before);
     ev_list *after = mt_xcalloc(rp->ninsns, sizeof *after);
     size_t first_tramp = c->ntramps;
@@ -378,19 +361,21 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
     bool ok = true;
     for (size_t i = 0; i < npend && ok;) {
         size_t j = i;
-        rw_event ev[128];
         uint32_t n = 0;
         for (; j < npend && pend[j].edge == pend[i].edge; j++)
-            if (n < 128)
-                ev[n++] = pend[j].ev;
-        const mt_edge *e = &p->edges[pend[i].edge];
-        uint32_t last = (e->src + 1 < p->nblocks ? block_first[e->src + 1] : rp->ninsns) - 1;
-        ok = place_edge(c, rp, p, e, last, ev, n, before, after, why);
+            ev[n++] = pend[j].ev;
+        if (pend[i].edge == MT_NONE) { /* the procedure's entry (sorted last) */
+            entry_snip = add_snip(c, ev, n);
+        } else {
+            const mt_edge *e = &p->edges[pend[i].edge];
+            uint32_t last = (e->src + 1 < p->nblocks ? block_first[e->src + 1] : rp->ninsns) - 1;
+            ok = place_edge(c, rp, p, e, last, ev, n, before, after, why);
+        }
         i = j;
     }
     uint32_t pre_len = 0;
     if (ok) {
-        rp->insns[0].pre = add_snip(c, entry, nentry);
+        rp->insns[0].pre = entry_snip;
         pre_len = rp->insns[0].pre ? c->snips[rp->insns[0].pre].len : 0;
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
@@ -404,7 +389,7 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
         for (size_t t = first_tramp; t < c->ntramps; t++)
             if (c->tramps[t].dst == p->entry)
                 c->tramps[t].dst_skip = (uint16_t)pre_len;
-        c->nevents_placed += (uint32_t)npend + nentry;
+        c->nevents_placed += (uint32_t)npend;
         for (size_t i = 0; i < npend; i++)
             c->nevents_saving_flags += pend[i].ev.save_flags;
     } else {
@@ -418,6 +403,7 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
     free(before);
     free(after);
     free(pend);
+    free(ev);
     return ok;
 }
 

@@ -6,6 +6,8 @@
  *   liveness.c   flags and general registers live at each block
  *   relocate.c   copies procedures into new code with probes, retargets
  *                branches, rip-relative operands and jump tables
+ *   timers.c     pass 2: timer events on the entry and exit edges of
+ *                m-objects, trampolines, outside-call brackets
  *   unwind.c     .eh_frame FDEs and LSDAs for relocated code, new .eh_frame_hdr
  *   rewrite.c    the driver (rewriter.h)
  */

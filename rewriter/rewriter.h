@@ -8,7 +8,10 @@
  * (timer/timer.h) is embedded and runs before the program's own entry.
  *
  * Pass 1 instrumentation is one counter per block: `incq %gs:slot+8*i`,
- * counting executions of the block's first instruction. */
+ * counting executions of the block's first instruction.  Pass 2 adds TSC
+ * timers on the entry and exit edges of the m-objects in
+ * mt_rewrite_options.timed (rewriter/timers.c, timer/probes.S); blocks keep
+ * their counters. */
 #ifndef MTOOL_REWRITER_H
 #define MTOOL_REWRITER_H
 

@@ -16,6 +16,7 @@ endif
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
+            $(wildcard costmodel/*.c) \
             $(wildcard profile/*.c) $(wildcard store/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -87,6 +88,7 @@ bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/tests/dump_timers
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench python3 bench/costmodel/run.py
 
 fuzz:
 	@$(MAKE) -s -C tests/fuzz

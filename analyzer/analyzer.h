@@ -138,6 +138,9 @@ typedef struct {
     char *unresolved_reason;  /* set when !resolved: "indirect jump at 0x...: ..." */
     bool noreturn;            /* never returns to its caller */
     bool address_taken;       /* its address appears in code or data (callable indirectly) */
+    bool entry_only;          /* nothing enters its code but at the entry: no jump from another
+                                 procedure, no landing pad, no address inside it (but the entry)
+                                 in data or materialized by code */
 
     mt_block *blocks;         /* sorted by start address; blocks[0] is the entry */
     uint32_t nblocks;

@@ -60,6 +60,9 @@ typedef struct {
     size_t nsites;
     uint64_t *pads;
     size_t npads;
+    mt_data_ref *data_refs; /* addresses inside code stored in data */
+    size_t ndata_refs;
+    uint32_t *next_part;    /* cfg_builder.next_part */
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -336,6 +339,8 @@ static void decode_path(cfg_builder *b, const cfg_program *cp, cfg_side *side, u
         mt_insn_facts_of(insn, &f);
         if (f.ref)
             note_reference(cp, side, f.ref);
+        if (f.ref > b->lo && f.ref < b->hi)
+            b->inner_address = true;
         cfg_insn rec = {addr, f.target, (uint8_t)insn->size, f.flow, f.reads, f.writes, 0};
         if (f.flow == MT_FLOW_CALL && callee_is_noreturn(cp, f.target))
             rec.flags |= CFG_NORETURN_CALL;
@@ -403,10 +408,13 @@ static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
         uint64_t *targets = NULL;
         uint32_t n = 0;
         mt_jump_table layout;
+        bool maybe_inside = true;
         why[0] = '\0';
-        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, why, sizeof why)) {
-            set_unresolved(b, "indirect jump at 0x%llx: %s", (unsigned long long)in->addr,
-                           why[0] ? why : "no jump table found");
+        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, &maybe_inside, why, sizeof why)) {
+            /* Judged once the procedure is complete: it may be a tail call. */
+            cfg_failed_jump f = {b->insns[i].addr, maybe_inside,
+                                 mt_xstrdup(why[0] ? why : "no jump table found")};
+            MT_PUSH(b->failed, b->nfailed, b->cap_failed, f);
             continue;
         }
         in = &b->insns[i];
@@ -425,9 +433,11 @@ static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
     push_work(b, &work, b->lo);
     if (cp->foreign)
         for (size_t k = 0; k < cp->foreign[b->self].n; k++)
-            push_work(b, &work, cp->foreign[b->self].addrs[k]);
+            MT_PUSH(b->extra_entries, b->nextra, b->cap_extra, cp->foreign[b->self].addrs[k]);
     for (size_t k = first_pad_from(cp, b->lo); k < cp->npads && cp->pads[k] < b->hi; k++)
-        push_work(b, &work, cp->pads[k]);
+        MT_PUSH(b->extra_entries, b->nextra, b->cap_extra, cp->pads[k]);
+    for (size_t k = 0; k < b->nextra; k++)
+        push_work(b, &work, b->extra_entries[k]);
     while (work.n > 0) {
         while (work.n > 0)
             decode_path(b, cp, side, seen, &work, work.items[--work.n]);
@@ -610,6 +620,23 @@ static void add_exception_edge(edge_ctx *x, uint32_t src, const cfg_insn *in)
         add_flow_edge(x, src, site->landing_pad, MT_EDGE_EXCEPTION);
 }
 
+/* A jmp to a procedure known only at run time. */
+static mt_term_kind indirect_tail_call(cfg_out *o, uint32_t bi, const cfg_insn *in)
+{
+    add_edge(o, bi, MT_NONE, 0, MT_EDGE_TAIL_CALL);
+    add_call(o, in->addr, 0, bi, MT_NONE, MT_CALL_INDIRECT);
+    return MT_TERM_TAIL_CALL;
+}
+
+/* Edges of a jmp through a register or memory that is not a tail call. */
+static mt_term_kind table_jump_edges(edge_ctx *x, uint32_t bi, const cfg_insn *in)
+{
+    const cfg_table *t = (in->flags & CFG_TABLE_OK) ? table_of(x->b, in->addr) : NULL;
+    for (uint32_t k = 0; t && k < t->ntargets; k++)
+        add_flow_edge(x, bi, t->targets[k], MT_EDGE_INDIRECT);
+    return t ? MT_TERM_TABLE_JUMP : MT_TERM_INDIRECT_JUMP;
+}
+
 /* Successor edges, terminator and call site of block `bi`. */
 static void finish_block(edge_ctx *x, uint32_t bi)
 {
@@ -653,21 +680,15 @@ static void finish_block(edge_ctx *x, uint32_t bi)
     case MT_FLOW_STOP:
         term = MT_TERM_STOP;
         break;
+    case MT_FLOW_JUMP_REG:
+        term = (in->flags & CFG_TAIL_JUMP) ? indirect_tail_call(o, bi, in) : table_jump_edges(x, bi, in);
+        break;
     case MT_FLOW_JUMP_SLOT:
-        term = MT_TERM_TAIL_CALL;
-        add_edge(o, bi, MT_NONE, 0, MT_EDGE_TAIL_CALL);
-        add_call(o, in->addr, 0, bi, MT_NONE, MT_CALL_INDIRECT);
+        term = indirect_tail_call(o, bi, in);
         break;
     case MT_FLOW_JUMP_FAR:
         term = MT_TERM_INDIRECT_JUMP;
         break;
-    case MT_FLOW_JUMP_REG: {
-        const cfg_table *t = (in->flags & CFG_TABLE_OK) ? table_of(x->b, in->addr) : NULL;
-        term = t ? MT_TERM_TABLE_JUMP : MT_TERM_INDIRECT_JUMP;
-        for (uint32_t k = 0; t && k < t->ntargets; k++)
-            add_flow_edge(x, bi, t->targets[k], MT_EDGE_INDIRECT);
-        break;
-    }
     }
     blk->term = (uint8_t)term;
     blk->nsucc = (uint32_t)o->nedges - blk->first_succ;
@@ -731,6 +752,10 @@ static void builder_free(cfg_builder *b)
     for (size_t t = 0; t < b->ntables; t++)
         free(b->tables[t].targets);
     free(b->tables);
+    for (size_t k = 0; k < b->nfailed; k++)
+        free(b->failed[k].why);
+    free(b->failed);
+    free(b->extra_entries);
     free(b->unresolved);
 }
 
@@ -741,10 +766,12 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
     mt_procedure_free_cfg(proc);
     free(proc->unresolved_reason);
     proc->unresolved_reason = NULL;
+    proc->entry_only = false;
     proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
 
     cfg_builder b = {.img = cp->img, .prog = cp->prog, .program_bounds = cp, .dec = dec, .self = i,
-                     .lo = proc->entry, .hi = cp->hi[i]};
+                     .lo = proc->entry, .hi = cp->hi[i], .data_refs = cp->data_refs,
+                     .ndata_refs = cp->ndata_refs, .next_part = cp->next_part};
     if (b.hi > b.lo)
         b.code = mt_image_bytes_at(cp->img, b.lo, b.hi - b.lo);
     if (!b.code) {
@@ -754,11 +781,19 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
         return;
     }
     traverse(&b, cp, side);
+    cfg_find_tail_jumps(&b);
+    for (size_t k = 0; k < b.nfailed; k++) {
+        size_t j = cfg_insn_at(&b, b.failed[k].addr);
+        if (j == SIZE_MAX || !(b.insns[j].flags & CFG_TAIL_JUMP))
+            set_unresolved(&b, "indirect jump at 0x%llx: %s", (unsigned long long)b.failed[k].addr,
+                           b.failed[k].why);
+    }
     emit_cfg(&b, cp, side, proc);
     if (!b.unresolved && proc->nblocks == 0)
         set_unresolved(&b, "no instruction decoded at 0x%llx", (unsigned long long)b.lo);
     proc->resolved = b.unresolved == NULL;
     proc->unresolved_reason = b.unresolved;
+    proc->entry_only = b.nextra == 0 && !b.inner_address && !cfg_data_names_inner_address(&b);
     b.unresolved = NULL;
     builder_free(&b);
 }
@@ -994,11 +1029,29 @@ static void read_landing_pads(cfg_program *cp)
             cp->pads[cp->npads++] = cp->pads[i];
 }
 
+/* Chains the parts of each split function from its main part. */
+static void link_function_parts(cfg_program *cp)
+{
+    const mt_program *prog = cp->prog;
+    cp->next_part = mt_xmalloc(((size_t)prog->nprocs + 1) * sizeof *cp->next_part);
+    for (uint32_t q = 0; q < prog->nprocs; q++)
+        cp->next_part[q] = MT_NONE;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        uint32_t root = prog->procs[q].parent;
+        if (root != MT_NONE && root < prog->nprocs) {
+            cp->next_part[q] = cp->next_part[root];
+            cp->next_part[root] = q;
+        }
+    }
+}
+
 void mt_build_cfgs(const mt_image *img, mt_program *prog)
 {
     cfg_program cp = {.img = img, .prog = prog};
     compute_bounds(&cp);
     read_landing_pads(&cp);
+    cp.ndata_refs = mt_data_refs_into_code(img, prog, &cp.data_refs);
+    link_function_parts(&cp);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_procedure *p = &prog->procs[i];
         p->noreturn = has_noreturn_name(p->name);
@@ -1012,6 +1065,8 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
         free(cp.hi);
         free(cp.sites);
         free(cp.pads);
+        free(cp.data_refs);
+        free(cp.next_part);
         return;
     }
     uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
@@ -1027,4 +1082,6 @@ void mt_build_cfgs(const mt_image *img, mt_program *prog)
     free(cp.hi);
     free(cp.sites);
     free(cp.pads);
+    free(cp.data_refs);
+    free(cp.next_part);
 }

@@ -15,6 +15,7 @@ enum {
     CFG_TABLE_TRIED = 1u << 1, /* jump-table recovery attempted (MT_FLOW_JUMP_REG) */
     CFG_TABLE_OK = 1u << 2,    /* ... and succeeded: targets in the builder's tables */
     CFG_NORETURN_CALL = 1u << 3, /* direct call to a noreturn procedure */
+    CFG_TAIL_JUMP = 1u << 4,   /* indirect jmp without a table that leaves the procedure */
 };
 
 typedef struct {
@@ -40,6 +41,13 @@ typedef struct {
     mt_jump_table layout; /* where the table lives and how entries encode targets */
 } cfg_table;
 
+/* An indirect jump whose jump table was not recovered. */
+typedef struct {
+    uint64_t addr;
+    bool maybe_inside; /* see cfg_resolve_jump_table */
+    char *why;
+} cfg_failed_jump;
+
 typedef struct {
     const mt_image *img;
     const mt_program *prog;
@@ -55,6 +63,17 @@ typedef struct {
     size_t npreds, cap_preds;
     cfg_table *tables;
     size_t ntables, cap_tables;
+
+    uint64_t *extra_entries; /* entered besides lo: jumps from other procedures, landing pads */
+    size_t nextra, cap_extra;
+    cfg_failed_jump *failed; /* indirect jumps without a recovered table */
+    size_t nfailed, cap_failed;
+    bool inner_address;      /* some instruction materializes an address inside [lo, hi)
+                                other than lo (a label taken as a value) */
+    const mt_data_ref *data_refs; /* mt_data_refs_into_code of the program */
+    size_t ndata_refs;
+    const uint32_t *next_part; /* per procedure: the next part of its function (foo -> foo.cold
+                                  -> ...), MT_NONE at the end */
 
     char *unresolved;        /* first reason the procedure is not resolved */
 } cfg_builder;
@@ -73,8 +92,23 @@ bool cfg_table_target_allowed(const cfg_builder *b, uint64_t addr);
 
 /* jumptable.c: recovers the targets of the indirect jmp at instruction `i`.
  * On success returns true with *targets (malloc'd, sorted, distinct, all
- * allowed by cfg_table_target_allowed); on failure returns false with `why` explaining. */
+ * allowed by cfg_table_target_allowed); on failure returns false with `why`
+ * explaining, and *maybe_inside false when the target is a plain pointer:
+ * loaded whole from memory or received (an argument, a call's result),
+ * nothing added to it, as a switch adds a table entry to a base. */
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
-                            mt_jump_table *layout, char *why, size_t whylen);
+                            mt_jump_table *layout, bool *maybe_inside, char *why, size_t whylen);
+
+/* tailcall.c: marks CFG_TAIL_JUMP on each failed indirect jump (in
+ * b->failed, with maybe_inside false) that leaves the procedure: the stack
+ * pointer and every callee-saved register hold their entry values there on
+ * every path, and no address inside the procedure (but its entry) is
+ * materialized by its code or stored in data outside its own jump tables. */
+void cfg_find_tail_jumps(cfg_builder *b);
+
+/* tailcall.c: whether data holds an address inside the procedure or another
+ * part of its function (foo / foo.cold), other than an entry, outside the
+ * procedure's own jump tables: a label taken as a value. */
+bool cfg_data_names_inner_address(const cfg_builder *b);
 
 #endif

@@ -105,6 +105,13 @@ int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
  * (relocations, .init_array, pointer-sized words in data sections) or that
  * are exported; code references are marked by cfg.c. */
 void mt_mark_data_address_taken(const mt_image *img, mt_program *prog);
+/* Addresses inside code that are not procedure entries, stored in data
+ * (labels taken as values, non-PIE jump tables), sorted by value: returns
+ * how many (caller frees *out). */
+typedef struct {
+    uint64_t value, where; /* where: address of the word holding it, 0 if unknown */
+} mt_data_ref;
+size_t mt_data_refs_into_code(const mt_image *img, const mt_program *prog, mt_data_ref **out);
 
 /* cfg.c: blocks, edges, call sites and noreturn for every procedure
  * Sets prog->ninsns. */

@@ -338,8 +338,12 @@ static jt_val eval_reg(slice *s, size_t pos, unsigned fam, bool allow_load, int 
         result = v;
     }
     /* An offset index (idx - k after `sub $k`) is tracked from here: the
-     * bound check compares the offset value, not the original. */
-    if (!result.load && result.coef != 0 && result.c != 0)
+     * bound check compares the offset value, not the original.  So is a
+     * plain copy of another register: the bound search follows copies
+     * backward itself and must start at the latest one, or it would walk
+     * from the copy's source across what lies in between (`call getopt;
+     * mov %eax,%r9d; ...; cmp $N,%r9d; ja; mov %r9d,%eax; jmp *T(,%rax,8)`). */
+    if (!result.load && result.coef != 0 && (result.c != 0 || result.coef == 1))
         return variable(fam, pos);
     return result;
 }
@@ -349,8 +353,10 @@ static jt_val eval_reg(slice *s, size_t pos, unsigned fam, bool allow_load, int 
 /* Where the index lives while walking back: a register family or, at -O0,
  * a frame slot disp(%rbp) / disp(%rsp). */
 typedef struct {
-    bool slot;        /* in memory at disp(base) */
+    bool slot;        /* in memory at disp(base) or disp(base,idx,scale) */
     uint8_t fam;      /* register family, or the slot's base family */
+    uint8_t idx;      /* the slot's index family, 0 if none */
+    uint8_t scale;
     int64_t disp;
     int64_t offset;   /* index = value here + offset (after `add $k` / `sub $k`) */
     bool shared;      /* the slot is not in the frame (base other than %rbp/%rsp): any
@@ -366,7 +372,9 @@ static bool operand_is_loc(const cs_x86_op *op, const index_loc *loc)
 {
     if (!loc->slot)
         return op->type == X86_OP_REG && mt_reg_family(op->reg) == loc->fam;
-    return op->type == X86_OP_MEM && op->mem.index == X86_REG_INVALID &&
+    bool same_index = loc->idx ? mt_reg_family(op->mem.index) == loc->idx && op->mem.scale == loc->scale
+                               : op->mem.index == X86_REG_INVALID;
+    return op->type == X86_OP_MEM && same_index &&
            op->mem.segment != X86_REG_FS && op->mem.segment != X86_REG_GS && mt_reg_family(op->mem.base) == loc->fam &&
            op->mem.disp == loc->disp;
 }
@@ -435,18 +443,62 @@ static bool slot_stored_before(slice *s, size_t p, const index_loc *loc, unsigne
 /* If the jcc at `p`, reached through its taken (or fallthrough) edge, is
  * an unsigned bound check `cmp $N, loc`, returns the number of table
  * entries it allows; else 0. */
-static uint64_t bound_from_check(slice *s, size_t p, const index_loc *loc, bool taken)
+static bool step_back(slice *s, size_t p, index_loc *loc);
+
+static bool leaves_flags(unsigned id)
+{
+    return id == X86_INS_LEA || id == X86_INS_MOV || id == X86_INS_MOVZX || id == X86_INS_MOVSX ||
+           id == X86_INS_MOVSXD;
+}
+
+/* The compare that sets the flags the jcc at `p` tests: the instruction
+ * just before it, or before a few moves (which leave the flags alone) that
+ * only straight-line code reaches; `loc` follows the index back across
+ * them.  A store there to another place than the index's slot is passed
+ * over even when it might alias the slot: the compiler reloads the index
+ * after it without checking it again, so it knows the value is the one
+ * compared (`cmpl $11,(%r14); movb $0,0x2df(%r14); ja cold; mov
+ * (%r14),%eax`).  Returns its index, or SIZE_MAX. */
+static size_t flag_setter(slice *s, size_t p, index_loc *loc)
 {
     cfg_builder *b = s->b;
-    if (p == 0 || b->insns[p - 1].addr + b->insns[p - 1].len != b->insns[p].addr)
-        return 0;
+    uint32_t preds[2];
+    for (int between = 0; between <= 4; between++) {
+        if (p == 0 || b->insns[p - 1].addr + b->insns[p - 1].len != b->insns[p].addr)
+            return SIZE_MAX;
+        if (between > 0 && cfg_predecessors(b, p, preds, 2) != 1)
+            return SIZE_MAX; /* entered from elsewhere: other flags */
+        const cs_insn *insn = cfg_redecode(b, p - 1);
+        if (!insn)
+            return SIZE_MAX;
+        if (!leaves_flags(insn->id))
+            return p - 1;
+        const cs_x86 *x = &insn->detail->x86;
+        bool store = insn->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_MEM;
+        if (store && operand_is_loc(&x->operands[0], loc))
+            return SIZE_MAX;
+        if (!store && !step_back(s, p - 1, loc))
+            return SIZE_MAX;
+        p--;
+    }
+    return SIZE_MAX;
+}
+
+static uint64_t bound_from_check(slice *s, size_t p, const index_loc *loc_at_jcc, bool taken)
+{
+    cfg_builder *b = s->b;
     const cs_insn *jcc = cfg_redecode(b, p);
     if (!jcc)
         return 0;
     unsigned jid = jcc->id;
+    index_loc at = *loc_at_jcc;
+    const index_loc *loc = &at;
+    size_t c = flag_setter(s, p, &at);
+    if (c == SIZE_MAX)
+        return 0;
     /* `sub $N, %reg` sets the flags as `cmp $N, %reg` does, but changes the
      * register: it only bounds a copy of the value taken before it. */
-    const cs_insn *cmp = cfg_redecode(b, p - 1);
+    const cs_insn *cmp = cfg_redecode(b, c);
     if (!cmp || (cmp->id != X86_INS_CMP && cmp->id != X86_INS_SUB))
         return 0;
     bool is_sub = cmp->id == X86_INS_SUB;
@@ -458,8 +510,8 @@ static uint64_t bound_from_check(slice *s, size_t p, const index_loc *loc, bool 
     unsigned cmp_fam = x->operands[0].type == X86_OP_REG ? mt_reg_family(x->operands[0].reg) : 0;
     bool on_index = !is_sub && operand_is_loc(&x->operands[0], loc);
     if (!on_index && cmp_fam)
-        on_index = loc->slot ? slot_stored_before(s, p - 1, loc, cmp_fam)
-                             : !is_sub && copies_before(s, p - 1, cmp_fam, loc->fam);
+        on_index = loc->slot ? slot_stored_before(s, c, loc, cmp_fam)
+                             : !is_sub && copies_before(s, c, cmp_fam, loc->fam);
     if (!on_index)
         return 0;
     if (size < 8)
@@ -490,6 +542,36 @@ static uint64_t bound_from_mask(slice *s, size_t p, const index_loc *loc)
 
 /* Follows the index backward across instruction `p` (not a bound check).
  * Returns false when the index gets a value we cannot follow. */
+/* The slot's index register gets a new value at `insn`: follow
+ * `lea k(%rX),%idx`, `add $k,%idx` and `mov %rX,%idx` (64-bit) by moving
+ * the slot's displacement; anything else loses the slot. */
+static bool step_back_slot_index(const cs_insn *insn, index_loc *loc)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 2 || x->operands[0].type != X86_OP_REG || x->operands[0].size != 8 ||
+        mt_reg_family(x->operands[0].reg) != loc->idx)
+        return false;
+    const cs_x86_op *src = &x->operands[1];
+    int64_t k;
+    if (insn->id == X86_INS_LEA && src->mem.index == X86_REG_INVALID && mt_reg_family(src->mem.base) &&
+        src->mem.segment == X86_REG_INVALID) {
+        loc->idx = (uint8_t)mt_reg_family(src->mem.base);
+        k = src->mem.disp;
+    } else if (insn->id == X86_INS_ADD && src->type == X86_OP_IMM) {
+        k = src->imm;
+    } else if (insn->id == X86_INS_MOV && src->type == X86_OP_REG && src->size == 8 &&
+               mt_reg_family(src->reg)) {
+        loc->idx = (uint8_t)mt_reg_family(src->reg);
+        k = 0;
+    } else {
+        return false;
+    }
+    if (k <= -MAX_TABLE_ENTRIES || k >= MAX_TABLE_ENTRIES)
+        return false;
+    loc->disp += k * loc->scale;
+    return true;
+}
+
 static bool step_back(slice *s, size_t p, index_loc *loc)
 {
     cfg_builder *b = s->b;
@@ -500,6 +582,8 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
     if (loc->slot) {
         if (mt_insn_writes_family(b->dec, insn, loc->fam))
             return false; /* the frame moved */
+        if (loc->idx && mt_insn_writes_family(b->dec, insn, loc->idx))
+            return step_back_slot_index(insn, loc);
         for (unsigned i = 0; i < x->op_count; i++) {
             const cs_x86_op *op = &x->operands[i];
             if (op->type == X86_OP_MEM && operand_is_loc(op, loc)) {
@@ -540,14 +624,17 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
         return true;
     }
     /* Loaded from memory: follow the slot back to its bound check
-     * (`cmpl $5,0x50(%rdi); ja default; mov 0x50(%rdi),%edx`). */
-    unsigned base = mt_reg_family(src->mem.base);
-    if (src->type == X86_OP_MEM && src->mem.index == X86_REG_INVALID && base &&
+     * (`cmpl $5,0x50(%rdi); ja default; mov 0x50(%rdi),%edx`, or an array
+     * element: `cmpl $4,0x30(%rax,%rdx,4); lea 0xc(%rdx),%rcx; ja default;
+     * mov (%rax,%rcx,4),%ecx`). */
+    unsigned base = mt_reg_family(src->mem.base), index = mt_reg_family(src->mem.index);
+    if (src->type == X86_OP_MEM && base && (src->mem.index == X86_REG_INVALID || index) &&
         src->mem.base != X86_REG_RIP && src->mem.segment != X86_REG_FS &&
         src->mem.segment != X86_REG_GS) {
-        *loc = (index_loc){.slot = true, .fam = (uint8_t)base, .disp = src->mem.disp,
+        *loc = (index_loc){.slot = true, .fam = (uint8_t)base, .idx = (uint8_t)index,
+                           .scale = (uint8_t)src->mem.scale, .disp = src->mem.disp,
                            .offset = loc->offset,
-                           .shared = base != MT_FAMILY_RBP && base != MT_FAMILY_RSP};
+                           .shared = index || (base != MT_FAMILY_RBP && base != MT_FAMILY_RSP)};
         return true;
     }
     return false;
@@ -765,8 +852,55 @@ static jt_val jump_target_value(slice *s, size_t i)
     return unknown();
 }
 
+/* Whether register `fam` just before instruction `pos` holds a whole
+ * pointer nothing was added to: every definition reaching it is an 8-byte
+ * load, a copy of such a register, a constant outside the procedure, or
+ * none (an argument, a call's result).  A switch computes its target
+ * (`movslq (%rB,%rI,4),%rax; add %rB,%rax`); a pointer is only loaded. */
+static bool plain_pointer_in(slice *s, size_t pos, unsigned fam, int depth)
+{
+    if (depth > MAX_EVAL_DEPTH || fam == MT_FAMILY_RSP)
+        return false;
+    def_set ds;
+    find_defs(s, pos, fam, &ds);
+    if (ds.failed)
+        return false;
+    for (size_t k = 0; k < ds.ndefs; k++) {
+        const cs_insn *insn = cfg_redecode(s->b, ds.defs[k]);
+        if (!insn || insn->id != X86_INS_MOV || insn->detail->x86.op_count != 2)
+            return false;
+        cs_x86_op dst = insn->detail->x86.operands[0], src = insn->detail->x86.operands[1];
+        if (dst.type != X86_OP_REG || mt_reg_family(dst.reg) != fam)
+            return false;
+        if (src.type == X86_OP_IMM) {
+            if (cfg_table_target_allowed(s->b, (uint64_t)src.imm & (dst.size == 4 ? 0xffffffffu : ~0ull)))
+                return false;
+        } else if (src.type == X86_OP_MEM) {
+            if (dst.size != 8 || src.mem.segment != X86_REG_INVALID)
+                return false;
+        } else if (src.type != X86_OP_REG || dst.size != 8 || src.size != 8 ||
+                   !plain_pointer_in(s, ds.defs[k], mt_reg_family(src.reg), depth + 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether the indirect jmp at `i` goes to a plain pointer (see above):
+ * `jmp *%reg` with such a register, or `jmp *mem` (8 bytes loaded). */
+static bool plain_pointer(slice *s, size_t i)
+{
+    const cs_insn *insn = cfg_redecode(s->b, i);
+    if (!insn || insn->detail->x86.op_count != 1)
+        return false;
+    cs_x86_op op = insn->detail->x86.operands[0];
+    if (op.type == X86_OP_MEM)
+        return op.mem.segment == X86_REG_INVALID;
+    return op.type == X86_OP_REG && mt_reg_family(op.reg) && plain_pointer_in(s, i, mt_reg_family(op.reg), 0);
+}
+
 bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32_t *ntargets,
-                            mt_jump_table *layout, char *why, size_t whylen)
+                            mt_jump_table *layout, bool *maybe_inside, char *why, size_t whylen)
 {
     slice s = {.b = b, .budget = SLICE_BUDGET};
     bool ok = false;
@@ -789,6 +923,10 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
             ok = read_table(b, &v, n, targets, ntargets, layout, why, whylen);
         if (ok)
             layout->jump = b->insns[i].addr;
+    }
+    if (!ok) {
+        s.budget = SLICE_BUDGET;
+        *maybe_inside = !plain_pointer(&s, i);
     }
     free(s.visited);
     return ok;

@@ -481,13 +481,6 @@ int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
 
 /* ---- address-taken procedures ---------------------------------------- */
 
-static void mark_entry_at(mt_program *prog, uint64_t addr)
-{
-    uint32_t p = mt_procedure_with_entry(prog, addr);
-    if (p != MT_NONE)
-        prog->procs[p].address_taken = true;
-}
-
 static uint64_t load_word(const uint8_t *p)
 {
     uint64_t v;
@@ -495,34 +488,24 @@ static uint64_t load_word(const uint8_t *p)
     return v;
 }
 
-/* Marks every 8-byte-aligned word of a section that equals an entry. */
-static void mark_words_in_section(const mt_image *img, mt_program *prog, const mt_section *s)
+/* Someone told about each address stored in data: the value and where it
+ * is stored (0 when that is not a place in memory). */
+typedef struct {
+    void (*visit)(void *ctx, uint64_t value, uint64_t where);
+    void *ctx;
+} data_visitor;
+
+static void visit_words_in_section(const mt_image *img, const data_visitor *v, const mt_section *s)
 {
     const uint8_t *bytes = mt_image_section_bytes(img, s);
     if (!bytes)
         return;
     uint64_t skip = (8 - (s->addr & 7)) & 7; /* align by address, not by offset */
     for (uint64_t off = skip; off + 8 <= s->size && off + 8 > off; off += 8)
-        mark_entry_at(prog, load_word(bytes + off));
+        v->visit(v->ctx, load_word(bytes + off), s->addr + off);
 }
 
-static void mark_exported(const mt_image *img, mt_program *prog)
-{
-    const mt_section *dynsym = section_of_type(img, SHT_DYNSYM);
-    size_t count = mt_image_symbol_count(img, dynsym);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, dynsym, i, &sym, &name);
-        unsigned bind = GELF_ST_BIND(sym.st_info);
-        unsigned vis = GELF_ST_VISIBILITY(sym.st_other);
-        if (is_defined_function(&sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
-            (vis == STV_DEFAULT || vis == STV_PROTECTED))
-            mark_entry_at(prog, sym.st_value);
-    }
-}
-
-static void mark_rela_targets(const mt_image *img, mt_program *prog, const mt_section *rela)
+static void visit_rela_targets(const mt_image *img, const data_visitor *v, const mt_section *rela)
 {
     const mt_section *symtab = mt_image_linked_section(img, rela);
     size_t count = mt_image_rela_count(img, rela);
@@ -533,17 +516,17 @@ static void mark_rela_targets(const mt_image *img, mt_program *prog, const mt_se
         GElf_Sym sym;
         const char *name;
         if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE)
-            mark_entry_at(prog, (uint64_t)r.r_addend);
+            v->visit(v->ctx, (uint64_t)r.r_addend, r.r_offset);
         else if ((type == R_X86_64_64 || type == R_X86_64_GLOB_DAT) &&
                  mt_image_symbol(img, symtab, GELF_R_SYM(r.r_info), &sym, &name) &&
                  sym.st_shndx != SHN_UNDEF)
-            mark_entry_at(prog, sym.st_value + (uint64_t)r.r_addend);
+            v->visit(v->ctx, sym.st_value + (uint64_t)r.r_addend, r.r_offset);
     }
 }
 
 /* SHT_RELR (-z pack-relative-relocs): a list of relocated word addresses,
  * encoded as an address followed by bitmaps; the addend is the word itself. */
-static void mark_relr_targets(const mt_image *img, mt_program *prog, const mt_section *relr)
+static void visit_relr_targets(const mt_image *img, const data_visitor *v, const mt_section *relr)
 {
     const uint8_t *bytes = mt_image_section_bytes(img, relr);
     if (!bytes)
@@ -554,14 +537,15 @@ static void mark_relr_targets(const mt_image *img, mt_program *prog, const mt_se
         if (!(e & 1)) {
             const uint8_t *w = mt_image_bytes_at(img, e, 8);
             if (w)
-                mark_entry_at(prog, load_word(w));
+                v->visit(v->ctx, load_word(w), e);
             next = e + 8;
             continue;
         }
         for (unsigned bit = 1; bit < 64; bit++) {
-            const uint8_t *w = (e >> bit) & 1 ? mt_image_bytes_at(img, next + (bit - 1) * 8, 8) : NULL;
+            uint64_t at = next + (bit - 1) * 8;
+            const uint8_t *w = (e >> bit) & 1 ? mt_image_bytes_at(img, at, 8) : NULL;
             if (w)
-                mark_entry_at(prog, load_word(w));
+                v->visit(v->ctx, load_word(w), at);
         }
         next += 63 * 8;
     }
@@ -577,25 +561,93 @@ static bool may_hold_code_pointers(const mt_section *s)
            strcmp(s->name, ".got") == 0;
 }
 
+/* Every address stored in data: init/fini arrays, relocations, and (in a
+ * position-dependent executable) the words of its data sections. */
+static void visit_data_addresses(const mt_image *img, const mt_program *prog, const data_visitor *v)
+{
+    for (size_t i = 0; i < img->nsections; i++) {
+        const mt_section *s = &img->sections[i];
+        if (s->type == SHT_INIT_ARRAY || s->type == SHT_FINI_ARRAY || s->type == SHT_PREINIT_ARRAY)
+            visit_words_in_section(img, v, s);
+        else if (s->type == SHT_RELA && (s->flags & SHF_ALLOC))
+            visit_rela_targets(img, v, s);
+        else if (s->type == SHT_RELR)
+            visit_relr_targets(img, v, s);
+        else if (prog->kind == MT_ELF_EXEC && may_hold_code_pointers(s))
+            visit_words_in_section(img, v, s);
+    }
+}
+
+static void mark_entry_at(void *ctx, uint64_t addr, uint64_t where)
+{
+    (void)where;
+    mt_program *prog = ctx;
+    uint32_t p = mt_procedure_with_entry(prog, addr);
+    if (p != MT_NONE)
+        prog->procs[p].address_taken = true;
+}
+
+static void mark_exported(const mt_image *img, mt_program *prog)
+{
+    const mt_section *dynsym = section_of_type(img, SHT_DYNSYM);
+    size_t count = mt_image_symbol_count(img, dynsym);
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym sym;
+        const char *name;
+        mt_image_symbol(img, dynsym, i, &sym, &name);
+        unsigned bind = GELF_ST_BIND(sym.st_info);
+        unsigned vis = GELF_ST_VISIBILITY(sym.st_other);
+        if (is_defined_function(&sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+            (vis == STV_DEFAULT || vis == STV_PROTECTED))
+            mark_entry_at(prog, sym.st_value, 0);
+    }
+}
+
 void mt_mark_data_address_taken(const mt_image *img, mt_program *prog)
 {
     if (prog->nprocs == 0)
         return;
     if (img->ehdr.e_entry)
-        mark_entry_at(prog, img->ehdr.e_entry);
+        mark_entry_at(prog, img->ehdr.e_entry, 0);
     mark_exported(img, prog);
     /* _init/_fini are called by the dynamic loader. */
-    mark_entry_at(prog, dynamic_value(img, DT_INIT));
-    mark_entry_at(prog, dynamic_value(img, DT_FINI));
-    for (size_t i = 0; i < img->nsections; i++) {
-        const mt_section *s = &img->sections[i];
-        if (s->type == SHT_INIT_ARRAY || s->type == SHT_FINI_ARRAY || s->type == SHT_PREINIT_ARRAY)
-            mark_words_in_section(img, prog, s);
-        else if (s->type == SHT_RELA && (s->flags & SHF_ALLOC))
-            mark_rela_targets(img, prog, s);
-        else if (s->type == SHT_RELR)
-            mark_relr_targets(img, prog, s);
-        else if (prog->kind == MT_ELF_EXEC && may_hold_code_pointers(s))
-            mark_words_in_section(img, prog, s);
+    mark_entry_at(prog, dynamic_value(img, DT_INIT), 0);
+    mark_entry_at(prog, dynamic_value(img, DT_FINI), 0);
+    data_visitor v = {mark_entry_at, prog};
+    visit_data_addresses(img, prog, &v);
+}
+
+typedef struct {
+    const mt_image *img;
+    const mt_program *prog;
+    mt_data_ref *refs;
+    size_t n, cap;
+} inner_refs;
+
+static void note_inner_ref(void *ctx, uint64_t value, uint64_t where)
+{
+    inner_refs *r = ctx;
+    if (mt_image_is_code(r->img, value) && mt_procedure_with_entry(r->prog, value) == MT_NONE) {
+        mt_data_ref ref = {value, where};
+        MT_PUSH(r->refs, r->n, r->cap, ref);
     }
+}
+
+static int compare_refs(const void *a, const void *b)
+{
+    const mt_data_ref *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return x->where < y->where ? -1 : x->where > y->where;
+}
+
+size_t mt_data_refs_into_code(const mt_image *img, const mt_program *prog, mt_data_ref **out)
+{
+    inner_refs r = {.img = img, .prog = prog};
+    data_visitor v = {note_inner_ref, &r};
+    visit_data_addresses(img, prog, &v);
+    if (r.n > 1)
+        qsort(r.refs, r.n, sizeof *r.refs, compare_refs);
+    *out = r.refs;
+    return r.n;
 }

@@ -43,7 +43,7 @@ row() { # NAME NATIVE MTOOL GCOV CALLGRIND_RATIO [MTOOL_MEMORY_PROBES]
     echo "$(echo "$1" | tr ' ' _) $2 $3 $4" >> "$B/ratios"
 }
 
-for k in "matmul 300 30" "sort 8 1" "hash 600 60" "list 150 15" "fib 15 5" "sieve 60 6"; do
+for k in "matmul 900 30" "sort 24 1" "hash 1800 60" "list 450 15" "fib 18 5" "sieve 180 6"; do
     set -- $k
     native=$(seconds "$B/kernels" "$1" "$2")
     mtool=$(seconds "$B/kernels-mtool" "$1" "$2")

@@ -135,3 +135,38 @@ uint64_t rw_input_function(const rw_input *in, const char *name)
     }
     return 0;
 }
+
+/* The GOT slot the loader fills with the address of imported function
+ * `name` (R_X86_64_GLOB_DAT: what `call *name@GOTPCREL(%rip)` reads when
+ * built with -fno-plt), 0 if none. */
+uint64_t rw_input_got_slot(const rw_input *in, const char *name)
+{
+    for (size_t i = 0; i < in->nshdrs; i++) {
+        const Elf64_Shdr *rela = &in->shdrs[i];
+        if (rela->sh_type != SHT_RELA || rela->sh_entsize != sizeof(Elf64_Rela) ||
+            rela->sh_link >= in->nshdrs || !range_ok(in, rela->sh_offset, rela->sh_size) ||
+            rela->sh_offset % 8 != 0)
+            continue;
+        const Elf64_Shdr *sym = &in->shdrs[rela->sh_link];
+        if (sym->sh_type != SHT_DYNSYM || sym->sh_entsize != sizeof(Elf64_Sym) ||
+            sym->sh_link >= in->nshdrs || !range_ok(in, sym->sh_offset, sym->sh_size) ||
+            sym->sh_offset % 8 != 0)
+            continue;
+        const Elf64_Shdr *str = &in->shdrs[sym->sh_link];
+        if (!range_ok(in, str->sh_offset, str->sh_size))
+            continue;
+        const Elf64_Rela *r = (const Elf64_Rela *)(in->data + rela->sh_offset);
+        const Elf64_Sym *syms = (const Elf64_Sym *)(in->data + sym->sh_offset);
+        const char *names = (const char *)(in->data + str->sh_offset);
+        size_t nsyms = sym->sh_size / sizeof *syms;
+        for (size_t k = 0; k < rela->sh_size / sizeof *r; k++) {
+            uint64_t s = ELF64_R_SYM(r[k].r_info);
+            if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_GLOB_DAT || s >= nsyms ||
+                syms[s].st_name >= str->sh_size)
+                continue;
+            if (strncmp(names + syms[s].st_name, name, str->sh_size - syms[s].st_name) == 0)
+                return r[k].r_offset;
+        }
+    }
+    return 0;
+}

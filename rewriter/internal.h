@@ -59,6 +59,8 @@ const uint8_t *rw_input_bytes_at(const rw_input *in, uint64_t vaddr, uint64_t le
 const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name);
 /* Address of the defined function symbol `name` (any alias), 0 if none. */
 uint64_t rw_input_function(const rw_input *in, const char *name);
+/* The GOT slot (R_X86_64_GLOB_DAT) of imported function `name`, 0 if none. */
+uint64_t rw_input_got_slot(const rw_input *in, const char *name);
 
 /* ---- what relocate.c moved, for unwind.c ---- */
 typedef struct {
@@ -102,6 +104,8 @@ typedef struct {
 typedef struct {
     unsigned written;   /* general registers any instruction writes */
     bool calls_outside; /* calls an import or through a pointer */
+    unsigned kept_by_callers; /* registers some direct caller keeps live across its
+                                 calls (all, unless rw_live_across_calls said less) */
 } rw_live_proc;
 
 /* Accumulates one instruction (in block order) into its block and procedure. */
@@ -111,6 +115,24 @@ void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *b
 void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
 /* A general register outside `busy` that inserted code may use, or -1. */
 int rw_live_free_gpr(unsigned busy);
+/* General registers that some direct caller of procedure `pi` keeps live
+ * across its call, solving each caller's liveness (whose returns depend on
+ * its own callers, and so on, memoized); all of them when a caller is
+ * unresolved or undecodable, or the chain is too long. */
+#define RW_LIVE_MAX_CALLER_DEPTH 6
+typedef struct {
+    csh cs;
+    const mt_program *prog;
+    const rw_input *in;
+    unsigned *kept;     /* by procedure, once known */
+    uint8_t *state;
+    rw_live **solved;   /* by procedure: its blocks' liveness, once solved */
+    bool *trusted;      /* ... and whether it can be trusted (resolved, decoded) */
+    uint32_t *first_caller, *callers; /* callers[first_caller[p] ..[p+1]] call p */
+} rw_live_callers;
+void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog, const rw_input *in);
+void rw_live_callers_free(rw_live_callers *lc);
+unsigned rw_live_across_calls(rw_live_callers *lc, uint32_t pi, unsigned depth);
 
 /* How one original instruction is re-emitted. */
 typedef enum {
@@ -213,8 +235,10 @@ typedef struct {
     size_t cap_counters;
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
     uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */
+    uint64_t wrap_got[MT_RT_WRAP_COUNT];  /* GOT slot of a callee called through it (-fno-plt) */
     uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers;
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
+    rw_live_callers live_callers; /* what callers keep across calls (liveness.c) */
     void *cs;                  /* capstone handle (csh) */
     /* Pass 2 (timers.c). */
     const struct mt_timed_object *timed; /* the m-objects to time, by record index */

@@ -13,10 +13,13 @@
  *  - a return reads the return, callee-saved and stack registers, and every
  *    caller-saved register the procedure cannot be assumed to clobber (the
  *    caller may rely on it under -fipa-ra): those it never writes, unless
- *    it calls an import or a pointer, which clobbers them all anyway;
+ *    it calls an import or a pointer, which clobbers them all anyway, or
+ *    unless no direct caller keeps them live across its calls (which
+ *    rw_live_across_calls finds by solving the callers' liveness);
  *  - a tail call, an edge to an unknown target, syscall and int read all. */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -161,7 +164,8 @@ void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *b
 /* What a return leaves live for the caller. */
 static unsigned return_live(const rw_live_proc *lp)
 {
-    unsigned clobbered = lp->calls_outside ? GPRS_CALLER_SAVED : lp->written & GPRS_CALLER_SAVED;
+    unsigned clobbered = lp->calls_outside ? GPRS_CALLER_SAVED
+                                           : (lp->written | ~lp->kept_by_callers) & GPRS_CALLER_SAVED;
     return GPRS_ALL & ~(clobbered & ~GPRS_RETURN); /* flags: dead by the ABI */
 }
 
@@ -209,4 +213,128 @@ int rw_live_free_gpr(unsigned busy)
         if (!(busy & GPR(order[i])))
             return order[i];
     return -1;
+}
+
+/* Block liveness of procedure `pi` from its original bytes, its returns
+ * reading what its own callers keep; false when a block cannot be decoded. */
+static bool solve_procedure(rw_live_callers *lc, uint32_t pi, unsigned depth, rw_live *bl)
+{
+    const mt_procedure *p = &lc->prog->procs[pi];
+    rw_live_proc lp = {.kept_by_callers = rw_live_across_calls(lc, pi, depth + 1)};
+    cs_insn *insn = cs_malloc(lc->cs);
+    bool ok = true;
+    for (uint32_t b = 0; b < p->nblocks && ok; b++) {
+        const mt_block *blk = &p->blocks[b];
+        const uint8_t *code = rw_input_bytes_at(lc->in, blk->start, blk->end - blk->start);
+        size_t left = code ? blk->end - blk->start : 0;
+        uint64_t addr = blk->start;
+        ok = code != NULL;
+        while (ok && left > 0) {
+            ok = cs_disasm_iter(lc->cs, &code, &left, &addr, insn);
+            if (ok)
+                rw_live_insn(lc->cs, lc->prog, insn, &bl[b], &lp);
+        }
+    }
+    cs_free(insn, 1);
+    if (ok)
+        rw_live_solve(p, bl, &lp);
+    return ok;
+}
+
+/* The callers of each procedure, from the call graph, built once. */
+static void index_callers(rw_live_callers *lc)
+{
+    const mt_program *prog = lc->prog;
+    lc->first_caller = mt_xcalloc(prog->nprocs + 2, sizeof *lc->first_caller);
+    lc->callers = mt_xmalloc((prog->ncg_edges + 1) * sizeof *lc->callers);
+    for (uint32_t i = 0; i < prog->ncg_edges; i++)
+        lc->first_caller[prog->cg_edges[i].callee + 2]++;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        lc->first_caller[p + 2] += lc->first_caller[p + 1];
+    for (uint32_t i = 0; i < prog->ncg_edges; i++)
+        lc->callers[lc->first_caller[prog->cg_edges[i].callee + 1]++] = prog->cg_edges[i].caller;
+}
+
+/* The solved block liveness of procedure q (cached), or NULL when it cannot
+ * be trusted: its CFG is not resolved or a block does not decode. */
+static const rw_live *caller_liveness(rw_live_callers *lc, uint32_t q, unsigned depth)
+{
+    if (!lc->solved[q]) {
+        const mt_procedure *caller = &lc->prog->procs[q];
+        lc->solved[q] = mt_xcalloc(caller->nblocks + 1, sizeof *lc->solved[q]);
+        lc->trusted[q] = caller->resolved && solve_procedure(lc, q, depth, lc->solved[q]);
+    }
+    return lc->trusted[q] ? lc->solved[q] : NULL;
+}
+
+/* What the direct callers of `pi` keep live across their calls to it; a
+ * tail call passes on what the tail caller's own callers keep. */
+static unsigned kept_by_callers(rw_live_callers *lc, uint32_t pi, unsigned depth)
+{
+    const mt_program *prog = lc->prog;
+    unsigned kept = 0;
+    for (uint32_t i = lc->first_caller[pi]; i < lc->first_caller[pi + 1] && kept != GPRS_ALL; i++) {
+        uint32_t q = lc->callers[i];
+        const mt_procedure *caller = &prog->procs[q];
+        const rw_live *bl = caller_liveness(lc, q, depth);
+        if (!bl)
+            return GPRS_ALL; /* a caller we cannot see whole may keep anything */
+        for (uint32_t k = 0; k < caller->ncalls; k++) {
+            const mt_call_site *cs = &caller->calls[k];
+            if (cs->callee != pi)
+                continue;
+            if (cs->kind == MT_CALL_TAIL || cs->block == MT_NONE) {
+                kept |= cs->kind == MT_CALL_TAIL ? rw_live_across_calls(lc, q, depth + 1) : GPRS_ALL;
+                continue;
+            }
+            const mt_block *blk = &caller->blocks[cs->block];
+            for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++)
+                if (caller->edges[e].kind == MT_EDGE_CALL_RETURN)
+                    kept |= caller->edges[e].dst == MT_NONE ? GPRS_ALL
+                                                            : bl[caller->edges[e].dst].live_in;
+        }
+    }
+    return kept;
+}
+
+void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog, const rw_input *in)
+{
+    memset(lc, 0, sizeof *lc);
+    lc->cs = h;
+    lc->prog = prog;
+    lc->in = in;
+}
+
+void rw_live_callers_free(rw_live_callers *lc)
+{
+    for (uint32_t p = 0; lc->solved && p < lc->prog->nprocs; p++)
+        free(lc->solved[p]);
+    free(lc->solved);
+    free(lc->trusted);
+    free(lc->first_caller);
+    free(lc->callers);
+    free(lc->kept);
+    free(lc->state);
+    memset(lc, 0, sizeof *lc);
+}
+
+/* Memoized; a cycle of calls or a long chain of callers keeps everything. */
+unsigned rw_live_across_calls(rw_live_callers *lc, uint32_t pi, unsigned depth)
+{
+    enum { UNKNOWN, SOLVING, KNOWN };
+    if (!lc->state) {
+        lc->kept = mt_xcalloc(lc->prog->nprocs + 1, sizeof *lc->kept);
+        lc->state = mt_xcalloc(lc->prog->nprocs + 1, sizeof *lc->state);
+        lc->solved = mt_xcalloc(lc->prog->nprocs + 1, sizeof *lc->solved);
+        lc->trusted = mt_xcalloc(lc->prog->nprocs + 1, sizeof *lc->trusted);
+        index_callers(lc);
+    }
+    if (lc->state[pi] == KNOWN)
+        return lc->kept[pi];
+    if (lc->state[pi] == SOLVING || depth > RW_LIVE_MAX_CALLER_DEPTH)
+        return GPRS_ALL; /* not memoized: a shallower query may do better */
+    lc->state[pi] = SOLVING;
+    lc->kept[pi] = kept_by_callers(lc, pi, depth);
+    lc->state[pi] = KNOWN;
+    return lc->kept[pi];
 }

@@ -56,6 +56,7 @@ int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_erro
     }
     cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
     c->cs = (void *)(uintptr_t)h;
+    rw_live_callers_init(&c->live_callers, h, prog, in);
     return 0;
 }
 
@@ -69,6 +70,7 @@ void rw_code_free(rw_code *c)
     free(c->map_new);
     free(c->counter_addrs);
     rw_timers_free(c);
+    rw_live_callers_free(&c->live_callers);
     csh h = handle(c);
     if (h)
         cs_close(&h);
@@ -153,6 +155,14 @@ static uint32_t table_reference(const rw_code *c, size_t first, const cs_insn *i
     return MT_NONE;
 }
 
+static bool wrapped_got_slot(const rw_code *c, uint64_t addr)
+{
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        if (c->wrap_got[w] && c->wrap_got[w] == addr)
+            return true;
+    return false;
+}
+
 /* Classifies one decoded instruction; false with *why for what we cannot
  * move.  Tables [first_table, c->ntables) are the procedure's. */
 static bool classify(const rw_code *c, size_t first_table, const cs_insn *insn, rw_insn *ri,
@@ -220,6 +230,10 @@ static bool classify(const rw_code *c, size_t first_table, const cs_insn *insn, 
         ri->kind = RW_COPY_RIPREL;
         ri->disp_offset = (uint8_t)at;
         ri->target = insn->address + insn->size + (uint64_t)disp;
+        /* call/jmp *slot(%rip) of a wrapped import (-fno-plt): a direct
+         * call/jmp to the wrapper (branch_target knows the slot). */
+        if ((id == X86_INS_CALL || id == X86_INS_JMP) && wrapped_got_slot(c, ri->target))
+            ri->kind = id == X86_INS_CALL ? RW_CALL : RW_JMP;
     }
     return true;
 }
@@ -311,7 +325,11 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
                             (unsigned long long)(covered - p->entry));
         return false;
     }
-    for (uint32_t b = 1; b < p->nblocks; b++)
+    /* A block starting under the jump (`test %esi,%esi; jne .+3; mov ...`)
+     * is harmless when nothing but the procedure's own code enters it: that
+     * code runs from the copy once the jump is written, before any code of
+     * the program runs. */
+    for (uint32_t b = 1; b < p->nblocks && !p->entry_only; b++)
         if (p->blocks[b].start > at && p->blocks[b].start < at + 5) {
             *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
                                 (unsigned long long)p->blocks[b].start);
@@ -435,6 +453,19 @@ static int self_loop_register(const mt_procedure *p, const rw_live *bl, uint32_t
     return rw_live_free_gpr(bl[b].use | bl[b].def | bl[exit].live_in);
 }
 
+static bool lacks_loop_register(const mt_procedure *p, const rw_live *bl, const rw_proc *rp,
+                                const uint32_t *block_first)
+{
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp->ninsns) - 1;
+        const rw_insn *li = &rp->insns[last];
+        if (li->kind == RW_JCC && li->target == p->blocks[b].start &&
+            self_loop_register(p, bl, b, li) < 0)
+            return true;
+    }
+    return false;
+}
+
 bool rw_code_add(rw_code *c, uint32_t pi, char **why)
 {
     const mt_procedure *p = &c->prog->procs[pi];
@@ -444,7 +475,7 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         return false;
     uint32_t *block_first = mt_xmalloc(p->nblocks * sizeof *block_first);
     rw_live *bl = mt_xcalloc(p->nblocks, sizeof *bl);
-    rw_live_proc lp = {0};
+    rw_live_proc lp = {.kept_by_callers = RW_LIVE_GPRS};
     bool ok = true;
     for (uint32_t b = 0; b < p->nblocks && ok; b++) {
         block_first[b] = rp.ninsns;
@@ -465,6 +496,13 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         return false;
     }
     rw_live_solve(p, bl, &lp);
+    if (c->loop_registers && !lp.calls_outside &&
+        lacks_loop_register(p, bl, &rp, block_first)) {
+        /* A leaf: its callers may rely on the registers it never writes
+         * (-fipa-ra), unless none does. */
+        lp.kept_by_callers = rw_live_across_calls(&c->live_callers, pi, 0);
+        rw_live_solve(p, bl, &lp);
+    }
     if (!rw_timers_plan(c, pi, &rp, bl, block_first, why)) {
         c->ntables = first_table;
         free(rp.insns);
@@ -567,7 +605,7 @@ static uint64_t branch_target(const rw_code *c, uint64_t old, bool *wrapped)
 {
     *wrapped = false;
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
-        if (c->wrap_real[w] == old && c->wrap_new[w]) {
+        if (c->wrap_new[w] && (c->wrap_real[w] == old || c->wrap_got[w] == old)) {
             *wrapped = true;
             return c->wrap_new[w];
         }
@@ -786,9 +824,9 @@ static cs_insn *sweep_procedure(const rw_code *c, const mt_procedure *p, size_t 
 }
 
 /* Calls and tail calls to a wrapped callee from procedures that were not
- * relocated still create threads and processes: their rel32 is retargeted
- * at the wrapper in place (same length), by the runtime at start-up like
- * the entry jumps.  Calls through the GOT (-fno-plt) are not redirected. */
+ * relocated still create threads and processes: they are retargeted at the
+ * wrapper in place (same length; through the GOT: a direct call and a nop),
+ * by the runtime at start-up like the entry jumps. */
 static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
 {
     bool *relocated = mt_xcalloc(c->prog->nprocs ? c->prog->nprocs : 1, sizeof *relocated);
@@ -800,19 +838,24 @@ static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
         cs_insn *insns = relocated[pi] || p->is_plt ? NULL : sweep_procedure(c, p, &n);
         for (size_t k = 0; k < n; k++) {
             const cs_insn *in = &insns[k];
-            if (in->size != 5 || (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))
+            /* call/jmp rel32 (e8/e9), or call/jmp *disp32(%rip) (ff 15/25) */
+            bool direct = in->size == 5 && (in->bytes[0] == 0xe8 || in->bytes[0] == 0xe9);
+            bool via_got = in->size == 6 && in->bytes[0] == 0xff &&
+                           (in->bytes[1] == 0x15 || in->bytes[1] == 0x25);
+            if (!direct && !via_got)
                 continue;
             int32_t d;
-            memcpy(&d, in->bytes + 1, 4);
+            memcpy(&d, in->bytes + in->size - 4, 4);
             bool wrapped;
-            uint64_t to = branch_target(c, in->address + 5 + (uint64_t)(int64_t)d, &wrapped);
+            uint64_t to = branch_target(c, in->address + in->size + (uint64_t)(int64_t)d, &wrapped);
             uint32_t r;
             if (!wrapped || !rel32(to, in->address + 5, &r))
                 continue;
-            mt_rt_patch patch = {.vaddr = in->address, .len = 5,
+            mt_rt_patch patch = {.vaddr = in->address, .len = in->size,
                                  .prot = segment_prot(c->in, in->address)};
-            patch.bytes[0] = in->bytes[0];
+            patch.bytes[0] = direct ? in->bytes[0] : in->bytes[1] == 0x15 ? 0xe8 : 0xe9;
             memcpy(patch.bytes + 1, &r, 4);
+            patch.bytes[5] = 0x90; /* after a call: where it returns; never reached after a jmp */
             rw_buf_put(patches, &patch, sizeof patch);
         }
         if (insns)

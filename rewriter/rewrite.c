@@ -158,8 +158,10 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
 
 /* The runtime wraps thread and process creation: find their callees
  * (PLT stubs of dynamic executables, the procedures themselves in static
- * ones, found by any alias of their symbol). */
-static void find_wrapped_callees(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
+ * ones, found by any alias of their symbol, or the GOT slots that calls of
+ * code built with -fno-plt go through).  Before relocation: calls through
+ * those slots become direct calls to the wrappers. */
+static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
 {
     static const char *const names[] = {
 #define MT_RT_WRAP_NAME(id, name) name,
@@ -176,11 +178,22 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt, uint64_t bl
             if (p != MT_NONE && c->prog->procs[p].entry != symbol)
                 p = MT_NONE;
         }
-        if (p == MT_NONE || rt->hdr->wrapper_offset[w] == 0)
+        if (rt->hdr->wrapper_offset[w] == 0)
             continue;
-        c->wrap_real[w] = c->prog->procs[p].entry;
-        c->wrap_new[w] = blob_vaddr + rt->hdr->wrapper_offset[w];
+        if (p != MT_NONE)
+            c->wrap_real[w] = c->prog->procs[p].entry;
+        else
+            c->wrap_got[w] = rw_input_got_slot(c->in, names[w]);
     }
+}
+
+/* Where the wrappers and timer entry points are, once the runtime's
+ * address is known. */
+static void place_wrappers(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
+{
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        if (c->wrap_real[w] || c->wrap_got[w])
+            c->wrap_new[w] = blob_vaddr + rt->hdr->wrapper_offset[w];
     for (int t = 0; t < MT_RT_TIMER_COUNT; t++)
         c->timer_entry[t] = blob_vaddr + rt->hdr->timer_offset[t];
 }
@@ -308,8 +321,10 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     memset(&params, 0, sizeof params);
     params.blob_vaddr = L->blob_vaddr;
     params.original_entry = in->ehdr->e_entry;
-    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++) {
         params.wrap_real[w] = c->wrap_new[w] ? c->wrap_real[w] : 0;
+        params.wrap_got[w] = c->wrap_new[w] ? c->wrap_got[w] : 0;
+    }
     params.ncounters = c->ncounters;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
@@ -396,7 +411,7 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.add_eh_frame_hdr = !has_phdr(in, PT_GNU_EH_FRAME);
     L.nphdrs = in->nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
     L.phdr_size = L.nphdrs * sizeof(Elf64_Phdr);
-    find_wrapped_callees(c, rt, L.blob_vaddr);
+    place_wrappers(c, rt, L.blob_vaddr);
 
     /* The original file, then the RX segment. */
     rw_buf_put(file, in->data, in->size);
@@ -497,6 +512,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     if (rw_code_init(&c, prog, &in, err) != 0)
         goto out_input;
     c.loop_registers = !opt->no_loop_registers;
+    find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, report);
     report->ntimed = count_timed(&c);

@@ -13,6 +13,10 @@ struct mt_store {
     bool writable;
 };
 
+/* Figures are clustered by run_block = run_id >> 5 (blocks of 32 runs), then
+ * object: fixed by schema version 2, whose CHECK refuses any other value. */
+static inline int64_t mt_store_run_block(int64_t run) { return run >> 5; }
+
 /* Sets err to "PATH: WHAT: sqlite's message", naming damage plainly. */
 int mt_store_fail(mt_store *s, mt_error *err, const char *what);
 /* Prepares `sql` (-1 with err on failure). */

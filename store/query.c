@@ -61,6 +61,22 @@ static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
     o->overhead_cycles = mt_store_col_real(st, 16);
 }
 
+/* Steps `st` to its end, or until *n reaches `max` (0: no bound), appending
+ * one row per result with `read` to the growing array *rows of *cap rows. */
+static int append_rows(sqlite3_stmt *st, size_t size, void (*read)(sqlite3_stmt *, void *),
+                       char **rows, size_t *n, size_t *cap, size_t max)
+{
+    int rc = SQLITE_DONE;
+    while ((!max || *n < max) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n >= *cap)
+            *rows = mt_xgrow(*rows, cap, *n + 1, size);
+        memset(*rows + *n * size, 0, size);
+        read(st, *rows + *n * size);
+        (*n)++;
+    }
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Steps `st` to the end, appending one row per result with `read`. */
 static int collect(mt_store *s, sqlite3_stmt *st, size_t size, void (*read)(sqlite3_stmt *, void *),
                    void **rows, size_t *n, mt_error *err)
@@ -68,17 +84,10 @@ static int collect(mt_store *s, sqlite3_stmt *st, size_t size, void (*read)(sqli
     size_t cap = 0;
     char *out = NULL;
     *n = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n >= cap)
-            out = mt_xgrow(out, &cap, *n + 1, size);
-        memset(out + *n * size, 0, size);
-        read(st, out + *n * size);
-        (*n)++;
-    }
+    int rc = append_rows(st, size, read, &out, n, &cap, 0);
     sqlite3_finalize(st);
     *rows = out;
-    if (rc != SQLITE_DONE)
+    if (rc != 0)
         return mt_store_fail(s, err, "reading the history");
     return 0;
 }
@@ -201,24 +210,53 @@ int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, s
     return mt_store_objects_of_run(s, run, false, rows, n, err);
 }
 
+/* The first and last run blocks (-1, -2 when there is no run). */
+static int run_block_range(mt_store *s, int64_t *first, int64_t *last, mt_error *err)
+{
+    sqlite3_stmt *st;
+    /* Two subqueries: each is one b-tree edge lookup, min() and max() together scan. */
+    if (mt_store_prepare(s, "SELECT (SELECT min(id) FROM runs), (SELECT max(id) FROM runs)", &st,
+                         err) != 0)
+        return -1;
+    int rc = sqlite3_step(st);
+    bool any = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    *first = any ? mt_store_run_block(sqlite3_column_int64(st, 0)) : -1;
+    *last = any ? mt_store_run_block(sqlite3_column_int64(st, 1)) : -2;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : mt_store_fail(s, err, "looking up the runs");
+}
+
 int mt_store_trend(mt_store *s, int64_t object, size_t limit, mt_store_object_row **rows,
                    size_t *n, mt_error *err)
 {
+    int64_t first, last;
     sqlite3_stmt *st;
-    /* Through the object's sites and their builds' runs, then the figures'
-     * primary key: no index by object to update on every store (an index
-     * scattered over every object made storing 8x slower for no faster trend). */
-    if (mt_store_prepare(s, "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, "
-                            "s.line, s.proc_line, s.depth, s.named, s.address, s.shape, f.entries, "
-                            "f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, "
-                            "f.overhead_cycles FROM sites s JOIN runs r ON r.program_id = "
-                            "s.program_id JOIN figures f ON f.run_id = r.id AND f.site_id = s.id "
-                            "WHERE s.object_id = ? ORDER BY f.run_id DESC LIMIT ?", &st, err) != 0)
+    *rows = NULL;
+    *n = 0;
+    /* One primary-key range per block of runs, newest block first and newest
+     * run first inside it (the key's order read backwards: no sort), so
+     * `--last N` stops after the blocks it needs. */
+    if (run_block_range(s, &first, &last, err) != 0 ||
+        mt_store_prepare(s, OBJECT_COLUMNS "WHERE f.run_block = ?1 AND f.object_id = ?2 "
+                                           "ORDER BY f.run_id DESC, f.site_id DESC", &st, err) != 0)
         return -1;
-    sqlite3_bind_int64(st, 1, object);
-    sqlite3_bind_int64(st, 2, limit ? (int64_t)limit : -1);
-    if (collect(s, st, sizeof **rows, read_object_any, (void **)rows, n, err) != 0)
-        return -1;
+    char *out = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    sqlite3_bind_int64(st, 2, object);
+    for (int64_t block = last; rc == 0 && block >= first && (!limit || *n < limit); block--) {
+        sqlite3_bind_int64(st, 1, block);
+        rc = append_rows(st, sizeof **rows, read_object_any, &out, n, &cap, limit);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    *rows = (mt_store_object_row *)out;
+    if (rc != 0) {
+        mt_store_object_rows_free(*rows, *n);
+        *rows = NULL;
+        *n = 0;
+        return mt_store_fail(s, err, "reading the history");
+    }
     reverse(*rows, *n, sizeof **rows);
     return 0;
 }

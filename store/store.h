@@ -24,7 +24,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 1
+#define MT_STORE_SCHEMA_VERSION 2
 
 typedef struct mt_store mt_store;
 

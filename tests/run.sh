@@ -135,6 +135,8 @@ check_cli "--function dispatch shows the jump table" \
     "$ASAN/mtool analyze --function dispatch $SAMPLES/control-gcc-O2 | grep -qi 'table'"
 check_cli "--stats reports instructions" \
     "$ASAN/mtool analyze --stats $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q 'instructions'"
+check_cli "count -o RUNDIR twice merges only the second run's profiles" \
+    "$ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 && $ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q ': 1 process, 1 thread'"
 count "$OUT/cli" "cli"
 
 echo "# tests took $(( $(date +%s) - start )) s"

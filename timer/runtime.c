@@ -129,6 +129,7 @@ static struct {
     const uint8_t *random;          /* AT_RANDOM: 16 bytes from the kernel */
     uint32_t scan;                  /* where the search for a reusable slot resumes */
     mt_slot_header *slots[MAX_TRACKED]; /* by index, NULL until mapped */
+    uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
 } rt;
 
 /* One line on stderr: the program's own output is never touched otherwise. */
@@ -608,9 +609,20 @@ static void apply_patches(void)
 }
 
 /* Called by entry.S with the initial stack; returns the original entry. */
+/* The real callee of each wrapper: a PLT stub or procedure of the
+ * executable, or what the loader stored in its GOT slot (-fno-plt). */
+static void find_wrap_callees(void)
+{
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        rt.wrap_callee[w] = mt_params.wrap_got[w]
+                                ? *(const uintptr_t *)(mt_params.wrap_got[w] + rt.bias)
+                                : mt_params.wrap_real[w] + rt.bias;
+}
+
 HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
+    find_wrap_callees();
     rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers);
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
@@ -635,7 +647,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
 
 /* ---- wrappers (call sites in instrumented code are redirected here) ------ */
 
-#define REAL(id, type) ((type)(mt_params.wrap_real[MT_RT_WRAP_##id] + rt.bias))
+#define REAL(id, type) ((type)rt.wrap_callee[MT_RT_WRAP_##id])
 
 /* fork: the child's counts go to a file of its own, from zero, at the same
  * address (the calling thread's %gs keeps pointing at its slot). */

@@ -127,6 +127,9 @@ typedef struct {
     uint32_t npatches;
     uint32_t ntimers;               /* timed m-objects (pass 2): records per slot */
     uint64_t timers_id;             /* identity of the timed object list (mt_timer_set_id) */
+    /* Callees reached through a GOT slot (-fno-plt): the slot's address; the
+     * real callee is read from it at start-up, once the loader filled it. */
+    uint64_t wrap_got[MT_RT_WRAP_COUNT];
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code

@@ -25,11 +25,15 @@ const char mt_analyze_usage[] =
     "  --blocks         with --json: include blocks, edges and call sites (default on)\n"
     "  -o FILE          write the output to FILE (atomically: no partial file on failure)\n"
     "  --no-lines       skip DWARF line tables\n"
-    "  --stats          print time, speed and peak memory on stderr\n";
+    "  --stats          print time, speed and peak memory on stderr\n"
+    "  --costs          predicted core cycles per block execution if every memory access\n"
+    "                   hit L1, and the bound that limited it (docs/COST-MODEL.md)\n"
+    "  --counts FILE    with --costs: counts.tsv of 'mtool count'; adds count x cycles\n"
+    "                   per block and per procedure\n";
 
 typedef struct {
-    const char *path, *function, *out;
-    bool json, loops, callgraph, no_lines, stats;
+    const char *path, *function, *out, *counts;
+    bool json, loops, callgraph, no_lines, stats, costs;
 } analyze_args;
 
 static int parse_args(int argc, char **argv, analyze_args *a)
@@ -49,6 +53,10 @@ static int parse_args(int argc, char **argv, analyze_args *a)
             a->no_lines = true;
         else if (strcmp(s, "--stats") == 0)
             a->stats = true;
+        else if (strcmp(s, "--costs") == 0)
+            a->costs = true;
+        else if (strcmp(s, "--counts") == 0 && i + 1 < argc)
+            a->counts = argv[++i];
         else if ((strcmp(s, "--function") == 0 || strcmp(s, "-o") == 0) && i + 1 < argc)
             *(s[1] == 'o' ? &a->out : &a->function) = argv[++i];
         else if (s[0] == '-' && s[1]) {
@@ -373,7 +381,14 @@ static int write_output(const mt_program *prog, const analyze_args *a)
         fp = out.fp;
     }
     setvbuf(fp, buffer, _IOFBF, sizeof buffer);
-    if (a->json) {
+    if (a->costs) {
+        if (mt_print_costs(fp, prog, a->counts, a->function, &err) != 0) {
+            mt_ui_error("%s", err.msg);
+            if (a->out)
+                mt_outfile_abort(&out);
+            return 1;
+        }
+    } else if (a->json) {
         mt_json_options jo = {.loops = true, .callgraph = true, .blocks = true, .only_function = a->function};
         mt_write_analysis_json(fp, prog, &jo);
     } else {

@@ -2,6 +2,7 @@
  * (cached by content), run it once uninstrumented and once instrumented,
  * merge the block counts of every process, and summarize. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -41,6 +42,8 @@ const char mt_count_usage[] =
     "                   (default: $XDG_CACHE_HOME/mtool/runs/NAME-TIME-PID)\n"
     "  --no-baseline    skip the uninstrumented run (no slowdown figure)\n"
     "  --no-store       do not record the run in the history (see 'mtool help history')\n"
+    "  --baseline-runs N  run it N times and keep the run with the least user time\n"
+    "                   (other processes only ever add time; default 1)\n"
     "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
     "  --top N          procedures and loops to list (default 10)\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
@@ -50,13 +53,14 @@ typedef struct {
     const char *profiles; /* --profiles: merge these instead of running */
     char **argv; /* BIN ARGS... */
     bool no_baseline, verbose, no_store;
-    int top;
+    int top, baseline_runs;
 } count_args;
 
 static int parse_args(int argc, char **argv, count_args *a)
 {
     memset(a, 0, sizeof *a);
     a->top = 10;
+    a->baseline_runs = 1;
     int i = 1;
     for (; i < argc; i++) {
         const char *s = argv[i];
@@ -68,6 +72,8 @@ static int parse_args(int argc, char **argv, count_args *a)
             a->no_baseline = true;
         else if (strcmp(s, "--no-store") == 0)
             a->no_store = true;
+        else if (strcmp(s, "--baseline-runs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            a->baseline_runs = atoi(argv[++i]);
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
             a->verbose = true;
         else if (strcmp(s, "-o") == 0 && i + 1 < argc)
@@ -113,6 +119,28 @@ static int make_dirs(const char *path, mt_error *err)
     if (rc)
         mt_error_set(err, "%s: cannot create directory: %s", path, strerror(errno));
     free(p);
+    return rc;
+}
+
+/* A run directory used again: the profiles of its earlier run must not be
+ * merged into this one's. */
+static int clear_profiles(const char *dir, mt_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        mt_error_set(err, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".mtp") == 0 && unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            mt_error_set(err, "%s/%s: cannot remove an earlier run's profile: %s", dir, e->d_name,
+                         strerror(errno));
+            rc = -1;
+        }
+    }
+    closedir(d);
     return rc;
 }
 
@@ -205,6 +233,7 @@ done:
 
 typedef struct {
     double user, sys, wall;
+    double tsc_per_cycle;   /* core clock during the run: measured before and after */
     int status;             /* from waitpid */
 } run_result;
 
@@ -213,6 +242,7 @@ static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double
 static int run_program(const char *exe, char **argv, const char *profile_dir, run_result *r,
                        mt_error *err)
 {
+    double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
     double t0 = mt_now_seconds();
     pid_t pid = fork();
     if (pid < 0) {
@@ -235,6 +265,7 @@ static int run_program(const char *exe, char **argv, const char *profile_dir, ru
     signal(SIGINT, old_int);
     signal(SIGQUIT, old_quit);
     r->wall = mt_now_seconds() - t0;
+    r->tsc_per_cycle = (ratio0 + mt_measure_tsc_per_cycle(400)) / 2;
     r->user = tv_seconds(ru.ru_utime);
     r->sys = tv_seconds(ru.ru_stime);
     r->status = status;
@@ -393,8 +424,9 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
             t->blocks, t->insns, t->reads + t->writes, t->reads, t->writes, t->executed_blocks,
             t->counted_blocks);
     if (base)
-        fprintf(fp, "measured, uninstrumented run: user %.3f s, system %.3f s, wall %.3f s\n",
-                base->user, base->sys, base->wall);
+        fprintf(fp, "measured, uninstrumented run: user %.3f s, system %.3f s, wall %.3f s%s\n",
+                base->user, base->sys, base->wall,
+                a->baseline_runs > 1 ? " (the least user time of --baseline-runs)" : "");
     if (run) {
         fprintf(fp, "measured, instrumented run:   user %.3f s, system %.3f s, wall %.3f s",
                 run->user, run->sys, run->wall);
@@ -403,7 +435,10 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
                     (run->user + run->sys) / (base->user + base->sys));
         fputc('\n', fp);
     }
-    fprintf(fp, "(predicted time: not yet available; the cost model comes with pass 2)\n");
+    mt_run_times bt = {base ? base->user : 0, base ? base->sys : 0, base ? base->tsc_per_cycle : 0};
+    mt_run_times rt = {run ? run->user : 0, run ? run->sys : 0, run ? run->tsc_per_cycle : 0};
+    mt_print_predicted_summary(fp, prog, t->block_counts, t->blocks, base ? &bt : NULL,
+                               run ? &rt : NULL);
     for (int loops = 0; loops < 2; loops++) {
         size_t n;
         object_row *rows = collect_rows(prog, t, loops, &n);
@@ -497,7 +532,8 @@ int mt_cmd_count(int argc, char **argv)
         mt_ui_error("%s: %s", a.profiles, strerror(errno));
         goto out;
     }
-    if (make_dirs(profiles, &err) != 0 || !(prog = mt_analyze(bin, &opt, &err)) ||
+    if (make_dirs(profiles, &err) != 0 || (!a.profiles && clear_profiles(profiles, &err) != 0) ||
+        !(prog = mt_analyze(bin, &opt, &err)) ||
         instrument_cached(prog, bin, a.verbose, &ins, &err) != 0 ||
         mt_counter_map_read(ins.path, &map, &err) != 0) {
         mt_ui_error("%s", err.msg);
@@ -505,8 +541,16 @@ int mt_cmd_count(int argc, char **argv)
     }
     run_result base, run;
     bool ran = !a.profiles, baseline = ran && !a.no_baseline;
-    if ((baseline && run_program(bin, a.argv, NULL, &base, &err) != 0) ||
-        (ran && run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
+    for (int r = 0; baseline && r < a.baseline_runs; r++) {
+        run_result one;
+        if (run_program(bin, a.argv, NULL, &one, &err) != 0) {
+            mt_ui_error("%s", err.msg);
+            goto out;
+        }
+        if (r == 0 || one.user < base.user)
+            base = one;
+    }
+    if ((ran && run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
         mt_profile_merge_dir(profiles, map.binary_hash, map.ncounters, &merge, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;

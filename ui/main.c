@@ -18,6 +18,8 @@ static const mt_command commands[] = {
      mt_count_usage, mt_cmd_count},
     {"history", "stored runs: list, show, trend, diff, regressions, sql, export, gc",
      mt_history_usage, mt_cmd_history},
+    {"calibrate", "measure this machine for the cost model (latencies, throughputs, clock ratio)",
+     mt_calibrate_usage, mt_cmd_calibrate},
 };
 
 void mt_ui_error(const char *fmt, ...)

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "costmodel/costmodel.h"
 #include "rewriter/rewriter.h"
 
 typedef struct {
@@ -42,11 +43,32 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin);
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
                     uint64_t instructions, uint64_t memory_ops);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
+int mt_cmd_calibrate(int argc, char **argv);
+extern const char mt_calibrate_usage[];
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */
 void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
                              bool verbose);
+
+/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU,
+ * or the default with a warning on stderr; -1 (reported) when unreadable. */
+int mt_ui_load_machine(mt_machine *m);
+/* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
+int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
+                      uint64_t *counts, mt_error *err);
+/* `analyze --costs`: per-block predictions, with counts per-procedure totals. */
+int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
+                   const char *only_function, mt_error *err);
+
+/* `count`: MTOOL's figure 2 — predicted user time from block counts (laid
+ * out as mt_program_costs), measured times, probes' cost, overhead. */
+typedef struct {
+    double user, sys;
+    double tsc_per_cycle; /* measured around the run; 0 if unknown */
+} mt_run_times;
+void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
+                                uint64_t probes, const mt_run_times *base, const mt_run_times *run);
 
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

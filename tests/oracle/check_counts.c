@@ -200,22 +200,35 @@ static uint64_t comparable_address(csh cs, const mt_program *prog, const loaded_
     return blk->ninsns > 1 ? next : 0;
 }
 
-/* Executed blocks (per callgrind) of the analysis, and how many were counted. */
+/* Executed blocks (per callgrind) of the analysis, and how many were counted.
+ * With CHECK_COUNTS_UNCOUNTED set in the environment, also one line per
+ * procedure with executed blocks left uncounted (how many, and their summed
+ * executions), to find what costs coverage. */
 static void print_coverage(csh cs, const mt_program *prog, const loaded_file *file,
                            const count_list *cg, count_list *counted)
 {
     if (counted->n > 1)
         qsort(counted->v, counted->n, sizeof *counted->v, cmp_addr);
+    bool list = getenv("CHECK_COUNTS_UNCOUNTED") != NULL;
     uint64_t ran = 0, covered = 0;
-    for (uint32_t p = 0; p < prog->nprocs; p++)
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        uint64_t lost = 0, lost_runs = 0;
         for (uint32_t b = 0; b < prog->procs[p].nblocks; b++) {
             uint64_t start = prog->procs[p].blocks[b].start, at = comparable_address(cs, prog, file, start);
-            if (!at || oracle_count(cg, at) == 0)
+            uint64_t runs = at ? oracle_count(cg, at) : 0;
+            if (runs == 0)
                 continue;
             ran++;
             addr_count key = {.addr = start};
-            covered += bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr) != NULL;
+            bool hit = bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr) != NULL;
+            covered += hit;
+            lost += !hit;
+            lost_runs += hit ? 0 : runs;
         }
+        if (list && lost)
+            printf("# uncounted: %" PRIu64 " executed blocks (%" PRIu64 " executions) in %s\n", lost,
+                   lost_runs, prog->procs[p].name);
+    }
     printf("# coverage: %" PRIu64 " of %" PRIu64 " executed blocks counted (%.2f%%)\n", covered, ran,
            ran ? 100.0 * (double)covered / (double)ran : 100.0);
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/runtime/run.sh [MTOOL] — the runtime inside instrumented programs
 # (timer/) and the profile reader (profile/), end to end on rt_prog.c built
-# as PIE, non-PIE and static:
+# as PIE, non-PIE, static and -fno-plt (calls through the GOT):
 #   - the instrumented program behaves exactly like the original (stdout,
 #     stderr, exit status, open descriptors);
 #   - merged counts are exact across pthreads (also created from a procedure
@@ -186,5 +186,7 @@ run_variant pie
 check_reader
 run_variant nopie -no-pie
 run_variant static -static
+# Calls through the GOT instead of PLT stubs (-fno-plt, as Arch Linux builds).
+run_variant fno-plt -fno-plt
 echo "# $fails failed"
 [ $fails = 0 ]

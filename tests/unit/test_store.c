@@ -222,7 +222,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "1"), "store: schema version 1 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "2"), "store: schema version 2 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -264,6 +264,122 @@ static void test_round_trip(const char *dir)
               mt_store_previous_run(s, 2, &prev, &err) == 0 && prev == 1,
           "store: 'last~1' and the previous run");
     CHECK(mt_store_add_run(s, &b, &r, &err) < 0, "store: a read-only open refuses to store");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+/* Stores `nruns` runs of a 5-procedure build, run k with figures scaled by
+ * k (memory_ops of site i = 3 (i + 1) k); returns the object of site 0. */
+static int64_t store_scaled_runs(mt_store *s, const mt_store_build *b, int nruns)
+{
+    mt_store_figures figs[10];
+    mt_store_run r;
+    mt_error err;
+    for (int k = 1; k <= nruns; k++) {
+        fill_run(&r, figs, b->nsites, (uint64_t)k);
+        if (mt_store_add_run(s, b, &r, &err) != k)
+            return 0;
+    }
+    mt_store_object_row *objs;
+    size_t n;
+    if (mt_store_run_objects(s, 1, &objs, &n, &err) != 0)
+        return 0;
+    int64_t object = 0;
+    for (size_t i = 0; i < n; i++)
+        if (objs[i].entries == 1) /* entries = site + 1 */
+            object = objs[i].object;
+    mt_store_object_rows_free(objs, n);
+    return object;
+}
+
+/* The trend of site 0's object is runs first..nruns, memory_ops 3 k each. */
+static bool trend_is(mt_store *s, int64_t object, size_t last, int first, int nruns)
+{
+    mt_store_object_row *rows;
+    size_t n;
+    mt_error err;
+    if (mt_store_trend(s, object, last, &rows, &n, &err) != 0)
+        return false;
+    bool ok = n == (size_t)(nruns - first + 1);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = rows[i].run == first + (int64_t)i && rows[i].memory_ops == 3 * (uint64_t)rows[i].run &&
+             rows[i].object == object;
+    mt_store_object_rows_free(rows, n);
+    return ok;
+}
+
+/* Trend reads figures block by block (32 runs a block, newest first): 70
+ * runs span three blocks, the last of them partly filled. */
+static void test_trend_across_blocks(const char *dir)
+{
+    char *path = mt_xasprintf("%s/blocks.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build b = synthetic_build(5, "bb");
+    int64_t object = s ? store_scaled_runs(s, &b, 70) : 0;
+    CHECK(object > 0, "trend: 70 runs stored");
+    CHECK(object > 0 && trend_is(s, object, 0, 1, 70),
+          "trend: all 70 runs over three blocks, oldest first, each run's own figure");
+    CHECK(object > 0 && trend_is(s, object, 5, 66, 70) && trend_is(s, object, 40, 31, 70),
+          "trend --last 5 and 40 (within and across blocks): the newest ones, oldest first");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+/* A version-1 file (figures keyed by run; its table definition as released)
+ * is rebuilt to version 2 on open, every figure kept. */
+static void test_migration_from_v1(const char *dir)
+{
+    char *path = mt_xasprintf("%s/v1.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build b = synthetic_build(5, "cc");
+    int64_t object = s ? store_scaled_runs(s, &b, 40) : 0;
+    mt_store_close(s);
+    /* Version 2 changed only figures: put back version 1's table. */
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db,
+        "BEGIN; CREATE TABLE figures_v1(\n"
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+        "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
+        "  object_id INTEGER NOT NULL REFERENCES objects(id),\n"
+        "  entries INTEGER NOT NULL,\n"
+        "  instructions INTEGER NOT NULL,\n"
+        "  memory_ops INTEGER NOT NULL,\n"
+        "  measured_cycles REAL,\n"
+        "  predicted_cycles REAL,\n"
+        "  overhead_cycles REAL,\n"
+        "  PRIMARY KEY(run_id, site_id)) WITHOUT ROWID;\n"
+        "INSERT INTO figures_v1 SELECT run_id, site_id, object_id, entries, instructions, "
+        "memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures;"
+        "DROP TABLE figures; ALTER TABLE figures_v1 RENAME TO figures; "
+        "PRAGMA user_version = 1; COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK(object > 0 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "1") &&
+              query_is(path, "SELECT count(*) FROM pragma_table_info('figures') "
+                             "WHERE name = 'run_block'", "0"),
+          "migrate: a version-1 history with 40 runs made");
+    s = mt_store_open(path, MT_STORE_READ, &err);
+    CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
+    CHECK(query_is(path, "PRAGMA user_version", "2") &&
+              query_is(path, "SELECT count(*) FROM figures", "400") &&
+              query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
+              query_is(path, "SELECT sum(memory_ops) FROM figures",
+                       "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
+              query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
+              query_is(path, "PRAGMA integrity_check", "ok"),
+          "migrate: version 2, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+    CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
+    mt_store_close(s);
+    s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_figures figs[10];
+    mt_store_run r;
+    fill_run(&r, figs, b.nsites, 41);
+    CHECK(s && mt_store_add_run(s, &b, &r, &err) == 41 && trend_is(s, object, 0, 1, 41),
+          "migrate: the migrated file takes run 41, and trend follows it");
     mt_store_close(s);
     free_build(&b);
     free(path);
@@ -427,6 +543,8 @@ int main(void)
         return 1;
     test_matcher();
     test_round_trip(dir);
+    test_trend_across_blocks(dir);
+    test_migration_from_v1(dir);
     test_refused_files(dir);
     test_kill_during_write(dir);
     char *rm = mt_xasprintf("rm -rf '%s'", dir);

@@ -539,6 +539,19 @@ static void test_exceptions(const char *build)
     for (int i = 0; i < 3; i++)
         resolved &= proc(prog, names[i]) && proc(prog, names[i])->resolved;
     CHECK(resolved, "exceptions-%s: thrower, middle, catcher resolved", build);
+    /* The unwinder enters a landing pad: its procedure is not entered only
+     * at its entry. */
+    uint32_t with_pads = 0, wrong = 0;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        bool pad = false;
+        for (uint32_t e = 0; e < p->nedges; e++)
+            pad |= p->edges[e].kind == MT_EDGE_EXCEPTION && p->edges[e].dst != MT_NONE;
+        with_pads += pad;
+        wrong += pad && p->entry_only;
+    }
+    CHECK(with_pads > 0 && wrong == 0, "exceptions-%s: no procedure with a landing pad is entry_only (%u of %u)",
+          build, wrong, with_pads);
     check_cold_parts(prog, "exceptions");
     mt_program_free(prog);
 }
@@ -597,6 +610,73 @@ static void test_stripped(const char *program, const char *build)
         mt_program_free(stripped);
 }
 
+/* ---- indirect ---------------------------------------------------------- */
+
+/* Blocks of `p` ending in a tail call to an unknown target (an indirect
+ * jmp taken for a tail call). */
+static uint32_t indirect_tail_calls(const mt_procedure *p)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; p && b < p->nblocks; b++) {
+        const mt_block *blk = &p->blocks[b];
+        for (uint32_t e = 0; blk->term == MT_TERM_TAIL_CALL && e < blk->nsucc; e++)
+            n += p->edges[blk->first_succ + e].target == 0;
+    }
+    return n;
+}
+
+static uint32_t table_targets(const mt_procedure *p)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; p && b < p->nblocks; b++)
+        for (uint32_t e = 0; p->blocks[b].term == MT_TERM_TABLE_JUMP && e < p->blocks[b].nsucc; e++)
+            n++;
+    return n;
+}
+
+static void test_indirect(const char *build)
+{
+    mt_program *prog = load("indirect", build);
+    if (!prog)
+        return;
+    bool optimized = !level_is(build, "O0");
+    /* At -O2/-O3 both compilers end via_field and via_table with
+     * `jmp *%rax` / `jmp *mem` once the frame is gone (checked with objdump). */
+    const char *tails[] = {"via_field", "via_table"};
+    for (int k = 0; k < 2; k++) {
+        const mt_procedure *p = proc(prog, tails[k]);
+        CHECK(p && p->resolved && indirect_tail_calls(p) == (optimized ? 1u : 0u),
+              "indirect-%s: %s is resolved with %u indirect tail call(s) (%u)", build, tails[k],
+              optimized ? 1u : 0u, indirect_tail_calls(p));
+    }
+    /* encode: one table, the 5 cases and the default (the loop exit may
+     * share a target); never a tail call. */
+    const mt_procedure *enc = proc(prog, "encode");
+    CHECK(enc && enc->resolved && table_targets(enc) >= 5 && indirect_tail_calls(enc) == 0,
+          "indirect-%s: encode's switch on rc->symbols[rc->pos] is a recovered table (%u targets)", build,
+          table_targets(enc));
+    /* Jumps inside their procedure are never tail calls: options' switch
+     * (resolved, or unresolved where gcc keeps the table base across a call
+     * by interprocedural register allocation) and the computed gotos of
+     * threaded, whose label table is data and whose frame is empty. */
+    const mt_procedure *opt = proc(prog, "options"), *thr = proc(prog, "threaded");
+    CHECK(opt && indirect_tail_calls(opt) == 0 && (!opt->resolved || table_targets(opt) >= 10),
+          "indirect-%s: options' switch is a table or unresolved, never a tail call (%u targets)", build,
+          table_targets(opt));
+    CHECK(thr && !thr->resolved && indirect_tail_calls(thr) == 0,
+          "indirect-%s: threaded's computed gotos leave it unresolved, not tail calls", build);
+    /* Only the entry enters set_unless; threaded's labels are in data. */
+    const mt_procedure *set = proc(prog, "set_unless");
+    CHECK(set && set->entry_only && thr && !thr->entry_only,
+          "indirect-%s: set_unless is entered only at its entry, threaded also at its labels", build);
+    if (set && optimized && level_is(build, "gcc"))
+        CHECK(set->nblocks >= 2 && set->blocks[1].start < set->entry + 5 + (level_is(build, "cet") ? 4 : 0),
+              "indirect-%s: set_unless has a block under its entry jump (0x%llx, entry 0x%llx)", build,
+              set && set->nblocks >= 2 ? (unsigned long long)set->blocks[1].start : 0ull,
+              set ? (unsigned long long)set->entry : 0ull);
+    mt_program_free(prog);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -611,6 +691,7 @@ int main(int argc, char **argv)
         test_callgraph(c_builds[i]);
         test_linked(c_builds[i]);
         test_threads(c_builds[i]);
+        test_indirect(c_builds[i]);
     }
     for (size_t i = 0; i < MT_ARRAY_LEN(cxx_builds); i++)
         test_exceptions(cxx_builds[i]);

@@ -1,0 +1,501 @@
+/* costmodel/calibrate.c — `mtool calibrate`: measure this machine with the
+ * TSC alone.
+ *
+ * Every microbenchmark is a loop whose body repeats one instruction pattern
+ * REPS times: a chain of dependent instructions (latency) or independent
+ * ones over many registers (reciprocal throughput).  Loops are inline asm
+ * compiled into mtool rather than machine code generated at run time: the
+ * assembler checks every encoding, no page is ever writable and executable
+ * (hardened kernels and SELinux refuse that), and the set of instruction
+ * classes is fixed by the model anyway.  AVX-512 bodies are compiled with a
+ * target attribute and run only when CPUID reports the feature.
+ *
+ * The TSC does not tick at the core clock (here the core runs faster, and
+ * its clock moves with load), so each sample is bracketed by two
+ * measurements of the reference chain (dependent `add $1,%reg`, one cycle
+ * each); a sample counts only when both agree within 1.5%, which rejects
+ * clock changes and preemption, and a figure is the median over samples. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "costmodel.h"
+
+#define REPS "40"
+#define NREPS 40.0
+
+typedef void (*bench_fn)(long iters, void *buf);
+
+/* One asm loop: `pre` once, then `iters` times the body repeated REPS times. */
+#define LOOP_PRE(pre, body, ...)                                                             \
+    __asm__ volatile(pre "\n1:\n\t.rept " REPS "\n\t" body "\n\t.endr\n\tdec %0\n\tjnz 1b"    \
+                     : "+c"(iters)                                                           \
+                     : "D"(buf)                                                              \
+                     : "memory", "cc", ##__VA_ARGS__)
+#define LOOP(body, ...) LOOP_PRE("", body, ##__VA_ARGS__)
+
+#define GPRS "rax", "rbx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"
+#define XMMS "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+             "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
+#define IND10(op) op " %%r8\n\t" op " %%r9\n\t" op " %%r10\n\t" op " %%r11\n\t" op " %%r12\n\t" \
+                  op " %%r13\n\t" op " %%r14\n\t" op " %%r15\n\t" op " %%rsi\n\t" op " %%rbx"
+
+/* Two-operand integer form with the same register as source and
+ * destination, over ten registers. */
+#define IND10_RR(op) op " %%r8,%%r8\n\t" op " %%r9,%%r9\n\t" op " %%r10,%%r10\n\t" op      \
+                     " %%r11,%%r11\n\t" op " %%r12,%%r12\n\t" op " %%r13,%%r13\n\t" op     \
+                     " %%r14,%%r14\n\t" op " %%r15,%%r15\n\t" op " %%rsi,%%rsi\n\t" op " %%rbx,%%rbx"
+
+/* Twelve independent instances of the pattern P(n) over registers 4..15. */
+#define V12(P) P(4) "\n\t" P(5) "\n\t" P(6) "\n\t" P(7) "\n\t" P(8) "\n\t" P(9) "\n\t" \
+               P(10) "\n\t" P(11) "\n\t" P(12) "\n\t" P(13) "\n\t" P(14) "\n\t" P(15)
+
+/* Vector registers hold 1.0 (doubles) so that add 0, multiply and divide by
+ * 1, sqrt and FMA keep every value normal. */
+static void set_vectors_one(void)
+{
+    __asm__ volatile("mov $0x3ff0000000000000, %%rax\n\tvmovq %%rax, %%xmm0\n\t"
+                     "vpbroadcastq %%xmm0, %%ymm0\n\t"
+                     "vmovapd %%ymm0, %%ymm1\n\tvxorpd %%ymm2, %%ymm2, %%ymm2\n\t"
+                     "vmovapd %%ymm0, %%ymm3\n\tvmovapd %%ymm0, %%ymm4\n\tvmovapd %%ymm0, %%ymm5\n\t"
+                     "vmovapd %%ymm0, %%ymm6\n\tvmovapd %%ymm0, %%ymm7\n\tvmovapd %%ymm0, %%ymm8\n\t"
+                     "vmovapd %%ymm0, %%ymm9\n\tvmovapd %%ymm0, %%ymm10\n\tvmovapd %%ymm0, %%ymm11\n\t"
+                     "vmovapd %%ymm0, %%ymm12\n\tvmovapd %%ymm0, %%ymm13\n\tvmovapd %%ymm0, %%ymm14\n\t"
+                     "vmovapd %%ymm0, %%ymm15" ::: "rax", XMMS);
+}
+
+/* ---- the benchmarks -------------------------------------------------------- */
+
+static void ref_add(long iters, void *buf) { LOOP("add $1, %%rax", "rax"); }
+static void alu_tp(long iters, void *buf) { LOOP(IND10("add $1,"), GPRS); }
+static void lea_lat(long iters, void *buf) { LOOP("lea 1(%%rax), %%rax", "rax"); }
+static void lea_tp(long iters, void *buf)
+{
+    LOOP("lea 1(%%r8),%%r8\n\tlea 1(%%r9),%%r9\n\tlea 1(%%r10),%%r10\n\tlea 1(%%r11),%%r11\n\t"
+         "lea 1(%%r12),%%r12\n\tlea 1(%%r13),%%r13\n\tlea 1(%%r14),%%r14\n\tlea 1(%%r15),%%r15",
+         GPRS);
+}
+static void lea3_lat(long iters, void *buf) { LOOP("lea 1(%%rax,%%rax,2), %%rax", "rax"); }
+static void lea3_tp(long iters, void *buf)
+{
+    LOOP("lea 1(%%r8,%%r8,2),%%r8\n\tlea 1(%%r9,%%r9,2),%%r9\n\tlea 1(%%r10,%%r10,2),%%r10\n\t"
+         "lea 1(%%r11,%%r11,2),%%r11\n\tlea 1(%%r12,%%r12,2),%%r12\n\tlea 1(%%r13,%%r13,2),%%r13\n\t"
+         "lea 1(%%r14,%%r14,2),%%r14\n\tlea 1(%%r15,%%r15,2),%%r15",
+         GPRS);
+}
+static void shift_lat(long iters, void *buf) { LOOP("rol $1, %%rax", "rax"); }
+static void shift_tp(long iters, void *buf) { LOOP(IND10("rol $1,"), GPRS); }
+static void imul_lat(long iters, void *buf) { LOOP("imul %%rax, %%rax", "rax"); }
+static void imul_tp(long iters, void *buf) { LOOP(IND10_RR("imul"), GPRS); }
+static void mulwide_lat(long iters, void *buf)
+{
+    LOOP("mov $3, %%esi\n\tmul %%rsi", "rax", "rdx", "rsi");
+}
+static void cmov_lat(long iters, void *buf) { LOOP_PRE("xor %%edx, %%edx", "cmp %%rax, %%rdx\n\tcmovl %%rdx, %%rax", "rax", "rdx"); }
+/* rax = (rax / 3) | 2^40 keeps the dividend near 2^41 (typical magnitudes);
+ * the `or` adds one cycle, subtracted below. */
+#define DIV_PRE "mov $3, %%r8d\n\tmov $1, %%r9d\n\tshl $40, %%r9\n\tmov %%r9, %%rax"
+static void div64_lat(long iters, void *buf)
+{
+    LOOP_PRE(DIV_PRE, "xor %%edx, %%edx\n\tdiv %%r8\n\tor %%r9, %%rax", "rax", "rdx", "r8", "r9");
+}
+static void div64_tp(long iters, void *buf)
+{
+    LOOP_PRE(DIV_PRE, "mov %%r9, %%rax\n\txor %%edx, %%edx\n\tdiv %%r8", "rax", "rdx", "r8", "r9");
+}
+#define DIV32_PRE "mov $3, %%r8d\n\tmov $1, %%r9d\n\tshl $30, %%r9d\n\tmov %%r9d, %%eax"
+static void div32_lat(long iters, void *buf)
+{
+    LOOP_PRE(DIV32_PRE, "xor %%edx, %%edx\n\tdiv %%r8d\n\tor %%r9d, %%eax", "rax", "rdx", "r8", "r9");
+}
+static void div32_tp(long iters, void *buf)
+{
+    LOOP_PRE(DIV32_PRE, "mov %%r9d, %%eax\n\txor %%edx, %%edx\n\tdiv %%r8d", "rax", "rdx", "r8", "r9");
+}
+static void bitcnt_tp(long iters, void *buf) { LOOP(IND10_RR("popcnt"), GPRS); }
+static void bitcnt_lat(long iters, void *buf) { LOOP("popcnt %%rax, %%rax", "rax"); }
+static void branch_nt_tp(long iters, void *buf)
+{
+    LOOP("test %%rsp, %%rsp\n\tjz .+2\n\ttest %%rsp, %%rsp\n\tjz .+2");
+}
+/* The smallest loop: one taken branch per iteration (ops = 1/REPS). */
+static void branch_taken_tp(long iters, void *buf)
+{
+    (void)buf;
+    __asm__ volatile("1:\n\tdec %0\n\tjnz 1b" : "+c"(iters) : : "cc");
+}
+/* Pointer chasing around a ring of eight lines at buf+1024 (a load that
+ * returns its own address is not a fair chase: the core may rename it). */
+static void load_lat(long iters, void *buf) { LOOP_PRE("lea 1024(%%rdi), %%rax", "mov (%%rax), %%rax", "rax"); }
+/* buf[1] is 0: the index stays 0, the address needs base + scaled index. */
+static void load_index_lat(long iters, void *buf)
+{
+    LOOP_PRE("xor %%eax, %%eax", "mov 8(%%rdi,%%rax,8), %%rax", "rax");
+}
+static void load_tp(long iters, void *buf)
+{
+    LOOP("mov 8(%%rdi),%%r8\n\tmov 16(%%rdi),%%r9\n\tmov 24(%%rdi),%%r10\n\tmov 32(%%rdi),%%r11\n\t"
+         "mov 40(%%rdi),%%r12\n\tmov 48(%%rdi),%%r13\n\tmov 56(%%rdi),%%r14\n\tmov 64(%%rdi),%%r15",
+         GPRS);
+}
+static void store_tp(long iters, void *buf)
+{
+    /* Each store to another line of a 4 KiB window, as strided and streaming
+     * stores do (rewriting the same few lines is faster than real code). */
+    LOOP_PRE("xor %%eax, %%eax\n\tlea 4096(%%rdi), %%rsi",
+             "mov %%r8,(%%rsi,%%rax)\n\tmov %%r8,64(%%rsi,%%rax)\n\t"
+             "mov %%r8,128(%%rsi,%%rax)\n\tmov %%r8,192(%%rsi,%%rax)\n\tadd $256, %%eax\n\t"
+             "and $4095, %%eax", GPRS);
+}
+static void stlf_lat(long iters, void *buf)
+{
+    LOOP("mov %%rax, 256(%%rdi)\n\tmov 256(%%rdi), %%rax", "rax");
+}
+static void vload_lat(long iters, void *buf)
+{
+    LOOP_PRE("xor %%eax, %%eax", "vmovq 8(%%rdi,%%rax,1), %%xmm0\n\tvmovq %%xmm0, %%rax", "rax", "xmm0");
+}
+static void gpr2vec_lat(long iters, void *buf)
+{
+    LOOP("vmovq %%rax, %%xmm0\n\tvmovq %%xmm0, %%rax", "rax", "xmm0");
+}
+static void vload_tp(long iters, void *buf)
+{
+    LOOP("vmovdqu 0(%%rdi),%%ymm4\n\tvmovdqu 32(%%rdi),%%ymm5\n\tvmovdqu 64(%%rdi),%%ymm6\n\t"
+         "vmovdqu 96(%%rdi),%%ymm7\n\tvmovdqu 0(%%rdi),%%ymm8\n\tvmovdqu 32(%%rdi),%%ymm9",
+         XMMS);
+}
+
+#define FP_LAT(name, body) static void name(long iters, void *buf) { LOOP(body, XMMS); }
+#define FP_TP(name, P) static void name(long iters, void *buf) { LOOP(V12(P), XMMS); }
+#define X(n) "%%xmm" #n
+#define Y(n) "%%ymm" #n
+#define Z(n) "%%zmm" #n
+#define P_FADD(n) "vaddsd %%xmm2," X(n) "," X(n)
+#define P_FADD256(n) "vaddpd %%ymm2," Y(n) "," Y(n)
+#define P_FMUL(n) "vmulsd %%xmm1," X(n) "," X(n)
+#define P_FMUL256(n) "vmulpd %%ymm1," Y(n) "," Y(n)
+#define P_FMA256(n) "vfmadd231pd %%ymm2,%%ymm2," Y(n)
+#define P_DIVSD(n) "vdivsd %%xmm1," X(n) "," X(n)
+#define P_DIVPD256(n) "vdivpd %%ymm1," Y(n) "," Y(n)
+#define P_DIVPS(n) "vdivps %%xmm1," X(n) "," X(n)
+#define P_SQRTPD(n) "vsqrtpd %%xmm1," X(n)
+#define P_VPADDQ(n) "vpaddq %%ymm2," Y(n) "," Y(n)
+#define P_VPSLLQ(n) "vpsllq $1," Y(n) "," Y(n)
+#define P_VPMULLD(n) "vpmulld %%ymm2," Y(n) "," Y(n)
+#define P_VPSHUFD(n) "vpshufd $0x1b," Y(n) "," Y(n)
+#define P_CVT(n) "vcvtdq2ps " X(n) "," X(n)
+#define P_FADD512(n) "vaddpd %%zmm2," Z(n) "," Z(n)
+#define P_FMA512(n) "vfmadd231pd %%zmm2,%%zmm2," Z(n)
+#define P_VPADDQ512(n) "vpaddq %%zmm2," Z(n) "," Z(n)
+#define P_DIVPD512(n) "vdivpd %%zmm1," Z(n) "," Z(n)
+
+FP_LAT(fadd_lat, "vaddsd %%xmm2, %%xmm4, %%xmm4")
+FP_TP(fadd_tp, P_FADD)
+FP_LAT(fadd256_lat, "vaddpd %%ymm2, %%ymm4, %%ymm4")
+FP_TP(fadd256_tp, P_FADD256)
+FP_LAT(fmul_lat, "vmulsd %%xmm1, %%xmm4, %%xmm4")
+FP_TP(fmul_tp, P_FMUL)
+FP_TP(fmul256_tp, P_FMUL256)
+FP_LAT(fma_lat, "vfmadd231sd %%xmm2, %%xmm2, %%xmm4")
+FP_TP(fma_tp, P_FMA256)
+FP_LAT(fdiv64_lat, "vdivsd %%xmm1, %%xmm4, %%xmm4")
+FP_TP(fdiv64_tp, P_DIVSD)
+FP_TP(fdiv64_256_tp, P_DIVPD256)
+FP_LAT(fdiv32_lat, "vdivss %%xmm1, %%xmm4, %%xmm4")
+FP_TP(fdiv32_tp, P_DIVPS)
+FP_LAT(fsqrt64_lat, "vsqrtsd %%xmm4, %%xmm4, %%xmm4")
+FP_TP(fsqrt64_tp, P_SQRTPD)
+FP_LAT(fsqrt32_lat, "vsqrtss %%xmm4, %%xmm4, %%xmm4")
+FP_LAT(valu128_lat, "vpaddq %%xmm2, %%xmm4, %%xmm4")
+FP_LAT(valu_lat, "vpaddq %%ymm2, %%ymm4, %%ymm4")
+FP_TP(valu_tp, P_VPADDQ)
+FP_LAT(vshift128_lat, "vpsllq $1, %%xmm4, %%xmm4")
+FP_LAT(vshift_lat, "vpsllq $1, %%ymm4, %%ymm4")
+FP_TP(vshift_tp, P_VPSLLQ)
+FP_LAT(vimul_lat, "vpmulld %%ymm4, %%ymm4, %%ymm4")
+FP_TP(vimul_tp, P_VPMULLD)
+FP_LAT(shuf_lat, "vpshufd $0x1b, %%xmm4, %%xmm4")
+FP_LAT(perm_lat, "vpermpd $0x1b, %%ymm4, %%ymm4")
+FP_TP(shuf_tp, P_VPSHUFD)
+FP_LAT(cvt_lat, "vcvtdq2ps %%xmm4, %%xmm4")
+FP_TP(cvt_tp, P_CVT)
+FP_LAT(horiz_lat, "vhaddpd %%xmm4, %%xmm4, %%xmm4")
+
+/* Gathers: the mask register is consumed, so it is re-armed each time. */
+static void gather_tp(long iters, void *buf)
+{
+    LOOP("vpcmpeqd %%ymm3, %%ymm3, %%ymm3\n\tvpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+         "vpgatherdd %%ymm3, (%%rdi,%%ymm2,4), %%ymm4", XMMS);
+}
+
+#define Z512 __attribute__((target("avx512f")))
+Z512 static void fadd512_tp(long iters, void *buf) { LOOP(V12(P_FADD512), XMMS); }
+Z512 static void fma512_tp(long iters, void *buf) { LOOP(V12(P_FMA512), XMMS); }
+Z512 static void valu512_tp(long iters, void *buf) { LOOP(V12(P_VPADDQ512), XMMS); }
+Z512 static void fdiv64_512_tp(long iters, void *buf) { LOOP(V12(P_DIVPD512), XMMS); }
+Z512 static void set_zmm_one(void)
+{
+    __asm__ volatile("vbroadcastsd %%xmm0, %%zmm1\n\tvpxorq %%zmm2, %%zmm2, %%zmm2\n\t"
+                     "vmovapd %%zmm1, %%zmm4\n\tvmovapd %%zmm1, %%zmm5\n\tvmovapd %%zmm1, %%zmm6\n\t"
+                     "vmovapd %%zmm1, %%zmm7\n\tvmovapd %%zmm1, %%zmm8\n\tvmovapd %%zmm1, %%zmm9\n\t"
+                     "vmovapd %%zmm1, %%zmm10\n\tvmovapd %%zmm1, %%zmm11\n\tvmovapd %%zmm1, %%zmm12\n\t"
+                     "vmovapd %%zmm1, %%zmm13\n\tvmovapd %%zmm1, %%zmm14\n\tvmovapd %%zmm1, %%zmm15" ::: XMMS);
+}
+
+/* The counter probe of pass 1 (rewriter/): `incq %gs:disp32`.  Measured on a
+ * fs-relative slot because %gs is not set up in mtool itself; the encoding
+ * and the micro-ops are the same but for the segment prefix. */
+static __thread uint64_t probe_slots[16] __attribute__((used));
+static void probe_tp(long iters, void *buf)
+{
+    LOOP("incq %%fs:probe_slots@tpoff\n\tincq %%fs:probe_slots@tpoff+8\n\t"
+         "incq %%fs:probe_slots@tpoff+16\n\tincq %%fs:probe_slots@tpoff+24");
+}
+
+/* ---- measuring ---------------------------------------------------------- */
+
+static double ticks(bench_fn f, long iters, void *buf)
+{
+    uint64_t t0 = __rdtsc();
+    f(iters, buf);
+    return (double)(__rdtsc() - t0);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    double median, lo, hi; /* over kept samples */
+    double ratio;          /* TSC ticks per core cycle during them */
+} sample_stats;
+
+/* Core cycles per body repetition of f (ops instructions each). */
+static sample_stats measure(bench_fn f, double ops, void *buf)
+{
+    enum { SAMPLES = 9, MAX_TRIES = 60 };
+    const long ref_iters = 2000, iters = 1000;
+    double v[SAMPLES], ratios[SAMPLES];
+    int kept = 0;
+    f(10, buf); /* warm up */
+    for (int t = 0; t < MAX_TRIES && kept < SAMPLES; t++) {
+        double r0 = ticks(ref_add, ref_iters, buf) / (NREPS * ref_iters);
+        double x = ticks(f, iters, buf);
+        double r1 = ticks(ref_add, ref_iters, buf) / (NREPS * ref_iters);
+        if (fabs(r0 - r1) > 0.015 * fmin(r0, r1) && t < MAX_TRIES - SAMPLES)
+            continue;
+        ratios[kept] = (r0 + r1) / 2;
+        v[kept] = x / ratios[kept] / (NREPS * iters * ops);
+        kept++;
+    }
+    qsort(v, (size_t)kept, sizeof *v, by_value);
+    qsort(ratios, (size_t)kept, sizeof *ratios, by_value);
+    return (sample_stats){v[kept / 2], v[0], v[kept - 1], ratios[kept / 2]};
+}
+
+typedef enum { LAT, TP } what;
+
+typedef struct {
+    const char *name;
+    mt_iclass c;
+    mt_width w;
+    what kind;
+    bench_fn f;
+    double ops;      /* instructions of the measured kind per body */
+    double subtract; /* known cycles of helper instructions per instruction */
+    bool avx512;
+} bench;
+
+/* Latencies subtract their helpers' known cycles: `or` after div (1),
+ * the vmovq back to a GPR for vector loads (half of the round trip). */
+static const bench benches[] = {
+    {"add tput", MT_IC_ALU, MT_W128, TP, alu_tp, 10, 0, false},
+    {"lea lat", MT_IC_LEA, MT_W128, LAT, lea_lat, 1, 0, false},
+    {"lea tput", MT_IC_LEA, MT_W128, TP, lea_tp, 8, 0, false},
+    {"lea3 lat", MT_IC_LEA3, MT_W128, LAT, lea3_lat, 1, 0, false},
+    {"lea3 tput", MT_IC_LEA3, MT_W128, TP, lea3_tp, 8, 0, false},
+    {"shift lat", MT_IC_SHIFT, MT_W128, LAT, shift_lat, 1, 0, false},
+    {"shift tput", MT_IC_SHIFT, MT_W128, TP, shift_tp, 10, 0, false},
+    {"imul lat", MT_IC_IMUL, MT_W128, LAT, imul_lat, 1, 0, false},
+    {"imul tput", MT_IC_IMUL, MT_W128, TP, imul_tp, 10, 0, false},
+    {"mul rdx:rax lat", MT_IC_MULWIDE, MT_W128, LAT, mulwide_lat, 1, 0, false},
+    {"div r64 lat", MT_IC_DIV64, MT_W128, LAT, div64_lat, 1, 1, false},
+    {"div r64 tput", MT_IC_DIV64, MT_W128, TP, div64_tp, 1, 0, false},
+    {"div r32 lat", MT_IC_DIV32, MT_W128, LAT, div32_lat, 1, 1, false},
+    {"div r32 tput", MT_IC_DIV32, MT_W128, TP, div32_tp, 1, 0, false},
+    {"popcnt lat", MT_IC_BITCNT, MT_W128, LAT, bitcnt_lat, 1, 0, false},
+    {"popcnt tput", MT_IC_BITCNT, MT_W128, TP, bitcnt_tp, 10, 0, false},
+    {"jcc not taken tput", MT_IC_BRANCH, MT_W128, TP, branch_nt_tp, 2, 0, false},
+    {"load lat", MT_IC_LOAD, MT_W128, LAT, load_lat, 1, 0, false},
+    {"load tput", MT_IC_LOAD, MT_W128, TP, load_tp, 8, 0, false},
+    {"store tput", MT_IC_STORE, MT_W128, TP, store_tp, 4, 0, false},
+    {"store-to-load fwd lat", MT_IC_STLF, MT_W128, LAT, stlf_lat, 1, 0, false},
+    {"vector load tput", MT_IC_VLOAD, MT_W256, TP, vload_tp, 6, 0, false},
+    {"fadd lat", MT_IC_FADD, MT_W128, LAT, fadd_lat, 1, 0, false},
+    {"fadd tput", MT_IC_FADD, MT_W128, TP, fadd_tp, 12, 0, false},
+    {"fadd ymm lat", MT_IC_FADD, MT_W256, LAT, fadd256_lat, 1, 0, false},
+    {"fadd ymm tput", MT_IC_FADD, MT_W256, TP, fadd256_tp, 12, 0, false},
+    {"fmul lat", MT_IC_FMUL, MT_W128, LAT, fmul_lat, 1, 0, false},
+    {"fmul tput", MT_IC_FMUL, MT_W128, TP, fmul_tp, 12, 0, false},
+    {"fmul ymm tput", MT_IC_FMUL, MT_W256, TP, fmul256_tp, 12, 0, false},
+    {"fma lat", MT_IC_FMA, MT_W128, LAT, fma_lat, 1, 0, false},
+    {"fma ymm tput", MT_IC_FMA, MT_W256, TP, fma_tp, 12, 0, false},
+    {"divsd lat", MT_IC_FDIV64, MT_W128, LAT, fdiv64_lat, 1, 0, false},
+    {"divsd tput", MT_IC_FDIV64, MT_W128, TP, fdiv64_tp, 12, 0, false},
+    {"divpd ymm tput", MT_IC_FDIV64, MT_W256, TP, fdiv64_256_tp, 12, 0, false},
+    {"divss lat", MT_IC_FDIV32, MT_W128, LAT, fdiv32_lat, 1, 0, false},
+    {"divps tput", MT_IC_FDIV32, MT_W128, TP, fdiv32_tp, 12, 0, false},
+    {"sqrtsd lat", MT_IC_FSQRT64, MT_W128, LAT, fsqrt64_lat, 1, 0, false},
+    {"sqrtpd tput", MT_IC_FSQRT64, MT_W128, TP, fsqrt64_tp, 12, 0, false},
+    {"sqrtss lat", MT_IC_FSQRT32, MT_W128, LAT, fsqrt32_lat, 1, 0, false},
+    {"vpaddq xmm lat", MT_IC_VALU, MT_W128, LAT, valu128_lat, 1, 0, false},
+    {"vpaddq ymm lat", MT_IC_VALU, MT_W256, LAT, valu_lat, 1, 0, false},
+    {"vpaddq tput", MT_IC_VALU, MT_W256, TP, valu_tp, 12, 0, false},
+    {"vpsllq xmm lat", MT_IC_VSHIFT, MT_W128, LAT, vshift128_lat, 1, 0, false},
+    {"vpsllq ymm lat", MT_IC_VSHIFT, MT_W256, LAT, vshift_lat, 1, 0, false},
+    {"vpsllq tput", MT_IC_VSHIFT, MT_W256, TP, vshift_tp, 12, 0, false},
+    {"vpmulld lat", MT_IC_VIMUL, MT_W256, LAT, vimul_lat, 1, 0, false},
+    {"vpmulld tput", MT_IC_VIMUL, MT_W256, TP, vimul_tp, 12, 0, false},
+    {"vpshufd xmm lat", MT_IC_SHUF, MT_W128, LAT, shuf_lat, 1, 0, false},
+    {"vpermpd lat", MT_IC_SHUF, MT_W256, LAT, perm_lat, 1, 0, false},
+    {"vpshufd tput", MT_IC_SHUF, MT_W256, TP, shuf_tp, 12, 0, false},
+    {"cvtdq2ps lat", MT_IC_CVT, MT_W128, LAT, cvt_lat, 1, 0, false},
+    {"cvtdq2ps tput", MT_IC_CVT, MT_W128, TP, cvt_tp, 12, 0, false},
+    {"haddpd lat", MT_IC_HORIZ, MT_W128, LAT, horiz_lat, 1, 0, false},
+    {"gather ymm tput", MT_IC_GATHER, MT_W256, TP, gather_tp, 1, 0, false},
+    {"fadd zmm tput", MT_IC_FADD, MT_W512, TP, fadd512_tp, 12, 0, true},
+    {"fma zmm tput", MT_IC_FMA, MT_W512, TP, fma512_tp, 12, 0, true},
+    {"vpaddq zmm tput", MT_IC_VALU, MT_W512, TP, valu512_tp, 12, 0, true},
+    {"divpd zmm tput", MT_IC_FDIV64, MT_W512, TP, fdiv64_512_tp, 12, 0, true},
+};
+
+/* A measured figure sets the class at its width and every wider one; the
+ * benchmarks run narrow to wide, so a wider measurement overrides. */
+static void apply(mt_machine *m, const bench *b, double v)
+{
+    for (int w = b->w; w < MT_W_COUNT; w++) {
+        if (b->kind == LAT)
+            m->timing[b->c][w].latency = v;
+        else
+            m->timing[b->c][w].rthroughput = v;
+    }
+}
+
+static void report_line(FILE *report, const char *name, const sample_stats *runs, int nruns,
+                        double value)
+{
+    if (!report)
+        return;
+    double lo = runs[0].median, hi = runs[0].median;
+    for (int r = 1; r < nruns; r++) {
+        lo = fmin(lo, runs[r].median);
+        hi = fmax(hi, runs[r].median);
+    }
+    fprintf(report, "  %-24s %8.3f cycles   runs' medians %.3f .. %.3f  (spread %.1f%%)\n", name,
+            value, lo, hi, value > 0 ? 100 * (hi - lo) / value : 0);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return v[n / 2];
+}
+
+double mt_measure_tsc_per_cycle(int samples)
+{
+    enum { MAX = 1024 };
+    static double v[MAX];
+    int n = samples < 1 ? 1 : samples > MAX ? MAX : samples;
+    for (int i = 0; i < n; i++)
+        v[i] = ticks(ref_add, 2000, NULL) / (NREPS * 2000);
+    return median_of(v, n);
+}
+
+int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
+{
+    if (runs < 1 || runs > 50) {
+        mt_error_set(err, "calibrate: runs must be 1..50");
+        return -1;
+    }
+    mt_machine_default(m);
+    mt_machine_cpu_model(m->cpu_model, sizeof m->cpu_model);
+    __builtin_cpu_init();
+    m->has_avx512 = __builtin_cpu_supports("avx512f");
+    /* 0..4 KiB: loads (a ring at 1 KiB); 4..8 KiB: the store window */
+    uint64_t *buf = aligned_alloc(64, 8192);
+    memset(buf, 0, 8192);
+    for (int k = 0; k < 8; k++) /* the ring load_lat chases */
+        buf[128 + 8 * k] = (uint64_t)(uintptr_t)&buf[128 + 8 * ((k + 1) % 8)];
+    sample_stats *stats = mt_xcalloc((size_t)runs, sizeof *stats);
+    double *vals = mt_xcalloc((size_t)runs, sizeof *vals);
+    double ratio_all[64];
+    int nratio = 0;
+    for (size_t i = 0; i < MT_ARRAY_LEN(benches); i++) {
+        const bench *b = &benches[i];
+        if (b->avx512 && !m->has_avx512)
+            continue;
+        for (int r = 0; r < runs; r++) {
+            set_vectors_one();
+            if (b->avx512)
+                set_zmm_one();
+            stats[r] = measure(b->f, b->ops, buf);
+            vals[r] = stats[r].median - b->subtract;
+            if (nratio < 64)
+                ratio_all[nratio++] = stats[r].ratio;
+        }
+        double v = median_of(vals, runs);
+        apply(m, b, v);
+        report_line(report, b->name, stats, runs, v);
+    }
+    /* Figures derived from pairs of measurements: medians over runs. */
+    enum { VL, G, T, PR, IX, CM, NDERIVED };
+    static const char *const derived_names[NDERIVED] = {
+        "vmovq load + vmovq to gpr", "gpr<->vector round trip", "taken loop branch tput",
+        "counter probe tput", "load lat, indexed", "cmp+cmov chain"};
+    static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
+                                                   probe_tp, load_index_lat, cmov_lat};
+    static const double derived_ops[NDERIVED] = {1, 1, 1 / NREPS, 4, 1, 1};
+    double d[NDERIVED];
+    for (int k = 0; k < NDERIVED; k++) {
+        for (int r = 0; r < runs; r++) {
+            stats[r] = measure(derived_fns[k], derived_ops[k], buf);
+            vals[r] = stats[r].median;
+        }
+        d[k] = median_of(vals, runs);
+        report_line(report, derived_names[k], stats, runs, d[k]);
+    }
+    for (int w = 0; w < MT_W_COUNT; w++) {
+        /* vmovq load + vmovq back to a GPR: half the round trip is the latter */
+        m->timing[MT_IC_VLOAD][w].latency = d[VL] - d[G] / 2;
+        /* cmp (one ALU cycle) then cmov: the rest is the cmov's */
+        m->timing[MT_IC_CMOV][w].latency = d[CM] - 1;
+        m->timing[MT_IC_LOADX][w].latency = d[IX] - m->timing[MT_IC_LOAD][MT_W128].latency;
+    }
+    m->timing[MT_IC_GPR2VEC][MT_W128].latency = d[G] / 2;
+    m->taken_per_cycle = 1 / d[T];
+    m->probe_cycles = d[PR];
+    m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
+    m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;
+    m->tsc_per_cycle = median_of(ratio_all, nratio);
+    struct timespec ts0, ts1;
+    clock_gettime(CLOCK_MONOTONIC, &ts0);
+    uint64_t c0 = __rdtsc();
+    do
+        clock_gettime(CLOCK_MONOTONIC, &ts1);
+    while ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) * 1e-9 < 0.05);
+    m->tsc_hz = (double)(__rdtsc() - c0) /
+                ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) * 1e-9);
+    time_t now = time(NULL);
+    strftime(m->source, sizeof m->source, "calibrated %Y-%m-%d %H:%M", localtime(&now));
+    free(stats);
+    free(vals);
+    free(buf);
+    return 0;
+}

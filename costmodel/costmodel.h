@@ -1,0 +1,209 @@
+/* costmodel/costmodel.h — the static cost model: how many core cycles each
+ * block would take if every memory access hit L1 (MTOOL's "predicted" time).
+ *
+ * A machine profile (mt_machine) holds, per instruction class, the latency
+ * and reciprocal throughput measured by `mtool calibrate` (calibrate.c), the
+ * execution pipes each class may use, and the widths that bound the core.
+ * The predictor (predict.c) decodes a block with capstone, maps every
+ * instruction to classes and pipes (classify.c), and takes the largest of
+ * the throughput bounds and the dependency bound: the critical path of one
+ * execution, or for a loop body the steady-state recurrence across
+ * iterations (register, flag and memory-carried).  Design: docs/COST-MODEL.md. */
+#ifndef MTOOL_COSTMODEL_H
+#define MTOOL_COSTMODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../analyzer/analyzer.h"
+#include "../common/util.h"
+
+/* Instruction classes: one latency and throughput each, per vector width. */
+typedef enum {
+    MT_IC_ALU,       /* add, sub, logic, cmp, test, mov imm, movzx, setcc */
+    MT_IC_CMOV,      /* cmovcc: its flags input is slower than an ALU's */
+    MT_IC_LEA,       /* lea with base+index or base+disp (simple) */
+    MT_IC_LEA3,      /* lea with base, index and displacement (complex) */
+    MT_IC_SHIFT,     /* shl, shr, sar, rol, ror by immediate or cl */
+    MT_IC_IMUL,      /* imul r, r(, imm): 64-bit product */
+    MT_IC_MULWIDE,   /* mul/imul with rdx:rax result */
+    MT_IC_DIV32,     /* div/idiv 32-bit */
+    MT_IC_DIV64,     /* div/idiv 64-bit */
+    MT_IC_BITCNT,    /* popcnt, lzcnt, tzcnt, bsf, bsr */
+    MT_IC_BRANCH,    /* jcc, jmp, call, ret: the branch unit */
+    MT_IC_LOAD,      /* load of a general-purpose register, L1 hit (base + displacement) */
+    MT_IC_LOADX,     /* extra latency of an address with a scaled index register */
+    MT_IC_VLOAD,     /* load of a vector register, L1 hit */
+    MT_IC_STORE,     /* store (address and data), L1 */
+    MT_IC_STLF,      /* store-to-load forwarding: store data to dependent load result */
+    MT_IC_VALU,      /* packed integer add, logic, compare, min/max, blend */
+    MT_IC_VSHIFT,    /* packed integer shifts */
+    MT_IC_VIMUL,     /* pmulld, pmuludq, pmaddwd */
+    MT_IC_VMOV,      /* vector register copy */
+    MT_IC_SHUF,      /* shuffles, permutes, unpacks, inserts, extracts, broadcasts */
+    MT_IC_FADD,      /* add, sub, min, max, compare on floats */
+    MT_IC_FMUL,
+    MT_IC_FMA,
+    MT_IC_FDIV32,    /* single-precision divide */
+    MT_IC_FDIV64,    /* double-precision divide */
+    MT_IC_FSQRT32,
+    MT_IC_FSQRT64,
+    MT_IC_CVT,       /* int<->float and float<->double conversions */
+    MT_IC_GPR2VEC,   /* movd/movq between general and vector registers */
+    MT_IC_GATHER,    /* vgather*: one per instruction, 8 elements */
+    MT_IC_HORIZ,     /* haddps, dpps, ptest and other multi-step ops */
+    MT_IC_MICROCODE, /* anything else: string ops, cpuid, lock prefix ... */
+    MT_IC_COUNT
+} mt_iclass;
+
+/* Vector width of an instruction (scalar FP counts as 128). */
+typedef enum { MT_W128, MT_W256, MT_W512, MT_W_COUNT } mt_width;
+
+/* Execution pipes.  Names follow AMD Zen 5 (six integer ALUs, four AGUs,
+ * six FP pipes); a smaller core maps its ports onto a subset of the bits
+ * (a class may use any pipe of its mask). */
+enum {
+    MT_PIPE_ALU0, MT_PIPE_ALU1, MT_PIPE_ALU2, MT_PIPE_ALU3, MT_PIPE_ALU4, MT_PIPE_ALU5,
+    MT_PIPE_AGU0, MT_PIPE_AGU1, MT_PIPE_AGU2, MT_PIPE_AGU3,
+    MT_PIPE_FP0, MT_PIPE_FP1, MT_PIPE_FP2, MT_PIPE_FP3, MT_PIPE_FP4, MT_PIPE_FP5,
+    MT_PIPE_COUNT
+};
+
+typedef struct {
+    double latency;      /* core cycles from inputs ready to result ready */
+    double rthroughput;  /* core cycles per instruction when independent */
+} mt_timing;
+
+typedef struct {
+    char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */
+    char source[64];         /* "default (shipped)" or "calibrated YYYY-MM-DD" */
+    double tsc_per_cycle;    /* TSC ticks per core cycle when calibrated */
+    double tsc_hz;           /* TSC rate */
+    double dispatch_width;   /* macro-ops per cycle */
+    double loads_per_cycle, stores_per_cycle;
+    double taken_per_cycle;  /* taken branches per cycle */
+    double probe_cycles;     /* cost of one `incq %gs:disp32` counter probe */
+    bool has_avx512;
+    uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
+    mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
+} mt_machine;
+
+const char *mt_iclass_name(mt_iclass c);
+const char *mt_width_name(mt_width w);
+
+/* The profile shipped with mtool (AMD EPYC Zen 4 KVM guest, calibrated). */
+void mt_machine_default(mt_machine *m);
+/* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
+void mt_machine_cpu_model(char *buf, size_t n);
+/* $XDG_CONFIG_HOME/mtool/machine-<model>.txt (~/.config when unset). */
+char *mt_machine_profile_path(const char *cpu_model);
+/* Loads the profile calibrated for this CPU, or the default one: `*calibrated`
+ * says which (callers warn when false).  -1 with err when a profile exists
+ * but cannot be read. */
+int mt_machine_load(mt_machine *m, bool *calibrated, mt_error *err);
+int mt_machine_read(const char *path, mt_machine *m, mt_error *err);
+int mt_machine_save(const mt_machine *m, const char *path, mt_error *err);
+void mt_machine_write(FILE *fp, const mt_machine *m);
+
+/* What limited a block's predicted time. */
+typedef enum {
+    MT_BOUND_DISPATCH,   /* macro-ops per cycle */
+    MT_BOUND_PIPES,      /* execution pipes (the busiest subset) */
+    MT_BOUND_LOADS,
+    MT_BOUND_STORES,
+    MT_BOUND_TAKEN,      /* taken branches per cycle */
+    MT_BOUND_LATENCY,    /* critical path of one execution */
+    MT_BOUND_RECURRENCE, /* loop-carried dependencies, per iteration */
+    MT_BOUND_IN_HEADER,  /* runs every iteration: predicted with its loop's header */
+    MT_BOUND_COUNT
+} mt_bound;
+
+const char *mt_bound_name(mt_bound b);
+
+typedef struct {
+    double cycles;                  /* the prediction: max of bounds[] */
+    double bounds[MT_BOUND_COUNT];  /* each bound, cycles per execution */
+    uint8_t limit;                  /* mt_bound that gave `cycles` */
+    uint32_t ninsns;
+    uint32_t nundecoded;            /* bytes that did not decode: 0 normally */
+} mt_block_cost;
+
+/* How a block runs.  By default once, in a straight line: its critical path
+ * bounds it.  `steady_state`: it is a whole loop body repeating, so its
+ * recurrence across iterations bounds it instead.  `throughput_only`: it is
+ * one block of a larger loop body, whose recurrence is predicted for the body
+ * as a whole (mt_predict_recurrence).  `taken_exit`: it ends with a taken
+ * branch (a loop's back edge). */
+typedef struct {
+    bool steady_state;
+    bool throughput_only;
+    bool taken_exit;
+} mt_block_context;
+
+/* A piece of straight-line code. */
+typedef struct {
+    const uint8_t *code;
+    size_t len;
+    uint64_t addr;
+} mt_code_range;
+
+typedef struct mt_predictor mt_predictor;
+
+mt_predictor *mt_predictor_new(const mt_machine *m, mt_error *err);
+void mt_predictor_free(mt_predictor *p);
+
+/* Predicts one execution of the instructions in code[0..len) (link address
+ * `addr`).  Always succeeds; undecodable bytes are counted and skipped. */
+void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t addr,
+                      const mt_block_context *ctx, mt_block_cost *out);
+
+/* Cycles per iteration of the dependency recurrence of a loop body made of
+ * the ranges executed in this order every iteration (infinite resources). */
+double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
+/* Throughput bounds of the ranges executed together (their work shares the
+ * core's resources), `ntaken` of their conditional branches taken: out gets
+ * the bounds, the limiting one and its cycles (no dependency bound). */
+void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
+                           unsigned ntaken, mt_block_cost *out);
+
+/* Per-block predictions for a whole analyzed program: blocks of procedure p
+ * are costs[first[p] .. first[p+1]).  Blocks outside loops run their
+ * critical path.  A loop's body is its blocks laid out between the header
+ * and the last back edge (out-of-line blocks are taken as cold); every body
+ * block is bounded by its throughput.  The blocks that run on every
+ * iteration (the header and the dominators of the only back edge) are
+ * predicted together, as one iteration's work sharing the core, and that
+ * figure goes to the header (the others report MT_BOUND_IN_HEADER and 0);
+ * the header also carries what the recurrence of each path of an iteration
+ * needs beyond the conditional blocks on the path. */
+typedef struct {
+    mt_block_cost *costs;
+    uint64_t *first;     /* nprocs + 1 offsets */
+    uint32_t nprocs;
+} mt_program_costs;
+
+int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
+                       mt_error *err);
+void mt_program_costs_free(mt_program_costs *c);
+
+/* Sum over blocks of count x cycles: `counts` parallel to out->costs (same
+ * offsets).  Procedure and loop totals are over their own blocks; callees
+ * are added by the caller of these with the call graph when wanted. */
+double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc);
+double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc, uint32_t loop);
+
+/* TSC ticks per core cycle now: median of `samples` (at most 1024) short
+ * dependent-add chains of 80k cycles (about 25 us) each.  The ratio moves with load, so figures are
+ * converted with one measured in the same run. */
+double mt_measure_tsc_per_cycle(int samples);
+
+/* Calibration (calibrate.c): measures this machine into *m, starting from
+ * the default profile for anything it cannot measure.  `runs` repeats every
+ * measurement; the spread over runs is written to `report` (may be NULL). */
+int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+
+#endif

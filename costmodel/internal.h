@@ -1,0 +1,68 @@
+/* costmodel/internal.h — private to costmodel/: one decoded instruction as
+ * the predictor sees it (classify.c), and the register families it tracks. */
+#ifndef MTOOL_COSTMODEL_INTERNAL_H
+#define MTOOL_COSTMODEL_INTERNAL_H
+
+#include <capstone/capstone.h>
+
+#include "costmodel.h"
+
+/* Register families: a value the predictor tracks dependencies through.
+ * 0 is "not tracked" (rip, segment registers). */
+enum {
+    CM_REG_NONE = 0,
+    CM_REG_GPR0 = 1,   /* rax .. r15: 1 .. 16 */
+    CM_REG_RSP = 5,
+    CM_REG_VEC0 = 17,  /* xmm/ymm/zmm 0 .. 31: 17 .. 48 */
+    CM_REG_K0 = 49,    /* mask registers k0 .. k7 */
+    CM_REG_FLAGS = 57,
+    CM_NREGS = 58
+};
+
+#define CM_MAX_SRCS 8
+#define CM_MAX_DSTS 4
+
+typedef struct {
+    uint8_t base, index;      /* register families, CM_REG_NONE when absent */
+    uint8_t scale;
+    int64_t disp;
+} cm_address;
+
+/* One instruction: what it reads and writes, and how it executes. */
+typedef struct {
+    uint8_t cls;              /* mt_iclass of its execution part */
+    uint8_t width;            /* mt_width */
+    uint8_t nsrcs, ndsts;
+    uint8_t srcs[CM_MAX_SRCS];/* register families read (flags included) */
+    uint8_t dsts[CM_MAX_DSTS];/* register families written */
+    bool executes;            /* uses an execution pipe (not a pure load/store/move) */
+    bool eliminated;          /* register move done at rename: result = source, no pipe */
+    bool zero_idiom;          /* xor r,r and friends: no input dependency */
+    bool load, store;         /* reads / writes memory (L1 hit assumed) */
+    bool stack_op;            /* push/pop/call/ret: rsp handled by the stack engine */
+    bool branch, cond_branch;
+    bool fusible;             /* cmp/test that fuses with a following jcc */
+    cm_address mem;           /* the memory operand, when load or store */
+    uint8_t macro_ops;        /* dispatch slots */
+    /* Constant-offset register arithmetic (add/sub imm, inc, dec, lea disp(r),
+     * mov r,r): dst = src + offset; tracked so that a store and a later load
+     * of the same address are recognized across loop iterations. */
+    bool offset_move;
+    uint8_t offset_src;
+    int64_t offset;
+} cm_insn;
+
+typedef struct {
+    csh cs;
+    cs_insn *insn;
+    uint8_t reg_family[X86_REG_ENDING];
+} cm_decoder;
+
+bool cm_decoder_open(cm_decoder *d);
+void cm_decoder_close(cm_decoder *d);
+/* Decodes and classifies the instruction at code (avail bytes); returns its
+ * size, 0 for invalid bytes. */
+unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t addr,
+                     cm_insn *out);
+
+#endif

@@ -1,0 +1,373 @@
+/* costmodel/predict.c — cycles per execution of one block, every memory
+ * access an L1 hit.
+ *
+ * The prediction is the largest of independent lower bounds (the usual
+ * analytical model of an out-of-order core; docs/COST-MODEL.md):
+ *   dispatch   macro-ops / dispatch width (cmp/test + jcc fused);
+ *   pipes      for every set S of execution pipes, the pipe-cycles of the
+ *              instructions that can only run inside S, divided by |S|
+ *              (the best any scheduler can do, by Hall's theorem);
+ *   loads, stores, taken branches per cycle;
+ *   latency    straight-line blocks: the critical path of one execution
+ *              with every input ready at the start;
+ *   recurrence loop bodies: the growth per iteration of the critical path
+ *              when the block repeats, through registers, flags and memory
+ *              (a store and a later load of the same address expression,
+ *              followed symbolically through constant-offset updates). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct mt_predictor {
+    mt_machine m;
+    cm_decoder d;
+    cm_insn *insns;
+    size_t cap;
+};
+
+mt_predictor *mt_predictor_new(const mt_machine *m, mt_error *err)
+{
+    mt_predictor *p = mt_xcalloc(1, sizeof *p);
+    p->m = *m;
+    if (!cm_decoder_open(&p->d)) {
+        mt_error_set(err, "cannot initialize capstone");
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void mt_predictor_free(mt_predictor *p)
+{
+    if (!p)
+        return;
+    cm_decoder_close(&p->d);
+    free(p->insns);
+    free(p);
+}
+
+static const mt_timing *timing(const mt_predictor *p, unsigned cls, unsigned width)
+{
+    return &p->m.timing[cls][width];
+}
+
+static unsigned load_class(const cm_insn *in)
+{
+    for (unsigned i = 0; i < in->ndsts; i++)
+        if (in->dsts[i] >= CM_REG_VEC0 && in->dsts[i] < CM_REG_FLAGS)
+            return MT_IC_VLOAD;
+    return in->cls >= MT_IC_VALU && in->cls != MT_IC_MICROCODE ? MT_IC_VLOAD : MT_IC_LOAD;
+}
+
+/* ---- throughput bounds ------------------------------------------------- */
+
+typedef struct {
+    uint16_t mask[64];
+    double occupancy[64]; /* pipe-cycles per execution needing exactly mask[i] */
+    unsigned n;
+} pipe_demand;
+
+static void demand(pipe_demand *pd, uint16_t mask, double pipe_cycles)
+{
+    if (!mask || pipe_cycles <= 0)
+        return;
+    for (unsigned i = 0; i < pd->n; i++)
+        if (pd->mask[i] == mask) {
+            pd->occupancy[i] += pipe_cycles;
+            return;
+        }
+    if (pd->n < MT_ARRAY_LEN(pd->mask)) {
+        pd->mask[pd->n] = mask;
+        pd->occupancy[pd->n++] = pipe_cycles;
+    }
+}
+
+static double pipe_bound(const pipe_demand *pd)
+{
+    uint16_t used = 0;
+    for (unsigned i = 0; i < pd->n; i++)
+        used |= pd->mask[i];
+    double best = 0;
+    /* Every subset S of the used pipes: work confined to S over |S|. */
+    for (uint32_t s = used;; s = (s - 1) & used) {
+        if (s) {
+            double work = 0;
+            for (unsigned i = 0; i < pd->n; i++)
+                if ((pd->mask[i] & ~s) == 0)
+                    work += pd->occupancy[i];
+            double b = work / __builtin_popcount(s);
+            if (b > best)
+                best = b;
+        }
+        if (s == 0)
+            break;
+    }
+    return best;
+}
+
+static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t n,
+                              const mt_block_context *ctx, mt_block_cost *out)
+{
+    const mt_machine *m = &p->m;
+    pipe_demand pd = {.n = 0};
+    double mops = 0, loads = 0, stores = 0, taken = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cm_insn *in = &ins[i];
+        bool fused_cmp = in->fusible && i + 1 < n && ins[i + 1].cond_branch;
+        if (!fused_cmp)
+            mops += in->macro_ops;
+        if (in->executes && !fused_cmp)
+            demand(&pd, m->pipes[in->cls],
+                   timing(p, in->cls, in->width)->rthroughput * __builtin_popcount(m->pipes[in->cls]));
+        /* Renamed GPR moves cost no latency but, measured here, as much issue
+         * bandwidth as an ALU op: 6 adds + 6 movs take twice 6 adds. */
+        if (in->eliminated && in->cls == MT_IC_ALU)
+            demand(&pd, m->pipes[MT_IC_ALU],
+                   timing(p, MT_IC_ALU, in->width)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
+        if (in->load) {
+            unsigned lc = load_class(in);
+            double r = timing(p, lc, in->width)->rthroughput;
+            loads += r;
+            demand(&pd, m->pipes[lc], r * __builtin_popcount(m->pipes[lc]));
+        }
+        if (in->store) {
+            double r = timing(p, MT_IC_STORE, in->width)->rthroughput;
+            stores += r;
+            demand(&pd, m->pipes[MT_IC_STORE], r * __builtin_popcount(m->pipes[MT_IC_STORE]));
+        }
+        if (in->branch && (!in->cond_branch || (i + 1 == n && ctx->taken_exit)))
+            taken += 1;
+    }
+    out->bounds[MT_BOUND_DISPATCH] = mops / m->dispatch_width;
+    out->bounds[MT_BOUND_PIPES] = pipe_bound(&pd);
+    out->bounds[MT_BOUND_LOADS] = loads;
+    out->bounds[MT_BOUND_STORES] = stores;
+    out->bounds[MT_BOUND_TAKEN] = taken / m->taken_per_cycle;
+}
+
+/* ---- dependency bounds ------------------------------------------------- */
+
+/* Symbolic value of a general-purpose register: an unknown `sym` plus a
+ * known constant, so `add $8,%rdi` keeps [rdi] and [rdi-8] comparable. */
+typedef struct {
+    uint32_t sym;
+    int64_t off;
+} sym_value;
+
+typedef struct {
+    uint32_t base, index; /* syms, 0 for none */
+    uint8_t scale;
+    int64_t off;
+    double data_ready;
+} store_rec;
+
+#define STORE_WINDOW 64
+
+typedef struct {
+    double ready[CM_NREGS];
+    sym_value val[CM_REG_VEC0];
+    uint32_t next_sym;
+    store_rec stores[STORE_WINDOW];
+    unsigned nstores; /* total recorded; ring indexed modulo the window */
+} dep_state;
+
+static void dep_init(dep_state *s)
+{
+    memset(s, 0, sizeof *s);
+    for (unsigned r = 0; r < CM_REG_VEC0; r++)
+        s->val[r].sym = r + 1;
+    s->next_sym = CM_REG_VEC0 + 1;
+}
+
+static store_rec address_key(const dep_state *s, const cm_address *a)
+{
+    store_rec k = {.scale = a->scale, .off = a->disp};
+    if (a->base && a->base < CM_REG_VEC0) {
+        k.base = s->val[a->base].sym;
+        k.off += s->val[a->base].off;
+    }
+    if (a->index && a->index < CM_REG_VEC0) {
+        k.index = s->val[a->index].sym;
+        k.off += s->val[a->index].off * a->scale;
+    }
+    return k;
+}
+
+static bool same_address(const store_rec *a, const store_rec *b)
+{
+    return a->base == b->base && a->index == b->index && a->off == b->off &&
+           (a->index == 0 || a->scale == b->scale);
+}
+
+/* When the data of the youngest earlier store to the same address is ready,
+ * or a negative value when no store in the window matches. */
+static double forwarded(const dep_state *s, const store_rec *key)
+{
+    unsigned first = s->nstores > STORE_WINDOW ? s->nstores - STORE_WINDOW : 0;
+    for (unsigned i = s->nstores; i-- > first;) {
+        const store_rec *r = &s->stores[i % STORE_WINDOW];
+        if (same_address(r, key))
+            return r->data_ready;
+    }
+    return -1;
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* Executes one instruction in dataflow order; returns when its result (or
+ * stored data) is ready.  Branches return a negative value: they end no
+ * dependency chain (predicted, they stall nothing). */
+static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
+{
+    /* A cmov's data inputs pass in one ALU cycle; its flags input takes the
+     * calibrated cmov latency (a cmp+cmov chain measures 1 + that). */
+    double alu = timing(p, MT_IC_ALU, in->width)->latency;
+    double flags_extra = in->cls == MT_IC_CMOV ? timing(p, MT_IC_CMOV, in->width)->latency - alu : 0;
+    double src = 0;
+    for (unsigned i = 0; i < in->nsrcs; i++)
+        src = max2(src, s->ready[in->srcs[i]] + (in->srcs[i] == CM_REG_FLAGS ? flags_extra : 0));
+    double data = 0;
+    if (in->load) {
+        double addr = max2(in->mem.base ? s->ready[in->mem.base] : 0,
+                           in->mem.index ? s->ready[in->mem.index] : 0);
+        const mt_timing *lt = timing(p, load_class(in), in->width);
+        data = addr + lt->latency;
+        if (in->mem.index)
+            data += timing(p, MT_IC_LOADX, in->width)->latency;
+        if (!in->stack_op) {
+            store_rec key = address_key(s, &in->mem);
+            double fwd = forwarded(s, &key);
+            if (fwd >= 0)
+                data = max2(data, fwd + timing(p, MT_IC_STLF, in->width)->latency);
+        }
+    }
+    double done;
+    if (in->zero_idiom)
+        done = 0;
+    else if (in->eliminated)
+        done = src;
+    else if (in->executes)
+        done = max2(src, data) + (in->cls == MT_IC_CMOV ? alu : timing(p, in->cls, in->width)->latency);
+    else
+        done = in->load ? data : src;
+    if (in->store && !in->stack_op) {
+        store_rec r = address_key(s, &in->mem);
+        r.data_ready = in->executes ? done : src;
+        s->stores[s->nstores++ % STORE_WINDOW] = r;
+    }
+    sym_value moved = {0, 0};
+    if (in->offset_move) {
+        moved = s->val[in->offset_src];
+        moved.off += in->offset;
+    }
+    for (unsigned i = 0; i < in->ndsts; i++) {
+        uint8_t d = in->dsts[i];
+        s->ready[d] = done;
+        if (d < CM_REG_VEC0)
+            s->val[d] = in->offset_move ? moved : (sym_value){s->next_sym++, 0};
+    }
+    return in->branch ? -1 : (in->store ? max2(done, src) : done);
+}
+
+/* Longest chain of one pass over the block, starting at `s`. */
+static double run_once(const mt_predictor *p, dep_state *s, const cm_insn *ins, size_t n)
+{
+    double end = 0;
+    for (size_t i = 0; i < n; i++)
+        end = max2(end, execute(p, s, &ins[i]));
+    return end;
+}
+
+static double critical_path(const mt_predictor *p, const cm_insn *ins, size_t n)
+{
+    dep_state s;
+    dep_init(&s);
+    return run_once(p, &s, ins, n);
+}
+
+/* Steady-state growth per iteration of the block repeated: chains that do
+ * not cross iterations stop growing, carried ones grow by their length. */
+static double recurrence(const mt_predictor *p, const cm_insn *ins, size_t n)
+{
+    enum { WARM = 8, MEASURED = 8 };
+    dep_state s;
+    dep_init(&s);
+    double t_warm = 0, t_end = 0;
+    for (int k = 0; k < WARM + MEASURED; k++) {
+        double t = run_once(p, &s, ins, n);
+        if (k == WARM - 1)
+            t_warm = t;
+        t_end = t;
+    }
+    return (t_end - t_warm) / MEASURED;
+}
+
+/* ---- the block ---------------------------------------------------------- */
+
+static void set_limit(mt_block_cost *out)
+{
+    out->limit = MT_BOUND_DISPATCH;
+    for (int b = 0; b < MT_BOUND_COUNT; b++)
+        if (out->bounds[b] > out->bounds[out->limit])
+            out->limit = (uint8_t)b;
+    out->cycles = out->bounds[out->limit];
+}
+
+/* Decodes code[0..len) after the `n` instructions already in p->insns;
+ * returns the new count. */
+static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len, uint64_t addr,
+                     uint32_t *nundecoded)
+{
+    for (size_t off = 0; off < len;) {
+        if (n >= p->cap)
+            p->insns = mt_xgrow(p->insns, &p->cap, n + 1, sizeof *p->insns);
+        unsigned size = cm_classify(&p->d, code + off, len - off, addr + off, &p->insns[n]);
+        if (size == 0) {
+            (*nundecoded)++;
+            off++;
+            continue;
+        }
+        off += size;
+        n++;
+    }
+    return n;
+}
+
+void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t addr,
+                      const mt_block_context *ctx, mt_block_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = decode(p, 0, code, len, addr, &out->nundecoded);
+    out->ninsns = (uint32_t)n;
+    throughput_bounds(p, p->insns, n, ctx, out);
+    if (ctx->steady_state)
+        out->bounds[MT_BOUND_RECURRENCE] = recurrence(p, p->insns, n);
+    else if (!ctx->throughput_only)
+        out->bounds[MT_BOUND_LATENCY] = critical_path(p, p->insns, n);
+    set_limit(out);
+}
+
+double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n)
+{
+    size_t ninsns = 0;
+    uint32_t nundecoded = 0;
+    for (size_t i = 0; i < n; i++)
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &nundecoded);
+    return recurrence(p, p->insns, ninsns);
+}
+
+void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
+                           unsigned ntaken, mt_block_cost *out)
+{
+    size_t ninsns = 0;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &out->nundecoded);
+    out->ninsns = (uint32_t)ninsns;
+    mt_block_context ctx = {.throughput_only = true};
+    throughput_bounds(p, p->insns, ninsns, &ctx, out);
+    out->bounds[MT_BOUND_TAKEN] += ntaken / p->m.taken_per_cycle;
+    set_limit(out);
+}

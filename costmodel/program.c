@@ -1,0 +1,306 @@
+/* costmodel/program.c — predictions for every block of an analyzed program,
+ * and count x cycles sums over procedures and loops.
+ *
+ * The analysis keeps no instruction bytes (analyzer/ARCHITECTURE: blocks
+ * only), so the executable segments are mapped again here. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "costmodel.h"
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    const Elf64_Phdr *phdrs;
+    unsigned nphdrs;
+} code_image;
+
+static int image_open(code_image *im, const char *path, mt_error *err)
+{
+    memset(im, 0, sizeof *im);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        mt_error_set(err, "%s: cannot read: %s", path, fd < 0 ? strerror(errno) : "too small");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        mt_error_set(err, "%s: cannot map: %s", path, strerror(errno));
+        return -1;
+    }
+    im->data = p;
+    im->size = (size_t)st.st_size;
+    const Elf64_Ehdr *eh = p;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+        eh->e_phoff > im->size || (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > im->size - eh->e_phoff) {
+        mt_error_set(err, "%s: not an ELF file with valid program headers", path);
+        munmap(p, im->size);
+        return -1;
+    }
+    im->phdrs = (const Elf64_Phdr *)(im->data + eh->e_phoff);
+    im->nphdrs = eh->e_phnum;
+    return 0;
+}
+
+static void image_close(code_image *im)
+{
+    if (im->data)
+        munmap((void *)im->data, im->size);
+}
+
+static const uint8_t *image_bytes(const code_image *im, uint64_t vaddr, uint64_t len)
+{
+    for (unsigned i = 0; i < im->nphdrs; i++) {
+        const Elf64_Phdr *ph = &im->phdrs[i];
+        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || len > ph->p_filesz ||
+            vaddr - ph->p_vaddr > ph->p_filesz - len || ph->p_offset > im->size ||
+            ph->p_filesz > im->size - ph->p_offset)
+            continue;
+        return im->data + ph->p_offset + (vaddr - ph->p_vaddr);
+    }
+    return NULL;
+}
+
+/* A block ends with a taken branch when its conditional branch jumps
+ * backwards inside a loop containing it: a loop's back edge, or the bottom
+ * test of a rotated loop (static backward-taken prediction). */
+static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
+{
+    const mt_block *blk = &proc->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
+        const mt_edge *ed = &proc->edges[e];
+        if (ed->kind != MT_EDGE_COND_TAKEN || ed->dst == MT_NONE ||
+            proc->blocks[ed->dst].start > blk->start)
+            continue;
+        for (uint32_t l = blk->loop; l != MT_NONE; l = proc->loops[l].parent) {
+            const mt_loop *lp = &proc->loops[l];
+            for (uint32_t k = 0; k < lp->nblocks; k++)
+                if (lp->blocks[k] == ed->dst)
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* The blocks of loop l's body as laid out: its own blocks (not those of
+ * nested loops) between the lowest and highest of the header and the blocks
+ * with back edges.  Blocks placed outside are out-of-line paths the
+ * compiler expected to be cold. */
+static void mark_body(const mt_procedure *proc, uint32_t l, bool *in_body)
+{
+    const mt_loop *lp = &proc->loops[l];
+    uint64_t lo = proc->blocks[lp->header].start, hi = proc->blocks[lp->header].end;
+    for (uint32_t k = 0; k < lp->nback_edges; k++) {
+        const mt_block *src = &proc->blocks[proc->edges[lp->back_edges[k]].src];
+        lo = src->start < lo ? src->start : lo;
+        hi = src->end > hi ? src->end : hi;
+    }
+    for (uint32_t k = 0; k < lp->nblocks; k++) {
+        const mt_block *b = &proc->blocks[lp->blocks[k]];
+        in_body[lp->blocks[k]] = b->loop == l && b->start >= lo && b->end <= hi;
+    }
+}
+
+/* Enumerating the paths of one iteration, header to back edge. */
+typedef struct {
+    mt_predictor *p;
+    const code_image *im;
+    const mt_procedure *proc;
+    const mt_block_cost *costs;
+    const bool *in_body;
+    const bool *core;  /* runs on every iteration: predicted with the header */
+    uint32_t header;
+    uint32_t *path;
+    bool *on_path;
+    mt_code_range *ranges;
+    unsigned npaths;
+    double need; /* max over paths of recurrence - throughput of its other blocks */
+} path_walk;
+
+enum { MAX_PATHS = 64 };
+
+static void evaluate_path(path_walk *w, size_t n)
+{
+    double others = 0;
+    for (size_t k = 0; k < n; k++) {
+        const mt_block *b = &w->proc->blocks[w->path[k]];
+        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+                                       b->end - b->start, b->start};
+        if (!w->ranges[k].code)
+            return;
+        if (!w->core[w->path[k]])
+            others += w->costs[w->path[k]].cycles;
+    }
+    double need = mt_predict_recurrence(w->p, w->ranges, n) - others;
+    if (need > w->need)
+        w->need = need;
+}
+
+static void walk_paths(path_walk *w, uint32_t b, size_t depth)
+{
+    w->path[depth] = b;
+    w->on_path[b] = true;
+    const mt_block *blk = &w->proc->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc && w->npaths < MAX_PATHS; e++) {
+        uint32_t d = w->proc->edges[e].dst;
+        if (d == w->header) {
+            w->npaths++;
+            evaluate_path(w, depth + 1);
+        } else if (d != MT_NONE && w->in_body[d] && !w->on_path[d]) {
+            walk_paths(w, d, depth + 1);
+        }
+    }
+    w->on_path[b] = false;
+}
+
+/* The blocks every iteration runs: with a single back edge, its source and
+ * its dominators up to the header.  Returns how many, listed in `list`. */
+static size_t mark_core(const mt_procedure *proc, uint32_t l, bool *core, uint32_t *list)
+{
+    const mt_loop *lp = &proc->loops[l];
+    size_t n = 0;
+    core[lp->header] = true;
+    list[n++] = lp->header;
+    if (lp->nback_edges != 1)
+        return n;
+    for (uint32_t b = proc->edges[lp->back_edges[0]].src; b != lp->header && b != MT_NONE;
+         b = proc->blocks[b].idom) {
+        if (proc->blocks[b].loop != l)
+            break;
+        core[b] = true;
+        list[n++] = b;
+    }
+    return n;
+}
+
+/* One iteration: the core blocks' joint throughput, and the recurrence of
+ * every path beyond its conditional blocks, both on the header. */
+static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_t *list)
+{
+    const mt_procedure *proc = w->proc;
+    memset((void *)w->in_body, 0, proc->nblocks * sizeof *w->in_body);
+    memset((void *)w->core, 0, proc->nblocks * sizeof *w->core);
+    mark_body(proc, l, (bool *)w->in_body);
+    size_t ncore = mark_core(proc, l, (bool *)w->core, list);
+    unsigned ntaken = 0;
+    for (size_t k = 0; k < ncore; k++) {
+        const mt_block *b = &proc->blocks[list[k]];
+        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+                                       b->end - b->start, b->start};
+        if (!w->ranges[k].code)
+            return;
+        ntaken += ends_with_taken_branch(proc, list[k]);
+    }
+    w->header = proc->loops[l].header;
+    mt_block_cost *hc = &costs[w->header], joint;
+    mt_predict_throughput(w->p, w->ranges, ncore, ntaken, &joint);
+    w->npaths = 0;
+    w->need = 0;
+    walk_paths(w, w->header, 0);
+    for (size_t k = 1; k < ncore; k++) {
+        costs[list[k]].cycles = 0;
+        costs[list[k]].limit = MT_BOUND_IN_HEADER;
+    }
+    uint32_t header_insns = hc->ninsns;
+    *hc = joint;
+    hc->ninsns = header_insns;
+    hc->bounds[MT_BOUND_RECURRENCE] = w->need;
+    if (w->need > hc->cycles) {
+        hc->cycles = w->need;
+        hc->limit = MT_BOUND_RECURRENCE;
+    }
+}
+
+static void predict_procedure(mt_predictor *p, const code_image *im, const mt_procedure *proc,
+                              mt_block_cost *costs)
+{
+    for (uint32_t b = 0; b < proc->nblocks; b++) {
+        const mt_block *blk = &proc->blocks[b];
+        const uint8_t *code = image_bytes(im, blk->start, blk->end - blk->start);
+        mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
+                                .taken_exit = ends_with_taken_branch(proc, b)};
+        if (code)
+            mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx, &costs[b]);
+    }
+    if (!proc->nloops)
+        return;
+    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs};
+    w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
+    w.core = mt_xcalloc(proc->nblocks, sizeof *w.core);
+    uint32_t *list = mt_xcalloc(proc->nblocks + 1, sizeof *list);
+    w.on_path = mt_xcalloc(proc->nblocks, sizeof *w.on_path);
+    w.path = mt_xcalloc(proc->nblocks + 1, sizeof *w.path);
+    w.ranges = mt_xcalloc(proc->nblocks + 1, sizeof *w.ranges);
+    for (uint32_t l = 0; l < proc->nloops; l++)
+        if (!proc->loops[l].irreducible)
+            predict_loop(&w, costs, l, list);
+    free((void *)w.in_body);
+    free((void *)w.core);
+    free(list);
+    free(w.on_path);
+    free(w.path);
+    free(w.ranges);
+}
+
+int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
+                       mt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    code_image im;
+    if (image_open(&im, prog->path, err) != 0)
+        return -1;
+    mt_predictor *p = mt_predictor_new(m, err);
+    if (!p) {
+        image_close(&im);
+        return -1;
+    }
+    out->nprocs = prog->nprocs;
+    out->first = mt_xcalloc(prog->nprocs + 1, sizeof *out->first);
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
+    out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        predict_procedure(p, &im, &prog->procs[i], &out->costs[out->first[i]]);
+    mt_predictor_free(p);
+    image_close(&im);
+    return 0;
+}
+
+void mt_program_costs_free(mt_program_costs *c)
+{
+    free(c->costs);
+    free(c->first);
+    memset(c, 0, sizeof *c);
+}
+
+double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc)
+{
+    double sum = 0;
+    for (uint64_t i = c->first[proc]; i < c->first[proc] + prog->procs[proc].nblocks; i++)
+        sum += (double)counts[i] * c->costs[i].cycles;
+    return sum;
+}
+
+double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc, uint32_t loop)
+{
+    const mt_loop *l = &prog->procs[proc].loops[loop];
+    double sum = 0;
+    for (uint32_t k = 0; k < l->nblocks; k++) {
+        uint64_t i = c->first[proc] + l->blocks[k];
+        sum += (double)counts[i] * c->costs[i].cycles;
+    }
+    return sum;
+}

@@ -1,0 +1,161 @@
+/* indirect.c — indirect jumps that are not plain switches, as real programs
+ * have them (gawk, xz):
+ *   via_field:  a tail call through a function pointer in a struct, after
+ *               a frame with callee-saved registers is torn down
+ *               (`pop %rbx; ...; jmp *%rax`)
+ *   via_table:  a tail call through a table of structs holding function
+ *               pointers (`jmp *0x8(%rdx,%rax,8)`: 8-byte entries, stride 16)
+ *   options:    a switch on a value returned by a call, copied to another
+ *               register after the bound check (getopt loops)
+ *   encode:     a switch on an array element compared in memory
+ *               (`cmpl $4,0x8(%rdi,%rax,4); lea ...; ja`)
+ *   threaded:   computed gotos through a table of label addresses, in a
+ *               procedure without a frame: an indirect jump inside the
+ *               procedure, never to be taken for a tail call
+ *   set_unless: a 4-byte entry block (`test %esi,%esi; jne`) followed by
+ *               a block the 5-byte entry jump overwrites
+ * Every procedure runs, so the callgrind oracle checks each count. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+
+volatile int sink;
+
+NOINLINE int inc(int x) { return x + 1 + sink; }
+NOINLINE int dbl(int x) { return 2 * x + sink; }
+NOINLINE int neg(int x) { return -x + sink; }
+NOINLINE int work(int i) { return (i * 7) % 5 + sink; }
+
+struct handler {
+    int (*fn)(int);
+    int bias;
+};
+
+NOINLINE int via_field(const struct handler *h, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += work(i + h->bias);
+    return h->fn(s + h->bias);
+}
+
+struct op {
+    const char *name;
+    int (*fn)(int);
+};
+
+static const struct op ops[] = {{"inc", inc}, {"dbl", dbl}, {"neg", neg}};
+
+NOINLINE int via_table(unsigned i, int x)
+{
+    if (i >= sizeof ops / sizeof ops[0])
+        return 0;
+    return ops[i].fn(x);
+}
+
+NOINLINE int next_option(int k) { return (k * 5 + sink) % 13 - 1; }
+
+NOINLINE int options(int n)
+{
+    int total = 0;
+    for (int k = 0; k < n; k++) {
+        int c = next_option(k);
+        if (c == -1)
+            continue;
+        if (sink & 0x40)
+            total += 100;
+        switch (c) {
+        case 0: total += 3; break;
+        case 1: total ^= 5; break;
+        case 2: total -= 7; break;
+        case 3: total += work(k); break;
+        case 4: total *= 3; break;
+        case 5: total += 11; break;
+        case 6: total |= 1; break;
+        case 7: total += k; break;
+        case 8: total -= k; break;
+        case 9: total += 2 * k; break;
+        default: total++; break;
+        }
+    }
+    return total;
+}
+
+struct coder {
+    unsigned pos, count;
+    int symbols[64];
+};
+
+NOINLINE int encode(struct coder *rc)
+{
+    int out = 0;
+    while (rc->pos < rc->count) {
+        switch (rc->symbols[rc->pos]) {
+        case 0: out = out * 3 + 1; break;
+        case 1: out += 17; break;
+        case 2: out ^= 0x5a; break;
+        case 3: out -= 9; break;
+        case 4: out = (out << 1) + sink; break;
+        default: return out;
+        }
+        rc->pos++;
+    }
+    return out;
+}
+
+struct settings {
+    int mode, level;
+};
+
+NOINLINE void set_unless(struct settings *s, int keep, int level)
+{
+    if (!keep)
+        s->level = level;
+}
+
+/* Bytecode: 0 inc, 1 dec, 2 double, 3 end. */
+NOINLINE int threaded(const unsigned char *code)
+{
+    static void *const labels[] = {&&op_inc, &&op_dec, &&op_double, &&op_end};
+    int acc = 0;
+    goto *labels[*code++];
+op_inc:
+    acc++;
+    goto *labels[*code++];
+op_dec:
+    acc--;
+    goto *labels[*code++];
+op_double:
+    acc *= 2;
+    goto *labels[*code++];
+op_end:
+    return acc;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    int n = 20 + argc;
+    struct handler h[] = {{inc, 1}, {dbl, 2}, {neg, 3}};
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += via_field(&h[i % 3], i % 7);
+    for (int i = 0; i < n; i++)
+        s += via_table((unsigned)i % 4, i);
+    s += options(3 * n);
+    struct coder rc = {.pos = 0, .count = 60};
+    for (int i = 0; i < 64; i++)
+        rc.symbols[i] = (i * 7 + 3) % 5;
+    rc.symbols[55] = 9;
+    s += encode(&rc);
+    const unsigned char code[] = {0, 0, 2, 1, 2, 0, 3};
+    for (int i = 0; i < n; i++)
+        s += threaded(code + i % 3);
+    struct settings st = {0, 0};
+    for (int i = 0; i < n; i++)
+        set_unless(&st, i % 3, i);
+    s += st.level;
+    printf("%d\n", s);
+    return 0;
+}

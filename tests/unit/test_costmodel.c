@@ -1,0 +1,187 @@
+/* tests/unit/test_costmodel.c — the block predictor on hand-assembled
+ * sequences whose timing follows from the profile's own latencies and
+ * throughputs (encodings from GNU as, shown beside each), and the machine
+ * profile file format. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "costmodel/costmodel.h"
+#include "tests/unit/unit.h"
+
+static mt_machine machine;
+static mt_predictor *predictor;
+
+static mt_block_cost predict(const uint8_t *code, size_t len, bool loop)
+{
+    mt_block_cost c;
+    mt_block_context ctx = {.steady_state = loop, .taken_exit = loop};
+    mt_predict_block(predictor, code, len, 0x1000, &ctx, &c);
+    return c;
+}
+
+static bool near(double got, double want) { return fabs(got - want) <= 0.05 * want + 0.01; }
+
+static double lat(mt_iclass c) { return machine.timing[c][MT_W128].latency; }
+static double rtp(mt_iclass c) { return machine.timing[c][MT_W128].rthroughput; }
+
+static void test_dependent_imul_chain(void)
+{
+    static const uint8_t imul[] = {0x48, 0x0f, 0xaf, 0xc0}; /* imul %rax,%rax */
+    uint8_t code[4 * 16];
+    for (int n = 1; n <= 16; n *= 4) {
+        for (int i = 0; i < n; i++)
+            memcpy(code + 4 * i, imul, 4);
+        mt_block_cost c = predict(code, 4 * (size_t)n, false);
+        CHECK(c.ninsns == (uint32_t)n && near(c.cycles, n * lat(MT_IC_IMUL)) &&
+                  c.limit == MT_BOUND_LATENCY,
+              "chain of %d dependent imuls: %.2f cycles (latency-bound), %d x %.2f expected", n,
+              c.cycles, n, lat(MT_IC_IMUL));
+        mt_block_cost l = predict(code, 4 * (size_t)n, true);
+        CHECK(near(l.cycles, n * lat(MT_IC_IMUL)) && l.limit == MT_BOUND_RECURRENCE,
+              "same chain as a loop body: recurrence %.2f cycles per iteration", l.cycles);
+    }
+}
+
+static void test_independent_adds(void)
+{
+    /* add $1 to r8..r15, rsi, rbx, rcx, rdx: twelve independent adds */
+    static const uint8_t code[] = {
+        0x49, 0x83, 0xc0, 0x01, 0x49, 0x83, 0xc1, 0x01, 0x49, 0x83, 0xc2, 0x01, 0x49, 0x83,
+        0xc3, 0x01, 0x49, 0x83, 0xc4, 0x01, 0x49, 0x83, 0xc5, 0x01, 0x49, 0x83, 0xc6, 0x01,
+        0x49, 0x83, 0xc7, 0x01, 0x48, 0x83, 0xc6, 0x01, 0x48, 0x83, 0xc3, 0x01, 0x48, 0x83,
+        0xc1, 0x01, 0x48, 0x83, 0xc2, 0x01};
+    mt_block_cost c = predict(code, sizeof code, true);
+    double want = fmax(12 * rtp(MT_IC_ALU), 12 / machine.dispatch_width);
+    CHECK(c.ninsns == 12 && near(c.cycles, want) && c.bounds[MT_BOUND_RECURRENCE] <= 1.01,
+          "12 independent adds in a loop: %.2f cycles (%s), throughput %.2f expected", c.cycles,
+          mt_bound_name(c.limit), want);
+}
+
+static void test_fp_reduction_loop(void)
+{
+    /* addsd (%rdi),%xmm0; add $8,%rdi; cmp %rax,%rdi; jne back */
+    static const uint8_t code[] = {0xf2, 0x0f, 0x58, 0x07, 0x48, 0x83, 0xc7,
+                                   0x08, 0x48, 0x39, 0xc7, 0x75, 0xf0};
+    mt_block_cost c = predict(code, sizeof code, true);
+    CHECK(near(c.cycles, fmax(lat(MT_IC_FADD), 1 / machine.taken_per_cycle)),
+          "sum += a[i] (double): %.2f cycles per iteration, the FP add latency %.2f", c.cycles,
+          lat(MT_IC_FADD));
+    mt_block_cost once = predict(code, sizeof code, false);
+    double path = machine.timing[MT_IC_VLOAD][MT_W128].latency + lat(MT_IC_FADD);
+    CHECK(near(once.bounds[MT_BOUND_LATENCY], path),
+          "same block once: critical path %.2f = vector load + add %.2f", once.bounds[MT_BOUND_LATENCY],
+          path);
+}
+
+static void test_memory_carried(void)
+{
+    /* mov (%rdi),%rax; add $1,%rax; mov %rax,(%rdi) — the same counter each time */
+    static const uint8_t same[] = {0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0x07};
+    /* mov -8(%rdi),%rax; add $1,%rax; mov %rax,(%rdi); add $8,%rdi — a[i] = a[i-1] + 1 */
+    static const uint8_t prev[] = {0x48, 0x8b, 0x47, 0xf8, 0x48, 0x83, 0xc0, 0x01,
+                                   0x48, 0x89, 0x07, 0x48, 0x83, 0xc7, 0x08};
+    /* mov (%rdi),%rax; add $1,%rax; mov %rax,(%rdi); add $8,%rdi — a[i] += 1 */
+    static const uint8_t own[] = {0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01,
+                                  0x48, 0x89, 0x07, 0x48, 0x83, 0xc7, 0x08};
+    double carried = lat(MT_IC_STLF) + lat(MT_IC_ALU);
+    mt_block_cost a = predict(same, sizeof same, true), b = predict(prev, sizeof prev, true),
+                  c = predict(own, sizeof own, true);
+    CHECK(near(a.bounds[MT_BOUND_RECURRENCE], carried),
+          "counter in memory: recurrence %.2f = forwarding + add %.2f", a.bounds[MT_BOUND_RECURRENCE],
+          carried);
+    CHECK(near(b.bounds[MT_BOUND_RECURRENCE], carried),
+          "a[i] = a[i-1] + 1 through a moving pointer: recurrence %.2f = %.2f",
+          b.bounds[MT_BOUND_RECURRENCE], carried);
+    CHECK(near(c.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_ALU)),
+          "a[i] += 1: no memory recurrence, only the pointer's %.2f",
+          c.bounds[MT_BOUND_RECURRENCE]);
+}
+
+static void test_zero_idiom_breaks_chain(void)
+{
+    static const uint8_t code[] = {0x48, 0x0f, 0xaf, 0xc0, 0x31, 0xc0}; /* imul; xor %eax,%eax */
+    mt_block_cost c = predict(code, sizeof code, true);
+    CHECK(c.bounds[MT_BOUND_RECURRENCE] < 0.01,
+          "imul then xor %%eax,%%eax: no recurrence (%.2f)", c.bounds[MT_BOUND_RECURRENCE]);
+}
+
+static void test_dispatch(void)
+{
+    uint8_t nops[48];
+    memset(nops, 0x90, sizeof nops);
+    mt_block_cost c = predict(nops, sizeof nops, true);
+    CHECK(near(c.cycles, 48 / machine.dispatch_width) && c.limit == MT_BOUND_DISPATCH,
+          "48 nops: %.2f cycles, dispatch-bound", c.cycles);
+}
+
+/* A rotated search loop: the header tests the byte, the latch advances and
+ * jumps back.  Run together they take one taken branch per iteration, not
+ * the sum of the two blocks predicted apart. */
+static void test_two_block_loop(void)
+{
+    static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_code_range r[2] = {{header, sizeof header, 0x1000}, {latch, sizeof latch, 0x1005}};
+    mt_block_cost joint, h, l;
+    mt_predict_throughput(predictor, r, 2, 1, &joint);
+    mt_block_context in_loop = {.throughput_only = true};
+    mt_predict_block(predictor, header, sizeof header, 0x1000, &in_loop, &h);
+    in_loop.taken_exit = true;
+    mt_predict_block(predictor, latch, sizeof latch, 0x1005, &in_loop, &l);
+    CHECK(near(joint.cycles, 1 / machine.taken_per_cycle) && joint.limit == MT_BOUND_TAKEN &&
+              joint.cycles < h.cycles + l.cycles,
+          "two-block loop predicted together: %.2f cycles (taken branches), apart %.2f + %.2f",
+          joint.cycles, h.cycles, l.cycles);
+    double rec = mt_predict_recurrence(predictor, r, 2);
+    CHECK(near(rec, lat(MT_IC_ALU)), "its recurrence is the index increment: %.2f", rec);
+}
+
+static void test_profile_file(void)
+{
+    char path[] = "/tmp/mtool-profile-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    mt_error err;
+    mt_machine m = machine, back;
+    m.timing[MT_IC_FMA][MT_W256].latency = 4.25;
+    snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
+    CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
+              back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
+              !strcmp(back.cpu_model, "Test CPU 9000") && back.pipes[MT_IC_FADD] == m.pipes[MT_IC_FADD] &&
+              fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4,
+          "machine profile written and read back");
+    FILE *fp = fopen(path, "a");
+    fputs("class fadd 0x3 nonsense\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, path) && strstr(err.msg, ":"),
+          "a bad profile line is an error naming the file and line: %s", err.msg);
+    unlink(path);
+    char *p = mt_machine_profile_path("AMD EPYC 9R14 96-Core");
+    CHECK(strstr(p, "machine-amd-epyc-9r14-96-core.txt") != NULL, "profile path keyed by model: %s", p);
+    free(p);
+}
+
+int main(void)
+{
+    mt_error err;
+    mt_machine_default(&machine);
+    predictor = mt_predictor_new(&machine, &err);
+    if (!predictor) {
+        printf("not ok - predictor: %s\n", err.msg);
+        return 1;
+    }
+    test_dependent_imul_chain();
+    test_independent_adds();
+    test_fp_reduction_loop();
+    test_memory_carried();
+    test_zero_idiom_breaks_chain();
+    test_dispatch();
+    test_two_block_loop();
+    test_profile_file();
+    mt_predictor_free(predictor);
+    return unit_finish();
+}

@@ -1,0 +1,181 @@
+/* ui/costs.c — cost-model reports shared by `mtool analyze --costs` and
+ * `mtool count`: the machine profile in use, pass-1 counts read back from
+ * counts.tsv, per-block predictions and count x cycles totals. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+int mt_ui_load_machine(mt_machine *m)
+{
+    bool calibrated;
+    mt_error err;
+    if (mt_machine_load(m, &calibrated, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (!calibrated) {
+        char model[128];
+        mt_machine_cpu_model(model, sizeof model);
+        fprintf(stderr, "mtool: warning: no machine profile calibrated for '%s' (run 'mtool "
+                        "calibrate'); predicting with the %s profile\n", model, m->source);
+    }
+    return 0;
+}
+
+int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
+                      uint64_t *counts, mt_error *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    memset(counts, 0, c->first[c->nprocs] * sizeof *counts);
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        if (line[0] == '#')
+            continue;
+        uint64_t addr, n;
+        if (sscanf(line, "0x%" SCNx64 "\t%" SCNu64, &addr, &n) != 2) {
+            mt_error_set(err, "%s:%d: not a counts line (0xADDRESS<TAB>COUNT<TAB>PROCEDURE)",
+                         path, lineno);
+            rc = -1;
+            break;
+        }
+        uint32_t p = mt_procedure_at(prog, addr);
+        uint32_t b = p == MT_NONE ? MT_NONE : mt_block_at(&prog->procs[p], addr);
+        if (b == MT_NONE || prog->procs[p].blocks[b].start != addr) {
+            mt_error_set(err, "%s:%d: no block starts at 0x%" PRIx64 " in %s (counts of another "
+                         "binary?)", path, lineno, addr, prog->path);
+            rc = -1;
+            break;
+        }
+        counts[c->first[p] + b] = n;
+    }
+    fclose(fp);
+    return rc;
+}
+
+static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_costs *c,
+                             const uint64_t *counts, uint32_t p)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    for (uint32_t b = 0; b < proc->nblocks; b++) {
+        const mt_block_cost *bc = &c->costs[c->first[p] + b];
+        const mt_block *blk = &proc->blocks[b];
+        fprintf(fp, "0x%" PRIx64 "\t%s\t%u\t%s\t%.2f\t%s", blk->start, proc->name, bc->ninsns,
+                blk->loop == MT_NONE ? "-" : "loop", bc->cycles, mt_bound_name(bc->limit));
+        if (counts) {
+            uint64_t n = counts[c->first[p] + b];
+            fprintf(fp, "\t%" PRIu64 "\t%.0f", n, (double)n * bc->cycles);
+        }
+        fputc('\n', fp);
+    }
+}
+
+int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
+                   const char *only_function, mt_error *err)
+{
+    mt_machine m;
+    if (mt_ui_load_machine(&m) != 0) {
+        mt_error_set(err, "no usable machine profile");
+        return -1;
+    }
+    mt_program_costs c;
+    if (mt_predict_program(&m, prog, &c, err) != 0)
+        return -1;
+    uint64_t *counts = NULL;
+    if (counts_path) {
+        counts = mt_xcalloc(c.first[c.nprocs] + 1, sizeof *counts);
+        if (mt_ui_read_counts(counts_path, prog, &c, counts, err) != 0) {
+            free(counts);
+            mt_program_costs_free(&c);
+            return -1;
+        }
+    }
+    fprintf(fp, "# predicted core cycles per execution, every memory access an L1 hit\n"
+                "# machine profile: %s, %s\n", m.cpu_model, m.source);
+    fprintf(fp, "# block\tprocedure\tinsns\tin\tcycles\tbound%s\n",
+            counts ? "\tcount\tpredicted_cycles" : "");
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        if (!only_function || strcmp(prog->procs[p].name, only_function) == 0)
+            print_block_rows(fp, prog, &c, counts, p);
+    if (counts) {
+        fprintf(fp, "# procedure totals (own blocks; seconds at the profile's TSC ratio): proc\t"
+                    "NAME\tpredicted_cycles\tentries\tpredicted_seconds\n");
+        for (uint32_t p = 0; p < prog->nprocs; p++) {
+            const mt_procedure *proc = &prog->procs[p];
+            double cyc = mt_predicted_cycles_proc(prog, &c, counts, p);
+            if (cyc > 0 && (!only_function || strcmp(proc->name, only_function) == 0))
+                fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\n", proc->name, cyc,
+                        proc->nblocks ? counts[c.first[p]] : 0,
+                        cyc * m.tsc_per_cycle / m.tsc_hz);
+        }
+        fprintf(fp, "# loop totals (own and nested blocks): loop\tPROCEDURE\tHEADER\t"
+                    "predicted_cycles\theader_executions\n");
+        for (uint32_t p = 0; p < prog->nprocs; p++) {
+            const mt_procedure *proc = &prog->procs[p];
+            if (only_function && strcmp(proc->name, only_function) != 0)
+                continue;
+            for (uint32_t l = 0; l < proc->nloops; l++) {
+                double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l);
+                uint32_t h = proc->loops[l].header;
+                if (cyc > 0)
+                    fprintf(fp, "loop\t%s\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->name,
+                            proc->blocks[h].start, cyc, counts[c.first[p] + h]);
+            }
+        }
+    }
+    free(counts);
+    mt_program_costs_free(&c);
+    return 0;
+}
+
+void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
+                                uint64_t probes, const mt_run_times *base, const mt_run_times *run)
+{
+    mt_machine m;
+    mt_program_costs c;
+    mt_error err;
+    if (mt_ui_load_machine(&m) != 0 || mt_predict_program(&m, prog, &c, &err) != 0) {
+        fprintf(fp, "(no prediction: %s)\n", err.msg);
+        return;
+    }
+    double cycles = 0;
+    for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
+        cycles += (double)block_counts[i] * c.costs[i].cycles;
+    mt_program_costs_free(&c);
+    /* Core cycles become seconds at the clock the measured run saw. */
+    const mt_run_times *timed = base ? base : run;
+    double ratio = timed && timed->tsc_per_cycle > 0 ? timed->tsc_per_cycle : mt_measure_tsc_per_cycle(9);
+    double sec_per_cycle = ratio / m.tsc_hz;
+    double predicted = cycles * sec_per_cycle, probe_cost = (double)probes * m.probe_cycles * sec_per_cycle;
+    fprintf(fp, "MTOOL figure 2 (predicted: every memory access an L1 hit, counted blocks only):\n");
+    fprintf(fp, "  predicted user time        %9.3f s  (%.4g core cycles x %.4f TSC ticks/cycle measured "
+                "around the run / %.3f GHz TSC)\n", predicted, cycles, ratio, m.tsc_hz / 1e9);
+    double measured = -1;
+    if (base) {
+        measured = base->user;
+        fprintf(fp, "  measured user time         %9.3f s  (uninstrumented run; system %.3f s)\n",
+                base->user, base->sys);
+    }
+    if (run) {
+        double compensated = run->user - probe_cost;
+        fprintf(fp, "  instrumented, compensated  %9.3f s  (user %.3f s - %" PRIu64 " probes x %.2f "
+                    "cycles; system %.3f s)\n", compensated, run->user, probes, m.probe_cycles,
+                run->sys);
+        if (measured < 0)
+            measured = compensated;
+    }
+    if (measured >= 0 && predicted > 0)
+        fprintf(fp, "  overhead estimate          %9.3f s  (measured - predicted: %+.1f%% of predicted)\n",
+                measured - predicted, 100 * (measured - predicted) / predicted);
+    fprintf(fp, "  (time in code that was not counted, e.g. shared libraries or procedures the\n"
+                "   rewriter left out, is not predicted and shows up as overhead)\n");
+}

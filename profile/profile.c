@@ -42,32 +42,59 @@ static const char *check_header(const mt_profile_header *h, uint64_t file_size)
 {
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
-    if (h->version != MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported";
+    if ((h->version != 1 && h->version != MT_PROFILE_VERSION) ||
+        h->header_size != MT_PROFILE_HEADER_SIZE)
+        return "profile format version not supported (this mtool reads versions 1 and 2)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
     uint64_t slots = usable_slots(h);
-    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters) < slots)
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers) < slots)
         return "truncated: the file is shorter than its slots";
     return NULL;
 }
 
-/* Reads slot `s` into out->counts/tids: NULL or why not. */
+/* Counts the frames a slot's timer stack still holds (its thread ended, or
+ * the file was read, inside those objects): NULL or why not. */
+static const char *read_open_frames(int fd, mt_profile *out, const mt_slot_header *sh,
+                                    uint64_t at)
+{
+    uint64_t n = out->header.ncounters, t = out->header.ntimers;
+    uint64_t frames = MT_SLOT_FRAMES_OFFSET(n, t);
+    if (sh->magic == 0 || sh->timer_top == 0)
+        return NULL; /* never stamped, or a thread that ran no timed code */
+    if (sh->timer_top < frames || (sh->timer_top - frames) % MT_FRAME_SIZE ||
+        (sh->timer_top - frames) / MT_FRAME_SIZE > t)
+        return "corrupt timer stack";
+    for (uint64_t f = frames + MT_FRAME_SIZE; f <= sh->timer_top; f += MT_FRAME_SIZE) {
+        mt_timer_frame fr;
+        if (read_exact(fd, &fr, sizeof fr, at + f) != 0)
+            return "cannot read a timer frame";
+        uint64_t rec = fr.record - MT_SLOT_RECORDS_OFFSET(n);
+        if (fr.record < MT_SLOT_RECORDS_OFFSET(n) || rec % MT_REC_SIZE || rec / MT_REC_SIZE >= t)
+            return "corrupt timer frame";
+        out->open[rec / MT_REC_SIZE]++;
+    }
+    return NULL;
+}
+
+/* Reads slot `s` into out->counts/tids/timers: NULL or why not. */
 static const char *read_slot(int fd, mt_profile *out, uint32_t s)
 {
-    uint64_t n = out->header.ncounters;
-    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n);
+    uint64_t n = out->header.ncounters, t = out->header.ntimers;
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t);
     mt_slot_header sh;
     if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
-        read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0)
+        read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0 ||
+        read_exact(fd, out->timers + s * t, (size_t)t * sizeof *out->timers,
+                   at + MT_SLOT_RECORDS_OFFSET(n)) != 0)
         return "cannot read a slot";
     /* A slot handed out to a thread that died before stamping it holds
      * zeros: harmless. */
     if (sh.magic != MT_SLOT_MAGIC && sh.magic != 0)
         return "corrupt slot header";
     out->tids[s] = sh.tid;
-    return NULL;
+    return t ? read_open_frames(fd, out, &sh, at) : NULL;
 }
 
 static const char *read_profile(int fd, uint64_t size, mt_profile *out)
@@ -77,7 +104,9 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
     const char *why = check_header(&out->header, size);
     if (why)
         return why;
-    const mt_profile_header *h = &out->header;
+    mt_profile_header *h = &out->header;
+    if (h->version == 1)
+        h->ntimers = 0; /* not in version 1 headers */
     out->nslots = usable_slots(h);
     /* Files of older runtimes have no thread count: one thread per slot. */
     out->nthreads = h->nthreads > h->nslots ? h->nthreads : h->nslots;
@@ -85,6 +114,8 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
      * cannot ask for more memory than the file holds. */
     out->counts = mt_xmalloc((size_t)((uint64_t)out->nslots * h->ncounters + 1) * sizeof *out->counts);
     out->tids = mt_xmalloc(((size_t)out->nslots + 1) * sizeof *out->tids);
+    out->timers = mt_xmalloc((size_t)((uint64_t)out->nslots * h->ntimers + 1) * sizeof *out->timers);
+    out->open = mt_xcalloc((size_t)h->ntimers + 1, sizeof *out->open);
     for (uint32_t s = 0; s < out->nslots; s++)
         if ((why = read_slot(fd, out, s)))
             return why;
@@ -117,8 +148,12 @@ void mt_profile_free(mt_profile *p)
 {
     free(p->counts);
     free(p->tids);
+    free(p->timers);
+    free(p->open);
     p->counts = NULL;
     p->tids = NULL;
+    p->timers = NULL;
+    p->open = NULL;
 }
 
 static bool is_profile_name(const char *name)
@@ -133,7 +168,19 @@ static void add_profile(profile_merge *m, const mt_profile *p)
         const uint64_t *c = p->counts + (uint64_t)s * m->ncounters;
         for (uint32_t i = 0; i < m->ncounters; i++)
             m->counts[i] += c[i];
+        for (uint32_t k = 0; k < m->ntimers; k++) {
+            const mt_timer_record *r = &p->timers[(uint64_t)s * m->ntimers + k];
+            mt_timer_totals *t = &m->timers[k];
+            t->entries += r->entries;
+            t->recursive += r->recursive;
+            t->inclusive += r->inclusive;
+            t->exclusive += r->exclusive;
+            t->outside += r->outside;
+            t->nonlocal_exits += r->nonlocal_exits;
+        }
     }
+    for (uint32_t k = 0; k < m->ntimers; k++)
+        m->timers[k].open += p->open[k];
     m->nprocesses++;
     m->nforked += (p->header.flags & MT_PROFILE_FORKED) != 0;
     m->nthreads += p->nthreads;
@@ -155,7 +202,8 @@ static bool incomplete(const char *path)
 }
 
 /* Adds the file at `path` to the merge, or skips it: 0, or -1 with err. */
-static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32], mt_error *err)
+static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32],
+                      uint64_t timers_id, mt_error *err)
 {
     if (incomplete(path)) {
         m->nincomplete++;
@@ -164,7 +212,8 @@ static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32]
     mt_profile p;
     if (mt_profile_read(path, &p, err) != 0)
         return -1;
-    if (memcmp(p.header.binary_hash, hash, 32) != 0 || p.header.ncounters != m->ncounters)
+    if (memcmp(p.header.binary_hash, hash, 32) != 0 || p.header.ncounters != m->ncounters ||
+        p.header.ntimers != m->ntimers || (m->ntimers && p.header.timers_id != timers_id))
         m->nother++;
     else
         add_profile(m, &p);
@@ -175,9 +224,18 @@ static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32]
 int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncounters,
                          profile_merge *out, mt_error *err)
 {
+    return mt_profile_merge_timed(dir, hash, ncounters, 0, 0, out, err);
+}
+
+int mt_profile_merge_timed(const char *dir, const uint8_t hash[32], uint32_t ncounters,
+                           uint32_t ntimers, uint64_t timers_id, profile_merge *out,
+                           mt_error *err)
+{
     memset(out, 0, sizeof *out);
     out->ncounters = ncounters;
     out->counts = mt_xcalloc((size_t)ncounters + 1, sizeof *out->counts);
+    out->ntimers = ntimers;
+    out->timers = mt_xcalloc((size_t)ntimers + 1, sizeof *out->timers);
     DIR *d = opendir(dir);
     if (!d) {
         mt_error_set(err, "%s: %s", dir, strerror(errno));
@@ -189,7 +247,7 @@ int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncoun
         if (!is_profile_name(e->d_name))
             continue;
         char *path = mt_xasprintf("%s/%s", dir, e->d_name);
-        rc = merge_file(out, path, hash, err);
+        rc = merge_file(out, path, hash, timers_id, err);
         free(path);
     }
     closedir(d);
@@ -205,5 +263,7 @@ int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncoun
 void mt_profile_merge_free(profile_merge *m)
 {
     free(m->counts);
+    free(m->timers);
     m->counts = NULL;
+    m->timers = NULL;
 }

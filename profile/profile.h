@@ -20,6 +20,9 @@ typedef struct {
     uint32_t nthreads;         /* threads that attached (slots are reused) */
     uint64_t *counts;          /* nslots * ncounters, slot-major */
     int32_t *tids;             /* per slot: its owner (or last owner) */
+    mt_timer_record *timers;   /* nslots * header.ntimers, slot-major (pass 2) */
+    uint32_t *open;            /* per timer: frames still active when the file was read
+                                  (the process ended inside the object), over all slots */
 } mt_profile;
 
 /* Reads one file.  -1 with err ("FILE: reason") when it is not a complete,
@@ -27,8 +30,19 @@ typedef struct {
 int mt_profile_read(const char *path, mt_profile *out, mt_error *err);
 void mt_profile_free(mt_profile *p);
 
+/* A timed object's figures summed over threads and processes (TSC ticks). */
+typedef struct {
+    uint64_t entries;          /* outermost entries */
+    uint64_t recursive;        /* entries while already active (recursion) */
+    uint64_t inclusive, exclusive, outside;
+    uint64_t nonlocal_exits;   /* closed by longjmp / exception detection */
+    uint64_t open;             /* still active when the process ended: time lost */
+} mt_timer_totals;
+
 typedef struct {
     uint64_t *counts;          /* ncounters sums over every thread of every process */
+    mt_timer_totals *timers;   /* ntimers sums (pass 2) */
+    uint32_t ntimers;
     uint32_t ncounters;
     uint32_t nprocesses;       /* files merged */
     uint32_t nforked;          /* ... of which written by fork children */
@@ -43,6 +57,12 @@ typedef struct {
  * profile of the binary, is an error naming it. */
 int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncounters,
                          profile_merge *out, mt_error *err);
+/* The same for a copy with `ntimers` timed objects whose list has identity
+ * `timers_id` (mt_counter_map): profiles of copies timing another list are
+ * skipped as other builds.  mt_profile_merge_dir is this with no timers. */
+int mt_profile_merge_timed(const char *dir, const uint8_t hash[32], uint32_t ncounters,
+                           uint32_t ntimers, uint64_t timers_id, profile_merge *out,
+                           mt_error *err);
 void mt_profile_merge_free(profile_merge *m);
 
 #endif

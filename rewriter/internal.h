@@ -6,6 +6,8 @@
  *   liveness.c   flags and general registers live at each block
  *   relocate.c   copies procedures into new code with probes, retargets
  *                branches, rip-relative operands and jump tables
+ *   timers.c     pass 2: timer events on the entry and exit edges of
+ *                m-objects, trampolines, outside-call brackets
  *   unwind.c     .eh_frame FDEs and LSDAs for relocated code, new .eh_frame_hdr
  *   rewrite.c    the driver (rewriter.h)
  */
@@ -69,11 +71,19 @@ typedef struct {
      * so that the probe runs with the unwind state of the instruction). */
     uint64_t *old_addrs, *new_addrs;
     uint32_t naddrs;
+    /* Pass-2 landing-pad trampolines: an exception thrown from the call at
+     * lp_call[i] and caught at lp_pad[i] lands at lp_new[i] (timer stops,
+     * then a jump to the pad's copy). */
+    uint64_t *lp_call, *lp_pad, *lp_new;
+    uint32_t nlp;
 } rw_moved;
 
 /* New address of original instruction address `old` inside `m`, or 0 when
  * `old` is not an instruction start of `m`. */
 uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old);
+/* The landing-pad trampoline for pad `pad` of a call site covering
+ * [start, start + len) of `m`, or 0. */
+uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, uint64_t pad);
 
 /* ---- relocate.c: procedures copied with probes ---- */
 #include "../analyzer/analyzer.h"
@@ -148,6 +158,12 @@ typedef struct {
                                   register is stored to the counter after it */
     uint8_t loop_reg;          /* the register of a RW_PROBE_LOOP_REGISTER block */
     uint32_t counter;          /* counter index when probe != RW_PROBE_NONE or loop_exit */
+    /* Pass-2 code (timers.c): indices in rw_code.snips, 0 = none. */
+    uint32_t pre;              /* the procedure's entry events, before the entry's probe */
+    uint32_t before;           /* after the probe, before the instruction (ret, jmp, call) */
+    uint32_t after;            /* after the instruction (fall-through edges, call returns) */
+    uint32_t tramp;            /* its taken edge goes through rw_code.tramps[tramp - 1] */
+    uint16_t target_skip;      /* a branch to the own entry skips the entry's `pre` code */
 } rw_insn;
 
 enum {
@@ -169,7 +185,40 @@ typedef struct {
     uint32_t ninsns;
     uint64_t patch_at;         /* where the entry jmp goes in the original code, 0 = no room */
     uint64_t new_start, new_end;
+    uint32_t first_tramp, ntramps; /* its trampolines in rw_code.tramps, laid out after new_end */
 } rw_proc;
+
+/* ---- timers.c: pass-2 timer events inserted on CFG edges ---- */
+enum {
+    RW_EV_START_PROC,
+    RW_EV_START_LOOP,
+    RW_EV_STOP,
+    RW_EV_OUTSIDE_ENTER,       /* before a call to uninstrumented code */
+    RW_EV_OUTSIDE_EXIT,        /* after it */
+};
+
+typedef struct {
+    uint8_t kind;              /* RW_EV_* */
+    bool save_flags;           /* the flags are live where the event runs */
+    uint32_t obj;              /* index of the timed object (record) */
+} rw_event;
+
+typedef struct {
+    uint32_t first, n;         /* rw_code.events[first .. first + n) */
+    uint32_t len;              /* bytes of code */
+} rw_snip;
+
+/* Code on a taken branch edge or a jump-table entry: the branch (or the
+ * cloned table's entry) leads here; the events run, then `jmp` to the copy
+ * of `dst`. */
+typedef struct {
+    uint32_t snip;
+    uint64_t dst;              /* original address it leads to */
+    uint16_t dst_skip;         /* bytes skipped at the copy of dst (its entry code) */
+    uint64_t table;            /* original address of the jump table, 0 for a branch */
+    uint64_t call;             /* a landing pad's: the call whose exception lands here, else 0 */
+    uint64_t new_addr;
+} rw_tramp;
 
 typedef struct {
     const mt_program *prog;
@@ -191,6 +240,19 @@ typedef struct {
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
     rw_live_callers live_callers; /* what callers keep across calls (liveness.c) */
     void *cs;                  /* capstone handle (csh) */
+    /* Pass 2 (timers.c). */
+    const struct mt_timed_object *timed; /* the m-objects to time, by record index */
+    uint32_t ntimed;
+    bool *outside_calls;       /* per procedure: bracket its PLT calls (reachable from a timed object) */
+    rw_event *events;
+    size_t nevents, cap_events;
+    rw_snip *snips;            /* snips[0] is the empty one */
+    size_t nsnips, cap_snips;
+    rw_tramp *tramps;
+    size_t ntramps, cap_tramps;
+    uint64_t timer_entry[MT_RT_TIMER_COUNT]; /* runtime entry points in the output */
+    uint32_t nevents_placed;   /* timer start/stop events inserted */
+    uint32_t nevents_saving_flags; /* ... of which preserve live flags */
 } rw_code;
 
 int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);
@@ -208,6 +270,29 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
 /* The rw_moved ranges of the copies, for unwind.c (caller frees with rw_moved_free). */
 rw_moved *rw_code_moved(const rw_code *c, size_t *n);
 void rw_moved_free(rw_moved *m, size_t n);
+
+/* timers.c: the objects to time (record order) and the procedures whose
+ * PLT calls are bracketed. */
+void rw_timers_init(rw_code *c, const struct mt_timed_object *timed, uint32_t ntimed);
+/* timers.c: plans the pass-2 events of a procedure being added (its
+ * liveness solved, block_first[b] = index of block b's first instruction);
+ * false with *why when an object of it cannot be timed. */
+bool rw_timers_plan(rw_code *c, uint32_t proc_index, rw_proc *rp, const rw_live *bl,
+                    const uint32_t *block_first, char **why);
+/* Bytes of pass-2 code around one instruction. */
+size_t rw_timers_insn_len(const rw_code *c, const rw_insn *ri);
+/* Lays out the trampolines of procedure copy `rp` from `at`; returns the end. */
+uint64_t rw_timers_assign(rw_code *c, rw_proc *rp, uint64_t at);
+/* Writes snip `s` (0: nothing) at the end of `out`, whose byte 0 is `vaddr`. */
+bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *out, mt_error *err);
+/* Writes the trampolines of `rp`; `target` gives the copy of an original address. */
+bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, rw_buf *out,
+                           uint64_t (*target)(const rw_code *, uint64_t), mt_error *err);
+/* Adds the landing-pad trampolines of `rp` to its moved range `m`. */
+void rw_timers_moved(const rw_code *c, const rw_proc *rp, rw_moved *m);
+/* Where a cloned table's entry for original target `old` leads, 0 = no trampoline. */
+uint64_t rw_timers_table_tramp(const rw_code *c, uint64_t table, uint64_t old);
+void rw_timers_free(rw_code *c);
 
 /* ---- unwind.c ---- */
 typedef struct {

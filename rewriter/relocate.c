@@ -69,6 +69,7 @@ void rw_code_free(rw_code *c)
     free(c->map_old);
     free(c->map_new);
     free(c->counter_addrs);
+    rw_timers_free(c);
     rw_live_callers_free(&c->live_callers);
     csh h = handle(c);
     if (h)
@@ -502,6 +503,13 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         lp.kept_by_callers = rw_live_across_calls(&c->live_callers, pi, 0);
         rw_live_solve(p, bl, &lp);
     }
+    if (!rw_timers_plan(c, pi, &rp, bl, block_first, why)) {
+        c->ntables = first_table;
+        free(rp.insns);
+        free(block_first);
+        free(bl);
+        return false;
+    }
     for (uint32_t b = 0; b < p->nblocks; b++) {
         rw_insn *first = &rp.insns[block_first[b]];
         uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp.ninsns) - 1;
@@ -575,9 +583,10 @@ uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
             ri->new_addr = at;
-            at += probe_len(ri->probe) + emitted_len(ri) + after_len(ri);
+            at += probe_len(ri->probe) + emitted_len(ri) + after_len(ri) + rw_timers_insn_len(c, ri);
         }
         rp->new_end = at;
+        at = rw_timers_assign(c, rp, at);
     }
     for (size_t t = 0; t < c->ntables; t++) {
         at = (at + 7) & ~(uint64_t)7;
@@ -609,6 +618,13 @@ static uint64_t branch_target(const rw_code *c, uint64_t old, bool *wrapped)
             hi = mid;
     }
     return lo < c->nmap && c->map_old[lo] == old ? c->map_new[lo] : old;
+}
+
+/* The copy of the block at original address `old` (for trampolines). */
+static uint64_t block_copy(const rw_code *c, uint64_t old)
+{
+    bool wrapped;
+    return branch_target(c, old, &wrapped);
 }
 
 static bool rel32(uint64_t target, uint64_t next, uint32_t *out)
@@ -662,7 +678,8 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
     bool wrapped = false, ok = true;
     uint64_t target = ri->table != MT_NONE                                ? c->tables[ri->table].new_addr
                       : ri->kind == RW_COPY || ri->kind == RW_COPY_RIPREL ? ri->target
-                                                                          : branch_target(c, ri->target, &wrapped);
+                      : ri->tramp                                         ? c->tramps[ri->tramp - 1].new_addr
+                                                                          : branch_target(c, ri->target, &wrapped) + ri->target_skip;
     if (ri->loop_exit)
         target += LOOP_LOAD_LEN; /* the back edge: the counter is already in its register */
     size_t len = emitted_len(ri);
@@ -762,13 +779,16 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
         if (jt->entry_size == 8) {
             uint64_t old;
             memcpy(&old, orig + 8 * k, 8);
-            rw_buf_u64(out, branch_target(c, old, &wrapped));
+            uint64_t tramp = rw_timers_table_tramp(c, jt->table, old);
+            rw_buf_u64(out, tramp ? tramp : branch_target(c, old, &wrapped));
             continue;
         }
         int32_t off;
         memcpy(&off, orig + 4 * k, 4);
         uint32_t r;
-        if (!rel32(branch_target(c, jt->table + (uint64_t)(int64_t)off, &wrapped), t->new_addr, &r)) {
+        uint64_t old = jt->table + (uint64_t)(int64_t)off;
+        uint64_t tramp = rw_timers_table_tramp(c, jt->table, old);
+        if (!rel32(tramp ? tramp : branch_target(c, old, &wrapped), t->new_addr, &r)) {
             mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->path,
                          (unsigned long long)jt->table);
             return false;
@@ -852,13 +872,19 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
             rw_buf_u8(out, 0xcc); /* int3 between copies: nothing should run there */
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             const rw_insn *ri = &rp->insns[k];
+            if (!rw_timers_emit_snip(c, ri->pre, vaddr, out, err))
+                return -1;
             if (ri->probe != RW_PROBE_NONE)
                 emit_probe(out, ri);
+            if (!rw_timers_emit_snip(c, ri->before, vaddr, out, err))
+                return -1;
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err))
                 return -1;
             if (ri->loop_exit)
                 emit_gs_mov(out, 0x89, ri->loop_reg, counter_disp(ri));
+            if (!rw_timers_emit_snip(c, ri->after, vaddr, out, err))
+                return -1;
             if (ri->fallthrough_jmp) {
                 bool wrapped;
                 uint32_t r;
@@ -872,7 +898,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 rw_buf_u32(out, r);
             }
         }
-        if (!add_entry_patch(c, rp, patches, err))
+        if (!rw_timers_emit_tramps(c, rp, vaddr, out, block_copy, err) ||
+            !add_entry_patch(c, rp, patches, err))
             return -1;
     }
     add_wrapper_call_patches(c, patches);
@@ -903,6 +930,14 @@ uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old)
     return lo < m->naddrs && m->old_addrs[lo] == old ? m->new_addrs[lo] : 0;
 }
 
+uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, uint64_t pad)
+{
+    for (uint32_t i = 0; i < m->nlp; i++)
+        if (m->lp_pad[i] == pad && m->lp_call[i] >= start && m->lp_call[i] - start < len)
+            return m->lp_new[i];
+    return 0;
+}
+
 rw_moved *rw_code_moved(const rw_code *c, size_t *n)
 {
     rw_moved *m = mt_xcalloc(c->nprocs + 1, sizeof *m);
@@ -920,6 +955,7 @@ rw_moved *rw_code_moved(const rw_code *c, size_t *n)
             m[i].new_addrs[k] = rp->insns[k].new_addr;
         }
         m[i].naddrs = rp->ninsns;
+        rw_timers_moved(c, rp, &m[i]);
     }
     *n = c->nprocs;
     return m;
@@ -930,6 +966,9 @@ void rw_moved_free(rw_moved *m, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(m[i].old_addrs);
         free(m[i].new_addrs);
+        free(m[i].lp_call);
+        free(m[i].lp_pad);
+        free(m[i].lp_new);
     }
     free(m);
 }

@@ -28,7 +28,8 @@
 #include "rewriter.h"
 
 #define PAGE 4096u
-#define MAP_MAGIC 0x3150414d4c4f544dull /* "MTOOLMAP1" trailer */
+#define MAP_MAGIC 0x3150414d4c4f544dull  /* "MTOOLMAP1" trailer: counters */
+#define MAP2_MAGIC 0x3250414d4c4f544dull /* "MTOOLMAP2" trailer: counters, then timers */
 #define NEW_LOADS 3
 
 typedef struct {
@@ -38,6 +39,14 @@ typedef struct {
     uint8_t binary_hash[32];
     uint64_t magic;
 } map_trailer;
+
+/* Version 2 (files with timers): after the counter addresses, ntimers
+ * pairs (procedure entry, loop header or 0), then this trailer. */
+typedef struct {
+    uint32_t ntimers;
+    uint32_t reserved;
+    map_trailer v1;            /* with MAP2_MAGIC */
+} map2_trailer;
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -178,12 +187,15 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
     }
 }
 
-/* Where the wrappers are, once the runtime's address is known. */
+/* Where the wrappers and timer entry points are, once the runtime's
+ * address is known. */
 static void place_wrappers(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
 {
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
         if (c->wrap_real[w] || c->wrap_got[w])
             c->wrap_new[w] = blob_vaddr + rt->hdr->wrapper_offset[w];
+    for (int t = 0; t < MT_RT_TIMER_COUNT; t++)
+        c->timer_entry[t] = blob_vaddr + rt->hdr->timer_offset[t];
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -269,6 +281,39 @@ static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out
     }
 }
 
+uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < 2 * n; i++) {
+        uint64_t v = i % 2 ? loops[i / 2] : procs[i / 2];
+        for (int b = 0; b < 8; b++) {
+            h ^= (v >> (8 * b)) & 0xff;
+            h *= 0x100000001b3ull;
+        }
+    }
+    return h;
+}
+
+/* The (procedure entry, loop header) pair of timed object o. */
+static void timed_pair(const rw_code *c, uint32_t o, uint64_t *proc, uint64_t *loop)
+{
+    const mt_procedure *p = &c->prog->procs[c->timed[o].proc];
+    *proc = p->entry;
+    *loop = c->timed[o].loop == MT_NONE ? 0 : p->blocks[p->loops[c->timed[o].loop].header].start;
+}
+
+static uint64_t timers_id(const rw_code *c)
+{
+    uint64_t *procs = mt_xmalloc((c->ntimed + 1) * sizeof *procs);
+    uint64_t *loops = mt_xmalloc((c->ntimed + 1) * sizeof *loops);
+    for (uint32_t o = 0; o < c->ntimed; o++)
+        timed_pair(c, o, &procs[o], &loops[o]);
+    uint64_t id = mt_timer_set_id(procs, loops, c->ntimed);
+    free(procs);
+    free(loops);
+    return id;
+}
+
 static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, const rw_code *c,
                         const rw_input *in, const mt_rewrite_options *opt, const uint8_t hash[32])
 {
@@ -283,6 +328,8 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.ncounters = c->ncounters;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
+    params.ntimers = c->ntimed;
+    params.timers_id = timers_id(c);
     memcpy(params.binary_hash, hash, 32);
     snprintf(params.default_dir, sizeof params.default_dir, "%s", opt->profile_dir);
     snprintf(params.program_name, sizeof params.program_name, "%s", opt->program_name);
@@ -327,12 +374,23 @@ static void pad_to(rw_buf *b, uint64_t len)
 static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
 {
     rw_buf_align(file, 8, 0);
-    map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters, .version = 1,
-                     .magic = MAP_MAGIC};
+    map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters,
+                     .version = c->ntimed ? 2 : 1, .magic = c->ntimed ? MAP2_MAGIC : MAP_MAGIC};
     memcpy(t.binary_hash, hash, 32);
     for (uint32_t i = 0; i < c->ncounters; i++)
         rw_buf_u64(file, c->counter_addrs[i]);
-    rw_buf_put(file, &t, sizeof t);
+    if (!c->ntimed) {
+        rw_buf_put(file, &t, sizeof t);
+        return;
+    }
+    for (uint32_t i = 0; i < c->ntimed; i++) {
+        uint64_t proc, loop;
+        timed_pair(c, i, &proc, &loop);
+        rw_buf_u64(file, proc);
+        rw_buf_u64(file, loop);
+    }
+    map2_trailer t2 = {.ntimers = c->ntimed, .v1 = t};
+    rw_buf_put(file, &t2, sizeof t2);
 }
 
 static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
@@ -414,6 +472,19 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     return 0;
 }
 
+/* Objects whose procedure was relocated: their edges carry timer events. */
+static uint32_t count_timed(const rw_code *c)
+{
+    uint32_t n = 0;
+    for (uint32_t o = 0; o < c->ntimed; o++)
+        for (size_t i = 0; i < c->nprocs; i++)
+            if (c->procs[i].proc == c->timed[o].proc) {
+                n++;
+                break;
+            }
+    return n;
+}
+
 int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rewrite_options *opt,
                       mt_rewrite_report *report, mt_error *err)
 {
@@ -442,13 +513,18 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         goto out_input;
     c.loop_registers = !opt->no_loop_registers;
     find_wrapped_callees(&c, &rt);
+    rw_timers_init(&c, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, report);
+    report->ntimed = count_timed(&c);
     if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&
         write_output(out_path, (st.st_mode & 07777) | 0100, &file, err) == 0)
         rc = 0;
     report->nprobes_saving_flags = c.nprobes_saving_flags;
     report->nloop_registers = c.nloop_registers;
     report->nwrapped_calls = c.nwrapped_calls;
+    report->ntimer_events = c.nevents_placed;
+    report->ntimer_events_saving_flags = c.nevents_saving_flags;
+    report->ntrampolines = (uint32_t)c.ntramps;
     rw_buf_free(&file);
     rw_code_free(&c);
 out_input:
@@ -479,15 +555,35 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         goto out;
     }
     memcpy(&t, in.data + in.size - sizeof t, sizeof t);
-    if (t.magic != MAP_MAGIC || t.version != 1 || t.map_offset > in.size - sizeof t ||
-        (in.size - sizeof t - t.map_offset) / 8 != t.ncounters) {
+    map2_trailer t2 = {0};
+    size_t tail = sizeof t;
+    if (t.magic == MAP2_MAGIC && t.version == 2 && in.size >= sizeof t2) {
+        memcpy(&t2, in.data + in.size - sizeof t2, sizeof t2);
+        tail = sizeof t2;
+    }
+    uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers;
+    if ((t.magic != MAP_MAGIC || t.version != 1) && tail != sizeof t2) {
         mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
+        goto out;
+    }
+    if (t.map_offset > in.size - tail || (in.size - tail - t.map_offset) % 8 ||
+        (in.size - tail - t.map_offset) / 8 != words) {
+        mt_error_set(err, "%s: corrupt mtool counter map", path);
         goto out;
     }
     memcpy(map->binary_hash, t.binary_hash, 32);
     map->ncounters = t.ncounters;
     map->addrs = mt_xmalloc((size_t)t.ncounters * 8 + 1);
     memcpy(map->addrs, in.data + t.map_offset, (size_t)t.ncounters * 8);
+    map->ntimers = t2.ntimers;
+    map->timer_procs = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
+    map->timer_loops = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
+    const uint8_t *pairs = in.data + t.map_offset + (size_t)t.ncounters * 8;
+    for (uint32_t i = 0; i < t2.ntimers; i++) {
+        memcpy(&map->timer_procs[i], pairs + 16 * (size_t)i, 8);
+        memcpy(&map->timer_loops[i], pairs + 16 * (size_t)i + 8, 8);
+    }
+    map->timers_id = mt_timer_set_id(map->timer_procs, map->timer_loops, map->ntimers);
     rc = 0;
 out:
     rw_input_close(&in);
@@ -497,5 +593,7 @@ out:
 void mt_counter_map_free(mt_counter_map *map)
 {
     free(map->addrs);
+    free(map->timer_procs);
+    free(map->timer_loops);
     memset(map, 0, sizeof *map);
 }

@@ -8,7 +8,10 @@
  * (timer/timer.h) is embedded and runs before the program's own entry.
  *
  * Pass 1 instrumentation is one counter per block: `incq %gs:slot+8*i`,
- * counting executions of the block's first instruction. */
+ * counting executions of the block's first instruction.  Pass 2 adds TSC
+ * timers on the entry and exit edges of the m-objects in
+ * mt_rewrite_options.timed (rewriter/timers.c, timer/probes.S); blocks keep
+ * their counters. */
 #ifndef MTOOL_REWRITER_H
 #define MTOOL_REWRITER_H
 
@@ -17,11 +20,27 @@
 
 #include "../analyzer/analyzer.h"
 
+/* An m-object to time in pass 2: a procedure (loop == MT_NONE) or one of
+ * its natural loops (an index in prog->procs[proc].loops).  Its position in
+ * the list given to the rewriter is its record index in profiles. */
+typedef struct mt_timed_object {
+    uint32_t proc;
+    uint32_t loop;
+} mt_timed_object;
+
 typedef struct {
     const char *profile_dir;   /* absolute default for $MTOOL_OUT */
     const char *program_name;  /* prefix of profile file names */
     bool no_loop_registers;    /* every probe increments memory (for comparisons) */
+    const mt_timed_object *timed; /* pass 2: objects timed on their entry and exit edges */
+    uint32_t ntimed;
 } mt_rewrite_options;
+
+/* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that
+ * block address) or "NAME:K" (its loop K, in the analyzer's order: parents
+ * before children).  -1 with err naming the problem. */
+int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
+                          mt_error *err);
 
 /* Why a procedure was not instrumented. */
 typedef struct {
@@ -41,6 +60,10 @@ typedef struct {
     uint32_t nfdes;               /* unwind entries written for relocated code */
     mt_rewrite_skip *skipped;
     uint32_t nskipped;
+    uint32_t ntimed;              /* objects given that are timed (their procedure relocated) */
+    uint32_t ntimer_events;       /* start/stop events inserted on edges */
+    uint32_t ntimer_events_saving_flags; /* ... where flags are live */
+    uint32_t ntrampolines;        /* taken-branch and jump-table edges given code */
     uint8_t binary_hash[32];      /* SHA-256 of the input file */
 } mt_rewrite_report;
 
@@ -55,7 +78,15 @@ typedef struct {
     uint8_t binary_hash[32];
     uint32_t ncounters;
     uint64_t *addrs;
+    uint32_t ntimers;          /* timed objects: record i times ... */
+    uint64_t *timer_procs;     /* ... the procedure entered at timer_procs[i], */
+    uint64_t *timer_loops;     /* ... its loop headed at timer_loops[i], or 0 */
+    uint64_t timers_id;        /* mt_timer_set_id of those pairs (profiles carry it) */
 } mt_counter_map;
+
+/* FNV-1a over the (procedure entry, loop header or 0) pairs of a timed
+ * object list: profiles of copies timing other objects are not merged. */
+uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t n);
 
 int mt_counter_map_read(const char *instrumented_path, mt_counter_map *map, mt_error *err);
 void mt_counter_map_free(mt_counter_map *map);

@@ -572,7 +572,9 @@ static uint64_t *move_landing_pads(unwind_ctx *u, const lsda_info *l, const part
         if (!s->lp || !in_part(s, pt->lo, pt->hi))
             continue;
         const rw_moved *pm = range_of(u, s->lp);
-        new_lp[i] = pm ? rw_moved_lookup(pm, s->lp) : 0;
+        new_lp[i] = rw_moved_landing_pad(pt->m, s->start, s->len, s->lp);
+        if (!new_lp[i])
+            new_lp[i] = pm ? rw_moved_lookup(pm, s->lp) : 0;
         if (!new_lp[i]) {
             mt_error_set(u->err, "%s: procedure at 0x%llx: landing pad 0x%llx not relocated",
                          u->in->path, (unsigned long long)pt->m->old_start,

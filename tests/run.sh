@@ -89,6 +89,11 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 
+# Pass-2 timers: every relocatable object of a few samples timed at once
+# (behavior, entries against callgrind's edge counts, nesting), longjmp,
+# exceptions, recursion, live flags, jump tables.
+run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES"
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
 

@@ -18,6 +18,8 @@ mt_blob_start:
     .long mt_data_start               /* data_offset */
 #define MT_RT_WRAP_OFFSET(id, name) .long mt_wrap_##id;
     MT_RT_WRAPPERS(MT_RT_WRAP_OFFSET)
+#define MT_RT_TIMER_OFFSET(id, name) .long mt_timer_##name;
+    MT_RT_TIMER_ENTRIES(MT_RT_TIMER_OFFSET)
 
 /* The new e_entry.  The kernel left argc/argv/envp/auxv at %rsp and, for a
  * dynamically linked program, the dynamic loader put its finalizer in %rdx:

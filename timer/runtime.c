@@ -216,6 +216,92 @@ static uint64_t rdtsc(void)
     return (uint64_t)hi << 32 | lo;
 }
 
+/* ---- pass-2 timers: slot state and the rare paths of probes.S ------------- */
+
+static mt_timer_frame *timer_frame(mt_slot_header *s, uint64_t offset)
+{
+    return (mt_timer_frame *)((uintptr_t)s + offset);
+}
+
+static mt_timer_record *timer_record(mt_slot_header *s, uint64_t offset)
+{
+    return (mt_timer_record *)((uintptr_t)s + offset);
+}
+
+/* An empty timer stack: the sentinel frame only, no object active.  A
+ * reused slot forgets what its dead thread left open (its counts and
+ * totals stay). */
+static void timers_reset(mt_slot_header *s)
+{
+    uint64_t frames = MT_SLOT_FRAMES_OFFSET(mt_params.ncounters, mt_params.ntimers);
+    mt_timer_frame *sentinel = timer_frame(s, frames);
+    sentinel->rsp = ~(uint64_t)0;
+    sentinel->record = 0;
+    sentinel->outside_t0 = 0;
+    for (uint32_t k = 0; k < mt_params.ntimers; k++)
+        timer_record(s, MT_SLOT_RECORDS_OFFSET(mt_params.ncounters) + (uint64_t)k * MT_REC_SIZE)
+            ->depth = 0;
+    s->self = (uint64_t)(uintptr_t)s;
+    s->timer_top = frames;
+}
+
+static mt_slot_header *current_slot(void)
+{
+    uint64_t self;
+    __asm__ volatile("mov %%gs:%c1, %0" : "=r"(self) : "i"(MT_SLOT_SELF));
+    return (mt_slot_header *)(uintptr_t)self;
+}
+
+/* Pops the top frame at time `now` as probes.S's stop does, counting it as
+ * a non-local exit. */
+static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
+{
+    mt_timer_frame *f = timer_frame(s, s->timer_top), *parent = f - 1;
+    mt_timer_record *r = timer_record(s, f->record);
+    uint64_t elapsed = now - f->t0;
+    r->inclusive += elapsed;
+    r->exclusive += elapsed - f->child;
+    r->outside += f->outside;
+    r->nonlocal_exits++;
+    r->depth = 0;
+    parent->child += elapsed;
+    parent->outside += f->outside;
+    if (parent->outside_t0 == MT_OUTSIDE_PAUSED)
+        parent->outside_t0 = now;
+    s->timer_top -= MT_FRAME_SIZE;
+}
+
+/* Called by a start event at %rsp `threshold` (plus one for procedures)
+ * when the top frame's %rsp is below it: that frame's procedure was left
+ * by longjmp or an exception.  Closes every such frame; returns the new top. */
+HIDDEN uint64_t mt_timer_unwind(uint64_t threshold)
+{
+    mt_slot_header *s = current_slot();
+    uint64_t now = rdtsc();
+    while (timer_frame(s, s->timer_top)->rsp < threshold)
+        close_top_nonlocal(s, now);
+    return s->timer_top;
+}
+
+/* Called by a stop event of `record` whose frame is not on top: the frames
+ * above it were left without their exit edge (an exception or longjmp that
+ * stayed inside this object).  Closes them; returns the offset of the
+ * object's own frame, now on top, or 0 when it has none. */
+HIDDEN uint64_t mt_timer_close_above(uint64_t record)
+{
+    mt_slot_header *s = current_slot();
+    uint64_t frames = MT_SLOT_FRAMES_OFFSET(mt_params.ncounters, mt_params.ntimers);
+    uint64_t at = s->timer_top;
+    while (at > frames && timer_frame(s, at)->record != record)
+        at -= MT_FRAME_SIZE;
+    if (at == frames)
+        return 0;
+    uint64_t now = rdtsc();
+    while (s->timer_top > at)
+        close_top_nonlocal(s, now);
+    return at;
+}
+
 /* ---- the profile file ----------------------------------------------------- */
 
 static const char *env_value(char **envp, const char *name)
@@ -288,6 +374,8 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
     h->version = MT_PROFILE_VERSION;
     h->header_size = MT_PROFILE_HEADER_SIZE;
     h->ncounters = mt_params.ncounters;
+    h->ntimers = mt_params.ntimers;
+    h->timers_id = mt_params.timers_id;
     h->nslots = 1;
     h->nthreads = 1;
     h->capacity = capacity;
@@ -403,6 +491,7 @@ static mt_slot_header *map_slot(uint32_t index, void *at)
         return NULL;
     mt_slot_header *sh = (mt_slot_header *)r;
     sh->magic = MT_SLOT_MAGIC;
+    timers_reset(sh);
     __atomic_store_n(&sh->tid, (int32_t)sys3(SYS_GETTID, 0, 0, 0), __ATOMIC_RELEASE);
     return sh;
 }
@@ -435,8 +524,10 @@ static mt_slot_header *reuse_slot(int32_t tid)
         int32_t owner = s ? __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) : 0;
         if (owner > 0 && sys3(SYS_TGKILL, pid, owner, 0) == -ESRCH_ &&
             __atomic_compare_exchange_n(&s->tid, &owner, tid, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED))
+                                        __ATOMIC_RELAXED)) {
+            timers_reset(s);
             return s;
+        }
     }
     return NULL;
 }
@@ -532,7 +623,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
     find_wrap_callees();
-    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters);
+    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers);
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
     char **e = envp;

@@ -23,7 +23,42 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 1
+#define MT_RT_VERSION 2
+
+/* Pass-2 timer entry points of the runtime (timer/probes.S), called from
+ * code the rewriter inserts on CFG edges.  X(ID, symbol suffix). */
+#define MT_RT_TIMER_ENTRIES(X)                                      \
+    X(START_PROC, start_proc) /* at entries: flags dead (the ABI) */  \
+    X(START_LOOP, start_loop)                                       \
+    X(START_LOOP_FLAGS, start_loop_flags)                           \
+    X(STOP, stop)                                                   \
+    X(STOP_FLAGS, stop_flags)                                       \
+    X(OUTSIDE_ENTER, outside_enter)                                 \
+    X(OUTSIDE_EXIT, outside_exit)
+
+/* Byte offsets of the timer fields in a slot (also used by probes.S).
+ * Slot header: */
+#define MT_SLOT_TIMER_TOP 8       /* uint64_t: slot offset of the top timer frame */
+#define MT_SLOT_SELF 24           /* uint64_t: the slot's own address (for C code) */
+/* Timer frame (one per active m-object, innermost on top): */
+#define MT_FRAME_RSP 0
+#define MT_FRAME_T0 8
+#define MT_FRAME_CHILD 16
+#define MT_FRAME_OUTSIDE 24
+#define MT_FRAME_RECORD 32
+#define MT_FRAME_OUTSIDE_T0 40    /* TSC when its current outside call began, 0 = none,
+                                     MT_OUTSIDE_PAUSED while a callback's object runs */
+#define MT_FRAME_SIZE 48
+#define MT_OUTSIDE_PAUSED 1
+/* Timer record (one per m-object): */
+#define MT_REC_ENTRIES 0
+#define MT_REC_RECURSIVE 8
+#define MT_REC_INCLUSIVE 16
+#define MT_REC_EXCLUSIVE 24
+#define MT_REC_OUTSIDE 32
+#define MT_REC_NONLOCAL 40
+#define MT_REC_DEPTH 48
+#define MT_REC_SIZE 64
 
 /* Functions whose call sites in instrumented code the rewriter redirects to
  * a runtime wrapper with the same signature.  X(ID, "symbol name"). */
@@ -52,6 +87,13 @@ enum {
     MT_RT_WRAP_COUNT
 };
 
+enum {
+#define MT_RT_TIMER_ENUM(id, name) MT_RT_TIMER_##id,
+    MT_RT_TIMER_ENTRIES(MT_RT_TIMER_ENUM)
+#undef MT_RT_TIMER_ENUM
+    MT_RT_TIMER_COUNT
+};
+
 /* At offset 0 of the blob.  Offsets are from the blob's start. */
 typedef struct {
     uint64_t magic;                 /* MT_RT_MAGIC */
@@ -63,6 +105,7 @@ typedef struct {
     uint32_t data_offset;           /* page-aligned start of writable data: bytes
                                        before it are mapped R+X, from it on R+W */
     uint32_t wrapper_offset[MT_RT_WRAP_COUNT];
+    uint32_t timer_offset[MT_RT_TIMER_COUNT];
 } mt_rt_header;
 
 #define MT_RT_DIR_MAX 1024
@@ -82,7 +125,8 @@ typedef struct {
     char program_name[MT_RT_NAME_MAX]; /* file-name prefix of profiles */
     uint64_t patches_vaddr;         /* mt_rt_patch[npatches], sorted by vaddr */
     uint32_t npatches;
-    uint32_t reserved2;
+    uint32_t ntimers;               /* timed m-objects (pass 2): records per slot */
+    uint64_t timers_id;             /* identity of the timed object list (mt_timer_set_id) */
     /* Callees reached through a GOT slot (-fno-plt): the slot's address; the
      * real callee is read from it at start-up, once the loader filled it. */
     uint64_t wrap_got[MT_RT_WRAP_COUNT];
@@ -104,14 +148,24 @@ typedef struct {
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
- * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters) bytes:
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers) bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
- * Only slots below `nslots` are meaningful.  The file may be longer (sparse). */
+ *     [mt_timer_record records[ntimers]][mt_timer_frame frames[ntimers + 1]]
+ * Only slots below `nslots` are meaningful.  The file may be longer (sparse).
+ *
+ * Timers (pass 2).  Each thread keeps a stack of frames, one per active
+ * m-object (frames[0] is a sentinel whose rsp is UINT64_MAX); a recursive
+ * entry of an active object only counts depth.  Version 1 files have no
+ * timers (ntimers reads as 0 from the header's zero padding). */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 1
+#define MT_PROFILE_VERSION 2
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
-#define MT_SLOT_SIZE(n) ((((uint64_t)(n) * 8u + MT_SLOT_COUNTERS_OFFSET) + 4095u) & ~(uint64_t)4095u)
+#define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
+#define MT_SLOT_FRAMES_OFFSET(n, t) (MT_SLOT_RECORDS_OFFSET(n) + (uint64_t)(t) * MT_REC_SIZE)
+#define MT_SLOT_SIZE(n, t)                                                                   \
+    ((MT_SLOT_FRAMES_OFFSET(n, t) + ((uint64_t)(t) + 1u) * MT_FRAME_SIZE + 4095u) &          \
+     ~(uint64_t)4095u)
 
 enum {
     MT_PROFILE_FORKED = 1u << 0,   /* written by a fork child (counts since the fork) */
@@ -133,12 +187,40 @@ typedef struct {
     char args[2048];                /* argv joined by spaces, truncated */
     uint32_t nthreads;              /* threads that attached: slots of exited threads are
                                        reused, so there may be more threads than slots */
+    uint32_t ntimers;               /* timer records per slot (version 2) */
+    uint64_t timers_id;             /* which objects they time (mt_rt_params) */
 } mt_profile_header;
 
 typedef struct {
     uint32_t magic;                 /* MT_SLOT_MAGIC */
     int32_t tid;                    /* the thread that owns the slot (or last owned it) */
+    uint64_t timer_top;             /* MT_SLOT_TIMER_TOP */
+    uint64_t reserved;
+    uint64_t self;                  /* MT_SLOT_SELF */
 } mt_slot_header;
+
+/* Per thread and m-object; TSC ticks.  Entries count outermost entries
+ * (a recursive entry of an active object counts in `recursive`). */
+typedef struct {
+    uint64_t entries, recursive;
+    uint64_t inclusive;             /* ticks from outermost entry to its exit */
+    uint64_t exclusive;             /* inclusive minus time in nested timed objects */
+    uint64_t outside;               /* inclusive ticks spent in calls to uninstrumented
+                                       code (PLT calls): never memory overhead */
+    uint64_t nonlocal_exits;        /* closed because their frame was unwound (longjmp,
+                                       exceptions) or left under an inner active object */
+    uint64_t depth;                 /* active instances (runtime state) */
+    uint64_t reserved;
+} mt_timer_record;
+
+typedef struct {
+    uint64_t rsp;                   /* %rsp at the entry event */
+    uint64_t t0;                    /* TSC at entry */
+    uint64_t child;                 /* ticks of nested timed objects */
+    uint64_t outside;               /* ticks in outside calls while on top (inclusive) */
+    uint64_t record;                /* slot offset of its mt_timer_record */
+    uint64_t outside_t0;            /* MT_FRAME_OUTSIDE_T0 */
+} mt_timer_frame;
 #define MT_SLOT_MAGIC 0x544f4c53u /* "SLOT" */
 
 /* The runtime blob, linked into mtool (build/timer/runtime_blob.o). */

@@ -1,5 +1,6 @@
-/* ui/cmd_instrument.c — `mtool instrument --counts BIN -o OUT`: a drop-in
- * replacement of BIN that counts every block of its instrumented procedures. */
+/* ui/cmd_instrument.c — `mtool instrument --counts [--time OBJECT]... BIN -o OUT`:
+ * a drop-in replacement of BIN that counts every block of its instrumented
+ * procedures and times the m-objects named. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <libgen.h>
@@ -11,7 +12,7 @@
 #include "ui.h"
 
 const char mt_instrument_usage[] =
-    "usage: mtool instrument --counts BIN -o OUT [options]\n"
+    "usage: mtool instrument --counts [--time OBJECT]... BIN -o OUT [options]\n"
     "\n"
     "Writes OUT, a drop-in replacement of the executable BIN that counts how often\n"
     "every block of its instrumented procedures runs.  Procedures whose control flow\n"
@@ -21,7 +22,13 @@ const char mt_instrument_usage[] =
     "(<name>.<pid>.<id>.mtp) into $MTOOL_OUT, or the default directory below.\n"
     "\n"
     "options:\n"
-    "  --counts            block counters (pass 1; the only mode so far)\n"
+    "  --counts            block counters (pass 1; always on)\n"
+    "  --time OBJECT       also time OBJECT with TSC timers on its entry and exit\n"
+    "                      edges (pass 2; repeatable): NAME (a procedure), NAME@0xADDR\n"
+    "                      (its loop whose header block starts at ADDR) or NAME:K\n"
+    "                      (its loop K, numbered as in 'mtool analyze --loops');\n"
+    "                      profiles then hold per object: entries, inclusive,\n"
+    "                      exclusive and outside-call TSC ticks, non-local exits\n"
     "  -o OUT              the instrumented executable (written atomically)\n"
     "  --profile-dir DIR   default profile directory (default: OUT.profiles)\n"
     "  --no-loop-registers count blocks that loop on themselves in memory too\n"
@@ -31,6 +38,8 @@ const char mt_instrument_usage[] =
 typedef struct {
     const char *bin, *out, *profile_dir;
     bool counts, verbose, no_loop_registers;
+    const char **time_specs;
+    size_t ntime_specs, cap_time_specs;
 } instrument_args;
 
 static int parse_args(int argc, char **argv, instrument_args *a)
@@ -48,18 +57,25 @@ static int parse_args(int argc, char **argv, instrument_args *a)
             a->out = argv[++i];
         else if (strcmp(s, "--profile-dir") == 0 && i + 1 < argc)
             a->profile_dir = argv[++i];
+        else if (strcmp(s, "--time") == 0 && i + 1 < argc) {
+            const char *spec = argv[++i];
+            MT_PUSH(a->time_specs, a->ntime_specs, a->cap_time_specs, spec);
+        }
         else if (s[0] == '-' && s[1]) {
             mt_ui_error("instrument: unknown or incomplete option '%s'; see 'mtool help instrument'", s);
+            free(a->time_specs);
             return 2;
         } else if (!a->bin)
             a->bin = s;
         else {
             mt_ui_error("instrument: more than one binary given ('%s', '%s')", a->bin, s);
+            free(a->time_specs);
             return 2;
         }
     }
     if (!a->bin || !a->out || !a->counts) {
         mt_ui_error("instrument: need --counts, BIN and -o OUT; see 'mtool help instrument'");
+        free(a->time_specs);
         return 2;
     }
     return 0;
@@ -97,6 +113,42 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
                 r->skipped[i].reason);
     if (shown < r->nskipped)
         fprintf(fp, "  ... and %u more (-v lists them all)\n", r->nskipped - shown);
+    if (r->ntimed || r->ntimer_events)
+        fprintf(fp, "  timed %u m-objects: %u start/stop events on edges (%u save flags), %u trampolines\n",
+                r->ntimed, r->ntimer_events, r->ntimer_events_saving_flags, r->ntrampolines);
+}
+
+/* Objects named by --time whose procedure could not be relocated. */
+static void print_untimed(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
+                          const instrument_args *a)
+{
+    for (size_t i = 0; i < a->ntime_specs; i++) {
+        mt_timed_object o;
+        mt_error err;
+        if (mt_timed_object_parse(prog, a->time_specs[i], &o, &err) != 0)
+            continue;
+        for (uint32_t k = 0; k < r->nskipped; k++)
+            if (r->skipped[k].proc == o.proc)
+                fprintf(fp, "  not timed: %s: %s\n", a->time_specs[i], r->skipped[k].reason);
+    }
+}
+
+/* The objects named by --time: -1 after one error line. */
+static int parse_objects(const mt_program *prog, const instrument_args *a, mt_timed_object *objs)
+{
+    for (size_t i = 0; i < a->ntime_specs; i++) {
+        mt_error err;
+        if (mt_timed_object_parse(prog, a->time_specs[i], &objs[i], &err) != 0) {
+            mt_ui_error("instrument: --time %s", err.msg);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (objs[j].proc == objs[i].proc && objs[j].loop == objs[i].loop) {
+                mt_ui_error("instrument: --time %s: named twice", a->time_specs[i]);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 int mt_cmd_instrument(int argc, char **argv)
@@ -121,22 +173,30 @@ int mt_cmd_instrument(int argc, char **argv)
     mt_error err;
     rc = 1;
     mt_program *prog = NULL;
+    mt_timed_object *objs = mt_xcalloc(a.ntime_specs + 1, sizeof *objs);
+    ro.timed = objs;
+    ro.ntimed = (uint32_t)a.ntime_specs;
     if (!dir)
         mt_ui_error("%s: the profile directory's parent does not exist", a.profile_dir);
     else if (!(prog = mt_analyze(a.bin, &opt, &err)))
         mt_ui_error("%s", err.msg);
+    else if (parse_objects(prog, &a, objs) != 0)
+        rc = 1;
     else {
         mt_rewrite_report report;
         if (mt_rewrite_counts(prog, a.out, &ro, &report, &err) != 0)
             mt_ui_error("%s", err.msg);
         else {
             mt_print_rewrite_report(stderr, prog, &report, a.verbose);
+            print_untimed(stderr, prog, &report, &a);
             fprintf(stderr, "wrote %s; profiles go to $MTOOL_OUT or %s\n", a.out, dir);
             rc = 0;
         }
         mt_rewrite_report_free(&report);
     }
     mt_program_free(prog);
+    free(objs);
+    free(a.time_specs);
     free(name_copy);
     free(dir);
     free(out_abs);

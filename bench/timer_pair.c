@@ -1,0 +1,97 @@
+/* timer_pair.c — the cost of one pass-2 timer start/stop pair, for
+ * bench/timers.sh.  Prints, per line, "NAME TICKS_PER_ITERATION" (median
+ * of 9 repetitions of N iterations, TSC ticks):
+ *   call      a loop calling `timed`, a small procedure: run natively, with
+ *             block counters, and with `timed` also timed, the difference
+ *             between the last two is one start/stop pair;
+ *   rdtsc2    two dependent-free `rdtsc` per iteration: the floor of a pair
+ *             of plain reads (what the runtime uses);
+ *   lfence2   two `lfence; rdtsc`: the floor of serialized reads;
+ *   cycle     one dependent `add` (one core cycle) per iteration: ticks per
+ *             core cycle in this very run, to convert ticks to cycles. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#define NOINLINE __attribute__((noinline))
+#define N 2000000L
+#define REPS 15
+
+volatile long sink;
+
+NOINLINE void timed(long i)
+{
+    sink += i; /* an entry block long enough for the entry jump */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double minimum(double *v)
+{
+    qsort(v, REPS, sizeof *v, cmp_double);
+    return v[0];
+}
+
+NOINLINE static double calls(void)
+{
+    unsigned long long t0 = __rdtsc();
+    for (long i = 0; i < N; i++)
+        timed(i);
+    return (double)(__rdtsc() - t0) / N;
+}
+
+NOINLINE static double rdtsc2(void)
+{
+    unsigned long long t0 = __rdtsc(), s = 0;
+    for (long i = 0; i < N; i++) {
+        s += __rdtsc();
+        s += __rdtsc();
+    }
+    sink = (long)s;
+    return (double)(__rdtsc() - t0) / N;
+}
+
+NOINLINE static double lfence2(void)
+{
+    unsigned long long t0 = __rdtsc(), s = 0;
+    for (long i = 0; i < N; i++) {
+        _mm_lfence();
+        s += __rdtsc();
+        _mm_lfence();
+        s += __rdtsc();
+    }
+    sink = (long)s;
+    return (double)(__rdtsc() - t0) / N;
+}
+
+NOINLINE static double cycle(void)
+{
+    unsigned long long t0 = __rdtsc();
+    long x = 0;
+    for (long i = 0; i < N; i++)
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(x));
+    sink = x;
+    return (double)(__rdtsc() - t0) / (8.0 * N);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct { const char *name; double (*fn)(void); } runs[] = {
+        {"call", calls}, {"rdtsc2", rdtsc2}, {"lfence2", lfence2}, {"cycle", cycle}};
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+        if (argc > 1 && strcmp(argv[1], runs[r].name) != 0)
+            continue;
+        double v[REPS];
+        for (int k = 0; k < REPS; k++)
+            v[k] = runs[r].fn();
+        printf("%s %.2f\n", runs[r].name, minimum(v));
+    }
+    return 0;
+}

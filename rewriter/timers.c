@@ -1,0 +1,617 @@
+/* rewriter/timers.c — pass 2: timer events inserted on CFG edges of
+ * relocated procedures (runtime side in timer/probes.S).
+ *
+ * A timed m-object is a procedure or a natural loop.  Its start events go
+ * on its entry edges (a procedure's entry: the copy's first bytes, which
+ * external callers reach and the procedure's own branches skip; a loop:
+ * its entry edges, plus the procedure's entry when the header is block 0),
+ * its stop events on its exit edges (returns and tail calls, also those of
+ * its split parts such as foo.cold, which run as part of it; for loops
+ * every edge leaving the body, except into a split part, which may jump
+ * back).  Frames left by unwinding further out are closed by the runtime
+ * (probes.S).
+ *
+ * Where an edge's code goes:
+ *   fall-through, conditional fall-through, call return  after the source's
+ *       last instruction (before its jump to a non-adjacent successor);
+ *   unconditional jump, return, tail call  before the last instruction;
+ *   conditional taken edge (also a conditional tail call)  a trampoline:
+ *       the branch goes to it, it ends with `jmp` to the target's copy;
+ *   jump-table edge  a trampoline per target, the cloned table's entries
+ *       lead to it;
+ *   exception edge leaving a loop  a trampoline the call site's landing
+ *       pad is moved to in the rewritten LSDA (unwind.c); not when the pad
+ *       leads back into the loop (through foo.cold, typically).
+ * On one edge, stops run innermost first, then starts outermost first.
+ *
+ * Calls to PLT stubs in procedures reachable from a timed object are
+ * bracketed with outside_enter/exit: their time is accounted separately.
+ *
+ * Each timer event is 23 bytes: `lea -128(%rsp),%rsp; push $RECORD; call
+ * ENTRY; lea 128(%rsp),%rsp`, with the *_flags entry where liveness says a
+ * flag is live at the edge's destination (never at entries, returns, tail
+ * calls: the ABI).  Outside brackets are a bare `call` (5 bytes): a call
+ * site has dead flags and a free red zone. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rewriter.h"
+
+#define EVENT_LEN 23
+#define CALL_LEN 5
+
+static size_t event_len(uint8_t kind)
+{
+    return kind == RW_EV_OUTSIDE_ENTER || kind == RW_EV_OUTSIDE_EXIT ? CALL_LEN : EVENT_LEN;
+}
+
+/* Appends a snip of events ev[0..n), returns its index (0 when n == 0). */
+static uint32_t add_snip(rw_code *c, const rw_event *ev, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    if (c->nsnips == 0) {
+        rw_snip none = {0};
+        MT_PUSH(c->snips, c->nsnips, c->cap_snips, none);
+    }
+    rw_snip s = {.first = (uint32_t)c->nevents, .n = n};
+    for (uint32_t k = 0; k < n; k++) {
+        MT_PUSH(c->events, c->nevents, c->cap_events, ev[k]);
+        s.len += (uint32_t)event_len(ev[k].kind);
+    }
+    MT_PUSH(c->snips, c->nsnips, c->cap_snips, s);
+    return (uint32_t)c->nsnips - 1;
+}
+
+/* One event waiting for its edge; `order` sorts an edge's events. */
+typedef struct {
+    uint32_t edge;
+    uint32_t order;
+    rw_event ev;
+} pending;
+
+static int cmp_pending(const void *a, const void *b)
+{
+    const pending *x = a, *y = b;
+    if (x->edge != y->edge)
+        return x->edge < y->edge ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Stops innermost first (depth 0 is the procedure), then starts outermost first. */
+static uint32_t event_order(uint8_t kind, uint32_t depth)
+{
+    return kind == RW_EV_STOP ? 1000000u - depth : 2000000u + depth;
+}
+
+/* The procedure a split part (foo.cold) belongs to, or the procedure itself. */
+static uint32_t family(const mt_program *prog, uint32_t pi)
+{
+    return prog->procs[pi].parent != MT_NONE ? prog->procs[pi].parent : pi;
+}
+
+/* An edge that leaves procedure `pi` for good: not a call's return, not an
+ * exception, and not a jump between foo and foo.cold, which run as one
+ * procedure (a cold landing pad often jumps back into foo's loop). */
+static bool leaves_procedure(const mt_program *prog, uint32_t pi, const mt_edge *e)
+{
+    if (e->dst != MT_NONE || e->kind == MT_EDGE_EXCEPTION || e->kind == MT_EDGE_CALL_RETURN)
+        return false;
+    if (e->kind == MT_EDGE_RETURN || e->target == 0)
+        return true;
+    uint32_t q = mt_procedure_at(prog, e->target);
+    return q == MT_NONE || family(prog, q) != family(prog, pi) ||
+           (e->kind == MT_EDGE_TAIL_CALL && prog->procs[q].entry == e->target &&
+            prog->procs[q].parent == MT_NONE);
+}
+
+/* Block of procedure q starting at `addr`, or MT_NONE. */
+static uint32_t block_at(const mt_procedure *q, uint64_t addr)
+{
+    uint32_t lo = 0, hi = q->nblocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (q->blocks[mid].start < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < q->nblocks && q->blocks[lo].start == addr ? lo : MT_NONE;
+}
+
+/* Whether control can come back into loop `l` of procedure `pi` from its
+ * block `from` (a landing pad outside the loop), following edges through
+ * the procedure and its split parts: gcc's landing pads often jump to
+ * foo.cold, which may jump back into the loop.  Unknown targets count as
+ * coming back (the loop then stays active: closed later, as non-local). */
+static bool comes_back(const mt_program *prog, uint32_t pi, const mt_loop *l, uint32_t from)
+{
+    typedef struct { uint32_t proc, block; } at;
+    at *stack = NULL;
+    size_t n = 0, cap = 0, nseen = 0, cap_seen = 0;
+    at *seen = NULL;
+    at start = {pi, from};
+    MT_PUSH(stack, n, cap, start);
+    bool back = from == MT_NONE;
+    while (n && !back) {
+        at cur = stack[--n];
+        bool dup = false;
+        for (size_t k = 0; k < nseen && !dup; k++)
+            dup = seen[k].proc == cur.proc && seen[k].block == cur.block;
+        if (dup)
+            continue;
+        MT_PUSH(seen, nseen, cap_seen, cur);
+        for (uint32_t k = 0; k < l->nblocks && cur.proc == pi && !back; k++)
+            back = l->blocks[k] == cur.block;
+        if (back)
+            break;
+        const mt_procedure *q = &prog->procs[cur.proc];
+        const mt_block *b = &q->blocks[cur.block];
+        for (uint32_t e = b->first_succ; e < b->first_succ + b->nsucc; e++) {
+            const mt_edge *edge = &q->edges[e];
+            if (edge->kind == MT_EDGE_EXCEPTION || edge->kind == MT_EDGE_RETURN)
+                continue;
+            at next = {cur.proc, edge->dst};
+            if (edge->dst == MT_NONE) {
+                uint32_t r = edge->target ? mt_procedure_at(prog, edge->target) : MT_NONE;
+                if (r == MT_NONE) {
+                    back = true;
+                    break;
+                }
+                if (family(prog, r) != family(prog, pi))
+                    continue; /* a tail call: the procedure is left */
+                next = (at){r, block_at(&prog->procs[r], edge->target)};
+                if (next.block == MT_NONE) {
+                    back = true;
+                    break;
+                }
+            }
+            MT_PUSH(stack, n, cap, next);
+        }
+    }
+    free(stack);
+    free(seen);
+    return back;
+}
+
+/* Flags are live where the edge's code runs (never at a landing pad: the
+ * unwinder leaves them undefined). */
+static bool flags_live(const rw_live *bl, const mt_edge *e)
+{
+    return e->dst != MT_NONE && e->kind != MT_EDGE_EXCEPTION && (bl[e->dst].live_in & RW_LIVE_FLAGS);
+}
+
+static void push_pending(pending **v, size_t *n, size_t *cap, uint32_t edge, uint8_t kind,
+                         uint32_t depth, uint32_t obj, bool flags)
+{
+    pending p = {.edge = edge, .order = event_order(kind, depth),
+                 .ev = {.kind = kind, .save_flags = flags, .obj = obj}};
+    MT_PUSH(*v, *n, *cap, p);
+}
+
+/* Events of every timed object of procedure `pi` on its edges, sorted by
+ * edge; the procedure entry's events come last, under edge MT_NONE. */
+static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t *n)
+{
+    const mt_procedure *p = &c->prog->procs[pi];
+    pending *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (uint32_t o = 0; o < c->ntimed; o++) {
+        const mt_timed_object *t = &c->timed[o];
+        bool part = t->loop == MT_NONE && t->proc != pi && t->proc == family(c->prog, pi);
+        if (t->proc != pi && !part)
+            continue;
+        if (t->loop == MT_NONE) {
+            if (!part)
+                push_pending(&v, n, &cap, MT_NONE, RW_EV_START_PROC, 0, o, false);
+            for (uint32_t e = 0; e < p->nedges; e++)
+                if (leaves_procedure(c->prog, pi, &p->edges[e]))
+                    push_pending(&v, n, &cap, e, RW_EV_STOP, 0, o, false);
+            continue;
+        }
+        const mt_loop *l = &p->loops[t->loop];
+        if (l->header == 0)
+            push_pending(&v, n, &cap, MT_NONE, RW_EV_START_LOOP, l->depth, o, false);
+        for (uint32_t k = 0; k < l->nentry_edges; k++) {
+            const mt_edge *e = &p->edges[l->entry_edges[k]];
+            if (e->kind != MT_EDGE_EXCEPTION)
+                push_pending(&v, n, &cap, l->entry_edges[k], RW_EV_START_LOOP, l->depth, o,
+                             flags_live(bl, e));
+        }
+        for (uint32_t k = 0; k < l->nexit_edges; k++) {
+            const mt_edge *e = &p->edges[l->exit_edges[k]];
+            if (e->kind == MT_EDGE_EXCEPTION ? !comes_back(c->prog, pi, l, e->dst)
+                                             : e->dst != MT_NONE || leaves_procedure(c->prog, pi, e))
+                push_pending(&v, n, &cap, l->exit_edges[k], RW_EV_STOP, l->depth, o,
+                             flags_live(bl, e));
+        }
+    }
+    if (*n)
+        qsort(v, *n, sizeof *v, cmp_pending);
+    return v;
+}
+
+/* Per instruction of the procedure being planned: events before / after it. */
+typedef struct {
+    rw_event *ev;
+    uint32_t n, cap;
+} ev_list;
+
+static void list_add(ev_list *l, const rw_event *ev, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 4;
+            l->ev = mt_xrealloc(l->ev, l->cap * sizeof *l->ev);
+        }
+        l->ev[l->n++] = ev[k];
+    }
+}
+
+static void add_tramp(rw_code *c, rw_proc *rp, uint32_t snip, uint64_t dst, uint64_t table,
+                      uint64_t call)
+{
+    rw_tramp t = {.snip = snip, .dst = dst, .table = table, .call = call};
+    MT_PUSH(c->tramps, c->ntramps, c->cap_tramps, t);
+    rp->ntramps++;
+}
+
+/* Places the events of one edge of block b (last instruction `last`). */
+static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_edge *e,
+                       uint32_t last, const rw_event *ev, uint32_t n, ev_list *before,
+                       ev_list *after, char **why)
+{
+    rw_insn *li = &rp->insns[last];
+    switch (e->kind) {
+    case MT_EDGE_FALLTHROUGH:
+    case MT_EDGE_COND_FALLTHROUGH:
+    case MT_EDGE_CALL_RETURN:
+        list_add(&after[last], ev, n);
+        return true;
+    case MT_EDGE_RETURN:
+        list_add(&before[last], ev, n);
+        return true;
+    case MT_EDGE_JUMP:
+    case MT_EDGE_TAIL_CALL:
+    case MT_EDGE_COND_TAKEN:
+        if (li->kind == RW_JCC || li->kind == RW_JCX) {
+            if (li->tramp) {
+                *why = mt_xasprintf("two edges with timer code leave the branch at 0x%llx",
+                                    (unsigned long long)li->old);
+                return false;
+            }
+            add_tramp(c, rp, add_snip(c, ev, n), li->target, 0, 0);
+            li->tramp = (uint32_t)c->ntramps;
+        } else {
+            list_add(&before[last], ev, n);
+        }
+        return true;
+    case MT_EDGE_INDIRECT: {
+        const mt_jump_table *jt = NULL;
+        for (uint32_t t = 0; t < p->ntables; t++)
+            if (p->tables[t].jump == li->old)
+                jt = &p->tables[t];
+        if (!jt || e->target == 0) {
+            *why = mt_xasprintf("no jump table for the edge at 0x%llx", (unsigned long long)li->old);
+            return false;
+        }
+        /* Entries of one table share a trampoline per target: fine when
+         * they carry the same events (several entries to one case). */
+        for (size_t t = 0; t < c->ntramps; t++)
+            if (c->tramps[t].table == jt->table && c->tramps[t].dst == e->target) {
+                const rw_snip *sn = &c->snips[c->tramps[t].snip];
+                if (sn->n == n && !memcmp(&c->events[sn->first], ev, n * sizeof *ev))
+                    return true;
+                *why = mt_xasprintf("jump table 0x%llx: two jumps share it with different timer code",
+                                    (unsigned long long)jt->table);
+                return false;
+            }
+        add_tramp(c, rp, add_snip(c, ev, n), e->target, jt->table, 0);
+        return true;
+    }
+    case MT_EDGE_EXCEPTION: /* a loop left by an exception caught in its procedure */
+        if (e->target == 0) {
+            *why = mt_xasprintf("no landing pad for the call at 0x%llx", (unsigned long long)li->old);
+            return false;
+        }
+        add_tramp(c, rp, add_snip(c, ev, n), e->target, 0, li->old);
+        return true;
+    default:
+        *why = mt_xasprintf("cannot place timer code on a %s edge at 0x%llx",
+                            mt_edge_kind_name((mt_edge_kind)e->kind), (unsigned long long)li->old);
+        return false;
+    }
+}
+
+/* Whether a direct call goes to a PLT stub (code this rewrite does not instrument). */
+static bool calls_plt(const rw_code *c, const rw_insn *ri)
+{
+    if (ri->kind != RW_CALL)
+        return false;
+    uint32_t callee = mt_procedure_at(c->prog, ri->target);
+    return callee != MT_NONE && c->prog->procs[callee].is_plt &&
+           c->prog->procs[callee].entry == ri->target;
+}
+
+bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
+                    const uint32_t *block_first, char **why)
+{
+    if (!c->ntimed)
+        return true;
+    const mt_procedure *p = &c->prog->procs[pi];
+    size_t npend;
+    pending *pend = collect(c, pi, bl, &npend);
+    rw_event *ev = mt_xmalloc((npend + 1) * sizeof *ev);
+    uint32_t entry_snip = 0;
+    ev_list *before = mt_xcalloc(rp->ninsns, sizeof *before);
+    ev_list *after = mt_xcalloc(rp->ninsns, sizeof *after);
+    size_t first_tramp = c->ntramps;
+    rp->first_tramp = (uint32_t)first_tramp;
+    rp->ntramps = 0;
+    if (c->outside_calls && c->outside_calls[pi])
+        for (uint32_t k = 0; k < rp->ninsns; k++)
+            if (calls_plt(c, &rp->insns[k])) {
+                rw_event in = {.kind = RW_EV_OUTSIDE_ENTER}, out = {.kind = RW_EV_OUTSIDE_EXIT};
+                list_add(&before[k], &in, 1);
+                list_add(&after[k], &out, 1);
+            }
+    bool ok = true;
+    for (size_t i = 0; i < npend && ok;) {
+        size_t j = i;
+        uint32_t n = 0;
+        for (; j < npend && pend[j].edge == pend[i].edge; j++)
+            ev[n++] = pend[j].ev;
+        if (pend[i].edge == MT_NONE) { /* the procedure's entry (sorted last) */
+            entry_snip = add_snip(c, ev, n);
+        } else {
+            const mt_edge *e = &p->edges[pend[i].edge];
+            uint32_t last = (e->src + 1 < p->nblocks ? block_first[e->src + 1] : rp->ninsns) - 1;
+            ok = place_edge(c, rp, p, e, last, ev, n, before, after, why);
+        }
+        i = j;
+    }
+    uint32_t pre_len = 0;
+    if (ok) {
+        rp->insns[0].pre = entry_snip;
+        pre_len = rp->insns[0].pre ? c->snips[rp->insns[0].pre].len : 0;
+        for (uint32_t k = 0; k < rp->ninsns; k++) {
+            rw_insn *ri = &rp->insns[k];
+            ri->before = add_snip(c, before[k].ev, before[k].n);
+            ri->after = add_snip(c, after[k].ev, after[k].n);
+            /* A branch inside the procedure to its entry is not a new entry. */
+            if ((ri->kind == RW_JMP || ri->kind == RW_JCC || ri->kind == RW_JCX) &&
+                ri->target == p->entry)
+                ri->target_skip = (uint16_t)pre_len;
+        }
+        for (size_t t = first_tramp; t < c->ntramps; t++)
+            if (c->tramps[t].dst == p->entry)
+                c->tramps[t].dst_skip = (uint16_t)pre_len;
+        c->nevents_placed += (uint32_t)npend;
+        for (size_t i = 0; i < npend; i++)
+            c->nevents_saving_flags += pend[i].ev.save_flags;
+    } else {
+        c->ntramps = first_tramp;
+        rp->ntramps = 0;
+    }
+    for (uint32_t k = 0; k < rp->ninsns; k++) {
+        free(before[k].ev);
+        free(after[k].ev);
+    }
+    free(before);
+    free(after);
+    free(pend);
+    free(ev);
+    return ok;
+}
+
+size_t rw_timers_insn_len(const rw_code *c, const rw_insn *ri)
+{
+    if (!c->nsnips)
+        return 0;
+    return (size_t)c->snips[ri->pre].len + c->snips[ri->before].len + c->snips[ri->after].len;
+}
+
+uint64_t rw_timers_assign(rw_code *c, rw_proc *rp, uint64_t at)
+{
+    for (uint32_t t = rp->first_tramp; t < rp->first_tramp + rp->ntramps; t++) {
+        c->tramps[t].new_addr = at;
+        at += c->snips[c->tramps[t].snip].len + 5;
+    }
+    return at;
+}
+
+static bool call_rel32(rw_buf *out, uint64_t at, uint64_t target)
+{
+    int64_t d = (int64_t)(target - (at + 5));
+    if (d < INT32_MIN || d > INT32_MAX)
+        return false;
+    rw_buf_u8(out, 0xe8);
+    rw_buf_u32(out, (uint32_t)(int32_t)d);
+    return true;
+}
+
+static int timer_entry(const rw_event *ev)
+{
+    switch (ev->kind) {
+    case RW_EV_START_PROC:
+        return MT_RT_TIMER_START_PROC; /* only at entries */
+    case RW_EV_START_LOOP:
+        return ev->save_flags ? MT_RT_TIMER_START_LOOP_FLAGS : MT_RT_TIMER_START_LOOP;
+    case RW_EV_STOP:
+        return ev->save_flags ? MT_RT_TIMER_STOP_FLAGS : MT_RT_TIMER_STOP;
+    case RW_EV_OUTSIDE_ENTER:
+        return MT_RT_TIMER_OUTSIDE_ENTER;
+    default:
+        return MT_RT_TIMER_OUTSIDE_EXIT;
+    }
+}
+
+bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *out, mt_error *err)
+{
+    if (!s)
+        return true;
+    static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
+    static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+    const rw_snip *sn = &c->snips[s];
+    for (uint32_t k = 0; k < sn->n; k++) {
+        const rw_event *ev = &c->events[sn->first + k];
+        uint64_t entry = c->timer_entry[timer_entry(ev)];
+        if (event_len(ev->kind) == CALL_LEN) {
+            if (!call_rel32(out, vaddr + out->len, entry))
+                goto range;
+            continue;
+        }
+        rw_buf_put(out, lea_down, sizeof lea_down);
+        rw_buf_u8(out, 0x68); /* push imm32 (sign-extended: records lie below 2 GiB) */
+        rw_buf_u32(out, (uint32_t)(MT_SLOT_RECORDS_OFFSET(c->ncounters) +
+                                   (uint64_t)ev->obj * MT_REC_SIZE));
+        if (!call_rel32(out, vaddr + out->len, entry))
+            goto range;
+        rw_buf_put(out, lea_up, sizeof lea_up);
+    }
+    return true;
+range:
+    mt_error_set(err, "%s: the runtime's timer entry is out of rel32 range", c->in->path);
+    return false;
+}
+
+bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, rw_buf *out,
+                           uint64_t (*target)(const rw_code *, uint64_t), mt_error *err)
+{
+    for (uint32_t t = rp->first_tramp; t < rp->first_tramp + rp->ntramps; t++) {
+        const rw_tramp *tr = &c->tramps[t];
+        if (!rw_timers_emit_snip(c, tr->snip, vaddr, out, err))
+            return false;
+        uint64_t to = target(c, tr->dst) + tr->dst_skip;
+        int64_t d = (int64_t)(to - (vaddr + out->len + 5));
+        if (d < INT32_MIN || d > INT32_MAX) {
+            mt_error_set(err, "%s: trampoline to 0x%llx out of rel32 range", c->in->path,
+                         (unsigned long long)tr->dst);
+            return false;
+        }
+        rw_buf_u8(out, 0xe9);
+        rw_buf_u32(out, (uint32_t)(int32_t)d);
+    }
+    return true;
+}
+
+uint64_t rw_timers_table_tramp(const rw_code *c, uint64_t table, uint64_t old)
+{
+    for (size_t t = 0; t < c->ntramps; t++)
+        if (table && c->tramps[t].table == table && c->tramps[t].dst == old)
+            return c->tramps[t].new_addr;
+    return 0;
+}
+
+void rw_timers_moved(const rw_code *c, const rw_proc *rp, rw_moved *m)
+{
+    for (uint32_t t = rp->first_tramp; t < rp->first_tramp + rp->ntramps; t++)
+        if (c->tramps[t].call) {
+            m->lp_call = mt_xrealloc(m->lp_call, (m->nlp + 1) * sizeof *m->lp_call);
+            m->lp_pad = mt_xrealloc(m->lp_pad, (m->nlp + 1) * sizeof *m->lp_pad);
+            m->lp_new = mt_xrealloc(m->lp_new, (m->nlp + 1) * sizeof *m->lp_new);
+            m->lp_call[m->nlp] = c->tramps[t].call;
+            m->lp_pad[m->nlp] = c->tramps[t].dst;
+            m->lp_new[m->nlp++] = c->tramps[t].new_addr;
+        }
+}
+
+void rw_timers_free(rw_code *c)
+{
+    free(c->events);
+    free(c->snips);
+    free(c->tramps);
+    free(c->outside_calls);
+}
+
+void rw_timers_init(rw_code *c, const mt_timed_object *timed, uint32_t ntimed)
+{
+    c->timed = timed;
+    c->ntimed = ntimed;
+    if (!ntimed)
+        return;
+    /* Procedures reachable in the call graph from a timed object's: their
+     * PLT calls happen while an object is active. */
+    const mt_program *prog = c->prog;
+    c->outside_calls = mt_xcalloc(prog->nprocs + 1, sizeof *c->outside_calls);
+    uint32_t *queue = mt_xmalloc((prog->nprocs + 1) * sizeof *queue);
+    size_t head = 0, tail = 0;
+    for (uint32_t o = 0; o < ntimed; o++)
+        if (!c->outside_calls[timed[o].proc]) {
+            c->outside_calls[timed[o].proc] = true;
+            queue[tail++] = timed[o].proc;
+        }
+    while (head < tail) {
+        uint32_t p = queue[head++];
+        for (uint32_t e = 0; e < prog->ncg_edges; e++) {
+            uint32_t q = prog->cg_edges[e].callee;
+            if (prog->cg_edges[e].caller == p && q < prog->nprocs && !c->outside_calls[q]) {
+                c->outside_calls[q] = true;
+                queue[tail++] = q;
+            }
+        }
+        /* Its split parts (foo.cold) run on its behalf. */
+        for (uint32_t q = 0; q < prog->nprocs; q++)
+            if (prog->procs[q].parent == p && !c->outside_calls[q]) {
+                c->outside_calls[q] = true;
+                queue[tail++] = q;
+            }
+    }
+    free(queue);
+}
+
+/* ---- naming objects on the command line ------------------------------------ */
+
+/* The position of a loop suffix ("@0x..." or ":K") at the end of `spec`,
+ * or NULL: the last '@' or ':' followed by a number (names such as
+ * "ns::f" keep theirs). */
+static const char *loop_suffix(const char *spec)
+{
+    const char *sep = NULL;
+    for (const char *s = spec; *s; s++)
+        if (*s == '@' || *s == ':')
+            sep = s;
+    if (!sep || sep == spec || !sep[1])
+        return NULL;
+    char *end;
+    strtoull(sep + 1, &end, 0);
+    return *end ? NULL : sep;
+}
+
+int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
+                          mt_error *err)
+{
+    const char *sep = loop_suffix(spec);
+    char *name = sep ? mt_xasprintf("%.*s", (int)(sep - spec), spec) : mt_xstrdup(spec);
+    uint32_t pi = mt_find_procedure(prog, name);
+    int rc = -1;
+    if (pi == MT_NONE) {
+        mt_error_set(err, "%s: no procedure named '%s' in %s (expected NAME, NAME@0xHEADER or "
+                          "NAME:LOOP)", spec, name, prog->path);
+        goto out;
+    }
+    out->proc = pi;
+    out->loop = MT_NONE;
+    const mt_procedure *p = &prog->procs[pi];
+    if (sep) {
+        unsigned long long v = strtoull(sep + 1, NULL, 0);
+        for (uint32_t l = 0; l < p->nloops && out->loop == MT_NONE; l++)
+            if (*sep == ':' ? l == v : p->blocks[p->loops[l].header].start == v)
+                out->loop = l;
+        if (out->loop == MT_NONE) {
+            mt_error_set(err, "%s: %s has no such loop (%u loops)", spec, name, p->nloops);
+            goto out;
+        }
+        if (p->loops[out->loop].irreducible) {
+            mt_error_set(err, "%s: an irreducible region is not an m-object", spec);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(name);
+    return rc;
+}

@@ -1,0 +1,226 @@
+/* timer/probes.S — the pass-2 timer entry points (timer.h,
+ * MT_RT_TIMER_ENTRIES), called from code the rewriter inserts on the entry
+ * and exit edges of timed m-objects:
+ *
+ *     lea -128(%rsp),%rsp     step over the red zone (loops of leaf code use it)
+ *     push $RECORD            slot offset of the object's mt_timer_record
+ *     call mt_timer_start_loop (or _proc, _stop; *_flags where flags are live)
+ *     lea 128(%rsp),%rsp
+ *
+ * Every register is preserved; the *_flags variants also preserve OF SF ZF
+ * AF PF CF (lahf/seto, never pushf).  All state is per thread, addressed
+ * through %gs (the thread's slot).  The fast paths are straight-line: a
+ * start reads the TSC last and a stop reads it first, so the bookkeeping
+ * falls outside the measured interval.  The rare paths (frames left by
+ * longjmp or exceptions) are C, in runtime.c.
+ *
+ * Outside calls (calls through the PLT) are bracketed by
+ * `call mt_timer_outside_enter` / `call mt_timer_outside_exit`: at a call
+ * site the flags are dead and the red zone is free (the ABI).  The call's
+ * start is kept in the top frame; a timed object entered from inside it (a
+ * callback, such as qsort's comparator) pauses it, and its exit resumes it,
+ * so callbacks' time is not counted as outside time. */
+#include "timer.h"
+
+    .text
+
+/* Frames of the inserted code: the start/stop routines are entered with
+ * the record offset at 8(%rsp) and the event's %rsp 144 bytes above. */
+
+.macro SAVE flags
+    push %rax
+    push %rdx
+    push %rcx
+    push %rsi
+.if \flags
+    lahf
+    seto %al
+    push %rax
+.endif
+.endm
+
+.macro RESTORE flags
+.if \flags
+    pop %rax
+    add $0x7f, %al              /* OF = the saved seto byte */
+    sahf
+.endif
+    pop %rsi
+    pop %rcx
+    pop %rdx
+    pop %rax
+    ret $8
+.endm
+
+/* Calls C `fn(%rax)` with every caller-saved register but %rax preserved;
+ * the result is left in %rax (the C code touches no vector register:
+ * -mgeneral-regs-only). */
+.macro CALL_C fn
+    push %rcx
+    push %rsi
+    push %rdi
+    push %r8
+    push %r9
+    push %r10
+    push %r11
+    mov %rax, %rdi
+    mov %rsp, %r11
+    and $-16, %rsp
+    push %r11
+    push %r11
+    call \fn
+    pop %r11
+    mov %r11, %rsp
+    pop %r11
+    pop %r10
+    pop %r9
+    pop %r8
+    pop %rdi
+    pop %rsi
+    pop %rcx
+.endm
+
+/* START name, flags, proc: a procedure's frame is unwound when its %rsp is
+ * at or below the new entry's (the same call depth means it returned or was
+ * left); a loop's only when strictly below (nested loops of one procedure
+ * share their %rsp). */
+.macro START name, flags, proc
+    .globl mt_timer_\name
+    .hidden mt_timer_\name
+mt_timer_\name:
+    SAVE \flags
+    .set words, 4 + \flags
+    mov 8*words+8(%rsp), %rcx           /* the record */
+    lea 8*words+144(%rsp), %rsi         /* %rsp of the event */
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    cmp %rsi, %gs:MT_FRAME_RSP(%rdx)
+.if \proc
+    jbe 4f
+.else
+    jb 4f
+.endif
+1:  mov %gs:MT_REC_DEPTH(%rcx), %rax
+    add $1, %rax
+    mov %rax, %gs:MT_REC_DEPTH(%rcx)
+    cmp $1, %rax
+    jne 3f
+    add $MT_FRAME_SIZE, %rdx
+    mov %rdx, %gs:MT_SLOT_TIMER_TOP
+    mov %rsi, %gs:MT_FRAME_RSP(%rdx)
+    mov %rcx, %gs:MT_FRAME_RECORD(%rdx)
+    xor %eax, %eax
+    mov %rax, %gs:MT_FRAME_CHILD(%rdx)
+    mov %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    addq $1, %gs:MT_REC_ENTRIES(%rcx)
+    mov %rdx, %rsi
+    rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %rax, %gs:MT_FRAME_T0(%rsi)
+    cmpq $0, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+    jne 5f                              /* a callback from an outside call */
+2:  RESTORE \flags
+3:  addq $1, %gs:MT_REC_RECURSIVE(%rcx)
+    jmp 2b
+5:  sub %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi), %rax
+    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
+    movq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+    jmp 2b
+4:  lea \proc(%rsi), %rax               /* close frames whose rsp < %rax */
+    CALL_C mt_timer_unwind
+    mov %rax, %rdx
+    jmp 1b
+.endm
+
+.macro STOP name, flags
+    .globl mt_timer_\name
+    .hidden mt_timer_\name
+mt_timer_\name:
+    SAVE \flags
+    .set words, 4 + \flags
+    mov 8*words+8(%rsp), %rcx           /* the record */
+    mov %gs:MT_REC_DEPTH(%rcx), %rax
+    sub $1, %rax
+    jb 2f                               /* not active (left by a non-local exit) */
+    mov %rax, %gs:MT_REC_DEPTH(%rcx)
+    jnz 2f                              /* an inner recursive instance */
+    mov %gs:MT_SLOT_TIMER_TOP, %rsi
+    cmp %rcx, %gs:MT_FRAME_RECORD(%rsi)
+    jne 4f
+1:  rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    sub %gs:MT_FRAME_T0(%rsi), %rax
+    add %rax, %gs:MT_REC_INCLUSIVE(%rcx)
+    add %rax, %gs:MT_FRAME_CHILD-MT_FRAME_SIZE(%rsi)
+    sub %gs:MT_FRAME_CHILD(%rsi), %rax
+    add %rax, %gs:MT_REC_EXCLUSIVE(%rcx)
+    mov %gs:MT_FRAME_OUTSIDE(%rsi), %rax
+    add %rax, %gs:MT_REC_OUTSIDE(%rcx)
+    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
+    sub $MT_FRAME_SIZE, %rsi
+    mov %rsi, %gs:MT_SLOT_TIMER_TOP
+    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
+    je 5f                               /* back in the outside call it was called from */
+2:  RESTORE \flags
+4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
+    CALL_C mt_timer_close_above
+    mov %rax, %rsi
+    test %rax, %rax
+    jnz 1b
+    jmp 2b
+5:  rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
+    jmp 2b
+.endm
+
+    START start_proc, 0, 1
+    START start_loop, 0, 0
+    START start_loop_flags, 1, 0
+    STOP stop, 0
+    STOP stop_flags, 1
+
+    .globl mt_timer_outside_enter
+    .hidden mt_timer_outside_enter
+mt_timer_outside_enter:
+    push %rax
+    push %rdx
+    /* A frame below the call site's %rsp was left by longjmp or an
+     * exception: close it first, or the call's time would go to it. */
+    lea 24(%rsp), %rax
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    cmp %rax, %gs:MT_FRAME_RSP(%rdx)
+    jb 2f
+1:  rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    pop %rdx
+    pop %rax
+    ret
+2:  CALL_C mt_timer_unwind
+    jmp 1b
+
+    .globl mt_timer_outside_exit
+    .hidden mt_timer_outside_exit
+mt_timer_outside_exit:
+    push %rax
+    push %rdx
+    rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    jbe 1f                              /* no call in progress (left by longjmp) */
+    sub %gs:MT_FRAME_OUTSIDE_T0(%rdx), %rax
+    add %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
+1:  movq $0, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    pop %rdx
+    pop %rax
+    ret
+
+    .section .note.GNU-stack, "", @progbits

@@ -4,73 +4,11 @@
  * The analysis keeps no instruction bytes (analyzer/ARCHITECTURE: blocks
  * only), so the executable segments are mapped again here. */
 #define _GNU_SOURCE
-#include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../common/elf_file.h"
 #include "costmodel.h"
-
-typedef struct {
-    const uint8_t *data;
-    size_t size;
-    const Elf64_Phdr *phdrs;
-    unsigned nphdrs;
-} code_image;
-
-static int image_open(code_image *im, const char *path, mt_error *err)
-{
-    memset(im, 0, sizeof *im);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-        mt_error_set(err, "%s: cannot read: %s", path, fd < 0 ? strerror(errno) : "too small");
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        mt_error_set(err, "%s: cannot map: %s", path, strerror(errno));
-        return -1;
-    }
-    im->data = p;
-    im->size = (size_t)st.st_size;
-    const Elf64_Ehdr *eh = p;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-        eh->e_phoff > im->size || (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > im->size - eh->e_phoff) {
-        mt_error_set(err, "%s: not an ELF file with valid program headers", path);
-        munmap(p, im->size);
-        return -1;
-    }
-    im->phdrs = (const Elf64_Phdr *)(im->data + eh->e_phoff);
-    im->nphdrs = eh->e_phnum;
-    return 0;
-}
-
-static void image_close(code_image *im)
-{
-    if (im->data)
-        munmap((void *)im->data, im->size);
-}
-
-static const uint8_t *image_bytes(const code_image *im, uint64_t vaddr, uint64_t len)
-{
-    for (unsigned i = 0; i < im->nphdrs; i++) {
-        const Elf64_Phdr *ph = &im->phdrs[i];
-        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || len > ph->p_filesz ||
-            vaddr - ph->p_vaddr > ph->p_filesz - len || ph->p_offset > im->size ||
-            ph->p_filesz > im->size - ph->p_offset)
-            continue;
-        return im->data + ph->p_offset + (vaddr - ph->p_vaddr);
-    }
-    return NULL;
-}
 
 /* A block ends with a taken branch when its conditional branch jumps
  * backwards inside a loop containing it: a loop's back edge, or the bottom
@@ -115,7 +53,7 @@ static void mark_body(const mt_procedure *proc, uint32_t l, bool *in_body)
 /* Enumerating the paths of one iteration, header to back edge. */
 typedef struct {
     mt_predictor *p;
-    const code_image *im;
+    const mt_elf_file *im;
     const mt_procedure *proc;
     const mt_block_cost *costs;
     const bool *in_body;
@@ -135,7 +73,7 @@ static void evaluate_path(path_walk *w, size_t n)
     double others = 0;
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
-        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+        w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
                                        b->end - b->start, b->start};
         if (!w->ranges[k].code)
             return;
@@ -196,7 +134,7 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     unsigned ntaken = 0;
     for (size_t k = 0; k < ncore; k++) {
         const mt_block *b = &proc->blocks[list[k]];
-        w->ranges[k] = (mt_code_range){image_bytes(w->im, b->start, b->end - b->start),
+        w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
                                        b->end - b->start, b->start};
         if (!w->ranges[k].code)
             return;
@@ -222,12 +160,12 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     }
 }
 
-static void predict_procedure(mt_predictor *p, const code_image *im, const mt_procedure *proc,
+static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_procedure *proc,
                               mt_block_cost *costs)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block *blk = &proc->blocks[b];
-        const uint8_t *code = image_bytes(im, blk->start, blk->end - blk->start);
+        const uint8_t *code = mt_elf_file_bytes(im, blk->start, blk->end - blk->start);
         mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
                                 .taken_exit = ends_with_taken_branch(proc, b)};
         if (code)
@@ -257,12 +195,12 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
                        mt_error *err)
 {
     memset(out, 0, sizeof *out);
-    code_image im;
-    if (image_open(&im, prog->path, err) != 0)
+    mt_elf_file im;
+    if (mt_elf_file_open(&im, prog->path, err) != 0)
         return -1;
     mt_predictor *p = mt_predictor_new(m, err);
     if (!p) {
-        image_close(&im);
+        mt_elf_file_close(&im);
         return -1;
     }
     out->nprocs = prog->nprocs;
@@ -273,7 +211,7 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
     for (uint32_t i = 0; i < prog->nprocs; i++)
         predict_procedure(p, &im, &prog->procs[i], &out->costs[out->first[i]]);
     mt_predictor_free(p);
-    image_close(&im);
+    mt_elf_file_close(&im);
     return 0;
 }
 

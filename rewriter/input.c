@@ -5,66 +5,49 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "../common/elf_file.h"
 #include "internal.h"
 
 static bool range_ok(const rw_input *in, uint64_t off, uint64_t len)
 {
-    return off <= in->size && len <= in->size - off;
+    return off <= in->elf.size && len <= in->elf.size - off;
 }
 
 static void read_sections(rw_input *in)
 {
-    const Elf64_Ehdr *eh = in->ehdr;
+    const Elf64_Ehdr *eh = in->elf.ehdr;
     if (eh->e_shnum == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
         !range_ok(in, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) ||
         eh->e_shoff % 8 != 0)
         return;
-    in->shdrs = (const Elf64_Shdr *)(in->data + eh->e_shoff);
+    in->shdrs = (const Elf64_Shdr *)(in->elf.data + eh->e_shoff);
     in->nshdrs = eh->e_shnum;
     if (eh->e_shstrndx < in->nshdrs) {
         const Elf64_Shdr *s = &in->shdrs[eh->e_shstrndx];
         if (s->sh_type == SHT_STRTAB && range_ok(in, s->sh_offset, s->sh_size)) {
-            in->shstrtab = (const char *)(in->data + s->sh_offset);
+            in->shstrtab = (const char *)(in->elf.data + s->sh_offset);
             in->shstrtab_size = s->sh_size;
         }
     }
 }
 
-/* The mapped file as common/elf_file.h sees it. */
-static mt_elf_file as_elf_file(const rw_input *in)
-{
-    return (mt_elf_file){.path = in->path, .data = in->data, .size = in->size, .ehdr = in->ehdr,
-                         .phdrs = in->phdrs, .nphdrs = in->nphdrs};
-}
-
 int rw_input_open(rw_input *in, const char *path, mt_error *err)
 {
     memset(in, 0, sizeof *in);
-    mt_elf_file f;
-    if (mt_elf_file_open(&f, path, err) != 0)
+    if (mt_elf_file_open(&in->elf, path, err) != 0)
         return -1;
-    in->path = f.path;
-    in->data = f.data;
-    in->size = f.size;
-    in->ehdr = f.ehdr;
-    in->phdrs = f.phdrs;
-    in->nphdrs = f.nphdrs;
     read_sections(in);
     return 0;
 }
 
 void rw_input_close(rw_input *in)
 {
-    mt_elf_file f = as_elf_file(in);
-    mt_elf_file_close(&f);
+    mt_elf_file_close(&in->elf);
     memset(in, 0, sizeof *in);
 }
 
 const uint8_t *rw_input_bytes_at(const rw_input *in, uint64_t vaddr, uint64_t len)
 {
-    mt_elf_file f = as_elf_file(in);
-    return mt_elf_file_bytes(&f, vaddr, len);
+    return mt_elf_file_bytes(&in->elf, vaddr, len);
 }
 
 const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name)
@@ -95,8 +78,8 @@ uint64_t rw_input_function(const rw_input *in, const char *name)
         const Elf64_Shdr *str = &in->shdrs[sym->sh_link];
         if (!range_ok(in, str->sh_offset, str->sh_size))
             continue;
-        const Elf64_Sym *syms = (const Elf64_Sym *)(in->data + sym->sh_offset);
-        const char *names = (const char *)(in->data + str->sh_offset);
+        const Elf64_Sym *syms = (const Elf64_Sym *)(in->elf.data + sym->sh_offset);
+        const char *names = (const char *)(in->elf.data + str->sh_offset);
         for (size_t k = 1; k < sym->sh_size / sizeof(Elf64_Sym); k++) {
             const Elf64_Sym *s = &syms[k];
             unsigned type = ELF64_ST_TYPE(s->st_info);
@@ -128,9 +111,9 @@ uint64_t rw_input_got_slot(const rw_input *in, const char *name)
         const Elf64_Shdr *str = &in->shdrs[sym->sh_link];
         if (!range_ok(in, str->sh_offset, str->sh_size))
             continue;
-        const Elf64_Rela *r = (const Elf64_Rela *)(in->data + rela->sh_offset);
-        const Elf64_Sym *syms = (const Elf64_Sym *)(in->data + sym->sh_offset);
-        const char *names = (const char *)(in->data + str->sh_offset);
+        const Elf64_Rela *r = (const Elf64_Rela *)(in->elf.data + rela->sh_offset);
+        const Elf64_Sym *syms = (const Elf64_Sym *)(in->elf.data + sym->sh_offset);
+        const char *names = (const char *)(in->elf.data + str->sh_offset);
         size_t nsyms = sym->sh_size / sizeof *syms;
         for (size_t k = 0; k < rela->sh_size / sizeof *r; k++) {
             uint64_t s = ELF64_R_SYM(r[k].r_info);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/elf_file.h"
 #include "../common/util.h"
 
 /* ---- buf.c ---- */
@@ -39,12 +40,7 @@ void rw_buf_free(rw_buf *b);
 
 /* ---- input.c: the original file, read-only ---- */
 typedef struct {
-    const char *path;
-    const uint8_t *data;
-    size_t size;
-    const Elf64_Ehdr *ehdr;
-    const Elf64_Phdr *phdrs;
-    size_t nphdrs;
+    mt_elf_file elf;         /* the mapped file and its program headers */
     const Elf64_Shdr *shdrs; /* NULL when the file has no usable section headers */
     size_t nshdrs;
     const char *shstrtab;

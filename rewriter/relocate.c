@@ -726,7 +726,7 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
     }
     if (!ok)
         mt_error_set(err, "%s: target 0x%llx of the instruction at 0x%llx is out of rel32 range",
-                     c->in->path, (unsigned long long)target, (unsigned long long)ri->old);
+                     c->in->elf.path, (unsigned long long)target, (unsigned long long)ri->old);
     return ok;
 }
 
@@ -734,8 +734,8 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
  * after writing an entry jump). */
 static uint8_t segment_prot(const rw_input *in, uint64_t vaddr)
 {
-    for (size_t i = 0; i < in->nphdrs; i++) {
-        const Elf64_Phdr *ph = &in->phdrs[i];
+    for (size_t i = 0; i < in->elf.nphdrs; i++) {
+        const Elf64_Phdr *ph = &in->elf.phdrs[i];
         if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_memsz)
             return (uint8_t)(((ph->p_flags & PF_R) ? 1 : 0) | ((ph->p_flags & PF_W) ? 2 : 0) |
                              ((ph->p_flags & PF_X) ? 4 : 0));
@@ -750,7 +750,7 @@ static bool add_entry_patch(const rw_code *c, const rw_proc *rp, rw_buf *patches
         return true;
     uint32_t r = 0;
     if (!rel32(rp->insns[0].new_addr, rp->patch_at + 5, &r)) {
-        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->path,
+        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->elf.path,
                      (unsigned long long)rp->patch_at);
         return false;
     }
@@ -768,7 +768,7 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
     const mt_jump_table *jt = &t->layout;
     const uint8_t *orig = rw_input_bytes_at(c->in, jt->table, (uint64_t)jt->nentries * jt->entry_size);
     if (!orig) {
-        mt_error_set(err, "%s: jump table 0x%llx is not in the file", c->in->path,
+        mt_error_set(err, "%s: jump table 0x%llx is not in the file", c->in->elf.path,
                      (unsigned long long)jt->table);
         return false;
     }
@@ -789,7 +789,7 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
         uint64_t old = jt->table + (uint64_t)(int64_t)off;
         uint64_t tramp = rw_timers_table_tramp(c, jt->table, old);
         if (!rel32(tramp ? tramp : branch_target(c, old, &wrapped), t->new_addr, &r)) {
-            mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->path,
+            mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->elf.path,
                          (unsigned long long)jt->table);
             return false;
         }
@@ -837,23 +837,23 @@ static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
         size_t n = 0;
         cs_insn *insns = relocated[pi] || p->is_plt ? NULL : sweep_procedure(c, p, &n);
         for (size_t k = 0; k < n; k++) {
-            const cs_insn *in = &insns[k];
+            const cs_insn *ins = &insns[k];
             /* call/jmp rel32 (e8/e9), or call/jmp *disp32(%rip) (ff 15/25) */
-            bool direct = in->size == 5 && (in->bytes[0] == 0xe8 || in->bytes[0] == 0xe9);
-            bool via_got = in->size == 6 && in->bytes[0] == 0xff &&
-                           (in->bytes[1] == 0x15 || in->bytes[1] == 0x25);
+            bool direct = ins->size == 5 && (ins->bytes[0] == 0xe8 || ins->bytes[0] == 0xe9);
+            bool via_got = ins->size == 6 && ins->bytes[0] == 0xff &&
+                           (ins->bytes[1] == 0x15 || ins->bytes[1] == 0x25);
             if (!direct && !via_got)
                 continue;
             int32_t d;
-            memcpy(&d, in->bytes + in->size - 4, 4);
+            memcpy(&d, ins->bytes + ins->size - 4, 4);
             bool wrapped;
-            uint64_t to = branch_target(c, in->address + in->size + (uint64_t)(int64_t)d, &wrapped);
+            uint64_t to = branch_target(c, ins->address + ins->size + (uint64_t)(int64_t)d, &wrapped);
             uint32_t r;
-            if (!wrapped || !rel32(to, in->address + 5, &r))
+            if (!wrapped || !rel32(to, ins->address + 5, &r))
                 continue;
-            mt_rt_patch patch = {.vaddr = in->address, .len = in->size,
-                                 .prot = segment_prot(c->in, in->address)};
-            patch.bytes[0] = direct ? in->bytes[0] : in->bytes[1] == 0x15 ? 0xe8 : 0xe9;
+            mt_rt_patch patch = {.vaddr = ins->address, .len = ins->size,
+                                 .prot = segment_prot(c->in, ins->address)};
+            patch.bytes[0] = direct ? ins->bytes[0] : ins->bytes[1] == 0x15 ? 0xe8 : 0xe9;
             memcpy(patch.bytes + 1, &r, 4);
             patch.bytes[5] = 0x90; /* after a call: where it returns; never reached after a jmp */
             rw_buf_put(patches, &patch, sizeof patch);
@@ -890,7 +890,7 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 uint32_t r;
                 uint64_t next = vaddr + out->len + 5;
                 if (!rel32(branch_target(c, ri->old + ri->len, &wrapped), next, &r)) {
-                    mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->path,
+                    mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->elf.path,
                                  (unsigned long long)ri->old);
                     return -1;
                 }

@@ -109,9 +109,9 @@ static uint64_t *ifunc_resolvers(const rw_input *in, size_t *n)
     for (size_t i = 0; in->shdrs && i < in->nshdrs; i++) {
         const Elf64_Shdr *s = &in->shdrs[i];
         if (s->sh_type != SHT_RELA || s->sh_entsize != sizeof(Elf64_Rela) ||
-            s->sh_offset > in->size || s->sh_size > in->size - s->sh_offset)
+            s->sh_offset > in->elf.size || s->sh_size > in->elf.size - s->sh_offset)
             continue;
-        const Elf64_Rela *r = (const Elf64_Rela *)(in->data + s->sh_offset);
+        const Elf64_Rela *r = (const Elf64_Rela *)(in->elf.data + s->sh_offset);
         for (size_t k = 0; k < s->sh_size / sizeof *r; k++)
             if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE) {
                 uint64_t addr = (uint64_t)r[k].r_addend;
@@ -216,16 +216,16 @@ typedef struct {
 static uint64_t highest_load_end(const rw_input *in)
 {
     uint64_t end = 0;
-    for (size_t i = 0; i < in->nphdrs; i++)
-        if (in->phdrs[i].p_type == PT_LOAD && in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz > end)
-            end = in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz;
+    for (size_t i = 0; i < in->elf.nphdrs; i++)
+        if (in->elf.phdrs[i].p_type == PT_LOAD && in->elf.phdrs[i].p_vaddr + in->elf.phdrs[i].p_memsz > end)
+            end = in->elf.phdrs[i].p_vaddr + in->elf.phdrs[i].p_memsz;
     return end;
 }
 
 static bool has_phdr(const rw_input *in, uint32_t type)
 {
-    for (size_t i = 0; i < in->nphdrs; i++)
-        if (in->phdrs[i].p_type == type)
+    for (size_t i = 0; i < in->elf.nphdrs; i++)
+        if (in->elf.phdrs[i].p_type == type)
             return true;
     return false;
 }
@@ -246,8 +246,8 @@ static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint
 static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out *uw, rw_buf *out)
 {
     size_t last_load = 0;
-    for (size_t i = 0; i < in->nphdrs; i++)
-        if (in->phdrs[i].p_type == PT_LOAD)
+    for (size_t i = 0; i < in->elf.nphdrs; i++)
+        if (in->elf.phdrs[i].p_type == PT_LOAD)
             last_load = i;
     Elf64_Phdr loads[NEW_LOADS] = {
         load_header(PF_R | PF_X, L->rx_off, L->rx_vaddr, L->rw_off - L->rx_off,
@@ -255,8 +255,8 @@ static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out
         load_header(PF_R | PF_W, L->rw_off, L->rw_vaddr, L->rw_filesz, L->rw_memsz),
         load_header(PF_R, L->r_off, L->r_vaddr, 0, 0), /* sizes patched by the caller */
     };
-    for (size_t i = 0; i < in->nphdrs; i++) {
-        Elf64_Phdr ph = in->phdrs[i];
+    for (size_t i = 0; i < in->elf.nphdrs; i++) {
+        Elf64_Phdr ph = in->elf.phdrs[i];
         if (ph.p_type == PT_PHDR) {
             ph.p_offset = L->r_off;
             ph.p_vaddr = ph.p_paddr = L->r_vaddr;
@@ -320,7 +320,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     mt_rt_params params;
     memset(&params, 0, sizeof params);
     params.blob_vaddr = L->blob_vaddr;
-    params.original_entry = in->ehdr->e_entry;
+    params.original_entry = in->elf.ehdr->e_entry;
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++) {
         params.wrap_real[w] = c->wrap_new[w] ? c->wrap_real[w] : 0;
         params.wrap_got[w] = c->wrap_new[w] ? c->wrap_got[w] : 0;
@@ -399,7 +399,7 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
 {
     layout L = {0};
     L.rx_vaddr = align_up(highest_load_end(in), PAGE);
-    L.rx_off = align_up(in->size, PAGE);
+    L.rx_off = align_up(in->elf.size, PAGE);
     L.blob_vaddr = align_up(rw_code_assign(c, L.rx_vaddr), PAGE);
     L.code_size = L.blob_vaddr - L.rx_vaddr;
     L.rw_vaddr = L.blob_vaddr + rt->hdr->data_offset;
@@ -409,12 +409,12 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.r_vaddr = align_up(L.rw_vaddr + L.rw_memsz, PAGE);
     L.r_off = align_up(L.rw_off + L.rw_filesz, PAGE);
     L.add_eh_frame_hdr = !has_phdr(in, PT_GNU_EH_FRAME);
-    L.nphdrs = in->nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
+    L.nphdrs = in->elf.nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
     L.phdr_size = L.nphdrs * sizeof(Elf64_Phdr);
     place_wrappers(c, rt, L.blob_vaddr);
 
     /* The original file, then the RX segment. */
-    rw_buf_put(file, in->data, in->size);
+    rw_buf_put(file, in->elf.data, in->elf.size);
     pad_to(file, L.rx_off);
     rw_buf code = {0}, patches = {0};
     if (rw_code_emit(c, L.rx_vaddr, &code, &patches, err) != 0) {
@@ -499,12 +499,12 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_code c;
     rw_buf file = {0};
     struct stat st;
-    if (in.ehdr->e_type != ET_EXEC && in.ehdr->e_type != ET_DYN) {
+    if (in.elf.ehdr->e_type != ET_EXEC && in.elf.ehdr->e_type != ET_DYN) {
         mt_error_set(err, "%s: not an executable", prog->path);
         goto out_input;
     }
-    if (in.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {
-        mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.nphdrs);
+    if (in.elf.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {
+        mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.elf.nphdrs);
         goto out_input;
     }
     if (mt_file_sha256(prog->path, report->binary_hash, err) != 0 || stat(prog->path, &st) != 0)
@@ -550,15 +550,15 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         return -1;
     map_trailer t;
     int rc = -1;
-    if (in.size < sizeof t) {
+    if (in.elf.size < sizeof t) {
         mt_error_set(err, "%s: no mtool counter map (not instrumented by mtool)", path);
         goto out;
     }
-    memcpy(&t, in.data + in.size - sizeof t, sizeof t);
+    memcpy(&t, in.elf.data + in.elf.size - sizeof t, sizeof t);
     map2_trailer t2 = {0};
     size_t tail = sizeof t;
-    if (t.magic == MAP2_MAGIC && t.version == 2 && in.size >= sizeof t2) {
-        memcpy(&t2, in.data + in.size - sizeof t2, sizeof t2);
+    if (t.magic == MAP2_MAGIC && t.version == 2 && in.elf.size >= sizeof t2) {
+        memcpy(&t2, in.elf.data + in.elf.size - sizeof t2, sizeof t2);
         tail = sizeof t2;
     }
     uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers;
@@ -566,19 +566,19 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
         goto out;
     }
-    if (t.map_offset > in.size - tail || (in.size - tail - t.map_offset) % 8 ||
-        (in.size - tail - t.map_offset) / 8 != words) {
+    if (t.map_offset > in.elf.size - tail || (in.elf.size - tail - t.map_offset) % 8 ||
+        (in.elf.size - tail - t.map_offset) / 8 != words) {
         mt_error_set(err, "%s: corrupt mtool counter map", path);
         goto out;
     }
     memcpy(map->binary_hash, t.binary_hash, 32);
     map->ncounters = t.ncounters;
     map->addrs = mt_xmalloc((size_t)t.ncounters * 8 + 1);
-    memcpy(map->addrs, in.data + t.map_offset, (size_t)t.ncounters * 8);
+    memcpy(map->addrs, in.elf.data + t.map_offset, (size_t)t.ncounters * 8);
     map->ntimers = t2.ntimers;
     map->timer_procs = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
     map->timer_loops = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
-    const uint8_t *pairs = in.data + t.map_offset + (size_t)t.ncounters * 8;
+    const uint8_t *pairs = in.elf.data + t.map_offset + (size_t)t.ncounters * 8;
     for (uint32_t i = 0; i < t2.ntimers; i++) {
         memcpy(&map->timer_procs[i], pairs + 16 * (size_t)i, 8);
         memcpy(&map->timer_loops[i], pairs + 16 * (size_t)i + 8, 8);

@@ -46,8 +46,8 @@ static bool reader_at(const rw_input *in, uint64_t vaddr, reader *r)
 {
     /* Unwind data has no overall length here: read up to the end of the
      * segment's file image. */
-    for (size_t i = 0; i < in->nphdrs; i++) {
-        const Elf64_Phdr *ph = &in->phdrs[i];
+    for (size_t i = 0; i < in->elf.nphdrs; i++) {
+        const Elf64_Phdr *ph = &in->elf.phdrs[i];
         if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
             continue;
         uint64_t avail = ph->p_filesz - (vaddr - ph->p_vaddr);
@@ -577,7 +577,7 @@ static uint64_t *move_landing_pads(unwind_ctx *u, const lsda_info *l, const part
             new_lp[i] = pm ? rw_moved_lookup(pm, s->lp) : 0;
         if (!new_lp[i]) {
             mt_error_set(u->err, "%s: procedure at 0x%llx: landing pad 0x%llx not relocated",
-                         u->in->path, (unsigned long long)pt->m->old_start,
+                         u->in->elf.path, (unsigned long long)pt->m->old_start,
                          (unsigned long long)s->lp);
             free(new_lp);
             return NULL;
@@ -680,7 +680,7 @@ static uint64_t write_lsda(unwind_ctx *u, const fde_info *f, const part *pt)
     lsda_info l;
     if (!parse_lsda(u->in, f, &l)) {
         free(l.sites);
-        mt_error_set(u->err, "%s: malformed exception table (LSDA) at 0x%llx", u->in->path,
+        mt_error_set(u->err, "%s: malformed exception table (LSDA) at 0x%llx", u->in->elf.path,
                      (unsigned long long)f->lsda);
         return 0;
     }
@@ -689,14 +689,14 @@ static uint64_t write_lsda(unwind_ctx *u, const fde_info *f, const part *pt)
     const uint8_t *region = rw_input_bytes_at(u->in, l.cs_end, l.region_end - l.cs_end);
     if (new_lp && !region)
         mt_error_set(u->err, "%s: exception table at 0x%llx extends past its segment",
-                     u->in->path, (unsigned long long)f->lsda);
+                     u->in->elf.path, (unsigned long long)f->lsda);
     if (new_lp && region) {
         rw_buf cs = {0};
         write_call_sites(&cs, &l, new_lp, pt, lpstart);
         at = here(u);
         if (!put_lsda(u, &l, &cs, lpstart, pt->new_begin, region)) {
             mt_error_set(u->err, "%s: exception table at 0x%llx: type table or landing-pad "
-                         "base cannot be moved", u->in->path, (unsigned long long)f->lsda);
+                         "base cannot be moved", u->in->elf.path, (unsigned long long)f->lsda);
             at = 0;
         }
         rw_buf_free(&cs);
@@ -755,12 +755,12 @@ static bool write_fde(unwind_ctx *u, const fde_info *f, const part *pt, uint64_t
     uint64_t fde_addr = here(u);
     if (!put_fde_header(u, f, pt->new_begin, new_end, lsda)) {
         mt_error_set(u->err, "%s: FDE at 0x%llx: a field of its copy does not fit its encoding",
-                     u->in->path, (unsigned long long)f->addr);
+                     u->in->elf.path, (unsigned long long)f->addr);
         return false;
     }
     if (!remap_program(f, pt->m, pt->lo, pt->hi, b)) {
         mt_error_set(u->err, "%s: FDE at 0x%llx: call-frame program cannot be remapped",
-                     u->in->path, (unsigned long long)f->addr);
+                     u->in->elf.path, (unsigned long long)f->addr);
         return false;
     }
     rw_buf_align(b, 8, 0); /* DW_CFA_nop */
@@ -796,7 +796,7 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
          k < noriginal && t->v[k].loc < m->old_end; k++) {
         fde_info f;
         if (!parse_fde(u->in, t->v[k].fde, &f)) {
-            mt_error_set(u->err, "%s: malformed FDE at 0x%llx", u->in->path,
+            mt_error_set(u->err, "%s: malformed FDE at 0x%llx", u->in->elf.path,
                          (unsigned long long)t->v[k].fde);
             return false;
         }
@@ -806,7 +806,7 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
             continue;
         if (f.cie.code_align != 1) {
             mt_error_set(u->err, "%s: CIE at 0x%llx: code alignment factor %llu, not 1",
-                         u->in->path, (unsigned long long)f.cie.addr,
+                         u->in->elf.path, (unsigned long long)f.cie.addr,
                          (unsigned long long)f.cie.code_align);
             return false;
         }
@@ -824,9 +824,9 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
 
 static const Elf64_Phdr *eh_frame_phdr(const rw_input *in)
 {
-    for (size_t i = 0; i < in->nphdrs; i++)
-        if (in->phdrs[i].p_type == PT_GNU_EH_FRAME)
-            return &in->phdrs[i];
+    for (size_t i = 0; i < in->elf.nphdrs; i++)
+        if (in->elf.phdrs[i].p_type == PT_GNU_EH_FRAME)
+            return &in->elf.phdrs[i];
     return NULL;
 }
 
@@ -965,7 +965,7 @@ int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw
     if (!original_fdes(in, ph, sec, &eh_frame, &t)) {
         free(t.v);
         mt_error_set(err, "%s: .eh_frame_hdr or .eh_frame is malformed or uses an unsupported "
-                     "encoding", in->path);
+                     "encoding", in->elf.path);
         return -1;
     }
     const rw_moved **by_old = mt_xcalloc(nmoved + 1, sizeof *by_old);
@@ -980,7 +980,7 @@ int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw
             rc = -1;
     if (rc == 0 && !write_hdr(&u, eh_frame, &t, res)) {
         mt_error_set(err, "%s: the new .eh_frame_hdr is too far from .eh_frame or the code",
-                     in->path);
+                     in->elf.path);
         rc = -1;
     }
     free(by_old);

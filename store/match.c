@@ -239,3 +239,46 @@ void mt_store_match(const mt_store_site *a, size_t na, const mt_store_site *b, s
     if (!how)
         free(how_buf);
 }
+
+/* Sites ordered by (address, loop path), no path first. */
+static int cmp_site_key(const void *x, const void *y, void *arg)
+{
+    const mt_store_site *a = arg, *p = &a[*(const uint32_t *)x], *q = &a[*(const uint32_t *)y];
+    if (p->address != q->address)
+        return p->address < q->address ? -1 : 1;
+    if (!p->loop_path || !q->loop_path)
+        return (p->loop_path != NULL) - (q->loop_path != NULL);
+    return strcmp(p->loop_path, q->loop_path);
+}
+
+void mt_store_match_exact(const mt_store_site *a, size_t na, const mt_store_site *b, size_t nb,
+                          uint32_t *b_to_a)
+{
+    /* One sorted array of both: a's sites, then b's (index na + j). */
+    size_t n = na + nb;
+    mt_store_site *all = mt_xcalloc(n + 1, sizeof *all);
+    memcpy(all, a, na * sizeof *a);
+    memcpy(all + na, b, nb * sizeof *b);
+    uint32_t *order = mt_xcalloc(n + 1, sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, n, sizeof *order, cmp_site_key, all);
+    for (size_t j = 0; j < nb; j++)
+        b_to_a[j] = MT_NONE;
+    /* In each run of equal keys, the first site of a is the counterpart. */
+    for (size_t k = 0; k < n;) {
+        size_t e = k + 1;
+        while (e < n && cmp_site_key(&order[k], &order[e], all) == 0)
+            e++;
+        uint32_t from_a = MT_NONE;
+        for (size_t m = k; m < e; m++)
+            if (order[m] < na && from_a == MT_NONE)
+                from_a = order[m];
+        for (size_t m = k; m < e; m++)
+            if (order[m] >= na)
+                b_to_a[order[m] - na] = from_a;
+        k = e;
+    }
+    free(order);
+    free(all);
+}

@@ -115,6 +115,12 @@ typedef enum {
  * new) and how it was found.  `how` may be NULL. */
 void mt_store_match(const mt_store_site *a, size_t na, const mt_store_site *b, size_t nb,
                     uint32_t *b_to_a, uint8_t *how);
+/* The same build stored again: every site of `b` to the site of `a` with the
+ * same address and loop path (the key the database keeps unique), MT_NONE
+ * when `a` has none.  Name-based matching could pair two same-named
+ * procedures crosswise and leave their loops to be stored twice. */
+void mt_store_match_exact(const mt_store_site *a, size_t na, const mt_store_site *b, size_t nb,
+                          uint32_t *b_to_a);
 const char *mt_match_kind_name(mt_match_kind k);
 
 /* ---- queries ------------------------------------------------------------- */

@@ -152,7 +152,15 @@ static int64_t insert_site(mt_store *s, site_writer *w, int64_t program, const c
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db) : mt_store_fail(s, err, "storing a site");
+    if (rc == SQLITE_DONE)
+        return sqlite3_last_insert_rowid(s->db);
+    /* Name the site: a failure here means two sites of one build share a key. */
+    char *what = mt_xasprintf("storing the site of %s%s%s at %#llx", site->procedure,
+                              site->loop_path ? " loop " : "", site->loop_path ? site->loop_path : "",
+                              (unsigned long long)site->address);
+    int64_t failed = mt_store_fail(s, err, what);
+    free(what);
+    return failed;
 }
 
 typedef struct {
@@ -171,7 +179,10 @@ static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, 
         return -1;
     uint32_t *to_old = mt_xcalloc(b->nsites + 1, sizeof *to_old);
     uint8_t *how = mt_xcalloc(b->nsites + 1, 1);
-    mt_store_match(old, nold, b->sites, b->nsites, to_old, how);
+    if (known)
+        mt_store_match_exact(old, nold, b->sites, b->nsites, to_old);
+    else
+        mt_store_match(old, nold, b->sites, b->nsites, to_old, how);
     site_writer w = {0};
     int rc = mt_store_prepare(s, "INSERT INTO objects(program_name, kind) VALUES (?, ?)", &w.object, err);
     rc = rc ? rc : mt_store_prepare(s, "INSERT INTO sites(program_id, object_id, procedure, named, "

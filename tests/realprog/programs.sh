@@ -55,7 +55,7 @@ norm_logs() {
             -e 's/(tmp|Tmp|TMP)[._-]?[A-Za-z0-9]{6,}/\1XXXXXX/g' \
             -e 's/[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}(:[0-9]{2})?( [0-9]{4})?/DATE/g' \
             -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.]+( ?[+-][0-9]{4})?/DATE/g' \
-            -e 's/[0-9]+(\.[0-9]+)? ?(s|sec|seconds|ms)\b/TIME/g' \
+            -e 's/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)? ?(s|sec|seconds|ms)\b/TIME/g' \
             -e 's/[0-9.]+ [kMG]?B\/s/RATE/g' \
             -e 's/\b([a-z][a-z0-9]*)-[0-9]{4,7}\b/\1-PID/g' "$f"
     done
@@ -93,7 +93,11 @@ one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
 # suite compares itself.  Debian's source lacks the GFDL manual: build and
 # test the program only.  Locales: setup_gawk.
 deps_gawk() { echo locales; }
-build_gawk() { configure_once --without-readline --without-mpfr --disable-nls; mk -j"$JOBS" gawk > /dev/null 2>&1; }
+# support/libsupport.a has no rule in the top Makefile: build it first.
+build_gawk() {
+    configure_once --without-readline --without-mpfr --disable-nls
+    mk -j"$JOBS" -C support > /dev/null 2>&1 && mk -j"$JOBS" gawk > /dev/null 2>&1
+}
 suite_gawk() { mk -C test check 2>&1; }
 norm_gawk() {
     grep -avE '^(make|Making|gmake)|[0-9]+\.[0-9]+ ?s|seconds' | grep -avE '^ *$' |

@@ -5,7 +5,7 @@
 #      run its own test suite with the original executables: the baseline
 #      (exit status, normalized output and per-test logs);
 #   2. replace its executables with `mtool instrument --counts` copies
-#      (originals kept as EXE.mtool-orig and put back afterwards, whatever
+#      (originals kept in $WORK/PROG/swap and put back afterwards, whatever
 #      happens), run the suite again with MTOOL_OUT set: the same exit status
 #      and the same normalized outputs are required, and every process of the
 #      suite must have written a profile;
@@ -176,28 +176,34 @@ resolve_exes() {
     done
 }
 
-# Puts the originals back (EXE.mtool-orig, kept with its mode and times, so
-# make sees nothing to rebuild).  Safe to call any time.
+# Originals and instrumented copies wait in $WORK/PROG/swap/{orig,inst}/EXE,
+# outside the source tree: suites that list their directories (gawk's
+# readdir) must see the same files in both runs.
+stash() { # KIND EXE: the path of EXE's copy of that kind
+    local p="$WORK/$prog/swap/$1/${2#/}"
+    mkdir -p "$(dirname "$p")"
+    echo "$p"
+}
+
+# Puts the originals back (kept with their mode and times, so make sees
+# nothing to rebuild).  Safe to call any time, from the source directory.
 swap_out() {
-    local e
-    for e in $("exes_$prog"); do
-        for c in "$e" "$(dirname "$e")/.libs/$(basename "$e")" "$(dirname "$e")/.libs/lt-$(basename "$e")"; do
-            if [ -f "$c.mtool-orig" ]; then
-                cp -p "$c.mtool-orig" "$c"
-                rm -f "$c.mtool-orig"
-            fi
-        done
-    done
+    local dir="$WORK/$prog/swap/orig" f
+    [ -d "$dir" ] || return 0
+    while IFS= read -r -d '' f; do
+        cp -p "$f" "${f#"$dir"/}" && rm -f "$f"
+    done < <(find "$dir" -type f -print0)
     return 0
 }
 
-# Instruments every executable into EXE.mtool-inst; prints FAIL and returns 1
+# Instruments every executable into its inst copy; prints FAIL and returns 1
 # on the first that fails.
 instrument_all() {
-    local e
+    local e inst
     for e in "${EXES[@]}"; do
-        rm -f "$e.mtool-inst"
-        if ! instrument "$e" "$e.mtool-inst" "$out/instrument-$(basename "$e").log" || [ ! -s "$e.mtool-inst" ]; then
+        inst=$(stash inst "$e")
+        rm -f "$inst"
+        if ! instrument "$e" "$inst" "$out/instrument-$(basename "$e").log" || [ ! -s "$inst" ]; then
             echo "FAIL $prog: instrumenting $e failed: $(tail -1 "$out/instrument-$(basename "$e").log")" \
                 "(reproduce: cd $src && $(instrument_cmd_text "$e" /tmp/x))"
             return 1
@@ -205,18 +211,19 @@ instrument_all() {
     done
 }
 swap_in() {
-    local e
+    local e orig
     for e in "${EXES[@]}"; do
-        cp -p "$e" "$e.mtool-orig"
-        cp "$e.mtool-inst" "$e"
-        chmod --reference="$e.mtool-orig" "$e"
+        orig=$(stash orig "$e")
+        cp -p "$e" "$orig"
+        cp "$(stash inst "$e")" "$e"
+        chmod --reference="$orig" "$e"
     done
 }
 # The suite must have run the instrumented copies: make rebuilt none.
 check_swapped() {
     local e
     for e in "${EXES[@]}"; do
-        cmp -s "$e" "$e.mtool-inst" || { echo "$e was rebuilt during the suite"; return 1; }
+        cmp -s "$e" "$(stash inst "$e")" || { echo "$e was rebuilt during the suite"; return 1; }
     done
 }
 
@@ -249,12 +256,14 @@ write_reproduce() {
         echo "# Reruns the $prog suite with the instrumented executables (as run.sh did)."
         echo "set -u; cd $src"
         for e in "${EXES[@]}"; do
-            echo "$(instrument_cmd_text "$e" "$e.mtool-inst")"
-            echo "cp -p $e $e.mtool-orig && cp $e.mtool-inst $e && chmod --reference=$e.mtool-orig $e"
+            local orig inst
+            orig=$(stash orig "$e") inst=$(stash inst "$e")
+            echo "$(instrument_cmd_text "$e" "$inst")"
+            echo "cp -p $e $orig && cp $inst $e && chmod --reference=$orig $e"
         done
         echo "rm -rf $out/prof-inst; mkdir -p $out/prof-inst"
         echo "(. $HERE/programs.sh; JOBS=$JOBS; MTOOL_OUT=$out/prof-inst suite_$prog) > $out/reproduce.log 2>&1; echo \"suite status \$?\""
-        for e in "${EXES[@]}"; do echo "cp -p $e.mtool-orig $e && rm -f $e.mtool-orig"; done
+        for e in "${EXES[@]}"; do echo "cp -p $(stash orig "$e") $e && rm -f $(stash orig "$e")"; done
     } > "$out/reproduce.sh"
     chmod +x "$out/reproduce.sh"
 }
@@ -405,7 +414,7 @@ run_one() {
     echo "PASS $prog: $suite_text, outputs identical ($lines lines), $nprof profiles, $merge$oracle_text"
     if [ $keep -eq 0 ]; then
         rm -rf "$out/prof-inst" "$out/prof-orig" "$out"/merge-*/profiles
-        for e in "${EXES[@]}"; do rm -f "$e.mtool-inst"; done
+        rm -rf "$WORK/$prog/swap/inst"
     fi
     return 0
 }

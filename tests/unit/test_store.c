@@ -269,6 +269,54 @@ static void test_round_trip(const char *dir)
     free(path);
 }
 
+/* A static inline function of a header, compiled in several files: copies
+ * with one name, file and line but their own addresses and loops.  Storing
+ * the same build again must find each copy's own sites (by address), not
+ * pair copies crosswise and store a copy's loops a second time (xz and gawk
+ * failed so with "UNIQUE constraint failed: sites..."). */
+static void test_same_build_again(const char *dir)
+{
+    char *path = mt_xasprintf("%s/copies.db", dir);
+    mt_store_build b = {.path = mt_xstrdup("/tmp/copies")};
+    snprintf(b.sha256, sizeof b.sha256, "cc");
+    b.sites = mt_xcalloc(16, sizeof *b.sites);
+    for (uint32_t copy = 0; copy < 4; copy++) {
+        mt_store_site p = {.procedure = mt_xstrdup("h"), .named = true, .file = mt_xstrdup("x.h"),
+                           .line = 5, .proc_line = 5, .address = 0x1000 + 0x100 * copy,
+                           .shape = copy};
+        b.sites[b.nsites++] = p;
+        for (uint32_t l = 1; l <= copy; l++) { /* copy k has k loops */
+            mt_store_site ls = p;
+            ls.procedure = mt_xstrdup("h");
+            ls.file = mt_xstrdup("x.h");
+            ls.is_loop = true;
+            ls.loop_path = mt_xasprintf("%u", l);
+            ls.depth = 1;
+            ls.line = 6 + l;
+            ls.address += 16 * l;
+            b.sites[b.nsites++] = ls;
+        }
+    }
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_figures figs[16];
+    mt_store_run r;
+    bool ok = s != NULL;
+    for (int k = 1; ok && k <= 3; k++) {
+        fill_run(&r, figs, b.nsites, (uint64_t)k);
+        ok = mt_store_add_run(s, &b, &r, &err) == k;
+    }
+    CHECK(ok, "store: the same build with same-named copies stored three times (%s)",
+          ok ? "" : err.msg);
+    mt_store_close(s);
+    CHECK(query_is(path, "SELECT count(*) FROM sites", "10"), "store: copies' sites stored once");
+    CHECK(query_is(path, "SELECT count(*) FROM (SELECT site_id FROM figures GROUP BY site_id "
+                         "HAVING count(*) = 3 AND min(entries) = max(entries))", "10"),
+          "store: every site's figures in all three runs are its own");
+    free_build(&b);
+    free(path);
+}
+
 /* Stores `nruns` runs of a 5-procedure build, run k with figures scaled by
  * k (memory_ops of site i = 3 (i + 1) k); returns the object of site 0. */
 static int64_t store_scaled_runs(mt_store *s, const mt_store_build *b, int nruns)
@@ -543,6 +591,7 @@ int main(void)
         return 1;
     test_matcher();
     test_round_trip(dir);
+    test_same_build_again(dir);
     test_trend_across_blocks(dir);
     test_migration_from_v1(dir);
     test_refused_files(dir);

@@ -67,25 +67,17 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
 
 void mt_procedure_free_cfg(mt_procedure *proc)
 {
-    for (uint32_t i = 0; i < proc->nloops; i++) {
-        mt_loop *l = &proc->loops[i];
-        free(l->blocks);
-        free(l->entry_edges);
-        free(l->exit_edges);
-        free(l->back_edges);
-    }
-    free(proc->loops);
+    mt_free_loops(proc);
     free(proc->blocks);
     free(proc->edges);
     free(proc->calls);
     free(proc->tables);
     proc->tables = NULL;
     proc->ntables = 0;
-    proc->loops = NULL;
     proc->blocks = NULL;
     proc->edges = NULL;
     proc->calls = NULL;
-    proc->nloops = proc->nblocks = proc->nedges = proc->ncalls = 0;
+    proc->nblocks = proc->nedges = proc->ncalls = 0;
 }
 
 void mt_program_free(mt_program *prog)

@@ -146,6 +146,7 @@ bool mt_domtree_dominates(const mt_domtree *t, uint32_t a, uint32_t b);
 /* loops.c */
 void mt_compute_dominators(mt_procedure *proc);
 void mt_find_loops(mt_procedure *proc); /* needs dominators; sets block.loop, call.loop */
+void mt_free_loops(mt_procedure *proc); /* the loop forest, emptied */
 
 /* callgraph.c */
 void mt_build_callgraph(mt_program *prog);

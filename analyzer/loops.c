@@ -442,7 +442,7 @@ static void collect_loop_edges(loop_ctx *c, mt_loop *loop)
     loop->nback_edges = (uint32_t)nb;
 }
 
-static void free_loops(mt_procedure *proc)
+void mt_free_loops(mt_procedure *proc)
 {
     for (uint32_t i = 0; i < proc->nloops; i++) {
         mt_loop *l = &proc->loops[i];
@@ -491,7 +491,7 @@ static void store_loops(loop_ctx *c, mt_procedure *proc, loop_draft *drafts, siz
 
 void mt_find_loops(mt_procedure *proc)
 {
-    free_loops(proc); /* recomputing must not leak the previous forest */
+    mt_free_loops(proc); /* recomputing must not leak the previous forest */
     for (uint32_t b = 0; b < proc->nblocks; b++)
         proc->blocks[b].loop = MT_NONE;
     for (uint32_t k = 0; k < proc->ncalls; k++)

@@ -85,6 +85,8 @@ typedef struct {
     double loads_per_cycle, stores_per_cycle;
     double taken_per_cycle;  /* taken branches per cycle */
     double probe_cycles;     /* cost of one `incq %gs:disp32` counter probe */
+    double fetch_window;     /* bytes: a loop fetches at most one aligned window of
+                                this size per cycle (0: no such limit seen) */
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
@@ -114,6 +116,7 @@ typedef enum {
     MT_BOUND_LOADS,
     MT_BOUND_STORES,
     MT_BOUND_TAKEN,      /* taken branches per cycle */
+    MT_BOUND_FETCH,      /* loop bodies: aligned fetch windows per iteration */
     MT_BOUND_LATENCY,    /* critical path of one execution */
     MT_BOUND_RECURRENCE, /* loop-carried dependencies, per iteration */
     MT_BOUND_IN_HEADER,  /* runs every iteration: predicted with its loop's header */
@@ -142,11 +145,13 @@ typedef struct {
     bool taken_exit;
 } mt_block_context;
 
-/* A piece of straight-line code. */
+/* A piece of straight-line code; `taken_exit`: its final conditional
+ * branch is taken. */
 typedef struct {
     const uint8_t *code;
     size_t len;
     uint64_t addr;
+    bool taken_exit;
 } mt_code_range;
 
 typedef struct mt_predictor mt_predictor;
@@ -163,10 +168,10 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
  * the ranges executed in this order every iteration (infinite resources). */
 double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
 /* Throughput bounds of the ranges executed together (their work shares the
- * core's resources), `ntaken` of their conditional branches taken: out gets
- * the bounds, the limiting one and its cycles (no dependency bound). */
+ * core's resources): out gets the bounds, the limiting one and its cycles
+ * (no dependency bound). */
 void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
-                           unsigned ntaken, mt_block_cost *out);
+                           mt_block_cost *out);
 
 /* Per-block predictions for a whole analyzed program: blocks of procedure p
  * are costs[first[p] .. first[p+1]).  Blocks outside loops run their

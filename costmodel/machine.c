@@ -20,7 +20,7 @@ static const char *const class_names[MT_IC_COUNT] = {
 static const char *const width_names[MT_W_COUNT] = {"128", "256", "512"};
 
 static const char *const bound_names[MT_BOUND_COUNT] = {
-    "dispatch", "pipes", "loads", "stores", "taken-branches", "latency", "recurrence", "in-header"};
+    "dispatch", "pipes", "loads", "stores", "taken-branches", "fetch", "latency", "recurrence", "in-header"};
 
 const char *mt_iclass_name(mt_iclass c) { return c < MT_IC_COUNT ? class_names[c] : "?"; }
 const char *mt_width_name(mt_width w) { return w < MT_W_COUNT ? width_names[w] : "?"; }
@@ -143,8 +143,8 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     fprintf(fp, "tsc_per_cycle %.4f\ntsc_hz %.0f\n", m->tsc_per_cycle, m->tsc_hz);
     fprintf(fp, "dispatch_width %.2f\nloads_per_cycle %.2f\nstores_per_cycle %.2f\n",
             m->dispatch_width, m->loads_per_cycle, m->stores_per_cycle);
-    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\n", m->taken_per_cycle,
-            m->probe_cycles, m->has_avx512);
+    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\nfetch_window %.0f\n",
+            m->taken_per_cycle, m->probe_cycles, m->has_avx512, m->fetch_window);
     fprintf(fp, "# class pipes(bits: alu0-5 agu0-3 fp0-5) then latency/rthroughput at 128 256 512\n");
     for (int c = 0; c < MT_IC_COUNT; c++) {
         fprintf(fp, "class %s 0x%03x", class_names[c], m->pipes[c]);
@@ -245,6 +245,8 @@ static bool parse_line(char *line, mt_machine *m)
         return parse_number(rest, 0.1, 8, &m->taken_per_cycle);
     if (!strcmp(key, "probe_cycles"))
         return parse_number(rest, 0, 100, &m->probe_cycles);
+    if (!strcmp(key, "fetch_window"))
+        return parse_number(rest, 0, 4096, &m->fetch_window);
     if (!strcmp(key, "has_avx512")) {
         bool ok = parse_number(rest, 0, 1, &avx);
         m->has_avx512 = avx != 0;

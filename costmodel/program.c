@@ -74,7 +74,7 @@ static void evaluate_path(path_walk *w, size_t n)
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
-                                       b->end - b->start, b->start};
+                                       b->end - b->start, b->start, false};
         if (!w->ranges[k].code)
             return;
         if (!w->core[w->path[k]])
@@ -131,18 +131,17 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     memset((void *)w->core, 0, proc->nblocks * sizeof *w->core);
     mark_body(proc, l, (bool *)w->in_body);
     size_t ncore = mark_core(proc, l, (bool *)w->core, list);
-    unsigned ntaken = 0;
     for (size_t k = 0; k < ncore; k++) {
         const mt_block *b = &proc->blocks[list[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
-                                       b->end - b->start, b->start};
+                                       b->end - b->start, b->start,
+                                       ends_with_taken_branch(proc, list[k])};
         if (!w->ranges[k].code)
             return;
-        ntaken += ends_with_taken_branch(proc, list[k]);
     }
     w->header = proc->loops[l].header;
     mt_block_cost *hc = &costs[w->header], joint;
-    mt_predict_throughput(w->p, w->ranges, ncore, ntaken, &joint);
+    mt_predict_throughput(w->p, w->ranges, ncore, &joint);
     w->npaths = 0;
     w->need = 0;
     walk_paths(w, w->header, 0);

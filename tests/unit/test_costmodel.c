@@ -125,9 +125,10 @@ static void test_two_block_loop(void)
     static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
     static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
                                     0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
-    mt_code_range r[2] = {{header, sizeof header, 0x1000}, {latch, sizeof latch, 0x1005}};
+    mt_code_range r[2] = {{header, sizeof header, 0x1000, false},
+                          {latch, sizeof latch, 0x1005, true}};
     mt_block_cost joint, h, l;
-    mt_predict_throughput(predictor, r, 2, 1, &joint);
+    mt_predict_throughput(predictor, r, 2, &joint);
     mt_block_context in_loop = {.throughput_only = true};
     mt_predict_block(predictor, header, sizeof header, 0x1000, &in_loop, &h);
     in_loop.taken_exit = true;

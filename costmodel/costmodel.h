@@ -194,12 +194,20 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
 void mt_program_costs_free(mt_program_costs *c);
 
 /* Sum over blocks of count x cycles: `counts` parallel to out->costs (same
- * offsets).  Procedure and loop totals are over their own blocks; callees
- * are added by the caller of these with the call graph when wanted. */
+ * offsets).  mt_predicted_cycles_proc: the procedure's own blocks. */
 double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc);
+/* Every procedure's prediction inclusive of its estimable callees (MTOOL):
+ * its own blocks plus, for each call site to an estimable procedure, the
+ * site's count x the callee's inclusive prediction per call.  Recursive
+ * calls are left out.  Returns nprocs values; the caller frees them. */
+double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
+                                      const uint64_t *counts);
+/* A loop's blocks (nested loops included), and with `inclusive` (from
+ * mt_predicted_cycles_inclusive, or NULL) its calls to estimable callees. */
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
-                                const uint64_t *counts, uint32_t proc, uint32_t loop);
+                                const uint64_t *counts, uint32_t proc, uint32_t loop,
+                                const double *inclusive);
 
 /* TSC ticks per core cycle now: median of `samples` (at most 1024) short
  * dependent-add chains of 80k cycles (about 25 us) each.  The ratio moves with load, so figures are

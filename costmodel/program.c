@@ -230,14 +230,102 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
     return sum;
 }
 
-double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
-                                const uint64_t *counts, uint32_t proc, uint32_t loop)
+/* Calls into procedure q: its entry block's count, unless that block is a
+ * loop header (jumps back to it count too); then the counts of the blocks
+ * that call q directly. */
+static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                      uint32_t q)
 {
-    const mt_loop *l = &prog->procs[proc].loops[loop];
+    const mt_procedure *proc = &prog->procs[q];
+    if (!proc->nblocks)
+        return 0;
+    if (proc->blocks[0].loop == MT_NONE || proc->loops[proc->blocks[0].loop].header != 0)
+        return (double)counts[c->first[q]];
+    double n = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++) {
+            const mt_call_site *s = &prog->procs[p].calls[k];
+            if (s->callee == q && s->block != MT_NONE)
+                n += (double)counts[c->first[p] + s->block];
+        }
+    return n;
+}
+
+/* count x cycles of what the call sites among the given blocks run in
+ * estimable callees (per call: the callee's inclusive total over its calls). */
+static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
+                            const uint64_t *counts, uint32_t p, const double *incl,
+                            const double *per_call, const bool *in_blocks)
+{
+    const mt_procedure *proc = &prog->procs[p];
     double sum = 0;
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        const mt_call_site *s = &proc->calls[k];
+        if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
+            !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
+            continue;
+        if (incl[s->callee] >= 0)
+            sum += (double)counts[c->first[p] + s->block] * per_call[s->callee];
+    }
+    return sum;
+}
+
+static void inclusive_of(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                         uint32_t p, double *incl, double *per_call, uint8_t *state)
+{
+    state[p] = 1; /* in progress: a call back into it is recursion, left out */
+    const mt_procedure *proc = &prog->procs[p];
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        uint32_t q = proc->calls[k].callee;
+        if (q != MT_NONE && state[q] == 0)
+            inclusive_of(prog, c, counts, q, incl, per_call, state);
+    }
+    incl[p] = mt_predicted_cycles_proc(prog, c, counts, p) +
+              callee_cycles(prog, c, counts, p, incl, per_call, NULL);
+    double n = entries(prog, c, counts, p);
+    per_call[p] = n > 0 ? incl[p] / n : 0;
+    state[p] = 2;
+}
+
+double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
+                                      const uint64_t *counts)
+{
+    double *incl = mt_xcalloc(prog->nprocs + 1, sizeof *incl);
+    double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
+    uint8_t *state = mt_xcalloc(prog->nprocs + 1, 1);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        incl[p] = -1;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        if (state[p] == 0)
+            inclusive_of(prog, c, counts, p, incl, per_call, state);
+    free(per_call);
+    free(state);
+    return incl;
+}
+
+double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc, uint32_t loop,
+                                const double *inclusive)
+{
+    const mt_procedure *pr = &prog->procs[proc];
+    const mt_loop *l = &pr->loops[loop];
+    double sum = 0;
+    bool *in = inclusive ? mt_xcalloc(pr->nblocks + 1, sizeof *in) : NULL;
     for (uint32_t k = 0; k < l->nblocks; k++) {
         uint64_t i = c->first[proc] + l->blocks[k];
         sum += (double)counts[i] * c->costs[i].cycles;
+        if (in)
+            in[l->blocks[k]] = true;
+    }
+    if (inclusive) {
+        double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
+        for (uint32_t q = 0; q < prog->nprocs; q++) {
+            double n = entries(prog, c, counts, q);
+            per_call[q] = n > 0 && inclusive[q] >= 0 ? inclusive[q] / n : 0;
+        }
+        sum += callee_cycles(prog, c, counts, proc, inclusive, per_call, in);
+        free(per_call);
+        free(in);
     }
     return sum;
 }

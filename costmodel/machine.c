@@ -102,25 +102,36 @@ void mt_machine_default(mt_machine *m)
     }
 }
 
+/* The model name and, since one name can cover several generations (a KVM
+ * guest's "AMD EPYC" was a Zen 5 and then a Zen 3 here), the family and
+ * model numbers: "AMD EPYC (family 25, model 1)". */
 void mt_machine_cpu_model(char *buf, size_t n)
 {
     snprintf(buf, n, "unknown");
     FILE *fp = fopen("/proc/cpuinfo", "r");
     if (!fp)
         return;
-    char line[512];
-    while (fgets(line, sizeof line, fp)) {
+    char line[512], name[256] = "", family[32] = "", model[32] = "";
+    while (fgets(line, sizeof line, fp) && !(name[0] && family[0] && model[0])) {
         char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || !colon)
+        if (!colon)
             continue;
         char *v = colon + 1;
         while (*v == ' ' || *v == '\t')
             v++;
         v[strcspn(v, "\n")] = '\0';
-        snprintf(buf, n, "%s", v);
-        break;
+        if (!strncmp(line, "model name", 10) && !name[0])
+            snprintf(name, sizeof name, "%s", v);
+        else if (!strncmp(line, "cpu family", 10) && !family[0])
+            snprintf(family, sizeof family, "%s", v);
+        else if (!strncmp(line, "model\t", 6) && !model[0])
+            snprintf(model, sizeof model, "%s", v);
     }
     fclose(fp);
+    if (name[0] && family[0] && model[0])
+        snprintf(buf, n, "%s (family %s, model %s)", name, family, model);
+    else if (name[0])
+        snprintf(buf, n, "%s", name);
 }
 
 char *mt_machine_profile_path(const char *cpu_model)

@@ -31,23 +31,28 @@ static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
     return false;
 }
 
-/* The blocks of loop l's body as laid out: its own blocks (not those of
- * nested loops) between the lowest and highest of the header and the blocks
- * with back edges.  Blocks placed outside are out-of-line paths the
- * compiler expected to be cold. */
+/* The blocks of loop l's body as laid out: the run of its blocks that are
+ * adjacent in address order around the header.  Loop blocks placed apart,
+ * past blocks outside the loop, are out-of-line paths the compiler expected
+ * to be cold.  The header may sit anywhere in the run (a loop entered in
+ * the middle has its back edge at the top).  Blocks of nested loops are
+ * in: a path of one iteration may pass through them once (clang's
+ * unrolled loops put an iteration's hot path in a "nested loop" whose own
+ * back edge is the cold one). */
 static void mark_body(const mt_procedure *proc, uint32_t l, bool *in_body)
 {
     const mt_loop *lp = &proc->loops[l];
-    uint64_t lo = proc->blocks[lp->header].start, hi = proc->blocks[lp->header].end;
-    for (uint32_t k = 0; k < lp->nback_edges; k++) {
-        const mt_block *src = &proc->blocks[proc->edges[lp->back_edges[k]].src];
-        lo = src->start < lo ? src->start : lo;
-        hi = src->end > hi ? src->end : hi;
-    }
-    for (uint32_t k = 0; k < lp->nblocks; k++) {
-        const mt_block *b = &proc->blocks[lp->blocks[k]];
-        in_body[lp->blocks[k]] = b->loop == l && b->start >= lo && b->end <= hi;
-    }
+    bool *in_loop = mt_xcalloc(proc->nblocks + 1, sizeof *in_loop);
+    for (uint32_t k = 0; k < lp->nblocks; k++)
+        in_loop[lp->blocks[k]] = true;
+    uint32_t lo = lp->header, hi = lp->header; /* blocks are sorted by address */
+    while (lo > 0 && in_loop[lo - 1])
+        lo--;
+    while (hi + 1 < proc->nblocks && in_loop[hi + 1])
+        hi++;
+    for (uint32_t b = lo; b <= hi; b++)
+        in_body[b] = true;
+    free(in_loop);
 }
 
 /* Enumerating the paths of one iteration, header to back edge. */
@@ -63,10 +68,11 @@ typedef struct {
     bool *on_path;
     mt_code_range *ranges;
     unsigned npaths;
+    unsigned visits; /* blocks entered by the walk: bounded, as paths can be exponential */
     double need; /* max over paths of recurrence - throughput of its other blocks */
 } path_walk;
 
-enum { MAX_PATHS = 64 };
+enum { MAX_PATHS = 64, MAX_VISITS = 4096 };
 
 static void evaluate_path(path_walk *w, size_t n)
 {
@@ -87,6 +93,8 @@ static void evaluate_path(path_walk *w, size_t n)
 
 static void walk_paths(path_walk *w, uint32_t b, size_t depth)
 {
+    if (++w->visits > MAX_VISITS)
+        return;
     w->path[depth] = b;
     w->on_path[b] = true;
     const mt_block *blk = &w->proc->blocks[b];
@@ -143,6 +151,7 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     mt_block_cost *hc = &costs[w->header], joint;
     mt_predict_throughput(w->p, w->ranges, ncore, &joint);
     w->npaths = 0;
+    w->visits = 0;
     w->need = 0;
     walk_paths(w, w->header, 0);
     for (size_t k = 1; k < ncore; k++) {

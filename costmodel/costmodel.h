@@ -209,8 +209,9 @@ double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *
                                 const uint64_t *counts, uint32_t proc, uint32_t loop,
                                 const double *inclusive);
 
-/* TSC ticks per core cycle now: median of `samples` (at most 1024) short
- * dependent-add chains of 80k cycles (about 25 us) each.  The ratio moves with load, so figures are
+/* TSC ticks per core cycle now: the low decile of `samples` (at most 1024)
+ * short dependent-add chains of 80k cycles (about 25 us) each (other
+ * tenants' work on the core delays some chains).  The ratio moves with load, so figures are
  * converted with one measured in the same run. */
 double mt_measure_tsc_per_cycle(int samples);
 

@@ -20,13 +20,13 @@ const char mt_calibrate_usage[] =
     "their spread is printed.  Takes well under a minute.\n"
     "\n"
     "options:\n"
-    "  -r, --runs N     repeat every measurement N times (default 5)\n"
+    "  -r, --runs N     repeat every measurement N times (default 9)\n"
     "  -o FILE          write the profile to FILE instead\n"
     "  -n, --dry-run    print the profile, write nothing\n";
 
 int mt_cmd_calibrate(int argc, char **argv)
 {
-    int runs = 5;
+    int runs = 9;
     const char *out = NULL;
     bool dry = false;
     for (int i = 1; i < argc; i++) {

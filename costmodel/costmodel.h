@@ -131,7 +131,13 @@ typedef struct {
     uint8_t limit;                  /* mt_bound that gave `cycles` */
     uint32_t ninsns;
     uint32_t nundecoded;            /* bytes that did not decode: 0 normally */
+    double probe_cycles;            /* what pass 1's counter adds per execution
+                                       (mt_predict_program with probes) */
 } mt_block_cost;
+
+/* The counter pass 1 puts at a block's start: `incq %gs:disp32` (a slot per
+ * block), or for a block that loops on itself an increment of a register. */
+typedef enum { MT_PROBE_NONE, MT_PROBE_MEMORY, MT_PROBE_REGISTER } mt_probe;
 
 /* How a block runs.  By default once, in a straight line: its critical path
  * bounds it.  `steady_state`: it is a whole loop body repeating, so its
@@ -143,6 +149,7 @@ typedef struct {
     bool steady_state;
     bool throughput_only;
     bool taken_exit;
+    uint8_t probe;       /* mt_probe: a counter runs first */
 } mt_block_context;
 
 /* A piece of straight-line code; `taken_exit`: its final conditional
@@ -152,6 +159,7 @@ typedef struct {
     size_t len;
     uint64_t addr;
     bool taken_exit;
+    uint8_t probe;       /* mt_probe: a counter runs before it */
 } mt_code_range;
 
 typedef struct mt_predictor mt_predictor;
@@ -189,8 +197,11 @@ typedef struct {
     uint32_t nprocs;
 } mt_program_costs;
 
-int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
-                       mt_error *err);
+/* `with_probes`: also predict every block with pass 1's counter and set
+ * probe_cycles to the difference (a loop's on its header), which is what
+ * compensates an instrumented run's time for its counters. */
+int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
+                       mt_program_costs *out, mt_error *err);
 void mt_program_costs_free(mt_program_costs *c);
 
 /* Sum over blocks of count x cycles: `counts` parallel to out->costs (same

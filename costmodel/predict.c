@@ -327,8 +327,21 @@ static void set_limit(mt_block_cost *out)
 /* Decodes code[0..len) after the `n` instructions already in p->insns;
  * returns the new count. */
 static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len, uint64_t addr,
-                     uint32_t *nundecoded)
+                     uint8_t probe, uint32_t *nundecoded)
 {
+    if (probe != MT_PROBE_NONE) {
+        /* incq %gs:disp32 with a slot of its own (the block's address), or
+         * lea 1(%r11),%r11 for a self-loop counting in a dead register */
+        uint32_t slot = (uint32_t)((addr & 0x0fffffffu) << 3);
+        const uint8_t mem[] = {0x65, 0x48, 0xff, 0x04, 0x25, (uint8_t)slot, (uint8_t)(slot >> 8),
+                               (uint8_t)(slot >> 16), (uint8_t)(slot >> 24)};
+        const uint8_t reg[] = {0x4d, 0x8d, 0x5b, 0x01};
+        if (n >= p->cap)
+            p->insns = mt_xgrow(p->insns, &p->cap, n + 1, sizeof *p->insns);
+        if (probe == MT_PROBE_MEMORY ? cm_classify(&p->d, mem, sizeof mem, addr, &p->insns[n])
+                                     : cm_classify(&p->d, reg, sizeof reg, addr, &p->insns[n]))
+            n++;
+    }
     for (size_t off = 0; off < len;) {
         if (n >= p->cap)
             p->insns = mt_xgrow(p->insns, &p->cap, n + 1, sizeof *p->insns);
@@ -348,7 +361,7 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
                       const mt_block_context *ctx, mt_block_cost *out)
 {
     memset(out, 0, sizeof *out);
-    size_t n = decode(p, 0, code, len, addr, &out->nundecoded);
+    size_t n = decode(p, 0, code, len, addr, ctx->probe, &out->nundecoded);
     out->ninsns = (uint32_t)n;
     if (n && ctx->taken_exit)
         p->insns[n - 1].taken = p->insns[n - 1].cond_branch;
@@ -365,7 +378,8 @@ double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_
     size_t ninsns = 0;
     uint32_t nundecoded = 0;
     for (size_t i = 0; i < n; i++)
-        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &nundecoded);
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, ranges[i].probe,
+                        &nundecoded);
     return recurrence(p, p->insns, ninsns);
 }
 
@@ -395,7 +409,8 @@ void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t 
     size_t ninsns = 0;
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n; i++) {
-        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, &out->nundecoded);
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, ranges[i].probe,
+                        &out->nundecoded);
         if (ninsns && ranges[i].taken_exit)
             p->insns[ninsns - 1].taken = p->insns[ninsns - 1].cond_branch;
     }

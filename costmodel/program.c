@@ -31,6 +31,19 @@ static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
     return false;
 }
 
+/* The counter pass 1 puts at block b (rewriter/relocate.c): a block that
+ * loops on itself counts in a register. */
+static uint8_t probe_of(const mt_procedure *proc, uint32_t b, bool probes)
+{
+    if (!probes)
+        return MT_PROBE_NONE;
+    const mt_block *blk = &proc->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++)
+        if (proc->edges[e].dst == b)
+            return MT_PROBE_REGISTER;
+    return MT_PROBE_MEMORY;
+}
+
 /* The blocks of loop l's body as laid out: the run of its blocks that are
  * adjacent in address order around the header.  Loop blocks placed apart,
  * past blocks outside the loop, are out-of-line paths the compiler expected
@@ -63,6 +76,7 @@ typedef struct {
     const mt_block_cost *costs;
     const bool *in_body;
     const bool *core;  /* runs on every iteration: predicted with the header */
+    bool probes;       /* with pass 1's counters */
     uint32_t header;
     uint32_t *path;
     bool *on_path;
@@ -80,7 +94,8 @@ static void evaluate_path(path_walk *w, size_t n)
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
-                                       b->end - b->start, b->start, false};
+                                       b->end - b->start, b->start, false,
+                                       probe_of(w->proc, w->path[k], w->probes)};
         if (!w->ranges[k].code)
             return;
         if (!w->core[w->path[k]])
@@ -143,7 +158,8 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
         const mt_block *b = &proc->blocks[list[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
                                        b->end - b->start, b->start,
-                                       ends_with_taken_branch(proc, list[k])};
+                                       ends_with_taken_branch(proc, list[k]),
+                                       probe_of(proc, list[k], w->probes)};
         if (!w->ranges[k].code)
             return;
     }
@@ -169,19 +185,20 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
 }
 
 static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_procedure *proc,
-                              mt_block_cost *costs)
+                              bool probes, mt_block_cost *costs)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block *blk = &proc->blocks[b];
         const uint8_t *code = mt_elf_file_bytes(im, blk->start, blk->end - blk->start);
         mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
-                                .taken_exit = ends_with_taken_branch(proc, b)};
+                                .taken_exit = ends_with_taken_branch(proc, b),
+                                .probe = probe_of(proc, b, probes)};
         if (code)
             mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx, &costs[b]);
     }
     if (!proc->nloops)
         return;
-    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs};
+    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs, .probes = probes};
     w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
     w.core = mt_xcalloc(proc->nblocks, sizeof *w.core);
     uint32_t *list = mt_xcalloc(proc->nblocks + 1, sizeof *list);
@@ -199,8 +216,8 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     free(w.ranges);
 }
 
-int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
-                       mt_error *err)
+int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
+                       mt_program_costs *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     mt_elf_file im;
@@ -216,8 +233,19 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
     for (uint32_t i = 0; i < prog->nprocs; i++)
         out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
     out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
-    for (uint32_t i = 0; i < prog->nprocs; i++)
-        predict_procedure(p, &im, &prog->procs[i], &out->costs[out->first[i]]);
+    mt_block_cost *probed = NULL;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        mt_block_cost *c = &out->costs[out->first[i]];
+        predict_procedure(p, &im, &prog->procs[i], false, c);
+        if (!with_probes || !prog->procs[i].nblocks)
+            continue;
+        probed = mt_xrealloc(probed, prog->procs[i].nblocks * sizeof *probed);
+        memset(probed, 0, prog->procs[i].nblocks * sizeof *probed);
+        predict_procedure(p, &im, &prog->procs[i], true, probed);
+        for (uint32_t b = 0; b < prog->procs[i].nblocks; b++)
+            c[b].probe_cycles = probed[b].cycles > c[b].cycles ? probed[b].cycles - c[b].cycles : 0;
+    }
+    free(probed);
     mt_predictor_free(p);
     mt_elf_file_close(&im);
     return 0;

@@ -125,8 +125,8 @@ static void test_two_block_loop(void)
     static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
     static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
                                     0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
-    mt_code_range r[2] = {{header, sizeof header, 0x1000, false},
-                          {latch, sizeof latch, 0x1005, true}};
+    mt_code_range r[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                          {latch, sizeof latch, 0x1005, true, MT_PROBE_NONE}};
     mt_block_cost joint, h, l;
     mt_predict_throughput(predictor, r, 2, &joint);
     mt_block_context in_loop = {.throughput_only = true};
@@ -157,10 +157,10 @@ static void test_taken_branch_pipes(void)
     m.taken_per_cycle = 1;
     mt_error err;
     mt_predictor *p = mt_predictor_new(&m, &err);
-    mt_code_range not_taken[2] = {{header, sizeof header, 0x1000, false},
-                                  {latch, sizeof latch, 0x1005, false}};
-    mt_code_range taken[2] = {{header, sizeof header, 0x1000, false},
-                              {latch, sizeof latch, 0x1005, true}};
+    mt_code_range not_taken[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                                  {latch, sizeof latch, 0x1005, false, MT_PROBE_NONE}};
+    mt_code_range taken[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                              {latch, sizeof latch, 0x1005, true, MT_PROBE_NONE}};
     mt_block_cost a, b;
     mt_predict_throughput(p, not_taken, 2, &a);
     mt_predict_throughput(p, taken, 2, &b);
@@ -180,8 +180,8 @@ static void test_fetch_windows(void)
     m.fetch_window = 64;
     mt_error err;
     mt_predictor *p = mt_predictor_new(&m, &err);
-    mt_code_range inside = {latch, sizeof latch, 0x1000, true};
-    mt_code_range across = {latch, sizeof latch, 0x103c, true};
+    mt_code_range inside = {latch, sizeof latch, 0x1000, true, MT_PROBE_NONE};
+    mt_code_range across = {latch, sizeof latch, 0x103c, true, MT_PROBE_NONE};
     mt_block_cost a, b;
     mt_predict_throughput(p, &inside, 1, &a);
     mt_predict_throughput(p, &across, 1, &b);
@@ -190,6 +190,26 @@ static void test_fetch_windows(void)
           "9-byte loop: %.0f fetch window inside, %.0f across a 64-byte boundary (%.2f cycles, %s)",
           a.bounds[MT_BOUND_FETCH], b.bounds[MT_BOUND_FETCH], b.cycles, mt_bound_name(b.limit));
     mt_predictor_free(p);
+}
+
+/* Pass 1's counter on a loop block: `incq %gs:slot` every iteration makes a
+ * chain through memory (load, add, store, forwarded to the next load), so
+ * the loop cannot run faster than forwarding + add; a self-loop counting in
+ * a register adds only the register's one-cycle chain. */
+static void test_probe_chain(void)
+{
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_code_range plain = {latch, sizeof latch, 0x1000, true, MT_PROBE_NONE};
+    mt_code_range memory = {latch, sizeof latch, 0x1000, true, MT_PROBE_MEMORY};
+    mt_code_range reg = {latch, sizeof latch, 0x1000, true, MT_PROBE_REGISTER};
+    double a = mt_predict_recurrence(predictor, &plain, 1);
+    double b = mt_predict_recurrence(predictor, &memory, 1);
+    double c = mt_predict_recurrence(predictor, &reg, 1);
+    double chain = lat(MT_IC_STLF) + lat(MT_IC_ALU);
+    CHECK(near(a, lat(MT_IC_ALU)) && near(b, chain) && near(c, lat(MT_IC_ALU)),
+          "loop recurrence %.2f; with a counter in memory %.2f (forwarding + add %.2f); in a "
+          "register %.2f", a, b, chain, c);
 }
 
 static void test_profile_file(void)
@@ -236,6 +256,7 @@ int main(void)
     test_two_block_loop();
     test_taken_branch_pipes();
     test_fetch_windows();
+    test_probe_chain();
     test_profile_file();
     mt_predictor_free(predictor);
     return unit_finish();

@@ -95,7 +95,8 @@ typedef struct {
 const char *mt_iclass_name(mt_iclass c);
 const char *mt_width_name(mt_width w);
 
-/* The profile shipped with mtool (AMD EPYC Zen 4 KVM guest, calibrated). */
+/* The profile shipped with mtool (the AMD EPYC family-26 KVM guest it was
+ * first developed on, calibrated). */
 void mt_machine_default(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);

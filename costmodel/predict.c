@@ -7,7 +7,10 @@
  *   pipes      for every set S of execution pipes, the pipe-cycles of the
  *              instructions that can only run inside S, divided by |S|
  *              (the best any scheduler can do, by Hall's theorem);
- *   loads, stores, taken branches per cycle;
+ *   loads, stores, taken branches per cycle (a not-taken branch uses
+ *              the branch pipes, a taken one an ALU slot and the taken
+ *              branch rate);
+ *   fetch      loop bodies: aligned fetch windows touched, one per cycle;
  *   latency    straight-line blocks: the critical path of one execution
  *              with every input ready at the start;
  *   recurrence loop bodies: the growth per iteration of the critical path

@@ -141,6 +141,19 @@ static void dispatch_tp(long iters, void *buf)
          "nopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)");
 }
 
+/* Renamed register moves: do they take an ALU issue slot (4 adds + 4 movs
+ * as slow as 8 adds) or only a dispatch slot (as fast as 4 adds + 4 nops)? */
+static void add_mov_tp(long iters, void *buf)
+{
+    LOOP("add $1, %%r8\n\tmov %%r8, %%r12\n\tadd $1, %%r9\n\tmov %%r9, %%r13\n\t"
+         "add $1, %%r10\n\tmov %%r10, %%r14\n\tadd $1, %%r11\n\tmov %%r11, %%r15", GPRS);
+}
+static void add_nop_tp(long iters, void *buf)
+{
+    LOOP("add $1, %%r8\n\tnop\n\tadd $1, %%r9\n\tnop\n\tadd $1, %%r10\n\tnop\n\t"
+         "add $1, %%r11\n\tnop", GPRS);
+}
+
 /* A two-instruction loop (9 bytes) at a chosen offset from a 64-byte
  * boundary: inside one 32-byte window, across a 32-byte boundary, across a
  * 64-byte one.  A loop whose body straddles the front end's fetch window
@@ -522,16 +535,17 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     for (int k = 0; k < 8; k++) /* the ring load_lat chases */
         buf[128 + 8 * k] = (uint64_t)(uintptr_t)&buf[128 + 8 * ((k + 1) % 8)];
     /* Figures derived from pairs of measurements (below). */
-    enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, NDERIVED };
+    enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, NDERIVED };
     static const char *const derived_names[NDERIVED] = {
         "vmovq load + vmovq to gpr", "gpr<->vector round trip", "taken loop branch tput",
         "counter probe tput", "load lat, indexed", "cmp+cmov chain", "loop in one window",
-        "loop across 32 bytes", "loop across 64 bytes", "dispatch (nop tput)"};
+        "loop across 32 bytes", "loop across 64 bytes", "dispatch (nop tput)",
+        "4 adds + 4 movs", "4 adds + 4 nops"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
-                                                   dispatch_tp};
-    static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8};
+                                                   dispatch_tp, add_mov_tp, add_nop_tp};
+    static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -575,6 +589,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     m->timing[MT_IC_GPR2VEC][MT_W128].latency = d[G] / 2;
     m->taken_per_cycle = 1 / d[T];
     m->dispatch_width = fmin(32, fmax(1, 1 / d[DW]));
+    m->moves_take_alu = d[AM] > 1.2 * d[AN];
     derive_pipes(m);
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;

@@ -87,6 +87,7 @@ typedef struct {
     double probe_cycles;     /* cost of one `incq %gs:disp32` counter probe */
     double fetch_window;     /* bytes: a loop fetches at most one aligned window of
                                 this size per cycle (0: no such limit seen) */
+    bool moves_take_alu;     /* renamed register moves still take an ALU issue slot */
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];

@@ -95,6 +95,7 @@ void mt_machine_default(mt_machine *m)
     m->taken_per_cycle = 0.90;
     m->probe_cycles = 1.974;
     m->has_avx512 = true;
+    m->moves_take_alu = true; /* 6 adds + 6 movs took twice 6 adds */
     for (size_t i = 0; i < MT_ARRAY_LEN(default_rows); i++) {
         const default_row *r = &default_rows[i];
         m->pipes[r->c] = r->pipes;
@@ -154,8 +155,9 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     fprintf(fp, "tsc_per_cycle %.4f\ntsc_hz %.0f\n", m->tsc_per_cycle, m->tsc_hz);
     fprintf(fp, "dispatch_width %.2f\nloads_per_cycle %.2f\nstores_per_cycle %.2f\n",
             m->dispatch_width, m->loads_per_cycle, m->stores_per_cycle);
-    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\nfetch_window %.0f\n",
-            m->taken_per_cycle, m->probe_cycles, m->has_avx512, m->fetch_window);
+    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\nfetch_window %.0f\n"
+                "moves_take_alu %d\n", m->taken_per_cycle, m->probe_cycles, m->has_avx512,
+            m->fetch_window, m->moves_take_alu);
     fprintf(fp, "# class pipes(bits: alu0-5 agu0-3 fp0-5) then latency/rthroughput at 128 256 512\n");
     for (int c = 0; c < MT_IC_COUNT; c++) {
         fprintf(fp, "class %s 0x%03x", class_names[c], m->pipes[c]);
@@ -258,6 +260,11 @@ static bool parse_line(char *line, mt_machine *m)
         return parse_number(rest, 0, 100, &m->probe_cycles);
     if (!strcmp(key, "fetch_window"))
         return parse_number(rest, 0, 4096, &m->fetch_window);
+    if (!strcmp(key, "moves_take_alu")) {
+        bool ok = parse_number(rest, 0, 1, &avx);
+        m->moves_take_alu = avx != 0;
+        return ok;
+    }
     if (!strcmp(key, "has_avx512")) {
         bool ok = parse_number(rest, 0, 1, &avx);
         m->has_avx512 = avx != 0;

@@ -133,9 +133,10 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
         else if (in->executes && !fused_cmp)
             demand(&pd, m->pipes[in->cls],
                    timing(p, in->cls, in->width)->rthroughput * __builtin_popcount(m->pipes[in->cls]));
-        /* Renamed GPR moves cost no latency but, measured here, as much issue
-         * bandwidth as an ALU op: 6 adds + 6 movs take twice 6 adds. */
-        if (in->eliminated && in->cls == MT_IC_ALU)
+        /* Renamed GPR moves cost no latency; on some cores (Zen 5: 6 adds +
+         * 6 movs take twice 6 adds) as much issue bandwidth as an ALU op,
+         * on others (Zen 3) only a dispatch slot: calibrated. */
+        if (in->eliminated && in->cls == MT_IC_ALU && m->moves_take_alu)
             demand(&pd, m->pipes[MT_IC_ALU],
                    timing(p, MT_IC_ALU, in->width)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
         if (in->load) {

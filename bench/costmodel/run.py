@@ -335,8 +335,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
-    print("bench: cost model on %s CPUs, load average %s at start (other processes share the "
-          "cores: timings are medians, spreads shown)" % (os.cpu_count(), " ".join(load)))
+    print("bench: cost model on %s CPUs, load average %s at start (other tenants share the "
+          "physical cores: kernel timings are fastest samples, whole programs the least user "
+          "time of 5 runs)" % (os.cpu_count(), " ".join(load)))
     calibrate()
     rows = kernel_table()
     whole_programs(rows)

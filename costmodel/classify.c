@@ -113,9 +113,11 @@ static mt_iclass simd_class(const char *b)
         "expand", "movhl", "movlh", "movhp", "movlp", "movddup", "movshdup", "movsldup", "pslldq",
         "psrldq", "pmovqd", "pmovdb", "pmovdw", "pmovqb", "pmovqw", "pmovwb", NULL};
     static const char *const vshift[] = {"psll", "psrl", "psra", "prol", "pror", NULL};
-    static const char *const vimul[] = {"pmul", "pmadd", NULL};
+    /* psadbw runs in the vector multiply pipes (3 cycles, two per cycle on
+     * Zen 3), not as a multi-step horizontal op */
+    static const char *const vimul[] = {"pmul", "pmadd", "psadbw", NULL};
     static const char *const horiz[] = {"hadd", "hsub", "phadd", "phsub", "dpp", "ptest",
-                                        "testp", "psadbw", "mpsadbw", "phminpos", NULL};
+                                        "testp", "mpsadbw", "phminpos", NULL};
     static const char *const fma[] = {"fmadd", "fmsub", "fnmadd", "fnmsub", NULL};
     static const char *const fadd[] = {"addp", "adds", "subp", "subs", "minp", "mins", "maxp",
                                        "maxs", "cmpp", "cmps", "ucomis", "comis", "roundp",

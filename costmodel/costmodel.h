@@ -85,6 +85,9 @@ typedef struct {
     double loads_per_cycle, stores_per_cycle;
     double taken_per_cycle;  /* taken branches per cycle */
     double probe_cycles;     /* cost of one `incq %gs:disp32` counter probe */
+    double fetch_window;     /* bytes: a loop fetches at most one aligned window of
+                                this size per cycle (0: no such limit seen) */
+    bool moves_take_alu;     /* renamed register moves still take an ALU issue slot */
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
@@ -93,7 +96,8 @@ typedef struct {
 const char *mt_iclass_name(mt_iclass c);
 const char *mt_width_name(mt_width w);
 
-/* The profile shipped with mtool (AMD EPYC Zen 4 KVM guest, calibrated). */
+/* The profile shipped with mtool (the AMD EPYC family-26 KVM guest it was
+ * first developed on, calibrated). */
 void mt_machine_default(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);
@@ -114,6 +118,7 @@ typedef enum {
     MT_BOUND_LOADS,
     MT_BOUND_STORES,
     MT_BOUND_TAKEN,      /* taken branches per cycle */
+    MT_BOUND_FETCH,      /* loop bodies: aligned fetch windows per iteration */
     MT_BOUND_LATENCY,    /* critical path of one execution */
     MT_BOUND_RECURRENCE, /* loop-carried dependencies, per iteration */
     MT_BOUND_IN_HEADER,  /* runs every iteration: predicted with its loop's header */
@@ -128,7 +133,13 @@ typedef struct {
     uint8_t limit;                  /* mt_bound that gave `cycles` */
     uint32_t ninsns;
     uint32_t nundecoded;            /* bytes that did not decode: 0 normally */
+    double probe_cycles;            /* what pass 1's counter adds per execution
+                                       (mt_predict_program with probes) */
 } mt_block_cost;
+
+/* The counter pass 1 puts at a block's start: `incq %gs:disp32` (a slot per
+ * block), or for a block that loops on itself an increment of a register. */
+typedef enum { MT_PROBE_NONE, MT_PROBE_MEMORY, MT_PROBE_REGISTER } mt_probe;
 
 /* How a block runs.  By default once, in a straight line: its critical path
  * bounds it.  `steady_state`: it is a whole loop body repeating, so its
@@ -140,13 +151,17 @@ typedef struct {
     bool steady_state;
     bool throughput_only;
     bool taken_exit;
+    uint8_t probe;       /* mt_probe: a counter runs first */
 } mt_block_context;
 
-/* A piece of straight-line code. */
+/* A piece of straight-line code; `taken_exit`: its final conditional
+ * branch is taken. */
 typedef struct {
     const uint8_t *code;
     size_t len;
     uint64_t addr;
+    bool taken_exit;
+    uint8_t probe;       /* mt_probe: a counter runs before it */
 } mt_code_range;
 
 typedef struct mt_predictor mt_predictor;
@@ -163,10 +178,10 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
  * the ranges executed in this order every iteration (infinite resources). */
 double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
 /* Throughput bounds of the ranges executed together (their work shares the
- * core's resources), `ntaken` of their conditional branches taken: out gets
- * the bounds, the limiting one and its cycles (no dependency bound). */
+ * core's resources): out gets the bounds, the limiting one and its cycles
+ * (no dependency bound). */
 void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
-                           unsigned ntaken, mt_block_cost *out);
+                           mt_block_cost *out);
 
 /* Per-block predictions for a whole analyzed program: blocks of procedure p
  * are costs[first[p] .. first[p+1]).  Blocks outside loops run their
@@ -184,20 +199,32 @@ typedef struct {
     uint32_t nprocs;
 } mt_program_costs;
 
-int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
-                       mt_error *err);
+/* `with_probes`: also predict every block with pass 1's counter and set
+ * probe_cycles to the difference (a loop's on its header), which is what
+ * compensates an instrumented run's time for its counters. */
+int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
+                       mt_program_costs *out, mt_error *err);
 void mt_program_costs_free(mt_program_costs *c);
 
 /* Sum over blocks of count x cycles: `counts` parallel to out->costs (same
- * offsets).  Procedure and loop totals are over their own blocks; callees
- * are added by the caller of these with the call graph when wanted. */
+ * offsets).  mt_predicted_cycles_proc: the procedure's own blocks. */
 double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc);
+/* Every procedure's prediction inclusive of its estimable callees (MTOOL):
+ * its own blocks plus, for each call site to an estimable procedure, the
+ * site's count x the callee's inclusive prediction per call.  Recursive
+ * calls are left out.  Returns nprocs values; the caller frees them. */
+double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
+                                      const uint64_t *counts);
+/* A loop's blocks (nested loops included), and with `inclusive` (from
+ * mt_predicted_cycles_inclusive, or NULL) its calls to estimable callees. */
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
-                                const uint64_t *counts, uint32_t proc, uint32_t loop);
+                                const uint64_t *counts, uint32_t proc, uint32_t loop,
+                                const double *inclusive);
 
-/* TSC ticks per core cycle now: median of `samples` (at most 1024) short
- * dependent-add chains of 80k cycles (about 25 us) each.  The ratio moves with load, so figures are
+/* TSC ticks per core cycle now: the low decile of `samples` (at most 1024)
+ * short dependent-add chains of 80k cycles (about 25 us) each (other
+ * tenants' work on the core delays some chains).  The ratio moves with load, so figures are
  * converted with one measured in the same run. */
 double mt_measure_tsc_per_cycle(int samples);
 

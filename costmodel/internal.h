@@ -41,6 +41,7 @@ typedef struct {
     bool load, store;         /* reads / writes memory (L1 hit assumed) */
     bool stack_op;            /* push/pop/call/ret: rsp handled by the stack engine */
     bool branch, cond_branch;
+    bool taken;               /* a conditional branch predicted taken (set by the caller) */
     bool fusible;             /* cmp/test that fuses with a following jcc */
     cm_address mem;           /* the memory operand, when load or store */
     uint8_t macro_ops;        /* dispatch slots */

@@ -20,7 +20,7 @@ static const char *const class_names[MT_IC_COUNT] = {
 static const char *const width_names[MT_W_COUNT] = {"128", "256", "512"};
 
 static const char *const bound_names[MT_BOUND_COUNT] = {
-    "dispatch", "pipes", "loads", "stores", "taken-branches", "latency", "recurrence", "in-header"};
+    "dispatch", "pipes", "loads", "stores", "taken-branches", "fetch", "latency", "recurrence", "in-header"};
 
 const char *mt_iclass_name(mt_iclass c) { return c < MT_IC_COUNT ? class_names[c] : "?"; }
 const char *mt_width_name(mt_width w) { return w < MT_W_COUNT ? width_names[w] : "?"; }
@@ -95,6 +95,7 @@ void mt_machine_default(mt_machine *m)
     m->taken_per_cycle = 0.90;
     m->probe_cycles = 1.974;
     m->has_avx512 = true;
+    m->moves_take_alu = true; /* 6 adds + 6 movs took twice 6 adds */
     for (size_t i = 0; i < MT_ARRAY_LEN(default_rows); i++) {
         const default_row *r = &default_rows[i];
         m->pipes[r->c] = r->pipes;
@@ -102,25 +103,36 @@ void mt_machine_default(mt_machine *m)
     }
 }
 
+/* The model name and, since one name can cover several generations (a KVM
+ * guest's "AMD EPYC" was a Zen 5 and then a Zen 3 here), the family and
+ * model numbers: "AMD EPYC (family 25, model 1)". */
 void mt_machine_cpu_model(char *buf, size_t n)
 {
     snprintf(buf, n, "unknown");
     FILE *fp = fopen("/proc/cpuinfo", "r");
     if (!fp)
         return;
-    char line[512];
-    while (fgets(line, sizeof line, fp)) {
+    char line[512], name[256] = "", family[32] = "", model[32] = "";
+    while (fgets(line, sizeof line, fp) && !(name[0] && family[0] && model[0])) {
         char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || !colon)
+        if (!colon)
             continue;
         char *v = colon + 1;
         while (*v == ' ' || *v == '\t')
             v++;
         v[strcspn(v, "\n")] = '\0';
-        snprintf(buf, n, "%s", v);
-        break;
+        if (!strncmp(line, "model name", 10) && !name[0])
+            snprintf(name, sizeof name, "%s", v);
+        else if (!strncmp(line, "cpu family", 10) && !family[0])
+            snprintf(family, sizeof family, "%s", v);
+        else if (!strncmp(line, "model\t", 6) && !model[0])
+            snprintf(model, sizeof model, "%s", v);
     }
     fclose(fp);
+    if (name[0] && family[0] && model[0])
+        snprintf(buf, n, "%s (family %s, model %s)", name, family, model);
+    else if (name[0])
+        snprintf(buf, n, "%s", name);
 }
 
 char *mt_machine_profile_path(const char *cpu_model)
@@ -143,8 +155,9 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     fprintf(fp, "tsc_per_cycle %.4f\ntsc_hz %.0f\n", m->tsc_per_cycle, m->tsc_hz);
     fprintf(fp, "dispatch_width %.2f\nloads_per_cycle %.2f\nstores_per_cycle %.2f\n",
             m->dispatch_width, m->loads_per_cycle, m->stores_per_cycle);
-    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\n", m->taken_per_cycle,
-            m->probe_cycles, m->has_avx512);
+    fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\nfetch_window %.0f\n"
+                "moves_take_alu %d\n", m->taken_per_cycle, m->probe_cycles, m->has_avx512,
+            m->fetch_window, m->moves_take_alu);
     fprintf(fp, "# class pipes(bits: alu0-5 agu0-3 fp0-5) then latency/rthroughput at 128 256 512\n");
     for (int c = 0; c < MT_IC_COUNT; c++) {
         fprintf(fp, "class %s 0x%03x", class_names[c], m->pipes[c]);
@@ -245,6 +258,13 @@ static bool parse_line(char *line, mt_machine *m)
         return parse_number(rest, 0.1, 8, &m->taken_per_cycle);
     if (!strcmp(key, "probe_cycles"))
         return parse_number(rest, 0, 100, &m->probe_cycles);
+    if (!strcmp(key, "fetch_window"))
+        return parse_number(rest, 0, 4096, &m->fetch_window);
+    if (!strcmp(key, "moves_take_alu")) {
+        bool ok = parse_number(rest, 0, 1, &avx);
+        m->moves_take_alu = avx != 0;
+        return ok;
+    }
     if (!strcmp(key, "has_avx512")) {
         bool ok = parse_number(rest, 0, 1, &avx);
         m->has_avx512 = avx != 0;

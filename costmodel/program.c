@@ -31,23 +31,41 @@ static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
     return false;
 }
 
-/* The blocks of loop l's body as laid out: its own blocks (not those of
- * nested loops) between the lowest and highest of the header and the blocks
- * with back edges.  Blocks placed outside are out-of-line paths the
- * compiler expected to be cold. */
+/* The counter pass 1 puts at block b (rewriter/relocate.c): a block that
+ * loops on itself counts in a register. */
+static uint8_t probe_of(const mt_procedure *proc, uint32_t b, bool probes)
+{
+    if (!probes)
+        return MT_PROBE_NONE;
+    const mt_block *blk = &proc->blocks[b];
+    for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++)
+        if (proc->edges[e].dst == b)
+            return MT_PROBE_REGISTER;
+    return MT_PROBE_MEMORY;
+}
+
+/* The blocks of loop l's body as laid out: the run of its blocks that are
+ * adjacent in address order around the header.  Loop blocks placed apart,
+ * past blocks outside the loop, are out-of-line paths the compiler expected
+ * to be cold.  The header may sit anywhere in the run (a loop entered in
+ * the middle has its back edge at the top).  Blocks of nested loops are
+ * in: a path of one iteration may pass through them once (clang's
+ * unrolled loops put an iteration's hot path in a "nested loop" whose own
+ * back edge is the cold one). */
 static void mark_body(const mt_procedure *proc, uint32_t l, bool *in_body)
 {
     const mt_loop *lp = &proc->loops[l];
-    uint64_t lo = proc->blocks[lp->header].start, hi = proc->blocks[lp->header].end;
-    for (uint32_t k = 0; k < lp->nback_edges; k++) {
-        const mt_block *src = &proc->blocks[proc->edges[lp->back_edges[k]].src];
-        lo = src->start < lo ? src->start : lo;
-        hi = src->end > hi ? src->end : hi;
-    }
-    for (uint32_t k = 0; k < lp->nblocks; k++) {
-        const mt_block *b = &proc->blocks[lp->blocks[k]];
-        in_body[lp->blocks[k]] = b->loop == l && b->start >= lo && b->end <= hi;
-    }
+    bool *in_loop = mt_xcalloc(proc->nblocks + 1, sizeof *in_loop);
+    for (uint32_t k = 0; k < lp->nblocks; k++)
+        in_loop[lp->blocks[k]] = true;
+    uint32_t lo = lp->header, hi = lp->header; /* blocks are sorted by address */
+    while (lo > 0 && in_loop[lo - 1])
+        lo--;
+    while (hi + 1 < proc->nblocks && in_loop[hi + 1])
+        hi++;
+    for (uint32_t b = lo; b <= hi; b++)
+        in_body[b] = true;
+    free(in_loop);
 }
 
 /* Enumerating the paths of one iteration, header to back edge. */
@@ -58,15 +76,17 @@ typedef struct {
     const mt_block_cost *costs;
     const bool *in_body;
     const bool *core;  /* runs on every iteration: predicted with the header */
+    bool probes;       /* with pass 1's counters */
     uint32_t header;
     uint32_t *path;
     bool *on_path;
     mt_code_range *ranges;
     unsigned npaths;
+    unsigned visits; /* blocks entered by the walk: bounded, as paths can be exponential */
     double need; /* max over paths of recurrence - throughput of its other blocks */
 } path_walk;
 
-enum { MAX_PATHS = 64 };
+enum { MAX_PATHS = 64, MAX_VISITS = 4096 };
 
 static void evaluate_path(path_walk *w, size_t n)
 {
@@ -74,7 +94,8 @@ static void evaluate_path(path_walk *w, size_t n)
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
-                                       b->end - b->start, b->start};
+                                       b->end - b->start, b->start, false,
+                                       probe_of(w->proc, w->path[k], w->probes)};
         if (!w->ranges[k].code)
             return;
         if (!w->core[w->path[k]])
@@ -87,6 +108,8 @@ static void evaluate_path(path_walk *w, size_t n)
 
 static void walk_paths(path_walk *w, uint32_t b, size_t depth)
 {
+    if (++w->visits > MAX_VISITS)
+        return;
     w->path[depth] = b;
     w->on_path[b] = true;
     const mt_block *blk = &w->proc->blocks[b];
@@ -131,19 +154,20 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     memset((void *)w->core, 0, proc->nblocks * sizeof *w->core);
     mark_body(proc, l, (bool *)w->in_body);
     size_t ncore = mark_core(proc, l, (bool *)w->core, list);
-    unsigned ntaken = 0;
     for (size_t k = 0; k < ncore; k++) {
         const mt_block *b = &proc->blocks[list[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
-                                       b->end - b->start, b->start};
+                                       b->end - b->start, b->start,
+                                       ends_with_taken_branch(proc, list[k]),
+                                       probe_of(proc, list[k], w->probes)};
         if (!w->ranges[k].code)
             return;
-        ntaken += ends_with_taken_branch(proc, list[k]);
     }
     w->header = proc->loops[l].header;
     mt_block_cost *hc = &costs[w->header], joint;
-    mt_predict_throughput(w->p, w->ranges, ncore, ntaken, &joint);
+    mt_predict_throughput(w->p, w->ranges, ncore, &joint);
     w->npaths = 0;
+    w->visits = 0;
     w->need = 0;
     walk_paths(w, w->header, 0);
     for (size_t k = 1; k < ncore; k++) {
@@ -161,19 +185,20 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
 }
 
 static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_procedure *proc,
-                              mt_block_cost *costs)
+                              bool probes, mt_block_cost *costs)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block *blk = &proc->blocks[b];
         const uint8_t *code = mt_elf_file_bytes(im, blk->start, blk->end - blk->start);
         mt_block_context ctx = {.throughput_only = blk->loop != MT_NONE,
-                                .taken_exit = ends_with_taken_branch(proc, b)};
+                                .taken_exit = ends_with_taken_branch(proc, b),
+                                .probe = probe_of(proc, b, probes)};
         if (code)
             mt_predict_block(p, code, blk->end - blk->start, blk->start, &ctx, &costs[b]);
     }
     if (!proc->nloops)
         return;
-    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs};
+    path_walk w = {.p = p, .im = im, .proc = proc, .costs = costs, .probes = probes};
     w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
     w.core = mt_xcalloc(proc->nblocks, sizeof *w.core);
     uint32_t *list = mt_xcalloc(proc->nblocks + 1, sizeof *list);
@@ -191,8 +216,8 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     free(w.ranges);
 }
 
-int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_costs *out,
-                       mt_error *err)
+int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
+                       mt_program_costs *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     mt_elf_file im;
@@ -208,8 +233,19 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, mt_program_c
     for (uint32_t i = 0; i < prog->nprocs; i++)
         out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
     out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
-    for (uint32_t i = 0; i < prog->nprocs; i++)
-        predict_procedure(p, &im, &prog->procs[i], &out->costs[out->first[i]]);
+    mt_block_cost *probed = NULL;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        mt_block_cost *c = &out->costs[out->first[i]];
+        predict_procedure(p, &im, &prog->procs[i], false, c);
+        if (!with_probes || !prog->procs[i].nblocks)
+            continue;
+        probed = mt_xrealloc(probed, prog->procs[i].nblocks * sizeof *probed);
+        memset(probed, 0, prog->procs[i].nblocks * sizeof *probed);
+        predict_procedure(p, &im, &prog->procs[i], true, probed);
+        for (uint32_t b = 0; b < prog->procs[i].nblocks; b++)
+            c[b].probe_cycles = probed[b].cycles > c[b].cycles ? probed[b].cycles - c[b].cycles : 0;
+    }
+    free(probed);
     mt_predictor_free(p);
     mt_elf_file_close(&im);
     return 0;
@@ -231,14 +267,102 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
     return sum;
 }
 
-double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
-                                const uint64_t *counts, uint32_t proc, uint32_t loop)
+/* Calls into procedure q: its entry block's count, unless that block is a
+ * loop header (jumps back to it count too); then the counts of the blocks
+ * that call q directly. */
+static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                      uint32_t q)
 {
-    const mt_loop *l = &prog->procs[proc].loops[loop];
+    const mt_procedure *proc = &prog->procs[q];
+    if (!proc->nblocks)
+        return 0;
+    if (proc->blocks[0].loop == MT_NONE || proc->loops[proc->blocks[0].loop].header != 0)
+        return (double)counts[c->first[q]];
+    double n = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++) {
+            const mt_call_site *s = &prog->procs[p].calls[k];
+            if (s->callee == q && s->block != MT_NONE)
+                n += (double)counts[c->first[p] + s->block];
+        }
+    return n;
+}
+
+/* count x cycles of what the call sites among the given blocks run in
+ * estimable callees (per call: the callee's inclusive total over its calls). */
+static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
+                            const uint64_t *counts, uint32_t p, const double *incl,
+                            const double *per_call, const bool *in_blocks)
+{
+    const mt_procedure *proc = &prog->procs[p];
     double sum = 0;
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        const mt_call_site *s = &proc->calls[k];
+        if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
+            !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
+            continue;
+        if (incl[s->callee] >= 0)
+            sum += (double)counts[c->first[p] + s->block] * per_call[s->callee];
+    }
+    return sum;
+}
+
+static void inclusive_of(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                         uint32_t p, double *incl, double *per_call, uint8_t *state)
+{
+    state[p] = 1; /* in progress: a call back into it is recursion, left out */
+    const mt_procedure *proc = &prog->procs[p];
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        uint32_t q = proc->calls[k].callee;
+        if (q != MT_NONE && state[q] == 0)
+            inclusive_of(prog, c, counts, q, incl, per_call, state);
+    }
+    incl[p] = mt_predicted_cycles_proc(prog, c, counts, p) +
+              callee_cycles(prog, c, counts, p, incl, per_call, NULL);
+    double n = entries(prog, c, counts, p);
+    per_call[p] = n > 0 ? incl[p] / n : 0;
+    state[p] = 2;
+}
+
+double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
+                                      const uint64_t *counts)
+{
+    double *incl = mt_xcalloc(prog->nprocs + 1, sizeof *incl);
+    double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
+    uint8_t *state = mt_xcalloc(prog->nprocs + 1, 1);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        incl[p] = -1;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        if (state[p] == 0)
+            inclusive_of(prog, c, counts, p, incl, per_call, state);
+    free(per_call);
+    free(state);
+    return incl;
+}
+
+double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
+                                const uint64_t *counts, uint32_t proc, uint32_t loop,
+                                const double *inclusive)
+{
+    const mt_procedure *pr = &prog->procs[proc];
+    const mt_loop *l = &pr->loops[loop];
+    double sum = 0;
+    bool *in = inclusive ? mt_xcalloc(pr->nblocks + 1, sizeof *in) : NULL;
     for (uint32_t k = 0; k < l->nblocks; k++) {
         uint64_t i = c->first[proc] + l->blocks[k];
         sum += (double)counts[i] * c->costs[i].cycles;
+        if (in)
+            in[l->blocks[k]] = true;
+    }
+    if (inclusive) {
+        double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
+        for (uint32_t q = 0; q < prog->nprocs; q++) {
+            double n = entries(prog, c, counts, q);
+            per_call[q] = n > 0 && inclusive[q] >= 0 ? inclusive[q] / n : 0;
+        }
+        sum += callee_cycles(prog, c, counts, proc, inclusive, per_call, in);
+        free(per_call);
+        free(in);
     }
     return sum;
 }

@@ -15,17 +15,18 @@ const char mt_calibrate_usage[] =
     "multiply, divide, branches, L1 loads and stores, store-to-load forwarding, FP\n"
     "add/mul/FMA/div/sqrt at 128/256/512 bits, conversions, shuffles, gathers), and\n"
     "writes the machine profile for this CPU model to\n"
-    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  Every figure is the median over runs;\n"
+    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  A run keeps its fastest sample (other\n"
+    "tenants sharing the core only slow samples down); a figure is the second-fastest run's;\n"
     "their spread is printed.  Takes well under a minute.\n"
     "\n"
     "options:\n"
-    "  -r, --runs N     repeat every measurement N times (default 3)\n"
+    "  -r, --runs N     repeat every measurement N times (default 9)\n"
     "  -o FILE          write the profile to FILE instead\n"
     "  -n, --dry-run    print the profile, write nothing\n";
 
 int mt_cmd_calibrate(int argc, char **argv)
 {
-    int runs = 3;
+    int runs = 9;
     const char *out = NULL;
     bool dry = false;
     for (int i = 1; i < argc; i++) {
@@ -44,8 +45,8 @@ int mt_cmd_calibrate(int argc, char **argv)
     mt_machine m;
     mt_error err;
     double t0 = mt_now_seconds();
-    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (median, and the range "
-                    "of the runs' medians)\n", runs, runs == 1 ? "" : "s");
+    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (fastest sample of each run, second-"
+                    "fastest run, and the range of the runs' fastest)\n", runs, runs == 1 ? "" : "s");
     if (mt_calibrate(&m, runs, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;

@@ -88,7 +88,7 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
         return -1;
     }
     mt_program_costs c;
-    if (mt_predict_program(&m, prog, &c, err) != 0)
+    if (mt_predict_program(&m, prog, false, &c, err) != 0)
         return -1;
     uint64_t *counts = NULL;
     if (counts_path) {
@@ -107,30 +107,33 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
         if (!only_function || strcmp(prog->procs[p].name, only_function) == 0)
             print_block_rows(fp, prog, &c, counts, p);
     if (counts) {
-        fprintf(fp, "# procedure totals (own blocks; seconds at the profile's TSC ratio): proc\t"
-                    "NAME\tpredicted_cycles\tentries\tpredicted_seconds\n");
+        double *incl = mt_predicted_cycles_inclusive(prog, &c, counts);
+        fprintf(fp, "# procedure totals (own blocks, then inclusive of estimable callees; seconds "
+                    "at the profile's TSC ratio): proc\tNAME\tpredicted_cycles\tentries\t"
+                    "predicted_seconds\tinclusive_cycles\tinclusive_seconds\n");
         for (uint32_t p = 0; p < prog->nprocs; p++) {
             const mt_procedure *proc = &prog->procs[p];
             double cyc = mt_predicted_cycles_proc(prog, &c, counts, p);
-            if (cyc > 0 && (!only_function || strcmp(proc->name, only_function) == 0))
-                fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\n", proc->name, cyc,
-                        proc->nblocks ? counts[c.first[p]] : 0,
-                        cyc * m.tsc_per_cycle / m.tsc_hz);
+            if ((cyc > 0 || incl[p] > 0) && (!only_function || strcmp(proc->name, only_function) == 0))
+                fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", proc->name, cyc,
+                        proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz,
+                        incl[p], incl[p] * m.tsc_per_cycle / m.tsc_hz);
         }
-        fprintf(fp, "# loop totals (own and nested blocks): loop\tPROCEDURE\tHEADER\t"
-                    "predicted_cycles\theader_executions\n");
+        fprintf(fp, "# loop totals (own and nested blocks, and estimable callees): loop\tPROCEDURE\t"
+                    "HEADER\tpredicted_cycles\theader_executions\n");
         for (uint32_t p = 0; p < prog->nprocs; p++) {
             const mt_procedure *proc = &prog->procs[p];
             if (only_function && strcmp(proc->name, only_function) != 0)
                 continue;
             for (uint32_t l = 0; l < proc->nloops; l++) {
-                double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l);
+                double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l, incl);
                 uint32_t h = proc->loops[l].header;
                 if (cyc > 0)
                     fprintf(fp, "loop\t%s\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->name,
                             proc->blocks[h].start, cyc, counts[c.first[p] + h]);
             }
         }
+        free(incl);
     }
     free(counts);
     mt_program_costs_free(&c);
@@ -143,19 +146,24 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
     mt_machine m;
     mt_program_costs c;
     mt_error err;
-    if (mt_ui_load_machine(&m) != 0 || mt_predict_program(&m, prog, &c, &err) != 0) {
+    if (mt_ui_load_machine(&m) != 0 || mt_predict_program(&m, prog, run != NULL, &c, &err) != 0) {
         fprintf(fp, "(no prediction: %s)\n", err.msg);
         return;
     }
-    double cycles = 0;
-    for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
+    double cycles = 0, probe_cycles = 0;
+    for (uint64_t i = 0; i < c.first[c.nprocs]; i++) {
         cycles += (double)block_counts[i] * c.costs[i].cycles;
+        probe_cycles += (double)block_counts[i] * c.costs[i].probe_cycles;
+    }
     mt_program_costs_free(&c);
     /* Core cycles become seconds at the clock the measured run saw. */
     const mt_run_times *timed = base ? base : run;
     double ratio = timed && timed->tsc_per_cycle > 0 ? timed->tsc_per_cycle : mt_measure_tsc_per_cycle(9);
     double sec_per_cycle = ratio / m.tsc_hz;
-    double predicted = cycles * sec_per_cycle, probe_cost = (double)probes * m.probe_cycles * sec_per_cycle;
+    /* The counters' cost is predicted like the program's: each block again
+     * with its counter, the difference (a counter's own chain through
+     * memory sets a loop's pace; elsewhere it mostly hides in the block's). */
+    double predicted = cycles * sec_per_cycle, probe_cost = probe_cycles * sec_per_cycle;
     fprintf(fp, "MTOOL figure 2 (predicted: every memory access an L1 hit, counted blocks only):\n");
     fprintf(fp, "  predicted user time        %9.3f s  (%.4g core cycles x %.4f TSC ticks/cycle measured "
                 "around the run / %.3f GHz TSC)\n", predicted, cycles, ratio, m.tsc_hz / 1e9);
@@ -167,9 +175,9 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
     }
     if (run) {
         double compensated = run->user - probe_cost;
-        fprintf(fp, "  instrumented, compensated  %9.3f s  (user %.3f s - %" PRIu64 " probes x %.2f "
-                    "cycles; system %.3f s)\n", compensated, run->user, probes, m.probe_cycles,
-                run->sys);
+        fprintf(fp, "  instrumented, compensated  %9.3f s  (user %.3f s - predicted cost of %" PRIu64
+                    " probes, %.4g cycles; system %.3f s)\n", compensated, run->user, probes,
+                probe_cycles, run->sys);
         if (measured < 0)
             measured = compensated;
     }

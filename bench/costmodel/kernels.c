@@ -2,7 +2,7 @@
  * benchmark (bench/costmodel/run.py).
  *
  *   kernels NAME|all SAMPLES measure each kernel SAMPLES times and print, per
- *                            kernel, "NAME calls_per_sample kept tries median p25 p75"
+ *                            kernel, "NAME calls_per_sample kept tries median p25 p75 min"
  *                            (core cycles per call)
  *   kernels NAME =CALLS      just call the kernel CALLS times (a whole program with
  *                            fixed work, for `mtool count`)
@@ -332,17 +332,25 @@ static void init_data(void)
         t32a[i] = i;
 }
 
-/* TSC ticks per core cycle: chains of 100 dependent adds (one cycle each). */
+/* TSC ticks per core cycle. */
 static double tsc_per_cycle(void)
 {
-    const long iters = 2000;
-    uint64_t t0 = __rdtsc();
-    long r = 0;
-    for (long i = 0; i < iters; i++)
-        __asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(r));
-    uint64_t t1 = __rdtsc();
-    sink_i = r;
-    return (double)(t1 - t0) / (100.0 * (double)iters);
+    /* The fastest of five chains of 100 x 400 dependent adds (one cycle
+     * each): a neighbour's integer work on the physical core delays some
+     * chains, which would read as a slower clock (median 7% here). */
+    double best = 0;
+    for (int k = 0; k < 5; k++) {
+        const long iters = 400;
+        uint64_t t0 = __rdtsc();
+        long r = 0;
+        for (long i = 0; i < iters; i++)
+            __asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(r));
+        uint64_t t1 = __rdtsc();
+        sink_i = r;
+        double v = (double)(t1 - t0) / (100.0 * (double)iters);
+        best = k == 0 || v < best ? v : best;
+    }
+    return best;
 }
 
 static int by_value(const void *a, const void *b)
@@ -353,8 +361,11 @@ static int by_value(const void *a, const void *b)
 
 /* The core's clock moves with load (boost) and the vCPU is preempted, so a
  * sample is a chunk of calls between two ratio measurements, kept only when
- * both ratios agree within 1.5% (no clock change or preemption seen); the
- * figure is the median of kept samples, with their quartiles as spread. */
+ * both ratios agree within 1.5% (no clock change or preemption seen).  The
+ * ratio's dependent chain does not notice other tenants' threads sharing the
+ * physical core, which slow throughput-bound kernels by up to 2x from one
+ * second to the next; the fastest kept sample is the kernel running alone
+ * (what the cost model predicts), printed with the median and quartiles. */
 static void measure(int k, int samples)
 {
     kernels[k].run(); /* warm caches and predictors */
@@ -382,11 +393,11 @@ static void measure(int k, int samples)
         cyc[kept++] = (double)(t1 - t0) / ((r0 + r1) / 2) / (double)calls;
     }
     if (kept == 0) {
-        printf("%s %ld 0 %d nan nan nan\n", kernels[k].name, calls, tries);
+        printf("%s %ld 0 %d nan nan nan nan\n", kernels[k].name, calls, tries);
     } else {
         qsort(cyc, (size_t)kept, sizeof *cyc, by_value);
-        printf("%s %ld %d %d %.2f %.2f %.2f\n", kernels[k].name, calls, kept, tries,
-               cyc[kept / 2], cyc[kept / 4], cyc[(3 * kept) / 4]);
+        printf("%s %ld %d %d %.2f %.2f %.2f %.2f\n", kernels[k].name, calls, kept, tries,
+               cyc[kept / 2], cyc[kept / 4], cyc[(3 * kept) / 4], cyc[0]);
     }
     free(cyc);
 }

@@ -125,9 +125,10 @@ static void test_two_block_loop(void)
     static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
     static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
                                     0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
-    mt_code_range r[2] = {{header, sizeof header, 0x1000}, {latch, sizeof latch, 0x1005}};
+    mt_code_range r[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                          {latch, sizeof latch, 0x1005, true, MT_PROBE_NONE}};
     mt_block_cost joint, h, l;
-    mt_predict_throughput(predictor, r, 2, 1, &joint);
+    mt_predict_throughput(predictor, r, 2, &joint);
     mt_block_context in_loop = {.throughput_only = true};
     mt_predict_block(predictor, header, sizeof header, 0x1000, &in_loop, &h);
     in_loop.taken_exit = true;
@@ -140,6 +141,77 @@ static void test_two_block_loop(void)
     CHECK(near(rec, lat(MT_IC_ALU)), "its recurrence is the index increment: %.2f", rec);
 }
 
+/* The search loop again on a core with one branch pipe: its exit test falls
+ * through and its back edge is taken.  Two not-taken branches take two
+ * cycles of that pipe; a taken one is bounded by taken branches per cycle
+ * and takes an ALU issue slot instead, so the iteration takes one cycle. */
+static void test_taken_branch_pipes(void)
+{
+    static const uint8_t header[] = {0x38, 0x14, 0x0f, 0x74, 0x0a}; /* cmp %dl,(%rdi,%rcx,1); je */
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_machine m = machine;
+    m.pipes[MT_IC_BRANCH] = 1u << MT_PIPE_ALU0;
+    for (int w = 0; w < MT_W_COUNT; w++)
+        m.timing[MT_IC_BRANCH][w].rthroughput = 1;
+    m.taken_per_cycle = 1;
+    mt_error err;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    mt_code_range not_taken[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                                  {latch, sizeof latch, 0x1005, false, MT_PROBE_NONE}};
+    mt_code_range taken[2] = {{header, sizeof header, 0x1000, false, MT_PROBE_NONE},
+                              {latch, sizeof latch, 0x1005, true, MT_PROBE_NONE}};
+    mt_block_cost a, b;
+    mt_predict_throughput(p, not_taken, 2, &a);
+    mt_predict_throughput(p, taken, 2, &b);
+    CHECK(near(a.bounds[MT_BOUND_PIPES], 2) && near(b.cycles, 1) && b.bounds[MT_BOUND_PIPES] <= 1.01,
+          "one branch pipe: two not-taken branches %.2f cycles, not-taken + taken %.2f (%s)",
+          a.bounds[MT_BOUND_PIPES], b.cycles, mt_bound_name(b.limit));
+    mt_predictor_free(p);
+}
+
+/* A loop body fetches one aligned window per cycle: the same 9-byte loop
+ * takes one cycle inside a 64-byte window and two across a boundary. */
+static void test_fetch_windows(void)
+{
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_machine m = machine;
+    m.fetch_window = 64;
+    mt_error err;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    mt_code_range inside = {latch, sizeof latch, 0x1000, true, MT_PROBE_NONE};
+    mt_code_range across = {latch, sizeof latch, 0x103c, true, MT_PROBE_NONE};
+    mt_block_cost a, b;
+    mt_predict_throughput(p, &inside, 1, &a);
+    mt_predict_throughput(p, &across, 1, &b);
+    CHECK(near(a.bounds[MT_BOUND_FETCH], 1) && near(b.bounds[MT_BOUND_FETCH], 2) &&
+              near(b.cycles, 2) && b.limit == MT_BOUND_FETCH,
+          "9-byte loop: %.0f fetch window inside, %.0f across a 64-byte boundary (%.2f cycles, %s)",
+          a.bounds[MT_BOUND_FETCH], b.bounds[MT_BOUND_FETCH], b.cycles, mt_bound_name(b.limit));
+    mt_predictor_free(p);
+}
+
+/* Pass 1's counter on a loop block: `incq %gs:slot` every iteration makes a
+ * chain through memory (load, add, store, forwarded to the next load), so
+ * the loop cannot run faster than forwarding + add; a self-loop counting in
+ * a register adds only the register's one-cycle chain. */
+static void test_probe_chain(void)
+{
+    static const uint8_t latch[] = {0x48, 0x83, 0xc1, 0x01, 0x48, 0x39,
+                                    0xce, 0x75, 0xf1}; /* add $1,%rcx; cmp; jne */
+    mt_code_range plain = {latch, sizeof latch, 0x1000, true, MT_PROBE_NONE};
+    mt_code_range memory = {latch, sizeof latch, 0x1000, true, MT_PROBE_MEMORY};
+    mt_code_range reg = {latch, sizeof latch, 0x1000, true, MT_PROBE_REGISTER};
+    double a = mt_predict_recurrence(predictor, &plain, 1);
+    double b = mt_predict_recurrence(predictor, &memory, 1);
+    double c = mt_predict_recurrence(predictor, &reg, 1);
+    double chain = lat(MT_IC_STLF) + lat(MT_IC_ALU);
+    CHECK(near(a, lat(MT_IC_ALU)) && near(b, chain) && near(c, lat(MT_IC_ALU)),
+          "loop recurrence %.2f; with a counter in memory %.2f (forwarding + add %.2f); in a "
+          "register %.2f", a, b, chain, c);
+}
+
 static void test_profile_file(void)
 {
     char path[] = "/tmp/mtool-profile-XXXXXX";
@@ -148,11 +220,12 @@ static void test_profile_file(void)
     mt_error err;
     mt_machine m = machine, back;
     m.timing[MT_IC_FMA][MT_W256].latency = 4.25;
+    m.fetch_window = 64;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
               !strcmp(back.cpu_model, "Test CPU 9000") && back.pipes[MT_IC_FADD] == m.pipes[MT_IC_FADD] &&
-              fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4,
+              fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4 && back.fetch_window == 64,
           "machine profile written and read back");
     FILE *fp = fopen(path, "a");
     fputs("class fadd 0x3 nonsense\n", fp);
@@ -181,6 +254,9 @@ int main(void)
     test_zero_idiom_breaks_chain();
     test_dispatch();
     test_two_block_loop();
+    test_taken_branch_pipes();
+    test_fetch_windows();
+    test_probe_chain();
     test_profile_file();
     mt_predictor_free(predictor);
     return unit_finish();

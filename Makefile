@@ -16,7 +16,7 @@ endif
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
-            $(wildcard costmodel/*.c) \
+            $(wildcard costmodel/*.c) $(wildcard correlate/*.c) \
             $(wildcard profile/*.c) $(wildcard store/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -64,7 +64,7 @@ demo: all samples
 	./$(BUILD)/mtool count -o $(BUILD)/demo-run -- $(BUILD)/samples/matmul-gcc-O2
 
 samples:
-	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples)
+	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2)
 
 # The tests run against an ASan+UBSan build of everything, in $(BUILD)/asan.
 TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples

@@ -114,34 +114,6 @@ static void w_bool(writer *w, bool v)
         W_LIT(w, "false");
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0 if there is none. */
-static size_t utf8_sequence_length(const unsigned char *p)
-{
-    unsigned c = p[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        lo = c == 0xe0 ? 0xa0 : 0x80;
-        hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        lo = c == 0xf0 ? 0x90 : 0x80;
-        hi = c == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++) /* a NUL terminator fails this test too */
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
 /* JSON string: quotes, backslashes and control characters escaped; valid
  * UTF-8 copied as is; any other byte (symbol names are bytes, not text)
  * becomes \u00XX of that byte, so the output is always valid JSON. */
@@ -163,7 +135,7 @@ static void w_string(writer *w, const char *s)
             w_char(w, '\\');
             w_char(w, (char)c);
             p++;
-        } else if (c >= 0x80 && (len = utf8_sequence_length(p)) != 0) {
+        } else if (c >= 0x80 && (len = mt_utf8_sequence_length(p)) != 0) {
             w_bytes(w, (const char *)p, len);
             p += len;
         } else {

@@ -157,3 +157,53 @@ int mt_compare_u64(const void *a, const void *b)
     memcpy(&y, b, sizeof y);
     return x < y ? -1 : x > y;
 }
+
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 if there is none. */
+size_t mt_utf8_sequence_length(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        lo = c == 0xe0 ? 0xa0 : 0x80;
+        hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        lo = c == 0xf0 ? 0x90 : 0x80;
+        hi = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++) /* a NUL terminator fails this test too */
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* The same escaping as the analysis JSON (analyzer/analysis_json.c), on a
+ * FILE: always valid JSON whatever bytes the string holds. */
+void mt_json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t len;
+        if (*p == '"' || *p == '\\') {
+            fputc('\\', fp);
+            fputc(*p++, fp);
+        } else if (*p >= 0x20 && *p < 0x7f) {
+            fputc(*p++, fp);
+        } else if (*p >= 0x80 && (len = mt_utf8_sequence_length(p)) != 0) {
+            fwrite(p, 1, len, fp);
+            p += len;
+        } else {
+            fprintf(fp, "\\u%04x", *p++);
+        }
+    }
+    fputc('"', fp);
+}

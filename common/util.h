@@ -54,6 +54,11 @@ void mt_outfile_abort(mt_outfile *out);               /* fclose + unlink */
 
 /* Monotonic wall time in seconds, for progress and benchmark figures. */
 double mt_now_seconds(void);
+
+/* Length of the well-formed UTF-8 sequence at p, 0 if there is none. */
+size_t mt_utf8_sequence_length(const unsigned char *p);
+/* A JSON string for the bytes of s: escapes, valid UTF-8 kept, other bytes \u00XX. */
+void mt_json_string(FILE *fp, const char *s);
 /* Peak resident set size of this process in bytes (from getrusage). */
 uint64_t mt_peak_rss_bytes(void);
 

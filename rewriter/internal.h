@@ -167,6 +167,7 @@ enum {
     RW_PROBE_PLAIN,         /* incq %gs:counter */
     RW_PROBE_SAVE_FLAGS,    /* the same, flags saved with lahf/seto past the red zone */
     RW_PROBE_LOOP_REGISTER, /* a block looping on itself counts in a dead register */
+    RW_PROBE_MARK,          /* timers only: no code, the block start is only mapped */
 };
 
 /* A jump table cloned with entries that lead to the copies. */
@@ -234,6 +235,7 @@ typedef struct {
     uint64_t wrap_got[MT_RT_WRAP_COUNT];  /* GOT slot of a callee called through it (-fno-plt) */
     uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers;
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
+    bool timers_only;          /* pass 2: no counter code, only timers (RW_PROBE_MARK) */
     rw_live_callers live_callers; /* what callers keep across calls (liveness.c) */
     void *cs;                  /* capstone handle (csh) */
     /* Pass 2 (timers.c). */

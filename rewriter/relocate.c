@@ -514,8 +514,10 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         rw_insn *first = &rp.insns[block_first[b]];
         uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp.ninsns) - 1;
         rw_insn *li = &rp.insns[last];
-        int reg = c->loop_registers ? self_loop_register(p, bl, b, li) : -1;
-        if (reg >= 0) {
+        int reg = c->loop_registers && !c->timers_only ? self_loop_register(p, bl, b, li) : -1;
+        if (c->timers_only) {
+            add_counter(c, first, RW_PROBE_MARK); /* its counter stays 0 */
+        } else if (reg >= 0) {
             add_counter(c, first, RW_PROBE_LOOP_REGISTER);
             first->loop_reg = li->loop_reg = (uint8_t)reg;
             li->counter = first->counter;
@@ -663,6 +665,8 @@ static void emit_probe(rw_buf *out, const rw_insn *ri)
         rw_buf_put(out, lea, sizeof lea);
         return;
     }
+    if (ri->probe == RW_PROBE_MARK)
+        return;
     if (ri->probe == RW_PROBE_SAVE_FLAGS)
         rw_buf_put(out, probe_save_before, sizeof probe_save_before);
     rw_buf_put(out, inc_gs, sizeof inc_gs);

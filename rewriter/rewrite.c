@@ -512,6 +512,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     if (rw_code_init(&c, prog, &in, err) != 0)
         goto out_input;
     c.loop_registers = !opt->no_loop_registers;
+    c.timers_only = opt->timers_only;
     find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, report);

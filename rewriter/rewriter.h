@@ -32,6 +32,9 @@ typedef struct {
     const char *profile_dir;   /* absolute default for $MTOOL_OUT */
     const char *program_name;  /* prefix of profile file names */
     bool no_loop_registers;    /* every probe increments memory (for comparisons) */
+    bool timers_only;          /* pass 2 without counter code: blocks are mapped but
+                                  their counters stay 0, so timers see the program's
+                                  own speed */
     const mt_timed_object *timed; /* pass 2: objects timed on their entry and exit edges */
     uint32_t ntimed;
 } mt_rewrite_options;

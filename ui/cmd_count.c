@@ -96,195 +96,6 @@ static int parse_args(int argc, char **argv, count_args *a)
     return 0;
 }
 
-/* ---- directories ------------------------------------------------------- */
-
-static char *cache_root(void)
-{
-    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (x && x[0] == '/')
-        return mt_xasprintf("%s/mtool", x);
-    return mt_xasprintf("%s/.cache/mtool", home && home[0] ? home : "/tmp");
-}
-
-static int make_dirs(const char *path, mt_error *err)
-{
-    char *p = mt_xstrdup(path);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0777);
-            *s = '/';
-        }
-    int rc = mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
-    if (rc)
-        mt_error_set(err, "%s: cannot create directory: %s", path, strerror(errno));
-    free(p);
-    return rc;
-}
-
-/* A run directory used again: the profiles of its earlier run must not be
- * merged into this one's. */
-static int clear_profiles(const char *dir, mt_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        mt_error_set(err, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".mtp") == 0 && unlinkat(dirfd(d), e->d_name, 0) != 0) {
-            mt_error_set(err, "%s/%s: cannot remove an earlier run's profile: %s", dir, e->d_name,
-                         strerror(errno));
-            rc = -1;
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-/* Identity of this mtool build, so a rebuilt rewriter never reuses copies
- * made by an older one. */
-static uint64_t tool_identity(void)
-{
-    struct stat st;
-    if (stat("/proc/self/exe", &st) != 0)
-        return 0;
-    return (uint64_t)st.st_size * 1000003u ^ (uint64_t)st.st_mtim.tv_sec ^
-           (uint64_t)st.st_mtim.tv_nsec << 20;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-}
-
-/* ---- instrumentation, cached ---------------------------------------------- */
-
-typedef struct {
-    char *path;             /* the instrumented copy */
-    char *report;           /* what the rewriter did, as text */
-} instrumented;
-
-static char *read_text(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-        fwrite(buf, 1, n, mem);
-    fclose(fp);
-    fclose(mem);
-    return text;
-}
-
-/* The copy lives in the cache under the binary's content hash and this
- * mtool's identity, next to the rewriter's report; its default profile
- * directory is the cache's own (runs set $MTOOL_OUT). */
-static int instrument_cached(const mt_program *prog, const char *bin, bool verbose,
-                             instrumented *out, mt_error *err)
-{
-    uint8_t hash[32];
-    if (mt_file_sha256(bin, hash, err) != 0)
-        return -1;
-    char h[65];
-    hex(hash, 32, h);
-    char *root = cache_root();
-    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64, root, h, tool_identity());
-    free(root);
-    char *name = mt_xstrdup(bin);
-    out->path = mt_xasprintf("%s/%s", dir, basename(name));
-    char *report_path = mt_xasprintf("%s/report%s.txt", dir, verbose ? "-verbose" : "");
-    char *profiles = mt_xasprintf("%s/profiles", dir);
-    int rc = make_dirs(dir, err);
-    if (rc == 0 && access(out->path, X_OK) == 0 && (out->report = read_text(report_path)))
-        goto done;
-    mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name)};
-    mt_rewrite_report report;
-    rc = rc ? rc : mt_rewrite_counts(prog, out->path, &ro, &report, err);
-    if (rc == 0) {
-        size_t len = 0;
-        FILE *mem = open_memstream(&out->report, &len);
-        mt_print_rewrite_report(mem, prog, &report, verbose);
-        fclose(mem);
-        mt_outfile f;
-        if (mt_outfile_open(&f, report_path, err) == 0) {
-            fputs(out->report, f.fp);
-            mt_outfile_commit(&f, err);
-        }
-        mt_rewrite_report_free(&report);
-    }
-done:
-    free(report_path);
-    free(profiles);
-    free(name);
-    free(dir);
-    return rc;
-}
-
-/* ---- running ------------------------------------------------------------ */
-
-typedef struct {
-    double user, sys, wall;
-    double tsc_per_cycle;   /* core clock during the run: measured before and after */
-    int status;             /* from waitpid */
-} run_result;
-
-static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
-
-static int run_program(const char *exe, char **argv, const char *profile_dir, run_result *r,
-                       mt_error *err)
-{
-    double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
-    double t0 = mt_now_seconds();
-    pid_t pid = fork();
-    if (pid < 0) {
-        mt_error_set(err, "cannot fork: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        if (profile_dir)
-            setenv("MTOOL_OUT", profile_dir, 1);
-        execv(exe, argv);
-        fprintf(stderr, "mtool: %s: cannot execute: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
-    struct rusage ru;
-    int status;
-    /* The program owns the terminal's signals while it runs. */
-    void (*old_int)(int) = signal(SIGINT, SIG_IGN), (*old_quit)(int) = signal(SIGQUIT, SIG_IGN);
-    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-        ;
-    signal(SIGINT, old_int);
-    signal(SIGQUIT, old_quit);
-    r->wall = mt_now_seconds() - t0;
-    r->tsc_per_cycle = (ratio0 + mt_measure_tsc_per_cycle(400)) / 2;
-    r->user = tv_seconds(ru.ru_utime);
-    r->sys = tv_seconds(ru.ru_stime);
-    r->status = status;
-    return 0;
-}
-
-static int exit_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static void describe_status(char *buf, size_t n, int status)
-{
-    if (WIFEXITED(status))
-        snprintf(buf, n, "exit status %d", WEXITSTATUS(status));
-    else
-        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-}
-
 /* ---- the summary ---------------------------------------------------------- */
 
 typedef struct {
@@ -403,12 +214,12 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
 }
 
 static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
-                          const instrumented *ins, const profile_merge *m, const totals *t,
-                          const run_result *base, const run_result *run)
+                          const mt_instrumented *ins, const profile_merge *m, const totals *t,
+                          const mt_run_result *base, const mt_run_result *run)
 {
     char st[PATH_MAX + 64];
     if (run)
-        describe_status(st, sizeof st, run->status);
+        mt_describe_status(st, sizeof st, run->status);
     else
         snprintf(st, sizeof st, "profiles merged from %s", a->profiles);
     fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", a->argv[0], m->nprocesses,
@@ -465,10 +276,43 @@ static int write_counts(const char *rundir, const mt_program *prog, const mt_cou
     return mt_outfile_commit(&out, err);
 }
 
+/* What `mtool time RUNDIR` builds on: the program's command line
+ * (NUL-separated, in `argv`) and, in pass1.txt, the binary's path and
+ * content hash and the uninstrumented run's times. */
+static int write_pass1(const char *rundir, char **argv, const mt_run_result *base, mt_error *err)
+{
+    char *bin = mt_absolute(argv[0]), *path = mt_xasprintf("%s/argv", rundir);
+    uint8_t sha[32];
+    mt_outfile out;
+    int rc = !bin ? (mt_error_set(err, "%s: cannot resolve its path", argv[0]), -1)
+                  : mt_file_sha256(bin, sha, err);
+    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+        for (char **a = argv; *a; a++)
+            fwrite(*a, 1, strlen(*a) + 1, out.fp);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    path = mt_xasprintf("%s/pass1.txt", rundir);
+    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+        fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t%s\nsha256\t", bin);
+        for (int i = 0; i < 32; i++)
+            fprintf(out.fp, "%02x", sha[i]);
+        fputc('\n', out.fp);
+        if (base)
+            fprintf(out.fp, "base_user\t%.6f\nbase_sys\t%.6f\nbase_wall\t%.6f\n"
+                            "base_tsc_per_cycle\t%.6f\n",
+                    base->user, base->sys, base->wall, base->tsc_per_cycle);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    free(bin);
+    return rc;
+}
+
 /* Every executed procedure and loop (the rows of the summary, all of them)
  * goes to the history. */
 static int record_history(const mt_program *prog, const totals *t, int argc, char **argv,
-                          const count_args *a, const run_result *base, const run_result *run)
+                          const count_args *a, const mt_run_result *base, const mt_run_result *run)
 {
     mt_history *h = mt_history_begin(prog, a->argv[0]);
     for (int loops = 0; loops < 2; loops++) {
@@ -476,33 +320,15 @@ static int record_history(const mt_program *prog, const totals *t, int argc, cha
         object_row *rows = collect_rows(prog, t, loops, &n);
         for (size_t i = 0; i < n; i++)
             mt_history_add(h, rows[i].proc, rows[i].loop, rows[i].entries, rows[i].insns,
-                           rows[i].memops);
+                           rows[i].memops, NAN, NAN);
         free(rows);
     }
     mt_history_run r = {.tool = "count", .argc = argc, .argv = argv, .prog_argv = a->argv,
-                        .ran = run != NULL, .exit_status = run ? exit_code(run->status) : 0,
+                        .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
                         .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
                         .wall_s = run ? run->wall : NAN, .base_user_s = base ? base->user : NAN,
                         .base_sys_s = base ? base->sys : NAN, .base_wall_s = base ? base->wall : NAN};
     return mt_history_finish(h, &r);
-}
-
-static char *default_rundir(const char *bin)
-{
-    char *root = cache_root(), *copy = mt_xstrdup(bin);
-    char stamp[32];
-    time_t now = time(NULL);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
-    char *dir = mt_xasprintf("%s/runs/%s-%s-%d", root, basename(copy), stamp, (int)getpid());
-    free(root);
-    free(copy);
-    return dir;
-}
-
-static char *absolute(const char *path)
-{
-    char buf[PATH_MAX];
-    return realpath(path, buf) ? mt_xstrdup(buf) : NULL;
 }
 
 int mt_cmd_count(int argc, char **argv)
@@ -513,9 +339,9 @@ int mt_cmd_count(int argc, char **argv)
         return rc;
     const char *bin = a.argv[0];
     mt_error err;
-    char *rundir = a.rundir ? mt_xstrdup(a.rundir) : default_rundir(bin);
+    char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(bin);
     char *profiles = NULL, *abs_rundir = NULL;
-    instrumented ins = {0};
+    mt_instrumented ins = {0};
     mt_program *prog = NULL;
     mt_counter_map map = {0};
     profile_merge merge = {0};
@@ -523,46 +349,47 @@ int mt_cmd_count(int argc, char **argv)
     rc = 1;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    if (make_dirs(rundir, &err) != 0 || !(abs_rundir = absolute(rundir))) {
+    if (mt_make_dirs(rundir, &err) != 0 || !(abs_rundir = mt_absolute(rundir))) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    profiles = a.profiles ? absolute(a.profiles) : mt_xasprintf("%s/profiles", abs_rundir);
+    profiles = a.profiles ? mt_absolute(a.profiles) : mt_xasprintf("%s/profiles", abs_rundir);
     if (!profiles) {
         mt_ui_error("%s: %s", a.profiles, strerror(errno));
         goto out;
     }
-    if (make_dirs(profiles, &err) != 0 || (!a.profiles && clear_profiles(profiles, &err) != 0) ||
+    if (mt_make_dirs(profiles, &err) != 0 || (!a.profiles && mt_clear_profiles(profiles, &err) != 0) ||
         !(prog = mt_analyze(bin, &opt, &err)) ||
-        instrument_cached(prog, bin, a.verbose, &ins, &err) != 0 ||
+        mt_instrument_cached(prog, bin, NULL, 0, a.verbose, &ins, &err) != 0 ||
         mt_counter_map_read(ins.path, &map, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    run_result base, run;
+    mt_run_result base, run;
     bool ran = !a.profiles, baseline = ran && !a.no_baseline;
     for (int r = 0; baseline && r < a.baseline_runs; r++) {
-        run_result one;
-        if (run_program(bin, a.argv, NULL, &one, &err) != 0) {
+        mt_run_result one;
+        if (mt_run_program(bin, a.argv, NULL, &one, &err) != 0) {
             mt_ui_error("%s", err.msg);
             goto out;
         }
         if (r == 0 || one.user < base.user)
             base = one;
     }
-    if ((ran && run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
+    if ((ran && mt_run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
         mt_profile_merge_dir(profiles, map.binary_hash, map.ncounters, &merge, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
     accumulate(prog, &map, merge.counts, &t);
     print_summary(stderr, prog, &a, &ins, &merge, &t, baseline ? &base : NULL, ran ? &run : NULL);
-    if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0) {
+    if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
+        write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
     fprintf(stderr, "\nrun kept in %s (%scounts.tsv)\n", abs_rundir, ran ? "profiles/, " : "");
-    rc = ran ? exit_code(run.status) : 0;
+    rc = ran ? mt_exit_code(run.status) : 0;
     if (!a.no_store && record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL,
                                       ran ? &run : NULL) != 0 && rc == 0)
         rc = 1;

@@ -31,13 +31,15 @@ const char mt_instrument_usage[] =
     "                      exclusive and outside-call TSC ticks, non-local exits\n"
     "  -o OUT              the instrumented executable (written atomically)\n"
     "  --profile-dir DIR   default profile directory (default: OUT.profiles)\n"
+    "  --timers-only       with --time: no counter code (block counts stay 0), so the\n"
+    "                      timed objects run at the program's own speed (pass 2)\n"
     "  --no-loop-registers count blocks that loop on themselves in memory too\n"
     "                      (slower; for comparing the two kinds of probes)\n"
     "  -v, --verbose       list every procedure left out, with the reason\n";
 
 typedef struct {
     const char *bin, *out, *profile_dir;
-    bool counts, verbose, no_loop_registers;
+    bool counts, verbose, no_loop_registers, timers_only;
     const char **time_specs;
     size_t ntime_specs, cap_time_specs;
 } instrument_args;
@@ -51,6 +53,8 @@ static int parse_args(int argc, char **argv, instrument_args *a)
             a->counts = true;
         else if (strcmp(s, "--no-loop-registers") == 0)
             a->no_loop_registers = true;
+        else if (strcmp(s, "--timers-only") == 0)
+            a->timers_only = true;
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
             a->verbose = true;
         else if (strcmp(s, "-o") == 0 && i + 1 < argc)
@@ -165,7 +169,8 @@ int mt_cmd_instrument(int argc, char **argv)
     char *dir = a.profile_dir ? absolute_path(a.profile_dir) : mt_xasprintf("%s.profiles", out_abs);
     char *name_copy = mt_xstrdup(a.bin);
     mt_rewrite_options ro = {.profile_dir = dir ? dir : "", .program_name = basename(name_copy),
-                             .no_loop_registers = a.no_loop_registers};
+                             .no_loop_registers = a.no_loop_registers,
+                             .timers_only = a.timers_only};
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     opt.want_lines = false;

@@ -43,7 +43,8 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin)
 }
 
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
-                    uint64_t instructions, uint64_t memory_ops)
+                    uint64_t instructions, uint64_t memory_ops, double measured,
+                    double predicted)
 {
     if (!h->ok)
         return;
@@ -51,8 +52,8 @@ void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entrie
     if (site == MT_NONE)
         return; /* PLT stubs are never objects */
     mt_store_figures f = {.site = site, .entries = entries, .instructions = instructions,
-                          .memory_ops = memory_ops, .measured_cycles = NAN,
-                          .predicted_cycles = NAN, .overhead_cycles = NAN};
+                          .memory_ops = memory_ops, .measured_cycles = measured,
+                          .predicted_cycles = predicted, .overhead_cycles = measured - predicted};
     MT_PUSH(h->figures, h->nfigures, h->cap, f);
 }
 

@@ -21,6 +21,10 @@ int mt_cmd_instrument(int argc, char **argv);
 extern const char mt_instrument_usage[];
 int mt_cmd_count(int argc, char **argv);
 extern const char mt_count_usage[];
+int mt_cmd_time(int argc, char **argv);
+extern const char mt_time_usage[];
+int mt_cmd_run(int argc, char **argv);
+extern const char mt_run_usage[];
 int mt_cmd_history(int argc, char **argv);
 extern const char mt_history_usage[];
 
@@ -40,8 +44,10 @@ typedef struct {
     double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
 } mt_history_run;
 mt_history *mt_history_begin(const mt_program *prog, const char *bin);
+/* measured and predicted: core cycles, NAN when not measured (count). */
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
-                    uint64_t instructions, uint64_t memory_ops);
+                    uint64_t instructions, uint64_t memory_ops, double measured,
+                    double predicted);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
@@ -69,6 +75,34 @@ typedef struct {
 } mt_run_times;
 void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
                                 uint64_t probes, const mt_run_times *base, const mt_run_times *run);
+
+/* What the measuring commands share (runner.c). */
+char *mt_cache_root(void);                          /* $XDG_CACHE_HOME/mtool */
+int mt_make_dirs(const char *path, mt_error *err);  /* mkdir -p */
+/* Removes the profiles (*.mtp) of an earlier run from a run directory. */
+int mt_clear_profiles(const char *dir, mt_error *err);
+char *mt_default_rundir(const char *bin);           /* CACHE/runs/NAME-TIME-PID */
+char *mt_absolute(const char *path);                /* realpath, or NULL */
+typedef struct {
+    char *path;             /* the instrumented copy */
+    char *report;           /* what the rewriter did, as text */
+} mt_instrumented;
+/* The copy of `bin` that counts every block (ntimed == 0), or that times
+ * `timed` without counters (pass 2), cached under the binary's content
+ * hash, this mtool's identity and the timed set. */
+int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
+                         uint32_t ntimed, bool verbose, mt_instrumented *out, mt_error *err);
+typedef struct {
+    double user, sys, wall;
+    double tsc_per_cycle;   /* core clock during the run: measured before and after */
+    int status;             /* from waitpid */
+} mt_run_result;
+/* Runs exe with argv (MTOOL_OUT=profile_dir when not NULL), waiting for it
+ * with the terminal's SIGINT/SIGQUIT left to it. */
+int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run_result *r,
+                   mt_error *err);
+int mt_exit_code(int status);                       /* as a shell reports it */
+void mt_describe_status(char *buf, size_t n, int status);
 
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,106 @@
+/* correlate/correlate.h — pass 2 around the timed run: which loops and
+ * procedures to time (m-object selection, MTOOL section 4 and Figure 1),
+ * and what their timers say against the predictions (the report's rows).
+ *
+ * Selection: procedures sorted by the memory operations of their own blocks
+ * (pass-1 counts), kept until `coverage` of all counted memory operations is
+ * held; for each, its loops are tried (outermost first, as MTOOL did, or
+ * innermost first), then the procedure itself.  An m-object is timed when it
+ * is timable (per entry it runs far longer than a timer start/stop pair and
+ * does far more memory operations than the pair does) and estimable (Tot =
+ * TDES on the call graph weighted by pass-1 counts: every callee's work is
+ * done on its behalf, so the counts predict its whole time).  Nested
+ * m-objects are all timed: the timers are nesting-aware.
+ *
+ * Figures: measured = inclusive TSC ticks − ticks spent outside instrumented
+ * code (PLT calls: shared libraries, system calls) − the timer's own bias
+ * per entry, in core cycles at the clock ratio measured around the run;
+ * predicted = Σ count × cycles over the object's blocks and those of its
+ * estimable callees (costmodel); overhead = measured − predicted. */
+#ifndef MTOOL_CORRELATE_H
+#define MTOOL_CORRELATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../analyzer/analyzer.h"
+#include "../costmodel/costmodel.h"
+#include "../profile/profile.h"
+
+typedef struct {
+    double coverage;          /* share of memory operations to cover (MTOOL: 0.95) */
+    bool inner_first;         /* try innermost loops first (finer localization) */
+    double timer_cycles;      /* one start/stop pair, core cycles */
+    double min_cost_ratio;    /* timable: predicted cycles per entry >= this x timer_cycles */
+    double min_memops_ratio;  /* timable: memory ops per entry >= this x the pair's own */
+    double timer_memops;      /* memory operations of one start/stop pair */
+    double loops_cover;       /* a procedure whose timed loops hold this share of its
+                                 memory operations is not timed itself (0.9) */
+} mt_select_options;
+
+/* MTOOL's defaults with this runtime's measured timer (docs/ARCHITECTURE.md):
+ * a pair costs about 70 core cycles and 12 memory operations; an object is
+ * timable at 50x both, so timers add at most about 2% to what they time. */
+void mt_select_options_init(mt_select_options *o);
+
+typedef enum {
+    MT_CAND_TIMED,
+    MT_CAND_NOT_TIMABLE,
+    MT_CAND_NOT_ESTIMABLE,
+    MT_CAND_IRREDUCIBLE,      /* several entry blocks: no single entry edge set */
+    MT_CAND_NOT_RUN,          /* no entry in pass 1 */
+    MT_CAND_COVERED,          /* outer-first: an enclosing loop is timed already; a
+                                 procedure: its timed loops hold nearly all of it */
+} mt_candidate_status;
+
+typedef struct {
+    uint32_t proc, loop;      /* loop == MT_NONE: the procedure */
+    uint64_t entries;         /* pass 1: procedure entries, or loop entries (estimated) */
+    uint64_t memops;          /* inclusive of callees (pass-1 counts) */
+    uint64_t insns;
+    double predicted;         /* core cycles, inclusive of estimable callees */
+    uint8_t status;           /* mt_candidate_status */
+} mt_candidate;
+
+typedef struct {
+    mt_candidate *cands;      /* every object considered; timed ones first */
+    size_t ncands;
+    size_t ntimed;            /* cands[0 .. ntimed) are timed, in that order */
+    uint64_t memops_total;    /* all counted memory operations of the run */
+    uint64_t memops_selected; /* own memory operations of the selected procedures */
+    double predicted_total;   /* the whole program, core cycles */
+} mt_selection;
+
+/* `counts` are pass-1 block counts laid out as `costs`; estimability is
+ * recomputed on `prog` with the dynamic call counts. */
+void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
+               const mt_select_options *o, mt_selection *out);
+void mt_selection_free(mt_selection *s);
+const char *mt_candidate_status_name(uint8_t status);
+
+/* ---- the report's rows ----------------------------------------------------- */
+
+typedef struct {
+    const mt_candidate *cand;
+    uint64_t entries;         /* measured: outermost entries in pass 2 */
+    uint64_t recursive;       /* entries while already active */
+    double measured;          /* core cycles, compensated */
+    double outside;           /* core cycles in uninstrumented code (not overhead) */
+    double overhead;          /* measured - predicted */
+    bool outermost;           /* not nested in another timed object: sums use these */
+    uint64_t nonlocal_exits, open;
+} mt_mobject_figures;
+
+typedef struct {
+    double tsc_per_cycle;     /* measured around the timed run */
+    double timer_bias_ticks;  /* per entry, subtracted */
+} mt_correlate_clock;
+
+/* Rows for the timed objects of `sel` from merged timer totals (index =
+ * position in the timed list), sorted by overhead, largest first. */
+mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
+                                 const mt_timer_totals *timers, const mt_correlate_clock *clk,
+                                 size_t *nrows);
+
+#endif

@@ -1,0 +1,91 @@
+/* correlate/figures.c — the report's rows: each timed m-object's measured
+ * cycles (timers, compensated) against its predicted cycles (counts x cost
+ * model), and which rows may be summed without counting time twice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "correlate.h"
+
+/* Whether timed object x lies inside timed object y: a loop inside a loop
+ * or in its own procedure, or a procedure that y's code calls (an estimable
+ * y's callees work only on its behalf: all of their time is inside y). */
+static bool inside(const mt_program *prog, const mt_candidate *x, const mt_candidate *y,
+                   const bool *reach)
+{
+    if (x == y)
+        return false;
+    if (x->proc == y->proc && x->loop != MT_NONE) {
+        if (y->loop == MT_NONE)
+            return true;
+        for (uint32_t up = prog->procs[x->proc].loops[x->loop].parent; up != MT_NONE;
+             up = prog->procs[x->proc].loops[up].parent)
+            if (up == y->loop)
+                return true;
+        return false;
+    }
+    return x->proc != y->proc && reach[x->proc];
+}
+
+/* Procedures reachable by calls from object y (any call site of y's
+ * procedure: a loop's callees are a subset, so this may only over-nest a
+ * procedure called from y's procedure outside the loop). */
+static void reachable(const mt_program *prog, const mt_candidate *y, bool *reach)
+{
+    memset(reach, 0, prog->nprocs * sizeof *reach);
+    uint32_t *stack = mt_xcalloc(prog->nprocs + 1, sizeof *stack);
+    size_t n = 0;
+    stack[n++] = y->proc;
+    while (n > 0) {
+        const mt_procedure *p = &prog->procs[stack[--n]];
+        for (uint32_t k = 0; k < p->ncalls; k++) {
+            uint32_t q = p->calls[k].callee;
+            if (q == MT_NONE || reach[q])
+                continue;
+            if (y->loop != MT_NONE && p == &prog->procs[y->proc] &&
+                p->calls[k].loop == MT_NONE)
+                continue; /* a call outside the loop */
+            reach[q] = true;
+            stack[n++] = q;
+        }
+    }
+    free(stack);
+}
+
+static int by_overhead_desc(const void *a, const void *b)
+{
+    const mt_mobject_figures *x = a, *y = b;
+    return x->overhead < y->overhead ? 1 : x->overhead > y->overhead ? -1 : 0;
+}
+
+mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
+                                 const mt_timer_totals *timers, const mt_correlate_clock *clk,
+                                 size_t *nrows)
+{
+    mt_mobject_figures *rows = mt_xcalloc(sel->ntimed + 1, sizeof *rows);
+    bool *reach = mt_xcalloc(prog->nprocs + 1, sizeof *reach);
+    for (size_t i = 0; i < sel->ntimed; i++) {
+        const mt_timer_totals *t = &timers[i];
+        mt_mobject_figures *r = &rows[i];
+        r->cand = &sel->cands[i];
+        r->entries = t->entries;
+        r->recursive = t->recursive;
+        r->nonlocal_exits = t->nonlocal_exits;
+        r->open = t->open;
+        double ticks = (double)t->inclusive - (double)t->outside -
+                       clk->timer_bias_ticks * (double)t->entries;
+        r->measured = (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle;
+        r->outside = (double)t->outside / clk->tsc_per_cycle;
+        r->overhead = r->measured - r->cand->predicted;
+        r->outermost = true;
+    }
+    for (size_t j = 0; j < sel->ntimed; j++) {
+        reachable(prog, &sel->cands[j], reach);
+        for (size_t i = 0; i < sel->ntimed; i++)
+            if (inside(prog, &sel->cands[i], &sel->cands[j], reach))
+                rows[i].outermost = false;
+    }
+    free(reach);
+    qsort(rows, sel->ntimed, sizeof *rows, by_overhead_desc);
+    *nrows = sel->ntimed;
+    return rows;
+}

@@ -1,0 +1,160 @@
+/* memory.c — kernels whose memory behavior is known, for pass 2 (`mtool
+ * run`): each is its own procedure with one loop nest, so a report must
+ * rank them; each holds a similar share of the memory operations, so
+ * that MTOOL's selection (95% of them) takes them all.  Sizes are for
+ * machines with caches of a few MB:
+ *
+ *   list_sequential  a linked list laid out in traversal order (prefetchable)
+ *   list_random      the same nodes linked in a random order over 64 MB:
+ *                    nearly every step a cache (and TLB) miss: overhead > 100%
+ *   matmul_rows      C += A B in i-k-j order: unit-stride inner loop
+ *   matmul_cols      the same product in j-k-i order: stride-N inner loop
+ *   stream_triad     a[i] = b[i] + s c[i] over 3 x 16 MB: bandwidth-bound
+ *   compute_poly     Horner's rule, coefficients from L1: |overhead| small
+ *
+ * usage: memory [SCALE]   (work grows linearly with SCALE, default 1) */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+
+typedef struct node {
+    struct node *next;
+    long value;
+    char pad[48]; /* one node per 64-byte line */
+} node;
+
+#define NODES (1L << 20) /* 64 MB of nodes */
+#define MATRIX 128
+#define STREAM (2L << 20) /* doubles per array: 16 MB each */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+NOINLINE long list_walk_sequential(const node *head, int times)
+{
+    long sum = 0;
+    for (int t = 0; t < times; t++)
+        for (const node *n = head; n; n = n->next)
+            sum += n->value;
+    return sum;
+}
+
+/* Not the same code as list_walk_sequential: gcc would fold the two. */
+NOINLINE long list_walk_random(const node *head, int times)
+{
+    long sum = 0;
+    for (int t = 0; t < times; t++)
+        for (const node *n = head; n; n = n->next)
+            sum ^= n->value;
+    return sum;
+}
+
+NOINLINE void matmul_rows(double *c, const double *a, const double *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n; k++) {
+            double aik = a[i * n + k];
+            for (int j = 0; j < n; j++)
+                c[i * n + j] += aik * b[k * n + j];
+        }
+}
+
+NOINLINE void matmul_cols(double *c, const double *a, const double *b, int n)
+{
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < n; k++) {
+            double bkj = b[k * n + j];
+            for (int i = 0; i < n; i++)
+                c[i * n + j] += a[i * n + k] * bkj;
+        }
+}
+
+NOINLINE void stream_triad(double *a, const double *b, const double *c, double s, long n, int times)
+{
+    for (int t = 0; t < times; t++)
+        for (long i = 0; i < n; i++)
+            a[i] = b[i] + s * c[i];
+}
+
+/* Coefficients from a 2 KB table: loads that always hit L1. */
+NOINLINE double compute_poly(const double *coef, double x, long n)
+{
+    double acc = 0;
+    for (long i = 0; i < n; i++)
+        acc = acc * x + coef[i & 255];
+    return acc;
+}
+
+/* Links nodes[order[0]] -> nodes[order[1]] -> ... */
+static node *link_nodes(node *nodes, const long *order)
+{
+    for (long i = 0; i < NODES; i++) {
+        nodes[order[i]].value = order[i];
+        nodes[order[i]].next = i + 1 < NODES ? &nodes[order[i + 1]] : NULL;
+    }
+    return &nodes[order[0]];
+}
+
+int main(int argc, char **argv)
+{
+    int scale = argc > 1 ? atoi(argv[1]) : 1;
+    if (scale < 1)
+        scale = 1;
+    node *seq = malloc(NODES * sizeof *seq), *rnd = malloc(NODES * sizeof *rnd);
+    long *order = malloc(NODES * sizeof *order);
+    double *ma = calloc(MATRIX * MATRIX, sizeof *ma), *mb = calloc(MATRIX * MATRIX, sizeof *mb);
+    double *mc = calloc(MATRIX * MATRIX, sizeof *mc), *mc2 = calloc(MATRIX * MATRIX, sizeof *mc2);
+    double *sa = malloc(STREAM * sizeof *sa), *sb = malloc(STREAM * sizeof *sb);
+    double *sc = malloc(STREAM * sizeof *sc);
+    if (!seq || !rnd || !order || !ma || !mb || !mc || !mc2 || !sa || !sb || !sc)
+        return 1;
+    for (long i = 0; i < NODES; i++)
+        order[i] = i;
+    node *seq_head = link_nodes(seq, order);
+    for (long i = NODES - 1; i > 0; i--) { /* Fisher-Yates */
+        long j = (long)(next_random() % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    node *rnd_head = link_nodes(rnd, order);
+    for (long i = 0; i < MATRIX * MATRIX; i++) {
+        ma[i] = (double)(i % 7) / 7;
+        mb[i] = (double)(i % 5) / 5;
+    }
+    for (long i = 0; i < STREAM; i++) {
+        sb[i] = (double)i;
+        sc[i] = (double)(STREAM - i);
+    }
+    long s1 = list_walk_sequential(seq_head, 4 * scale);
+    long s2 = list_walk_random(rnd_head, 4 * scale);
+    for (int t = 0; t < scale; t++) {
+        matmul_rows(mc, ma, mb, MATRIX);
+        matmul_cols(mc2, ma, mb, MATRIX);
+    }
+    stream_triad(sa, sb, sc, 0.5, STREAM, scale);
+    static double coef[256];
+    for (int i = 0; i < 256; i++)
+        coef[i] = 1.0 / (i + 1);
+    double p = compute_poly(coef, 0.999, 8000000L * scale);
+    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f\n", s1, s2, mc[12345], mc2[12345],
+           sa[STREAM / 3], p);
+    free(seq);
+    free(rnd);
+    free(order);
+    free(ma);
+    free(mb);
+    free(mc);
+    free(mc2);
+    free(sa);
+    free(sb);
+    free(sc);
+    return 0;
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# tests/pass2.sh — pass 2 end to end (`mtool run`, `mtool time`): on the
+# memory sample (samples/memory.c, kernels of known behavior) the report
+# must rank them as their memory behavior says; a second `mtool time` on
+# the same pass 1 must agree; outer-first and inner-first both work; the
+# Fortran and threads samples run end to end; bad run directories get one
+# line.  Checks on the JSON report are in tests/pass2_check.py.
+#
+#   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES2=build/samples-pass2 sh tests/pass2.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES=${SAMPLES:-build/samples}
+SAMPLES2=${SAMPLES2:-build/samples-pass2}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-pass2.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+export XDG_CACHE_HOME="$W/cache" MTOOL_HISTORY="$W/history.db"
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+pycheck() {
+    python3 "$HERE/pass2_check.py" "$@" > "$W/py.out" 2>&1 || echo "not ok - pass2_check.py $1 failed" >> "$W/py.out"
+    cat "$W/py.out"
+    passed=$((passed + $(grep -c '^ok' "$W/py.out")))
+    failed=$((failed + $(grep -c '^not ok' "$W/py.out")))
+}
+
+# The cost model needs this machine's profile to predict within 10%.
+"$MTOOL" calibrate > "$W/calibrate.log" 2>&1 || not_ok "calibrate: $(tail -1 "$W/calibrate.log")"
+
+for bin in "$SAMPLES2"/memory-*; do
+    name=$(basename "$bin")
+    "$bin" > "$W/$name.native" 2>&1
+    "$MTOOL" run -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
+    rc=$?
+    check "$name: run exits with the program's status (0, got $rc)" "[ $rc = 0 ]"
+    check "$name: the program's output, the same in all three runs (native, counted, timed)" \
+        "[ \"\$(grep -c -F -x -f '$W/$name.native' '$W/$name.out')\" = 3 ]"
+    pycheck memory "$W/$name/report.json" "$name"
+    cp "$W/$name/report.json" "$W/$name.first.json"
+    "$MTOOL" time --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
+    check "$name: mtool time again on the same pass 1 (exit 0)" "[ $? = 0 ]"
+    pycheck repeat "$W/$name.first.json" "$W/$name/report.json" "$name"
+    "$MTOOL" time --no-store --inner-first --json "$W/$name" > "$W/$name.inner.json" 2>/dev/null
+    pycheck inner "$W/$name.inner.json" "$name"
+done
+
+# Fortran and threads: the whole workflow, the program's status kept.
+for bin in "$SAMPLES"/doloop-gfortran-O2 "$SAMPLES"/threads-gcc-O2; do
+    name=$(basename "$bin")
+    "$bin" > /dev/null 2>&1
+    want=$?
+    "$MTOOL" run --no-store -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
+    rc=$?
+    check "$name: run exits with the program's status ($want, got $rc)" "[ $rc = $want ]"
+    pycheck any "$W/$name/report.json" "$name"
+done
+
+# The history holds the run with measured and predicted cycles.
+check "history: the run stored with measured and predicted cycles per object" \
+    "\"$MTOOL\" history sql \"SELECT count(*) FROM figures f JOIN runs r ON r.id = f.run_id WHERE r.tool = 'run' AND f.measured_cycles > 0 AND f.predicted_cycles > 0\" | tail -1 | grep -qv '^0\$'"
+
+# Bad input: one line naming the directory, no report.
+"$MTOOL" time "$W/nosuch" > "$W/bad.out" 2> "$W/bad.err"
+check "time on a missing run directory: non-zero, one line naming it" \
+    "[ $? -ne 0 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q nosuch '$W/bad.err'"
+mkdir -p "$W/empty"
+"$MTOOL" time "$W/empty" > /dev/null 2> "$W/bad2.err"
+check "time on a directory without pass 1: non-zero, one line" \
+    "[ $? -ne 0 ] && [ \$(wc -l < '$W/bad2.err') = 1 ] && [ ! -e '$W/empty/report.json' ]"
+name=$(basename "$(ls "$SAMPLES2"/memory-* | head -1)")
+cp "$SAMPLES/matmul-gcc-O2" "$W/changed"
+sed -i "s|^binary\t.*|binary\t$W/changed|" "$W/$name/pass1.txt"
+"$MTOOL" time "$W/$name" > /dev/null 2> "$W/bad3.err"
+check "time when the binary changed since pass 1: refused in one line" \
+    "[ $? -ne 0 ] && grep -q 'changed since pass 1' '$W/bad3.err'"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

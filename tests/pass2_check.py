@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""tests/pass2_check.py — checks of pass-2 reports (report.json, schema
+docs/REPORT.md) for tests/pass2.sh; prints TAP lines ("ok - ..." or
+"not ok - ...").
+
+  pass2_check.py memory REPORT NAME     the memory sample's kernels ranked
+  pass2_check.py repeat FIRST SECOND NAME  two timed runs of one pass 1 agree
+  pass2_check.py inner REPORT NAME      an inner-first report
+  pass2_check.py any REPORT NAME        any program: a well-formed report
+"""
+import json
+import sys
+
+
+def say(ok, text):
+    print(("ok - " if ok else "not ok - ") + text)
+
+
+def load(path, name):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        say(False, f"{name}: report {path} unreadable: {e}")
+        return None
+
+
+def well_formed(r, name):
+    keys = {"kind", "name", "procedure", "address", "source", "entries", "measured_cycles",
+            "predicted_cycles", "overhead_cycles", "overhead_percent",
+            "share_of_program_overhead", "extra_cycles_per_memory_op", "warnings", "outermost"}
+    good = (r.get("schema") == "mtool.report" and r.get("version") == 1 and
+            all(keys <= set(o) for o in r["objects"]) and
+            {"predicted_cycles", "measured_cycles", "overhead_cycles", "memory_ops",
+             "memory_ops_in_objects", "unexplained_overhead_cycles"} <= set(r["program"]))
+    say(good, f"{name}: report has the documented fields")
+    rows = [o["overhead_cycles"] for o in r["objects"]]
+    say(rows == sorted(rows, reverse=True), f"{name}: rows sorted by overhead, largest first")
+    return good
+
+
+def kernel(r, proc):
+    """The timed loop of the kernel procedure `proc` (or the procedure)."""
+    rows = [o for o in r["objects"] if o["procedure"] == proc]
+    return rows[0] if rows else None
+
+
+def memory(path, name):
+    r = load(path, name)
+    if not r or not well_formed(r, name):
+        return
+    k = {p: kernel(r, p) for p in ("list_walk_random", "list_walk_sequential", "matmul_rows",
+                                   "matmul_cols", "stream_triad", "compute_poly")}
+    missing = [p for p, o in k.items() if o is None]
+    say(not missing, f"{name}: every kernel timed (missing: {missing or 'none'})")
+    if missing:
+        return
+    pct = {p: o["overhead_percent"] for p, o in k.items()}
+    summary = ", ".join(f"{p} {v:+.1f}%" for p, v in pct.items())
+    say(pct["list_walk_random"] > 100,
+        f"{name}: random list traversal misses the cache: overhead > 100% ({summary})")
+    say(pct["list_walk_random"] > pct["list_walk_sequential"],
+        f"{name}: random traversal above sequential")
+    say(pct["matmul_cols"] > pct["matmul_rows"], f"{name}: column-order matmul above row order")
+    say(abs(pct["compute_poly"]) <= 10,
+        f"{name}: compute-bound loop within 10% ({pct['compute_poly']:+.1f}%)")
+    say(pct["stream_triad"] > pct["compute_poly"] + 20,
+        f"{name}: streaming kernel above the compute-bound one")
+    say(all(o["entries"] == 1 for o in k.values()),
+        f"{name}: each kernel loop entered once (pass-2 entries)")
+    p = r["program"]
+    share = p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
+    say(share >= 0.9, f"{name}: {100 * share:.1f}% of memory operations inside timed objects")
+    un = p["unexplained_overhead_cycles"] / p["overhead_cycles"] if p["overhead_cycles"] else 1
+    say(abs(un) <= 0.25, f"{name}: unexplained overhead {100 * un:+.1f}% of the program's (|.| <= 25%)")
+
+
+def repeat(first, second, name):
+    a, b = load(first, name), load(second, name)
+    if not a or not b:
+        return
+    pa = {o["name"]: o["overhead_percent"] for o in a["objects"]}
+    pb = {o["name"]: o["overhead_percent"] for o in b["objects"]}
+    say(set(pa) == set(pb), f"{name}: the same objects timed twice")
+    # Points for moderate overheads, 10% of the figure for those in the hundreds.
+    worst = max((abs(pa[n] - pb[n]) - max(5.0, 0.10 * abs(pa[n])) for n in pa if n in pb),
+                default=0)
+    diffs = ", ".join(f"{n.split(':')[0]} {pa[n]:+.0f}/{pb[n]:+.0f}" for n in pa if n in pb)
+    say(worst <= 0, f"{name}: repeated runs agree within 5 points or 10% ({diffs})")
+
+
+def inner(path, name):
+    r = load(path, name)
+    if not r or not well_formed(r, name):
+        return
+    say(r["order"] == "inner-first", f"{name}: inner-first report says so")
+    say(len(r["objects"]) > 0, f"{name}: inner-first times objects ({len(r['objects'])})")
+
+
+def any_report(path, name):
+    r = load(path, name)
+    if r:
+        well_formed(r, name)
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "memory":
+        memory(sys.argv[2], sys.argv[3])
+    elif mode == "repeat":
+        repeat(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "inner":
+        inner(sys.argv[2], sys.argv[3])
+    else:
+        any_report(sys.argv[2], sys.argv[3])

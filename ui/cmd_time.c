@@ -1,0 +1,687 @@
+/* ui/cmd_time.c — pass 2.  `mtool time RUNDIR` picks the m-objects of a
+ * pass-1 run (correlate/), times them in a copy without counters, runs it,
+ * and reports measured against predicted cycles per loop and procedure;
+ * `mtool run -- BIN ARGS` is pass 1 (`count`) and pass 2 in one command. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "correlate/correlate.h"
+#include "profile/profile.h"
+#include "ui.h"
+
+#define TIME_OPTIONS                                                                           \
+    "  --inner-first    try innermost loops first (finer localization) instead of\n"          \
+    "                   outermost first (MTOOL's order)\n"                                     \
+    "  --coverage F     procedures holding this share of memory operations (0.95)\n"           \
+    "  --json           the report as JSON on stdout (docs/REPORT.md); the program's\n"        \
+    "                   own stdout still goes there too: redirect it, or read\n"               \
+    "                   RUNDIR/report.json\n"                                                  \
+    "  --timer-bias T   TSC ticks a timer adds to each entry's measured time\n"                 \
+    "                   (default 24, measured by make bench: bench/timers.sh)\n"              \
+    "  --top N          rows to print (default 20; JSON has all)\n"                            \
+    "  --no-store       do not record the run in the history\n"
+
+const char mt_time_usage[] =
+    "usage: mtool time [options] RUNDIR\n"
+    "\n"
+    "Pass 2 on top of a pass-1 run directory ('mtool count -o RUNDIR'): chooses the\n"
+    "loops and procedures holding most memory operations that are timable (far\n"
+    "longer per entry than a timer) and estimable (all their callees' work done on\n"
+    "their behalf), times them with TSC timers in a copy of the program without\n"
+    "counters, runs it with the same arguments, and reports per m-object measured\n"
+    "against predicted core cycles (every memory access an L1 hit): the overhead\n"
+    "the memory hierarchy costs.  The report also goes to RUNDIR/report.txt and\n"
+    "RUNDIR/report.json.  Exits with the program's exit status.\n"
+    "\n"
+    "options:\n" TIME_OPTIONS;
+
+const char mt_run_usage[] =
+    "usage: mtool run [options] -- BIN [ARGS...]\n"
+    "\n"
+    "The whole two-pass workflow: 'mtool count' (pass 1: block counts, predicted\n"
+    "time, MTOOL's figure 2), then 'mtool time' (pass 2: timed m-objects, the\n"
+    "report).  Progress goes to stderr, the report to stdout.\n"
+    "\n"
+    "options:\n"
+    "  -o RUNDIR        where to keep both passes (default: a new directory under\n"
+    "                   $XDG_CACHE_HOME/mtool/runs)\n"
+    "  --confirm        after pass 1's estimate, ask whether to go on (MTOOL's\n"
+    "                   'proceed?'), on the terminal\n" TIME_OPTIONS;
+
+typedef struct {
+    const char *rundir;
+    bool inner_first, json, no_store, confirm;
+    double coverage, timer_bias;
+    int top;
+    char **argv; /* run: BIN ARGS... */
+} time_args;
+
+static int parse_args(int argc, char **argv, bool is_run, time_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->coverage = 0.95;
+    a->timer_bias = 24;
+    a->top = 20;
+    const char *cmd = is_run ? "run" : "time";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *s = argv[i];
+        char *end = NULL;
+        if (strcmp(s, "--") == 0 && is_run) {
+            i++;
+            break;
+        }
+        if (strcmp(s, "--inner-first") == 0)
+            a->inner_first = true;
+        else if (strcmp(s, "--json") == 0)
+            a->json = true;
+        else if (strcmp(s, "--no-store") == 0)
+            a->no_store = true;
+        else if (strcmp(s, "--confirm") == 0 && is_run)
+            a->confirm = true;
+        else if (strcmp(s, "-o") == 0 && is_run && i + 1 < argc)
+            a->rundir = argv[++i];
+        else if (strcmp(s, "--coverage") == 0 && i + 1 < argc &&
+                 (a->coverage = strtod(argv[++i], &end)) > 0 && a->coverage <= 1 && !*end)
+            ;
+        else if (strcmp(s, "--timer-bias") == 0 && i + 1 < argc &&
+                 (a->timer_bias = strtod(argv[++i], &end)) >= 0 && !*end)
+            ;
+        else if (strcmp(s, "--top") == 0 && i + 1 < argc && (a->top = atoi(argv[++i])) > 0)
+            ;
+        else if (s[0] == '-') {
+            mt_ui_error("%s: unknown, incomplete or invalid option '%s'; see 'mtool help %s'", cmd,
+                        s, cmd);
+            return 2;
+        } else if (!is_run && !a->rundir)
+            a->rundir = s;
+        else if (is_run)
+            break; /* BIN without "--" */
+        else {
+            mt_ui_error("time: more than one run directory ('%s', '%s')", a->rundir, s);
+            return 2;
+        }
+    }
+    if (is_run) {
+        if (i >= argc) {
+            mt_ui_error("run: no program given; usage: mtool run [options] -- BIN [ARGS...]");
+            return 2;
+        }
+        a->argv = argv + i;
+    } else if (!a->rundir) {
+        mt_ui_error("time: no run directory given; usage: mtool time [options] RUNDIR");
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the pass-1 run ------------------------------------------------------- */
+
+typedef struct {
+    char *binary, *sha256;
+    char **argv;              /* NULL-terminated, into argv_buf */
+    char *argv_buf;
+    double base_user, base_sys, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
+} pass1_run;
+
+static void pass1_free(pass1_run *p)
+{
+    free(p->binary);
+    free(p->sha256);
+    free(p->argv);
+    free(p->argv_buf);
+}
+
+static char *slurp(const char *path, size_t *len, mt_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        mt_error_set(err, "%s: %s (not a run directory of 'mtool count'?)", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        buf = mt_xgrow(buf, &cap, n + 4096, 1);
+        got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+    } while (got > 0);
+    fclose(fp);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static int read_pass1(const char *rundir, pass1_run *p, mt_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->base_user = p->base_sys = p->base_tsc_per_cycle = NAN;
+    char *path = mt_xasprintf("%s/argv", rundir);
+    size_t len;
+    p->argv_buf = slurp(path, &len, err);
+    free(path);
+    if (!p->argv_buf)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += p->argv_buf[i] == '\0';
+    p->argv = mt_xcalloc(n + 1, sizeof *p->argv);
+    for (size_t i = 0, k = 0; k < n; i += strlen(p->argv_buf + i) + 1)
+        p->argv[k++] = p->argv_buf + i;
+    path = mt_xasprintf("%s/pass1.txt", rundir);
+    char *text = slurp(path, &len, err);
+    if (!text) {
+        free(path);
+        return -1;
+    }
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab)
+            continue;
+        *tab++ = '\0';
+        if (strcmp(line, "binary") == 0)
+            p->binary = mt_xstrdup(tab);
+        else if (strcmp(line, "sha256") == 0)
+            p->sha256 = mt_xstrdup(tab);
+        else if (strcmp(line, "base_user") == 0)
+            p->base_user = strtod(tab, NULL);
+        else if (strcmp(line, "base_sys") == 0)
+            p->base_sys = strtod(tab, NULL);
+        else if (strcmp(line, "base_tsc_per_cycle") == 0)
+            p->base_tsc_per_cycle = strtod(tab, NULL);
+    }
+    free(text);
+    int rc = 0;
+    if (!p->binary || !p->sha256 || n == 0) {
+        mt_error_set(err, "%s: no binary, hash or command line recorded", path);
+        rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
+/* The binary must be the one pass 1 counted. */
+static int check_unchanged(const pass1_run *p, mt_error *err)
+{
+    uint8_t sha[32];
+    if (mt_file_sha256(p->binary, sha, err) != 0)
+        return -1;
+    char hex[65];
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+    if (strcmp(hex, p->sha256) != 0) {
+        mt_error_set(err, "%s: changed since pass 1 (its content hash differs): run 'mtool count' "
+                          "again", p->binary);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+typedef struct {
+    const mt_program *prog;
+    const mt_selection *sel;
+    const mt_mobject_figures *rows;
+    size_t nrows;
+    double program_predicted, program_measured; /* core cycles; measured < 0: unknown */
+    const char *measured_from;
+    double tsc_per_cycle, tsc_hz, timer_bias;
+    double objects_overhead;   /* sum over outermost rows */
+    uint64_t memops_in_objects;/* sum over outermost rows */
+    int status;
+    const char *binary;
+    bool inner_first;
+} report;
+
+static const char *kind_of(const mt_candidate *c) { return c->loop == MT_NONE ? "procedure" : "loop"; }
+
+/* "file:first-last" over the object's blocks (addresses without DWARF). */
+static void source_range(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
+{
+    const mt_procedure *p = &prog->procs[c->proc];
+    uint32_t file = 0, lo = UINT32_MAX, hi = 0;
+    uint32_t nb = c->loop == MT_NONE ? p->nblocks : p->loops[c->loop].nblocks;
+    for (uint32_t k = 0; k < nb; k++) {
+        const mt_block *b = &p->blocks[c->loop == MT_NONE ? k : p->loops[c->loop].blocks[k]];
+        if (!b->file || b->file >= prog->nfiles || !b->line)
+            continue;
+        if (!file)
+            file = b->file;
+        if (b->file != file)
+            continue;
+        lo = b->line < lo ? b->line : lo;
+        hi = b->line > hi ? b->line : hi;
+    }
+    const mt_block *head = &p->blocks[c->loop == MT_NONE ? 0 : p->loops[c->loop].header];
+    if (!file)
+        snprintf(buf, n, "0x%" PRIx64, head->start);
+    else if (lo == hi)
+        snprintf(buf, n, "%s:%u", prog->files[file], lo);
+    else
+        snprintf(buf, n, "%s:%u-%u", prog->files[file], lo, hi);
+}
+
+static void object_name(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
+{
+    const mt_procedure *p = &prog->procs[c->proc];
+    if (c->loop == MT_NONE)
+        snprintf(buf, n, "%s", p->name);
+    else
+        snprintf(buf, n, "%s: loop at 0x%" PRIx64 " (depth %u)", p->name,
+                 p->blocks[p->loops[c->loop].header].start, p->loops[c->loop].depth);
+}
+
+static double pct(double part, double whole) { return whole != 0 ? 100 * part / whole : NAN; }
+
+/* What a row's figures need said beside them. */
+static void row_warnings(const mt_mobject_figures *r, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    size_t at = 0;
+#define WARN(...) at += (size_t)snprintf(buf + at, at < n ? n - at : 0, __VA_ARGS__)
+    if (r->entries != r->cand->entries && r->cand->loop == MT_NONE)
+        WARN("%sentries %" PRIu64 " in pass 2, %" PRIu64 " in pass 1 (the input or the run "
+             "differs?)", at ? "; " : "", r->entries, r->cand->entries);
+    if (r->recursive)
+        WARN("%s%" PRIu64 " recursive entries (timed from the outermost)", at ? "; " : "",
+             r->recursive);
+    if (r->nonlocal_exits)
+        WARN("%s%" PRIu64 " left by longjmp or an exception", at ? "; " : "", r->nonlocal_exits);
+    if (r->open)
+        WARN("%s%" PRIu64 " still running at exit (time lost)", at ? "; " : "", r->open);
+    if (r->outside > 0.01 * r->measured)
+        WARN("%s%.3g cycles in shared libraries or system calls, not counted", at ? "; " : "",
+             r->outside);
+#undef WARN
+}
+
+static void print_text(FILE *fp, const report *rp, int top)
+{
+    const mt_selection *sel = rp->sel;
+    char st[128];
+    mt_describe_status(st, sizeof st, rp->status);
+    fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %s\n", rp->binary, sel->ntimed,
+            rp->inner_first ? "inner loops" : "outer loops", st);
+    double sec = rp->tsc_per_cycle / rp->tsc_hz;
+    fprintf(fp, "MTOOL figure 2 (whole program; core cycles at %.4f TSC ticks/cycle):\n",
+            rp->tsc_per_cycle);
+    fprintf(fp, "  predicted   %14.4g cycles  %9.3f s  (pass-1 counts x cost model, every access an "
+                "L1 hit)\n", rp->program_predicted, rp->program_predicted * sec);
+    if (rp->program_measured >= 0) {
+        double over = rp->program_measured - rp->program_predicted;
+        fprintf(fp, "  measured    %14.4g cycles  %9.3f s  (%s)\n", rp->program_measured,
+                rp->program_measured * sec, rp->measured_from);
+        fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
+                pct(over, rp->program_predicted));
+    }
+    fprintf(fp, "\nm-objects by overhead (measured: timers minus time in shared libraries and "
+                "system calls, minus %.0f ticks of timer bias per entry):\n", rp->timer_bias);
+    fprintf(fp, "  %-9s %12s %14s %14s %9s %7s %10s  %s\n", "kind", "entries", "measured", "predicted",
+            "overhead", "share", "extra/mop", "name, source");
+    double program_over = rp->program_measured >= 0 ? rp->program_measured - rp->program_predicted
+                                                    : rp->objects_overhead;
+    for (size_t i = 0; i < rp->nrows && (int)i < top; i++) {
+        const mt_mobject_figures *r = &rp->rows[i];
+        char name[512], src[512], warn[512];
+        object_name(rp->prog, r->cand, name, sizeof name);
+        source_range(rp->prog, r->cand, src, sizeof src);
+        row_warnings(r, warn, sizeof warn);
+        fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %+8.1f%% %6.1f%% %10.2f  %s%s, %s\n",
+                kind_of(r->cand), r->entries, r->measured, r->cand->predicted,
+                pct(r->overhead, r->cand->predicted), pct(r->overhead, program_over),
+                r->cand->memops ? r->overhead / (double)r->cand->memops : 0,
+                r->outermost ? "" : "  ", name, src);
+        if (warn[0])
+            fprintf(fp, "  %-9s   ! %s\n", "", warn);
+    }
+    if (rp->nrows == 0)
+        fprintf(fp, "  (none: no candidate was both timable and estimable; see below)\n");
+    fprintf(fp, "  (indented names are nested in another timed object; share = of the program's "
+                "overhead)\n");
+    fprintf(fp, "\ntotals: %.1f%% of the counted memory operations run inside timed objects",
+            pct((double)rp->memops_in_objects, (double)sel->memops_total));
+    if (rp->program_measured >= 0)
+        fprintf(fp, "; unexplained overhead %.4g cycles (%.1f%% of the program's overhead, outside "
+                    "the timed objects)", program_over - rp->objects_overhead,
+                pct(program_over - rp->objects_overhead, program_over));
+    fputc('\n', fp);
+    size_t shown = 0;
+    for (size_t j = sel->ntimed; j < sel->ncands; j++) {
+        const mt_candidate *c = &sel->cands[j];
+        if (c->status == MT_CAND_COVERED || c->status == MT_CAND_NOT_RUN)
+            continue;
+        if (shown++ == 0)
+            fprintf(fp, "\nnot timed (%s):\n", "candidates of the selected procedures");
+        if ((int)shown > top)
+            continue;
+        char name[512], src[512];
+        object_name(rp->prog, c, name, sizeof name);
+        source_range(rp->prog, c, src, sizeof src);
+        fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  %s, %s\n",
+                mt_candidate_status_name(c->status), kind_of(c), c->entries, c->predicted, name, src);
+    }
+    if ((int)shown > top)
+        fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
+}
+
+static void json_num(FILE *fp, double v)
+{
+    if (isfinite(v))
+        fprintf(fp, "%.6g", v);
+    else
+        fputs("null", fp);
+}
+
+static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate *c)
+{
+    char name[512], src[512];
+    object_name(prog, c, name, sizeof name);
+    source_range(prog, c, src, sizeof src);
+    const mt_procedure *p = &prog->procs[c->proc];
+    fprintf(fp, "\"kind\":\"%s\",\"name\":", kind_of(c));
+    mt_json_string(fp, name);
+    fputs(",\"procedure\":", fp);
+    mt_json_string(fp, p->name);
+    fprintf(fp, ",\"address\":\"0x%" PRIx64 "\",\"source\":",
+            p->blocks[c->loop == MT_NONE ? 0 : p->loops[c->loop].header].start);
+    mt_json_string(fp, src);
+    fprintf(fp, ",\"status\":\"%s\",\"pass1_entries\":%" PRIu64 ",\"memory_ops\":%" PRIu64
+                ",\"instructions\":%" PRIu64 ",\"predicted_cycles\":",
+            mt_candidate_status_name(c->status), c->entries, c->memops, c->insns);
+    json_num(fp, c->predicted);
+}
+
+static void print_json(FILE *fp, const report *rp)
+{
+    const mt_selection *sel = rp->sel;
+    double program_over = rp->program_measured >= 0 ? rp->program_measured - rp->program_predicted
+                                                    : NAN;
+    fputs("{\"schema\":\"mtool.report\",\"version\":1,\"binary\":", fp);
+    mt_json_string(fp, rp->binary);
+    fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"tsc_per_cycle\":", mt_exit_code(rp->status),
+            rp->inner_first ? "inner-first" : "outer-first");
+    json_num(fp, rp->tsc_per_cycle);
+    fputs(",\"timer_bias_ticks\":", fp);
+    json_num(fp, rp->timer_bias);
+    fputs(",\"program\":{\"predicted_cycles\":", fp);
+    json_num(fp, rp->program_predicted);
+    fputs(",\"measured_cycles\":", fp);
+    json_num(fp, rp->program_measured >= 0 ? rp->program_measured : NAN);
+    fputs(",\"measured_from\":", fp);
+    mt_json_string(fp, rp->measured_from);
+    fputs(",\"overhead_cycles\":", fp);
+    json_num(fp, program_over);
+    fputs(",\"overhead_percent\":", fp);
+    json_num(fp, pct(program_over, rp->program_predicted));
+    fprintf(fp, ",\"memory_ops\":%" PRIu64 ",\"memory_ops_in_objects\":%" PRIu64
+                ",\"objects_overhead_cycles\":",
+            sel->memops_total, rp->memops_in_objects);
+    json_num(fp, rp->objects_overhead);
+    fputs(",\"unexplained_overhead_cycles\":", fp);
+    json_num(fp, program_over - rp->objects_overhead);
+    fputs("},\"objects\":[", fp);
+    for (size_t i = 0; i < rp->nrows; i++) {
+        const mt_mobject_figures *r = &rp->rows[i];
+        char warn[512];
+        row_warnings(r, warn, sizeof warn);
+        fputs(i ? ",{" : "{", fp);
+        json_candidate(fp, rp->prog, r->cand);
+        fprintf(fp, ",\"entries\":%" PRIu64 ",\"recursive_entries\":%" PRIu64
+                    ",\"nonlocal_exits\":%" PRIu64 ",\"open_at_exit\":%" PRIu64 ",\"measured_cycles\":",
+                r->entries, r->recursive, r->nonlocal_exits, r->open);
+        json_num(fp, r->measured);
+        fputs(",\"outside_cycles\":", fp);
+        json_num(fp, r->outside);
+        fputs(",\"overhead_cycles\":", fp);
+        json_num(fp, r->overhead);
+        fputs(",\"overhead_percent\":", fp);
+        json_num(fp, pct(r->overhead, r->cand->predicted));
+        fputs(",\"share_of_program_overhead\":", fp);
+        json_num(fp, pct(r->overhead, program_over));
+        fputs(",\"extra_cycles_per_memory_op\":", fp);
+        json_num(fp, r->cand->memops ? r->overhead / (double)r->cand->memops : NAN);
+        fprintf(fp, ",\"outermost\":%s,\"warnings\":", r->outermost ? "true" : "false");
+        mt_json_string(fp, warn);
+        fputc('}', fp);
+    }
+    fputs("],\"not_timed\":[", fp);
+    bool first = true;
+    for (size_t j = sel->ntimed; j < sel->ncands; j++) {
+        fputs(first ? "{" : ",{", fp);
+        first = false;
+        json_candidate(fp, rp->prog, &sel->cands[j]);
+        fputc('}', fp);
+    }
+    fputs("]}\n", fp);
+}
+
+static int save_report(const char *rundir, const report *rp, mt_error *err)
+{
+    mt_outfile out;
+    char *path = mt_xasprintf("%s/report.txt", rundir);
+    int rc = mt_outfile_open(&out, path, err);
+    if (rc == 0) {
+        print_text(out.fp, rp, INT32_MAX);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    path = mt_xasprintf("%s/report.json", rundir);
+    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+        print_json(out.fp, rp);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    return rc;
+}
+
+/* ---- pass 2 ------------------------------------------------------------------ */
+
+static void summarize(report *rp)
+{
+    for (size_t i = 0; i < rp->nrows; i++)
+        if (rp->rows[i].outermost) {
+            rp->objects_overhead += rp->rows[i].overhead;
+            rp->memops_in_objects += rp->rows[i].cand->memops;
+        }
+}
+
+static int record_history(const report *rp, int argc, char **argv, const time_args *a,
+                          const pass1_run *p1, const mt_run_result *run, const char *tool)
+{
+    mt_history *h = mt_history_begin(rp->prog, p1->binary);
+    for (size_t i = 0; i < rp->nrows; i++) {
+        const mt_mobject_figures *r = &rp->rows[i];
+        mt_history_add(h, r->cand->proc, r->cand->loop, r->entries, r->cand->insns,
+                       r->cand->memops, r->measured, r->cand->predicted);
+    }
+    mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
+                         .ran = true, .exit_status = mt_exit_code(run->status),
+                         .user_s = run->user, .sys_s = run->sys, .wall_s = run->wall,
+                         .base_user_s = p1->base_user, .base_sys_s = p1->base_sys,
+                         .base_wall_s = NAN};
+    (void)a;
+    return mt_history_finish(h, &hr);
+}
+
+static int pass2(const char *rundir, const time_args *a, int argc, char **argv, const char *tool)
+{
+    pass1_run p1;
+    mt_error err;
+    mt_program *prog = NULL;
+    mt_program_costs costs = {0};
+    mt_selection sel = {0};
+    mt_instrumented ins = {0};
+    mt_counter_map map = {0};
+    profile_merge merge = {0};
+    mt_timed_object *timed = NULL;
+    uint64_t *counts = NULL;
+    mt_mobject_figures *rows = NULL;
+    char *profiles = mt_xasprintf("%s/profiles-time", rundir), *counts_path = NULL;
+    int rc = 1;
+    mt_machine m;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    if (read_pass1(rundir, &p1, &err) != 0 || check_unchanged(&p1, &err) != 0 ||
+        !(prog = mt_analyze(p1.binary, &opt, &err))) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    if (mt_ui_load_machine(&m) != 0)
+        goto out;
+    counts_path = mt_xasprintf("%s/counts.tsv", rundir);
+    if (mt_predict_program(&m, prog, false, &costs, &err) != 0 ||
+        (counts = mt_xcalloc(costs.first[costs.nprocs] + 1, sizeof *counts),
+         mt_ui_read_counts(counts_path, prog, &costs, counts, &err) != 0)) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    mt_select_options so;
+    mt_select_options_init(&so);
+    so.coverage = a->coverage;
+    so.inner_first = a->inner_first;
+    mt_select(prog, &costs, counts, &so, &sel);
+    fprintf(stderr, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
+                    "instrumenting them\n", sel.ntimed, sel.ncands);
+    timed = mt_xcalloc(sel.ntimed + 1, sizeof *timed);
+    for (size_t i = 0; i < sel.ntimed; i++)
+        timed[i] = (mt_timed_object){sel.cands[i].proc, sel.cands[i].loop};
+    mt_run_result run;
+    if (mt_instrument_cached(prog, p1.binary, timed, (uint32_t)sel.ntimed, false, &ins, &err) != 0 ||
+        mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0 ||
+        mt_clear_profiles(profiles, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    fprintf(stderr, "mtool time: running the timed copy\n");
+    if (mt_run_program(ins.path, p1.argv, profiles, &run, &err) != 0 ||
+        mt_profile_merge_timed(profiles, map.binary_hash, map.ncounters, map.ntimers, map.timers_id,
+                               &merge, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    if (map.ntimers != sel.ntimed) {
+        mt_ui_error("%s: %u objects timed, %zu selected: rewriter and selection disagree",
+                    ins.path, map.ntimers, sel.ntimed);
+        goto out;
+    }
+    double bias = a->timer_bias;
+    mt_correlate_clock clk = {.tsc_per_cycle = run.tsc_per_cycle, .timer_bias_ticks = bias};
+    report rp = {.prog = prog, .sel = &sel, .program_predicted = sel.predicted_total,
+                 .program_measured = -1, .tsc_per_cycle = run.tsc_per_cycle, .tsc_hz = m.tsc_hz,
+                 .timer_bias = bias, .status = run.status, .binary = p1.binary,
+                 .inner_first = a->inner_first};
+    rows = mt_correlate(prog, &sel, merge.timers, &clk, &rp.nrows);
+    rp.rows = rows;
+    /* The program's measured time on the timers' own basis: this run
+     * (timers only, close to the program's speed), user and system time,
+     * as timers count the kernel's work inside an object too (page faults). */
+    rp.program_measured = (run.user + run.sys) * m.tsc_hz / run.tsc_per_cycle;
+    rp.measured_from = "user + system time of the timed run";
+    summarize(&rp);
+    if (a->json)
+        print_json(stdout, &rp);
+    else
+        print_text(stdout, &rp, a->top);
+    if (save_report(rundir, &rp, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        goto out;
+    }
+    fprintf(stderr, "report kept in %s/report.txt and report.json\n", rundir);
+    rc = mt_exit_code(run.status);
+    if (!a->no_store && record_history(&rp, argc, argv, a, &p1, &run, tool) != 0 && rc == 0)
+        rc = 1;
+out:
+    free(rows);
+    mt_profile_merge_free(&merge);
+    mt_counter_map_free(&map);
+    free(ins.path);
+    free(ins.report);
+    free(timed);
+    mt_selection_free(&sel);
+    free(counts);
+    free(counts_path);
+    mt_program_costs_free(&costs);
+    mt_program_free(prog);
+    pass1_free(&p1);
+    free(profiles);
+    return rc;
+}
+
+int mt_cmd_time(int argc, char **argv)
+{
+    time_args a;
+    int rc = parse_args(argc, argv, false, &a);
+    if (rc)
+        return rc;
+    char *rundir = mt_absolute(a.rundir);
+    if (!rundir) {
+        mt_ui_error("%s: %s", a.rundir, strerror(errno));
+        return 1;
+    }
+    rc = pass2(rundir, &a, argc, argv, "time");
+    free(rundir);
+    return rc;
+}
+
+/* MTOOL's "proceed?": on the terminal, so that pipes stay untouched. */
+static bool confirmed(void)
+{
+    FILE *tty = fopen("/dev/tty", "r+");
+    if (!tty) {
+        mt_ui_error("run: --confirm needs a terminal");
+        return false;
+    }
+    fputs("mtool run: proceed with pass 2 (timers)? [Y/n] ", tty);
+    fflush(tty);
+    char line[64] = "";
+    bool yes = fgets(line, sizeof line, tty) && (line[0] == '\n' || line[0] == 'y' || line[0] == 'Y');
+    fclose(tty);
+    return yes;
+}
+
+int mt_cmd_run(int argc, char **argv)
+{
+    time_args a;
+    int rc = parse_args(argc, argv, true, &a);
+    if (rc)
+        return rc;
+    char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
+    /* Pass 1 is `mtool count -o RUNDIR --no-store -- BIN ARGS`: the history
+     * gets one run, pass 2's, with both passes' figures. */
+    size_t nprog = 0;
+    while (a.argv[nprog])
+        nprog++;
+    char **cargv = mt_xcalloc(nprog + 6, sizeof *cargv);
+    size_t k = 0;
+    cargv[k++] = "count";
+    cargv[k++] = "-o";
+    cargv[k++] = rundir;
+    cargv[k++] = "--no-store";
+    cargv[k++] = "--";
+    for (size_t i = 0; i < nprog; i++)
+        cargv[k++] = a.argv[i];
+    fprintf(stderr, "mtool run: pass 1 (block counts)\n");
+    char *pass1 = mt_xasprintf("%s/pass1.txt", rundir);
+    unlink(pass1); /* written again when pass 1 succeeds, whatever the program's exit status */
+    rc = mt_cmd_count((int)k, cargv);
+    free(cargv);
+    if (access(pass1, R_OK) == 0) {
+        char *abs = mt_absolute(rundir);
+        if (a.confirm && !confirmed())
+            rc = 0;
+        else if (abs) {
+            fprintf(stderr, "\nmtool run: pass 2 (timers)\n");
+            rc = pass2(abs, &a, argc, argv, "run");
+        }
+        free(abs);
+    }
+    free(pass1);
+    free(rundir);
+    return rc;
+}

@@ -1,0 +1,231 @@
+/* ui/runner.c — what the measuring commands (count, time, run) share:
+ * their directories (cache, run directories), instrumented copies cached by
+ * the binary's content, this mtool's identity and the timed-object set, and
+ * running a program with its times, clock ratio and exit status. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ui.h"
+
+char *mt_cache_root(void)
+{
+    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (x && x[0] == '/')
+        return mt_xasprintf("%s/mtool", x);
+    return mt_xasprintf("%s/.cache/mtool", home && home[0] ? home : "/tmp");
+}
+
+int mt_make_dirs(const char *path, mt_error *err)
+{
+    char *p = mt_xstrdup(path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0777);
+            *s = '/';
+        }
+    int rc = mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
+    if (rc)
+        mt_error_set(err, "%s: cannot create directory: %s", path, strerror(errno));
+    free(p);
+    return rc;
+}
+
+/* A run directory used again: the profiles of its earlier run must not be
+ * merged into this one's. */
+int mt_clear_profiles(const char *dir, mt_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        mt_error_set(err, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".mtp") == 0 && unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            mt_error_set(err, "%s/%s: cannot remove an earlier run's profile: %s", dir, e->d_name,
+                         strerror(errno));
+            rc = -1;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Identity of this mtool build, so a rebuilt rewriter never reuses copies
+ * made by an older one. */
+static uint64_t tool_identity(void)
+{
+    struct stat st;
+    if (stat("/proc/self/exe", &st) != 0)
+        return 0;
+    return (uint64_t)st.st_size * 1000003u ^ (uint64_t)st.st_mtim.tv_sec ^
+           (uint64_t)st.st_mtim.tv_nsec << 20;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* ---- instrumentation, cached ---------------------------------------------- */
+
+
+static char *read_text(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        fwrite(buf, 1, n, mem);
+    fclose(fp);
+    fclose(mem);
+    return text;
+}
+
+/* The copy lives in the cache under the binary's content hash and this
+ * mtool's identity, next to the rewriter's report; its default profile
+ * directory is the cache's own (runs set $MTOOL_OUT). */
+int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
+                         uint32_t ntimed, bool verbose, mt_instrumented *out, mt_error *err)
+{
+    uint8_t hash[32];
+    if (mt_file_sha256(bin, hash, err) != 0)
+        return -1;
+    char h[65];
+    hex(hash, 32, h);
+    char *root = mt_cache_root();
+    /* Pass-2 copies time a set of objects, without counters: one per set. */
+    uint64_t *procs = mt_xcalloc(ntimed + 1, sizeof *procs), *loops = mt_xcalloc(ntimed + 1, sizeof *loops);
+    for (uint32_t i = 0; i < ntimed; i++) {
+        const mt_procedure *p = &prog->procs[timed[i].proc];
+        procs[i] = p->entry;
+        loops[i] = timed[i].loop == MT_NONE ? 0 : p->blocks[p->loops[timed[i].loop].header].start;
+    }
+    char set[32] = "";
+    if (ntimed)
+        snprintf(set, sizeof set, "-t%016" PRIx64, mt_timer_set_id(procs, loops, ntimed));
+    free(procs);
+    free(loops);
+    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s", root, h, tool_identity(), set);
+    free(root);
+    char *name = mt_xstrdup(bin);
+    out->path = mt_xasprintf("%s/%s", dir, basename(name));
+    char *report_path = mt_xasprintf("%s/report%s.txt", dir, verbose ? "-verbose" : "");
+    char *profiles = mt_xasprintf("%s/profiles", dir);
+    int rc = mt_make_dirs(dir, err);
+    if (rc == 0 && access(out->path, X_OK) == 0 && (out->report = read_text(report_path)))
+        goto done;
+    mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
+                             .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0};
+    mt_rewrite_report report;
+    rc = rc ? rc : mt_rewrite_counts(prog, out->path, &ro, &report, err);
+    if (rc == 0) {
+        size_t len = 0;
+        FILE *mem = open_memstream(&out->report, &len);
+        mt_print_rewrite_report(mem, prog, &report, verbose);
+        fclose(mem);
+        mt_outfile f;
+        if (mt_outfile_open(&f, report_path, err) == 0) {
+            fputs(out->report, f.fp);
+            mt_outfile_commit(&f, err);
+        }
+        mt_rewrite_report_free(&report);
+    }
+done:
+    free(report_path);
+    free(profiles);
+    free(name);
+    free(dir);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+
+static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run_result *r,
+                       mt_error *err)
+{
+    double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
+    double t0 = mt_now_seconds();
+    pid_t pid = fork();
+    if (pid < 0) {
+        mt_error_set(err, "cannot fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (profile_dir)
+            setenv("MTOOL_OUT", profile_dir, 1);
+        execv(exe, argv);
+        fprintf(stderr, "mtool: %s: cannot execute: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    struct rusage ru;
+    int status;
+    /* The program owns the terminal's signals while it runs. */
+    void (*old_int)(int) = signal(SIGINT, SIG_IGN), (*old_quit)(int) = signal(SIGQUIT, SIG_IGN);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    signal(SIGINT, old_int);
+    signal(SIGQUIT, old_quit);
+    r->wall = mt_now_seconds() - t0;
+    r->tsc_per_cycle = (ratio0 + mt_measure_tsc_per_cycle(400)) / 2;
+    r->user = tv_seconds(ru.ru_utime);
+    r->sys = tv_seconds(ru.ru_stime);
+    r->status = status;
+    return 0;
+}
+
+int mt_exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void mt_describe_status(char *buf, size_t n, int status)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exit status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+char *mt_default_rundir(const char *bin)
+{
+    char *root = mt_cache_root(), *copy = mt_xstrdup(bin);
+    char stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
+    char *dir = mt_xasprintf("%s/runs/%s-%s-%d", root, basename(copy), stamp, (int)getpid());
+    free(root);
+    free(copy);
+    return dir;
+}
+
+char *mt_absolute(const char *path)
+{
+    char buf[PATH_MAX];
+    return realpath(path, buf) ? mt_xstrdup(buf) : NULL;
+}
+

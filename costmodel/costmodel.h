@@ -213,14 +213,19 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):
  * its own blocks plus, for each call site to an estimable procedure, the
  * site's count x the callee's inclusive prediction per call.  Recursive
- * calls are left out.  Returns nprocs values; the caller frees them. */
-double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
-                                      const uint64_t *counts);
-/* A loop's blocks (nested loops included), and with `inclusive` (from
- * mt_predicted_cycles_inclusive, or NULL) its calls to estimable callees. */
+ * calls are left out.  total and per_call have nprocs values each. */
+typedef struct {
+    double *total;
+    double *per_call;
+} mt_inclusive;
+void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
+                            const uint64_t *counts, mt_inclusive *out);
+void mt_inclusive_free(mt_inclusive *inc);
+/* A loop's blocks (nested loops included), and with `inc` (or NULL) its
+ * calls to estimable callees. */
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc, uint32_t loop,
-                                const double *inclusive);
+                                const mt_inclusive *inc);
 
 /* TSC ticks per core cycle now: the low decile of `samples` (at most 1024)
  * short dependent-add chains of 80k cycles (about 25 us) each (other

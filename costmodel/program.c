@@ -288,11 +288,12 @@ static double entries(const mt_program *prog, const mt_program_costs *c, const u
     return n;
 }
 
-/* count x cycles of what the call sites among the given blocks run in
- * estimable callees (per call: the callee's inclusive total over its calls). */
+/* count x cycles of what the call sites among the given blocks (all when
+ * NULL) run in estimable callees, at the callees' inclusive cycles per call
+ * (procedures still in progress have none yet: recursion). */
 static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
-                            const uint64_t *counts, uint32_t p, const double *incl,
-                            const double *per_call, const bool *in_blocks)
+                            const uint64_t *counts, uint32_t p, const mt_inclusive *inc,
+                            const bool *in_blocks)
 {
     const mt_procedure *proc = &prog->procs[p];
     double sum = 0;
@@ -301,67 +302,63 @@ static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
         if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
             !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
             continue;
-        if (incl[s->callee] >= 0)
-            sum += (double)counts[c->first[p] + s->block] * per_call[s->callee];
+        sum += (double)counts[c->first[p] + s->block] * inc->per_call[s->callee];
     }
     return sum;
 }
 
 static void inclusive_of(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
-                         uint32_t p, double *incl, double *per_call, uint8_t *state)
+                         uint32_t p, mt_inclusive *inc, uint8_t *state)
 {
     state[p] = 1; /* in progress: a call back into it is recursion, left out */
     const mt_procedure *proc = &prog->procs[p];
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         uint32_t q = proc->calls[k].callee;
         if (q != MT_NONE && state[q] == 0)
-            inclusive_of(prog, c, counts, q, incl, per_call, state);
+            inclusive_of(prog, c, counts, q, inc, state);
     }
-    incl[p] = mt_predicted_cycles_proc(prog, c, counts, p) +
-              callee_cycles(prog, c, counts, p, incl, per_call, NULL);
+    inc->total[p] = mt_predicted_cycles_proc(prog, c, counts, p) +
+                    callee_cycles(prog, c, counts, p, inc, NULL);
     double n = entries(prog, c, counts, p);
-    per_call[p] = n > 0 ? incl[p] / n : 0;
+    inc->per_call[p] = n > 0 ? inc->total[p] / n : 0;
     state[p] = 2;
 }
 
-double *mt_predicted_cycles_inclusive(const mt_program *prog, const mt_program_costs *c,
-                                      const uint64_t *counts)
+void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
+                            const uint64_t *counts, mt_inclusive *out)
 {
-    double *incl = mt_xcalloc(prog->nprocs + 1, sizeof *incl);
-    double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
+    out->total = mt_xcalloc(prog->nprocs + 1, sizeof *out->total);
+    out->per_call = mt_xcalloc(prog->nprocs + 1, sizeof *out->per_call);
     uint8_t *state = mt_xcalloc(prog->nprocs + 1, 1);
     for (uint32_t p = 0; p < prog->nprocs; p++)
-        incl[p] = -1;
-    for (uint32_t p = 0; p < prog->nprocs; p++)
         if (state[p] == 0)
-            inclusive_of(prog, c, counts, p, incl, per_call, state);
-    free(per_call);
+            inclusive_of(prog, c, counts, p, out, state);
     free(state);
-    return incl;
+}
+
+void mt_inclusive_free(mt_inclusive *inc)
+{
+    free(inc->total);
+    free(inc->per_call);
+    memset(inc, 0, sizeof *inc);
 }
 
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc, uint32_t loop,
-                                const double *inclusive)
+                                const mt_inclusive *inc)
 {
     const mt_procedure *pr = &prog->procs[proc];
     const mt_loop *l = &pr->loops[loop];
     double sum = 0;
-    bool *in = inclusive ? mt_xcalloc(pr->nblocks + 1, sizeof *in) : NULL;
+    bool *in = inc ? mt_xcalloc(pr->nblocks + 1, sizeof *in) : NULL;
     for (uint32_t k = 0; k < l->nblocks; k++) {
         uint64_t i = c->first[proc] + l->blocks[k];
         sum += (double)counts[i] * c->costs[i].cycles;
         if (in)
             in[l->blocks[k]] = true;
     }
-    if (inclusive) {
-        double *per_call = mt_xcalloc(prog->nprocs + 1, sizeof *per_call);
-        for (uint32_t q = 0; q < prog->nprocs; q++) {
-            double n = entries(prog, c, counts, q);
-            per_call[q] = n > 0 && inclusive[q] >= 0 ? inclusive[q] / n : 0;
-        }
-        sum += callee_cycles(prog, c, counts, proc, inclusive, per_call, in);
-        free(per_call);
+    if (inc) {
+        sum += callee_cycles(prog, c, counts, proc, inc, in);
         free(in);
     }
     return sum;

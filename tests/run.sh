@@ -137,6 +137,8 @@ check_cli "--stats reports instructions" \
     "$ASAN/mtool analyze --stats $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q 'instructions'"
 check_cli "count -o RUNDIR twice merges only the second run's profiles" \
     "$ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 && $ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q ': 1 process, 1 thread'"
+check_cli "analyze --costs --counts: procedures inclusive of estimable callees (a calls shared)" \
+    "$ASAN/mtool count -o $OUT/rc -- $SAMPLES/callgraph-gcc-O2 && $ASAN/mtool analyze --costs --counts $OUT/rc/counts.tsv $SAMPLES/callgraph-gcc-O2 | awk -F '\t' '\$1 == \"proc\" && \$2 == \"a\" && \$6 > \$3 { ok = 1 } END { exit !ok }'"
 count "$OUT/cli" "cli"
 
 echo "# tests took $(( $(date +%s) - start )) s"

@@ -107,17 +107,19 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
         if (!only_function || strcmp(prog->procs[p].name, only_function) == 0)
             print_block_rows(fp, prog, &c, counts, p);
     if (counts) {
-        double *incl = mt_predicted_cycles_inclusive(prog, &c, counts);
+        mt_inclusive inc;
+        mt_predicted_inclusive(prog, &c, counts, &inc);
         fprintf(fp, "# procedure totals (own blocks, then inclusive of estimable callees; seconds "
                     "at the profile's TSC ratio): proc\tNAME\tpredicted_cycles\tentries\t"
                     "predicted_seconds\tinclusive_cycles\tinclusive_seconds\n");
         for (uint32_t p = 0; p < prog->nprocs; p++) {
             const mt_procedure *proc = &prog->procs[p];
             double cyc = mt_predicted_cycles_proc(prog, &c, counts, p);
-            if ((cyc > 0 || incl[p] > 0) && (!only_function || strcmp(proc->name, only_function) == 0))
+            double incl = inc.total[p];
+            if ((cyc > 0 || incl > 0) && (!only_function || strcmp(proc->name, only_function) == 0))
                 fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", proc->name, cyc,
                         proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz,
-                        incl[p], incl[p] * m.tsc_per_cycle / m.tsc_hz);
+                        incl, incl * m.tsc_per_cycle / m.tsc_hz);
         }
         fprintf(fp, "# loop totals (own and nested blocks, and estimable callees): loop\tPROCEDURE\t"
                     "HEADER\tpredicted_cycles\theader_executions\n");
@@ -126,14 +128,14 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
             if (only_function && strcmp(proc->name, only_function) != 0)
                 continue;
             for (uint32_t l = 0; l < proc->nloops; l++) {
-                double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l, incl);
+                double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l, &inc);
                 uint32_t h = proc->loops[l].header;
                 if (cyc > 0)
                     fprintf(fp, "loop\t%s\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->name,
                             proc->blocks[h].start, cyc, counts[c.first[p] + h]);
             }
         }
-        free(incl);
+        mt_inclusive_free(&inc);
     }
     free(counts);
     mt_program_costs_free(&c);

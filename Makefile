@@ -67,7 +67,8 @@ samples:
 	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2)
 
 # The tests run against an ASan+UBSan build of everything, in $(BUILD)/asan.
-TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples
+TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples \
+           SAMPLES2=$(BUILD)/samples-pass2
 
 test-build: all samples
 	@$(MAKE) -s BUILD=$(BUILD)/asan SAN=1 OPT=-O1 $(BUILD)/asan/mtool

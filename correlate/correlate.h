@@ -85,7 +85,8 @@ typedef struct {
     const mt_candidate *cand;
     uint64_t entries;         /* measured: outermost entries in pass 2 */
     uint64_t recursive;       /* entries while already active */
-    double measured;          /* core cycles, compensated */
+    double measured;          /* core cycles, compensated: the least over the runs */
+    double measured_max;      /* the most over the runs (= measured with one run) */
     double outside;           /* core cycles in uninstrumented code (not overhead) */
     double overhead;          /* measured - predicted */
     bool outermost;           /* not nested in another timed object: sums use these */
@@ -97,10 +98,12 @@ typedef struct {
     double timer_bias_ticks;  /* per entry, subtracted */
 } mt_correlate_clock;
 
-/* Rows for the timed objects of `sel` from merged timer totals (index =
- * position in the timed list), sorted by overhead, largest first. */
+/* Rows for the timed objects of `sel` from merged timer totals of each of
+ * `nruns` runs (runs[r][i]: object i, its position in the timed list),
+ * sorted by overhead, largest first.  An object's measured time is its least
+ * over the runs: other load only ever adds time; the most gives the spread. */
 mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
-                                 const mt_timer_totals *timers, const mt_correlate_clock *clk,
-                                 size_t *nrows);
+                                 mt_timer_totals *const *runs, size_t nruns,
+                                 const mt_correlate_clock *clk, size_t *nrows);
 
 #endif

@@ -57,23 +57,41 @@ static int by_overhead_desc(const void *a, const void *b)
     return x->overhead < y->overhead ? 1 : x->overhead > y->overhead ? -1 : 0;
 }
 
+/* Core cycles of one run's totals: inclusive, less time outside
+ * instrumented code and the timer's bias per entry. */
+static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk)
+{
+    double ticks = (double)t->inclusive - (double)t->outside -
+                   clk->timer_bias_ticks * (double)t->entries;
+    return (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle;
+}
+
 mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
-                                 const mt_timer_totals *timers, const mt_correlate_clock *clk,
-                                 size_t *nrows)
+                                 mt_timer_totals *const *runs, size_t nruns,
+                                 const mt_correlate_clock *clk, size_t *nrows)
 {
     mt_mobject_figures *rows = mt_xcalloc(sel->ntimed + 1, sizeof *rows);
     bool *reach = mt_xcalloc(prog->nprocs + 1, sizeof *reach);
     for (size_t i = 0; i < sel->ntimed; i++) {
-        const mt_timer_totals *t = &timers[i];
+        size_t best = 0;
+        double least = net_cycles(&runs[0][i], clk), most = least;
+        for (size_t k = 1; k < nruns; k++) {
+            double c = net_cycles(&runs[k][i], clk);
+            if (c < least) {
+                least = c;
+                best = k;
+            }
+            most = c > most ? c : most;
+        }
+        const mt_timer_totals *t = &runs[best][i];
         mt_mobject_figures *r = &rows[i];
         r->cand = &sel->cands[i];
         r->entries = t->entries;
         r->recursive = t->recursive;
         r->nonlocal_exits = t->nonlocal_exits;
         r->open = t->open;
-        double ticks = (double)t->inclusive - (double)t->outside -
-                       clk->timer_bias_ticks * (double)t->entries;
-        r->measured = (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle;
+        r->measured = least;
+        r->measured_max = most;
         r->outside = (double)t->outside / clk->tsc_per_cycle;
         r->overhead = r->measured - r->cand->predicted;
         r->outermost = true;

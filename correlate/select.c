@@ -26,7 +26,7 @@ typedef struct {
     const mt_program_costs *costs;
     const uint64_t *counts;
     const mt_select_options *o;
-    double *inclusive;        /* per procedure, estimable callees included */
+    mt_inclusive inclusive;   /* per procedure, estimable callees included */
     uint64_t *own_memops;     /* per procedure: its own blocks */
     uint32_t *seen;           /* per procedure: visit stamp of the descendant walk */
     uint32_t stamp;
@@ -103,7 +103,7 @@ static mt_candidate procedure_candidate(selector *s, uint32_t p)
     for (uint32_t b = 0; b < proc->nblocks; b++)
         c.insns += count_of(s, p, b) * proc->blocks[b].ninsns;
     c.memops = s->own_memops[p] + descendant_memops(s, p, NULL);
-    c.predicted = s->inclusive[p] > 0 ? s->inclusive[p] : 0;
+    c.predicted = s->inclusive.total[p] > 0 ? s->inclusive.total[p] : 0;
     return c;
 }
 
@@ -121,7 +121,7 @@ static mt_candidate loop_candidate(selector *s, uint32_t p, uint32_t l)
     }
     c.memops += descendant_memops(s, p, in);
     free(in);
-    c.predicted = mt_predicted_cycles_loop(s->prog, s->costs, s->counts, p, l, s->inclusive);
+    c.predicted = mt_predicted_cycles_loop(s->prog, s->costs, s->counts, p, l, &s->inclusive);
     return c;
 }
 
@@ -211,7 +211,7 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
     uint64_t *sc = site_counts(&s);
     mt_compute_estimability(prog, sc);
     free(sc);
-    s.inclusive = mt_predicted_cycles_inclusive(prog, costs, counts);
+    mt_predicted_inclusive(prog, costs, counts, &s.inclusive);
     uint32_t *order = mt_xcalloc(prog->nprocs + 1, sizeof *order);
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         order[p] = p;
@@ -247,7 +247,7 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
     for (size_t j = 0; j < out->ncands && out->cands[j].status == MT_CAND_TIMED; j++)
         out->ntimed++;
     free(order);
-    free(s.inclusive);
+    mt_inclusive_free(&s.inclusive);
     free(s.own_memops);
     free(s.seen);
 }

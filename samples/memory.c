@@ -135,11 +135,11 @@ int main(int argc, char **argv)
     }
     long s1 = list_walk_sequential(seq_head, 4 * scale);
     long s2 = list_walk_random(rnd_head, 4 * scale);
-    for (int t = 0; t < scale; t++) {
+    for (int t = 0; t < 2 * scale; t++) {
         matmul_rows(mc, ma, mb, MATRIX);
         matmul_cols(mc2, ma, mb, MATRIX);
     }
-    stream_triad(sa, sb, sc, 0.5, STREAM, scale);
+    stream_triad(sa, sb, sc, 0.5, STREAM, 2 * scale);
     static double coef[256];
     for (int i = 0; i < 256; i++)
         coef[i] = 1.0 / (i + 1);

@@ -14,7 +14,7 @@ SAMPLES2=${SAMPLES2:-build/samples-pass2}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-pass2.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
-export XDG_CACHE_HOME="$W/cache" MTOOL_HISTORY="$W/history.db"
+export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
@@ -32,18 +32,20 @@ pycheck() {
 for bin in "$SAMPLES2"/memory-*; do
     name=$(basename "$bin")
     "$bin" > "$W/$name.native" 2>&1
-    "$MTOOL" run -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
+    "$MTOOL" run --runs 3 -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
     rc=$?
     check "$name: run exits with the program's status (0, got $rc)" "[ $rc = 0 ]"
-    check "$name: the program's output, the same in all three runs (native, counted, timed)" \
-        "[ \"\$(grep -c -F -x -f '$W/$name.native' '$W/$name.out')\" = 3 ]"
+    check "$name: the program's output, the same in every run (native, counted, 3 timed)" \
+        "[ \"\$(grep -c -F -x -f '$W/$name.native' '$W/$name.out')\" = 5 ]"
     pycheck memory "$W/$name/report.json" "$name"
     cp "$W/$name/report.json" "$W/$name.first.json"
-    "$MTOOL" time --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
+    "$MTOOL" time --runs 3 --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
     check "$name: mtool time again on the same pass 1 (exit 0)" "[ $? = 0 ]"
     pycheck repeat "$W/$name.first.json" "$W/$name/report.json" "$name"
-    "$MTOOL" time --no-store --inner-first --json "$W/$name" > "$W/$name.inner.json" 2>/dev/null
-    pycheck inner "$W/$name.inner.json" "$name"
+    "$MTOOL" time --no-store --inner-first --json "$W/$name" > "$W/$name.inner.out" 2>/dev/null
+    pycheck inner "$W/$name/report.json" "$name"
+    check "$name: --json prints the report after the program's output" \
+        "tail -1 '$W/$name.inner.out' | cmp -s - '$W/$name/report.json'"
 done
 
 # Fortran and threads: the whole workflow, the program's status kept.

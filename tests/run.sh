@@ -94,6 +94,12 @@ run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 # exceptions, recursion, live flags, jump tables.
 run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES"
 
+# Pass 2 end to end: selection, timed copies without counters, the report's
+# ranking of kernels with known memory behavior, repeated runs, Fortran and
+# threads, bad run directories.
+run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
 

@@ -23,6 +23,8 @@
     "                   RUNDIR/report.json\n"                                                  \
     "  --timer-bias T   TSC ticks a timer adds to each entry's measured time\n"                 \
     "                   (default 24, measured by make bench: bench/timers.sh)\n"              \
+    "  --runs N         run the timed copy N times: each object's least time is\n"            \
+    "                   reported (other load only adds time), the most as its spread\n"      \
     "  --top N          rows to print (default 20; JSON has all)\n"                            \
     "  --no-store       do not record the run in the history\n"
 
@@ -57,7 +59,7 @@ typedef struct {
     const char *rundir;
     bool inner_first, json, no_store, confirm;
     double coverage, timer_bias;
-    int top;
+    int top, runs;
     char **argv; /* run: BIN ARGS... */
 } time_args;
 
@@ -67,6 +69,7 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
     a->coverage = 0.95;
     a->timer_bias = 24;
     a->top = 20;
+    a->runs = 1;
     const char *cmd = is_run ? "run" : "time";
     int i = 1;
     for (; i < argc; i++) {
@@ -93,6 +96,8 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
                  (a->timer_bias = strtod(argv[++i], &end)) >= 0 && !*end)
             ;
         else if (strcmp(s, "--top") == 0 && i + 1 < argc && (a->top = atoi(argv[++i])) > 0)
+            ;
+        else if (strcmp(s, "--runs") == 0 && i + 1 < argc && (a->runs = atoi(argv[++i])) > 0)
             ;
         else if (s[0] == '-') {
             mt_ui_error("%s: unknown, incomplete or invalid option '%s'; see 'mtool help %s'", cmd,
@@ -234,7 +239,7 @@ typedef struct {
     double tsc_per_cycle, tsc_hz, timer_bias;
     double objects_overhead;   /* sum over outermost rows */
     uint64_t memops_in_objects;/* sum over outermost rows */
-    int status;
+    int status, runs;
     const char *binary;
     bool inner_first;
 } report;
@@ -306,8 +311,9 @@ static void print_text(FILE *fp, const report *rp, int top)
     const mt_selection *sel = rp->sel;
     char st[128];
     mt_describe_status(st, sizeof st, rp->status);
-    fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %s\n", rp->binary, sel->ntimed,
-            rp->inner_first ? "inner loops" : "outer loops", st);
+    fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %d run%s, %s\n", rp->binary,
+            sel->ntimed, rp->inner_first ? "inner loops" : "outer loops", rp->runs,
+            rp->runs == 1 ? "" : "s (least time per object; spread in brackets)", st);
     double sec = rp->tsc_per_cycle / rp->tsc_hz;
     fprintf(fp, "MTOOL figure 2 (whole program; core cycles at %.4f TSC ticks/cycle):\n",
             rp->tsc_per_cycle);
@@ -337,6 +343,10 @@ static void print_text(FILE *fp, const report *rp, int top)
                 pct(r->overhead, r->cand->predicted), pct(r->overhead, program_over),
                 r->cand->memops ? r->overhead / (double)r->cand->memops : 0,
                 r->outermost ? "" : "  ", name, src);
+        if (rp->runs > 1)
+            fprintf(fp, "  %-9s   [overhead %+.1f%% .. %+.1f%% over %d runs]\n", "",
+                    pct(r->overhead, r->cand->predicted),
+                    pct(r->measured_max - r->cand->predicted, r->cand->predicted), rp->runs);
         if (warn[0])
             fprintf(fp, "  %-9s   ! %s\n", "", warn);
     }
@@ -404,8 +414,8 @@ static void print_json(FILE *fp, const report *rp)
                                                     : NAN;
     fputs("{\"schema\":\"mtool.report\",\"version\":1,\"binary\":", fp);
     mt_json_string(fp, rp->binary);
-    fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"tsc_per_cycle\":", mt_exit_code(rp->status),
-            rp->inner_first ? "inner-first" : "outer-first");
+    fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
+            mt_exit_code(rp->status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
     json_num(fp, rp->tsc_per_cycle);
     fputs(",\"timer_bias_ticks\":", fp);
     json_num(fp, rp->timer_bias);
@@ -436,6 +446,10 @@ static void print_json(FILE *fp, const report *rp)
                     ",\"nonlocal_exits\":%" PRIu64 ",\"open_at_exit\":%" PRIu64 ",\"measured_cycles\":",
                 r->entries, r->recursive, r->nonlocal_exits, r->open);
         json_num(fp, r->measured);
+        fputs(",\"measured_cycles_max\":", fp);
+        json_num(fp, r->measured_max);
+        fputs(",\"overhead_percent_max\":", fp);
+        json_num(fp, pct(r->measured_max - r->cand->predicted, r->cand->predicted));
         fputs(",\"outside_cycles\":", fp);
         json_num(fp, r->outside);
         fputs(",\"overhead_cycles\":", fp);
@@ -518,7 +532,9 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     mt_selection sel = {0};
     mt_instrumented ins = {0};
     mt_counter_map map = {0};
-    profile_merge merge = {0};
+    profile_merge *merges = NULL;
+    mt_timer_totals **totals = NULL;
+    int nmerged = 0;
     mt_timed_object *timed = NULL;
     uint64_t *counts = NULL;
     mt_mobject_figures *rows = NULL;
@@ -551,20 +567,32 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     timed = mt_xcalloc(sel.ntimed + 1, sizeof *timed);
     for (size_t i = 0; i < sel.ntimed; i++)
         timed[i] = (mt_timed_object){sel.cands[i].proc, sel.cands[i].loop};
-    mt_run_result run;
+    mt_run_result run = {0};
     if (mt_instrument_cached(prog, p1.binary, timed, (uint32_t)sel.ntimed, false, &ins, &err) != 0 ||
-        mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0 ||
-        mt_clear_profiles(profiles, &err) != 0) {
+        mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    fprintf(stderr, "mtool time: running the timed copy\n");
-    if (mt_run_program(ins.path, p1.argv, profiles, &run, &err) != 0 ||
-        mt_profile_merge_timed(profiles, map.binary_hash, map.ncounters, map.ntimers, map.timers_id,
-                               &merge, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        goto out;
+    merges = mt_xcalloc((size_t)a->runs, sizeof *merges);
+    totals = mt_xcalloc((size_t)a->runs, sizeof *totals);
+    double ratio_sum = 0;
+    for (int r = 0; r < a->runs; r++) {
+        mt_run_result one;
+        fprintf(stderr, "mtool time: running the timed copy (%d of %d)\n", r + 1, a->runs);
+        if (mt_clear_profiles(profiles, &err) != 0 ||
+            mt_run_program(ins.path, p1.argv, profiles, &one, &err) != 0 ||
+            mt_profile_merge_timed(profiles, map.binary_hash, map.ncounters, map.ntimers,
+                                   map.timers_id, &merges[r], &err) != 0) {
+            mt_ui_error("%s", err.msg);
+            goto out;
+        }
+        nmerged++;
+        totals[r] = merges[r].timers;
+        ratio_sum += one.tsc_per_cycle;
+        if (r == 0 || one.user + one.sys < run.user + run.sys)
+            run = one; /* the program's figures: its least loaded run */
     }
+    run.tsc_per_cycle = ratio_sum / a->runs;
     if (map.ntimers != sel.ntimed) {
         mt_ui_error("%s: %u objects timed, %zu selected: rewriter and selection disagree",
                     ins.path, map.ntimers, sel.ntimed);
@@ -574,9 +602,9 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     mt_correlate_clock clk = {.tsc_per_cycle = run.tsc_per_cycle, .timer_bias_ticks = bias};
     report rp = {.prog = prog, .sel = &sel, .program_predicted = sel.predicted_total,
                  .program_measured = -1, .tsc_per_cycle = run.tsc_per_cycle, .tsc_hz = m.tsc_hz,
-                 .timer_bias = bias, .status = run.status, .binary = p1.binary,
+                 .timer_bias = bias, .status = run.status, .runs = a->runs, .binary = p1.binary,
                  .inner_first = a->inner_first};
-    rows = mt_correlate(prog, &sel, merge.timers, &clk, &rp.nrows);
+    rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);
     rp.rows = rows;
     /* The program's measured time on the timers' own basis: this run
      * (timers only, close to the program's speed), user and system time,
@@ -598,7 +626,10 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         rc = 1;
 out:
     free(rows);
-    mt_profile_merge_free(&merge);
+    for (int r = 0; r < nmerged; r++)
+        mt_profile_merge_free(&merges[r]);
+    free(merges);
+    free(totals);
     mt_counter_map_free(&map);
     free(ins.path);
     free(ins.report);

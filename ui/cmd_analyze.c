@@ -125,9 +125,8 @@ static void print_header(FILE *fp, const mt_program *prog)
     fprintf(fp, "  estimable       %" PRIu32 " procedures\n", t.estimable);
 }
 
-/* "file.c:12-40" from the lines of a set of blocks, or "" when unknown. */
-static void source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks, uint32_t n,
-                         char *buf, size_t len)
+void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks,
+                        uint32_t n, char *buf, size_t len)
 {
     uint32_t file = 0, lo = UINT32_MAX, hi = 0;
     for (uint32_t k = 0; k < n; k++) {
@@ -187,7 +186,7 @@ static void print_procedure_table(FILE *fp, const mt_program *prog)
     for (uint32_t k = 0; k < shown; k++) {
         const mt_procedure *p = &prog->procs[order[k]];
         char src[160], flags[80];
-        source_range(prog, p, NULL, p->nblocks, src, sizeof src);
+        mt_ui_source_range(prog, p, NULL, p->nblocks, src, sizeof src);
         procedure_flags(p, flags, sizeof flags);
         fprintf(fp, "  0x%-16" PRIx64 " %-32.64s %7" PRIu32 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu32
                     "  %-24s %s\n",
@@ -201,7 +200,7 @@ static void print_loop_forest(FILE *fp, const mt_program *prog, const mt_procedu
     for (uint32_t l = 0; l < p->nloops; l++) {
         const mt_loop *loop = &p->loops[l];
         char src[160];
-        source_range(prog, p, loop->blocks, loop->nblocks, src, sizeof src);
+        mt_ui_source_range(prog, p, loop->blocks, loop->nblocks, src, sizeof src);
         fprintf(fp, "    %*sloop %" PRIu32 " at 0x%" PRIx64 "%s: depth %" PRIu32 ", %" PRIu32 " blocks, %" PRIu32
                     " entries, %" PRIu32 " exits, %" PRIu32 " back edges",
                 (int)(2 * (loop->depth - 1)), "", l, p->blocks[loop->header].start,
@@ -251,7 +250,7 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
     const mt_procedure *p = &prog->procs[index];
     char flags[80], src[160];
     procedure_flags(p, flags, sizeof flags);
-    source_range(prog, p, NULL, p->nblocks, src, sizeof src);
+    mt_ui_source_range(prog, p, NULL, p->nblocks, src, sizeof src);
     fprintf(fp, "\nprocedure %s at 0x%" PRIx64 ", %" PRIu64 " bytes%s%s\n", p->name, p->entry, p->size,
             src[0] ? ", " : "", src);
     fprintf(fp, "  %" PRIu32 " blocks, %" PRIu64 " instructions, %" PRIu64 " loads, %" PRIu64 " stores; %s\n",

@@ -2,21 +2,12 @@
  * (cached by content), run it once uninstrumented and once instrumented,
  * merge the block counts of every process, and summarize. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "profile/profile.h"
 #include "rewriter/rewriter.h"

@@ -246,30 +246,14 @@ typedef struct {
 
 static const char *kind_of(const mt_candidate *c) { return c->loop == MT_NONE ? "procedure" : "loop"; }
 
-/* "file:first-last" over the object's blocks (addresses without DWARF). */
+/* "file:first-last" over the object's blocks (its address without DWARF). */
 static void source_range(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &prog->procs[c->proc];
-    uint32_t file = 0, lo = UINT32_MAX, hi = 0;
-    uint32_t nb = c->loop == MT_NONE ? p->nblocks : p->loops[c->loop].nblocks;
-    for (uint32_t k = 0; k < nb; k++) {
-        const mt_block *b = &p->blocks[c->loop == MT_NONE ? k : p->loops[c->loop].blocks[k]];
-        if (!b->file || b->file >= prog->nfiles || !b->line)
-            continue;
-        if (!file)
-            file = b->file;
-        if (b->file != file)
-            continue;
-        lo = b->line < lo ? b->line : lo;
-        hi = b->line > hi ? b->line : hi;
-    }
-    const mt_block *head = &p->blocks[c->loop == MT_NONE ? 0 : p->loops[c->loop].header];
-    if (!file)
-        snprintf(buf, n, "0x%" PRIx64, head->start);
-    else if (lo == hi)
-        snprintf(buf, n, "%s:%u", prog->files[file], lo);
-    else
-        snprintf(buf, n, "%s:%u-%u", prog->files[file], lo, hi);
+    const mt_loop *lp = c->loop == MT_NONE ? NULL : &p->loops[c->loop];
+    mt_ui_source_range(prog, p, lp ? lp->blocks : NULL, lp ? lp->nblocks : p->nblocks, buf, n);
+    if (!buf[0])
+        snprintf(buf, n, "0x%" PRIx64, p->blocks[lp ? lp->header : 0].start);
 }
 
 static void object_name(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
@@ -505,8 +489,8 @@ static void summarize(report *rp)
         }
 }
 
-static int record_history(const report *rp, int argc, char **argv, const time_args *a,
-                          const pass1_run *p1, const mt_run_result *run, const char *tool)
+static int record_history(const report *rp, int argc, char **argv, const pass1_run *p1,
+                          const mt_run_result *run, const char *tool)
 {
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
     for (size_t i = 0; i < rp->nrows; i++) {
@@ -519,7 +503,6 @@ static int record_history(const report *rp, int argc, char **argv, const time_ar
                          .user_s = run->user, .sys_s = run->sys, .wall_s = run->wall,
                          .base_user_s = p1->base_user, .base_sys_s = p1->base_sys,
                          .base_wall_s = NAN};
-    (void)a;
     return mt_history_finish(h, &hr);
 }
 
@@ -622,7 +605,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     }
     fprintf(stderr, "report kept in %s/report.txt and report.json\n", rundir);
     rc = mt_exit_code(run.status);
-    if (!a->no_store && record_history(&rp, argc, argv, a, &p1, &run, tool) != 0 && rc == 0)
+    if (!a->no_store && record_history(&rp, argc, argv, &p1, &run, tool) != 0 && rc == 0)
         rc = 1;
 out:
     free(rows);

@@ -104,6 +104,11 @@ int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run
 int mt_exit_code(int status);                       /* as a shell reports it */
 void mt_describe_status(char *buf, size_t n, int status);
 
+/* "file.c:12-40" from the lines of blocks[0..n) of p (all its blocks when
+ * blocks is NULL), or "" when they have none (cmd_analyze.c). */
+void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks,
+                        uint32_t n, char *buf, size_t len);
+
 /* Prints "mtool: MESSAGE" on stderr. */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -9,7 +9,10 @@
  * is timable (per entry it runs far longer than a timer start/stop pair and
  * does far more memory operations than the pair does) and estimable (Tot =
  * TDES on the call graph weighted by pass-1 counts: every callee's work is
- * done on its behalf, so the counts predict its whole time).  Nested
+ * done on its behalf, so the counts predict its whole time) — or, failing
+ * that, when each callee it shares with others is estimated per call by one
+ * of MTOOL's three rules: a constant-time leaf, a caller making 98% of the
+ * calls, or a negligible product (the last two with a warning).  Nested
  * m-objects are all timed: the timers are nesting-aware.
  *
  * Figures: measured = inclusive TSC ticks − ticks spent outside instrumented
@@ -37,6 +40,8 @@ typedef struct {
     double timer_memops;      /* memory operations of one start/stop pair */
     double loops_cover;       /* a procedure whose timed loops hold this share of its
                                  memory operations is not timed itself (0.9) */
+    int caller_levels;        /* a procedure with nothing timable is timed from its
+                                 callers' loops, up to this many levels up (8) */
 } mt_select_options;
 
 /* MTOOL's defaults with this runtime's measured timer (docs/ARCHITECTURE.md):
@@ -61,6 +66,7 @@ typedef struct {
     uint64_t insns;
     double predicted;         /* core cycles, inclusive of estimable callees */
     uint8_t status;           /* mt_candidate_status */
+    char warning[160];        /* an estimability heuristic used, or why none applied */
 } mt_candidate;
 
 typedef struct {

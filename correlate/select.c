@@ -11,7 +11,7 @@ void mt_select_options_init(mt_select_options *o)
 {
     *o = (mt_select_options){.coverage = 0.95, .inner_first = false, .timer_cycles = 70,
 .min_cost_ratio = 50, .min_memops_ratio = 50, .timer_memops = 12,
-                             .loops_cover = 0.9};
+                             .loops_cover = 0.9, .caller_levels = 8};
 }
 
 const char *mt_candidate_status_name(uint8_t status)
@@ -30,6 +30,9 @@ typedef struct {
     uint64_t *own_memops;     /* per procedure: its own blocks */
     uint32_t *seen;           /* per procedure: visit stamp of the descendant walk */
     uint32_t stamp;
+    double *calls;            /* per procedure: calls into it (pass 1) */
+    double *average;          /* per procedure: predicted cycles per call, every
+                                 callee averaged over all its calls */
 } selector;
 
 static uint64_t count_of(const selector *s, uint32_t p, uint32_t b)
@@ -125,21 +128,225 @@ static mt_candidate loop_candidate(selector *s, uint32_t p, uint32_t l)
     return c;
 }
 
+/* ---- MTOOL's estimability rules for shared callees ------------------------ */
+
+/* Calls into each procedure, and each one's predicted cycles per call with
+ * its callees' cycles averaged over all their calls: exact for an estimable
+ * object, the estimate the three rules below vouch for otherwise. */
+static void average_calls(selector *s)
+{
+    uint32_t n = s->prog->nprocs;
+    s->calls = mt_xcalloc(n + 1, sizeof *s->calls);
+    s->average = mt_xcalloc(n + 1, sizeof *s->average);
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++) {
+            const mt_call_site *c = &s->prog->procs[p].calls[k];
+            if (c->callee != MT_NONE && c->block != MT_NONE)
+                s->calls[c->callee] += (double)count_of(s, p, c->block);
+        }
+    for (uint32_t p = 0; p < n; p++)
+        if (s->calls[p] == 0 && s->prog->procs[p].nblocks) /* main, callbacks */
+            s->calls[p] = (double)count_of(s, p, 0);
+    uint8_t *state = mt_xcalloc(n + 1, 1);
+    uint32_t *stack = mt_xcalloc(n + 1, sizeof *stack), *next = mt_xcalloc(n + 1, sizeof *next);
+    for (uint32_t root = 0; root < n; root++) {
+        if (state[root])
+            continue;
+        /* Iterative post-order: a procedure's average after its callees';
+         * a call back into one in progress (recursion) is left out. */
+        size_t depth = 0;
+        stack[depth++] = root;
+        state[root] = 1;
+        next[root] = 0;
+        while (depth) {
+            uint32_t p = stack[depth - 1];
+            const mt_procedure *proc = &s->prog->procs[p];
+            if (next[p] < proc->ncalls) {
+                uint32_t q = proc->calls[next[p]++].callee;
+                if (q != MT_NONE && !state[q]) {
+                    state[q] = 1;
+                    next[q] = 0;
+                    stack[depth++] = q;
+                }
+                continue;
+            }
+            double total = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, p);
+            for (uint32_t k = 0; k < proc->ncalls; k++) {
+                const mt_call_site *c = &proc->calls[k];
+                if (c->callee != MT_NONE && c->block != MT_NONE && state[c->callee] == 2)
+                    total += (double)count_of(s, p, c->block) * s->average[c->callee];
+            }
+            s->average[p] = s->calls[p] > 0 ? total / s->calls[p] : 0;
+            state[p] = 2;
+            depth--;
+        }
+    }
+    free(state);
+    free(stack);
+    free(next);
+}
+
+/* Predicted cycles of one path from the entry to an exit of a loop-free
+ * procedure: the shortest (longest = false) or the longest. */
+static double path_cycles(const selector *s, uint32_t p, uint32_t b, double *memo, bool longest)
+{
+    if (memo[b] >= 0)
+        return memo[b];
+    const mt_procedure *proc = &s->prog->procs[p];
+    double best = -1;
+    for (uint32_t e = proc->blocks[b].first_succ; e < proc->blocks[b].first_succ + proc->blocks[b].nsucc; e++) {
+        uint32_t d = proc->edges[e].dst;
+        if (d == MT_NONE || d <= b) /* leaves, or a back edge a loop-free CFG cannot have */
+            continue;
+        double c = path_cycles(s, p, d, memo, longest);
+        if (best < 0 || (longest ? c > best : c < best))
+            best = c;
+    }
+    memo[b] = s->costs->costs[s->costs->first[p] + b].cycles + (best < 0 ? 0 : best);
+    return memo[b];
+}
+
+/* Rule 1: a loop-free, call-free procedure whose average time per call
+ * equals its shortest or its longest path takes that time on every call. */
+static bool constant_time_leaf(const selector *s, uint32_t q)
+{
+    const mt_procedure *proc = &s->prog->procs[q];
+    if (proc->nloops || proc->ncalls || !proc->nblocks || s->calls[q] == 0)
+        return false;
+    double *memo = mt_xcalloc(proc->nblocks + 1, sizeof *memo);
+    bool constant = false;
+    for (int longest = 0; longest < 2 && !constant; longest++) {
+        for (uint32_t b = 0; b < proc->nblocks; b++)
+            memo[b] = -1;
+        double path = path_cycles(s, q, 0, memo, longest);
+        constant = path > 0 && s->average[q] >= 0.99 * path && s->average[q] <= 1.01 * path;
+    }
+    free(memo);
+    return constant;
+}
+
+typedef struct {
+    const char *rule;     /* the last warning-worthy rule used, or NULL */
+    const char *failed;   /* why the object stays not estimable */
+    uint32_t callee;
+} rescue_note;
+
+static bool callee_estimable(selector *s, uint32_t q, uint8_t *visiting, rescue_note *why);
+
+/* Whether the calls of procedure p's call sites (those in `in`, when not
+ * NULL) can be predicted per call.  `own`: the object's own cycles, for the
+ * negligible-product rule. */
+static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
+                            uint8_t *visiting, rescue_note *why)
+{
+    const mt_procedure *proc = &s->prog->procs[p];
+    double *from_here = mt_xcalloc(s->prog->nprocs + 1, sizeof *from_here);
+    bool ok = true;
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        const mt_call_site *c = &proc->calls[k];
+        if (c->block == MT_NONE || (in && !in[c->block]) || count_of(s, p, c->block) == 0)
+            continue;
+        if (c->callee == MT_NONE) {
+            why->failed = "calls through a pointer (unknown callee)";
+            why->callee = MT_NONE;
+            ok = false;
+            break;
+        }
+        from_here[c->callee] += (double)count_of(s, p, c->block);
+    }
+    for (uint32_t q = 0; ok && q < s->prog->nprocs; q++) {
+        if (from_here[q] == 0 || q == p || s->prog->procs[q].is_plt)
+            continue; /* PLT calls are measured (outside time), recursion timed by depth */
+        double share = from_here[q] / s->calls[q];
+        if (share >= 0.98) {
+            if (share < 1)
+                why->rule = "98% caller", why->callee = q;
+        } else if (constant_time_leaf(s, q)) {
+            continue; /* exact whoever calls it: no warning */
+        } else if (from_here[q] * s->average[q] < 0.01 * own) {
+            why->rule = "negligible product", why->callee = q;
+            continue; /* its error cannot matter, whatever it does */
+        } else {
+            why->failed = "shares a callee with other callers", why->callee = q;
+            ok = false;
+            break;
+        }
+        ok = callee_estimable(s, q, visiting, why); /* its per-call figure must be whole */
+    }
+    free(from_here);
+    return ok;
+}
+
+static bool callee_estimable(selector *s, uint32_t q, uint8_t *visiting, rescue_note *why)
+{
+    if (s->prog->procs[q].estimable || visiting[q])
+        return true;
+    visiting[q] = 1;
+    return calls_estimable(s, q, NULL, s->average[q] * s->calls[q], visiting, why);
+}
+
+/* An object that failed Tot = TDES, estimated through the rules: its
+ * prediction becomes its own blocks plus every call's averaged cycles. */
+static bool rescue(selector *s, mt_candidate *c)
+{
+    const mt_procedure *proc = &s->prog->procs[c->proc];
+    bool *in = NULL;
+    double own = 0;
+    if (c->loop != MT_NONE) {
+        const mt_loop *lp = &proc->loops[c->loop];
+        in = mt_xcalloc(proc->nblocks + 1, sizeof *in);
+        for (uint32_t k = 0; k < lp->nblocks; k++) {
+            in[lp->blocks[k]] = true;
+            uint64_t i = s->costs->first[c->proc] + lp->blocks[k];
+            own += (double)s->counts[i] * s->costs->costs[i].cycles;
+        }
+    } else {
+        own = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, c->proc);
+    }
+    uint8_t *visiting = mt_xcalloc(s->prog->nprocs + 1, 1);
+    rescue_note why = {.callee = MT_NONE};
+    bool ok = calls_estimable(s, c->proc, in, own, visiting, &why);
+    free(visiting);
+    const char *callee = why.callee < s->prog->nprocs ? s->prog->procs[why.callee].name : "?";
+    if (ok) {
+        for (uint32_t k = 0; k < proc->ncalls; k++) {
+            const mt_call_site *cs = &proc->calls[k];
+            if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
+                cs->callee != c->proc)
+                own += (double)count_of(s, c->proc, cs->block) * s->average[cs->callee];
+        }
+        c->predicted = own;
+        if (why.rule)
+            snprintf(c->warning, sizeof c->warning, "estimated with the %s rule (%s): its time "
+                     "per call may vary", why.rule, callee);
+    } else {
+        bool named = why.failed && why.callee != MT_NONE;
+        snprintf(c->warning, sizeof c->warning, "%s%s%s", why.failed ? why.failed : "not estimable",
+                 named ? ": " : "", named ? callee : "");
+    }
+    free(in);
+    return ok;
+}
+
 /* Timable and estimable, or why not. */
-static uint8_t judge(const selector *s, const mt_candidate *c)
+static uint8_t judge(selector *s, mt_candidate *c)
 {
     const mt_procedure *proc = &s->prog->procs[c->proc];
     if (c->entries == 0)
         return MT_CAND_NOT_RUN;
     if (c->loop != MT_NONE && proc->loops[c->loop].irreducible)
         return MT_CAND_IRREDUCIBLE;
+    /* Estimability first: without it the prediction misses callees' work,
+     * and timability judged on it would be wrong too. */
+    bool estimable = c->loop == MT_NONE ? proc->estimable : proc->loops[c->loop].estimable;
+    if (!estimable && !rescue(s, c))
+        return MT_CAND_NOT_ESTIMABLE;
     double per_entry = c->predicted / (double)c->entries;
     double memops_per_entry = (double)c->memops / (double)c->entries;
     if (per_entry < s->o->min_cost_ratio * s->o->timer_cycles ||
         memops_per_entry < s->o->min_memops_ratio * s->o->timer_memops)
         return MT_CAND_NOT_TIMABLE;
-    bool estimable = c->loop == MT_NONE ? proc->estimable : proc->loops[c->loop].estimable;
-    return estimable ? MT_CAND_TIMED : MT_CAND_NOT_ESTIMABLE;
+    return MT_CAND_TIMED;
 }
 
 static int by_own_memops_desc(const void *a, const void *b, void *arg)
@@ -166,6 +373,15 @@ static uint64_t *site_counts(const selector *s)
     return sc;
 }
 
+/* Index of the candidate for (proc, loop) in cands, or -1. */
+static long find_candidate(const mt_candidate *cands, size_t n, uint32_t proc, uint32_t loop)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cands[i].proc == proc && cands[i].loop == loop)
+            return (long)i;
+    return -1;
+}
+
 /* The loops of procedure p in the order tried: parents before children
  * (the analyzer's order) for outer-first, the reverse for inner-first.  A
  * loop inside a timed loop is not tried outer-first (the enclosing timer
@@ -178,6 +394,12 @@ static uint64_t add_loops(selector *s, uint32_t p, mt_candidate **out, size_t *n
     uint64_t *memops = mt_xcalloc(proc->nloops + 1, sizeof *memops);
     for (uint32_t k = 0; k < proc->nloops; k++) {
         uint32_t l = s->o->inner_first ? proc->nloops - 1 - k : k;
+        long known = find_candidate(*out, *n, p, l); /* tried from a callee already */
+        if (known >= 0) {
+            timed[l] = (*out)[known].status == MT_CAND_TIMED;
+            memops[l] = (*out)[known].memops;
+            continue;
+        }
         mt_candidate c = loop_candidate(s, p, l);
         uint32_t up = proc->loops[l].parent;
         bool inside_timed = false;
@@ -201,6 +423,66 @@ static uint64_t add_loops(selector *s, uint32_t p, mt_candidate **out, size_t *n
     return timed_memops;
 }
 
+/* Tries object (proc, loop) as a candidate (once); true when it is timed. */
+static bool try_object(selector *s, uint32_t proc, uint32_t loop, mt_selection *out, size_t *cap)
+{
+    long at = find_candidate(out->cands, out->ncands, proc, loop);
+    if (at >= 0)
+        return out->cands[at].status == MT_CAND_TIMED;
+    mt_candidate c = loop == MT_NONE ? procedure_candidate(s, proc) : loop_candidate(s, proc, loop);
+    c.status = judge(s, &c);
+    MT_PUSH(out->cands, out->ncands, *cap, c);
+    return c.status == MT_CAND_TIMED;
+}
+
+/* MTOOL: a procedure whose time per call is too short to time is measured
+ * from its callers.  For each caller, the loops around its call sites are
+ * tried innermost first, then the caller; a caller with nothing timable
+ * passes the search on to its own callers, up to `levels` levels. */
+static void time_from_callers(selector *s, uint32_t p0, mt_selection *out, size_t *cap,
+                              int levels)
+{
+    uint32_t nprocs = s->prog->nprocs;
+    uint8_t *state = mt_xcalloc(nprocs + 1, 1); /* 1: in the frontier, 2: done */
+    state[p0] = 1;
+    for (int level = 0; level < levels; level++) {
+        bool any = false;
+        for (uint32_t x = 0; x < nprocs; x++) {
+            if (state[x] != 1)
+                continue;
+            state[x] = 2;
+            for (uint32_t q = 0; q < nprocs; q++) {
+                const mt_procedure *qp = &s->prog->procs[q];
+                bool timed = false, calls = false;
+                for (uint32_t k = 0; k < qp->ncalls && !timed; k++) {
+                    const mt_call_site *c = &qp->calls[k];
+                    if (c->callee != x || c->block == MT_NONE || count_of(s, q, c->block) == 0)
+                        continue;
+                    calls = true;
+                    for (uint32_t l = c->loop; l != MT_NONE && !timed; l = qp->loops[l].parent)
+                        timed = try_object(s, q, l, out, cap);
+                }
+                if (calls && !timed && !try_object(s, q, MT_NONE, out, cap) && state[q] == 0) {
+                    state[q] = 1; /* nothing in q: up to its callers */
+                    any = true;
+                }
+            }
+        }
+        if (!any)
+            break;
+    }
+    free(state);
+}
+
+/* Whether procedure p or one of its loops is timed. */
+static bool timed_in(const mt_selection *out, uint32_t p)
+{
+    for (size_t i = 0; i < out->ncands; i++)
+        if (out->cands[i].proc == p && out->cands[i].status == MT_CAND_TIMED)
+            return true;
+    return false;
+}
+
 void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out)
 {
@@ -212,6 +494,7 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
     mt_compute_estimability(prog, sc);
     free(sc);
     mt_predicted_inclusive(prog, costs, counts, &s.inclusive);
+    average_calls(&s);
     uint32_t *order = mt_xcalloc(prog->nprocs + 1, sizeof *order);
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         order[p] = p;
@@ -229,11 +512,15 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
             break;
         out->memops_selected += s.own_memops[p];
         uint64_t in_loops = add_loops(&s, p, &out->cands, &out->ncands, &cap);
+        if (find_candidate(out->cands, out->ncands, p, MT_NONE) >= 0)
+            continue; /* tried from a callee already */
         mt_candidate c = procedure_candidate(&s, p);
         /* Timed too only when its timed loops leave a share worth knowing. */
         c.status = (double)in_loops >= o->loops_cover * (double)c.memops ? MT_CAND_COVERED
                                                                           : judge(&s, &c);
         MT_PUSH(out->cands, out->ncands, cap, c);
+        if (!timed_in(out, p))
+            time_from_callers(&s, p, out, &cap, o->caller_levels);
     }
     /* Stable: timed objects keep the order they were chosen in. */
     mt_candidate *sorted = mt_xcalloc(out->ncands + 1, sizeof *sorted);
@@ -248,6 +535,8 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
         out->ntimed++;
     free(order);
     mt_inclusive_free(&s.inclusive);
+    free(s.calls);
+    free(s.average);
     free(s.own_memops);
     free(s.seen);
 }

@@ -11,6 +11,7 @@
  *   matmul_cols      the same product in j-k-i order: stride-N inner loop
  *   stream_triad     a[i] = b[i] + s c[i] over 3 x 16 MB: bandwidth-bound
  *   compute_poly     Horner's rule, coefficients from L1: |overhead| small
+ *   sum_rows         row sums through a helper it shares with main (98% rule)
  *
  * usage: memory [SCALE]   (work grows linearly with SCALE, default 1) */
 #include <stdint.h>
@@ -93,6 +94,25 @@ NOINLINE double compute_poly(const double *coef, double x, long n)
     return acc;
 }
 
+/* A helper shared by two callers: sum_rows makes nearly all its calls, so
+ * sum_rows is estimated with MTOOL's 98%-caller rule (and a warning). */
+NOINLINE double row_sum(const double *row, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += row[i];
+    return s;
+}
+
+NOINLINE double sum_rows(const double *m, long rows, long n, int times)
+{
+    double t = 0;
+    for (int k = 0; k < times; k++)
+        for (long r = 0; r < rows; r++)
+            t += row_sum(m + r * n, n);
+    return t;
+}
+
 /* Links nodes[order[0]] -> nodes[order[1]] -> ... */
 static node *link_nodes(node *nodes, const long *order)
 {
@@ -144,8 +164,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 256; i++)
         coef[i] = 1.0 / (i + 1);
     double p = compute_poly(coef, 0.999, 8000000L * scale);
-    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f\n", s1, s2, mc[12345], mc2[12345],
-           sa[STREAM / 3], p);
+    double rows = sum_rows(sb, STREAM / 512, 512, 3 * scale) + row_sum(sc, 16);
+    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f\n", s1, s2, mc[12345],
+           mc2[12345], sa[STREAM / 3], p, rows);
     free(seq);
     free(rnd);
     free(order);

@@ -69,6 +69,10 @@ def memory(path, name):
     want = {p: 2 if p.startswith("matmul") else 1 for p in k}  # main's calls
     got = {p: o["entries"] for p, o in k.items()}
     say(got == want, f"{name}: pass-2 entries of the kernel loops as main calls them ({got})")
+    rows = kernel(r, "sum_rows")
+    say(rows is not None and "98% caller rule (row_sum)" in rows["warnings"],
+        f"{name}: sum_rows timed through MTOOL's 98% caller rule, with the warning "
+        f"({rows['warnings'] if rows else 'not timed'})")
     p = r["program"]
     share = p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
     say(share >= 0.9, f"{name}: {100 * share:.1f}% of memory operations inside timed objects")

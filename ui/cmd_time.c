@@ -238,6 +238,7 @@ typedef struct {
     const char *measured_from;
     double tsc_per_cycle, tsc_hz, timer_bias;
     double objects_overhead;   /* sum over outermost rows */
+    double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */
     uint64_t memops_in_objects;/* sum over outermost rows */
     int status, runs;
     const char *binary;
@@ -274,6 +275,8 @@ static void row_warnings(const mt_mobject_figures *r, char *buf, size_t n)
     buf[0] = '\0';
     size_t at = 0;
 #define WARN(...) at += (size_t)snprintf(buf + at, at < n ? n - at : 0, __VA_ARGS__)
+    if (r->cand->warning[0])
+        WARN("%s", r->cand->warning);
     if (r->entries != r->cand->entries && r->cand->loop == MT_NONE)
         WARN("%sentries %" PRIu64 " in pass 2, %" PRIu64 " in pass 1 (the input or the run "
              "differs?)", at ? "; " : "", r->entries, r->cand->entries);
@@ -345,6 +348,11 @@ static void print_text(FILE *fp, const report *rp, int top)
                     "the timed objects)", program_over - rp->objects_overhead,
                 pct(program_over - rp->objects_overhead, program_over));
     fputc('\n', fp);
+    if (rp->program_measured > 0 && rp->objects_outside > 0.01 * rp->program_measured)
+        fprintf(fp, "note: %.4g cycles (%.1f%% of the measured time) ran in shared libraries or the "
+                    "kernel from inside timed objects: measured, never overhead of an object; the "
+                    "program's own figure counts that time as unexplained\n",
+                rp->objects_outside, pct(rp->objects_outside, rp->program_measured));
     size_t shown = 0;
     for (size_t j = sel->ntimed; j < sel->ncands; j++) {
         const mt_candidate *c = &sel->cands[j];
@@ -357,8 +365,9 @@ static void print_text(FILE *fp, const report *rp, int top)
         char name[512], src[512];
         object_name(rp->prog, c, name, sizeof name);
         source_range(rp->prog, c, src, sizeof src);
-        fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  %s, %s\n",
-                mt_candidate_status_name(c->status), kind_of(c), c->entries, c->predicted, name, src);
+        fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  %s, %s%s%s\n",
+                mt_candidate_status_name(c->status), kind_of(c), c->entries, c->predicted, name, src,
+                c->warning[0] ? " — " : "", c->warning);
     }
     if ((int)shown > top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
@@ -385,6 +394,8 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
     fprintf(fp, ",\"address\":\"0x%" PRIx64 "\",\"source\":",
             p->blocks[c->loop == MT_NONE ? 0 : p->loops[c->loop].header].start);
     mt_json_string(fp, src);
+    fputs(",\"note\":", fp);
+    mt_json_string(fp, c->warning);
     fprintf(fp, ",\"status\":\"%s\",\"pass1_entries\":%" PRIu64 ",\"memory_ops\":%" PRIu64
                 ",\"instructions\":%" PRIu64 ",\"predicted_cycles\":",
             mt_candidate_status_name(c->status), c->entries, c->memops, c->insns);
@@ -417,6 +428,8 @@ static void print_json(FILE *fp, const report *rp)
                 ",\"objects_overhead_cycles\":",
             sel->memops_total, rp->memops_in_objects);
     json_num(fp, rp->objects_overhead);
+    fputs(",\"objects_outside_cycles\":", fp);
+    json_num(fp, rp->objects_outside);
     fputs(",\"unexplained_overhead_cycles\":", fp);
     json_num(fp, program_over - rp->objects_overhead);
     fputs("},\"objects\":[", fp);
@@ -485,6 +498,7 @@ static void summarize(report *rp)
     for (size_t i = 0; i < rp->nrows; i++)
         if (rp->rows[i].outermost) {
             rp->objects_overhead += rp->rows[i].overhead;
+            rp->objects_outside += rp->rows[i].outside;
             rp->memops_in_objects += rp->rows[i].cand->memops;
         }
 }

@@ -8,7 +8,8 @@
  *   list_random      the same nodes linked in a random order over 64 MB:
  *                    nearly every step a cache (and TLB) miss: overhead > 100%
  *   matmul_rows      C += A B in i-k-j order: unit-stride inner loop
- *   matmul_cols      the same product in j-k-i order: stride-N inner loop
+ *   matmul_cols      the same product in j-k-i order: inner loop down C's
+ *                    columns (stride 2 KB), a new cache line every access
  *   stream_triad     a[i] = b[i] + s c[i] over 3 x 16 MB: bandwidth-bound
  *   compute_poly     Horner's rule, coefficients from L1: |overhead| small
  *   sum_rows         row sums through a helper it shares with main (98% rule)
@@ -27,7 +28,8 @@ typedef struct node {
 } node;
 
 #define NODES (1L << 20) /* 64 MB of nodes */
-#define MATRIX 128
+#define MATRIX 256 /* C is MATRIX x MATRIX (512 KB), A and B have DEPTH columns/rows */
+#define DEPTH 32
 #define STREAM (2L << 20) /* doubles per array: 16 MB each */
 
 static uint64_t rng = 88172645463325252ull;
@@ -58,23 +60,23 @@ NOINLINE long list_walk_random(const node *head, int times)
     return sum;
 }
 
-NOINLINE void matmul_rows(double *c, const double *a, const double *b, int n)
+NOINLINE void matmul_rows(double *c, const double *a, const double *b, int n, int m)
 {
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < n; k++) {
-            double aik = a[i * n + k];
+        for (int k = 0; k < m; k++) {
+            double aik = a[i * m + k];
             for (int j = 0; j < n; j++)
                 c[i * n + j] += aik * b[k * n + j];
         }
 }
 
-NOINLINE void matmul_cols(double *c, const double *a, const double *b, int n)
+NOINLINE void matmul_cols(double *c, const double *a, const double *b, int n, int m)
 {
     for (int j = 0; j < n; j++)
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < m; k++) {
             double bkj = b[k * n + j];
             for (int i = 0; i < n; i++)
-                c[i * n + j] += a[i * n + k] * bkj;
+                c[i * n + j] += a[i * m + k] * bkj;
         }
 }
 
@@ -156,8 +158,8 @@ int main(int argc, char **argv)
     long s1 = list_walk_sequential(seq_head, 4 * scale);
     long s2 = list_walk_random(rnd_head, 4 * scale);
     for (int t = 0; t < 2 * scale; t++) {
-        matmul_rows(mc, ma, mb, MATRIX);
-        matmul_cols(mc2, ma, mb, MATRIX);
+        matmul_rows(mc, ma, mb, MATRIX, DEPTH);
+        matmul_cols(mc2, ma, mb, MATRIX, DEPTH);
     }
     stream_triad(sa, sb, sc, 0.5, STREAM, 2 * scale);
     static double coef[256];

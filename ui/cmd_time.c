@@ -241,6 +241,7 @@ typedef struct {
     double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */
     uint64_t memops_in_objects;/* sum over outermost rows */
     int status, runs;
+    double off_cpu;            /* least share of wall time a run spent descheduled */
     const char *binary;
     bool inner_first;
 } report;
@@ -313,6 +314,12 @@ static void print_text(FILE *fp, const report *rp, int top)
         fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
                 pct(over, rp->program_predicted));
     }
+    if (rp->off_cpu > 0.05)
+        fprintf(fp, "warning: the program was off the CPU for %.0f%% of its wall time even in its "
+                    "least loaded run (other load on the machine, or waiting for I/O): timers count "
+                    "that time, so "
+                    "overheads are inflated; rerun on a quiet machine or with more --runs\n",
+                100 * rp->off_cpu);
     fprintf(fp, "\nm-objects by overhead (measured: timers minus time in shared libraries and "
                 "system calls, minus %.0f ticks of timer bias per entry):\n", rp->timer_bias);
     fprintf(fp, "  %-9s %12s %14s %14s %9s %7s %10s  %s\n", "kind", "entries", "measured", "predicted",
@@ -412,6 +419,8 @@ static void print_json(FILE *fp, const report *rp)
     fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
             mt_exit_code(rp->status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
     json_num(fp, rp->tsc_per_cycle);
+    fputs(",\"off_cpu_share\":", fp);
+    json_num(fp, rp->off_cpu);
     fputs(",\"timer_bias_ticks\":", fp);
     json_num(fp, rp->timer_bias);
     fputs(",\"program\":{\"predicted_cycles\":", fp);
@@ -572,7 +581,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     }
     merges = mt_xcalloc((size_t)a->runs, sizeof *merges);
     totals = mt_xcalloc((size_t)a->runs, sizeof *totals);
-    double ratio_sum = 0;
+    double ratio_sum = 0, least_off = 0;
     for (int r = 0; r < a->runs; r++) {
         mt_run_result one;
         fprintf(stderr, "mtool time: running the timed copy (%d of %d)\n", r + 1, a->runs);
@@ -588,6 +597,11 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         ratio_sum += one.tsc_per_cycle;
         if (r == 0 || one.user + one.sys < run.user + run.sys)
             run = one; /* the program's figures: its least loaded run */
+        /* A single-threaded program off the CPU: timers count that time too. */
+        double off = merges[r].nthreads == 1 && one.wall > 0
+                         ? 1 - (one.user + one.sys) / one.wall : 0;
+        if (r == 0 || off < least_off)
+            least_off = off;
     }
     run.tsc_per_cycle = ratio_sum / a->runs;
     if (map.ntimers != sel.ntimed) {
@@ -599,7 +613,8 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     mt_correlate_clock clk = {.tsc_per_cycle = run.tsc_per_cycle, .timer_bias_ticks = bias};
     report rp = {.prog = prog, .sel = &sel, .program_predicted = sel.predicted_total,
                  .program_measured = -1, .tsc_per_cycle = run.tsc_per_cycle, .tsc_hz = m.tsc_hz,
-                 .timer_bias = bias, .status = run.status, .runs = a->runs, .binary = p1.binary,
+                 .timer_bias = bias, .status = run.status, .runs = a->runs,
+                 .off_cpu = least_off, .binary = p1.binary,
                  .inner_first = a->inner_first};
     rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);
     rp.rows = rows;

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <x86intrin.h>
 
+#include "clock.h"
+
 #define NOINLINE __attribute__((noinline))
 #define N 1024
 
@@ -330,27 +332,6 @@ static void init_data(void)
         m16a[i] = m16b[i] = (float)(i % 7) * 0.125f;
     for (int i = 0; i < 1024; i++)
         t32a[i] = i;
-}
-
-/* TSC ticks per core cycle. */
-static double tsc_per_cycle(void)
-{
-    /* The fastest of five chains of 100 x 400 dependent adds (one cycle
-     * each): a neighbour's integer work on the physical core delays some
-     * chains, which would read as a slower clock (median 7% here). */
-    double best = 0;
-    for (int k = 0; k < 5; k++) {
-        const long iters = 400;
-        uint64_t t0 = __rdtsc();
-        long r = 0;
-        for (long i = 0; i < iters; i++)
-            __asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(r));
-        uint64_t t1 = __rdtsc();
-        sink_i = r;
-        double v = (double)(t1 - t0) / (100.0 * (double)iters);
-        best = k == 0 || v < best ? v : best;
-    }
-    return best;
 }
 
 static int by_value(const void *a, const void *b)

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <x86intrin.h>
 
+#include "clock.h"
+
 #define NOINLINE __attribute__((noinline))
 #define CHASE_N (32u << 20) /* 32 Mi pointers of 8 bytes: 256 MiB */
 #define MAT_N 1024
@@ -78,26 +80,6 @@ static void init(void)
     mc = calloc((size_t)MAT_N * MAT_N, sizeof(double));
     for (int i = 0; i < MAT_N * MAT_N; i++)
         ma[i] = mb[i] = (double)(i % 7);
-}
-
-static double tsc_per_cycle(void)
-{
-    /* The fastest of five chains of 100 x 400 dependent adds (one cycle
-     * each): a neighbour's integer work on the physical core delays some
-     * chains, which would read as a slower clock (median 7% here). */
-    double best = 0;
-    for (int k = 0; k < 5; k++) {
-        const long iters = 400;
-        uint64_t t0 = __rdtsc();
-        long r = 0;
-        for (long i = 0; i < iters; i++)
-            __asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(r));
-        uint64_t t1 = __rdtsc();
-        sink = (uint64_t)r;
-        double v = (double)(t1 - t0) / (100.0 * (double)iters);
-        best = k == 0 || v < best ? v : best;
-    }
-    return best;
 }
 
 static int by_value(const void *a, const void *b)

@@ -30,7 +30,7 @@ all: $(BUILD)/mtool
 help:
 	@echo "make            build build/mtool"
 	@echo "make deps       install the Debian packages mtool needs (root)"
-	@echo "make demo       build, then analyze a bundled sample and count its blocks (pass 1)"
+	@echo "make demo       build, calibrate this machine, then profile a bundled sample (mtool run)"
 	@echo "make test       unit and end-to-end tests (also under ASan+UBSan)"
 	@echo "make test-full  longer suites: distribution binaries, bounded fuzzing"
 	@echo "make test-real  pass 1 on real programs built from Debian sources, with their test suites"
@@ -61,7 +61,8 @@ deps:
 
 demo: all samples
 	./$(BUILD)/mtool analyze --loops $(BUILD)/samples/matmul-gcc-O2
-	./$(BUILD)/mtool count -o $(BUILD)/demo-run -- $(BUILD)/samples/matmul-gcc-O2
+	./$(BUILD)/mtool calibrate
+	./$(BUILD)/mtool run --runs 3 -o $(BUILD)/demo-run -- $(BUILD)/samples-pass2/memory-gcc-O2
 
 samples:
 	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2)

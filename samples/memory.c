@@ -13,6 +13,7 @@
  *   stream_triad     a[i] = b[i] + s c[i] over 3 x 16 MB: bandwidth-bound
  *   compute_poly     Horner's rule, coefficients from L1: |overhead| small
  *   sum_rows         row sums through a helper it shares with main (98% rule)
+ *   scaled_sum       a constant-time leaf and a negligible product (the other rules)
  *
  * usage: memory [SCALE]   (work grows linearly with SCALE, default 1) */
 #include <stdint.h>
@@ -115,6 +116,35 @@ NOINLINE double sum_rows(const double *m, long rows, long n, int times)
     return t;
 }
 
+/* MTOOL's other two rules.  scale_value is loop-free and call-free and
+ * takes the same time on every call (a constant-time leaf: no warning),
+ * though main makes a third of its calls; progress is a loop main calls far
+ * more often than scaled_sum does, but scaled_sum's few calls are a
+ * negligible product (estimated, with a warning). */
+volatile long progress_sink;
+NOINLINE double scale_value(double v)
+{
+    return v * 0.5 + 1.0;
+}
+
+NOINLINE void progress(long step)
+{
+    for (long i = 0; i < 64; i++)
+        progress_sink += step ^ i;
+}
+
+NOINLINE double scaled_sum(const double *a, long n, int times)
+{
+    double t = 0;
+    for (int k = 0; k < times; k++)
+        for (long i = 0; i < n; i++) {
+            t += scale_value(a[i]);
+            if ((i & 0xfffff) == 0)
+                progress(i);
+        }
+    return t;
+}
+
 /* Links nodes[order[0]] -> nodes[order[1]] -> ... */
 static node *link_nodes(node *nodes, const long *order)
 {
@@ -167,8 +197,13 @@ int main(int argc, char **argv)
         coef[i] = 1.0 / (i + 1);
     double p = compute_poly(coef, 0.999, 8000000L * scale);
     double rows = sum_rows(sb, STREAM / 512, 512, 3 * scale) + row_sum(sc, 16);
-    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f\n", s1, s2, mc[12345],
-           mc2[12345], sa[STREAM / 3], p, rows);
+    double scaled = scaled_sum(sc, STREAM, 2 * scale);
+    for (long i = 0; i < STREAM; i++) /* a third of scale_value's calls */
+        scaled += scale_value((double)i);
+    for (long i = 0; i < 20000; i++) /* nearly all of progress's calls */
+        progress(i);
+    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f scaled %.1f\n", s1, s2,
+           mc[12345], mc2[12345], sa[STREAM / 3], p, rows, scaled);
     free(seq);
     free(rnd);
     free(order);

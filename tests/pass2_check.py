@@ -73,6 +73,12 @@ def memory(path, name):
     say(rows is not None and "98% caller rule (row_sum)" in rows["warnings"],
         f"{name}: sum_rows timed through MTOOL's 98% caller rule, with the warning "
         f"({rows['warnings'] if rows else 'not timed'})")
+    scaled = kernel(r, "scaled_sum")
+    warn = scaled["warnings"] if scaled else "not timed"
+    say(scaled is not None and "negligible product rule (progress)" in warn and
+        "scale_value" not in warn,
+        f"{name}: scaled_sum timed through the constant-time-leaf rule (scale_value, silent) and "
+        f"the negligible-product rule (progress, with the warning) ({warn})")
     p = r["program"]
     share = p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
     say(share >= 0.9, f"{name}: {100 * share:.1f}% of memory operations inside timed objects")

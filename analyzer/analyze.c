@@ -58,7 +58,7 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
     }
     mt_build_callgraph(prog);
     if (opt->want_estimability)
-        mt_compute_estimability(prog, NULL);
+        mt_compute_estimability(prog, NULL, NULL);
     if (opt->want_lines)
         mt_read_lines(&img, prog);
     mt_image_close(&img);

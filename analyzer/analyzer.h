@@ -103,7 +103,16 @@ typedef struct {
     uint32_t callee;   /* procedure index, MT_NONE when unknown */
     uint32_t loop;     /* innermost loop containing the call site, MT_NONE if none */
     uint8_t kind;      /* mt_call_kind */
+    double share;      /* of its block's executions that make this call: 1, or for one
+                          target of a call through a pointer its share of the site's
+                          calls (mt_add_dynamic_calls) */
 } mt_call_site;
+
+/* Calls site `s` made when its block executed `block_count` times. */
+static inline double mt_site_calls(const mt_call_site *s, uint64_t block_count)
+{
+    return s->share * (double)block_count;
+}
 
 /* A recovered jump table: the jmp at `jump` goes to
  * base + ext(entry k) for entries k < nentries stored at `table`.
@@ -211,12 +220,33 @@ void mt_program_free(mt_program *prog);
 /* Recompute estimability with dynamic call counts: `site_counts` holds, for
  * each procedure in order and each of its call sites in order, how often the
  * site executed (pass 1).  Sites never executed drop out of the call graph.
- * NULL means the static call graph (every site counts once). */
-void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts);
+ * NULL means the static call graph (every site counts once).  With counts,
+ * `entries` (per procedure, pass 1; MT_UNKNOWN_ENTRIES when block counts
+ * cannot tell) lets a procedure whose address is taken lose its edge from
+ * the invisible callers when the calls seen account for all its entries. */
+#define MT_UNKNOWN_ENTRIES UINT64_MAX
+void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts, const uint64_t *entries);
+
+/* A target pass 1 saw at a call (or tail jump) through a pointer. */
+typedef struct {
+    uint64_t site;     /* address of the call instruction */
+    uint64_t target;   /* link-time address reached; 0: calls to targets it did not name */
+    uint64_t calls;
+} mt_call_target_count;
+
+/* The dynamic call graph: every call site through a pointer with recorded
+ * targets becomes one call site per procedure it reached (kind
+ * MT_CALL_INDIRECT, callee set, `share` its part of the site's calls), plus
+ * the site itself with an unknown callee for the share of calls that went
+ * elsewhere (shared libraries, PLT stubs, addresses where no procedure
+ * starts, targets not named).  The call graph and its SCCs are rebuilt.
+ * Called once per analysis (a site already expanded is not again). */
+void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n);
 
 /* Lookup helpers. */
 uint32_t mt_find_procedure(const mt_program *prog, const char *name); /* MT_NONE if absent */
 uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr);     /* containing proc */
+uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr); /* entry == addr */
 uint32_t mt_block_at(const mt_procedure *proc, uint64_t addr);       /* containing block */
 
 const char *mt_edge_kind_name(mt_edge_kind kind);

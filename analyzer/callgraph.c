@@ -1,7 +1,9 @@
-/* analyzer/callgraph.c — the static call graph: one edge per (caller,
- * callee) pair aggregating its call sites, and the strongly connected
- * components that mark recursion. */
+/* analyzer/callgraph.c — the call graph: one edge per (caller, callee)
+ * pair aggregating its call sites, and the strongly connected components
+ * that mark recursion; static from the code, then (mt_add_dynamic_calls)
+ * with the targets pass 1 saw at calls through pointers. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -77,4 +79,94 @@ void mt_build_callgraph(mt_program *prog)
     free(from);
     free(to);
     mt_csr_free(&succ);
+}
+
+/* ---- the dynamic call graph (pass 1's call targets) ----------------------- */
+
+static int cmp_target_by_site(const void *a, const void *b)
+{
+    const mt_call_target_count *x = a, *y = b;
+    if (x->site != y->site)
+        return x->site < y->site ? -1 : 1;
+    return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* The targets recorded at `site`: [*first, return) of the sorted list. */
+static size_t targets_at(const mt_call_target_count *t, size_t n, uint64_t site, size_t *first)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid].site < site)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    while (hi < n && t[hi].site == site)
+        hi++;
+    return hi;
+}
+
+/* Replaces the indirect call site `c` by one site per procedure it reached,
+ * and itself (callee unknown) for the calls that went elsewhere. */
+static void expand_site(const mt_program *prog, const mt_call_site *c, const mt_call_target_count *t,
+                        size_t first, size_t end, mt_call_site **out, size_t *n, size_t *cap)
+{
+    uint64_t total = 0, elsewhere = 0;
+    for (size_t k = first; k < end; k++)
+        total += t[k].calls;
+    for (size_t k = first; k < end && total; k++) {
+        uint32_t q = t[k].target ? mt_procedure_with_entry(prog, t[k].target) : MT_NONE;
+        /* A PLT stub reached through a pointer is library time the timers
+         * do not set apart (only direct PLT calls are bracketed). */
+        if (q == MT_NONE || prog->procs[q].is_plt) {
+            elsewhere += t[k].calls;
+            continue;
+        }
+        mt_call_site d = *c;
+        d.target = t[k].target;
+        d.callee = q;
+        d.share = (double)t[k].calls / (double)total;
+        MT_PUSH(*out, *n, *cap, d);
+    }
+    if (!total || elsewhere) {
+        mt_call_site d = *c;
+        d.share = total ? (double)elsewhere / (double)total : c->share;
+        MT_PUSH(*out, *n, *cap, d);
+    }
+}
+
+void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n)
+{
+    mt_call_target_count *t = mt_xmalloc((n + 1) * sizeof *t);
+    if (n)
+        memcpy(t, targets, n * sizeof *t);
+    qsort(t, n, sizeof *t, cmp_target_by_site);
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        mt_procedure *proc = &prog->procs[p];
+        mt_call_site *calls = NULL;
+        size_t ncalls = 0, cap = 0;
+        bool changed = false;
+        for (uint32_t k = 0; k < proc->ncalls; k++) {
+            const mt_call_site *c = &proc->calls[k];
+            size_t first = 0, end = c->kind == MT_CALL_INDIRECT && c->callee == MT_NONE
+                                        ? targets_at(t, n, c->addr, &first) : 0;
+            if (first == end) {
+                MT_PUSH(calls, ncalls, cap, *c);
+                continue;
+            }
+            expand_site(prog, c, t, first, end, &calls, &ncalls, &cap);
+            changed = true;
+        }
+        if (changed) {
+            free(proc->calls);
+            proc->calls = calls;
+            proc->ncalls = (uint32_t)ncalls;
+        } else {
+            free(calls);
+        }
+    }
+    free(t);
+    mt_build_callgraph(prog);
 }

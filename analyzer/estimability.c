@@ -18,7 +18,10 @@
  *          foo.cold → foo.cold, since the cold part runs on foo's behalf;
  *          root → procedures whose address is taken (or that are exported),
  *          the entry point's procedure, procedures nothing calls, and any
- *          cycle nothing outside it calls (so every node is reachable).
+ *          cycle nothing outside it calls (so every node is reachable); with
+ *          pass-1 counts, a procedure whose address is taken keeps its root
+ *          edge only when the calls seen (direct, and through pointers as
+ *          recorded) do not account for all its entries.
  *   weight number of call sites (static), or the sum of the sites' execution
  *          counts (dynamic: a site that never ran is no edge); root edges
  *          and jumps into split parts weigh 1.
@@ -216,13 +219,17 @@ static void build_edges(ext_graph *g, const mt_program *prog, const uint64_t *si
  * uncalled procedures, a cycle that nothing outside it calls (dead code, or
  * reached only through a path we missed) also gets one, so every node is
  * reachable from the root. */
-static void add_root_edges(ext_graph *g, const mt_program *prog, const uint32_t *comp, uint32_t ncomp)
+static void add_root_edges(ext_graph *g, const mt_program *prog, const uint32_t *comp, uint32_t ncomp,
+                           const uint64_t *entries)
 {
     uint8_t *has_caller = mt_xcalloc(g->nnodes, 1);
     uint8_t *comp_entered = mt_xcalloc(ncomp ? ncomp : 1, 1);
+    double *calls_in = mt_xcalloc(g->nnodes, sizeof *calls_in);
     for (size_t e = 0; e < g->nedges; e++) {
         const ext_edge *edge = &g->edges[e];
         has_caller[edge->to] = 1;
+        if (edge->is_call)
+            calls_in[edge->to] += edge->weight;
         if (comp[edge->from] != comp[edge->to])
             comp_entered[comp[edge->to]] = 1;
     }
@@ -230,11 +237,16 @@ static void add_root_edges(ext_graph *g, const mt_program *prog, const uint32_t 
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         if (!g->is_proc[p])
             continue;
-        if (prog->procs[p].address_taken || p == entry_proc || !has_caller[p] || !comp_entered[comp[p]])
-            add_edge(g, g->root, p, 1, true);
+        bool known = entries && entries[p] != MT_UNKNOWN_ENTRIES;
+        double unseen = known ? (double)entries[p] - calls_in[p] : 1;
+        bool unseen_callers = prog->procs[p].address_taken && unseen > 0;
+        /* Weighted by the entries no visible call explains, when known. */
+        if (unseen_callers || p == entry_proc || !has_caller[p] || !comp_entered[comp[p]])
+            add_edge(g, g->root, p, known && unseen >= 1 ? unseen : 1, true);
     }
     free(has_caller);
     free(comp_entered);
+    free(calls_in);
 }
 
 /* Subtree sums over the dominator tree (see the top of the file). */
@@ -435,7 +447,7 @@ static void store_unknown(mt_program *prog)
     }
 }
 
-void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts)
+void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts, const uint64_t *entries)
 {
     if (!fits_node_numbers(prog)) {
         mt_warn(prog, "estimability: too many procedures and loops, not computed");
@@ -453,7 +465,8 @@ void mt_compute_estimability(mt_program *prog, const uint64_t *site_counts)
     build_adjacency(&g, &succ, false);
     uint32_t ncomp = mt_graph_sccs(&succ, comp);
     mt_csr_free(&succ);
-    add_root_edges(&g, prog, comp, ncomp); /* the root has no callers: components stay */
+    add_root_edges(&g, prog, comp, ncomp, site_counts ? entries : NULL); /* the root has no
+                                                                           callers: components stay */
 
     build_adjacency(&g, &succ, false);
     build_adjacency(&g, &pred, true);

@@ -72,7 +72,6 @@ const mt_section *mt_image_linked_section(const mt_image *img, const mt_section 
 
 /* analyze.c: procedures are sorted by entry; binary searches over them. */
 uint32_t mt_procedure_at_or_before(const mt_program *prog, uint64_t addr); /* last entry <= addr */
-uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr);   /* entry == addr */
 
 /* Append a warning line to prog->warnings (printf-style). */
 void mt_warn(mt_program *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -2,6 +2,7 @@
  * the procedures holding most memory operations, their loops, then
  * themselves, each kept when timable and estimable. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,12 @@ static uint64_t count_of(const selector *s, uint32_t p, uint32_t b)
     return s->counts[s->costs->first[p] + b];
 }
 
+/* Calls site c of procedure p made in pass 1. */
+static double site_calls(const selector *s, uint32_t p, const mt_call_site *c)
+{
+    return c->block == MT_NONE ? 0 : mt_site_calls(c, count_of(s, p, c->block));
+}
+
 static uint64_t block_memops(const selector *s, uint32_t p, uint32_t b)
 {
     const mt_block *blk = &s->prog->procs[p].blocks[b];
@@ -54,7 +61,7 @@ static void push_callees(selector *s, uint32_t p, const bool *in, uint32_t *stac
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         const mt_call_site *c = &proc->calls[k];
         if (c->callee == MT_NONE || c->block == MT_NONE || (in && !in[c->block]) ||
-            count_of(s, p, c->block) == 0 || s->seen[c->callee] == s->stamp)
+            site_calls(s, p, c) == 0 || s->seen[c->callee] == s->stamp)
             continue;
         s->seen[c->callee] = s->stamp;
         stack[(*n)++] = c->callee;
@@ -141,8 +148,8 @@ static void average_calls(selector *s)
     for (uint32_t p = 0; p < n; p++)
         for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++) {
             const mt_call_site *c = &s->prog->procs[p].calls[k];
-            if (c->callee != MT_NONE && c->block != MT_NONE)
-                s->calls[c->callee] += (double)count_of(s, p, c->block);
+            if (c->callee != MT_NONE)
+                s->calls[c->callee] += site_calls(s, p, c);
         }
     for (uint32_t p = 0; p < n; p++)
         if (s->calls[p] == 0 && s->prog->procs[p].nblocks) /* main, callbacks */
@@ -173,8 +180,8 @@ static void average_calls(selector *s)
             double total = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, p);
             for (uint32_t k = 0; k < proc->ncalls; k++) {
                 const mt_call_site *c = &proc->calls[k];
-                if (c->callee != MT_NONE && c->block != MT_NONE && state[c->callee] == 2)
-                    total += (double)count_of(s, p, c->block) * s->average[c->callee];
+                if (c->callee != MT_NONE && state[c->callee] == 2)
+                    total += site_calls(s, p, c) * s->average[c->callee];
             }
             s->average[p] = s->calls[p] > 0 ? total / s->calls[p] : 0;
             state[p] = 2;
@@ -244,15 +251,18 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
     bool ok = true;
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         const mt_call_site *c = &proc->calls[k];
-        if (c->block == MT_NONE || (in && !in[c->block]) || count_of(s, p, c->block) == 0)
+        if (c->block == MT_NONE || (in && !in[c->block]) || site_calls(s, p, c) == 0)
             continue;
         if (c->callee == MT_NONE) {
-            why->failed = "calls through a pointer (unknown callee)";
+            why->failed = c->kind == MT_CALL_INDIRECT
+                              ? "calls through a pointer to code mtool does not count (a shared "
+                                "library, or a call site not recorded)"
+                              : "calls code mtool does not count";
             why->callee = MT_NONE;
             ok = false;
             break;
         }
-        from_here[c->callee] += (double)count_of(s, p, c->block);
+        from_here[c->callee] += site_calls(s, p, c);
     }
     for (uint32_t q = 0; ok && q < s->prog->nprocs; q++) {
         if (from_here[q] == 0 || q == p || s->prog->procs[q].is_plt)
@@ -313,7 +323,7 @@ static bool rescue(selector *s, mt_candidate *c)
             const mt_call_site *cs = &proc->calls[k];
             if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
                 cs->callee != c->proc)
-                own += (double)count_of(s, c->proc, cs->block) * s->average[cs->callee];
+                own += site_calls(s, c->proc, cs) * s->average[cs->callee];
         }
         c->predicted = own;
         if (why.rule)
@@ -357,7 +367,8 @@ static int by_own_memops_desc(const void *a, const void *b, void *arg)
 }
 
 /* Pass-1 call counts per call site (the block ending with the call runs it
- * once per execution), laid out as mt_compute_estimability wants. */
+ * once per execution; a target of a call through a pointer its recorded
+ * share), laid out as mt_compute_estimability wants. */
 static uint64_t *site_counts(const selector *s)
 {
     size_t n = 0;
@@ -366,11 +377,24 @@ static uint64_t *site_counts(const selector *s)
     uint64_t *sc = mt_xcalloc(n + 1, sizeof *sc);
     n = 0;
     for (uint32_t p = 0; p < s->prog->nprocs; p++)
-        for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++) {
-            uint32_t b = s->prog->procs[p].calls[k].block;
-            sc[n++] = b == MT_NONE ? 0 : count_of(s, p, b);
-        }
+        for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++)
+            sc[n++] = (uint64_t)llround(site_calls(s, p, &s->prog->procs[p].calls[k]));
     return sc;
+}
+
+/* Pass-1 entries of each procedure: its entry block's count, unless a
+ * branch inside it leads back there (the count then mixes both). */
+static uint64_t *procedure_entries(const selector *s)
+{
+    uint64_t *entries = mt_xcalloc(s->prog->nprocs + 1, sizeof *entries);
+    for (uint32_t p = 0; p < s->prog->nprocs; p++) {
+        const mt_procedure *proc = &s->prog->procs[p];
+        entries[p] = proc->nblocks ? count_of(s, p, 0) : 0;
+        for (uint32_t e = 0; e < proc->nedges; e++)
+            if (proc->edges[e].dst == 0)
+                entries[p] = MT_UNKNOWN_ENTRIES;
+    }
+    return entries;
 }
 
 /* Index of the candidate for (proc, loop) in cands, or -1. */
@@ -456,7 +480,7 @@ static void time_from_callers(selector *s, uint32_t p0, mt_selection *out, size_
                 bool timed = false, calls = false;
                 for (uint32_t k = 0; k < qp->ncalls && !timed; k++) {
                     const mt_call_site *c = &qp->calls[k];
-                    if (c->callee != x || c->block == MT_NONE || count_of(s, q, c->block) == 0)
+                    if (c->callee != x || site_calls(s, q, c) == 0)
                         continue;
                     calls = true;
                     for (uint32_t l = c->loop; l != MT_NONE && !timed; l = qp->loops[l].parent)
@@ -490,9 +514,10 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
     selector s = {.prog = prog, .costs = costs, .counts = counts, .o = o,
                   .own_memops = mt_xcalloc(prog->nprocs + 1, sizeof(uint64_t)),
                   .seen = mt_xcalloc(prog->nprocs + 1, sizeof(uint32_t))};
-    uint64_t *sc = site_counts(&s);
-    mt_compute_estimability(prog, sc);
+    uint64_t *sc = site_counts(&s), *entries = procedure_entries(&s);
+    mt_compute_estimability(prog, sc, entries);
     free(sc);
+    free(entries);
     mt_predicted_inclusive(prog, costs, counts, &s.inclusive);
     average_calls(&s);
     uint32_t *order = mt_xcalloc(prog->nprocs + 1, sizeof *order);

@@ -283,7 +283,7 @@ static double entries(const mt_program *prog, const mt_program_costs *c, const u
         for (uint32_t k = 0; k < prog->procs[p].ncalls; k++) {
             const mt_call_site *s = &prog->procs[p].calls[k];
             if (s->callee == q && s->block != MT_NONE)
-                n += (double)counts[c->first[p] + s->block];
+                n += mt_site_calls(s, counts[c->first[p] + s->block]);
         }
     return n;
 }
@@ -302,7 +302,7 @@ static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
         if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
             !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
             continue;
-        sum += (double)counts[c->first[p] + s->block] * inc->per_call[s->callee];
+        sum += mt_site_calls(s, counts[c->first[p] + s->block]) * inc->per_call[s->callee];
     }
     return sum;
 }

@@ -42,14 +42,14 @@ static const char *check_header(const mt_profile_header *h, uint64_t file_size)
 {
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
-    if ((h->version != 1 && h->version != MT_PROFILE_VERSION) ||
-        h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported (this mtool reads versions 1 and 2)";
+    if (h->version < 1 || h->version > MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
+        return "profile format version not supported (this mtool reads versions 1 to 3)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
     uint64_t slots = usable_slots(h);
-    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers) < slots)
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites) <
+        slots)
         return "truncated: the file is shorter than its slots";
     return NULL;
 }
@@ -78,16 +78,18 @@ static const char *read_open_frames(int fd, mt_profile *out, const mt_slot_heade
     return NULL;
 }
 
-/* Reads slot `s` into out->counts/tids/timers: NULL or why not. */
+/* Reads slot `s` into out->counts/tids/timers/call_sites: NULL or why not. */
 static const char *read_slot(int fd, mt_profile *out, uint32_t s)
 {
-    uint64_t n = out->header.ncounters, t = out->header.ntimers;
-    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t);
+    uint64_t n = out->header.ncounters, t = out->header.ntimers, c = out->header.ncall_sites;
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t, c);
     mt_slot_header sh;
     if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
         read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0 ||
         read_exact(fd, out->timers + s * t, (size_t)t * sizeof *out->timers,
-                   at + MT_SLOT_RECORDS_OFFSET(n)) != 0)
+                   at + MT_SLOT_RECORDS_OFFSET(n)) != 0 ||
+        read_exact(fd, out->call_sites + s * c, (size_t)c * sizeof *out->call_sites,
+                   at + MT_SLOT_CALL_SITES_OFFSET(n, t)) != 0)
         return "cannot read a slot";
     /* A slot handed out to a thread that died before stamping it holds
      * zeros: harmless. */
@@ -105,8 +107,10 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
     if (why)
         return why;
     mt_profile_header *h = &out->header;
+    if (h->version < 3) /* not in older headers */
+        h->ncall_sites = 0, h->load_bias = 0;
     if (h->version == 1)
-        h->ntimers = 0; /* not in version 1 headers */
+        h->ntimers = 0;
     out->nslots = usable_slots(h);
     /* Files of older runtimes have no thread count: one thread per slot. */
     out->nthreads = h->nthreads > h->nslots ? h->nthreads : h->nslots;
@@ -116,6 +120,8 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
     out->tids = mt_xmalloc(((size_t)out->nslots + 1) * sizeof *out->tids);
     out->timers = mt_xmalloc((size_t)((uint64_t)out->nslots * h->ntimers + 1) * sizeof *out->timers);
     out->open = mt_xcalloc((size_t)h->ntimers + 1, sizeof *out->open);
+    out->call_sites = mt_xmalloc((size_t)((uint64_t)out->nslots * h->ncall_sites + 1) *
+                                 sizeof *out->call_sites);
     for (uint32_t s = 0; s < out->nslots; s++)
         if ((why = read_slot(fd, out, s)))
             return why;
@@ -150,16 +156,46 @@ void mt_profile_free(mt_profile *p)
     free(p->tids);
     free(p->timers);
     free(p->open);
+    free(p->call_sites);
     p->counts = NULL;
     p->tids = NULL;
     p->timers = NULL;
     p->open = NULL;
+    p->call_sites = NULL;
 }
 
 static bool is_profile_name(const char *name)
 {
     size_t n = strlen(name);
     return n > 4 && strcmp(name + n - 4, ".mtp") == 0;
+}
+
+/* Adds `calls` to link-time target `target` of a merged site. */
+static void add_call_target(mt_call_site_totals *t, uint64_t target, uint64_t calls)
+{
+    uint32_t k = 0;
+    while (k < t->ntargets && t->targets[k].target < target)
+        k++;
+    if (k == t->ntargets || t->targets[k].target != target) {
+        t->targets = mt_xrealloc(t->targets, (t->ntargets + 1) * sizeof *t->targets);
+        memmove(&t->targets[k + 1], &t->targets[k], (t->ntargets - k) * sizeof *t->targets);
+        t->targets[k] = (mt_call_target){.target = target};
+        t->ntargets++;
+    }
+    t->targets[k].calls += calls;
+}
+
+/* (Files older than version 3 recorded no call sites: they add none.) */
+static void add_call_sites(profile_merge *m, const mt_profile *p, uint32_t s)
+{
+    for (uint32_t i = 0; i < p->header.ncall_sites; i++) {
+        const mt_call_site_record *r = &p->call_sites[(uint64_t)s * m->ncall_sites + i];
+        mt_call_site_totals *t = &m->call_sites[i];
+        for (int k = 0; k < MT_CALL_TARGETS && r->targets[k].target; k++)
+            if (r->targets[k].calls)
+                add_call_target(t, r->targets[k].target - p->header.load_bias, r->targets[k].calls);
+        t->overflow += r->overflow;
+    }
 }
 
 static void add_profile(profile_merge *m, const mt_profile *p)
@@ -178,6 +214,7 @@ static void add_profile(profile_merge *m, const mt_profile *p)
             t->outside += r->outside;
             t->nonlocal_exits += r->nonlocal_exits;
         }
+        add_call_sites(m, p, s);
     }
     for (uint32_t k = 0; k < m->ntimers; k++)
         m->timers[k].open += p->open[k];
@@ -202,8 +239,8 @@ static bool incomplete(const char *path)
 }
 
 /* Adds the file at `path` to the merge, or skips it: 0, or -1 with err. */
-static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32],
-                      uint64_t timers_id, mt_error *err)
+static int merge_file(profile_merge *m, const char *path, const mt_counter_map *map,
+                      mt_error *err)
 {
     if (incomplete(path)) {
         m->nincomplete++;
@@ -212,8 +249,10 @@ static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32]
     mt_profile p;
     if (mt_profile_read(path, &p, err) != 0)
         return -1;
-    if (memcmp(p.header.binary_hash, hash, 32) != 0 || p.header.ncounters != m->ncounters ||
-        p.header.ntimers != m->ntimers || (m->ntimers && p.header.timers_id != timers_id))
+    if (memcmp(p.header.binary_hash, map->binary_hash, 32) != 0 ||
+        p.header.ncounters != m->ncounters || p.header.ntimers != m->ntimers ||
+        (m->ntimers && p.header.timers_id != map->timers_id) ||
+        (p.header.version >= 3 && p.header.ncall_sites != m->ncall_sites))
         m->nother++;
     else
         add_profile(m, &p);
@@ -221,21 +260,15 @@ static int merge_file(profile_merge *m, const char *path, const uint8_t hash[32]
     return 0;
 }
 
-int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncounters,
-                         profile_merge *out, mt_error *err)
-{
-    return mt_profile_merge_timed(dir, hash, ncounters, 0, 0, out, err);
-}
-
-int mt_profile_merge_timed(const char *dir, const uint8_t hash[32], uint32_t ncounters,
-                           uint32_t ntimers, uint64_t timers_id, profile_merge *out,
-                           mt_error *err)
+int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
-    out->ncounters = ncounters;
-    out->counts = mt_xcalloc((size_t)ncounters + 1, sizeof *out->counts);
-    out->ntimers = ntimers;
-    out->timers = mt_xcalloc((size_t)ntimers + 1, sizeof *out->timers);
+    out->ncounters = map->ncounters;
+    out->counts = mt_xcalloc((size_t)map->ncounters + 1, sizeof *out->counts);
+    out->ntimers = map->ntimers;
+    out->timers = mt_xcalloc((size_t)map->ntimers + 1, sizeof *out->timers);
+    out->ncall_sites = map->ncall_sites;
+    out->call_sites = mt_xcalloc((size_t)map->ncall_sites + 1, sizeof *out->call_sites);
     DIR *d = opendir(dir);
     if (!d) {
         mt_error_set(err, "%s: %s", dir, strerror(errno));
@@ -247,7 +280,7 @@ int mt_profile_merge_timed(const char *dir, const uint8_t hash[32], uint32_t nco
         if (!is_profile_name(e->d_name))
             continue;
         char *path = mt_xasprintf("%s/%s", dir, e->d_name);
-        rc = merge_file(out, path, hash, timers_id, err);
+        rc = merge_file(out, path, map, err);
         free(path);
     }
     closedir(d);
@@ -264,6 +297,10 @@ void mt_profile_merge_free(profile_merge *m)
 {
     free(m->counts);
     free(m->timers);
+    for (uint32_t i = 0; m->call_sites && i < m->ncall_sites; i++)
+        free(m->call_sites[i].targets);
+    free(m->call_sites);
     m->counts = NULL;
     m->timers = NULL;
+    m->call_sites = NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../common/util.h"
+#include "../rewriter/rewriter.h"
 #include "../timer/timer.h"
 
 /* One profile file. */
@@ -23,6 +24,7 @@ typedef struct {
     mt_timer_record *timers;   /* nslots * header.ntimers, slot-major (pass 2) */
     uint32_t *open;            /* per timer: frames still active when the file was read
                                   (the process ended inside the object), over all slots */
+    mt_call_site_record *call_sites; /* nslots * header.ncall_sites, slot-major (pass 1) */
 } mt_profile;
 
 /* Reads one file.  -1 with err ("FILE: reason") when it is not a complete,
@@ -39,9 +41,21 @@ typedef struct {
     uint64_t open;             /* still active when the process ended: time lost */
 } mt_timer_totals;
 
+/* The targets one call site through a pointer reached, over threads and
+ * processes (pass 1). */
+typedef struct {
+    mt_call_target *targets;   /* link-time addresses (run-time minus each process's
+                                  load bias: a shared library's lands far outside the
+                                  executable) and their calls, by address */
+    uint32_t ntargets;
+    uint64_t overflow;         /* calls to targets past a thread's record: not named */
+} mt_call_site_totals;
+
 typedef struct {
     uint64_t *counts;          /* ncounters sums over every thread of every process */
     mt_timer_totals *timers;   /* ntimers sums (pass 2) */
+    mt_call_site_totals *call_sites; /* ncall_sites (pass 1) */
+    uint32_t ncall_sites;
     uint32_t ntimers;
     uint32_t ncounters;
     uint32_t nprocesses;       /* files merged */
@@ -52,17 +66,12 @@ typedef struct {
                                   skipped (they hold no counts yet) */
 } profile_merge;
 
-/* Merges every *.mtp file in `dir` written for the binary with `hash` and
- * `ncounters` counters.  A file that cannot be read, or a directory with no
- * profile of the binary, is an error naming it. */
-int mt_profile_merge_dir(const char *dir, const uint8_t hash[32], uint32_t ncounters,
-                         profile_merge *out, mt_error *err);
-/* The same for a copy with `ntimers` timed objects whose list has identity
- * `timers_id` (mt_counter_map): profiles of copies timing another list are
- * skipped as other builds.  mt_profile_merge_dir is this with no timers. */
-int mt_profile_merge_timed(const char *dir, const uint8_t hash[32], uint32_t ncounters,
-                           uint32_t ntimers, uint64_t timers_id, profile_merge *out,
-                           mt_error *err);
+/* Merges every *.mtp file in `dir` written by the instrumented copy whose
+ * counter map is `map`; profiles of other binaries, or of copies counting,
+ * timing or recording something else, are skipped (counted in nother).  A
+ * file that cannot be read, or a directory with no profile of the copy, is
+ * an error naming it. */
+int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err);
 void mt_profile_merge_free(profile_merge *m);
 
 #endif

@@ -154,6 +154,9 @@ typedef struct {
                                   register is stored to the counter after it */
     uint8_t loop_reg;          /* the register of a RW_PROBE_LOOP_REGISTER block */
     uint32_t counter;          /* counter index when probe != RW_PROBE_NONE or loop_exit */
+    uint32_t call_site;        /* a call (or tail jump) through a pointer whose target is
+                                  recorded before it: 1 + its site index, 0 = none */
+    uint8_t modrm_offset;      /* ... the offset of its ModRM byte (ff /2 or ff /4) */
     /* Pass-2 code (timers.c): indices in rw_code.snips, 0 = none. */
     uint32_t pre;              /* the procedure's entry events, before the entry's probe */
     uint32_t before;           /* after the probe, before the instruction (ret, jmp, call) */
@@ -230,6 +233,9 @@ typedef struct {
     uint32_t ncounters;
     uint64_t *counter_addrs;   /* first instruction of the block each counter counts */
     size_t cap_counters;
+    uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
+    uint64_t *call_site_addrs; /* ... the address of each one's instruction */
+    size_t cap_call_sites;
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
     uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */
     uint64_t wrap_got[MT_RT_WRAP_COUNT];  /* GOT slot of a callee called through it (-fno-plt) */

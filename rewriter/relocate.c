@@ -69,6 +69,7 @@ void rw_code_free(rw_code *c)
     free(c->map_old);
     free(c->map_new);
     free(c->counter_addrs);
+    free(c->call_site_addrs);
     rw_timers_free(c);
     rw_live_callers_free(&c->live_callers);
     csh h = handle(c);
@@ -265,6 +266,13 @@ static size_t probe_len(uint8_t probe)
     default:
         return 0;
     }
+}
+
+/* Bytes recording a call target before the instruction: `push X` (the
+ * call's own operand, same length), `push $site`, `call` the runtime. */
+static size_t call_target_len(const rw_insn *ri)
+{
+    return ri->call_site ? (size_t)ri->len + 10 : 0;
 }
 
 /* Bytes emitted after an instruction: the loop counter's store, then the
@@ -466,6 +474,43 @@ static bool lacks_loop_register(const mt_procedure *p, const rw_live *bl, const 
     return false;
 }
 
+/* Offset of the ModRM byte of `call *X` (ff /2) or `jmp *X` (ff /4), after
+ * legacy prefixes and REX; 0 for any other encoding. */
+static uint8_t indirect_branch_modrm(const rw_insn *ri)
+{
+    static const uint8_t prefixes[] = {0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3};
+    uint8_t k = 0;
+    while (k < ri->len && (memchr(prefixes, ri->bytes[k], sizeof prefixes) ||
+                           (ri->bytes[k] & 0xf0) == 0x40))
+        k++;
+    if (k + 1 >= ri->len || ri->bytes[k] != 0xff)
+        return 0;
+    unsigned reg = (ri->bytes[k + 1] >> 3) & 7;
+    return reg == 2 || reg == 4 ? k + 1 : 0;
+}
+
+/* Pass 1 records the targets of the procedure's calls and tail jumps
+ * through pointers (the dynamic call graph).  A site in a block that was
+ * not decoded as one, or with an unexpected encoding, is not recorded: its
+ * callees stay unknown. */
+static void add_call_sites(rw_code *c, const mt_procedure *p, rw_proc *rp, const uint32_t *block_first)
+{
+    for (uint32_t k = 0; k < p->ncalls; k++) {
+        const mt_call_site *cs = &p->calls[k];
+        if (cs->kind != MT_CALL_INDIRECT || cs->block >= p->nblocks)
+            continue;
+        uint32_t last = (cs->block + 1 < p->nblocks ? block_first[cs->block + 1] : rp->ninsns) - 1;
+        rw_insn *ri = &rp->insns[last];
+        uint8_t modrm = ri->old == cs->addr && (ri->kind == RW_COPY || ri->kind == RW_COPY_RIPREL)
+                            ? indirect_branch_modrm(ri) : 0;
+        if (!modrm)
+            continue;
+        ri->modrm_offset = modrm;
+        MT_PUSH(c->call_site_addrs, c->ncall_sites, c->cap_call_sites, cs->addr);
+        ri->call_site = c->ncall_sites;
+    }
+}
+
 bool rw_code_add(rw_code *c, uint32_t pi, char **why)
 {
     const mt_procedure *p = &c->prog->procs[pi];
@@ -536,6 +581,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
                         p->blocks[b].term != MT_TERM_TAIL_CALL;
         li->fallthrough_jmp = can_fall && !next_follows;
     }
+    if (!c->timers_only)
+        add_call_sites(c, p, &rp, block_first);
     free(block_first);
     free(bl);
     MT_PUSH(c->procs, c->nprocs, c->cap_procs, rp);
@@ -585,7 +632,8 @@ uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
             ri->new_addr = at;
-            at += probe_len(ri->probe) + emitted_len(ri) + after_len(ri) + rw_timers_insn_len(c, ri);
+            at += probe_len(ri->probe) + call_target_len(ri) + emitted_len(ri) + after_len(ri) +
+                  rw_timers_insn_len(c, ri);
         }
         rp->new_end = at;
         at = rw_timers_assign(c, rp, at);
@@ -673,6 +721,35 @@ static void emit_probe(rw_buf *out, const rw_insn *ri)
     rw_buf_u32(out, disp);
     if (ri->probe == RW_PROBE_SAVE_FLAGS)
         rw_buf_put(out, probe_save_after, sizeof probe_save_after);
+}
+
+/* `push X; push $site; call mt_timer_record_call_target` before `call *X`
+ * or `jmp *X`: the push is the branch with ModRM's reg field 2 or 4 made 6
+ * (prefixes, SIB and displacement unchanged; an operand based on %rsp is
+ * addressed before the push moves it), rip-relative displacements
+ * recomputed for its new place. */
+static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at,
+                             mt_error *err)
+{
+    size_t pos = out->len;
+    rw_buf_put(out, ri->bytes, ri->len);
+    out->data[pos + ri->modrm_offset] = (uint8_t)((out->data[pos + ri->modrm_offset] & 0xc7) | 6u << 3);
+    uint32_t r = 0;
+    bool ok = true;
+    if (ri->kind == RW_COPY_RIPREL) {
+        ok = rel32(ri->target, at + ri->len, &r);
+        rw_buf_patch_u32(out, pos + ri->disp_offset, r);
+    }
+    rw_buf_u8(out, 0x68); /* push imm32: slot offsets lie below 2 GiB */
+    rw_buf_u32(out, (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->ntimed) +
+                               (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE));
+    rw_buf_u8(out, 0xe8);
+    ok = ok && rel32(c->timer_entry[MT_RT_TIMER_RECORD_CALL_TARGET], at + ri->len + 10, &r);
+    rw_buf_u32(out, r);
+    if (!ok)
+        mt_error_set(err, "%s: the call-target record of 0x%llx is out of rel32 range",
+                     c->in->elf.path, (unsigned long long)ri->old);
+    return ok;
 }
 
 /* Emits one instruction (its probe already written); `at` is its address. */
@@ -880,7 +957,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 return -1;
             if (ri->probe != RW_PROBE_NONE)
                 emit_probe(out, ri);
-            if (!rw_timers_emit_snip(c, ri->before, vaddr, out, err))
+            if (!rw_timers_emit_snip(c, ri->before, vaddr, out, err) ||
+                (ri->call_site && !emit_call_target(c, out, ri, vaddr + out->len, err)))
                 return -1;
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err))

@@ -30,6 +30,7 @@
 #define PAGE 4096u
 #define MAP_MAGIC 0x3150414d4c4f544dull  /* "MTOOLMAP1" trailer: counters */
 #define MAP2_MAGIC 0x3250414d4c4f544dull /* "MTOOLMAP2" trailer: counters, then timers */
+#define MAP3_MAGIC 0x3350414d4c4f544dull /* "MTOOLMAP3" trailer: ... then call sites */
 #define NEW_LOADS 3
 
 typedef struct {
@@ -40,12 +41,13 @@ typedef struct {
     uint64_t magic;
 } map_trailer;
 
-/* Version 2 (files with timers): after the counter addresses, ntimers
- * pairs (procedure entry, loop header or 0), then this trailer. */
+/* Versions 2 and 3 (files with timers or recorded call sites): after the
+ * counter addresses, ntimers pairs (procedure entry, loop header or 0),
+ * then (version 3) the address of each call site, then this trailer. */
 typedef struct {
     uint32_t ntimers;
-    uint32_t reserved;
-    map_trailer v1;            /* with MAP2_MAGIC */
+    uint32_t ncall_sites;      /* 0 in version 2 */
+    map_trailer v1;            /* with MAP2_MAGIC or MAP3_MAGIC */
 } map2_trailer;
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -326,6 +328,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
         params.wrap_got[w] = c->wrap_new[w] ? c->wrap_got[w] : 0;
     }
     params.ncounters = c->ncounters;
+    params.ncall_sites = c->ncall_sites;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
     params.ntimers = c->ntimed;
@@ -374,12 +377,13 @@ static void pad_to(rw_buf *b, uint64_t len)
 static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
 {
     rw_buf_align(file, 8, 0);
+    bool v3 = c->ntimed || c->ncall_sites;
     map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters,
-                     .version = c->ntimed ? 2 : 1, .magic = c->ntimed ? MAP2_MAGIC : MAP_MAGIC};
+                     .version = v3 ? 3 : 1, .magic = v3 ? MAP3_MAGIC : MAP_MAGIC};
     memcpy(t.binary_hash, hash, 32);
     for (uint32_t i = 0; i < c->ncounters; i++)
         rw_buf_u64(file, c->counter_addrs[i]);
-    if (!c->ntimed) {
+    if (!v3) {
         rw_buf_put(file, &t, sizeof t);
         return;
     }
@@ -389,7 +393,9 @@ static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
         rw_buf_u64(file, proc);
         rw_buf_u64(file, loop);
     }
-    map2_trailer t2 = {.ntimers = c->ntimed, .v1 = t};
+    for (uint32_t i = 0; i < c->ncall_sites; i++)
+        rw_buf_u64(file, c->call_site_addrs[i]);
+    map2_trailer t2 = {.ntimers = c->ntimed, .ncall_sites = c->ncall_sites, .v1 = t};
     rw_buf_put(file, &t2, sizeof t2);
 }
 
@@ -523,6 +529,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->nprobes_saving_flags = c.nprobes_saving_flags;
     report->nloop_registers = c.nloop_registers;
     report->nwrapped_calls = c.nwrapped_calls;
+    report->ncall_sites = c.ncall_sites;
     report->ntimer_events = c.nevents_placed;
     report->ntimer_events_saving_flags = c.nevents_saving_flags;
     report->ntrampolines = (uint32_t)c.ntramps;
@@ -558,11 +565,14 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
     memcpy(&t, in.elf.data + in.elf.size - sizeof t, sizeof t);
     map2_trailer t2 = {0};
     size_t tail = sizeof t;
-    if (t.magic == MAP2_MAGIC && t.version == 2 && in.elf.size >= sizeof t2) {
+    if (((t.magic == MAP2_MAGIC && t.version == 2) || (t.magic == MAP3_MAGIC && t.version == 3)) &&
+        in.elf.size >= sizeof t2) {
         memcpy(&t2, in.elf.data + in.elf.size - sizeof t2, sizeof t2);
+        if (t.version == 2)
+            t2.ncall_sites = 0;
         tail = sizeof t2;
     }
-    uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers;
+    uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers + t2.ncall_sites;
     if ((t.magic != MAP_MAGIC || t.version != 1) && tail != sizeof t2) {
         mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
         goto out;
@@ -585,6 +595,9 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         memcpy(&map->timer_loops[i], pairs + 16 * (size_t)i + 8, 8);
     }
     map->timers_id = mt_timer_set_id(map->timer_procs, map->timer_loops, map->ntimers);
+    map->ncall_sites = t2.ncall_sites;
+    map->call_sites = mt_xmalloc((size_t)t2.ncall_sites * 8 + 1);
+    memcpy(map->call_sites, pairs + 16 * (size_t)t2.ntimers, (size_t)t2.ncall_sites * 8);
     rc = 0;
 out:
     rw_input_close(&in);
@@ -596,5 +609,6 @@ void mt_counter_map_free(mt_counter_map *map)
     free(map->addrs);
     free(map->timer_procs);
     free(map->timer_loops);
+    free(map->call_sites);
     memset(map, 0, sizeof *map);
 }

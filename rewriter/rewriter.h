@@ -59,6 +59,7 @@ typedef struct {
     uint32_t nprobes_saving_flags;/* probes that had to preserve live flags */
     uint32_t nloop_registers;     /* blocks looping on themselves counted in a register */
     uint32_t nwrapped_calls;      /* call sites redirected to runtime wrappers */
+    uint32_t ncall_sites;         /* calls through pointers whose targets are recorded */
     uint64_t code_bytes;          /* relocated code, probes included */
     uint32_t nfdes;               /* unwind entries written for relocated code */
     mt_rewrite_skip *skipped;
@@ -85,6 +86,8 @@ typedef struct {
     uint64_t *timer_procs;     /* ... the procedure entered at timer_procs[i], */
     uint64_t *timer_loops;     /* ... its loop headed at timer_loops[i], or 0 */
     uint64_t timers_id;        /* mt_timer_set_id of those pairs (profiles carry it) */
+    uint32_t ncall_sites;      /* pass 1: calls through pointers whose targets are recorded: */
+    uint64_t *call_sites;      /* ... record i is the call (or tail jump) at call_sites[i] */
 } mt_counter_map;
 
 /* FNV-1a over the (procedure entry, loop header or 0) pairs of a timed

@@ -14,6 +14,8 @@
  *   compute_poly     Horner's rule, coefficients from L1: |overhead| small
  *   sum_rows         row sums through a helper it shares with main (98% rule)
  *   scaled_sum       a constant-time leaf and a negligible product (the other rules)
+ *   dispatch_chunks  kernels called through pointers (the dynamic call graph):
+ *                    a random gather and an L1-resident scaling, per chunk
  *
  * usage: memory [SCALE]   (work grows linearly with SCALE, default 1) */
 #include <stdint.h>
@@ -145,6 +147,41 @@ NOINLINE double scaled_sum(const double *a, long n, int times)
     return t;
 }
 
+/* Calls through pointers, as interpreters and codecs make them (gzip's
+ * deflate, xz's encoders): the kernels are too short per call to time, so
+ * they are timed from their caller, dispatch_chunks, whose loop is
+ * estimable only because pass 1 recorded where its calls go (both kernels,
+ * called from nowhere else). */
+#define CHUNK 16
+typedef double (*chunk_kernel)(const double *a, const long *idx, long n);
+static chunk_kernel kernels[2];
+
+NOINLINE double gather_chunk(const double *a, const long *idx, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += a[2 * idx[i]];
+    return s;
+}
+
+NOINLINE double scale_chunk(const double *a, const long *idx, long n)
+{
+    (void)idx;
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += a[i] * 0.5;
+    return s;
+}
+
+NOINLINE double dispatch_chunks(const double *a, const long *idx, long n, int times)
+{
+    double t = 0;
+    for (int k = 0; k < times; k++)
+        for (long c = 0; c + CHUNK <= n; c += CHUNK)
+            t += kernels[(c / CHUNK) & 1](a, idx + c, CHUNK);
+    return t;
+}
+
 /* Links nodes[order[0]] -> nodes[order[1]] -> ... */
 static node *link_nodes(node *nodes, const long *order)
 {
@@ -202,8 +239,11 @@ int main(int argc, char **argv)
         scaled += scale_value((double)i);
     for (long i = 0; i < 20000; i++) /* nearly all of progress's calls */
         progress(i);
-    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f scaled %.1f\n", s1, s2,
-           mc[12345], mc2[12345], sa[STREAM / 3], p, rows, scaled);
+    kernels[0] = gather_chunk;
+    kernels[1] = scale_chunk;
+    double chunks = dispatch_chunks(sb, order, NODES, 8 * scale);
+    printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f scaled %.1f chunks %.1f\n",
+           s1, s2, mc[12345], mc2[12345], sa[STREAM / 3], p, rows, scaled, chunks);
     free(seq);
     free(rnd);
     free(order);

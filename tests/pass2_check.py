@@ -6,6 +6,7 @@ docs/REPORT.md) for tests/pass2.sh; prints TAP lines ("ok - ..." or
   pass2_check.py memory REPORT NAME     the memory sample's kernels ranked
   pass2_check.py repeat FIRST SECOND NAME  two timed runs of one pass 1 agree
   pass2_check.py inner REPORT NAME      an inner-first report
+  pass2_check.py no-targets REPORT NAME the memory sample without pass 1's call targets
   pass2_check.py any REPORT NAME        any program: a well-formed report
 """
 import json
@@ -79,6 +80,11 @@ def memory(path, name):
         "scale_value" not in warn,
         f"{name}: scaled_sum timed through the constant-time-leaf rule (scale_value, silent) and "
         f"the negligible-product rule (progress, with the warning) ({warn})")
+    chunks = kernel(r, "dispatch_chunks")
+    say(chunks is not None and not chunks["warnings"] and chunks["overhead_percent"] > 50,
+        f"{name}: dispatch_chunks, whose kernels are called through pointers, timed from the "
+        f"dynamic call graph without a warning, overhead > 50% (the gather) "
+        f"({chunks['overhead_percent'] if chunks else 'not timed'}%)")
     p = r["program"]
     share = p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
     say(share >= 0.9, f"{name}: {100 * share:.1f}% of memory operations inside timed objects")
@@ -124,6 +130,19 @@ def inner(path, name):
     say(len(r["objects"]) > 0, f"{name}: inner-first times objects ({len(r['objects'])})")
 
 
+def no_targets(path, name):
+    """Without call_targets.tsv the kernels' callers are unknown: nothing
+    times dispatch_chunks (its calls would be unknown work anyway)."""
+    r = load(path, name)
+    if not r:
+        return
+    timed = [o for o in r["objects"] if o["procedure"] == "dispatch_chunks"]
+    kernels = [o for o in r["not_timed"] if o["procedure"] == "gather_chunk"]
+    say(not timed and kernels,
+        f"{name}: without pass 1's call targets gather_chunk is not timed from its caller "
+        f"({'dispatch_chunks timed' if timed else 'not a candidate' if not kernels else 'as expected'})")
+
+
 def any_report(path, name):
     r = load(path, name)
     if r:
@@ -138,5 +157,7 @@ if __name__ == "__main__":
         repeat(sys.argv[2], sys.argv[3], sys.argv[4])
     elif mode == "inner":
         inner(sys.argv[2], sys.argv[3])
+    elif mode == "no-targets":
+        no_targets(sys.argv[2], sys.argv[3])
     else:
         any_report(sys.argv[2], sys.argv[3])

@@ -223,4 +223,46 @@ mt_timer_outside_exit:
     pop %rax
     ret
 
+/* Pass 1: counts one call through a pointer in its site's record
+ * (timer.h, MT_CALL_TARGETS).  The inserted code is
+ *
+ *     push TARGET             the call's own operand (`call *X` -> `push X`)
+ *     push $SITE              slot offset of the site's mt_call_site_record
+ *     call mt_timer_record_call_target
+ *     call *X                 the original call (or tail jump)
+ *
+ * and the routine pops both words (`ret $16`).  At a call site the flags
+ * are dead and the red zone free (the ABI); every register is preserved.
+ * Targets fill the record in the order they are first seen, so a lookup
+ * ends at the first free entry; claiming one is a cmpxchg, so a signal
+ * handler recording at the same site in between is not overwritten. */
+    .globl mt_timer_record_call_target
+    .hidden mt_timer_record_call_target
+mt_timer_record_call_target:
+    push %rax
+    push %rcx
+    push %rdx
+    push %rsi
+    mov 40(%rsp), %rcx                  /* the site's record */
+    mov 48(%rsp), %rsi                  /* the target */
+    lea MT_CALL_SITE_OVERFLOW(%rcx), %rdx
+1:  mov %gs:(%rcx), %rax
+    cmp %rsi, %rax
+    je 3f
+    test %rax, %rax
+    jz 2f
+    add $16, %rcx
+    cmp %rdx, %rcx
+    jne 1b
+    addq $1, %gs:(%rdx)                 /* more targets than the record holds */
+    jmp 4f
+2:  cmpxchg %rsi, %gs:(%rcx)            /* %rax is 0: claim the free entry */
+    jne 1b                              /* taken in between: look at it again */
+3:  addq $1, %gs:8(%rcx)
+4:  pop %rsi
+    pop %rdx
+    pop %rcx
+    pop %rax
+    ret $16
+
     .section .note.GNU-stack, "", @progbits

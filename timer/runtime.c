@@ -375,6 +375,8 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
     h->header_size = MT_PROFILE_HEADER_SIZE;
     h->ncounters = mt_params.ncounters;
     h->ntimers = mt_params.ntimers;
+    h->ncall_sites = mt_params.ncall_sites;
+    h->load_bias = rt.bias;
     h->timers_id = mt_params.timers_id;
     h->nslots = 1;
     h->nthreads = 1;
@@ -623,7 +625,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
     find_wrap_callees();
-    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers);
+    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
     char **e = envp;

@@ -23,10 +23,11 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 2
+#define MT_RT_VERSION 3
 
-/* Pass-2 timer entry points of the runtime (timer/probes.S), called from
- * code the rewriter inserts on CFG edges.  X(ID, symbol suffix). */
+/* Entry points of the runtime (timer/probes.S) called from code the
+ * rewriter inserts: pass-2 timers on CFG edges, and pass 1's recording of
+ * the targets of calls through pointers.  X(ID, symbol suffix). */
 #define MT_RT_TIMER_ENTRIES(X)                                      \
     X(START_PROC, start_proc) /* at entries: flags dead (the ABI) */  \
     X(START_LOOP, start_loop)                                       \
@@ -34,7 +35,8 @@
     X(STOP, stop)                                                   \
     X(STOP_FLAGS, stop_flags)                                       \
     X(OUTSIDE_ENTER, outside_enter)                                 \
-    X(OUTSIDE_EXIT, outside_exit)
+    X(OUTSIDE_EXIT, outside_exit)                                   \
+    X(RECORD_CALL_TARGET, record_call_target)
 
 /* Byte offsets of the timer fields in a slot (also used by probes.S).
  * Slot header: */
@@ -59,6 +61,16 @@
 #define MT_REC_NONLOCAL 40
 #define MT_REC_DEPTH 48
 #define MT_REC_SIZE 64
+
+/* Call targets (pass 1): before every call (or tail jump) through a
+ * pointer in a counting copy, `push TARGET; push $SITE; call
+ * mt_timer_record_call_target` counts the target in the site's table: the
+ * first MT_CALL_TARGETS distinct targets each with their calls, the rest
+ * together in `overflow`.  Run-time addresses (the header's load_bias
+ * makes them link-time ones). */
+#define MT_CALL_TARGETS 15
+#define MT_CALL_SITE_SIZE 256
+#define MT_CALL_SITE_OVERFLOW (16 * MT_CALL_TARGETS)
 
 /* Functions whose call sites in instrumented code the rewriter redirects to
  * a runtime wrapper with the same signature.  X(ID, "symbol name"). */
@@ -119,7 +131,7 @@ typedef struct {
     uint64_t original_entry;        /* the executable's original e_entry */
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* the real callee (PLT stub or procedure), 0 = none */
     uint32_t ncounters;             /* counters per slot */
-    uint32_t reserved;
+    uint32_t ncall_sites;           /* calls through pointers whose targets are recorded */
     uint8_t binary_hash[32];        /* SHA-256 of the original (uninstrumented) file */
     char default_dir[MT_RT_DIR_MAX];/* absolute directory used when $MTOOL_OUT is unset */
     char program_name[MT_RT_NAME_MAX]; /* file-name prefix of profiles */
@@ -148,23 +160,27 @@ typedef struct {
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
- * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers) bytes:
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites) bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
  *     [mt_timer_record records[ntimers]][mt_timer_frame frames[ntimers + 1]]
+ *     [mt_call_site_record call_sites[ncall_sites]]
  * Only slots below `nslots` are meaningful.  The file may be longer (sparse).
  *
  * Timers (pass 2).  Each thread keeps a stack of frames, one per active
  * m-object (frames[0] is a sentinel whose rsp is UINT64_MAX); a recursive
  * entry of an active object only counts depth.  Version 1 files have no
- * timers (ntimers reads as 0 from the header's zero padding). */
+ * timers (ntimers reads as 0 from the header's zero padding), version 2
+ * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 2
+#define MT_PROFILE_VERSION 3
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
 #define MT_SLOT_FRAMES_OFFSET(n, t) (MT_SLOT_RECORDS_OFFSET(n) + (uint64_t)(t) * MT_REC_SIZE)
-#define MT_SLOT_SIZE(n, t)                                                                   \
-    ((MT_SLOT_FRAMES_OFFSET(n, t) + ((uint64_t)(t) + 1u) * MT_FRAME_SIZE + 4095u) &          \
+#define MT_SLOT_CALL_SITES_OFFSET(n, t)                                                      \
+    (MT_SLOT_FRAMES_OFFSET(n, t) + ((uint64_t)(t) + 1u) * MT_FRAME_SIZE)
+#define MT_SLOT_SIZE(n, t, c)                                                                \
+    ((MT_SLOT_CALL_SITES_OFFSET(n, t) + (uint64_t)(c) * MT_CALL_SITE_SIZE + 4095u) &         \
      ~(uint64_t)4095u)
 
 enum {
@@ -189,6 +205,9 @@ typedef struct {
                                        reused, so there may be more threads than slots */
     uint32_t ntimers;               /* timer records per slot (version 2) */
     uint64_t timers_id;             /* which objects they time (mt_rt_params) */
+    uint32_t ncall_sites;           /* call-site records per slot (version 3) */
+    uint32_t reserved;
+    uint64_t load_bias;             /* run-time minus link-time addresses of the executable */
 } mt_profile_header;
 
 typedef struct {
@@ -222,6 +241,18 @@ typedef struct {
     uint64_t outside_t0;            /* MT_FRAME_OUTSIDE_T0 */
 } mt_timer_frame;
 #define MT_SLOT_MAGIC 0x544f4c53u /* "SLOT" */
+
+/* Per thread and call site through a pointer (MT_CALL_SITE_SIZE bytes). */
+typedef struct {
+    uint64_t target;                /* run-time address, 0 = unused */
+    uint64_t calls;
+} mt_call_target;
+
+typedef struct {
+    mt_call_target targets[MT_CALL_TARGETS];
+    uint64_t overflow;              /* calls to targets past the table */
+    uint64_t reserved;
+} mt_call_site_record;
 
 /* The runtime blob, linked into mtool (build/timer/runtime_blob.o). */
 extern const unsigned char mt_runtime_blob[];

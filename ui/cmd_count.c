@@ -267,6 +267,35 @@ static int write_counts(const char *rundir, const mt_program *prog, const mt_cou
     return mt_outfile_commit(&out, err);
 }
 
+/* The dynamic call graph of calls through pointers: per recorded site, its
+ * targets (link-time addresses; one in a shared library lands far outside
+ * the executable) with their calls, and the calls to targets past a
+ * thread's record ("overflow"). */
+static int write_call_targets(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                              const profile_merge *merge, mt_error *err)
+{
+    char *path = mt_xasprintf("%s/call_targets.tsv", rundir);
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    fprintf(out.fp, "# site\ttarget\tcalls\tcallee\n");
+    for (uint32_t i = 0; i < map->ncall_sites; i++) {
+        const mt_call_site_totals *t = &merge->call_sites[i];
+        for (uint32_t k = 0; k < t->ntargets; k++) {
+            uint32_t q = mt_procedure_with_entry(prog, t->targets[k].target);
+            fprintf(out.fp, "0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\t%s\n", map->call_sites[i],
+                    t->targets[k].target, t->targets[k].calls,
+                    q == MT_NONE ? "?" : prog->procs[q].name);
+        }
+        if (t->overflow)
+            fprintf(out.fp, "0x%" PRIx64 "\toverflow\t%" PRIu64 "\t?\n", map->call_sites[i],
+                    t->overflow);
+    }
+    return mt_outfile_commit(&out, err);
+}
+
 /* What `mtool time RUNDIR` builds on: the program's command line
  * (NUL-separated, in `argv`) and, in pass1.txt, the binary's path and
  * content hash and the uninstrumented run's times. */
@@ -368,13 +397,14 @@ int mt_cmd_count(int argc, char **argv)
             base = one;
     }
     if ((ran && mt_run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
-        mt_profile_merge_dir(profiles, map.binary_hash, map.ncounters, &merge, &err) != 0) {
+        mt_profile_merge(profiles, &map, &merge, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
     accumulate(prog, &map, merge.counts, &t);
     print_summary(stderr, prog, &a, &ins, &merge, &t, baseline ? &base : NULL, ran ? &run : NULL);
     if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
+        write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
         write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;

@@ -557,7 +557,10 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     if (mt_ui_load_machine(&m) != 0)
         goto out;
     counts_path = mt_xasprintf("%s/counts.tsv", rundir);
-    if (mt_predict_program(&m, prog, false, &costs, &err) != 0 ||
+    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
+    bool targets_read = mt_ui_read_call_targets(targets_path, prog, &err) == 0;
+    free(targets_path);
+    if (!targets_read || mt_predict_program(&m, prog, false, &costs, &err) != 0 ||
         (counts = mt_xcalloc(costs.first[costs.nprocs] + 1, sizeof *counts),
          mt_ui_read_counts(counts_path, prog, &costs, counts, &err) != 0)) {
         mt_ui_error("%s", err.msg);
@@ -587,8 +590,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         fprintf(stderr, "mtool time: running the timed copy (%d of %d)\n", r + 1, a->runs);
         if (mt_clear_profiles(profiles, &err) != 0 ||
             mt_run_program(ins.path, p1.argv, profiles, &one, &err) != 0 ||
-            mt_profile_merge_timed(profiles, map.binary_hash, map.ncounters, map.ntimers,
-                                   map.timers_id, &merges[r], &err) != 0) {
+            mt_profile_merge(profiles, &map, &merges[r], &err) != 0) {
             mt_ui_error("%s", err.msg);
             goto out;
         }

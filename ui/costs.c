@@ -62,6 +62,41 @@ int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program
     return rc;
 }
 
+int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        if (errno == ENOENT)
+            return 0; /* a run of an older mtool: calls through pointers stay unknown */
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    mt_call_target_count *t = NULL;
+    size_t n = 0, cap = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        if (line[0] == '#')
+            continue;
+        mt_call_target_count c = {0};
+        char target[32];
+        if (sscanf(line, "0x%" SCNx64 "\t%31s\t%" SCNu64, &c.site, target, &c.calls) != 3 ||
+            (strcmp(target, "overflow") != 0 && sscanf(target, "0x%" SCNx64, &c.target) != 1)) {
+            mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET or "
+                              "overflow<TAB>CALLS)", path, lineno);
+            rc = -1;
+            break;
+        }
+        MT_PUSH(t, n, cap, c);
+    }
+    fclose(fp);
+    if (rc == 0)
+        mt_add_dynamic_calls(prog, t, n);
+    free(t);
+    return rc;
+}
+
 static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_costs *c,
                              const uint64_t *counts, uint32_t p)
 {

@@ -103,6 +103,22 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* Which procedures a timed copy brackets the library calls of depends on
+ * the call graph, which pass 1's calls through pointers extend. */
+static uint64_t callgraph_id(const mt_program *prog)
+{
+    uint64_t *callers = mt_xcalloc(prog->ncg_edges + 1, sizeof *callers);
+    uint64_t *callees = mt_xcalloc(prog->ncg_edges + 1, sizeof *callees);
+    for (uint32_t e = 0; e < prog->ncg_edges; e++) {
+        callers[e] = prog->procs[prog->cg_edges[e].caller].entry;
+        callees[e] = prog->procs[prog->cg_edges[e].callee].entry;
+    }
+    uint64_t id = mt_timer_set_id(callers, callees, prog->ncg_edges);
+    free(callers);
+    free(callees);
+    return id;
+}
+
 /* The copy lives in the cache under the binary's content hash and this
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
@@ -122,9 +138,10 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
         procs[i] = p->entry;
         loops[i] = timed[i].loop == MT_NONE ? 0 : p->blocks[p->loops[timed[i].loop].header].start;
     }
-    char set[32] = "";
+    char set[64] = "";
     if (ntimed)
-        snprintf(set, sizeof set, "-t%016" PRIx64, mt_timer_set_id(procs, loops, ntimed));
+        snprintf(set, sizeof set, "-t%016" PRIx64 "-g%016" PRIx64,
+                 mt_timer_set_id(procs, loops, ntimed), callgraph_id(prog));
     free(procs);
     free(loops);
     char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s", root, h, tool_identity(), set);

@@ -63,6 +63,10 @@ int mt_ui_load_machine(mt_machine *m);
 /* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
 int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
                       uint64_t *counts, mt_error *err);
+/* call_targets.tsv of `mtool count` (pass 1's calls through pointers) into
+ * the program's call graph (mt_add_dynamic_calls); a missing file (a run of
+ * an older mtool) adds nothing. */
+int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err);
 /* `analyze --costs`: per-block predictions, with counts per-procedure totals. */
 int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
                    const char *only_function, mt_error *err);

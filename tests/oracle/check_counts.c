@@ -12,6 +12,13 @@
  * (one Ir per iteration), so a block starting with one is compared on its
  * second instruction when it has one, and skipped otherwise.
  *
+ * Calls through pointers: for every `call *X` of a counted procedure that
+ * callgrind saw run, call_targets.tsv (next to COUNTS_TSV) must list the
+ * same calls per target in the binary, and the same number of calls in all
+ * (targets in shared libraries are compared as one sum, a record's overflow
+ * standing for the targets it did not name).  Tail jumps through pointers
+ * are left out: callgrind does not always call them calls.
+ *
  * usage: check_counts BINARY COUNTS_TSV CALLGRIND_OUT... */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
@@ -37,12 +44,34 @@ typedef struct {
 
 static int cmp_addr(const void *a, const void *b) { return cmp_u64(a, b); }
 
-/* Sums the Ir of every cost line of `binary` per address. */
-static void read_callgrind_file(const char *path, const char *binary, count_list *out)
+/* Calls from a site in the binary to a target (0: outside the binary). */
+typedef struct {
+    uint64_t site, target, count;
+} call_count;
+
+typedef struct {
+    call_count *v;
+    size_t n, cap;
+} call_list;
+
+static int cmp_call(const void *a, const void *b)
+{
+    const call_count *x = a, *y = b;
+    if (x->site != y->site)
+        return x->site < y->site ? -1 : 1;
+    return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* Sums the Ir of every cost line of `binary` per address, and collects the
+ * calls made from it (`calls=` lines: the callee object is the `cob=` just
+ * before, else the caller's; the site is the next cost line's address). */
+static void read_callgrind_file(const char *path, const char *binary, count_list *out,
+                                call_list *calls)
 {
     FILE *fp = fopen(path, "r");
     char line[8192];
-    bool in_binary = false, after_calls = false;
+    bool in_binary = false, after_calls = false, have_cob = false, cob_in_binary = false;
+    call_count pending = {0};
     int npositions = 1; /* "positions: instr line" puts a line number before the cost */
     while (fp && fgets(line, sizeof line, fp)) {
         if (strncmp(line, "positions:", 10) == 0) {
@@ -52,9 +81,22 @@ static void read_callgrind_file(const char *path, const char *binary, count_list
         } else if (strncmp(line, "ob=", 3) == 0) {
             line[strcspn(line, "\n")] = 0;
             in_binary = same_object(line + 3, binary);
+        } else if (strncmp(line, "cob=", 4) == 0) {
+            line[strcspn(line, "\n")] = 0;
+            have_cob = true;
+            cob_in_binary = same_object(line + 4, binary);
         } else if (strncmp(line, "calls=", 6) == 0) {
+            char *end;
+            pending.count = strtoull(line + 6, &end, 10);
+            pending.target = strtoull(end, NULL, 16);
+            if (have_cob ? !cob_in_binary : !in_binary)
+                pending.target = 0;
+            have_cob = false;
             after_calls = true;
             continue;
+        } else if (strncmp(line, "0x", 2) == 0 && in_binary && after_calls) {
+            pending.site = strtoull(line, NULL, 16);
+            MT_PUSH(calls->v, calls->n, calls->cap, pending);
         } else if (strncmp(line, "0x", 2) == 0 && in_binary && !after_calls) {
             char *end;
             addr_count ac = {.addr = strtoull(line, &end, 16)};
@@ -69,11 +111,28 @@ static void read_callgrind_file(const char *path, const char *binary, count_list
         fclose(fp);
 }
 
-/* Ir per address of `binary`, summed over the files. */
-static void read_callgrind_counts(char **paths, int n, const char *binary, count_list *out)
+/* Sums entries with the same (site, target). */
+static void merge_calls(call_list *c)
+{
+    if (c->n > 1)
+        qsort(c->v, c->n, sizeof *c->v, cmp_call);
+    size_t m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (m && cmp_call(&c->v[m - 1], &c->v[i]) == 0)
+            c->v[m - 1].count += c->v[i].count;
+        else
+            c->v[m++] = c->v[i];
+    }
+    c->n = m;
+}
+
+/* Ir per address of `binary`, and its calls, summed over the files. */
+static void read_callgrind_counts(char **paths, int n, const char *binary, count_list *out,
+                                  call_list *calls)
 {
     for (int i = 0; i < n; i++)
-        read_callgrind_file(paths[i], binary, out);
+        read_callgrind_file(paths[i], binary, out, calls);
+    merge_calls(calls);
     if (out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_addr);
     size_t m = 0;
@@ -233,6 +292,93 @@ static void print_coverage(csh cs, const mt_program *prog, const loaded_file *fi
            ran ? 100.0 * (double)covered / (double)ran : 100.0);
 }
 
+static bool in_file(const loaded_file *f, uint64_t addr)
+{
+    for (size_t i = 0; i < f->nloads; i++)
+        if (addr >= f->loads[i].p_vaddr && addr - f->loads[i].p_vaddr < f->loads[i].p_memsz)
+            return true;
+    return false;
+}
+
+/* call_targets.tsv as calls, targets outside the file (and overflow) as 0. */
+static void read_call_targets(const char *path, const loaded_file *file, call_list *out)
+{
+    FILE *fp = fopen(path, "r");
+    char line[4096];
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (line[0] == '#')
+            continue;
+        char *end;
+        call_count c = {.site = strtoull(line, &end, 16)};
+        c.target = strncmp(end + 1, "overflow", 8) == 0 ? 0 : strtoull(end + 1, &end, 16);
+        if (c.target == 0)
+            end += strcspn(end, "\t");
+        c.count = strtoull(end, NULL, 10);
+        if (!in_file(file, c.target))
+            c.target = 0;
+        MT_PUSH(out->v, out->n, out->cap, c);
+    }
+    if (fp)
+        fclose(fp);
+    merge_calls(out);
+}
+
+/* Whether `site` is a `call` through a pointer of a counted procedure (not
+ * of static libc code, whose IFUNC choices differ on valgrind's CPU). */
+static bool recorded_call(const mt_program *prog, const count_list *counted, uint64_t site)
+{
+    uint32_t p = mt_procedure_at(prog, site);
+    if (p == MT_NONE)
+        return false;
+    const mt_procedure *proc = &prog->procs[p];
+    uint32_t b = mt_block_at(proc, site);
+    if (b == MT_NONE || (prog->static_linked && proc->blocks[b].file == 0))
+        return false;
+    addr_count key = {.addr = proc->entry};
+    if (!bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr))
+        return false;
+    for (uint32_t k = 0; k < proc->ncalls; k++)
+        if (proc->calls[k].addr == site)
+            return proc->calls[k].kind == MT_CALL_INDIRECT &&
+                   proc->blocks[proc->calls[k].block].term == MT_TERM_ICALL;
+    return false;
+}
+
+/* Compares the recorded calls through pointers with callgrind's calls. */
+static bool check_call_targets(const char *name, const mt_program *prog, const count_list *counted,
+                               const call_list *cg, const call_list *recorded)
+{
+    call_list want = {0}, got = {0};
+    for (size_t i = 0; i < cg->n; i++)
+        if (recorded_call(prog, counted, cg->v[i].site))
+            MT_PUSH(want.v, want.n, want.cap, cg->v[i]);
+    for (size_t i = 0; i < recorded->n; i++)
+        if (recorded_call(prog, counted, recorded->v[i].site))
+            MT_PUSH(got.v, got.n, got.cap, recorded->v[i]);
+    uint64_t calls = 0, sites = 0;
+    bool same = want.n == got.n;
+    for (size_t i = 0; i < want.n && same; i++) {
+        same = cmp_call(&want.v[i], &got.v[i]) == 0 && want.v[i].count == got.v[i].count;
+        calls += want.v[i].count;
+        sites += i == 0 || want.v[i].site != want.v[i - 1].site;
+    }
+    for (size_t i = 0, shown = 0; !same && shown < 10 && i < (want.n > got.n ? want.n : got.n); i++) {
+        const call_count *w = i < want.n ? &want.v[i] : NULL, *g = i < got.n ? &got.v[i] : NULL;
+        printf("# calls through pointers: callgrind 0x%" PRIx64 " -> 0x%" PRIx64 " x%" PRIu64
+               ", mtool 0x%" PRIx64 " -> 0x%" PRIx64 " x%" PRIu64 " (0 = outside the binary)\n",
+               w ? w->site : 0, w ? w->target : 0, w ? w->count : 0, g ? g->site : 0,
+               g ? g->target : 0, g ? g->count : 0);
+        shown++;
+    }
+    if (want.n || got.n)
+        printf("%s - %s: calls through pointers: %" PRIu64 " calls at %" PRIu64
+               " sites, every target's calls equal callgrind's\n",
+               same ? "ok" : "not ok", name, calls, sites);
+    free(want.v);
+    free(got.v);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -253,7 +399,11 @@ int main(int argc, char **argv)
     loaded_file file;
     load_file(binary, &file);
     count_list cg = {0};
-    read_callgrind_counts(argv + 3, argc - 3, binary, &cg);
+    call_list cg_calls = {0}, recorded = {0};
+    read_callgrind_counts(argv + 3, argc - 3, binary, &cg, &cg_calls);
+    char *dir = strdup(argv[2]), *slash = strrchr(dir, '/');
+    char *targets_path = mt_xasprintf("%s/call_targets.tsv", slash ? (*slash = 0, dir) : ".");
+    read_call_targets(targets_path, &file, &recorded);
     csh cs;
     cs_open(CS_ARCH_X86, CS_MODE_64, &cs);
     cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
@@ -290,6 +440,11 @@ int main(int argc, char **argv)
            " executed, %" PRIu64 " skipped: a lone rep-string instruction, .init/.fini, or static libc code)\n",
            ok ? "ok" : "not ok", name, equal, blocks, executed, skipped);
     print_coverage(cs, prog, &file, &cg, &counted);
+    ok &= check_call_targets(name, prog, &counted, &cg_calls, &recorded);
+    free(cg_calls.v);
+    free(recorded.v);
+    free(targets_path);
+    free(dir);
     free(file.data);
     cs_close(&cs);
     free(counted.v);

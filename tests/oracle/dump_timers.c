@@ -27,8 +27,7 @@ int main(int argc, char **argv)
     }
     profile_merge m;
     int rc = 1;
-    if (mt_profile_merge_timed(argv[2], map.binary_hash, map.ncounters, map.ntimers,
-                               map.timers_id, &m, &err) != 0) {
+    if (mt_profile_merge(argv[2], &map, &m, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
     } else {
         for (uint32_t i = 0; i < m.ntimers; i++) {

@@ -56,6 +56,7 @@ static inline void add_call(mt_procedure *proc, uint32_t block, uint32_t callee,
     c->addr = proc->blocks[block].start + 8;
     c->block = block;
     c->callee = callee;
+    c->share = 1.0;
     c->kind = (uint8_t)kind;
     c->loop = MT_NONE;
 }

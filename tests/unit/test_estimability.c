@@ -55,7 +55,7 @@ static void analyze_program(test_program *t, const uint64_t *counts)
     for (uint32_t i = 0; i < t->prog.nprocs; i++)
         analyze_procedure(&t->procs[i]);
     mt_build_callgraph(&t->prog);
-    mt_compute_estimability(&t->prog, counts);
+    mt_compute_estimability(&t->prog, counts, NULL);
 }
 
 static void free_program(test_program *t)
@@ -333,14 +333,71 @@ static void test_dynamic_counts(void)
     /* Sites in procedure order: main→a, main→b, main→ptr, a→shared,
      * b→shared (never ran), ptr's indirect call (never ran). */
     const uint64_t counts[] = {10, 1, 3, 1000, 0, 0};
-    mt_compute_estimability(&t.prog, counts);
+    mt_compute_estimability(&t.prog, counts, NULL);
     CHECK(t.procs[a].estimable && t.procs[i].estimable, "calls that never ran drop out: a and ptr become estimable");
     CHECK(t.procs[b].estimable && t.procs[m].estimable && t.procs[a].tdes == 2 && t.procs[b].tdes == 1,
           "b (no calls ran) and main estimable");
     const uint64_t counts2[] = {10, 1, 3, 999, 1, 0};
-    mt_compute_estimability(&t.prog, counts2);
+    mt_compute_estimability(&t.prog, counts2, NULL);
     CHECK(!t.procs[a].estimable && fabs(t.procs[a].tot - 1.999) < 1e-12 && fabs(t.procs[b].tot - 1.001) < 1e-12,
           "weights are call counts: Tot(a) = 1 + 999/1000 (got %.6f)", t.procs[a].tot);
+    free_program(&t);
+}
+
+/* Calls through a pointer resolved by pass 1's recorded targets
+ * (mt_add_dynamic_calls): main → loop in disp → *ptr → {k1, k2}, the
+ * kernels' addresses taken. */
+static void test_dynamic_call_graph(void)
+{
+    test_program t = {0};
+    uint32_t m = add_proc(&t, "main", FLAT), d = add_proc(&t, "disp", LOOP),
+             k1 = add_proc(&t, "k1", FLAT), k2 = add_proc(&t, "k2", FLAT);
+    call(&t, m, 0, d);
+    add_call(&t.procs[d], 2, MT_NONE, MT_CALL_INDIRECT); /* in the loop body */
+    t.procs[k1].address_taken = t.procs[k2].address_taken = true;
+    analyze_program(&t, NULL);
+    uint64_t site = t.procs[d].calls[0].addr;
+    const mt_call_target_count seen[] = {{site, t.procs[k2].entry, 30}, {site, t.procs[k1].entry, 70}};
+    mt_add_dynamic_calls(&t.prog, seen, MT_ARRAY_LEN(seen));
+    const mt_procedure *dp = &t.procs[d];
+    CHECK(dp->ncalls == 2 && dp->calls[0].callee == k1 && fabs(dp->calls[0].share - 0.7) < 1e-12 &&
+              dp->calls[1].callee == k2 && fabs(dp->calls[1].share - 0.3) < 1e-12 &&
+              dp->calls[0].loop == 0 && t.prog.ncg_edges == 3,
+          "the site became one call per target, with its share, in its loop; call graph rebuilt");
+    /* Sites: main→disp, disp→k1, disp→k2; entries: the block counts. */
+    const uint64_t counts[] = {1, 70, 30};
+    uint64_t entries[] = {1, 1, 70, 30};
+    mt_compute_estimability(&t.prog, counts, entries);
+    CHECK(dp->loops[0].estimable && dp->estimable,
+          "every entry of the kernels is a recorded call: disp's loop estimable");
+    entries[k2] = 31; /* one call from code we cannot see (a library callback) */
+    mt_compute_estimability(&t.prog, counts, entries);
+    CHECK(!dp->loops[0].estimable && t.procs[k1].estimable,
+          "a kernel entered from elsewhere too: disp's loop not estimable");
+    entries[k2] = MT_UNKNOWN_ENTRIES;
+    mt_compute_estimability(&t.prog, counts, entries);
+    CHECK(!dp->loops[0].estimable, "a kernel whose entries cannot be told: not estimable");
+    free_program(&t);
+
+    /* A share of calls into a shared library stays unknown work. */
+    t = (test_program){0};
+    m = add_proc(&t, "main", FLAT);
+    d = add_proc(&t, "disp", LOOP);
+    k1 = add_proc(&t, "k1", FLAT);
+    call(&t, m, 0, d);
+    add_call(&t.procs[d], 2, MT_NONE, MT_CALL_INDIRECT);
+    analyze_program(&t, NULL);
+    site = t.procs[d].calls[0].addr;
+    const mt_call_target_count lib[] = {{site, t.procs[k1].entry, 9}, {site, 0x7f0000001000ull, 1}};
+    mt_add_dynamic_calls(&t.prog, lib, MT_ARRAY_LEN(lib));
+    dp = &t.procs[d];
+    CHECK(dp->ncalls == 2 && dp->calls[0].callee == k1 && dp->calls[1].callee == MT_NONE &&
+              fabs(dp->calls[1].share - 0.1) < 1e-12,
+          "calls to no procedure of the file stay an unknown callee with their share");
+    const uint64_t counts3[] = {1, 9, 1};
+    const uint64_t entries3[] = {1, 1, 9};
+    mt_compute_estimability(&t.prog, counts3, entries3);
+    CHECK(!dp->loops[0].estimable && t.procs[k1].estimable, "... so the loop is not estimable");
     free_program(&t);
 }
 
@@ -502,6 +559,7 @@ int main(void)
     test_unknown_work();
     test_split_part();
     test_dynamic_counts();
+    test_dynamic_call_graph();
     test_callgraph_edges();
     test_random_programs();
     return unit_finish();

@@ -42,12 +42,14 @@ cycle=$(stat timed-cycle)
 # What the timers themselves report for `timed` (all its calls, 5 processes):
 # inclusive ticks per entry, the residual bias a report must subtract.
 bias=$("$DUMP" "$B/tp-timed" "$B/profiles" | awk '{printf "%.1f", $6 / $4}')
+# ... and what the runtime measured at start-up (the bias reports subtract).
+calibrated=$("$DUMP" "$B/tp-timed" "$B/profiles" bias)
 echo "timer start/stop pair (TSC ticks per pair; median [min-max] of 5 runs):"
-echo "$native $counts $timed $floor $lfence $cycle $bias" | awk '{
+echo "$native $counts $timed $floor $lfence $cycle $bias $calibrated" | awk '{
     pair = $7 - $4; lo = $8 - $6; hi = $9 - $5; r = $16
     printf "  call loop: native %.1f, counted %.1f, counted+timed %.1f ticks per call\n", $1, $4, $7
     printf "  pair: %.1f ticks [%.1f-%.1f] = %.1f core cycles (%.3f ticks per cycle in this run)\n", pair, lo, hi, pair / r, r
     printf "  floor, two rdtsc: %.1f ticks [%.1f-%.1f] = %.1f cycles; two lfence;rdtsc: %.1f ticks = %.1f cycles\n", $10, $11, $12, $10 / r, $13, $13 / r
     printf "  bookkeeping beyond the floor: %.1f cycles (goal: at most 15)\n", (pair - $10) / r
-    printf "  measured inclusive time per entry of the 1-line procedure: %.1f ticks (timer bias)\n", $19
+    printf "  measured inclusive time per entry of the 1-line procedure: %.1f ticks; the runtime'"'"'s own start-up calibration (empty objects, what reports subtract): %.1f ticks\n", $19, $20
 }'

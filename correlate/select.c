@@ -193,8 +193,9 @@ static void average_calls(selector *s)
     free(next);
 }
 
-/* Predicted cycles of one path from the entry to an exit of a loop-free
- * procedure: the shortest (longest = false) or the longest. */
+/* Predicted cycles of one path pass 1 saw run from block b to an exit of a
+ * procedure whose executed blocks are loop-free: the shortest (longest =
+ * false) or the longest.  Blocks that never ran are no path. */
 static double path_cycles(const selector *s, uint32_t p, uint32_t b, double *memo, bool longest)
 {
     if (memo[b] >= 0)
@@ -203,7 +204,7 @@ static double path_cycles(const selector *s, uint32_t p, uint32_t b, double *mem
     double best = -1;
     for (uint32_t e = proc->blocks[b].first_succ; e < proc->blocks[b].first_succ + proc->blocks[b].nsucc; e++) {
         uint32_t d = proc->edges[e].dst;
-        if (d == MT_NONE || d <= b) /* leaves, or a back edge a loop-free CFG cannot have */
+        if (d == MT_NONE || d <= b || count_of(s, p, d) == 0) /* leaves, a back edge, never ran */
             continue;
         double c = path_cycles(s, p, d, memo, longest);
         if (best < 0 || (longest ? c > best : c < best))
@@ -213,12 +214,27 @@ static double path_cycles(const selector *s, uint32_t p, uint32_t b, double *mem
     return memo[b];
 }
 
-/* Rule 1: a loop-free, call-free procedure whose average time per call
- * equals its shortest or its longest path takes that time on every call. */
+/* Whether procedure q ran a loop or a call in pass 1 (code that never ran
+ * is not part of what its calls cost). */
+static bool ran_loop_or_call(const selector *s, uint32_t q)
+{
+    const mt_procedure *proc = &s->prog->procs[q];
+    for (uint32_t l = 0; l < proc->nloops; l++)
+        if (count_of(s, q, proc->loops[l].header) > 0)
+            return true;
+    for (uint32_t k = 0; k < proc->ncalls; k++)
+        if (site_calls(s, q, &proc->calls[k]) > 0)
+            return true;
+    return false;
+}
+
+/* Rule 1: a procedure that ran no loop and no call, whose average time per
+ * call equals its shortest or its longest executed path, takes that time
+ * on every call. */
 static bool constant_time_leaf(const selector *s, uint32_t q)
 {
     const mt_procedure *proc = &s->prog->procs[q];
-    if (proc->nloops || proc->ncalls || !proc->nblocks || s->calls[q] == 0)
+    if (!proc->nblocks || s->calls[q] == 0 || ran_loop_or_call(s, q))
         return false;
     double *memo = mt_xcalloc(proc->nblocks + 1, sizeof *memo);
     bool constant = false;

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,7 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
         return why;
     mt_profile_header *h = &out->header;
     if (h->version < 3) /* not in older headers */
-        h->ncall_sites = 0, h->load_bias = 0;
+        h->ncall_sites = 0, h->load_bias = 0, h->timer_bias = 0;
     if (h->version == 1)
         h->ntimers = 0;
     out->nslots = usable_slots(h);
@@ -218,6 +219,9 @@ static void add_profile(profile_merge *m, const mt_profile *p)
     }
     for (uint32_t k = 0; k < m->ntimers; k++)
         m->timers[k].open += p->open[k];
+    double bias = (double)p->header.timer_bias / 1000;
+    if (p->header.timer_bias && (isnan(m->timer_bias) || bias < m->timer_bias))
+        m->timer_bias = bias;
     m->nprocesses++;
     m->nforked += (p->header.flags & MT_PROFILE_FORKED) != 0;
     m->nthreads += p->nthreads;
@@ -263,6 +267,7 @@ static int merge_file(profile_merge *m, const char *path, const mt_counter_map *
 int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->timer_bias = NAN;
     out->ncounters = map->ncounters;
     out->counts = mt_xcalloc((size_t)map->ncounters + 1, sizeof *out->counts);
     out->ntimers = map->ntimers;

@@ -64,6 +64,8 @@ typedef struct {
     uint32_t nother;           /* profiles of other binaries or builds, skipped */
     uint32_t nincomplete;      /* files whose process died before writing their header,
                                   skipped (they hold no counts yet) */
+    double timer_bias;         /* pass 2: ticks a timer pair adds to what it brackets, the
+                                  least any process measured at start-up; NAN if none did */
 } profile_merge;
 
 /* Merges every *.mtp file in `dir` written by the instrumented copy whose

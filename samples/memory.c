@@ -118,14 +118,23 @@ NOINLINE double sum_rows(const double *m, long rows, long n, int times)
     return t;
 }
 
-/* MTOOL's other two rules.  scale_value is loop-free and call-free and
- * takes the same time on every call (a constant-time leaf: no warning),
- * though main makes a third of its calls; progress is a loop main calls far
- * more often than scaled_sum does, but scaled_sum's few calls are a
- * negligible product (estimated, with a warning). */
+/* MTOOL's other two rules.  scale_value ran no loop and no call (its
+ * error path never runs) and takes the same time on every call (a
+ * constant-time leaf: no warning), though main makes a third of its calls;
+ * progress is a loop main calls far more often than scaled_sum does, but
+ * scaled_sum's few calls are a negligible product (estimated, with a
+ * warning). */
 volatile long progress_sink;
+NOINLINE void bad_value(double v)
+{
+    fprintf(stderr, "memory: bad value %g\n", v);
+    exit(2);
+}
+
 NOINLINE double scale_value(double v)
 {
+    if (v < -1e300)
+        bad_value(v);
     return v * 0.5 + 1.0;
 }
 

@@ -223,6 +223,26 @@ mt_timer_outside_exit:
     pop %rax
     ret
 
+/* mt_timer_calibrate(record, pairs): `pairs` times, an empty object timed
+ * on `record` with the very code the rewriter inserts on a loop's edges;
+ * what the record's inclusive time grows by is the timers' own bias
+ * (runtime.c, calibrate_timers).  C-callable: the routines preserve every
+ * register. */
+    .globl mt_timer_calibrate
+    .hidden mt_timer_calibrate
+mt_timer_calibrate:
+1:  lea -128(%rsp), %rsp
+    push %rdi
+    call mt_timer_start_loop
+    lea 128(%rsp), %rsp
+    lea -128(%rsp), %rsp
+    push %rdi
+    call mt_timer_stop
+    lea 128(%rsp), %rsp
+    sub $1, %rsi
+    jnz 1b
+    ret
+
 /* Pass 1: counts one call through a pointer in its site's record
  * (timer.h, MT_CALL_TARGETS).  The inserted code is
  *

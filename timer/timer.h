@@ -162,8 +162,9 @@ typedef struct {
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
  * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites) bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
- *     [mt_timer_record records[ntimers]][mt_timer_frame frames[ntimers + 1]]
+ *     [mt_timer_record records[ntimers + 1]][mt_timer_frame frames[ntimers + 1]]
  *     [mt_call_site_record call_sites[ncall_sites]]
+ * (the last record is the runtime's own: it measures timer_bias at start-up)
  * Only slots below `nslots` are meaningful.  The file may be longer (sparse).
  *
  * Timers (pass 2).  Each thread keeps a stack of frames, one per active
@@ -176,7 +177,8 @@ typedef struct {
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
-#define MT_SLOT_FRAMES_OFFSET(n, t) (MT_SLOT_RECORDS_OFFSET(n) + (uint64_t)(t) * MT_REC_SIZE)
+/* Records: one per timed object, then the runtime's own (timer_bias). */
+#define MT_SLOT_FRAMES_OFFSET(n, t) (MT_SLOT_RECORDS_OFFSET(n) + ((uint64_t)(t) + 1u) * MT_REC_SIZE)
 #define MT_SLOT_CALL_SITES_OFFSET(n, t)                                                      \
     (MT_SLOT_FRAMES_OFFSET(n, t) + ((uint64_t)(t) + 1u) * MT_FRAME_SIZE)
 #define MT_SLOT_SIZE(n, t, c)                                                                \
@@ -208,6 +210,9 @@ typedef struct {
     uint32_t ncall_sites;           /* call-site records per slot (version 3) */
     uint32_t reserved;
     uint64_t load_bias;             /* run-time minus link-time addresses of the executable */
+    uint64_t timer_bias;            /* pass 2: TSC ticks x 1000 a start/stop pair adds to
+                                       the time it brackets, measured at start-up (the
+                                       least of 16 batches of 64 empty pairs); 0 = none */
 } mt_profile_header;
 
 typedef struct {

@@ -22,7 +22,7 @@
     "                   own stdout still goes there too: redirect it, or read\n"               \
     "                   RUNDIR/report.json\n"                                                  \
     "  --timer-bias T   TSC ticks a timer adds to each entry's measured time\n"                 \
-    "                   (default 24, measured by make bench: bench/timers.sh)\n"              \
+    "                   (default: what the timed program measured at start-up)\n"           \
     "  --runs N         run the timed copy N times: each object's least time is\n"            \
     "                   reported (other load only adds time), the most as its spread\n"      \
     "  --top N          rows to print (default 20; JSON has all)\n"                            \
@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
 {
     memset(a, 0, sizeof *a);
     a->coverage = 0.95;
-    a->timer_bias = 24;
+    a->timer_bias = NAN; /* calibrated by the timed runs */
     a->top = 20;
     a->runs = 1;
     const char *cmd = is_run ? "run" : "time";
@@ -237,6 +237,7 @@ typedef struct {
     double program_predicted, program_measured; /* core cycles; measured < 0: unknown */
     const char *measured_from;
     double tsc_per_cycle, tsc_hz, timer_bias;
+    bool bias_given;           /* --timer-bias, not the runs' own calibration */
     double objects_overhead;   /* sum over outermost rows */
     double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */
     uint64_t memops_in_objects;/* sum over outermost rows */
@@ -321,7 +322,8 @@ static void print_text(FILE *fp, const report *rp, int top)
                     "overheads are inflated; rerun on a quiet machine or with more --runs\n",
                 100 * rp->off_cpu);
     fprintf(fp, "\nm-objects by overhead (measured: timers minus time in shared libraries and "
-                "system calls, minus %.0f ticks of timer bias per entry):\n", rp->timer_bias);
+                "system calls, minus %.1f ticks of timer bias per entry, %s):\n", rp->timer_bias,
+            rp->bias_given ? "given" : "measured by the timed program at start-up");
     fprintf(fp, "  %-9s %12s %14s %14s %9s %7s %10s  %s\n", "kind", "entries", "measured", "predicted",
             "overhead", "share", "extra/mop", "name, source");
     double program_over = rp->program_measured >= 0 ? rp->program_measured - rp->program_predicted
@@ -611,11 +613,22 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
                     ins.path, map.ntimers, sel.ntimed);
         goto out;
     }
+    /* The timers' bias: as given, else the least any timed run measured. */
     double bias = a->timer_bias;
+    for (int r = 0; isnan(a->timer_bias) && r < a->runs; r++)
+        if (isnan(bias) || merges[r].timer_bias < bias)
+            bias = merges[r].timer_bias;
+    if (isnan(bias) && map.ntimers == 0)
+        bias = 0; /* nothing timed: no bias to subtract */
+    if (isnan(bias)) {
+        mt_ui_error("%s: the timed runs measured no timer bias (give --timer-bias)", ins.path);
+        goto out;
+    }
     mt_correlate_clock clk = {.tsc_per_cycle = run.tsc_per_cycle, .timer_bias_ticks = bias};
     report rp = {.prog = prog, .sel = &sel, .program_predicted = sel.predicted_total,
                  .program_measured = -1, .tsc_per_cycle = run.tsc_per_cycle, .tsc_hz = m.tsc_hz,
-                 .timer_bias = bias, .status = run.status, .runs = a->runs,
+                 .timer_bias = bias, .bias_given = !isnan(a->timer_bias),
+                 .status = run.status, .runs = a->runs,
                  .off_cpu = least_off, .binary = p1.binary,
                  .inner_first = a->inner_first};
     rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);

@@ -4,19 +4,21 @@
  *   index proc_entry loop_header entries recursive inclusive exclusive
  *   outside nonlocal_exits open
  *
- * (addresses in hex, loop_header 0 for a procedure, times in TSC ticks).
+ * (addresses in hex, loop_header 0 for a procedure, times in TSC ticks);
+ * with `bias`, only the timer bias the processes measured at start-up.
  *
- * usage: dump_timers INSTRUMENTED PROFILE_DIR */
+ * usage: dump_timers INSTRUMENTED PROFILE_DIR [bias] */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "profile/profile.h"
 #include "rewriter/rewriter.h"
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: dump_timers INSTRUMENTED PROFILE_DIR\n");
+    if (argc != 3 && (argc != 4 || strcmp(argv[3], "bias") != 0)) {
+        fprintf(stderr, "usage: dump_timers INSTRUMENTED PROFILE_DIR [bias]\n");
         return 2;
     }
     mt_error err;
@@ -29,6 +31,9 @@ int main(int argc, char **argv)
     int rc = 1;
     if (mt_profile_merge(argv[2], &map, &m, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
+    } else if (argc == 4) {
+        printf("%.1f\n", m.timer_bias);
+        rc = 0;
     } else {
         for (uint32_t i = 0; i < m.ntimers; i++) {
             const mt_timer_totals *t = &m.timers[i];

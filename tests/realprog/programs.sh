@@ -17,6 +17,9 @@
 #              the ones replaced by instrumented copies
 #   one_P      one command of the suite (EXE ARGS, EXE as in exes_P), for the
 #              callgrind oracle and --callgrind
+#   pass2_P    (optional) one command for pass 2 (`mtool run`), INPUT standing
+#              for 4 MB of the package's own C sources; pass2_timed_P: the
+#              procedures that must hold a timed m-object in its report
 # $JOBS is the -j of run.sh (make jobs, default 2).
 # Order of the default run (first to last).
 PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed)
@@ -78,6 +81,8 @@ norm_gzip() { norm_automake; }
 logs_gzip() { norm_logs tests; }
 exes_gzip() { echo gzip; }
 one_gzip() { echo "./gzip -9 -c ChangeLog"; }
+pass2_gzip() { echo "./gzip -9 -c INPUT"; }
+pass2_timed_gzip() { echo "compress_block"; }
 
 # --- xz-utils: `make check`: the liblzma unit tests (linked statically, not
 # replaced) and the scripts that run xz and xzdec on the test files
@@ -88,6 +93,10 @@ norm_xz-utils() { norm_automake; }
 logs_xz-utils() { norm_logs tests; }
 exes_xz-utils() { echo src/xz/xz src/xzdec/xzdec src/xzdec/lzmadec src/lzmainfo/lzmainfo; }
 one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
+# The encoder's loop calls the match finder through pointers: timed only
+# through pass 1's dynamic call graph.
+pass2_xz-utils() { echo "src/xz/xz -6 -c -T1 INPUT"; }
+pass2_timed_xz-utils() { echo "lzma_lzma_encode lzma_mf_bt4_skip"; }
 
 # --- gawk: test/Makefile's check, some 900 awk programs whose outputs the
 # suite compares itself.  Debian's source lacks the GFDL manual: build and

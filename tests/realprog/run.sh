@@ -409,13 +409,55 @@ run_one() {
             oracle_text=", oracle ok$(echo "$line" | sed -nE 's/.*# coverage: .*\(([0-9.]+%)\).*/ (coverage \1)/p')"
         fi
     fi
+    local pass2_text=""
+    if [ -z "$INSTRUMENT_CMD" ] && declare -F "pass2_$prog" > /dev/null; then
+        if ! pass2_run; then
+            echo "FAIL $prog: $PASS2_TEXT"
+            return 1
+        fi
+        pass2_text=", $PASS2_TEXT"
+    fi
     local suite_text="suite ok (orig 0, inst 0)"
     [ "$rc_orig" = 0 ] || suite_text="suite status as the original's (orig $rc_orig, inst $rc_inst: baseline failures in $out/orig/norm.txt)"
-    echo "PASS $prog: $suite_text, outputs identical ($lines lines), $nprof profiles, $merge$oracle_text"
+    echo "PASS $prog: $suite_text, outputs identical ($lines lines), $nprof profiles, $merge$oracle_text$pass2_text"
     if [ $keep -eq 0 ]; then
         rm -rf "$out/prof-inst" "$out/prof-orig" "$out"/merge-*/profiles
         rm -rf "$WORK/$prog/swap/inst"
     fi
+    return 0
+}
+
+# Pass 2 end to end on one command of $prog (pass2_P, in its source tree):
+# `mtool run` exits with the original's status and its report times an
+# m-object in each procedure pass2_timed_P names.  Sets PASS2_TEXT.
+pass2_run() {
+    local d=$WORK/$prog/results/pass2
+    rm -rf "$d" && mkdir -p "$d"
+    find . -name '*.[ch]' -type f | LC_ALL=C sort | xargs cat | head -c 4000000 > "$d/input"
+    local -a cmd
+    read -r -a cmd <<< "$(pass2_$prog | sed "s|INPUT|$d/input|")"
+    cmd[0]=$src/$(real_exe "${cmd[0]}")
+    local want=0 got=0
+    "${cmd[@]}" > /dev/null 2>&1 || want=$?
+    XDG_CACHE_HOME=$d/cache "$MTOOL" run --no-store --runs 3 -o "$d/run" -- "${cmd[@]}" \
+        > /dev/null 2> "$d/run.err" || got=$?
+    if [ "$got" != "$want" ] || [ ! -s "$d/run/report.json" ]; then
+        PASS2_TEXT="pass 2 on '${cmd[*]##*/}': exit $got (original $want), no report? ($d/run.err)"
+        return 1
+    fi
+    PASS2_TEXT=$(python3 - "$d/run/report.json" $(pass2_timed_$prog) <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+timed = {o["procedure"] for o in r["objects"]}
+missing = [p for p in sys.argv[2:] if p not in timed]
+p = r["program"]
+inside = 100 * p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
+rows = "; ".join(f"{o['name'].split(' (')[0]} {o['overhead_percent']:+.0f}%" for o in r["objects"][:3])
+print(("MISSING " + " ".join(missing) + ": " if missing else "") +
+      f"pass 2: {len(r['objects'])} m-objects timed, {inside:.0f}% of memory operations inside ({rows})")
+PY
+)
+    case $PASS2_TEXT in MISSING*) PASS2_TEXT="pass 2 timed nothing in ${PASS2_TEXT#MISSING } ($d/run/report.txt)"; return 1 ;; esac
     return 0
 }
 

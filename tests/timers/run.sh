@@ -136,6 +136,15 @@ expect "throw: recurse outermost entries" "$(field _Z7recursei 4)" 3
 expect "throw: recurse recursive entries" "$(field _Z7recursei 5)" 30
 expect "throw: recurse non-local exits" "$(field _Z7recursei 9)" 3
 
+# Every timed process measures its timers' bias at start-up (the runtime's
+# own record): tens of TSC ticks on any machine, never zero.
+bias=$("$dump" "$d/inst/throw" "$d/prof" bias)
+if awk -v b="$bias" 'BEGIN { exit !(b >= 2 && b <= 500) }'; then
+    echo "ok - throw: timer bias measured at start-up: $bias ticks"
+else
+    echo "not ok - throw: timer bias measured at start-up: '$bias' ticks, expected 2..500"
+fi
+
 # The reader on damaged timer data (last run: throw): one error line naming
 # the file, exit status 1.  Offsets: mt_profile_header.ntimers at 3156, slot
 # 0's timer_top at 4096 + 8 (timer.h).

@@ -150,6 +150,11 @@ typedef struct {
     uint32_t table;            /* index in rw_code.tables of the table it addresses, or MT_NONE */
     uint8_t probe;             /* RW_PROBE_* emitted before it */
     bool fallthrough_jmp;      /* a jmp to old+len follows (next block is elsewhere) */
+    bool near;                 /* a rel8 branch kept rel8: its target is in this copy and
+                                  within reach (rw_code_assign), as in the original */
+    bool loop_header;          /* starts a loop's header block (not the entry's) */
+    uint8_t pad;               /* nops before its code: a loop header keeps its original
+                                  offset modulo 64 (rw_code_assign) */
     bool loop_exit;            /* the back edge of a RW_PROBE_LOOP_REGISTER block: the
                                   register is stored to the counter after it */
     uint8_t loop_reg;          /* the register of a RW_PROBE_LOOP_REGISTER block */
@@ -264,8 +269,8 @@ void rw_code_free(rw_code *c);
 /* Decodes procedure `p` and plans its copy; false with *why (malloc'd) when
  * it cannot be relocated. */
 bool rw_code_add(rw_code *c, uint32_t p, char **why);
-/* Lays the copies out from `vaddr` (entries keep their offset modulo 64,
- * so loops keep their alignment); returns the end address. */
+/* Lays the copies out from `vaddr` (entries and loop headers keep their
+ * offset modulo 64, so loops keep their alignment); returns the end address. */
 uint64_t rw_code_assign(rw_code *c, uint64_t vaddr);
 /* Writes the copies (byte 0 of `out` is `vaddr`) and appends to `patches`
  * the entry jumps the runtime writes at start-up (mt_rt_patch records,

@@ -241,6 +241,8 @@ static bool classify(const rw_code *c, size_t first_table, const cs_insn *insn, 
 
 static size_t emitted_len(const rw_insn *ri)
 {
+    if (ri->near)
+        return ri->len;
     switch (ri->kind) {
     case RW_JMP:
     case RW_CALL:
@@ -581,6 +583,9 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
                         p->blocks[b].term != MT_TERM_TAIL_CALL;
         li->fallthrough_jmp = can_fall && !next_follows;
     }
+    for (uint32_t l = 0; l < p->nloops; l++)
+        if (p->loops[l].header != 0)
+            rp.insns[block_first[p->loops[l].header]].loop_header = true;
     if (!c->timers_only)
         add_call_sites(c, p, &rp, block_first);
     free(block_first);
@@ -620,6 +625,92 @@ static void build_map(rw_code *c)
     free(pairs);
 }
 
+/* A branch the original encodes in its rel8 form (jmp, jcc, jrcxz/loop). */
+static bool rel8_in_original(const rw_insn *ri)
+{
+    return (ri->kind == RW_JMP && ri->len == 2 && ri->bytes[0] == 0xeb) ||
+           (ri->kind == RW_JCC && ri->len == 2 && (ri->bytes[0] & 0xf0) == 0x70) ||
+           ri->kind == RW_JCX;
+}
+
+/* Lays out copy `rp` from `at` with its branches' current forms; returns
+ * the end of its trampolines. */
+static uint64_t layout_proc(rw_code *c, rw_proc *rp, uint64_t at)
+{
+    rp->new_start = at;
+    for (uint32_t k = 0; k < rp->ninsns; k++) {
+        rw_insn *ri = &rp->insns[k];
+        /* A loop keeps its header where the compiler put it in its fetch
+         * window (a small loop moved across a 32-byte boundary runs up to a
+         * cycle per iteration slower): the nops run once per entry. */
+        ri->pad = ri->loop_header ? (uint8_t)((ri->old - at) & 63) : 0;
+        at += ri->pad;
+        ri->new_addr = at;
+        at += probe_len(ri->probe) + call_target_len(ri) + emitted_len(ri) + after_len(ri) +
+              rw_timers_insn_len(c, ri);
+    }
+    rp->new_end = at;
+    return rw_timers_assign(c, rp, at);
+}
+
+/* Where the branch `ri` of copy `rp` lands when that is in the copy (a
+ * block of it or one of its trampolines), else 0. */
+static uint64_t local_target(const rw_code *c, const rw_proc *rp, const rw_insn *ri)
+{
+    if (ri->tramp)
+        return c->tramps[ri->tramp - 1].new_addr;
+    for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
+        if (c->wrap_real[w] == ri->target)
+            return 0; /* retargeted at a runtime wrapper */
+    uint32_t lo = 0, hi = rp->ninsns;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (rp->insns[mid].old < ri->target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == rp->ninsns || rp->insns[lo].old != ri->target || rp->insns[lo].probe == RW_PROBE_NONE)
+        return 0;
+    return rp->insns[lo].new_addr + ri->target_skip + (ri->loop_exit ? LOOP_LOAD_LEN : 0);
+}
+
+/* Where the instruction itself starts in the copy, after the code before it. */
+static uint64_t insn_start(const rw_code *c, const rw_insn *ri)
+{
+    uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri);
+    if (c->nsnips)
+        at += c->snips[ri->pre].len + c->snips[ri->before].len;
+    return at;
+}
+
+/* Lays out copy `rp` keeping the original's rel8 branches rel8 wherever
+ * their target stays in the copy and in reach, so that code without timers
+ * keeps the original's size and layout.  Branches only ever grow, so the
+ * iteration ends, on a layout every rel8 branch was checked against. */
+static uint64_t assign_proc(rw_code *c, rw_proc *rp, uint64_t start)
+{
+    for (uint32_t k = 0; k < rp->ninsns; k++)
+        rp->insns[k].near = rel8_in_original(&rp->insns[k]);
+    for (;;) {
+        uint64_t end = layout_proc(c, rp, start);
+        bool grown = false;
+        for (uint32_t k = 0; k < rp->ninsns; k++) {
+            rw_insn *ri = &rp->insns[k];
+            if (!ri->near)
+                continue;
+            uint64_t to = local_target(c, rp, ri);
+            int64_t d = (int64_t)(to - (insn_start(c, ri) + ri->len));
+            if (!to || d < INT8_MIN || d > INT8_MAX) {
+                ri->near = false;
+                grown = true;
+            }
+        }
+        if (!grown)
+            return end;
+    }
+}
+
 uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
 {
     uint64_t at = vaddr;
@@ -628,15 +719,7 @@ uint64_t rw_code_assign(rw_code *c, uint64_t vaddr)
         const mt_procedure *p = &c->prog->procs[rp->proc];
         /* Same offset modulo 64 as the original: loops keep their alignment. */
         at += (p->entry - at) & 63;
-        rp->new_start = at;
-        for (uint32_t k = 0; k < rp->ninsns; k++) {
-            rw_insn *ri = &rp->insns[k];
-            ri->new_addr = at;
-            at += probe_len(ri->probe) + call_target_len(ri) + emitted_len(ri) + after_len(ri) +
-                  rw_timers_insn_len(c, ri);
-        }
-        rp->new_end = at;
-        at = rw_timers_assign(c, rp, at);
+        at = assign_proc(c, rp, at);
     }
     for (size_t t = 0; t < c->ntables; t++) {
         at = (at + 7) & ~(uint64_t)7;
@@ -764,6 +847,11 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
     if (ri->loop_exit)
         target += LOOP_LOAD_LEN; /* the back edge: the counter is already in its register */
     size_t len = emitted_len(ri);
+    if (ri->near) { /* the original's rel8 form (rw_code_assign checked its reach) */
+        rw_buf_put(out, ri->bytes, ri->len - 1u);
+        rw_buf_u8(out, (uint8_t)(int8_t)(int64_t)(target - (at + ri->len)));
+        return true;
+    }
     switch (ri->kind) {
     case RW_COPY:
         rw_buf_put(out, ri->bytes, ri->len);
@@ -809,6 +897,30 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
         mt_error_set(err, "%s: target 0x%llx of the instruction at 0x%llx is out of rel32 range",
                      c->in->elf.path, (unsigned long long)target, (unsigned long long)ri->old);
     return ok;
+}
+
+/* `n` bytes of nops, in the fewest instructions (the recommended long
+ * forms, up to 11 bytes each). */
+static void emit_nops(rw_buf *out, size_t n)
+{
+    static const uint8_t nops[11][11] = {
+        {0x90},
+        {0x66, 0x90},
+        {0x0f, 0x1f, 0x00},
+        {0x0f, 0x1f, 0x40, 0x00},
+        {0x0f, 0x1f, 0x44, 0x00, 0x00},
+        {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+        {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+        {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+        {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+        {0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+        {0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+    };
+    while (n > 0) {
+        size_t k = n < 11 ? n : 11;
+        rw_buf_put(out, nops[k - 1], k);
+        n -= k;
+    }
 }
 
 /* PROT_* of the loaded segment holding `vaddr` (the runtime restores it
@@ -953,6 +1065,7 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
             rw_buf_u8(out, 0xcc); /* int3 between copies: nothing should run there */
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             const rw_insn *ri = &rp->insns[k];
+            emit_nops(out, ri->pad);
             if (!rw_timers_emit_snip(c, ri->pre, vaddr, out, err))
                 return -1;
             if (ri->probe != RW_PROBE_NONE)

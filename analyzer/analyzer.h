@@ -66,12 +66,12 @@ typedef struct {
     uint32_t loop;             /* innermost loop containing it, MT_NONE if none */
     uint32_t file, line;       /* source of the first instruction with line info; file
                                   indexes prog->files, 0 means "unknown" */
-    int32_t rsp_delta;         /* bytes the block pushes onto the stack, net (a call that
-                                  returns counts 0); MT_RSP_UNKNOWN when it sets %rsp
-                                  otherwise (leave, mov, and) */
     uint8_t term;              /* mt_term_kind */
+    int16_t rsp_delta;         /* bytes the block pushes onto the stack, net (a call that
+                                  returns counts 0); MT_RSP_UNKNOWN when it sets %rsp
+                                  otherwise (leave, mov, and) or moves it too far */
 } mt_block;
-#define MT_RSP_UNKNOWN INT32_MIN
+#define MT_RSP_UNKNOWN INT16_MIN
 
 /* A natural loop (or, when `irreducible`, a strongly connected region with
  * several entry blocks; such regions are reported but are not m-objects). */

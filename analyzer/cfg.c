@@ -514,10 +514,10 @@ static void form_blocks(const cfg_builder *b, cfg_out *o)
         blk->ninsns++;
         blk->mem_reads += in->reads;
         blk->mem_writes += in->writes;
-        if (in->rsp == MT_RSP_LOST || blk->rsp_delta == MT_RSP_UNKNOWN)
-            blk->rsp_delta = MT_RSP_UNKNOWN;
-        else
-            blk->rsp_delta += in->rsp;
+        int32_t rsp = blk->rsp_delta + in->rsp;
+        blk->rsp_delta = in->rsp == MT_RSP_LOST || blk->rsp_delta == MT_RSP_UNKNOWN ||
+                                 rsp <= MT_RSP_UNKNOWN || rsp > INT16_MAX
+                             ? MT_RSP_UNKNOWN : (int16_t)rsp;
         blk->end = in->addr + in->len;
         closed = i + 1 == b->ninsns || (b->insns[i + 1].flags & CFG_LEADER) ||
                  b->insns[i + 1].addr != blk->end || ends_block(in);

@@ -107,9 +107,10 @@ static bool returns_twice(const char *name)
     return false;
 }
 
-#define HEIGHT_UNSET INT32_MAX
+#define HEIGHT_UNSET INT32_MAX   /* not reached */
+#define HEIGHT_UNKNOWN INT32_MIN /* paths disagree, or %rsp set otherwise: below any height */
 
-/* Stack height at each block's start (MT_RSP_UNKNOWN when paths disagree
+/* Stack height at each block's start (HEIGHT_UNKNOWN when paths disagree
  * or a block sets %rsp otherwise; HEIGHT_UNSET when unreachable). */
 static void stack_heights(const mt_procedure *p, int32_t *h)
 {
@@ -124,15 +125,15 @@ static void stack_heights(const mt_procedure *p, int32_t *h)
         uint32_t b = work[--nwork];
         queued[b] = false;
         const mt_block *blk = &p->blocks[b];
-        int64_t out = h[b] == MT_RSP_UNKNOWN || blk->rsp_delta == MT_RSP_UNKNOWN
-                          ? MT_RSP_UNKNOWN : (int64_t)h[b] + blk->rsp_delta;
-        if (out != MT_RSP_UNKNOWN && (out < -65536 || out > 65536))
-            out = MT_RSP_UNKNOWN;
+        int64_t out = h[b] == HEIGHT_UNKNOWN || blk->rsp_delta == MT_RSP_UNKNOWN
+                          ? HEIGHT_UNKNOWN : (int64_t)h[b] + blk->rsp_delta;
+        if (out != HEIGHT_UNKNOWN && (out < -65536 || out > 65536))
+            out = HEIGHT_UNKNOWN;
         for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
             uint32_t d = p->edges[e].dst;
-            if (d >= n || h[d] == MT_RSP_UNKNOWN || h[d] == out)
+            if (d >= n || h[d] == HEIGHT_UNKNOWN || h[d] == out)
                 continue;
-            h[d] = h[d] == HEIGHT_UNSET ? (int32_t)out : MT_RSP_UNKNOWN;
+            h[d] = h[d] == HEIGHT_UNSET ? (int32_t)out : HEIGHT_UNKNOWN;
             if (!queued[d]) {
                 queued[d] = true;
                 work[nwork++] = d;
@@ -145,7 +146,7 @@ static void stack_heights(const mt_procedure *p, int32_t *h)
 
 /* For every block, the least stack height at which something nested in a
  * region may start in its dominator subtree: loop entries (the header's
- * height), call sites, cut points (chain[] marks them); MT_RSP_UNKNOWN
+ * height), call sites, cut points (chain[] marks them); HEIGHT_UNKNOWN
  * when one of them is not known, HEIGHT_UNSET when there is none. */
 static void least_nested_height(const mt_procedure *p, const mt_domtree *dt, const int32_t *h,
                                 const bool *chain, int32_t *least)
@@ -161,8 +162,8 @@ static void least_nested_height(const mt_procedure *p, const mt_domtree *dt, con
             v = h[b];
         if (blk->term == MT_TERM_CALL || blk->term == MT_TERM_ICALL ||
             blk->term == MT_TERM_NORETURN_CALL) {
-            int32_t at_call = h[b] == MT_RSP_UNKNOWN || blk->rsp_delta == MT_RSP_UNKNOWN
-                                  ? MT_RSP_UNKNOWN : h[b] + blk->rsp_delta;
+            int32_t at_call = h[b] == HEIGHT_UNKNOWN || blk->rsp_delta == MT_RSP_UNKNOWN
+                                  ? HEIGHT_UNKNOWN : h[b] + blk->rsp_delta;
             v = at_call < v ? at_call : v;
         }
         least[b] = v;
@@ -248,7 +249,7 @@ uint32_t mt_region_cuts(const mt_program *prog, uint32_t pi, uint32_t **cuts)
             uint32_t s = chain[k];
             if (p->blocks[s].loop != MT_NONE || (k > 0 && excluded[s]))
                 continue;
-            if (k > 0 && (h[s] == MT_RSP_UNKNOWN || least[s] < h[s]))
+            if (k > 0 && (h[s] == HEIGHT_UNKNOWN || least[s] < h[s]))
                 continue; /* something nested would start shallower (or unknown) */
             /* Split parts: their sources and targets on one side of s; all
              * dominated by the last cut when the part leaves the procedure. */

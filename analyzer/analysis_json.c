@@ -340,6 +340,13 @@ static void put_procedure(writer *w, const mt_program *prog, uint32_t i, const m
     put_calls(w, p);
     if (opt->loops)
         put_loops(w, p);
+    if (opt->blocks) {
+        uint32_t *cuts;
+        uint32_t ncuts = mt_region_cuts(prog, i, &cuts);
+        W_LIT(w, ",\"region_cuts\":");
+        w_index_list(w, cuts, ncuts);
+        free(cuts);
+    }
     w_char(w, '}');
 }
 

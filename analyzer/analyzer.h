@@ -67,7 +67,11 @@ typedef struct {
     uint32_t file, line;       /* source of the first instruction with line info; file
                                   indexes prog->files, 0 means "unknown" */
     uint8_t term;              /* mt_term_kind */
+    int16_t rsp_delta;         /* bytes the block pushes onto the stack, net (a call that
+                                  returns counts 0); MT_RSP_UNKNOWN when it sets %rsp
+                                  otherwise (leave, mov, and) or moves it too far */
 } mt_block;
+#define MT_RSP_UNKNOWN INT16_MIN
 
 /* A natural loop (or, when `irreducible`, a strongly connected region with
  * several entry blocks; such regions are reported but are not m-objects). */
@@ -242,6 +246,24 @@ typedef struct {
  * starts, targets not named).  The call graph and its SCCs are rebuilt.
  * Called once per analysis (a site already expanded is not again). */
 void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n);
+
+/* Single-entry regions of a procedure (regions.c), to time a large procedure
+ * in pieces.  Cut points are the blocks that every path from the entry to a
+ * return passes through, that lie on no cycle, are no landing pad and are
+ * not re-entered from a split part; they form a chain of the dominator
+ * tree.  mt_region_cuts returns how many there are (0 when the procedure
+ * cannot be cut: unresolved, a split part, its entry in a loop, no return),
+ * in order, the entry block first; *cuts is malloc'd (NULL when 0).
+ * Region [first, end) for two cut points first before end: the blocks
+ * dominated by `first` and not by `end` (end == MT_NONE: to the returns);
+ * it is entered only at `first`. */
+uint32_t mt_region_cuts(const mt_program *prog, uint32_t proc, uint32_t **cuts);
+/* in[b] for every block b of p: whether it is in region [first, end). */
+void mt_region_blocks(const mt_procedure *p, uint32_t first, uint32_t end, bool *in);
+/* For cut points cuts[0..n) (a chain of the dominator tree, in order):
+ * region[b] = the k of the region [cuts[k], cuts[k+1]) holding block b, or
+ * MT_NONE for blocks the first cut does not dominate. */
+void mt_region_of_blocks(const mt_procedure *p, const uint32_t *cuts, uint32_t n, uint32_t *region);
 
 /* Lookup helpers. */
 uint32_t mt_find_procedure(const mt_program *prog, const char *name); /* MT_NONE if absent */

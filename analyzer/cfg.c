@@ -341,7 +341,8 @@ static void decode_path(cfg_builder *b, const cfg_program *cp, cfg_side *side, u
             note_reference(cp, side, f.ref);
         if (f.ref > b->lo && f.ref < b->hi)
             b->inner_address = true;
-        cfg_insn rec = {addr, f.target, (uint8_t)insn->size, f.flow, f.reads, f.writes, 0};
+        cfg_insn rec = {addr, f.target, (uint8_t)insn->size, f.flow, f.reads, f.writes, 0,
+                        mt_insn_rsp_change(insn)};
         if (f.flow == MT_FLOW_CALL && callee_is_noreturn(cp, f.target))
             rec.flags |= CFG_NORETURN_CALL;
         if (f.flow == MT_FLOW_JUMP_FAR)
@@ -513,6 +514,10 @@ static void form_blocks(const cfg_builder *b, cfg_out *o)
         blk->ninsns++;
         blk->mem_reads += in->reads;
         blk->mem_writes += in->writes;
+        int32_t rsp = blk->rsp_delta + in->rsp;
+        blk->rsp_delta = in->rsp == MT_RSP_LOST || blk->rsp_delta == MT_RSP_UNKNOWN ||
+                                 rsp <= MT_RSP_UNKNOWN || rsp > INT16_MAX
+                             ? MT_RSP_UNKNOWN : (int16_t)rsp;
         blk->end = in->addr + in->len;
         closed = i + 1 == b->ninsns || (b->insns[i + 1].flags & CFG_LEADER) ||
                  b->insns[i + 1].addr != blk->end || ends_block(in);

@@ -24,6 +24,7 @@ typedef struct {
     uint8_t len, flow;     /* flow: mt_flow */
     uint8_t reads, writes;
     uint8_t flags;         /* CFG_* */
+    int16_t rsp;           /* mt_insn_rsp_change */
 } cfg_insn;
 
 /* One control transfer into `target` from instruction `src` (an index in

@@ -170,6 +170,62 @@ void mt_insn_facts_of(const cs_insn *insn, mt_insn_facts *out)
     mt_count_mem_accesses(insn, &out->reads, &out->writes);
 }
 
+/* ---- stack pointer ------------------------------------------------------ */
+
+static bool is_rsp_reg(const cs_x86_op *op)
+{
+    return op->type == X86_OP_REG && op->reg == X86_REG_RSP;
+}
+
+int16_t mt_insn_rsp_change(const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    switch (insn->id) {
+    case X86_INS_PUSH:
+        return x->op_count == 1 && x->operands[0].size == 2 ? 2 : 8;
+    case X86_INS_PUSHFQ:
+        return 8;
+    case X86_INS_POP:
+        if (x->op_count == 1 && is_rsp_reg(&x->operands[0]))
+            return MT_RSP_LOST;
+        return x->op_count == 1 && x->operands[0].size == 2 ? -2 : -8;
+    case X86_INS_POPFQ:
+        return -8;
+    case X86_INS_CALL: case X86_INS_RET: /* a call's return pops its push; a ret ends the block */
+        return 0;
+    case X86_INS_SUB: case X86_INS_ADD:
+        if (x->op_count == 2 && is_rsp_reg(&x->operands[0])) {
+            if (x->operands[1].type != X86_OP_IMM || x->operands[1].imm < -16384 ||
+                x->operands[1].imm > 16384)
+                return MT_RSP_LOST;
+            return (int16_t)(insn->id == X86_INS_SUB ? x->operands[1].imm : -x->operands[1].imm);
+        }
+        break;
+    case X86_INS_LEA:
+        if (x->op_count == 2 && is_rsp_reg(&x->operands[0])) {
+            const x86_op_mem *m = &x->operands[1].mem;
+            if (m->base != X86_REG_RSP || m->index != X86_REG_INVALID || m->disp < -16384 ||
+                m->disp > 16384)
+                return MT_RSP_LOST;
+            return (int16_t)-m->disp;
+        }
+        return 0;
+    case X86_INS_LEAVE: case X86_INS_ENTER: case X86_INS_PUSHAL: case X86_INS_POPAL:
+    case X86_INS_PUSHF: case X86_INS_POPF:
+        return MT_RSP_LOST;
+    default:
+        break;
+    }
+    /* Anything else that writes %rsp (mov, and, xchg, cmov, ...). */
+    for (uint8_t k = 0; k < x->op_count; k++)
+        if (is_rsp_reg(&x->operands[k]) && (x->operands[k].access & CS_AC_WRITE))
+            return MT_RSP_LOST;
+    for (uint8_t k = 0; k < insn->detail->regs_write_count; k++)
+        if (insn->detail->regs_write[k] == X86_REG_RSP)
+            return MT_RSP_LOST;
+    return 0;
+}
+
 /* ---- memory accesses ------------------------------------------------- */
 
 enum { EXPLICIT_COUNT, EXPLICIT_IGNORE };

@@ -52,6 +52,12 @@ void mt_insn_facts_of(const cs_insn *insn, mt_insn_facts *out);
 /* Memory accesses of one execution of the instruction (see disasm.c). */
 void mt_count_mem_accesses(const cs_insn *insn, uint8_t *reads, uint8_t *writes);
 
+/* How the instruction moves %rsp: bytes it pushes (negative: pops), a
+ * call counting 0 (its return pops what it pushed), or MT_RSP_LOST when it
+ * sets %rsp some other way (leave, mov, and, a large or variable amount). */
+#define MT_RSP_LOST INT16_MIN
+int16_t mt_insn_rsp_change(const cs_insn *insn);
+
 /* General-purpose register family (1..16 for rax..r15 in any width), 0 for
  * every other register. */
 unsigned mt_reg_family(unsigned reg);

@@ -42,6 +42,8 @@ typedef struct {
                                  memory operations is not timed itself (0.9) */
     int caller_levels;        /* a procedure with nothing timable is timed from its
                                  callers' loops, up to this many levels up (8) */
+    int max_regions;          /* a large, mostly loop-free selected procedure is also
+                                 timed in up to this many regions (8; < 2: never) */
 } mt_select_options;
 
 /* MTOOL's defaults with this runtime's measured timer (docs/ARCHITECTURE.md):
@@ -59,8 +61,16 @@ typedef enum {
                                  procedure: its timed loops hold nearly all of it */
 } mt_candidate_status;
 
+/* A region of a procedure (analyzer: mt_region_cuts): the blocks from cut
+ * point `first` up to cut point `end` (MT_NONE: to the returns). */
 typedef struct {
-    uint32_t proc, loop;      /* loop == MT_NONE: the procedure */
+    uint32_t first, end;      /* block indices */
+    uint16_t k, n;            /* region k of n (from 1); n == 0: not a region */
+} mt_region;
+
+typedef struct {
+    uint32_t proc, loop;      /* loop == MT_NONE: the procedure, or one of its regions */
+    mt_region region;         /* region.n > 0: a region of the procedure */
     uint64_t entries;         /* pass 1: procedure entries, or loop entries (estimated) */
     uint64_t memops;          /* inclusive of callees (pass-1 counts) */
     uint64_t insns;
@@ -84,6 +94,25 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
                const mt_select_options *o, mt_selection *out);
 void mt_selection_free(mt_selection *s);
 const char *mt_candidate_status_name(uint8_t status);
+
+/* ---- regions (regions.c) ---------------------------------------------------- */
+
+/* MTOOL: "large loop-free procedures partitioned into several regions".
+ * Regions are made of consecutive segments (cycles[k], memops[k]: pass-1
+ * totals of segment k, from cut point k to the next; entries[k]: executions
+ * of cut point k).  Chooses the most regions, up to max_regions, each
+ * timable (its cycles and memory operations per entry of its first cut
+ * point at least min_cycles and min_memops), with the largest region's
+ * cycles as small as possible (regions of nearly equal predicted time);
+ * returns their number (0 when fewer than 2 are possible) and the first
+ * segment of each in starts[0 .. n), starts[0] = 0. */
+uint32_t mt_partition_segments(const double *cycles, const double *memops,
+                               const double *entries, uint32_t nsegments, double min_cycles,
+                               double min_memops, uint32_t max_regions, uint32_t *starts);
+
+/* The blocks of a candidate (a procedure: all; a loop: its body; a region:
+ * its blocks), as in[b] (malloc'd, nblocks + 1 entries). */
+bool *mt_candidate_blocks(const mt_program *prog, const mt_candidate *c);
 
 /* ---- the report's rows ----------------------------------------------------- */
 

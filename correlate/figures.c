@@ -6,19 +6,32 @@
 
 #include "correlate.h"
 
-/* Whether timed object x lies inside timed object y: a loop inside a loop
- * or in its own procedure, or a procedure that y's code calls (an estimable
- * y's callees work only on its behalf: all of their time is inside y). */
+/* Whether timed object x lies inside timed object y: a loop inside a loop,
+ * a region or its own procedure, a region in its own procedure (or, by
+ * hand, in a larger region), or a procedure that y's code calls (an
+ * estimable y's callees work only on its behalf: all of their time is
+ * inside y).  `yin`: y's blocks. */
 static bool inside(const mt_program *prog, const mt_candidate *x, const mt_candidate *y,
-                   const bool *reach)
+                   const bool *yin, const bool *reach)
 {
     if (x == y)
         return false;
-    if (x->proc == y->proc && x->loop != MT_NONE) {
-        if (y->loop == MT_NONE)
+    if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
+        if (y->loop == MT_NONE && !y->region.n)
             return true;
-        for (uint32_t up = prog->procs[x->proc].loops[x->loop].parent; up != MT_NONE;
-             up = prog->procs[x->proc].loops[up].parent)
+        const mt_procedure *p = &prog->procs[x->proc];
+        if (y->region.n) {
+            bool *xin = mt_candidate_blocks(prog, x), sub = true, smaller = false;
+            for (uint32_t b = 0; b < p->nblocks; b++) {
+                sub &= !xin[b] || yin[b];
+                smaller |= yin[b] && !xin[b];
+            }
+            free(xin);
+            return sub && smaller;
+        }
+        if (x->region.n)
+            return false; /* a region lies in no loop: its cut points are on no cycle */
+        for (uint32_t up = p->loops[x->loop].parent; up != MT_NONE; up = p->loops[up].parent)
             if (up == y->loop)
                 return true;
         return false;
@@ -26,10 +39,9 @@ static bool inside(const mt_program *prog, const mt_candidate *x, const mt_candi
     return x->proc != y->proc && reach[x->proc];
 }
 
-/* Procedures reachable by calls from object y (any call site of y's
- * procedure: a loop's callees are a subset, so this may only over-nest a
- * procedure called from y's procedure outside the loop). */
-static void reachable(const mt_program *prog, const mt_candidate *y, bool *reach)
+/* Procedures reachable by calls from object y (blocks `yin`): its calls,
+ * then any call of the procedures they reach. */
+static void reachable(const mt_program *prog, const mt_candidate *y, const bool *yin, bool *reach)
 {
     memset(reach, 0, prog->nprocs * sizeof *reach);
     uint32_t *stack = mt_xcalloc(prog->nprocs + 1, sizeof *stack);
@@ -41,9 +53,9 @@ static void reachable(const mt_program *prog, const mt_candidate *y, bool *reach
             uint32_t q = p->calls[k].callee;
             if (q == MT_NONE || reach[q])
                 continue;
-            if (y->loop != MT_NONE && p == &prog->procs[y->proc] &&
-                p->calls[k].loop == MT_NONE)
-                continue; /* a call outside the loop */
+            if (p == &prog->procs[y->proc] &&
+                (p->calls[k].block == MT_NONE || !yin[p->calls[k].block]))
+                continue; /* a call outside the loop or region */
             reach[q] = true;
             stack[n++] = q;
         }
@@ -97,10 +109,12 @@ mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel
         r->outermost = true;
     }
     for (size_t j = 0; j < sel->ntimed; j++) {
-        reachable(prog, &sel->cands[j], reach);
+        bool *yin = mt_candidate_blocks(prog, &sel->cands[j]);
+        reachable(prog, &sel->cands[j], yin, reach);
         for (size_t i = 0; i < sel->ntimed; i++)
-            if (inside(prog, &sel->cands[i], &sel->cands[j], reach))
+            if (inside(prog, &sel->cands[i], &sel->cands[j], yin, reach))
                 rows[i].outermost = false;
+        free(yin);
     }
     free(reach);
     qsort(rows, sel->ntimed, sizeof *rows, by_overhead_desc);

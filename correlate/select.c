@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "correlate.h"
+#include "internal.h"
 
 void mt_select_options_init(mt_select_options *o)
 {
     *o = (mt_select_options){.coverage = 0.95, .inner_first = false, .timer_cycles = 70,
 .min_cost_ratio = 50, .min_memops_ratio = 50, .timer_memops = 12,
-                             .loops_cover = 0.9, .caller_levels = 8};
+                             .loops_cover = 0.9, .caller_levels = 8, .max_regions = 8};
 }
 
 const char *mt_candidate_status_name(uint8_t status)
@@ -326,6 +326,12 @@ static bool rescue(selector *s, mt_candidate *c)
             uint64_t i = s->costs->first[c->proc] + lp->blocks[k];
             own += (double)s->counts[i] * s->costs->costs[i].cycles;
         }
+    } else if (c->region.n) {
+        in = mt_candidate_blocks(s->prog, c);
+        for (uint32_t b = 0; b < proc->nblocks; b++)
+            if (in[b])
+                own += (double)count_of(s, c->proc, b) *
+                       s->costs->costs[s->costs->first[c->proc] + b].cycles;
     } else {
         own = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, c->proc);
     }
@@ -364,7 +370,8 @@ static uint8_t judge(selector *s, mt_candidate *c)
         return MT_CAND_IRREDUCIBLE;
     /* Estimability first: without it the prediction misses callees' work,
      * and timability judged on it would be wrong too. */
-    bool estimable = c->loop == MT_NONE ? proc->estimable : proc->loops[c->loop].estimable;
+    bool estimable = c->region.n ? false /* no call-graph node: the callee rules decide */
+                     : c->loop == MT_NONE ? proc->estimable : proc->loops[c->loop].estimable;
     if (!estimable && !rescue(s, c))
         return MT_CAND_NOT_ESTIMABLE;
     double per_entry = c->predicted / (double)c->entries;
@@ -417,7 +424,7 @@ static uint64_t *procedure_entries(const selector *s)
 static long find_candidate(const mt_candidate *cands, size_t n, uint32_t proc, uint32_t loop)
 {
     for (size_t i = 0; i < n; i++)
-        if (cands[i].proc == proc && cands[i].loop == loop)
+        if (cands[i].proc == proc && cands[i].loop == loop && !cands[i].region.n)
             return (long)i;
     return -1;
 }
@@ -523,6 +530,53 @@ static bool timed_in(const mt_selection *out, uint32_t p)
     return false;
 }
 
+/* ---- regions of large loop-free procedures (regions.c) -------------------- */
+
+typedef struct {
+    selector *s;
+    double *memops_per_call; /* per procedure, once computed (< 0: not yet) */
+} region_hooks;
+
+static double hook_cycles_per_call(void *h, uint32_t q)
+{
+    return ((region_hooks *)h)->s->average[q];
+}
+
+static double hook_memops_per_call(void *h, uint32_t q)
+{
+    region_hooks *rh = h;
+    selector *s = rh->s;
+    if (rh->memops_per_call[q] < 0)
+        rh->memops_per_call[q] = s->calls[q] > 0 ? (double)(s->own_memops[q] +
+                                                            descendant_memops(s, q, NULL)) / s->calls[q]
+                                                 : 0;
+    return rh->memops_per_call[q];
+}
+
+static uint64_t hook_callee_memops(void *h, uint32_t p, const bool *in)
+{
+    return descendant_memops(((region_hooks *)h)->s, p, in);
+}
+
+static uint8_t hook_judge(void *h, mt_candidate *c)
+{
+    return judge(((region_hooks *)h)->s, c);
+}
+
+/* The regions of the procedure candidate just pushed (the last one). */
+static void select_regions(selector *s, mt_selection *out, size_t *cap)
+{
+    region_hooks rh = {.s = s, .memops_per_call = mt_xcalloc(s->prog->nprocs + 1, sizeof(double))};
+    for (uint32_t q = 0; q < s->prog->nprocs; q++)
+        rh.memops_per_call[q] = -1;
+    mt_region_context ctx = {.prog = s->prog, .costs = s->costs, .counts = s->counts, .o = s->o,
+                             .sel = &rh, .cycles_per_call = hook_cycles_per_call,
+                             .memops_per_call = hook_memops_per_call,
+                             .callee_memops = hook_callee_memops, .judge = hook_judge};
+    mt_select_regions(&ctx, out->ncands - 1, &out->cands, &out->ncands, cap);
+    free(rh.memops_per_call);
+}
+
 void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out)
 {
@@ -560,6 +614,7 @@ void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *
         c.status = (double)in_loops >= o->loops_cover * (double)c.memops ? MT_CAND_COVERED
                                                                           : judge(&s, &c);
         MT_PUSH(out->cands, out->ncands, cap, c);
+        select_regions(&s, out, &cap);
         if (!timed_in(out, p))
             time_from_callers(&s, p, out, &cap, o->caller_levels);
     }

@@ -301,7 +301,7 @@ static void timed_pair(const rw_code *c, uint32_t o, uint64_t *proc, uint64_t *l
 {
     const mt_procedure *p = &c->prog->procs[c->timed[o].proc];
     *proc = p->entry;
-    *loop = c->timed[o].loop == MT_NONE ? 0 : p->blocks[p->loops[c->timed[o].loop].header].start;
+    *loop = mt_timed_object_key(c->prog, &c->timed[o]);
 }
 
 static uint64_t timers_id(const rw_code *c)

@@ -20,13 +20,26 @@
 
 #include "../analyzer/analyzer.h"
 
-/* An m-object to time in pass 2: a procedure (loop == MT_NONE) or one of
- * its natural loops (an index in prog->procs[proc].loops).  Its position in
- * the list given to the rewriter is its record index in profiles. */
+/* An m-object to time in pass 2: a procedure (loop == MT_NONE), one of its
+ * natural loops (an index in prog->procs[proc].loops), or one of its
+ * regions (`region`, loop == MT_NONE): the blocks from cut point
+ * region_first up to cut point region_end (MT_NONE: to the returns), as
+ * mt_region_cuts and mt_region_blocks define them.  Its position in the
+ * list given to the rewriter is its record index in profiles. */
 typedef struct mt_timed_object {
     uint32_t proc;
     uint32_t loop;
+    bool region;
+    uint32_t region_first, region_end; /* block indices */
 } mt_timed_object;
+
+/* The counter map's second word of a timed object (the first is the
+ * procedure's entry): 0 for a procedure, the header's address for a loop,
+ * and for a region MT_TIMER_REGION | end << 32 | first, where first and end
+ * are the offsets of its first block and of the next region's first block
+ * from the procedure's entry (end 0: to the returns). */
+#define MT_TIMER_REGION (1ull << 63)
+uint64_t mt_timed_object_key(const mt_program *prog, const mt_timed_object *t);
 
 typedef struct {
     const char *profile_dir;   /* absolute default for $MTOOL_OUT */
@@ -40,8 +53,12 @@ typedef struct {
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that
- * block address) or "NAME:K" (its loop K, in the analyzer's order: parents
- * before children).  -1 with err naming the problem. */
+ * block address), "NAME:K" (its loop K, in the analyzer's order: parents
+ * before children), or a region: "NAME#A-B" (from cut point A up to cut
+ * point B), "NAME#A-" (from A to the returns) or "NAME#A" (from A to the
+ * next cut point), where A and B are cut point numbers (mt_region_cuts'
+ * order, from 0) or block addresses (0x...).  -1 with err naming the
+ * problem. */
 int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
                           mt_error *err);
 
@@ -84,7 +101,8 @@ typedef struct {
     uint64_t *addrs;
     uint32_t ntimers;          /* timed objects: record i times ... */
     uint64_t *timer_procs;     /* ... the procedure entered at timer_procs[i], */
-    uint64_t *timer_loops;     /* ... its loop headed at timer_loops[i], or 0 */
+    uint64_t *timer_loops;     /* ... its loop headed at timer_loops[i], or 0, or a
+                                  region (MT_TIMER_REGION set: mt_timed_object_key) */
     uint64_t timers_id;        /* mt_timer_set_id of those pairs (profiles carry it) */
     uint32_t ncall_sites;      /* pass 1: calls through pointers whose targets are recorded: */
     uint64_t *call_sites;      /* ... record i is the call (or tail jump) at call_sites[i] */

@@ -80,10 +80,28 @@ static int cmp_pending(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Stops innermost first (depth 0 is the procedure), then starts outermost first. */
-static uint32_t event_order(uint8_t kind, uint32_t depth)
+/* Stops innermost first, then starts outermost first.  Nesting rank: 0 for
+ * the procedure; then its regions (a region holds whole loops or none of
+ * them: its cut points lie on no cycle), 1 + first + (ncuts - end) for
+ * region [first, end) in cut point numbers (end = ncuts: to the returns), so
+ * that of two nested regions (by hand) the enclosing one ranks lower; then
+ * its loops, LOOP_RANK + depth. */
+#define LOOP_RANK 500000u
+static uint32_t loop_rank(const mt_loop *l) { return LOOP_RANK + l->depth; }
+static uint32_t event_order(uint8_t kind, uint32_t rank)
 {
-    return kind == RW_EV_STOP ? 1000000u - depth : 2000000u + depth;
+    return kind == RW_EV_STOP ? 1000000u - rank : 2000000u + rank;
+}
+
+static uint32_t region_rank(const uint32_t *cuts, uint32_t ncuts, const mt_timed_object *t)
+{
+    uint32_t first = 0, end = ncuts;
+    for (uint32_t k = 0; k < ncuts; k++) {
+        first = cuts[k] == t->region_first ? k : first;
+        end = cuts[k] == t->region_end ? k : end;
+    }
+    uint32_t rank = 1 + first + (ncuts - end);
+    return rank < LOOP_RANK ? rank : LOOP_RANK - 1;
 }
 
 /* The procedure a split part (foo.cold) belongs to, or the procedure itself. */
@@ -121,12 +139,13 @@ static uint32_t block_at(const mt_procedure *q, uint64_t addr)
     return lo < q->nblocks && q->blocks[lo].start == addr ? lo : MT_NONE;
 }
 
-/* Whether control can come back into loop `l` of procedure `pi` from its
- * block `from` (a landing pad outside the loop), following edges through
- * the procedure and its split parts: gcc's landing pads often jump to
- * foo.cold, which may jump back into the loop.  Unknown targets count as
- * coming back (the loop then stays active: closed later, as non-local). */
-static bool comes_back(const mt_program *prog, uint32_t pi, const mt_loop *l, uint32_t from)
+/* Whether control can come back into the blocks `in` (a loop's or a
+ * region's) of procedure `pi` from its block `from` (a landing pad outside
+ * them), following edges through the procedure and its split parts: gcc's
+ * landing pads often jump to foo.cold, which may jump back into the loop.
+ * Unknown targets count as coming back (the object then stays active:
+ * closed later, as non-local). */
+static bool comes_back(const mt_program *prog, uint32_t pi, const bool *in, uint32_t from)
 {
     typedef struct { uint32_t proc, block; } at;
     at *stack = NULL;
@@ -143,8 +162,7 @@ static bool comes_back(const mt_program *prog, uint32_t pi, const mt_loop *l, ui
         if (dup)
             continue;
         MT_PUSH(seen, nseen, cap_seen, cur);
-        for (uint32_t k = 0; k < l->nblocks && cur.proc == pi && !back; k++)
-            back = l->blocks[k] == cur.block;
+        back = cur.proc == pi && in[cur.block];
         if (back)
             break;
         const mt_procedure *q = &prog->procs[cur.proc];
@@ -191,6 +209,49 @@ static void push_pending(pending **v, size_t *n, size_t *cap, uint32_t edge, uin
     MT_PUSH(*v, *n, *cap, p);
 }
 
+/* Events of region t (record o) in procedure `pi`, or in its split part
+ * `pi` (`part`): starts on the edges into its first block (the procedure's
+ * entry when that is block 0), stops on the edges from its blocks to
+ * others, returns and tail calls included (a split part's too, for the
+ * last region: mt_region_cuts keeps the jumps into a part that returns in
+ * the last region), exception edges when the landing pad does not lead
+ * back into it.  Jumps into split parts are no exits. */
+static void collect_region(const rw_code *c, uint32_t pi, const mt_timed_object *t, uint32_t o,
+                           bool part, const rw_live *bl, pending **v, size_t *n, size_t *cap)
+{
+    const mt_procedure *p = &c->prog->procs[pi];
+    uint32_t *cuts;
+    uint32_t ncuts = mt_region_cuts(c->prog, t->proc, &cuts);
+    uint32_t rank = region_rank(cuts, ncuts, t);
+    free(cuts);
+    if (part) {
+        if (t->region_end == MT_NONE)
+            for (uint32_t e = 0; e < p->nedges; e++)
+                if (leaves_procedure(c->prog, pi, &p->edges[e]))
+                    push_pending(v, n, cap, e, RW_EV_STOP, rank, o, false);
+        return;
+    }
+    bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+    mt_region_blocks(p, t->region_first, t->region_end, in);
+    if (t->region_first == 0)
+        push_pending(v, n, cap, MT_NONE, RW_EV_START_LOOP, rank, o, false);
+    for (uint32_t k = 0; k < p->nedges; k++) {
+        const mt_edge *e = &p->edges[k];
+        if (e->src >= p->nblocks)
+            continue;
+        if (e->dst == t->region_first && !in[e->src] && e->kind != MT_EDGE_EXCEPTION)
+            push_pending(v, n, cap, k, RW_EV_START_LOOP, rank, o, flags_live(bl, e));
+        if (!in[e->src])
+            continue;
+        bool stop = e->kind == MT_EDGE_EXCEPTION
+                        ? e->dst != MT_NONE && !in[e->dst] && !comes_back(c->prog, pi, in, e->dst)
+                        : e->dst != MT_NONE ? !in[e->dst] : leaves_procedure(c->prog, pi, e);
+        if (stop)
+            push_pending(v, n, cap, k, RW_EV_STOP, rank, o, flags_live(bl, e));
+    }
+    free(in);
+}
+
 /* Events of every timed object of procedure `pi` on its edges, sorted by
  * edge; the procedure entry's events come last, under edge MT_NONE. */
 static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t *n)
@@ -204,6 +265,10 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
         bool part = t->loop == MT_NONE && t->proc != pi && t->proc == family(c->prog, pi);
         if (t->proc != pi && !part)
             continue;
+        if (t->region) {
+            collect_region(c, pi, t, o, part, bl, &v, n, &cap);
+            continue;
+        }
         if (t->loop == MT_NONE) {
             if (!part)
                 push_pending(&v, n, &cap, MT_NONE, RW_EV_START_PROC, 0, o, false);
@@ -213,21 +278,29 @@ static pending *collect(const rw_code *c, uint32_t pi, const rw_live *bl, size_t
             continue;
         }
         const mt_loop *l = &p->loops[t->loop];
+        uint32_t rank = loop_rank(l);
         if (l->header == 0)
-            push_pending(&v, n, &cap, MT_NONE, RW_EV_START_LOOP, l->depth, o, false);
+            push_pending(&v, n, &cap, MT_NONE, RW_EV_START_LOOP, rank, o, false);
         for (uint32_t k = 0; k < l->nentry_edges; k++) {
             const mt_edge *e = &p->edges[l->entry_edges[k]];
             if (e->kind != MT_EDGE_EXCEPTION)
-                push_pending(&v, n, &cap, l->entry_edges[k], RW_EV_START_LOOP, l->depth, o,
+                push_pending(&v, n, &cap, l->entry_edges[k], RW_EV_START_LOOP, rank, o,
                              flags_live(bl, e));
         }
+        bool *in = NULL;
         for (uint32_t k = 0; k < l->nexit_edges; k++) {
             const mt_edge *e = &p->edges[l->exit_edges[k]];
-            if (e->kind == MT_EDGE_EXCEPTION ? !comes_back(c->prog, pi, l, e->dst)
+            if (e->kind == MT_EDGE_EXCEPTION && !in) {
+                in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+                for (uint32_t b = 0; b < l->nblocks; b++)
+                    in[l->blocks[b]] = true;
+            }
+            if (e->kind == MT_EDGE_EXCEPTION ? !comes_back(c->prog, pi, in, e->dst)
                                              : e->dst != MT_NONE || leaves_procedure(c->prog, pi, e))
-                push_pending(&v, n, &cap, l->exit_edges[k], RW_EV_STOP, l->depth, o,
+                push_pending(&v, n, &cap, l->exit_edges[k], RW_EV_STOP, rank, o,
                              flags_live(bl, e));
         }
+        free(in);
     }
     if (*n)
         qsort(v, *n, sizeof *v, cmp_pending);
@@ -565,6 +638,17 @@ void rw_timers_init(rw_code *c, const mt_timed_object *timed, uint32_t ntimed)
 
 /* ---- naming objects on the command line ------------------------------------ */
 
+uint64_t mt_timed_object_key(const mt_program *prog, const mt_timed_object *t)
+{
+    const mt_procedure *p = &prog->procs[t->proc];
+    if (t->region) {
+        uint64_t first = p->blocks[t->region_first].start - p->entry;
+        uint64_t end = t->region_end == MT_NONE ? 0 : p->blocks[t->region_end].start - p->entry;
+        return MT_TIMER_REGION | (end & 0x7fffffffull) << 32 | (first & 0xffffffffull);
+    }
+    return t->loop == MT_NONE ? 0 : p->blocks[p->loops[t->loop].header].start;
+}
+
 /* The position of a loop suffix ("@0x..." or ":K") at the end of `spec`,
  * or NULL: the last '@' or ':' followed by a number (names such as
  * "ns::f" keep theirs). */
@@ -581,21 +665,95 @@ static const char *loop_suffix(const char *spec)
     return *end ? NULL : sep;
 }
 
+/* A region suffix "#A", "#A-" or "#A-B" at the end of `spec`, or NULL. */
+static const char *region_suffix(const char *spec)
+{
+    const char *sep = strrchr(spec, '#');
+    if (!sep || sep == spec || !sep[1])
+        return NULL;
+    char *end;
+    strtoull(sep + 1, &end, 0);
+    if (end == sep + 1)
+        return NULL;
+    if (*end == '-' && end[1]) {
+        const char *b = end + 1;
+        strtoull(b, &end, 0);
+        if (end == b)
+            return NULL;
+    } else if (*end == '-') {
+        end++;
+    }
+    return *end ? NULL : sep;
+}
+
+/* Cut point number `text` (decimal) or the cut point starting at `text`
+ * (0x...), as an index in cuts[], or MT_NONE. */
+static uint32_t cut_named(const mt_procedure *p, const uint32_t *cuts, uint32_t ncuts,
+                          const char *text, char **rest)
+{
+    unsigned long long v = strtoull(text, rest, 0);
+    bool address = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    for (uint32_t k = 0; k < ncuts; k++)
+        if (address ? p->blocks[cuts[k]].start == v : k == v)
+            return k;
+    return MT_NONE;
+}
+
+static int parse_region(const mt_program *prog, uint32_t pi, const char *spec, const char *sep,
+                        mt_timed_object *out, mt_error *err)
+{
+    const mt_procedure *p = &prog->procs[pi];
+    uint32_t *cuts;
+    uint32_t ncuts = mt_region_cuts(prog, pi, &cuts);
+    int rc = -1;
+    char *rest;
+    uint32_t a = cut_named(p, cuts, ncuts, sep + 1, &rest), b = MT_NONE;
+    bool b_given = rest[0] == '-' && rest[1];
+    if (b_given)
+        b = cut_named(p, cuts, ncuts, rest + 1, &rest);
+    else if (!rest[0] && a != MT_NONE)
+        b = a + 1 < ncuts ? a + 1 : MT_NONE; /* "#A": to the next cut point */
+    bool b_missing = b_given && b == MT_NONE;
+    if (ncuts == 0) {
+        mt_error_set(err, "%s: %s cannot be cut into regions (unresolved, its entry in a loop, "
+                          "or it never returns)", spec, p->name);
+    } else if (a == MT_NONE || b_missing || (b != MT_NONE && b <= a)) {
+        mt_error_set(err, "%s: %s has %u region cut points (numbers 0-%u, or their block "
+                          "addresses: 'mtool analyze --function %s'); expected NAME#A, NAME#A- or "
+                          "NAME#A-B with A before B", spec, p->name, ncuts, ncuts - 1, p->name);
+    } else {
+        out->region = true;
+        out->region_first = cuts[a];
+        out->region_end = b == MT_NONE ? MT_NONE : cuts[b];
+        rc = 0;
+    }
+    free(cuts);
+    return rc;
+}
+
 int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
                           mt_error *err)
 {
-    const char *sep = loop_suffix(spec);
-    char *name = sep ? mt_xasprintf("%.*s", (int)(sep - spec), spec) : mt_xstrdup(spec);
+    memset(out, 0, sizeof *out);
+    const char *rsep = region_suffix(spec);
+    const char *sep = rsep ? NULL : loop_suffix(spec);
+    const char *cut = rsep ? rsep : sep;
+    char *name = cut ? mt_xasprintf("%.*s", (int)(cut - spec), spec) : mt_xstrdup(spec);
     uint32_t pi = mt_find_procedure(prog, name);
     int rc = -1;
     if (pi == MT_NONE) {
-        mt_error_set(err, "%s: no procedure named '%s' in %s (expected NAME, NAME@0xHEADER or "
-                          "NAME:LOOP)", spec, name, prog->path);
+        mt_error_set(err, "%s: no procedure named '%s' in %s (expected NAME, NAME@0xHEADER, "
+                          "NAME:LOOP or NAME#REGION)", spec, name, prog->path);
         goto out;
     }
     out->proc = pi;
     out->loop = MT_NONE;
+    out->region_first = out->region_end = MT_NONE;
     const mt_procedure *p = &prog->procs[pi];
+    if (rsep) {
+        rc = parse_region(prog, pi, spec, rsep, out, err);
+        goto out;
+    }
     if (sep) {
         unsigned long long v = strtoull(sep + 1, NULL, 0);
         for (uint32_t l = 0; l < p->nloops && out->loop == MT_NONE; l++)

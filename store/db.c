@@ -103,6 +103,17 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "DROP TABLE figures;\n"
     "ALTER TABLE figures_v2 RENAME TO figures;\n"
     "CREATE INDEX figures_by_run ON figures(run_id, site_id);\n",
+    /* 2 -> 3: objects may be regions (pass 2 times large loop-free procedures
+     * in pieces; their sites have loop paths "r1", "r2", ...).  SQLite cannot
+     * change a CHECK in place: the table is rebuilt, ids kept (foreign keys
+     * are off while migrating, mt_store_open). */
+    "CREATE TABLE objects_v3(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  program_name TEXT NOT NULL,\n"
+    "  kind TEXT NOT NULL CHECK(kind IN ('procedure', 'loop', 'region')));\n"
+    "INSERT INTO objects_v3(id, program_name, kind) SELECT id, program_name, kind FROM objects;\n"
+    "DROP TABLE objects;\n"
+    "ALTER TABLE objects_v3 RENAME TO objects;\n",
 };
 
 char *mt_store_default_path(void)
@@ -317,9 +328,12 @@ mt_store *mt_store_open(const char *path, mt_store_mode mode, mt_error *err)
     }
     /* NORMAL is safe in WAL mode: a killed process never corrupts the file;
      * only a power loss may drop the last runs. */
+    /* Foreign keys on after migrating: a migration may rebuild a table that
+     * others refer to (2 -> 3), which SQLite allows only with them off. */
     if ((kind == FILE_EMPTY && enable_wal(s, err) != 0) ||
-        mt_store_exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", err) != 0 ||
-        (version < MT_STORE_SCHEMA_VERSION && migrate(s, err) != 0))
+        mt_store_exec(s, "PRAGMA synchronous=NORMAL", err) != 0 ||
+        (version < MT_STORE_SCHEMA_VERSION && migrate(s, err) != 0) ||
+        mt_store_exec(s, "PRAGMA foreign_keys=ON", err) != 0)
         goto fail;
     return s;
 fail:

@@ -8,7 +8,7 @@
 static mt_store_site site_view(const mt_store_object_row *o)
 {
     /* Borrowed strings: the view never outlives the row. */
-    return (mt_store_site){.is_loop = o->is_loop, .procedure = o->procedure, .named = o->named,
+    return (mt_store_site){.is_loop = o->is_loop, .is_region = o->is_region, .procedure = o->procedure, .named = o->named,
                            .loop_path = o->loop_path, .depth = o->depth, .file = o->file,
                            .line = o->line, .proc_line = o->proc_line, .address = o->address,
                            .shape = o->shape};

@@ -15,7 +15,7 @@ static const char json_sql[] =
     "'exit_status', r.exit_status, 'user_s', r.user_s, 'sys_s', r.sys_s, 'wall_s', r.wall_s, "
     "'base_user_s', r.base_user_s, 'base_sys_s', r.base_sys_s, 'base_wall_s', r.base_wall_s, "
     "'objects', (SELECT json_group_array(json_object('object', f.object_id, 'kind', "
-    "CASE WHEN s.loop_path IS NULL THEN 'procedure' ELSE 'loop' END, 'procedure', s.procedure, "
+    SITE_KIND ", 'procedure', s.procedure, "
     "'loop_path', s.loop_path, 'file', s.file, 'line', s.line, 'address', s.address, "
     "'identified_by', CASE WHEN s.named THEN 'name' ELSE 'address' END, 'entries', f.entries, "
     "'instructions', f.instructions, 'memory_ops', f.memory_ops, "
@@ -26,7 +26,7 @@ static const char json_sql[] =
 
 static const char csv_sql[] =
     "SELECT r.id AS run, r.finished, r.tool, p.name AS program, p.sha256, r.exit_status, "
-    "f.object_id AS object, CASE WHEN s.loop_path IS NULL THEN 'procedure' ELSE 'loop' END AS kind, "
+    "f.object_id AS object, " SITE_KIND " AS kind, "
     "s.procedure, s.loop_path, s.file, s.line, s.address, "
     "CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, f.entries, "
     "f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "

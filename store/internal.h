@@ -30,6 +30,17 @@ double mt_store_col_real(sqlite3_stmt *st, int col);
 /* Binds NAN as NULL. */
 void mt_store_bind_real(sqlite3_stmt *st, int col, double v);
 
+/* A stored loop path names a region ("r2") or a loop ("2.1"). */
+static inline bool mt_store_path_is_region(const char *loop_path)
+{
+    return loop_path && loop_path[0] == 'r';
+}
+
+/* SQL: the kind of site s. */
+#define SITE_KIND                                                                      \
+    "CASE WHEN s.loop_path IS NULL THEN 'procedure' WHEN s.loop_path LIKE 'r%' THEN 'region' " \
+    "ELSE 'loop' END"
+
 /* SQL condition on programs p: ?N is NULL, its name or its path. */
 #define PROGRAM_IS(n) "(?" #n " IS NULL OR p.name = ?" #n " OR p.path = ?" #n ")"
 

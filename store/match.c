@@ -6,8 +6,10 @@
  * inside matched procedures: same nesting path and fingerprint first, then
  * the same fingerprint at the nearest line relative to the procedure's entry
  * (a loop inserted before it shifts its path), then the same nesting path
- * (a loop whose code changed in place).  Sites must come in build order:
- * every procedure followed by its loops. */
+ * (a loop whose code changed in place).  Regions (pass 2's pieces of large
+ * loop-free procedures, paths "r1", "r2", ...) match regions the same way.
+ * Sites must come in build order: every procedure followed by its loops
+ * and regions. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,9 @@ static bool same_file(const char *x, const char *y)
     const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
     return strcmp(bx ? bx + 1 : x, by ? by + 1 : y) == 0;
 }
+
+/* A loop or a region: a site that belongs to the procedure before it. */
+static bool nested(const mt_store_site *s) { return s->is_loop || s->is_region; }
 
 static uint32_t distance(uint32_t x, uint32_t y) { return x > y ? x - y : y - x; }
 
@@ -130,7 +135,7 @@ static void match_procedures(proc_index *ix, const mt_store_site *b, size_t nb, 
     /* By name, for named procedures. */
     sort_index(ix, cmp_name);
     for (size_t j = 0; j < nb; j++) {
-        if (b[j].is_loop || !b[j].named)
+        if (nested(&b[j]) || !b[j].named)
             continue;
         size_t lo, hi;
         equal_range(ix, cmp_name, &b[j], &lo, &hi);
@@ -146,7 +151,7 @@ static void match_procedures(proc_index *ix, const mt_store_site *b, size_t nb, 
      * fingerprint). */
     sort_index(ix, cmp_shape);
     for (size_t j = 0; j < nb; j++) {
-        if (b[j].is_loop || b_to_a[j] != MT_NONE)
+        if (nested(&b[j]) || b_to_a[j] != MT_NONE)
             continue;
         size_t lo, hi;
         equal_range(ix, cmp_shape, &b[j], &lo, &hi);
@@ -183,7 +188,7 @@ static void match_loops(const mt_store_site *a, size_t a0, size_t a1, const mt_s
             uint32_t best = MT_NONE;
             uint64_t best_d = UINT64_MAX;
             for (size_t i = a0; i < a1; i++) {
-                if (taken[i] || a[i].depth != b[j].depth)
+                if (taken[i] || a[i].depth != b[j].depth || a[i].is_region != b[j].is_region)
                     continue;
                 bool path = same_text(a[i].loop_path, b[j].loop_path), shape = a[i].shape == b[j].shape;
                 bool ok = pass == BY_PATH_AND_SHAPE ? path && shape
@@ -210,7 +215,7 @@ static void match_loops(const mt_store_site *a, size_t a0, size_t a1, const mt_s
 static size_t loops_end(const mt_store_site *s, size_t n, size_t proc)
 {
     size_t e = proc + 1;
-    while (e < n && s[e].is_loop)
+    while (e < n && nested(&s[e]))
         e++;
     return e;
 }
@@ -224,11 +229,11 @@ void mt_store_match(const mt_store_site *a, size_t na, const mt_store_site *b, s
     proc_index ix = {.a = a, .order = mt_xcalloc(na + 1, sizeof(uint32_t)),
                      .taken = mt_xcalloc(na + 1, sizeof(bool))};
     for (size_t i = 0; i < na; i++)
-        if (!a[i].is_loop)
+        if (!nested(&a[i]))
             ix.order[ix.n++] = (uint32_t)i;
     match_procedures(&ix, b, nb, b_to_a, how_buf);
     for (size_t j = 0; j < nb; j++) {
-        if (b[j].is_loop || b_to_a[j] == MT_NONE)
+        if (nested(&b[j]) || b_to_a[j] == MT_NONE)
             continue;
         size_t i = b_to_a[j];
         match_loops(a, i + 1, loops_end(a, na, i), b, j + 1, loops_end(b, nb, j), ix.taken,

@@ -45,7 +45,8 @@ static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
     o->object = sqlite3_column_int64(st, 1);
     o->procedure = mt_store_col_text(st, 2);
     o->loop_path = mt_store_col_text(st, 3);
-    o->is_loop = o->loop_path != NULL;
+    o->is_region = mt_store_path_is_region(o->loop_path);
+    o->is_loop = o->loop_path != NULL && !o->is_region;
     o->file = mt_store_col_text(st, 4);
     o->line = (uint32_t)sqlite3_column_int64(st, 5);
     o->proc_line = (uint32_t)sqlite3_column_int64(st, 6);
@@ -394,7 +395,8 @@ int mt_store_load_sites(mt_store *s, int64_t program, mt_store_site **sites, int
                            .proc_line = (uint32_t)sqlite3_column_int64(st, 8),
                            .address = (uint64_t)sqlite3_column_int64(st, 9),
                            .shape = (uint64_t)sqlite3_column_int64(st, 10)};
-        x.is_loop = x.loop_path != NULL;
+        x.is_region = mt_store_path_is_region(x.loop_path);
+        x.is_loop = x.loop_path != NULL && !x.is_region;
         MT_PUSH(*sites, *n, cap, x);
         MT_PUSH(*ids, ni, icap, sqlite3_column_int64(st, 0));
         MT_PUSH(*objects, no, ocap, sqlite3_column_int64(st, 1));

@@ -109,6 +109,57 @@ void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
     }
 }
 
+static uint64_t region_shape(const mt_procedure *p, const bool *in)
+{
+    uint64_t nblocks = 0, insns = 0, reads = 0, writes = 0;
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        if (in[b]) {
+            nblocks++;
+            insns += p->blocks[b].ninsns;
+            reads += p->blocks[b].mem_reads;
+            writes += p->blocks[b].mem_writes;
+        }
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = mix(h, 0x726567696f6eull); /* "region": never a loop's */
+    h = mix(h, nblocks);
+    h = mix(h, insns);
+    h = mix(h, reads);
+    return mix(h, writes);
+}
+
+uint32_t mt_store_build_add_region(mt_store_build *b, const mt_program *prog, uint32_t proc,
+                                   uint32_t first, uint32_t end, uint32_t k)
+{
+    uint32_t at = b->proc_site[proc];
+    if (at == MT_NONE)
+        return MT_NONE;
+    const mt_procedure *p = &prog->procs[proc];
+    char *path = mt_xasprintf("r%u", k);
+    uint64_t address = p->blocks[first].start;
+    for (at++; at < b->nsites && (b->sites[at].is_loop || b->sites[at].is_region); at++)
+        if (b->sites[at].is_region && b->sites[at].address == address &&
+            strcmp(b->sites[at].loop_path, path) == 0) {
+            free(path);
+            return at;
+        }
+    bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+    mt_region_blocks(p, first, end, in);
+    const mt_store_site *ps = &b->sites[b->proc_site[proc]];
+    mt_store_site site = {.is_region = true, .procedure = mt_xstrdup(p->name), .named = ps->named,
+                          .loop_path = path, .file = file_of(prog, &p->blocks[first]),
+                          .line = p->blocks[first].line, .proc_line = ps->proc_line,
+                          .address = address, .shape = region_shape(p, in)};
+    free(in);
+    size_t cap = b->nsites; /* full: MT_PUSH grows it */
+    MT_PUSH(b->sites, b->nsites, cap, site);
+    memmove(&b->sites[at + 1], &b->sites[at], (b->nsites - 1 - at) * sizeof *b->sites);
+    b->sites[at] = site;
+    for (uint32_t q = 0; q < prog->nprocs; q++)
+        if (b->proc_site[q] != MT_NONE && b->proc_site[q] >= at)
+            b->proc_site[q]++;
+    return at;
+}
+
 uint32_t mt_store_site_of(const mt_store_build *b, uint32_t proc, uint32_t loop)
 {
     uint32_t first = b->proc_site[proc];

@@ -24,7 +24,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 2
+#define MT_STORE_SCHEMA_VERSION 3
 
 typedef struct mt_store mt_store;
 
@@ -42,17 +42,20 @@ const char *mt_store_path(const mt_store *s);
 
 /* ---- storing a run ------------------------------------------------------ */
 
-/* Where a procedure or loop sits in one build. */
+/* Where a procedure, loop or region sits in one build. */
 typedef struct {
     bool is_loop;
+    bool is_region;         /* a region of the procedure (pass 2: a large loop-free
+                               procedure timed in pieces) */
     char *procedure;        /* the procedure's name (a loop's enclosing procedure) */
     bool named;             /* false: the name is made up from the address (sub_ADDR) */
-    char *loop_path;        /* "2.1": 1st loop nested in the 2nd outermost; NULL for a procedure */
-    uint32_t depth;         /* 0 for a procedure */
+    char *loop_path;        /* "2.1": 1st loop nested in the 2nd outermost; "r2": the
+                               procedure's 2nd region; NULL for a procedure */
+    uint32_t depth;         /* 0 for a procedure or a region */
     char *file;             /* source of the entry/header block, NULL when unknown */
     uint32_t line;          /* its line, 0 when unknown */
     uint32_t proc_line;     /* the procedure's entry line: loops match by offset from it */
-    uint64_t address;       /* entry or header address */
+    uint64_t address;       /* entry, header or region's first block address */
     uint64_t shape;         /* fingerprint of the code's structure (unchanged by line moves) */
 } mt_store_site;
 
@@ -60,7 +63,8 @@ typedef struct {
     char *path;             /* absolute path of the binary */
     char build_id[41];      /* NT_GNU_BUILD_ID, "" when absent */
     char sha256[65];        /* content hash, hex */
-    mt_store_site *sites;   /* every procedure (PLT stubs excepted), each followed by its loops */
+    mt_store_site *sites;   /* every procedure (PLT stubs excepted), each followed by its
+                               loops, then by the regions a run added */
     size_t nsites;
     uint32_t *proc_site;    /* per procedure: index of its site, MT_NONE for PLT stubs */
 } mt_store_build;
@@ -70,6 +74,12 @@ void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
                                  const uint8_t sha256[32], mt_store_build *out);
 /* Site index of loop `loop` of procedure `proc` (MT_NONE: the procedure itself). */
 uint32_t mt_store_site_of(const mt_store_build *b, uint32_t proc, uint32_t loop);
+/* Adds the site of region k of procedure `proc`, the blocks from `first` up
+ * to `end` (analyzer: mt_region_blocks), after the procedure's loops and
+ * regions, and returns its index (the same region again: the index it got).
+ * Sites after it move up by one; MT_NONE for a PLT stub. */
+uint32_t mt_store_build_add_region(mt_store_build *b, const mt_program *prog, uint32_t proc,
+                                   uint32_t first, uint32_t end, uint32_t k);
 void mt_store_build_free(mt_store_build *b);
 
 /* Figures of one site in one run; NAN for a figure this run does not have. */
@@ -141,7 +151,7 @@ typedef struct {
 typedef struct {
     int64_t run, object;
     char *procedure, *loop_path, *file;
-    bool is_loop, named;
+    bool is_loop, is_region, named;
     uint32_t line, proc_line, depth;
     uint64_t address, shape;
     uint64_t entries, instructions, memory_ops;

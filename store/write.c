@@ -77,15 +77,18 @@ static int64_t find_program(mt_store *s, const char *sha256, mt_error *err)
 }
 
 /* The build whose sites a new build of `name` is matched against: the last
- * one stored under the same path, else under the same name. */
-static int64_t previous_build(mt_store *s, const char *name, const char *path, mt_error *err)
+ * one stored under the same path, else under the same name (other than
+ * build `self`, when > 0). */
+static int64_t previous_build(mt_store *s, const char *name, const char *path, int64_t self,
+                              mt_error *err)
 {
     sqlite3_stmt *st;
-    if (mt_store_prepare(s, "SELECT id FROM programs WHERE name = ?1 "
+    if (mt_store_prepare(s, "SELECT id FROM programs WHERE name = ?1 AND id != ?3 "
                             "ORDER BY path = ?2 DESC, id DESC LIMIT 1", &st, err) != 0)
         return -1;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, self);
     int rc = sqlite3_step(st);
     int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -124,7 +127,8 @@ static int64_t insert_site(mt_store *s, site_writer *w, int64_t program, const c
     int64_t object = *object_io;
     if (object == 0) {
         sqlite3_bind_text(w->object, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(w->object, 2, site->is_loop ? "loop" : "procedure", -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->object, 2, site->is_region ? "region" : site->is_loop ? "loop" : "procedure",
+                          -1, SQLITE_STATIC);
         if (sqlite3_step(w->object) != SQLITE_DONE)
             return mt_store_fail(s, err, "storing an object");
         sqlite3_reset(w->object);
@@ -167,6 +171,53 @@ typedef struct {
     int64_t site, object;
 } site_ref;
 
+/* Sites of a build stored before that this one lacks are regions (the
+ * static sites are stored the first time): a run partitioned a procedure
+ * anew.  Each takes the object of its counterpart among the build's stored
+ * sites (another partition of the same procedure: same region number or
+ * shape), else among the previous build's (mt_store_match); *objects[j] = 0
+ * and how[j] untouched when none. */
+static int match_new_sites(mt_store *s, const mt_store_build *b, int64_t program, const char *name,
+                           const mt_store_site *old, const int64_t *old_objects, size_t nold,
+                           const uint32_t *exact, int64_t *objects, uint8_t *how, mt_error *err)
+{
+    uint32_t *to = mt_xcalloc(b->nsites + 1, sizeof *to);
+    uint8_t *by = mt_xcalloc(b->nsites + 1, 1);
+    mt_store_match(old, nold, b->sites, b->nsites, to, by);
+    bool left = false;
+    for (size_t j = 0; j < b->nsites; j++) {
+        if (exact[j] != MT_NONE || to[j] == MT_NONE || old[to[j]].is_region != b->sites[j].is_region)
+            continue;
+        objects[j] = old_objects[to[j]];
+        how[j] = by[j];
+    }
+    for (size_t j = 0; j < b->nsites; j++)
+        left |= exact[j] == MT_NONE && objects[j] == 0;
+    int rc = 0;
+    int64_t prev = left ? previous_build(s, name, b->path, program, err) : 0;
+    mt_store_site *ps = NULL;
+    int64_t *prev_ids = NULL, *prev_objects = NULL;
+    size_t nprev = 0;
+    if (prev < 0 || (prev > 0 && mt_store_load_sites(s, prev, &ps, &prev_ids, &prev_objects, &nprev,
+                                                     err) != 0)) {
+        rc = -1;
+    } else if (prev > 0) {
+        mt_store_match(ps, nprev, b->sites, b->nsites, to, by);
+        for (size_t j = 0; j < b->nsites; j++)
+            if (exact[j] == MT_NONE && objects[j] == 0 && to[j] != MT_NONE &&
+                ps[to[j]].is_region == b->sites[j].is_region) {
+                objects[j] = prev_objects[to[j]];
+                how[j] = by[j];
+            }
+    }
+    mt_store_sites_free(ps, nprev);
+    free(prev_ids);
+    free(prev_objects);
+    free(to);
+    free(by);
+    return rc;
+}
+
 /* Site ids (and objects) of every site of b in the program `program`,
  * creating the sites of a build seen for the first time. */
 static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, bool known,
@@ -179,12 +230,19 @@ static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, 
         return -1;
     uint32_t *to_old = mt_xcalloc(b->nsites + 1, sizeof *to_old);
     uint8_t *how = mt_xcalloc(b->nsites + 1, 1);
-    if (known)
+    int64_t *new_objects = mt_xcalloc(b->nsites + 1, sizeof *new_objects);
+    int rc = 0;
+    if (known) {
         mt_store_match_exact(old, nold, b->sites, b->nsites, to_old);
-    else
+        rc = match_new_sites(s, b, program, name, old, old_objects, nold, to_old, new_objects, how,
+                             err);
+    } else {
         mt_store_match(old, nold, b->sites, b->nsites, to_old, how);
+        for (size_t j = 0; j < b->nsites; j++)
+            new_objects[j] = to_old[j] == MT_NONE ? 0 : old_objects[to_old[j]];
+    }
     site_writer w = {0};
-    int rc = mt_store_prepare(s, "INSERT INTO objects(program_name, kind) VALUES (?, ?)", &w.object, err);
+    rc = rc ? rc : mt_store_prepare(s, "INSERT INTO objects(program_name, kind) VALUES (?, ?)", &w.object, err);
     rc = rc ? rc : mt_store_prepare(s, "INSERT INTO sites(program_id, object_id, procedure, named, "
                                        "loop_path, depth, file, line, proc_line, address, shape, "
                                        "matched) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", &w.site, err);
@@ -194,8 +252,8 @@ static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, 
             refs[j] = (site_ref){old_ids[i], old_objects[i]};
             continue;
         }
-        int64_t object = i == MT_NONE ? 0 : old_objects[i];
-        const char *matched = i == MT_NONE ? "new" : mt_match_kind_name(how[j]);
+        int64_t object = new_objects[j];
+        const char *matched = object == 0 ? "new" : mt_match_kind_name(how[j]);
         int64_t site = insert_site(s, &w, program, name, &b->sites[j], &object, matched, err);
         if (site < 0)
             rc = -1;
@@ -206,6 +264,7 @@ static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, 
     sqlite3_finalize(w.site);
     free(to_old);
     free(how);
+    free(new_objects);
     mt_store_sites_free(old, nold);
     free(old_ids);
     free(old_objects);
@@ -217,7 +276,7 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
 {
     uint64_t memops = 0, insns = 0;
     for (size_t i = 0; i < r->nfigures; i++)
-        if (!b->sites[r->figures[i].site].is_loop) {
+        if (!b->sites[r->figures[i].site].is_loop && !b->sites[r->figures[i].site].is_region) {
             memops += r->figures[i].memory_ops;
             insns += r->figures[i].instructions;
         }
@@ -303,7 +362,7 @@ int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_ru
     site_ref *refs = mt_xcalloc(b->nsites + 1, sizeof *refs);
     int64_t run = -1, program = find_program(s, b->sha256, err);
     bool known = program > 0;
-    int64_t against = known ? program : program == 0 ? previous_build(s, name, b->path, err) : -1;
+    int64_t against = known ? program : program == 0 ? previous_build(s, name, b->path, 0, err) : -1;
     if (against >= 0 && !known)
         program = insert_program(s, b, name, r->finished, err);
     if (program > 0 && against >= 0 &&

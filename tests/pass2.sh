@@ -53,6 +53,27 @@ for bin in "$SAMPLES2"/memory-*; do
     mv "$W/$name.targets" "$W/$name/call_targets.tsv"
 done
 
+# A large loop-free procedure timed in regions (samples/phases.c), gcc and
+# clang; the history keeps its regions, matched across a rebuild.
+for bin in "$SAMPLES2"/phases-*; do
+    name=$(basename "$bin")
+    "$MTOOL" run --runs 3 -o "$W/$name" -- "$bin" 1500 > "$W/$name.out" 2> "$W/$name.err"
+    check "$name: run exits 0 ($?)" "[ $? = 0 ]"
+    pycheck regions "$W/$name/report.json" "$name" 1500
+done
+if [ -x "$SAMPLES2/phases-gcc-O2" ]; then
+    check "history: trend of phases/r1, a region" \
+        "\"$MTOOL\" history trend phases/r1 --program phases-gcc-O2 2>&1 | grep -q '(region, object'"
+    # Rebuilt with its lines moved: region 1 stays the same object.
+    mkdir -p "$W/rebuilt"
+    { printf '\n\n'; cat "$HERE/../samples/phases.c"; } > "$W/rebuilt/phases.c"
+    if gcc -O2 -g "$W/rebuilt/phases.c" -o "$W/rebuilt/phases-gcc-O2" 2> /dev/null; then
+        "$MTOOL" run --runs 1 -o "$W/rebuilt/run" -- "$W/rebuilt/phases-gcc-O2" 300 > /dev/null 2>&1
+        check "history: region 1 of phases followed across a rebuild (2 runs in its trend)" \
+            "[ \"\$(\"$MTOOL\" history trend phases/r1 --program phases-gcc-O2 2>/dev/null | grep -c '^ *[0-9]')\" -ge 2 ]"
+    fi
+fi
+
 # Fortran and threads: the whole workflow, the program's status kept.
 for bin in "$SAMPLES"/doloop-gfortran-O2 "$SAMPLES"/threads-gcc-O2; do
     name=$(basename "$bin")

@@ -8,6 +8,8 @@ docs/REPORT.md) for tests/pass2.sh; prints TAP lines ("ok - ..." or
   pass2_check.py inner REPORT NAME      an inner-first report
   pass2_check.py no-targets REPORT NAME the memory sample without pass 1's call targets
   pass2_check.py any REPORT NAME        any program: a well-formed report
+  pass2_check.py regions REPORT NAME CALLS  the phases sample: its loop-free
+                                        procedure timed in regions
 """
 import json
 import sys
@@ -165,6 +167,53 @@ def any_report(path, name):
         well_formed(r, name)
 
 
+def regions(path, name, calls):
+    """phases (samples/phases.c): one loop-free procedure, a memory phase
+    (scattered dependent loads) then a compute phase (L1 hits), timed whole
+    and in regions of nearly equal predicted time."""
+    r = load(path, name)
+    if not r or not well_formed(r, name):
+        return
+    regs = sorted((o for o in r["objects"] if o["kind"] == "region" and o["procedure"] == "phases"),
+                  key=lambda o: o["region"])
+    whole = [o for o in r["objects"] if o["kind"] == "procedure" and o["procedure"] == "phases"]
+    n = len(regs)
+    say(n >= 2, f"{name}: phases timed in {n} regions (>= 2)")
+    if n < 2:
+        return
+    say(all(o["regions"] == n for o in regs) and [o["region"] for o in regs] == list(range(1, n + 1)),
+        f"{name}: regions numbered 1..{n} of {n}")
+    fields = all({"region", "regions", "region_end", "time_spec"} <= set(o) for o in regs)
+    ends = [o["region_end"] for o in regs]
+    chained = ends[-1] is None and all(ends[k] == regs[k + 1]["address"] for k in range(n - 1))
+    say(fields and chained, f"{name}: each region ends where the next starts, the last at the returns")
+    say(regs[0]["address"] == (whole[0]["address"] if whole else None),
+        f"{name}: region 1 starts at the procedure's entry")
+    ent = [o["entries"] for o in regs]
+    say(all(e == calls for e in ent), f"{name}: every region entered once per call ({ent}, {calls} calls)")
+    pred = [o["predicted_cycles"] for o in regs]
+    say(max(pred) <= 2 * min(pred), f"{name}: regions of nearly equal predicted time "
+        f"({', '.join(f'{p:.3g}' for p in pred)})")
+    first, last = regs[0], regs[-1]
+    rank = {id(o): i for i, o in enumerate(r["objects"])}
+    say(first["overhead_percent"] > last["overhead_percent"] + 100 and rank[id(first)] < rank[id(last)],
+        f"{name}: the memory phase's region (1: {first['overhead_percent']:+.0f}%) ranks above the "
+        f"compute phase's ({n}: {last['overhead_percent']:+.0f}%)")
+    top = max(regs, key=lambda o: o["overhead_cycles"])
+    say(top["region"] < n, f"{name}: the region with most overhead is not the compute one "
+        f"(region {top['region']} of {n})")
+    say(not any(o["warnings"] for o in regs), f"{name}: no warnings on the regions "
+        f"({'; '.join(o['warnings'] for o in regs if o['warnings']) or 'none'})")
+    if whole:
+        total = sum(o["measured_cycles"] for o in regs)
+        w = whole[0]["measured_cycles"]
+        say(abs(total - w) <= 0.1 * w and not any(o["outermost"] for o in regs),
+            f"{name}: the regions' measured time adds up to the procedure's within 10% "
+            f"({total:.4g} vs {w:.4g}), nested in it")
+    else:
+        say(False, f"{name}: the procedure itself is timed too")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "memory":
@@ -175,5 +224,7 @@ if __name__ == "__main__":
         inner(sys.argv[2], sys.argv[3])
     elif mode == "no-targets":
         no_targets(sys.argv[2], sys.argv[3])
+    elif mode == "regions":
+        regions(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         any_report(sys.argv[2], sys.argv[3])

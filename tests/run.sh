@@ -92,7 +92,8 @@ run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 # Pass-2 timers: every relocatable object of a few samples timed at once
 # (behavior, entries against callgrind's edge counts, nesting), longjmp,
 # exceptions, recursion, live flags, jump tables.
-run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES"
+run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" \
+    "${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}"
 
 # Pass 2 end to end: selection, timed copies without counters, the report's
 # ranking of kernels with known memory behavior, repeated runs, Fortran and

@@ -281,6 +281,16 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
         fprintf(fp, "  loops:\n");
         print_loop_forest(fp, prog, p);
     }
+    uint32_t *cuts;
+    uint32_t ncuts = mt_region_cuts(prog, index, &cuts);
+    if (ncuts > 1) {
+        fprintf(fp, "  region cut points (time a region with 'mtool instrument --time %s#A-B'):\n",
+                p->name);
+        for (uint32_t k = 0; k < ncuts; k++)
+            fprintf(fp, "%s%u 0x%" PRIx64 "%s", k % 6 == 0 ? "    " : "  ", k,
+                    p->blocks[cuts[k]].start, k % 6 == 5 || k + 1 == ncuts ? "\n" : "");
+    }
+    free(cuts);
     print_jump_tables(fp, p);
     if (p->ncalls) {
         fprintf(fp, "  calls:\n");

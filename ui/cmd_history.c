@@ -30,7 +30,7 @@ const char mt_history_usage[] =
     "  show RUN [--top N]\n"
     "                   one run: its circumstances and every executed object\n"
     "  trend OBJECT [--last N]\n"
-    "                   one procedure or loop over every run holding it\n"
+    "                   one procedure, loop or region over every run holding it\n"
     "  diff RUN1 RUN2 [--threshold P] [--metric M]\n"
     "                   objects regressed, improved, new and gone from RUN1 to RUN2\n"
     "  regressions [RUN [BASE]] [--threshold P] [--min-share P] [--metric M]\n"
@@ -47,7 +47,8 @@ const char mt_history_usage[] =
     "\n"
     "RUN is an id, 'last' or 'last~K' (K runs before the last; with --program NAME,\n"
     "among that program's runs).  OBJECT is PROC, PROC/LOOP-PATH (loop nesting path:\n"
-    "'2.1' is the first loop inside the second outermost loop), FILE:LINE or #ID.\n"
+    "'2.1' is the first loop inside the second outermost loop), PROC/rK (region K of\n"
+    "a large loop-free procedure timed in pieces by pass 2), FILE:LINE or #ID.\n"
     "METRIC (what regresses): memops, instructions, entries, measured, predicted,\n"
     "overhead, or auto (default: overhead, else measured cycles, else memory\n"
     "operations, whichever both runs have).\n"
@@ -213,7 +214,7 @@ static void format_real(double v, char *buf, size_t n)
 
 static char *object_label(const mt_store_object_row *o)
 {
-    return o->is_loop ? mt_xasprintf("%s/%s", o->procedure, o->loop_path) : mt_xstrdup(o->procedure);
+    return o->is_loop || o->is_region ? mt_xasprintf("%s/%s", o->procedure, o->loop_path) : mt_xstrdup(o->procedure);
 }
 
 static char *object_place(const mt_store_object_row *o)
@@ -423,7 +424,8 @@ static int cmd_trend(mt_store *s, const history_args *a)
     }
     char *label = n ? object_label(&rows[n - 1]) : mt_xstrdup(a->pos[0]);
     printf("trend of %s (%s, object #%" PRId64 "): %zu run%s%s\n", label,
-           n && rows[n - 1].is_loop ? "loop" : "procedure", object, n, n == 1 ? "" : "s",
+           n && rows[n - 1].is_region ? "region" : n && rows[n - 1].is_loop ? "loop" : "procedure",
+           object, n, n == 1 ? "" : "s",
            n && !rows[n - 1].named ? "; identified by address only (no symbol)" : "");
     print_object_header(stdout, "run");
     for (size_t i = 0; i < n; i++) {
@@ -589,7 +591,7 @@ static double total_of(const mt_store_object_row *rows, size_t n, metric m)
 {
     double t = 0;
     for (size_t i = 0; i < n; i++)
-        if (!rows[i].is_loop && !isnan(metric_value(&rows[i], m)))
+        if (!rows[i].is_loop && !rows[i].is_region && !isnan(metric_value(&rows[i], m)))
             t += fabs(metric_value(&rows[i], m));
     return t;
 }

@@ -25,8 +25,13 @@ const char mt_instrument_usage[] =
     "  --counts            block counters (pass 1; always on)\n"
     "  --time OBJECT       also time OBJECT with TSC timers on its entry and exit\n"
     "                      edges (pass 2; repeatable): NAME (a procedure), NAME@0xADDR\n"
-    "                      (its loop whose header block starts at ADDR) or NAME:K\n"
-    "                      (its loop K, numbered as in 'mtool analyze --loops');\n"
+    "                      (its loop whose header block starts at ADDR), NAME:K\n"
+    "                      (its loop K, numbered as in 'mtool analyze --loops') or\n"
+    "                      a region of it: NAME#A-B (from region cut point A up to\n"
+    "                      cut point B), NAME#A- (from A to the returns), NAME#A\n"
+    "                      (from A to the next cut point), A and B numbered as in\n"
+    "                      'mtool analyze --function NAME' or given as block\n"
+    "                      addresses (0x...), as pass-2 reports print them;\n"
     "                      profiles then hold per object: entries, inclusive,\n"
     "                      exclusive and outside-call TSC ticks, non-local exits\n"
     "  -o OUT              the instrumented executable (written atomically)\n"
@@ -149,7 +154,8 @@ static int parse_objects(const mt_program *prog, const instrument_args *a, mt_ti
             return -1;
         }
         for (size_t j = 0; j < i; j++)
-            if (objs[j].proc == objs[i].proc && objs[j].loop == objs[i].loop) {
+            if (objs[j].proc == objs[i].proc &&
+                mt_timed_object_key(prog, &objs[j]) == mt_timed_object_key(prog, &objs[i])) {
                 mt_ui_error("instrument: --time %s: named twice", a->time_specs[i]);
                 return -1;
             }

@@ -18,6 +18,8 @@
     "  --inner-first    try innermost loops first (finer localization) instead of\n"          \
     "                   outermost first (MTOOL's order)\n"                                     \
     "  --coverage F     procedures holding this share of memory operations (0.95)\n"           \
+    "  --max-regions N  time a large loop-free procedure in up to N regions too\n"             \
+    "                   (default 8; 0: never)\n"                                              \
     "  --json           the report as JSON on stdout (docs/REPORT.md); the program's\n"        \
     "                   own stdout still goes there too: redirect it, or read\n"               \
     "                   RUNDIR/report.json\n"                                                  \
@@ -59,7 +61,7 @@ typedef struct {
     const char *rundir;
     bool inner_first, json, no_store, confirm;
     double coverage, timer_bias;
-    int top, runs;
+    int top, runs, max_regions;
     char **argv; /* run: BIN ARGS... */
 } time_args;
 
@@ -70,6 +72,7 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
     a->timer_bias = NAN; /* calibrated by the timed runs */
     a->top = 20;
     a->runs = 1;
+    a->max_regions = 8;
     const char *cmd = is_run ? "run" : "time";
     int i = 1;
     for (; i < argc; i++) {
@@ -98,6 +101,9 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
         else if (strcmp(s, "--top") == 0 && i + 1 < argc && (a->top = atoi(argv[++i])) > 0)
             ;
         else if (strcmp(s, "--runs") == 0 && i + 1 < argc && (a->runs = atoi(argv[++i])) > 0)
+            ;
+        else if (strcmp(s, "--max-regions") == 0 && i + 1 < argc &&
+                 (a->max_regions = (int)strtol(argv[++i], &end, 10)) >= 0 && !*end)
             ;
         else if (s[0] == '-') {
             mt_ui_error("%s: unknown, incomplete or invalid option '%s'; see 'mtool help %s'", cmd,
@@ -247,26 +253,60 @@ typedef struct {
     bool inner_first;
 } report;
 
-static const char *kind_of(const mt_candidate *c) { return c->loop == MT_NONE ? "procedure" : "loop"; }
+static const char *kind_of(const mt_candidate *c)
+{
+    return c->region.n ? "region" : c->loop == MT_NONE ? "procedure" : "loop";
+}
+
+/* The object's first block: entry, loop header or region start. */
+static uint32_t first_block(const mt_program *prog, const mt_candidate *c)
+{
+    return c->region.n ? c->region.first
+           : c->loop == MT_NONE ? 0 : prog->procs[c->proc].loops[c->loop].header;
+}
 
 /* "file:first-last" over the object's blocks (its address without DWARF). */
 static void source_range(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &prog->procs[c->proc];
-    const mt_loop *lp = c->loop == MT_NONE ? NULL : &p->loops[c->loop];
-    mt_ui_source_range(prog, p, lp ? lp->blocks : NULL, lp ? lp->nblocks : p->nblocks, buf, n);
+    bool *in = mt_candidate_blocks(prog, c);
+    uint32_t *blocks = mt_xcalloc(p->nblocks + 1, sizeof *blocks), nb = 0;
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        if (in[b])
+            blocks[nb++] = b;
+    mt_ui_source_range(prog, p, blocks, nb, buf, n);
     if (!buf[0])
-        snprintf(buf, n, "0x%" PRIx64, p->blocks[lp ? lp->header : 0].start);
+        snprintf(buf, n, "0x%" PRIx64, p->blocks[first_block(prog, c)].start);
+    free(blocks);
+    free(in);
 }
 
 static void object_name(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &prog->procs[c->proc];
-    if (c->loop == MT_NONE)
+    if (c->region.n)
+        snprintf(buf, n, "%s: region %u of %u at 0x%" PRIx64, p->name, c->region.k, c->region.n,
+                 p->blocks[c->region.first].start);
+    else if (c->loop == MT_NONE)
         snprintf(buf, n, "%s", p->name);
     else
         snprintf(buf, n, "%s: loop at 0x%" PRIx64 " (depth %u)", p->name,
                  p->blocks[p->loops[c->loop].header].start, p->loops[c->loop].depth);
+}
+
+/* How to time the object by hand: `mtool instrument --time SPEC`. */
+static void time_spec(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
+{
+    const mt_procedure *p = &prog->procs[c->proc];
+    if (c->region.n && c->region.end != MT_NONE)
+        snprintf(buf, n, "%s#0x%" PRIx64 "-0x%" PRIx64, p->name, p->blocks[c->region.first].start,
+                 p->blocks[c->region.end].start);
+    else if (c->region.n)
+        snprintf(buf, n, "%s#0x%" PRIx64 "-", p->name, p->blocks[c->region.first].start);
+    else if (c->loop != MT_NONE)
+        snprintf(buf, n, "%s@0x%" PRIx64, p->name, p->blocks[p->loops[c->loop].header].start);
+    else
+        snprintf(buf, n, "%s", p->name);
 }
 
 static double pct(double part, double whole) { return whole != 0 ? 100 * part / whole : NAN; }
@@ -401,8 +441,19 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
     fputs(",\"procedure\":", fp);
     mt_json_string(fp, p->name);
     fprintf(fp, ",\"address\":\"0x%" PRIx64 "\",\"source\":",
-            p->blocks[c->loop == MT_NONE ? 0 : p->loops[c->loop].header].start);
+            p->blocks[first_block(prog, c)].start);
     mt_json_string(fp, src);
+    if (c->region.n) {
+        fprintf(fp, ",\"region\":%u,\"regions\":%u,\"region_end\":", c->region.k, c->region.n);
+        if (c->region.end != MT_NONE)
+            fprintf(fp, "\"0x%" PRIx64 "\"", p->blocks[c->region.end].start);
+        else
+            fputs("null", fp);
+    }
+    char spec[600];
+    time_spec(prog, c, spec, sizeof spec);
+    fputs(",\"time_spec\":", fp);
+    mt_json_string(fp, spec);
     fputs(",\"note\":", fp);
     mt_json_string(fp, c->warning);
     fprintf(fp, ",\"status\":\"%s\",\"pass1_entries\":%" PRIu64 ",\"memory_ops\":%" PRIu64
@@ -520,8 +571,13 @@ static int record_history(const report *rp, int argc, char **argv, const pass1_r
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
-        mt_history_add(h, r->cand->proc, r->cand->loop, r->entries, r->cand->insns,
-                       r->cand->memops, r->measured, r->cand->predicted);
+        if (r->cand->region.n)
+            mt_history_add_region(h, r->cand->proc, r->cand->region.first, r->cand->region.end,
+                                  r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
+                                  r->measured, r->cand->predicted);
+        else
+            mt_history_add(h, r->cand->proc, r->cand->loop, r->entries, r->cand->insns,
+                           r->cand->memops, r->measured, r->cand->predicted);
     }
     mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
                          .ran = true, .exit_status = mt_exit_code(run->status),
@@ -572,12 +628,16 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     mt_select_options_init(&so);
     so.coverage = a->coverage;
     so.inner_first = a->inner_first;
+    so.max_regions = a->max_regions;
     mt_select(prog, &costs, counts, &so, &sel);
     fprintf(stderr, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
                     "instrumenting them\n", sel.ntimed, sel.ncands);
     timed = mt_xcalloc(sel.ntimed + 1, sizeof *timed);
     for (size_t i = 0; i < sel.ntimed; i++)
-        timed[i] = (mt_timed_object){sel.cands[i].proc, sel.cands[i].loop};
+        timed[i] = (mt_timed_object){.proc = sel.cands[i].proc, .loop = sel.cands[i].loop,
+                                     .region = sel.cands[i].region.n > 0,
+                                     .region_first = sel.cands[i].region.first,
+                                     .region_end = sel.cands[i].region.end};
     mt_run_result run = {0};
     if (mt_instrument_cached(prog, p1.binary, timed, (uint32_t)sel.ntimed, false, &ins, &err) != 0 ||
         mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0) {

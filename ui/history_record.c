@@ -21,6 +21,7 @@
 #endif
 
 struct mt_history {
+    const mt_program *prog;
     mt_store_build build;
     mt_store_figures *figures;
     size_t nfigures, cap;
@@ -31,6 +32,7 @@ struct mt_history {
 mt_history *mt_history_begin(const mt_program *prog, const char *bin)
 {
     mt_history *h = mt_xcalloc(1, sizeof *h);
+    h->prog = prog;
     char abs_path[PATH_MAX];
     uint8_t sha[32];
     if (!realpath(bin, abs_path))
@@ -51,6 +53,25 @@ void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entrie
     uint32_t site = mt_store_site_of(&h->build, proc, loop);
     if (site == MT_NONE)
         return; /* PLT stubs are never objects */
+    mt_store_figures f = {.site = site, .entries = entries, .instructions = instructions,
+                          .memory_ops = memory_ops, .measured_cycles = measured,
+                          .predicted_cycles = predicted, .overhead_cycles = measured - predicted};
+    MT_PUSH(h->figures, h->nfigures, h->cap, f);
+}
+
+void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_t end, uint32_t k,
+                           uint64_t entries, uint64_t instructions, uint64_t memory_ops,
+                           double measured, double predicted)
+{
+    if (!h->ok)
+        return;
+    size_t before = h->build.nsites;
+    uint32_t site = mt_store_build_add_region(&h->build, h->prog, proc, first, end, k);
+    if (site == MT_NONE)
+        return;
+    if (h->build.nsites > before) /* sites after it moved up */
+        for (size_t i = 0; i < h->nfigures; i++)
+            h->figures[i].site += h->figures[i].site >= site;
     mt_store_figures f = {.site = site, .entries = entries, .instructions = instructions,
                           .memory_ops = memory_ops, .measured_cycles = measured,
                           .predicted_cycles = predicted, .overhead_cycles = measured - predicted};

@@ -134,9 +134,8 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     /* Pass-2 copies time a set of objects, without counters: one per set. */
     uint64_t *procs = mt_xcalloc(ntimed + 1, sizeof *procs), *loops = mt_xcalloc(ntimed + 1, sizeof *loops);
     for (uint32_t i = 0; i < ntimed; i++) {
-        const mt_procedure *p = &prog->procs[timed[i].proc];
-        procs[i] = p->entry;
-        loops[i] = timed[i].loop == MT_NONE ? 0 : p->blocks[p->loops[timed[i].loop].header].start;
+        procs[i] = prog->procs[timed[i].proc].entry;
+        loops[i] = mt_timed_object_key(prog, &timed[i]);
     }
     char set[64] = "";
     if (ntimed)

@@ -48,6 +48,11 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin);
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
                     uint64_t instructions, uint64_t memory_ops, double measured,
                     double predicted);
+/* Region k of procedure proc: the blocks from cut point `first` up to `end`
+ * (MT_NONE: to the returns), stored as the procedure's region k. */
+void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_t end, uint32_t k,
+                           uint64_t entries, uint64_t instructions, uint64_t memory_ops,
+                           double measured, double predicted);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];

@@ -11,7 +11,7 @@
 #      plus the expected outermost entries, recursive entries and non-local
 #      exits, and main's inclusive time against main's own TSC reads.
 set -u
-mtool=$1 dump=$2 samples=$3
+mtool=$1 dump=$2 samples=$3 samples2=${4:-$3/../samples-pass2}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/mtool-timers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -36,9 +36,9 @@ timed() {
         echo "not ok - $name: instrument failed: $(tail -1 "$d/inst.log")"
         return 1
     fi
-    "$bin" > "$d/orig.out" 2> "$d/orig.err"
+    "$bin" ${ARGS:-} > "$d/orig.out" 2> "$d/orig.err"
     local so=$?
-    MTOOL_OUT=$d/prof "$inst" > "$d/inst.out" 2> "$d/inst.err"
+    MTOOL_OUT=$d/prof "$inst" ${ARGS:-} > "$d/inst.out" 2> "$d/inst.err"
     local si=$?
     if [ "${SAME_STDERR:-1}" = 1 ] && ! cmp -s "$d/orig.err" "$d/inst.err"; then so=-1; fi
     if [ $so -ne $si ] || ! cmp -s "$d/orig.out" "$d/inst.out"; then
@@ -47,8 +47,8 @@ timed() {
         return 1
     fi
     echo "ok - $name: timed run identical ($(grep -o 'timed [0-9]* m-objects: .*' "$d/inst.log"))"
-    valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --compress-pos=no \
-        --compress-strings=no --callgrind-out-file="$d/cg.out" "$bin" > /dev/null 2>&1
+    valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --compress-pos=no --skip-plt=no \
+        --compress-strings=no --callgrind-out-file="$d/cg.out" "$bin" ${ARGS:-} > /dev/null 2>&1
     if ! "$dump" "$inst" "$d/prof" > "$d/dump" 2> "$d/dump.err"; then
         echo "not ok - $name: cannot read the timers: $(cat "$d/dump.err")"
         return 1
@@ -79,6 +79,18 @@ done
 # program's procedures only.
 [ -x "$samples/control-gcc-O2-static" ] &&
     SOURCE=control.c timed control-gcc-O2-static "$samples/control-gcc-O2-static"
+
+# Regions of a large loop-free procedure (every cut point, nested regions),
+# with gcc and clang: the pass-2 sample, on a small table.
+for s in phases-gcc-O2 phases-clang-O2; do
+    bin=$samples2/$s
+    [ -x "$bin" ] || continue
+    ARGS="20 12" timed "$s" "$bin" || continue
+    nregions=$(awk 'length($3) == 16 && $3 ~ /^[89a-f]/' "$d/dump" | wc -l)
+    # 65 cut points: 65 finest regions, #0- and #1-3.
+    [ "$nregions" -ge 60 ] && echo "ok - $s: $nregions regions timed and checked" ||
+        echo "not ok - $s: $nregions regions timed, expected one per cut point and more"
+done
 
 # Edge shapes: flags live on loop edges, a jump table into a loop, a tail call.
 mkdir -p "$work/bin"

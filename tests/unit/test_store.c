@@ -118,6 +118,50 @@ static void test_matcher(void)
     CHECK(map[0] == MT_NONE, "match: unnamed procedure with other code is new");
 }
 
+static mt_store_site region_site(const mt_store_site *proc, uint32_t k, uint32_t line,
+                                 uint64_t shape)
+{
+    static char paths[8][8];
+    snprintf(paths[k % 8], sizeof paths[0], "r%u", k);
+    mt_store_site s = *proc;
+    s.is_region = true;
+    s.loop_path = paths[k % 8];
+    s.line = line;
+    s.address = proc->address + 16 * k;
+    s.shape = shape;
+    return s;
+}
+
+/* Regions (pass 2's pieces of a loop-free procedure) match like loops,
+ * inside matched procedures, and never a loop. */
+static void test_matcher_regions(void)
+{
+    mt_store_site f = proc_site("f", "a.c", 10, 100), g = proc_site("g", "a.c", 60, 200);
+    mt_store_site a[] = {f, loop_site(&f, "1", 1, 12, 11), region_site(&f, 1, 10, 31),
+                         region_site(&f, 2, 30, 32), region_site(&f, 3, 45, 33), g};
+    size_t n = MT_ARRAY_LEN(a);
+    uint32_t map[16];
+    uint8_t how[16];
+    mt_store_site b[16];
+    shift(a, b, n, 5);
+    mt_store_match(a, n, b, n, map, how);
+    bool ok = true;
+    for (size_t j = 0; j < n; j++)
+        ok &= map[j] == j && how[j] == MT_MATCH_MOVED;
+    CHECK(ok, "match: regions follow their procedure when its lines move, 'moved'");
+    /* Partitioned anew: two regions where there were three (other shapes). */
+    mt_store_site c[] = {f, loop_site(&f, "1", 1, 12, 11), region_site(&f, 1, 10, 41),
+                         region_site(&f, 2, 40, 42), g};
+    mt_store_match(a, n, c, MT_ARRAY_LEN(c), map, how);
+    CHECK(map[2] == 2 && map[3] == 3, "match: regions of another partition by their number (%u %u)",
+          map[2], map[3]);
+    /* A loop and a region of the same shape at the same place never match. */
+    mt_store_site d[] = {f, region_site(&f, 1, 12, 11)}, e[] = {f, loop_site(&f, "1", 1, 12, 11)};
+    d[1].depth = 1;
+    mt_store_match(e, 2, d, 2, map, how);
+    CHECK(map[1] == MT_NONE, "match: a region is never a loop");
+}
+
 /* ---- a synthetic build and run ---------------------------------------------- */
 
 static mt_store_site *synthetic_sites(size_t nprocs, size_t *n)
@@ -222,7 +266,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "2"), "store: schema version 2 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "3"), "store: schema version 3 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -412,14 +456,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "2") &&
+    CHECK(query_is(path, "PRAGMA user_version", "3") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 2, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 3, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -429,6 +473,135 @@ static void test_migration_from_v1(const char *dir)
     CHECK(s && mt_store_add_run(s, &b, &r, &err) == 41 && trend_is(s, object, 0, 1, 41),
           "migrate: the migrated file takes run 41, and trend follows it");
     mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+/* A build of procedure "big" (a loop, then regions r1..rN at `addrs`). */
+static mt_store_build region_build(const char *sha, uint32_t line_shift, const uint64_t *addrs,
+                                   uint32_t nregions)
+{
+    mt_store_build b = {.path = mt_xstrdup("/tmp/regions")};
+    snprintf(b.sha256, sizeof b.sha256, "%s", sha);
+    b.sites = mt_xcalloc(8, sizeof *b.sites);
+    mt_store_site p = {.procedure = mt_xstrdup("big"), .named = true, .file = mt_xstrdup("big.c"),
+                       .line = 10 + line_shift, .proc_line = 10 + line_shift,
+                       .address = 0x1000 + 0x40 * line_shift, .shape = 7};
+    b.sites[b.nsites++] = p;
+    for (uint32_t k = 1; k <= nregions; k++) {
+        mt_store_site r = p;
+        r.procedure = mt_xstrdup("big");
+        r.file = mt_xstrdup("big.c");
+        r.is_region = true;
+        r.loop_path = mt_xasprintf("r%u", k);
+        r.line = p.line + 10 * k;
+        r.address = addrs[k - 1] + 0x40 * line_shift;
+        r.shape = 100 + addrs[k - 1];
+        b.sites[b.nsites++] = r;
+    }
+    return b;
+}
+
+static int64_t store_regions_run(mt_store *s, const mt_store_build *b, mt_error *err)
+{
+    mt_store_figures figs[8];
+    mt_store_run r;
+    fill_run(&r, figs, b->nsites, 1);
+    return mt_store_add_run(s, b, &r, err);
+}
+
+/* Region sites stored with their kind; another partition of a build stored
+ * before keeps the region numbers' objects; a rebuild finds them too. */
+static void test_regions_stored(const char *dir)
+{
+    char *path = mt_xasprintf("%s/regions.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    const uint64_t four[] = {0x1000, 0x1100, 0x1200, 0x1300}, three[] = {0x1000, 0x1180, 0x1280};
+    mt_store_build b1 = region_build("e1", 0, four, 4), b2 = region_build("e1", 0, three, 3);
+    mt_store_build b3 = region_build("e3", 2, four, 4), b0 = region_build("e3", 2, four, 0);
+    bool ok = s && store_regions_run(s, &b1, &err) == 1 && store_regions_run(s, &b2, &err) == 2 &&
+              store_regions_run(s, &b0, &err) == 3 && store_regions_run(s, &b3, &err) == 4;
+    CHECK(ok, "regions: four runs stored (%s)", ok ? "" : err.msg);
+    mt_store_object_row *rows = NULL;
+    size_t n = 0;
+    bool kinds = s && mt_store_run_objects(s, 1, &rows, &n, &err) == 0 && n == 5;
+    for (size_t i = 0; kinds && i < n; i++)
+        kinds = rows[i].is_region == (rows[i].loop_path != NULL) && !rows[i].is_loop;
+    mt_store_object_rows_free(rows, n);
+    mt_store_close(s);
+    CHECK(kinds, "regions: read back as regions, not loops");
+    CHECK(query_is(path, "SELECT count(*) FROM objects WHERE kind = 'region'", "4"),
+          "regions: stored as objects of kind 'region' (4: the 3-region partition reuses them)");
+    CHECK(query_is(path, "SELECT count(*) FROM sites s JOIN programs p ON p.id = s.program_id "
+                         "WHERE p.sha256 = 'e1' AND s.loop_path LIKE 'r%'", "6"),
+          "regions: a second partition of the same build adds its new sites (4 + 2)");
+    CHECK(query_is(path, "SELECT group_concat(n) FROM (SELECT count(DISTINCT f.run_id) AS n FROM figures f "
+                         "JOIN sites s ON s.id = f.site_id WHERE s.loop_path LIKE 'r%' "
+                         "GROUP BY f.object_id ORDER BY min(s.loop_path))", "3,3,3,2"),
+          "regions: r1-r4 one object each over both partitions of a build and a rebuild stored "
+          "first without regions (r1-r3 in 3 runs, r4 in 2)");
+    CHECK(query_is(path, "SELECT count(*) FROM sites WHERE loop_path LIKE 'r%' AND matched = 'new'", "4"),
+          "regions: only the first partition's regions are new");
+    s = mt_store_open(path, MT_STORE_READ, &err);
+    FILE *out = s ? tmpfile() : NULL;
+    char csv[4096] = "";
+    if (out && mt_store_export(s, &(mt_store_filter){0}, false, out, &err) == 0) {
+        rewind(out);
+        size_t len = fread(csv, 1, sizeof csv - 1, out);
+        csv[len] = '\0';
+    }
+    if (out)
+        fclose(out);
+    mt_store_close(s);
+    CHECK(strstr(csv, ",region,big,r1,") != NULL, "regions: exported with kind 'region'");
+    free_build(&b1);
+    free_build(&b2);
+    free_build(&b3);
+    free_build(&b0);
+    free(path);
+}
+
+/* A version-2 file (objects could not be regions) becomes version 3: the
+ * objects table rebuilt with every object and reference kept. */
+static void test_migration_from_v2(const char *dir)
+{
+    char *path = mt_xasprintf("%s/v2.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build b = synthetic_build(5, "v2");
+    int64_t object = s ? store_scaled_runs(s, &b, 10) : 0;
+    mt_store_close(s);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db,
+        "BEGIN; CREATE TABLE objects_v2(\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  program_name TEXT NOT NULL,\n"
+        "  kind TEXT NOT NULL CHECK(kind IN ('procedure', 'loop')));\n"
+        "INSERT INTO objects_v2 SELECT * FROM objects; DROP TABLE objects; "
+        "ALTER TABLE objects_v2 RENAME TO objects; PRAGMA user_version = 2; COMMIT",
+        NULL, NULL, NULL);
+    bool refused = sqlite3_exec(db, "INSERT INTO objects(program_name, kind) VALUES ('x', 'region')",
+                                NULL, NULL, NULL) != SQLITE_OK;
+    sqlite3_close(db);
+    CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
+          "migrate: a version-2 history whose objects cannot be regions");
+    s = mt_store_open(path, MT_STORE_WRITE, &err);
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "3") &&
+              query_is(path, "SELECT count(*) FROM objects", "10") &&
+              query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
+              query_is(path, "PRAGMA integrity_check", "ok") &&
+              query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
+          "migrate: version 3, every object kept, references intact (%s)", s ? "" : err.msg);
+    CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
+    const uint64_t addrs[] = {0x2000, 0x2100};
+    mt_store_build rb = region_build("v2r", 0, addrs, 2);
+    CHECK(s && store_regions_run(s, &rb, &err) == 11 &&
+              query_is(path, "SELECT count(*) FROM objects WHERE kind = 'region'", "2"),
+          "migrate: the migrated file stores regions");
+    mt_store_close(s);
+    free_build(&rb);
     free_build(&b);
     free(path);
 }
@@ -590,7 +763,10 @@ int main(void)
     if (!dir)
         return 1;
     test_matcher();
+    test_matcher_regions();
     test_round_trip(dir);
+    test_regions_stored(dir);
+    test_migration_from_v2(dir);
     test_same_build_again(dir);
     test_trend_across_blocks(dir);
     test_migration_from_v1(dir);

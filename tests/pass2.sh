@@ -32,14 +32,16 @@ pycheck() {
 for bin in "$SAMPLES2"/memory-*; do
     name=$(basename "$bin")
     "$bin" > "$W/$name.native" 2>&1
-    "$MTOOL" run --runs 3 -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
+    # Five timed runs each time: an object's least time over them is what a
+    # second report must reproduce within 5 points on this shared machine.
+    "$MTOOL" run --runs 5 -o "$W/$name" -- "$bin" > "$W/$name.out" 2> "$W/$name.err"
     rc=$?
     check "$name: run exits with the program's status (0, got $rc)" "[ $rc = 0 ]"
-    check "$name: the program's output, the same in every run (native, counted, 3 timed)" \
-        "[ \"\$(grep -c -F -x -f '$W/$name.native' '$W/$name.out')\" = 5 ]"
+    check "$name: the program's output, the same in every run (native, counted, 5 timed)" \
+        "[ \"\$(grep -c -F -x -f '$W/$name.native' '$W/$name.out')\" = 7 ]"
     pycheck memory "$W/$name/report.json" "$name"
     cp "$W/$name/report.json" "$W/$name.first.json"
-    "$MTOOL" time --runs 3 --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
+    "$MTOOL" time --runs 5 --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
     check "$name: mtool time again on the same pass 1 (exit 0)" "[ $? = 0 ]"
     pycheck repeat "$W/$name.first.json" "$W/$name/report.json" "$name"
     "$MTOOL" time --no-store --inner-first --json "$W/$name" > "$W/$name.inner.out" 2>/dev/null

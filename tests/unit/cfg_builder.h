@@ -67,4 +67,35 @@ static inline void analyze_procedure(mt_procedure *proc)
     mt_find_loops(proc);
 }
 
+/* A program of up to TEST_MAXP hand-built procedures. */
+#define TEST_MAXP 64
+typedef struct {
+    mt_program prog;
+    mt_procedure procs[TEST_MAXP];
+} test_program;
+
+static inline void free_program(test_program *t)
+{
+    for (uint32_t i = 0; i < t->prog.nprocs; i++) {
+        mt_procedure_free_cfg(&t->procs[i]);
+        free(t->procs[i].name);
+    }
+    free(t->prog.cg_edges);
+    for (uint32_t i = 0; i < t->prog.nwarnings; i++)
+        free(t->prog.warnings[i]);
+    free(t->prog.warnings);
+    memset(t, 0, sizeof *t);
+}
+
+/* Whether got[0..ngot) is exactly want[0..nwant). */
+static inline bool list_is(const uint32_t *got, uint32_t ngot, const uint32_t *want, uint32_t nwant)
+{
+    if (ngot != nwant)
+        return false;
+    for (uint32_t i = 0; i < nwant; i++)
+        if (got[i] != want[i])
+            return false;
+    return true;
+}
+
 #endif

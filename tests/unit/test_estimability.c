@@ -8,12 +8,7 @@
 
 #include <math.h>
 
-#define MAXP 64
-
-typedef struct {
-    mt_program prog;
-    mt_procedure procs[MAXP];
-} test_program;
+#define MAXP TEST_MAXP
 
 /* Procedure shapes: one block; a loop (blocks 0 → 1 ↔ 2 → 3, body {1, 2});
  * or two nested loops (0 → 1 → 2 ↔ 3, 3 → 1 | 4: outer {1,2,3}, inner {2,3}). */
@@ -56,19 +51,6 @@ static void analyze_program(test_program *t, const uint64_t *counts)
         analyze_procedure(&t->procs[i]);
     mt_build_callgraph(&t->prog);
     mt_compute_estimability(&t->prog, counts, NULL);
-}
-
-static void free_program(test_program *t)
-{
-    for (uint32_t i = 0; i < t->prog.nprocs; i++) {
-        mt_procedure_free_cfg(&t->procs[i]);
-        free(t->procs[i].name);
-    }
-    free(t->prog.cg_edges);
-    for (uint32_t i = 0; i < t->prog.nwarnings; i++)
-        free(t->prog.warnings[i]);
-    free(t->prog.warnings);
-    memset(t, 0, sizeof *t);
 }
 
 static bool tot_equals_tdes(double tot, double tdes)

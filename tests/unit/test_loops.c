@@ -14,16 +14,6 @@ static uint32_t loop_with_header(const mt_procedure *p, uint32_t header)
     return N;
 }
 
-static bool list_is(const uint32_t *got, uint32_t ngot, const uint32_t *want, uint32_t nwant)
-{
-    if (ngot != nwant)
-        return false;
-    for (uint32_t i = 0; i < nwant; i++)
-        if (got[i] != want[i])
-            return false;
-    return true;
-}
-
 #define BODY_IS(loop, ...)                                                                         \
     list_is((loop)->blocks, (loop)->nblocks, (const uint32_t[]){__VA_ARGS__},                      \
             (uint32_t)MT_ARRAY_LEN(((const uint32_t[]){__VA_ARGS__})))

@@ -11,12 +11,6 @@
 #include <math.h>
 
 #define N MT_NONE
-#define MAXP 8
-
-typedef struct {
-    mt_program prog;
-    mt_procedure procs[MAXP];
-} test_program;
 
 static uint32_t add_proc(test_program *t, const char *name, uint32_t nblocks, const test_edge *e,
                          uint32_t ne)
@@ -53,29 +47,6 @@ static void analyze_program(test_program *t)
     for (uint32_t i = 0; i < t->prog.nprocs; i++)
         analyze_procedure(&t->procs[i]);
     mt_build_callgraph(&t->prog);
-}
-
-static void free_program(test_program *t)
-{
-    for (uint32_t i = 0; i < t->prog.nprocs; i++) {
-        mt_procedure_free_cfg(&t->procs[i]);
-        free(t->procs[i].name);
-    }
-    free(t->prog.cg_edges);
-    for (uint32_t i = 0; i < t->prog.nwarnings; i++)
-        free(t->prog.warnings[i]);
-    free(t->prog.warnings);
-    memset(t, 0, sizeof *t);
-}
-
-static bool list_is(const uint32_t *got, uint32_t ngot, const uint32_t *want, uint32_t nwant)
-{
-    if (ngot != nwant)
-        return false;
-    for (uint32_t i = 0; i < nwant; i++)
-        if (got[i] != want[i])
-            return false;
-    return true;
 }
 
 #define CUTS_ARE(t, pi, ...)                                                                      \

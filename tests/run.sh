@@ -45,6 +45,22 @@ run() {
 
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# each_sample LOG CHECK ARGS...: `bash CHECK ARGS... SAMPLE` for every sample,
+# $JOBS at a time, each into its own file; LOG gets them in sample order.  A
+# check that printed no verdict is a failure, never a line quietly missing.
+each_sample() {
+    log=$1; shift
+    mkdir -p "$OUT/each"
+    rm -f "$OUT/each"/*
+    ls "$SAMPLES" | xargs -P "$JOBS" -I{} sh -c 'bash "$@" > "$0/{}.out" 2>&1' \
+        "$OUT/each" "$@" "$SAMPLES/{}"
+    for name in $(ls "$SAMPLES"); do
+        cat "$OUT/each/$name.out" 2>/dev/null
+        grep -qE '^(ok|not ok) ' "$OUT/each/$name.out" 2>/dev/null ||
+            echo "not ok - $name: its check printed no verdict"
+    done > "$log"
+}
+
 if [ ! -x "$ASAN/mtool" ] || [ ! -d "$T" ] || [ -z "$(ls "$SAMPLES" 2>/dev/null)" ]; then
     echo "not ok - missing $ASAN/mtool, $T or $SAMPLES: run 'make test'"
     echo "0 passed, 1 failed"
@@ -61,16 +77,14 @@ done
 
 # Block oracle: callgrind on every sample, stripped and static ones included.
 mkdir -p "$OUT/cg"
-ls "$SAMPLES" | sed "s|^|$SAMPLES/|" |
-    xargs -n 1 -P "$JOBS" sh tests/oracle/callgrind_check.sh "$T/check_blocks" "$OUT/cg" > "$OUT/oracle" 2>&1
+each_sample "$OUT/oracle" tests/oracle/callgrind_check.sh "$T/check_blocks" "$OUT/cg"
 count "$OUT/oracle" "callgrind block oracle ($(ls "$SAMPLES" | wc -l) samples)"
 
 # Pass 1 end to end: every sample instrumented, run, compared with the
 # original and its block counts with callgrind's; the behavior sample in each
 # of its modes (fork, exec, _exit, abort, fatal signal).
 mkdir -p "$OUT/cc"
-ls "$SAMPLES" | sed "s|^|$SAMPLES/|" |
-    xargs -n 1 -P "$JOBS" bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" > "$OUT/counts" 2>&1
+each_sample "$OUT/counts" tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc"
 for b in "$SAMPLES"/behavior-*; do
     for mode in _exit abort segv; do
         bash tests/oracle/count_check.sh "$ASAN/mtool" "$T/check_counts" "$OUT/cc" "$b" $mode

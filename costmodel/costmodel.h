@@ -91,6 +91,11 @@ typedef struct {
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
+    /* Extra cycles before an instruction of another class sees a result of
+     * this class (a bypass delay between execution units: Zen 5's FP adds
+     * forward to FP adds in 2 cycles, to anything else in 3).  Calibrated
+     * from chains alternating two classes; 0 where none was measured. */
+    double bypass[MT_IC_COUNT];
 } mt_machine;
 
 const char *mt_iclass_name(mt_iclass c);

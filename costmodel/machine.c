@@ -165,6 +165,10 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
             fprintf(fp, " %.3f %.3f", m->timing[c][w].latency, m->timing[c][w].rthroughput);
         fputc('\n', fp);
     }
+    fprintf(fp, "# class, then extra cycles before another class's instruction sees its result\n");
+    for (int c = 0; c < MT_IC_COUNT; c++)
+        if (m->bypass[c] > 0)
+            fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
 }
 
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err)
@@ -217,6 +221,19 @@ static bool parse_class_line(const char *rest, mt_machine *m)
     return true;
 }
 
+static bool parse_bypass_line(const char *rest, mt_machine *m)
+{
+    char name[32];
+    double v;
+    if (sscanf(rest, "%31s %lf", name, &v) != 2 || !(v >= 0 && v < 100))
+        return false;
+    int c = class_by_name(name);
+    if (c < 0)
+        return false;
+    m->bypass[c] = v;
+    return true;
+}
+
 static bool parse_number(const char *rest, double lo, double hi, double *out)
 {
     char *end;
@@ -244,6 +261,8 @@ static bool parse_line(char *line, mt_machine *m)
         return snprintf(m->source, sizeof m->source, "%s", rest) >= 0;
     if (!strcmp(key, "class"))
         return parse_class_line(rest, m);
+    if (!strcmp(key, "bypass"))
+        return parse_bypass_line(rest, m);
     if (!strcmp(key, "tsc_per_cycle"))
         return parse_number(rest, 0.05, 20, &m->tsc_per_cycle);
     if (!strcmp(key, "tsc_hz"))
@@ -281,6 +300,9 @@ int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
         return -1;
     }
     mt_machine_default(m);
+    /* A profile lists every bypass delay it measured: none listed is none
+     * measured (profiles from before they were calibrated included). */
+    memset(m->bypass, 0, sizeof m->bypass);
     char line[1024];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, fp)) {

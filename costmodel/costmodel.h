@@ -101,8 +101,10 @@ typedef struct {
 const char *mt_iclass_name(mt_iclass c);
 const char *mt_width_name(mt_width w);
 
-/* The profile shipped with mtool (the AMD EPYC family-26 KVM guest it was
- * first developed on, calibrated). */
+/* The profiles shipped with mtool (calibrations of the Zen 5 and Zen 3
+ * guests it was developed on): the one for a CPU of this family and model,
+ * else of this family, else the newest.  mt_machine_default: for this CPU. */
+void mt_machine_shipped(mt_machine *m, int family, int model);
 void mt_machine_default(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);

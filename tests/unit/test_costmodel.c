@@ -254,6 +254,29 @@ static void test_bypass_delay(void)
     mt_predictor_free(none);
 }
 
+/* A machine without a calibrated profile gets the shipped one of its
+ * family and model, else of its family, else the newest (Zen 5). */
+static void test_shipped_profiles(void)
+{
+    mt_machine z5, z3, z4, other;
+    mt_machine_shipped(&z5, 26, 2);
+    mt_machine_shipped(&z3, 25, 1);
+    mt_machine_shipped(&z4, 25, 0x61);
+    mt_machine_shipped(&other, 6, 151);
+    CHECK(strstr(z5.source, "Zen 5") && strstr(z5.source, "family 26 model 2") &&
+              z5.timing[MT_IC_FADD][MT_W128].latency < 2.5 && z5.bypass[MT_IC_FADD] > 0.9,
+          "family 26 model 2: the Zen 5 profile (%s; FP add %.2f, bypass %.2f)", z5.source,
+          z5.timing[MT_IC_FADD][MT_W128].latency, z5.bypass[MT_IC_FADD]);
+    CHECK(strstr(z3.source, "Zen 3") && z3.timing[MT_IC_FADD][MT_W128].latency == 3 &&
+              z3.bypass[MT_IC_FADD] == 0 && __builtin_popcount(z3.pipes[MT_IC_ALU]) == 4 &&
+              z3.fetch_window == 64 && !z3.moves_take_alu,
+          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows)",
+          z3.source, z3.timing[MT_IC_FADD][MT_W128].latency);
+    CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
+          "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
+          z4.source, other.source);
+}
+
 static void test_profile_file(void)
 {
     char path[] = "/tmp/mtool-profile-XXXXXX";
@@ -302,6 +325,7 @@ int main(void)
     test_fetch_windows();
     test_probe_chain();
     test_bypass_delay();
+    test_shipped_profiles();
     test_profile_file();
     mt_predictor_free(predictor);
     return unit_finish();

@@ -530,8 +530,8 @@ static void derive_pipes(mt_machine *m)
 }
 
 /* Figures derived from pairs of measurements (mt_calibrate). */
-enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, AM_PAIR, AV_PAIR, MV_PAIR, AF_PAIR,
-       AS_PAIR, NDERIVED };
+enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
+       FADD_FMA, FADD_SHUF, NDERIVED };
 
 /* Bypass delays from chains alternating two classes A and B: a round trip
  * costs lat A + lat B + x_A + x_B, x_C being the extra cycles before
@@ -542,22 +542,21 @@ enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, AM_PAIR, AV_PAIR, MV_PAIR
  * else 3); Zen 3: none. */
 static void derive_bypass(mt_machine *m, const double *d, FILE *report)
 {
-    const mt_iclass cls[] = {MT_IC_FADD, MT_IC_FMUL, MT_IC_VALU, MT_IC_FMA, MT_IC_SHUF};
-    double lat[5], pair[5];
-    for (int i = 0; i < 5; i++)
+    enum { ADD, MUL, VALU, FMA, SHUF, N };
+    static const mt_iclass cls[N] = {MT_IC_FADD, MT_IC_FMUL, MT_IC_VALU, MT_IC_FMA, MT_IC_SHUF};
+    double lat[N], x[N];
+    for (int i = 0; i < N; i++)
         lat[i] = m->timing[cls[i]][MT_W128].latency;
-    pair[0] = d[AM_PAIR] - lat[0] - lat[1]; /* x_fadd + x_fmul */
-    pair[1] = d[AV_PAIR] - lat[0] - lat[2]; /* x_fadd + x_valu */
-    pair[2] = d[MV_PAIR] - lat[1] - lat[2]; /* x_fmul + x_valu */
-    pair[3] = d[AF_PAIR] - lat[0] - lat[3]; /* x_fadd + x_fma */
-    pair[4] = d[AS_PAIR] - lat[0] - lat[4]; /* x_fadd + x_shuf */
-    double x[5];
-    x[0] = (pair[0] + pair[1] - pair[2]) / 2;
-    x[1] = pair[0] - x[0];
-    x[2] = pair[1] - x[0];
-    x[3] = pair[3] - x[0];
-    x[4] = pair[4] - x[0];
-    for (int i = 0; i < 5; i++) {
+    /* each pair's round trip beyond its latencies: x of one plus x of the other */
+    double add_mul = d[FADD_FMUL] - lat[ADD] - lat[MUL];
+    double add_valu = d[FADD_VALU] - lat[ADD] - lat[VALU];
+    double mul_valu = d[FMUL_VALU] - lat[MUL] - lat[VALU];
+    x[ADD] = (add_mul + add_valu - mul_valu) / 2;
+    x[MUL] = add_mul - x[ADD];
+    x[VALU] = add_valu - x[ADD];
+    x[FMA] = d[FADD_FMA] - lat[ADD] - lat[FMA] - x[ADD];
+    x[SHUF] = d[FADD_SHUF] - lat[ADD] - lat[SHUF] - x[ADD];
+    for (int i = 0; i < N; i++) {
         /* below a tenth of a cycle is the chains' noise, not a delay */
         m->bypass[cls[i]] = x[i] < 0.1 ? 0 : x[i];
         if (report)

@@ -264,6 +264,16 @@ FP_LAT(cvt_lat, "vcvtdq2ps %%xmm4, %%xmm4")
 FP_TP(cvt_tp, P_CVT)
 FP_LAT(horiz_lat, "vhaddpd %%xmm4, %%xmm4, %%xmm4")
 
+/* Chains alternating two classes: each round trip costs both latencies
+ * plus whatever the result of either takes to reach the other class's
+ * unit (derive_bypass).  Every step keeps the value 1.0. */
+#define FADD_STEP "vaddsd %%xmm2, %%xmm4, %%xmm4\n\t"
+FP_LAT(fadd_fmul_lat, FADD_STEP "vmulsd %%xmm1, %%xmm4, %%xmm4")
+FP_LAT(fadd_valu_lat, FADD_STEP "vpaddq %%xmm2, %%xmm4, %%xmm4")
+FP_LAT(fmul_valu_lat, "vmulsd %%xmm1, %%xmm4, %%xmm4\n\tvpaddq %%xmm2, %%xmm4, %%xmm4")
+FP_LAT(fadd_fma_lat, FADD_STEP "vfmadd231sd %%xmm2, %%xmm2, %%xmm4")
+FP_LAT(fadd_shuf_lat, FADD_STEP "vpshufd $0x44, %%xmm4, %%xmm4")
+
 /* Gathers: the mask register is consumed, so it is re-armed each time. */
 static void gather_tp(long iters, void *buf)
 {
@@ -519,6 +529,42 @@ static void derive_pipes(mt_machine *m)
         m->pipes[mem[i]] = first_pipes(MT_PIPE_AGU0, 1 / m->timing[mem[i]][MT_W256].rthroughput, nagu);
 }
 
+/* Figures derived from pairs of measurements (mt_calibrate). */
+enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
+       FADD_FMA, FADD_SHUF, NDERIVED };
+
+/* Bypass delays from chains alternating two classes A and B: a round trip
+ * costs lat A + lat B + x_A + x_B, x_C being the extra cycles before
+ * another class sees C's result.  A cycle cannot tell which side of a
+ * pair is slow, so the three pairs of FP add, FP multiply and vector
+ * integer add are solved together, and FMA and shuffles paired with the FP
+ * add.  Zen 5: only the FP add's x is 1 (to itself 2 cycles, to anything
+ * else 3); Zen 3: none. */
+static void derive_bypass(mt_machine *m, const double *d, FILE *report)
+{
+    enum { ADD, MUL, VALU, FMA, SHUF, N };
+    static const mt_iclass cls[N] = {MT_IC_FADD, MT_IC_FMUL, MT_IC_VALU, MT_IC_FMA, MT_IC_SHUF};
+    double lat[N], x[N];
+    for (int i = 0; i < N; i++)
+        lat[i] = m->timing[cls[i]][MT_W128].latency;
+    /* each pair's round trip beyond its latencies: x of one plus x of the other */
+    double add_mul = d[FADD_FMUL] - lat[ADD] - lat[MUL];
+    double add_valu = d[FADD_VALU] - lat[ADD] - lat[VALU];
+    double mul_valu = d[FMUL_VALU] - lat[MUL] - lat[VALU];
+    x[ADD] = (add_mul + add_valu - mul_valu) / 2;
+    x[MUL] = add_mul - x[ADD];
+    x[VALU] = add_valu - x[ADD];
+    x[FMA] = d[FADD_FMA] - lat[ADD] - lat[FMA] - x[ADD];
+    x[SHUF] = d[FADD_SHUF] - lat[ADD] - lat[SHUF] - x[ADD];
+    for (int i = 0; i < N; i++) {
+        /* below a tenth of a cycle is the chains' noise, not a delay */
+        m->bypass[cls[i]] = x[i] < 0.1 ? 0 : x[i];
+        if (report)
+            fprintf(report, "  bypass %-17s %8.3f cycles   (before another class sees its result)\n",
+                    mt_iclass_name(cls[i]), m->bypass[cls[i]]);
+    }
+}
+
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {
@@ -534,18 +580,20 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     memset(buf, 0, 8192);
     for (int k = 0; k < 8; k++) /* the ring load_lat chases */
         buf[128 + 8 * k] = (uint64_t)(uintptr_t)&buf[128 + 8 * ((k + 1) % 8)];
-    /* Figures derived from pairs of measurements (below). */
-    enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, NDERIVED };
     static const char *const derived_names[NDERIVED] = {
         "vmovq load + vmovq to gpr", "gpr<->vector round trip", "taken loop branch tput",
         "counter probe tput", "load lat, indexed", "cmp+cmov chain", "loop in one window",
         "loop across 32 bytes", "loop across 64 bytes", "dispatch (nop tput)",
-        "4 adds + 4 movs", "4 adds + 4 nops"};
+        "4 adds + 4 movs", "4 adds + 4 nops", "fadd+fmul chain", "fadd+vpaddq chain",
+        "fmul+vpaddq chain", "fadd+fma chain", "fadd+vpshufd chain"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
-                                                   dispatch_tp, add_mov_tp, add_nop_tp};
-    static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1};
+                                                   dispatch_tp, add_mov_tp, add_nop_tp,
+                                                   fadd_fmul_lat, fadd_valu_lat, fmul_valu_lat,
+                                                   fadd_fma_lat, fadd_shuf_lat};
+    static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
+                                                 1, 1, 1, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -591,6 +639,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     m->dispatch_width = fmin(32, fmax(1, 1 / d[DW]));
     m->moves_take_alu = d[AM] > 1.2 * d[AN];
     derive_pipes(m);
+    derive_bypass(m, d, report);
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;
     m->probe_cycles = d[PR];

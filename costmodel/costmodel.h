@@ -91,13 +91,20 @@ typedef struct {
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
+    /* Extra cycles before an instruction of another class sees a result of
+     * this class (a bypass delay between execution units: Zen 5's FP adds
+     * forward to FP adds in 2 cycles, to anything else in 3).  Calibrated
+     * from chains alternating two classes; 0 where none was measured. */
+    double bypass[MT_IC_COUNT];
 } mt_machine;
 
 const char *mt_iclass_name(mt_iclass c);
 const char *mt_width_name(mt_width w);
 
-/* The profile shipped with mtool (the AMD EPYC family-26 KVM guest it was
- * first developed on, calibrated). */
+/* The profiles shipped with mtool (calibrations of the Zen 5 and Zen 3
+ * guests it was developed on): the one for a CPU of this family and model,
+ * else of this family, else the newest.  mt_machine_default: for this CPU. */
+void mt_machine_shipped(mt_machine *m, int family, int model);
 void mt_machine_default(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);

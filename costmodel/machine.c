@@ -33,86 +33,169 @@ const char *mt_bound_name(mt_bound b) { return b < MT_BOUND_COUNT ? bound_names[
 #define BIT(p) ((uint16_t)(1u << (p)))
 #define FP_PAIR(a, b) ((uint16_t)(BIT(MT_PIPE_FP0 + (a)) | BIT(MT_PIPE_FP0 + (b))))
 
-/* The profile shipped for the machine mtool was developed on: a 2-vCPU
- * "AMD EPYC" KVM guest whose CPUID says family 26 (Zen 5).  Latencies and
- * throughputs are medians of `mtool calibrate` runs on it
- * (docs/COST-MODEL.md); a class with throughput k per cycle uses the first
- * k pipes of its kind, which is what the calibration's pair-interference
- * tests support (integer classes share the ALUs, FP multiply/FMA and FP add
- * use separate pairs). */
+/* One class of a shipped profile: its pipes, latency and reciprocal
+ * throughput per width, and its bypass delay to other classes. */
 typedef struct {
     mt_iclass c;
     uint16_t pipes;
     mt_timing t[MT_W_COUNT];
+    double bypass;
 } default_row;
 
-static const default_row default_rows[] = {
-    {MT_IC_ALU, ALUS(6), {{1, 0.193}, {1, 0.193}, {1, 0.193}}},
-    {MT_IC_CMOV, ALUS(6), {{2.001, 0.167}, {2.001, 0.167}, {2.001, 0.167}}},
-    {MT_IC_LEA, ALUS(6), {{1, 0.188}, {1, 0.188}, {1, 0.188}}},
-    {MT_IC_LEA3, ALUS(6), {{2.001, 0.431}, {2.001, 0.431}, {2.001, 0.431}}},
-    {MT_IC_SHIFT, ALUS(3), {{1, 0.334}, {1, 0.334}, {1, 0.334}}},
-    {MT_IC_IMUL, ALUS(3), {{2.997, 0.333}, {2.997, 0.333}, {2.997, 0.333}}},
-    {MT_IC_MULWIDE, ALUS(3), {{2.998, 1}, {2.998, 1}, {2.998, 1}}},
-    {MT_IC_DIV32, ALUS(1), {{12.97, 5.981}, {12.97, 5.981}, {12.97, 5.981}}},
-    {MT_IC_DIV64, ALUS(1), {{13.965, 9.164}, {13.965, 9.164}, {13.965, 9.164}}},
-    {MT_IC_BITCNT, ALUS(6), {{1, 0.193}, {1, 0.193}, {1, 0.193}}},
-    {MT_IC_BRANCH, ALUS(2), {{1, 0.338}, {1, 0.338}, {1, 0.338}}},
-    {MT_IC_LOAD, AGUS(4), {{3.996, 0.25}, {3.996, 0.25}, {3.996, 0.25}}},
-    {MT_IC_LOADX, 0, {{0.999, 0.25}, {0.999, 0.25}, {0.999, 0.25}}},
-    {MT_IC_VLOAD, AGUS(4), {{6.502, 0.333}, {6.502, 0.501}, {6.502, 0.501}}},
-    {MT_IC_STORE, AGUS(2), {{1, 1.042}, {1, 1.042}, {1, 1.042}}},
-    {MT_IC_STLF, 0, {{0.502, 1}, {0.502, 1}, {0.502, 1}}},
-    {MT_IC_VALU, FP_MATH, {{1.992, 0.25}, {1.992, 0.25}, {1.992, 0.25}}},
-    {MT_IC_VSHIFT, FP_PAIR(1, 2), {{1.993, 0.5}, {1.991, 0.5}, {1.991, 0.5}}},
-    {MT_IC_VIMUL, FP_PAIR(0, 3), {{3, 0.5}, {2.984, 0.5}, {2.984, 0.5}}},
-    {MT_IC_VMOV, FP_MATH, {{0, 0.25}, {0, 0.25}, {0, 0.25}}},
-    {MT_IC_SHUF, FP_PAIR(1, 2), {{1.993, 0.5}, {3.975, 0.25}, {3.975, 0.25}}},
-    {MT_IC_FADD, FP_PAIR(2, 3), {{1.992, 0.5}, {1.992, 0.5}, {1.992, 0.5}}},
-    {MT_IC_FMUL, FP_PAIR(0, 1), {{2.985, 0.5}, {2.985, 0.5}, {2.985, 0.5}}},
-    {MT_IC_FMA, FP_PAIR(0, 1), {{3.975, 0.5}, {3.975, 0.5}, {3.975, 0.5}}},
-    {MT_IC_FDIV32, BIT(MT_PIPE_FP1), {{12.001, 2.777}, {12.001, 2.777}, {12.001, 2.777}}},
-    {MT_IC_FDIV64, BIT(MT_PIPE_FP1), {{16.102, 4.278}, {16.102, 4.274}, {16.102, 4.276}}},
-    {MT_IC_FSQRT32, BIT(MT_PIPE_FP1), {{17.315, 5}, {17.315, 5}, {17.315, 10}}},
-    {MT_IC_FSQRT64, BIT(MT_PIPE_FP1), {{19.659, 8.461}, {19.659, 8.461}, {19.659, 8.461}}},
-    {MT_IC_CVT, FP_PAIR(2, 3), {{2.984, 0.5}, {2.984, 0.5}, {2.984, 0.5}}},
-    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{3.494, 1}, {3, 1}, {3, 1}}},
-    {MT_IC_GATHER, FP_MATH, {{15, 4}, {20, 12.035}, {25, 12.035}}},
-    {MT_IC_HORIZ, FP_MATH, {{5.059, 2}, {5.059, 2}, {5.059, 2}}},
-    {MT_IC_MICROCODE, ALUS(6), {{10, 5}, {10, 5}, {10, 5}}},
+#define SAME3(lat, rtp) {{lat, rtp}, {lat, rtp}, {lat, rtp}}
+
+/* Zen 5: `mtool calibrate` on the development VM, a 2-vCPU "AMD EPYC" KVM
+ * guest whose CPUID said family 26 model 2 (25 November 2026, 9 runs,
+ * spread under 1% but for mulwide and gpr2vec; docs/COST-MODEL.md).  Pipes
+ * as the calibration derives them: a class sustaining k per cycle uses the
+ * first k of its kind (5 ALUs: 5.2 independent adds per cycle). */
+static const default_row zen5_rows[] = {
+    {MT_IC_ALU, ALUS(5), SAME3(1, 0.193), 0},
+    {MT_IC_CMOV, ALUS(5), SAME3(1.998, 0.167), 0},
+    {MT_IC_LEA, ALUS(5), SAME3(0.999, 0.187), 0},
+    {MT_IC_LEA3, ALUS(2), SAME3(2, 0.431), 0},
+    {MT_IC_SHIFT, ALUS(3), SAME3(0.999, 0.334), 0},
+    {MT_IC_IMUL, ALUS(3), SAME3(2.994, 0.333), 0},
+    {MT_IC_MULWIDE, ALUS(1), SAME3(2.997, 1), 0},
+    {MT_IC_DIV32, ALUS(1), SAME3(12.973, 5.987), 0},
+    {MT_IC_DIV64, ALUS(1), SAME3(13.967, 9.151), 0},
+    {MT_IC_BITCNT, ALUS(5), SAME3(0.999, 0.193), 0},
+    {MT_IC_BRANCH, ALUS(3), SAME3(1, 0.337), 0},
+    {MT_IC_LOAD, AGUS(4), SAME3(3.989, 0.25), 0},
+    {MT_IC_LOADX, 0, SAME3(1.002, 0.25), 0},
+    {MT_IC_VLOAD, AGUS(2), {{6.496, 0.333}, {6.496, 0.5}, {6.496, 0.5}}, 0},
+    {MT_IC_STORE, AGUS(1), SAME3(1, 1.032), 0},
+    {MT_IC_STLF, 0, SAME3(0.501, 1), 0},
+    {MT_IC_VALU, FP_MATH, SAME3(1.991, 0.25), 0},
+    {MT_IC_VSHIFT, FP_PAIR(1, 2), SAME3(1.991, 0.5), 0},
+    {MT_IC_VIMUL, FP_PAIR(0, 3), {{3, 0.5}, {2.988, 0.5}, {2.988, 0.5}}, 0},
+    {MT_IC_VMOV, FP_MATH, SAME3(0, 0.25), 0},
+    {MT_IC_SHUF, FP_PAIR(1, 2), {{1.991, 0.5}, {3.982, 0.25}, {3.982, 0.25}}, 0},
+    {MT_IC_FADD, FP_PAIR(2, 3), SAME3(1.991, 0.5), 1.002},
+    {MT_IC_FMUL, FP_PAIR(0, 1), SAME3(2.987, 0.5), 0},
+    {MT_IC_FMA, FP_PAIR(0, 1), SAME3(3.982, 0.5), 0},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP1), SAME3(9.959, 5.332), 0},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP1), {{12.947, 3.993}, {12.947, 3.985}, {12.947, 3.989}}, 0},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP1), {{13.947, 5}, {13.947, 5}, {13.947, 10}}, 0},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP1), SAME3(19.924, 7.489), 0},
+    {MT_IC_CVT, FP_PAIR(2, 3), SAME3(2.987, 0.5), 0},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{3.494, 1}, {3, 1}, {3, 1}}, 0},
+    {MT_IC_GATHER, FP_MATH, {{15, 4}, {20, 12.025}, {25, 12.025}}, 0},
+    {MT_IC_HORIZ, FP_MATH, SAME3(5.056, 2), 0},
+    {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
 };
 
-void mt_machine_default(mt_machine *m)
+/* Zen 3: the same VM when its CPUID said family 25 model 1 (November
+ * 2026).  What was measured there and recorded (docs/COST-MODEL.md, the
+ * commit history): 4 independent adds per cycle, 3 loads, a store to a new
+ * line per cycle, 6 nops dispatched per cycle, one not-taken and one taken
+ * branch per cycle, 64-byte fetch windows, renamed moves free, FP add 3
+ * cycles, psadbw 3 cycles two per cycle, no bypass delays (horner_f64 within
+ * 1%), TSC 2.445 GHz with the core near 3.24 GHz.  The other figures are
+ * AMD's published Zen 3 latencies and throughputs (a counter probe: a
+ * forwarding and an add, 2 cycles). */
+static const default_row zen3_rows[] = {
+    {MT_IC_ALU, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_CMOV, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_LEA, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_LEA3, ALUS(2), SAME3(2, 0.5), 0},
+    {MT_IC_SHIFT, ALUS(2), SAME3(1, 0.5), 0},
+    {MT_IC_IMUL, ALUS(1), SAME3(3, 1), 0},
+    {MT_IC_MULWIDE, ALUS(1), SAME3(3, 2), 0},
+    {MT_IC_DIV32, ALUS(1), SAME3(10, 6), 0},
+    {MT_IC_DIV64, ALUS(1), SAME3(14, 9), 0},
+    {MT_IC_BITCNT, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_BRANCH, ALUS(1), SAME3(1, 1), 0},
+    {MT_IC_LOAD, AGUS(3), SAME3(4, 0.333), 0},
+    {MT_IC_LOADX, 0, SAME3(1, 0.333), 0},
+    {MT_IC_VLOAD, AGUS(2), SAME3(7, 0.5), 0},
+    {MT_IC_STORE, AGUS(1), SAME3(1, 1), 0},
+    {MT_IC_STLF, 0, SAME3(1, 1), 0},
+    {MT_IC_VALU, FP_MATH, SAME3(1, 0.25), 0},
+    {MT_IC_VSHIFT, FP_PAIR(1, 2), SAME3(1, 0.5), 0},
+    {MT_IC_VIMUL, FP_PAIR(0, 3), SAME3(3, 0.5), 0},
+    {MT_IC_VMOV, FP_MATH, SAME3(0, 0.25), 0},
+    {MT_IC_SHUF, FP_PAIR(1, 2), {{1, 0.5}, {3, 0.5}, {3, 0.5}}, 0},
+    {MT_IC_FADD, FP_PAIR(2, 3), SAME3(3, 0.5), 0},
+    {MT_IC_FMUL, FP_PAIR(0, 1), SAME3(3, 0.5), 0},
+    {MT_IC_FMA, FP_PAIR(0, 1), SAME3(4, 0.5), 0},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP1), SAME3(10.5, 3.5), 0},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP1), SAME3(13.5, 4.5), 0},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP1), {{14, 5}, {14, 5}, {14, 10}}, 0},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP1), SAME3(20, 9), 0},
+    {MT_IC_CVT, FP_PAIR(2, 3), SAME3(3, 0.5), 0},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), SAME3(3, 1), 0},
+    {MT_IC_GATHER, FP_MATH, {{15, 4}, {20, 9}, {25, 9}}, 0},
+    {MT_IC_HORIZ, FP_MATH, SAME3(6, 2), 0},
+    {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
+};
+
+/* The profiles mtool ships, newest core first: a CPU without a calibrated
+ * profile gets the one of its family and model, else of its family (Zen 4,
+ * family 25 too, is closer to Zen 3 than to Zen 5), else the first. */
+typedef struct {
+    int family, model;
+    const char *core;
+    double tsc_per_cycle, tsc_hz, dispatch_width, loads_per_cycle, stores_per_cycle,
+        taken_per_cycle, probe_cycles, fetch_window;
+    bool moves_take_alu, has_avx512;
+    const default_row *rows;
+    size_t nrows;
+} shipped_profile;
+
+static const shipped_profile shipped[] = {
+    {26, 2, "Zen 5", 0.5766, 2.596e9, 6.96, 4, 0.97, 1, 1.822, 0, true, true, zen5_rows,
+     MT_ARRAY_LEN(zen5_rows)},
+    {25, 1, "Zen 3", 0.7548, 2.445e9, 6, 3, 1, 1, 2, 64, false, false, zen3_rows,
+     MT_ARRAY_LEN(zen3_rows)},
+};
+
+static const shipped_profile *shipped_for(int family, int model)
 {
+    for (size_t i = 0; i < MT_ARRAY_LEN(shipped); i++)
+        if (shipped[i].family == family && shipped[i].model == model)
+            return &shipped[i];
+    for (size_t i = 0; i < MT_ARRAY_LEN(shipped); i++)
+        if (shipped[i].family == family)
+            return &shipped[i];
+    return &shipped[0];
+}
+
+void mt_machine_shipped(mt_machine *m, int family, int model)
+{
+    const shipped_profile *sp = shipped_for(family, model);
     memset(m, 0, sizeof *m);
-    snprintf(m->cpu_model, sizeof m->cpu_model, "AMD EPYC");
-    snprintf(m->source, sizeof m->source, "default (shipped, AMD EPYC family 26)");
-    m->tsc_per_cycle = 0.5649;
-    m->tsc_hz = 2.096e9;
-    m->dispatch_width = 8;
-    m->loads_per_cycle = 3.99;
-    m->stores_per_cycle = 0.96;
-    m->taken_per_cycle = 0.90;
-    m->probe_cycles = 1.974;
-    m->has_avx512 = true;
-    m->moves_take_alu = true; /* 6 adds + 6 movs took twice 6 adds */
-    for (size_t i = 0; i < MT_ARRAY_LEN(default_rows); i++) {
-        const default_row *r = &default_rows[i];
+    snprintf(m->cpu_model, sizeof m->cpu_model, "AMD EPYC (family %d, model %d)", sp->family,
+             sp->model);
+    snprintf(m->source, sizeof m->source, "default (shipped, %s: AMD EPYC family %d model %d)",
+             sp->core, sp->family, sp->model);
+    m->tsc_per_cycle = sp->tsc_per_cycle;
+    m->tsc_hz = sp->tsc_hz;
+    m->dispatch_width = sp->dispatch_width;
+    m->loads_per_cycle = sp->loads_per_cycle;
+    m->stores_per_cycle = sp->stores_per_cycle;
+    m->taken_per_cycle = sp->taken_per_cycle;
+    m->probe_cycles = sp->probe_cycles;
+    m->fetch_window = sp->fetch_window;
+    m->moves_take_alu = sp->moves_take_alu;
+    m->has_avx512 = sp->has_avx512;
+    for (size_t i = 0; i < sp->nrows; i++) {
+        const default_row *r = &sp->rows[i];
         m->pipes[r->c] = r->pipes;
         memcpy(m->timing[r->c], r->t, sizeof r->t);
+        m->bypass[r->c] = r->bypass;
     }
 }
 
-/* The model name and, since one name can cover several generations (a KVM
- * guest's "AMD EPYC" was a Zen 5 and then a Zen 3 here), the family and
- * model numbers: "AMD EPYC (family 25, model 1)". */
-void mt_machine_cpu_model(char *buf, size_t n)
+/* "model name", "cpu family" and "model" of the first CPU in /proc/cpuinfo
+ * (empty strings when absent). */
+static void read_cpuinfo(char *name, size_t nname, char *family, char *model, size_t nnum)
 {
-    snprintf(buf, n, "unknown");
+    name[0] = family[0] = model[0] = '\0';
     FILE *fp = fopen("/proc/cpuinfo", "r");
     if (!fp)
         return;
-    char line[512], name[256] = "", family[32] = "", model[32] = "";
+    char line[512];
     while (fgets(line, sizeof line, fp) && !(name[0] && family[0] && model[0])) {
         char *colon = strchr(line, ':');
         if (!colon)
@@ -122,17 +205,33 @@ void mt_machine_cpu_model(char *buf, size_t n)
             v++;
         v[strcspn(v, "\n")] = '\0';
         if (!strncmp(line, "model name", 10) && !name[0])
-            snprintf(name, sizeof name, "%s", v);
+            snprintf(name, nname, "%s", v);
         else if (!strncmp(line, "cpu family", 10) && !family[0])
-            snprintf(family, sizeof family, "%s", v);
+            snprintf(family, nnum, "%s", v);
         else if (!strncmp(line, "model\t", 6) && !model[0])
-            snprintf(model, sizeof model, "%s", v);
+            snprintf(model, nnum, "%s", v);
     }
     fclose(fp);
+}
+
+void mt_machine_default(mt_machine *m)
+{
+    char name[256], family[32], model[32];
+    read_cpuinfo(name, sizeof name, family, model, sizeof family);
+    mt_machine_shipped(m, family[0] ? atoi(family) : -1, model[0] ? atoi(model) : -1);
+}
+
+/* The model name and, since one name can cover several generations (a KVM
+ * guest's "AMD EPYC" was a Zen 5, then a Zen 3, then a Zen 5 again here),
+ * the family and model numbers: "AMD EPYC (family 25, model 1)". */
+void mt_machine_cpu_model(char *buf, size_t n)
+{
+    char name[256], family[32], model[32];
+    read_cpuinfo(name, sizeof name, family, model, sizeof family);
     if (name[0] && family[0] && model[0])
         snprintf(buf, n, "%s (family %s, model %s)", name, family, model);
-    else if (name[0])
-        snprintf(buf, n, "%s", name);
+    else
+        snprintf(buf, n, "%s", name[0] ? name : "unknown");
 }
 
 char *mt_machine_profile_path(const char *cpu_model)
@@ -165,6 +264,10 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
             fprintf(fp, " %.3f %.3f", m->timing[c][w].latency, m->timing[c][w].rthroughput);
         fputc('\n', fp);
     }
+    fprintf(fp, "# class, then extra cycles before another class's instruction sees its result\n");
+    for (int c = 0; c < MT_IC_COUNT; c++)
+        if (m->bypass[c] > 0)
+            fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
 }
 
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err)
@@ -217,6 +320,19 @@ static bool parse_class_line(const char *rest, mt_machine *m)
     return true;
 }
 
+static bool parse_bypass_line(const char *rest, mt_machine *m)
+{
+    char name[32];
+    double v;
+    if (sscanf(rest, "%31s %lf", name, &v) != 2 || !(v >= 0 && v < 100))
+        return false;
+    int c = class_by_name(name);
+    if (c < 0)
+        return false;
+    m->bypass[c] = v;
+    return true;
+}
+
 static bool parse_number(const char *rest, double lo, double hi, double *out)
 {
     char *end;
@@ -244,6 +360,8 @@ static bool parse_line(char *line, mt_machine *m)
         return snprintf(m->source, sizeof m->source, "%s", rest) >= 0;
     if (!strcmp(key, "class"))
         return parse_class_line(rest, m);
+    if (!strcmp(key, "bypass"))
+        return parse_bypass_line(rest, m);
     if (!strcmp(key, "tsc_per_cycle"))
         return parse_number(rest, 0.05, 20, &m->tsc_per_cycle);
     if (!strcmp(key, "tsc_hz"))
@@ -281,6 +399,9 @@ int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
         return -1;
     }
     mt_machine_default(m);
+    /* A profile lists every bypass delay it measured: none listed is none
+     * measured (profiles from before they were calibrated included). */
+    memset(m->bypass, 0, sizeof m->bypass);
     char line[1024];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, fp)) {

@@ -180,6 +180,8 @@ typedef struct {
 
 typedef struct {
     double ready[CM_NREGS];
+    uint8_t producer[CM_NREGS]; /* class of the instruction that wrote it
+                                   (MT_IC_COUNT: none, or a load) */
     sym_value val[CM_REG_VEC0];
     uint32_t next_sym;
     store_rec stores[STORE_WINDOW];
@@ -189,6 +191,7 @@ typedef struct {
 static void dep_init(dep_state *s)
 {
     memset(s, 0, sizeof *s);
+    memset(s->producer, MT_IC_COUNT, sizeof s->producer);
     for (unsigned r = 0; r < CM_REG_VEC0; r++)
         s->val[r].sym = r + 1;
     s->next_sym = CM_REG_VEC0 + 1;
@@ -229,6 +232,14 @@ static double forwarded(const dep_state *s, const store_rec *key)
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
+/* When register r is ready for instruction `in`: a result reaches an
+ * instruction of another class after the producer's bypass delay. */
+static double ready_for(const mt_predictor *p, const dep_state *s, uint8_t r, const cm_insn *in)
+{
+    uint8_t c = s->producer[r];
+    return s->ready[r] + (c < MT_IC_COUNT && c != in->cls ? p->m.bypass[c] : 0);
+}
+
 /* Executes one instruction in dataflow order; returns when its result (or
  * stored data) is ready.  Branches return a negative value: they end no
  * dependency chain (predicted, they stall nothing). */
@@ -238,9 +249,11 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
      * calibrated cmov latency (a cmp+cmov chain measures 1 + that). */
     double alu = timing(p, MT_IC_ALU, in->width)->latency;
     double flags_extra = in->cls == MT_IC_CMOV ? timing(p, MT_IC_CMOV, in->width)->latency - alu : 0;
-    double src = 0;
-    for (unsigned i = 0; i < in->nsrcs; i++)
-        src = max2(src, s->ready[in->srcs[i]] + (in->srcs[i] == CM_REG_FLAGS ? flags_extra : 0));
+    double src = 0, as_is = 0;
+    for (unsigned i = 0; i < in->nsrcs; i++) {
+        src = max2(src, ready_for(p, s, in->srcs[i], in) + (in->srcs[i] == CM_REG_FLAGS ? flags_extra : 0));
+        as_is = max2(as_is, s->ready[in->srcs[i]]);
+    }
     double data = 0;
     if (in->load) {
         double addr = max2(in->mem.base ? s->ready[in->mem.base] : 0,
@@ -260,7 +273,7 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
     if (in->zero_idiom)
         done = 0;
     else if (in->eliminated)
-        done = src;
+        done = as_is; /* a renamed copy: the source as it is, bypass still due */
     else if (in->executes)
         done = max2(src, data) + (in->cls == MT_IC_CMOV ? alu : timing(p, in->cls, in->width)->latency);
     else
@@ -275,9 +288,15 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
         moved = s->val[in->offset_src];
         moved.off += in->offset;
     }
+    /* A renamed copy keeps its source's producer: an FP add's result moved
+     * to another register still reaches the next FP add directly. */
+    uint8_t made = in->eliminated && in->nsrcs ? s->producer[in->srcs[0]]
+                   : in->executes          ? in->cls
+                                           : MT_IC_COUNT;
     for (unsigned i = 0; i < in->ndsts; i++) {
         uint8_t d = in->dsts[i];
         s->ready[d] = done;
+        s->producer[d] = made;
         if (d < CM_REG_VEC0)
             s->val[d] = in->offset_move ? moved : (sym_value){s->next_sym++, 0};
     }

@@ -212,6 +212,71 @@ static void test_probe_chain(void)
           "register %.2f", a, b, chain, c);
 }
 
+/* Bypass delays: a result of class C reaches an instruction of another
+ * class bypass[C] cycles late (Zen 5's FP add: 2 cycles to an FP add, 3 to
+ * anything else).  Horner's rule alternates multiply and add, so each
+ * iteration pays the delay once; a chain of adds through renamed copies
+ * never does; the add's result stored pays it before the store. */
+static void test_bypass_delay(void)
+{
+    /* mulsd %xmm1,%xmm0; addsd (%rdi),%xmm0; add $8,%rdi; cmp %rax,%rdi; jne */
+    static const uint8_t horner[] = {0xf2, 0x0f, 0x59, 0xc1, 0xf2, 0x0f, 0x58, 0x07, 0x48,
+                                     0x83, 0xc7, 0x08, 0x48, 0x39, 0xc7, 0x75, 0xed};
+    /* addsd %xmm1,%xmm0; movapd %xmm0,%xmm2; addsd %xmm1,%xmm2; movapd %xmm2,%xmm0 */
+    static const uint8_t adds[] = {0xf2, 0x0f, 0x58, 0xc1, 0x66, 0x0f, 0x28, 0xd0,
+                                   0xf2, 0x0f, 0x58, 0xd1, 0x66, 0x0f, 0x28, 0xc2};
+    /* addsd %xmm1,%xmm0; movsd %xmm0,(%rdi) */
+    static const uint8_t add_store[] = {0xf2, 0x0f, 0x58, 0xc1, 0xf2, 0x0f, 0x11, 0x07};
+    mt_machine m = machine;
+    memset(m.bypass, 0, sizeof m.bypass);
+    mt_error err;
+    mt_predictor *none = mt_predictor_new(&m, &err);
+    m.bypass[MT_IC_FADD] = 1;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    mt_block_context loop = {.steady_state = true, .taken_exit = true}, once = {0};
+    mt_block_cost h, h0, a, st;
+    mt_predict_block(p, horner, sizeof horner, 0x1000, &loop, &h);
+    mt_predict_block(none, horner, sizeof horner, 0x1000, &loop, &h0);
+    mt_predict_block(p, adds, sizeof adds, 0x1000, &loop, &a);
+    mt_predict_block(p, add_store, sizeof add_store, 0x1000, &once, &st);
+    double mul_add = lat(MT_IC_FMUL) + lat(MT_IC_FADD);
+    CHECK(near(h.bounds[MT_BOUND_RECURRENCE], mul_add + 1) &&
+              near(h0.bounds[MT_BOUND_RECURRENCE], mul_add),
+          "Horner (mulsd -> addsd): recurrence %.2f with a 1-cycle FP-add bypass, %.2f + 1 "
+          "expected", h.bounds[MT_BOUND_RECURRENCE], mul_add);
+    CHECK(near(a.bounds[MT_BOUND_RECURRENCE], 2 * lat(MT_IC_FADD)),
+          "two FP adds through renamed copies: recurrence %.2f, no bypass (%.2f)",
+          a.bounds[MT_BOUND_RECURRENCE], 2 * lat(MT_IC_FADD));
+    CHECK(near(st.bounds[MT_BOUND_LATENCY], lat(MT_IC_FADD) + 1),
+          "FP add then a store of its result: critical path %.2f (add + bypass %.2f)",
+          st.bounds[MT_BOUND_LATENCY], lat(MT_IC_FADD) + 1);
+    mt_predictor_free(p);
+    mt_predictor_free(none);
+}
+
+/* A machine without a calibrated profile gets the shipped one of its
+ * family and model, else of its family, else the newest (Zen 5). */
+static void test_shipped_profiles(void)
+{
+    mt_machine z5, z3, z4, other;
+    mt_machine_shipped(&z5, 26, 2);
+    mt_machine_shipped(&z3, 25, 1);
+    mt_machine_shipped(&z4, 25, 0x61);
+    mt_machine_shipped(&other, 6, 151);
+    CHECK(strstr(z5.source, "Zen 5") && strstr(z5.source, "family 26 model 2") &&
+              z5.timing[MT_IC_FADD][MT_W128].latency < 2.5 && z5.bypass[MT_IC_FADD] > 0.9,
+          "family 26 model 2: the Zen 5 profile (%s; FP add %.2f, bypass %.2f)", z5.source,
+          z5.timing[MT_IC_FADD][MT_W128].latency, z5.bypass[MT_IC_FADD]);
+    CHECK(strstr(z3.source, "Zen 3") && z3.timing[MT_IC_FADD][MT_W128].latency == 3 &&
+              z3.bypass[MT_IC_FADD] == 0 && __builtin_popcount(z3.pipes[MT_IC_ALU]) == 4 &&
+              z3.fetch_window == 64 && !z3.moves_take_alu,
+          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows)",
+          z3.source, z3.timing[MT_IC_FADD][MT_W128].latency);
+    CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
+          "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
+          z4.source, other.source);
+}
+
 static void test_profile_file(void)
 {
     char path[] = "/tmp/mtool-profile-XXXXXX";
@@ -221,11 +286,13 @@ static void test_profile_file(void)
     mt_machine m = machine, back;
     m.timing[MT_IC_FMA][MT_W256].latency = 4.25;
     m.fetch_window = 64;
+    m.bypass[MT_IC_FADD] = 1.5;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
               !strcmp(back.cpu_model, "Test CPU 9000") && back.pipes[MT_IC_FADD] == m.pipes[MT_IC_FADD] &&
-              fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4 && back.fetch_window == 64,
+              fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4 && back.fetch_window == 64 &&
+              back.bypass[MT_IC_FADD] == 1.5 && back.bypass[MT_IC_FMUL] == m.bypass[MT_IC_FMUL],
           "machine profile written and read back");
     FILE *fp = fopen(path, "a");
     fputs("class fadd 0x3 nonsense\n", fp);
@@ -257,6 +324,8 @@ int main(void)
     test_taken_branch_pipes();
     test_fetch_windows();
     test_probe_chain();
+    test_bypass_delay();
+    test_shipped_profiles();
     test_profile_file();
     mt_predictor_free(predictor);
     return unit_finish();

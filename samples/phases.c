@@ -3,8 +3,10 @@
  * `phases` runs two phases of straight-line code, unrolled by macros:
  *
  *   memory   2048 dependent loads through a random cyclic permutation of a
- *            32 MB table: nearly every load a cache (and TLB) miss, so its
- *            measured time is far above its prediction;
+ *            4 MB table: past L2 (1 MB), every load waits for L3, so its
+ *            measured time is far above its prediction (a table the size of
+ *            L3 or more makes the run time vary by 20% with the physical
+ *            pages a run gets: too much for make bench's perturbation);
  *   compute  2048 steps of a multiply-add chain on a 1 KB table: every load
  *            an L1 hit, measured close to predicted.
  *
@@ -14,7 +16,7 @@
  * its regions must say that the memory phase does and the compute phase
  * does not.
  *
- * usage: phases [CALLS [LOG2_WORDS]]   (defaults 2000 and 22: 32 MB) */
+ * usage: phases [CALLS [LOG2_WORDS]]   (defaults 16000 and 19: 4 MB) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +61,8 @@ NOINLINE long phases(const long *t, long x, const double *c, double *y_io)
 
 int main(int argc, char **argv)
 {
-    long calls = argc > 1 ? atol(argv[1]) : 2000;
-    int log2_words = argc > 2 ? atoi(argv[2]) : 22;
+    long calls = argc > 1 ? atol(argv[1]) : 16000;
+    int log2_words = argc > 2 ? atoi(argv[2]) : 19;
     if (calls < 1 || log2_words < 4 || log2_words > 30)
         return 2;
     long n = 1L << log2_words;

@@ -15,7 +15,7 @@
  *   sum_rows         row sums through a helper it shares with main (98% rule)
  *   scaled_sum       a constant-time leaf and a negligible product (the other rules)
  *   dispatch_chunks  kernels called through pointers (the dynamic call graph):
- *                    a random gather and an L1-resident scaling, per chunk
+ *                    a random gather over 64 MB and an L1-resident scaling
  *
  * usage: memory [SCALE]   (work grows linearly with SCALE, default 1) */
 #include <stdint.h>
@@ -162,6 +162,7 @@ NOINLINE double scaled_sum(const double *a, long n, int times)
  * estimable only because pass 1 recorded where its calls go (both kernels,
  * called from nowhere else). */
 #define CHUNK 16
+#define GATHER_STRIDE 8
 typedef double (*chunk_kernel)(const double *a, const long *idx, long n);
 static chunk_kernel kernels[2];
 
@@ -169,7 +170,7 @@ NOINLINE double gather_chunk(const double *a, const long *idx, long n)
 {
     double s = 0;
     for (long i = 0; i < n; i++)
-        s += a[2 * idx[i]];
+        s += a[GATHER_STRIDE * idx[i]]; /* a new line every load */
     return s;
 }
 
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
     node *seq = malloc(NODES * sizeof *seq), *rnd = malloc(NODES * sizeof *rnd);
     long *order = malloc(NODES * sizeof *order);
     double *ma = calloc(MATRIX * MATRIX, sizeof *ma), *mb = calloc(MATRIX * MATRIX, sizeof *mb);
-    double *mc = calloc(MATRIX * MATRIX, sizeof *mc), *mc2 = calloc(MATRIX * MATRIX, sizeof *mc2);
+    double *mc = malloc(MATRIX * MATRIX * sizeof *mc), *mc2 = malloc(MATRIX * MATRIX * sizeof *mc2);
     double *sa = malloc(STREAM * sizeof *sa), *sb = malloc(STREAM * sizeof *sb);
     double *sc = malloc(STREAM * sizeof *sc);
     if (!seq || !rnd || !order || !ma || !mb || !mc || !mc2 || !sa || !sb || !sc)
@@ -223,9 +224,12 @@ int main(int argc, char **argv)
         order[j] = t;
     }
     node *rnd_head = link_nodes(rnd, order);
+    /* Every page written once before the kernels run: first-touch page
+     * faults are kernel time the timers would count inside matmul_rows. */
     for (long i = 0; i < MATRIX * MATRIX; i++) {
         ma[i] = (double)(i % 7) / 7;
         mb[i] = (double)(i % 5) / 5;
+        mc[i] = mc2[i] = 0;
     }
     for (long i = 0; i < STREAM; i++) {
         sb[i] = (double)i;
@@ -233,9 +237,12 @@ int main(int argc, char **argv)
     }
     long s1 = list_walk_sequential(seq_head, 4 * scale);
     long s2 = list_walk_random(rnd_head, 4 * scale);
-    for (int t = 0; t < 2 * scale; t++) {
+    /* The row-order product is short: eight calls, so that a burst of
+     * other load on the machine weighs less in its figure. */
+    for (int t = 0; t < 8 * scale; t++) {
         matmul_rows(mc, ma, mb, MATRIX, DEPTH);
-        matmul_cols(mc2, ma, mb, MATRIX, DEPTH);
+        if (t % 4 == 0)
+            matmul_cols(mc2, ma, mb, MATRIX, DEPTH);
     }
     stream_triad(sa, sb, sc, 0.5, STREAM, 2 * scale);
     static double coef[256];
@@ -250,7 +257,15 @@ int main(int argc, char **argv)
         progress(i);
     kernels[0] = gather_chunk;
     kernels[1] = scale_chunk;
-    double chunks = dispatch_chunks(sb, order, NODES, 8 * scale);
+    /* The gather's table: 64 MB, past any L3, every element written (a
+     * calloc'd page never written reads as the one zero page, from cache). */
+    double *wide = malloc(GATHER_STRIDE * NODES * sizeof *wide);
+    if (!wide)
+        return 1;
+    for (long i = 0; i < GATHER_STRIDE * NODES; i++)
+        wide[i] = (double)(i & 1023);
+    double chunks = dispatch_chunks(wide, order, NODES, 8 * scale);
+    free(wide);
     printf("lists %ld %ld matmul %.3f %.3f triad %.1f poly %.6f rows %.1f scaled %.1f chunks %.1f\n",
            s1, s2, mc[12345], mc2[12345], sa[STREAM / 3], p, rows, scaled, chunks);
     free(seq);

@@ -68,7 +68,7 @@ def memory(path, name):
         f"{name}: compute-bound loop within 10% ({pct['compute_poly']:+.1f}%)")
     say(pct["stream_triad"] > pct["compute_poly"] + 20,
         f"{name}: streaming kernel above the compute-bound one")
-    want = {p: 2 if p.startswith("matmul") else 1 for p in k}  # main's calls
+    want = {p: {"matmul_rows": 8, "matmul_cols": 2}.get(p, 1) for p in k}  # main's calls
     got = {p: o["entries"] for p, o in k.items()}
     say(got == want, f"{name}: pass-2 entries of the kernel loops as main calls them ({got})")
     rows = kernel(r, "sum_rows")

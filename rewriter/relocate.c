@@ -1,13 +1,16 @@
 /* rewriter/relocate.c — copies procedures into new code with a counter
  * probe at the start of every block (liveness.c says what probes may clobber).
  *
- * Every instruction keeps its length except direct branches, which are
- * always re-emitted in their rel32 form (jrcxz/loop get a three-instruction
- * rel32 equivalent), so the size of each copy is known before any target
- * is: one pass assigns addresses, a second writes bytes.  Direct branches to
- * a block of any relocated procedure go to its copy (its probe); others go
- * to the original address, which is still valid code.  rip-relative
- * operands keep pointing at the original data.
+ * Every instruction keeps its length except direct branches: a rel8 branch
+ * of the original stays rel8 when its target is in the same copy and in
+ * reach, otherwise it becomes rel32 (jrcxz/loop: a three-instruction rel32
+ * equivalent).  Layout iterates per procedure until every rel8 branch fits
+ * (branches only grow), then a second pass writes bytes; loop headers keep
+ * their offset modulo 64 with nops before them.  So code without probes or
+ * timers keeps the original's size and layout.  Direct branches to a block
+ * of any relocated procedure go to its copy (its probe); others go to the
+ * original address, which is still valid code.  rip-relative operands keep
+ * pointing at the original data.
  *
  * Probes.  `incq %gs:disp32` changes OF, SF, ZF, AF and PF.  A backward
  * liveness pass over the procedure's CFG finds blocks where one of those is

@@ -160,8 +160,8 @@ static void least_nested_height(const mt_procedure *p, const mt_domtree *dt, con
         int32_t v = HEIGHT_UNSET;
         if (header[b] || chain[b])
             v = h[b];
-        if (blk->term == MT_TERM_CALL || blk->term == MT_TERM_ICALL ||
-            blk->term == MT_TERM_NORETURN_CALL) {
+        if (h[b] != HEIGHT_UNSET && (blk->term == MT_TERM_CALL || blk->term == MT_TERM_ICALL ||
+                                     blk->term == MT_TERM_NORETURN_CALL)) { /* unreachable: none */
             int32_t at_call = h[b] == HEIGHT_UNKNOWN || blk->rsp_delta == MT_RSP_UNKNOWN
                                   ? HEIGHT_UNKNOWN : h[b] + blk->rsp_delta;
             v = at_call < v ? at_call : v;

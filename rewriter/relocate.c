@@ -273,11 +273,42 @@ static size_t probe_len(uint8_t probe)
     }
 }
 
-/* Bytes recording a call target before the instruction: `push X` (the
- * call's own operand, same length), `push $site`, `call` the runtime. */
+/* The REX prefix of `call *X` / `jmp *X` (right before its ff), or 0. */
+static uint8_t branch_rex(const rw_insn *ri)
+{
+    uint8_t k = ri->modrm_offset;
+    return k >= 2 && (ri->bytes[k - 2] & 0xf0) == 0x40 ? ri->bytes[k - 2] : 0;
+}
+
+/* Whether the operand X of `call *X` reads %r11, the register the inline
+ * record of its target loads it into. */
+static bool operand_uses_r11(const rw_insn *ri)
+{
+    uint8_t rex = branch_rex(ri), modrm = ri->bytes[ri->modrm_offset];
+    unsigned mod = modrm >> 6, rm = modrm & 7, b = rex & 1, x = (rex >> 1) & 1;
+    if (mod == 3 || rm != 4)
+        return !(mod == 0 && rm == 5) && (rm | b << 3) == 11; /* a register, or its base */
+    uint8_t sib = ri->bytes[ri->modrm_offset + 1];
+    unsigned base = sib & 7, index = (sib >> 3) & 7;
+    return (index | x << 3) == 11 || ((base | b << 3) == 11 && !(mod == 0 && base == 5));
+}
+
+/* Recording a call target before `call *X` (or `jmp *X`), inline where
+ * the target was the site's first (nearly always: most sites have one):
+ *     mov X,%r11; cmp %r11,%gs:SITE; jne 1f; incq %gs:SITE+8; jmp 2f
+ *  1: push %r11; push $SITE; call mt_timer_record_call_target
+ *  2: (the original call)
+ * %r11 is dead at a call or a tail jump (the ABI: neither an argument nor
+ * kept), and so are the flags.  An operand that reads %r11 itself takes
+ * the out-of-line form only: push X; push $SITE; call. */
+#define RECORD_INLINE_TAIL 34 /* cmp 9, jne 2, incq 9, jmp 2, push 2, push 5, call 5 */
 static size_t call_target_len(const rw_insn *ri)
 {
-    return ri->call_site ? (size_t)ri->len + 10 : 0;
+    if (!ri->call_site)
+        return 0;
+    if (operand_uses_r11(ri))
+        return (size_t)ri->len + 10;
+    return (size_t)ri->len + (branch_rex(ri) ? 0 : 1) + RECORD_INLINE_TAIL;
 }
 
 /* Bytes emitted after an instruction: the loop counter's store, then the
@@ -809,28 +840,69 @@ static void emit_probe(rw_buf *out, const rw_insn *ri)
         rw_buf_put(out, probe_save_after, sizeof probe_save_after);
 }
 
-/* `push X; push $site; call mt_timer_record_call_target` before `call *X`
- * or `jmp *X`: the push is the branch with ModRM's reg field 2 or 4 made 6
- * (prefixes, SIB and displacement unchanged; an operand based on %rsp is
- * addressed before the push moves it), rip-relative displacements
- * recomputed for its new place. */
+/* The branch's operand X made `push X` (ModRM's reg field 6) or, with
+ * `to_r11`, `mov X,%r11` (REX.W and REX.R set, opcode 8b, reg field 3);
+ * prefixes, SIB and displacement carried, a rip-relative one recomputed for
+ * its new place (an operand based on %rsp is addressed before any push).
+ * Returns its length, 0 when a displacement does not fit. */
+static size_t emit_operand_copy(rw_buf *out, const rw_insn *ri, uint64_t at, bool to_r11)
+{
+    size_t pos = out->len, k = ri->modrm_offset, added = 0;
+    uint8_t rex = branch_rex(ri), modrm = ri->bytes[k];
+    if (to_r11) {
+        rw_buf_put(out, ri->bytes, rex ? k - 2 : k - 1); /* legacy prefixes */
+        rw_buf_u8(out, (uint8_t)(0x4c | (rex & 3)));
+        rw_buf_u8(out, 0x8b);
+        rw_buf_u8(out, (uint8_t)((modrm & 0xc7) | 3u << 3));
+        rw_buf_put(out, ri->bytes + k + 1, ri->len - k - 1u);
+        added = rex ? 0 : 1;
+    } else {
+        rw_buf_put(out, ri->bytes, ri->len);
+        out->data[pos + k] = (uint8_t)((modrm & 0xc7) | 6u << 3);
+    }
+    size_t len = ri->len + added;
+    uint32_t r = 0;
+    if (ri->kind == RW_COPY_RIPREL) {
+        if (!rel32(ri->target, at + len, &r))
+            return 0;
+        rw_buf_patch_u32(out, pos + ri->disp_offset + added, r);
+    }
+    return len;
+}
+
+/* gs-relative disp32 operand forms: ModRM (mod 00, rm 100), SIB 0x25. */
+static void emit_gs_abs(rw_buf *out, uint8_t rex, uint8_t opcode, uint8_t reg, uint32_t disp)
+{
+    const uint8_t code[] = {0x65, rex, opcode, (uint8_t)(0x04 | reg << 3), 0x25};
+    rw_buf_put(out, code, sizeof code);
+    rw_buf_u32(out, disp);
+}
+
+/* The record of a call target (call_target_len says which form). */
 static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at,
                              mt_error *err)
 {
-    size_t pos = out->len;
-    rw_buf_put(out, ri->bytes, ri->len);
-    out->data[pos + ri->modrm_offset] = (uint8_t)((out->data[pos + ri->modrm_offset] & 0xc7) | 6u << 3);
-    uint32_t r = 0;
-    bool ok = true;
-    if (ri->kind == RW_COPY_RIPREL) {
-        ok = rel32(ri->target, at + ri->len, &r);
-        rw_buf_patch_u32(out, pos + ri->disp_offset, r);
+    uint32_t site = (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->ntimed) +
+                               (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE);
+    bool inline_first = !operand_uses_r11(ri);
+    size_t start = out->len, n = emit_operand_copy(out, ri, at, inline_first);
+    bool ok = n > 0;
+    if (inline_first) {
+        emit_gs_abs(out, 0x4c, 0x39, 3, site); /* cmp %r11,%gs:site */
+        rw_buf_u8(out, 0x75);                  /* jne 1f */
+        rw_buf_u8(out, 9 + 2);
+        emit_gs_abs(out, 0x48, 0xff, 0, site + 8); /* incq %gs:site+8 */
+        rw_buf_u8(out, 0xeb);                      /* jmp 2f */
+        rw_buf_u8(out, 2 + 5 + 5);
+        rw_buf_u8(out, 0x41); /* 1: push %r11 */
+        rw_buf_u8(out, 0x53);
     }
     rw_buf_u8(out, 0x68); /* push imm32: slot offsets lie below 2 GiB */
-    rw_buf_u32(out, (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->ntimed) +
-                               (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE));
+    rw_buf_u32(out, site);
+    uint32_t r = 0;
+    uint64_t next = at + (out->len - start) + 5;
     rw_buf_u8(out, 0xe8);
-    ok = ok && rel32(c->timer_entry[MT_RT_TIMER_RECORD_CALL_TARGET], at + ri->len + 10, &r);
+    ok = ok && rel32(c->timer_entry[MT_RT_TIMER_RECORD_CALL_TARGET], next, &r);
     rw_buf_u32(out, r);
     if (!ok)
         mt_error_set(err, "%s: the call-target record of 0x%llx is out of rel32 range",

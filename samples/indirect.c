@@ -14,6 +14,9 @@
  *               procedure, never to be taken for a tail call
  *   set_unless: a 4-byte entry block (`test %esi,%esi; jne`) followed by
  *               a block the 5-byte entry jump overwrites
+ *   call_forms: calls through a pointer in %r11 (the register pass 1's
+ *               record of call targets loads the target into), in a stack
+ *               slot addressed from %rsp, and in a global (rip-relative)
  * Every procedure runs, so the callgrind oracle checks each count. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +136,36 @@ op_end:
     return acc;
 }
 
+/* The three operand forms pass 1 records targets of differently (inline
+ * through %r11, or pushed when the operand is %r11 itself).  Leaf code may
+ * keep data in the red zone: the calls step over it. */
+int (*global_fn)(int) = neg;
+NOINLINE int call_forms(int (*f)(int), int x)
+{
+    int a, b, c;
+    __asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+                     "mov %1, %%r11\n\t"
+                     "mov %2, %%edi\n\t"
+                     "call *%%r11\n\t"
+                     "lea 128(%%rsp), %%rsp"
+                     : "=a"(a) : "r"(f), "r"(x)
+                     : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
+    __asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+                     "push %1\n\t"
+                     "mov %2, %%edi\n\t"
+                     "call *(%%rsp)\n\t"
+                     "lea 136(%%rsp), %%rsp"
+                     : "=a"(b) : "r"(f), "r"(x + 1)
+                     : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
+    __asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+                     "mov %1, %%edi\n\t"
+                     "call *global_fn(%%rip)\n\t"
+                     "lea 128(%%rsp), %%rsp"
+                     : "=a"(c) : "r"(x + 2)
+                     : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
+    return a + b + c;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -156,6 +189,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         set_unless(&st, i % 3, i);
     s += st.level;
+    for (int i = 0; i < n; i++)
+        s += call_forms(i % 2 ? inc : dbl, i);
     printf("%d\n", s);
     return 0;
 }

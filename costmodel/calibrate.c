@@ -162,6 +162,23 @@ static void add_nop_tp(long iters, void *buf)
     __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 2f\n\t.p2align 6\n\t.skip " skip     \
                      ", 0x90\n2:\n1:\n\tadd $1, %%rax\n\tdec %0\n\tjnz 1b"                  \
                      : "+c"(iters) : "D"(buf) : "rax", "cc")
+/* Loops of k zero-idiom xors (3 bytes, no pipe) and dec, test, jnz (two
+ * ops: the test fuses with the jnz, as the model counts them; GNU as keeps
+ * the 2-byte jnz).  SPLIT(k): the xors fill the end of a 64-byte line, the
+ * loop control starts the next one.  LINE(k): all in one line.  Zen 5 runs
+ * SPLIT(k) at one iteration per cycle up to k = 6 and at two cycles from 7
+ * on, LINE(k) at the dispatch width up to 12 ops and at 3 cycles above. */
+#define OC_LOOP(skip, k)                                                                      \
+    __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n\t.skip " skip ", 0x90\n"  \
+                     "1:\n\t.rept " #k "\n\txor %%r8d, %%r8d\n\t.endr\n\t"                       \
+                     "dec %0\n\ttest %0, %0\n\tjnz 1b"                                          \
+                     : "+c"(iters) : "D"(buf) : "r8", "cc")
+#define OC_SPLIT(k) static void oc_split##k(long iters, void *buf) { OC_LOOP("64-3*" #k, k); }
+#define OC_LINE(k) static void oc_line##k(long iters, void *buf) { OC_LOOP("0", k); }
+OC_SPLIT(4) OC_SPLIT(5) OC_SPLIT(6) OC_SPLIT(7) OC_SPLIT(8) OC_SPLIT(9) OC_SPLIT(10)
+OC_LINE(8) OC_LINE(9) OC_LINE(10) OC_LINE(11) OC_LINE(12) OC_LINE(13) OC_LINE(14) OC_LINE(15)
+enum { SPLIT_FIRST = 4, NSPLIT = 7, LINE_FIRST = 8, NLINE = 8 };
+
 static void fetch_inside(long iters, void *buf) { FETCH_LOOP("8"); }
 static void fetch_cross32(long iters, void *buf) { FETCH_LOOP("28"); }
 static void fetch_cross64(long iters, void *buf) { FETCH_LOOP("60"); }
@@ -531,7 +548,39 @@ static void derive_pipes(mt_machine *m)
 
 /* Figures derived from pairs of measurements (mt_calibrate). */
 enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
-       FADD_FMA, FADD_SHUF, NDERIVED };
+       FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, NDERIVED = LINE0 + NLINE };
+
+/* The loop front end without a fetch-window limit (fetch_window 0): E, the
+ * most xors the first line of a split loop holds at the speed of the loop in
+ * one line; S, the most ops a loop in one line holds at the dispatch width,
+ * and P, the cycles one more op costs.  0 when no limit shows in the range
+ * measured (then the model applies none). */
+static void derive_loop_front_end(mt_machine *m, const double *d, FILE *report)
+{
+    m->loop_split_ops = m->loop_line_ops = m->loop_overfull_cycles = 0;
+    double one = d[F0]; /* a loop in one window: an iteration a cycle */
+    for (int k = 0; k < NSPLIT; k++)
+        if (d[SPLIT0 + k] > 1.5 * one) {
+            m->loop_split_ops = k == 0 ? 0 : SPLIT_FIRST + k - 1;
+            break;
+        }
+    for (int k = 0; k < NLINE; k++) {
+        double ops = LINE_FIRST + k + 2, fast = fmax(one, ops / m->dispatch_width);
+        if (d[LINE0 + k] > 1.4 * fast) {
+            if (k > 0) {
+                m->loop_line_ops = ops - 1;
+                m->loop_overfull_cycles = d[LINE0 + k];
+            }
+            break;
+        }
+    }
+    if (!(m->loop_split_ops > 0 && m->loop_line_ops > 0))
+        m->loop_split_ops = m->loop_line_ops = m->loop_overfull_cycles = 0;
+    if (report)
+        fprintf(report, "  loop front end: %.0f ops in the first line of a split loop, %.0f ops in "
+                        "one line, %.2f cycles beyond (0: no limit seen)\n",
+                m->loop_split_ops, m->loop_line_ops, m->loop_overfull_cycles);
+}
 
 /* Bypass delays from chains alternating two classes A and B: a round trip
  * costs lat A + lat B + x_A + x_B, x_C being the extra cycles before
@@ -585,15 +634,25 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
         "counter probe tput", "load lat, indexed", "cmp+cmov chain", "loop in one window",
         "loop across 32 bytes", "loop across 64 bytes", "dispatch (nop tput)",
         "4 adds + 4 movs", "4 adds + 4 nops", "fadd+fmul chain", "fadd+vpaddq chain",
-        "fmul+vpaddq chain", "fadd+fma chain", "fadd+vpshufd chain"};
+        "fmul+vpaddq chain", "fadd+fma chain", "fadd+vpshufd chain",
+        "split loop, 4 ops first", "split loop, 5 ops first", "split loop, 6 ops first",
+        "split loop, 7 ops first", "split loop, 8 ops first", "split loop, 9 ops first",
+        "split loop, 10 ops first", "one-line loop, 10 ops", "one-line loop, 11 ops",
+        "one-line loop, 12 ops", "one-line loop, 13 ops", "one-line loop, 14 ops",
+        "one-line loop, 15 ops", "one-line loop, 16 ops", "one-line loop, 17 ops"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
                                                    dispatch_tp, add_mov_tp, add_nop_tp,
                                                    fadd_fmul_lat, fadd_valu_lat, fmul_valu_lat,
-                                                   fadd_fma_lat, fadd_shuf_lat};
+                                                   fadd_fma_lat, fadd_shuf_lat,
+                                                   oc_split4, oc_split5, oc_split6, oc_split7,
+                                                   oc_split8, oc_split9, oc_split10, oc_line8,
+                                                   oc_line9, oc_line10, oc_line11, oc_line12,
+                                                   oc_line13, oc_line14, oc_line15};
     static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
-                                                 1, 1, 1, 1, 1};
+                                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -642,6 +701,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     derive_bypass(m, d, report);
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;
+    derive_loop_front_end(m, d, report);
     m->probe_cycles = d[PR];
     m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
     m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;

@@ -87,6 +87,13 @@ typedef struct {
     double probe_cycles;     /* cost of one `incq %gs:disp32` counter probe */
     double fetch_window;     /* bytes: a loop fetches at most one aligned window of
                                 this size per cycle (0: no such limit seen) */
+    /* Loops on an op cache without that window limit (Zen 5; calibrated,
+     * 0: not measured, no limit applied): a loop whose ops fit one line
+     * (loop_line_ops) runs an iteration a cycle; a line holding more costs
+     * loop_overfull_cycles; a small loop across a line boundary whose first
+     * line holds more than loop_split_ops ops takes a cycle per line
+     * (mt_front_end_cycles, docs/COST-MODEL.md). */
+    double loop_split_ops, loop_line_ops, loop_overfull_cycles;
     bool moves_take_alu;     /* renamed register moves still take an ALU issue slot */
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
@@ -125,7 +132,7 @@ typedef enum {
     MT_BOUND_LOADS,
     MT_BOUND_STORES,
     MT_BOUND_TAKEN,      /* taken branches per cycle */
-    MT_BOUND_FETCH,      /* loop bodies: aligned fetch windows per iteration */
+    MT_BOUND_FETCH,      /* loop bodies: fetch windows, or op-cache lines, per iteration */
     MT_BOUND_LATENCY,    /* critical path of one execution */
     MT_BOUND_RECURRENCE, /* loop-carried dependencies, per iteration */
     MT_BOUND_IN_HEADER,  /* runs every iteration: predicted with its loop's header */
@@ -189,6 +196,14 @@ double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_
  * (no dependency bound). */
 void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t n,
                            mt_block_cost *out);
+
+/* Front end of a loop iteration on an op cache without a fetch-window limit:
+ * `ops[i]` macro-ops start in the i-th of the `nlines` 64-byte lines the
+ * body's bytes touch, in execution order from the loop's start.  Cycles per
+ * iteration by the rules measured on the Zen 5 with the machine's
+ * loop_split_ops (E), loop_line_ops (S) and loop_overfull_cycles (P); 0 when
+ * the machine has none.  Exposed for the unit tests. */
+double mt_front_end_cycles(const mt_machine *m, const unsigned *ops, size_t nlines);
 
 /* Per-block predictions for a whole analyzed program: blocks of procedure p
  * are costs[first[p] .. first[p+1]).  Blocks outside loops run their

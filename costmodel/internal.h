@@ -45,6 +45,8 @@ typedef struct {
     bool fusible;             /* cmp/test that fuses with a following jcc */
     cm_address mem;           /* the memory operand, when load or store */
     uint8_t macro_ops;        /* dispatch slots */
+    uint8_t size;             /* bytes (set by the predictor's decoder) */
+    uint64_t addr;            /* link address (likewise) */
     /* Constant-offset register arithmetic (add/sub imm, inc, dec, lea disp(r),
      * mov r,r): dst = src + offset; tracked so that a store and a later load
      * of the same address are recognized across loop iterations. */

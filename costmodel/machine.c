@@ -137,16 +137,17 @@ typedef struct {
     int family, model;
     const char *core;
     double tsc_per_cycle, tsc_hz, dispatch_width, loads_per_cycle, stores_per_cycle,
-        taken_per_cycle, probe_cycles, fetch_window;
+        taken_per_cycle, probe_cycles, fetch_window, loop_split_ops, loop_line_ops,
+        loop_overfull_cycles;
     bool moves_take_alu, has_avx512;
     const default_row *rows;
     size_t nrows;
 } shipped_profile;
 
 static const shipped_profile shipped[] = {
-    {26, 2, "Zen 5", 0.5766, 2.596e9, 6.96, 4, 0.97, 1, 1.822, 0, true, true, zen5_rows,
-     MT_ARRAY_LEN(zen5_rows)},
-    {25, 1, "Zen 3", 0.7548, 2.445e9, 6, 3, 1, 1, 2, 64, false, false, zen3_rows,
+    {26, 2, "Zen 5", 0.5766, 2.596e9, 6.96, 4, 0.97, 1, 1.822, 0, 6, 12, 3, true, true,
+     zen5_rows, MT_ARRAY_LEN(zen5_rows)},
+    {25, 1, "Zen 3", 0.7548, 2.445e9, 6, 3, 1, 1, 2, 64, 0, 0, 0, false, false, zen3_rows,
      MT_ARRAY_LEN(zen3_rows)},
 };
 
@@ -177,6 +178,9 @@ void mt_machine_shipped(mt_machine *m, int family, int model)
     m->taken_per_cycle = sp->taken_per_cycle;
     m->probe_cycles = sp->probe_cycles;
     m->fetch_window = sp->fetch_window;
+    m->loop_split_ops = sp->loop_split_ops;
+    m->loop_line_ops = sp->loop_line_ops;
+    m->loop_overfull_cycles = sp->loop_overfull_cycles;
     m->moves_take_alu = sp->moves_take_alu;
     m->has_avx512 = sp->has_avx512;
     for (size_t i = 0; i < sp->nrows; i++) {
@@ -257,6 +261,8 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     fprintf(fp, "taken_per_cycle %.2f\nprobe_cycles %.3f\nhas_avx512 %d\nfetch_window %.0f\n"
                 "moves_take_alu %d\n", m->taken_per_cycle, m->probe_cycles, m->has_avx512,
             m->fetch_window, m->moves_take_alu);
+    fprintf(fp, "loop_split_ops %.0f\nloop_line_ops %.0f\nloop_overfull_cycles %.2f\n",
+            m->loop_split_ops, m->loop_line_ops, m->loop_overfull_cycles);
     fprintf(fp, "# class pipes(bits: alu0-5 agu0-3 fp0-5) then latency/rthroughput at 128 256 512\n");
     for (int c = 0; c < MT_IC_COUNT; c++) {
         fprintf(fp, "class %s 0x%03x", class_names[c], m->pipes[c]);
@@ -378,6 +384,12 @@ static bool parse_line(char *line, mt_machine *m)
         return parse_number(rest, 0, 100, &m->probe_cycles);
     if (!strcmp(key, "fetch_window"))
         return parse_number(rest, 0, 4096, &m->fetch_window);
+    if (!strcmp(key, "loop_split_ops"))
+        return parse_number(rest, 0, 64, &m->loop_split_ops);
+    if (!strcmp(key, "loop_line_ops"))
+        return parse_number(rest, 0, 64, &m->loop_line_ops);
+    if (!strcmp(key, "loop_overfull_cycles"))
+        return parse_number(rest, 0, 64, &m->loop_overfull_cycles);
     if (!strcmp(key, "moves_take_alu")) {
         bool ok = parse_number(rest, 0, 1, &avx);
         m->moves_take_alu = avx != 0;

@@ -10,7 +10,8 @@
  *   loads, stores, taken branches per cycle (a not-taken branch uses
  *              the branch pipes, a taken one an ALU slot and the taken
  *              branch rate);
- *   fetch      loop bodies: aligned fetch windows touched, one per cycle;
+ *   fetch      loop bodies: aligned fetch windows touched, one per cycle,
+ *              or the op-cache lines of the loop and the ops they hold;
  *   latency    straight-line blocks: the critical path of one execution
  *              with every input ready at the start;
  *   recurrence loop bodies: the growth per iteration of the critical path
@@ -336,6 +337,91 @@ static double recurrence(const mt_predictor *p, const cm_insn *ins, size_t n)
     return (t_end - t_warm) / MEASURED;
 }
 
+/* ---- the front end of a loop ------------------------------------------ */
+
+/* Measured on the Zen 5 (family 26 model 2) with loops of zero-idiom xors
+ * and a fused test/jnz at every start offset and split between lines
+ * (docs/COST-MODEL.md has the tables): n_1 .. n_m macro-ops starting in the
+ * m 64-byte lines a loop touches, first the line of its start; E =
+ * loop_split_ops (6 there), S = loop_line_ops (12), P = loop_overfull_cycles
+ * (3).  Cycles per iteration, at least:
+ *   one line:            1, or P when it holds more than S ops;
+ *   first line over S:   m - 1 + P;
+ *   E < n_1, n_1 + n_m <= S (a small loop whose first line holds more
+ *                        than E): m, a cycle per line;
+ *   n_1 <= E, n_1 + n_2 > S + E:  m - 1 + P - 1;
+ *   otherwise            m - 1 (two lines: one cycle, the dispatch width
+ *                        binds).
+ * A small loop whose first line holds at most E ops, or which holds more
+ * than S ops in all (the rule is not monotonic), crosses a line for free:
+ * charging every crossing cost saxpy_f32 +78%. */
+double mt_front_end_cycles(const mt_machine *m, const unsigned *ops, size_t nlines)
+{
+    double e = m->loop_split_ops, s = m->loop_line_ops, pen = m->loop_overfull_cycles;
+    if (e <= 0 || s <= 0 || pen <= 0 || nlines == 0)
+        return 0;
+    double total = 0;
+    for (size_t i = 0; i < nlines; i++)
+        total += ops[i];
+    double first = ops[0], last = ops[nlines - 1], lines = (double)nlines;
+    if (nlines == 1)
+        return total > s ? pen : 1;
+    if (first > s)
+        return lines - 1 + pen;
+    if (first > e && first + last <= s)
+        return lines;
+    if (first <= e && first + ops[1] > s + e)
+        return lines - 1 + pen - 1;
+    return lines - 1;
+}
+
+/* The front-end bound of one iteration of a loop whose code is the
+ * contiguous range [start, end) entered at `start`, instructions ins[0..n). */
+static double loop_front_end(const mt_predictor *p, const cm_insn *ins, size_t n, uint64_t start,
+                             uint64_t end)
+{
+    enum { LINES = 64 };
+    unsigned ops[LINES] = {0};
+    if (end <= start || (end - 1) / 64 - start / 64 + 1 > LINES)
+        return 0;
+    size_t nlines = (size_t)((end - 1) / 64 - start / 64 + 1);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t line = (ins[i].addr < start ? start : ins[i].addr) / 64 - start / 64;
+        /* cmp/test + jcc fuse into one op when both start in one line */
+        if (ins[i].fusible && i + 1 < n && ins[i + 1].cond_branch &&
+            ins[i + 1].addr / 64 == ins[i].addr / 64)
+            continue;
+        if (line < nlines)
+            ops[line] += ins[i].macro_ops;
+    }
+    return mt_front_end_cycles(&p->m, ops, nlines);
+}
+
+/* [start, end) when the ranges tile one contiguous piece of code entered at
+ * the first range and left by the taken branch ending the last one in
+ * address order (a loop without jumps inside its iteration); else false. */
+static bool simple_loop(const mt_code_range *ranges, size_t n, uint64_t *start, uint64_t *end)
+{
+    if (n == 0 || n > 64)
+        return false;
+    uint64_t lo = ranges[0].addr, hi = ranges[0].addr + ranges[0].len, covered = 0;
+    size_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ranges[i].addr < lo)
+            return false; /* entered in the middle: rotated, jumps inside */
+        if (ranges[i].addr + ranges[i].len >= hi) {
+            hi = ranges[i].addr + ranges[i].len;
+            last = i;
+        }
+        covered += ranges[i].len;
+    }
+    if (covered != hi - lo || !ranges[last].taken_exit)
+        return false;
+    *start = lo;
+    *end = hi;
+    return true;
+}
+
 /* ---- the block ---------------------------------------------------------- */
 
 static void set_limit(mt_block_cost *out)
@@ -362,8 +448,11 @@ static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len,
         if (n >= p->cap)
             p->insns = mt_xgrow(p->insns, &p->cap, n + 1, sizeof *p->insns);
         if (probe == MT_PROBE_MEMORY ? cm_classify(&p->d, mem, sizeof mem, addr, &p->insns[n])
-                                     : cm_classify(&p->d, reg, sizeof reg, addr, &p->insns[n]))
+                                     : cm_classify(&p->d, reg, sizeof reg, addr, &p->insns[n])) {
+            p->insns[n].addr = addr; /* the copy's layout differs: counted in the block's line */
+            p->insns[n].size = 0;
             n++;
+        }
     }
     for (size_t off = 0; off < len;) {
         if (n >= p->cap)
@@ -374,6 +463,8 @@ static size_t decode(mt_predictor *p, size_t n, const uint8_t *code, size_t len,
             off++;
             continue;
         }
+        p->insns[n].addr = addr + off;
+        p->insns[n].size = (uint8_t)size;
         off += size;
         n++;
     }
@@ -389,6 +480,8 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
     if (n && ctx->taken_exit)
         p->insns[n - 1].taken = p->insns[n - 1].cond_branch;
     throughput_bounds(p, p->insns, n, out);
+    if (ctx->steady_state && ctx->taken_exit && p->m.fetch_window < 16)
+        out->bounds[MT_BOUND_FETCH] = loop_front_end(p, p->insns, n, addr, addr + len);
     if (ctx->steady_state)
         out->bounds[MT_BOUND_RECURRENCE] = recurrence(p, p->insns, n);
     else if (!ctx->throughput_only)
@@ -441,8 +534,12 @@ void mt_predict_throughput(mt_predictor *p, const mt_code_range *ranges, size_t 
     throughput_bounds(p, p->insns, ninsns, out);
     /* The op cache delivers one aligned window per cycle: a loop body that
      * straddles a window boundary needs a cycle per window it touches
-     * (measured by `mtool calibrate`; 64 bytes here). */
+     * (measured by `mtool calibrate`: 64 bytes on the Zen 3).  Without that
+     * limit (Zen 5), the lines of a simple loop and the ops they hold. */
+    uint64_t start, end;
     if (p->m.fetch_window >= 16)
         out->bounds[MT_BOUND_FETCH] = fetch_windows(ranges, n, (unsigned)p->m.fetch_window);
+    else if (simple_loop(ranges, n, &start, &end))
+        out->bounds[MT_BOUND_FETCH] = loop_front_end(p, p->insns, ninsns, start, end);
     set_limit(out);
 }

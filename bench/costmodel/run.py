@@ -324,7 +324,7 @@ def calibrate():
     r = subprocess.run([MTOOL, "calibrate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True, check=True)
     keep = ("add tput", "shift tput", "jcc not taken", "taken loop", "load tput", "store tput",
-            "fadd lat", "loop across", "TSC")
+            "fadd lat", "loop across", "loop front end", "TSC")
     print("bench: mtool calibrate into %s:" % os.environ["XDG_CONFIG_HOME"])
     for line in r.stderr.splitlines():
         if line.strip().startswith(keep):

@@ -192,6 +192,74 @@ static void test_fetch_windows(void)
     mt_predictor_free(p);
 }
 
+/* The loop front end without a fetch window (Zen 5's op cache, measured
+ * with loops of xors at every offset): a line holds 12 ops of a loop at the
+ * dispatch width and costs 3 cycles beyond; a small loop crossing a line
+ * whose first line holds more than 6 ops takes a cycle per line; crossing is
+ * free otherwise. */
+static void test_loop_front_end(void)
+{
+    mt_machine m = machine;
+    m.fetch_window = 0;
+    m.loop_split_ops = 6;
+    m.loop_line_ops = 12;
+    m.loop_overfull_cycles = 3;
+    static const struct {
+        unsigned ops[4];
+        size_t n;
+        double cycles;
+    } cases[] = {
+        {{12}, 1, 1},       {{13}, 1, 3},        {{6, 3}, 2, 1},      {{7, 2}, 2, 2},
+        {{8, 5}, 2, 1},     {{10, 2}, 2, 2},     {{13, 3}, 2, 4},     {{6, 13}, 2, 3},
+        {{5, 13}, 2, 1},    {{1, 5, 1}, 3, 2},   {{7, 5, 1}, 3, 3},   {{4, 16, 1}, 3, 4},
+        {{13, 5, 1}, 3, 5}, {{7, 5, 7}, 3, 2},
+    };
+    for (size_t i = 0; i < MT_ARRAY_LEN(cases); i++) {
+        double got = mt_front_end_cycles(&m, cases[i].ops, cases[i].n);
+        CHECK(near(got, cases[i].cycles), "front end of a loop with ops %u/%u/%u per line: %.0f "
+              "cycles per iteration, %.0f expected", cases[i].ops[0], cases[i].n > 1 ? cases[i].ops[1] : 0,
+              cases[i].n > 2 ? cases[i].ops[2] : 0, got, cases[i].cycles);
+    }
+    unsigned one[] = {20};
+    mt_machine none = m;
+    none.loop_split_ops = none.loop_line_ops = none.loop_overfull_cycles = 0;
+    CHECK(mt_front_end_cycles(&none, one, 1) == 0, "no measured limits: no front-end bound");
+
+    /* stencil_f32, gcc -O2: 10 instructions, 39 bytes; at byte 32 of a line
+     * 8 of its 9 ops are in the first line (2.03 cycles measured), at byte 0
+     * or 40 it runs at the dispatch width (1.24-1.27) */
+    static const uint8_t stencil[] = {
+        0xf3, 0x0f, 0x58, 0xd1, 0x0f, 0x28, 0xc2, 0x0f, 0x28, 0xd1, 0xf3, 0x0f, 0x10,
+        0x4c, 0x86, 0x08, 0xf3, 0x0f, 0x58, 0xc1, 0xf3, 0x0f, 0x59, 0xc3, 0xf3, 0x0f,
+        0x11, 0x44, 0x87, 0x04, 0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xc2, 0x75, 0xd9};
+    mt_error err;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    double at[3];
+    static const uint64_t where[3] = {0x1000, 0x1020, 0x1028};
+    for (int i = 0; i < 3; i++) {
+        mt_code_range r = {stencil, sizeof stencil, where[i], true, MT_PROBE_NONE};
+        mt_block_cost c;
+        mt_predict_throughput(p, &r, 1, &c);
+        at[i] = c.bounds[MT_BOUND_FETCH];
+        if (i == 1)
+            CHECK(near(c.cycles, 2) && c.limit == MT_BOUND_FETCH,
+                  "stencil loop at byte 32: %.2f cycles (%s), 2 expected", c.cycles,
+                  mt_bound_name(c.limit));
+    }
+    CHECK(near(at[0], 1) && near(at[1], 2) && near(at[2], 1),
+          "stencil loop's front end at bytes 0, 32, 40 of a line: %.0f, %.0f, %.0f cycles", at[0],
+          at[1], at[2]);
+    /* the same loop entered in its middle (the header is not its lowest
+     * block) is not a simple loop: no op-cache bound */
+    mt_code_range two[2] = {{stencil + 16, sizeof stencil - 16, 0x1030, true, MT_PROBE_NONE},
+                            {stencil, 16, 0x1020, false, MT_PROBE_NONE}};
+    mt_block_cost c2;
+    mt_predict_throughput(p, two, 2, &c2);
+    CHECK(c2.bounds[MT_BOUND_FETCH] == 0, "a loop entered in its middle: no front-end bound (%.0f)",
+          c2.bounds[MT_BOUND_FETCH]);
+    mt_predictor_free(p);
+}
+
 /* Pass 1's counter on a loop block: `incq %gs:slot` every iteration makes a
  * chain through memory (load, add, store, forwarded to the next load), so
  * the loop cannot run faster than forwarding + add; a self-loop counting in
@@ -286,13 +354,17 @@ static void test_profile_file(void)
     mt_machine m = machine, back;
     m.timing[MT_IC_FMA][MT_W256].latency = 4.25;
     m.fetch_window = 64;
+    m.loop_split_ops = 5;
+    m.loop_line_ops = 10;
+    m.loop_overfull_cycles = 2.5;
     m.bypass[MT_IC_FADD] = 1.5;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
               !strcmp(back.cpu_model, "Test CPU 9000") && back.pipes[MT_IC_FADD] == m.pipes[MT_IC_FADD] &&
               fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4 && back.fetch_window == 64 &&
-              back.bypass[MT_IC_FADD] == 1.5 && back.bypass[MT_IC_FMUL] == m.bypass[MT_IC_FMUL],
+              back.bypass[MT_IC_FADD] == 1.5 && back.bypass[MT_IC_FMUL] == m.bypass[MT_IC_FMUL] &&
+              back.loop_split_ops == 5 && back.loop_line_ops == 10 && back.loop_overfull_cycles == 2.5,
           "machine profile written and read back");
     FILE *fp = fopen(path, "a");
     fputs("class fadd 0x3 nonsense\n", fp);
@@ -323,6 +395,7 @@ int main(void)
     test_two_block_loop();
     test_taken_branch_pipes();
     test_fetch_windows();
+    test_loop_front_end();
     test_probe_chain();
     test_bypass_delay();
     test_shipped_profiles();

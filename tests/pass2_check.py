@@ -125,17 +125,32 @@ def repeat(first, second, name):
     # Every kernel's figure agrees within 5 points, on the scale where it is
     # bounded: overhead % of predicted below +100%, above it the share of
     # the measured time lost to memory (a random walk's +13,000% moves by
-    # hundreds of points of predicted when its time moves by 2%).
-    def scale(o):
-        pct = o["overhead_percent"]
-        return pct if pct < 100 else 100 * o["overhead_cycles"] / o["measured_cycles"]
+    # hundreds of points of predicted when its time moves by 2%) -- or lies
+    # inside the spread the first report itself showed over its runs: load
+    # no timer sees (a busy SMT sibling, other tenants) can slow a
+    # throughput-bound kernel for seconds, and the report says so.
+    def scale(o, cycles):
+        pct = 100 * (cycles - o["predicted_cycles"]) / o["predicted_cycles"]
+        return pct if pct < 100 else 100 * (cycles - o["predicted_cycles"]) / cycles
     ka = {k: kernel(a, k) for k in KERNELS + ("dispatch_chunks",)}
     kb = {k: kernel(b, k) for k in KERNELS + ("dispatch_chunks",)}
-    apart = {k: (scale(ka[k]), scale(kb[k])) for k in ka if ka[k] and kb[k]}
-    far = {k: v for k, v in apart.items() if abs(v[0] - v[1]) > 5}
-    say(len(apart) == len(ka) and not far,
-        f"{name}: every kernel's overhead agrees within 5 points in the second run "
-        f"({', '.join(f'{k} {x:+.1f}/{y:+.1f}' for k, (x, y) in apart.items())})")
+    both = [k for k in ka if ka[k] and kb[k]]
+    apart, spread = {}, []
+    for k in both:
+        x, y = scale(ka[k], ka[k]["measured_cycles"]), scale(kb[k], kb[k]["measured_cycles"])
+        hi = scale(ka[k], ka[k]["measured_cycles_max"])
+        if abs(x - y) <= 5:
+            continue
+        if x - 5 <= y <= hi + 5:
+            spread.append(f"{k} {y:+.1f} in [{x:+.1f}, {hi:+.1f}]")
+        else:
+            apart[k] = (x, y)
+    say(len(both) == len(ka) and not apart,
+        f"{name}: every kernel's overhead agrees within 5 points in the second run, or within "
+        f"the first report's spread over its runs "
+        f"({', '.join(f'{k} {x:+.1f}/{y:+.1f}' for k, (x, y) in apart.items()) or 'all'})")
+    if spread:
+        print(f"# {name}: within the first report's spread, not 5 points: {'; '.join(spread)}")
     diffs = ", ".join(f"{n.split(':')[0]} {pa[n]:+.0f}/{pb[n]:+.0f}" for n in pa if n in pb)
     print(f"# {name}: overhead % in the two runs: {diffs}")
 

@@ -76,8 +76,13 @@ typedef struct {
     double rthroughput;  /* core cycles per instruction when independent */
 } mt_timing;
 
+/* What a calibration measures: a profile written by an older mtool lacks
+ * what came since (2: bypass delays and the loop front end). */
+#define MT_MACHINE_PROFILE_VERSION 2
+
 typedef struct {
     char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */
+    int version;             /* MT_MACHINE_PROFILE_VERSION of the mtool that wrote it */
     char source[64];         /* "default (shipped)" or "calibrated YYYY-MM-DD" */
     double tsc_per_cycle;    /* TSC ticks per core cycle when calibrated */
     double tsc_hz;           /* TSC rate */

@@ -166,6 +166,7 @@ void mt_machine_shipped(mt_machine *m, int family, int model)
 {
     const shipped_profile *sp = shipped_for(family, model);
     memset(m, 0, sizeof *m);
+    m->version = MT_MACHINE_PROFILE_VERSION;
     snprintf(m->cpu_model, sizeof m->cpu_model, "AMD EPYC (family %d, model %d)", sp->family,
              sp->model);
     snprintf(m->source, sizeof m->source, "default (shipped, %s: AMD EPYC family %d model %d)",
@@ -254,7 +255,7 @@ char *mt_machine_profile_path(const char *cpu_model)
 void mt_machine_write(FILE *fp, const mt_machine *m)
 {
     fprintf(fp, "# mtool machine profile (mtool calibrate); cycles are core cycles\n");
-    fprintf(fp, "cpu_model %s\nsource %s\n", m->cpu_model, m->source);
+    fprintf(fp, "version %d\ncpu_model %s\nsource %s\n", m->version, m->cpu_model, m->source);
     fprintf(fp, "tsc_per_cycle %.4f\ntsc_hz %.0f\n", m->tsc_per_cycle, m->tsc_hz);
     fprintf(fp, "dispatch_width %.2f\nloads_per_cycle %.2f\nstores_per_cycle %.2f\n",
             m->dispatch_width, m->loads_per_cycle, m->stores_per_cycle);
@@ -362,6 +363,12 @@ static bool parse_line(char *line, mt_machine *m)
     double avx = 0;
     if (!strcmp(key, "cpu_model"))
         return snprintf(m->cpu_model, sizeof m->cpu_model, "%s", rest) >= 0;
+    if (!strcmp(key, "version")) {
+        double v = 0;
+        bool ok = parse_number(rest, 1, 1000, &v);
+        m->version = (int)v;
+        return ok;
+    }
     if (!strcmp(key, "source"))
         return snprintf(m->source, sizeof m->source, "%s", rest) >= 0;
     if (!strcmp(key, "class"))
@@ -414,6 +421,7 @@ int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
     /* A profile lists every bypass delay it measured: none listed is none
      * measured (profiles from before they were calibrated included). */
     memset(m->bypass, 0, sizeof m->bypass);
+    m->version = 1; /* the first profiles had no version line */
     char line[1024];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, fp)) {

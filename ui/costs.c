@@ -22,6 +22,11 @@ int mt_ui_load_machine(mt_machine *m)
         mt_machine_cpu_model(model, sizeof model);
         fprintf(stderr, "mtool: warning: no machine profile calibrated for '%s' (run 'mtool "
                         "calibrate'); predicting with the %s profile\n", model, m->source);
+    } else if (m->version < MT_MACHINE_PROFILE_VERSION) {
+        fprintf(stderr, "mtool: warning: the machine profile (%s) was written by an older mtool "
+                        "that measured less (version %d of %d): predictions miss what it lacks; "
+                        "run 'mtool calibrate' again\n", m->source, m->version,
+                MT_MACHINE_PROFILE_VERSION);
     }
     return 0;
 }

@@ -366,7 +366,13 @@ static void test_profile_file(void)
               back.bypass[MT_IC_FADD] == 1.5 && back.bypass[MT_IC_FMUL] == m.bypass[MT_IC_FMUL] &&
               back.loop_split_ops == 5 && back.loop_line_ops == 10 && back.loop_overfull_cycles == 2.5,
           "machine profile written and read back");
-    FILE *fp = fopen(path, "a");
+    CHECK(back.version == MT_MACHINE_PROFILE_VERSION, "a new profile carries this mtool's version");
+    FILE *fp = fopen(path, "w");
+    fputs("cpu_model Old CPU\ntsc_per_cycle 0.7\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) == 0 && back.version == 1,
+          "a profile without a version line is version 1 (an older calibration: warned)");
+    fp = fopen(path, "a");
     fputs("class fadd 0x3 nonsense\n", fp);
     fclose(fp);
     CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, path) && strstr(err.msg, ":"),

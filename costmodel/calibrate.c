@@ -179,6 +179,83 @@ OC_SPLIT(4) OC_SPLIT(5) OC_SPLIT(6) OC_SPLIT(7) OC_SPLIT(8) OC_SPLIT(9) OC_SPLIT
 OC_LINE(8) OC_LINE(9) OC_LINE(10) OC_LINE(11) OC_LINE(12) OC_LINE(13) OC_LINE(14) OC_LINE(15)
 enum { SPLIT_FIRST = 4, NSPLIT = 7, LINE_FIRST = 8, NLINE = 8 };
 
+/* Loop exits: an inner loop of N iterations of a one-cycle add chain,
+ * entered again and again; iters x REPS x 16 iterations in all (ops 16:
+ * cycles per inner iteration).  The predictor learns the exit of short
+ * loops; past some trip count (Zen 5: about 100) it mispredicts it on
+ * every entry, 25-30 cycles each. */
+#define EXIT_LOOP(n)                                                                        \
+    static void exit_loop##n(long iters, void *buf)                                         \
+    {                                                                                       \
+        (void)buf;                                                                          \
+        long outer = iters * (long)NREPS * 16 / n;                                          \
+        __asm__ volatile("jmp 1f\n\t.p2align 6\n1:\n\tmov $" #n ", %%r8d\n2:\n\t"           \
+                         "add $1, %%r9\n\tadd $1, %%r10\n\tdec %%r8\n\tjnz 2b\n\tdec %0\n\t"    \
+                         "jnz 1b"                                                           \
+                         : "+c"(outer) : : "r8", "r9", "r10", "cc");                        \
+    }
+EXIT_LOOP(48) EXIT_LOOP(64) EXIT_LOOP(80) EXIT_LOOP(96) EXIT_LOOP(112) EXIT_LOOP(160)
+EXIT_LOOP(256) EXIT_LOOP(512) EXIT_LOOP(1024)
+static const int exit_trips[] = {48, 64, 80, 96, 112, 160, 256, 512, 1024};
+enum { NEXIT = 9 };
+
+/* Loops of k independent adds, a counter and cmp/jne (a taken branch per
+ * iteration, as real loops have): the branch costs more ALU time than an
+ * add (Zen 5: about two adds' worth).  With a store of a GPR or of a
+ * vector register: the GPR's data takes an ALU slot on the Zen 5. */
+#define ADDS_LOOP(name, k, tail)                                                            \
+    static void name(long iters, void *buf)                                                 \
+    {                                                                                       \
+        long n = iters * (long)NREPS;                                                       \
+        __asm__ volatile("xor %%eax, %%eax\n\tjmp 1f\n\t.p2align 6\n1:\n\t.irp r," k "\n\t" \
+                         "add $1, %%\\r\n\t.endr\n\t" tail "add $1, %%rax\n\tcmp %0, %%rax\n\t"  \
+                         "jne 1b"                                                           \
+                         : "+c"(n) : "D"(buf) : GPRS, "xmm0", "memory", "cc");       \
+    }
+ADDS_LOOP(taken_adds4, "r8,r9,r10,r11", "")
+ADDS_LOOP(taken_adds6, "r8,r9,r10,r11,r12,r13", "")
+ADDS_LOOP(taken_adds8, "r8,r9,r10,r11,r12,r13,r14,r15", "")
+ADDS_LOOP(adds6_store, "r8,r9,r10,r11,r12,r13", "mov %%r14, 64(%%rdi)\n\t")
+ADDS_LOOP(adds6_vstore, "r8,r9,r10,r11,r12,r13", "movq %%xmm0, 64(%%rdi)\n\t")
+
+/* A chain through memory: four vectors of a 64-byte row (at buf+2K) each loaded, added
+ * to and stored (c[i][j] += ..., the store forwarding to the next step's
+ * load), the row changing every CHAIN_N steps among 16 rows, or never
+ * (the chain alone, CHAIN_N 0); iters x REPS steps.  The core runs ahead
+ * into the next row's independent chain as far as the loads it can hold
+ * in flight allow (Zen 5: 6.1 cycles per step at 16 steps a row, 12.0 with
+ * one row). */
+#define CHAIN_ROWS(name, rows_every)                                                        \
+    static void name(long iters, void *buf)                                                 \
+    {                                                                                       \
+        long steps = iters * (long)NREPS, every = rows_every;                               \
+        long outer = every ? steps / every : 1, inner = every ? every : steps;              \
+        __asm__ volatile("vxorps %%xmm1, %%xmm1, %%xmm1\n\tlea 2048(%%rdi), %%r9\n\t"      \
+                         "mov %%r9, %%rdx\n\t"                                                \
+                         "jmp 1f\n\t.p2align 6\n1:\n\tmov %2, %%r8\n2:\n\t"                 \
+                         "vmovups (%%rdx), %%xmm2\n\tvaddps %%xmm1, %%xmm2, %%xmm2\n\t"               \
+                         "vmovups %%xmm2, (%%rdx)\n\tvmovups 16(%%rdx), %%xmm3\n\t"           \
+                         "vaddps %%xmm1, %%xmm3, %%xmm3\n\tvmovups %%xmm3, 16(%%rdx)\n\t"             \
+                         "vmovups 32(%%rdx), %%xmm4\n\tvaddps %%xmm1, %%xmm4, %%xmm4\n\t"             \
+                         "vmovups %%xmm4, 32(%%rdx)\n\tvmovups 48(%%rdx), %%xmm5\n\t"         \
+                         "vaddps %%xmm1, %%xmm5, %%xmm5\n\tvmovups %%xmm5, 48(%%rdx)\n\t"             \
+                         "dec %%r8\n\tjnz 2b\n\tadd $128, %%rdx\n\tsub %%r9, %%rdx\n\t"     \
+                         "and $0x7ff, %%rdx\n\tadd %%r9, %%rdx\n\tdec %0\n\tjnz 1b"         \
+                         : "+c"(outer) : "D"(buf), "S"(inner)                               \
+                         : "rdx", "r8", "r9", XMMS, "memory", "cc");                        \
+    }
+enum { CHAIN_N = 16, CHAIN_LOADS = 4 };
+CHAIN_ROWS(chain_rows, CHAIN_N)
+CHAIN_ROWS(chain_one_row, 0)
+
+/* Vector store-to-load forwarding: a 16-byte store and a load of it (VEX
+ * encodings, as in every vector benchmark here: legacy SSE ops after the
+ * 256-bit ones would merge into the upper halves). */
+static void vstlf_lat(long iters, void *buf)
+{
+    LOOP("vmovups %%xmm4, 256(%%rdi)\n\tvmovups 256(%%rdi), %%xmm4", XMMS);
+}
+
 static void fetch_inside(long iters, void *buf) { FETCH_LOOP("8"); }
 static void fetch_cross32(long iters, void *buf) { FETCH_LOOP("28"); }
 static void fetch_cross64(long iters, void *buf) { FETCH_LOOP("60"); }
@@ -423,6 +500,7 @@ static const bench benches[] = {
     {"load tput", MT_IC_LOAD, MT_W128, TP, load_tp, 8, 0, false},
     {"store tput", MT_IC_STORE, MT_W128, TP, store_tp, 4, 0, false},
     {"store-to-load fwd lat", MT_IC_STLF, MT_W128, LAT, stlf_lat, 1, 0, false},
+    {"vector st-to-ld fwd lat", MT_IC_VSTLF, MT_W128, LAT, vstlf_lat, 1, 0, false},
     {"vector load tput", MT_IC_VLOAD, MT_W256, TP, vload_tp, 6, 0, false},
     {"fadd lat", MT_IC_FADD, MT_W128, LAT, fadd_lat, 1, 0, false},
     {"fadd tput", MT_IC_FADD, MT_W128, TP, fadd_tp, 12, 0, false},
@@ -548,7 +626,8 @@ static void derive_pipes(mt_machine *m)
 
 /* Figures derived from pairs of measurements (mt_calibrate). */
 enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
-       FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, NDERIVED = LINE0 + NLINE };
+       FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
+       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, NDERIVED };
 
 /* The loop front end without a fetch-window limit (fetch_window 0): E, the
  * most xors the first line of a split loop holds at the speed of the loop in
@@ -580,6 +659,73 @@ static void derive_loop_front_end(mt_machine *m, const double *d, FILE *report)
         fprintf(report, "  loop front end: %.0f ops in the first line of a split loop, %.0f ops in "
                         "one line, %.2f cycles beyond (0: no limit seen)\n",
                 m->loop_split_ops, m->loop_line_ops, m->loop_overfull_cycles);
+}
+
+/* Loop exits from inner loops of exit_trips[k] iterations (d: cycles per
+ * iteration): with the per-iteration rate of the two longest loops (both
+ * mispredict their exits) and the per-entry overhead of the shortest, the
+ * rest of an entry's time is the exit's.  exit_cycles: the median over
+ * loops of 256 iterations and more; exit_trips: the longest loop before the
+ * first that loses half of that.  None (0) when the longest lose under 5
+ * cycles. */
+static void derive_exits(mt_machine *m, const double *d, FILE *report)
+{
+    double e[NEXIT], pen[NEXIT];
+    for (int k = 0; k < NEXIT; k++)
+        e[k] = d[EXIT0 + k] * exit_trips[k]; /* cycles per entry */
+    double rate = (e[NEXIT - 1] - e[NEXIT - 2]) / (exit_trips[NEXIT - 1] - exit_trips[NEXIT - 2]);
+    double over = e[0] - rate * exit_trips[0];
+    double big[NEXIT];
+    int nbig = 0;
+    for (int k = 0; k < NEXIT; k++) {
+        pen[k] = e[k] - over - rate * exit_trips[k];
+        if (exit_trips[k] >= 256)
+            big[nbig++] = pen[k];
+    }
+    qsort(big, (size_t)nbig, sizeof *big, by_value);
+    m->exit_cycles = big[nbig / 2];
+    m->exit_trips = 0;
+    for (int k = 0; k < NEXIT && pen[k] < m->exit_cycles / 2; k++)
+        m->exit_trips = exit_trips[k];
+    if (m->exit_cycles < 5 || m->exit_trips >= exit_trips[NEXIT - 1])
+        m->exit_cycles = m->exit_trips = 0;
+    if (report) {
+        fprintf(report, "  loop exits: per entry beyond the loop's iterations");
+        for (int k = 0; k < NEXIT; k++)
+            fprintf(report, " %d:%.0f", exit_trips[k], pen[k]);
+        fprintf(report, "\n  loop exit: %.1f cycles per entry past %.0f iterations (0: none)\n",
+                m->exit_cycles, m->exit_trips);
+    }
+}
+
+/* The ALU time of a loop's taken branch: loops of k adds, a counter and
+ * cmp/jne take k + 1 adds' time plus the branch's (the median of k = 4, 6,
+ * 8); not modelled (0) when that is under an add's.  A GPR store's data
+ * takes an ALU slot when it slows the loop of 6 adds by more than half an
+ * add against a vector store. */
+static void derive_loop_alu(mt_machine *m, const double *d, FILE *report)
+{
+    double add = m->timing[MT_IC_ALU][MT_W128].rthroughput;
+    double t[3] = {d[TA4] - 5 * add, d[TA6] - 7 * add, d[TA8] - 9 * add};
+    qsort(t, 3, sizeof *t, by_value);
+    m->taken_alu_cycles = t[1] > add ? t[1] : 0;
+    m->stores_take_alu = d[AS] - d[AV] > 0.5 * add;
+    if (report)
+        fprintf(report, "  taken branch in a loop: %.3f cycles of ALU time (0: an add's); GPR store "
+                        "data on an ALU: %s\n", m->taken_alu_cycles, m->stores_take_alu ? "yes" : "no");
+}
+
+/* How far the core runs ahead of a chain through memory into the next
+ * independent one, as loads in flight: with the row changing every CHAIN_N
+ * steps of CHAIN_LOADS loads each, a step takes chain / (1 + ahead /
+ * CHAIN_N) where ahead = loads / CHAIN_LOADS steps. */
+static void derive_chain(mt_machine *m, const double *d, FILE *report)
+{
+    double chain = d[CH1], step = d[CH];
+    m->chain_loads = step > 0 && chain > step ? (chain / step - 1) * CHAIN_N * CHAIN_LOADS : 0;
+    if (report)
+        fprintf(report, "  chain through memory: %.2f cycles a step, %.2f restarted every %d steps: "
+                        "%.0f loads in flight ahead\n", chain, step, CHAIN_N, m->chain_loads);
 }
 
 /* Bypass delays from chains alternating two classes A and B: a round trip
@@ -639,7 +785,13 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
         "split loop, 7 ops first", "split loop, 8 ops first", "split loop, 9 ops first",
         "split loop, 10 ops first", "one-line loop, 10 ops", "one-line loop, 11 ops",
         "one-line loop, 12 ops", "one-line loop, 13 ops", "one-line loop, 14 ops",
-        "one-line loop, 15 ops", "one-line loop, 16 ops", "one-line loop, 17 ops"};
+        "one-line loop, 15 ops", "one-line loop, 16 ops", "one-line loop, 17 ops",
+        "loop of 48, per iteration", "loop of 64, per iteration", "loop of 80, per iteration",
+        "loop of 96, per iteration", "loop of 112, per iteration", "loop of 160, per iteration",
+        "loop of 256, per iteration", "loop of 512, per iteration", "loop of 1024, per iteration",
+        "4 adds + loop control", "6 adds + loop control", "8 adds + loop control",
+        "6 adds + GPR store", "6 adds + vector store", "chain, row every 16 steps",
+        "chain, one row"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
@@ -649,10 +801,18 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                                                    oc_split4, oc_split5, oc_split6, oc_split7,
                                                    oc_split8, oc_split9, oc_split10, oc_line8,
                                                    oc_line9, oc_line10, oc_line11, oc_line12,
-                                                   oc_line13, oc_line14, oc_line15};
+                                                   oc_line13, oc_line14, oc_line15,
+                                                   exit_loop48, exit_loop64, exit_loop80,
+                                                   exit_loop96, exit_loop112, exit_loop160,
+                                                   exit_loop256, exit_loop512, exit_loop1024,
+                                                   taken_adds4, taken_adds6, taken_adds8,
+                                                   adds6_store, adds6_vstore, chain_rows,
+                                                   chain_one_row};
     static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                 1, 1, 1, 1, 1, 1, 1, 1};
+                                                 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                                 1, 1, 1, 1, 1, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -702,6 +862,9 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;
     derive_loop_front_end(m, d, report);
+    derive_exits(m, d, report);
+    derive_loop_alu(m, d, report);
+    derive_chain(m, d, report);
     m->probe_cycles = d[PR];
     m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
     m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;

@@ -357,6 +357,26 @@ static void offset_arithmetic(const cm_decoder *d, const char *m, const cs_insn 
         o->offset_move = false;
 }
 
+/* dst = a constant: mov $imm into a GPR of 4 or 8 bytes (a 4-byte write
+ * zero-extends), and the zero idioms of GPRs. */
+static void constant_value(const cm_decoder *d, const char *m, const cs_insn *insn, cm_insn *o)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count < 1 || x->operands[0].type != X86_OP_REG || x->operands[0].size < 4)
+        return;
+    uint8_t dst = d->reg_family[x->operands[0].reg];
+    if (dst < CM_REG_GPR0 || dst >= CM_REG_VEC0)
+        return;
+    if (o->zero_idiom) {
+        o->const_move = true, o->const_value = 0;
+    } else if ((!strcmp(m, "mov") || !strcmp(m, "movabs")) && x->op_count == 2 &&
+               x->operands[1].type == X86_OP_IMM) {
+        o->const_move = true;
+        o->const_value = x->operands[0].size == 4 ? (int64_t)(uint32_t)x->operands[1].imm
+                                                  : x->operands[1].imm;
+    }
+}
+
 static bool has_group(const cs_insn *insn, uint8_t group)
 {
     const cs_detail *det = insn->detail;
@@ -477,6 +497,7 @@ unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t 
         o->nsrcs = 0;
     }
     offset_arithmetic(d, m, insn, o);
+    constant_value(d, m, insn, o);
     o->fusible = (!strcmp(m, "cmp") || !strcmp(m, "test")) &&
                  !(o->load && insn->detail->x86.op_count == 2 &&
                    insn->detail->x86.operands[1].type == X86_OP_IMM);

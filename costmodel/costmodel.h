@@ -38,6 +38,8 @@ typedef enum {
     MT_IC_VLOAD,     /* load of a vector register, L1 hit */
     MT_IC_STORE,     /* store (address and data), L1 */
     MT_IC_STLF,      /* store-to-load forwarding: store data to dependent load result */
+    MT_IC_VSTLF,     /* the same into a vector register (Zen 5: 8.7 cycles at every width,
+                        against 0.5 for a GPR) */
     MT_IC_VALU,      /* packed integer add, logic, compare, min/max, blend */
     MT_IC_VSHIFT,    /* packed integer shifts */
     MT_IC_VIMUL,     /* pmulld, pmuludq, pmaddwd */
@@ -100,6 +102,22 @@ typedef struct {
      * (mt_front_end_cycles, docs/COST-MODEL.md). */
     double loop_split_ops, loop_line_ops, loop_overfull_cycles;
     bool moves_take_alu;     /* renamed register moves still take an ALU issue slot */
+    bool stores_take_alu;    /* a store of a GPR (or an immediate) takes an ALU issue slot
+                                for its data; vector stores do not */
+    /* ALU time of a taken branch in a loop (calibrated with loops of
+     * independent adds: on the Zen 5 about two ALU slots; 0: one slot, the
+     * ALU's reciprocal throughput). */
+    double taken_alu_cycles;
+    /* Loop exits (calibrated; 0: none measured, nothing charged).  A loop
+     * entered for more than exit_trips iterations on average mispredicts its
+     * exit once per entry and loses exit_cycles, less what the backlog of a
+     * recurrence-bound loop hides (mt_loop_exit_cycles). */
+    double exit_trips, exit_cycles;
+    /* Chains through memory (store, forwarded load, ...) that restart at
+     * each entry of a loop: the loads the core holds in flight while it
+     * runs ahead of one into the next entry's independent chain
+     * (calibrated; 0: no overlap). */
+    double chain_loads;
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];
@@ -194,8 +212,11 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
                       const mt_block_context *ctx, mt_block_cost *out);
 
 /* Cycles per iteration of the dependency recurrence of a loop body made of
- * the ranges executed in this order every iteration (infinite resources). */
-double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n);
+ * the ranges executed in this order every iteration (infinite resources).
+ * With `forwarded` (n values), the loads of each range per iteration whose
+ * data comes through store forwarding (a chain through memory). */
+double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n,
+                             double *forwarded);
 /* Throughput bounds of the ranges executed together (their work shares the
  * core's resources): out gets the bounds, the limiting one and its cycles
  * (no dependency bound). */
@@ -220,11 +241,37 @@ double mt_front_end_cycles(const mt_machine *m, const unsigned *ops, size_t nlin
  * figure goes to the header (the others report MT_BOUND_IN_HEADER and 0);
  * the header also carries what the recurrence of each path of an iteration
  * needs beyond the conditional blocks on the path. */
+/* What a loop needs beyond its blocks' count x cycles, applied with the
+ * counts (mt_predicted_cycles_proc, _loop). */
+typedef struct {
+    double slack;       /* recurrence per iteration beyond the throughput bounds: the
+                           backlog of a recurrence-bound loop hides its exit */
+    double chain;       /* a loop with nested loops: the recurrence of an iteration
+                           through them (cycles per iteration; 0: none) */
+    bool through_memory;/* that chain passes loads fed by store forwarding */
+} mt_loop_cost;
+
 typedef struct {
     mt_block_cost *costs;
     uint64_t *first;     /* nprocs + 1 offsets */
     uint32_t nprocs;
+    mt_loop_cost *loops; /* loops of procedure p: loops[loop_first[p] ..] */
+    uint64_t *loop_first;
+    /* the machine's loop figures: exits, and loads in flight ahead of a chain */
+    double exit_trips, exit_cycles, chain_loads;
 } mt_program_costs;
+
+/* Cycles a loop entry loses at its exit: exit_cycles when the loop runs
+ * more than exit_trips iterations per entry (the predictor does not learn
+ * the exit), less the backlog a recurrence leaves, trips x slack. */
+double mt_loop_exit_cycles(const mt_program_costs *c, double trips, double slack);
+
+/* What a chain of `chain` cycles per iteration through memory costs per
+ * iteration when each entry of `trips` iterations restarts it, with
+ * `loads` loads per iteration: the core runs chain_loads / loads
+ * iterations ahead into the next entry's independent chain, so chain /
+ * (1 + that / trips). */
+double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, double trips);
 
 /* `with_probes`: also predict every block with pass 1's counter and set
  * probe_cycles to the difference (a loop's on its header), which is what
@@ -234,7 +281,9 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_pr
 void mt_program_costs_free(mt_program_costs *c);
 
 /* Sum over blocks of count x cycles: `counts` parallel to out->costs (same
- * offsets).  mt_predicted_cycles_proc: the procedure's own blocks. */
+ * offsets), plus what loops lose beyond their blocks (their exits, chains
+ * through nested loops).  mt_predicted_cycles_proc: the procedure's own
+ * blocks and loops. */
 double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
                                 const uint64_t *counts, uint32_t proc);
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):

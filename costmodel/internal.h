@@ -53,6 +53,9 @@ typedef struct {
     bool offset_move;
     uint8_t offset_src;
     int64_t offset;
+    /* mov $imm, r (and zero idioms, value 0): dst = a known constant */
+    bool const_move;
+    int64_t const_value;
 } cm_insn;
 
 typedef struct {

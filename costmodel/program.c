@@ -84,13 +84,23 @@ typedef struct {
     unsigned npaths;
     unsigned visits; /* blocks entered by the walk: bounded, as paths can be exponential */
     double need; /* max over paths of recurrence - throughput of its other blocks */
+    uint32_t loop;
+    double *forwarded; /* per block of a path: loads fed by store forwarding */
+    mt_loop_cost chain; /* paths through nested loops: the largest recurrence */
 } path_walk;
 
 enum { MAX_PATHS = 64, MAX_VISITS = 4096 };
 
+/* A path of one iteration: its recurrence beyond its other blocks' costs
+ * goes to the header.  A path through nested loops runs their blocks many
+ * times per iteration, which only the counts tell: its recurrence is kept
+ * for the sums (mt_loop_cost.chain), and whether a load on it is fed by
+ * store forwarding (a chain through memory, which restarts when the
+ * addresses move with each entry). */
 static void evaluate_path(path_walk *w, size_t n)
 {
     double others = 0;
+    bool nested = false;
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
         w->ranges[k] = (mt_code_range){mt_elf_file_bytes(w->im, b->start, b->end - b->start),
@@ -100,10 +110,20 @@ static void evaluate_path(path_walk *w, size_t n)
             return;
         if (!w->core[w->path[k]])
             others += w->costs[w->path[k]].cycles;
+        nested = nested || b->loop != w->loop;
     }
-    double need = mt_predict_recurrence(w->p, w->ranges, n) - others;
-    if (need > w->need)
-        w->need = need;
+    double rec = mt_predict_recurrence(w->p, w->ranges, n, w->forwarded);
+    if (!nested) {
+        if (rec - others > w->need)
+            w->need = rec - others;
+        return;
+    }
+    if (rec <= w->chain.chain)
+        return;
+    w->chain.chain = rec;
+    w->chain.through_memory = false;
+    for (size_t k = 0; k < n; k++)
+        w->chain.through_memory = w->chain.through_memory || w->forwarded[k] > 0;
 }
 
 static void walk_paths(path_walk *w, uint32_t b, size_t depth)
@@ -146,8 +166,10 @@ static size_t mark_core(const mt_procedure *proc, uint32_t l, bool *core, uint32
 }
 
 /* One iteration: the core blocks' joint throughput, and the recurrence of
- * every path beyond its conditional blocks, both on the header. */
-static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_t *list)
+ * every path beyond its conditional blocks, both on the header; paths
+ * through nested loops into lc->chain. */
+static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_t *list,
+                         mt_loop_cost *lc)
 {
     const mt_procedure *proc = w->proc;
     memset((void *)w->in_body, 0, proc->nblocks * sizeof *w->in_body);
@@ -169,6 +191,8 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     w->npaths = 0;
     w->visits = 0;
     w->need = 0;
+    w->loop = l;
+    memset(&w->chain, 0, sizeof w->chain);
     walk_paths(w, w->header, 0);
     for (size_t k = 1; k < ncore; k++) {
         costs[list[k]].cycles = 0;
@@ -178,14 +202,17 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
     *hc = joint;
     hc->ninsns = header_insns;
     hc->bounds[MT_BOUND_RECURRENCE] = w->need;
+    double throughput = hc->cycles;
     if (w->need > hc->cycles) {
         hc->cycles = w->need;
         hc->limit = MT_BOUND_RECURRENCE;
     }
+    *lc = w->chain;
+    lc->slack = w->need > throughput ? w->need - throughput : 0;
 }
 
 static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_procedure *proc,
-                              bool probes, mt_block_cost *costs)
+                              bool probes, mt_block_cost *costs, mt_loop_cost *loops)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block *blk = &proc->blocks[b];
@@ -205,9 +232,11 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     w.on_path = mt_xcalloc(proc->nblocks, sizeof *w.on_path);
     w.path = mt_xcalloc(proc->nblocks + 1, sizeof *w.path);
     w.ranges = mt_xcalloc(proc->nblocks + 1, sizeof *w.ranges);
+    w.forwarded = mt_xcalloc(proc->nblocks + 1, sizeof *w.forwarded);
     for (uint32_t l = 0; l < proc->nloops; l++)
         if (!proc->loops[l].irreducible)
-            predict_loop(&w, costs, l, list);
+            predict_loop(&w, costs, l, list, &loops[l]);
+    free(w.forwarded);
     free((void *)w.in_body);
     free((void *)w.core);
     free(list);
@@ -233,19 +262,29 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_pr
     for (uint32_t i = 0; i < prog->nprocs; i++)
         out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
     out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
+    out->loop_first = mt_xcalloc(prog->nprocs + 1, sizeof *out->loop_first);
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        out->loop_first[i + 1] = out->loop_first[i] + prog->procs[i].nloops;
+    out->loops = mt_xcalloc(out->loop_first[prog->nprocs] + 1, sizeof *out->loops);
+    out->exit_trips = m->exit_trips;
+    out->exit_cycles = m->exit_cycles;
+    out->chain_loads = m->chain_loads;
     mt_block_cost *probed = NULL;
+    mt_loop_cost *probed_loops = NULL;
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_block_cost *c = &out->costs[out->first[i]];
-        predict_procedure(p, &im, &prog->procs[i], false, c);
+        predict_procedure(p, &im, &prog->procs[i], false, c, &out->loops[out->loop_first[i]]);
         if (!with_probes || !prog->procs[i].nblocks)
             continue;
         probed = mt_xrealloc(probed, prog->procs[i].nblocks * sizeof *probed);
         memset(probed, 0, prog->procs[i].nblocks * sizeof *probed);
-        predict_procedure(p, &im, &prog->procs[i], true, probed);
+        probed_loops = mt_xrealloc(probed_loops, (prog->procs[i].nloops + 1) * sizeof *probed_loops);
+        predict_procedure(p, &im, &prog->procs[i], true, probed, probed_loops);
         for (uint32_t b = 0; b < prog->procs[i].nblocks; b++)
             c[b].probe_cycles = probed[b].cycles > c[b].cycles ? probed[b].cycles - c[b].cycles : 0;
     }
     free(probed);
+    free(probed_loops);
     mt_predictor_free(p);
     mt_elf_file_close(&im);
     return 0;
@@ -255,7 +294,99 @@ void mt_program_costs_free(mt_program_costs *c)
 {
     free(c->costs);
     free(c->first);
+    free(c->loops);
+    free(c->loop_first);
     memset(c, 0, sizeof *c);
+}
+
+double mt_loop_exit_cycles(const mt_program_costs *c, double trips, double slack)
+{
+    if (c->exit_cycles <= 0 || trips <= c->exit_trips)
+        return 0;
+    double hidden = trips * slack;
+    return hidden < c->exit_cycles ? c->exit_cycles - hidden : 0;
+}
+
+double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, double trips)
+{
+    if (c->chain_loads <= 0 || loads <= 0 || trips <= 0)
+        return chain;
+    return chain / (1 + c->chain_loads / loads / trips);
+}
+
+static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                      uint32_t q);
+
+/* Entries of loop l from block counts: the entry edges' sources that can
+ * only go into the loop count exactly, a branching one at most the
+ * header's executions; a loop headed by the procedure's entry block is
+ * entered by the procedure's calls. */
+static double loop_entries(const mt_program *prog, const mt_program_costs *c,
+                           const uint64_t *counts, uint32_t p, uint32_t l)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    const mt_loop *lp = &proc->loops[l];
+    double header = (double)counts[c->first[p] + lp->header], n = 0;
+    if (lp->header == 0) {
+        n = entries(prog, c, counts, p);
+        return n > 0 && n < header ? n : header;
+    }
+    for (uint32_t k = 0; k < lp->nentry_edges; k++) {
+        const mt_edge *e = &proc->edges[lp->entry_edges[k]];
+        double src = (double)counts[c->first[p] + e->src];
+        n += proc->blocks[e->src].nsucc == 1 || src < header ? src : header;
+    }
+    return n < header ? n : header;
+}
+
+/* Whether loop `inner` lies inside loop `outer` (or is it). */
+static bool loop_within(const mt_procedure *proc, uint32_t inner, uint32_t outer)
+{
+    for (uint32_t l = inner; l != MT_NONE; l = proc->loops[l].parent)
+        if (l == outer)
+            return true;
+    return false;
+}
+
+/* What each loop of procedure p costs beyond its blocks' count x cycles
+ * (extra[l], for loop l alone): the chain of an iteration through nested
+ * loops where it outlasts their work, and the exit.  Inner loops first
+ * (the analysis lists parents before children). */
+static void loop_extras(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                        uint32_t p, double *extra)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    for (uint32_t l = proc->nloops; l-- > 0;) {
+        const mt_loop *lp = &proc->loops[l];
+        const mt_loop_cost *lc = &c->loops[c->loop_first[p] + l];
+        extra[l] = 0;
+        double iters = (double)counts[c->first[p] + lp->header];
+        if (lp->irreducible || iters <= 0)
+            continue;
+        double own = 0, loads = 0;
+        for (uint32_t k = 0; k < lp->nblocks; k++) {
+            double n = (double)counts[c->first[p] + lp->blocks[k]];
+            own += n * c->costs[c->first[p] + lp->blocks[k]].cycles;
+            loads += n * proc->blocks[lp->blocks[k]].mem_reads;
+        }
+        for (uint32_t k = l + 1; k < proc->nloops; k++)
+            if (loop_within(proc, k, l))
+                own += extra[k];
+        double ent = loop_entries(prog, c, counts, p, l);
+        double trips = ent > 0 ? iters / ent : iters, slack = lc->slack;
+        if (lc->chain > 0) {
+            /* a chain through memory restarts with each entry (the addresses
+             * move): the core overlaps the next entry's */
+            double floor = iters * (lc->through_memory ? mt_chain_cycles(c, lc->chain, loads / iters, trips)
+                                                       : lc->chain);
+            if (floor > own) {
+                extra[l] += floor - own;
+                slack = (floor - own) / iters;
+            }
+        }
+        if (ent > 0)
+            extra[l] += ent * mt_loop_exit_cycles(c, trips, slack);
+    }
 }
 
 double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *c,
@@ -264,6 +395,14 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
     double sum = 0;
     for (uint64_t i = c->first[proc]; i < c->first[proc] + prog->procs[proc].nblocks; i++)
         sum += (double)counts[i] * c->costs[i].cycles;
+    uint32_t nloops = prog->procs[proc].nloops;
+    if (nloops && c->loops) {
+        double *extra = mt_xcalloc(nloops, sizeof *extra);
+        loop_extras(prog, c, counts, proc, extra);
+        for (uint32_t l = 0; l < nloops; l++)
+            sum += extra[l];
+        free(extra);
+    }
     return sum;
 }
 
@@ -356,6 +495,14 @@ double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *
         sum += (double)counts[i] * c->costs[i].cycles;
         if (in)
             in[l->blocks[k]] = true;
+    }
+    if (c->loops) {
+        double *extra = mt_xcalloc(pr->nloops, sizeof *extra);
+        loop_extras(prog, c, counts, proc, extra);
+        for (uint32_t k = loop; k < pr->nloops; k++)
+            if (loop_within(pr, k, loop))
+                sum += extra[k];
+        free(extra);
     }
     if (inc) {
         sum += callee_cycles(prog, c, counts, proc, inc, in);

@@ -193,10 +193,10 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
         return;
     }
     double cycles = 0, probe_cycles = 0;
-    for (uint64_t i = 0; i < c.first[c.nprocs]; i++) {
-        cycles += (double)block_counts[i] * c.costs[i].cycles;
+    for (uint32_t p = 0; p < c.nprocs; p++) /* blocks, loop exits and chains */
+        cycles += mt_predicted_cycles_proc(prog, &c, block_counts, p);
+    for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
         probe_cycles += (double)block_counts[i] * c.costs[i].probe_cycles;
-    }
     mt_program_costs_free(&c);
     /* Core cycles become seconds at the clock the measured run saw. */
     const mt_run_times *timed = base ? base : run;

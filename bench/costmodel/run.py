@@ -13,8 +13,10 @@ clang at -O2 and -O3:
   counts     executions of every block, from mtool's own pass 1 (`mtool
              count`), or from callgrind (exact) with the reason shown when
              mtool leaves a kernel procedure uninstrumented;
-  mtool      sum over the kernel's blocks of count x predicted cycles
-             (`mtool analyze --costs --counts`), per call;
+  mtool      sum over the kernel's blocks of count x predicted cycles, and
+             what its loops lose beyond them (exits, chains through nested
+             loops): the procedure total of `mtool analyze --costs --counts`,
+             per call;
   llvm-mca   the same sum with each block's cycles from llvm-mca
              (block as a loop body, 100 iterations).
 Error = predicted / measured - 1.  Then the memory-bound kernels
@@ -174,13 +176,18 @@ def predict(exe, tag, args):
     starts = sorted(b[0] for b in blocks)
     nxt = {s: starts[i + 1] for i, s in enumerate(starts[:-1])}
     ours, mca, bounds = {}, {}, {}
+    for proc, (cyc, entries) in procs.items():
+        # the procedure's total: its blocks' count x cycles and what its
+        # loops lose beyond them (exits, chains through nested loops)
+        if proc.startswith("k_") and entries > 0:
+            k = proc[2:].split(".")[0]  # gcc clones: k_x.constprop.0
+            ours[k] = ours.get(k, 0) + cyc / entries
     for start, proc, cyc, n, bound in blocks:
         if not proc.startswith("k_") or n == 0:
             continue
-        k = proc[2:].split(".")[0]  # gcc clones: k_x.constprop.0
+        k = proc[2:].split(".")[0]
         entries = procs[proc][1]
         end = block_end(exe, start, nxt)
-        ours[k] = ours.get(k, 0) + n * cyc / entries
         mca[k] = mca.get(k, 0) + n * mca_cycles(exe, start, end) / entries
         bounds.setdefault(k, {})
         bounds[k][bound] = bounds[k].get(bound, 0) + n * cyc
@@ -324,7 +331,8 @@ def calibrate():
     r = subprocess.run([MTOOL, "calibrate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True, check=True)
     keep = ("add tput", "shift tput", "jcc not taken", "taken loop", "load tput", "store tput",
-            "fadd lat", "loop across", "loop front end", "TSC")
+            "vector st-to-ld", "fadd lat", "loop across", "loop front end", "loop exit:",
+            "taken branch in a loop", "chain through memory", "TSC")
     print("bench: mtool calibrate into %s:" % os.environ["XDG_CONFIG_HOME"])
     for line in r.stderr.splitlines():
         if line.strip().startswith(keep):

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "costmodel/costmodel.h"
+#include "tests/unit/cfg_builder.h"
 #include "tests/unit/unit.h"
 
 static mt_machine machine;
@@ -137,7 +138,7 @@ static void test_two_block_loop(void)
               joint.cycles < h.cycles + l.cycles,
           "two-block loop predicted together: %.2f cycles (taken branches), apart %.2f + %.2f",
           joint.cycles, h.cycles, l.cycles);
-    double rec = mt_predict_recurrence(predictor, r, 2);
+    double rec = mt_predict_recurrence(predictor, r, 2, NULL);
     CHECK(near(rec, lat(MT_IC_ALU)), "its recurrence is the index increment: %.2f", rec);
 }
 
@@ -271,9 +272,9 @@ static void test_probe_chain(void)
     mt_code_range plain = {latch, sizeof latch, 0x1000, true, MT_PROBE_NONE};
     mt_code_range memory = {latch, sizeof latch, 0x1000, true, MT_PROBE_MEMORY};
     mt_code_range reg = {latch, sizeof latch, 0x1000, true, MT_PROBE_REGISTER};
-    double a = mt_predict_recurrence(predictor, &plain, 1);
-    double b = mt_predict_recurrence(predictor, &memory, 1);
-    double c = mt_predict_recurrence(predictor, &reg, 1);
+    double a = mt_predict_recurrence(predictor, &plain, 1, NULL);
+    double b = mt_predict_recurrence(predictor, &memory, 1, NULL);
+    double c = mt_predict_recurrence(predictor, &reg, 1, NULL);
     double chain = lat(MT_IC_STLF) + lat(MT_IC_ALU);
     CHECK(near(a, lat(MT_IC_ALU)) && near(b, chain) && near(c, lat(MT_IC_ALU)),
           "loop recurrence %.2f; with a counter in memory %.2f (forwarding + add %.2f); in a "
@@ -322,6 +323,202 @@ static void test_bypass_delay(void)
     mt_predictor_free(none);
 }
 
+/* Chains through memory into vector registers: forwarding to a vector load
+ * takes vstlf (Zen 5: 9 cycles at every width) where a GPR is renamed (0.5).
+ * `xor %eax,%eax` makes %rax a known 0 and `add $16` moves it, so the store
+ * to (%rdx,%rax) and the next iteration's load from there are one address
+ * even though the loop clears the index each time (matmul's inner loops). */
+static void test_vector_forwarding(void)
+{
+    /* xor %eax,%eax; movups (%rdx,%rax,1),%xmm0; addps %xmm1,%xmm0;
+     * movups %xmm0,(%rdx,%rax,1); add $0x10,%rax */
+    static const uint8_t code[] = {0x31, 0xc0, 0x0f, 0x10, 0x04, 0x02, 0x0f, 0x58, 0xc1,
+                                   0x0f, 0x11, 0x04, 0x02, 0x48, 0x83, 0xc0, 0x10};
+    /* the same with mov $0,%eax (a constant too) and a GPR: mov (%rdx,%rax,1),%rcx;
+     * add $1,%rcx; mov %rcx,(%rdx,%rax,1) */
+    static const uint8_t gpr[] = {0xb8, 0x00, 0x00, 0x00, 0x00, 0x48, 0x8b, 0x0c, 0x02, 0x48,
+                                  0x83, 0xc1, 0x01, 0x48, 0x89, 0x0c, 0x02};
+    mt_machine m = machine;
+    for (int w = 0; w < MT_W_COUNT; w++)
+        m.timing[MT_IC_VSTLF][w].latency = 9;
+    m.bypass[MT_IC_FADD] = 1;
+    mt_error err;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    mt_block_context loop = {.steady_state = true};
+    mt_block_cost v, g;
+    mt_predict_block(p, code, sizeof code, 0x1000, &loop, &v);
+    mt_predict_block(p, gpr, sizeof gpr, 0x1000, &loop, &g);
+    double want = 9 + m.timing[MT_IC_FADD][MT_W128].latency + 1;
+    CHECK(near(v.bounds[MT_BOUND_RECURRENCE], want),
+          "c[j] += x through memory, index cleared by xor every iteration: recurrence %.2f = "
+          "vector forwarding 9 + add + its bypass (%.2f)", v.bounds[MT_BOUND_RECURRENCE], want);
+    CHECK(near(g.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_STLF) + lat(MT_IC_ALU)),
+          "the same in a GPR, index set by mov $0: recurrence %.2f = GPR forwarding + add %.2f",
+          g.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_STLF) + lat(MT_IC_ALU));
+    mt_predictor_free(p);
+}
+
+/* ALU-bound loops (Zen 5, measured with loops of k adds, a counter and
+ * cmp/jne): the taken back edge costs taken_alu_cycles of ALU time, not
+ * one add's, and a store of a GPR takes an ALU slot for its data where a
+ * vector store does not. */
+static void test_loop_alu(void)
+{
+    /* add $1 to r8..r13; mov %r14,0x40(%rdi) | movq %xmm0,0x40(%rdi);
+     * add $1,%rax; cmp %rcx,%rax; jne */
+    static const uint8_t adds[] = {0x49, 0x83, 0xc0, 0x01, 0x49, 0x83, 0xc1, 0x01, 0x49, 0x83,
+                                   0xc2, 0x01, 0x49, 0x83, 0xc3, 0x01, 0x49, 0x83, 0xc4, 0x01,
+                                   0x49, 0x83, 0xc5, 0x01};
+    static const uint8_t gst[] = {0x4c, 0x89, 0x77, 0x40};
+    static const uint8_t vst[] = {0x66, 0x0f, 0xd6, 0x47, 0x40};
+    static const uint8_t ctl[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xc8, 0x75, 0xe0};
+    uint8_t plain[64], with_g[64], with_v[64];
+    size_t np = 0, ng = 0, nv = 0;
+    memcpy(plain, adds, sizeof adds), np = sizeof adds;
+    memcpy(plain + np, ctl, sizeof ctl), np += sizeof ctl;
+    memcpy(with_g, adds, sizeof adds), ng = sizeof adds;
+    memcpy(with_g + ng, gst, sizeof gst), ng += sizeof gst;
+    memcpy(with_g + ng, ctl, sizeof ctl), ng += sizeof ctl;
+    memcpy(with_v, adds, sizeof adds), nv = sizeof adds;
+    memcpy(with_v + nv, vst, sizeof vst), nv += sizeof vst;
+    memcpy(with_v + nv, ctl, sizeof ctl), nv += sizeof ctl;
+    mt_machine m = machine;
+    m.taken_alu_cycles = 0;
+    m.stores_take_alu = false;
+    mt_error err;
+    mt_predictor *before = mt_predictor_new(&m, &err);
+    m.taken_alu_cycles = 0.31;
+    m.stores_take_alu = true;
+    mt_predictor *p = mt_predictor_new(&m, &err);
+    mt_block_context loop = {.steady_state = true, .taken_exit = true};
+    mt_block_cost a0, a, g, v;
+    mt_predict_block(before, plain, np, 0x1000, &loop, &a0);
+    mt_predict_block(p, plain, np, 0x1000, &loop, &a);
+    mt_predict_block(p, with_g, ng, 0x1000, &loop, &g);
+    mt_predict_block(p, with_v, nv, 0x1000, &loop, &v);
+    double add = rtp(MT_IC_ALU);
+    CHECK(near(a0.bounds[MT_BOUND_PIPES], 8 * add) && near(a.bounds[MT_BOUND_PIPES], 7 * add + 0.31),
+          "6 adds + counter + cmp/jne: ALU bound %.3f with the branch at an add's (%.3f), %.3f "
+          "with its calibrated 0.31 (%.3f expected)", a0.bounds[MT_BOUND_PIPES], add,
+          a.bounds[MT_BOUND_PIPES], 7 * add + 0.31);
+    CHECK(near(g.bounds[MT_BOUND_PIPES], a.bounds[MT_BOUND_PIPES] + add) &&
+              near(v.bounds[MT_BOUND_PIPES], a.bounds[MT_BOUND_PIPES]),
+          "a GPR store adds an ALU slot (%.3f -> %.3f), a vector store none (%.3f)",
+          a.bounds[MT_BOUND_PIPES], g.bounds[MT_BOUND_PIPES], v.bounds[MT_BOUND_PIPES]);
+    mt_predictor_free(p);
+    mt_predictor_free(before);
+}
+
+/* Hand-made costs for a hand-built procedure: every block `cycles`. */
+static void make_costs(mt_program_costs *c, const mt_procedure *proc, const double *cycles)
+{
+    memset(c, 0, sizeof *c);
+    c->nprocs = 1;
+    c->first = mt_xcalloc(2, sizeof *c->first);
+    c->first[1] = proc->nblocks;
+    c->costs = mt_xcalloc(proc->nblocks, sizeof *c->costs);
+    for (uint32_t b = 0; b < proc->nblocks; b++)
+        c->costs[b].cycles = cycles[b];
+    c->loop_first = mt_xcalloc(2, sizeof *c->loop_first);
+    c->loop_first[1] = proc->nloops;
+    c->loops = mt_xcalloc(proc->nloops + 1, sizeof *c->loops);
+    c->exit_trips = 112;
+    c->exit_cycles = 24;
+    c->chain_loads = 62;
+}
+
+/* Loop exits (Zen 5: loops of more than about 112 iterations per entry
+ * mispredict their exit, 24-26 cycles; a recurrence-bound loop's backlog
+ * hides it): charged per entry, with the trip count from pass 1's counts. */
+static void test_loop_exits(void)
+{
+    test_program t;
+    memset(&t, 0, sizeof t);
+    static const test_edge e[] = {{0, 1}, {1, 1}, {1, 2}, {2, MT_NONE}};
+    build_procedure(&t.procs[0], "f", 3, e, 4);
+    analyze_procedure(&t.procs[0]);
+    t.prog.procs = t.procs;
+    t.prog.nprocs = 1;
+    mt_program_costs c;
+    make_costs(&c, &t.procs[0], (const double[]){5, 1, 2});
+    uint64_t long_loop[] = {10, 10240, 10}, short_loop[] = {10, 1000, 10};
+    double base = 10 * 5 + 10240 + 10 * 2;
+    double got = mt_predicted_cycles_proc(&t.prog, &c, long_loop, 0);
+    double loop = mt_predicted_cycles_loop(&t.prog, &c, long_loop, 0, 0, NULL);
+    CHECK(t.procs[0].nloops == 1 && near(got, base + 10 * 24) && near(loop, 10240 + 10 * 24),
+          "1024 iterations per entry, 10 entries: %.0f cycles, blocks %.0f + 10 exits x 24 (loop %.0f)",
+          got, base, loop);
+    got = mt_predicted_cycles_proc(&t.prog, &c, short_loop, 0);
+    CHECK(near(got, 10 * 5 + 1000 + 10 * 2), "100 iterations per entry: no exit charged (%.0f)", got);
+    c.loops[0].slack = 0.01;
+    got = mt_predicted_cycles_proc(&t.prog, &c, long_loop, 0);
+    CHECK(near(got, base + 10 * (24 - 1024 * 0.01)),
+          "a recurrence 0.01 cycles longer than the throughput hides 10 of the 24 (%.0f)", got);
+    c.loops[0].slack = 0;
+    c.exit_cycles = 0;
+    got = mt_predicted_cycles_proc(&t.prog, &c, long_loop, 0);
+    CHECK(near(got, base), "no exit figure (a core where it was not measured): none charged (%.0f)", got);
+    CHECK(mt_loop_exit_cycles(&c, 1e6, 0) == 0, "and the exit rule gives none");
+    mt_program_costs_free(&c);
+    free_program(&t);
+}
+
+/* A chain through memory across nested loops (matmul's c[i][j] loaded,
+ * added to and stored every k): the outer loop's recurrence per iteration,
+ * applied with counts, where it outlasts the blocks' work; the core runs
+ * chain_loads / (loads per iteration) iterations ahead into the next
+ * entry's independent chain (calibrated: 12.0 cycles a step alone, 6.09
+ * with 16-step rows of 4 loads: 62 loads). */
+static void test_memory_chain(void)
+{
+    mt_program_costs cal = {.chain_loads = 62};
+    CHECK(fabs(mt_chain_cycles(&cal, 12, 4, 16) - 6.09) < 0.02,
+          "the calibration's own case: 12-cycle chain, 4 loads a step, 16 steps an entry: %.2f "
+          "cycles a step (6.09 measured)", mt_chain_cycles(&cal, 12, 4, 16));
+    test_program t;
+    memset(&t, 0, sizeof t);
+    /* 0 -> 1 (outer header) -> 2 (inner, 4 iterations) -> 3 (outer latch) -> 1 | 4 */
+    static const test_edge e[] = {{0, 1}, {1, 2}, {2, 2}, {2, 3}, {3, 1}, {3, 4}, {4, MT_NONE}};
+    build_procedure(&t.procs[0], "mm", 5, e, 7);
+    analyze_procedure(&t.procs[0]);
+    t.procs[0].blocks[1].mem_reads = 1;
+    t.procs[0].blocks[2].mem_reads = 2;
+    t.prog.procs = t.procs;
+    t.prog.nprocs = 1;
+    uint32_t outer = t.procs[0].blocks[1].loop, inner = t.procs[0].blocks[2].loop;
+    mt_program_costs c;
+    make_costs(&c, &t.procs[0], (const double[]){3, 1.5, 1.45, 0, 2});
+    uint64_t counts[] = {16, 256, 1024, 256, 16};
+    double blocks = 16 * 3 + 256 * 1.5 + 1024 * 1.45 + 16 * 2;
+    double plain = mt_predicted_cycles_proc(&t.prog, &c, counts, 0);
+    c.loops[c.loop_first[0] + outer].chain = 12;
+    c.loops[c.loop_first[0] + outer].through_memory = true;
+    double chained = mt_predicted_cycles_proc(&t.prog, &c, counts, 0);
+    double step = 12 / (1 + 62 / 9.0 / 16);
+    double want = 16 * 3 + 256 * step + 16 * 2;
+    double in_outer = mt_predicted_cycles_loop(&t.prog, &c, counts, 0, outer, NULL);
+    double in_inner = mt_predicted_cycles_loop(&t.prog, &c, counts, 0, inner, NULL);
+    CHECK(outer != inner && near(plain, blocks) && near(chained, want) && near(in_outer, 256 * step) &&
+              near(in_inner, 1024 * 1.45),
+          "16 entries x 16 iterations, a 12-cycle chain, 9 loads an iteration: %.0f cycles "
+          "(%.2f an iteration), blocks alone %.0f; the outer loop %.0f, the inner %.0f", chained,
+          step, plain, in_outer, in_inner);
+    c.loops[c.loop_first[0] + outer].through_memory = false;
+    double reg = mt_predicted_cycles_proc(&t.prog, &c, counts, 0);
+    c.loops[c.loop_first[0] + outer].through_memory = true;
+    c.chain_loads = 0;
+    double none = mt_predicted_cycles_proc(&t.prog, &c, counts, 0);
+    CHECK(near(reg, 16 * 3 + 256 * 12 + 16 * 2) && near(none, reg),
+          "a chain through registers, or no calibrated overlap: the whole chain (%.0f, %.0f)", reg,
+          none);
+    c.loops[c.loop_first[0] + outer].chain = 5;
+    c.chain_loads = 62;
+    double shorter = mt_predicted_cycles_proc(&t.prog, &c, counts, 0);
+    CHECK(near(shorter, blocks), "a chain shorter than the work: nothing added (%.0f)", shorter);
+    mt_program_costs_free(&c);
+    free_program(&t);
+}
+
 /* A machine without a calibrated profile gets the shipped one of its
  * family and model, else of its family, else the newest (Zen 5). */
 static void test_shipped_profiles(void)
@@ -332,13 +529,18 @@ static void test_shipped_profiles(void)
     mt_machine_shipped(&z4, 25, 0x61);
     mt_machine_shipped(&other, 6, 151);
     CHECK(strstr(z5.source, "Zen 5") && strstr(z5.source, "family 26 model 2") &&
-              z5.timing[MT_IC_FADD][MT_W128].latency < 2.5 && z5.bypass[MT_IC_FADD] > 0.9,
+              z5.timing[MT_IC_FADD][MT_W128].latency < 2.5 && z5.bypass[MT_IC_FADD] > 0.9 &&
+              z5.exit_trips > 64 && z5.exit_cycles > 20 && z5.taken_alu_cycles > 0.25 &&
+              z5.stores_take_alu && z5.chain_loads > 30 && z5.timing[MT_IC_VSTLF][MT_W128].latency > 8,
           "family 26 model 2: the Zen 5 profile (%s; FP add %.2f, bypass %.2f)", z5.source,
           z5.timing[MT_IC_FADD][MT_W128].latency, z5.bypass[MT_IC_FADD]);
     CHECK(strstr(z3.source, "Zen 3") && z3.timing[MT_IC_FADD][MT_W128].latency == 3 &&
               z3.bypass[MT_IC_FADD] == 0 && __builtin_popcount(z3.pipes[MT_IC_ALU]) == 4 &&
-              z3.fetch_window == 64 && !z3.moves_take_alu,
-          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows)",
+              z3.fetch_window == 64 && !z3.moves_take_alu && !z3.stores_take_alu &&
+              z3.exit_cycles == 0 && z3.taken_alu_cycles == 0 && z3.chain_loads == 0 &&
+              z3.timing[MT_IC_VSTLF][MT_W128].latency == z3.timing[MT_IC_STLF][MT_W128].latency,
+          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows, no "
+          "loop-exit, taken-branch, store-data or chain figures)",
           z3.source, z3.timing[MT_IC_FADD][MT_W128].latency);
     CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
           "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
@@ -358,13 +560,22 @@ static void test_profile_file(void)
     m.loop_line_ops = 10;
     m.loop_overfull_cycles = 2.5;
     m.bypass[MT_IC_FADD] = 1.5;
+    m.exit_trips = 96;
+    m.exit_cycles = 27.5;
+    m.taken_alu_cycles = 0.375;
+    m.stores_take_alu = true;
+    m.chain_loads = 40.5;
+    m.timing[MT_IC_VSTLF][MT_W128].latency = 8.5;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
               !strcmp(back.cpu_model, "Test CPU 9000") && back.pipes[MT_IC_FADD] == m.pipes[MT_IC_FADD] &&
               fabs(back.tsc_per_cycle - m.tsc_per_cycle) < 1e-4 && back.fetch_window == 64 &&
               back.bypass[MT_IC_FADD] == 1.5 && back.bypass[MT_IC_FMUL] == m.bypass[MT_IC_FMUL] &&
-              back.loop_split_ops == 5 && back.loop_line_ops == 10 && back.loop_overfull_cycles == 2.5,
+              back.loop_split_ops == 5 && back.loop_line_ops == 10 && back.loop_overfull_cycles == 2.5 &&
+              back.exit_trips == 96 && back.exit_cycles == 27.5 && back.taken_alu_cycles == 0.375 &&
+              back.stores_take_alu && back.chain_loads == 40.5 &&
+              back.timing[MT_IC_VSTLF][MT_W128].latency == 8.5,
           "machine profile written and read back");
     CHECK(back.version == MT_MACHINE_PROFILE_VERSION, "a new profile carries this mtool's version");
     FILE *fp = fopen(path, "w");
@@ -404,6 +615,10 @@ int main(void)
     test_loop_front_end();
     test_probe_chain();
     test_bypass_delay();
+    test_vector_forwarding();
+    test_loop_alu();
+    test_loop_exits();
+    test_memory_chain();
     test_shipped_profiles();
     test_profile_file();
     mt_predictor_free(predictor);

@@ -79,8 +79,10 @@ typedef struct {
 } mt_timing;
 
 /* What a calibration measures: a profile written by an older mtool lacks
- * what came since (2: bypass delays and the loop front end). */
-#define MT_MACHINE_PROFILE_VERSION 2
+ * what came since (2: bypass delays and the loop front end; 3: loop exits,
+ * the ALU time of taken branches and stored data, vector store-to-load
+ * forwarding, chains through nested loops). */
+#define MT_MACHINE_PROFILE_VERSION 3
 
 typedef struct {
     char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */

@@ -86,6 +86,10 @@ def memory(path, name):
         f"{name}: dispatch_chunks, whose kernels are called through pointers, timed from the "
         f"dynamic call graph without a warning, overhead > 50% (the gather) "
         f"({chunks['overhead_percent'] if chunks else 'not timed'}%)")
+    over = [o["name"] for o in r["objects"] if (o["overhead_percent"] < -10) !=
+            ("over-predicts" in o["warnings"])]
+    say(not over, f"{name}: every row more than 10% below its prediction, and only those, says "
+        f"the cost model over-predicts it (wrong: {over or 'none'})")
     p = r["program"]
     share = p["memory_ops_in_objects"] / p["memory_ops"] if p["memory_ops"] else 0
     say(share >= 0.9, f"{name}: {100 * share:.1f}% of memory operations inside timed objects")
@@ -217,8 +221,10 @@ def regions(path, name, calls):
     top = max(regs, key=lambda o: o["overhead_cycles"])
     say(top["region"] < n, f"{name}: the region with most overhead is not the compute one "
         f"(region {top['region']} of {n})")
-    say(not any(o["warnings"] for o in regs), f"{name}: no warnings on the regions "
-        f"({'; '.join(o['warnings'] for o in regs if o['warnings']) or 'none'})")
+    # (the cost model's own over-prediction note aside: a compute region may sit near -10%)
+    notes = [o["warnings"] for o in regs if o["warnings"] and "over-predicts" not in o["warnings"]]
+    say(not notes, f"{name}: no warnings on the regions "
+        f"({'; '.join(notes) or 'none'})")
     if whole:
         total = sum(o["measured_cycles"] for o in regs)
         w = whole[0]["measured_cycles"]

@@ -332,6 +332,12 @@ static void row_warnings(const mt_mobject_figures *r, char *buf, size_t n)
     if (r->outside > 0.01 * r->measured)
         WARN("%s%.3g cycles in shared libraries or system calls, not counted", at ? "; " : "",
              r->outside);
+    /* Memory never makes code faster than every access hitting L1: a time
+     * well below the prediction is the cost model's error. */
+    if (r->overhead < -0.1 * r->cand->predicted)
+        WARN("%smeasured %.0f%% below the prediction: the cost model over-predicts it (calls "
+             "overlapping a loop's work, or a schedule it does not see), not a memory effect",
+             at ? "; " : "", -100 * r->overhead / r->cand->predicted);
 #undef WARN
 }
 

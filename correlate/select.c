@@ -89,23 +89,6 @@ static uint64_t descendant_memops(selector *s, uint32_t p, const bool *in)
     return sum;
 }
 
-/* Entries of a loop from block counts: the entry edges' sources that can
- * only go into the loop count exactly; a branching source counts at most
- * the header's executions (pass 2 measures the exact figure). */
-static uint64_t loop_entries(const selector *s, uint32_t p, const mt_loop *lp)
-{
-    const mt_procedure *proc = &s->prog->procs[p];
-    uint64_t n = 0, header = count_of(s, p, lp->header);
-    for (uint32_t k = 0; k < lp->nentry_edges; k++) {
-        const mt_edge *e = &proc->edges[lp->entry_edges[k]];
-        uint64_t src = count_of(s, p, e->src);
-        n += proc->blocks[e->src].nsucc == 1 ? src : (src < header ? src : header);
-    }
-    if (lp->header == 0) /* the procedure's entry heads it: calls enter it too */
-        return header;
-    return n < header ? n : header;
-}
-
 static mt_candidate procedure_candidate(selector *s, uint32_t p)
 {
     const mt_procedure *proc = &s->prog->procs[p];
@@ -121,7 +104,8 @@ static mt_candidate loop_candidate(selector *s, uint32_t p, uint32_t l)
 {
     const mt_procedure *proc = &s->prog->procs[p];
     const mt_loop *lp = &proc->loops[l];
-    mt_candidate c = {.proc = p, .loop = l, .entries = loop_entries(s, p, lp)};
+    mt_candidate c = {.proc = p, .loop = l,
+                      .entries = (uint64_t)llround(mt_loop_entries(s->prog, s->costs, s->counts, p, l))};
     bool *in = mt_xcalloc(proc->nblocks + 1, sizeof *in);
     for (uint32_t k = 0; k < lp->nblocks; k++) {
         uint32_t b = lp->blocks[k];
@@ -318,15 +302,7 @@ static bool rescue(selector *s, mt_candidate *c)
     const mt_procedure *proc = &s->prog->procs[c->proc];
     bool *in = NULL;
     double own = 0;
-    if (c->loop != MT_NONE) {
-        const mt_loop *lp = &proc->loops[c->loop];
-        in = mt_xcalloc(proc->nblocks + 1, sizeof *in);
-        for (uint32_t k = 0; k < lp->nblocks; k++) {
-            in[lp->blocks[k]] = true;
-            uint64_t i = s->costs->first[c->proc] + lp->blocks[k];
-            own += (double)s->counts[i] * s->costs->costs[i].cycles;
-        }
-    } else if (c->region.n) {
+    if (c->loop != MT_NONE || c->region.n) {
         in = mt_candidate_blocks(s->prog, c);
         for (uint32_t b = 0; b < proc->nblocks; b++)
             if (in[b])

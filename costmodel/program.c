@@ -317,12 +317,8 @@ double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, do
 static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
                       uint32_t q);
 
-/* Entries of loop l from block counts: the entry edges' sources that can
- * only go into the loop count exactly, a branching one at most the
- * header's executions; a loop headed by the procedure's entry block is
- * entered by the procedure's calls. */
-static double loop_entries(const mt_program *prog, const mt_program_costs *c,
-                           const uint64_t *counts, uint32_t p, uint32_t l)
+double mt_loop_entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
+                       uint32_t p, uint32_t l)
 {
     const mt_procedure *proc = &prog->procs[p];
     const mt_loop *lp = &proc->loops[l];
@@ -372,7 +368,7 @@ static void loop_extras(const mt_program *prog, const mt_program_costs *c, const
         for (uint32_t k = l + 1; k < proc->nloops; k++)
             if (loop_within(proc, k, l))
                 own += extra[k];
-        double ent = loop_entries(prog, c, counts, p, l);
+        double ent = mt_loop_entries(prog, c, counts, p, l);
         double trips = ent > 0 ? iters / ent : iters, slack = lc->slack;
         if (lc->chain > 0) {
             /* a chain through memory restarts with each entry (the addresses

@@ -296,23 +296,17 @@ uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t 
     return h;
 }
 
-/* The (procedure entry, loop header) pair of timed object o. */
-static void timed_pair(const rw_code *c, uint32_t o, uint64_t *proc, uint64_t *loop)
+uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n)
 {
-    const mt_procedure *p = &c->prog->procs[c->timed[o].proc];
-    *proc = p->entry;
-    *loop = mt_timed_object_key(c->prog, &c->timed[o]);
-}
-
-static uint64_t timers_id(const rw_code *c)
-{
-    uint64_t *procs = mt_xmalloc((c->ntimed + 1) * sizeof *procs);
-    uint64_t *loops = mt_xmalloc((c->ntimed + 1) * sizeof *loops);
-    for (uint32_t o = 0; o < c->ntimed; o++)
-        timed_pair(c, o, &procs[o], &loops[o]);
-    uint64_t id = mt_timer_set_id(procs, loops, c->ntimed);
+    uint64_t *procs = mt_xmalloc((n + 1) * sizeof *procs);
+    uint64_t *keys = mt_xmalloc((n + 1) * sizeof *keys);
+    for (uint32_t o = 0; o < n; o++) {
+        procs[o] = prog->procs[timed[o].proc].entry;
+        keys[o] = mt_timed_object_key(prog, &timed[o]);
+    }
+    uint64_t id = mt_timer_set_id(procs, keys, n);
     free(procs);
-    free(loops);
+    free(keys);
     return id;
 }
 
@@ -332,7 +326,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
     params.ntimers = c->ntimed;
-    params.timers_id = timers_id(c);
+    params.timers_id = mt_timed_objects_id(c->prog, c->timed, c->ntimed);
     memcpy(params.binary_hash, hash, 32);
     snprintf(params.default_dir, sizeof params.default_dir, "%s", opt->profile_dir);
     snprintf(params.program_name, sizeof params.program_name, "%s", opt->program_name);
@@ -388,10 +382,8 @@ static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
         return;
     }
     for (uint32_t i = 0; i < c->ntimed; i++) {
-        uint64_t proc, loop;
-        timed_pair(c, i, &proc, &loop);
-        rw_buf_u64(file, proc);
-        rw_buf_u64(file, loop);
+        rw_buf_u64(file, c->prog->procs[c->timed[i].proc].entry);
+        rw_buf_u64(file, mt_timed_object_key(c->prog, &c->timed[i]));
     }
     for (uint32_t i = 0; i < c->ncall_sites; i++)
         rw_buf_u64(file, c->call_site_addrs[i]);

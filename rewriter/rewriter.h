@@ -111,6 +111,8 @@ typedef struct {
 /* FNV-1a over the (procedure entry, loop header or 0) pairs of a timed
  * object list: profiles of copies timing other objects are not merged. */
 uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t n);
+/* The same over a list of timed objects (their entries and object keys). */
+uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n);
 
 int mt_counter_map_read(const char *instrumented_path, mt_counter_map *map, mt_error *err);
 void mt_counter_map_free(mt_counter_map *map);

@@ -132,17 +132,10 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     hex(hash, 32, h);
     char *root = mt_cache_root();
     /* Pass-2 copies time a set of objects, without counters: one per set. */
-    uint64_t *procs = mt_xcalloc(ntimed + 1, sizeof *procs), *loops = mt_xcalloc(ntimed + 1, sizeof *loops);
-    for (uint32_t i = 0; i < ntimed; i++) {
-        procs[i] = prog->procs[timed[i].proc].entry;
-        loops[i] = mt_timed_object_key(prog, &timed[i]);
-    }
     char set[64] = "";
     if (ntimed)
         snprintf(set, sizeof set, "-t%016" PRIx64 "-g%016" PRIx64,
-                 mt_timer_set_id(procs, loops, ntimed), callgraph_id(prog));
-    free(procs);
-    free(loops);
+                 mt_timed_objects_id(prog, timed, ntimed), callgraph_id(prog));
     char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s", root, h, tool_identity(), set);
     free(root);
     char *name = mt_xstrdup(bin);

@@ -190,7 +190,7 @@ static void add_call_target(mt_call_site_totals *t, uint64_t target, uint64_t ca
 static void add_call_sites(profile_merge *m, const mt_profile *p, uint32_t s)
 {
     for (uint32_t i = 0; i < p->header.ncall_sites; i++) {
-        const mt_call_site_record *r = &p->call_sites[(uint64_t)s * m->ncall_sites + i];
+        const mt_call_site_record *r = &p->call_sites[(uint64_t)s * p->header.ncall_sites + i];
         mt_call_site_totals *t = &m->call_sites[i];
         for (int k = 0; k < MT_CALL_TARGETS && r->targets[k].target; k++)
             if (r->targets[k].calls)

@@ -207,3 +207,16 @@ void mt_json_string(FILE *fp, const char *s)
     }
     fputc('"', fp);
 }
+
+void mt_escape_text(char *buf, size_t n, const char *s)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < n; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+            buf[k++] = (char)*p;
+        else
+            k += (size_t)snprintf(buf + k, n - k, "\\x%02x", *p);
+    }
+    if (n)
+        buf[k < n ? k : n - 1] = '\0';
+}

@@ -59,6 +59,10 @@ double mt_now_seconds(void);
 size_t mt_utf8_sequence_length(const unsigned char *p);
 /* A JSON string for the bytes of s: escapes, valid UTF-8 kept, other bytes \u00XX. */
 void mt_json_string(FILE *fp, const char *s);
+/* s for one terminal line or message, at most n bytes with the NUL: printable
+ * ASCII kept, every other byte (and the backslash) as \xHH; cut short when
+ * it does not fit. */
+void mt_escape_text(char *buf, size_t n, const char *s);
 /* Peak resident set size of this process in bytes (from getrusage). */
 uint64_t mt_peak_rss_bytes(void);
 

@@ -10,14 +10,21 @@
  * classes is fixed by the model anyway.  AVX-512 bodies are compiled with a
  * target attribute and run only when CPUID reports the feature.
  *
- * The TSC does not tick at the core clock (here the core runs faster, and
- * its clock moves with load), so each sample is bracketed by two
- * measurements of the reference chain (dependent `add $1,%reg`, one cycle
- * each); a sample counts only when both agree within 1.5%, which rejects
- * clock changes and preemption.  A run's figure is its fastest kept sample:
- * the vCPU shares its physical core with other tenants' threads (measured
- * here: independent adds take 0.25 cycles each at best, 0.38 in the median
- * sample while a neighbour runs), interference only ever slows a sample, and
+ * The TSC does not tick at the core clock (the core runs faster or slower,
+ * and its clock moves with load), so each sample is bracketed by two
+ * measurements of the clock reference (clock_reference: a dependent `imul
+ * %reg,%reg` chain, 3 cycles an instruction); a sample counts only when both
+ * agree within 1.5%, which rejects clock changes and preemption.  The
+ * reference is chosen for what no core shortcuts: a dependent `add
+ * $1,%reg` is folded at rename on Intel's Golden Cove family (two to six a
+ * cycle), so it is no clock there; an imul has no such trick on any x86-64
+ * core of the last decade.  Before anything else the calibration checks the
+ * imul against two independent references (mt_clock_check) and refuses to
+ * measure with a clock they contradict.  A run's figure is its fastest kept
+ * sample: the vCPU shares its physical core with other tenants' threads
+ * (measured on a Zen 5: independent adds take 0.25 cycles each at best,
+ * 0.38 in the median sample while a neighbour runs), interference only ever
+ * slows a sample, and
  * the model predicts the core running the program alone. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -59,13 +66,17 @@ typedef void (*bench_fn)(long iters, void *buf);
                P(10) "\n\t" P(11) "\n\t" P(12) "\n\t" P(13) "\n\t" P(14) "\n\t" P(15)
 
 /* Vector registers hold 1.0 (doubles) so that add 0, multiply and divide by
- * 1, sqrt and FMA keep every value normal. */
+ * 1, sqrt and FMA keep every value normal; ymm3 holds 1.0 as floats, the
+ * divisor of single-precision divides (the halves of a double 1.0 are the
+ * floats 0 and 1.875: dividing by the 0 made NaNs, 210 cycles a vdivps on
+ * the Xeon family 6 model 207). */
 static void set_vectors_one(void)
 {
     __asm__ volatile("mov $0x3ff0000000000000, %%rax\n\tvmovq %%rax, %%xmm0\n\t"
                      "vpbroadcastq %%xmm0, %%ymm0\n\t"
                      "vmovapd %%ymm0, %%ymm1\n\tvxorpd %%ymm2, %%ymm2, %%ymm2\n\t"
-                     "vmovapd %%ymm0, %%ymm3\n\tvmovapd %%ymm0, %%ymm4\n\tvmovapd %%ymm0, %%ymm5\n\t"
+                     "mov $0x3f800000, %%eax\n\tvmovd %%eax, %%xmm3\n\tvbroadcastss %%xmm3, %%ymm3\n\t"
+                     "vmovapd %%ymm0, %%ymm4\n\tvmovapd %%ymm0, %%ymm5\n\t"
                      "vmovapd %%ymm0, %%ymm6\n\tvmovapd %%ymm0, %%ymm7\n\tvmovapd %%ymm0, %%ymm8\n\t"
                      "vmovapd %%ymm0, %%ymm9\n\tvmovapd %%ymm0, %%ymm10\n\tvmovapd %%ymm0, %%ymm11\n\t"
                      "vmovapd %%ymm0, %%ymm12\n\tvmovapd %%ymm0, %%ymm13\n\tvmovapd %%ymm0, %%ymm14\n\t"
@@ -74,8 +85,17 @@ static void set_vectors_one(void)
 
 /* ---- the benchmarks -------------------------------------------------------- */
 
-static void ref_add(long iters, void *buf) { LOOP("add $1, %%rax", "rax"); }
-static void alu_tp(long iters, void *buf) { LOOP(IND10("add $1,"), GPRS); }
+/* The clock references (mt_clock_check): dependent chains of a register-
+ * register add (1 cycle), an imul (3) and an FP multiply (a latency the
+ * check establishes: 3 on Zen, 4 on Golden Cove).  The FP chain keeps the
+ * value 1.0 (set_vectors_one). */
+static void ref_add_rr(long iters, void *buf) { LOOP("add %%rax, %%rax", "rax"); }
+static void ref_imul(long iters, void *buf) { LOOP("imul %%rax, %%rax", "rax"); }
+static void ref_fmul(long iters, void *buf) { LOOP("vmulsd %%xmm1, %%xmm4, %%xmm4", XMMS); }
+/* ALU work is register-register: an add of an immediate may be folded at
+ * rename and take no ALU (Intel's Golden Cove family), which would make
+ * every ALU-bound figure below too fast. */
+static void alu_tp(long iters, void *buf) { LOOP(IND10_RR("add"), GPRS); }
 static void lea_lat(long iters, void *buf) { LOOP("lea 1(%%rax), %%rax", "rax"); }
 static void lea_tp(long iters, void *buf)
 {
@@ -145,13 +165,13 @@ static void dispatch_tp(long iters, void *buf)
  * as slow as 8 adds) or only a dispatch slot (as fast as 4 adds + 4 nops)? */
 static void add_mov_tp(long iters, void *buf)
 {
-    LOOP("add $1, %%r8\n\tmov %%r8, %%r12\n\tadd $1, %%r9\n\tmov %%r9, %%r13\n\t"
-         "add $1, %%r10\n\tmov %%r10, %%r14\n\tadd $1, %%r11\n\tmov %%r11, %%r15", GPRS);
+    LOOP("add %%r8, %%r8\n\tmov %%r8, %%r12\n\tadd %%r9, %%r9\n\tmov %%r9, %%r13\n\t"
+         "add %%r10, %%r10\n\tmov %%r10, %%r14\n\tadd %%r11, %%r11\n\tmov %%r11, %%r15", GPRS);
 }
 static void add_nop_tp(long iters, void *buf)
 {
-    LOOP("add $1, %%r8\n\tnop\n\tadd $1, %%r9\n\tnop\n\tadd $1, %%r10\n\tnop\n\t"
-         "add $1, %%r11\n\tnop", GPRS);
+    LOOP("add %%r8, %%r8\n\tnop\n\tadd %%r9, %%r9\n\tnop\n\tadd %%r10, %%r10\n\tnop\n\t"
+         "add %%r11, %%r11\n\tnop", GPRS);
 }
 
 /* A two-instruction loop (9 bytes) at a chosen offset from a 64-byte
@@ -190,7 +210,7 @@ enum { SPLIT_FIRST = 4, NSPLIT = 7, LINE_FIRST = 8, NLINE = 8 };
         (void)buf;                                                                          \
         long outer = iters * (long)NREPS * 16 / n;                                          \
         __asm__ volatile("jmp 1f\n\t.p2align 6\n1:\n\tmov $" #n ", %%r8d\n2:\n\t"           \
-                         "add $1, %%r9\n\tadd $1, %%r10\n\tdec %%r8\n\tjnz 2b\n\tdec %0\n\t"    \
+                         "add %%r9, %%r9\n\tadd %%r10, %%r10\n\tdec %%r8\n\tjnz 2b\n\tdec %0\n\t"    \
                          "jnz 1b"                                                           \
                          : "+c"(outer) : : "r8", "r9", "r10", "cc");                        \
     }
@@ -208,7 +228,7 @@ enum { NEXIT = 9 };
     {                                                                                       \
         long n = iters * (long)NREPS;                                                       \
         __asm__ volatile("xor %%eax, %%eax\n\tjmp 1f\n\t.p2align 6\n1:\n\t.irp r," k "\n\t" \
-                         "add $1, %%\\r\n\t.endr\n\t" tail "add $1, %%rax\n\tcmp %0, %%rax\n\t"  \
+                         "add %%\\r, %%\\r\n\t.endr\n\t" tail "add $1, %%rax\n\tcmp %0, %%rax\n\t"  \
                          "jne 1b"                                                           \
                          : "+c"(n) : "D"(buf) : GPRS, "xmm0", "memory", "cc");       \
     }
@@ -314,7 +334,7 @@ static void vload_tp(long iters, void *buf)
 #define P_FMA256(n) "vfmadd231pd %%ymm2,%%ymm2," Y(n)
 #define P_DIVSD(n) "vdivsd %%xmm1," X(n) "," X(n)
 #define P_DIVPD256(n) "vdivpd %%ymm1," Y(n) "," Y(n)
-#define P_DIVPS(n) "vdivps %%xmm1," X(n) "," X(n)
+#define P_DIVPS(n) "vdivps %%xmm3," X(n) "," X(n)
 #define P_SQRTPD(n) "vsqrtpd %%xmm1," X(n)
 #define P_VPADDQ(n) "vpaddq %%ymm2," Y(n) "," Y(n)
 #define P_VPSLLQ(n) "vpsllq $1," Y(n) "," Y(n)
@@ -338,7 +358,7 @@ FP_TP(fma_tp, P_FMA256)
 FP_LAT(fdiv64_lat, "vdivsd %%xmm1, %%xmm4, %%xmm4")
 FP_TP(fdiv64_tp, P_DIVSD)
 FP_TP(fdiv64_256_tp, P_DIVPD256)
-FP_LAT(fdiv32_lat, "vdivss %%xmm1, %%xmm4, %%xmm4")
+FP_LAT(fdiv32_lat, "vdivss %%xmm3, %%xmm4, %%xmm4")
 FP_TP(fdiv32_tp, P_DIVPS)
 FP_LAT(fsqrt64_lat, "vsqrtsd %%xmm4, %%xmm4, %%xmm4")
 FP_TP(fsqrt64_tp, P_SQRTPD)
@@ -414,15 +434,15 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* TSC ticks per core cycle: the fastest of three chains of dependent adds.
- * A neighbour's integer work on the same physical core delays the chain
- * now and then (measured here: median 7% slower than the fastest, with FP
- * multiply chains unaffected), which would read as a slower clock. */
-static double reference_ratio(long iters, void *buf)
+/* TSC ticks per core cycle: the fastest of three dependent imul chains, 3
+ * cycles an imul.  A neighbour's integer work on the same physical core
+ * delays a chain now and then (measured on a Zen 5: median 7% slower than
+ * the fastest), which would read as a slower clock. */
+static double clock_reference(long iters, void *buf)
 {
     double best = 0;
     for (int k = 0; k < 3; k++) {
-        double r = ticks(ref_add, iters, buf) / (NREPS * (double)iters);
+        double r = ticks(ref_imul, iters, buf) / (3 * NREPS * (double)iters);
         best = k == 0 || r < best ? r : best;
     }
     return best;
@@ -437,12 +457,12 @@ typedef struct {
 static sample_stats measure(bench_fn f, double ops, bool zmm, void *buf)
 {
     enum { SAMPLES = 15, MAX_TRIES = 90 };
-    const long ref_iters = 700, iters = 1000;
+    const long ref_iters = 240, iters = 1000; /* the reference: 29k cycles */
     double v[SAMPLES], ratios[SAMPLES];
     int kept = 0;
     f(10, buf); /* warm up */
     for (int t = 0; t < MAX_TRIES && kept < SAMPLES; t++) {
-        double r0 = reference_ratio(ref_iters, buf);
+        double r0 = clock_reference(ref_iters, buf);
         /* Vector registers back to 1.0 before every sample: the compiler's
          * own doubles between samples would otherwise seed the FP chains,
          * and a chain of products of 0.75 ends in slow denormals (a mulsd
@@ -451,7 +471,7 @@ static sample_stats measure(bench_fn f, double ops, bool zmm, void *buf)
         if (zmm)
             set_zmm_one();
         double x = ticks(f, iters, buf);
-        double r1 = reference_ratio(ref_iters, buf);
+        double r1 = clock_reference(ref_iters, buf);
         if (fabs(r0 - r1) > 0.015 * fmin(r0, r1) && t < MAX_TRIES - SAMPLES)
             continue;
         ratios[kept] = (r0 + r1) / 2;
@@ -591,11 +611,122 @@ double mt_measure_tsc_per_cycle(int samples)
     static double v[MAX];
     int n = samples < 1 ? 1 : samples > MAX ? MAX : samples;
     for (int i = 0; i < n; i++)
-        v[i] = ticks(ref_add, 2000, NULL) / (NREPS * 2000);
+        v[i] = ticks(ref_imul, 667, NULL) / (3 * NREPS * 667);
     /* A low decile, not the median: chains a neighbour's work delayed read
-     * as a slower clock (reference_ratio). */
+     * as a slower clock (clock_reference). */
     qsort(v, (size_t)n, sizeof *v, by_value);
     return v[n / 10];
+}
+
+/* Latencies every x86-64 core of the last decade gives these references,
+ * and how far the measurements may stray from them. */
+#define CLOCK_AGREE 0.03     /* add and imul clocks at most 3% apart */
+#define FMUL_MIN_CYCLES 2.0  /* an FP multiply chain: a whole number of cycles, 2..8 */
+#define FMUL_MAX_CYCLES 8.0
+#define FMUL_OFF_WHOLE 0.12  /* at most this far from the nearest whole cycle */
+#define RATIO_MIN 0.1        /* TSC ticks per core cycle: a TSC of 0.6..6 GHz */
+#define RATIO_MAX 5.0        /* against a core of 0.5..6.5 GHz */
+
+int mt_clock_check(const mt_clock_refs *r, double *ratio, mt_error *err)
+{
+    if (!(r->imul > 0 && r->add_rr > 0 && r->fmul > 0)) {
+        mt_error_set(err, "calibrate: a clock reference measured no time (add %.4f, imul %.4f, "
+                          "fmul %.4f TSC ticks an instruction)", r->add_rr, r->imul, r->fmul);
+        return -1;
+    }
+    double imul = r->imul / 3, add = r->add_rr;
+    if (!(imul >= RATIO_MIN && imul <= RATIO_MAX)) {
+        mt_error_set(err, "calibrate: the imul chain gives %.4f TSC ticks per core cycle, outside "
+                          "%.1f..%.1f (a TSC or core clock no x86-64 machine has)", imul,
+                     RATIO_MIN, RATIO_MAX);
+        return -1;
+    }
+    if (fabs(add - imul) > CLOCK_AGREE * imul) {
+        mt_error_set(err, "calibrate: the clock references disagree: a dependent add %%reg,%%reg "
+                          "chain gives %.4f TSC ticks per cycle, a dependent imul chain (3 cycles "
+                          "each) %.4f: %.1f%% apart, more than %.0f%% (one of them is not what "
+                          "it is on every known core; no profile written)", add, imul,
+                     100 * fabs(add - imul) / imul, 100 * CLOCK_AGREE);
+        return -1;
+    }
+    double clock = (add + imul) / 2, fmul = r->fmul / clock;
+    if (!(fmul >= FMUL_MIN_CYCLES - FMUL_OFF_WHOLE && fmul <= FMUL_MAX_CYCLES + FMUL_OFF_WHOLE) ||
+        fabs(fmul - round(fmul)) > FMUL_OFF_WHOLE) {
+        mt_error_set(err, "calibrate: the clock references disagree: a dependent FP multiply "
+                          "chain takes %.2f cycles by the add and imul chains' clock (%.4f TSC "
+                          "ticks per cycle), not a whole number of cycles from %.0f to %.0f "
+                          "(no profile written)", fmul, clock, FMUL_MIN_CYCLES, FMUL_MAX_CYCLES);
+        return -1;
+    }
+    *ratio = imul;
+    return 0;
+}
+
+/* The three references, taken in turn REF_ROUNDS times (chains of about
+ * 80k cycles each): in every round the add and FP chains are put in cycles
+ * of that round's imul clock, which cancels the clock's moves between
+ * rounds (it moves with the load on the other vCPU: 0.81 to 0.84 ticks a
+ * cycle within a second on the Xeon family 6 model 207), and the medians
+ * over rounds are reported in ticks of the median clock. */
+static void measure_clock_refs(mt_clock_refs *r, void *buf)
+{
+    enum { REF_ROUNDS = 31 };
+    double clock[REF_ROUNDS], add[REF_ROUNDS], fmul[REF_ROUNDS];
+    ticks(ref_imul, 667, buf); /* warm up */
+    for (int i = 0; i < REF_ROUNDS; i++) {
+        double a = ticks(ref_add_rr, 2000, buf) / (NREPS * 2000);
+        clock[i] = ticks(ref_imul, 667, buf) / (3 * NREPS * 667);
+        set_vectors_one();
+        double f = ticks(ref_fmul, 500, buf) / (NREPS * 500);
+        add[i] = a / clock[i];
+        fmul[i] = f / clock[i];
+    }
+    double c = median_of(clock, REF_ROUNDS);
+    r->imul = 3 * c;
+    r->add_rr = median_of(add, REF_ROUNDS) * c;
+    r->fmul = median_of(fmul, REF_ROUNDS) * c;
+}
+
+/* Core cycles a measured figure may take on a real x86-64 core: a folded or
+ * eliminated instruction takes a fraction of a cycle, the slowest divide
+ * (64-bit on Skylake) about 90. */
+#define FIGURE_MIN 0.04
+#define FIGURE_MAX 150.0
+
+static int check_figure(const char *name, double v, mt_error *err)
+{
+    if (v >= FIGURE_MIN && v <= FIGURE_MAX)
+        return 0;
+    mt_error_set(err, "calibrate: '%s' measured %.3f cycles, outside %.2f..%.0f (the measurement "
+                      "went wrong; no profile written)", name, v, FIGURE_MIN, FIGURE_MAX);
+    return -1;
+}
+
+/* The profile calibrate writes is one the reader accepts: written out and
+ * read back through the reader's own checks (every value in the range a
+ * real machine can have). */
+static int check_profile(const mt_machine *m, mt_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    if (!fp) {
+        mt_error_set(err, "calibrate: out of memory");
+        return -1;
+    }
+    mt_machine_write(fp, m);
+    fclose(fp);
+    fp = fmemopen(text, len, "r");
+    mt_machine back;
+    mt_error why;
+    int rc = fp ? mt_machine_parse(fp, "calibrated profile", &back, &why) : -1;
+    if (fp)
+        fclose(fp);
+    free(text);
+    if (rc != 0)
+        mt_error_set(err, "calibrate: a measured figure is outside what the profile accepts (%s); "
+                          "no profile written", fp ? why.msg : "cannot read it back");
+    return rc;
 }
 
 static uint16_t first_pipes(unsigned first, double per_cycle, unsigned most)
@@ -768,11 +899,22 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     }
     mt_machine_default(m);
     mt_machine_cpu_model(m->cpu_model, sizeof m->cpu_model);
-    __builtin_cpu_init();
-    m->has_avx512 = __builtin_cpu_supports("avx512f");
     /* 0..4 KiB: loads (a ring at 1 KiB); 4..8 KiB: the store window */
     uint64_t *buf = aligned_alloc(64, 8192);
     memset(buf, 0, 8192);
+    mt_clock_refs refs;
+    double ratio;
+    measure_clock_refs(&refs, buf);
+    if (report)
+        fprintf(report, "  clock references (TSC ticks per instruction, dependent chains): add "
+                        "%.4f, imul %.4f (%.4f per cycle), FP multiply %.4f (%.2f cycles)\n",
+                refs.add_rr, refs.imul, refs.imul / 3, refs.fmul, refs.fmul / (refs.imul / 3));
+    if (mt_clock_check(&refs, &ratio, err) != 0) {
+        free(buf);
+        return -1;
+    }
+    __builtin_cpu_init();
+    m->has_avx512 = __builtin_cpu_supports("avx512f");
     for (int k = 0; k < 8; k++) /* the ring load_lat chases */
         buf[128 + 8 * k] = (uint64_t)(uintptr_t)&buf[128 + 8 * ((k + 1) % 8)];
     static const char *const derived_names[NDERIVED] = {
@@ -833,25 +975,36 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                 ratio_all[nratio++] = st->ratio;
         }
     double d[NDERIVED];
-    for (size_t i = 0; i < total; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < total && rc == 0; i++) {
         const sample_stats *st = &all[i * (size_t)runs];
         if (i < nb && benches[i].avx512 && !m->has_avx512)
             continue;
         for (int r = 0; r < runs; r++)
             vals[r] = st[r].best - (i < nb ? benches[i].subtract : 0);
         double v = second_fastest(vals, runs);
+        const char *name = i < nb ? benches[i].name : derived_names[i - nb];
+        report_line(report, name, st, runs, v);
+        rc = check_figure(name, v, err);
         if (i < nb)
             apply(m, &benches[i], v);
         else
             d[i - nb] = v;
-        report_line(report, i < nb ? benches[i].name : derived_names[i - nb], st, runs, v);
+    }
+    if (rc != 0) {
+        free(all);
+        free(vals);
+        free(buf);
+        return -1;
     }
     for (int w = 0; w < MT_W_COUNT; w++) {
         /* vmovq load + vmovq back to a GPR: half the round trip is the latter */
-        m->timing[MT_IC_VLOAD][w].latency = d[VL] - d[G] / 2;
+        m->timing[MT_IC_VLOAD][w].latency = fmax(0, d[VL] - d[G] / 2);
         /* cmp (one ALU cycle) then cmov: the rest is the cmov's */
-        m->timing[MT_IC_CMOV][w].latency = d[CM] - 1;
-        m->timing[MT_IC_LOADX][w].latency = d[IX] - m->timing[MT_IC_LOAD][MT_W128].latency;
+        m->timing[MT_IC_CMOV][w].latency = fmax(0, d[CM] - 1);
+        /* none on Intel's Golden Cove family (the difference is noise there) */
+        m->timing[MT_IC_LOADX][w].latency =
+            fmax(0, d[IX] - m->timing[MT_IC_LOAD][MT_W128].latency);
     }
     m->timing[MT_IC_GPR2VEC][MT_W128].latency = d[G] / 2;
     m->taken_per_cycle = 1 / d[T];
@@ -882,5 +1035,5 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     free(all);
     free(vals);
     free(buf);
-    return 0;
+    return check_profile(m, err);
 }

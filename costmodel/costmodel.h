@@ -147,6 +147,10 @@ char *mt_machine_profile_path(const char *cpu_model);
  * but cannot be read. */
 int mt_machine_load(mt_machine *m, bool *calibrated, mt_error *err);
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err);
+/* Reads a profile from fp (`name` for messages): every line a key and its
+ * value, each value in the range a real machine can have; an error names the
+ * file, line, key and value. */
+int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err);
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err);
 void mt_machine_write(FILE *fp, const mt_machine *m);
 
@@ -312,10 +316,23 @@ double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *
                                 const mt_inclusive *inc);
 
 /* TSC ticks per core cycle now: the low decile of `samples` (at most 1024)
- * short dependent-add chains of 80k cycles (about 25 us) each (other
- * tenants' work on the core delays some chains).  The ratio moves with load, so figures are
- * converted with one measured in the same run. */
+ * dependent imul chains of 80k cycles (about 25 us) each (other tenants'
+ * work on the core delays some chains).  The ratio moves with load, so
+ * figures are converted with one measured in the same run. */
 double mt_measure_tsc_per_cycle(int samples);
+
+/* The clock references, in TSC ticks per instruction of a dependent chain:
+ * `add %reg,%reg` (1 cycle), `imul %reg,%reg` (3 cycles) and an FP
+ * multiply (a whole number of cycles, 2 to 8, that the check finds). */
+typedef struct {
+    double add_rr, imul, fmul;
+} mt_clock_refs;
+
+/* The clock ratio (TSC ticks per core cycle) the references agree on: the
+ * imul chain's, when the add chain's is within 3% of it and the FP chain
+ * comes out a whole number of cycles by their clock.  -1 with err naming
+ * the measurement that disagrees (calibrate then writes no profile). */
+int mt_clock_check(const mt_clock_refs *r, double *ratio, mt_error *err);
 
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every

@@ -3,6 +3,7 @@
  * choice between them. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,120 +334,139 @@ static int class_by_name(const char *name)
     return -1;
 }
 
-static bool parse_class_line(const char *rest, mt_machine *m)
+/* The lines of a profile.  Each parser returns NULL when the line is valid,
+ * else what is wrong with it (the caller names the file, line, key and
+ * value). */
+static const char *parse_class_line(const char *rest, mt_machine *m)
 {
     char name[32];
     unsigned pipes;
     double v[2 * MT_W_COUNT];
     if (sscanf(rest, "%31s %x %lf %lf %lf %lf %lf %lf", name, &pipes, &v[0], &v[1], &v[2], &v[3],
                &v[4], &v[5]) != 8)
-        return false;
+        return "expected NAME PIPES and a latency and reciprocal throughput at each of 3 widths";
     int c = class_by_name(name);
-    if (c < 0 || pipes >= (1u << MT_PIPE_COUNT))
-        return false;
-    m->pipes[c] = (uint16_t)pipes;
-    for (int w = 0; w < MT_W_COUNT; w++) {
+    if (c < 0)
+        return "no such instruction class";
+    if (pipes >= (1u << MT_PIPE_COUNT))
+        return "pipes outside the 16 the model has";
+    for (int w = 0; w < MT_W_COUNT; w++)
         if (!(v[2 * w] >= 0 && v[2 * w] < 1000 && v[2 * w + 1] > 0 && v[2 * w + 1] < 1000))
-            return false;
+            return "latency outside 0..1000 or reciprocal throughput outside (0, 1000) cycles";
+    m->pipes[c] = (uint16_t)pipes;
+    for (int w = 0; w < MT_W_COUNT; w++)
         m->timing[c][w] = (mt_timing){v[2 * w], v[2 * w + 1]};
-    }
-    return true;
+    return NULL;
 }
 
-static bool parse_bypass_line(const char *rest, mt_machine *m)
+static const char *parse_bypass_line(const char *rest, mt_machine *m)
 {
     char name[32];
     double v;
-    if (sscanf(rest, "%31s %lf", name, &v) != 2 || !(v >= 0 && v < 100))
-        return false;
+    if (sscanf(rest, "%31s %lf", name, &v) != 2)
+        return "expected CLASS CYCLES";
     int c = class_by_name(name);
     if (c < 0)
-        return false;
+        return "no such instruction class";
+    if (!(v >= 0 && v < 100))
+        return "outside 0..100 cycles";
     m->bypass[c] = v;
-    return true;
+    return NULL;
 }
 
-static bool parse_number(const char *rest, double lo, double hi, double *out)
+/* A numeric key: where it goes and the values a real machine can have. */
+typedef struct {
+    const char *key;
+    size_t offset;   /* of a double in mt_machine, or of a bool when is_bool */
+    double lo, hi;
+    bool is_bool;
+} number_key;
+
+#define NUM(k, lo, hi) {#k, offsetof(mt_machine, k), lo, hi, false}
+#define FLAG(k) {#k, offsetof(mt_machine, k), 0, 1, true}
+static const number_key number_keys[] = {
+    NUM(tsc_per_cycle, 0.05, 20), NUM(tsc_hz, 1e6, 1e11), NUM(dispatch_width, 1, 32),
+    NUM(loads_per_cycle, 0.5, 16), NUM(stores_per_cycle, 0.25, 16), NUM(taken_per_cycle, 0.1, 8),
+    NUM(probe_cycles, 0, 100), NUM(fetch_window, 0, 4096), NUM(loop_split_ops, 0, 64),
+    NUM(loop_line_ops, 0, 64), NUM(loop_overfull_cycles, 0, 64), NUM(taken_alu_cycles, 0, 10),
+    NUM(exit_trips, 0, 1e6), NUM(exit_cycles, 0, 1000), NUM(chain_loads, 0, 1000),
+    FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512),
+};
+
+static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)
 {
     char *end;
     double v = strtod(rest, &end);
-    while (*end == ' ' || *end == '\n')
+    while (*end == ' ')
         end++;
-    if (end == rest || *end || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
+    if (end == rest || *end)
+        return "not a number";
+    if (!(v >= k->lo && v <= k->hi))
+        return k->is_bool ? "not 0 or 1" : "outside the range a machine can have";
+    if (k->is_bool && v != 0 && v != 1)
+        return "not 0 or 1";
+    char *field = (char *)m + k->offset;
+    if (k->is_bool)
+        *(bool *)field = v != 0;
+    else
+        *(double *)field = v;
+    return NULL;
 }
 
-static bool parse_line(char *line, mt_machine *m)
+static const char *parse_line(const char *key, const char *rest, mt_machine *m)
 {
-    line[strcspn(line, "\n")] = '\0';
-    char *sp = strchr(line, ' ');
-    if (!sp)
-        return false;
-    *sp = '\0';
-    const char *key = line, *rest = sp + 1;
-    double avx = 0;
     if (!strcmp(key, "cpu_model"))
-        return snprintf(m->cpu_model, sizeof m->cpu_model, "%s", rest) >= 0;
-    if (!strcmp(key, "version")) {
-        double v = 0;
-        bool ok = parse_number(rest, 1, 1000, &v);
-        m->version = (int)v;
-        return ok;
-    }
+        return snprintf(m->cpu_model, sizeof m->cpu_model, "%s", rest) >= 0 ? NULL : "unreadable";
     if (!strcmp(key, "source"))
-        return snprintf(m->source, sizeof m->source, "%s", rest) >= 0;
+        return snprintf(m->source, sizeof m->source, "%s", rest) >= 0 ? NULL : "unreadable";
+    if (!strcmp(key, "version")) {
+        char *end;
+        long v = strtol(rest, &end, 10);
+        if (end == rest || *end || v < 1 || v > 1000)
+            return "not a version number";
+        m->version = (int)v;
+        return NULL;
+    }
     if (!strcmp(key, "class"))
         return parse_class_line(rest, m);
     if (!strcmp(key, "bypass"))
         return parse_bypass_line(rest, m);
-    if (!strcmp(key, "tsc_per_cycle"))
-        return parse_number(rest, 0.05, 20, &m->tsc_per_cycle);
-    if (!strcmp(key, "tsc_hz"))
-        return parse_number(rest, 1e6, 1e11, &m->tsc_hz);
-    if (!strcmp(key, "dispatch_width"))
-        return parse_number(rest, 1, 32, &m->dispatch_width);
-    if (!strcmp(key, "loads_per_cycle"))
-        return parse_number(rest, 0.5, 16, &m->loads_per_cycle);
-    if (!strcmp(key, "stores_per_cycle"))
-        return parse_number(rest, 0.25, 16, &m->stores_per_cycle);
-    if (!strcmp(key, "taken_per_cycle"))
-        return parse_number(rest, 0.1, 8, &m->taken_per_cycle);
-    if (!strcmp(key, "probe_cycles"))
-        return parse_number(rest, 0, 100, &m->probe_cycles);
-    if (!strcmp(key, "fetch_window"))
-        return parse_number(rest, 0, 4096, &m->fetch_window);
-    if (!strcmp(key, "loop_split_ops"))
-        return parse_number(rest, 0, 64, &m->loop_split_ops);
-    if (!strcmp(key, "loop_line_ops"))
-        return parse_number(rest, 0, 64, &m->loop_line_ops);
-    if (!strcmp(key, "loop_overfull_cycles"))
-        return parse_number(rest, 0, 64, &m->loop_overfull_cycles);
-    if (!strcmp(key, "taken_alu_cycles"))
-        return parse_number(rest, 0, 10, &m->taken_alu_cycles);
-    if (!strcmp(key, "exit_trips"))
-        return parse_number(rest, 0, 1e6, &m->exit_trips);
-    if (!strcmp(key, "exit_cycles"))
-        return parse_number(rest, 0, 1000, &m->exit_cycles);
-    if (!strcmp(key, "chain_loads"))
-        return parse_number(rest, 0, 1000, &m->chain_loads);
-    if (!strcmp(key, "stores_take_alu")) {
-        bool ok = parse_number(rest, 0, 1, &avx);
-        m->stores_take_alu = avx != 0;
-        return ok;
+    for (size_t i = 0; i < MT_ARRAY_LEN(number_keys); i++)
+        if (!strcmp(key, number_keys[i].key))
+            return parse_number_key(&number_keys[i], rest, m);
+    return "unknown key";
+}
+
+int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err)
+{
+    mt_machine_default(m);
+    /* A profile lists every bypass delay it measured: none listed is none
+     * measured (profiles from before they were calibrated included). */
+    memset(m->bypass, 0, sizeof m->bypass);
+    m->version = 1; /* the first profiles had no version line */
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        char *sp = strchr(line, ' ');
+        const char *why = "expected KEY VALUE";
+        if (sp) {
+            *sp = '\0';
+            why = parse_line(line, sp + 1, m);
+        }
+        if (why) {
+            char key[64], value[128];
+            mt_escape_text(key, sizeof key, line);
+            mt_escape_text(value, sizeof value, sp ? sp + 1 : "");
+            mt_error_set(err, "%s:%d: machine profile key '%s' value '%s': %s", name, lineno, key,
+                         value, why);
+            return -1;
+        }
     }
-    if (!strcmp(key, "moves_take_alu")) {
-        bool ok = parse_number(rest, 0, 1, &avx);
-        m->moves_take_alu = avx != 0;
-        return ok;
-    }
-    if (!strcmp(key, "has_avx512")) {
-        bool ok = parse_number(rest, 0, 1, &avx);
-        m->has_avx512 = avx != 0;
-        return ok;
-    }
-    return false;
+    return 0;
 }
 
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
@@ -456,23 +476,7 @@ int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
         mt_error_set(err, "%s: %s", path, strerror(errno));
         return -1;
     }
-    mt_machine_default(m);
-    /* A profile lists every bypass delay it measured: none listed is none
-     * measured (profiles from before they were calibrated included). */
-    memset(m->bypass, 0, sizeof m->bypass);
-    m->version = 1; /* the first profiles had no version line */
-    char line[1024];
-    int lineno = 0, rc = 0;
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (!parse_line(line, m)) {
-            mt_error_set(err, "%s:%d: not a valid machine profile line", path, lineno);
-            rc = -1;
-            break;
-        }
-    }
+    int rc = mt_machine_parse(fp, path, m, err);
     fclose(fp);
     return rc;
 }

@@ -588,10 +588,63 @@ static void test_profile_file(void)
     fclose(fp);
     CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, path) && strstr(err.msg, ":"),
           "a bad profile line is an error naming the file and line: %s", err.msg);
+    /* What a calibration with the wrong clock wrote on the Xeon family 6
+     * model 207: 9.54 GHz cores, loads 4x too fast per cycle. */
+    fp = fopen(path, "w");
+    fputs("version 3\ntaken_per_cycle 9.7\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, ":2:") &&
+              strstr(err.msg, "'taken_per_cycle'") && strstr(err.msg, "'9.7'"),
+          "an out-of-range value is an error naming the line, key and value: %s", err.msg);
+    fp = fopen(path, "w");
+    fputs("dispatch_width 4\nmoves_take_alu 0.5\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, "'moves_take_alu'"),
+          "a flag other than 0 or 1 is refused: %s", err.msg);
+    fp = fopen(path, "w");
+    fputs("\x1b[31mkey value\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) != 0 && !strchr(err.msg, '\x1b') &&
+              strstr(err.msg, "\\x1b"),
+          "the file's bytes are escaped in the error: %s", err.msg);
     unlink(path);
     char *p = mt_machine_profile_path("AMD EPYC 9R14 96-Core");
     CHECK(strstr(p, "machine-amd-epyc-9r14-96-core.txt") != NULL, "profile path keyed by model: %s", p);
     free(p);
+}
+
+/* The calibration's clock: the imul chain's ratio, when an add chain and an
+ * FP multiply chain agree with it; every way they can disagree refused. */
+static void test_clock_check(void)
+{
+    mt_error err;
+    double ratio = 0;
+    mt_clock_refs ok = {0.756, 2.268, 3.024}; /* 1, 3 and 4 cycles at 0.756 ticks a cycle */
+    CHECK(mt_clock_check(&ok, &ratio, &err) == 0 && fabs(ratio - 0.756) < 1e-9,
+          "agreeing references give the imul chain's ratio: %.4f", ratio);
+    mt_clock_refs zen = {0.72, 2.16, 2.16}; /* FP multiply 3 cycles */
+    CHECK(mt_clock_check(&zen, &ratio, &err) == 0 && fabs(ratio - 0.72) < 1e-9,
+          "an FP multiply of another whole latency is accepted: %.4f", ratio);
+    /* the Xeon family 6 model 207 folding immediate adds, had the add chain
+     * used them: two adds a cycle */
+    mt_clock_refs folded = {0.384, 2.268, 3.024};
+    CHECK(mt_clock_check(&folded, &ratio, &err) != 0 && strstr(err.msg, "disagree") &&
+              strstr(err.msg, "add") && strstr(err.msg, "0.3840"),
+          "an add chain at half the imul clock is refused: %s", err.msg);
+    mt_clock_refs slow_add = {0.80, 2.268, 3.024}; /* 5.8% apart */
+    CHECK(mt_clock_check(&slow_add, &ratio, &err) != 0 && strstr(err.msg, "disagree"),
+          "references 6%% apart are refused: %s", err.msg);
+    mt_clock_refs near = {0.77, 2.268, 3.024}; /* 1.9% apart: noise */
+    CHECK(mt_clock_check(&near, &ratio, &err) == 0, "references 2%% apart are accepted");
+    mt_clock_refs half = {0.756, 2.268, 3.402}; /* FP multiply 4.5 cycles */
+    CHECK(mt_clock_check(&half, &ratio, &err) != 0 && strstr(err.msg, "FP multiply") &&
+              strstr(err.msg, "4.5"),
+          "an FP chain of no whole number of cycles is refused: %s", err.msg);
+    mt_clock_refs tiny = {0.022, 0.066, 0.088}; /* a 95 GHz core */
+    CHECK(mt_clock_check(&tiny, &ratio, &err) != 0 && strstr(err.msg, "imul"),
+          "a clock no machine has is refused: %s", err.msg);
+    mt_clock_refs none = {0, 2.268, 3.024};
+    CHECK(mt_clock_check(&none, &ratio, &err) != 0, "a reference that measured nothing is refused");
 }
 
 int main(void)
@@ -621,6 +674,7 @@ int main(void)
     test_memory_chain();
     test_shipped_profiles();
     test_profile_file();
+    test_clock_check();
     mt_predictor_free(predictor);
     return unit_finish();
 }

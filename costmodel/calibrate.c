@@ -112,7 +112,10 @@ static void lea3_tp(long iters, void *buf)
          GPRS);
 }
 static void shift_lat(long iters, void *buf) { LOOP("rol $1, %%rax", "rax"); }
-static void shift_tp(long iters, void *buf) { LOOP(IND10("rol $1,"), GPRS); }
+/* Throughput by immediate counts other than 1, as compilers emit them: the
+ * short `rol $1` form is two ops on Intel's cores (1.04 cycles each on the
+ * Xeon family 6 model 207, against 0.5 for `shr $3`). */
+static void shift_tp(long iters, void *buf) { LOOP(IND10("shr $3,"), GPRS); }
 static void imul_lat(long iters, void *buf) { LOOP("imul %%rax, %%rax", "rax"); }
 static void imul_tp(long iters, void *buf) { LOOP(IND10_RR("imul"), GPRS); }
 static void mulwide_lat(long iters, void *buf)
@@ -237,6 +240,41 @@ ADDS_LOOP(taken_adds6, "r8,r9,r10,r11,r12,r13", "")
 ADDS_LOOP(taken_adds8, "r8,r9,r10,r11,r12,r13,r14,r15", "")
 ADDS_LOOP(adds6_store, "r8,r9,r10,r11,r12,r13", "mov %%r14, 64(%%rdi)\n\t")
 ADDS_LOOP(adds6_vstore, "r8,r9,r10,r11,r12,r13", "movq %%xmm0, 64(%%rdi)\n\t")
+
+/* Immediate folding (Intel's Golden Cove family): a dependent `add
+ * $8,%reg` is folded at rename into the register's next consumer (0.17
+ * cycles an add on the Xeon family 6 model 207: the dispatch width), but a
+ * shift of the result waits for the constant to be added (an add then a
+ * shift: 3.05 cycles, a shift alone 1). */
+static void fold_lat(long iters, void *buf) { LOOP("add $8, %%rax", "rax"); }
+static void shl_lat(long iters, void *buf) { LOOP("shl $2, %%rax", "rax"); }
+static void fold_shl_lat(long iters, void *buf) { LOOP("add $8, %%rax\n\tshl $2, %%rax", "rax"); }
+/* A cmov's data input: the flags come from an independent test (ZF clear:
+ * the cmovz keeps rax).  Zen: one cycle; the Xeon family 6 model 207: 1.85. */
+static void cmov_data_lat(long iters, void *buf)
+{
+    LOOP_PRE("xor %%edx, %%edx", "test %%rsp, %%rsp\n\tcmovz %%rdx, %%rax", "rax", "rdx");
+}
+/* Macro-fusion: six nops and a not-taken jz after a cmp/test (fused on
+ * every core) or after a dec (fused on Intel's, as are add, sub, and and
+ * inc): 7 or 8 dispatch slots. */
+#define NOPS6 "nopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\t" \
+              "nopl 0(%%rax)\n\tnopl 0(%%rax)\n\t"
+static void fuse_test(long iters, void *buf) { LOOP(NOPS6 "test %%rsp, %%rsp\n\tjz 2f\n2:"); }
+static void fuse_dec(long iters, void *buf)
+{
+    LOOP_PRE("mov $-1, %%r8d", NOPS6 "dec %%r8\n\tjz 2f\n2:", "r8");
+}
+/* Small loops by their op count: k zero-idiom xors, dec, and test/jnz (one
+ * op: fused everywhere), at a 64-byte boundary: k + 2 ops an iteration,
+ * 3 .. 24.  The Xeon family 6 model 207 runs 3-8 ops at the dispatch width
+ * (6) but 9-12 in 2.0 cycles and 17-18 in 3.0. */
+#define LOOP_OPS(k) static void loop_ops##k(long iters, void *buf) { OC_LOOP("0", k); }
+LOOP_OPS(1) LOOP_OPS(2) LOOP_OPS(3) LOOP_OPS(4) LOOP_OPS(5) LOOP_OPS(6) LOOP_OPS(7)
+LOOP_OPS(8) LOOP_OPS(9) LOOP_OPS(10) LOOP_OPS(11) LOOP_OPS(12) LOOP_OPS(13) LOOP_OPS(14)
+LOOP_OPS(15) LOOP_OPS(16) LOOP_OPS(17) LOOP_OPS(18) LOOP_OPS(19) LOOP_OPS(20) LOOP_OPS(21)
+LOOP_OPS(22)
+enum { LOOP_OPS_FIRST = 3, NLOOP_OPS = 22 };
 
 /* A chain through memory: four vectors of a 64-byte row (at buf+2K) each loaded, added
  * to and stored (c[i][j] += ..., the store forwarding to the next step's
@@ -758,7 +796,8 @@ static void derive_pipes(mt_machine *m)
 /* Figures derived from pairs of measurements (mt_calibrate). */
 enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
        FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
-       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, NDERIVED };
+       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
+       FUSE_TEST, FUSE_DEC, LOOP_OPS0, NDERIVED = LOOP_OPS0 + NLOOP_OPS };
 
 /* The loop front end without a fetch-window limit (fetch_window 0): E, the
  * most xors the first line of a split loop holds at the speed of the loop in
@@ -891,6 +930,52 @@ static void derive_bypass(mt_machine *m, const double *d, FILE *report)
     }
 }
 
+/* Immediate folding: a chain of add $8 faster than three quarters of an
+ * ALU cycle is folded; the shift after a fold waits for what the pair takes
+ * beyond the shift and the fold.  A cmov's data latency when it differs
+ * from an ALU cycle by a tenth; add/sub/and/inc/dec + jcc fuse when six
+ * nops and dec + jz dispatch within 5% of six nops and test + jz. */
+static void derive_rename(mt_machine *m, const double *d, FILE *report)
+{
+    double alu = m->timing[MT_IC_ALU][MT_W128].latency;
+    m->fold_latency = d[FOLD] < 0.75 * alu ? d[FOLD] : 0;
+    m->fold_shift_cycles =
+        m->fold_latency > 0 ? fmax(0, d[FOLD_SHL] - d[SHL] - m->fold_latency) : 0;
+    if (m->fold_shift_cycles < 0.1)
+        m->fold_shift_cycles = 0;
+    m->cmov_data_cycles = fabs(d[CMOV_DATA] - alu) > 0.1 * alu ? d[CMOV_DATA] : 0;
+    m->fuse_alu_jcc = d[FUSE_DEC] < 1.05 * d[FUSE_TEST];
+    if (report)
+        fprintf(report, "  immediate folding: add $8 chain %.3f cycles an add (fold latency %.3f; 0: "
+                        "none), a shift after it waits %.3f more; cmov data %.3f cycles (0: an "
+                        "ALU's); dec + jcc fused: %s\n", d[FOLD], m->fold_latency,
+                m->fold_shift_cycles, d[CMOV_DATA], d[FUSE_DEC] < 1.05 * d[FUSE_TEST] ? "yes" : "no");
+}
+
+/* Small loops: the cycles of a loop of n ops, kept as a table when some n
+ * runs more than 12% slower than max(1, n / dispatch width) and the core
+ * has no op-cache line rule (which covers its small loops: Zen 5). */
+static void derive_loop_ops(mt_machine *m, const double *d, FILE *report)
+{
+    memset(m->loop_ops_cycles, 0, sizeof m->loop_ops_cycles);
+    bool slow = false;
+    for (int k = 0; k < NLOOP_OPS; k++) {
+        double n = LOOP_OPS_FIRST + k;
+        slow = slow || d[LOOP_OPS0 + k] > 1.12 * fmax(1, n / m->dispatch_width);
+    }
+    if (slow && m->loop_line_ops <= 0)
+        for (int k = 0; k < NLOOP_OPS; k++)
+            m->loop_ops_cycles[LOOP_OPS_FIRST + k] = d[LOOP_OPS0 + k];
+    if (report) {
+        fprintf(report, "  loops by op count (cycles an iteration):");
+        for (int k = 0; k < NLOOP_OPS; k++)
+            fprintf(report, " %d:%.2f", LOOP_OPS_FIRST + k, d[LOOP_OPS0 + k]);
+        fprintf(report, "\n  small-loop table: %s\n", m->loop_ops_cycles[LOOP_OPS_FIRST] > 0
+                                                            ? "kept (slower than the dispatch width)"
+                                                            : "none");
+    }
+}
+
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {
@@ -933,7 +1018,13 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
         "loop of 256, per iteration", "loop of 512, per iteration", "loop of 1024, per iteration",
         "4 adds + loop control", "6 adds + loop control", "8 adds + loop control",
         "6 adds + GPR store", "6 adds + vector store", "chain, row every 16 steps",
-        "chain, one row"};
+        "chain, one row", "add $8 chain", "shl $2 chain", "add $8 + shl $2 chain",
+        "cmov data chain", "6 nops + test/jz", "6 nops + dec/jz", "loop of 3 ops",
+        "loop of 4 ops", "loop of 5 ops", "loop of 6 ops", "loop of 7 ops", "loop of 8 ops",
+        "loop of 9 ops", "loop of 10 ops", "loop of 11 ops", "loop of 12 ops", "loop of 13 ops",
+        "loop of 14 ops", "loop of 15 ops", "loop of 16 ops", "loop of 17 ops", "loop of 18 ops",
+        "loop of 19 ops", "loop of 20 ops", "loop of 21 ops", "loop of 22 ops", "loop of 23 ops",
+        "loop of 24 ops"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
@@ -949,12 +1040,22 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                                                    exit_loop256, exit_loop512, exit_loop1024,
                                                    taken_adds4, taken_adds6, taken_adds8,
                                                    adds6_store, adds6_vstore, chain_rows,
-                                                   chain_one_row};
+                                                   chain_one_row, fold_lat, shl_lat, fold_shl_lat,
+                                                   cmov_data_lat, fuse_test, fuse_dec,
+                                                   loop_ops1, loop_ops2, loop_ops3, loop_ops4,
+                                                   loop_ops5, loop_ops6, loop_ops7, loop_ops8,
+                                                   loop_ops9, loop_ops10, loop_ops11, loop_ops12,
+                                                   loop_ops13, loop_ops14, loop_ops15, loop_ops16,
+                                                   loop_ops17, loop_ops18, loop_ops19, loop_ops20,
+                                                   loop_ops21, loop_ops22};
     static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                                  1, 1, 1, 1, 1, 1, 1, 1,
                                                  16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                                 1, 1, 1, 1, 1, 1, 1};
+                                                 1, 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -1018,6 +1119,8 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     derive_exits(m, d, report);
     derive_loop_alu(m, d, report);
     derive_chain(m, d, report);
+    derive_rename(m, d, report);
+    derive_loop_ops(m, d, report);
     m->probe_cycles = d[PR];
     m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
     m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;

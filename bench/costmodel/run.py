@@ -378,7 +378,8 @@ def calibrate():
         sys.exit("bench: mtool calibrate failed 5 times")
     keep = ("add tput", "shift tput", "jcc not taken", "taken loop", "load tput", "store tput",
             "vector st-to-ld", "fadd lat", "loop across", "loop front end", "loop exit:",
-            "taken branch in a loop", "chain through memory", "TSC")
+            "taken branch in a loop", "chain through memory", "immediate folding",
+            "loops by op count", "small-loop table", "bypass", "TSC")
     print("bench: mtool calibrate into %s:" % os.environ["XDG_CONFIG_HOME"])
     for line in r.stderr.splitlines():
         if line.strip().startswith(keep):

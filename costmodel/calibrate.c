@@ -199,7 +199,8 @@ static void add_nop_tp(long iters, void *buf)
  * SPLIT(k) at one iteration per cycle up to k = 6 and at two cycles from 7
  * on, LINE(k) at the dispatch width up to 12 ops and at 3 cycles above. */
 #define OC_LOOP(skip, k)                                                                      \
-    __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n\t.skip " skip ", 0x90\n"  \
+    __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n\t.if " skip "\n\t"         \
+                     ".skip " skip ", 0x90\n\t.endif\n"                                          \
                      "1:\n\t.rept " #k "\n\txor %%r8d, %%r8d\n\t.endr\n\t"                       \
                      "dec %0\n\ttest %0, %0\n\tjnz 1b"                                          \
                      : "+c"(iters) : "D"(buf) : "r8", "cc")

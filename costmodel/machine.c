@@ -140,6 +140,53 @@ static const default_row zen3_rows[] = {
     {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
 };
 
+/* Intel Xeon family 6 model 207 (Emerald Rapids, Raptor Cove cores of the
+ * Golden Cove family): `mtool calibrate` on the development VM, a 2-vCPU
+ * KVM guest, 26 November 2026 (docs/COST-MODEL.md).  Three integer-vector
+ * and FP pipes, five ALUs, three loads a cycle, one store to a new line;
+ * the bypass delays are the solution of the calibration's five chains. */
+static const default_row golden_cove_rows[] = {
+    {MT_IC_ALU, ALUS(5), SAME3(1, 0.201), 0},
+    {MT_IC_CMOV, ALUS(5), SAME3(1, 0.167), 0},
+    {MT_IC_LEA, ALUS(5), SAME3(1, 0.212), 0},
+    {MT_IC_LEA3, ALUS(3), SAME3(2, 0.334), 0},
+    {MT_IC_SHIFT, ALUS(2), SAME3(1.032, 0.5), 0},
+    {MT_IC_IMUL, ALUS(1), SAME3(3, 1), 0},
+    {MT_IC_MULWIDE, ALUS(1), SAME3(4, 1), 0},
+    {MT_IC_DIV32, ALUS(1), SAME3(10.98, 5.99), 0},
+    {MT_IC_DIV64, ALUS(1), SAME3(13.98, 9.98), 0},
+    {MT_IC_BITCNT, ALUS(1), SAME3(3, 1), 0},
+    {MT_IC_BRANCH, ALUS(2), SAME3(1, 0.506), 0},
+    {MT_IC_LOAD, AGUS(3), SAME3(4.99, 0.333), 0},
+    {MT_IC_LOADX, 0, SAME3(0, 0.25), 0},
+    {MT_IC_VLOAD, AGUS(3), SAME3(5.99, 0.334), 0},
+    {MT_IC_STORE, AGUS(1), SAME3(1, 1), 0},
+    {MT_IC_STLF, 0, SAME3(0.5, 1), 0},
+    {MT_IC_VSTLF, 0, SAME3(7.0, 1), 0},
+    {MT_IC_VALU, PIPES(MT_PIPE_FP0, 3), {{1, 0.333}, {1, 0.333}, {1, 0.5}}, 0.705},
+    {MT_IC_VSHIFT, PIPES(MT_PIPE_FP0, 2), SAME3(1, 0.5), 0},
+    {MT_IC_VIMUL, BIT(MT_PIPE_FP0), SAME3(10, 1.077), 0},
+    {MT_IC_VMOV, PIPES(MT_PIPE_FP0, 3), SAME3(0, 0.25), 0},
+    {MT_IC_SHUF, FP_PAIR(1, 2), {{1, 0.5}, {3, 0.5}, {3, 0.5}}, 0.681},
+    {MT_IC_FADD, FP_PAIR(1, 2), SAME3(2, 0.5), 0.311},
+    {MT_IC_FMUL, FP_PAIR(0, 1), SAME3(4, 0.5), 0.681},
+    {MT_IC_FMA, FP_PAIR(0, 1), SAME3(4, 0.5), 0.682},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP0), SAME3(10.98, 3), 0},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP0), {{12.99, 3.99}, {12.99, 8.02}, {12.99, 16.04}}, 0},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP0), {{11.98, 5}, {11.98, 5}, {11.98, 10}}, 0},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP0), SAME3(12.97, 5.99), 0},
+    {MT_IC_CVT, FP_PAIR(0, 1), SAME3(4, 0.5), 0},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{2, 1}, {3, 1}, {3, 1}}, 0},
+    {MT_IC_GATHER, PIPES(MT_PIPE_FP0, 3), {{15, 4.11}, {20, 4.11}, {25, 4.11}}, 0},
+    {MT_IC_HORIZ, PIPES(MT_PIPE_FP0, 3), SAME3(5, 2), 0},
+    {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
+};
+
+/* Its small loops, cycles an iteration by op count (index: ops, 3..24). */
+static const double golden_cove_loop_ops[MT_LOOP_OPS_MAX + 1] = {
+    0, 0, 0, 1, 1, 1, 1, 1.166, 1.332, 2, 2, 2, 2, 2.164, 2.332, 2.497, 2.663, 2.995, 2.996,
+    3.161, 3.329, 3.496, 3.66, 3.845, 3.995};
+
 /* The profiles mtool ships, newest core first: a CPU without a calibrated
  * profile gets the one of its family and model, else of its family (Zen 4,
  * family 25 too, is closer to Zen 3 than to Zen 5), else the first. */
@@ -152,6 +199,10 @@ typedef struct {
     bool moves_take_alu, stores_take_alu, has_avx512;
     const default_row *rows;
     size_t nrows;
+    const char *vendor;      /* "AMD EPYC" when NULL */
+    double fold_latency, fold_shift_cycles, cmov_data_cycles;
+    bool fuse_alu_jcc;
+    const double *loop_ops; /* MT_LOOP_OPS_MAX + 1 figures, or NULL: none */
 } shipped_profile;
 
 /* Figures a core was not measured for are "none": 0, nothing charged (loop
@@ -168,6 +219,13 @@ static const shipped_profile shipped[] = {
     {.family = 25, .model = 1, .core = "Zen 3", .tsc_per_cycle = 0.7548, .tsc_hz = 2.445e9,
      .dispatch_width = 6, .loads_per_cycle = 3, .stores_per_cycle = 1, .taken_per_cycle = 1,
      .probe_cycles = 2, .fetch_window = 64, .rows = zen3_rows, .nrows = MT_ARRAY_LEN(zen3_rows)},
+    {.family = 6, .model = 207, .core = "Golden Cove", .vendor = "Intel Xeon",
+     .tsc_per_cycle = 0.7531, .tsc_hz = 2.1e9, .dispatch_width = 6, .loads_per_cycle = 3,
+     .stores_per_cycle = 1, .taken_per_cycle = 1, .probe_cycles = 1, .fetch_window = 0,
+     .exit_trips = 128, .exit_cycles = 38, .chain_loads = 51, .has_avx512 = true,
+     .fold_latency = 0.174, .fold_shift_cycles = 1.82, .cmov_data_cycles = 1.85,
+     .fuse_alu_jcc = true, .loop_ops = golden_cove_loop_ops, .rows = golden_cove_rows,
+     .nrows = MT_ARRAY_LEN(golden_cove_rows)},
 };
 
 static const shipped_profile *shipped_for(int family, int model)
@@ -186,10 +244,11 @@ void mt_machine_shipped(mt_machine *m, int family, int model)
     const shipped_profile *sp = shipped_for(family, model);
     memset(m, 0, sizeof *m);
     m->version = MT_MACHINE_PROFILE_VERSION;
-    snprintf(m->cpu_model, sizeof m->cpu_model, "AMD EPYC (family %d, model %d)", sp->family,
+    const char *vendor = sp->vendor ? sp->vendor : "AMD EPYC";
+    snprintf(m->cpu_model, sizeof m->cpu_model, "%s (family %d, model %d)", vendor, sp->family,
              sp->model);
-    snprintf(m->source, sizeof m->source, "default (shipped, %s: AMD EPYC family %d model %d)",
-             sp->core, sp->family, sp->model);
+    snprintf(m->source, sizeof m->source, "default (shipped, %s: %s family %d model %d)",
+             sp->core, vendor, sp->family, sp->model);
     m->tsc_per_cycle = sp->tsc_per_cycle;
     m->tsc_hz = sp->tsc_hz;
     m->dispatch_width = sp->dispatch_width;
@@ -208,6 +267,12 @@ void mt_machine_shipped(mt_machine *m, int family, int model)
     m->moves_take_alu = sp->moves_take_alu;
     m->stores_take_alu = sp->stores_take_alu;
     m->has_avx512 = sp->has_avx512;
+    m->fold_latency = sp->fold_latency;
+    m->fold_shift_cycles = sp->fold_shift_cycles;
+    m->cmov_data_cycles = sp->cmov_data_cycles;
+    m->fuse_alu_jcc = sp->fuse_alu_jcc;
+    if (sp->loop_ops)
+        memcpy(m->loop_ops_cycles, sp->loop_ops, sizeof m->loop_ops_cycles);
     for (size_t i = 0; i < sp->nrows; i++) {
         const default_row *r = &sp->rows[i];
         m->pipes[r->c] = r->pipes;

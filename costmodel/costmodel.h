@@ -138,12 +138,15 @@ const char *mt_width_name(mt_width w);
  * else of this family, else the newest.  mt_machine_default: for this CPU. */
 void mt_machine_shipped(mt_machine *m, int family, int model);
 void mt_machine_default(mt_machine *m);
+/* The shipped profile measured on this CPU's own family and model into *m;
+ * false (m untouched) when mtool ships none for it. */
+bool mt_machine_shipped_for_this_cpu(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);
 /* $XDG_CONFIG_HOME/mtool/machine-<model>.txt (~/.config when unset). */
 char *mt_machine_profile_path(const char *cpu_model);
 /* Loads the profile calibrated for this CPU, or the default one: `*calibrated`
- * says which (callers warn when false).  -1 with err when a profile exists
+ * says which (callers calibrate when false: mt_ui_load_machine).  -1 with err when a profile exists
  * but cannot be read. */
 int mt_machine_load(mt_machine *m, bool *calibrated, mt_error *err);
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err);

@@ -250,6 +250,18 @@ void mt_machine_default(mt_machine *m)
     mt_machine_shipped(m, family[0] ? atoi(family) : -1, model[0] ? atoi(model) : -1);
 }
 
+bool mt_machine_shipped_for_this_cpu(mt_machine *m)
+{
+    char name[256], family[32], model[32];
+    read_cpuinfo(name, sizeof name, family, model, sizeof family);
+    int f = family[0] ? atoi(family) : -1, mo = model[0] ? atoi(model) : -1;
+    const shipped_profile *sp = shipped_for(f, mo);
+    if (sp->family != f || sp->model != mo)
+        return false;
+    mt_machine_shipped(m, f, mo);
+    return true;
+}
+
 /* The model name and, since one name can cover several generations (a KVM
  * guest's "AMD EPYC" was a Zen 5, then a Zen 3, then a Zen 5 again here),
  * the family and model numbers: "AMD EPYC (family 25, model 1)". */

@@ -30,6 +30,11 @@ const char mt_calibrate_usage[] =
     "  -o FILE          write the profile to FILE instead\n"
     "  -n, --dry-run    print the profile, write nothing\n";
 
+int mt_ui_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
+{
+    return mt_calibrate(m, runs, report, err);
+}
+
 int mt_cmd_calibrate(int argc, char **argv)
 {
     int runs = 9;
@@ -53,7 +58,7 @@ int mt_cmd_calibrate(int argc, char **argv)
     double t0 = mt_now_seconds();
     fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (fastest sample of each run, second-"
                     "fastest run, and the range of the runs' fastest)\n", runs, runs == 1 ? "" : "s");
-    if (mt_calibrate(&m, runs, stderr, &err) != 0) {
+    if (mt_ui_calibrate(&m, runs, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;
     }

@@ -9,6 +9,42 @@
 
 #include "ui.h"
 
+/* Runs of each microbenchmark when a command calibrates by itself: about 3 s
+ * (`mtool calibrate` makes 9). */
+#define AUTO_CALIBRATION_RUNS 3
+
+/* No profile calibrated for this CPU: measure it now rather than predict
+ * with another core's figures (the Zen 5 profile predicted a compute-bound
+ * loop on the Xeon family 6 model 207 at +563% "memory overhead").  The
+ * profile is cached where `mtool calibrate` writes it.  A calibration that
+ * fails (its clock references disagree on a noisy machine) is tried once
+ * more; then the shipped profile of this very CPU model, if there is one,
+ * else no prediction at all. */
+static int calibrate_now(mt_machine *m, const char *model)
+{
+    char *path = mt_machine_profile_path(model);
+    fprintf(stderr, "mtool: no machine profile calibrated for '%s': calibrating this machine now "
+                    "(a few seconds; 'mtool calibrate' measures more runs)\n", model);
+    mt_error err;
+    int rc = -1;
+    for (int attempt = 0; attempt < 2 && rc != 0; attempt++)
+        rc = mt_ui_calibrate(m, AUTO_CALIBRATION_RUNS, NULL, &err);
+    if (rc == 0) {
+        if (mt_machine_save(m, path, &err) == 0)
+            fprintf(stderr, "mtool: machine profile written to %s\n", path);
+        else
+            fprintf(stderr, "mtool: warning: the calibration is used but not kept: %s\n", err.msg);
+    } else if (mt_machine_shipped_for_this_cpu(m)) {
+        fprintf(stderr, "mtool: warning: %s; predicting with the %s profile\n", err.msg, m->source);
+        rc = 0;
+    } else {
+        mt_ui_error("no prediction: %s, and mtool ships no profile for this CPU (run 'mtool "
+                    "calibrate' when the machine is quieter)", err.msg);
+    }
+    free(path);
+    return rc;
+}
+
 int mt_ui_load_machine(mt_machine *m)
 {
     bool calibrated;
@@ -20,14 +56,13 @@ int mt_ui_load_machine(mt_machine *m)
     if (!calibrated) {
         char model[128];
         mt_machine_cpu_model(model, sizeof model);
-        fprintf(stderr, "mtool: warning: no machine profile calibrated for '%s' (run 'mtool "
-                        "calibrate'); predicting with the %s profile\n", model, m->source);
-    } else if (m->version < MT_MACHINE_PROFILE_VERSION) {
+        return calibrate_now(m, model);
+    }
+    if (m->version < MT_MACHINE_PROFILE_VERSION)
         fprintf(stderr, "mtool: warning: the machine profile (%s) was written by an older mtool "
                         "that measured less (version %d of %d): predictions miss what it lacks; "
                         "run 'mtool calibrate' again\n", m->source, m->version,
                 MT_MACHINE_PROFILE_VERSION);
-    }
     return 0;
 }
 
@@ -188,7 +223,11 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
     mt_machine m;
     mt_program_costs c;
     mt_error err;
-    if (mt_ui_load_machine(&m) != 0 || mt_predict_program(&m, prog, run != NULL, &c, &err) != 0) {
+    if (mt_ui_load_machine(&m) != 0) {
+        fprintf(fp, "(no prediction: no machine profile for this CPU)\n");
+        return;
+    }
+    if (mt_predict_program(&m, prog, run != NULL, &c, &err) != 0) {
         fprintf(fp, "(no prediction: %s)\n", err.msg);
         return;
     }

@@ -62,9 +62,14 @@ extern const char mt_calibrate_usage[];
 void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
                              bool verbose);
 
-/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU,
- * or the default with a warning on stderr; -1 (reported) when unreadable. */
+/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU;
+ * without one, this machine is calibrated now and the profile kept (said on
+ * stderr).  -1 (reported) when a profile is unreadable or no calibration
+ * succeeds and mtool ships none for this CPU. */
 int mt_ui_load_machine(mt_machine *m);
+/* What `mtool calibrate` measures (cmd_calibrate.c), into *m: `runs` runs of
+ * every microbenchmark, their figures and spreads on `report` (or NULL). */
+int mt_ui_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
 /* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
 int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
                       uint64_t *counts, mt_error *err);

@@ -81,8 +81,8 @@ typedef struct {
 /* What a calibration measures: a profile written by an older mtool lacks
  * what came since (2: bypass delays and the loop front end; 3: loop exits,
  * the ALU time of taken branches and stored data, vector store-to-load
- * forwarding, chains through nested loops). */
-#define MT_MACHINE_PROFILE_VERSION 3
+ * forwarding, chains through nested loops; 4: the model's self-check). */
+#define MT_MACHINE_PROFILE_VERSION 4
 
 typedef struct {
     char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */
@@ -128,6 +128,14 @@ typedef struct {
      * forward to FP adds in 2 cycles, to anything else in 3).  Calibrated
      * from chains alternating two classes; 0 where none was measured. */
     double bypass[MT_IC_COUNT];
+    /* The model's self-check at calibration (ui/selfcheck.c): compute-bound
+     * kernels predicted with this profile from pass-1 counts, against their
+     * measured time.  check_kernels 0: not checked (shipped profiles, older
+     * calibrations); the other figures then mean nothing. */
+    double check_kernels;          /* kernels predicted and measured */
+    double check_median_error_pct; /* median over them of |predicted / measured - 1|, % */
+    double check_worst_error_pct;  /* the largest |error|, signed (+: over-predicted), % */
+    char check_worst_kernel[32];   /* ... and its kernel */
 } mt_machine;
 
 const char *mt_iclass_name(mt_iclass c);

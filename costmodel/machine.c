@@ -314,6 +314,11 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     for (int c = 0; c < MT_IC_COUNT; c++)
         if (m->bypass[c] > 0)
             fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
+    if (m->check_kernels > 0)
+        fprintf(fp, "# the model's self-check: kernels, median |error| %%, worst error %% and its kernel\n"
+                    "check_kernels %.0f\ncheck_median_error_pct %.2f\ncheck_worst_error_pct %.2f\n"
+                    "check_worst_kernel %s\n", m->check_kernels, m->check_median_error_pct,
+                m->check_worst_error_pct, m->check_worst_kernel[0] ? m->check_worst_kernel : "none");
 }
 
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err)
@@ -403,6 +408,9 @@ static const number_key number_keys[] = {
     NUM(loop_line_ops, 0, 64), NUM(loop_overfull_cycles, 0, 64), NUM(taken_alu_cycles, 0, 10),
     NUM(exit_trips, 0, 1e6), NUM(exit_cycles, 0, 1000), NUM(chain_loads, 0, 1000),
     FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512),
+    /* the self-check: errors of -100% (nothing predicted) up to 1000x */
+    NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
+    NUM(check_worst_error_pct, -100, 1e5),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)
@@ -437,6 +445,14 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         if (end == rest || *end || v < 1 || v > 1000)
             return "not a version number";
         m->version = (int)v;
+        return NULL;
+    }
+    if (!strcmp(key, "check_worst_kernel")) {
+        size_t n = strlen(rest);
+        if (n == 0 || n >= sizeof m->check_worst_kernel ||
+            strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
+            return "not a kernel name (letters, digits and _, at most 31)";
+        memcpy(m->check_worst_kernel, rest, n + 1);
         return NULL;
     }
     if (!strcmp(key, "class"))

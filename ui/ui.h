@@ -70,6 +70,17 @@ int mt_ui_load_machine(mt_machine *m);
 /* What `mtool calibrate` measures (cmd_calibrate.c), into *m: `runs` runs of
  * every microbenchmark, their figures and spreads on `report` (or NULL). */
 int mt_ui_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+/* The model's self-check (selfcheck.c): the embedded compute-bound kernels
+ * counted by pass 1, predicted with *m and timed `passes` times each; their
+ * median and worst error go into m (check_*), the table to `report` (or
+ * NULL).  -1 with err when the check could not be made (m then says "not
+ * checked"). */
+int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err);
+/* What every report says beside its figures: the model's checked error on
+ * this CPU (or that it was not checked), and a warning line when it is
+ * above 10%; each line starts with `indent`.  The same as a JSON object. */
+void mt_ui_print_model_check(FILE *fp, const mt_machine *m, const char *indent);
+void mt_ui_model_check_json(FILE *fp, const mt_machine *m);
 /* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
 int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
                       uint64_t *counts, mt_error *err);

@@ -115,6 +115,11 @@ run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" 
 run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh
 
+# The cost model's self-check: made at calibration, kept in the profile,
+# stated (and warned about) by every report that predicts.
+run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/kernels" \
+    SAMPLES="$SAMPLES" sh tests/modelcheck.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
 

@@ -251,6 +251,7 @@ typedef struct {
     double off_cpu;            /* least share of wall time a run spent descheduled */
     const char *binary;
     bool inner_first;
+    const mt_machine *machine; /* the profile predicted with: its self-check */
 } report;
 
 static const char *kind_of(const mt_candidate *c)
@@ -361,6 +362,8 @@ static void print_text(FILE *fp, const report *rp, int top)
         fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
                 pct(over, rp->program_predicted));
     }
+    if (rp->machine)
+        mt_ui_print_model_check(fp, rp->machine, "  ");
     if (rp->off_cpu > 0.05)
         fprintf(fp, "warning: the program was off the CPU for %.0f%% of its wall time even in its "
                     "least loaded run (other load on the machine, or waiting for I/O): timers count "
@@ -482,6 +485,10 @@ static void print_json(FILE *fp, const report *rp)
     json_num(fp, rp->off_cpu);
     fputs(",\"timer_bias_ticks\":", fp);
     json_num(fp, rp->timer_bias);
+    if (rp->machine) {
+        fputs(",\"model_check\":", fp);
+        mt_ui_model_check_json(fp, rp->machine);
+    }
     fputs(",\"program\":{\"predicted_cycles\":", fp);
     json_num(fp, rp->program_predicted);
     fputs(",\"measured_cycles\":", fp);
@@ -696,7 +703,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
                  .timer_bias = bias, .bias_given = !isnan(a->timer_bias),
                  .status = run.status, .runs = a->runs,
                  .off_cpu = least_off, .binary = p1.binary,
-                 .inner_first = a->inner_first};
+                 .inner_first = a->inner_first, .machine = &m};
     rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);
     rp.rows = rows;
     /* The program's measured time on the timers' own basis: this run

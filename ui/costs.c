@@ -176,6 +176,7 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
     }
     fprintf(fp, "# predicted core cycles per execution, every memory access an L1 hit\n"
                 "# machine profile: %s, %s\n", m.cpu_model, m.source);
+    mt_ui_print_model_check(fp, &m, "# ");
     fprintf(fp, "# block\tprocedure\tinsns\tin\tcycles\tbound%s\n",
             counts ? "\tcount\tpredicted_cycles" : "");
     for (uint32_t p = 0; p < prog->nprocs; p++)
@@ -265,6 +266,7 @@ void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t
     if (measured >= 0 && predicted > 0)
         fprintf(fp, "  overhead estimate          %9.3f s  (measured - predicted: %+.1f%% of predicted)\n",
                 measured - predicted, 100 * (measured - predicted) / predicted);
+    mt_ui_print_model_check(fp, &m, "  ");
     fprintf(fp, "  (time in code that was not counted, e.g. shared libraries or procedures the\n"
                 "   rewriter left out, is not predicted and shows up as overhead)\n");
 }

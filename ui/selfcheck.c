@@ -314,6 +314,32 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
 
 #define CHECK_WARN_PCT 10.0
 
+/* What each kernel is (selfcheck/kernels.c), for the warnings. */
+static const struct {
+    const char *name, *what;
+} kernel_kinds[] = {
+    {"add_xor", "scalar integer adds and xors"},
+    {"lcg_chain", "a chain of dependent multiplies"},
+    {"popcount_swar", "vector integer shifts and masks"},
+    {"crc32_bits", "a bit-at-a-time inner loop"},
+    {"branchy", "a loop with a data-dependent, predictable branch"},
+    {"call_leaf", "a loop calling a small procedure"},
+    {"div_u32", "integer division"},
+    {"mix_long", "a long body of integer shifts, multiplies and adds"},
+    {"sum_f64", "a chain of FP adds"},
+    {"dot4_f32", "vector FP multiplies and adds"},
+    {"saxpy_f32", "a vector FP loop with loads and stores"},
+    {"horner_f64", "a chain of FP multiplies and adds"},
+};
+
+static const char *kernel_kind(const char *name)
+{
+    for (size_t i = 0; i < MT_ARRAY_LEN(kernel_kinds); i++)
+        if (!strcmp(kernel_kinds[i].name, name))
+            return kernel_kinds[i].what;
+    return "a compute-bound kernel";
+}
+
 /* The warning a profile's check calls for, into buf ("" when none): the
  * median above 10% (the model is off on compute-bound code in general), else
  * the worst kernel above 10% (off on some kind of code). */
@@ -328,9 +354,11 @@ static void check_warning(const mt_machine *m, char *buf, size_t n)
                          "overhead within that much of zero is the model's error, not memory's",
                  CHECK_WARN_PCT, m->check_median_error_pct);
     else if (fabs(m->check_worst_error_pct) > CHECK_WARN_PCT)
-        snprintf(buf, n, "the cost model's checked error on this CPU is above %.0f%% for some code "
-                         "(%s: %+.1f%%): objects like it may carry that error",
-                 CHECK_WARN_PCT, m->check_worst_kernel, m->check_worst_error_pct);
+        snprintf(buf, n, "the cost model's checked error on this CPU is above %.0f%% for some code: "
+                         "%s (%s) is %s by %.0f%%, and objects like it may be too",
+                 CHECK_WARN_PCT, m->check_worst_kernel, kernel_kind(m->check_worst_kernel),
+                 m->check_worst_error_pct > 0 ? "over-predicted" : "under-predicted",
+                 fabs(m->check_worst_error_pct));
 }
 
 void mt_ui_print_model_check(FILE *fp, const mt_machine *m, const char *indent)

@@ -8,11 +8,14 @@
  *
  *   kernels count               call every kernel once (the pass-1 run)
  *   kernels measure PASSES OUT  PASSES passes over the kernels, one timed call of
- *                               each per pass; OUT gets a line per kernel:
- *                               "NAME KEPT TRIES BEST_CYCLES MEDIAN_CYCLES RATIO"
- *                               (core cycles per call, the fastest and the
- *                               median kept sample; TSC ticks per core cycle
- *                               during the fastest)
+ *                               each per pass (and more while quiet samples
+ *                               are missing); OUT gets a line per kernel:
+ *                               "NAME KEPT TRIES BEST_CYCLES MEDIAN_CYCLES RATIO QUIET"
+ *                               (core cycles per call: the fastest quiet sample,
+ *                               else the fastest, and the median kept sample;
+ *                               TSC ticks per core cycle during the first;
+ *                               quiet samples), then "#probe QMIN QUIET_SHARE
+ *                               EXTRA_PASSES"
  *   kernels list                the kernel names
  *
  * Every kernel is a procedure k_NAME (noinline) repeating an L1-resident
@@ -25,8 +28,9 @@
  * agree within 1.5%, and when the process was not switched out meanwhile (a
  * machine with more runnable threads than CPUs preempts some samples; the
  * references around them do not see it).  Other tenants' threads on the
- * same physical core only ever slow a sample down: the fastest kept one is
- * the kernel alone. */
+ * same physical core only ever slow a sample down, so the fastest sample is
+ * the kernel alone, and the fastest among the quiet ones (alu_probe) when a
+ * neighbour kept the core busy for most of the run. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -35,10 +39,13 @@
 #include <sys/resource.h>
 #include <x86intrin.h>
 
+/* Each kernel starts a 64-byte line: its loops sit where they sit whatever
+ * comes before it in the program (a kernel's speed depends on how its loops
+ * fall in lines; the front-end rules of the model look at that too). */
 #if defined(__clang__)
-#define KERNEL __attribute__((noinline, used))
+#define KERNEL __attribute__((noinline, used, aligned(64)))
 #else
-#define KERNEL __attribute__((noinline, noclone, used))
+#define KERNEL __attribute__((noinline, noclone, used, aligned(64)))
 #endif
 
 #define N 1024
@@ -314,58 +321,122 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Core cycles per add of ten independent register-register add chains:
+ * about 2000 cycles.  It runs at the core's ALU throughput when this thread
+ * has the physical core to itself, and slower while a thread on its SMT
+ * sibling (another tenant's vCPU) takes ALU slots, which the imul chain of
+ * the clock reference, a latency, does not notice. */
+static double alu_probe(double ratio)
+{
+    uint64_t t0 = __rdtsc();
+    for (int i = 0; i < 25; i++)
+        __asm__ volatile(".rept 40\n\tadd %%r8,%%r8\n\tadd %%r9,%%r9\n\tadd %%r10,%%r10\n\t"
+                         "add %%r11,%%r11\n\tadd %%r12,%%r12\n\tadd %%r13,%%r13\n\t"
+                         "add %%r14,%%r14\n\tadd %%r15,%%r15\n\tadd %%rsi,%%rsi\n\t"
+                         "add %%rbx,%%rbx\n\t.endr"
+                         ::: "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rsi", "rbx");
+    return (double)(__rdtsc() - t0) / ratio / 10000.0;
+}
+
+enum { MAX_SAMPLES = 400 };
+
+typedef struct {
+    double cycles[MAX_SAMPLES], probe[MAX_SAMPLES], ratio[MAX_SAMPLES];
+    int kept, tries;
+} samples;
+
+/* One sample of kernel k, tried again (at most four times) while the
+ * clock moved or the thread was switched out meanwhile. */
+static void sample(size_t k, samples *s)
+{
+    for (int attempt = 0; attempt < 5 && s->kept < MAX_SAMPLES; attempt++) {
+        s->tries++;
+        long s0 = switches();
+        double r0 = tsc_per_cycle(), q0 = alu_probe(r0);
+        uint64_t t0 = __rdtsc();
+        kernels[k].run();
+        uint64_t t1 = __rdtsc();
+        double r1 = tsc_per_cycle(), q1 = alu_probe(r1);
+        if ((r0 > r1 ? r0 - r1 : r1 - r0) > 0.015 * (r0 < r1 ? r0 : r1) || switches() != s0)
+            continue;
+        s->ratio[s->kept] = (r0 + r1) / 2;
+        s->cycles[s->kept] = (double)(t1 - t0) / s->ratio[s->kept];
+        s->probe[s->kept] = q0 > q1 ? q0 : q1;
+        s->kept++;
+        return;
+    }
+}
+
+/* A sample is quiet when the ALU probes on either side of it ran within 4%
+ * of the fastest probe of the whole run: the physical core was not shared
+ * then (a neighbour may still come and go in the middle). */
+#define QUIET 1.04
+#define MIN_QUIET 3
+
+static int quiet_samples(const samples *s, double qmin)
+{
+    int n = 0;
+    for (int i = 0; i < s->kept; i++)
+        n += s->probe[i] <= QUIET * qmin;
+    return n;
+}
+
 static int measure(int passes, const char *out_path)
 {
-    enum { MAX_PASSES = 200 };
-    if (passes < 1 || passes > MAX_PASSES)
+    if (passes < 1 || passes > MAX_SAMPLES / 2)
         return 2;
-    static double cyc[NKERNELS][MAX_PASSES], best_ratio[NKERNELS];
-    int kept[NKERNELS] = {0}, tries[NKERNELS] = {0};
+    static samples smp[NKERNELS];
     for (size_t k = 0; k < NKERNELS; k++)
         kernels[k].run(); /* warm the caches and the predictors */
     /* Passes over all kernels, so that one kernel's samples are spread in
-     * time (a neighbour's burst slows a few of each, not all of one); a
-     * sample whose clock moved or that was switched out is tried again, at
-     * most four times. */
+     * time (a neighbour's burst slows a few of each, not all of one); then,
+     * for as many passes again at most, more samples of the kernels with
+     * fewer than three quiet ones (a neighbour busy for a second). */
     for (int p = 0; p < passes; p++)
         for (size_t k = 0; k < NKERNELS; k++)
-            for (int attempt = 0; attempt < 5; attempt++) {
-                tries[k]++;
-                long s0 = switches();
-                double r0 = tsc_per_cycle();
-                uint64_t t0 = __rdtsc();
-                kernels[k].run();
-                uint64_t t1 = __rdtsc();
-                double r1 = tsc_per_cycle();
-                if ((r0 > r1 ? r0 - r1 : r1 - r0) > 0.015 * (r0 < r1 ? r0 : r1) ||
-                    switches() != s0)
-                    continue;
-                double c = (double)(t1 - t0) / ((r0 + r1) / 2);
-                if (kept[k] == 0 || c < cyc[k][0]) {
-                    best_ratio[k] = (r0 + r1) / 2;
-                    cyc[k][kept[k]] = cyc[k][0];
-                    cyc[k][0] = c;
-                } else {
-                    cyc[k][kept[k]] = c;
-                }
-                kept[k]++;
-                break;
+            sample(k, &smp[k]);
+    double qmin = 0;
+    for (size_t k = 0; k < NKERNELS; k++)
+        for (int i = 0; i < smp[k].kept; i++)
+            qmin = qmin == 0 || smp[k].probe[i] < qmin ? smp[k].probe[i] : qmin;
+    int extra = 0;
+    for (; extra < passes; extra++) {
+        int more = 0;
+        for (size_t k = 0; k < NKERNELS; k++)
+            if (quiet_samples(&smp[k], qmin) < MIN_QUIET) {
+                sample(k, &smp[k]);
+                more = 1;
             }
+        if (!more)
+            break;
+    }
     FILE *fp = fopen(out_path, "w");
     if (!fp) {
         perror(out_path);
         return 1;
     }
+    /* A kernel's figure: its fastest quiet sample, else its fastest. */
+    int nquiet = 0, nall = 0;
     for (size_t k = 0; k < NKERNELS; k++) {
-        if (kept[k] == 0) {
-            fprintf(fp, "%s 0 %d nan nan nan\n", kernels[k].name, tries[k]);
+        samples *s = &smp[k];
+        int best = -1, quiet = quiet_samples(s, qmin);
+        for (int i = 0; i < s->kept; i++)
+            if ((!quiet || s->probe[i] <= QUIET * qmin) && (best < 0 || s->cycles[i] < s->cycles[best]))
+                best = i;
+        nquiet += quiet;
+        nall += s->kept;
+        if (best < 0) {
+            fprintf(fp, "%s 0 %d nan nan nan 0\n", kernels[k].name, s->tries);
             continue;
         }
-        double best = cyc[k][0];
-        qsort(cyc[k], (size_t)kept[k], sizeof(double), by_value);
-        fprintf(fp, "%s %d %d %.1f %.1f %.5f\n", kernels[k].name, kept[k], tries[k], best,
-                cyc[k][kept[k] / 2], best_ratio[k]);
+        double fastest = s->cycles[best], ratio = s->ratio[best];
+        qsort(s->cycles, (size_t)s->kept, sizeof(double), by_value);
+        fprintf(fp, "%s %d %d %.1f %.1f %.5f %d\n", kernels[k].name, s->kept, s->tries, fastest,
+                s->cycles[s->kept / 2], ratio, quiet);
     }
+    /* The probe: its fastest (cycles per add), and the share of the kept
+     * samples that were quiet; the extra passes made. */
+    fprintf(fp, "#probe %.4f %.3f %d\n", qmin, nall ? (double)nquiet / nall : 0, extra);
     return fclose(fp) == 0 ? 0 : 1;
 }
 

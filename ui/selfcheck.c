@@ -7,7 +7,8 @@
  *
  * The check takes the path real programs take, end to end: the kernel
  * program is real machine code (compiled at build time with the system cc
- * at -O2), written to a temporary file, analyzed, instrumented and counted
+ * at -O2), written to a temporary file (in mtool's cache directory),
+ * analyzed, instrumented and counted
  * by pass 1 (one call of each kernel), and every kernel procedure is
  * predicted as reports predict a procedure: count x cycles over its blocks,
  * what its loops lose beyond them, and its estimable callees per call
@@ -36,7 +37,7 @@ typedef struct {
     char name[32];
     double predicted, measured; /* core cycles per call */
     double error;               /* predicted / measured - 1 */
-    int kept, tries;            /* samples */
+    int kept, tries, quiet;     /* samples: kept, taken, kept with the core to itself */
     const char *bound;          /* what limits most of its predicted cycles */
     char why[160];              /* not checked: why ("" when checked) */
 } check_row;
@@ -155,8 +156,17 @@ static void predict_rows(const mt_machine *m, const mt_program *prog, const mt_c
     mt_program_costs_free(&c);
 }
 
-/* The kernel program's measurements: "NAME KEPT TRIES BEST MEDIAN RATIO". */
-static int read_measurements(const char *path, check_row **rows, size_t *nrows, mt_error *err)
+/* What the kernel program says about its runs: the ALU probe's fastest
+ * (cycles per add), the share of quiet samples, the extra passes made. */
+typedef struct {
+    double probe, quiet_share;
+    int extra_passes;
+} check_run;
+
+/* The kernel program's measurements: "NAME KEPT TRIES BEST MEDIAN RATIO
+ * QUIET" per kernel, then "#probe QMIN QUIET_SHARE EXTRA_PASSES". */
+static int read_measurements(const char *path, check_row **rows, size_t *nrows, check_run *run,
+                             mt_error *err)
 {
     FILE *fp = fopen(path, "r");
     if (!fp) {
@@ -169,8 +179,12 @@ static int read_measurements(const char *path, check_row **rows, size_t *nrows, 
         check_row r = {0};
         double median, ratio;
         char best[32];
-        if (sscanf(line, "%31s %d %d %31s %lf %lf", r.name, &r.kept, &r.tries, best, &median,
-                   &ratio) < 4) {
+        if (!strncmp(line, "#probe ", 7)) {
+            sscanf(line + 7, "%lf %lf %d", &run->probe, &run->quiet_share, &run->extra_passes);
+            continue;
+        }
+        if (sscanf(line, "%31s %d %d %31s %lf %lf %d", r.name, &r.kept, &r.tries, best, &median,
+                   &ratio, &r.quiet) < 4) {
             fclose(fp);
             mt_error_set(err, "%s: not a measurement line: %.60s", path, line);
             return -1;
@@ -223,31 +237,42 @@ static int summarize(mt_machine *m, const check_row *rows, size_t n, mt_error *e
     return 0;
 }
 
-static void print_table(FILE *fp, const check_row *rows, size_t n, int passes)
+static void print_table(FILE *fp, const check_row *rows, size_t n, int passes,
+                        const check_run *run)
 {
     fprintf(fp, "model self-check: compute-bound kernels (L1-resident), predicted with this profile "
-                "from pass-1 counts against measured (fastest of %d samples), core cycles per call:\n",
-            passes);
+                "from pass-1 counts against measured (the fastest quiet sample of %d or more), core "
+                "cycles per call:\n", passes);
     fprintf(fp, "  %-15s %12s %12s %8s  %-14s %s\n", "kernel", "predicted", "measured", "error",
-            "bound", "samples kept");
+            "bound", "samples kept of taken (quiet)");
     for (size_t i = 0; i < n; i++) {
         const check_row *r = &rows[i];
         if (r->why[0])
             fprintf(fp, "  %-15s not checked: %s\n", r->name, r->why);
         else
-            fprintf(fp, "  %-15s %12.4g %12.4g %+7.1f%%  %-14s %d of %d\n", r->name, r->predicted,
-                    r->measured, 100 * r->error, r->bound ? r->bound : "?", r->kept, r->tries);
+            fprintf(fp, "  %-15s %12.4g %12.4g %+7.1f%%  %-14s %d of %d (%d)\n", r->name,
+                    r->predicted, r->measured, 100 * r->error, r->bound ? r->bound : "?", r->kept,
+                    r->tries, r->quiet);
     }
+    fprintf(fp, "  quiet samples: %.0f%% of those kept (the ALU probes around them within 4%% of "
+                "their fastest, %.3f cycles an add: the physical core not shared)%s\n",
+            100 * run->quiet_share, run->probe,
+            run->extra_passes ? "; more samples taken of kernels with too few" : "");
 }
 
 int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
 {
     double t0 = mt_now_seconds();
     m->check_kernels = 0;
-    const char *tmp = getenv("TMPDIR");
-    char *dir = mt_xasprintf("%s/mtool-check.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        mt_error_set(err, "%s: cannot create a directory: %s", dir, strerror(errno));
+    /* A temporary directory in mtool's cache, where instrumented copies run
+     * from anyway (a /tmp mounted noexec could not run the program). */
+    char *root = mt_cache_root();
+    char *dir = mt_xasprintf("%s/check.XXXXXX", root);
+    int made = mt_make_dirs(root, err);
+    free(root);
+    if (made != 0 || !mkdtemp(dir)) {
+        if (made == 0)
+            mt_error_set(err, "%s: cannot create a directory: %s", dir, strerror(errno));
         free(dir);
         return -1;
     }
@@ -262,6 +287,7 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     profile_merge merge = {0};
     check_row *rows = NULL;
     size_t nrows = 0;
+    check_run run = {0};
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     opt.want_lines = false;
@@ -275,7 +301,7 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
         run_ok(ins.path, count_argv, profiles, "counted", err) != 0 ||
         mt_profile_merge(profiles, &map, &merge, err) != 0 ||
         run_ok(exe, measure_argv, NULL, "timed", err) != 0 ||
-        read_measurements(results, &rows, &nrows, err) != 0)
+        read_measurements(results, &rows, &nrows, &run, err) != 0)
         rc = -1;
     if (rc == 0)
         predict_rows(m, prog, &map, merge.counts, rows, nrows, err, &rc);
@@ -283,7 +309,7 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
         if (!rows[i].why[0])
             rows[i].error = rows[i].predicted / rows[i].measured - 1;
     if (rc == 0 && report)
-        print_table(report, rows, nrows, passes);
+        print_table(report, rows, nrows, passes, &run);
     if (rc == 0)
         rc = summarize(m, rows, nrows, err);
     if (rc == 0 && report)

@@ -25,19 +25,19 @@ const char mt_calibrate_usage[] =
     "tenants sharing the core only slow samples down); a figure is the second-fastest run's;\n"
     "their spread is printed.  Takes well under a minute.\n"
     "\n"
+    "Then the model checks itself: a dozen compute-bound, L1-resident kernels built\n"
+    "into mtool (integer, vector, FP chains, branches, calls, division) are counted by\n"
+    "pass 1, predicted with the new profile and timed; their median and worst error are\n"
+    "printed and stored in the profile, and every report that predicts states them\n"
+    "(and warns above 10%).\n"
+    "\n"
     "options:\n"
     "  -r, --runs N     repeat every measurement N times (default 9)\n"
     "  -o FILE          write the profile to FILE instead\n"
     "  -n, --dry-run    print the profile, write nothing\n"
     "  --no-check       skip the model's self-check (the profile says \"not checked\")\n"
     "  --check-only     measure nothing but the self-check, with the profile already\n"
-    "                   calibrated for this CPU (or -o FILE's), and store it there\n"
-    "\n"
-    "Then the model checks itself: a dozen compute-bound, L1-resident kernels built\n"
-    "into mtool (integer, vector, FP chains, branches, calls, division) are counted by\n"
-    "pass 1, predicted with the new profile and timed; their median and worst error are\n"
-    "printed and stored in the profile, and every report that predicts states them\n"
-    "(and warns above 10%).\n";
+    "                   calibrated for this CPU (or -o FILE's), and store it there\n";
 
 /* Samples of each self-check kernel: the fastest of them counts. */
 #define CHECK_PASSES(runs) ((runs) + 6)

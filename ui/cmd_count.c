@@ -419,8 +419,7 @@ out:
     free(t.proc_first);
     mt_profile_merge_free(&merge);
     mt_counter_map_free(&map);
-    free(ins.report);
-    free(ins.path);
+    mt_instrumented_free(&ins);
     mt_program_free(prog);
     free(profiles);
     free(abs_rundir);

@@ -716,8 +716,7 @@ out:
     free(merges);
     free(totals);
     mt_counter_map_free(&map);
-    free(ins.path);
-    free(ins.report);
+    mt_instrumented_free(&ins);
     free(timed);
     mt_selection_free(&sel);
     free(counts);

@@ -99,13 +99,16 @@ char *mt_default_rundir(const char *bin);           /* CACHE/runs/NAME-TIME-PID 
 char *mt_absolute(const char *path);                /* realpath, or NULL */
 typedef struct {
     char *path;             /* the instrumented copy */
-    char *report;           /* what the rewriter did, as text */
+    char *report;           /* what the rewriter did, as text (mt_print_rewrite_report) */
+    mt_rewrite_report rewrite; /* the same as figures (reasons on one line each) */
 } mt_instrumented;
 /* The copy of `bin` that counts every block (ntimed == 0), or that times
  * `timed` without counters (pass 2), cached under the binary's content
- * hash, this mtool's identity and the timed set. */
+ * hash, this mtool's identity and the timed set, with the rewriter's
+ * report (the cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
                          uint32_t ntimed, bool verbose, mt_instrumented *out, mt_error *err);
+void mt_instrumented_free(mt_instrumented *ins);
 typedef struct {
     double user, sys, wall;
     double tsc_per_cycle;   /* core clock during the run: measured before and after */

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/modelcheck.sh — the cost model's self-check end to end: `mtool
 # calibrate` ends by checking the model on its kernels and stores the
-# result in the profile; every report that predicts (count's figure 2,
-# analyze --costs, time/run's text and JSON) states it, warns when it is
+# result in the profile; every report that predicts (count's figure 2 and
+# count.json, analyze --costs, time/run's text and JSON) states it, warns when it is
 # above 10%, and says "not checked" for a profile without it.  No figure of
 # any one CPU is expected: only that the figures exist, are finite and
 # consistent, and that hand-written profiles make the reports say what
@@ -121,6 +121,7 @@ reports() {
 LINE='model check on this CPU: median error [0-9.]*%, worst [-+][0-9.]*% ([a-z0-9_]*), over [0-9]* compute-bound kernels'
 WARN='warning: the cost model.s checked error on this CPU is above 10%'
 json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['model_check']; $2" "$W/$1.json"; }
+cjson() { python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['model_check']; $2" "$W/run-$1/count.json"; }
 
 reports calibrated
 check "count's figure 2 states the checked error" "grep -q \"^  $LINE\" '$W/calibrated.count'"
@@ -128,6 +129,8 @@ check "analyze --costs states it" "grep -q \"^# $LINE\" '$W/calibrated.costs'"
 check "the pass-2 report states it" "grep -q \"^  $LINE\" '$W/calibrated.txt'"
 check "report.json has model_check with the profile's figures" \
     "json calibrated \"assert d['checked'] is True and d['kernels'] == ${n:-0} and abs(d['median_error_percent'] - ${med:-0}) < 0.01 and abs(d['worst_error_percent'] - ${worst:-0}) < 0.01 and d['worst_kernel'] == '${wk:-x}' and d['threshold_percent'] == 10\""
+check "count.json has the same model_check" \
+    "cjson calibrated \"assert d['checked'] is True and d['kernels'] == ${n:-0} and abs(d['median_error_percent'] - ${med:-0}) < 0.01 and d['worst_kernel'] == '${wk:-x}'\""
 check "every report warns exactly when the profile's error is above 10%" \
     "(w=\$(awk -v m='${med:-0}' -v w='${worst:-0}' 'BEGIN { print (m > 10 || w > 10 || w < -10) }')
       for f in count costs txt; do
@@ -143,8 +146,9 @@ check "count warns about a large checked error" \
     "grep -q 'median error 37.5%, worst -81.2% (branchy)' '$W/large.count' && grep -q \"^  $WARN (median 37.5%)\" '$W/large.count'"
 check "analyze --costs warns" "grep -q \"^# $WARN (median 37.5%)\" '$W/large.costs'"
 check "the pass-2 report warns" "grep -q \"^  $WARN (median 37.5%)\" '$W/large.txt'"
-check "report.json carries the warning" \
-    "json large \"assert d['median_error_percent'] == 37.5 and d['worst_error_percent'] == -81.25 and d['worst_kernel'] == 'branchy' and 'above 10%' in d['warning']\""
+check "report.json and count.json carry the warning" \
+    "json large \"assert d['median_error_percent'] == 37.5 and d['worst_error_percent'] == -81.25 and d['worst_kernel'] == 'branchy' and 'above 10%' in d['warning']\" &&
+     cjson large \"assert d['median_error_percent'] == 37.5 and 'above 10%' in d['warning']\""
 
 # Small median, one kernel far off: a warning naming that kernel.
 sed -e 's/^check_median_error_pct .*/check_median_error_pct 2.00/' \
@@ -169,8 +173,9 @@ grep -v -e '^check_' -e '^# the model' "$W/profile.calibrated" | sed 's/^version
 reports old
 check "a profile without the check: every report says 'not checked'" \
     "(for f in count costs txt; do grep -q 'model check on this CPU: not checked' '$W/old.'\$f || exit 1; done)"
-check "report.json: checked false, figures null" \
-    "json old \"assert d['checked'] is False and d['kernels'] is None and d['median_error_percent'] is None and d['worst_kernel'] is None and d['warning'] is None\""
+check "report.json and count.json: checked false, figures null" \
+    "json old \"assert d['checked'] is False and d['kernels'] is None and d['median_error_percent'] is None and d['worst_kernel'] is None and d['warning'] is None\" &&
+     cjson old \"assert d['checked'] is False and d['kernels'] is None and d['warning'] is None\""
 check "the older profile is also warned about as older" "grep -q 'older mtool' '$W/old.count'"
 
 echo "$passed passed, $failed failed"

@@ -366,74 +366,80 @@ static const char *kernel_kind(const char *name)
     return "a compute-bound kernel";
 }
 
+void mt_model_check_of(mt_model_check *c, const mt_machine *m)
+{
+    memset(c, 0, sizeof *c);
+    if (m->check_kernels > 0) {
+        c->kernels = m->check_kernels;
+        c->median_pct = m->check_median_error_pct;
+        c->worst_pct = m->check_worst_error_pct;
+        snprintf(c->worst_kernel, sizeof c->worst_kernel, "%s", m->check_worst_kernel);
+    }
+    snprintf(c->source, sizeof c->source, "%s", m->source);
+}
+
 /* The warning a profile's check calls for, into buf ("" when none): the
  * median above 10% (the model is off on compute-bound code in general), else
  * the worst kernel above 10% (off on some kind of code). */
-static void check_warning(const mt_machine *m, char *buf, size_t n)
+static void check_warning(const mt_model_check *c, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (!(m->check_kernels > 0))
+    if (!(c->kernels > 0))
         return;
-    if (m->check_median_error_pct > CHECK_WARN_PCT)
+    if (c->median_pct > CHECK_WARN_PCT)
         snprintf(buf, n, "the cost model's checked error on this CPU is above %.0f%% (median %.1f%%): "
                          "predictions are off by that much on code without memory stalls, so an "
                          "overhead within that much of zero is the model's error, not memory's",
-                 CHECK_WARN_PCT, m->check_median_error_pct);
-    else if (fabs(m->check_worst_error_pct) > CHECK_WARN_PCT)
+                 CHECK_WARN_PCT, c->median_pct);
+    else if (fabs(c->worst_pct) > CHECK_WARN_PCT)
         snprintf(buf, n, "the cost model's checked error on this CPU is above %.0f%% for some code: "
                          "%s (%s) is %s by %.0f%%, and objects like it may be too",
-                 CHECK_WARN_PCT, m->check_worst_kernel, kernel_kind(m->check_worst_kernel),
-                 m->check_worst_error_pct > 0 ? "over-predicted" : "under-predicted",
-                 fabs(m->check_worst_error_pct));
+                 CHECK_WARN_PCT, c->worst_kernel, kernel_kind(c->worst_kernel),
+                 c->worst_pct > 0 ? "over-predicted" : "under-predicted", fabs(c->worst_pct));
 }
 
-void mt_ui_print_model_check(FILE *fp, const mt_machine *m, const char *indent)
+void mt_ui_print_model_check(FILE *fp, const mt_model_check *c, const char *indent)
 {
-    if (!(m->check_kernels > 0)) {
+    if (!(c->kernels > 0)) {
         fprintf(fp, "%smodel check on this CPU: not checked (profile: %s; 'mtool calibrate' "
-                    "checks the model on compute-bound kernels)\n", indent, m->source);
+                    "checks the model on compute-bound kernels)\n", indent,
+                c->source[0] ? c->source : "none");
         return;
     }
     fprintf(fp, "%smodel check on this CPU: median error %.1f%%, worst %+.1f%% (%s), over %.0f "
                 "compute-bound kernels predicted against measured at calibration\n",
-            indent, m->check_median_error_pct, m->check_worst_error_pct, m->check_worst_kernel,
-            m->check_kernels);
+            indent, c->median_pct, c->worst_pct, c->worst_kernel, c->kernels);
     char warn[512];
-    check_warning(m, warn, sizeof warn);
+    check_warning(c, warn, sizeof warn);
     if (warn[0])
         fprintf(fp, "%swarning: %s\n", indent, warn);
 }
 
-static void json_num(FILE *fp, double v)
+void mt_ui_model_check_json(FILE *fp, const mt_model_check *c)
 {
-    if (isfinite(v))
-        fprintf(fp, "%.6g", v);
-    else
-        fputs("null", fp);
-}
-
-void mt_ui_model_check_json(FILE *fp, const mt_machine *m)
-{
-    bool checked = m->check_kernels > 0;
+    bool checked = c->kernels > 0;
     fprintf(fp, "{\"checked\":%s,\"kernels\":", checked ? "true" : "false");
-    json_num(fp, checked ? m->check_kernels : NAN);
+    mt_json_number(fp, checked ? c->kernels : NAN);
     fputs(",\"median_error_percent\":", fp);
-    json_num(fp, checked ? m->check_median_error_pct : NAN);
+    mt_json_number(fp, checked ? c->median_pct : NAN);
     fputs(",\"worst_error_percent\":", fp);
-    json_num(fp, checked ? m->check_worst_error_pct : NAN);
+    mt_json_number(fp, checked ? c->worst_pct : NAN);
     fputs(",\"worst_kernel\":", fp);
     if (checked)
-        mt_json_string(fp, m->check_worst_kernel);
+        mt_json_string(fp, c->worst_kernel);
     else
         fputs("null", fp);
     char warn[512];
-    check_warning(m, warn, sizeof warn);
+    check_warning(c, warn, sizeof warn);
     fprintf(fp, ",\"threshold_percent\":%.0f,\"warning\":", CHECK_WARN_PCT);
     if (warn[0])
         mt_json_string(fp, warn);
     else
         fputs("null", fp);
     fputs(",\"profile\":", fp);
-    mt_json_string(fp, m->source);
+    if (c->source[0])
+        mt_json_string(fp, c->source);
+    else
+        fputs("null", fp);
     fputc('}', fp);
 }

@@ -306,10 +306,15 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):
  * its own blocks plus, for each call site to an estimable procedure, the
  * site's count x the callee's inclusive prediction per call.  Recursive
- * calls are left out.  total and per_call have nprocs values each. */
+ * calls are left out.  A leaf that runs straight through, called from a
+ * loop, overlaps the loop's other iterations like inlined code: its cost
+ * there is per_call_in_loop (its throughput; the loop's recurrence through
+ * it is on the caller's loop header).  total, per_call and per_call_in_loop
+ * have nprocs values each. */
 typedef struct {
     double *total;
     double *per_call;
+    double *per_call_in_loop;
 } mt_inclusive;
 void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
                             const uint64_t *counts, mt_inclusive *out);

@@ -96,11 +96,15 @@ static void ref_fmul(long iters, void *buf) { LOOP("vmulsd %%xmm1, %%xmm4, %%xmm
  * rename and take no ALU (Intel's Golden Cove family), which would make
  * every ALU-bound figure below too fast. */
 static void alu_tp(long iters, void *buf) { LOOP(IND10_RR("add"), GPRS); }
-static void lea_lat(long iters, void *buf) { LOOP("lea 1(%%rax), %%rax", "rax"); }
+/* Simple lea as base + index: `lea 1(%rax),%rax` is folded at rename on
+ * Intel's Golden Cove family (0.17 cycles; the model charges the folded
+ * forms fold_latency), `lea (%rax,%rax),%rax` is not (1.0). */
+static void lea_lat(long iters, void *buf) { LOOP("lea (%%rax,%%rax), %%rax", "rax"); }
 static void lea_tp(long iters, void *buf)
 {
-    LOOP("lea 1(%%r8),%%r8\n\tlea 1(%%r9),%%r9\n\tlea 1(%%r10),%%r10\n\tlea 1(%%r11),%%r11\n\t"
-         "lea 1(%%r12),%%r12\n\tlea 1(%%r13),%%r13\n\tlea 1(%%r14),%%r14\n\tlea 1(%%r15),%%r15",
+    LOOP("lea (%%r8,%%r8),%%r8\n\tlea (%%r9,%%r9),%%r9\n\tlea (%%r10,%%r10),%%r10\n\t"
+         "lea (%%r11,%%r11),%%r11\n\tlea (%%r12,%%r12),%%r12\n\tlea (%%r13,%%r13),%%r13\n\t"
+         "lea (%%r14,%%r14),%%r14\n\tlea (%%r15,%%r15),%%r15",
          GPRS);
 }
 static void lea3_lat(long iters, void *buf) { LOOP("lea 1(%%rax,%%rax,2), %%rax", "rax"); }
@@ -112,12 +116,18 @@ static void lea3_tp(long iters, void *buf)
          GPRS);
 }
 static void shift_lat(long iters, void *buf) { LOOP("rol $1, %%rax", "rax"); }
-static void shift_tp(long iters, void *buf) { LOOP(IND10("rol $1,"), GPRS); }
+/* Throughput by immediate counts other than 1, as compilers emit them: the
+ * short `rol $1` form is two ops on Intel's cores (1.04 cycles each on the
+ * Xeon family 6 model 207, against 0.5 for `shr $3`). */
+static void shift_tp(long iters, void *buf) { LOOP(IND10("shr $3,"), GPRS); }
 static void imul_lat(long iters, void *buf) { LOOP("imul %%rax, %%rax", "rax"); }
 static void imul_tp(long iters, void *buf) { LOOP(IND10_RR("imul"), GPRS); }
+/* Through the high half (rdx), which is what compilers use it for (division
+ * by a constant): the copy back to rax is renamed.  The low half is
+ * faster on Intel (3 cycles against 4 on Golden Cove). */
 static void mulwide_lat(long iters, void *buf)
 {
-    LOOP("mov $3, %%esi\n\tmul %%rsi", "rax", "rdx", "rsi");
+    LOOP_PRE("mov $3, %%esi", "mul %%rsi\n\tmov %%rdx, %%rax", "rax", "rdx", "rsi");
 }
 static void cmov_lat(long iters, void *buf) { LOOP_PRE("xor %%edx, %%edx", "cmp %%rax, %%rdx\n\tcmovl %%rdx, %%rax", "rax", "rdx"); }
 /* rax = (rax / 3) | 2^40 keeps the dividend near 2^41 (typical magnitudes);
@@ -189,7 +199,8 @@ static void add_nop_tp(long iters, void *buf)
  * SPLIT(k) at one iteration per cycle up to k = 6 and at two cycles from 7
  * on, LINE(k) at the dispatch width up to 12 ops and at 3 cycles above. */
 #define OC_LOOP(skip, k)                                                                      \
-    __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n\t.skip " skip ", 0x90\n"  \
+    __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n\t.if " skip "\n\t"         \
+                     ".skip " skip ", 0x90\n\t.endif\n"                                          \
                      "1:\n\t.rept " #k "\n\txor %%r8d, %%r8d\n\t.endr\n\t"                       \
                      "dec %0\n\ttest %0, %0\n\tjnz 1b"                                          \
                      : "+c"(iters) : "D"(buf) : "r8", "cc")
@@ -199,24 +210,29 @@ OC_SPLIT(4) OC_SPLIT(5) OC_SPLIT(6) OC_SPLIT(7) OC_SPLIT(8) OC_SPLIT(9) OC_SPLIT
 OC_LINE(8) OC_LINE(9) OC_LINE(10) OC_LINE(11) OC_LINE(12) OC_LINE(13) OC_LINE(14) OC_LINE(15)
 enum { SPLIT_FIRST = 4, NSPLIT = 7, LINE_FIRST = 8, NLINE = 8 };
 
-/* Loop exits: an inner loop of N iterations of a one-cycle add chain,
- * entered again and again; iters x REPS x 16 iterations in all (ops 16:
- * cycles per inner iteration).  The predictor learns the exit of short
- * loops; past some trip count (Zen 5: about 100) it mispredicts it on
- * every entry, 25-30 cycles each. */
+/* Loop exits: an inner loop of N iterations of two one-cycle add chains
+ * and four zero-idiom xors (7 ops with the loop control, as small real
+ * loops have), entered again and again; iters x REPS x 16 iterations in
+ * all (ops 16: cycles per inner iteration).  The predictor learns the exit
+ * of short loops; past some trip count (Zen 5: about 100) it mispredicts it
+ * on every entry, 25-30 cycles each.  The body was the two adds alone (3
+ * ops) until the Xeon family 6 model 207, which loses 80-96 cycles at the
+ * exit of a loop that small but 30-50 with 7 or 25 ops (and the bench's
+ * loops of 128 iterations and fewer, nothing). */
 #define EXIT_LOOP(n)                                                                        \
     static void exit_loop##n(long iters, void *buf)                                         \
     {                                                                                       \
         (void)buf;                                                                          \
         long outer = iters * (long)NREPS * 16 / n;                                          \
         __asm__ volatile("jmp 1f\n\t.p2align 6\n1:\n\tmov $" #n ", %%r8d\n2:\n\t"           \
-                         "add %%r9, %%r9\n\tadd %%r10, %%r10\n\tdec %%r8\n\tjnz 2b\n\tdec %0\n\t"    \
-                         "jnz 1b"                                                           \
-                         : "+c"(outer) : : "r8", "r9", "r10", "cc");                        \
+                         "add %%r9, %%r9\n\tadd %%r10, %%r10\n\txor %%r11d, %%r11d\n\t"          \
+                         "xor %%r12d, %%r12d\n\txor %%r13d, %%r13d\n\txor %%r14d, %%r14d\n\t"        \
+                         "dec %%r8\n\tjnz 2b\n\tdec %0\n\tjnz 1b"                                \
+                         : "+c"(outer) : : "r8", "r9", "r10", "r11", "r12", "r13", "r14", "cc"); \
     }
-EXIT_LOOP(48) EXIT_LOOP(64) EXIT_LOOP(80) EXIT_LOOP(96) EXIT_LOOP(112) EXIT_LOOP(160)
+EXIT_LOOP(32) EXIT_LOOP(64) EXIT_LOOP(96) EXIT_LOOP(128) EXIT_LOOP(160) EXIT_LOOP(192)
 EXIT_LOOP(256) EXIT_LOOP(512) EXIT_LOOP(1024)
-static const int exit_trips[] = {48, 64, 80, 96, 112, 160, 256, 512, 1024};
+static const int exit_trips[] = {32, 64, 96, 128, 160, 192, 256, 512, 1024};
 enum { NEXIT = 9 };
 
 /* Loops of k independent adds, a counter and cmp/jne (a taken branch per
@@ -237,6 +253,41 @@ ADDS_LOOP(taken_adds6, "r8,r9,r10,r11,r12,r13", "")
 ADDS_LOOP(taken_adds8, "r8,r9,r10,r11,r12,r13,r14,r15", "")
 ADDS_LOOP(adds6_store, "r8,r9,r10,r11,r12,r13", "mov %%r14, 64(%%rdi)\n\t")
 ADDS_LOOP(adds6_vstore, "r8,r9,r10,r11,r12,r13", "movq %%xmm0, 64(%%rdi)\n\t")
+
+/* Immediate folding (Intel's Golden Cove family): a dependent `add
+ * $8,%reg` is folded at rename into the register's next consumer (0.17
+ * cycles an add on the Xeon family 6 model 207: the dispatch width), but a
+ * shift of the result waits for the constant to be added (an add then a
+ * shift: 3.05 cycles, a shift alone 1). */
+static void fold_lat(long iters, void *buf) { LOOP("add $8, %%rax", "rax"); }
+static void shl_lat(long iters, void *buf) { LOOP("shl $2, %%rax", "rax"); }
+static void fold_shl_lat(long iters, void *buf) { LOOP("add $8, %%rax\n\tshl $2, %%rax", "rax"); }
+/* A cmov's data input: the flags come from an independent test (ZF clear:
+ * the cmovz keeps rax).  Zen: one cycle; the Xeon family 6 model 207: 1.85. */
+static void cmov_data_lat(long iters, void *buf)
+{
+    LOOP_PRE("xor %%edx, %%edx", "test %%rsp, %%rsp\n\tcmovz %%rdx, %%rax", "rax", "rdx");
+}
+/* Macro-fusion: six nops and a not-taken jz after a cmp/test (fused on
+ * every core) or after a dec (fused on Intel's, as are add, sub, and and
+ * inc): 7 or 8 dispatch slots. */
+#define NOPS6 "nopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\t" \
+              "nopl 0(%%rax)\n\tnopl 0(%%rax)\n\t"
+static void fuse_test(long iters, void *buf) { LOOP(NOPS6 "test %%rsp, %%rsp\n\tjz 2f\n2:"); }
+static void fuse_dec(long iters, void *buf)
+{
+    LOOP_PRE("mov $-1, %%r8d", NOPS6 "dec %%r8\n\tjz 2f\n2:", "r8");
+}
+/* Small loops by their op count: k zero-idiom xors, dec, and test/jnz (one
+ * op: fused everywhere), at a 64-byte boundary: k + 2 ops an iteration,
+ * 3 .. 24.  The Xeon family 6 model 207 runs 3-8 ops at the dispatch width
+ * (6) but 9-12 in 2.0 cycles and 17-18 in 3.0. */
+#define LOOP_OPS(k) static void loop_ops##k(long iters, void *buf) { OC_LOOP("0", k); }
+LOOP_OPS(1) LOOP_OPS(2) LOOP_OPS(3) LOOP_OPS(4) LOOP_OPS(5) LOOP_OPS(6) LOOP_OPS(7)
+LOOP_OPS(8) LOOP_OPS(9) LOOP_OPS(10) LOOP_OPS(11) LOOP_OPS(12) LOOP_OPS(13) LOOP_OPS(14)
+LOOP_OPS(15) LOOP_OPS(16) LOOP_OPS(17) LOOP_OPS(18) LOOP_OPS(19) LOOP_OPS(20) LOOP_OPS(21)
+LOOP_OPS(22)
+enum { LOOP_OPS_FIRST = 3, NLOOP_OPS = 22 };
 
 /* A chain through memory: four vectors of a 64-byte row (at buf+2K) each loaded, added
  * to and stored (c[i][j] += ..., the store forwarding to the next step's
@@ -335,7 +386,7 @@ static void vload_tp(long iters, void *buf)
 #define P_DIVSD(n) "vdivsd %%xmm1," X(n) "," X(n)
 #define P_DIVPD256(n) "vdivpd %%ymm1," Y(n) "," Y(n)
 #define P_DIVPS(n) "vdivps %%xmm3," X(n) "," X(n)
-#define P_SQRTPD(n) "vsqrtpd %%xmm1," X(n)
+#define P_SQRTPD(n) "vsqrtpd %%xmm0," X(n)
 #define P_VPADDQ(n) "vpaddq %%ymm2," Y(n) "," Y(n)
 #define P_VPSLLQ(n) "vpsllq $1," Y(n) "," Y(n)
 #define P_VPMULLD(n) "vpmulld %%ymm2," Y(n) "," Y(n)
@@ -361,7 +412,13 @@ FP_TP(fdiv64_256_tp, P_DIVPD256)
 FP_LAT(fdiv32_lat, "vdivss %%xmm3, %%xmm4, %%xmm4")
 FP_TP(fdiv32_tp, P_DIVPS)
 FP_LAT(fsqrt64_lat, "vsqrtsd %%xmm4, %%xmm4, %%xmm4")
-FP_TP(fsqrt64_tp, P_SQRTPD)
+/* Square roots of 1.7: the root of 1.0 is a fast case (the Xeon family 6
+ * model 207: 4.5 cycles a sqrtsd or sqrtpd against 6.0 for 2, 17, pi or
+ * 1e10, which the bench's sqrt_f64 runs at). */
+static void fsqrt64_tp(long iters, void *buf)
+{
+    LOOP_PRE("mov $0x3ffb333333333333, %%rax\n\tvmovq %%rax, %%xmm0", V12(P_SQRTPD), "rax", XMMS);
+}
 FP_LAT(fsqrt32_lat, "vsqrtss %%xmm4, %%xmm4, %%xmm4")
 FP_LAT(valu128_lat, "vpaddq %%xmm2, %%xmm4, %%xmm4")
 FP_LAT(valu_lat, "vpaddq %%ymm2, %%ymm4, %%ymm4")
@@ -559,11 +616,30 @@ static const bench benches[] = {
     {"vpaddq zmm tput", MT_IC_VALU, MT_W512, TP, valu512_tp, 12, 0, true},
     {"divpd zmm tput", MT_IC_FDIV64, MT_W512, TP, fdiv64_512_tp, 12, 0, true},
 };
+static const size_t nbenches = MT_ARRAY_LEN(benches);
+
+/* Whether a class has a benchmark of this kind at 128 bits. */
+static bool has_narrow(mt_iclass c, what kind)
+{
+    for (size_t i = 0; i < nbenches; i++)
+        if (benches[i].c == c && benches[i].kind == kind && benches[i].w == MT_W128)
+            return true;
+    return false;
+}
 
 /* A measured figure sets the class at its width and every wider one; the
- * benchmarks run narrow to wide, so a wider measurement overrides. */
+ * benchmarks run narrow to wide, so a wider measurement overrides.  A class
+ * measured at 256 bits only sets 128 bits too: the default profile's
+ * narrow figures are another core's (the Zen 5's 128-bit vector ALU ops at
+ * four a cycle made the Xeon family 6 model 207's three look like four). */
 static void apply(mt_machine *m, const bench *b, double v)
 {
+    if (b->w == MT_W256 && !has_narrow(b->c, b->kind)) {
+        if (b->kind == LAT)
+            m->timing[b->c][MT_W128].latency = v;
+        else
+            m->timing[b->c][MT_W128].rthroughput = v;
+    }
     for (int w = b->w; w < MT_W_COUNT; w++) {
         if (b->kind == LAT)
             m->timing[b->c][w].latency = v;
@@ -777,6 +853,29 @@ static void derive_pipes(mt_machine *m)
     unsigned nalu = (unsigned)fmax(1, fmin(6, lround(alus)));
     for (size_t i = 0; i < MT_ARRAY_LEN(ints); i++)
         m->pipes[ints[i]] = first_pipes(MT_PIPE_ALU0, 1 / m->timing[ints[i]][MT_W128].rthroughput, nalu);
+    /* Vector pipes: as many as independent vector integer adds per cycle
+     * (3 on the Xeon family 6 model 207, 4 on the Zen 5), each class on k
+     * of them: multiplies, FMAs, shifts, conversions, divides from the
+     * first, FP adds and shuffles from the last (Golden Cove: FMA, shifts
+     * and pmulld on ports 0 and 1, FP adds and shuffles on 1 and 5, vector
+     * ALU ops on all three; Zen: FMUL/FMA on FP0-1, FADD on FP2-3).  The
+     * default profile's pipes are another core's: the Zen 5's shifts and
+     * vector multiplies on separate pairs made a mix of them, an Intel
+     * core's two shared ports, look twice as fast (popcount_swar: 8.5
+     * cycles an iteration predicted, 12.5 measured). */
+    unsigned nvec = (unsigned)fmax(1, fmin(6, lround(1 / m->timing[MT_IC_VALU][MT_W256].rthroughput)));
+    static const mt_iclass vfirst[] = {MT_IC_VALU, MT_IC_VSHIFT, MT_IC_VIMUL, MT_IC_FMUL, MT_IC_FMA,
+                                       MT_IC_CVT, MT_IC_FDIV32, MT_IC_FDIV64, MT_IC_FSQRT32,
+                                       MT_IC_FSQRT64};
+    static const mt_iclass vlast[] = {MT_IC_FADD, MT_IC_SHUF};
+    for (size_t i = 0; i < MT_ARRAY_LEN(vfirst); i++)
+        m->pipes[vfirst[i]] =
+            first_pipes(MT_PIPE_FP0, 1 / m->timing[vfirst[i]][MT_W256].rthroughput, nvec);
+    for (size_t i = 0; i < MT_ARRAY_LEN(vlast); i++) {
+        long k = lround(1 / m->timing[vlast[i]][MT_W256].rthroughput);
+        k = k < 1 ? 1 : k > (long)nvec ? (long)nvec : k;
+        m->pipes[vlast[i]] = first_pipes(MT_PIPE_FP0 + (unsigned)(nvec - (unsigned)k), (double)k, nvec);
+    }
     static const mt_iclass mem[] = {MT_IC_LOAD, MT_IC_VLOAD, MT_IC_STORE};
     unsigned nagu = (unsigned)fmax(1, fmin(4, lround(1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput)));
     for (size_t i = 0; i < MT_ARRAY_LEN(mem); i++)
@@ -786,7 +885,8 @@ static void derive_pipes(mt_machine *m)
 /* Figures derived from pairs of measurements (mt_calibrate). */
 enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
        FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
-       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, NDERIVED };
+       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
+       FUSE_TEST, FUSE_DEC, LOOP_OPS0, NDERIVED = LOOP_OPS0 + NLOOP_OPS };
 
 /* The loop front end without a fetch-window limit (fetch_window 0): E, the
  * most xors the first line of a split loop holds at the speed of the loop in
@@ -919,6 +1019,52 @@ static void derive_bypass(mt_machine *m, const double *d, FILE *report)
     }
 }
 
+/* Immediate folding: a chain of add $8 faster than three quarters of an
+ * ALU cycle is folded; the shift after a fold waits for what the pair takes
+ * beyond the shift and the fold.  A cmov's data latency when it differs
+ * from an ALU cycle by a tenth; add/sub/and/inc/dec + jcc fuse when six
+ * nops and dec + jz dispatch within 5% of six nops and test + jz. */
+static void derive_rename(mt_machine *m, const double *d, FILE *report)
+{
+    double alu = m->timing[MT_IC_ALU][MT_W128].latency;
+    m->fold_latency = d[FOLD] < 0.75 * alu ? d[FOLD] : 0;
+    m->fold_shift_cycles =
+        m->fold_latency > 0 ? fmax(0, d[FOLD_SHL] - d[SHL] - m->fold_latency) : 0;
+    if (m->fold_shift_cycles < 0.1)
+        m->fold_shift_cycles = 0;
+    m->cmov_data_cycles = fabs(d[CMOV_DATA] - alu) > 0.1 * alu ? d[CMOV_DATA] : 0;
+    m->fuse_alu_jcc = d[FUSE_DEC] < 1.05 * d[FUSE_TEST];
+    if (report)
+        fprintf(report, "  immediate folding: add $8 chain %.3f cycles an add (fold latency %.3f; 0: "
+                        "none), a shift after it waits %.3f more; cmov data %.3f cycles (0: an "
+                        "ALU's); dec + jcc fused: %s\n", d[FOLD], m->fold_latency,
+                m->fold_shift_cycles, d[CMOV_DATA], d[FUSE_DEC] < 1.05 * d[FUSE_TEST] ? "yes" : "no");
+}
+
+/* Small loops: the cycles of a loop of n ops, kept as a table when some n
+ * runs more than 12% slower than max(1, n / dispatch width) and the core
+ * has no op-cache line rule (which covers its small loops: Zen 5). */
+static void derive_loop_ops(mt_machine *m, const double *d, FILE *report)
+{
+    memset(m->loop_ops_cycles, 0, sizeof m->loop_ops_cycles);
+    bool slow = false;
+    for (int k = 0; k < NLOOP_OPS; k++) {
+        double n = LOOP_OPS_FIRST + k;
+        slow = slow || d[LOOP_OPS0 + k] > 1.12 * fmax(1, n / m->dispatch_width);
+    }
+    if (slow && m->loop_line_ops <= 0)
+        for (int k = 0; k < NLOOP_OPS; k++)
+            m->loop_ops_cycles[LOOP_OPS_FIRST + k] = d[LOOP_OPS0 + k];
+    if (report) {
+        fprintf(report, "  loops by op count (cycles an iteration):");
+        for (int k = 0; k < NLOOP_OPS; k++)
+            fprintf(report, " %d:%.2f", LOOP_OPS_FIRST + k, d[LOOP_OPS0 + k]);
+        fprintf(report, "\n  small-loop table: %s\n", m->loop_ops_cycles[LOOP_OPS_FIRST] > 0
+                                                            ? "kept (slower than the dispatch width)"
+                                                            : "none");
+    }
+}
+
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {
@@ -962,12 +1108,18 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
         "split loop, 10 ops first", "one-line loop, 10 ops", "one-line loop, 11 ops",
         "one-line loop, 12 ops", "one-line loop, 13 ops", "one-line loop, 14 ops",
         "one-line loop, 15 ops", "one-line loop, 16 ops", "one-line loop, 17 ops",
-        "loop of 48, per iteration", "loop of 64, per iteration", "loop of 80, per iteration",
-        "loop of 96, per iteration", "loop of 112, per iteration", "loop of 160, per iteration",
+        "loop of 32, per iteration", "loop of 64, per iteration", "loop of 96, per iteration",
+        "loop of 128, per iteration", "loop of 160, per iteration", "loop of 192, per iteration",
         "loop of 256, per iteration", "loop of 512, per iteration", "loop of 1024, per iteration",
         "4 adds + loop control", "6 adds + loop control", "8 adds + loop control",
         "6 adds + GPR store", "6 adds + vector store", "chain, row every 16 steps",
-        "chain, one row"};
+        "chain, one row", "add $8 chain", "shl $2 chain", "add $8 + shl $2 chain",
+        "cmov data chain", "6 nops + test/jz", "6 nops + dec/jz", "loop of 3 ops",
+        "loop of 4 ops", "loop of 5 ops", "loop of 6 ops", "loop of 7 ops", "loop of 8 ops",
+        "loop of 9 ops", "loop of 10 ops", "loop of 11 ops", "loop of 12 ops", "loop of 13 ops",
+        "loop of 14 ops", "loop of 15 ops", "loop of 16 ops", "loop of 17 ops", "loop of 18 ops",
+        "loop of 19 ops", "loop of 20 ops", "loop of 21 ops", "loop of 22 ops", "loop of 23 ops",
+        "loop of 24 ops"};
     static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                    probe_tp, load_index_lat, cmov_lat,
                                                    fetch_inside, fetch_cross32, fetch_cross64,
@@ -978,17 +1130,27 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                                                    oc_split8, oc_split9, oc_split10, oc_line8,
                                                    oc_line9, oc_line10, oc_line11, oc_line12,
                                                    oc_line13, oc_line14, oc_line15,
-                                                   exit_loop48, exit_loop64, exit_loop80,
-                                                   exit_loop96, exit_loop112, exit_loop160,
+                                                   exit_loop32, exit_loop64, exit_loop96,
+                                                   exit_loop128, exit_loop160, exit_loop192,
                                                    exit_loop256, exit_loop512, exit_loop1024,
                                                    taken_adds4, taken_adds6, taken_adds8,
                                                    adds6_store, adds6_vstore, chain_rows,
-                                                   chain_one_row};
+                                                   chain_one_row, fold_lat, shl_lat, fold_shl_lat,
+                                                   cmov_data_lat, fuse_test, fuse_dec,
+                                                   loop_ops1, loop_ops2, loop_ops3, loop_ops4,
+                                                   loop_ops5, loop_ops6, loop_ops7, loop_ops8,
+                                                   loop_ops9, loop_ops10, loop_ops11, loop_ops12,
+                                                   loop_ops13, loop_ops14, loop_ops15, loop_ops16,
+                                                   loop_ops17, loop_ops18, loop_ops19, loop_ops20,
+                                                   loop_ops21, loop_ops22};
     static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                                  1, 1, 1, 1, 1, 1, 1, 1,
                                                  16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                                 1, 1, 1, 1, 1, 1, 1};
+                                                 1, 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     /* Runs are passes over every benchmark, so that a benchmark's runs are
      * far apart in time: a busy neighbour on the core lasts tens of
      * milliseconds, longer than one benchmark's samples. */
@@ -1052,6 +1214,8 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     derive_exits(m, d, report);
     derive_loop_alu(m, d, report);
     derive_chain(m, d, report);
+    derive_rename(m, d, report);
+    derive_loop_ops(m, d, report);
     m->probe_cycles = d[PR];
     m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
     m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;

@@ -355,6 +355,11 @@ static void offset_arithmetic(const cm_decoder *d, const char *m, const cs_insn 
     }
     if (o->offset_move && (o->offset_src < CM_REG_GPR0 || o->offset_src >= CM_REG_VEC0))
         o->offset_move = false;
+    /* Folded at rename (fold_latency): a constant added to a 64-bit
+     * register, into the same register for add/sub/inc/dec; not a copy. */
+    if (o->offset_move && strcmp(m, "mov") != 0 && o->offset > -FOLD_IMM_LIMIT &&
+        o->offset < FOLD_IMM_LIMIT && dst != CM_REG_RSP && o->offset_src != CM_REG_RSP)
+        o->foldable = true;
 }
 
 /* dst = a constant: mov $imm into a GPR of 4 or 8 bytes (a 4-byte write
@@ -501,6 +506,12 @@ unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t 
     o->fusible = (!strcmp(m, "cmp") || !strcmp(m, "test")) &&
                  !(o->load && insn->detail->x86.op_count == 2 &&
                    insn->detail->x86.operands[1].type == X86_OP_IMM);
+    /* add/sub/and/inc/dec of a register (not read-modify-write memory)
+     * fuse with a following jcc on Intel's cores since Sandy Bridge */
+    o->fusible_alu = (!strcmp(m, "add") || !strcmp(m, "sub") || !strcmp(m, "and") ||
+                      !strcmp(m, "inc") || !strcmp(m, "dec")) &&
+                     !o->store && !(o->load && insn->detail->x86.op_count == 2 &&
+                                    insn->detail->x86.operands[1].type == X86_OP_IMM);
     o->macro_ops = macro_ops_of(o, m);
     return insn->size;
 }

@@ -81,7 +81,9 @@ typedef struct {
 /* What a calibration measures: a profile written by an older mtool lacks
  * what came since (2: bypass delays and the loop front end; 3: loop exits,
  * the ALU time of taken branches and stored data, vector store-to-load
- * forwarding, chains through nested loops; 4: the model's self-check). */
+ * forwarding, chains through nested loops; 4: immediate folding, the
+ * data latency of cmov, add/sub/and/inc/dec + jcc fusion, the cycles of
+ * small loops by their op count, and the model's self-check). */
 #define MT_MACHINE_PROFILE_VERSION 4
 
 typedef struct {
@@ -120,6 +122,24 @@ typedef struct {
      * runs ahead of one into the next entry's independent chain
      * (calibrated; 0: no overlap). */
     double chain_loads;
+    /* Immediate folding at rename (Intel's Golden Cove family; calibrated,
+     * 0: none): a 64-bit add/sub $imm, inc, dec or lea disp(r) whose flags
+     * nothing reads takes no execution pipe and passes its input on in
+     * fold_latency cycles; a shift or rotate reading its result waits
+     * fold_shift_cycles more (the constant is materialized first). */
+    double fold_latency, fold_shift_cycles;
+    /* A cmov's data inputs reach its result in cmov_data_cycles (0: one
+     * ALU cycle, as on Zen; its flags input: the cmov class latency). */
+    double cmov_data_cycles;
+    /* add/sub/and/inc/dec + jcc fuse into one op (Intel), like cmp/test + jcc. */
+    bool fuse_alu_jcc;
+    /* Cycles per iteration of a loop of n ops (fused, in one contiguous
+     * run of code), loop_ops_cycles[n] for n = 1 .. MT_LOOP_OPS_MAX when a
+     * core runs small loops slower than ops / dispatch width (the Xeon
+     * family 6 model 207: 9 to 12 ops take 2 cycles, 17 and 18 take 3);
+     * 0: not measured, no such bound. */
+#define MT_LOOP_OPS_MAX 24
+    double loop_ops_cycles[MT_LOOP_OPS_MAX + 1];
     bool has_avx512;
     uint16_t pipes[MT_IC_COUNT];              /* bit set of MT_PIPE_* */
     mt_timing timing[MT_IC_COUNT][MT_W_COUNT];

@@ -303,6 +303,12 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     fprintf(fp, "stores_take_alu %d\ntaken_alu_cycles %.3f\nexit_trips %.0f\nexit_cycles %.1f\n"
                 "chain_loads %.1f\n", m->stores_take_alu, m->taken_alu_cycles, m->exit_trips,
             m->exit_cycles, m->chain_loads);
+    fprintf(fp, "fold_latency %.3f\nfold_shift_cycles %.3f\ncmov_data_cycles %.3f\nfuse_alu_jcc %d\n",
+            m->fold_latency, m->fold_shift_cycles, m->cmov_data_cycles, m->fuse_alu_jcc);
+    fprintf(fp, "# cycles per iteration of a loop of N ops (none listed: no such bound)\n");
+    for (int n = 1; n <= MT_LOOP_OPS_MAX; n++)
+        if (m->loop_ops_cycles[n] > 0)
+            fprintf(fp, "loop_ops %d %.3f\n", n, m->loop_ops_cycles[n]);
     fprintf(fp, "# class pipes(bits: alu0-5 agu0-3 fp0-5) then latency/rthroughput at 128 256 512\n");
     for (int c = 0; c < MT_IC_COUNT; c++) {
         fprintf(fp, "class %s 0x%03x", class_names[c], m->pipes[c]);
@@ -391,6 +397,21 @@ static const char *parse_bypass_line(const char *rest, mt_machine *m)
     return NULL;
 }
 
+static const char *parse_loop_ops_line(const char *rest, mt_machine *m)
+{
+    int n;
+    double v;
+    char extra;
+    if (sscanf(rest, "%d %lf %c", &n, &v, &extra) != 2)
+        return "expected OPS CYCLES";
+    if (n < 1 || n > MT_LOOP_OPS_MAX)
+        return "ops outside 1..24";
+    if (!(v > 0 && v < 100))
+        return "cycles outside (0, 100)";
+    m->loop_ops_cycles[n] = v;
+    return NULL;
+}
+
 /* A numeric key: where it goes and the values a real machine can have. */
 typedef struct {
     const char *key;
@@ -407,7 +428,8 @@ static const number_key number_keys[] = {
     NUM(probe_cycles, 0, 100), NUM(fetch_window, 0, 4096), NUM(loop_split_ops, 0, 64),
     NUM(loop_line_ops, 0, 64), NUM(loop_overfull_cycles, 0, 64), NUM(taken_alu_cycles, 0, 10),
     NUM(exit_trips, 0, 1e6), NUM(exit_cycles, 0, 1000), NUM(chain_loads, 0, 1000),
-    FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512),
+    NUM(fold_latency, 0, 10), NUM(fold_shift_cycles, 0, 20), NUM(cmov_data_cycles, 0, 20),
+    FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512), FLAG(fuse_alu_jcc),
     /* the self-check: errors of -100% (nothing predicted) up to 1000x */
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
     NUM(check_worst_error_pct, -100, 1e5),
@@ -459,6 +481,8 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         return parse_class_line(rest, m);
     if (!strcmp(key, "bypass"))
         return parse_bypass_line(rest, m);
+    if (!strcmp(key, "loop_ops"))
+        return parse_loop_ops_line(rest, m);
     for (size_t i = 0; i < MT_ARRAY_LEN(number_keys); i++)
         if (!strcmp(key, number_keys[i].key))
             return parse_number_key(&number_keys[i], rest, m);
@@ -471,6 +495,7 @@ int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err)
     /* A profile lists every bypass delay it measured: none listed is none
      * measured (profiles from before they were calibrated included). */
     memset(m->bypass, 0, sizeof m->bypass);
+    memset(m->loop_ops_cycles, 0, sizeof m->loop_ops_cycles); /* likewise */
     m->version = 1; /* the first profiles had no version line */
     char line[1024];
     int lineno = 0;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """bench/costmodel/run.py — `make bench`: the cost model against measured
-core cycles, side by side with llvm-mca-14 -mcpu=znver3, in one run.
+core cycles, side by side with llvm-mca-19 -mcpu=native (the best public
+model, told the CPU it runs on; llvm-mca-14 -mcpu=znver3 when llvm-19 is
+not installed), in one run.
 
 For every L1-resident kernel of bench/costmodel/kernels.c, built with gcc and
 clang at -O2 and -O3:
@@ -18,7 +20,9 @@ clang at -O2 and -O3:
              loops): the procedure total of `mtool analyze --costs --counts`,
              per call;
   llvm-mca   the same sum with each block's cycles from llvm-mca
-             (block as a loop body, 100 iterations).
+             (block as a loop body, 100 iterations): llvm-mca-19 -mcpu=native
+             (Debian package llvm-19), else llvm-mca-14 -mcpu=znver3 with a
+             message saying so.
 Error = predicted / measured - 1.  Then the memory-bound kernels
 (bench/costmodel/membound.c): predicted must be far below measured.
 
@@ -148,6 +152,35 @@ def costs(exe, counts, tag):
 MCA_CACHE = {}
 
 
+def mca_command():
+    """llvm-mca-19 for this CPU (-mcpu=native: the host's model, e.g.
+    sapphirerapids for a Xeon family 6 model 207), else llvm-mca-14 for a
+    Zen 3, the only one Debian's llvm-14 had that was close to the machines
+    then."""
+    if shutil.which("llvm-mca-19"):
+        return ["llvm-mca-19", "-mcpu=native"]
+    if shutil.which("llvm-mca-14"):
+        print("bench: llvm-mca-19 is not installed (Debian package llvm-19: .ci/install-deps.sh); "
+              "comparing with llvm-mca-14 -mcpu=znver3 instead", file=sys.stderr)
+        return ["llvm-mca-14", "-mcpu=znver3"]
+    print("bench: no llvm-mca (install llvm-19): its column is nan", file=sys.stderr)
+    return None
+
+
+MCA = mca_command()
+
+
+def mca_cpu():
+    """What llvm-mca models (its -mcpu=native resolves to a CPU name)."""
+    if not MCA:
+        return "none"
+    if MCA[1] != "-mcpu=native":
+        return " ".join(MCA)
+    r = subprocess.run([MCA[0], "--version"], capture_output=True, text=True)
+    m = re.search(r"Host CPU: (\S+)", r.stdout + r.stderr)
+    return "%s (%s)" % (" ".join(MCA), m.group(1) if m else "?")
+
+
 def mca_cycles(exe, start, end):
     key = (exe, start, end)
     if key in MCA_CACHE:
@@ -162,7 +195,10 @@ def mca_cycles(exe, start, end):
         ins = re.sub(r"\s+#.*$", "", m.group(1))
         ins = re.sub(r"\b([0-9a-f]+) <[^>]*>", r"0x\1", ins)
         asm.append(ins)
-    r = subprocess.run(["llvm-mca-14", "-mcpu=znver3", "-iterations=100"], input="\n".join(asm) + "\n",
+    if not MCA:
+        MCA_CACHE[key] = float("nan")
+        return MCA_CACHE[key]
+    r = subprocess.run(MCA + ["-iterations=100"], input="\n".join(asm) + "\n",
                        capture_output=True, text=True)
     m = re.search(r"Total Cycles:\s+(\d+)", r.stdout)
     c = int(m.group(1)) / 100 if m else float("nan")
@@ -225,10 +261,23 @@ def quantile(xs, q):
 
 def kernel_table():
     rows = []
+    exes = {}
     for cc, opt in VARIANTS:
         tag = "%s%s" % (cc, opt)
-        exe = build(cc, opt, "kernels.c", "kernels-" + tag)
-        meas = measure(exe, RUNS)
+        exes[tag] = build(cc, opt, "kernels.c", "kernels-" + tag)
+    # Runs are passes over every build, so that one build's runs are far
+    # apart in time: other tenants' threads keep a physical core busy for a
+    # minute or more at a time, which slowed every sample of every run of
+    # one build by up to 2x when its runs came back to back.
+    meas_all = {tag: {} for tag in exes}
+    for _ in range(RUNS):
+        for tag, exe in exes.items():
+            for k, v in measure(exe, 1).items():
+                meas_all[tag].setdefault(k, []).extend(v)
+    for cc, opt in VARIANTS:
+        tag = "%s%s" % (cc, opt)
+        exe = exes[tag]
+        meas = meas_all[tag]
         ours, mca, limit = predict(exe, tag, ["all", "1"])
         for k in sorted(meas):
             if k not in ours:
@@ -241,6 +290,7 @@ def kernel_table():
           "x %d TSC samples (other tenants share the physical core: 'median+' is how much slower "
           "the median sample was), core cycles per call" % (
               len({r[0] for r in rows}), len(VARIANTS), RUNS, SAMPLES))
+    print("  llvm-mca: %s" % mca_cpu())
     print("  %-16s %-10s %10s %7s %10s %8s %10s %8s  %s" % (
         "kernel", "build", "measured", "median+", "mtool", "error", "llvm-mca", "error", "mtool's bound"))
     eo, em = [], []
@@ -328,11 +378,21 @@ def calibrate():
     """Predictions use a profile of this machine, measured now into the
     bench's own config directory (the shipped default is another CPU's)."""
     os.environ["XDG_CONFIG_HOME"] = os.path.join(OUT, "config")
-    r = subprocess.run([MTOOL, "calibrate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True, check=True)
+    # The clock check refuses a calibration when its references disagree,
+    # which a burst of other tenants' load can cause: try again a few times.
+    for attempt in range(5):
+        r = subprocess.run([MTOOL, "calibrate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+        if r.returncode == 0:
+            break
+        print("bench: mtool calibrate failed (attempt %d): %s" % (
+            attempt + 1, (r.stderr.strip().splitlines() or ["?"])[-1]), file=sys.stderr)
+    else:
+        sys.exit("bench: mtool calibrate failed 5 times")
     keep = ("add tput", "shift tput", "jcc not taken", "taken loop", "load tput", "store tput",
             "vector st-to-ld", "fadd lat", "loop across", "loop front end", "loop exit:",
-            "taken branch in a loop", "chain through memory", "TSC")
+            "taken branch in a loop", "chain through memory", "immediate folding",
+            "loops by op count", "small-loop table", "bypass", "TSC")
     print("bench: mtool calibrate into %s:" % os.environ["XDG_CONFIG_HOME"])
     for line in r.stderr.splitlines():
         if line.strip().startswith(keep):

@@ -409,6 +409,79 @@ static void test_loop_alu(void)
     mt_predictor_free(before);
 }
 
+/* Rename-time rules a calibration may find (Intel's Golden Cove family;
+ * the figures here are made up, each rule checked against its own): an
+ * immediate add folded when its flags are dead, a shift after it waiting
+ * for the constant, a cmov's data latency, dec + jcc fused, and a small
+ * loop's cycles from the op-count table. */
+static void test_rename_rules(void)
+{
+    static const uint8_t adds[] = {0x48, 0x83, 0xc0, 0x08, 0x48, 0x83, 0xc0, 0x08, 0x48, 0x83,
+                                   0xc0, 0x08, 0x48, 0x83, 0xc0, 0x08}; /* add $8,%rax x 4 */
+    static const uint8_t add_shl[] = {0x48, 0x83, 0xc0, 0x08, 0x48, 0xc1, 0xe0, 0x02}; /* add $8; shl $2 */
+    static const uint8_t add_setz[] = {0x48, 0x83, 0xc0, 0x01, 0x0f, 0x94, 0xc3}; /* add $1; setz %bl */
+    static const uint8_t big[] = {0x48, 0x05, 0x00, 0x04, 0x00, 0x00}; /* add $1024,%rax */
+    static const uint8_t cmov[] = {0x48, 0x85, 0xdb, 0x48, 0x0f, 0x45, 0xc2}; /* test %rbx,%rbx; cmovne %rdx,%rax */
+    static const uint8_t dec_jne[] = {0x48, 0xff, 0xc9, 0x75, 0xfb}; /* dec %rcx; jne */
+    uint8_t xors[64];
+    size_t nx = 0;
+    for (int i = 0; i < 7; i++) /* xor %r8d,%r8d x 7, dec %rcx, test %rcx,%rcx, jne: 9 ops */
+        xors[nx++] = 0x45, xors[nx++] = 0x31, xors[nx++] = 0xc0;
+    static const uint8_t ctl[] = {0x48, 0xff, 0xc9, 0x48, 0x85, 0xc9, 0x75, 0xe9};
+    memcpy(xors + nx, ctl, sizeof ctl), nx += sizeof ctl;
+
+    mt_machine m = machine;
+    m.fold_latency = m.fold_shift_cycles = m.cmov_data_cycles = 0;
+    m.fuse_alu_jcc = false;
+    memset(m.loop_ops_cycles, 0, sizeof m.loop_ops_cycles);
+    mt_error err;
+    mt_predictor *off = mt_predictor_new(&m, &err);
+    m.fold_latency = 0.25;
+    m.fold_shift_cycles = 1.5;
+    m.cmov_data_cycles = 1.75;
+    m.fuse_alu_jcc = true;
+    m.loop_ops_cycles[9] = 2.5;
+    mt_predictor *on = mt_predictor_new(&m, &err);
+    mt_block_context once = {0}, loop = {.steady_state = true, .taken_exit = true};
+    mt_block_cost a, b;
+    mt_predict_block(off, adds, sizeof adds, 0x1000, &once, &a);
+    mt_predict_block(on, adds, sizeof adds, 0x1000, &once, &b);
+    CHECK(near(a.bounds[MT_BOUND_LATENCY], 4 * lat(MT_IC_ALU)) &&
+              near(b.bounds[MT_BOUND_LATENCY], 4 * 0.25) && b.bounds[MT_BOUND_PIPES] < 0.01 &&
+              near(b.bounds[MT_BOUND_DISPATCH], 4 / m.dispatch_width),
+          "4 dependent add $8: %.2f cycles, folded %.2f (4 x 0.25) on no pipe (%.2f) but 4 "
+          "dispatch slots (%.2f)", a.bounds[MT_BOUND_LATENCY], b.bounds[MT_BOUND_LATENCY],
+          b.bounds[MT_BOUND_PIPES], b.bounds[MT_BOUND_DISPATCH]);
+    mt_predict_block(on, add_shl, sizeof add_shl, 0x1000, &loop, &b);
+    CHECK(near(b.bounds[MT_BOUND_RECURRENCE], 0.25 + 1.5 + lat(MT_IC_SHIFT)),
+          "add $8 then shl: the shift waits for the folded constant, %.2f a round (%.2f expected)",
+          b.bounds[MT_BOUND_RECURRENCE], 0.25 + 1.5 + lat(MT_IC_SHIFT));
+    mt_predict_block(on, add_setz, sizeof add_setz, 0x1000, &loop, &b);
+    mt_predict_block(on, big, sizeof big, 0x1000, &loop, &a);
+    CHECK(near(b.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_ALU)) &&
+              near(a.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_ALU)),
+          "not folded: an add whose flags a setz reads (%.2f), an add of 1024 (%.2f)",
+          b.bounds[MT_BOUND_RECURRENCE], a.bounds[MT_BOUND_RECURRENCE]);
+    mt_predict_block(off, cmov, sizeof cmov, 0x1000, &loop, &a);
+    mt_predict_block(on, cmov, sizeof cmov, 0x1000, &loop, &b);
+    CHECK(near(a.bounds[MT_BOUND_RECURRENCE], lat(MT_IC_ALU)) && near(b.bounds[MT_BOUND_RECURRENCE], 1.75),
+          "a chain through cmov's data input: %.2f cycles (an ALU's), %.2f with cmov_data_cycles 1.75",
+          a.bounds[MT_BOUND_RECURRENCE], b.bounds[MT_BOUND_RECURRENCE]);
+    mt_predict_block(off, dec_jne, sizeof dec_jne, 0x1000, &loop, &a);
+    mt_predict_block(on, dec_jne, sizeof dec_jne, 0x1000, &loop, &b);
+    CHECK(near(a.bounds[MT_BOUND_DISPATCH], 2 / m.dispatch_width) &&
+              near(b.bounds[MT_BOUND_DISPATCH], 1 / m.dispatch_width),
+          "dec + jne: 2 ops, 1 fused (%.3f, %.3f cycles of dispatch)", a.bounds[MT_BOUND_DISPATCH],
+          b.bounds[MT_BOUND_DISPATCH]);
+    mt_predict_block(off, xors, nx, 0x1000, &loop, &a);
+    mt_predict_block(on, xors, nx, 0x1000, &loop, &b);
+    CHECK(b.limit == MT_BOUND_FETCH && near(b.cycles, 2.5) && a.cycles < 2.4,
+          "a loop of 9 ops: %.2f cycles by the small-loop table (2.5), %.2f without one", b.cycles,
+          a.cycles);
+    mt_predictor_free(on);
+    mt_predictor_free(off);
+}
+
 /* Hand-made costs for a hand-built procedure: every block `cycles`. */
 static void make_costs(mt_program_costs *c, const mt_procedure *proc, const double *cycles)
 {
@@ -542,6 +615,13 @@ static void test_shipped_profiles(void)
           "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows, no "
           "loop-exit, taken-branch, store-data or chain figures)",
           z3.source, z3.timing[MT_IC_FADD][MT_W128].latency);
+    bool none = true;
+    for (int n = 0; n <= MT_LOOP_OPS_MAX; n++)
+        none = none && z5.loop_ops_cycles[n] == 0 && z3.loop_ops_cycles[n] == 0;
+    CHECK(none && z5.fold_latency == 0 && z3.fold_latency == 0 && z5.cmov_data_cycles == 0 &&
+              !z5.fuse_alu_jcc && !z3.fuse_alu_jcc,
+          "the Zen profiles have none of the rename rules measured on Intel (folding, cmov data, "
+          "ALU + jcc fusion, the small-loop table)");
     CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
           "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
           z4.source, other.source);
@@ -566,6 +646,13 @@ static void test_profile_file(void)
     m.stores_take_alu = true;
     m.chain_loads = 40.5;
     m.timing[MT_IC_VSTLF][MT_W128].latency = 8.5;
+    m.fold_latency = 0.125;
+    m.fold_shift_cycles = 1.75;
+    m.cmov_data_cycles = 1.5;
+    m.fuse_alu_jcc = true;
+    memset(m.loop_ops_cycles, 0, sizeof m.loop_ops_cycles);
+    m.loop_ops_cycles[9] = 2;
+    m.loop_ops_cycles[24] = 4.5;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
@@ -575,7 +662,10 @@ static void test_profile_file(void)
               back.loop_split_ops == 5 && back.loop_line_ops == 10 && back.loop_overfull_cycles == 2.5 &&
               back.exit_trips == 96 && back.exit_cycles == 27.5 && back.taken_alu_cycles == 0.375 &&
               back.stores_take_alu && back.chain_loads == 40.5 &&
-              back.timing[MT_IC_VSTLF][MT_W128].latency == 8.5,
+              back.timing[MT_IC_VSTLF][MT_W128].latency == 8.5 && back.fold_latency == 0.125 &&
+              back.fold_shift_cycles == 1.75 && back.cmov_data_cycles == 1.5 && back.fuse_alu_jcc &&
+              back.loop_ops_cycles[9] == 2 && back.loop_ops_cycles[24] == 4.5 &&
+              back.loop_ops_cycles[10] == 0,
           "machine profile written and read back");
     CHECK(back.version == MT_MACHINE_PROFILE_VERSION, "a new profile carries this mtool's version");
     FILE *fp = fopen(path, "w");
@@ -596,6 +686,12 @@ static void test_profile_file(void)
     CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, ":2:") &&
               strstr(err.msg, "'taken_per_cycle'") && strstr(err.msg, "'9.7'"),
           "an out-of-range value is an error naming the line, key and value: %s", err.msg);
+    fp = fopen(path, "w");
+    fputs("version 4\nloop_ops 25 3.0\n", fp);
+    fclose(fp);
+    CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, ":2:") &&
+              strstr(err.msg, "'loop_ops'"),
+          "a small-loop entry beyond the table is refused: %s", err.msg);
     fp = fopen(path, "w");
     fputs("dispatch_width 4\nmoves_take_alu 0.5\n", fp);
     fclose(fp);
@@ -670,6 +766,7 @@ int main(void)
     test_bypass_delay();
     test_vector_forwarding();
     test_loop_alu();
+    test_rename_rules();
     test_loop_exits();
     test_memory_chain();
     test_shipped_profiles();

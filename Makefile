@@ -53,8 +53,14 @@ $(BUILD)/libmtool.a: $(LIB_OBJS) $(RUNTIME_BLOB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/mtool: $(UI_OBJS) $(BUILD)/libmtool.a
-	$(CC) $(LDFLAGS) -o $@ $(UI_OBJS) $(BUILD)/libmtool.a $(LDLIBS_ALL)
+# The kernels the cost model checks itself on at calibration (selfcheck/),
+# compiled with the system cc at fixed flags and linked into mtool as data.
+SELFCHECK_BLOB_OBJ := $(BUILD)/selfcheck/kernels_blob.o
+$(SELFCHECK_BLOB_OBJ): FORCE
+	@$(MAKE) -s -C selfcheck OUT=$(abspath $(BUILD)/selfcheck)
+
+$(BUILD)/mtool: $(UI_OBJS) $(BUILD)/libmtool.a $(SELFCHECK_BLOB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(UI_OBJS) $(SELFCHECK_BLOB_OBJ) $(BUILD)/libmtool.a $(LDLIBS_ALL)
 
 deps:
 	@sh .ci/install-deps.sh

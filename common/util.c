@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -219,4 +220,12 @@ void mt_escape_text(char *buf, size_t n, const char *s)
     }
     if (n)
         buf[k < n ? k : n - 1] = '\0';
+}
+
+void mt_json_number(FILE *fp, double v)
+{
+    if (isfinite(v))
+        fprintf(fp, "%.6g", v);
+    else
+        fputs("null", fp);
 }

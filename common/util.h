@@ -63,6 +63,9 @@ void mt_json_string(FILE *fp, const char *s);
  * ASCII kept, every other byte (and the backslash) as \xHH; cut short when
  * it does not fit. */
 void mt_escape_text(char *buf, size_t n, const char *s);
+/* A JSON number for a measured or derived figure (%.6g), null when it is not
+ * finite (a figure that does not exist). */
+void mt_json_number(FILE *fp, double v);
 /* Peak resident set size of this process in bytes (from getrusage). */
 uint64_t mt_peak_rss_bytes(void);
 

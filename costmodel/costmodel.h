@@ -83,7 +83,7 @@ typedef struct {
  * the ALU time of taken branches and stored data, vector store-to-load
  * forwarding, chains through nested loops; 4: immediate folding, the
  * data latency of cmov, add/sub/and/inc/dec + jcc fusion, the cycles of
- * small loops by their op count). */
+ * small loops by their op count, and the model's self-check). */
 #define MT_MACHINE_PROFILE_VERSION 4
 
 typedef struct {
@@ -148,6 +148,14 @@ typedef struct {
      * forward to FP adds in 2 cycles, to anything else in 3).  Calibrated
      * from chains alternating two classes; 0 where none was measured. */
     double bypass[MT_IC_COUNT];
+    /* The model's self-check at calibration (ui/selfcheck.c): compute-bound
+     * kernels predicted with this profile from pass-1 counts, against their
+     * measured time.  check_kernels 0: not checked (shipped profiles, older
+     * calibrations); the other figures then mean nothing. */
+    double check_kernels;          /* kernels predicted and measured */
+    double check_median_error_pct; /* median over them of |predicted / measured - 1|, % */
+    double check_worst_error_pct;  /* the largest |error|, signed (+: over-predicted), % */
+    char check_worst_kernel[32];   /* ... and its kernel */
 } mt_machine;
 
 const char *mt_iclass_name(mt_iclass c);
@@ -158,12 +166,15 @@ const char *mt_width_name(mt_width w);
  * else of this family, else the newest.  mt_machine_default: for this CPU. */
 void mt_machine_shipped(mt_machine *m, int family, int model);
 void mt_machine_default(mt_machine *m);
+/* The shipped profile measured on this CPU's own family and model into *m;
+ * false (m untouched) when mtool ships none for it. */
+bool mt_machine_shipped_for_this_cpu(mt_machine *m);
 /* This CPU's "model name" ("unknown" when /proc/cpuinfo has none). */
 void mt_machine_cpu_model(char *buf, size_t n);
 /* $XDG_CONFIG_HOME/mtool/machine-<model>.txt (~/.config when unset). */
 char *mt_machine_profile_path(const char *cpu_model);
 /* Loads the profile calibrated for this CPU, or the default one: `*calibrated`
- * says which (callers warn when false).  -1 with err when a profile exists
+ * says which (callers calibrate when false: mt_ui_load_machine).  -1 with err when a profile exists
  * but cannot be read. */
 int mt_machine_load(mt_machine *m, bool *calibrated, mt_error *err);
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err);
@@ -315,10 +326,15 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):
  * its own blocks plus, for each call site to an estimable procedure, the
  * site's count x the callee's inclusive prediction per call.  Recursive
- * calls are left out.  total and per_call have nprocs values each. */
+ * calls are left out.  A leaf that runs straight through, called from a
+ * loop, overlaps the loop's other iterations like inlined code: its cost
+ * there is per_call_in_loop (its throughput; the loop's recurrence through
+ * it is on the caller's loop header).  total, per_call and per_call_in_loop
+ * have nprocs values each. */
 typedef struct {
     double *total;
     double *per_call;
+    double *per_call_in_loop;
 } mt_inclusive;
 void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
                             const uint64_t *counts, mt_inclusive *out);

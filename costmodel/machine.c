@@ -315,6 +315,18 @@ void mt_machine_default(mt_machine *m)
     mt_machine_shipped(m, family[0] ? atoi(family) : -1, model[0] ? atoi(model) : -1);
 }
 
+bool mt_machine_shipped_for_this_cpu(mt_machine *m)
+{
+    char name[256], family[32], model[32];
+    read_cpuinfo(name, sizeof name, family, model, sizeof family);
+    int f = family[0] ? atoi(family) : -1, mo = model[0] ? atoi(model) : -1;
+    const shipped_profile *sp = shipped_for(f, mo);
+    if (sp->family != f || sp->model != mo)
+        return false;
+    mt_machine_shipped(m, f, mo);
+    return true;
+}
+
 /* The model name and, since one name can cover several generations (a KVM
  * guest's "AMD EPYC" was a Zen 5, then a Zen 3, then a Zen 5 again here),
  * the family and model numbers: "AMD EPYC (family 25, model 1)". */
@@ -373,6 +385,11 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     for (int c = 0; c < MT_IC_COUNT; c++)
         if (m->bypass[c] > 0)
             fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
+    if (m->check_kernels > 0)
+        fprintf(fp, "# the model's self-check: kernels, median |error| %%, worst error %% and its kernel\n"
+                    "check_kernels %.0f\ncheck_median_error_pct %.2f\ncheck_worst_error_pct %.2f\n"
+                    "check_worst_kernel %s\n", m->check_kernels, m->check_median_error_pct,
+                m->check_worst_error_pct, m->check_worst_kernel[0] ? m->check_worst_kernel : "none");
 }
 
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err)
@@ -478,6 +495,9 @@ static const number_key number_keys[] = {
     NUM(exit_trips, 0, 1e6), NUM(exit_cycles, 0, 1000), NUM(chain_loads, 0, 1000),
     NUM(fold_latency, 0, 10), NUM(fold_shift_cycles, 0, 20), NUM(cmov_data_cycles, 0, 20),
     FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512), FLAG(fuse_alu_jcc),
+    /* the self-check: errors of -100% (nothing predicted) up to 1000x */
+    NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
+    NUM(check_worst_error_pct, -100, 1e5),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)
@@ -512,6 +532,14 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         if (end == rest || *end || v < 1 || v > 1000)
             return "not a version number";
         m->version = (int)v;
+        return NULL;
+    }
+    if (!strcmp(key, "check_worst_kernel")) {
+        size_t n = strlen(rest);
+        if (n == 0 || n >= sizeof m->check_worst_kernel ||
+            strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
+            return "not a kernel name (letters, digits and _, at most 31)";
+        memcpy(m->check_worst_kernel, rest, n + 1);
         return NULL;
     }
     if (!strcmp(key, "class"))

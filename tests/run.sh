@@ -2,8 +2,8 @@
 # tests/run.sh — the default test suite (`make test`): unit tests, structure
 # tests over the samples, the callgrind block oracle over every sample, pass 1
 # (instrumented runs and their counts against callgrind), the runtime
-# (threads, fork, exec, signals), unwinding through relocated code, bad input, JSON
-# validity and the command line.  All C tests run under
+# (threads, fork, exec, signals), unwinding through relocated code, pass 2, count --json,
+# the history, bad input, JSON validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
 #
@@ -114,6 +114,15 @@ run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" 
 # threads, bad run directories.
 run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh
+
+# Pass 1's JSON (count --json, count.json): the text summary's figures,
+# counts.tsv x the analysis, the program's status, names that need escaping.
+run "count --json" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/count_json.sh
+
+# The cost model's self-check: made at calibration, kept in the profile,
+# stated (and warned about) by every report that predicts.
+run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/kernels" \
+    SAMPLES="$SAMPLES" sh tests/modelcheck.sh
 
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh

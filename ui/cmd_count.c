@@ -28,22 +28,27 @@ const char mt_count_usage[] =
     "into DIR (for instance during a test suite, with $MTOOL_OUT=DIR) are merged\n"
     "and summarized instead.\n"
     "\n"
+    "The summary goes to stderr; the same figures, machine-readable, go to\n"
+    "RUNDIR/count.json (docs/REPORT.md).\n"
+    "\n"
     "options:\n"
-    "  -o RUNDIR        where to keep the run: profiles/, counts.tsv, summary.txt\n"
-    "                   (default: $XDG_CACHE_HOME/mtool/runs/NAME-TIME-PID)\n"
+    "  -o RUNDIR        where to keep the run: profiles/, counts.tsv, call_targets.tsv,\n"
+    "                   count.json (default: $XDG_CACHE_HOME/mtool/runs/NAME-TIME-PID)\n"
+    "  --json           also print count.json on stdout (after whatever the program\n"
+    "                   itself printed there: redirect it, or read RUNDIR/count.json)\n"
     "  --no-baseline    skip the uninstrumented run (no slowdown figure)\n"
     "  --no-store       do not record the run in the history (see 'mtool help history')\n"
     "  --baseline-runs N  run it N times and keep the run with the least user time\n"
     "                   (other processes only ever add time; default 1)\n"
     "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
-    "  --top N          procedures and loops to list (default 10)\n"
+    "  --top N          procedures and loops to list (default 10; JSON has all)\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
 
 typedef struct {
     const char *rundir;
     const char *profiles; /* --profiles: merge these instead of running */
     char **argv; /* BIN ARGS... */
-    bool no_baseline, verbose, no_store;
+    bool no_baseline, verbose, no_store, json;
     int top, baseline_runs;
 } count_args;
 
@@ -63,6 +68,8 @@ static int parse_args(int argc, char **argv, count_args *a)
             a->no_baseline = true;
         else if (strcmp(s, "--no-store") == 0)
             a->no_store = true;
+        else if (strcmp(s, "--json") == 0)
+            a->json = true;
         else if (strcmp(s, "--baseline-runs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
             a->baseline_runs = atoi(argv[++i]);
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
@@ -204,22 +211,49 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
         fprintf(fp, "  (none executed)\n");
 }
 
-static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
-                          const mt_instrumented *ins, const profile_merge *m, const totals *t,
-                          const mt_run_result *base, const mt_run_result *run)
+/* Everything the summary reports, as text (stderr) or JSON (count.json). */
+typedef struct {
+    const mt_program *prog;
+    const count_args *a;
+    const char *rundir;
+    const mt_instrumented *ins;
+    const profile_merge *m;
+    const totals *t;
+    const mt_run_result *base, *run; /* NULL: not run */
+    const mt_figure2 *fig;
+} summary;
+
+static void describe_status(const summary *s, char *buf, size_t n)
 {
-    char st[PATH_MAX + 64];
-    if (run)
-        mt_describe_status(st, sizeof st, run->status);
+    if (s->run)
+        mt_describe_status(buf, n, s->run->status);
     else
-        snprintf(st, sizeof st, "profiles merged from %s", a->profiles);
+        snprintf(buf, n, "profiles merged from %s", s->a->profiles);
+}
+
+/* The counting slowdown in user + system time; NAN when the uninstrumented
+ * run was too short to say. */
+static double slowdown(const summary *s)
+{
+    const mt_run_result *b = s->base, *r = s->run;
+    return b && r && b->user + b->sys > 0.05 ? (r->user + r->sys) / (b->user + b->sys) : NAN;
+}
+
+static void print_summary(FILE *fp, const summary *s)
+{
+    const count_args *a = s->a;
+    const profile_merge *m = s->m;
+    const totals *t = s->t;
+    const mt_run_result *base = s->base, *run = s->run;
+    char st[PATH_MAX + 64];
+    describe_status(s, st, sizeof st);
     fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", a->argv[0], m->nprocesses,
             m->nprocesses == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s", st);
     if (m->nother || m->nincomplete)
         fprintf(fp, "  skipped: %u profile%s of other binaries or builds, %u of processes that "
                     "died before writing a header (no counts)\n",
                 m->nother, m->nother == 1 ? "" : "s", m->nincomplete);
-    fputs(ins->report, fp);
+    fputs(s->ins->report, fp);
     fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
                 " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64
                 " writes); %" PRIu64 " of %" PRIu64 " counted blocks ran\n",
@@ -232,21 +266,216 @@ static void print_summary(FILE *fp, const mt_program *prog, const count_args *a,
     if (run) {
         fprintf(fp, "measured, instrumented run:   user %.3f s, system %.3f s, wall %.3f s",
                 run->user, run->sys, run->wall);
-        if (base && base->user + base->sys > 0.05)
-            fprintf(fp, " (counting slowdown %.2fx in user+system time)",
-                    (run->user + run->sys) / (base->user + base->sys));
+        if (!isnan(slowdown(s)))
+            fprintf(fp, " (counting slowdown %.2fx in user+system time)", slowdown(s));
         fputc('\n', fp);
     }
-    mt_run_times bt = {base ? base->user : 0, base ? base->sys : 0, base ? base->tsc_per_cycle : 0};
-    mt_run_times rt = {run ? run->user : 0, run ? run->sys : 0, run ? run->tsc_per_cycle : 0};
-    mt_print_predicted_summary(fp, prog, t->block_counts, t->blocks, base ? &bt : NULL,
-                               run ? &rt : NULL);
+    mt_print_figure2(fp, s->fig);
     for (int loops = 0; loops < 2; loops++) {
         size_t n;
-        object_row *rows = collect_rows(prog, t, loops, &n);
-        print_rows(fp, prog, rows, n, a->top, t->reads + t->writes, loops);
+        object_row *rows = collect_rows(s->prog, t, loops, &n);
+        print_rows(fp, s->prog, rows, n, a->top, t->reads + t->writes, loops);
         free(rows);
     }
+}
+
+/* ---- count.json (schema mtool.count, docs/REPORT.md) ---------------------- */
+
+static void json_u64_field(FILE *fp, const char *name, uint64_t v)
+{
+    fprintf(fp, ",\"%s\":%" PRIu64, name, v);
+}
+
+static void json_num_field(FILE *fp, const char *name, double v)
+{
+    fprintf(fp, ",\"%s\":", name);
+    mt_json_number(fp, v);
+}
+
+/* A string field, or null. */
+static void json_str_field(FILE *fp, const char *name, const char *v)
+{
+    fprintf(fp, ",\"%s\":", name);
+    if (v)
+        mt_json_string(fp, v);
+    else
+        fputs("null", fp);
+}
+
+/* "source" as the text shows it, and its file and line apart (null without DWARF). */
+static void json_source(FILE *fp, const mt_program *prog, const mt_procedure *p, uint32_t block)
+{
+    char src[PATH_MAX + 32];
+    const mt_block *b = &p->blocks[block];
+    bool known = b->file && b->file < prog->nfiles;
+    fprintf(fp, ",\"address\":\"0x%" PRIx64 "\"", b->start);
+    json_str_field(fp, "source", source_of(prog, p, block, src, sizeof src));
+    json_str_field(fp, "file", known ? prog->files[b->file] : NULL);
+    if (known)
+        fprintf(fp, ",\"line\":%u", b->line);
+    else
+        fputs(",\"line\":null", fp);
+}
+
+static void json_rows(FILE *fp, const summary *s, bool loops)
+{
+    size_t n;
+    object_row *rows = collect_rows(s->prog, s->t, loops, &n);
+    uint64_t total = s->t->reads + s->t->writes;
+    fprintf(fp, ",\"%s\":[", loops ? "loops" : "procedures");
+    for (size_t i = 0; i < n; i++) {
+        const object_row *r = &rows[i];
+        const mt_procedure *p = &s->prog->procs[r->proc];
+        fputs(i ? ",{" : "{", fp);
+        if (loops) {
+            const mt_loop *lp = &p->loops[r->loop];
+            fputs("\"procedure\":", fp);
+            mt_json_string(fp, p->name);
+            fprintf(fp, ",\"loop\":%u,\"depth\":%u", r->loop, lp->depth);
+            json_source(fp, s->prog, p, lp->header);
+        } else {
+            fputs("\"name\":", fp);
+            mt_json_string(fp, p->name);
+            json_source(fp, s->prog, p, 0);
+        }
+        json_u64_field(fp, "memory_ops", r->memops);
+        json_num_field(fp, "memory_ops_percent",
+                       total ? 100.0 * (double)r->memops / (double)total : NAN);
+        json_u64_field(fp, "instructions", r->insns);
+        json_u64_field(fp, loops ? "header_executions" : "entries", r->entries);
+        fputc('}', fp);
+    }
+    fputc(']', fp);
+    free(rows);
+}
+
+static void json_run(FILE *fp, const char *name, const mt_run_result *r, int runs, double slow)
+{
+    fprintf(fp, ",\"%s\":", name);
+    if (!r) {
+        fputs("null", fp);
+        return;
+    }
+    fputs("{\"user_seconds\":", fp);
+    mt_json_number(fp, r->user);
+    json_num_field(fp, "system_seconds", r->sys);
+    json_num_field(fp, "wall_seconds", r->wall);
+    json_num_field(fp, "tsc_per_cycle", r->tsc_per_cycle);
+    if (runs)
+        fprintf(fp, ",\"runs\":%d", runs);
+    else
+        json_num_field(fp, "slowdown", slow);
+    fputc('}', fp);
+}
+
+static void print_json(FILE *fp, const summary *s)
+{
+    const count_args *a = s->a;
+    const mt_rewrite_report *rw = &s->ins->rewrite;
+    const mt_figure2 *f = s->fig;
+    const totals *t = s->t;
+    char st[PATH_MAX + 64];
+    describe_status(s, st, sizeof st);
+    fputs("{\"schema\":\"mtool.count\",\"version\":1", fp);
+    json_str_field(fp, "binary", a->argv[0]);
+    fputs(",\"arguments\":[", fp);
+    for (char **arg = a->argv + 1; *arg; arg++) {
+        if (arg > a->argv + 1)
+            fputc(',', fp);
+        mt_json_string(fp, *arg);
+    }
+    fputc(']', fp);
+    json_str_field(fp, "run_directory", s->rundir);
+    fprintf(fp, ",\"ran\":%s", s->run ? "true" : "false");
+    json_str_field(fp, "profiles_merged_from", s->run ? NULL : a->profiles);
+    if (s->run)
+        fprintf(fp, ",\"exit_status\":%d", mt_exit_code(s->run->status));
+    else
+        fputs(",\"exit_status\":null", fp);
+    json_str_field(fp, "status", st);
+    fprintf(fp, ",\"processes\":%u,\"threads\":%u,\"profiles_skipped_other\":%u,"
+                "\"profiles_skipped_incomplete\":%u",
+            s->m->nprocesses, s->m->nthreads, s->m->nother, s->m->nincomplete);
+
+    fprintf(fp, ",\"instrumentation\":{\"procedures\":%u,\"procedures_candidates\":%u",
+            rw->nprocs_instrumented, rw->nprocs_candidates);
+    json_u64_field(fp, "blocks", rw->nblocks_instrumented);
+    json_u64_field(fp, "blocks_candidates", rw->nblocks_candidates);
+    json_u64_field(fp, "relocated_code_bytes", rw->code_bytes);
+    fprintf(fp, ",\"probes_saving_flags\":%u,\"self_loops_in_registers\":%u,\"wrapped_calls\":%u,"
+                "\"recorded_call_sites\":%u,\"unwind_entries\":%u,\"not_instrumented\":[",
+            rw->nprobes_saving_flags, rw->nloop_registers, rw->nwrapped_calls, rw->ncall_sites,
+            rw->nfdes);
+    for (uint32_t i = 0; i < rw->nskipped; i++) {
+        const mt_procedure *p = &s->prog->procs[rw->skipped[i].proc];
+        fputs(i ? ",{\"procedure\":" : "{\"procedure\":", fp);
+        mt_json_string(fp, p->name);
+        fprintf(fp, ",\"address\":\"0x%" PRIx64 "\"", p->entry);
+        json_str_field(fp, "reason", rw->skipped[i].reason);
+        fputc('}', fp);
+    }
+    fputs("]}", fp);
+
+    fputs(",\"executed\":{\"blocks\":", fp);
+    fprintf(fp, "%" PRIu64, t->blocks);
+    json_u64_field(fp, "instructions", t->insns);
+    json_u64_field(fp, "memory_ops", t->reads + t->writes);
+    json_u64_field(fp, "memory_reads", t->reads);
+    json_u64_field(fp, "memory_writes", t->writes);
+    json_u64_field(fp, "counted_blocks", t->counted_blocks);
+    json_u64_field(fp, "counted_blocks_run", t->executed_blocks);
+    fputc('}', fp);
+
+    json_run(fp, "uninstrumented_run", s->base, a->baseline_runs, NAN);
+    json_run(fp, "instrumented_run", s->run, 0, slowdown(s));
+
+    fputs(",\"machine\":{\"cpu_model\":", fp);
+    mt_json_string(fp, f->cpu_model);
+    json_str_field(fp, "profile_source", f->profile_source[0] ? f->profile_source : NULL);
+    json_str_field(fp, "profile_cpu_model", f->profile_cpu_model[0] ? f->profile_cpu_model : NULL);
+    if (f->profile_source[0])
+        fprintf(fp, ",\"profile_version\":%d", f->profile_version);
+    else
+        fputs(",\"profile_version\":null", fp);
+    fprintf(fp, ",\"calibrated\":%s", f->calibrated ? "true" : "false");
+    json_num_field(fp, "tsc_hz", f->profile_source[0] ? f->tsc_hz : NAN);
+    fputc('}', fp);
+
+    fprintf(fp, ",\"figure2\":{\"predicted\":%s", f->predicted ? "true" : "false");
+    json_str_field(fp, "error", f->predicted ? NULL : f->error);
+#define PREDICTED(v) (f->predicted ? (v) : NAN)
+    json_num_field(fp, "predicted_cycles", PREDICTED(f->cycles));
+    json_num_field(fp, "tsc_per_cycle", PREDICTED(f->tsc_per_cycle));
+    json_str_field(fp, "tsc_per_cycle_from", f->predicted ? f->tsc_per_cycle_from : NULL);
+    json_num_field(fp, "predicted_seconds", PREDICTED(f->predicted_s));
+    json_u64_field(fp, "probes", f->probes);
+    json_num_field(fp, "probe_cycles", PREDICTED(f->probe_cycles));
+    json_num_field(fp, "probe_seconds", PREDICTED(f->probe_s));
+    json_num_field(fp, "compensated_user_seconds", PREDICTED(f->compensated_s));
+    json_num_field(fp, "measured_seconds", PREDICTED(f->measured_s));
+    json_str_field(fp, "measured_from", f->predicted ? f->measured_from : NULL);
+    json_num_field(fp, "overhead_seconds", PREDICTED(f->overhead_s));
+    json_num_field(fp, "overhead_percent", PREDICTED(f->overhead_percent));
+#undef PREDICTED
+    fputc('}', fp);
+    fputs(",\"model_check\":", fp);
+    mt_ui_model_check_json(fp, &f->check);
+
+    json_rows(fp, s, false);
+    json_rows(fp, s, true);
+    fputs("}\n", fp);
+}
+
+static int write_json(const summary *s, mt_error *err)
+{
+    char *path = mt_xasprintf("%s/count.json", s->rundir);
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    print_json(out.fp, s);
+    return mt_outfile_commit(&out, err);
 }
 
 static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
@@ -402,14 +631,28 @@ int mt_cmd_count(int argc, char **argv)
         goto out;
     }
     accumulate(prog, &map, merge.counts, &t);
-    print_summary(stderr, prog, &a, &ins, &merge, &t, baseline ? &base : NULL, ran ? &run : NULL);
+    mt_run_times bt = {baseline ? base.user : 0, baseline ? base.sys : 0,
+                       baseline ? base.tsc_per_cycle : 0};
+    mt_run_times rt = {ran ? run.user : 0, ran ? run.sys : 0, ran ? run.tsc_per_cycle : 0};
+    mt_figure2 fig;
+    mt_figure2_compute(&fig, prog, t.block_counts, t.blocks, baseline ? &bt : NULL,
+                       ran ? &rt : NULL);
+    summary s = {.prog = prog, .a = &a, .rundir = abs_rundir, .ins = &ins, .m = &merge, .t = &t,
+                 .base = baseline ? &base : NULL, .run = ran ? &run : NULL, .fig = &fig};
+    print_summary(stderr, &s);
     if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
         write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
+        write_json(&s, &err) != 0 ||
         write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    fprintf(stderr, "\nrun kept in %s (%scounts.tsv)\n", abs_rundir, ran ? "profiles/, " : "");
+    if (a.json) {
+        print_json(stdout, &s);
+        fflush(stdout);
+    }
+    fprintf(stderr, "\nrun kept in %s (%scounts.tsv, count.json)\n", abs_rundir,
+            ran ? "profiles/, " : "");
     rc = ran ? mt_exit_code(run.status) : 0;
     if (!a.no_store && record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL,
                                       ran ? &run : NULL) != 0 && rc == 0)
@@ -419,8 +662,7 @@ out:
     free(t.proc_first);
     mt_profile_merge_free(&merge);
     mt_counter_map_free(&map);
-    free(ins.report);
-    free(ins.path);
+    mt_instrumented_free(&ins);
     mt_program_free(prog);
     free(profiles);
     free(abs_rundir);

@@ -251,6 +251,7 @@ typedef struct {
     double off_cpu;            /* least share of wall time a run spent descheduled */
     const char *binary;
     bool inner_first;
+    const mt_machine *machine; /* the profile predicted with: its self-check */
 } report;
 
 static const char *kind_of(const mt_candidate *c)
@@ -361,6 +362,11 @@ static void print_text(FILE *fp, const report *rp, int top)
         fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
                 pct(over, rp->program_predicted));
     }
+    if (rp->machine) {
+        mt_model_check mc;
+        mt_model_check_of(&mc, rp->machine);
+        mt_ui_print_model_check(fp, &mc, "  ");
+    }
     if (rp->off_cpu > 0.05)
         fprintf(fp, "warning: the program was off the CPU for %.0f%% of its wall time even in its "
                     "least loaded run (other load on the machine, or waiting for I/O): timers count "
@@ -428,14 +434,6 @@ static void print_text(FILE *fp, const report *rp, int top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
 }
 
-static void json_num(FILE *fp, double v)
-{
-    if (isfinite(v))
-        fprintf(fp, "%.6g", v);
-    else
-        fputs("null", fp);
-}
-
 static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate *c)
 {
     char name[512], src[512];
@@ -465,7 +463,7 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
     fprintf(fp, ",\"status\":\"%s\",\"pass1_entries\":%" PRIu64 ",\"memory_ops\":%" PRIu64
                 ",\"instructions\":%" PRIu64 ",\"predicted_cycles\":",
             mt_candidate_status_name(c->status), c->entries, c->memops, c->insns);
-    json_num(fp, c->predicted);
+    mt_json_number(fp, c->predicted);
 }
 
 static void print_json(FILE *fp, const report *rp)
@@ -477,29 +475,35 @@ static void print_json(FILE *fp, const report *rp)
     mt_json_string(fp, rp->binary);
     fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
             mt_exit_code(rp->status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
-    json_num(fp, rp->tsc_per_cycle);
+    mt_json_number(fp, rp->tsc_per_cycle);
     fputs(",\"off_cpu_share\":", fp);
-    json_num(fp, rp->off_cpu);
+    mt_json_number(fp, rp->off_cpu);
     fputs(",\"timer_bias_ticks\":", fp);
-    json_num(fp, rp->timer_bias);
+    mt_json_number(fp, rp->timer_bias);
+    if (rp->machine) {
+        mt_model_check mc;
+        mt_model_check_of(&mc, rp->machine);
+        fputs(",\"model_check\":", fp);
+        mt_ui_model_check_json(fp, &mc);
+    }
     fputs(",\"program\":{\"predicted_cycles\":", fp);
-    json_num(fp, rp->program_predicted);
+    mt_json_number(fp, rp->program_predicted);
     fputs(",\"measured_cycles\":", fp);
-    json_num(fp, rp->program_measured >= 0 ? rp->program_measured : NAN);
+    mt_json_number(fp, rp->program_measured >= 0 ? rp->program_measured : NAN);
     fputs(",\"measured_from\":", fp);
     mt_json_string(fp, rp->measured_from);
     fputs(",\"overhead_cycles\":", fp);
-    json_num(fp, program_over);
+    mt_json_number(fp, program_over);
     fputs(",\"overhead_percent\":", fp);
-    json_num(fp, pct(program_over, rp->program_predicted));
+    mt_json_number(fp, pct(program_over, rp->program_predicted));
     fprintf(fp, ",\"memory_ops\":%" PRIu64 ",\"memory_ops_in_objects\":%" PRIu64
                 ",\"objects_overhead_cycles\":",
             sel->memops_total, rp->memops_in_objects);
-    json_num(fp, rp->objects_overhead);
+    mt_json_number(fp, rp->objects_overhead);
     fputs(",\"objects_outside_cycles\":", fp);
-    json_num(fp, rp->objects_outside);
+    mt_json_number(fp, rp->objects_outside);
     fputs(",\"unexplained_overhead_cycles\":", fp);
-    json_num(fp, program_over - rp->objects_overhead);
+    mt_json_number(fp, program_over - rp->objects_overhead);
     fputs("},\"objects\":[", fp);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
@@ -510,21 +514,21 @@ static void print_json(FILE *fp, const report *rp)
         fprintf(fp, ",\"entries\":%" PRIu64 ",\"recursive_entries\":%" PRIu64
                     ",\"nonlocal_exits\":%" PRIu64 ",\"open_at_exit\":%" PRIu64 ",\"measured_cycles\":",
                 r->entries, r->recursive, r->nonlocal_exits, r->open);
-        json_num(fp, r->measured);
+        mt_json_number(fp, r->measured);
         fputs(",\"measured_cycles_max\":", fp);
-        json_num(fp, r->measured_max);
+        mt_json_number(fp, r->measured_max);
         fputs(",\"overhead_percent_max\":", fp);
-        json_num(fp, pct(r->measured_max - r->cand->predicted, r->cand->predicted));
+        mt_json_number(fp, pct(r->measured_max - r->cand->predicted, r->cand->predicted));
         fputs(",\"outside_cycles\":", fp);
-        json_num(fp, r->outside);
+        mt_json_number(fp, r->outside);
         fputs(",\"overhead_cycles\":", fp);
-        json_num(fp, r->overhead);
+        mt_json_number(fp, r->overhead);
         fputs(",\"overhead_percent\":", fp);
-        json_num(fp, pct(r->overhead, r->cand->predicted));
+        mt_json_number(fp, pct(r->overhead, r->cand->predicted));
         fputs(",\"share_of_program_overhead\":", fp);
-        json_num(fp, pct(r->overhead, program_over));
+        mt_json_number(fp, pct(r->overhead, program_over));
         fputs(",\"extra_cycles_per_memory_op\":", fp);
-        json_num(fp, r->cand->memops ? r->overhead / (double)r->cand->memops : NAN);
+        mt_json_number(fp, r->cand->memops ? r->overhead / (double)r->cand->memops : NAN);
         fprintf(fp, ",\"outermost\":%s,\"warnings\":", r->outermost ? "true" : "false");
         mt_json_string(fp, warn);
         fputc('}', fp);
@@ -696,7 +700,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
                  .timer_bias = bias, .bias_given = !isnan(a->timer_bias),
                  .status = run.status, .runs = a->runs,
                  .off_cpu = least_off, .binary = p1.binary,
-                 .inner_first = a->inner_first};
+                 .inner_first = a->inner_first, .machine = &m};
     rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);
     rp.rows = rows;
     /* The program's measured time on the timers' own basis: this run
@@ -724,8 +728,7 @@ out:
     free(merges);
     free(totals);
     mt_counter_map_free(&map);
-    free(ins.path);
-    free(ins.report);
+    mt_instrumented_free(&ins);
     free(timed);
     mt_selection_free(&sel);
     free(counts);

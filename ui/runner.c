@@ -85,22 +85,100 @@ static void hex(const uint8_t *b, size_t n, char *out)
 
 /* ---- instrumentation, cached ---------------------------------------------- */
 
+/* The rewriter's report kept beside a cached copy, report.tsv (this file is
+ * its only reader and writer): one "NAME<TAB>VALUE" line per figure, then
+ * "skipped<TAB>INDEX<TAB>0xENTRY<TAB>REASON" per procedure left out.
+ * Reasons are kept on one line (tabs and line breaks become spaces). */
+#define REWRITE_FIGURES(X)                                                                     \
+    X(nprocs_candidates) X(nprocs_instrumented) X(nblocks_candidates) X(nblocks_instrumented) \
+    X(nprobes_saving_flags) X(nloop_registers) X(nwrapped_calls) X(ncall_sites)               \
+    X(code_bytes) X(nfdes) X(ntimed) X(ntimer_events) X(ntimer_events_saving_flags)           \
+    X(ntrampolines)
 
-static char *read_text(const char *path)
+static void one_line(char *s)
 {
+    for (; *s; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+static int write_rewrite_report(const char *path, const mt_program *prog,
+                                const mt_rewrite_report *r, mt_error *err)
+{
+    mt_outfile f;
+    if (mt_outfile_open(&f, path, err) != 0)
+        return -1;
+    fprintf(f.fp, "# what the rewriter did (ui/runner.c)\n");
+#define W(field) fprintf(f.fp, #field "\t%" PRIu64 "\n", (uint64_t)r->field);
+    REWRITE_FIGURES(W)
+#undef W
+    for (uint32_t i = 0; i < r->nskipped; i++)
+        fprintf(f.fp, "skipped\t%" PRIu32 "\t0x%" PRIx64 "\t%s\n", r->skipped[i].proc,
+                prog->procs[r->skipped[i].proc].entry, r->skipped[i].reason);
+    return mt_outfile_commit(&f, err);
+}
+
+/* -1 when missing or not this program's: the copy is made again. */
+static int read_rewrite_report(const char *path, const mt_program *prog, mt_rewrite_report *r)
+{
+    memset(r, 0, sizeof *r);
     FILE *fp = fopen(path, "r");
     if (!fp)
-        return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-        fwrite(buf, 1, n, mem);
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && getline(&line, &cap, fp) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#')
+            continue;
+        if (!tab) {
+            rc = -1;
+            break;
+        }
+        *tab++ = '\0';
+        char *end;
+        if (strcmp(line, "skipped") == 0) {
+            uint32_t proc = (uint32_t)strtoul(tab, &end, 10);
+            uint64_t entry;
+            int used = 0;
+            if (end == tab || *end != '\t' || proc >= prog->nprocs ||
+                sscanf(end + 1, "0x%" SCNx64 "\t%n", &entry, &used) != 1 || used == 0 ||
+                prog->procs[proc].entry != entry) {
+                rc = -1;
+                break;
+            }
+            r->skipped = mt_xrealloc(r->skipped, (r->nskipped + 1) * sizeof *r->skipped);
+            r->skipped[r->nskipped++] = (mt_rewrite_skip){.proc = proc,
+                                                          .reason = mt_xstrdup(end + 1 + used)};
+            continue;
+        }
+        uint64_t v = strtoull(tab, &end, 10);
+        bool known = false;
+#define R(field)                                                                               \
+    if (strcmp(line, #field) == 0) {                                                           \
+        r->field = v;                                                                          \
+        known = true;                                                                          \
+    }
+        REWRITE_FIGURES(R)
+#undef R
+        if (!known || end == tab || *end)
+            rc = -1;
+    }
+    free(line);
     fclose(fp);
-    fclose(mem);
-    return text;
+    if (rc != 0)
+        mt_rewrite_report_free(r);
+    return rc;
+}
+
+void mt_instrumented_free(mt_instrumented *ins)
+{
+    free(ins->path);
+    free(ins->report);
+    mt_rewrite_report_free(&ins->rewrite);
+    memset(ins, 0, sizeof *ins);
 }
 
 /* Which procedures a timed copy brackets the library calls of depends on
@@ -140,28 +218,27 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     free(root);
     char *name = mt_xstrdup(bin);
     out->path = mt_xasprintf("%s/%s", dir, basename(name));
-    char *report_path = mt_xasprintf("%s/report%s.txt", dir, verbose ? "-verbose" : "");
+    char *report_path = mt_xasprintf("%s/report.tsv", dir);
     char *profiles = mt_xasprintf("%s/profiles", dir);
     int rc = mt_make_dirs(dir, err);
-    if (rc == 0 && access(out->path, X_OK) == 0 && (out->report = read_text(report_path)))
-        goto done;
-    mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
-                             .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0};
-    mt_rewrite_report report;
-    rc = rc ? rc : mt_rewrite_counts(prog, out->path, &ro, &report, err);
+    if (rc == 0 && !(access(out->path, X_OK) == 0 &&
+                     read_rewrite_report(report_path, prog, &out->rewrite) == 0)) {
+        mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
+                                 .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0};
+        rc = mt_rewrite_counts(prog, out->path, &ro, &out->rewrite, err);
+        for (uint32_t i = 0; rc == 0 && i < out->rewrite.nskipped; i++)
+            one_line(out->rewrite.skipped[i].reason);
+        mt_error ignored; /* a cache that cannot keep the report makes the copy again */
+        if (rc == 0)
+            write_rewrite_report(report_path, prog, &out->rewrite, &ignored);
+    }
     if (rc == 0) {
         size_t len = 0;
         FILE *mem = open_memstream(&out->report, &len);
-        mt_print_rewrite_report(mem, prog, &report, verbose);
+        mt_print_rewrite_report(mem, prog, &out->rewrite, verbose);
         fclose(mem);
-        mt_outfile f;
-        if (mt_outfile_open(&f, report_path, err) == 0) {
-            fputs(out->report, f.fp);
-            mt_outfile_commit(&f, err);
-        }
-        mt_rewrite_report_free(&report);
+        memcpy(out->rewrite.binary_hash, hash, sizeof hash); /* not kept in report.tsv */
     }
-done:
     free(report_path);
     free(profiles);
     free(name);

@@ -62,9 +62,33 @@ extern const char mt_calibrate_usage[];
 void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_report *r,
                              bool verbose);
 
-/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU,
- * or the default with a warning on stderr; -1 (reported) when unreadable. */
+/* Cost-model reports (costs.c).  The machine profile calibrated for this CPU;
+ * without one, this machine is calibrated now and the profile kept (said on
+ * stderr).  -1 (reported) when a profile is unreadable or no calibration
+ * succeeds and mtool ships none for this CPU. */
 int mt_ui_load_machine(mt_machine *m);
+/* What `mtool calibrate` measures (cmd_calibrate.c), into *m: `runs` runs of
+ * every microbenchmark, their figures and spreads on `report` (or NULL). */
+int mt_ui_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+/* The model's self-check (selfcheck.c): the embedded compute-bound kernels
+ * counted by pass 1, predicted with *m and timed `passes` times each; their
+ * median and worst error go into m (check_*), the table to `report` (or
+ * NULL).  -1 with err when the check could not be made (m then says "not
+ * checked"). */
+int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err);
+/* What every report says beside its figures: the model's checked error on
+ * this CPU, from the machine profile (mt_model_check_of), or that it was
+ * not checked; a warning line when it is above 10%.  Each line starts with
+ * `indent`.  The same as a JSON object (report.json, count.json). */
+typedef struct {
+    double kernels;            /* 0: not checked */
+    double median_pct, worst_pct;
+    char worst_kernel[32];
+    char source[64];           /* the profile's */
+} mt_model_check;
+void mt_model_check_of(mt_model_check *c, const mt_machine *m);
+void mt_ui_print_model_check(FILE *fp, const mt_model_check *c, const char *indent);
+void mt_ui_model_check_json(FILE *fp, const mt_model_check *c);
 /* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
 int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
                       uint64_t *counts, mt_error *err);
@@ -77,13 +101,41 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
                    const char *only_function, mt_error *err);
 
 /* `count`: MTOOL's figure 2 — predicted user time from block counts (laid
- * out as mt_program_costs), measured times, probes' cost, overhead. */
+ * out as mt_program_costs), measured times, probes' cost, overhead —
+ * computed once (mt_figure2_compute, which loads the machine profile as
+ * mt_ui_load_machine does, calibrating when there is none) and written as
+ * text or JSON by whoever reports it. */
 typedef struct {
     double user, sys;
     double tsc_per_cycle; /* measured around the run; 0 if unknown */
 } mt_run_times;
-void mt_print_predicted_summary(FILE *fp, const mt_program *prog, const uint64_t *block_counts,
-                                uint64_t probes, const mt_run_times *base, const mt_run_times *run);
+typedef struct {
+    bool predicted;             /* false: no prediction, `error` says why */
+    char error[512];
+    /* The machine profile in use and this CPU. */
+    char profile_cpu_model[128], profile_source[64], cpu_model[128];
+    bool calibrated;            /* a calibration of this machine (kept, or made now), not a
+                                   shipped profile */
+    int profile_version;
+    double tsc_hz;
+    /* The prediction: core cycles, and seconds at the clock ratio the run saw. */
+    double cycles;              /* counted blocks, every memory access an L1 hit */
+    uint64_t probes;            /* counter increments executed */
+    double probe_cycles;        /* their predicted cost */
+    double tsc_per_cycle;
+    const char *tsc_per_cycle_from;  /* which run it was measured around, or "now" */
+    double predicted_s, probe_s;
+    bool has_base, has_run;
+    double base_user_s, base_sys_s, run_user_s, run_sys_s;
+    double compensated_s;       /* instrumented user time - probe_s; NAN without that run */
+    double measured_s;          /* what the overhead compares with; NAN when nothing ran */
+    const char *measured_from;
+    double overhead_s, overhead_percent; /* NAN when not known */
+    mt_model_check check;       /* the profile's self-check (kernels 0 without a profile) */
+} mt_figure2;
+void mt_figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_t *block_counts,
+                        uint64_t probes, const mt_run_times *base, const mt_run_times *run);
+void mt_print_figure2(FILE *fp, const mt_figure2 *f);
 
 /* What the measuring commands share (runner.c). */
 char *mt_cache_root(void);                          /* $XDG_CACHE_HOME/mtool */
@@ -94,13 +146,16 @@ char *mt_default_rundir(const char *bin);           /* CACHE/runs/NAME-TIME-PID 
 char *mt_absolute(const char *path);                /* realpath, or NULL */
 typedef struct {
     char *path;             /* the instrumented copy */
-    char *report;           /* what the rewriter did, as text */
+    char *report;           /* what the rewriter did, as text (mt_print_rewrite_report) */
+    mt_rewrite_report rewrite; /* the same as figures (reasons on one line each) */
 } mt_instrumented;
 /* The copy of `bin` that counts every block (ntimed == 0), or that times
  * `timed` without counters (pass 2), cached under the binary's content
- * hash, this mtool's identity and the timed set. */
+ * hash, this mtool's identity and the timed set, with the rewriter's
+ * report (the cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
                          uint32_t ntimed, bool verbose, mt_instrumented *out, mt_error *err);
+void mt_instrumented_free(mt_instrumented *ins);
 typedef struct {
     double user, sys, wall;
     double tsc_per_cycle;   /* core clock during the run: measured before and after */

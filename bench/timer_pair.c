@@ -1,6 +1,7 @@
 /* timer_pair.c — the cost of one pass-2 timer start/stop pair, for
- * bench/timers.sh.  Prints, per line, "NAME TICKS_PER_ITERATION" (median
- * of 9 repetitions of N iterations, TSC ticks):
+ * bench/timers.sh.  `timer_pair [NAME...]` (default: all) prints, per line,
+ * "NAME TICKS_PER_ITERATION" (minimum of 15 repetitions of N iterations, TSC
+ * ticks; the repetitions of the runs asked for alternate):
  *   call      a loop calling `timed`, a small procedure: run natively, with
  *             block counters, and with `timed` also timed, the difference
  *             between the last two is one start/stop pair;
@@ -23,8 +24,12 @@
 #include <x86intrin.h>
 
 #define NOINLINE __attribute__((noinline))
+#ifndef N
 #define N 2000000L
+#endif
+#ifndef REPS
 #define REPS 15
+#endif
 
 volatile long sink;
 
@@ -111,8 +116,11 @@ int main(int argc, char **argv)
     enum { NRUNS = sizeof runs / sizeof *runs };
     double v[NRUNS][REPS];
     bool on[NRUNS];
-    for (size_t r = 0; r < NRUNS; r++)
-        on[r] = argc <= 1 || strcmp(argv[1], runs[r].name) == 0;
+    for (size_t r = 0; r < NRUNS; r++) {
+        on[r] = argc <= 1;
+        for (int a = 1; a < argc; a++)
+            on[r] |= strcmp(argv[a], runs[r].name) == 0;
+    }
     /* Repetitions alternate between the runs asked for, so the two clock
      * chains see the same core frequency (it drifts by several percent). */
     for (int k = 0; k < REPS; k++)

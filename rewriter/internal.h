@@ -205,6 +205,8 @@ enum {
 typedef struct {
     uint8_t kind;              /* RW_EV_* */
     bool save_flags;           /* the flags are live where the event runs */
+    bool no_red_zone;          /* at the entry or where the procedure is left (return,
+                                  tail call): no red zone to step over */
     uint32_t obj;              /* index of the timed object (record) */
 } rw_event;
 

@@ -116,10 +116,12 @@ int rw_live_free_gpr(unsigned busy);
  * its own callers, and so on, memoized); all of them when a caller is
  * unresolved or undecodable, or the chain is too long. */
 #define RW_LIVE_MAX_CALLER_DEPTH 6
+typedef struct rw_decoded rw_decoded;
 typedef struct {
     csh cs;
     const mt_program *prog;
     const rw_input *in;
+    const rw_decoded *decoded; /* by procedure: decoded ahead (rw_code_predecode), or NULL */
     unsigned *kept;     /* by procedure, once known */
     uint8_t *state;
     rw_live **solved;   /* by procedure: its blocks' liveness, once solved */
@@ -193,6 +195,20 @@ typedef struct {
     uint32_t first_tramp, ntramps; /* its trampolines in rw_code.tramps, laid out after new_end */
 } rw_proc;
 
+/* A procedure decoded ahead of rw_code_add (rw_code_predecode), on
+ * another thread: its instructions classified (table indices relative to
+ * its own tables), each block's liveness accumulated, not solved. */
+struct rw_decoded {
+    rw_insn *insns;
+    uint32_t ninsns;
+    uint32_t *block_first;     /* index in insns of each block's first instruction */
+    rw_live *bl;               /* use and def of each block */
+    rw_live_proc lp;           /* written, calls_outside */
+    char *why;                 /* why it cannot be relocated, NULL when it can */
+    bool undecodable;          /* ... and the reason is in its instructions */
+    bool done;                 /* decoded; else rw_code_add decodes it itself */
+};
+
 /* ---- timers.c: pass-2 timer events inserted on CFG edges ---- */
 enum {
     RW_EV_START_PROC,
@@ -205,6 +221,8 @@ enum {
 typedef struct {
     uint8_t kind;              /* RW_EV_* */
     bool save_flags;           /* the flags are live where the event runs */
+    bool no_red_zone;          /* at the entry or where the procedure is left (return,
+                                  tail call): no red zone to step over */
     uint32_t obj;              /* index of the timed object (record) */
 } rw_event;
 
@@ -248,6 +266,7 @@ typedef struct {
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
     bool timers_only;          /* pass 2: no counter code, only timers (RW_PROBE_MARK) */
     rw_live_callers live_callers; /* what callers keep across calls (liveness.c) */
+    rw_decoded *decoded;       /* by procedure, from rw_code_predecode, or NULL */
     void *cs;                  /* capstone handle (csh) */
     /* Pass 2 (timers.c). */
     const struct mt_timed_object *timed; /* the m-objects to time, by record index */
@@ -266,6 +285,9 @@ typedef struct {
 
 int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);
 void rw_code_free(rw_code *c);
+/* Decodes procedures procs[0..nprocs) on several threads, ahead of
+ * rw_code_add (optional: it decodes what was not). */
+void rw_code_predecode(rw_code *c, const uint32_t *procs, size_t nprocs);
 /* Decodes procedure `p` and plans its copy; false with *why (malloc'd) when
  * it cannot be relocated. */
 bool rw_code_add(rw_code *c, uint32_t p, char **why);

@@ -136,6 +136,13 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
     const mt_program *prog = c->prog;
     size_t nresolvers = 0;
     uint64_t *resolvers = dynamic ? ifunc_resolvers(c->in, &nresolvers) : NULL;
+    uint32_t *todo = mt_xmalloc((prog->nprocs + 1) * sizeof *todo);
+    size_t ntodo = 0;
+    for (uint32_t i = 0; i < prog->nprocs; i++)
+        if (!prog->procs[i].is_plt && prog->procs[i].nblocks && prog->procs[i].resolved)
+            todo[ntodo++] = i;
+    rw_code_predecode(c, todo, ntodo);
+    free(todo);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         const mt_procedure *p = &prog->procs[i];
         if (p->is_plt || p->nblocks == 0)

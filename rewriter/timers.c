@@ -30,8 +30,12 @@
  * Each timer event is 23 bytes: `lea -128(%rsp),%rsp; push $RECORD; call
  * ENTRY; lea 128(%rsp),%rsp`, with the *_flags entry where liveness says a
  * flag is live at the edge's destination (never at entries, returns, tail
- * calls: the ABI).  Outside brackets are a bare `call` (5 bytes): a call
- * site has dead flags and a free red zone. */
+ * calls: the ABI).  A procedure's start (at its entry) and the stops where
+ * the procedure is left (returns, tail calls) are 10 bytes, `push $RECORD;
+ * call ENTRY`: no red zone is in use there, and the two `lea` cost 4.5 TSC
+ * ticks of a 86-tick start/stop pair on an Emerald Rapids core.  Outside
+ * brackets are a bare `call` (5 bytes): a call site has dead flags and a
+ * free red zone. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +44,14 @@
 #include "rewriter.h"
 
 #define EVENT_LEN 23
+#define EVENT_NO_RED_ZONE_LEN 10
 #define CALL_LEN 5
 
-static size_t event_len(uint8_t kind)
+static size_t event_len(const rw_event *ev)
 {
-    return kind == RW_EV_OUTSIDE_ENTER || kind == RW_EV_OUTSIDE_EXIT ? CALL_LEN : EVENT_LEN;
+    return ev->kind == RW_EV_OUTSIDE_ENTER || ev->kind == RW_EV_OUTSIDE_EXIT ? CALL_LEN
+           : ev->no_red_zone                                                  ? EVENT_NO_RED_ZONE_LEN
+                                                                              : EVENT_LEN;
 }
 
 /* Appends a snip of events ev[0..n), returns its index (0 when n == 0). */
@@ -59,7 +66,7 @@ static uint32_t add_snip(rw_code *c, const rw_event *ev, uint32_t n)
     rw_snip s = {.first = (uint32_t)c->nevents, .n = n};
     for (uint32_t k = 0; k < n; k++) {
         MT_PUSH(c->events, c->nevents, c->cap_events, ev[k]);
-        s.len += (uint32_t)event_len(ev[k].kind);
+        s.len += (uint32_t)event_len(&ev[k]);
     }
     MT_PUSH(c->snips, c->nsnips, c->cap_snips, s);
     return (uint32_t)c->nsnips - 1;
@@ -438,9 +445,13 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
         for (; j < npend && pend[j].edge == pend[i].edge; j++)
             ev[n++] = pend[j].ev;
         if (pend[i].edge == MT_NONE) { /* the procedure's entry (sorted last) */
+            for (uint32_t k = 0; k < n; k++) /* START_PROC runs only here */
+                ev[k].no_red_zone = ev[k].kind == RW_EV_START_PROC;
             entry_snip = add_snip(c, ev, n);
         } else {
             const mt_edge *e = &p->edges[pend[i].edge];
+            for (uint32_t k = 0; k < n; k++)
+                ev[k].no_red_zone = ev[k].kind == RW_EV_STOP && leaves_procedure(c->prog, pi, e);
             uint32_t last = (e->src + 1 < p->nblocks ? block_first[e->src + 1] : rp->ninsns) - 1;
             ok = place_edge(c, rp, p, e, last, ev, n, before, after, why);
         }
@@ -532,18 +543,20 @@ bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *o
     for (uint32_t k = 0; k < sn->n; k++) {
         const rw_event *ev = &c->events[sn->first + k];
         uint64_t entry = c->timer_entry[timer_entry(ev)];
-        if (event_len(ev->kind) == CALL_LEN) {
+        if (event_len(ev) == CALL_LEN) {
             if (!call_rel32(out, vaddr + out->len, entry))
                 goto range;
             continue;
         }
-        rw_buf_put(out, lea_down, sizeof lea_down);
+        if (!ev->no_red_zone)
+            rw_buf_put(out, lea_down, sizeof lea_down);
         rw_buf_u8(out, 0x68); /* push imm32 (sign-extended: records lie below 2 GiB) */
         rw_buf_u32(out, (uint32_t)(MT_SLOT_RECORDS_OFFSET(c->ncounters) +
                                    (uint64_t)ev->obj * MT_REC_SIZE));
         if (!call_rel32(out, vaddr + out->len, entry))
             goto range;
-        rw_buf_put(out, lea_up, sizeof lea_up);
+        if (!ev->no_red_zone)
+            rw_buf_put(out, lea_up, sizeof lea_up);
     }
     return true;
 range:

@@ -4,8 +4,12 @@
  *
  *     lea -128(%rsp),%rsp     step over the red zone (loops of leaf code use it)
  *     push $RECORD            slot offset of the object's mt_timer_record
- *     call mt_timer_start_loop (or _proc, _stop; *_flags where flags are live)
+ *     call mt_timer_start_loop (or _stop; *_flags where flags are live)
  *     lea 128(%rsp),%rsp
+ *
+ * without the two `lea` at a procedure's entry (mt_timer_start_proc, only
+ * there) and where it is left (stops at returns and tail calls): no red
+ * zone is in use there.
  *
  * Every register is preserved; the *_flags variants also preserve OF SF ZF
  * AF PF CF (lahf/seto, never pushf).  All state is per thread, addressed
@@ -83,49 +87,69 @@
 /* START name, flags, proc: a procedure's frame is unwound when its %rsp is
  * at or below the new entry's (the same call depth means it returned or was
  * left); a loop's only when strictly below (nested loops of one procedure
- * share their %rsp). */
+ * share their %rsp).
+ *
+ * The slot is addressed through its own address (MT_SLOT_SELF, read once
+ * through %gs) rather than through %gs: on Intel's Golden Cove family a
+ * store through a segment with a nonzero base issues at most one per cycle
+ * (plain stores: two), and an add to memory through a base register alone
+ * two per cycle (through %gs, an index or %rip: one). */
 .macro START name, flags, proc
     .globl mt_timer_\name
     .hidden mt_timer_\name
+    .p2align 6
 mt_timer_\name:
     SAVE \flags
-    .set words, 4 + \flags
-    mov 8*words+8(%rsp), %rcx           /* the record */
+    push %rdi
+    .set words, 5 + \flags
+    mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
+.if \proc
+    lea 8*words+16(%rsp), %rsi          /* %rsp of the event (at an entry: no red zone) */
+.else
     lea 8*words+144(%rsp), %rsi         /* %rsp of the event */
-    mov %gs:MT_SLOT_TIMER_TOP, %rdx
-    cmp %rsi, %gs:MT_FRAME_RSP(%rdx)
+.endif
+    mov %gs:MT_SLOT_SELF, %rdi          /* the slot */
+    mov MT_SLOT_TIMER_TOP(%rdi), %rdx   /* the top frame's slot offset */
+    cmp %rsi, MT_FRAME_RSP(%rdi,%rdx)
 .if \proc
     jbe 4f
 .else
     jb 4f
 .endif
-1:  mov %gs:MT_REC_DEPTH(%rcx), %rax
+1:  mov MT_REC_DEPTH(%rdi,%rcx), %rax
     add $1, %rax
-    mov %rax, %gs:MT_REC_DEPTH(%rcx)
+    mov %rax, MT_REC_DEPTH(%rdi,%rcx)
     cmp $1, %rax
     jne 3f
     add $MT_FRAME_SIZE, %rdx
-    mov %rdx, %gs:MT_SLOT_TIMER_TOP
-    mov %rsi, %gs:MT_FRAME_RSP(%rdx)
-    mov %rcx, %gs:MT_FRAME_RECORD(%rdx)
+    mov %rdx, MT_SLOT_TIMER_TOP(%rdi)
+    add %rdi, %rdx                      /* the new frame */
+    mov %rsi, MT_FRAME_RSP(%rdx)
+    mov %rcx, MT_FRAME_RECORD(%rdx)
+    add %rdi, %rcx                      /* the record */
     xor %eax, %eax
-    mov %rax, %gs:MT_FRAME_CHILD(%rdx)
-    mov %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
-    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
-    addq $1, %gs:MT_REC_ENTRIES(%rcx)
+    mov %rax, MT_FRAME_CHILD(%rdx)
+    mov %rax, MT_FRAME_OUTSIDE(%rdx)
+    mov %rax, MT_FRAME_OUTSIDE_T0(%rdx)
+    addq $1, MT_REC_ENTRIES(%rcx)
     mov %rdx, %rsi
+    cmpq $0, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+    jne 5f                              /* a callback from an outside call */
     rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    mov %rax, %gs:MT_FRAME_T0(%rsi)
-    cmpq $0, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
-    jne 5f                              /* a callback from an outside call */
-2:  RESTORE \flags
-3:  addq $1, %gs:MT_REC_RECURSIVE(%rcx)
+    mov %rax, MT_FRAME_T0(%rsi)
+2:  pop %rdi
+    RESTORE \flags
+3:  addq $1, MT_REC_RECURSIVE(%rdi,%rcx)
     jmp 2b
-5:  sub %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi), %rax
-    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
-    movq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+5:  rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %rax, MT_FRAME_T0(%rsi)
+    sub MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi), %rax
+    add %rax, MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
+    movq $MT_OUTSIDE_PAUSED, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     jmp 2b
 4:  lea \proc(%rsi), %rax               /* close frames whose rsp < %rax */
     CALL_C mt_timer_unwind
@@ -136,34 +160,41 @@ mt_timer_\name:
 .macro STOP name, flags
     .globl mt_timer_\name
     .hidden mt_timer_\name
+    .p2align 6
 mt_timer_\name:
     SAVE \flags
-    .set words, 4 + \flags
-    mov 8*words+8(%rsp), %rcx           /* the record */
-    mov %gs:MT_REC_DEPTH(%rcx), %rax
+    push %rdi
+    .set words, 5 + \flags
+    mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
+    mov %gs:MT_SLOT_SELF, %rdi          /* the slot */
+    mov MT_REC_DEPTH(%rdi,%rcx), %rax
     sub $1, %rax
     jb 2f                               /* not active (left by a non-local exit) */
-    mov %rax, %gs:MT_REC_DEPTH(%rcx)
+    mov %rax, MT_REC_DEPTH(%rdi,%rcx)
     jnz 2f                              /* an inner recursive instance */
-    mov %gs:MT_SLOT_TIMER_TOP, %rsi
-    cmp %rcx, %gs:MT_FRAME_RECORD(%rsi)
+    mov MT_SLOT_TIMER_TOP(%rdi), %rsi   /* the top frame's slot offset */
+    cmp %rcx, MT_FRAME_RECORD(%rdi,%rsi)
     jne 4f
 1:  rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    sub %gs:MT_FRAME_T0(%rsi), %rax
-    add %rax, %gs:MT_REC_INCLUSIVE(%rcx)
-    add %rax, %gs:MT_FRAME_CHILD-MT_FRAME_SIZE(%rsi)
-    sub %gs:MT_FRAME_CHILD(%rsi), %rax
-    add %rax, %gs:MT_REC_EXCLUSIVE(%rcx)
-    mov %gs:MT_FRAME_OUTSIDE(%rsi), %rax
-    add %rax, %gs:MT_REC_OUTSIDE(%rcx)
-    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
-    sub $MT_FRAME_SIZE, %rsi
-    mov %rsi, %gs:MT_SLOT_TIMER_TOP
-    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
+    add %rdi, %rcx                      /* the record */
+    add %rdi, %rsi                      /* its frame */
+    sub MT_FRAME_T0(%rsi), %rax
+    add %rax, MT_REC_INCLUSIVE(%rcx)
+    add %rax, MT_FRAME_CHILD-MT_FRAME_SIZE(%rsi)
+    sub MT_FRAME_CHILD(%rsi), %rax
+    add %rax, MT_REC_EXCLUSIVE(%rcx)
+    mov MT_FRAME_OUTSIDE(%rsi), %rax
+    add %rax, MT_REC_OUTSIDE(%rcx)
+    add %rax, MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rsi)
+    lea -MT_FRAME_SIZE(%rsi), %rax
+    sub %rdi, %rax
+    mov %rax, MT_SLOT_TIMER_TOP(%rdi)
+    cmpq $MT_OUTSIDE_PAUSED, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     je 5f                               /* back in the outside call it was called from */
-2:  RESTORE \flags
+2:  pop %rdi
+    RESTORE \flags
 4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
     CALL_C mt_timer_close_above
     mov %rax, %rsi
@@ -173,7 +204,7 @@ mt_timer_\name:
 5:  rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rsi)
+    mov %rax, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     jmp 2b
 .endm
 

@@ -115,6 +115,7 @@ typedef struct {
     uint32_t *path;
     bool *on_path;
     mt_code_range *ranges;
+    size_t *range_of; /* the range of the path's k-th block (a leaf's code may follow it) */
     unsigned npaths;
     unsigned visits; /* blocks entered by the walk: bounded, as paths can be exponential */
     double need; /* max over paths of recurrence - throughput of its other blocks */
@@ -187,6 +188,7 @@ static void evaluate_path(path_walk *w, size_t n)
     size_t nr = 0;
     for (size_t k = 0; k < n; k++) {
         const mt_block *b = &w->proc->blocks[w->path[k]];
+        w->range_of[k] = nr;
         if (!add_ranges(w, (uint32_t)k, w->ranges, &nr, &others))
             return;
         if (!w->core[w->path[k]])
@@ -207,10 +209,10 @@ static void evaluate_path(path_walk *w, size_t n)
         for (size_t k = 0; k < n; k++) {
             const mt_block *b = &w->proc->blocks[w->path[k]];
             uint64_t next = w->proc->blocks[k + 1 < n ? w->path[k + 1] : w->header].start;
-            w->ranges[k].taken_exit = next != b->end;
+            w->ranges[w->range_of[k]].taken_exit = next != b->end;
         }
         mt_block_cost tp;
-        mt_predict_throughput(w->p, w->ranges, n, &tp);
+        mt_predict_throughput(w->p, w->ranges, nr, &tp);
         double cost = (tp.cycles > rec ? tp.cycles : rec) - others;
         if (!w->any || cost > w->best)
             w->best = cost;
@@ -340,6 +342,7 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     w.on_path = mt_xcalloc(proc->nblocks, sizeof *w.on_path);
     w.path = mt_xcalloc(proc->nblocks + 1, sizeof *w.path);
     w.ranges = mt_xcalloc(nranges, sizeof *w.ranges);
+    w.range_of = mt_xcalloc(proc->nblocks + 1, sizeof *w.range_of);
     w.forwarded = mt_xcalloc(nranges, sizeof *w.forwarded);
     for (uint32_t l = 0; l < proc->nloops; l++)
         if (!proc->loops[l].irreducible)
@@ -351,6 +354,7 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     free(w.on_path);
     free(w.path);
     free(w.ranges);
+    free(w.range_of);
 }
 
 int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,

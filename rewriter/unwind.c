@@ -26,26 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/dwarf_eh.h"
 #include "internal.h"
 
-enum {
-    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03, PE_UDATA8 = 0x04,
-    PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b, PE_SDATA8 = 0x0c,
-    PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_OMIT = 0xff,
-};
-
-/* ---- reading, bounds-checked ------------------------------------------- */
-
-typedef struct {
-    const uint8_t *p, *end;
-    uint64_t vaddr;     /* address of *p */
-    bool bad;
-} reader;
-
-static bool reader_at(const rw_input *in, uint64_t vaddr, reader *r)
+/* A cursor from `vaddr` to the end of its segment's file image: unwind data
+ * has no overall length here. */
+static bool reader_at(const rw_input *in, uint64_t vaddr, mt_eh_cursor *r)
 {
-    /* Unwind data has no overall length here: read up to the end of the
-     * segment's file image. */
     for (size_t i = 0; i < in->elf.nphdrs; i++) {
         const Elf64_Phdr *ph = &in->elf.phdrs[i];
         if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
@@ -54,109 +41,10 @@ static bool reader_at(const rw_input *in, uint64_t vaddr, reader *r)
         const uint8_t *p = rw_input_bytes_at(in, vaddr, avail);
         if (!p)
             return false;
-        *r = (reader){p, p + avail, vaddr, false};
+        *r = (mt_eh_cursor){p, p + avail, vaddr, NULL};
         return true;
     }
     return false;
-}
-
-static uint64_t get(reader *r, size_t n)
-{
-    if (r->bad || (size_t)(r->end - r->p) < n) {
-        r->bad = true;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)r->p[i] << (8 * i);
-    r->p += n;
-    r->vaddr += n;
-    return v;
-}
-
-/* Skips n bytes (a DWARF expression). */
-static void skip_bytes(reader *r, uint64_t n)
-{
-    if (r->bad || (uint64_t)(r->end - r->p) < n) {
-        r->bad = true;
-        return;
-    }
-    r->p += n;
-    r->vaddr += n;
-}
-
-static uint64_t get_uleb(reader *r)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        uint8_t b = (uint8_t)get(r, 1);
-        if (r->bad)
-            return 0;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    r->bad = true;
-    return 0;
-}
-
-static int64_t get_sleb(reader *r)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t b;
-    do {
-        b = (uint8_t)get(r, 1);
-        if (r->bad || shift > 63) {
-            r->bad = true;
-            return 0;
-        }
-        v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40))
-        v |= ~(uint64_t)0 << shift;
-    return (int64_t)v;
-}
-
-/* Bytes of a fixed-size encoded value, 0 for LEB128 or unknown. */
-static size_t enc_size(uint8_t enc)
-{
-    switch (enc & 0x0f) {
-    case PE_ABSPTR: case PE_UDATA8: case PE_SDATA8: return 8;
-    case PE_UDATA4: case PE_SDATA4: return 4;
-    case PE_UDATA2: case PE_SDATA2: return 2;
-    default: return 0;
-    }
-}
-
-static uint64_t get_value(reader *r, uint8_t enc)
-{
-    switch (enc & 0x0f) {
-    case PE_ULEB128: return get_uleb(r);
-    case PE_SLEB128: return (uint64_t)get_sleb(r);
-    case PE_SDATA2: return (uint64_t)(int64_t)(int16_t)get(r, 2);
-    case PE_SDATA4: return (uint64_t)(int64_t)(int32_t)get(r, 4);
-    default:
-        if (!enc_size(enc))
-            r->bad = true;
-        return get(r, enc_size(enc));
-    }
-}
-
-/* An encoded pointer, applied (not dereferenced: DW_EH_PE_indirect entries
- * point at a slot that does not move).  A raw 0 stays 0, "no pointer", as
- * in libgcc.  DW_EH_PE_datarel has base 0 on x86-64: libgcc sets a data
- * base only on i386. */
-static uint64_t get_pointer(reader *r, uint8_t enc)
-{
-    uint64_t field = r->vaddr, v = get_value(r, enc);
-    switch (enc & 0x70) {
-    case PE_ABSPTR: case PE_DATAREL: return v;
-    case PE_PCREL: return v ? field + v : 0;
-    default: r->bad = true; return 0;
-    }
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -164,7 +52,7 @@ static uint64_t get_pointer(reader *r, uint8_t enc)
 /* Whether `v` fits the fixed-size encoding `enc` (signed or unsigned). */
 static bool fits(uint8_t enc, uint64_t v)
 {
-    size_t n = enc_size(enc);
+    size_t n = mt_eh_encoding_size(enc);
     if (n == 0)
         return false;
     if (n == 8)
@@ -181,11 +69,11 @@ static bool fits(uint8_t enc, uint64_t v)
  * or data-relative to 0) at output address `at`; false when it does not fit. */
 static bool put_pointer(rw_buf *b, uint8_t enc, uint64_t value, uint64_t at)
 {
-    uint64_t v = (enc & 0x70) == PE_PCREL && value ? value - at : value;
-    if (((enc & 0x70) != PE_ABSPTR && (enc & 0x70) != PE_PCREL && (enc & 0x70) != PE_DATAREL) ||
+    uint64_t v = (enc & 0x70) == MT_PE_PCREL && value ? value - at : value;
+    if (((enc & 0x70) != MT_PE_ABSPTR && (enc & 0x70) != MT_PE_PCREL && (enc & 0x70) != MT_PE_DATAREL) ||
         !fits(enc, v))
         return false;
-    size_t n = enc_size(enc);
+    size_t n = mt_eh_encoding_size(enc);
     for (size_t i = 0; i < n; i++)
         rw_buf_u8(b, (uint8_t)(v >> (8 * i)));
     return true;
@@ -241,103 +129,18 @@ static int by_old_start(const void *a, const void *b)
 
 /* ---- CIEs and FDEs --------------------------------------------------------- */
 
-typedef struct {
-    uint64_t addr;
-    uint8_t fde_enc, lsda_enc;
-    bool has_z;
-    uint64_t code_align;
-} cie_info;
-
-typedef struct {
-    uint64_t addr;                 /* of the length field */
-    uint64_t begin, end;           /* code range */
-    uint64_t lsda;                 /* 0 = none */
-    const uint8_t *insns, *insns_end; /* CFA program */
-    uint64_t insns_vaddr;             /* its address, for DW_CFA_set_loc */
-    cie_info cie;
-} fde_info;
-
-/* A reader over the CIE or FDE at `addr`, bounded by its length (the
- * 64-bit DWARF format does not occur in .eh_frame on x86-64). */
-static bool entry_at(const rw_input *in, uint64_t addr, reader *r)
+/* The FDE whose length field is at `addr`, with its CIE, in the forms the
+ * copies are written in: fixed-size pointers, no augmentation unknown. */
+static bool parse_fde(const rw_input *in, uint64_t addr, mt_eh_fde *f)
 {
-    if (!reader_at(in, addr, r))
+    mt_eh_cie cie;
+    mt_eh_cursor r, at_cie;
+    mt_eh_entry e;
+    if (!reader_at(in, addr, &r) || mt_eh_next_entry(&r, &e) != 1 || e.body.fail || e.id == 0 ||
+        e.id > e.id_vaddr || !reader_at(in, e.id_vaddr - e.id, &at_cie))
         return false;
-    uint64_t len = get(r, 4);
-    if (len == 0xffffffffu || len > (uint64_t)(r->end - r->p))
-        return false;
-    r->end = r->p + len;
-    return true;
-}
-
-static bool parse_cie(const rw_input *in, uint64_t addr, cie_info *c)
-{
-    reader r;
-    if (!entry_at(in, addr, &r))
-        return false;
-    if (get(&r, 4) != 0)
-        return false;
-    uint8_t version = (uint8_t)get(&r, 1);
-    const char *aug = (const char *)r.p;
-    const uint8_t *nul = r.bad ? NULL : memchr(r.p, 0, (size_t)(r.end - r.p));
-    if (!nul || (version != 1 && version != 3))
-        return false;
-    r.vaddr += (uint64_t)(nul + 1 - r.p);
-    r.p = nul + 1;
-    c->addr = addr;
-    c->code_align = get_uleb(&r);
-    get_sleb(&r); /* data alignment */
-    if (version == 1)
-        get(&r, 1);
-    else
-        get_uleb(&r);
-    c->fde_enc = PE_ABSPTR;
-    c->lsda_enc = PE_OMIT;
-    c->has_z = aug[0] == 'z';
-    if (!c->has_z)
-        return !r.bad && aug[0] == 0;
-    uint64_t aug_len = get_uleb(&r);
-    if (r.bad || aug_len > (uint64_t)(r.end - r.p))
-        return false;
-    for (const char *a = aug + 1; *a && !r.bad; a++) {
-        if (*a == 'R')
-            c->fde_enc = (uint8_t)get(&r, 1);
-        else if (*a == 'L')
-            c->lsda_enc = (uint8_t)get(&r, 1);
-        else if (*a == 'P')
-            get_pointer(&r, (uint8_t)get(&r, 1));
-        else if (*a != 'S')
-            return false;
-    }
-    return !r.bad && enc_size(c->fde_enc) != 0;
-}
-
-static bool parse_fde(const rw_input *in, uint64_t addr, fde_info *f)
-{
-    reader r;
-    if (!entry_at(in, addr, &r))
-        return false;
-    uint64_t id_at = r.vaddr, cie_ptr = get(&r, 4);
-    if (r.bad || cie_ptr == 0 || cie_ptr > id_at || !parse_cie(in, id_at - cie_ptr, &f->cie))
-        return false;
-    f->addr = addr;
-    f->begin = get_pointer(&r, f->cie.fde_enc);
-    f->end = f->begin + get_value(&r, f->cie.fde_enc & 0x0f);
-    f->lsda = 0;
-    if (f->cie.has_z) {
-        uint64_t aug_len = get_uleb(&r);
-        if (r.bad || aug_len > (uint64_t)(r.end - r.p))
-            return false;
-        const uint8_t *after = r.p + aug_len;
-        if (f->cie.lsda_enc != PE_OMIT && aug_len)
-            f->lsda = get_pointer(&r, f->cie.lsda_enc);
-        r.vaddr += (uint64_t)(after - r.p);
-        r.p = after;
-    }
-    f->insns = r.p;
-    f->insns_end = r.end;
-    f->insns_vaddr = r.vaddr;
-    return !r.bad;
+    return !mt_eh_parse_cie(at_cie, &cie) && !cie.unknown_augmentation &&
+           mt_eh_encoding_size(cie.fde_enc) != 0 && !mt_eh_parse_fde(&e, &cie, f);
 }
 
 /* ---- the CFA program, remapped ------------------------------------------ */
@@ -362,49 +165,49 @@ static void put_advance(rw_buf *b, uint64_t delta)
 }
 
 /* Skips the operands of DW_CFA opcode `op` (not an advance). */
-static void skip_operands(reader *r, uint8_t op)
+static void skip_operands(mt_eh_cursor *r, uint8_t op)
 {
     if ((op & 0xc0) == 0x80) { /* DW_CFA_offset */
-        get_uleb(r);
+        mt_eh_uleb(r);
         return;
     }
     if ((op & 0xc0) == 0xc0) /* DW_CFA_restore */
         return;
     switch (op) {
     case 0x05: case 0x09: case 0x0c: case 0x14: case 0x2f:
-        get_uleb(r); get_uleb(r); break;
+        mt_eh_uleb(r); mt_eh_uleb(r); break;
     case 0x11: case 0x12: case 0x15:
-        get_uleb(r); get_sleb(r); break;
+        mt_eh_uleb(r); mt_eh_sleb(r); break;
     case 0x06: case 0x07: case 0x08: case 0x0d: case 0x0e: case 0x2e:
-        get_uleb(r); break;
-    case 0x13: get_sleb(r); break;
+        mt_eh_uleb(r); break;
+    case 0x13: mt_eh_sleb(r); break;
     case 0x0f:                                          /* def_cfa_expression */
-        skip_bytes(r, get_uleb(r));
+        mt_eh_skip(r, mt_eh_uleb(r));
         break;
     case 0x10: case 0x16:                               /* (val_)expression */
-        get_uleb(r);
-        skip_bytes(r, get_uleb(r));
+        mt_eh_uleb(r);
+        mt_eh_skip(r, mt_eh_uleb(r));
         break;
     case 0x00: case 0x0a: case 0x0b: break;
-    default: r->bad = true;
+    default: r->fail = "unknown call-frame instruction";
     }
 }
 
 /* When `op` moves the location (DW_CFA_advance_loc*, DW_CFA_set_loc), reads
  * its operand and updates *loc; false for every other opcode.  The code
  * alignment factor is 1 (checked by the caller). */
-static bool location_op(reader *r, uint8_t op, const fde_info *f, uint64_t *loc)
+static bool location_op(mt_eh_cursor *r, uint8_t op, const mt_eh_fde *f, uint64_t *loc)
 {
     if ((op & 0xc0) == 0x40)
         *loc += op & 0x3f;
     else if (op == 0x02)
-        *loc += get(r, 1);
+        *loc += mt_eh_read(r, 1);
     else if (op == 0x03)
-        *loc += get(r, 2);
+        *loc += mt_eh_read(r, 2);
     else if (op == 0x04)
-        *loc += get(r, 4);
+        *loc += mt_eh_read(r, 4);
     else if (op == 0x01)
-        *loc = get_pointer(r, f->cie.fde_enc);
+        *loc = mt_eh_pointer(r, f->cie.fde_enc);
     else
         return false;
     return true;
@@ -414,14 +217,14 @@ static bool location_op(reader *r, uint8_t op, const fde_info *f, uint64_t *loc)
  * rules stated before lo apply from the new start, every location is
  * remapped (DW_CFA_set_loc becomes an advance: the copy keeps the original
  * order), and the program stops at hi. */
-static bool remap_program(const fde_info *f, const rw_moved *m, uint64_t lo, uint64_t hi,
+static bool remap_program(const mt_eh_fde *f, const rw_moved *m, uint64_t lo, uint64_t hi,
                           rw_buf *b)
 {
-    reader r = {f->insns, f->insns_end, f->insns_vaddr, false};
+    mt_eh_cursor r = f->program;
     uint64_t loc = f->begin, new_loc = map_at_or_after(m, lo);
-    while (r.p < r.end && !r.bad) {
+    while (r.p < r.end && !r.fail) {
         const uint8_t *start = r.p;
-        uint8_t op = (uint8_t)get(&r, 1);
+        uint8_t op = (uint8_t)mt_eh_read(&r, 1);
         uint64_t before = loc;
         if (location_op(&r, op, f, &loc)) {
             if (loc < before)
@@ -438,22 +241,16 @@ static bool remap_program(const fde_info *f, const rw_moved *m, uint64_t lo, uin
         skip_operands(&r, op);
         rw_buf_put(b, start, (size_t)(r.p - start));
     }
-    return !r.bad;
+    return !r.fail;
 }
 
 /* ---- LSDAs ------------------------------------------------------------------ */
 
+/* An LSDA as read, and how far its action table, type table and exception
+ * specifications reach: the region copied after the new call-site table. */
 typedef struct {
-    uint64_t start, len, lp, action;
-} call_site;
-
-typedef struct {
-    uint8_t ttype_enc;
-    uint64_t cs_end;          /* address where the action table starts */
-    uint64_t ttype_base;      /* 0 when there is no type table */
+    mt_lsda lsda;
     uint64_t region_end;      /* end of actions, types and exception specs */
-    call_site *sites;
-    size_t nsites, cap;
     uint64_t max_filter;      /* entries used in the type table */
 } lsda_info;
 
@@ -461,92 +258,69 @@ typedef struct {
  * type-table indices ending in 0): its end and the entries it uses. */
 static bool measure_spec(const rw_input *in, lsda_info *l, uint64_t offset)
 {
-    reader s;
-    if (!reader_at(in, l->ttype_base + offset - 1, &s))
+    mt_eh_cursor s;
+    if (!reader_at(in, l->lsda.ttype_base + offset - 1, &s))
         return false;
-    for (uint64_t index; (index = get_uleb(&s)) != 0 && !s.bad;)
+    for (uint64_t index; (index = mt_eh_uleb(&s)) != 0 && !s.fail;)
         if (index > l->max_filter)
             l->max_filter = index;
     if (s.vaddr > l->region_end)
         l->region_end = s.vaddr;
-    return !s.bad;
+    return !s.fail;
+}
+
+/* One action record at `a` (1 + its offset in the action table): what it
+ * uses; *next the next record's, 0 at the end of the chain. */
+static bool measure_action(const rw_input *in, lsda_info *l, uint64_t a, uint64_t *next)
+{
+    mt_eh_cursor r;
+    uint64_t cs_end = l->lsda.cs_end;
+    if (!reader_at(in, cs_end + a - 1, &r))
+        return false;
+    int64_t filter = mt_eh_sleb(&r);
+    uint64_t next_at = r.vaddr;
+    int64_t disp = mt_eh_sleb(&r);
+    if (r.fail)
+        return false;
+    if (r.vaddr > l->region_end)
+        l->region_end = r.vaddr;
+    if (filter > 0 && (uint64_t)filter > l->max_filter)
+        l->max_filter = (uint64_t)filter;
+    if (filter < 0 && l->lsda.ttype_base && !measure_spec(in, l, 0 - (uint64_t)filter))
+        return false;
+    *next = disp ? next_at + (uint64_t)disp - cs_end + 1 : 0;
+    return true;
 }
 
 /* Walks the action chains the call sites use: how many type-table entries
  * and how many exception-spec bytes the LSDA really has. */
-static void measure_actions(const rw_input *in, lsda_info *l, reader *base)
+static bool measure_actions(const rw_input *in, lsda_info *l)
 {
-    for (size_t i = 0; i < l->nsites && !base->bad; i++) {
-        uint64_t a = l->sites[i].action;
-        for (int guard = 0; a && guard < 1000; guard++) {
-            reader r;
-            if (!reader_at(in, l->cs_end + a - 1, &r)) {
-                base->bad = true;
-                return;
-            }
-            int64_t filter = get_sleb(&r);
-            uint64_t next_at = r.vaddr;
-            int64_t disp = get_sleb(&r);
-            if (r.bad) {
-                base->bad = true;
-                return;
-            }
-            if (r.vaddr > l->region_end)
-                l->region_end = r.vaddr;
-            if (filter > 0 && (uint64_t)filter > l->max_filter)
-                l->max_filter = (uint64_t)filter;
-            if (filter < 0 && l->ttype_base && !measure_spec(in, l, 0 - (uint64_t)filter)) {
-                base->bad = true;
-                return;
-            }
-            if (disp == 0)
-                break;
-            a = next_at + (uint64_t)disp - l->cs_end + 1;
-        }
+    for (size_t i = 0; i < l->lsda.nsites; i++) {
+        uint64_t a = l->lsda.sites[i].action;
+        for (int guard = 0; a && guard < 1000; guard++)
+            if (!measure_action(in, l, a, &a))
+                return false;
     }
-    if (l->ttype_base > l->region_end)
-        l->region_end = l->ttype_base;
+    if (l->lsda.ttype_base > l->region_end)
+        l->region_end = l->lsda.ttype_base;
+    return true;
 }
 
-static bool parse_lsda(const rw_input *in, const fde_info *f, lsda_info *l)
+static bool parse_lsda(const rw_input *in, const mt_eh_fde *f, lsda_info *l)
 {
     memset(l, 0, sizeof *l);
-    reader r;
-    if (!reader_at(in, f->lsda, &r))
+    mt_eh_cursor r;
+    if (!reader_at(in, f->lsda, &r) || mt_lsda_parse(r, f->begin, &l->lsda))
         return false;
-    uint64_t lpstart = f->begin;
-    uint8_t lpstart_enc = (uint8_t)get(&r, 1);
-    if (lpstart_enc != PE_OMIT)
-        lpstart = get_pointer(&r, lpstart_enc);
-    l->ttype_enc = (uint8_t)get(&r, 1);
-    if (l->ttype_enc != PE_OMIT) {
-        uint64_t off = get_uleb(&r);
-        l->ttype_base = r.vaddr + off;
-    }
-    uint8_t cs_enc = (uint8_t)get(&r, 1);
-    uint64_t cs_len = get_uleb(&r);
-    if (r.bad || cs_len > (uint64_t)(r.end - r.p))
-        return false;
-    const uint8_t *cs_end = r.p + cs_len;
-    l->cs_end = r.vaddr + cs_len;
-    while (r.p < cs_end && !r.bad) {
-        call_site s;
-        s.start = f->begin + get_value(&r, cs_enc);
-        s.len = get_value(&r, cs_enc);
-        uint64_t lp = get_value(&r, cs_enc);
-        s.lp = lp ? lpstart + lp : 0;
-        s.action = get_uleb(&r);
-        MT_PUSH(l->sites, l->nsites, l->cap, s);
-    }
-    l->region_end = l->cs_end;
-    if (l->ttype_base && l->ttype_base < l->cs_end)
+    l->region_end = l->lsda.cs_end;
+    if (l->lsda.ttype_base && l->lsda.ttype_base < l->lsda.cs_end)
         return false; /* the type table would overlap the call sites */
-    if (!r.bad)
-        measure_actions(in, l, &r);
-    return !r.bad && (l->ttype_enc == PE_OMIT || enc_size(l->ttype_enc) != 0);
+    return measure_actions(in, l) &&
+           (l->lsda.ttype_enc == MT_PE_OMIT || mt_eh_encoding_size(l->lsda.ttype_enc) != 0);
 }
 
-static bool in_part(const call_site *s, uint64_t lo, uint64_t hi)
+static bool in_part(const mt_lsda_call_site *s, uint64_t lo, uint64_t hi)
 {
     return s->start < hi && s->start + s->len > lo;
 }
@@ -565,20 +339,20 @@ typedef struct {
 static uint64_t *move_landing_pads(unwind_ctx *u, const lsda_info *l, const part *pt,
                                    uint64_t *lpstart)
 {
-    uint64_t *new_lp = mt_xcalloc(l->nsites + 1, sizeof *new_lp);
+    uint64_t *new_lp = mt_xcalloc(l->lsda.nsites + 1, sizeof *new_lp);
     *lpstart = pt->new_begin;
-    for (size_t i = 0; i < l->nsites; i++) {
-        const call_site *s = &l->sites[i];
-        if (!s->lp || !in_part(s, pt->lo, pt->hi))
+    for (size_t i = 0; i < l->lsda.nsites; i++) {
+        const mt_lsda_call_site *s = &l->lsda.sites[i];
+        if (!s->landing_pad || !in_part(s, pt->lo, pt->hi))
             continue;
-        const rw_moved *pm = range_of(u, s->lp);
-        new_lp[i] = rw_moved_landing_pad(pt->m, s->start, s->len, s->lp);
+        const rw_moved *pm = range_of(u, s->landing_pad);
+        new_lp[i] = rw_moved_landing_pad(pt->m, s->start, s->len, s->landing_pad);
         if (!new_lp[i])
-            new_lp[i] = pm ? rw_moved_lookup(pm, s->lp) : 0;
+            new_lp[i] = pm ? rw_moved_lookup(pm, s->landing_pad) : 0;
         if (!new_lp[i]) {
             mt_error_set(u->err, "%s: procedure at 0x%llx: landing pad 0x%llx not relocated",
                          u->in->elf.path, (unsigned long long)pt->m->old_start,
-                         (unsigned long long)s->lp);
+                         (unsigned long long)s->landing_pad);
             free(new_lp);
             return NULL;
         }
@@ -594,8 +368,8 @@ static uint64_t *move_landing_pads(unwind_ctx *u, const lsda_info *l, const part
 static void write_call_sites(rw_buf *cs, const lsda_info *l, const uint64_t *new_lp,
                              const part *pt, uint64_t lpstart)
 {
-    for (size_t i = 0; i < l->nsites; i++) {
-        const call_site *s = &l->sites[i];
+    for (size_t i = 0; i < l->lsda.nsites; i++) {
+        const mt_lsda_call_site *s = &l->lsda.sites[i];
         if (!in_part(s, pt->lo, pt->hi))
             continue;
         uint64_t end = s->start + s->len < pt->hi ? s->start + s->len : pt->hi;
@@ -609,20 +383,20 @@ static void write_call_sites(rw_buf *cs, const lsda_info *l, const uint64_t *new
 }
 
 /* Re-encodes, for their new position, the pc-relative type-table entries
- * of the region copied from l->cs_end to out address `new_region` (the
+ * of the region copied from l->lsda.cs_end to out address `new_region` (the
  * typeinfo objects, or for DW_EH_PE_indirect the slots holding their
  * addresses, do not move).  Absolute entries stay as they are. */
 static bool move_type_table(unwind_ctx *u, const lsda_info *l, uint64_t new_region)
 {
-    if (!l->ttype_base)
+    if (!l->lsda.ttype_base)
         return true;
-    size_t es = enc_size(l->ttype_enc);
-    uint64_t base_in_region = l->ttype_base - l->cs_end;
+    size_t es = mt_eh_encoding_size(l->lsda.ttype_enc);
+    uint64_t base_in_region = l->lsda.ttype_base - l->lsda.cs_end;
     if (l->max_filter > base_in_region / es)
         return false; /* entries in use reach back into the call-site table */
-    if ((l->ttype_enc & 0x70) == PE_ABSPTR || (l->ttype_enc & 0x70) == PE_DATAREL)
+    if ((l->lsda.ttype_enc & 0x70) == MT_PE_ABSPTR || (l->lsda.ttype_enc & 0x70) == MT_PE_DATAREL)
         return true; /* absolute (datarel has base 0 on x86-64) */
-    if ((l->ttype_enc & 0x70) != PE_PCREL)
+    if ((l->lsda.ttype_enc & 0x70) != MT_PE_PCREL)
         return false;
     uint8_t *region = u->out->data + (new_region - u->out_vaddr);
     for (uint64_t i = 1; i <= l->max_filter; i++) {
@@ -632,10 +406,10 @@ static bool move_type_table(unwind_ctx *u, const lsda_info *l, uint64_t new_regi
             v |= (uint64_t)p[k] << (8 * k);
         if (v == 0)
             continue; /* catch (...) */
-        if ((l->ttype_enc & 0x08) && es < 8 && (v >> (8 * es - 1)))
+        if ((l->lsda.ttype_enc & 0x08) && es < 8 && (v >> (8 * es - 1)))
             v |= ~(uint64_t)0 << (8 * es); /* sign-extend */
-        v += l->cs_end - new_region;
-        if (!fits(l->ttype_enc, v))
+        v += l->lsda.cs_end - new_region;
+        if (!fits(l->lsda.ttype_enc, v))
             return false;
         for (size_t k = 0; k < es; k++)
             p[k] = (uint8_t)(v >> (8 * k));
@@ -657,36 +431,36 @@ static bool put_lsda(unwind_ctx *u, const lsda_info *l, const rw_buf *cs, uint64
                      uint64_t new_begin, const uint8_t *region)
 {
     rw_buf *b = u->out;
-    rw_buf_u8(b, lpstart == new_begin ? PE_OMIT : PE_PCREL | PE_SDATA4);
-    if (lpstart != new_begin && !put_pointer(b, PE_PCREL | PE_SDATA4, lpstart, here(u)))
+    rw_buf_u8(b, lpstart == new_begin ? MT_PE_OMIT : MT_PE_PCREL | MT_PE_SDATA4);
+    if (lpstart != new_begin && !put_pointer(b, MT_PE_PCREL | MT_PE_SDATA4, lpstart, here(u)))
         return false;
-    rw_buf_u8(b, l->ttype_enc);
-    if (l->ttype_enc != PE_OMIT) {
+    rw_buf_u8(b, l->lsda.ttype_enc);
+    if (l->lsda.ttype_enc != MT_PE_OMIT) {
         /* Measured from the end of this field: the call-site encoding and
          * length, the table, then the region up to the base. */
-        rw_buf_uleb(b, 1 + uleb_size(cs->len) + cs->len + (l->ttype_base - l->cs_end));
+        rw_buf_uleb(b, 1 + uleb_size(cs->len) + cs->len + (l->lsda.ttype_base - l->lsda.cs_end));
     }
-    rw_buf_u8(b, PE_ULEB128);
+    rw_buf_u8(b, MT_PE_ULEB128);
     rw_buf_uleb(b, cs->len);
     rw_buf_put(b, cs->data, cs->len);
     uint64_t new_region = here(u);
-    rw_buf_put(b, region, l->region_end - l->cs_end);
+    rw_buf_put(b, region, l->region_end - l->lsda.cs_end);
     return move_type_table(u, l, new_region);
 }
 
 /* Writes the LSDA of the part; returns its address, or 0 with u->err set. */
-static uint64_t write_lsda(unwind_ctx *u, const fde_info *f, const part *pt)
+static uint64_t write_lsda(unwind_ctx *u, const mt_eh_fde *f, const part *pt)
 {
     lsda_info l;
     if (!parse_lsda(u->in, f, &l)) {
-        free(l.sites);
+        mt_lsda_free(&l.lsda);
         mt_error_set(u->err, "%s: malformed exception table (LSDA) at 0x%llx", u->in->elf.path,
                      (unsigned long long)f->lsda);
         return 0;
     }
     uint64_t lpstart, at = 0;
     uint64_t *new_lp = move_landing_pads(u, &l, pt, &lpstart);
-    const uint8_t *region = rw_input_bytes_at(u->in, l.cs_end, l.region_end - l.cs_end);
+    const uint8_t *region = rw_input_bytes_at(u->in, l.lsda.cs_end, l.region_end - l.lsda.cs_end);
     if (new_lp && !region)
         mt_error_set(u->err, "%s: exception table at 0x%llx extends past its segment",
                      u->in->elf.path, (unsigned long long)f->lsda);
@@ -702,7 +476,7 @@ static uint64_t write_lsda(unwind_ctx *u, const fde_info *f, const part *pt)
         rw_buf_free(&cs);
     }
     free(new_lp);
-    free(l.sites);
+    mt_lsda_free(&l.lsda);
     return at;
 }
 
@@ -719,7 +493,7 @@ typedef struct {
 
 /* The FDE's header fields: length (patched by the caller), CIE pointer,
  * code range and augmentation data with the LSDA pointer. */
-static bool put_fde_header(unwind_ctx *u, const fde_info *f, uint64_t new_begin,
+static bool put_fde_header(unwind_ctx *u, const mt_eh_fde *f, uint64_t new_begin,
                            uint64_t new_end, uint64_t lsda)
 {
     rw_buf *b = u->out;
@@ -734,13 +508,13 @@ static bool put_fde_header(unwind_ctx *u, const fde_info *f, uint64_t new_begin,
         return false;
     if (!f->cie.has_z)
         return true;
-    size_t n = f->cie.lsda_enc != PE_OMIT ? enc_size(f->cie.lsda_enc) : 0;
+    size_t n = f->cie.lsda_enc != MT_PE_OMIT ? mt_eh_encoding_size(f->cie.lsda_enc) : 0;
     rw_buf_uleb(b, n);
     return !n || put_pointer(b, f->cie.lsda_enc, lsda, here(u));
 }
 
 /* Writes the FDE, and the LSDA when there is one, of a part. */
-static bool write_fde(unwind_ctx *u, const fde_info *f, const part *pt, uint64_t new_end,
+static bool write_fde(unwind_ctx *u, const mt_eh_fde *f, const part *pt, uint64_t new_end,
                       hdr_table *t, rw_unwind_out *res)
 {
     uint64_t lsda = 0;
@@ -794,7 +568,7 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
 {
     for (size_t k = first_fde_covering(t, noriginal, m->old_start);
          k < noriginal && t->v[k].loc < m->old_end; k++) {
-        fde_info f;
+        mt_eh_fde f;
         if (!parse_fde(u->in, t->v[k].fde, &f)) {
             mt_error_set(u->err, "%s: malformed FDE at 0x%llx", u->in->elf.path,
                          (unsigned long long)t->v[k].fde);
@@ -835,28 +609,28 @@ static const Elf64_Phdr *eh_frame_phdr(const rw_input *in)
 static bool read_hdr(const rw_input *in, const Elf64_Phdr *ph, uint64_t *eh_frame,
                      bool *has_table, hdr_table *t)
 {
-    reader r;
+    mt_eh_cursor r;
     if (!reader_at(in, ph->p_vaddr, &r))
         return false;
     uint64_t hdr = r.vaddr;
-    uint8_t version = (uint8_t)get(&r, 1), ptr_enc = (uint8_t)get(&r, 1),
-            count_enc = (uint8_t)get(&r, 1), table_enc = (uint8_t)get(&r, 1);
-    if (r.bad || version != 1)
+    uint8_t version = (uint8_t)mt_eh_read(&r, 1), ptr_enc = (uint8_t)mt_eh_read(&r, 1),
+            count_enc = (uint8_t)mt_eh_read(&r, 1), table_enc = (uint8_t)mt_eh_read(&r, 1);
+    if (r.fail || version != 1)
         return false;
-    *eh_frame = get_pointer(&r, ptr_enc);
-    *has_table = count_enc != PE_OMIT && table_enc == (PE_DATAREL | PE_SDATA4);
+    *eh_frame = mt_eh_pointer(&r, ptr_enc);
+    *has_table = count_enc != MT_PE_OMIT && table_enc == (MT_PE_DATAREL | MT_PE_SDATA4);
     if (!*has_table)
-        return !r.bad;
-    uint64_t n = get_value(&r, count_enc);
-    if (r.bad || n > (uint64_t)(r.end - r.p) / 8)
+        return !r.fail;
+    uint64_t n = mt_eh_value(&r, count_enc);
+    if (r.fail || n > (uint64_t)(r.end - r.p) / 8)
         return false;
     for (uint64_t i = 0; i < n; i++) {
         hdr_entry e;
-        e.loc = hdr + (uint64_t)(int64_t)(int32_t)get(&r, 4);
-        e.fde = hdr + (uint64_t)(int64_t)(int32_t)get(&r, 4);
+        e.loc = hdr + (uint64_t)(int64_t)(int32_t)mt_eh_read(&r, 4);
+        e.fde = hdr + (uint64_t)(int64_t)(int32_t)mt_eh_read(&r, 4);
         MT_PUSH(t->v, t->n, t->cap, e);
     }
-    return !r.bad;
+    return !r.fail;
 }
 
 /* Collects the FDEs of .eh_frame at [at, end) (end 0: up to its zero
@@ -864,28 +638,23 @@ static bool read_hdr(const rw_input *in, const Elf64_Phdr *ph, uint64_t *eh_fram
  * discarded code (address or size 0). */
 static bool walk_eh_frame(const rw_input *in, uint64_t at, uint64_t end, hdr_table *t)
 {
-    reader r;
-    if (!end && reader_at(in, at, &r))
-        end = at + (uint64_t)(r.end - r.p);
-    while (at < end) {
-        if (!reader_at(in, at, &r))
+    mt_eh_cursor r;
+    if (!reader_at(in, at, &r))
+        return !end;
+    if (end && end - at < (uint64_t)(r.end - r.p))
+        r.end = r.p + (end - at);
+    mt_eh_entry e;
+    int more;
+    while ((more = mt_eh_next_entry(&r, &e)) == 1) {
+        mt_eh_fde f;
+        if (e.body.fail || (e.id != 0 && !parse_fde(in, e.addr, &f)))
             return false;
-        uint64_t len = get(&r, 4);
-        if (!r.bad && len == 0)
-            return true; /* terminator */
-        uint64_t id = get(&r, 4);
-        if (r.bad || len == 0xffffffffu || len - 4 > (uint64_t)(r.end - r.p))
-            return false;
-        fde_info f;
-        if (id != 0 && !parse_fde(in, at, &f))
-            return false;
-        if (id != 0 && f.begin && f.end > f.begin) {
-            hdr_entry e = {f.begin, at};
-            MT_PUSH(t->v, t->n, t->cap, e);
+        if (e.id != 0 && f.begin && f.end > f.begin) {
+            hdr_entry h = {f.begin, e.addr};
+            MT_PUSH(t->v, t->n, t->cap, h);
         }
-        at += 4 + len;
     }
-    return true;
+    return more == 0;
 }
 
 static int by_loc(const void *a, const void *b)
@@ -930,16 +699,16 @@ static bool write_hdr(unwind_ctx *u, uint64_t eh_frame, hdr_table *t, rw_unwind_
     rw_buf_align(b, 4, 0);
     uint64_t hdr = here(u);
     rw_buf_u8(b, 1);
-    rw_buf_u8(b, PE_PCREL | PE_SDATA4);
-    rw_buf_u8(b, PE_UDATA4);
-    rw_buf_u8(b, PE_DATAREL | PE_SDATA4);
-    if (!put_pointer(b, PE_PCREL | PE_SDATA4, eh_frame, here(u)) || t->n >> 32)
+    rw_buf_u8(b, MT_PE_PCREL | MT_PE_SDATA4);
+    rw_buf_u8(b, MT_PE_UDATA4);
+    rw_buf_u8(b, MT_PE_DATAREL | MT_PE_SDATA4);
+    if (!put_pointer(b, MT_PE_PCREL | MT_PE_SDATA4, eh_frame, here(u)) || t->n >> 32)
         return false;
     rw_buf_u32(b, (uint32_t)t->n);
     if (t->n)
         qsort(t->v, t->n, sizeof *t->v, by_loc);
     for (size_t i = 0; i < t->n; i++)
-        if (!fits(PE_SDATA4, t->v[i].loc - hdr) || !fits(PE_SDATA4, t->v[i].fde - hdr))
+        if (!fits(MT_PE_SDATA4, t->v[i].loc - hdr) || !fits(MT_PE_SDATA4, t->v[i].fde - hdr))
             return false;
     for (size_t i = 0; i < t->n; i++) {
         rw_buf_u32(b, (uint32_t)(t->v[i].loc - hdr));

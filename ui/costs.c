@@ -82,8 +82,10 @@ static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block_cost *bc = &c->costs[c->first[p] + b];
         const mt_block *blk = &proc->blocks[b];
-        fprintf(fp, "0x%" PRIx64 "\t%s\t%u\t%s\t%.2f\t%s", blk->start, proc->name, bc->ninsns,
-                blk->loop == MT_NONE ? "-" : "loop", bc->cycles, mt_bound_name(bc->limit));
+        fprintf(fp, "0x%" PRIx64 "\t", blk->start);
+        mt_tsv_field(fp, proc->name);
+        fprintf(fp, "\t%u\t%s\t%.2f\t%s", bc->ninsns, blk->loop == MT_NONE ? "-" : "loop",
+                bc->cycles, mt_bound_name(bc->limit));
         if (counts) {
             uint64_t n = counts[c->first[p] + b];
             fprintf(fp, "\t%" PRIu64 "\t%.0f", n, (double)n * bc->cycles);
@@ -138,10 +140,13 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
             const mt_procedure *proc = &prog->procs[p];
             double cyc = mt_predicted_cycles_proc(prog, &c, counts, p);
             double incl = inc.total[p];
-            if ((cyc > 0 || incl > 0) && (!only_function || strcmp(proc->name, only_function) == 0))
-                fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", proc->name, cyc,
-                        proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz,
-                        incl, incl * m.tsc_per_cycle / m.tsc_hz);
+            if ((cyc == 0 && incl == 0) || (only_function && strcmp(proc->name, only_function) != 0))
+                continue;
+            fputs("proc\t", fp);
+            mt_tsv_field(fp, proc->name);
+            fprintf(fp, "\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", cyc,
+                    proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz, incl,
+                    incl * m.tsc_per_cycle / m.tsc_hz);
         }
         fprintf(fp, "# loop totals (own and nested blocks, and estimable callees): loop\tPROCEDURE\t"
                     "HEADER\tpredicted_cycles\theader_executions\n");
@@ -152,9 +157,12 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
             for (uint32_t l = 0; l < proc->nloops; l++) {
                 double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l, &inc);
                 uint32_t h = proc->loops[l].header;
-                if (cyc > 0)
-                    fprintf(fp, "loop\t%s\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->name,
-                            proc->blocks[h].start, cyc, counts[c.first[p] + h]);
+                if (cyc <= 0)
+                    continue;
+                fputs("loop\t", fp);
+                mt_tsv_field(fp, proc->name);
+                fprintf(fp, "\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->blocks[h].start, cyc,
+                        counts[c.first[p] + h]);
             }
         }
         mt_inclusive_free(&inc);

@@ -138,6 +138,8 @@ path = unescape(pass1.get(b"binary", b""))
 print("ok - odd names: pass1.txt gives back the binary's path" if path == os.path.realpath(binary)
       else "not ok - odd names: pass1.txt binary %r" % path)
 EOF
+    [ $? -eq 0 ] || grep -q '^not ok' "$W/odd/rt.out" ||
+        echo "not ok - odd names: counts.tsv or pass1.txt unreadable: $(tail -1 "$W/odd/rt.out")" >> "$W/odd/rt.out"
     cat "$W/odd/rt.out"
     passed=$((passed + $(grep -c '^ok' "$W/odd/rt.out")))
     failed=$((failed + $(grep -c '^not ok' "$W/odd/rt.out")))

@@ -151,7 +151,7 @@ EOF
     rc=$?
     check "odd names: time RUNDIR exits with the program's status (5, got $rc)" "[ $rc = 5 ]"
     check "odd names: time's report names the symbol and the path escaped" \
-        "grep -qF '$shown' '$W/odd/time.out' && grep -qF 'o\"d\x5cd\x0abin' '$W/odd/time.out' && no_raw '$W/odd/time.out' '$W/odd/run/report.txt'"
+        "grep -qF '$shown' '$W/odd/time.out' && grep -qF 'o\"d\x5cd\x0ab in' '$W/odd/time.out' && no_raw '$W/odd/time.out' '$W/odd/run/report.txt'"
     MTOOL_HISTORY="$odd_hist" "$MTOOL" run -o "$W/odd/run2" -- "$1" 5 "$2" > "$W/odd/run.out" 2> "$W/odd/run.err"
     rc=$?
     check "odd names: run exits with the program's status (5, got $rc), its report escaped" \
@@ -159,13 +159,13 @@ EOF
     MTOOL_HISTORY="$odd_hist" "$MTOOL" history show last > "$W/odd/show" 2>&1
     MTOOL_HISTORY="$odd_hist" "$MTOOL" history list > "$W/odd/list" 2>&1
     check "odd names: history holds both runs, shows names and paths escaped, one line each" \
-        "[ \$(grep -cF ' o\"d\x5cd\x0abin ' '$W/odd/list') = 2 ] && grep -qF '$shown' '$W/odd/show' && grep -qF 'program: $W/odd/o\"d\x5cd\x0abin' '$W/odd/show' && no_raw '$W/odd/show' '$W/odd/list'"
+        "[ \$(grep -cF ' o\"d\x5cd\x0ab in ' '$W/odd/list') = 2 ] && grep -qF '$shown' '$W/odd/show' && grep -qF 'program: $W/odd/o\"d\x5cd\x0ab in' '$W/odd/show' && no_raw '$W/odd/show' '$W/odd/list'"
 }
 
 # Odd names: a procedure whose symbol holds a quote, a backslash, a newline,
 # a tab, \001, DEL, a byte that is not UTF-8 and UTF-8 (patched into the
 # symbol table, same length), in a source file whose name holds a quote, a
-# backslash, a newline and a tab, run by a path and with arguments like them.
+# backslash, a newline and a tab, run by a path (with a space too) and with arguments like them.
 if command -v gcc > /dev/null 2>&1; then
     mkdir -p "$W/odd"
     src=$(printf 'we"ird\\dir\nname\tx.c')
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     return argc > 1 ? atoi(argv[1]) : 0;
 }
 EOF
-    bin=$(printf '%s/odd/o"d\\d\nbin' "$W")
+    bin=$(printf '%s/odd/o"d\\d\nb in' "$W")
     if (cd "$W/odd" && gcc -O2 -g "$src" -o plain) 2> "$W/odd/gcc.err" &&
         python3 - "$W/odd/plain" "$bin" > "$W/odd/name.hex" <<'EOF'
 import sys

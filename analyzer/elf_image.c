@@ -26,22 +26,12 @@ static bool range_in_file(uint64_t off, uint64_t len, uint64_t size)
 
 static int map_file(mt_image *img, const char *path, mt_error *err)
 {
-    img->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (img->fd < 0) {
-        mt_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    img->fd = mt_open_regular(path, err); /* a FIFO would block the open */
     struct stat st;
+    if (img->fd < 0)
+        return -1;
     if (fstat(img->fd, &st) != 0) {
         mt_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        return -1;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        mt_error_set(err, "%s: is a directory", path);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        mt_error_set(err, "%s: not a regular file", path);
         return -1;
     }
     if (st.st_size == 0) {

@@ -19,11 +19,9 @@ int mt_elf_file_open(mt_elf_file *f, const char *path, mt_error *err)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        mt_error_set(err, "%s: %s", path, strerror(errno));
+    int fd = mt_open_regular(path, err);
+    if (fd < 0)
         return -1;
-    }
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
         mt_error_set(err, "%s: not an ELF file (too small)", path);

@@ -2,10 +2,12 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,6 +138,41 @@ void mt_outfile_abort(mt_outfile *out)
     outfile_release(out);
 }
 
+/* O_NONBLOCK makes the open of a FIFO return at once; fstat of the very
+ * descriptor then tells what was opened (a stat before the open could be
+ * raced).  Regular files ignore O_NONBLOCK, but it is cleared anyway. */
+int mt_open_regular(const char *path, mt_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0 ? strerror(errno)
+                      : S_ISDIR(st.st_mode) ? "is a directory"
+                      : !S_ISREG(st.st_mode) ? "not a regular file"
+                      : fcntl(fd, F_SETFL, 0) != 0 ? strerror(errno)
+                                                   : NULL;
+    if (why) {
+        mt_error_set(err, "%s: %s", path, why);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+FILE *mt_fopen_regular(const char *path, mt_error *err)
+{
+    int fd = mt_open_regular(path, err);
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "r");
+    if (fd >= 0 && !fp) {
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return fp;
+}
+
 double mt_now_seconds(void)
 {
     struct timespec ts;
@@ -220,6 +257,37 @@ void mt_escape_text(char *buf, size_t n, const char *s)
     }
     if (n)
         buf[k < n ? k : n - 1] = '\0';
+}
+
+void mt_tsv_field(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        const char *esc = *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n"
+                          : *s == '\r' ? "\\r" : NULL;
+        if (esc)
+            fputs(esc, fp);
+        else
+            fputc(*s, fp);
+    }
+}
+
+int mt_tsv_unescape(char *s)
+{
+    static const char code[] = "\\tnr", byte[] = "\\\t\n\r";
+    char *out = s;
+    while (*s) {
+        if (*s != '\\') {
+            *out++ = *s++;
+            continue;
+        }
+        const char *k = s[1] ? strchr(code, s[1]) : NULL;
+        if (!k)
+            return -1;
+        *out++ = byte[k - code];
+        s += 2;
+    }
+    *out = '\0';
+    return 0;
 }
 
 void mt_json_number(FILE *fp, double v)

@@ -52,6 +52,14 @@ int mt_outfile_open(mt_outfile *out, const char *path, mt_error *err);
 int mt_outfile_commit(mt_outfile *out, mt_error *err); /* fclose + rename */
 void mt_outfile_abort(mt_outfile *out);               /* fclose + unlink */
 
+/* Opens a file the user named for reading, refusing anything but a regular
+ * file before it can block: a FIFO's open waits for a writer forever, a
+ * device or directory is no input of ours.  "PATH: is a directory", "PATH:
+ * not a regular file" or "PATH: <strerror>" in err.  A descriptor, or -1. */
+int mt_open_regular(const char *path, mt_error *err);
+/* The same as a stdio stream ("r"), or NULL. */
+FILE *mt_fopen_regular(const char *path, mt_error *err);
+
 /* Monotonic wall time in seconds, for progress and benchmark figures. */
 double mt_now_seconds(void);
 
@@ -63,6 +71,11 @@ void mt_json_string(FILE *fp, const char *s);
  * ASCII kept, every other byte (and the backslash) as \xHH; cut short when
  * it does not fit. */
 void mt_escape_text(char *buf, size_t n, const char *s);
+/* A field of a tab-separated file, any bytes: backslash, tab, newline and
+ * carriage return written as \\ \t \n \r, every other byte as it is. */
+void mt_tsv_field(FILE *fp, const char *s);
+/* Undoes mt_tsv_field in place; -1 for any other backslash sequence. */
+int mt_tsv_unescape(char *s);
 /* A JSON number for a measured or derived figure (%.6g), null when it is not
  * finite (a figure that does not exist). */
 void mt_json_number(FILE *fp, double v);

@@ -589,11 +589,9 @@ int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err)
 
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        mt_error_set(err, "%s: %s", path, strerror(errno));
+    FILE *fp = mt_fopen_regular(path, err);
+    if (!fp)
         return -1;
-    }
     int rc = mt_machine_parse(fp, path, m, err);
     fclose(fp);
     return rc;

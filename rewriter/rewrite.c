@@ -54,11 +54,9 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        mt_error_set(err, "%s: %s", path, strerror(errno));
+    int fd = mt_open_regular(path, err);
+    if (fd < 0)
         return -1;
-    }
     struct sha256_ctx ctx;
     sha256_init(&ctx);
     uint8_t buf[1 << 16];

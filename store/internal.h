@@ -11,6 +11,10 @@ struct mt_store {
     sqlite3 *db;
     char *path;
     bool writable;
+    bool had_wal, had_shm;  /* -wal, -shm existed before this open */
+    bool bad_header;        /* its first 100 bytes are no header SQLite writes */
+    bool refused;           /* found damaged, another application's or newer: the
+                               -wal and -shm this open created go on closing */
 };
 
 /* Figures are clustered by run_block = run_id >> 5 (blocks of 32 runs), then

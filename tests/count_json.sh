@@ -107,10 +107,65 @@ for b in "$SAMPLES"/behavior-gcc-O2; do
         "grep -q '\"processes\":2,' '$W/behavior-fork/count.json'"
 done
 
+# odd_round_trip BIN ARG2: the odd names through the run directory, pass 2
+# and the history.  counts.tsv and pass1.txt, unescaped as docs/REPORT.md
+# says, give back the symbol's and the path's bytes; `time RUNDIR`, `run`
+# and `history` work on them, exit with the program's status, and print
+# the names escaped (mt_escape_text: printable ASCII kept, any other byte
+# and the backslash as \xHH), never a raw control byte.
+odd_round_trip() {
+    odd_hist="$W/odd/history.db"
+    python3 - "$W/odd/run" "$(cat "$W/odd/name.hex")" "$1" > "$W/odd/rt.out" 2>&1 <<'EOF'
+import os, sys
+run, name, binary = sys.argv[1], bytes.fromhex(sys.argv[2]), os.fsencode(sys.argv[3])
+def unescape(field):
+    out, i = bytearray(), 0
+    while i < len(field):
+        if field[i:i + 1] == b"\\":
+            out += {b"\\": b"\\", b"t": b"\t", b"n": b"\n", b"r": b"\r"}[field[i + 1:i + 2]]
+            i += 2
+        else:
+            out += field[i:i + 1]
+            i += 1
+    return bytes(out)
+names = {unescape(l.split(b"\t")[2]) for l in open(run + "/counts.tsv", "rb").read().split(b"\n")
+         if l and not l.startswith(b"#")}
+print("ok - odd names: counts.tsv gives back the symbol's bytes" if name in names else
+      "not ok - odd names: counts.tsv lacks the symbol: %r" % sorted(names))
+pass1 = dict(l.split(b"\t", 1) for l in open(run + "/pass1.txt", "rb").read().split(b"\n")
+             if b"\t" in l and not l.startswith(b"#"))
+path = unescape(pass1.get(b"binary", b""))
+print("ok - odd names: pass1.txt gives back the binary's path" if path == os.path.realpath(binary)
+      else "not ok - odd names: pass1.txt binary %r" % path)
+EOF
+    [ $? -eq 0 ] || grep -q '^not ok' "$W/odd/rt.out" ||
+        echo "not ok - odd names: counts.tsv or pass1.txt unreadable: $(tail -1 "$W/odd/rt.out")" >> "$W/odd/rt.out"
+    cat "$W/odd/rt.out"
+    passed=$((passed + $(grep -c '^ok' "$W/odd/rt.out")))
+    failed=$((failed + $(grep -c '^not ok' "$W/odd/rt.out")))
+    shown='odd"q\x5cb\x0an\x09t\x01\x7f\xff\xc3\xa9'
+    no_raw() { ! LC_ALL=C grep -q "$(printf '[\001\177]')" "$@"; }
+    check "odd names: count's summary shows the symbol escaped, no raw control byte" \
+        "grep -qF '$shown' '$W/odd/err' && no_raw '$W/odd/err'"
+    MTOOL_HISTORY="$odd_hist" "$MTOOL" time "$W/odd/run" > "$W/odd/time.out" 2> "$W/odd/time.err"
+    rc=$?
+    check "odd names: time RUNDIR exits with the program's status (5, got $rc)" "[ $rc = 5 ]"
+    check "odd names: time's report names the symbol and the path escaped" \
+        "grep -qF '$shown' '$W/odd/time.out' && grep -qF 'o\"d\x5cd\x0ab in' '$W/odd/time.out' && no_raw '$W/odd/time.out' '$W/odd/run/report.txt'"
+    MTOOL_HISTORY="$odd_hist" "$MTOOL" run -o "$W/odd/run2" -- "$1" 5 "$2" > "$W/odd/run.out" 2> "$W/odd/run.err"
+    rc=$?
+    check "odd names: run exits with the program's status (5, got $rc), its report escaped" \
+        "[ $rc = 5 ] && grep -qF '$shown' '$W/odd/run.out' && no_raw '$W/odd/run.out'"
+    MTOOL_HISTORY="$odd_hist" "$MTOOL" history show last > "$W/odd/show" 2>&1
+    MTOOL_HISTORY="$odd_hist" "$MTOOL" history list > "$W/odd/list" 2>&1
+    check "odd names: history holds both runs, shows names and paths escaped, one line each" \
+        "[ \$(grep -cF ' o\"d\x5cd\x0ab in ' '$W/odd/list') = 2 ] && grep -qF '$shown' '$W/odd/show' && grep -qF 'program: $W/odd/o\"d\x5cd\x0ab in' '$W/odd/show' && no_raw '$W/odd/show' '$W/odd/list'"
+}
+
 # Odd names: a procedure whose symbol holds a quote, a backslash, a newline,
 # a tab, \001, DEL, a byte that is not UTF-8 and UTF-8 (patched into the
 # symbol table, same length), in a source file whose name holds a quote, a
-# backslash, a newline and a tab, run by a path and with arguments like them.
+# backslash, a newline and a tab, run by a path (with a space too) and with arguments like them.
 if command -v gcc > /dev/null 2>&1; then
     mkdir -p "$W/odd"
     src=$(printf 'we"ird\\dir\nname\tx.c')
@@ -135,7 +190,7 @@ int main(int argc, char **argv)
     return argc > 1 ? atoi(argv[1]) : 0;
 }
 EOF
-    bin=$(printf '%s/odd/o"d\\d\nbin' "$W")
+    bin=$(printf '%s/odd/o"d\\d\nb in' "$W")
     if (cd "$W/odd" && gcc -O2 -g "$src" -o plain) 2> "$W/odd/gcc.err" &&
         python3 - "$W/odd/plain" "$bin" > "$W/odd/name.hex" <<'EOF'
 import sys
@@ -159,6 +214,7 @@ EOF
         hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
         pycheck odd "$W/odd/run/count.json" "$(cat "$W/odd/name.hex")" "$(hex "$src")" "$(hex "$bin")" \
             "$(hex 5)" "$(hex "$arg2")" "odd names"
+        odd_round_trip "$bin" "$arg2"
     else
         not_ok "odd names: could not build the sample: $(head -1 "$W/odd/gcc.err")"
     fi

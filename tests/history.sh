@@ -182,12 +182,75 @@ damaged_case show 1
 damaged_case trend matmul_rows
 damaged_case sql 'SELECT sum(memory_ops) FROM figures'
 damaged_case export --csv
+check "damaged database: no -wal or -shm left beside it by the read-only commands refusing it" \
+    "test ! -e $W/damaged.db-wal && test ! -e $W/damaged.db-shm"
 MTOOL_HISTORY="$W/damaged.db" "$MTOOL" count -o "$W/rd" -- "$W/v1/matmul" > /dev/null 2> "$W/e"
-check "damaged database: count reports it in one line, exits 1, keeps its own output" \
-    "test \$? -eq 0 || true; grep -c 'damaged' $W/e | grep -qx 1 && grep -q 'run not stored' $W/e && test -s $W/rd/counts.tsv"
-MTOOL_HISTORY="$W/damaged.db" "$MTOOL" count -o "$W/rd2" -- "$W/v1/matmul" > /dev/null 2>&1
-check "damaged database: count exits 1" "test $? -eq 1"
+check "damaged database: count reports it in one line, keeps its own output, exits 0 as the program" \
+    "test $? -eq 0 && grep -c 'damaged' $W/e | grep -qx 1 && grep -q 'run not stored' $W/e && test -s $W/rd/counts.tsv"
+# A program exiting with 3: count's status is the program's even when
+# storing fails (README, "Exit status").
+printf 'int main(void) { return 3; }\n' > "$W/exit3.c" && cc -O1 -o "$W/exit3" "$W/exit3.c"
+MTOOL_HISTORY="$W/damaged.db" "$MTOOL" count -o "$W/rd2" -- "$W/exit3" > /dev/null 2> "$W/e"
+check "damaged database: count exits with the program's status (3), says 'run not stored' apart" \
+    "test $? -eq 3 && grep -q '^mtool: history: .*damaged.db: damaged history database.*run not stored' $W/e"
 check "damaged database: never overwritten" "cmp -s $W/damaged.db $W/damaged.orig"
+
+# One damaged page that a store would not read: the quick_check before
+# writing finds it (oracle: SQLite's own quick_check through Python).
+quick_check() { python3 -c 'import sqlite3, sys; c = sqlite3.connect("file:" + sys.argv[1] + "?immutable=1", uri=True); print(c.execute("PRAGMA quick_check").fetchone()[0])' "$1" 2>&1; }
+npages=$(($(stat -c %s "$W/h.db") / 4096))
+page=$((npages / 2))
+while [ "$page" -lt "$npages" ]; do
+    cp "$W/h.db" "$W/onepage.db"
+    dd if=/dev/urandom of="$W/onepage.db" bs=4096 seek="$page" count=1 conv=notrunc 2>/dev/null
+    [ "$(quick_check "$W/onepage.db")" != ok ] && break
+    page=$((page + 1))
+done
+cp "$W/onepage.db" "$W/onepage.orig"
+MTOOL_HISTORY="$W/onepage.db" "$MTOOL" count -o "$W/rd3" -- "$W/exit3" > /dev/null 2> "$W/e"
+check "one damaged page (page $page of $npages, SQLite's quick_check fails): count refuses to store, names the file, exits 3" \
+    "test $? -eq 3 && test \"\$(quick_check $W/onepage.orig)\" != ok && grep -q 'onepage.db: damaged history database (quick_check: ' $W/e && test \$(grep -c . $W/e) -ge 1 && cmp -s $W/onepage.db $W/onepage.orig"
+
+# A header no SQLite writes (max payload fraction 7, read version 3): the
+# same wording as any other damage.
+for poke in "21 007" "19 003"; do
+    cp "$W/h.db" "$W/header.db"
+    printf "\\${poke#* }" | dd of="$W/header.db" bs=1 seek="${poke% *}" conv=notrunc 2>/dev/null
+    check "header byte ${poke% *} garbled: 'damaged history database' in one line, no -wal/-shm" \
+        "! \"$MTOOL\" history --db $W/header.db list 2> $W/e && test \$(grep -c . $W/e) = 1 && grep -q 'header.db: damaged history database' $W/e && test ! -e $W/header.db-wal && test ! -e $W/header.db-shm"
+done
+
+# A directory as the database.
+mkdir "$W/dir.db"
+MTOOL_HISTORY="$W/dir.db" "$MTOOL" count -o "$W/rd4" -- "$W/exit3" > /dev/null 2> "$W/e"
+check "a directory as the history: 'is a directory', count exits 3" \
+    "test $? -eq 3 && grep -q 'dir.db: is a directory' $W/e"
+
+# A history in a read-only directory (as root, only a read-only mount
+# refuses writes: a bind mount in a user and mount namespace, else a
+# non-root user in a directory it cannot write).
+mkdir "$W/ro" "$W/pub"
+cp "$W/h.db" "$W/ro/h.db"
+chmod 1777 "$W/pub"
+RO_LIST="\"$MTOOL\" history --db $W/ro/h.db list > $W/pub/list 2> $W/pub/list.err; echo \$? > $W/pub/list.rc; XDG_CACHE_HOME=$W/pub/cache MTOOL_HISTORY=$W/ro/h.db \"$MTOOL\" count --no-baseline -o $W/pub/run -- $W/exit3 > /dev/null 2> $W/pub/count.err; echo \$? > $W/pub/count.rc"
+RO_MOUNT="mount --bind $W/ro $W/ro && mount -o remount,bind,ro $W/ro && ! touch $W/ro/x 2> /dev/null"
+if unshare -rm sh -c "$RO_MOUNT" 2> /dev/null; then
+    ro_how="read-only bind mount"
+    unshare -rm sh -c "$RO_MOUNT && $RO_LIST"
+elif command -v setpriv > /dev/null && [ "$(id -u)" -eq 0 ]; then
+    ro_how="user nobody"
+    chmod 755 "$W" && chmod 555 "$W/ro" && chmod 644 "$W/ro/h.db" && chmod -R a+rX "$W/config"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c "$RO_LIST"
+else
+    ro_how="user $(id -un)"
+    chmod 555 "$W/ro"
+    sh -c "$RO_LIST"
+fi
+chmod 755 "$W/ro"
+check "read-only directory ($ro_how): history list reads every run, leaves no -wal/-shm" \
+    "test \$(cat $W/pub/list.rc) = 0 && test \$(grep -c 'mtool count' $W/pub/list) = 4 && test ! -e $W/ro/h.db-wal && test ! -e $W/ro/h.db-shm"
+check "read-only directory ($ro_how): count exits 3 and says it cannot store" \
+    "test \$(cat $W/pub/count.rc) = 3 && grep -q 'ro/h.db: cannot store: ' $W/pub/count.err && cmp -s $W/ro/h.db $W/h.db"
 printf 'not a database at all\n' > "$W/text.db"
 MTOOL_HISTORY="$W/text.db" "$MTOOL" count -o "$W/rt" -- "$W/v1/matmul" > /dev/null 2> "$W/e"
 check "text file as history: one error line, untouched" \

@@ -197,15 +197,17 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
         const mt_procedure *p = &prog->procs[r->proc];
         char src[512];
         double pct = total_memops ? 100.0 * (double)r->memops / (double)total_memops : 0;
-        if (loops) {
-            const mt_loop *lp = &p->loops[r->loop];
+        char *name = mt_ui_escape(p->name),
+             *at = mt_ui_escape(source_of(prog, p, loops ? p->loops[r->loop].header : 0, src,
+                                          sizeof src));
+        if (loops)
             fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  loop (%u) in %s, %s\n",
-                    pct, r->memops, r->insns, r->entries, lp->depth, p->name,
-                    source_of(prog, p, lp->header, src, sizeof src));
-        } else {
+                    pct, r->memops, r->insns, r->entries, p->loops[r->loop].depth, name, at);
+        else
             fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  %s, %s\n", pct,
-                    r->memops, r->insns, r->entries, p->name, source_of(prog, p, 0, src, sizeof src));
-        }
+                    r->memops, r->insns, r->entries, name, at);
+        free(name);
+        free(at);
     }
     if (n == 0)
         fprintf(fp, "  (none executed)\n");
@@ -247,8 +249,10 @@ static void print_summary(FILE *fp, const summary *s)
     const mt_run_result *base = s->base, *run = s->run;
     char st[PATH_MAX + 64];
     describe_status(s, st, sizeof st);
-    fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", a->argv[0], m->nprocesses,
+    char *bin = mt_ui_escape(a->argv[0]);
+    fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", bin, m->nprocesses,
             m->nprocesses == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s", st);
+    free(bin);
     if (m->nother || m->nincomplete)
         fprintf(fp, "  skipped: %u profile%s of other binaries or builds, %u of processes that "
                     "died before writing a header (no counts)\n",
@@ -478,86 +482,6 @@ static int write_json(const summary *s, mt_error *err)
     return mt_outfile_commit(&out, err);
 }
 
-static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                        const uint64_t *counts, mt_error *err)
-{
-    char *path = mt_xasprintf("%s/counts.tsv", rundir);
-    mt_outfile out;
-    int rc = mt_outfile_open(&out, path, err);
-    free(path);
-    if (rc != 0)
-        return -1;
-    fprintf(out.fp, "# block\tcount\tprocedure\n");
-    for (uint32_t i = 0; i < map->ncounters; i++) {
-        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
-        fprintf(out.fp, "0x%" PRIx64 "\t%" PRIu64 "\t%s\n", map->addrs[i], counts[i],
-                p == MT_NONE ? "?" : prog->procs[p].name);
-    }
-    return mt_outfile_commit(&out, err);
-}
-
-/* The dynamic call graph of calls through pointers: per recorded site, its
- * targets (link-time addresses; one in a shared library lands far outside
- * the executable) with their calls, and the calls to targets past a
- * thread's record ("overflow"). */
-static int write_call_targets(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                              const profile_merge *merge, mt_error *err)
-{
-    char *path = mt_xasprintf("%s/call_targets.tsv", rundir);
-    mt_outfile out;
-    int rc = mt_outfile_open(&out, path, err);
-    free(path);
-    if (rc != 0)
-        return -1;
-    fprintf(out.fp, "# site\ttarget\tcalls\tcallee\n");
-    for (uint32_t i = 0; i < map->ncall_sites; i++) {
-        const mt_call_site_totals *t = &merge->call_sites[i];
-        for (uint32_t k = 0; k < t->ntargets; k++) {
-            uint32_t q = mt_procedure_with_entry(prog, t->targets[k].target);
-            fprintf(out.fp, "0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\t%s\n", map->call_sites[i],
-                    t->targets[k].target, t->targets[k].calls,
-                    q == MT_NONE ? "?" : prog->procs[q].name);
-        }
-        if (t->overflow)
-            fprintf(out.fp, "0x%" PRIx64 "\toverflow\t%" PRIu64 "\t?\n", map->call_sites[i],
-                    t->overflow);
-    }
-    return mt_outfile_commit(&out, err);
-}
-
-/* What `mtool time RUNDIR` builds on: the program's command line
- * (NUL-separated, in `argv`) and, in pass1.txt, the binary's path and
- * content hash and the uninstrumented run's times. */
-static int write_pass1(const char *rundir, char **argv, const mt_run_result *base, mt_error *err)
-{
-    char *bin = mt_absolute(argv[0]), *path = mt_xasprintf("%s/argv", rundir);
-    uint8_t sha[32];
-    mt_outfile out;
-    int rc = !bin ? (mt_error_set(err, "%s: cannot resolve its path", argv[0]), -1)
-                  : mt_file_sha256(bin, sha, err);
-    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
-        for (char **a = argv; *a; a++)
-            fwrite(*a, 1, strlen(*a) + 1, out.fp);
-        rc = mt_outfile_commit(&out, err);
-    }
-    free(path);
-    path = mt_xasprintf("%s/pass1.txt", rundir);
-    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
-        fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t%s\nsha256\t", bin);
-        for (int i = 0; i < 32; i++)
-            fprintf(out.fp, "%02x", sha[i]);
-        fputc('\n', out.fp);
-        if (base)
-            fprintf(out.fp, "base_user\t%.6f\nbase_sys\t%.6f\nbase_wall\t%.6f\n"
-                            "base_tsc_per_cycle\t%.6f\n",
-                    base->user, base->sys, base->wall, base->tsc_per_cycle);
-        rc = mt_outfile_commit(&out, err);
-    }
-    free(path);
-    free(bin);
-    return rc;
-}
-
 /* Every executed procedure and loop (the rows of the summary, all of them)
  * goes to the history. */
 static int record_history(const mt_program *prog, const totals *t, int argc, char **argv,
@@ -640,10 +564,10 @@ int mt_cmd_count(int argc, char **argv)
     summary s = {.prog = prog, .a = &a, .rundir = abs_rundir, .ins = &ins, .m = &merge, .t = &t,
                  .base = baseline ? &base : NULL, .run = ran ? &run : NULL, .fig = &fig};
     print_summary(stderr, &s);
-    if (write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
-        write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
+    if (mt_rundir_write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
+        mt_rundir_write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
         write_json(&s, &err) != 0 ||
-        write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
+        mt_rundir_write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
@@ -651,12 +575,15 @@ int mt_cmd_count(int argc, char **argv)
         print_json(stdout, &s);
         fflush(stdout);
     }
-    fprintf(stderr, "\nrun kept in %s (%scounts.tsv, count.json)\n", abs_rundir,
+    char *shown = mt_ui_escape(abs_rundir);
+    fprintf(stderr, "\nrun kept in %s (%scounts.tsv, count.json)\n", shown,
             ran ? "profiles/, " : "");
+    free(shown);
     rc = ran ? mt_exit_code(run.status) : 0;
-    if (!a.no_store && record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL,
-                                      ran ? &run : NULL) != 0 && rc == 0)
-        rc = 1;
+    /* A history that cannot be written is said on its own line; the exit
+     * status stays the program's, which scripts wrapping it rely on. */
+    if (!a.no_store)
+        record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL, ran ? &run : NULL);
 out:
     free(t.block_counts);
     free(t.proc_first);

@@ -212,9 +212,19 @@ static void format_real(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+/* Labels and places are for terminal lines: escaped (symbols are data). */
+static char *escaped_free(char *raw)
+{
+    char *e = mt_ui_escape(raw);
+    free(raw);
+    return e;
+}
+
 static char *object_label(const mt_store_object_row *o)
 {
-    return o->is_loop || o->is_region ? mt_xasprintf("%s/%s", o->procedure, o->loop_path) : mt_xstrdup(o->procedure);
+    return escaped_free(o->is_loop || o->is_region
+                            ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
+                            : mt_xstrdup(o->procedure));
 }
 
 static char *object_place(const mt_store_object_row *o)
@@ -224,7 +234,7 @@ static char *object_place(const mt_store_object_row *o)
     if (!o->file)
         return mt_xasprintf("0x%" PRIx64, o->address);
     const char *slash = strrchr(o->file, '/');
-    return mt_xasprintf("%s:%u", slash ? slash + 1 : o->file, o->line);
+    return escaped_free(mt_xasprintf("%s:%u", slash ? slash + 1 : o->file, o->line));
 }
 
 static double metric_value(const mt_store_object_row *o, metric m)
@@ -342,9 +352,11 @@ static int cmd_list(mt_store *s, const history_args *a)
         format_time(r->finished, when, sizeof when);
         snprintf(exit_s, sizeof exit_s, r->ran ? "%d" : "-", r->exit_status);
         snprintf(user, sizeof user, isnan(r->user_s) ? "-" : "%.3f", r->user_s);
+        char *program = mt_ui_escape(r->program), *command = mt_ui_escape(r->command_line);
         printf("%6" PRId64 "  %-19s  %-6s %-24s %-8.8s %4s %9s %16" PRIu64 " %7u  %s\n", r->id, when,
-               r->tool, r->program, r->sha256, exit_s, user, r->memory_ops, r->nobjects,
-               r->command_line);
+               r->tool, program, r->sha256, exit_s, user, r->memory_ops, r->nobjects, command);
+        free(program);
+        free(command);
     }
     if (n == 0)
         printf("(no run%s%s)\n", a->program ? " of " : "", a->program ? a->program : "");
@@ -384,11 +396,19 @@ static int cmd_show(mt_store *s, const history_args *a)
     format_time(r.finished, when, sizeof when);
     snprintf(status, sizeof status, r.ran ? "exit status %d" : "profiles merged, nothing ran",
              r.exit_status);
-    printf("run %" PRId64 ": %s of %s, finished %s, %s\n", r.id, r.tool, r.program, when, status);
-    printf("  program: %s\n  sha256: %s\n  build-id: %s\n", r.path, r.sha256,
+    char *program = mt_ui_escape(r.program), *path = mt_ui_escape(r.path),
+         *command = mt_ui_escape(r.command_line), *args = mt_ui_escape(r.arguments),
+         *cwd = mt_ui_escape(r.cwd);
+    printf("run %" PRId64 ": %s of %s, finished %s, %s\n", r.id, r.tool, program, when, status);
+    printf("  program: %s\n  sha256: %s\n  build-id: %s\n", path, r.sha256,
            r.build_id ? r.build_id : "(none)");
     printf("  command: %s\n  arguments: %s\n  directory: %s\n  machine: %s\n  mtool: %s\n",
-           r.command_line, r.arguments, r.cwd, r.machine, r.version);
+           command, args, cwd, r.machine, r.version);
+    free(program);
+    free(path);
+    free(command);
+    free(args);
+    free(cwd);
     print_times("instrumented run", r.user_s, r.sys_s, r.wall_s);
     print_times("uninstrumented run", r.base_user_s, r.base_sys_s, r.base_wall_s);
     printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
@@ -422,7 +442,7 @@ static int cmd_trend(mt_store *s, const history_args *a)
         mt_ui_error("%s", err.msg);
         return 1;
     }
-    char *label = n ? object_label(&rows[n - 1]) : mt_xstrdup(a->pos[0]);
+    char *label = n ? object_label(&rows[n - 1]) : mt_ui_escape(a->pos[0]);
     printf("trend of %s (%s, object #%" PRId64 "): %zu run%s%s\n", label,
            n && rows[n - 1].is_region ? "region" : n && rows[n - 1].is_loop ? "loop" : "procedure",
            object, n, n == 1 ? "" : "s",
@@ -474,7 +494,12 @@ static const char *how_text(const mt_store_diff *d, size_t j, char *buf, size_t 
     const mt_store_object_row *before = &d->a[d->b_to_a[j]];
     switch (d->how[j]) {
     case MT_MATCH_MOVED: snprintf(buf, n, "lines moved (was line %u)", before->line); break;
-    case MT_MATCH_RENAMED: snprintf(buf, n, "renamed (was %s)", before->procedure); break;
+    case MT_MATCH_RENAMED: {
+        char *was = mt_ui_escape(before->procedure);
+        snprintf(buf, n, "renamed (was %s)", was);
+        free(was);
+        break;
+    }
     case MT_MATCH_ADDRESS: snprintf(buf, n, "identified by address only"); break;
     default: buf[0] = '\0';
     }

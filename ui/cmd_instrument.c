@@ -119,9 +119,13 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls,
             r->ncall_sites, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
-    for (uint32_t i = 0; i < shown; i++)
-        fprintf(fp, "  not instrumented: %s: %s\n", prog->procs[r->skipped[i].proc].name,
-                r->skipped[i].reason);
+    for (uint32_t i = 0; i < shown; i++) {
+        char *name = mt_ui_escape(prog->procs[r->skipped[i].proc].name),
+             *reason = mt_ui_escape(r->skipped[i].reason);
+        fprintf(fp, "  not instrumented: %s: %s\n", name, reason);
+        free(name);
+        free(reason);
+    }
     if (shown < r->nskipped)
         fprintf(fp, "  ... and %u more (-v lists them all)\n", r->nskipped - shown);
     if (r->ntimed || r->ntimer_events)

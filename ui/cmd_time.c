@@ -133,91 +133,8 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
 
 /* ---- the pass-1 run ------------------------------------------------------- */
 
-typedef struct {
-    char *binary, *sha256;
-    char **argv;              /* NULL-terminated, into argv_buf */
-    char *argv_buf;
-    double base_user, base_sys, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
-} pass1_run;
-
-static void pass1_free(pass1_run *p)
-{
-    free(p->binary);
-    free(p->sha256);
-    free(p->argv);
-    free(p->argv_buf);
-}
-
-static char *slurp(const char *path, size_t *len, mt_error *err)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        mt_error_set(err, "%s: %s (not a run directory of 'mtool count'?)", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        buf = mt_xgrow(buf, &cap, n + 4096, 1);
-        got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-    } while (got > 0);
-    fclose(fp);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-static int read_pass1(const char *rundir, pass1_run *p, mt_error *err)
-{
-    memset(p, 0, sizeof *p);
-    p->base_user = p->base_sys = p->base_tsc_per_cycle = NAN;
-    char *path = mt_xasprintf("%s/argv", rundir);
-    size_t len;
-    p->argv_buf = slurp(path, &len, err);
-    free(path);
-    if (!p->argv_buf)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += p->argv_buf[i] == '\0';
-    p->argv = mt_xcalloc(n + 1, sizeof *p->argv);
-    for (size_t i = 0, k = 0; k < n; i += strlen(p->argv_buf + i) + 1)
-        p->argv[k++] = p->argv_buf + i;
-    path = mt_xasprintf("%s/pass1.txt", rundir);
-    char *text = slurp(path, &len, err);
-    if (!text) {
-        free(path);
-        return -1;
-    }
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char *tab = strchr(line, '\t');
-        if (line[0] == '#' || !tab)
-            continue;
-        *tab++ = '\0';
-        if (strcmp(line, "binary") == 0)
-            p->binary = mt_xstrdup(tab);
-        else if (strcmp(line, "sha256") == 0)
-            p->sha256 = mt_xstrdup(tab);
-        else if (strcmp(line, "base_user") == 0)
-            p->base_user = strtod(tab, NULL);
-        else if (strcmp(line, "base_sys") == 0)
-            p->base_sys = strtod(tab, NULL);
-        else if (strcmp(line, "base_tsc_per_cycle") == 0)
-            p->base_tsc_per_cycle = strtod(tab, NULL);
-    }
-    free(text);
-    int rc = 0;
-    if (!p->binary || !p->sha256 || n == 0) {
-        mt_error_set(err, "%s: no binary, hash or command line recorded", path);
-        rc = -1;
-    }
-    free(path);
-    return rc;
-}
-
 /* The binary must be the one pass 1 counted. */
-static int check_unchanged(const pass1_run *p, mt_error *err)
+static int check_unchanged(const mt_pass1 *p, mt_error *err)
 {
     uint8_t sha[32];
     if (mt_file_sha256(p->binary, sha, err) != 0)
@@ -347,9 +264,11 @@ static void print_text(FILE *fp, const report *rp, int top)
     const mt_selection *sel = rp->sel;
     char st[128];
     mt_describe_status(st, sizeof st, rp->status);
-    fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %d run%s, %s\n", rp->binary,
+    char *bin = mt_ui_escape(rp->binary);
+    fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %d run%s, %s\n", bin,
             sel->ntimed, rp->inner_first ? "inner loops" : "outer loops", rp->runs,
             rp->runs == 1 ? "" : "s (least time per object; spread in brackets)", st);
+    free(bin);
     double sec = rp->tsc_per_cycle / rp->tsc_hz;
     fprintf(fp, "MTOOL figure 2 (whole program; core cycles at %.4f TSC ticks/cycle):\n",
             rp->tsc_per_cycle);
@@ -382,10 +301,13 @@ static void print_text(FILE *fp, const report *rp, int top)
                                                     : rp->objects_overhead;
     for (size_t i = 0; i < rp->nrows && (int)i < top; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
-        char name[512], src[512], warn[512];
-        object_name(rp->prog, r->cand, name, sizeof name);
-        source_range(rp->prog, r->cand, src, sizeof src);
-        row_warnings(r, warn, sizeof warn);
+        char raw[512], *name, *src, *warn;
+        object_name(rp->prog, r->cand, raw, sizeof raw);
+        name = mt_ui_escape(raw);
+        source_range(rp->prog, r->cand, raw, sizeof raw);
+        src = mt_ui_escape(raw);
+        row_warnings(r, raw, sizeof raw);
+        warn = mt_ui_escape(raw);
         fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %+8.1f%% %6.1f%% %10.2f  %s%s, %s\n",
                 kind_of(r->cand), r->entries, r->measured, r->cand->predicted,
                 pct(r->overhead, r->cand->predicted), pct(r->overhead, program_over),
@@ -397,6 +319,9 @@ static void print_text(FILE *fp, const report *rp, int top)
                     pct(r->measured_max - r->cand->predicted, r->cand->predicted), rp->runs);
         if (warn[0])
             fprintf(fp, "  %-9s   ! %s\n", "", warn);
+        free(name);
+        free(src);
+        free(warn);
     }
     if (rp->nrows == 0)
         fprintf(fp, "  (none: no candidate was both timable and estimable; see below)\n");
@@ -423,12 +348,17 @@ static void print_text(FILE *fp, const report *rp, int top)
             fprintf(fp, "\nnot timed (%s):\n", "candidates of the selected procedures");
         if ((int)shown > top)
             continue;
-        char name[512], src[512];
-        object_name(rp->prog, c, name, sizeof name);
-        source_range(rp->prog, c, src, sizeof src);
+        char raw[512], *name, *src, *warn = mt_ui_escape(c->warning);
+        object_name(rp->prog, c, raw, sizeof raw);
+        name = mt_ui_escape(raw);
+        source_range(rp->prog, c, raw, sizeof raw);
+        src = mt_ui_escape(raw);
         fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  %s, %s%s%s\n",
                 mt_candidate_status_name(c->status), kind_of(c), c->entries, c->predicted, name, src,
-                c->warning[0] ? " — " : "", c->warning);
+                c->warning[0] ? " — " : "", warn);
+        free(name);
+        free(src);
+        free(warn);
     }
     if ((int)shown > top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
@@ -575,7 +505,7 @@ static void summarize(report *rp)
         }
 }
 
-static int record_history(const report *rp, int argc, char **argv, const pass1_run *p1,
+static int record_history(const report *rp, int argc, char **argv, const mt_pass1 *p1,
                           const mt_run_result *run, const char *tool)
 {
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
@@ -599,7 +529,7 @@ static int record_history(const report *rp, int argc, char **argv, const pass1_r
 
 static int pass2(const char *rundir, const time_args *a, int argc, char **argv, const char *tool)
 {
-    pass1_run p1;
+    mt_pass1 p1;
     mt_error err;
     mt_program *prog = NULL;
     mt_program_costs costs = {0};
@@ -617,7 +547,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     mt_machine m;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    if (read_pass1(rundir, &p1, &err) != 0 || check_unchanged(&p1, &err) != 0 ||
+    if (mt_rundir_read_pass1(rundir, &p1, &err) != 0 || check_unchanged(&p1, &err) != 0 ||
         !(prog = mt_analyze(p1.binary, &opt, &err))) {
         mt_ui_error("%s", err.msg);
         goto out;
@@ -717,10 +647,14 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    fprintf(stderr, "report kept in %s/report.txt and report.json\n", rundir);
+    char *shown = mt_ui_escape(rundir);
+    fprintf(stderr, "report kept in %s/report.txt and report.json\n", shown);
+    free(shown);
     rc = mt_exit_code(run.status);
-    if (!a->no_store && record_history(&rp, argc, argv, &p1, &run, tool) != 0 && rc == 0)
-        rc = 1;
+    /* Failing to store is said on its own line; the exit status stays the
+     * program's. */
+    if (!a->no_store)
+        record_history(&rp, argc, argv, &p1, &run, tool);
 out:
     free(rows);
     for (int r = 0; r < nmerged; r++)
@@ -735,7 +669,7 @@ out:
     free(counts_path);
     mt_program_costs_free(&costs);
     mt_program_free(prog);
-    pass1_free(&p1);
+    mt_pass1_free(&p1);
     free(profiles);
     return rc;
 }

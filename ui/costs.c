@@ -75,77 +75,6 @@ int mt_ui_load_machine(mt_machine *m)
     return load_machine(m, &calibrated);
 }
 
-int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
-                      uint64_t *counts, mt_error *err)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        mt_error_set(err, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[4096];
-    int lineno = 0, rc = 0;
-    memset(counts, 0, c->first[c->nprocs] * sizeof *counts);
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        if (line[0] == '#')
-            continue;
-        uint64_t addr, n;
-        if (sscanf(line, "0x%" SCNx64 "\t%" SCNu64, &addr, &n) != 2) {
-            mt_error_set(err, "%s:%d: not a counts line (0xADDRESS<TAB>COUNT<TAB>PROCEDURE)",
-                         path, lineno);
-            rc = -1;
-            break;
-        }
-        uint32_t p = mt_procedure_at(prog, addr);
-        uint32_t b = p == MT_NONE ? MT_NONE : mt_block_at(&prog->procs[p], addr);
-        if (b == MT_NONE || prog->procs[p].blocks[b].start != addr) {
-            mt_error_set(err, "%s:%d: no block starts at 0x%" PRIx64 " in %s (counts of another "
-                         "binary?)", path, lineno, addr, prog->path);
-            rc = -1;
-            break;
-        }
-        counts[c->first[p] + b] = n;
-    }
-    fclose(fp);
-    return rc;
-}
-
-int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        if (errno == ENOENT)
-            return 0; /* a run of an older mtool: calls through pointers stay unknown */
-        mt_error_set(err, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[4096];
-    int lineno = 0, rc = 0;
-    mt_call_target_count *t = NULL;
-    size_t n = 0, cap = 0;
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        if (line[0] == '#')
-            continue;
-        mt_call_target_count c = {0};
-        char target[32];
-        if (sscanf(line, "0x%" SCNx64 "\t%31s\t%" SCNu64, &c.site, target, &c.calls) != 3 ||
-            (strcmp(target, "overflow") != 0 && sscanf(target, "0x%" SCNx64, &c.target) != 1)) {
-            mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET or "
-                              "overflow<TAB>CALLS)", path, lineno);
-            rc = -1;
-            break;
-        }
-        MT_PUSH(t, n, cap, c);
-    }
-    fclose(fp);
-    if (rc == 0)
-        mt_add_dynamic_calls(prog, t, n);
-    free(t);
-    return rc;
-}
-
 static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_costs *c,
                              const uint64_t *counts, uint32_t p)
 {
@@ -153,8 +82,10 @@ static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block_cost *bc = &c->costs[c->first[p] + b];
         const mt_block *blk = &proc->blocks[b];
-        fprintf(fp, "0x%" PRIx64 "\t%s\t%u\t%s\t%.2f\t%s", blk->start, proc->name, bc->ninsns,
-                blk->loop == MT_NONE ? "-" : "loop", bc->cycles, mt_bound_name(bc->limit));
+        fprintf(fp, "0x%" PRIx64 "\t", blk->start);
+        mt_tsv_field(fp, proc->name);
+        fprintf(fp, "\t%u\t%s\t%.2f\t%s", bc->ninsns, blk->loop == MT_NONE ? "-" : "loop",
+                bc->cycles, mt_bound_name(bc->limit));
         if (counts) {
             uint64_t n = counts[c->first[p] + b];
             fprintf(fp, "\t%" PRIu64 "\t%.0f", n, (double)n * bc->cycles);
@@ -166,6 +97,12 @@ static void print_block_rows(FILE *fp, const mt_program *prog, const mt_program_
 int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
                    const char *only_function, mt_error *err)
 {
+    /* Refused before the machine profile, which may take seconds to calibrate. */
+    FILE *probe = counts_path ? mt_fopen_regular(counts_path, err) : NULL;
+    if (counts_path && !probe)
+        return -1;
+    if (probe)
+        fclose(probe);
     mt_machine m;
     if (mt_ui_load_machine(&m) != 0) {
         mt_error_set(err, "no usable machine profile");
@@ -203,10 +140,13 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
             const mt_procedure *proc = &prog->procs[p];
             double cyc = mt_predicted_cycles_proc(prog, &c, counts, p);
             double incl = inc.total[p];
-            if ((cyc > 0 || incl > 0) && (!only_function || strcmp(proc->name, only_function) == 0))
-                fprintf(fp, "proc\t%s\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", proc->name, cyc,
-                        proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz,
-                        incl, incl * m.tsc_per_cycle / m.tsc_hz);
+            if ((cyc == 0 && incl == 0) || (only_function && strcmp(proc->name, only_function) != 0))
+                continue;
+            fputs("proc\t", fp);
+            mt_tsv_field(fp, proc->name);
+            fprintf(fp, "\t%.0f\t%" PRIu64 "\t%.6f\t%.0f\t%.6f\n", cyc,
+                    proc->nblocks ? counts[c.first[p]] : 0, cyc * m.tsc_per_cycle / m.tsc_hz, incl,
+                    incl * m.tsc_per_cycle / m.tsc_hz);
         }
         fprintf(fp, "# loop totals (own and nested blocks, and estimable callees): loop\tPROCEDURE\t"
                     "HEADER\tpredicted_cycles\theader_executions\n");
@@ -217,9 +157,12 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
             for (uint32_t l = 0; l < proc->nloops; l++) {
                 double cyc = mt_predicted_cycles_loop(prog, &c, counts, p, l, &inc);
                 uint32_t h = proc->loops[l].header;
-                if (cyc > 0)
-                    fprintf(fp, "loop\t%s\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->name,
-                            proc->blocks[h].start, cyc, counts[c.first[p] + h]);
+                if (cyc <= 0)
+                    continue;
+                fputs("loop\t", fp);
+                mt_tsv_field(fp, proc->name);
+                fprintf(fp, "\t0x%" PRIx64 "\t%.0f\t%" PRIu64 "\n", proc->blocks[h].start, cyc,
+                        counts[c.first[p] + h]);
             }
         }
         mt_inclusive_free(&inc);

@@ -121,8 +121,10 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
     mt_store *s = h->ok ? mt_store_open(path, MT_STORE_WRITE, &h->err) : NULL;
     int64_t id = s ? mt_store_add_run(s, &h->build, &run, &h->err) : -1;
     if (id > 0) {
+        char *shown = mt_ui_escape(path);
         fprintf(stderr, "run %lld stored in %s ('mtool history show %lld')\n", (long long)id,
-                path, (long long)id);
+                shown, (long long)id);
+        free(shown);
         rc = 0;
     } else
         mt_ui_error("history: %s; run not stored (--no-store skips the history)", h->err.msg);

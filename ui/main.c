@@ -1,6 +1,8 @@
 /* ui/main.c — `mtool` entry point: git-style subcommands. */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui.h"
@@ -26,14 +28,33 @@ static const mt_command commands[] = {
      mt_calibrate_usage, mt_cmd_calibrate},
 };
 
+/* One line whatever the message holds: a path or symbol with a newline or
+ * a terminal escape in it is data, its control bytes shown as \xHH. */
 void mt_ui_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("mtool: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    fputs("mtool: ", stderr);
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)msg[i];
+        if (c < 0x20 || c == 0x7f)
+            fprintf(stderr, "\\x%02x", c);
+        else
+            fputc(c, stderr);
+    }
+    fputc('\n', stderr);
+    free(msg);
+}
+
+char *mt_ui_escape(const char *s)
+{
+    size_t n = 4 * strlen(s) + 6;
+    char *buf = mt_xmalloc(n);
+    mt_escape_text(buf, n, s);
+    return buf;
 }
 
 static const mt_command *find_command(const char *name)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "costmodel/costmodel.h"
+#include "profile/profile.h"
 #include "rewriter/rewriter.h"
 
 typedef struct {
@@ -89,13 +90,6 @@ typedef struct {
 void mt_model_check_of(mt_model_check *c, const mt_machine *m);
 void mt_ui_print_model_check(FILE *fp, const mt_model_check *c, const char *indent);
 void mt_ui_model_check_json(FILE *fp, const mt_model_check *c);
-/* counts.tsv of `mtool count` into counts[] laid out as c->costs. */
-int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
-                      uint64_t *counts, mt_error *err);
-/* call_targets.tsv of `mtool count` (pass 1's calls through pointers) into
- * the program's call graph (mt_add_dynamic_calls); a missing file (a run of
- * an older mtool) adds nothing. */
-int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err);
 /* `analyze --costs`: per-block predictions, with counts per-procedure totals. */
 int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
                    const char *only_function, mt_error *err);
@@ -168,12 +162,42 @@ int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run
 int mt_exit_code(int status);                       /* as a shell reports it */
 void mt_describe_status(char *buf, size_t n, int status);
 
+/* The run directory's files (rundir.c; format: docs/REPORT.md, "The run
+ * directory"), one writer and one reader each.  counts.tsv: pass 1's count
+ * of every counted block; read into counts[] laid out as c->costs, refused
+ * when its blocks or procedure names are not the program's. */
+int mt_rundir_write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                           const uint64_t *counts, mt_error *err);
+int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
+                      uint64_t *counts, mt_error *err);
+/* call_targets.tsv: pass 1's calls through pointers, read into the
+ * program's call graph (mt_add_dynamic_calls); a missing file (a run of an
+ * older mtool) adds nothing. */
+int mt_rundir_write_call_targets(const char *rundir, const mt_program *prog,
+                                 const mt_counter_map *map, const profile_merge *merge,
+                                 mt_error *err);
+int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err);
+/* argv and pass1.txt: the pass-1 run `mtool time RUNDIR` builds on. */
+typedef struct {
+    char *binary, *sha256;    /* absolute path; content hash, hex */
+    char **argv;              /* BIN ARGS..., NULL-terminated, into argv_buf */
+    char *argv_buf;
+    double base_user, base_sys, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
+} mt_pass1;
+int mt_rundir_write_pass1(const char *rundir, char **argv, const mt_run_result *base,
+                          mt_error *err);
+int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err);
+void mt_pass1_free(mt_pass1 *p);
+
 /* "file.c:12-40" from the lines of blocks[0..n) of p (all its blocks when
  * blocks is NULL), or "" when they have none (cmd_analyze.c). */
 void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks,
                         uint32_t n, char *buf, size_t len);
 
-/* Prints "mtool: MESSAGE" on stderr. */
+/* Prints "mtool: MESSAGE" on stderr, one line (control bytes as \xHH). */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A program-derived string (symbol, path, command line) for a terminal
+ * line: mt_escape_text, whole, in a new string the caller frees. */
+char *mt_ui_escape(const char *s);
 
 #endif

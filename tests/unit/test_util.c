@@ -1,0 +1,98 @@
+/* tests/unit/test_util.c — common/util.c's escaping of tab-separated fields
+ * (the run directory's names and paths: docs/REPORT.md) and its refusal of
+ * files that are not regular before they can block.
+ *
+ * Oracles: every byte 1-255 round-trips through mt_tsv_field and
+ * mt_tsv_unescape, and the written field holds no tab, newline or carriage
+ * return (the reader splits on them); escapes mtool never writes are
+ * refused; a FIFO with no writer (open would wait forever without
+ * O_NONBLOCK), a directory and a character device are refused in words,
+ * and a regular file reads back what was written. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "unit.h"
+
+/* The field as mt_tsv_field writes it, in a new string. */
+static char *written(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    mt_tsv_field(fp, s);
+    fclose(fp);
+    return buf;
+}
+
+static void test_round_trip(void)
+{
+    char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    all[255] = '\0';
+    char *w = written(all);
+    CHECK(!strpbrk(w, "\t\n\r"), "tsv: no tab, newline or carriage return in a written field");
+    CHECK(strlen(w) == 255 + 4, "tsv: only the 4 escaped bytes grow (%zu bytes)", strlen(w));
+    CHECK(mt_tsv_unescape(w) == 0 && strcmp(w, all) == 0, "tsv: bytes 1-255 read back as written");
+    free(w);
+    char plain[] = "plain_name";
+    CHECK(mt_tsv_unescape(plain) == 0 && strcmp(plain, "plain_name") == 0,
+          "tsv: a name without escapes is itself");
+    const char *bad[] = {"a\\", "a\\x41", "\\0", "\\\\\\"};
+    for (size_t i = 0; i < MT_ARRAY_LEN(bad); i++) {
+        char *copy = strdup(bad[i]);
+        CHECK(mt_tsv_unescape(copy) != 0, "tsv: '%s' (an escape never written) is refused", bad[i]);
+        free(copy);
+    }
+}
+
+static void expect_refused(const char *path, const char *why)
+{
+    mt_error err = {{0}};
+    int fd = mt_open_regular(path, &err);
+    char want[600];
+    snprintf(want, sizeof want, "%s: %s", path, why);
+    CHECK(fd < 0 && strcmp(err.msg, want) == 0, "open_regular: %s refused ('%s')", path, err.msg);
+    if (fd >= 0)
+        close(fd);
+}
+
+static void test_open_regular(void)
+{
+    char dir[] = "/tmp/mtool-test-util.XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "open_regular: cannot make a directory");
+        return;
+    }
+    char *fifo = mt_xasprintf("%s/fifo", dir), *file = mt_xasprintf("%s/file", dir);
+    CHECK(mkfifo(fifo, 0600) == 0, "open_regular: made a FIFO");
+    expect_refused(fifo, "not a regular file"); /* blocks forever if it waits for a writer */
+    expect_refused(dir, "is a directory");
+    expect_refused("/dev/null", "not a regular file");
+    FILE *w = fopen(file, "w");
+    fputs("line\n", w);
+    fclose(w);
+    mt_error err;
+    FILE *fp = mt_fopen_regular(file, &err);
+    char line[16] = "";
+    CHECK(fp && fgets(line, sizeof line, fp) && strcmp(line, "line\n") == 0,
+          "open_regular: a regular file reads back");
+    if (fp)
+        fclose(fp);
+    unlink(fifo);
+    unlink(file);
+    rmdir(dir);
+    free(fifo);
+    free(file);
+}
+
+int main(void)
+{
+    test_round_trip();
+    test_open_regular();
+    return unit_finish();
+}

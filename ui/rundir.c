@@ -1,0 +1,336 @@
+/* ui/rundir.c — the run directory's own files (docs/REPORT.md, "The run
+ * directory"): counts.tsv, call_targets.tsv, argv and pass1.txt, each with
+ * its one writer and its one reader here.  Names and paths in the
+ * tab-separated files are escaped (mt_tsv_field), so any byte a symbol or
+ * a path may hold — newline, tab, backslash — reads back as written. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ui.h"
+
+/* One line at a time, without its newline; NULL at the end.  No length
+ * limit: a C++ symbol can be kilobytes long. */
+typedef struct {
+    FILE *fp;
+    const char *path;
+    char *line;
+    size_t cap;
+    int lineno;
+} line_reader;
+
+static char *next_line(line_reader *r)
+{
+    ssize_t n = getline(&r->line, &r->cap, r->fp);
+    if (n < 0)
+        return NULL;
+    r->lineno++;
+    if (n > 0 && r->line[n - 1] == '\n')
+        r->line[n - 1] = '\0';
+    return r->line;
+}
+
+static int open_lines(line_reader *r, const char *path, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->fp = mt_fopen_regular(path, err);
+    return r->fp ? 0 : -1;
+}
+
+static void close_lines(line_reader *r)
+{
+    if (r->fp)
+        fclose(r->fp);
+    free(r->line);
+}
+
+/* Splits a line at its tabs into at most `max` fields, unescaped in place;
+ * the number of fields, or -1 for an escape mtool never writes. */
+static int split_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *f = line; f && n < max; n++) {
+        char *tab = strchr(f, '\t');
+        if (tab)
+            *tab++ = '\0';
+        if (mt_tsv_unescape(f) != 0)
+            return -1;
+        fields[n] = f;
+        f = tab;
+    }
+    return n;
+}
+
+static char *rundir_file(const char *rundir, const char *name)
+{
+    return mt_xasprintf("%s/%s", rundir, name);
+}
+
+/* ---- counts.tsv: pass 1's count of every counted block -------------------- */
+
+int mt_rundir_write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                           const uint64_t *counts, mt_error *err)
+{
+    char *path = rundir_file(rundir, "counts.tsv");
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    fprintf(out.fp, "# block\tcount\tprocedure\n");
+    for (uint32_t i = 0; i < map->ncounters; i++) {
+        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
+        fprintf(out.fp, "0x%" PRIx64 "\t%" PRIu64 "\t", map->addrs[i], counts[i]);
+        mt_tsv_field(out.fp, p == MT_NONE ? "?" : prog->procs[p].name);
+        fputc('\n', out.fp);
+    }
+    return mt_outfile_commit(&out, err);
+}
+
+/* One counts line into counts[]; the procedure named must be the one at
+ * the block, else the counts are another binary's. */
+static int read_count_line(line_reader *r, const mt_program *prog, const mt_program_costs *c,
+                           uint64_t *counts, mt_error *err)
+{
+    char *f[3];
+    uint64_t addr, n;
+    char *end;
+    if (split_fields(r->line, f, 3) != 3 || sscanf(f[0], "0x%" SCNx64, &addr) != 1 ||
+        (n = strtoull(f[1], &end, 10), end == f[1] || *end)) {
+        mt_error_set(err, "%s:%d: not a counts line (0xADDRESS<TAB>COUNT<TAB>PROCEDURE)", r->path,
+                     r->lineno);
+        return -1;
+    }
+    uint32_t p = mt_procedure_at(prog, addr);
+    uint32_t b = p == MT_NONE ? MT_NONE : mt_block_at(&prog->procs[p], addr);
+    if (b == MT_NONE || prog->procs[p].blocks[b].start != addr ||
+        (strcmp(f[2], "?") != 0 && strcmp(f[2], prog->procs[p].name) != 0)) {
+        mt_error_set(err, "%s:%d: no block of that procedure starts at 0x%" PRIx64 " in %s "
+                          "(counts of another binary?)", r->path, r->lineno, addr, prog->path);
+        return -1;
+    }
+    counts[c->first[p] + b] = n;
+    return 0;
+}
+
+int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
+                      uint64_t *counts, mt_error *err)
+{
+    line_reader r;
+    if (open_lines(&r, path, err) != 0)
+        return -1;
+    int rc = 0;
+    memset(counts, 0, c->first[c->nprocs] * sizeof *counts);
+    while (rc == 0 && next_line(&r))
+        if (r.line[0] != '#')
+            rc = read_count_line(&r, prog, c, counts, err);
+    close_lines(&r);
+    return rc;
+}
+
+/* ---- call_targets.tsv: pass 1's calls through pointers -------------------- */
+
+/* Per recorded site, its targets (link-time addresses; one in a shared
+ * library lands far outside the executable) with their calls, and the
+ * calls to targets past a thread's record ("overflow"). */
+int mt_rundir_write_call_targets(const char *rundir, const mt_program *prog,
+                                 const mt_counter_map *map, const profile_merge *merge,
+                                 mt_error *err)
+{
+    char *path = rundir_file(rundir, "call_targets.tsv");
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    fprintf(out.fp, "# site\ttarget\tcalls\tcallee\n");
+    for (uint32_t i = 0; i < map->ncall_sites; i++) {
+        const mt_call_site_totals *t = &merge->call_sites[i];
+        for (uint32_t k = 0; k < t->ntargets; k++) {
+            uint32_t q = mt_procedure_with_entry(prog, t->targets[k].target);
+            fprintf(out.fp, "0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\t", map->call_sites[i],
+                    t->targets[k].target, t->targets[k].calls);
+            mt_tsv_field(out.fp, q == MT_NONE ? "?" : prog->procs[q].name);
+            fputc('\n', out.fp);
+        }
+        if (t->overflow)
+            fprintf(out.fp, "0x%" PRIx64 "\toverflow\t%" PRIu64 "\t?\n", map->call_sites[i],
+                    t->overflow);
+    }
+    return mt_outfile_commit(&out, err);
+}
+
+static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_error *err)
+{
+    char *f[4], *end;
+    memset(c, 0, sizeof *c);
+    if (split_fields(r->line, f, 4) < 3 || sscanf(f[0], "0x%" SCNx64, &c->site) != 1 ||
+        (strcmp(f[1], "overflow") != 0 && sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
+        (c->calls = strtoull(f[2], &end, 10), end == f[2] || *end)) {
+        mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET or "
+                          "overflow<TAB>CALLS)", r->path, r->lineno);
+        return -1;
+    }
+    return 0;
+}
+
+int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err)
+{
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return 0; /* a run of an older mtool: calls through pointers stay unknown */
+    line_reader r;
+    if (open_lines(&r, path, err) != 0)
+        return -1;
+    int rc = 0;
+    mt_call_target_count *t = NULL;
+    size_t n = 0, cap = 0;
+    while (rc == 0 && next_line(&r)) {
+        mt_call_target_count c;
+        if (r.line[0] == '#')
+            continue;
+        if ((rc = read_call_target_line(&r, &c, err)) == 0)
+            MT_PUSH(t, n, cap, c);
+    }
+    close_lines(&r);
+    if (rc == 0)
+        mt_add_dynamic_calls(prog, t, n);
+    free(t);
+    return rc;
+}
+
+/* ---- argv and pass1.txt: what `mtool time RUNDIR` builds on ---------------- */
+
+/* argv: the program's command line, each argument followed by a NUL (the one
+ * byte an argument cannot hold).  pass1.txt: KEY<TAB>VALUE lines, the
+ * binary's path escaped, its content hash, the uninstrumented run's times. */
+int mt_rundir_write_pass1(const char *rundir, char **argv, const mt_run_result *base,
+                          mt_error *err)
+{
+    char *bin = mt_absolute(argv[0]), *path = rundir_file(rundir, "argv");
+    uint8_t sha[32];
+    mt_outfile out;
+    int rc = !bin ? (mt_error_set(err, "%s: cannot resolve its path", argv[0]), -1)
+                  : mt_file_sha256(bin, sha, err);
+    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+        for (char **a = argv; *a; a++)
+            fwrite(*a, 1, strlen(*a) + 1, out.fp);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    path = rundir_file(rundir, "pass1.txt");
+    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+        fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t");
+        mt_tsv_field(out.fp, bin);
+        fputs("\nsha256\t", out.fp);
+        for (int i = 0; i < 32; i++)
+            fprintf(out.fp, "%02x", sha[i]);
+        fputc('\n', out.fp);
+        if (base)
+            fprintf(out.fp, "base_user\t%.6f\nbase_sys\t%.6f\nbase_wall\t%.6f\n"
+                            "base_tsc_per_cycle\t%.6f\n",
+                    base->user, base->sys, base->wall, base->tsc_per_cycle);
+        rc = mt_outfile_commit(&out, err);
+    }
+    free(path);
+    free(bin);
+    return rc;
+}
+
+void mt_pass1_free(mt_pass1 *p)
+{
+    free(p->binary);
+    free(p->sha256);
+    free(p->argv);
+    free(p->argv_buf);
+    memset(p, 0, sizeof *p);
+}
+
+/* The whole file, NUL-terminated (its own NULs kept: argv's separators). */
+static char *slurp(const char *path, size_t *len, mt_error *err)
+{
+    FILE *fp = mt_fopen_regular(path, err);
+    if (!fp)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        buf = mt_xgrow(buf, &cap, n + 4096, 1);
+        got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+    } while (got > 0);
+    fclose(fp);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static int read_argv(const char *rundir, mt_pass1 *p, mt_error *err)
+{
+    char *path = rundir_file(rundir, "argv");
+    size_t len = 0, n = 0;
+    p->argv_buf = slurp(path, &len, err);
+    free(path);
+    if (!p->argv_buf)
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        n += p->argv_buf[i] == '\0';
+    p->argv = mt_xcalloc(n + 1, sizeof *p->argv);
+    for (size_t i = 0, k = 0; k < n; i += strlen(p->argv_buf + i) + 1)
+        p->argv[k++] = p->argv_buf + i;
+    return n ? 0 : -1;
+}
+
+static void read_pass1_field(mt_pass1 *p, const char *key, const char *value)
+{
+    if (strcmp(key, "binary") == 0 && !p->binary)
+        p->binary = mt_xstrdup(value);
+    else if (strcmp(key, "sha256") == 0 && !p->sha256)
+        p->sha256 = mt_xstrdup(value);
+    else if (strcmp(key, "base_user") == 0)
+        p->base_user = strtod(value, NULL);
+    else if (strcmp(key, "base_sys") == 0)
+        p->base_sys = strtod(value, NULL);
+    else if (strcmp(key, "base_tsc_per_cycle") == 0)
+        p->base_tsc_per_cycle = strtod(value, NULL);
+}
+
+int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->base_user = p->base_sys = p->base_tsc_per_cycle = NAN;
+    char *path = rundir_file(rundir, "pass1.txt");
+    line_reader r;
+    int rc = open_lines(&r, path, err);
+    while (rc == 0 && next_line(&r)) {
+        char *f[2];
+        if (r.line[0] == '#')
+            continue;
+        if (split_fields(r.line, f, 2) != 2) {
+            mt_error_set(err, "%s:%d: not a KEY<TAB>VALUE line", path, r.lineno);
+            rc = -1;
+        } else
+            read_pass1_field(p, f[0], f[1]);
+    }
+    close_lines(&r);
+    if (rc == 0 && (!p->binary || !p->sha256)) {
+        mt_error_set(err, "%s: no binary or hash recorded", path);
+        rc = -1;
+    }
+    if (rc == 0 && read_argv(rundir, p, err) != 0) {
+        if (p->argv)
+            mt_error_set(err, "%s/argv: no command line recorded", rundir);
+        rc = -1;
+    }
+    if (rc != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        mt_error_set(err, "%.400s (not a run directory of 'mtool count'?)", why);
+    }
+    free(path);
+    return rc;
+}

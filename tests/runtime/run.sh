@@ -179,6 +179,33 @@ check_reader() {
     else
         not_ok "reader: skipping failed: $(tail -1 "$work/err")"
     fi
+    # Damaged files beside a good one: the good one merged (its counts
+    # exactly those of the good file alone), the others named on one
+    # warning line, escaped.
+    local alone with
+    rm -rf "$work/bad" && mkdir -p "$work/bad" && cp "$good" "$work/bad/good.mtp"
+    alone=$(merged "$bin" "$work/bad")
+    skipped_with() { # NAME FILE WARNING-PATTERN — FILE is already in $work/bad
+        with=$(timeout 20 "$mtool" count --no-store --profiles "$work/bad" -o "$work/run" -- "$bin" 2>&1 > /dev/null)
+        local s=$? got
+        got=$(merged "$bin" "$work/bad")
+        if [ $s = 0 ] && [ "$got" = "$alone" ] &&
+            [ "$(grep -c 'warning: .*skipped 1 damaged profile' <<< "$with")" = 1 ] &&
+            grep -q -- "$3" <<< "$with" && grep -q ', 1 damaged$' <<< "$with"; then
+            ok "reader: $1 skipped, the good profile merged ($got), one warning: $(grep warning: <<< "$with")"
+        else
+            not_ok "reader: $1: exit $s, merged '$got' (alone '$alone'), stderr: $(grep -e warning -e skipped -e 'mtool:' <<< "$with" | head -3)"
+        fi
+        rm -f "$2"
+    }
+    : > "$work/bad/empty.mtp"
+    skipped_with "an empty profile (process killed while starting)" "$work/bad/empty.mtp" "empty.mtp: empty"
+    head -c 6000 "$good" > "$work/bad/short.mtp"
+    skipped_with "a truncated profile" "$work/bad/short.mtp" "short.mtp: truncated"
+    mkfifo "$work/bad/x.mtp"
+    skipped_with "a FIFO named x.mtp (must not hang)" "$work/bad/x.mtp" "x.mtp: not a regular file"
+    cp "$good" "$work/bad/$(printf 'nl\nesc\033.mtp')" && head -c 100 "$good" > "$work/bad/$(printf 'nl\nesc\033.mtp')"
+    skipped_with "a damaged profile whose name has a newline and ESC" "$work/bad/$(printf 'nl\nesc\033.mtp')" 'nl\\x0aesc\\x1b.mtp: too short'
 }
 
 [ -x "$mtool" ] || { echo "not ok - no mtool at $mtool"; exit 1; }

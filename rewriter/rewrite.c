@@ -490,6 +490,70 @@ static uint32_t count_timed(const rw_code *c)
     return n;
 }
 
+/* ---- inputs refused ---------------------------------------------------------- */
+
+/* The entry of an instrumented file is the runtime's stub, inside the blob
+ * whose page-aligned start holds mt_rt_header (any version): instrumenting
+ * it again would make each process write two profiles. */
+static bool instrumented_by_mtool(const rw_input *in)
+{
+    enum { MAX_BLOB = 1u << 20 };
+    uint64_t entry = in->elf.ehdr->e_entry;
+    for (uint64_t page = entry & ~(uint64_t)(PAGE - 1); entry - page < MAX_BLOB; page -= PAGE) {
+        const uint8_t *at = rw_input_bytes_at(in, page, sizeof(mt_rt_header));
+        mt_rt_header h;
+        if (!at)
+            return false;
+        memcpy(&h, at, sizeof h);
+        if (h.magic == MT_RT_MAGIC && page + h.entry_offset == entry)
+            return true;
+        if (page == 0)
+            return false;
+    }
+    return false;
+}
+
+/* DT_FLAGS_1 of the dynamic segment, 0 when there is none. */
+static uint64_t dynamic_flags_1(const rw_input *in)
+{
+    for (size_t i = 0; i < in->elf.nphdrs; i++) {
+        const Elf64_Phdr *ph = &in->elf.phdrs[i];
+        if (ph->p_type != PT_DYNAMIC || ph->p_offset > in->elf.size ||
+            ph->p_filesz > in->elf.size - ph->p_offset)
+            continue;
+        for (uint64_t k = 0; k + sizeof(Elf64_Dyn) <= ph->p_filesz; k += sizeof(Elf64_Dyn)) {
+            Elf64_Dyn d;
+            memcpy(&d, in->elf.data + ph->p_offset + k, sizeof d);
+            if (d.d_tag == DT_NULL)
+                break;
+            if (d.d_tag == DT_FLAGS_1)
+                return d.d_un.d_val;
+        }
+    }
+    return 0;
+}
+
+/* A shared library: position-independent, with neither an interpreter (a
+ * dynamically linked PIE has one) nor DF_1_PIE (a static PIE has that). */
+static bool shared_library(const rw_input *in)
+{
+    return in->elf.ehdr->e_type == ET_DYN && !has_phdr(in, PT_INTERP) &&
+           !(dynamic_flags_1(in) & DF_1_PIE);
+}
+
+/* NULL, or why `in` cannot be instrumented. */
+static const char *refused(const rw_input *in)
+{
+    if (in->elf.ehdr->e_type != ET_EXEC && in->elf.ehdr->e_type != ET_DYN)
+        return "not an executable";
+    if (shared_library(in))
+        return "a shared library: only executables can be instrumented (libraries are not "
+               "supported yet)";
+    if (instrumented_by_mtool(in))
+        return "already instrumented by mtool: instrument the original binary";
+    return NULL;
+}
+
 int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rewrite_options *opt,
                       mt_rewrite_report *report, mt_error *err)
 {
@@ -504,8 +568,9 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_code c;
     rw_buf file = {0};
     struct stat st;
-    if (in.elf.ehdr->e_type != ET_EXEC && in.elf.ehdr->e_type != ET_DYN) {
-        mt_error_set(err, "%s: not an executable", prog->path);
+    const char *why = refused(&in);
+    if (why) {
+        mt_error_set(err, "%s: %s", prog->path, why);
         goto out_input;
     }
     if (in.elf.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {

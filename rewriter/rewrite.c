@@ -217,6 +217,9 @@ typedef struct {
     uint64_t r_vaddr, r_off;    /* program headers, entry jumps, then unwind info */
     uint64_t patches_vaddr;
     uint32_t npatches;
+    uint64_t images_vaddr;      /* mt_rt_image[nimages], after the entry jumps */
+    uint32_t nimages;
+    uint64_t params_file_offset;
     uint64_t phdr_size;
     size_t nphdrs;
     bool add_eh_frame_hdr;      /* the original has .eh_frame but no PT_GNU_EH_FRAME */
@@ -332,6 +335,9 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.ncall_sites = c->ncall_sites;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
+    params.images_vaddr = L->images_vaddr;
+    params.nimages = L->nimages;
+    params.params_file_offset = L->params_file_offset;
     params.ntimers = c->ntimed;
     params.timers_id = mt_timed_objects_id(c->prog, c->timed, c->ntimed);
     memcpy(params.binary_hash, hash, 32);
@@ -443,7 +449,13 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.patches_vaddr = L.r_vaddr + ro.len;
     L.npatches = (uint32_t)(patches.len / sizeof(mt_rt_patch));
     rw_buf_put(&ro, patches.data, patches.len);
-    rw_buf_free(&patches);
+    rw_buf images = {0};
+    L.nimages = (uint32_t)rw_images_plan(in, (const mt_rt_patch *)(void *)patches.data,
+                                         L.npatches, &images);
+    L.images_vaddr = L.r_vaddr + ro.len;
+    size_t images_at = ro.len; /* their file offsets are known once `ro` is complete */
+    rw_buf_put(&ro, images.data, images.len);
+    L.params_file_offset = blob_at + rt->hdr->params_offset;
     fill_params(file->data + blob_at, rt, &L, c, in, opt, hash);
     rw_unwind_out uw = {0};
     size_t nmoved;
@@ -452,6 +464,8 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     rw_moved_free(moved, nmoved);
     if (rc != 0) {
         rw_buf_free(&ro);
+        rw_buf_free(&images);
+        rw_buf_free(&patches);
         return -1;
     }
     r->nfdes = uw.nfdes_written;
@@ -468,6 +482,13 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     pad_to(file, L.r_off);
     rw_buf_put(file, ro.data, ro.len);
     rw_buf_free(&ro);
+    /* The images after every segment, their table (in the R segment) told
+     * where they landed. */
+    rw_images_emit(in, (const mt_rt_patch *)(void *)patches.data, L.npatches,
+                   (mt_rt_image *)(void *)images.data, L.nimages, file);
+    memcpy(file->data + L.r_off + images_at, images.data, images.len);
+    rw_buf_free(&images);
+    rw_buf_free(&patches);
 
     Elf64_Ehdr *eh = (Elf64_Ehdr *)(void *)file->data;
     eh->e_phoff = L.r_off;
@@ -513,32 +534,12 @@ static bool instrumented_by_mtool(const rw_input *in)
     return false;
 }
 
-/* DT_FLAGS_1 of the dynamic segment, 0 when there is none. */
-static uint64_t dynamic_flags_1(const rw_input *in)
-{
-    for (size_t i = 0; i < in->elf.nphdrs; i++) {
-        const Elf64_Phdr *ph = &in->elf.phdrs[i];
-        if (ph->p_type != PT_DYNAMIC || ph->p_offset > in->elf.size ||
-            ph->p_filesz > in->elf.size - ph->p_offset)
-            continue;
-        for (uint64_t k = 0; k + sizeof(Elf64_Dyn) <= ph->p_filesz; k += sizeof(Elf64_Dyn)) {
-            Elf64_Dyn d;
-            memcpy(&d, in->elf.data + ph->p_offset + k, sizeof d);
-            if (d.d_tag == DT_NULL)
-                break;
-            if (d.d_tag == DT_FLAGS_1)
-                return d.d_un.d_val;
-        }
-    }
-    return 0;
-}
-
 /* A shared library: position-independent, with neither an interpreter (a
  * dynamically linked PIE has one) nor DF_1_PIE (a static PIE has that). */
 static bool shared_library(const rw_input *in)
 {
     return in->elf.ehdr->e_type == ET_DYN && !has_phdr(in, PT_INTERP) &&
-           !(dynamic_flags_1(in) & DF_1_PIE);
+           !(rw_input_dynamic(in, DT_FLAGS_1) & DF_1_PIE);
 }
 
 /* NULL, or why `in` cannot be instrumented. */

@@ -29,12 +29,12 @@
 
 enum {
     SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
-    SYS_MADVISE = 28,
+    SYS_PREAD64 = 17, SYS_MADVISE = 28,
     SYS_GETPID = 39, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
     SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234,
 };
-enum { O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
+enum { O_RDONLY_ = 0, O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
@@ -113,6 +113,15 @@ static void append_u64(char *buf, size_t cap, uint64_t v, int base, int min_digi
         out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     append(buf, cap, out);
+}
+
+static bool same_bytes(const void *a, const void *b, size_t n)
+{
+    const uint8_t *x = a, *y = b;
+    while (n--)
+        if (*x++ != *y++)
+            return false;
+    return true;
 }
 
 static void copy_bytes(void *dst, const void *src, size_t n)
@@ -625,6 +634,32 @@ static void apply_patches(void)
     }
 }
 
+/* Maps the pages of the original code that carry entry jumps from their
+ * images in the file (timer.h, mt_rt_image) over the loader's: no page is
+ * written, so none is copied.  Only from the very file the loader mapped:
+ * /proc/self/exe is the dynamic loader when the program was started as
+ * `ld.so PROGRAM`, so the file must hold these params where they say.
+ * False when it cannot: the caller writes the jumps instead (idempotent
+ * over images already mapped). */
+static bool map_images(void)
+{
+    if (!mt_params.nimages)
+        return false;
+    long fd = sys3(SYS_OPEN, (long)"/proc/self/exe", O_RDONLY_ | O_CLOEXEC_, 0);
+    if (failed(fd))
+        return false;
+    mt_rt_params on_disk;
+    bool ok = syscall6(SYS_PREAD64, fd, (long)&on_disk, sizeof on_disk,
+                       (long)mt_params.params_file_offset, 0, 0) == (long)sizeof on_disk &&
+              same_bytes(&on_disk, &mt_params, sizeof on_disk);
+    const mt_rt_image *im = (const mt_rt_image *)(mt_params.images_vaddr + rt.bias);
+    for (uint32_t i = 0; ok && i < mt_params.nimages; i++)
+        ok = !failed(syscall6(SYS_MMAP, (long)(im[i].vaddr + rt.bias), (long)im[i].size,
+                              im[i].prot, MAP_PRIVATE_ | MAP_FIXED_, fd, (long)im[i].file_offset));
+    sys3(SYS_CLOSE, fd, 0, 0);
+    return ok;
+}
+
 HIDDEN void mt_timer_calibrate(uint64_t record, long pairs);
 
 /* What a start/stop pair adds to the time it brackets, on this machine, in
@@ -680,7 +715,8 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
         set_gs(slot);
         if (mt_params.ntimers)
             calibrate_timers();
-        apply_patches();
+        if (!map_images())
+            apply_patches();
     } else {
         say("no memory for counters: the program runs uninstrumented");
     }

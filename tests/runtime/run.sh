@@ -101,6 +101,34 @@ run_variant() { # VARIANT CFLAGS...
     check "$v" "1 1 1234" exec 1234 /bin/true
     check_unwritable "$v"
     check_default_dir "$v"
+    check_code_images "$v"
+}
+
+# The entry jumps: mapped from the file's images of the patched pages (no
+# page written, none copied); when the program is started through the
+# dynamic loader, /proc/self/exe is the loader, so the runtime writes the
+# jumps itself.  Both ways count the same.
+check_code_images() { # VARIANT
+    local v=$1 inst=$work/$1/rt_prog.inst d=$work/$1/prof.ldso
+    if command -v strace > /dev/null 2>&1; then
+        MTOOL_OUT=$work/$v/prof.strace strace -o "$work/strace.txt" -e trace=open,mmap,mprotect "$inst" _exit 5 > /dev/null 2>&1
+        if grep -q '^open("/proc/self/exe", O_RDONLY|O_CLOEXEC) = [0-9]' "$work/strace.txt" &&
+            grep -q 'MAP_PRIVATE|MAP_FIXED, [0-9]*, 0x[0-9a-f]*) = 0x' "$work/strace.txt" &&
+            ! grep -q 'mprotect(.*PROT_READ|PROT_WRITE)' "$work/strace.txt"; then
+            ok "$v: the entry jumps come mapped from the file, no code page written"
+        else
+            not_ok "$v: the code images were not mapped: $(grep -e self/exe -e PROT_WRITE "$work/strace.txt" | head -3)"
+        fi
+    fi
+    local ldso
+    ldso=$(sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p' < <(readelf -lW "$inst" 2> /dev/null))
+    [ -n "$ldso" ] || return 0 # static: no loader to start it through
+    mkdir -p "$d"
+    (cd "$work/$v" && MTOOL_OUT=$d "$ldso" "$inst" threads 1000 40) > /dev/null 2>&1
+    local got
+    got=$(merged "$work/$v/rt_prog" "$d")
+    [ "$got" = "1 41 40000" ] && ok "$v started by $ldso (jumps written, not mapped): $got" ||
+        not_ok "$v started by $ldso: processes, threads, spin count: $got, expected 1 41 40000"
 }
 
 # Counts that cannot be written: one line on stderr, the run otherwise

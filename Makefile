@@ -96,6 +96,7 @@ test-real: all
 bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/counting.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/startup.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/tests/dump_timers
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh

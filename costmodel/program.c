@@ -357,8 +357,19 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     free(w.range_of);
 }
 
-int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
-                       mt_program_costs *out, mt_error *err)
+/* Whether any block of procedure `proc` ran (counts parallel to the costs). */
+static bool executed(const mt_program_costs *c, const uint64_t *counts, uint32_t proc)
+{
+    for (uint64_t i = c->first[proc]; i < c->first[proc + 1]; i++)
+        if (counts[i])
+            return true;
+    return false;
+}
+
+/* Every procedure, or only those with an executed block when `counts` is
+ * not NULL. */
+static int predict(const mt_machine *m, const mt_program *prog, bool with_probes,
+                   const uint64_t *counts, mt_program_costs *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     mt_elf_file im;
@@ -385,6 +396,8 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_pr
     mt_loop_cost *probed_loops = NULL;
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_block_cost *c = &out->costs[out->first[i]];
+        if (counts && !executed(out, counts, i))
+            continue;
         predict_procedure(p, &im, prog, &prog->procs[i], false, c, &out->loops[out->loop_first[i]]);
         if (!with_probes || !prog->procs[i].nblocks)
             continue;
@@ -400,6 +413,18 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_pr
     mt_predictor_free(p);
     mt_elf_file_close(&im);
     return 0;
+}
+
+int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
+                       mt_program_costs *out, mt_error *err)
+{
+    return predict(m, prog, with_probes, NULL, out, err);
+}
+
+int mt_predict_executed(const mt_machine *m, const mt_program *prog, bool with_probes,
+                        const uint64_t *counts, mt_program_costs *out, mt_error *err)
+{
+    return predict(m, prog, with_probes, counts, out, err);
 }
 
 void mt_program_costs_free(mt_program_costs *c)

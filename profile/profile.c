@@ -1,7 +1,7 @@
 /* profile/profile.c — reading and merging profile files (format in
  * timer/timer.h).  Files are read with pread, every size bounded by the
- * file's own length, so a truncated or corrupt file is an error, never a
- * crash. */
+ * file's own length, so a truncated or corrupt file is skipped (and named
+ * in profile_merge.damaged), never a crash. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +14,20 @@
 #include <unistd.h>
 
 #include "profile.h"
+
+/* One profile file. */
+typedef struct {
+    mt_profile_header header;  /* as written (magic checked) */
+    uint32_t nslots;           /* slots with counts: header.nslots, bounded by the
+                                  capacity (a slot past it never got file space) */
+    uint32_t nthreads;         /* threads that attached (slots are reused) */
+    uint64_t *counts;          /* nslots * ncounters, slot-major */
+    int32_t *tids;             /* per slot: its owner (or last owner) */
+    mt_timer_record *timers;   /* nslots * header.ntimers, slot-major (pass 2) */
+    uint32_t *open;            /* per timer: frames still active when the file was read
+                                  (the process ended inside the object), over all slots */
+    mt_call_site_record *call_sites; /* nslots * header.ncall_sites, slot-major (pass 1) */
+} mt_profile;
 
 _Static_assert(sizeof(mt_profile_header) <= MT_PROFILE_HEADER_SIZE, "profile header fits its page");
 _Static_assert(sizeof(mt_slot_header) <= MT_SLOT_COUNTERS_OFFSET, "slot header fits before the counters");
@@ -129,29 +143,7 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
     return NULL;
 }
 
-int mt_profile_read(const char *path, mt_profile *out, mt_error *err)
-{
-    memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        mt_error_set(err, "%s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    const char *why = S_ISREG(st.st_mode) ? read_profile(fd, (uint64_t)st.st_size, out)
-                                          : "not a regular file";
-    close(fd);
-    if (why) {
-        mt_error_set(err, "%s: %s", path, why);
-        mt_profile_free(out);
-        return -1;
-    }
-    return 0;
-}
-
-void mt_profile_free(mt_profile *p)
+static void profile_free(mt_profile *p)
 {
     free(p->counts);
     free(p->tids);
@@ -227,41 +219,65 @@ static void add_profile(profile_merge *m, const mt_profile *p)
     m->nthreads += p->nthreads;
 }
 
-/* A file whose process was killed between creating it and writing its
- * header (the runtime writes the magic last): all zeros, no counts. */
-static bool incomplete(const char *path)
+/* Skips a file that cannot be merged, remembering why for the warning. */
+static void skip_damaged(profile_merge *m, const char *name, const char *why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    uint64_t magic = 1;
-    struct stat st;
-    bool r = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-             st.st_size >= MT_PROFILE_HEADER_SIZE && read_exact(fd, &magic, sizeof magic, 0) == 0 &&
-             magic == 0;
-    if (fd >= 0)
-        close(fd);
-    return r;
+    m->damaged = mt_xrealloc(m->damaged, (m->ndamaged + 1) * sizeof *m->damaged);
+    m->damaged[m->ndamaged++] = mt_xasprintf("%s: %s", name, why);
 }
 
-/* Adds the file at `path` to the merge, or skips it: 0, or -1 with err. */
-static int merge_file(profile_merge *m, const char *path, const mt_counter_map *map,
-                      mt_error *err)
+/* What the open file `fd` holds: 1 a profile read into `p`, 0 nothing to
+ * merge (counted in m: a damaged or incomplete file), never an error: one
+ * bad file must not cost the counts of all the others. */
+static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
 {
-    if (incomplete(path)) {
+    struct stat st;
+    uint64_t magic = 1;
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_size == 0)
+        why = "empty (its process was killed while creating it)";
+    /* Killed between sizing the file and writing its header (the runtime
+     * writes the magic last): all zeros, no counts. */
+    else if (st.st_size >= MT_PROFILE_HEADER_SIZE && read_exact(fd, &magic, sizeof magic, 0) == 0 &&
+             magic == 0) {
         m->nincomplete++;
         return 0;
+    } else
+        why = read_profile(fd, (uint64_t)st.st_size, p);
+    if (!why)
+        return 1;
+    skip_damaged(m, name, why);
+    return 0;
+}
+
+/* Adds the file `name` of `dir` to the merge, or skips it.  Opened
+ * non-blocking: a FIFO named like a profile must not hang the merge. */
+static void merge_file(profile_merge *m, const char *dir, const char *name,
+                       const mt_counter_map *map)
+{
+    char *path = mt_xasprintf("%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    free(path);
+    if (fd < 0) {
+        skip_damaged(m, name, strerror(errno));
+        return;
     }
     mt_profile p;
-    if (mt_profile_read(path, &p, err) != 0)
-        return -1;
-    if (memcmp(p.header.binary_hash, map->binary_hash, 32) != 0 ||
-        p.header.ncounters != m->ncounters || p.header.ntimers != m->ntimers ||
-        (m->ntimers && p.header.timers_id != map->timers_id) ||
-        (p.header.version >= 3 && p.header.ncall_sites != m->ncall_sites))
+    memset(&p, 0, sizeof p);
+    int got = read_one(m, fd, name, &p);
+    close(fd);
+    if (got && (memcmp(p.header.binary_hash, map->binary_hash, 32) != 0 ||
+                p.header.ncounters != m->ncounters || p.header.ntimers != m->ntimers ||
+                (m->ntimers && p.header.timers_id != map->timers_id) ||
+                (p.header.version >= 3 && p.header.ncall_sites != m->ncall_sites)))
         m->nother++;
-    else
+    else if (got)
         add_profile(m, &p);
-    mt_profile_free(&p);
-    return 0;
+    profile_free(&p);
 }
 
 int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err)
@@ -279,23 +295,22 @@ int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *
         mt_error_set(err, "%s: %s", dir, strerror(errno));
         return -1;
     }
-    int rc = 0;
     struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (!is_profile_name(e->d_name))
-            continue;
-        char *path = mt_xasprintf("%s/%s", dir, e->d_name);
-        rc = merge_file(out, path, map, err);
-        free(path);
-    }
+    while ((e = readdir(d)))
+        if (is_profile_name(e->d_name))
+            merge_file(out, dir, e->d_name, map);
     closedir(d);
-    if (rc == 0 && out->nprocesses == 0) {
-        mt_error_set(err,
-                     "%s: no profile of this binary (%u of other binaries or builds, %u incomplete)",
-                     dir, out->nother, out->nincomplete);
-        rc = -1;
-    }
-    return rc;
+    if (out->nprocesses > 0)
+        return 0;
+    char first[512] = ""; /* the first damaged file's name and why: the name is data */
+    if (out->ndamaged)
+        mt_escape_text(first, sizeof first, out->damaged[0]);
+    mt_error_set(err,
+                 "%s: no profile of this binary (%u of other binaries or builds, %u incomplete, "
+                 "%u damaged%s%s)",
+                 dir, out->nother, out->nincomplete, out->ndamaged, out->ndamaged ? ": " : "",
+                 first);
+    return -1;
 }
 
 void mt_profile_merge_free(profile_merge *m)
@@ -305,6 +320,11 @@ void mt_profile_merge_free(profile_merge *m)
     for (uint32_t i = 0; m->call_sites && i < m->ncall_sites; i++)
         free(m->call_sites[i].targets);
     free(m->call_sites);
+    for (uint32_t i = 0; i < m->ndamaged; i++)
+        free(m->damaged[i]);
+    free(m->damaged);
+    m->damaged = NULL;
+    m->ndamaged = 0;
     m->counts = NULL;
     m->timers = NULL;
     m->call_sites = NULL;

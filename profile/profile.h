@@ -13,25 +13,6 @@
 #include "../rewriter/rewriter.h"
 #include "../timer/timer.h"
 
-/* One profile file. */
-typedef struct {
-    mt_profile_header header;  /* as written (magic checked) */
-    uint32_t nslots;           /* slots with counts: header.nslots, bounded by the
-                                  capacity (a slot past it never got file space) */
-    uint32_t nthreads;         /* threads that attached (slots are reused) */
-    uint64_t *counts;          /* nslots * ncounters, slot-major */
-    int32_t *tids;             /* per slot: its owner (or last owner) */
-    mt_timer_record *timers;   /* nslots * header.ntimers, slot-major (pass 2) */
-    uint32_t *open;            /* per timer: frames still active when the file was read
-                                  (the process ended inside the object), over all slots */
-    mt_call_site_record *call_sites; /* nslots * header.ncall_sites, slot-major (pass 1) */
-} mt_profile;
-
-/* Reads one file.  -1 with err ("FILE: reason") when it is not a complete,
- * consistent profile. */
-int mt_profile_read(const char *path, mt_profile *out, mt_error *err);
-void mt_profile_free(mt_profile *p);
-
 /* A timed object's figures summed over threads and processes (TSC ticks). */
 typedef struct {
     uint64_t entries;          /* outermost entries */
@@ -64,15 +45,21 @@ typedef struct {
     uint32_t nother;           /* profiles of other binaries or builds, skipped */
     uint32_t nincomplete;      /* files whose process died before writing their header,
                                   skipped (they hold no counts yet) */
+    uint32_t ndamaged;         /* files that are not complete, consistent profiles
+                                  (empty, truncated, corrupt, not regular files), skipped */
+    char **damaged;            /* ndamaged "FILE-NAME: reason" (the name is the
+                                  program's data: escape it) */
     double timer_bias;         /* pass 2: ticks a timer pair adds to what it brackets, the
                                   least any process measured at start-up; NAN if none did */
 } profile_merge;
 
 /* Merges every *.mtp file in `dir` written by the instrumented copy whose
  * counter map is `map`; profiles of other binaries, or of copies counting,
- * timing or recording something else, are skipped (counted in nother).  A
- * file that cannot be read, or a directory with no profile of the copy, is
- * an error naming it. */
+ * timing or recording something else, are skipped (counted in nother), and
+ * so are damaged files (in ndamaged and damaged: a process killed while
+ * starting leaves an empty file, and one bad file must not cost the counts
+ * of all the others).  An unreadable directory, or one with no profile of
+ * the copy, is an error naming it. */
 int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err);
 void mt_profile_merge_free(profile_merge *m);
 

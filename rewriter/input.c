@@ -126,3 +126,21 @@ uint64_t rw_input_got_slot(const rw_input *in, const char *name)
     }
     return 0;
 }
+
+uint64_t rw_input_dynamic(const rw_input *in, int64_t tag)
+{
+    for (size_t i = 0; i < in->elf.nphdrs; i++) {
+        const Elf64_Phdr *ph = &in->elf.phdrs[i];
+        if (ph->p_type != PT_DYNAMIC || !range_ok(in, ph->p_offset, ph->p_filesz))
+            continue;
+        for (uint64_t k = 0; k + sizeof(Elf64_Dyn) <= ph->p_filesz; k += sizeof(Elf64_Dyn)) {
+            Elf64_Dyn d;
+            memcpy(&d, in->elf.data + ph->p_offset + k, sizeof d);
+            if (d.d_tag == DT_NULL)
+                break;
+            if (d.d_tag == tag)
+                return d.d_tag == DT_TEXTREL ? 1 : d.d_un.d_val;
+        }
+    }
+    return 0;
+}

@@ -9,6 +9,8 @@
  *   timers.c     pass 2: timer events on the entry and exit edges of
  *                m-objects, trampolines, outside-call brackets
  *   unwind.c     .eh_frame FDEs and LSDAs for relocated code, new .eh_frame_hdr
+ *   images.c     pages of original code with the entry jumps written, for
+ *                the runtime to map instead of writing the jumps
  *   rewrite.c    the driver (rewriter.h)
  */
 #ifndef MTOOL_REWRITER_INTERNAL_H
@@ -57,6 +59,9 @@ const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name);
 uint64_t rw_input_function(const rw_input *in, const char *name);
 /* The GOT slot (R_X86_64_GLOB_DAT) of imported function `name`, 0 if none. */
 uint64_t rw_input_got_slot(const rw_input *in, const char *name);
+/* The value of dynamic tag `tag` (DT_FLAGS_1, ...), 0 when absent; 1 for
+ * DT_TEXTREL, whose value is ignored. */
+uint64_t rw_input_dynamic(const rw_input *in, int64_t tag);
 
 /* ---- what relocate.c moved, for unwind.c ---- */
 typedef struct {
@@ -346,5 +351,19 @@ typedef struct {
  * Returns 0, or -1 with `err` set ("FILE: reason"). */
 int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
                     uint64_t out_vaddr, rw_unwind_out *res, mt_error *err);
+
+/* ---- images.c ---- */
+/* Plans the images of the pages that the entry jumps `patches` (sorted by
+ * address) write: one per segment, from its first patched page to its
+ * last, file offsets still 0.  Returns how many, 0 when some patch cannot
+ * be served from the file (a segment longer in memory than in the file, or
+ * code the loader relocates: DT_TEXTREL); the runtime then writes the
+ * jumps itself. */
+size_t rw_images_plan(const rw_input *in, const mt_rt_patch *patches, size_t npatches,
+                      rw_buf *images);
+/* Appends each image's pages to `file`, page-aligned: the original bytes
+ * with the jumps written; sets its file offset. */
+void rw_images_emit(const rw_input *in, const mt_rt_patch *patches, size_t npatches,
+                    mt_rt_image *images, size_t nimages, rw_buf *file);
 
 #endif

@@ -215,6 +215,9 @@ typedef struct {
     uint64_t r_vaddr, r_off;    /* program headers, entry jumps, then unwind info */
     uint64_t patches_vaddr;
     uint32_t npatches;
+    uint64_t images_vaddr;      /* mt_rt_image[nimages], after the entry jumps */
+    uint32_t nimages;
+    uint64_t params_file_offset;
     uint64_t phdr_size;
     size_t nphdrs;
     bool add_eh_frame_hdr;      /* the original has .eh_frame but no PT_GNU_EH_FRAME */
@@ -330,6 +333,9 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.ncall_sites = c->ncall_sites;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
+    params.images_vaddr = L->images_vaddr;
+    params.nimages = L->nimages;
+    params.params_file_offset = L->params_file_offset;
     params.ntimers = c->ntimed;
     params.timers_id = mt_timed_objects_id(c->prog, c->timed, c->ntimed);
     memcpy(params.binary_hash, hash, 32);
@@ -441,7 +447,13 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.patches_vaddr = L.r_vaddr + ro.len;
     L.npatches = (uint32_t)(patches.len / sizeof(mt_rt_patch));
     rw_buf_put(&ro, patches.data, patches.len);
-    rw_buf_free(&patches);
+    rw_buf images = {0};
+    L.nimages = (uint32_t)rw_images_plan(in, (const mt_rt_patch *)(void *)patches.data,
+                                         L.npatches, &images);
+    L.images_vaddr = L.r_vaddr + ro.len;
+    size_t images_at = ro.len; /* their file offsets are known once `ro` is complete */
+    rw_buf_put(&ro, images.data, images.len);
+    L.params_file_offset = blob_at + rt->hdr->params_offset;
     fill_params(file->data + blob_at, rt, &L, c, in, opt, hash);
     rw_unwind_out uw = {0};
     size_t nmoved;
@@ -450,6 +462,8 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     rw_moved_free(moved, nmoved);
     if (rc != 0) {
         rw_buf_free(&ro);
+        rw_buf_free(&images);
+        rw_buf_free(&patches);
         return -1;
     }
     r->nfdes = uw.nfdes_written;
@@ -466,6 +480,13 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     pad_to(file, L.r_off);
     rw_buf_put(file, ro.data, ro.len);
     rw_buf_free(&ro);
+    /* The images after every segment, their table (in the R segment) told
+     * where they landed. */
+    rw_images_emit(in, (const mt_rt_patch *)(void *)patches.data, L.npatches,
+                   (mt_rt_image *)(void *)images.data, L.nimages, file);
+    memcpy(file->data + L.r_off + images_at, images.data, images.len);
+    rw_buf_free(&images);
+    rw_buf_free(&patches);
 
     Elf64_Ehdr *eh = (Elf64_Ehdr *)(void *)file->data;
     eh->e_phoff = L.r_off;
@@ -488,6 +509,50 @@ static uint32_t count_timed(const rw_code *c)
     return n;
 }
 
+/* ---- inputs refused ---------------------------------------------------------- */
+
+/* The entry of an instrumented file is the runtime's stub, inside the blob
+ * whose page-aligned start holds mt_rt_header (any version): instrumenting
+ * it again would make each process write two profiles. */
+static bool instrumented_by_mtool(const rw_input *in)
+{
+    enum { MAX_BLOB = 1u << 20 };
+    uint64_t entry = in->elf.ehdr->e_entry;
+    for (uint64_t page = entry & ~(uint64_t)(PAGE - 1); entry - page < MAX_BLOB; page -= PAGE) {
+        const uint8_t *at = rw_input_bytes_at(in, page, sizeof(mt_rt_header));
+        mt_rt_header h;
+        if (!at)
+            return false;
+        memcpy(&h, at, sizeof h);
+        if (h.magic == MT_RT_MAGIC && page + h.entry_offset == entry)
+            return true;
+        if (page == 0)
+            return false;
+    }
+    return false;
+}
+
+/* A shared library: position-independent, with neither an interpreter (a
+ * dynamically linked PIE has one) nor DF_1_PIE (a static PIE has that). */
+static bool shared_library(const rw_input *in)
+{
+    return in->elf.ehdr->e_type == ET_DYN && !has_phdr(in, PT_INTERP) &&
+           !(rw_input_dynamic(in, DT_FLAGS_1) & DF_1_PIE);
+}
+
+/* NULL, or why `in` cannot be instrumented. */
+static const char *refused(const rw_input *in)
+{
+    if (in->elf.ehdr->e_type != ET_EXEC && in->elf.ehdr->e_type != ET_DYN)
+        return "not an executable";
+    if (shared_library(in))
+        return "a shared library: only executables can be instrumented (libraries are not "
+               "supported yet)";
+    if (instrumented_by_mtool(in))
+        return "already instrumented by mtool: instrument the original binary";
+    return NULL;
+}
+
 int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rewrite_options *opt,
                       mt_rewrite_report *report, mt_error *err)
 {
@@ -502,8 +567,9 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_code c;
     rw_buf file = {0};
     struct stat st;
-    if (in.elf.ehdr->e_type != ET_EXEC && in.elf.ehdr->e_type != ET_DYN) {
-        mt_error_set(err, "%s: not an executable", prog->path);
+    const char *why = refused(&in);
+    if (why) {
+        mt_error_set(err, "%s: %s", prog->path, why);
         goto out_input;
     }
     if (in.elf.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {

@@ -1,5 +1,7 @@
 #!/bin/sh
-# tests/bad_input.sh — `mtool analyze` on files it cannot (fully) analyze.
+# tests/bad_input.sh — `mtool analyze` on files it cannot (fully) analyze,
+# and `mtool instrument` on files it must refuse (its own output, shared
+# libraries) or accept (PIE and static PIE executables).
 #
 # Each case must either fail cleanly (non-zero exit, exactly one stderr line
 # "mtool: <path>: reason") or succeed with warnings (exit 0); it must never
@@ -264,6 +266,49 @@ else
 fi
 # No output file left behind by any of them.
 if [ -e "$WORK/out" ]; then not_ok "instrument left $WORK/out"; else ok "no partial output"; fi
+
+# ---- instrument: what it refuses, and what it must not -----------------------
+# check_instrument NAME PATH [PATTERN]: with PATTERN, a refusal (exit 1,
+# one stderr line "mtool: PATH: ..." matching PATTERN, no output file);
+# without, an instrumented copy that runs like the original.
+check_instrument() {
+    name=$1 path=$2 pattern=${3:-}
+    rm -f "$WORK/instrumented"
+    timeout "$TIMEOUT" "$MTOOL" instrument --counts "$path" -o "$WORK/instrumented" >/dev/null 2>"$WORK/stderr" </dev/null
+    rc=$?
+    first=$(head -n 1 "$WORK/stderr")
+    if grep -q -e 'Sanitizer' -e 'runtime error' "$WORK/stderr" || [ "$rc" -ge 124 ]; then
+        not_ok "instrument $name: crashed or hung (exit $rc): $first"
+    elif [ -z "$pattern" ]; then
+        if [ "$rc" -eq 0 ] && [ "$(MTOOL_OUT=$WORK/profiles "$WORK/instrumented" x y)" = "$("$path" x y | sed "1s|.*|$WORK/instrumented|")" ]; then
+            ok "instrument $name: accepted, runs like the original"
+        else
+            not_ok "instrument $name: exit $rc, or the copy runs differently: $first"
+        fi
+    elif [ "$rc" -eq 1 ] && [ "$(grep -c '' "$WORK/stderr")" -eq 1 ] &&
+         [ ! -e "$WORK/instrumented" ] && case "$first" in "mtool: $path: "*) true ;; *) false ;; esac &&
+         echo "$first" | grep -q -- "$pattern"; then
+        ok "instrument $name: refused (${first#mtool: $path: })"
+    else
+        not_ok "instrument $name: exit $rc, $(grep -c '' "$WORK/stderr") stderr lines, expected one matching '$pattern': $first"
+    fi
+}
+if [ -f "$WORK/real.c" ]; then
+    check_instrument "a PIE executable" "$SRC"
+    if cc -O2 -static-pie -o "$WORK/static-pie" "$WORK/real.c" 2>/dev/null; then
+        # No interpreter, like a library: DF_1_PIE tells it apart.
+        check_instrument "a static PIE executable" "$WORK/static-pie"
+    fi
+    if "$MTOOL" instrument --counts "$SRC" -o "$WORK/once" >/dev/null 2>&1; then
+        check_instrument "its own output (instrumented twice)" "$WORK/once" "already instrumented by mtool"
+    else
+        not_ok "instrument: the real binary could not be instrumented"
+    fi
+    printf 'int twice(int x) { return 2 * x; }\n' >"$WORK/lib.c"
+    if cc -O2 -shared -fPIC -o "$WORK/lib.so" "$WORK/lib.c" 2>/dev/null; then
+        check_instrument "a shared library" "$WORK/lib.so" "a shared library"
+    fi
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

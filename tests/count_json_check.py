@@ -50,7 +50,7 @@ SCHEMA = {
     "schema": STR, "version": INT, "binary": STR, "arguments": [STR], "run_directory": STR,
     "ran": BOOL, "profiles_merged_from": STR + OPT, "exit_status": INT + OPT, "status": STR,
     "processes": INT, "threads": INT, "profiles_skipped_other": INT,
-    "profiles_skipped_incomplete": INT,
+    "profiles_skipped_incomplete": INT, "profiles_skipped_damaged": INT,
     "instrumentation": {
         "procedures": INT, "procedures_candidates": INT, "blocks": INT, "blocks_candidates": INT,
         "relocated_code_bytes": INT, "probes_saving_flags": INT, "self_loops_in_registers": INT,

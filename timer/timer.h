@@ -23,7 +23,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 3
+#define MT_RT_VERSION 4
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: pass-2 timers on CFG edges, and pass 1's recording of
@@ -142,6 +142,15 @@ typedef struct {
     /* Callees reached through a GOT slot (-fno-plt): the slot's address; the
      * real callee is read from it at start-up, once the loader filled it. */
     uint64_t wrap_got[MT_RT_WRAP_COUNT];
+    /* Pages of the original code with the entry jumps already written
+     * (mt_rt_image[nimages], sorted by vaddr), mapped over the loader's at
+     * start-up; 0 images: the runtime writes the jumps itself. */
+    uint64_t images_vaddr;
+    uint32_t nimages;
+    uint32_t reserved;
+    uint64_t params_file_offset;    /* where this very block lies in the file: the
+                                       runtime maps images only from a file that
+                                       holds the same block there */
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code
@@ -157,6 +166,20 @@ typedef struct {
     uint8_t bytes[6];
 } mt_rt_patch;
 
+/* A run of pages of an original segment, entry jumps included, stored
+ * page-aligned in the instrumented file.  Mapping it (MAP_PRIVATE|MAP_FIXED
+ * from /proc/self/exe) replaces writing the jumps into the loader's pages:
+ * those writes made a private copy of every page with a jump (630 page
+ * faults and copies for git, 3 ms per process); the mapped pages are shared
+ * by every process through the page cache. */
+typedef struct {
+    uint64_t vaddr;                 /* link-time, page-aligned */
+    uint64_t size;                  /* bytes, a multiple of the page size */
+    uint64_t file_offset;           /* page-aligned */
+    uint32_t prot;                  /* PROT_* of its segment */
+    uint32_t reserved;
+} mt_rt_image;
+
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
@@ -165,7 +188,10 @@ typedef struct {
  *     [mt_timer_record records[ntimers + 1]][mt_timer_frame frames[ntimers + 1]]
  *     [mt_call_site_record call_sites[ncall_sites]]
  * (the last record is the runtime's own: it measures timer_bias at start-up)
- * Only slots below `nslots` are meaningful.  The file may be longer (sparse).
+ * Only slots below `nslots` are meaningful.  The file is created sized for
+ * one slot (`capacity`) and doubles as threads attach; it is sparse: only
+ * the pages of counters a process touched take disk space.  The runtime
+ * maps it with MADV_RANDOM, so touching a counter page reads nothing ahead.
  *
  * Timers (pass 2).  Each thread keeps a stack of frames, one per active
  * m-object (frames[0] is a sentinel whose rsp is UINT64_MAX); a recursive

@@ -253,10 +253,10 @@ static void print_summary(FILE *fp, const summary *s)
     fprintf(fp, "mtool count: %s: %u process%s, %u thread%s, %s\n", bin, m->nprocesses,
             m->nprocesses == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s", st);
     free(bin);
-    if (m->nother || m->nincomplete)
+    if (m->nother || m->nincomplete || m->ndamaged)
         fprintf(fp, "  skipped: %u profile%s of other binaries or builds, %u of processes that "
-                    "died before writing a header (no counts)\n",
-                m->nother, m->nother == 1 ? "" : "s", m->nincomplete);
+                    "died before writing a header (no counts), %u damaged\n",
+                m->nother, m->nother == 1 ? "" : "s", m->nincomplete, m->ndamaged);
     fputs(s->ins->report, fp);
     fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
                 " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64
@@ -398,8 +398,8 @@ static void print_json(FILE *fp, const summary *s)
         fputs(",\"exit_status\":null", fp);
     json_str_field(fp, "status", st);
     fprintf(fp, ",\"processes\":%u,\"threads\":%u,\"profiles_skipped_other\":%u,"
-                "\"profiles_skipped_incomplete\":%u",
-            s->m->nprocesses, s->m->nthreads, s->m->nother, s->m->nincomplete);
+                "\"profiles_skipped_incomplete\":%u,\"profiles_skipped_damaged\":%u",
+            s->m->nprocesses, s->m->nthreads, s->m->nother, s->m->nincomplete, s->m->ndamaged);
 
     fprintf(fp, ",\"instrumentation\":{\"procedures\":%u,\"procedures_candidates\":%u",
             rw->nprocs_instrumented, rw->nprocs_candidates);
@@ -504,6 +504,26 @@ static int record_history(const mt_program *prog, const totals *t, int argc, cha
     return mt_history_finish(h, &r);
 }
 
+/* One line naming the damaged profiles the merge skipped (names escaped:
+ * they are whatever the directory holds). */
+static void warn_damaged(const char *dir, const profile_merge *m)
+{
+    enum { NAMED = 3 };
+    if (!m->ndamaged)
+        return;
+    char name[PATH_MAX + 256];
+    mt_escape_text(name, sizeof name, dir);
+    fprintf(stderr, "mtool: warning: %s: skipped %u damaged profile%s:", name, m->ndamaged,
+            m->ndamaged == 1 ? "" : "s");
+    for (uint32_t i = 0; i < m->ndamaged && i < NAMED; i++) {
+        mt_escape_text(name, sizeof name, m->damaged[i]);
+        fprintf(stderr, "%s %s", i ? ";" : "", name);
+    }
+    if (m->ndamaged > NAMED)
+        fprintf(stderr, "; and %u more", m->ndamaged - NAMED);
+    fputc('\n', stderr);
+}
+
 int mt_cmd_count(int argc, char **argv)
 {
     count_args a;
@@ -554,6 +574,7 @@ int mt_cmd_count(int argc, char **argv)
         mt_ui_error("%s", err.msg);
         goto out;
     }
+    warn_damaged(profiles, &merge);
     accumulate(prog, &map, merge.counts, &t);
     mt_run_times bt = {baseline ? base.user : 0, baseline ? base.sys : 0,
                        baseline ? base.tsc_per_cycle : 0};

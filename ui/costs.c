@@ -197,7 +197,7 @@ void mt_figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_t *b
     snprintf(f->profile_source, sizeof f->profile_source, "%s", m.source);
     f->profile_version = m.version;
     f->tsc_hz = m.tsc_hz;
-    if (mt_predict_program(&m, prog, run != NULL, &c, &err) != 0) {
+    if (mt_predict_executed(&m, prog, run != NULL, block_counts, &c, &err) != 0) {
         snprintf(f->error, sizeof f->error, "%s", err.msg);
         return;
     }

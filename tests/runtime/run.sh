@@ -101,6 +101,34 @@ run_variant() { # VARIANT CFLAGS...
     check "$v" "1 1 1234" exec 1234 /bin/true
     check_unwritable "$v"
     check_default_dir "$v"
+    check_code_images "$v"
+}
+
+# The entry jumps: mapped from the file's images of the patched pages (no
+# page written, none copied); when the program is started through the
+# dynamic loader, /proc/self/exe is the loader, so the runtime writes the
+# jumps itself.  Both ways count the same.
+check_code_images() { # VARIANT
+    local v=$1 inst=$work/$1/rt_prog.inst d=$work/$1/prof.ldso
+    if command -v strace > /dev/null 2>&1; then
+        MTOOL_OUT=$work/$v/prof.strace strace -o "$work/strace.txt" -e trace=open,mmap,mprotect "$inst" _exit 5 > /dev/null 2>&1
+        if grep -q '^open("/proc/self/exe", O_RDONLY|O_CLOEXEC) = [0-9]' "$work/strace.txt" &&
+            grep -q 'MAP_PRIVATE|MAP_FIXED, [0-9]*, 0x[0-9a-f]*) = 0x' "$work/strace.txt" &&
+            ! grep -q 'mprotect(.*PROT_READ|PROT_WRITE)' "$work/strace.txt"; then
+            ok "$v: the entry jumps come mapped from the file, no code page written"
+        else
+            not_ok "$v: the code images were not mapped: $(grep -e self/exe -e PROT_WRITE "$work/strace.txt" | head -3)"
+        fi
+    fi
+    local ldso
+    ldso=$(sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p' < <(readelf -lW "$inst" 2> /dev/null))
+    [ -n "$ldso" ] || return 0 # static: no loader to start it through
+    mkdir -p "$d"
+    (cd "$work/$v" && MTOOL_OUT=$d "$ldso" "$inst" threads 1000 40) > /dev/null 2>&1
+    local got
+    got=$(merged "$work/$v/rt_prog" "$d")
+    [ "$got" = "1 41 40000" ] && ok "$v started by $ldso (jumps written, not mapped): $got" ||
+        not_ok "$v started by $ldso: processes, threads, spin count: $got, expected 1 41 40000"
 }
 
 # Counts that cannot be written: one line on stderr, the run otherwise
@@ -179,6 +207,33 @@ check_reader() {
     else
         not_ok "reader: skipping failed: $(tail -1 "$work/err")"
     fi
+    # Damaged files beside a good one: the good one merged (its counts
+    # exactly those of the good file alone), the others named on one
+    # warning line, escaped.
+    local alone with
+    rm -rf "$work/bad" && mkdir -p "$work/bad" && cp "$good" "$work/bad/good.mtp"
+    alone=$(merged "$bin" "$work/bad")
+    skipped_with() { # NAME FILE WARNING-PATTERN — FILE is already in $work/bad
+        with=$(timeout 20 "$mtool" count --no-store --profiles "$work/bad" -o "$work/run" -- "$bin" 2>&1 > /dev/null)
+        local s=$? got
+        got=$(merged "$bin" "$work/bad")
+        if [ $s = 0 ] && [ "$got" = "$alone" ] &&
+            [ "$(grep -c 'warning: .*skipped 1 damaged profile' <<< "$with")" = 1 ] &&
+            grep -q -- "$3" <<< "$with" && grep -q ', 1 damaged$' <<< "$with"; then
+            ok "reader: $1 skipped, the good profile merged ($got), one warning: $(grep warning: <<< "$with")"
+        else
+            not_ok "reader: $1: exit $s, merged '$got' (alone '$alone'), stderr: $(grep -e warning -e skipped -e 'mtool:' <<< "$with" | head -3)"
+        fi
+        rm -f "$2"
+    }
+    : > "$work/bad/empty.mtp"
+    skipped_with "an empty profile (process killed while starting)" "$work/bad/empty.mtp" "empty.mtp: empty"
+    head -c 6000 "$good" > "$work/bad/short.mtp"
+    skipped_with "a truncated profile" "$work/bad/short.mtp" "short.mtp: truncated"
+    mkfifo "$work/bad/x.mtp"
+    skipped_with "a FIFO named x.mtp (must not hang)" "$work/bad/x.mtp" "x.mtp: not a regular file"
+    cp "$good" "$work/bad/$(printf 'nl\nesc\033.mtp')" && head -c 100 "$good" > "$work/bad/$(printf 'nl\nesc\033.mtp')"
+    skipped_with "a damaged profile whose name has a newline and ESC" "$work/bad/$(printf 'nl\nesc\033.mtp')" 'nl\\x0aesc\\x1b.mtp: too short'
 }
 
 [ -x "$mtool" ] || { echo "not ok - no mtool at $mtool"; exit 1; }

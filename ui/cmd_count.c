@@ -504,26 +504,6 @@ static int record_history(const mt_program *prog, const totals *t, int argc, cha
     return mt_history_finish(h, &r);
 }
 
-/* One line naming the damaged profiles the merge skipped (names escaped:
- * they are whatever the directory holds). */
-static void warn_damaged(const char *dir, const profile_merge *m)
-{
-    enum { NAMED = 3 };
-    if (!m->ndamaged)
-        return;
-    char name[PATH_MAX + 256];
-    mt_escape_text(name, sizeof name, dir);
-    fprintf(stderr, "mtool: warning: %s: skipped %u damaged profile%s:", name, m->ndamaged,
-            m->ndamaged == 1 ? "" : "s");
-    for (uint32_t i = 0; i < m->ndamaged && i < NAMED; i++) {
-        mt_escape_text(name, sizeof name, m->damaged[i]);
-        fprintf(stderr, "%s %s", i ? ";" : "", name);
-    }
-    if (m->ndamaged > NAMED)
-        fprintf(stderr, "; and %u more", m->ndamaged - NAMED);
-    fputc('\n', stderr);
-}
-
 int mt_cmd_count(int argc, char **argv)
 {
     count_args a;
@@ -574,7 +554,7 @@ int mt_cmd_count(int argc, char **argv)
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    warn_damaged(profiles, &merge);
+    mt_ui_warn_damaged_profiles(profiles, &merge);
     accumulate(prog, &map, merge.counts, &t);
     mt_run_times bt = {baseline ? base.user : 0, baseline ? base.sys : 0,
                        baseline ? base.tsc_per_cycle : 0};

@@ -596,6 +596,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
             mt_ui_error("%s", err.msg);
             goto out;
         }
+        mt_ui_warn_damaged_profiles(profiles, &merges[r]);
         nmerged++;
         totals[r] = merges[r].timers;
         ratio_sum += one.tsc_per_cycle;

@@ -199,5 +199,8 @@ void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A program-derived string (symbol, path, command line) for a terminal
  * line: mt_escape_text, whole, in a new string the caller frees. */
 char *mt_ui_escape(const char *s);
+/* One warning line naming (escaped) the damaged profiles a merge of `dir`
+ * skipped; nothing when there were none. */
+void mt_ui_warn_damaged_profiles(const char *dir, const profile_merge *m);
 
 #endif

@@ -162,7 +162,8 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
         r->nprocs_instrumented++;
     }
     free(resolvers);
-    r->nblocks_instrumented = c->ncounters;
+    r->nblocks_instrumented = c->ncounters - c->ntable_checks;
+    r->ntable_checks = c->ntable_checks;
 }
 
 /* The runtime wraps thread and process creation: find their callees

@@ -115,9 +115,10 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
     fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u probes save flags; %u self-loops count "
                 "in a register; %u calls to thread and process creation wrapped; %u calls through "
-                "pointers record their targets; %u unwind entries\n",
+                "pointers record their targets; %u jump-table reads check their index; %u unwind "
+                "entries\n",
             r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls,
-            r->ncall_sites, r->nfdes);
+            r->ncall_sites, r->ntable_checks, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
     for (uint32_t i = 0; i < shown; i++)
         fprintf(fp, "  not instrumented: %s: %s\n", prog->procs[r->skipped[i].proc].name,

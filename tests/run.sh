@@ -103,6 +103,10 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 
+# Jump tables: one reached under two guards (counts against callgrind), and
+# the safety net for an index beyond what the analysis bounded.
+run "jump tables" bash tests/jumptable/run.sh "$ASAN/mtool" "$T/check_counts"
+
 # Pass-2 timers: every relocatable object of a few samples timed at once
 # (behavior, entries against callgrind's edge counts, nesting), longjmp,
 # exceptions, recursion, live flags, jump tables.

@@ -50,6 +50,9 @@ typedef struct {
                                   own speed */
     const mt_timed_object *timed; /* pass 2: objects timed on their entry and exit edges */
     uint32_t ntimed;
+    const uint32_t *skip;      /* procedures left as they are (code something else runs
+                                  from its original bytes, such as valgrind's trampolines) */
+    uint32_t nskip;
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that

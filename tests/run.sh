@@ -173,6 +173,10 @@ check_cli "count -o RUNDIR twice merges only the second run's profiles" \
     "$ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 && $ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q ': 1 process, 1 thread'"
 check_cli "analyze --costs --counts: procedures inclusive of estimable callees (a calls shared)" \
     "$ASAN/mtool count -o $OUT/rc -- $SAMPLES/callgraph-gcc-O2 && $ASAN/mtool analyze --costs --counts $OUT/rc/counts.tsv $SAMPLES/callgraph-gcc-O2 | awk -F '\t' '\$1 == \"proc\" && \$2 == \"a\" && \$6 > \$3 { ok = 1 } END { exit !ok }'"
+check_cli "instrument --skip of no procedure is one error line, no file" \
+    "! $ASAN/mtool instrument --counts --skip nosuch $SAMPLES/matmul-gcc-O2 -o $OUT/skip.inst 2> $OUT/skip.err && grep -c . $OUT/skip.err | grep -qx 1 && test ! -e $OUT/skip.inst"
+check_cli "instrument --skip leaves the procedure out, with the reason" \
+    "$ASAN/mtool instrument -v --counts --skip main $SAMPLES/matmul-gcc-O2 -o $OUT/skip.inst 2>&1 | grep -q 'not instrumented: main: left as it is on request'"
 count "$OUT/cli" "cli"
 
 echo "# tests took $(( $(date +%s) - start )) s"

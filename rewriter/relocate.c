@@ -693,6 +693,12 @@ static bool plan_table_checks(const rw_code *c, const mt_procedure *p, rw_proc *
                                 (unsigned long long)jt->table);
             return false;
         }
+        if (rp->patch_at && jt->load >= rp->patch_at && jt->load < rp->patch_at + 5) {
+            *why = mt_xasprintf("jump table 0x%llx: its entry is read under the entry jump (0x%llx), "
+                                "where the check's fallback could not go on",
+                                (unsigned long long)jt->table, (unsigned long long)jt->load);
+            return false;
+        }
         if (!rw_live_flags_dead_before(handle(c), p, bl, b, &rp->insns[k], &rp->insns[last], lp)) {
             *why = mt_xasprintf("jump table 0x%llx: flags live where its index would be checked (0x%llx)",
                                 (unsigned long long)jt->table, (unsigned long long)jt->load);

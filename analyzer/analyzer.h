@@ -129,6 +129,14 @@ typedef struct {
     uint32_t nentries;
     uint8_t entry_size;       /* bytes per entry: 4 or 8 */
     bool entry_signed;
+    /* The instruction at `load` reads the entry at (its address registers)
+     * table + index_scale * index_reg, with base_reg (0: none) holding
+     * base_value on every path: a copy checks index_reg there.  Registers
+     * are 64-bit families, mt_reg_family's numbers (encoding + 1);
+     * index_reg 0: not found (the copy cannot check the index). */
+    uint64_t load;
+    uint8_t index_reg, base_reg, index_scale;
+    uint64_t base_value;
 } mt_jump_table;
 
 /* Where a procedure's existence and bounds come from (bit set). */

@@ -427,6 +427,46 @@ static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
     }
 }
 
+/* A table resolved in an early round was bounded over the paths known then;
+ * paths found later (through other tables' targets) may reach its jump
+ * unchecked or under another bound.  Once no round finds more code, every
+ * table is resolved again over the whole CFG: a larger bound queues the new
+ * targets (true: another round), a failure leaves the jump unresolved. */
+static bool recheck_tables(cfg_builder *b, addr_stack *work)
+{
+    bool grown = false;
+    char why[160];
+    for (size_t t = 0; t < b->ntables;) {
+        cfg_table *tab = &b->tables[t];
+        size_t i = cfg_insn_at(b, tab->jump);
+        uint64_t *targets = NULL;
+        uint32_t n = 0;
+        mt_jump_table layout;
+        bool maybe_inside = true;
+        why[0] = '\0';
+        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, &maybe_inside, why, sizeof why)) {
+            cfg_failed_jump f = {tab->jump, maybe_inside, mt_xstrdup(why[0] ? why : "no jump table found")};
+            MT_PUSH(b->failed, b->nfailed, b->cap_failed, f);
+            b->insns[i].flags = (uint8_t)(b->insns[i].flags & ~CFG_TABLE_OK);
+            free(tab->targets);
+            memmove(tab, tab + 1, (b->ntables - t - 1) * sizeof *tab);
+            b->ntables--;
+            continue;
+        }
+        if (layout.nentries != tab->layout.nentries) {
+            for (uint32_t k = 0; k < n; k++)
+                push_work(b, work, targets[k]);
+            free(tab->targets);
+            *tab = (cfg_table){tab->jump, targets, n, layout};
+            grown = true;
+        } else {
+            free(targets);
+        }
+        t++;
+    }
+    return grown;
+}
+
 static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
 {
     uint8_t *seen = mt_xcalloc((size_t)((b->hi - b->lo) >> 3) + 1, 1);
@@ -439,14 +479,16 @@ static void traverse(cfg_builder *b, const cfg_program *cp, cfg_side *side)
         MT_PUSH(b->extra_entries, b->nextra, b->cap_extra, cp->pads[k]);
     for (size_t k = 0; k < b->nextra; k++)
         push_work(b, &work, b->extra_entries[k]);
-    while (work.n > 0) {
-        while (work.n > 0)
-            decode_path(b, cp, side, seen, &work, work.items[--work.n]);
-        if (b->ninsns > 1)
-            qsort(b->insns, b->ninsns, sizeof *b->insns, compare_insns);
-        build_predecessor_index(b);
-        resolve_new_indirect_jumps(b, &work);
-    }
+    do {
+        while (work.n > 0) {
+            while (work.n > 0)
+                decode_path(b, cp, side, seen, &work, work.items[--work.n]);
+            if (b->ninsns > 1)
+                qsort(b->insns, b->ninsns, sizeof *b->insns, compare_insns);
+            build_predecessor_index(b);
+            resolve_new_indirect_jumps(b, &work);
+        }
+    } while (recheck_tables(b, &work));
     free(work.items);
     free(seen);
 }

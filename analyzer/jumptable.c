@@ -16,11 +16,24 @@
  *   2. Find the bound of VAR: walk back from P along every path, following
  *      copies (mov, movzx, movslq of registers; -O0 loads from a frame slot),
  *      until an unsigned `cmp $N, idx` + `ja`/`jae` (fallthrough edge) or
- *      `jbe`/`jb` (taken edge) guards the path.  Every path must be guarded;
- *      the table has the largest bound.  Any other write to the index, a call
- *      in between, or reaching the entry means no bound: unresolved.
+ *      `jbe`/`jb` (taken edge) guards the path; the other edge of such a
+ *      check bounds nothing and the walk goes on past it (valgrind's
+ *      memcheck reaches one table by `cmp $0x31; ja TABLE` and by paths
+ *      below 0x31).  A walk is at an instruction once per edge it came
+ *      back along and place of the index.  A zero extension from a byte
+ *      (`movzbl`) bounds its path by 256 entries (plus an offset), which
+ *      stands when no check is found further back.  Every path must be
+ *      bounded; the table has the largest bound.  Any other write to the
+ *      index, a call in between, or reaching the entry means no bound:
+ *      unresolved.  cfg.c resolves every table again once the CFG is
+ *      complete (paths found later may reach a jump resolved early).
  *   3. Read the N entries and check that every target lies inside the
- *      procedure; otherwise the jump stays unresolved (never a guess).
+ *      procedure; otherwise the jump stays unresolved (never a guess).  A
+ *      bound from a byte's width often reads past a shorter table: then
+ *      some entry is no target inside the procedure, and the jump stays
+ *      unresolved too.
+ *   4. Name the load's index and base registers: the rewriter checks the
+ *      index there (its safety net against a bound the analysis got wrong).
  * Work is bounded by SLICE_BUDGET visited instructions per jump. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -29,7 +42,7 @@
 
 #include "cfg_internal.h"
 
-#define SLICE_BUDGET 2000
+#define SLICE_BUDGET 20000
 #define MAX_DEFS 4
 #define MAX_EVAL_DEPTH 10
 #define MAX_TABLE_ENTRIES 65536
@@ -48,13 +61,14 @@ typedef struct {
     int64_t load_c, load_coef;
     uint8_t load_fam;
     uint32_t load_pos;
+    uint32_t load_insn;     /* the instruction that reads the entry */
 } jt_val;
 
 typedef struct {
     cfg_builder *b;
     int budget;
-    uint32_t *visited;      /* scratch for one search */
-    size_t nvisited, cap_visited;
+    uint32_t *stamp;        /* per instruction: the search that last visited it */
+    uint32_t search;        /* the current search's number */
 } slice;
 
 static jt_val unknown(void)
@@ -89,7 +103,7 @@ static bool same_value(const jt_val *a, const jt_val *b)
         return false;
     if (a->load && (a->load_signed != b->load_signed || a->load_size != b->load_size ||
                     a->load_c != b->load_c || a->load_coef != b->load_coef ||
-                    a->load_fam != b->load_fam || a->load_pos != b->load_pos))
+                    a->load_fam != b->load_fam || a->load_pos != b->load_pos || a->load_insn != b->load_insn))
         return false;
     return true;
 }
@@ -115,6 +129,7 @@ static jt_val add_values(jt_val a, jt_val b)
         r.load_coef = b.load_coef;
         r.load_fam = b.load_fam;
         r.load_pos = b.load_pos;
+        r.load_insn = b.load_insn;
     }
     return r;
 }
@@ -128,7 +143,7 @@ static jt_val scale_value(jt_val a, int64_t k)
     return a;
 }
 
-static jt_val load_value(jt_val addr, unsigned size, bool sign)
+static jt_val load_value(jt_val addr, unsigned size, bool sign, size_t insn)
 {
     /* Only a load indexed by a variable is a table; a load from a fixed
      * address (a function pointer variable) is not. */
@@ -142,6 +157,7 @@ static jt_val load_value(jt_val addr, unsigned size, bool sign)
     v.load_coef = addr.coef;
     v.load_fam = addr.var_fam;
     v.load_pos = addr.var_pos;
+    v.load_insn = (uint32_t)insn;
     return v;
 }
 
@@ -160,10 +176,11 @@ static jt_val sign_extend32(jt_val a)
 
 static bool visit(slice *s, size_t i)
 {
-    for (size_t k = 0; k < s->nvisited; k++)
-        if (s->visited[k] == i)
-            return false;
-    MT_PUSH(s->visited, s->nvisited, s->cap_visited, (uint32_t)i);
+    if (!s->stamp)
+        s->stamp = mt_xcalloc(s->b->ninsns + 1, sizeof *s->stamp);
+    if (s->stamp[i] == s->search)
+        return false;
+    s->stamp[i] = s->search;
     return true;
 }
 
@@ -179,7 +196,7 @@ static void find_defs(slice *s, size_t pos, unsigned fam, def_set *out)
 {
     cfg_builder *b = s->b;
     memset(out, 0, sizeof *out);
-    s->nvisited = 0;
+    s->search++;
     uint32_t stack[256], preds[MAX_PREDS];
     size_t nstack = 0;
     size_t np = cfg_predecessors(b, pos, preds, MAX_PREDS);
@@ -297,7 +314,7 @@ static jt_val eval_def(slice *s, size_t d, unsigned fam, bool allow_load, int de
             return sign && src->size == 4 ? sign_extend32(v) : v;
         }
         if (src->type == X86_OP_MEM && allow_load)
-            return load_value(eval_address(s, d, &src->mem, next_ip, depth), src->size, sign);
+            return load_value(eval_address(s, d, &src->mem, next_ip, depth), src->size, sign, d);
         return unknown();
     }
     case X86_INS_ADD:
@@ -361,12 +378,52 @@ typedef struct {
     int64_t offset;   /* index = value here + offset (after `add $k` / `sub $k`) */
     bool shared;      /* the slot is not in the frame (base other than %rbp/%rsp): any
                          store or call may change it */
+    uint32_t limit;   /* entries a zero extension on this path allows (`movzbl`: 256 +
+                         offset), 0 if none: the bound of a path no compare guards */
 } index_loc;
 
 typedef struct {
     uint32_t insn, succ;
     index_loc loc;
 } walk_item;
+
+static bool same_loc(const index_loc *a, const index_loc *b)
+{
+    return a->slot == b->slot && a->fam == b->fam && a->idx == b->idx && a->scale == b->scale &&
+           a->disp == b->disp && a->offset == b->offset && a->shared == b->shared && a->limit == b->limit;
+}
+
+/* Whether the bound walk has been at `w` before.  What the walk learns at an
+ * instruction depends on the edge it came back along (a `ja` bounds the index
+ * on its fallthrough edge, not on its taken one) and on where the index is
+ * there, so a visit is the whole item, not the instruction alone. */
+typedef struct {
+    walk_item *items;
+    uint32_t *next;         /* per item: 1 + the previous item at its instruction */
+    uint32_t *head;         /* per instruction: 1 + its last item */
+    size_t n, cap, cap_next;
+} walk_seen;
+
+static bool walk_visit(walk_seen *seen, const cfg_builder *b, const walk_item *w)
+{
+    if (!seen->head)
+        seen->head = mt_xcalloc(b->ninsns + 1, sizeof *seen->head);
+    for (uint32_t k = seen->head[w->insn]; k; k = seen->next[k - 1])
+        if (seen->items[k - 1].succ == w->succ && same_loc(&seen->items[k - 1].loc, &w->loc))
+            return false;
+    size_t n = seen->n;
+    MT_PUSH(seen->next, n, seen->cap_next, seen->head[w->insn]);
+    MT_PUSH(seen->items, seen->n, seen->cap, *w);
+    seen->head[w->insn] = (uint32_t)seen->n;
+    return true;
+}
+
+static void walk_seen_free(walk_seen *seen)
+{
+    free(seen->items);
+    free(seen->next);
+    free(seen->head);
+}
 
 static bool operand_is_loc(const cs_x86_op *op, const index_loc *loc)
 {
@@ -540,6 +597,23 @@ static uint64_t bound_from_mask(slice *s, size_t p, const index_loc *loc)
     return mask >= 0 && mask < MAX_TABLE_ENTRIES ? (uint64_t)mask + 1 : 0;
 }
 
+/* Entries selectable by idx = v + offset when v < n. */
+static uint64_t apply_offset(uint64_t n, int64_t offset)
+{
+    if (n == 0 || (offset < 0 && (uint64_t)-offset >= n))
+        return 0;
+    uint64_t r = offset < 0 ? n - (uint64_t)-offset : n + (uint64_t)offset;
+    return r < MAX_TABLE_ENTRIES ? r : 0;
+}
+
+/* A zero extension from `n`-entry wide values bounds the index on this path
+ * whatever came before it. */
+static void narrow_limit(index_loc *loc, uint64_t n)
+{
+    if (n && (loc->limit == 0 || n < loc->limit))
+        loc->limit = (uint32_t)n;
+}
+
 /* Follows the index backward across instruction `p` (not a bound check).
  * Returns false when the index gets a value we cannot follow. */
 /* The slot's index register gets a new value at `insn`: follow
@@ -592,7 +666,7 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
                 if (insn->id == X86_INS_MOV && x->operands[1].type == X86_OP_REG &&
                     mt_reg_family(x->operands[1].reg)) {
                     *loc = (index_loc){.fam = (uint8_t)mt_reg_family(x->operands[1].reg),
-                                       .offset = loc->offset};
+                                       .offset = loc->offset, .limit = loc->limit};
                     return true; /* stored from a register: follow it */
                 }
                 return false;
@@ -619,6 +693,8 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
         mt_reg_family(x->operands[0].reg) != loc->fam)
         return false;
     const cs_x86_op *src = &x->operands[1];
+    if (id == X86_INS_MOVZX && src->size == 1)
+        narrow_limit(loc, apply_offset(256, loc->offset));
     if (src->type == X86_OP_REG && mt_reg_family(src->reg)) {
         loc->fam = (uint8_t)mt_reg_family(src->reg);
         return true;
@@ -633,7 +709,7 @@ static bool step_back(slice *s, size_t p, index_loc *loc)
         src->mem.segment != X86_REG_GS) {
         *loc = (index_loc){.slot = true, .fam = (uint8_t)base, .idx = (uint8_t)index,
                            .scale = (uint8_t)src->mem.scale, .disp = src->mem.disp,
-                           .offset = loc->offset,
+                           .offset = loc->offset, .limit = loc->limit,
                            .shared = index || (base != MT_FAMILY_RBP && base != MT_FAMILY_RSP)};
         return true;
     }
@@ -658,20 +734,11 @@ static uint64_t bound_from_index_table(slice *s, size_t p, const index_loc *loc,
     if (dst.type != X86_OP_REG || mt_reg_family(dst.reg) != loc->fam || src.type != X86_OP_MEM ||
         (src.size != 1 && src.size != 2))
         return 0;
-    /* The nested searches need their own visited set. */
-    uint32_t *saved = s->visited;
-    size_t saved_n = s->nvisited, saved_cap = s->cap_visited;
-    s->visited = NULL;
-    s->nvisited = s->cap_visited = 0;
     jt_val a = eval_address(s, p, &src.mem, next_ip, 0);
     uint64_t n1 = 0;
     char why[96];
     if (a.known && !a.load && a.coef == src.size)
         n1 = find_bound(s, a.var_fam, a.var_pos, why, sizeof why, depth + 1);
-    free(s->visited);
-    s->visited = saved;
-    s->nvisited = saved_n;
-    s->cap_visited = saved_cap;
     const uint8_t *bytes = n1 ? mt_image_bytes_at(s->b->img, (uint64_t)a.c, n1 * src.size) : NULL;
     if (!bytes)
         return 0;
@@ -684,24 +751,23 @@ static uint64_t bound_from_index_table(slice *s, size_t p, const index_loc *loc,
     return max + 1 < MAX_TABLE_ENTRIES ? max + 1 : 0;
 }
 
-/* Entries selectable by idx = v + offset when v < n. */
-static uint64_t apply_offset(uint64_t n, int64_t offset)
+/* The entries a path allows given `n` from a check on it (0: none found):
+ * within the limit a zero extension sets on it. */
+static uint64_t path_bound(uint64_t n, const index_loc *loc)
 {
-    if (n == 0 || (offset < 0 && (uint64_t)-offset >= n))
-        return 0;
-    uint64_t r = offset < 0 ? n - (uint64_t)-offset : n + (uint64_t)offset;
-    return r < MAX_TABLE_ENTRIES ? r : 0;
+    return loc->limit && n > loc->limit ? loc->limit : n;
 }
 
-/* Number of table entries the index VAR(fam, pos) may select, or 0 with `why`. */
+/* Number of table entries the index VAR(fam, pos) may select, or 0 with
+ * `why`: the largest of the bounds of every path that reaches the jump. */
 static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t whylen, int depth)
 {
     cfg_builder *b = s->b;
     walk_item *stack = NULL;
     size_t nstack = 0, cap = 0;
+    walk_seen seen = {0};
     uint32_t preds[MAX_PREDS];
     uint64_t bound = 0;
-    s->nvisited = 0;
     index_loc start = {.fam = (uint8_t)fam};
     size_t np = cfg_predecessors(b, pos, preds, MAX_PREDS);
     if (np == 0 || np == SIZE_MAX) {
@@ -714,74 +780,66 @@ static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t
     }
     while (nstack > 0) {
         walk_item w = stack[--nstack];
-        if (!visit(s, w.insn))
+        if (!walk_visit(&seen, b, &w))
             continue;
         if (--s->budget < 0) {
             snprintf(why, whylen, "slice too long");
             goto fail;
         }
         const cfg_insn *in = &b->insns[w.insn];
+        uint64_t n = 0;
         if (in->flow == MT_FLOW_COND) {
             uint64_t succ = b->insns[w.succ].addr;
             bool taken = in->target == succ, fall = in->addr + in->len == succ;
-            uint64_t n = taken != fall ? bound_from_check(s, w.insn, &w.loc, taken) : 0;
-            if (n == UINT64_MAX) {
+            n = taken != fall ? bound_from_check(s, w.insn, &w.loc, taken) : 0;
+            if (n == UINT64_MAX && !w.loc.limit) {
                 snprintf(why, whylen, "bound check too large");
                 goto fail;
             }
-            n = apply_offset(n, w.loc.offset);
-            if (n) {
-                if (n > bound)
-                    bound = n;
-                continue;
-            }
+            n = n == UINT64_MAX ? w.loc.limit : path_bound(apply_offset(n, w.loc.offset), &w.loc);
         }
-        uint64_t mask_bound = apply_offset(bound_from_mask(s, w.insn, &w.loc), w.loc.offset);
-        if (mask_bound) {
-            if (mask_bound > bound)
-                bound = mask_bound;
-            continue;
-        }
+        if (!n)
+            n = path_bound(apply_offset(bound_from_mask(s, w.insn, &w.loc), w.loc.offset), &w.loc);
+        const char *unbounded = NULL; /* why the path has no bound check, if it has none */
         bool is_call = in->flow == MT_FLOW_CALL || in->flow == MT_FLOW_ICALL;
-        if (is_call && ((!w.loc.slot && mt_family_caller_saved(w.loc.fam)) || w.loc.shared)) {
-            snprintf(why, whylen, "call at 0x%llx between bound check and jump",
-                     (unsigned long long)in->addr);
-            goto fail;
-        }
-        /* A call keeps callee-saved registers and the caller's frame slots. */
-        if (!is_call && !step_back(s, w.insn, &w.loc)) {
-            uint64_t n = depth == 0 ? apply_offset(bound_from_index_table(s, w.insn, &w.loc, depth),
-                                                   w.loc.offset)
-                                    : 0;
-            if (n) {
-                if (n > bound)
-                    bound = n;
-                continue;
+        if (n) {
+            /* the path ends at a check or a mask */
+        } else if (is_call && ((!w.loc.slot && mt_family_caller_saved(w.loc.fam)) || w.loc.shared)) {
+            unbounded = "call at 0x%llx between bound check and jump";
+            n = w.loc.limit;
+        } else if (!is_call && !step_back(s, w.insn, &w.loc)) {
+            /* A call keeps callee-saved registers and the caller's frame slots. */
+            n = depth == 0 ? apply_offset(bound_from_index_table(s, w.insn, &w.loc, depth), w.loc.offset) : 0;
+            n = n ? path_bound(n, &w.loc) : w.loc.limit;
+            unbounded = "index redefined at 0x%llx before any bound check";
+        } else {
+            np = cfg_predecessors(b, w.insn, preds, MAX_PREDS);
+            if (np == SIZE_MAX) {
+                snprintf(why, whylen, "too many predecessors at 0x%llx", (unsigned long long)in->addr);
+                goto fail;
             }
-            snprintf(why, whylen, "index redefined at 0x%llx before any bound check",
-                     (unsigned long long)in->addr);
-            goto fail;
+            unbounded = np == 0 ? "no bound check on the index on the path through 0x%llx" : NULL;
+            n = np == 0 ? w.loc.limit : 0;
+            for (size_t k = 0; k < np; k++) {
+                walk_item nw = {preds[k], w.insn, w.loc};
+                MT_PUSH(stack, nstack, cap, nw);
+            }
         }
-        np = cfg_predecessors(b, w.insn, preds, MAX_PREDS);
-        if (np == SIZE_MAX) {
-            snprintf(why, whylen, "too many predecessors at 0x%llx", (unsigned long long)in->addr);
+        if (n > bound)
+            bound = n;
+        if (!n && unbounded) {
+            snprintf(why, whylen, unbounded, (unsigned long long)in->addr);
             goto fail;
-        }
-        if (np == 0) {
-            snprintf(why, whylen, "no bound check on the index");
-            goto fail;
-        }
-        for (size_t k = 0; k < np; k++) {
-            walk_item nw = {preds[k], w.insn, w.loc};
-            MT_PUSH(stack, nstack, cap, nw);
         }
     }
     free(stack);
+    walk_seen_free(&seen);
     if (bound == 0)
         snprintf(why, whylen, "no bound check on the index");
     return bound;
 fail:
     free(stack);
+    walk_seen_free(&seen);
     return 0;
 }
 
@@ -848,8 +906,52 @@ static jt_val jump_target_value(slice *s, size_t i)
     if (op.type == X86_OP_REG && mt_reg_family(op.reg))
         return eval_reg(s, i, mt_reg_family(op.reg), true, 0);
     if (op.type == X86_OP_MEM)
-        return load_value(eval_address(s, i, &op.mem, next_ip, 0), 8, false);
+        return load_value(eval_address(s, i, &op.mem, next_ip, 0), 8, false, i);
     return unknown();
+}
+
+/* Where a copy can check the index before reading an entry (the rewriter's
+ * safety net, docs/ARCHITECTURE.md): of the load's address registers, the
+ * one that carries the index (`index_reg`, times `index_scale` in the
+ * address) and the one that holds the table's address (`base_reg`, whose
+ * value `base_value` every path gives it).  Left 0 when the address has
+ * another shape: the rewriter then leaves the procedure out. */
+static void locate_index(slice *s, size_t load, mt_jump_table *layout)
+{
+    const cs_insn *insn = cfg_redecode(s->b, load);
+    if (!insn)
+        return;
+    const cs_x86 *x = &insn->detail->x86;
+    const cs_x86_op *mem = NULL;
+    for (unsigned k = 0; k < x->op_count; k++)
+        if (x->operands[k].type == X86_OP_MEM)
+            mem = &x->operands[k];
+    if (!mem || x->addr_size != 8 || mem->mem.segment == X86_REG_FS || mem->mem.segment == X86_REG_GS ||
+        mem->mem.base == X86_REG_RIP)
+        return;
+    x86_reg regs[2] = {mem->mem.base, mem->mem.index};
+    unsigned scales[2] = {1, (unsigned)mem->mem.scale};
+    mt_jump_table found = *layout;
+    found.load = insn->address;
+    for (int r = 0; r < 2; r++) {
+        if (regs[r] == X86_REG_INVALID)
+            continue;
+        unsigned fam = mt_reg_family(regs[r]);
+        if (!fam)
+            return;
+        jt_val v = eval_reg(s, load, fam, false, 0);
+        if (v.known && !v.load && v.coef == 0 && !found.base_reg) {
+            found.base_reg = (uint8_t)fam;
+            found.base_value = (uint64_t)v.c;
+        } else if (!found.index_reg) {
+            found.index_reg = (uint8_t)fam;
+            found.index_scale = (uint8_t)scales[r];
+        } else {
+            return;
+        }
+    }
+    if (found.index_reg)
+        *layout = found;
 }
 
 /* Whether register `fam` just before instruction `pos` holds a whole
@@ -921,13 +1023,16 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
         uint64_t n = find_bound(&s, v.load_fam, v.load_pos, why, whylen, 0);
         if (n)
             ok = read_table(b, &v, n, targets, ntargets, layout, why, whylen);
-        if (ok)
+        if (ok) {
             layout->jump = b->insns[i].addr;
+            s.budget = SLICE_BUDGET;
+            locate_index(&s, v.load_insn, layout);
+        }
     }
     if (!ok) {
         s.budget = SLICE_BUDGET;
         *maybe_inside = !plain_pointer(&s, i);
     }
-    free(s.visited);
+    free(s.stamp);
     return ok;
 }

@@ -89,11 +89,13 @@ uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, u
 /* ---- relocate.c: procedures copied with probes ---- */
 #include "../analyzer/analyzer.h"
 #include "../timer/timer.h"
+#include "rewriter.h"
 
 /* ---- liveness.c ---- */
 #include <capstone/capstone.h>
 
-#define RW_LIVE_FLAGS 0x1fu              /* OF SF ZF AF PF, as bits 0..4 */
+#define RW_LIVE_FLAGS 0x1fu              /* OF SF ZF AF PF, as bits 0..4: what `incq` changes */
+#define RW_LIVE_CF 0x20u                 /* CF, which `cmp` changes too */
 #define RW_LIVE_GPR(i) (1u << (8 + (i))) /* general register i, in encoding order */
 #define RW_LIVE_GPRS (0xffffu << 8)
 
@@ -114,6 +116,11 @@ void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *b
                   rw_live_proc *lp);
 /* Solves live_in for every block once all instructions were accumulated. */
 void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
+/* Whether no status flag (CF included) is live just before instruction
+ * `from` of block b, whose last instruction is `last` (bl solved). */
+typedef struct rw_insn rw_insn;
+bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
+                               const rw_insn *from, const rw_insn *last, const rw_live_proc *lp);
 /* A general register outside `busy` that inserted code may use, or -1. */
 int rw_live_free_gpr(unsigned busy);
 /* General registers that some direct caller of procedure `pi` keeps live
@@ -148,7 +155,7 @@ typedef enum {
     RW_COPY_ABS32,  /* bytes verbatim, an absolute 32-bit address (a jump table) replaced */
 } rw_insn_kind;
 
-typedef struct {
+struct rw_insn {
     uint64_t old, target;      /* original address; branch or rip-relative target */
     uint64_t new_addr;         /* where its code starts in the copy (probe included) */
     const uint8_t *bytes;      /* original bytes (in the input file) */
@@ -175,7 +182,11 @@ typedef struct {
     uint32_t after;            /* after the instruction (fall-through edges, call returns) */
     uint32_t tramp;            /* its taken edge goes through rw_code.tramps[tramp - 1] */
     uint16_t target_skip;      /* a branch to the own entry skips the entry's `pre` code */
-} rw_insn;
+    uint32_t table_check;      /* reads a jump-table entry: 1 + index in rw_code.tables of
+                                  the table whose index is checked before it, 0 = none */
+    uint32_t fallback_counter; /* ... the counter of the times the check sent it to the
+                                  original code */
+};
 
 enum {
     RW_PROBE_NONE,
@@ -262,6 +273,7 @@ typedef struct {
     uint64_t *counter_addrs;   /* first instruction of the block each counter counts */
     size_t cap_counters;
     uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
+    uint32_t ntable_checks;    /* jump-table reads whose index is checked (a counter each) */
     uint64_t *call_site_addrs; /* ... the address of each one's instruction */
     size_t cap_call_sites;
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */

@@ -66,11 +66,13 @@ static int gpr_of(unsigned reg, bool *whole)
     return (int)(v & ~WHOLE) - 1;
 }
 
+#define ALL_FLAGS (RW_LIVE_FLAGS | RW_LIVE_CF)
+
 static unsigned flag_bits(uint64_t eflags, uint64_t of, uint64_t sf, uint64_t zf, uint64_t af,
-                          uint64_t pf)
+                          uint64_t pf, uint64_t cf)
 {
     return ((eflags & of) ? 1u : 0) | ((eflags & sf) ? 2u : 0) | ((eflags & zf) ? 4u : 0) |
-           ((eflags & af) ? 8u : 0) | ((eflags & pf) ? 16u : 0);
+           ((eflags & af) ? 8u : 0) | ((eflags & pf) ? 16u : 0) | ((eflags & cf) ? RW_LIVE_CF : 0);
 }
 
 /* Instructions whose very purpose is to read flags: trusted even when the
@@ -88,9 +90,9 @@ static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
 {
     uint64_t e = insn->detail->x86.eflags;
     *reads = flag_bits(e, X86_EFLAGS_TEST_OF, X86_EFLAGS_TEST_SF, X86_EFLAGS_TEST_ZF,
-                       X86_EFLAGS_TEST_AF, X86_EFLAGS_TEST_PF);
+                       X86_EFLAGS_TEST_AF, X86_EFLAGS_TEST_PF, X86_EFLAGS_TEST_CF);
     if (reads_flags_by_name(insn->mnemonic))
-        *reads = RW_LIVE_FLAGS;
+        *reads = ALL_FLAGS;
     *writes = flag_bits(e, X86_EFLAGS_MODIFY_OF | X86_EFLAGS_RESET_OF | X86_EFLAGS_SET_OF |
                                X86_EFLAGS_UNDEFINED_OF,
                         X86_EFLAGS_MODIFY_SF | X86_EFLAGS_RESET_SF | X86_EFLAGS_SET_SF |
@@ -100,10 +102,12 @@ static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
                         X86_EFLAGS_MODIFY_AF | X86_EFLAGS_RESET_AF | X86_EFLAGS_SET_AF |
                             X86_EFLAGS_UNDEFINED_AF,
                         X86_EFLAGS_MODIFY_PF | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_PF |
-                            X86_EFLAGS_UNDEFINED_PF);
+                            X86_EFLAGS_UNDEFINED_PF,
+                        X86_EFLAGS_MODIFY_CF | X86_EFLAGS_RESET_CF | X86_EFLAGS_SET_CF |
+                            X86_EFLAGS_UNDEFINED_CF);
     /* The ABI does not preserve flags across a call: the callee clobbers them. */
     if (insn->id == X86_INS_CALL)
-        *writes = RW_LIVE_FLAGS;
+        *writes = ALL_FLAGS;
 }
 
 /* Registers read (a partial write reads the rest) and wholly written. */
@@ -179,7 +183,7 @@ static unsigned live_out(const mt_procedure *p, const rw_live *bl, uint32_t b, u
         else if (edge->kind == MT_EDGE_TAIL_CALL)
             out |= GPRS_ALL; /* the flags are dead by the ABI, the arguments are not */
         else
-            out |= edge->dst == MT_NONE ? RW_LIVE_FLAGS | GPRS_ALL : bl[edge->dst].live_in;
+            out |= edge->dst == MT_NONE ? ALL_FLAGS | GPRS_ALL : bl[edge->dst].live_in;
     }
     return out;
 }
@@ -199,6 +203,22 @@ void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp)
             }
         }
     }
+}
+
+bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
+                               const rw_insn *from, const rw_insn *last, const rw_live_proc *lp)
+{
+    unsigned live = live_out(p, bl, b, return_live(lp)) & ALL_FLAGS;
+    for (const rw_insn *ri = last; ri >= from; ri--) {
+        cs_insn *insn = NULL;
+        if (cs_disasm(h, ri->bytes, ri->len, ri->old, 1, &insn) != 1)
+            return false;
+        unsigned reads, writes;
+        insn_flags(insn, &reads, &writes);
+        cs_free(insn, 1);
+        live = (live & ~writes) | reads;
+    }
+    return (live & ALL_FLAGS) == 0;
 }
 
 int rw_live_free_gpr(unsigned busy)

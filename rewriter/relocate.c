@@ -321,6 +321,35 @@ static size_t call_target_len(const rw_insn *ri)
     return (size_t)ri->len + (branch_rex(ri) ? 0 : 1) + RECORD_INLINE_TAIL;
 }
 
+/* The index check before an instruction that reads a jump-table entry:
+ *     cmp $MAX,%index; jbe 1f
+ *     incq %gs:FALLBACK; lea BASE(%rip),%base; jmp ORIGINAL
+ *  1: (the instruction)
+ * MAX is the largest index register value whose entry lies in the clone;
+ * %base gets back the original table's address the copy had replaced (no
+ * lea when no register holds it).  ORIGINAL is the instruction's original
+ * address: from there the original code reads the original table. */
+#define CHECK_CMP_LEN 7   /* REX.W 81 /7 imm32 */
+#define CHECK_JBE_LEN 2
+#define CHECK_INC_LEN 9   /* incq %gs:disp32 */
+#define CHECK_LEA_LEN 7   /* lea disp32(%rip),reg */
+#define CHECK_JMP_LEN 5
+static const mt_jump_table *checked_table(const rw_code *c, const rw_insn *ri)
+{
+    return ri->table_check ? &c->tables[ri->table_check - 1].layout : NULL;
+}
+
+static size_t fallback_len(const mt_jump_table *jt)
+{
+    return CHECK_INC_LEN + (jt->base_reg ? CHECK_LEA_LEN : 0) + CHECK_JMP_LEN;
+}
+
+static size_t check_len(const rw_code *c, const rw_insn *ri)
+{
+    const mt_jump_table *jt = checked_table(c, ri);
+    return jt ? CHECK_CMP_LEN + CHECK_JBE_LEN + fallback_len(jt) : 0;
+}
+
 /* Bytes emitted after an instruction: the loop counter's store, then the
  * jump to the fall-through successor. */
 static size_t after_len(const rw_insn *ri)
@@ -552,12 +581,14 @@ static bool collect_tables(const rw_code *c, const mt_procedure *p, rw_table **t
             *ntables = first;
             return false;
         }
-        bool seen = false;
-        for (size_t k = first; k < *ntables; k++)
-            seen |= (*tables)[k].layout.table == jt->table;
-        if (!seen) {
+        size_t k = first;
+        while (k < *ntables && (*tables)[k].layout.table != jt->table)
+            k++;
+        if (k == *ntables) {
             rw_table rt = {.layout = *jt};
             MT_PUSH(*tables, *ntables, *cap, rt);
+        } else if ((*tables)[k].layout.nentries < jt->nentries) {
+            (*tables)[k].layout = *jt; /* jumps that share it may select different ranges */
         }
     }
     return true;
@@ -639,6 +670,62 @@ static uint8_t indirect_branch_modrm(const rw_insn *ri)
     return reg == 2 || reg == 4 ? k + 1 : 0;
 }
 
+/* The safety net of every jump table (docs/ARCHITECTURE.md): the copy of
+ * the instruction that reads an entry first checks the index against the
+ * clone's size and, beyond it, goes on in the original code, which reads
+ * the original table.  The check's `cmp` changes the flags: they must be
+ * dead there.  Marks the instructions; false with *why when a table's
+ * index cannot be checked. */
+static bool plan_table_checks(const rw_code *c, const mt_procedure *p, rw_proc *rp, size_t first_table,
+                              const uint32_t *block_first, const rw_live *bl, const rw_live_proc *lp,
+                              char **why)
+{
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const mt_jump_table *jt = &p->tables[t];
+        uint32_t k = 0, b = 0;
+        while (k < rp->ninsns && rp->insns[k].old != jt->load)
+            k++;
+        while (b + 1 < p->nblocks && block_first[b + 1] <= k)
+            b++;
+        uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp->ninsns) - 1;
+        if (!jt->index_reg || k == rp->ninsns) {
+            *why = mt_xasprintf("jump table 0x%llx: no index register to check before its entry is read",
+                                (unsigned long long)jt->table);
+            return false;
+        }
+        if (rp->patch_at && jt->load >= rp->patch_at && jt->load < rp->patch_at + 5) {
+            *why = mt_xasprintf("jump table 0x%llx: its entry is read under the entry jump (0x%llx), "
+                                "where the check's fallback could not go on",
+                                (unsigned long long)jt->table, (unsigned long long)jt->load);
+            return false;
+        }
+        if (!rw_live_flags_dead_before(handle(c), p, bl, b, &rp->insns[k], &rp->insns[last], lp)) {
+            *why = mt_xasprintf("jump table 0x%llx: flags live where its index would be checked (0x%llx)",
+                                (unsigned long long)jt->table, (unsigned long long)jt->load);
+            return false;
+        }
+        size_t i = first_table;
+        while (c->tables[i].layout.table != jt->table)
+            i++;
+        rp->insns[k].table_check = (uint32_t)i + 1;
+    }
+    return true;
+}
+
+/* A counter per checked load: the times its index was beyond the clone.  Its
+ * map entry is the load's address tagged MT_COUNTER_FALLBACK. */
+static void add_fallback_counters(rw_code *c, rw_proc *rp)
+{
+    for (uint32_t k = 0; k < rp->ninsns; k++) {
+        if (!rp->insns[k].table_check)
+            continue;
+        rp->insns[k].fallback_counter = c->ncounters;
+        c->ntable_checks++;
+        uint64_t tagged = rp->insns[k].old | MT_COUNTER_FALLBACK;
+        MT_PUSH(c->counter_addrs, c->ncounters, c->cap_counters, tagged);
+    }
+}
+
 /* Pass 1 records the targets of the procedure's calls and tail jumps
  * through pointers (the dynamic call graph).  A site in a block that was
  * not decoded as one, or with an unexpected encoding, is not recorded: its
@@ -712,7 +799,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         lp.kept_by_callers = rw_live_across_calls(&c->live_callers, pi, 0);
         rw_live_solve(p, bl, &lp);
     }
-    if (!rw_timers_plan(c, pi, &rp, bl, block_first, why)) {
+    if (!plan_table_checks(c, p, &rp, first_table, block_first, bl, &lp, why) ||
+        !rw_timers_plan(c, pi, &rp, bl, block_first, why)) {
         c->ntables = first_table;
         free(rp.insns);
         free(block_first);
@@ -750,6 +838,7 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
             rp.insns[block_first[p->loops[l].header]].loop_header = true;
     if (!c->timers_only)
         add_call_sites(c, p, &rp, block_first);
+    add_fallback_counters(c, &rp);
     free(block_first);
     free(bl);
     MT_PUSH(c->procs, c->nprocs, c->cap_procs, rp);
@@ -813,8 +902,8 @@ static uint64_t layout_proc(rw_code *c, rw_proc *rp, uint64_t at)
         ri->pad = ri->loop_header ? (uint8_t)((ri->old - top) & 63) : 0;
         at += ri->pad;
         ri->new_addr = at;
-        at += probe_len(ri->probe) + call_target_len(ri) + emitted_len(ri) + after_len(ri) +
-              rw_timers_insn_len(c, ri);
+        at += probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) + emitted_len(ri) +
+              after_len(ri) + rw_timers_insn_len(c, ri);
     }
     rp->new_end = at;
     return rw_timers_assign(c, rp, at);
@@ -845,7 +934,7 @@ static uint64_t local_target(const rw_code *c, const rw_proc *rp, const rw_insn 
 /* Where the instruction itself starts in the copy, after the code before it. */
 static uint64_t insn_start(const rw_code *c, const rw_insn *ri)
 {
-    uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri);
+    uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri);
     if (c->nsnips)
         at += c->snips[ri->pre].len + c->snips[ri->before].len;
     return at;
@@ -971,6 +1060,38 @@ static void emit_probe(rw_buf *out, const rw_insn *ri)
     rw_buf_u32(out, disp);
     if (ri->probe == RW_PROBE_SAVE_FLAGS)
         rw_buf_put(out, probe_save_after, sizeof probe_save_after);
+}
+
+static bool emit_table_check(const rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, mt_error *err)
+{
+    const mt_jump_table *jt = checked_table(c, ri);
+    unsigned index = jt->index_reg - 1u, base = jt->base_reg - 1u; /* encodings */
+    uint64_t max = (uint64_t)jt->entry_size * (jt->nentries - 1) / jt->index_scale;
+    const uint8_t cmp[] = {(uint8_t)(0x48 | (index >= 8 ? 0x01 : 0)), 0x81, (uint8_t)(0xf8 | (index & 7))};
+    rw_buf_put(out, cmp, sizeof cmp);
+    rw_buf_u32(out, (uint32_t)max);
+    const uint8_t jbe[] = {0x76, (uint8_t)fallback_len(jt)};
+    rw_buf_put(out, jbe, sizeof jbe);
+    static const uint8_t inc_gs[] = {0x65, 0x48, 0xff, 0x04, 0x25}; /* incq %gs:disp32 */
+    rw_buf_put(out, inc_gs, sizeof inc_gs);
+    rw_buf_u32(out, MT_SLOT_COUNTERS_OFFSET + 8u * ri->fallback_counter);
+    at += CHECK_CMP_LEN + CHECK_JBE_LEN + CHECK_INC_LEN;
+    uint32_t r = 0;
+    bool ok = true;
+    if (jt->base_reg) {
+        const uint8_t lea[] = {(uint8_t)(0x48 | (base >= 8 ? 0x04 : 0)), 0x8d, (uint8_t)(0x05 | (base & 7) << 3)};
+        rw_buf_put(out, lea, sizeof lea);
+        at += CHECK_LEA_LEN;
+        ok = rel32(jt->base_value, at, &r);
+        rw_buf_u32(out, r);
+    }
+    rw_buf_u8(out, 0xe9);
+    ok = ok && rel32(ri->old, at + CHECK_JMP_LEN, &r);
+    rw_buf_u32(out, r);
+    if (!ok)
+        mt_error_set(err, "%s: the index check of 0x%llx is out of rel32 range", c->in->elf.path,
+                     (unsigned long long)ri->old);
+    return ok;
 }
 
 /* The branch's operand X made `push X` (ModRM's reg field 6) or, with
@@ -1279,7 +1400,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
             if (ri->probe != RW_PROBE_NONE)
                 emit_probe(out, ri);
             if (!rw_timers_emit_snip(c, ri->before, vaddr, out, err) ||
-                (ri->call_site && !emit_call_target(c, out, ri, vaddr + out->len, err)))
+                (ri->call_site && !emit_call_target(c, out, ri, vaddr + out->len, err)) ||
+                (ri->table_check && !emit_table_check(c, out, ri, vaddr + out->len, err)))
                 return -1;
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err))

@@ -129,7 +129,16 @@ static void skip(mt_rewrite_report *r, uint32_t proc, char *reason)
     r->skipped[r->nskipped++] = (mt_rewrite_skip){.proc = proc, .reason = reason};
 }
 
-static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
+static bool asked_to_skip(const mt_rewrite_options *opt, uint32_t proc)
+{
+    for (uint32_t k = 0; k < opt->nskip; k++)
+        if (opt->skip[k] == proc)
+            return true;
+    return false;
+}
+
+static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options *opt,
+                              mt_rewrite_report *r)
 {
     const mt_program *prog = c->prog;
     size_t nresolvers = 0;
@@ -150,6 +159,8 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
         char *why = NULL;
         if (!p->resolved)
             why = mt_xasprintf("unresolved: %s", p->unresolved_reason ? p->unresolved_reason : "?");
+        else if (asked_to_skip(opt, i))
+            why = mt_xstrdup("left as it is on request (--skip)");
         else if (nresolvers &&
                  bsearch(&p->entry, resolvers, nresolvers, sizeof *resolvers, mt_compare_u64))
             why = mt_xstrdup("IFUNC resolver: runs in the dynamic loader before the runtime");
@@ -160,7 +171,8 @@ static void choose_procedures(rw_code *c, bool dynamic, mt_rewrite_report *r)
         r->nprocs_instrumented++;
     }
     free(resolvers);
-    r->nblocks_instrumented = c->ncounters;
+    r->nblocks_instrumented = c->ncounters - c->ntable_checks;
+    r->ntable_checks = c->ntable_checks;
 }
 
 /* The runtime wraps thread and process creation: find their callees
@@ -584,7 +596,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.timers_only = opt->timers_only;
     find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, opt->timed, opt->ntimed);
-    choose_procedures(&c, !prog->static_linked, report);
+    choose_procedures(&c, !prog->static_linked, opt, report);
     report->ntimed = count_timed(&c);
     if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&
         write_output(out_path, (st.st_mode & 07777) | 0100, &file, err) == 0)

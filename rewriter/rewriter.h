@@ -50,6 +50,9 @@ typedef struct {
                                   own speed */
     const mt_timed_object *timed; /* pass 2: objects timed on their entry and exit edges */
     uint32_t ntimed;
+    const uint32_t *skip;      /* procedures left as they are (code something else runs
+                                  from its original bytes, such as valgrind's trampolines) */
+    uint32_t nskip;
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that
@@ -72,7 +75,8 @@ typedef struct {
     uint32_t nprocs_candidates;   /* non-PLT procedures with code */
     uint32_t nprocs_instrumented;
     uint64_t nblocks_candidates;  /* blocks of candidate procedures */
-    uint64_t nblocks_instrumented;/* = counters */
+    uint64_t nblocks_instrumented;/* = counters, less one per table check */
+    uint32_t ntable_checks;       /* jump-table reads whose index the copy checks */
     uint32_t nprobes_saving_flags;/* probes that had to preserve live flags */
     uint32_t nloop_registers;     /* blocks looping on themselves counted in a register */
     uint32_t nwrapped_calls;      /* call sites redirected to runtime wrappers */
@@ -94,7 +98,12 @@ void mt_rewrite_report_free(mt_rewrite_report *report);
 
 /* The counter map appended (not loaded) at the end of every instrumented
  * file: counter i counts the block whose first instruction is at addrs[i]
- * (a link-time address of the original binary). */
+ * (a link-time address of the original binary) or, when addrs[i] has
+ * MT_COUNTER_FALLBACK set, the times the copy of the instruction at
+ * addrs[i] & ~MT_COUNTER_FALLBACK found a jump-table index beyond what the
+ * analysis bounded and went on in the original code, uncounted (the counts
+ * of that procedure are then incomplete). */
+#define MT_COUNTER_FALLBACK (1ull << 63)
 typedef struct {
     uint8_t binary_hash[32];
     uint32_t ncounters;

@@ -202,10 +202,12 @@ static bool comes_back(const mt_program *prog, uint32_t pi, const bool *in, uint
 }
 
 /* Flags are live where the edge's code runs (never at a landing pad: the
- * unwinder leaves them undefined). */
+ * unwinder leaves them undefined).  CF counts: the timer routines change it
+ * (a `jb` after the edge reads nothing else), and lahf/sahf keep it. */
 static bool flags_live(const rw_live *bl, const mt_edge *e)
 {
-    return e->dst != MT_NONE && e->kind != MT_EDGE_EXCEPTION && (bl[e->dst].live_in & RW_LIVE_FLAGS);
+    return e->dst != MT_NONE && e->kind != MT_EDGE_EXCEPTION &&
+           (bl[e->dst].live_in & (RW_LIVE_FLAGS | RW_LIVE_CF));
 }
 
 static void push_pending(pending **v, size_t *n, size_t *cap, uint32_t edge, uint8_t kind,

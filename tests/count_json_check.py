@@ -54,11 +54,12 @@ SCHEMA = {
     "instrumentation": {
         "procedures": INT, "procedures_candidates": INT, "blocks": INT, "blocks_candidates": INT,
         "relocated_code_bytes": INT, "probes_saving_flags": INT, "self_loops_in_registers": INT,
-        "wrapped_calls": INT, "recorded_call_sites": INT, "unwind_entries": INT,
+        "wrapped_calls": INT, "recorded_call_sites": INT, "table_checks": INT, "unwind_entries": INT,
         "not_instrumented": [{"procedure": STR, "address": STR, "reason": STR}],
     },
     "executed": {"blocks": INT, "instructions": INT, "memory_ops": INT, "memory_reads": INT,
-                 "memory_writes": INT, "counted_blocks": INT, "counted_blocks_run": INT},
+                 "memory_writes": INT, "counted_blocks": INT, "counted_blocks_run": INT,
+                 "table_fallbacks": [{"procedure": STR, "address": STR, "count": INT}]},
     "uninstrumented_run": (dict(RUN, runs=INT), OPT),
     "instrumented_run": (dict(RUN, slowdown=NUM + OPT), OPT),
     "machine": {"cpu_model": STR, "profile_source": STR + OPT, "profile_cpu_model": STR + OPT,
@@ -145,7 +146,8 @@ def parse_text(path):
             t["instrumentation"] = [int(x) for x in m.groups()]
         m = re.match(r"  (\d+) bytes of relocated code; (\d+) probes save flags; (\d+) self-loops "
                      r"count in a register; (\d+) calls to thread and process creation wrapped; "
-                     r"(\d+) calls through pointers record their targets; (\d+) unwind entries",
+                     r"(\d+) calls through pointers record their targets; (\d+) jump-table reads "
+                     r"check their index; (\d+) unwind entries",
                      line)
         if m:
             t["rewriter"] = [int(x) for x in m.groups()]
@@ -268,7 +270,7 @@ def cmd_summary(js_path, err_path, counts_tsv, analysis_path, nm_path, report_md
     want = [ins[k] for k in ("procedures", "procedures_candidates", "blocks", "blocks_candidates")]
     want2 = [ins[k] for k in ("relocated_code_bytes", "probes_saving_flags",
                               "self_loops_in_registers", "wrapped_calls", "recorded_call_sites",
-                              "unwind_entries")]
+                              "table_checks", "unwind_entries")]
     shown = [(x["procedure"], x["reason"]) for x in ins["not_instrumented"]][:10]
     check(t.get("instrumentation") == want and t.get("rewriter") == want2 and
           t["not_instrumented"] == shown,

@@ -3,7 +3,9 @@
 # /usr/bin and every shared object in /usr/lib/x86_64-linux-gnu through the
 # ASan+UBSan build of mtool, within a time budget (FULL_BUDGET_SECONDS,
 # default 600), then the libFuzzer target for FUZZ_TIME seconds (default
-# 180) when clang can build it.
+# 180) when clang can build it; between them, valgrind's memcheck and
+# cachegrind instrumented must run exactly like the originals
+# (tests/valgrind_smoke.sh).
 #
 # Each binary must give a clean exit, or a clean one-line error; a crash, a
 # timeout or a sanitizer report is a failure.  The share of procedures whose
@@ -72,6 +74,16 @@ while read -r f; do
 done < "$OUT/all"
 echo "# distribution ELF files: $files analyzed ($errors refused with a one-line error), $procs procedures," \
     "$(awk -v r=$resolved -v p=$procs 'BEGIN { printf "%.1f", p ? 100 * r / p : 0 }')% with resolved control flow"
+
+# valgrind's own tools instrumented and run (tests/valgrind_smoke.sh).
+bash tests/valgrind_smoke.sh "$MTOOL" > "$OUT/vg" 2>&1
+while read -r line; do
+    case $line in
+    "ok "*) ok; echo "# $line" ;;
+    "not ok - "*) not_ok "${line#not ok - }" ;;
+    *) echo "$line" ;;
+    esac
+done < "$OUT/vg"
 
 if ! command -v clang > /dev/null 2>&1; then
     echo "# fuzzing: skipped, clang is not installed"

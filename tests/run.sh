@@ -103,6 +103,10 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 
+# Jump tables: one reached under two guards (counts against callgrind), and
+# the safety net for an index beyond what the analysis bounded.
+run "jump tables" bash tests/jumptable/run.sh "$ASAN/mtool" "$T/check_counts"
+
 # Pass-2 timers: every relocatable object of a few samples timed at once
 # (behavior, entries against callgrind's edge counts, nesting), longjmp,
 # exceptions, recursion, live flags, jump tables.
@@ -169,6 +173,10 @@ check_cli "count -o RUNDIR twice merges only the second run's profiles" \
     "$ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 && $ASAN/mtool count -o $OUT/rd -- $SAMPLES/matmul-gcc-O2 2>&1 >/dev/null | grep -q ': 1 process, 1 thread'"
 check_cli "analyze --costs --counts: procedures inclusive of estimable callees (a calls shared)" \
     "$ASAN/mtool count -o $OUT/rc -- $SAMPLES/callgraph-gcc-O2 && $ASAN/mtool analyze --costs --counts $OUT/rc/counts.tsv $SAMPLES/callgraph-gcc-O2 | awk -F '\t' '\$1 == \"proc\" && \$2 == \"a\" && \$6 > \$3 { ok = 1 } END { exit !ok }'"
+check_cli "instrument --skip of no procedure is one error line, no file" \
+    "! $ASAN/mtool instrument --counts --skip nosuch $SAMPLES/matmul-gcc-O2 -o $OUT/skip.inst 2> $OUT/skip.err && grep -c . $OUT/skip.err | grep -qx 1 && test ! -e $OUT/skip.inst"
+check_cli "instrument --skip leaves the procedure out, with the reason" \
+    "$ASAN/mtool instrument -v --counts --skip main $SAMPLES/matmul-gcc-O2 -o $OUT/skip.inst 2>&1 | grep -q 'not instrumented: main: left as it is on request'"
 count "$OUT/cli" "cli"
 
 echo "# tests took $(( $(date +%s) - start )) s"

@@ -106,6 +106,8 @@ typedef struct {
     uint64_t *proc_first;   /* first block count index of each procedure */
     uint64_t blocks, insns, reads, writes;
     uint64_t executed_blocks, counted_blocks;
+    uint32_t *fallbacks;    /* counters of jump-table reads that went on in the original code */
+    size_t nfallbacks, cap_fallbacks;
 } totals;
 
 static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
@@ -116,6 +118,11 @@ static void accumulate(const mt_program *prog, const mt_counter_map *map, const 
         t->proc_first[p + 1] = t->proc_first[p] + prog->procs[p].nblocks;
     t->block_counts = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->block_counts);
     for (uint32_t i = 0; i < map->ncounters; i++) {
+        if (map->addrs[i] & MT_COUNTER_FALLBACK) {
+            if (counts[i])
+                MT_PUSH(t->fallbacks, t->nfallbacks, t->cap_fallbacks, i);
+            continue;
+        }
         uint32_t p = mt_procedure_at(prog, map->addrs[i]);
         if (p == MT_NONE)
             continue;
@@ -223,6 +230,7 @@ typedef struct {
     const totals *t;
     const mt_run_result *base, *run; /* NULL: not run */
     const mt_figure2 *fig;
+    const mt_counter_map *map;
 } summary;
 
 static void describe_status(const summary *s, char *buf, size_t n)
@@ -239,6 +247,24 @@ static double slowdown(const summary *s)
 {
     const mt_run_result *b = s->base, *r = s->run;
     return b && r && b->user + b->sys > 0.05 ? (r->user + r->sys) / (b->user + b->sys) : NAN;
+}
+
+/* A jump-table index the analysis did not bound sent a copy back to the
+ * original code: the rest of that call ran uncounted. */
+static void print_fallbacks(FILE *fp, const mt_program *prog, const mt_counter_map *map,
+                            const uint64_t *counts, const totals *t)
+{
+    for (size_t k = 0; k < t->nfallbacks; k++) {
+        uint32_t i = t->fallbacks[k];
+        uint64_t at = map->addrs[i] & ~MT_COUNTER_FALLBACK;
+        uint32_t p = mt_procedure_at(prog, at);
+        char name[256];
+        mt_escape_text(name, sizeof name, p == MT_NONE ? "?" : prog->procs[p].name);
+        fprintf(fp, "warning: %s: counts incomplete: %" PRIu64 " jump-table index%s at 0x%" PRIx64
+                    " beyond what the analysis bounded; those calls went on uncounted in the "
+                    "original code\n",
+                name, counts[i], counts[i] == 1 ? "" : "es", at);
+    }
 }
 
 static void print_summary(FILE *fp, const summary *s)
@@ -258,6 +284,7 @@ static void print_summary(FILE *fp, const summary *s)
                     "died before writing a header (no counts), %u damaged\n",
                 m->nother, m->nother == 1 ? "" : "s", m->nincomplete, m->ndamaged);
     fputs(s->ins->report, fp);
+    print_fallbacks(fp, s->prog, s->map, m->counts, t);
     fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
                 " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64
                 " writes); %" PRIu64 " of %" PRIu64 " counted blocks ran\n",
@@ -407,9 +434,10 @@ static void print_json(FILE *fp, const summary *s)
     json_u64_field(fp, "blocks_candidates", rw->nblocks_candidates);
     json_u64_field(fp, "relocated_code_bytes", rw->code_bytes);
     fprintf(fp, ",\"probes_saving_flags\":%u,\"self_loops_in_registers\":%u,\"wrapped_calls\":%u,"
-                "\"recorded_call_sites\":%u,\"unwind_entries\":%u,\"not_instrumented\":[",
+                "\"recorded_call_sites\":%u,\"table_checks\":%u,\"unwind_entries\":%u,"
+                "\"not_instrumented\":[",
             rw->nprobes_saving_flags, rw->nloop_registers, rw->nwrapped_calls, rw->ncall_sites,
-            rw->nfdes);
+            rw->ntable_checks, rw->nfdes);
     for (uint32_t i = 0; i < rw->nskipped; i++) {
         const mt_procedure *p = &s->prog->procs[rw->skipped[i].proc];
         fputs(i ? ",{\"procedure\":" : "{\"procedure\":", fp);
@@ -428,7 +456,16 @@ static void print_json(FILE *fp, const summary *s)
     json_u64_field(fp, "memory_writes", t->writes);
     json_u64_field(fp, "counted_blocks", t->counted_blocks);
     json_u64_field(fp, "counted_blocks_run", t->executed_blocks);
-    fputc('}', fp);
+    fputs(",\"table_fallbacks\":[", fp);
+    for (size_t k = 0; k < t->nfallbacks; k++) {
+        uint64_t at = s->map->addrs[t->fallbacks[k]] & ~MT_COUNTER_FALLBACK;
+        uint32_t p = mt_procedure_at(s->prog, at);
+        fputs(k ? ",{\"procedure\":" : "{\"procedure\":", fp);
+        mt_json_string(fp, p == MT_NONE ? "?" : s->prog->procs[p].name);
+        fprintf(fp, ",\"address\":\"0x%" PRIx64 "\",\"count\":%" PRIu64 "}", at,
+                s->m->counts[t->fallbacks[k]]);
+    }
+    fputs("]}", fp);
 
     json_run(fp, "uninstrumented_run", s->base, a->baseline_runs, NAN);
     json_run(fp, "instrumented_run", s->run, 0, slowdown(s));
@@ -563,7 +600,8 @@ int mt_cmd_count(int argc, char **argv)
     mt_figure2_compute(&fig, prog, t.block_counts, t.blocks, baseline ? &bt : NULL,
                        ran ? &rt : NULL);
     summary s = {.prog = prog, .a = &a, .rundir = abs_rundir, .ins = &ins, .m = &merge, .t = &t,
-                 .base = baseline ? &base : NULL, .run = ran ? &run : NULL, .fig = &fig};
+                 .base = baseline ? &base : NULL, .run = ran ? &run : NULL, .fig = &fig,
+                 .map = &map};
     print_summary(stderr, &s);
     if (mt_rundir_write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
         mt_rundir_write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
@@ -588,6 +626,7 @@ int mt_cmd_count(int argc, char **argv)
 out:
     free(t.block_counts);
     free(t.proc_first);
+    free(t.fallbacks);
     mt_profile_merge_free(&merge);
     mt_counter_map_free(&map);
     mt_instrumented_free(&ins);

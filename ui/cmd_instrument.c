@@ -40,6 +40,10 @@ const char mt_instrument_usage[] =
     "                      timed objects run at the program's own speed (pass 2)\n"
     "  --no-loop-registers count blocks that loop on themselves in memory too\n"
     "                      (slower; for comparing the two kinds of probes)\n"
+    "  --skip PROC         leave procedure PROC (a name, or its entry 0x...) as it is\n"
+    "                      (repeatable): for code that something runs from its\n"
+    "                      original bytes, such as valgrind's trampolines, which\n"
+    "                      its guest executes\n"
     "  -v, --verbose       list every procedure left out, with the reason\n";
 
 typedef struct {
@@ -47,6 +51,8 @@ typedef struct {
     bool counts, verbose, no_loop_registers, timers_only;
     const char **time_specs;
     size_t ntime_specs, cap_time_specs;
+    const char **skip_specs;
+    size_t nskip_specs, cap_skip_specs;
 } instrument_args;
 
 static int parse_args(int argc, char **argv, instrument_args *a)
@@ -69,22 +75,28 @@ static int parse_args(int argc, char **argv, instrument_args *a)
         else if (strcmp(s, "--time") == 0 && i + 1 < argc) {
             const char *spec = argv[++i];
             MT_PUSH(a->time_specs, a->ntime_specs, a->cap_time_specs, spec);
+        } else if (strcmp(s, "--skip") == 0 && i + 1 < argc) {
+            const char *spec = argv[++i];
+            MT_PUSH(a->skip_specs, a->nskip_specs, a->cap_skip_specs, spec);
         }
         else if (s[0] == '-' && s[1]) {
             mt_ui_error("instrument: unknown or incomplete option '%s'; see 'mtool help instrument'", s);
             free(a->time_specs);
+            free(a->skip_specs);
             return 2;
         } else if (!a->bin)
             a->bin = s;
         else {
             mt_ui_error("instrument: more than one binary given ('%s', '%s')", a->bin, s);
             free(a->time_specs);
+            free(a->skip_specs);
             return 2;
         }
     }
     if (!a->bin || !a->out || !a->counts) {
         mt_ui_error("instrument: need --counts, BIN and -o OUT; see 'mtool help instrument'");
         free(a->time_specs);
+        free(a->skip_specs);
         return 2;
     }
     return 0;
@@ -115,9 +127,10 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
     fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u probes save flags; %u self-loops count "
                 "in a register; %u calls to thread and process creation wrapped; %u calls through "
-                "pointers record their targets; %u unwind entries\n",
+                "pointers record their targets; %u jump-table reads check their index; %u unwind "
+                "entries\n",
             r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls,
-            r->ncall_sites, r->nfdes);
+            r->ncall_sites, r->ntable_checks, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
     for (uint32_t i = 0; i < shown; i++) {
         char *name = mt_ui_escape(prog->procs[r->skipped[i].proc].name),
@@ -167,6 +180,26 @@ static int parse_objects(const mt_program *prog, const instrument_args *a, mt_ti
     return 0;
 }
 
+/* The procedures named by --skip (a name or an entry address): -1 after one
+ * error line. */
+static int parse_skips(const mt_program *prog, const instrument_args *a, uint32_t *procs)
+{
+    for (size_t i = 0; i < a->nskip_specs; i++) {
+        const char *spec = a->skip_specs[i];
+        char *end = NULL;
+        uint64_t entry = strncmp(spec, "0x", 2) == 0 ? strtoull(spec, &end, 16) : 0;
+        uint32_t p = end && *end == '\0' ? mt_procedure_with_entry(prog, entry) : mt_find_procedure(prog, spec);
+        if (p == MT_NONE) {
+            char shown[256];
+            mt_escape_text(shown, sizeof shown, spec);
+            mt_ui_error("instrument: --skip %s: no procedure of that name or entry in %s", shown, a->bin);
+            return -1;
+        }
+        procs[i] = p;
+    }
+    return 0;
+}
+
 int mt_cmd_instrument(int argc, char **argv)
 {
     instrument_args a;
@@ -193,11 +226,14 @@ int mt_cmd_instrument(int argc, char **argv)
     mt_timed_object *objs = mt_xcalloc(a.ntime_specs + 1, sizeof *objs);
     ro.timed = objs;
     ro.ntimed = (uint32_t)a.ntime_specs;
+    uint32_t *skips = mt_xcalloc(a.nskip_specs + 1, sizeof *skips);
+    ro.skip = skips;
+    ro.nskip = (uint32_t)a.nskip_specs;
     if (!dir)
         mt_ui_error("%s: the profile directory's parent does not exist", a.profile_dir);
     else if (!(prog = mt_analyze(a.bin, &opt, &err)))
         mt_ui_error("%s", err.msg);
-    else if (parse_objects(prog, &a, objs) != 0)
+    else if (parse_objects(prog, &a, objs) != 0 || parse_skips(prog, &a, skips) != 0)
         rc = 1;
     else {
         mt_rewrite_report report;
@@ -213,7 +249,9 @@ int mt_cmd_instrument(int argc, char **argv)
     }
     mt_program_free(prog);
     free(objs);
+    free(skips);
     free(a.time_specs);
+    free(a.skip_specs);
     free(name_copy);
     free(dir);
     free(out_abs);

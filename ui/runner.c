@@ -93,7 +93,7 @@ static void hex(const uint8_t *b, size_t n, char *out)
     X(nprocs_candidates) X(nprocs_instrumented) X(nblocks_candidates) X(nblocks_instrumented) \
     X(nprobes_saving_flags) X(nloop_registers) X(nwrapped_calls) X(ncall_sites)               \
     X(code_bytes) X(nfdes) X(ntimed) X(ntimer_events) X(ntimer_events_saving_flags)           \
-    X(ntrampolines)
+    X(ntrampolines) X(ntable_checks)
 
 static void one_line(char *s)
 {

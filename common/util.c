@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -296,4 +297,35 @@ void mt_json_number(FILE *fp, double v)
         fprintf(fp, "%.6g", v);
     else
         fputs("null", fp);
+}
+
+int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
+{
+    int fd = mt_open_regular(path, err);
+    if (fd < 0)
+        return -1;
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    uint8_t buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        sha256_update(&ctx, (size_t)n, buf);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        mt_error_set(err, "%s: %s", path, strerror(saved));
+        return -1;
+    }
+    sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
+    return 0;
+}
+
+void mt_sha256_hex(const uint8_t sha[32], char out[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = digits[sha[i] >> 4];
+        out[2 * i + 1] = digits[sha[i] & 15];
+    }
+    out[64] = '\0';
 }

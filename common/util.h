@@ -79,6 +79,10 @@ int mt_tsv_unescape(char *s);
 /* A JSON number for a measured or derived figure (%.6g), null when it is not
  * finite (a figure that does not exist). */
 void mt_json_number(FILE *fp, double v);
+/* SHA-256 of a regular file's content (the identity of a binary in caches,
+ * run directories and the history), and its 64-digit lower-case hex form. */
+int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err);
+void mt_sha256_hex(const uint8_t sha[32], char out[65]);
 /* Peak resident set size of this process in bytes (from getrusage). */
 uint64_t mt_peak_rss_bytes(void);
 

@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,27 +50,6 @@ typedef struct {
 } map2_trailer;
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
-{
-    int fd = mt_open_regular(path, err);
-    if (fd < 0)
-        return -1;
-    struct sha256_ctx ctx;
-    sha256_init(&ctx);
-    uint8_t buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        sha256_update(&ctx, (size_t)n, buf);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        mt_error_set(err, "%s: %s", path, strerror(saved));
-        return -1;
-    }
-    sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
-    return 0;
-}
 
 /* ---- the embedded runtime ---------------------------------------------- */
 

@@ -126,7 +126,4 @@ uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *time
 int mt_counter_map_read(const char *instrumented_path, mt_counter_map *map, mt_error *err);
 void mt_counter_map_free(mt_counter_map *map);
 
-/* SHA-256 of a file (the identity of binaries in caches and profiles). */
-int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err);
-
 #endif

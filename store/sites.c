@@ -79,8 +79,7 @@ void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
     memset(out, 0, sizeof *out);
     out->path = mt_xstrdup(abs_path);
     snprintf(out->build_id, sizeof out->build_id, "%s", prog->build_id);
-    for (int i = 0; i < 32; i++)
-        snprintf(out->sha256 + 2 * i, 3, "%02x", sha256[i]);
+    mt_sha256_hex(sha256, out->sha256);
     out->proc_site = mt_xcalloc(prog->nprocs + 1, sizeof *out->proc_site);
     size_t cap = 0;
     for (uint32_t pi = 0; pi < prog->nprocs; pi++) {

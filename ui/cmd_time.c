@@ -140,8 +140,7 @@ static int check_unchanged(const mt_pass1 *p, mt_error *err)
     if (mt_file_sha256(p->binary, sha, err) != 0)
         return -1;
     char hex[65];
-    for (int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", sha[i]);
+    mt_sha256_hex(sha, hex);
     if (strcmp(hex, p->sha256) != 0) {
         mt_error_set(err, "%s: changed since pass 1 (its content hash differs): run 'mtool count' "
                           "again", p->binary);

@@ -228,10 +228,9 @@ int mt_rundir_write_pass1(const char *rundir, char **argv, const mt_run_result *
     if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
         fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t");
         mt_tsv_field(out.fp, bin);
-        fputs("\nsha256\t", out.fp);
-        for (int i = 0; i < 32; i++)
-            fprintf(out.fp, "%02x", sha[i]);
-        fputc('\n', out.fp);
+        char hex[65];
+        mt_sha256_hex(sha, hex);
+        fprintf(out.fp, "\nsha256\t%s\n", hex);
         if (base)
             fprintf(out.fp, "base_user\t%.6f\nbase_sys\t%.6f\nbase_wall\t%.6f\n"
                             "base_tsc_per_cycle\t%.6f\n",

@@ -77,12 +77,6 @@ static uint64_t tool_identity(void)
            (uint64_t)st.st_mtim.tv_nsec << 20;
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-}
-
 /* ---- instrumentation, cached ---------------------------------------------- */
 
 /* The rewriter's report kept beside a cached copy, report.tsv (this file is
@@ -207,7 +201,7 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     if (mt_file_sha256(bin, hash, err) != 0)
         return -1;
     char h[65];
-    hex(hash, 32, h);
+    mt_sha256_hex(hash, h);
     char *root = mt_cache_root();
     /* Pass-2 copies time a set of objects, without counters: one per set. */
     char set[64] = "";

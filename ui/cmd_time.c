@@ -522,7 +522,7 @@ static int record_history(const report *rp, int argc, char **argv, const mt_pass
                          .ran = true, .exit_status = mt_exit_code(run->status),
                          .user_s = run->user, .sys_s = run->sys, .wall_s = run->wall,
                          .base_user_s = p1->base_user, .base_sys_s = p1->base_sys,
-                         .base_wall_s = NAN};
+                         .base_wall_s = p1->base_wall};
     return mt_history_finish(h, &hr);
 }
 

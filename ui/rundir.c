@@ -296,6 +296,8 @@ static void read_pass1_field(mt_pass1 *p, const char *key, const char *value)
         p->base_user = strtod(value, NULL);
     else if (strcmp(key, "base_sys") == 0)
         p->base_sys = strtod(value, NULL);
+    else if (strcmp(key, "base_wall") == 0)
+        p->base_wall = strtod(value, NULL);
     else if (strcmp(key, "base_tsc_per_cycle") == 0)
         p->base_tsc_per_cycle = strtod(value, NULL);
 }
@@ -303,7 +305,7 @@ static void read_pass1_field(mt_pass1 *p, const char *key, const char *value)
 int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
 {
     memset(p, 0, sizeof *p);
-    p->base_user = p->base_sys = p->base_tsc_per_cycle = NAN;
+    p->base_user = p->base_sys = p->base_wall = p->base_tsc_per_cycle = NAN;
     char *path = rundir_file(rundir, "pass1.txt");
     line_reader r;
     int rc = open_lines(&r, path, err);

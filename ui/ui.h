@@ -182,7 +182,7 @@ typedef struct {
     char *binary, *sha256;    /* absolute path; content hash, hex */
     char **argv;              /* BIN ARGS..., NULL-terminated, into argv_buf */
     char *argv_buf;
-    double base_user, base_sys, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
+    double base_user, base_sys, base_wall, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
 } mt_pass1;
 int mt_rundir_write_pass1(const char *rundir, char **argv, const mt_run_result *base,
                           mt_error *err);

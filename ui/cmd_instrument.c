@@ -119,9 +119,12 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls,
             r->ncall_sites, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
-    for (uint32_t i = 0; i < shown; i++)
-        fprintf(fp, "  not instrumented: %s: %s\n", prog->procs[r->skipped[i].proc].name,
-                r->skipped[i].reason);
+    for (uint32_t i = 0; i < shown; i++) {
+        char name[1024], why[1024]; /* symbol names are the program's: escaped */
+        mt_escape_text(name, sizeof name, prog->procs[r->skipped[i].proc].name);
+        mt_escape_text(why, sizeof why, r->skipped[i].reason);
+        fprintf(fp, "  not instrumented: %s: %s\n", name, why);
+    }
     if (shown < r->nskipped)
         fprintf(fp, "  ... and %u more (-v lists them all)\n", r->nskipped - shown);
     if (r->ntimed || r->ntimer_events)

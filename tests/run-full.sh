@@ -2,8 +2,9 @@
 # tests/run-full.sh — the longer suite (`make test-full`): every ELF file in
 # /usr/bin and every shared object in /usr/lib/x86_64-linux-gnu through the
 # ASan+UBSan build of mtool, within a time budget (FULL_BUDGET_SECONDS,
-# default 600), then the libFuzzer target for FUZZ_TIME seconds (default
-# 180) when clang can build it.
+# default 600), then node instrumented (tests/node/run.sh, when node is
+# installed), then the libFuzzer target for FUZZ_TIME seconds (default 180)
+# when clang can build it.
 #
 # Each binary must give a clean exit, or a clean one-line error; a crash, a
 # timeout or a sanitizer report is a failure.  The share of procedures whose
@@ -72,6 +73,13 @@ while read -r f; do
 done < "$OUT/all"
 echo "# distribution ELF files: $files analyzed ($errors refused with a one-line error), $procs procedures," \
     "$(awk -v r=$resolved -v p=$procs 'BEGIN { printf "%.1f", p ? 100 * r / p : 0 }')% with resolved control flow"
+
+# node instrumented (V8's embedded builtins are code used as data): its
+# scripts' output compared with the original node's, the profiles counted.
+bash tests/node/run.sh "$MTOOL" > "$OUT/node" 2>&1
+grep -e '^not ok' -e '^#' "$OUT/node"
+passed=$((passed + $(grep -c '^ok ' "$OUT/node"))) failed=$((failed + $(grep -c '^not ok' "$OUT/node")))
+grep -q -e '^ok ' -e '^not ok' -e 'skipped' "$OUT/node" || not_ok "node smoke test printed no verdict: $(tail -1 "$OUT/node")"
 
 if ! command -v clang > /dev/null 2>&1; then
     echo "# fuzzing: skipped, clang is not installed"

@@ -80,24 +80,24 @@ static void mark_run_without_unwind_info(mt_program *prog, uint64_t label, const
         mark(prog, p, object, " (a label without a size: up to the next code with unwind info)");
 }
 
-static void mark_from_symbols(const mt_image *img, mt_program *prog, uint32_t type, bool unwind_info)
+typedef struct {
+    const mt_image *img;
+    mt_program *prog;
+    bool unwind_info; /* the file has some */
+} marker;
+
+static void mark_from_symbol(void *ctx, const GElf_Sym *sym, const char *name)
 {
-    const mt_section *symtab = mt_image_section_of_type(img, type);
-    size_t count = mt_image_symbol_count(img, symtab);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, symtab, i, &sym, &name);
-        const mt_section *sec = is_data_label(&sym, name) ? code_section_of(img, &sym) : NULL;
-        if (!sec)
-            continue;
-        if (sym.st_size && GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
-            uint64_t room = sec->addr + sec->size - sym.st_value;
-            mark_range(prog, sym.st_value, sym.st_value + (sym.st_size < room ? sym.st_size : room),
-                       name);
-        } else if (!sym.st_size && unwind_info) {
-            mark_run_without_unwind_info(prog, sym.st_value, name);
-        }
+    marker *m = ctx;
+    const mt_section *sec = is_data_label(sym, name) ? code_section_of(m->img, sym) : NULL;
+    if (!sec)
+        return;
+    if (sym->st_size && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+        uint64_t room = sec->size - (sym->st_value - sec->addr); /* the object ends with its section */
+        mark_range(m->prog, sym->st_value,
+                   sym->st_value + (sym->st_size < room ? sym->st_size : room), name);
+    } else if (!sym->st_size && m->unwind_info) {
+        mark_run_without_unwind_info(m->prog, sym->st_value, name);
     }
 }
 
@@ -105,9 +105,9 @@ void mt_mark_code_used_as_data(const mt_image *img, mt_program *prog)
 {
     if (prog->nprocs == 0)
         return;
-    bool unwind_info = file_has_unwind_info(prog);
-    mark_from_symbols(img, prog, SHT_SYMTAB, unwind_info);
-    mark_from_symbols(img, prog, SHT_DYNSYM, unwind_info);
+    marker m = {img, prog, file_has_unwind_info(prog)};
+    mt_image_each_symbol(img, SHT_SYMTAB, mark_from_symbol, &m);
+    mt_image_each_symbol(img, SHT_DYNSYM, mark_from_symbol, &m);
     uint32_t n = 0, first = MT_NONE;
     for (uint32_t i = 0; i < prog->nprocs; i++)
         if (prog->procs[i].code_as_data && n++ == 0)

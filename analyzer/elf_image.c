@@ -383,6 +383,18 @@ bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GE
     return true;
 }
 
+void mt_image_each_symbol(const mt_image *img, uint32_t type, mt_symbol_visitor visit, void *ctx)
+{
+    const mt_section *symtab = mt_image_section_of_type(img, type);
+    size_t count = mt_image_symbol_count(img, symtab);
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym sym;
+        const char *name;
+        mt_image_symbol(img, symtab, i, &sym, &name);
+        visit(ctx, &sym, name);
+    }
+}
+
 size_t mt_image_rela_count(const mt_image *img, const mt_section *rela)
 {
     (void)img;

@@ -69,6 +69,10 @@ bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GE
  * bytes lie in the file, found by type so that a damaged name table does
  * not hide it; NULL if none. */
 const mt_section *mt_image_section_of_type(const mt_image *img, uint32_t type);
+/* Calls visit(ctx, sym, name) for every symbol but the null one of the
+ * first section of `type` (SHT_SYMTAB or SHT_DYNSYM); none if it is absent. */
+typedef void (*mt_symbol_visitor)(void *ctx, const GElf_Sym *sym, const char *name);
+void mt_image_each_symbol(const mt_image *img, uint32_t type, mt_symbol_visitor visit, void *ctx);
 /* Entries of a SHT_RELA section (0 if unusable); entry `i`.  False if out of range. */
 size_t mt_image_rela_count(const mt_image *img, const mt_section *rela);
 bool mt_image_rela(const mt_image *img, const mt_section *rela, size_t i, GElf_Rela *out);

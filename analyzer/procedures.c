@@ -156,22 +156,28 @@ static bool is_defined_function(const GElf_Sym *sym)
            sym->st_value != 0;
 }
 
+typedef struct {
+    const mt_image *img;
+    uint32_t source;
+    candidate_list *list;
+} symbol_source;
+
+static void add_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+{
+    symbol_source *s = ctx;
+    if (!is_defined_function(sym) || !mt_image_is_code(s->img, sym->st_value))
+        return;
+    candidate c = {sym->st_value, sym->st_size, 0, *name ? name : NULL,
+                   *name ? symbol_rank(s->source == MT_SRC_DYNSYM, GELF_ST_BIND(sym->st_info))
+                         : RANK_NONE,
+                   s->source};
+    add_candidate(s->list, c);
+}
+
 static void add_symbols(const mt_image *img, uint32_t type, uint32_t source, candidate_list *list)
 {
-    const mt_section *symtab = mt_image_section_of_type(img, type);
-    size_t count = mt_image_symbol_count(img, symtab);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, symtab, i, &sym, &name);
-        if (!is_defined_function(&sym) || !mt_image_is_code(img, sym.st_value))
-            continue;
-        candidate c = {sym.st_value, sym.st_size, 0, *name ? name : NULL,
-                       *name ? symbol_rank(source == MT_SRC_DYNSYM, GELF_ST_BIND(sym.st_info))
-                             : RANK_NONE,
-                       source};
-        add_candidate(list, c);
-    }
+    symbol_source s = {img, source, list};
+    mt_image_each_symbol(img, type, add_symbol, &s);
 }
 
 static void add_fde_ranges(const mt_image *img, const mt_fde_range *r, size_t n,
@@ -575,20 +581,19 @@ static void mark_entry_at(void *ctx, uint64_t addr, uint64_t where)
         prog->procs[p].address_taken = true;
 }
 
+static void mark_if_exported(void *prog, const GElf_Sym *sym, const char *name)
+{
+    (void)name;
+    unsigned bind = GELF_ST_BIND(sym->st_info);
+    unsigned vis = GELF_ST_VISIBILITY(sym->st_other);
+    if (is_defined_function(sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+        (vis == STV_DEFAULT || vis == STV_PROTECTED))
+        mark_entry_at(prog, sym->st_value, 0);
+}
+
 static void mark_exported(const mt_image *img, mt_program *prog)
 {
-    const mt_section *dynsym = mt_image_section_of_type(img, SHT_DYNSYM);
-    size_t count = mt_image_symbol_count(img, dynsym);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, dynsym, i, &sym, &name);
-        unsigned bind = GELF_ST_BIND(sym.st_info);
-        unsigned vis = GELF_ST_VISIBILITY(sym.st_other);
-        if (is_defined_function(&sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
-            (vis == STV_DEFAULT || vis == STV_PROTECTED))
-            mark_entry_at(prog, sym.st_value, 0);
-    }
+    mt_image_each_symbol(img, SHT_DYNSYM, mark_if_exported, prog);
 }
 
 void mt_mark_data_address_taken(const mt_image *img, mt_program *prog)

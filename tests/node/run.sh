@@ -48,23 +48,43 @@ fi
 
 mkdir -p "$work/prof"
 scripts=0
-for js in json regex async worker child uncaught exit reject signal fs; do
+# Each case: node's options and a script.  --jitless runs V8's interpreter
+# alone (bytecode handlers are builtins); --use-largepages=on copies node's
+# text to huge pages at start-up (entry jumps included: they stay valid).
+while read -r opts js; do
+    [ "$opts" = - ] && opts= # none
     scripts=$((scripts + 1))
     # (stderr of the braces to /dev/null: bash's own "Terminated" line after signal.js)
-    { (cd "$here" && exec timeout 120 "$node" "$js.js") > "$work/o.out" 2> "$work/o.err"; } 2> /dev/null
+    { (cd "$here" && exec timeout 120 "$node" $opts "$js.js") < /dev/null > "$work/o.out" 2> "$work/o.err"; } 2> /dev/null
     so=$?
-    { (cd "$here" && MTOOL_OUT=$work/prof exec timeout 120 "$inst" "$js.js") > "$work/i.out" 2> "$work/i.err"; } 2> /dev/null
+    { (cd "$here" && MTOOL_OUT=$work/prof exec timeout 120 "$inst" $opts "$js.js") < /dev/null > "$work/i.out" 2> "$work/i.err"; } 2> /dev/null
     si=$?
+    what="node${opts:+ $opts} $js.js"
     if [ $so -eq $si ] && cmp -s "$work/o.out" "$work/i.out" && cmp -s "$work/o.err" "$work/i.err"; then
-        ok "node $js.js: identical stdout, stderr and exit status ($so)"
+        ok "$what: identical stdout, stderr and exit status ($so)"
     else
-        not_ok "node $js.js: exit $so vs $si: $(diff "$work/o.out" "$work/i.out" | grep '^[<>]' | head -2 | tr '\n' ' ') $(diff "$work/o.err" "$work/i.err" | grep '^[<>]' | head -2 | tr '\n' ' ')"
+        not_ok "$what: exit $so vs $si: $(diff "$work/o.out" "$work/i.out" | grep '^[<>]' | head -2 | tr '\n' ' ') $(diff "$work/o.err" "$work/i.err" | grep '^[<>]' | head -2 | tr '\n' ' ')"
     fi
-done
+done << 'EOF'
+- json
+- regex
+- async
+- worker
+- child
+- uncaught
+- exit
+- reject
+- signal
+- fs
+--jitless regex
+--jitless async
+--jitless uncaught
+--use-largepages=on json
+EOF
 (MTOOL_OUT=$work/prof exec "$inst" -e 'console.log(1+1)') > "$work/i.out" 2>&1
 [ "$(cat "$work/i.out")" = 2 ] && ok "node -e: prints 2" || not_ok "node -e: $(head -2 "$work/i.out")"
 
-# Node processes started: one per script, the -e, and child.js's two node
+# Node processes started: one per case, the -e, and child.js's two node
 # children (the shell it spawns is no node; its fork before exec runs no main).
 nodes=$((scripts + 1 + 2))
 if ! "$mtool" count --no-store --profiles "$work/prof" -o "$work/run" -- "$node" > "$work/count.log" 2>&1; then

@@ -311,6 +311,11 @@ static void put_procedure(writer *w, const mt_program *prog, uint32_t i, const m
         w_string(w, p->unresolved_reason);
     else
         W_LIT(w, "null");
+    W_LIT(w, ",\"code_as_data\":");
+    if (p->code_as_data)
+        w_string(w, p->code_as_data);
+    else
+        W_LIT(w, "null");
     W_LIT(w, ",\"noreturn\":");
     w_bool(w, p->noreturn);
     W_LIT(w, ",\"address_taken\":");

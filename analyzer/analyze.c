@@ -52,6 +52,7 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
     }
     mt_mark_data_address_taken(&img, prog);
     mt_build_cfgs(&img, prog);
+    mt_mark_code_used_as_data(&img, prog);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_compute_dominators(&prog->procs[i]);
         mt_find_loops(&prog->procs[i]);
@@ -89,6 +90,7 @@ void mt_program_free(mt_program *prog)
         mt_procedure_free_cfg(p);
         free(p->name);
         free(p->unresolved_reason);
+        free(p->code_as_data);
     }
     free(prog->procs);
     free(prog->cg_edges);

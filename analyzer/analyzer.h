@@ -162,6 +162,9 @@ typedef struct {
     bool entry_only;          /* nothing enters its code but at the entry: no jump from another
                                  procedure, no landing pad, no address inside it (but the entry)
                                  in data or materialized by code */
+    char *code_as_data;       /* set when the program copies or reads this code as data (it
+                                 lies in a range a data symbol names, codedata.c): why; such
+                                 code is left as it is, never instrumented */
 
     mt_block *blocks;         /* sorted by start address; blocks[0] is the entry */
     uint32_t nblocks;

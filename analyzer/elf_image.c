@@ -332,6 +332,14 @@ const mt_section *mt_image_linked_section(const mt_image *img, const mt_section 
     return &img->sections[sec->link];
 }
 
+const mt_section *mt_image_section_of_type(const mt_image *img, uint32_t type)
+{
+    for (size_t i = 0; i < img->nsections; i++)
+        if (img->sections[i].type == type && img->sections[i].in_file)
+            return &img->sections[i];
+    return NULL;
+}
+
 /* Fixed-size records of a section; the record size is the ELF one whatever
  * sh_entsize says, since a wrong entsize must not let reads escape the file. */
 static size_t record_count(const mt_section *sec, uint32_t type, size_t rec_size)
@@ -363,6 +371,18 @@ bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GE
             *name = s;
     }
     return true;
+}
+
+void mt_image_each_symbol(const mt_image *img, uint32_t type, mt_symbol_visitor visit, void *ctx)
+{
+    const mt_section *symtab = mt_image_section_of_type(img, type);
+    size_t count = mt_image_symbol_count(img, symtab);
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym sym;
+        const char *name;
+        mt_image_symbol(img, symtab, i, &sym, &name);
+        visit(ctx, &sym, name);
+    }
 }
 
 size_t mt_image_rela_count(const mt_image *img, const mt_section *rela)

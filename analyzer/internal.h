@@ -8,6 +8,7 @@
  *                  mark procedures whose address is stored in data
  *   cfg.c          per procedure: decode (disasm.c), blocks, typed edges,
  *                  call sites, jump tables (jumptable.c), noreturn fixpoint
+ *   codedata.c     code the program copies or reads as data (left as it is)
  *   loops.c        dominator tree, natural loops, irreducible regions
  *   callgraph.c    call-graph edges, SCCs, recursion
  *   estimability.c Tot/TDES and the estimability test
@@ -64,6 +65,14 @@ bool mt_image_is_code(const mt_image *img, uint64_t vaddr); /* in an executable 
 size_t mt_image_symbol_count(const mt_image *img, const mt_section *symtab);
 bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GElf_Sym *sym,
                      const char **name);
+/* The first section of a type (SHT_SYMTAB, SHT_DYNSYM, SHT_DYNAMIC) whose
+ * bytes lie in the file, found by type so that a damaged name table does
+ * not hide it; NULL if none. */
+const mt_section *mt_image_section_of_type(const mt_image *img, uint32_t type);
+/* Calls visit(ctx, sym, name) for every symbol but the null one of the
+ * first section of `type` (SHT_SYMTAB or SHT_DYNSYM); none if it is absent. */
+typedef void (*mt_symbol_visitor)(void *ctx, const GElf_Sym *sym, const char *name);
+void mt_image_each_symbol(const mt_image *img, uint32_t type, mt_symbol_visitor visit, void *ctx);
 /* Entries of a SHT_RELA section (0 if unusable); entry `i`.  False if out of range. */
 size_t mt_image_rela_count(const mt_image *img, const mt_section *rela);
 bool mt_image_rela(const mt_image *img, const mt_section *rela, size_t i, GElf_Rela *out);
@@ -111,6 +120,10 @@ typedef struct {
     uint64_t value, where; /* where: address of the word holding it, 0 if unknown */
 } mt_data_ref;
 size_t mt_data_refs_into_code(const mt_image *img, const mt_program *prog, mt_data_ref **out);
+
+/* codedata.c: sets code_as_data on procedures inside ranges of code that a
+ * data symbol names (needs address_taken from the CFGs). */
+void mt_mark_code_used_as_data(const mt_image *img, mt_program *prog);
 
 /* cfg.c: blocks, edges, call sites and noreturn for every procedure
  * Sets prog->ninsns. */

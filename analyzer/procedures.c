@@ -58,14 +58,12 @@ static void add_candidate(candidate_list *list, candidate c)
     MT_PUSH(list->items, list->n, list->cap, c);
 }
 
-static const mt_section *section_of_type(const mt_image *img, uint32_t type);
-
 /* ---- file facts ------------------------------------------------------- */
 
 /* Value of the first .dynamic entry tagged `tag`, or 0. */
 static uint64_t dynamic_value(const mt_image *img, int64_t tag)
 {
-    const mt_section *dyn = section_of_type(img, SHT_DYNAMIC); /* any section by type */
+    const mt_section *dyn = mt_image_section_of_type(img, SHT_DYNAMIC); /* any section by type */
     const uint8_t *bytes = mt_image_section_bytes(img, dyn);
     if (!bytes)
         return 0;
@@ -91,7 +89,7 @@ static void classify_file(const mt_image *img, mt_program *prog)
     /* A static-pie has PT_DYNAMIC (for its self-relocation) but no
      * interpreter; for executables "static" means "no dynamic loader". */
     prog->static_linked = prog->kind != MT_ELF_SHARED && !img->has_interp;
-    prog->stripped = section_of_type(img, SHT_SYMTAB) == NULL;
+    prog->stripped = mt_image_section_of_type(img, SHT_SYMTAB) == NULL;
     prog->entry = img->ehdr.e_entry;
 }
 
@@ -158,32 +156,28 @@ static bool is_defined_function(const GElf_Sym *sym)
            sym->st_value != 0;
 }
 
-/* The first section of a type (SHT_SYMTAB, SHT_DYNSYM, SHT_DYNAMIC), found
- * by type rather than by name so that a damaged name table does not hide it. */
-static const mt_section *section_of_type(const mt_image *img, uint32_t type)
+typedef struct {
+    const mt_image *img;
+    uint32_t source;
+    candidate_list *list;
+} symbol_source;
+
+static void add_symbol(void *ctx, const GElf_Sym *sym, const char *name)
 {
-    for (size_t i = 0; i < img->nsections; i++)
-        if (img->sections[i].type == type && img->sections[i].in_file)
-            return &img->sections[i];
-    return NULL;
+    symbol_source *s = ctx;
+    if (!is_defined_function(sym) || !mt_image_is_code(s->img, sym->st_value))
+        return;
+    candidate c = {sym->st_value, sym->st_size, 0, *name ? name : NULL,
+                   *name ? symbol_rank(s->source == MT_SRC_DYNSYM, GELF_ST_BIND(sym->st_info))
+                         : RANK_NONE,
+                   s->source};
+    add_candidate(s->list, c);
 }
 
 static void add_symbols(const mt_image *img, uint32_t type, uint32_t source, candidate_list *list)
 {
-    const mt_section *symtab = section_of_type(img, type);
-    size_t count = mt_image_symbol_count(img, symtab);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, symtab, i, &sym, &name);
-        if (!is_defined_function(&sym) || !mt_image_is_code(img, sym.st_value))
-            continue;
-        candidate c = {sym.st_value, sym.st_size, 0, *name ? name : NULL,
-                       *name ? symbol_rank(source == MT_SRC_DYNSYM, GELF_ST_BIND(sym.st_info))
-                             : RANK_NONE,
-                       source};
-        add_candidate(list, c);
-    }
+    symbol_source s = {img, source, list};
+    mt_image_each_symbol(img, type, add_symbol, &s);
 }
 
 static void add_fde_ranges(const mt_image *img, const mt_fde_range *r, size_t n,
@@ -587,20 +581,19 @@ static void mark_entry_at(void *ctx, uint64_t addr, uint64_t where)
         prog->procs[p].address_taken = true;
 }
 
+static void mark_if_exported(void *prog, const GElf_Sym *sym, const char *name)
+{
+    (void)name;
+    unsigned bind = GELF_ST_BIND(sym->st_info);
+    unsigned vis = GELF_ST_VISIBILITY(sym->st_other);
+    if (is_defined_function(sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+        (vis == STV_DEFAULT || vis == STV_PROTECTED))
+        mark_entry_at(prog, sym->st_value, 0);
+}
+
 static void mark_exported(const mt_image *img, mt_program *prog)
 {
-    const mt_section *dynsym = section_of_type(img, SHT_DYNSYM);
-    size_t count = mt_image_symbol_count(img, dynsym);
-    for (size_t i = 1; i < count; i++) {
-        GElf_Sym sym;
-        const char *name;
-        mt_image_symbol(img, dynsym, i, &sym, &name);
-        unsigned bind = GELF_ST_BIND(sym.st_info);
-        unsigned vis = GELF_ST_VISIBILITY(sym.st_other);
-        if (is_defined_function(&sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
-            (vis == STV_DEFAULT || vis == STV_PROTECTED))
-            mark_entry_at(prog, sym.st_value, 0);
-    }
+    mt_image_each_symbol(img, SHT_DYNSYM, mark_if_exported, prog);
 }
 
 void mt_mark_data_address_taken(const mt_image *img, mt_program *prog)

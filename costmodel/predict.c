@@ -256,16 +256,23 @@ static void dep_init(dep_state *s)
     s->next_sym = CM_REG_VEC0 + 1;
 }
 
+/* a + b as the machine adds addresses: modulo 2^64 (a register that grows
+ * by a constant in a long loop, as in node's code, would overflow int64_t). */
+static int64_t wrap_add(int64_t a, uint64_t b)
+{
+    return (int64_t)((uint64_t)a + b);
+}
+
 static store_rec address_key(const dep_state *s, const cm_address *a)
 {
     store_rec k = {.scale = a->scale, .off = a->disp};
     if (a->base && a->base < CM_REG_VEC0) {
         k.base = s->val[a->base].sym;
-        k.off += s->val[a->base].off;
+        k.off = wrap_add(k.off, (uint64_t)s->val[a->base].off);
     }
     if (a->index && a->index < CM_REG_VEC0) {
         k.index = s->val[a->index].sym;
-        k.off += s->val[a->index].off * a->scale;
+        k.off = wrap_add(k.off, (uint64_t)s->val[a->index].off * a->scale);
     }
     return k;
 }
@@ -359,7 +366,7 @@ static double execute(const mt_predictor *p, dep_state *s, const cm_insn *in)
     sym_value moved = {0, 0};
     if (in->offset_move) {
         moved = s->val[in->offset_src];
-        moved.off += in->offset;
+        moved.off = wrap_add(moved.off, (uint64_t)in->offset);
     }
     /* A renamed copy keeps its source's producer: an FP add's result moved
      * to another register still reaches the next FP add directly. */

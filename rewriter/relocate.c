@@ -1357,7 +1357,8 @@ static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
     for (uint32_t pi = 0; pi < c->prog->nprocs; pi++) {
         const mt_procedure *p = &c->prog->procs[pi];
         size_t n = 0;
-        cs_insn *insns = relocated[pi] || p->is_plt ? NULL : sweep_procedure(c, p, &n);
+        bool leave = relocated[pi] || p->is_plt || p->code_as_data; /* the blob's bytes stay */
+        cs_insn *insns = leave ? NULL : sweep_procedure(c, p, &n);
         for (size_t k = 0; k < n; k++) {
             const cs_insn *ins = &insns[k];
             /* call/jmp rel32 (e8/e9), or call/jmp *disp32(%rip) (ff 15/25) */

@@ -124,7 +124,8 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
     uint32_t *todo = mt_xmalloc((prog->nprocs + 1) * sizeof *todo);
     size_t ntodo = 0;
     for (uint32_t i = 0; i < prog->nprocs; i++)
-        if (!prog->procs[i].is_plt && prog->procs[i].nblocks && prog->procs[i].resolved)
+        if (!prog->procs[i].is_plt && prog->procs[i].nblocks && prog->procs[i].resolved &&
+            !prog->procs[i].code_as_data)
             todo[ntodo++] = i;
     rw_code_predecode(c, todo, ntodo);
     free(todo);
@@ -135,7 +136,9 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
         r->nprocs_candidates++;
         r->nblocks_candidates += p->nblocks;
         char *why = NULL;
-        if (!p->resolved)
+        if (p->code_as_data)
+            why = mt_xstrdup(p->code_as_data);
+        else if (!p->resolved)
             why = mt_xasprintf("unresolved: %s", p->unresolved_reason ? p->unresolved_reason : "?");
         else if (asked_to_skip(opt, i))
             why = mt_xstrdup("left as it is on request (--skip)");

@@ -2,10 +2,10 @@
 # tests/run-full.sh — the longer suite (`make test-full`): every ELF file in
 # /usr/bin and every shared object in /usr/lib/x86_64-linux-gnu through the
 # ASan+UBSan build of mtool, within a time budget (FULL_BUDGET_SECONDS,
-# default 600), then the libFuzzer target for FUZZ_TIME seconds (default
-# 180) when clang can build it; between them, valgrind's memcheck and
-# cachegrind instrumented must run exactly like the originals
-# (tests/valgrind_smoke.sh).
+# default 600), then node instrumented (tests/node/run.sh, when node is
+# installed) and valgrind's memcheck and cachegrind instrumented
+# (tests/valgrind_smoke.sh), each run exactly like the originals, then the
+# libFuzzer target for FUZZ_TIME seconds (default 180) when clang can build it.
 #
 # Each binary must give a clean exit, or a clean one-line error; a crash, a
 # timeout or a sanitizer report is a failure.  The share of procedures whose
@@ -84,6 +84,13 @@ while read -r line; do
     *) echo "$line" ;;
     esac
 done < "$OUT/vg"
+
+# node instrumented (V8's embedded builtins are code used as data): its
+# scripts' output compared with the original node's, the profiles counted.
+bash tests/node/run.sh "$MTOOL" > "$OUT/node" 2>&1
+grep -e '^not ok' -e '^#' "$OUT/node"
+passed=$((passed + $(grep -c '^ok ' "$OUT/node"))) failed=$((failed + $(grep -c '^not ok' "$OUT/node")))
+grep -q -e '^ok ' -e '^not ok' -e 'skipped' "$OUT/node" || not_ok "node smoke test printed no verdict: $(tail -1 "$OUT/node")"
 
 if ! command -v clang > /dev/null 2>&1; then
     echo "# fuzzing: skipped, clang is not installed"

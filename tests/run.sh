@@ -2,7 +2,8 @@
 # tests/run.sh — the default test suite (`make test`): unit tests, structure
 # tests over the samples, the callgrind block oracle over every sample, pass 1
 # (instrumented runs and their counts against callgrind), the runtime
-# (threads, fork, exec, signals), unwinding through relocated code, pass 2, count --json,
+# (threads, fork, exec, signals), unwinding through relocated code, code used as
+# data, pass 2, count --json,
 # the history, bad input, JSON validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
@@ -102,6 +103,8 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 # written) and unwinding through relocated code, dynamic and static.
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
+# Code the program copies and runs elsewhere (V8's embedded builtins) left as it is.
+run "code used as data" bash tests/codedata/run.sh "$ASAN/mtool"
 
 # Jump tables: one reached under two guards (counts against callgrind), and
 # the safety net for an index beyond what the analysis bounded.

@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv, analyze_args *a)
 /* ---- text output ------------------------------------------------------ */
 
 typedef struct {
-    uint32_t resolved, tables, loops, irreducible, recursive, estimable, plt;
+    uint32_t resolved, tables, loops, irreducible, recursive, estimable, plt, code_as_data;
 } program_totals;
 
 static program_totals count_totals(const mt_program *prog)
@@ -91,6 +91,7 @@ static program_totals count_totals(const mt_program *prog)
         t.recursive += p->recursive;
         t.estimable += p->estimable;
         t.plt += p->is_plt;
+        t.code_as_data += p->code_as_data != NULL;
         for (uint32_t b = 0; b < p->nblocks; b++)
             t.tables += p->blocks[b].term == MT_TERM_TABLE_JUMP;
         for (uint32_t l = 0; l < p->nloops; l++) {
@@ -117,6 +118,9 @@ static void print_header(FILE *fp, const mt_program *prog)
     fprintf(fp, "  source lines    %s\n", prog->has_dwarf_lines ? "yes (DWARF)" : "no");
     fprintf(fp, "  procedures      %" PRIu32 " (%" PRIu32 " PLT stubs), %.1f%% with fully resolved control flow\n",
             prog->nprocs, t.plt, prog->nprocs ? 100.0 * t.resolved / prog->nprocs : 100.0);
+    if (t.code_as_data)
+        fprintf(fp, "  code as data    %" PRIu32 " procedures the program copies or reads: left out\n",
+                t.code_as_data);
     fprintf(fp, "  instructions    %" PRIu64 "\n", prog->ninsns);
     fprintf(fp, "  jump tables     %" PRIu32 "\n", t.tables);
     fprintf(fp, "  loops           %" PRIu32 " natural, %" PRIu32 " irreducible regions\n", t.loops,
@@ -154,8 +158,9 @@ void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uin
 
 static void procedure_flags(const mt_procedure *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s", p->is_plt ? "plt " : "", !p->resolved ? "unresolved " : "",
-             p->noreturn ? "noreturn " : "", p->recursive ? "recursive " : "", p->estimable ? "estimable" : "");
+    snprintf(buf, len, "%s%s%s%s%s%s", p->is_plt ? "plt " : "", p->code_as_data ? "code-as-data " : "",
+             !p->resolved ? "unresolved " : "", p->noreturn ? "noreturn " : "", p->recursive ? "recursive " : "",
+             p->estimable ? "estimable" : "");
 }
 
 static int by_instructions_desc(const void *a, const void *b, void *ctx)
@@ -185,12 +190,13 @@ static void print_procedure_table(FILE *fp, const mt_program *prog)
             "stores", "loops", "source", "flags");
     for (uint32_t k = 0; k < shown; k++) {
         const mt_procedure *p = &prog->procs[order[k]];
-        char src[160], flags[80];
+        char src[160], flags[80], name[65];
         mt_ui_source_range(prog, p, NULL, p->nblocks, src, sizeof src);
         procedure_flags(p, flags, sizeof flags);
-        fprintf(fp, "  0x%-16" PRIx64 " %-32.64s %7" PRIu32 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu32
+        mt_escape_text(name, sizeof name, p->name);
+        fprintf(fp, "  0x%-16" PRIx64 " %-32s %7" PRIu32 " %8" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu32
                     "  %-24s %s\n",
-                p->entry, p->name, p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, p->nloops, src, flags);
+                p->entry, name, p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, p->nloops, src, flags);
     }
     free(order);
 }
@@ -248,15 +254,21 @@ static void print_jump_tables(FILE *fp, const mt_procedure *p)
 static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t index)
 {
     const mt_procedure *p = &prog->procs[index];
-    char flags[80], src[160];
+    char flags[80], src[160], name[1024];
     procedure_flags(p, flags, sizeof flags);
     mt_ui_source_range(prog, p, NULL, p->nblocks, src, sizeof src);
-    fprintf(fp, "\nprocedure %s at 0x%" PRIx64 ", %" PRIu64 " bytes%s%s\n", p->name, p->entry, p->size,
+    mt_escape_text(name, sizeof name, p->name);
+    fprintf(fp, "\nprocedure %s at 0x%" PRIx64 ", %" PRIu64 " bytes%s%s\n", name, p->entry, p->size,
             src[0] ? ", " : "", src);
     fprintf(fp, "  %" PRIu32 " blocks, %" PRIu64 " instructions, %" PRIu64 " loads, %" PRIu64 " stores; %s\n",
             p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, flags[0] ? flags : "not estimable");
     if (p->parent != MT_NONE)
         fprintf(fp, "  split part of %s\n", prog->procs[p->parent].name);
+    if (p->code_as_data) {
+        char why[1024];
+        mt_escape_text(why, sizeof why, p->code_as_data);
+        fprintf(fp, "  left out: %s\n", why);
+    }
     if (!p->resolved)
         fprintf(fp, "  unresolved: %s\n", p->unresolved_reason ? p->unresolved_reason : "?");
     if (p->tdes >= 0)
@@ -343,8 +355,11 @@ static void print_callgraph(FILE *fp, const mt_program *prog)
 static void print_warnings(const mt_program *prog)
 {
     const uint32_t limit = 20;
-    for (uint32_t w = 0; w < prog->nwarnings && w < limit; w++)
-        fprintf(stderr, "mtool: warning: %s\n", prog->warnings[w]);
+    for (uint32_t w = 0; w < prog->nwarnings && w < limit; w++) {
+        char line[1024]; /* warnings quote symbol names */
+        mt_escape_text(line, sizeof line, prog->warnings[w]);
+        fprintf(stderr, "mtool: warning: %s\n", line);
+    }
     if (prog->nwarnings > limit)
         fprintf(stderr, "mtool: warning: ... and %" PRIu32 " more (all of them: --json)\n",
                 prog->nwarnings - limit);

@@ -284,7 +284,9 @@ merge_profiles() {
         rm -rf "$out/merge-$name"
         if XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$out/prof-inst" -o "$out/merge-$name" \
             -- "$e" > "$out/merge-$name.txt" 2>&1; then
-            txt=$(head -1 "$out/merge-$name.txt")
+            # Its summary line (the first on a machine already calibrated;
+            # on a new one, the calibration's lines come first).
+            txt=$(grep -m1 '^mtool count: ' "$out/merge-$name.txt" || head -1 "$out/merge-$name.txt")
             n=$(echo "$txt" | sed -nE 's/.*: ([0-9]+) process(es)?,.*/\1/p')
             if [ -z "$n" ]; then
                 MERGE_TEXT="cannot read the merge of $name: $txt ($out/merge-$name.txt)"

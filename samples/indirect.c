@@ -17,6 +17,9 @@
  *   call_forms: calls through a pointer in %r11 (the register pass 1's
  *               record of call targets loads the target into), in a stack
  *               slot addressed from %rsp, and in a global (rip-relative)
+ *   dispatch:   one call site with 20 targets, more than the 15 a site
+ *               records (the rest go to its overflow), as an interpreter's
+ *               command dispatch (tcl) or virtual calls (cppcheck) have
  * Every procedure runs, so the callgrind oracle checks each count. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +169,18 @@ NOINLINE int call_forms(int (*f)(int), int x)
     return a + b + c;
 }
 
+#define TARGET(k) \
+    NOINLINE int target##k(int x) { return x * k + sink; }
+TARGET(1) TARGET(2) TARGET(3) TARGET(4) TARGET(5) TARGET(6) TARGET(7) TARGET(8) TARGET(9)
+TARGET(10) TARGET(11) TARGET(12) TARGET(13) TARGET(14) TARGET(15) TARGET(16) TARGET(17)
+TARGET(18) TARGET(19) TARGET(20)
+int (*const targets[])(int) = {target1,  target2,  target3,  target4,  target5,
+                               target6,  target7,  target8,  target9,  target10,
+                               target11, target12, target13, target14, target15,
+                               target16, target17, target18, target19, target20};
+/* Not a tail call (a jump): the volatile read comes after the call. */
+NOINLINE int dispatch(int i) { return targets[i % 20](i) + sink; }
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -191,6 +206,8 @@ int main(int argc, char **argv)
     s += st.level;
     for (int i = 0; i < n; i++)
         s += call_forms(i % 2 ? inc : dbl, i);
+    for (int i = 0; i < 2 * n; i++)
+        s += dispatch(i);
     printf("%d\n", s);
     return 0;
 }

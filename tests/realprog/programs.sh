@@ -17,12 +17,15 @@
 #              the ones replaced by instrumented copies
 #   one_P      one command of the suite (EXE ARGS, EXE as in exes_P), for the
 #              callgrind oracle and --callgrind
+#   no_oracle_P (optional) why P's block counts cannot equal callgrind's (they
+#              change from run to run): its command is then only checked to
+#              behave the same and to write profiles that merge
 #   pass2_P    (optional) one command for pass 2 (`mtool run`), INPUT standing
 #              for 4 MB of the package's own C sources; pass2_timed_P: the
 #              procedures that must hold a timed m-object in its report
 # $JOBS is the -j of run.sh (make jobs, default 2).
 # Order of the default run (first to last).
-PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed)
+PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed tcl8.6 git cppcheck)
 
 # --- shared helpers ---------------------------------------------------------
 
@@ -126,6 +129,99 @@ norm_sed() { norm_automake; }
 logs_sed() { norm_logs testsuite; }
 exes_sed() { echo sed/sed; }
 one_sed() { echo "sed/sed -n -e s/a/b/gp -e /^[0-9]/d ChangeLog"; }
+# --- tcl8.6: the interpreter (its bytecode engine is one big switch: jump
+# tables) on some 20 files of tests/, each run by its own tcltest process
+# (tcltest = tclsh + the test commands, libtcl linked in: --disable-shared),
+# every test's result printed (-verbose bps).  Sockets, clocks, timers and
+# file-system tests are left out: they depend on the machine and its load.
+# Configured as Debian does, its script library in /usr/share/tcltk/tcl8.6
+# (libtcl8.6, the same version): the suite sets TCL_LIBRARY to the source's
+# library/, the oracle's command (whose copy of tcltest runs elsewhere) finds
+# Debian's.
+deps_tcl8.6() { echo zlib1g-dev libtcl8.6; }
+build_tcl8.6() {
+    (cd unix && TCL_LIBRARY=/usr/share/tcltk/tcl8.6 configure_once --prefix=/usr --disable-shared &&
+        mk -j"$JOBS" tcltest > /dev/null 2>&1)
+}
+TCL_TESTS="basic.test compile.test execute.test expr.test string.test list.test lsort.test regexp.test
+ dict.test format.test scan.test proc.test namespace.test info.test switch.test upvar.test binary.test
+ coroutine.test nre.test oo.test"
+suite_tcl8.6() { mk -C unix test-tcl TESTFLAGS="-verbose bps -file '${TCL_TESTS//$'\n'/}'" 2>&1; }
+norm_tcl8.6() { grep -avE '^Tests (began|ended) at ' | grep -av 'TESTFLAGS'; }
+exes_tcl8.6() { echo unix/tcltest; }
+one_tcl8.6() { echo "unix/tcltest tests/list.test"; }
+# Tcl hashes pointers (one-word keys: chain walks depend on where malloc put
+# things) and compares string buffers' addresses: two native runs of
+# tcltest, even on a missing script, differ in 12 to 21 blocks of
+# CreateHashEntry, Tcl_DeleteHashEntry, RebuildTable, AppendUtfToUtfRep.
+no_oracle_tcl8.6() { echo "tcltest's block counts depend on addresses (pointer-keyed hash tables)"; }
+
+# --- git: a few dozen of t/'s test scripts, each thousands of short git
+# processes (the builtins are hard links to git: replacing git's content
+# replaces them all) and test-tool helpers.  Built without curl, gettext,
+# Tcl/Tk and Python (config.mak), which these scripts do not use.  Scripts
+# run $JOBS at a time, each into its own file; their TAP lines are printed in
+# the list's order.
+deps_git() { echo zlib1g-dev perl; }
+build_git() {
+    [ -f config.mak ] || printf '%s\n' 'CFLAGS = -O2 -g' NO_CURL=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PYTHON=1 > config.mak
+    make -s -j"$JOBS" all > /dev/null 2>&1
+}
+GIT_TESTS="t0000-basic t0001-init t0003-attributes t0008-ignores t1300-config t1400-update-ref
+ t1500-rev-parse t2000-conflict-when-checking-files-out t3200-branch t3400-rebase t3903-stash
+ t4001-diff-rename t4013-diff-various t5300-pack-object t6000-rev-list-misc t7001-mv t7004-tag t7600-merge"
+suite_git() {
+    local d=t/test-results/mtool s rc=0
+    rm -rf "$d" && mkdir -p "$d"
+    # shellcheck disable=SC2086
+    printf '%s\n' $GIT_TESTS | xargs -P "$JOBS" -I{} sh -c \
+        'cd t && sh ./{}.sh > test-results/mtool/{}.out 2>&1; echo $? > test-results/mtool/{}.status'
+    for s in $GIT_TESTS; do
+        echo "=== $s: exit $(cat "$d/$s.status")"
+        cat "$d/$s.out"
+        [ "$(cat "$d/$s.status")" = 0 ] || rc=1
+    done
+    return $rc
+}
+norm_git() { cat; }
+exes_git() { echo git t/helper/test-tool; }
+one_git() { echo "git diff --no-index --stat -p Documentation/RelNotes/2.38.0.txt Documentation/RelNotes/2.39.0.txt"; }
+
+# --- cppcheck (C++): its unit tests (testrunner: some 4200 tests in one
+# process, its forking executor's included), then its own cppcheck binary on
+# the test files of its library configurations as test/cfg/runtests.sh runs
+# it (each file's expected findings are inline suppressions: --error-exitcode
+# fails on any other; its compiler syntax checks are left out) and on its
+# samples.  Built with its plain Makefile, -O2 -g, without the _GLIBCXX_DEBUG
+# checks it adds by default (Debian builds without them), and Debian's
+# FILESDIR: the library configurations (cfg/) of Debian's cppcheck, the same
+# version, are found by any copy of the binary (the oracle's too).
+deps_cppcheck() { echo g++ cppcheck; }
+build_cppcheck() {
+    make -s -j"$JOBS" CXXFLAGS="-O2 -g -std=c++11 -pipe" FILESDIR=/usr/lib/x86_64-linux-gnu/cppcheck \
+        testrunner cppcheck > /dev/null 2>&1
+}
+# test/cfg file: the options runtests.sh gives it.
+CPPCHECK_CFG_TESTS="std.c:--inconclusive std.cpp:--inconclusive posix.c:--library=posix
+ gnu.c:--library=posix,gnu bsd.c:--library=bsd"
+suite_cppcheck() {
+    local rc=0 t
+    ./testrunner 2>&1 || rc=1
+    for t in $CPPCHECK_CFG_TESTS; do
+        echo "=== test/cfg/${t%%:*}"
+        ./cppcheck --check-library --platform=unix64 --enable=style --error-exitcode=1 "${t#*:}" \
+            --suppress=missingIncludeSystem --inline-suppr --template='{file}:{line}:{severity}:{id}:{message}' \
+            "test/cfg/${t%%:*}" 2>&1 || rc=1
+    done
+    echo "=== samples"
+    ./cppcheck -q --enable=all --inconclusive --suppress=missingIncludeSystem \
+        --template='{file}:{line}:{severity}:{id}:{message}' samples 2>&1 | sort
+    return $rc
+}
+norm_cppcheck() { cat; }
+exes_cppcheck() { echo testrunner cppcheck; }
+one_cppcheck() { echo "cppcheck -q --enable=all --inconclusive --template={file}:{line}:{id} samples"; }
+
 # gawk's charset tests run only with these four locales, and three basic
 # tests (commas, mbstr1, mbstr2) fail without en_US.UTF-8.
 GAWK_LOCALES="en_US fr_FR ru_RU ja_JP"

@@ -284,7 +284,9 @@ merge_profiles() {
         rm -rf "$out/merge-$name"
         if XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$out/prof-inst" -o "$out/merge-$name" \
             -- "$e" > "$out/merge-$name.txt" 2>&1; then
-            txt=$(head -1 "$out/merge-$name.txt")
+            # Its summary line (the first on a machine already calibrated;
+            # on a new one, the calibration's lines come first).
+            txt=$(grep -m1 '^mtool count: ' "$out/merge-$name.txt" || head -1 "$out/merge-$name.txt")
             n=$(echo "$txt" | sed -nE 's/.*: ([0-9]+) process(es)?,.*/\1/p')
             if [ -z "$n" ]; then
                 MERGE_TEXT="cannot read the merge of $name: $txt ($out/merge-$name.txt)"
@@ -399,7 +401,12 @@ run_one() {
             local exe
             exe=$(real_exe "${cmd[0]}")
             local line
-            line=$(bash "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
+            # A program whose block counts change from run to run (they
+            # depend on addresses) has no exact oracle: its command is only
+            # checked to behave the same and to write profiles that merge.
+            local no_oracle=""
+            if declare -F "no_oracle_$prog" > /dev/null; then no_oracle=$("no_oracle_$prog"); fi
+            line=$(NO_ORACLE=$no_oracle bash "$ROOT/tests/oracle/count_check.sh" "$MTOOL" "$CHECKER" "$out/oracle" \
                 "$src/$exe" "${cmd[@]:1}" 2>&1 | grep -E '^(not ok|ok|# coverage)' | tr '\n' ' ') || true
             echo "   $prog oracle (${cmd[*]}): $line"
             if [ -z "$line" ] || echo "$line" | grep -q 'not ok'; then
@@ -407,6 +414,7 @@ run_one() {
                 return 1
             fi
             oracle_text=", oracle ok$(echo "$line" | sed -nE 's/.*# coverage: .*\(([0-9.]+%)\).*/ (coverage \1)/p')"
+            [ -z "$no_oracle" ] || oracle_text=", one command identical, no callgrind oracle: $no_oracle"
         fi
     fi
     local pass2_text=""

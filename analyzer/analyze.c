@@ -114,15 +114,9 @@ uint32_t mt_find_procedure(const mt_program *prog, const char *name)
 
 uint32_t mt_procedure_at_or_before(const mt_program *prog, uint64_t addr)
 {
-    uint32_t lo = 0, hi = prog->nprocs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (prog->procs[mid].entry <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 ? MT_NONE : lo - 1;
+    size_t after = mt_upper_bound_u64(prog->procs, prog->nprocs, sizeof *prog->procs,
+                                      offsetof(mt_procedure, entry), addr);
+    return after == 0 ? MT_NONE : (uint32_t)after - 1;
 }
 
 uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr)
@@ -146,18 +140,9 @@ uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr)
 
 uint32_t mt_block_at(const mt_procedure *proc, uint64_t addr)
 {
-    uint32_t lo = 0, hi = proc->nblocks;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (proc->blocks[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return MT_NONE;
-    const mt_block *b = &proc->blocks[lo - 1];
-    return addr < b->end ? lo - 1 : MT_NONE;
+    size_t after = mt_upper_bound_u64(proc->blocks, proc->nblocks, sizeof *proc->blocks,
+                                      offsetof(mt_block, start), addr);
+    return after > 0 && addr < proc->blocks[after - 1].end ? (uint32_t)after - 1 : MT_NONE;
 }
 
 const char *mt_edge_kind_name(mt_edge_kind kind)

@@ -94,15 +94,8 @@ static int cmp_target_by_site(const void *a, const void *b)
 /* The targets recorded at `site`: [*first, return) of the sorted list. */
 static size_t targets_at(const mt_call_target_count *t, size_t n, uint64_t site, size_t *first)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].site < site)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *first = lo;
+    size_t hi = mt_lower_bound_u64(t, n, sizeof *t, offsetof(mt_call_target_count, site), site);
+    *first = hi;
     while (hi < n && t[hi].site == site)
         hi++;
     return hi;

@@ -85,29 +85,15 @@ static void side_free(cfg_side *s)
 /* Index of the first landing pad >= addr. */
 static size_t first_pad_from(const cfg_program *cp, uint64_t addr)
 {
-    size_t lo = 0, hi = cp->npads;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cp->pads[mid] < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return mt_lower_bound_u64(cp->pads, cp->npads, sizeof *cp->pads, 0, addr);
 }
 
 /* The exception call site covering the call at `addr`, or NULL.  Call-site
  * ranges of one LSDA do not overlap, and FDEs do not either. */
 static const mt_eh_call_site *call_site_of(const cfg_program *cp, uint64_t addr)
 {
-    size_t lo = 0, hi = cp->nsites;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cp->sites[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_upper_bound_u64(cp->sites, cp->nsites, sizeof *cp->sites,
+                                   offsetof(mt_eh_call_site, start), addr);
     return lo > 0 && addr < cp->sites[lo - 1].end ? &cp->sites[lo - 1] : NULL;
 }
 
@@ -238,14 +224,8 @@ static bool insn_falls_through(const cfg_insn *in)
 
 size_t cfg_insn_at(const cfg_builder *b, uint64_t addr)
 {
-    size_t lo = 0, hi = b->ninsns;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b->insns[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(b->insns, b->ninsns, sizeof *b->insns, offsetof(cfg_insn, addr),
+                                   addr);
     return lo < b->ninsns && b->insns[lo].addr == addr ? lo : SIZE_MAX;
 }
 
@@ -258,14 +238,8 @@ size_t cfg_predecessors(const cfg_builder *b, size_t i, uint32_t *out, size_t ma
         if (prev->addr + prev->len == addr && insn_falls_through(prev))
             out[n++] = (uint32_t)(i - 1);
     }
-    size_t lo = 0, hi = b->npreds;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b->preds[mid].target < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(b->preds, b->npreds, sizeof *b->preds,
+                                   offsetof(__typeof__(*b->preds), target), addr);
     for (; lo < b->npreds && b->preds[lo].target == addr; lo++) {
         if (n == max)
             return SIZE_MAX;
@@ -575,14 +549,8 @@ static void form_blocks(const cfg_builder *b, cfg_out *o)
 
 static uint32_t block_starting_at(const cfg_out *o, uint64_t addr)
 {
-    size_t lo = 0, hi = o->nblocks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->blocks[mid].start < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(o->blocks, o->nblocks, sizeof *o->blocks,
+                                   offsetof(mt_block, start), addr);
     return lo < o->nblocks && o->blocks[lo].start == addr ? (uint32_t)lo : MT_NONE;
 }
 

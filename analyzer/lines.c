@@ -218,14 +218,8 @@ static int compare_rows(const void *a, const void *b)
  * block that begins with such code takes the line of what follows. */
 static const line_row *row_for_block(const line_table *t, uint64_t start, uint64_t end)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->rows[mid].start <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_upper_bound_u64(t->rows, t->n, sizeof *t->rows, offsetof(line_row, start),
+                                   start);
     if (lo && start < t->rows[lo - 1].end)
         return &t->rows[lo - 1];
     return lo < t->n && t->rows[lo].start < end ? &t->rows[lo] : NULL;

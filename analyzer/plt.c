@@ -83,14 +83,8 @@ static void build_slot_map(const mt_image *img, slot_map *map)
 
 static const char *slot_lookup(const slot_map *map, uint64_t slot)
 {
-    size_t lo = 0, hi = map->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (map->items[mid].slot < slot)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(map->items, map->n, sizeof *map->items,
+                                   offsetof(__typeof__(*map->items), slot), slot);
     return lo < map->n && map->items[lo].slot == slot ? map->items[lo].name : NULL;
 }
 

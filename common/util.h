@@ -23,6 +23,38 @@ char *mt_xstrdup(const char *s);
 int mt_compare_u64(const void *a, const void *b);
 char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Binary search of base[0..n), `size`-byte elements sorted by the uint64_t
+ * key at byte `key_offset` of each (offsetof; 0 for an array of uint64_t):
+ * the index of the first element whose key is not below `key` (lower
+ * bound) or is above it (upper bound); n when there is none.  "The last
+ * element starting at or before addr" is the upper bound minus one.
+ * Inline: the analyzer's slices call these in their inner loops. */
+static inline size_t mt_bound_u64(const void *base, size_t n, size_t size, size_t key_offset,
+                                  uint64_t key, int upper)
+{
+    const unsigned char *b = (const unsigned char *)base;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t k = *(const uint64_t *)(const void *)(b + mid * size + key_offset);
+        if (k < key || (upper && k == key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+static inline size_t mt_lower_bound_u64(const void *base, size_t n, size_t size,
+                                        size_t key_offset, uint64_t key)
+{
+    return mt_bound_u64(base, n, size, key_offset, key, 0);
+}
+static inline size_t mt_upper_bound_u64(const void *base, size_t n, size_t size,
+                                        size_t key_offset, uint64_t key)
+{
+    return mt_bound_u64(base, n, size, key_offset, key, 1);
+}
+
 /* Append one element to a growable array declared as
  *   T *items; size_t n, cap;  */
 #define MT_PUSH(arr, n, cap, value)                                          \

@@ -918,14 +918,8 @@ static uint64_t local_target(const rw_code *c, const rw_proc *rp, const rw_insn 
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
         if (c->wrap_real[w] == ri->target)
             return 0; /* retargeted at a runtime wrapper */
-    uint32_t lo = 0, hi = rp->ninsns;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (rp->insns[mid].old < ri->target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(rp->insns, rp->ninsns, sizeof *rp->insns,
+                                   offsetof(__typeof__(*rp->insns), old), ri->target);
     if (lo == rp->ninsns || rp->insns[lo].old != ri->target || rp->insns[lo].probe == RW_PROBE_NONE)
         return 0;
     return rp->insns[lo].new_addr + ri->target_skip + (ri->loop_exit ? LOOP_LOAD_LEN : 0);
@@ -998,14 +992,7 @@ static uint64_t branch_target(const rw_code *c, uint64_t old, bool *wrapped)
             *wrapped = true;
             return c->wrap_new[w];
         }
-    size_t lo = 0, hi = c->nmap;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->map_old[mid] < old)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(c->map_old, c->nmap, sizeof *c->map_old, 0, old);
     return lo < c->nmap && c->map_old[lo] == old ? c->map_new[lo] : old;
 }
 
@@ -1445,14 +1432,7 @@ uint64_t rw_moved_lookup(const rw_moved *m, uint64_t old)
 {
     if (old == m->old_end)
         return m->new_end;
-    size_t lo = 0, hi = m->naddrs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->old_addrs[mid] < old)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(m->old_addrs, m->naddrs, sizeof *m->old_addrs, 0, old);
     return lo < m->naddrs && m->old_addrs[lo] == old ? m->new_addrs[lo] : 0;
 }
 

@@ -135,15 +135,9 @@ static bool leaves_procedure(const mt_program *prog, uint32_t pi, const mt_edge 
 /* Block of procedure q starting at `addr`, or MT_NONE. */
 static uint32_t block_at(const mt_procedure *q, uint64_t addr)
 {
-    uint32_t lo = 0, hi = q->nblocks;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (q->blocks[mid].start < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < q->nblocks && q->blocks[lo].start == addr ? lo : MT_NONE;
+    size_t lo = mt_lower_bound_u64(q->blocks, q->nblocks, sizeof *q->blocks,
+                                   offsetof(mt_block, start), addr);
+    return lo < q->nblocks && q->blocks[lo].start == addr ? (uint32_t)lo : MT_NONE;
 }
 
 /* Whether control can come back into the blocks `in` (a loop's or a

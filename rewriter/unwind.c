@@ -81,9 +81,15 @@ static bool put_pointer(rw_buf *b, uint8_t enc, uint64_t value, uint64_t at)
 
 /* ---- the move ---------------------------------------------------------- */
 
+/* A moved range, keyed by its original start for the search. */
+typedef struct {
+    uint64_t old_start;
+    const rw_moved *m;
+} moved_ref;
+
 typedef struct {
     const rw_input *in;
-    const rw_moved **by_old;   /* the moved ranges sorted by original address */
+    const moved_ref *by_old;   /* the moved ranges sorted by original address */
     size_t nmoved;
     rw_buf *out;
     uint64_t out_vaddr;
@@ -96,35 +102,16 @@ static uint64_t here(const unwind_ctx *u) { return u->out_vaddr + u->out->len; }
  * (copies keep the original order), or m->new_end past the last one. */
 static uint64_t map_at_or_after(const rw_moved *m, uint64_t old)
 {
-    size_t lo = 0, hi = m->naddrs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->old_addrs[mid] < old)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_lower_bound_u64(m->old_addrs, m->naddrs, sizeof *m->old_addrs, 0, old);
     return lo < m->naddrs ? m->new_addrs[lo] : m->new_end;
 }
 
 /* The moved range holding original instruction `old`, or NULL. */
 static const rw_moved *range_of(const unwind_ctx *u, uint64_t old)
 {
-    size_t lo = 0, hi = u->nmoved;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->by_old[mid]->old_start <= old)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && old < u->by_old[lo - 1]->old_end ? u->by_old[lo - 1] : NULL;
-}
-
-static int by_old_start(const void *a, const void *b)
-{
-    const rw_moved *x = *(const rw_moved *const *)a, *y = *(const rw_moved *const *)b;
-    return x->old_start < y->old_start ? -1 : x->old_start > y->old_start;
+    size_t lo = mt_upper_bound_u64(u->by_old, u->nmoved, sizeof *u->by_old,
+                                   offsetof(moved_ref, old_start), old);
+    return lo > 0 && old < u->by_old[lo - 1].m->old_end ? u->by_old[lo - 1].m : NULL;
 }
 
 /* ---- CIEs and FDEs --------------------------------------------------------- */
@@ -549,14 +536,7 @@ static bool write_fde(unwind_ctx *u, const mt_eh_fde *f, const part *pt, uint64_
  * cover it), or of the first one when none does. */
 static size_t first_fde_covering(const hdr_table *t, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].loc <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = mt_upper_bound_u64(t->v, n, sizeof *t->v, offsetof(hdr_entry, loc), addr);
     return lo > 0 ? lo - 1 : 0;
 }
 
@@ -737,15 +717,15 @@ int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw
                      "encoding", in->elf.path);
         return -1;
     }
-    const rw_moved **by_old = mt_xcalloc(nmoved + 1, sizeof *by_old);
+    moved_ref *by_old = mt_xcalloc(nmoved + 1, sizeof *by_old);
     for (size_t i = 0; i < nmoved; i++)
-        by_old[i] = &moved[i];
-    qsort(by_old, nmoved, sizeof *by_old, by_old_start);
+        by_old[i] = (moved_ref){moved[i].old_start, &moved[i]};
+    qsort(by_old, nmoved, sizeof *by_old, mt_compare_u64);
     unwind_ctx u = {in, by_old, nmoved, out, out_vaddr, err};
     size_t noriginal = t.n;
     int rc = 0;
     for (size_t i = 0; i < nmoved && rc == 0; i++)
-        if (!write_range(&u, by_old[i], &t, noriginal, res))
+        if (!write_range(&u, by_old[i].m, &t, noriginal, res))
             rc = -1;
     if (rc == 0 && !write_hdr(&u, eh_frame, &t, res)) {
         mt_error_set(err, "%s: the new .eh_frame_hdr is too far from .eh_frame or the code",

@@ -14,26 +14,18 @@ static mt_store_site site_view(const mt_store_object_row *o)
                            .shape = o->shape};
 }
 
-static int by_object(const void *x, const void *y, void *arg)
-{
-    const mt_store_object_row *rows = arg;
-    int64_t p = rows[*(const uint32_t *)x].object, q = rows[*(const uint32_t *)y].object;
-    return p < q ? -1 : p > q;
-}
+/* A row of a, keyed by its object id (ids are positive) for the search. */
+typedef struct {
+    uint64_t object;
+    uint32_t row;
+} object_ref;
 
-/* Row of a with object `object` (a's rows indexed by object in `order`). */
-static uint32_t find_object(const mt_store_object_row *a, const uint32_t *order, size_t n,
-                            int64_t object)
+/* Row of a with object `object` (`order`: a's rows sorted by object), or MT_NONE. */
+static uint32_t find_object(const object_ref *order, size_t n, int64_t object)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = (lo + hi) / 2;
-        if (a[order[m]].object < object)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo < n && a[order[lo]].object == object ? order[lo] : MT_NONE;
+    size_t lo = mt_lower_bound_u64(order, n, sizeof *order, offsetof(object_ref, object),
+                                   (uint64_t)object);
+    return lo < n && order[lo].object == (uint64_t)object ? order[lo].row : MT_NONE;
 }
 
 static bool same_text(const char *x, const char *y)
@@ -66,16 +58,16 @@ int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff 
     uint32_t *tolerant = mt_xcalloc(d->nb + 1, sizeof *tolerant);
     uint8_t *tolerant_how = mt_xcalloc(d->nb + 1, 1);
     mt_store_match(sa, d->na, sb, d->nb, tolerant, tolerant_how);
-    uint32_t *order = mt_xcalloc(d->na + 1, sizeof *order);
+    object_ref *order = mt_xcalloc(d->na + 1, sizeof *order);
     for (size_t i = 0; i < d->na; i++)
-        order[i] = (uint32_t)i;
-    qsort_r(order, d->na, sizeof *order, by_object, d->a);
+        order[i] = (object_ref){(uint64_t)d->a[i].object, (uint32_t)i};
+    qsort(order, d->na, sizeof *order, mt_compare_u64);
     d->b_to_a = mt_xcalloc(d->nb + 1, sizeof *d->b_to_a);
     d->how = mt_xcalloc(d->nb + 1, 1);
     d->a_paired = mt_xcalloc(d->na + 1, sizeof *d->a_paired);
     /* Identity first; the tolerant match fills in where identity has no pair. */
     for (size_t j = 0; j < d->nb; j++) {
-        uint32_t i = find_object(d->a, order, d->na, d->b[j].object);
+        uint32_t i = find_object(order, d->na, d->b[j].object);
         d->b_to_a[j] = i;
         if (i != MT_NONE) {
             d->a_paired[i] = true;

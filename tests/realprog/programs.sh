@@ -23,6 +23,11 @@
 #   pass2_P    (optional) one command for pass 2 (`mtool run`), INPUT standing
 #              for 4 MB of the package's own C sources; pass2_timed_P: the
 #              procedures that must hold a timed m-object in its report
+#   minutes_P  (optional) how long fetching, building and both suite runs may
+#              take on a fresh 2-core machine, at most (default 10): with a
+#              deadline (MTOOL_REALPROG_DEADLINE), P is not started unless it
+#              fits (figures measured on the Xeon family 6 model 207, 2 vCPUs,
+#              under load, rounded up)
 # $JOBS is the -j of run.sh (make jobs, default 2).
 # Order of the default run (first to last).
 PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed tcl8.6 git cppcheck)
@@ -149,6 +154,7 @@ TCL_TESTS="basic.test compile.test execute.test expr.test string.test list.test 
 suite_tcl8.6() { mk -C unix test-tcl TESTFLAGS="-verbose bps -file '${TCL_TESTS//$'\n'/}'" 2>&1; }
 norm_tcl8.6() { grep -avE '^Tests (began|ended) at ' | grep -av 'TESTFLAGS'; }
 exes_tcl8.6() { echo unix/tcltest; }
+minutes_tcl8.6() { echo 12; }
 one_tcl8.6() { echo "unix/tcltest tests/list.test"; }
 # Tcl hashes pointers (one-word keys: chain walks depend on where malloc put
 # things) and compares string buffers' addresses: two native runs of
@@ -185,6 +191,7 @@ suite_git() {
 }
 norm_git() { cat; }
 exes_git() { echo git t/helper/test-tool; }
+minutes_git() { echo 25; }
 one_git() { echo "git diff --no-index --stat -p Documentation/RelNotes/2.38.0.txt Documentation/RelNotes/2.39.0.txt"; }
 
 # --- cppcheck (C++): its unit tests (testrunner: some 4200 tests in one
@@ -220,6 +227,7 @@ suite_cppcheck() {
 }
 norm_cppcheck() { cat; }
 exes_cppcheck() { echo testrunner cppcheck; }
+minutes_cppcheck() { echo 45; }
 one_cppcheck() { echo "cppcheck -q --enable=all --inconclusive --template={file}:{line}:{id} samples"; }
 
 # gawk's charset tests run only with these four locales, and three basic

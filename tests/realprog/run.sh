@@ -30,10 +30,13 @@
 #                 compare exact block counts (tests/oracle/check_counts), which
 #                 is run too when $CHECKER exists
 # Environment: MTOOL (default build/mtool), CHECKER (default
-# build/tests/check_counts), MTOOL_REALPROG_DIR, and MTOOL_INSTRUMENT_CMD: an
+# build/tests/check_counts), MTOOL_REALPROG_DIR, MTOOL_INSTRUMENT_CMD: an
 # instrumenter to use instead of `$MTOOL instrument --counts`, called as
 # `$MTOOL_INSTRUMENT_CMD ORIG OUT` (for instance `cp`, to test the harness:
-# then no profiles are expected, and merging and the oracle are skipped).
+# then no profiles are expected, and merging and the oracle are skipped),
+# and MTOOL_REALPROG_DEADLINE: a time (seconds since the epoch) by which the
+# run must end; a program whose minutes_P would pass it is not started, and
+# is listed as skipped (CI sets it from its 90 minutes: .ci/run).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -545,12 +548,26 @@ start=$SECONDS
     echo "# $(date -u +%FT%TZ) run.sh ${only[*]:+--only ${only[*]}}" \
         "instrumenter: ${INSTRUMENT_CMD:-$MTOOL instrument --counts}"
 } > "$WORK/summary.txt"
+skipped=()
+# Whether program $1 can still finish before the deadline, if there is one.
+fits_deadline() {
+    local minutes=10
+    [ -n "${MTOOL_REALPROG_DEADLINE:-}" ] || return 0
+    declare -F "minutes_$1" > /dev/null && minutes=$("minutes_$1")
+    [ $(($(date +%s) + 60 * minutes)) -le "$MTOOL_REALPROG_DEADLINE" ]
+}
 for p in "${PROGRAMS[@]}"; do
+    if ! fits_deadline "$p"; then
+        echo "SKIP $p: it may take $(declare -F "minutes_$p" > /dev/null && "minutes_$p" || echo 10) minutes, more than is left before MTOOL_REALPROG_DEADLINE" |
+            tee -a "$WORK/summary.txt"
+        skipped+=("$p")
+        continue
+    fi
     if (run_one "$p") | tee -a "$WORK/summary.txt"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
         passed+=("$p")
     else
         failures=$((failures + 1))
     fi
 done
-echo "${#passed[@]} passed, $failures failed (real programs: ${PROGRAMS[*]}; $((SECONDS - start))s; $WORK/summary.txt)"
+echo "${#passed[@]} passed, $failures failed, ${#skipped[@]} skipped for time${skipped[*]:+ (${skipped[*]})} (real programs: ${PROGRAMS[*]}; $((SECONDS - start))s; $WORK/summary.txt)"
 [ $failures -eq 0 ]

@@ -13,6 +13,7 @@
  *   callgraph.c    call-graph edges, SCCs, recursion
  *   estimability.c Tot/TDES and the estimability test
  *   lines.c        DWARF line tables -> block file:line
+ * Every stage uses program.c (warnings, lookups, freeing), never analyze.c.
  */
 #ifndef MTOOL_ANALYZER_INTERNAL_H
 #define MTOOL_ANALYZER_INTERNAL_H
@@ -79,7 +80,7 @@ bool mt_image_rela(const mt_image *img, const mt_section *rela, size_t i, GElf_R
 /* The section a symbol/relocation section links to (sh_link), or NULL. */
 const mt_section *mt_image_linked_section(const mt_image *img, const mt_section *sec);
 
-/* analyze.c: procedures are sorted by entry; binary searches over them. */
+/* program.c: procedures are sorted by entry; binary searches over them. */
 uint32_t mt_procedure_at_or_before(const mt_program *prog, uint64_t addr); /* last entry <= addr */
 
 /* Append a warning line to prog->warnings (printf-style). */

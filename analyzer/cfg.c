@@ -371,33 +371,38 @@ static void build_predecessor_index(cfg_builder *b)
         qsort(b->preds, b->npreds, sizeof *b->preds, compare_preds);
 }
 
+/* Resolves the jump table of the indirect jump at insns[i] into *t; when
+ * there is none, records why (judged once the procedure is complete: it may
+ * be a tail call) and returns false. */
+static bool resolve_table_at(cfg_builder *b, size_t i, cfg_table *t)
+{
+    char why[160] = "";
+    bool maybe_inside = true;
+    *t = (cfg_table){.jump = b->insns[i].addr};
+    if (cfg_resolve_jump_table(b, i, &t->targets, &t->ntargets, &t->layout, &maybe_inside, why,
+                               sizeof why))
+        return true;
+    cfg_failed_jump f = {b->insns[i].addr, maybe_inside,
+                         mt_xstrdup(why[0] ? why : "no jump table found")};
+    MT_PUSH(b->failed, b->nfailed, b->cap_failed, f);
+    return false;
+}
+
 /* Tries the jump tables of indirect jumps not tried yet; queues their targets. */
 static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
 {
-    char why[160];
     for (size_t i = 0; i < b->ninsns; i++) {
         cfg_insn *in = &b->insns[i];
         if (in->flow != MT_FLOW_JUMP_REG || (in->flags & CFG_TABLE_TRIED))
             continue;
         in->flags |= CFG_TABLE_TRIED;
-        uint64_t *targets = NULL;
-        uint32_t n = 0;
-        mt_jump_table layout;
-        bool maybe_inside = true;
-        why[0] = '\0';
-        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, &maybe_inside, why, sizeof why)) {
-            /* Judged once the procedure is complete: it may be a tail call. */
-            cfg_failed_jump f = {b->insns[i].addr, maybe_inside,
-                                 mt_xstrdup(why[0] ? why : "no jump table found")};
-            MT_PUSH(b->failed, b->nfailed, b->cap_failed, f);
+        cfg_table t;
+        if (!resolve_table_at(b, i, &t))
             continue;
-        }
-        in = &b->insns[i];
-        in->flags |= CFG_TABLE_OK;
-        cfg_table t = {in->addr, targets, n, layout};
+        b->insns[i].flags |= CFG_TABLE_OK;
+        for (uint32_t k = 0; k < t.ntargets; k++)
+            push_work(b, work, t.targets[k]);
         MT_PUSH(b->tables, b->ntables, b->cap_tables, t);
-        for (uint32_t k = 0; k < n; k++)
-            push_work(b, work, targets[k]);
     }
 }
 
@@ -409,32 +414,24 @@ static void resolve_new_indirect_jumps(cfg_builder *b, addr_stack *work)
 static bool recheck_tables(cfg_builder *b, addr_stack *work)
 {
     bool grown = false;
-    char why[160];
     for (size_t t = 0; t < b->ntables;) {
-        cfg_table *tab = &b->tables[t];
+        cfg_table *tab = &b->tables[t], now;
         size_t i = cfg_insn_at(b, tab->jump);
-        uint64_t *targets = NULL;
-        uint32_t n = 0;
-        mt_jump_table layout;
-        bool maybe_inside = true;
-        why[0] = '\0';
-        if (!cfg_resolve_jump_table(b, i, &targets, &n, &layout, &maybe_inside, why, sizeof why)) {
-            cfg_failed_jump f = {tab->jump, maybe_inside, mt_xstrdup(why[0] ? why : "no jump table found")};
-            MT_PUSH(b->failed, b->nfailed, b->cap_failed, f);
+        if (!resolve_table_at(b, i, &now)) {
             b->insns[i].flags = (uint8_t)(b->insns[i].flags & ~CFG_TABLE_OK);
             free(tab->targets);
             memmove(tab, tab + 1, (b->ntables - t - 1) * sizeof *tab);
             b->ntables--;
             continue;
         }
-        if (layout.nentries != tab->layout.nentries) {
-            for (uint32_t k = 0; k < n; k++)
-                push_work(b, work, targets[k]);
+        if (now.layout.nentries != tab->layout.nentries) {
+            for (uint32_t k = 0; k < now.ntargets; k++)
+                push_work(b, work, now.targets[k]);
             free(tab->targets);
-            *tab = (cfg_table){tab->jump, targets, n, layout};
+            *tab = now;
             grown = true;
         } else {
-            free(targets);
+            free(now.targets);
         }
         t++;
     }

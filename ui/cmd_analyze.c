@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/analyzer.h"
+#include "../analyzer/analyzer.h"
 #include "ui.h"
 
 const char mt_analyze_usage[] =

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/profile.h"
-#include "rewriter/rewriter.h"
+#include "../profile/profile.h"
+#include "../rewriter/rewriter.h"
 #include "ui.h"
 
 const char mt_count_usage[] =

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "store/store.h"
+#include "../store/store.h"
 #include "ui.h"
 
 const char mt_history_usage[] =

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewriter/rewriter.h"
+#include "../rewriter/rewriter.h"
 #include "ui.h"
 
 const char mt_instrument_usage[] =

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "correlate/correlate.h"
-#include "profile/profile.h"
+#include "../correlate/correlate.h"
+#include "../profile/profile.h"
 #include "ui.h"
 
 #define TIME_OPTIONS                                                                           \

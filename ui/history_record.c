@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/store.h"
+#include "../store/store.h"
 #include "ui.h"
 
 #ifndef MTOOL_VERSION

@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "profile/profile.h"
+#include "../profile/profile.h"
 #include "ui.h"
 
 /* The kernel program (selfcheck/Makefile) */

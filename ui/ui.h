@@ -5,9 +5,9 @@
 
 #include <stdio.h>
 
-#include "costmodel/costmodel.h"
-#include "profile/profile.h"
-#include "rewriter/rewriter.h"
+#include "../costmodel/costmodel.h"
+#include "../profile/profile.h"
+#include "../rewriter/rewriter.h"
 
 typedef struct {
     const char *name;

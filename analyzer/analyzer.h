@@ -258,6 +258,20 @@ typedef struct {
  * Called once per analysis (a site already expanded is not again). */
 void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n);
 
+/* Per-block figures of a whole program (pass-1 counts, predicted cycles) are
+ * laid out procedure after procedure, each procedure's blocks in order:
+ * procedure p's start at offsets[p] (nprocs + 1 offsets, the last the total;
+ * the caller frees them). */
+uint64_t *mt_block_offsets(const mt_program *prog);
+
+/* Pass 1's measurements applied to the analysis, once, before anything is
+ * predicted or selected (pass1.c): the calls through pointers it saw
+ * (`targets`) become call edges (mt_add_dynamic_calls), then estimability
+ * is decided again with the call sites that ran and the procedures' entries
+ * (`counts`: pass-1 block counts laid out as mt_block_offsets). */
+void mt_refine_with_pass1(mt_program *prog, const uint64_t *counts,
+                          const mt_call_target_count *targets, size_t ntargets);
+
 /* Single-entry regions of a procedure (regions.c), to time a large procedure
  * in pieces.  Cut points are the blocks that every path from the entry to a
  * return passes through, that lie on no cycle, are no landing pad and are

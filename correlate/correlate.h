@@ -88,9 +88,9 @@ typedef struct {
     double predicted_total;   /* the whole program, core cycles */
 } mt_selection;
 
-/* `counts` are pass-1 block counts laid out as `costs`; estimability is
- * recomputed on `prog` with the dynamic call counts. */
-void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
+/* `counts` are pass-1 block counts laid out as `costs`; `prog` has been
+ * refined with them (mt_refine_with_pass1: dynamic calls, estimability). */
+void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out);
 void mt_selection_free(mt_selection *s);
 const char *mt_candidate_status_name(uint8_t status);

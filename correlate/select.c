@@ -23,7 +23,7 @@ const char *mt_candidate_status_name(uint8_t status)
 }
 
 typedef struct {
-    mt_program *prog;
+    const mt_program *prog;
     const mt_program_costs *costs;
     const uint64_t *counts;
     const mt_select_options *o;
@@ -365,37 +365,6 @@ static int by_own_memops_desc(const void *a, const void *b, void *arg)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Pass-1 call counts per call site (the block ending with the call runs it
- * once per execution; a target of a call through a pointer its recorded
- * share), laid out as mt_compute_estimability wants. */
-static uint64_t *site_counts(const selector *s)
-{
-    size_t n = 0;
-    for (uint32_t p = 0; p < s->prog->nprocs; p++)
-        n += s->prog->procs[p].ncalls;
-    uint64_t *sc = mt_xcalloc(n + 1, sizeof *sc);
-    n = 0;
-    for (uint32_t p = 0; p < s->prog->nprocs; p++)
-        for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++)
-            sc[n++] = (uint64_t)llround(site_calls(s, p, &s->prog->procs[p].calls[k]));
-    return sc;
-}
-
-/* Pass-1 entries of each procedure: its entry block's count, unless a
- * branch inside it leads back there (the count then mixes both). */
-static uint64_t *procedure_entries(const selector *s)
-{
-    uint64_t *entries = mt_xcalloc(s->prog->nprocs + 1, sizeof *entries);
-    for (uint32_t p = 0; p < s->prog->nprocs; p++) {
-        const mt_procedure *proc = &s->prog->procs[p];
-        entries[p] = proc->nblocks ? count_of(s, p, 0) : 0;
-        for (uint32_t e = 0; e < proc->nedges; e++)
-            if (proc->edges[e].dst == 0)
-                entries[p] = MT_UNKNOWN_ENTRIES;
-    }
-    return entries;
-}
-
 /* Index of the candidate for (proc, loop) in cands, or -1. */
 static long find_candidate(const mt_candidate *cands, size_t n, uint32_t proc, uint32_t loop)
 {
@@ -553,17 +522,13 @@ static void select_regions(selector *s, mt_selection *out, size_t *cap)
     free(rh.memops_per_call);
 }
 
-void mt_select(mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
+void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out)
 {
     memset(out, 0, sizeof *out);
     selector s = {.prog = prog, .costs = costs, .counts = counts, .o = o,
                   .own_memops = mt_xcalloc(prog->nprocs + 1, sizeof(uint64_t)),
                   .seen = mt_xcalloc(prog->nprocs + 1, sizeof(uint32_t))};
-    uint64_t *sc = site_counts(&s), *entries = procedure_entries(&s);
-    mt_compute_estimability(prog, sc, entries);
-    free(sc);
-    free(entries);
     mt_predicted_inclusive(prog, costs, counts, &s.inclusive);
     average_calls(&s);
     uint32_t *order = mt_xcalloc(prog->nprocs + 1, sizeof *order);

@@ -381,9 +381,7 @@ static int predict(const mt_machine *m, const mt_program *prog, bool with_probes
         return -1;
     }
     out->nprocs = prog->nprocs;
-    out->first = mt_xcalloc(prog->nprocs + 1, sizeof *out->first);
-    for (uint32_t i = 0; i < prog->nprocs; i++)
-        out->first[i + 1] = out->first[i] + prog->procs[i].nblocks;
+    out->first = mt_block_offsets(prog);
     out->costs = mt_xcalloc(out->first[prog->nprocs] + 1, sizeof *out->costs);
     out->loop_first = mt_xcalloc(prog->nprocs + 1, sizeof *out->loop_first);
     for (uint32_t i = 0; i < prog->nprocs; i++)

@@ -555,11 +555,15 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         goto out;
     counts_path = mt_xasprintf("%s/counts.tsv", rundir);
     char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
-    bool targets_read = mt_ui_read_call_targets(targets_path, prog, &err) == 0;
+    mt_call_target_count *targets = NULL;
+    size_t ntargets = 0;
+    bool read = (counts = mt_ui_read_counts(counts_path, prog, &err)) &&
+                mt_ui_read_call_targets(targets_path, &targets, &ntargets, &err) == 0;
     free(targets_path);
-    if (!targets_read || mt_predict_program(&m, prog, false, &costs, &err) != 0 ||
-        (counts = mt_xcalloc(costs.first[costs.nprocs] + 1, sizeof *counts),
-         mt_ui_read_counts(counts_path, prog, &costs, counts, &err) != 0)) {
+    if (read)
+        mt_refine_with_pass1(prog, counts, targets, ntargets);
+    free(targets);
+    if (!read || mt_predict_program(&m, prog, false, &costs, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }

@@ -112,13 +112,9 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
     if (mt_predict_program(&m, prog, false, &c, err) != 0)
         return -1;
     uint64_t *counts = NULL;
-    if (counts_path) {
-        counts = mt_xcalloc(c.first[c.nprocs] + 1, sizeof *counts);
-        if (mt_ui_read_counts(counts_path, prog, &c, counts, err) != 0) {
-            free(counts);
-            mt_program_costs_free(&c);
-            return -1;
-        }
+    if (counts_path && !(counts = mt_ui_read_counts(counts_path, prog, err))) {
+        mt_program_costs_free(&c);
+        return -1;
     }
     fprintf(fp, "# predicted core cycles per execution, every memory access an L1 hit\n"
                 "# machine profile: %s, %s\n", m.cpu_model, m.source);

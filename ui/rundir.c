@@ -96,7 +96,7 @@ int mt_rundir_write_counts(const char *rundir, const mt_program *prog, const mt_
 
 /* One counts line into counts[]; the procedure named must be the one at
  * the block, else the counts are another binary's. */
-static int read_count_line(line_reader *r, const mt_program *prog, const mt_program_costs *c,
+static int read_count_line(line_reader *r, const mt_program *prog, const uint64_t *first,
                            uint64_t *counts, mt_error *err)
 {
     char *f[3];
@@ -116,23 +116,28 @@ static int read_count_line(line_reader *r, const mt_program *prog, const mt_prog
                           "(counts of another binary?)", r->path, r->lineno, addr, prog->path);
         return -1;
     }
-    counts[c->first[p] + b] = n;
+    counts[first[p] + b] = n;
     return 0;
 }
 
-int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
-                      uint64_t *counts, mt_error *err)
+uint64_t *mt_ui_read_counts(const char *path, const mt_program *prog, mt_error *err)
 {
     line_reader r;
     if (open_lines(&r, path, err) != 0)
-        return -1;
+        return NULL;
+    uint64_t *first = mt_block_offsets(prog);
+    uint64_t *counts = mt_xcalloc(first[prog->nprocs] + 1, sizeof *counts);
     int rc = 0;
-    memset(counts, 0, c->first[c->nprocs] * sizeof *counts);
     while (rc == 0 && next_line(&r))
         if (r.line[0] != '#')
-            rc = read_count_line(&r, prog, c, counts, err);
+            rc = read_count_line(&r, prog, first, counts, err);
     close_lines(&r);
-    return rc;
+    free(first);
+    if (rc != 0) {
+        free(counts);
+        return NULL;
+    }
+    return counts;
 }
 
 /* ---- call_targets.tsv: pass 1's calls through pointers -------------------- */
@@ -181,8 +186,11 @@ static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_err
     return 0;
 }
 
-int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err)
+int mt_ui_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
+                            mt_error *err)
 {
+    *out = NULL;
+    *nout = 0;
     if (access(path, F_OK) != 0 && errno == ENOENT)
         return 0; /* a run of an older mtool: calls through pointers stay unknown */
     line_reader r;
@@ -199,10 +207,13 @@ int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err)
             MT_PUSH(t, n, cap, c);
     }
     close_lines(&r);
-    if (rc == 0)
-        mt_add_dynamic_calls(prog, t, n);
-    free(t);
-    return rc;
+    if (rc != 0) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    *nout = n;
+    return 0;
 }
 
 /* ---- argv and pass1.txt: what `mtool time RUNDIR` builds on ---------------- */

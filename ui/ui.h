@@ -164,19 +164,20 @@ void mt_describe_status(char *buf, size_t n, int status);
 
 /* The run directory's files (rundir.c; format: docs/REPORT.md, "The run
  * directory"), one writer and one reader each.  counts.tsv: pass 1's count
- * of every counted block; read into counts[] laid out as c->costs, refused
- * when its blocks or procedure names are not the program's. */
+ * of every counted block; read into new counts laid out as
+ * mt_block_offsets (NULL with err: refused when its blocks or procedure
+ * names are not the program's). */
 int mt_rundir_write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
                            const uint64_t *counts, mt_error *err);
-int mt_ui_read_counts(const char *path, const mt_program *prog, const mt_program_costs *c,
-                      uint64_t *counts, mt_error *err);
-/* call_targets.tsv: pass 1's calls through pointers, read into the
- * program's call graph (mt_add_dynamic_calls); a missing file (a run of an
- * older mtool) adds nothing. */
+uint64_t *mt_ui_read_counts(const char *path, const mt_program *prog, mt_error *err);
+/* call_targets.tsv: pass 1's calls through pointers, for
+ * mt_refine_with_pass1 (*out freed by the caller); a missing file (a run of
+ * an older mtool) has none. */
 int mt_rundir_write_call_targets(const char *rundir, const mt_program *prog,
                                  const mt_counter_map *map, const profile_merge *merge,
                                  mt_error *err);
-int mt_ui_read_call_targets(const char *path, mt_program *prog, mt_error *err);
+int mt_ui_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
+                            mt_error *err);
 /* argv and pass1.txt: the pass-1 run `mtool time RUNDIR` builds on. */
 typedef struct {
     char *binary, *sha256;    /* absolute path; content hash, hex */

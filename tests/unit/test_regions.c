@@ -327,6 +327,7 @@ static void test_select(void)
     costs.costs[costs.first[loopy] + 1].cycles = costs.costs[costs.first[loopy] + 2].cycles = 5000;
     counts[costs.first[loopy] + 1] = counts[costs.first[loopy] + 2] = 100;
 
+    mt_refine_with_pass1(&t.prog, counts, NULL, 0); /* what pass 2 does before selecting */
     mt_select_options o;
     mt_select_options_init(&o);
     mt_selection sel;

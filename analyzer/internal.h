@@ -14,6 +14,8 @@
  *   estimability.c Tot/TDES and the estimability test
  *   lines.c        DWARF line tables -> block file:line
  * Every stage uses program.c (warnings, lookups, freeing), never analyze.c.
+ * After pass 1, pass1.c refines the program once with its measurements
+ * (mt_refine_with_pass1: dynamic call edges, estimability with counts).
  */
 #ifndef MTOOL_ANALYZER_INTERNAL_H
 #define MTOOL_ANALYZER_INTERNAL_H

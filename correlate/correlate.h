@@ -112,6 +112,8 @@ uint32_t mt_partition_segments(const double *cycles, const double *memops,
 
 /* The blocks of a candidate (a procedure: all; a loop: its body; a region:
  * its blocks), as in[b] (malloc'd, nblocks + 1 entries). */
+/* The object the rewriter times for candidate c. */
+mt_timed_object mt_candidate_object(const mt_candidate *c);
 bool *mt_candidate_blocks(const mt_program *prog, const mt_candidate *c);
 
 /* ---- the report's rows ----------------------------------------------------- */

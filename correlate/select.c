@@ -522,6 +522,12 @@ static void select_regions(selector *s, mt_selection *out, size_t *cap)
     free(rh.memops_per_call);
 }
 
+mt_timed_object mt_candidate_object(const mt_candidate *c)
+{
+    return (mt_timed_object){.proc = c->proc, .loop = c->loop, .region = c->region.n > 0,
+                             .region_first = c->region.first, .region_end = c->region.end};
+}
+
 void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out)
 {

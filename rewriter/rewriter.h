@@ -64,6 +64,11 @@ typedef struct {
  * problem. */
 int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
                           mt_error *err);
+/* The spec of `o` that mt_timed_object_parse reads back to the same object
+ * (loops by header address, regions by block addresses), for `mtool
+ * instrument --time SPEC`. */
+void mt_timed_object_format(const mt_program *prog, const mt_timed_object *o, char *buf,
+                            size_t n);
 
 /* Why a procedure was not instrumented. */
 typedef struct {

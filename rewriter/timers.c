@@ -740,6 +740,21 @@ static int parse_region(const mt_program *prog, uint32_t pi, const char *spec, c
     return rc;
 }
 
+void mt_timed_object_format(const mt_program *prog, const mt_timed_object *o, char *buf,
+                            size_t n)
+{
+    const mt_procedure *p = &prog->procs[o->proc];
+    if (o->region && o->region_end != MT_NONE)
+        snprintf(buf, n, "%s#0x%" PRIx64 "-0x%" PRIx64, p->name, p->blocks[o->region_first].start,
+                 p->blocks[o->region_end].start);
+    else if (o->region)
+        snprintf(buf, n, "%s#0x%" PRIx64 "-", p->name, p->blocks[o->region_first].start);
+    else if (o->loop != MT_NONE)
+        snprintf(buf, n, "%s@0x%" PRIx64, p->name, p->blocks[p->loops[o->loop].header].start);
+    else
+        snprintf(buf, n, "%s", p->name);
+}
+
 int mt_timed_object_parse(const mt_program *prog, const char *spec, mt_timed_object *out,
                           mt_error *err)
 {

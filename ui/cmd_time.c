@@ -211,21 +211,6 @@ static void object_name(const mt_program *prog, const mt_candidate *c, char *buf
                  p->blocks[p->loops[c->loop].header].start, p->loops[c->loop].depth);
 }
 
-/* How to time the object by hand: `mtool instrument --time SPEC`. */
-static void time_spec(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
-{
-    const mt_procedure *p = &prog->procs[c->proc];
-    if (c->region.n && c->region.end != MT_NONE)
-        snprintf(buf, n, "%s#0x%" PRIx64 "-0x%" PRIx64, p->name, p->blocks[c->region.first].start,
-                 p->blocks[c->region.end].start);
-    else if (c->region.n)
-        snprintf(buf, n, "%s#0x%" PRIx64 "-", p->name, p->blocks[c->region.first].start);
-    else if (c->loop != MT_NONE)
-        snprintf(buf, n, "%s@0x%" PRIx64, p->name, p->blocks[p->loops[c->loop].header].start);
-    else
-        snprintf(buf, n, "%s", p->name);
-}
-
 static double pct(double part, double whole) { return whole != 0 ? 100 * part / whole : NAN; }
 
 /* What a row's figures need said beside them. */
@@ -384,7 +369,8 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
             fputs("null", fp);
     }
     char spec[600];
-    time_spec(prog, c, spec, sizeof spec);
+    mt_timed_object o = mt_candidate_object(c);
+    mt_timed_object_format(prog, &o, spec, sizeof spec);
     fputs(",\"time_spec\":", fp);
     mt_json_string(fp, spec);
     fputs(",\"note\":", fp);
@@ -577,10 +563,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
                     "instrumenting them\n", sel.ntimed, sel.ncands);
     timed = mt_xcalloc(sel.ntimed + 1, sizeof *timed);
     for (size_t i = 0; i < sel.ntimed; i++)
-        timed[i] = (mt_timed_object){.proc = sel.cands[i].proc, .loop = sel.cands[i].loop,
-                                     .region = sel.cands[i].region.n > 0,
-                                     .region_first = sel.cands[i].region.first,
-                                     .region_end = sel.cands[i].region.end};
+        timed[i] = mt_candidate_object(&sel.cands[i]);
     mt_run_result run = {0};
     if (mt_instrument_cached(prog, p1.binary, timed, (uint32_t)sel.ntimed, false, &ins, &err) != 0 ||
         mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analyzer/analyzer.h"
+#include "rewriter/rewriter.h"
 #include "unit.h"
 
 static const char *samples_dir, *source_dir;
@@ -677,6 +678,54 @@ static void test_indirect(const char *build)
     mt_program_free(prog);
 }
 
+/* Every m-object of a program written as a --time spec
+ * (mt_timed_object_format) reads back as itself (mt_timed_object_parse):
+ * procedures, reducible loops, and the regions between consecutive cut
+ * points and from the last one to the returns. */
+static bool spec_round_trips(const mt_program *prog, const mt_timed_object *o)
+{
+    char spec[1024];
+    mt_timed_object back;
+    mt_error err;
+    mt_timed_object_format(prog, o, spec, sizeof spec);
+    return mt_timed_object_parse(prog, spec, &back, &err) == 0 && back.proc == o->proc &&
+           back.loop == o->loop && back.region == o->region &&
+           (!o->region ||
+            (back.region_first == o->region_first && back.region_end == o->region_end));
+}
+
+static void test_time_specs(const char *program, const char *build)
+{
+    mt_program *prog = load(program, build);
+    if (!prog)
+        return;
+    uint32_t objects = 0, bad = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        if (mt_find_procedure(prog, prog->procs[p].name) != p)
+            continue; /* a name shared by two procedures names the first */
+        mt_timed_object o = {.proc = p, .loop = MT_NONE, .region_first = MT_NONE,
+                             .region_end = MT_NONE};
+        objects++, bad += !spec_round_trips(prog, &o);
+        for (uint32_t l = 0; l < prog->procs[p].nloops; l++)
+            if (!prog->procs[p].loops[l].irreducible) {
+                o.loop = l;
+                objects++, bad += !spec_round_trips(prog, &o);
+            }
+        o.loop = MT_NONE;
+        uint32_t *cuts = NULL, n = mt_region_cuts(prog, p, &cuts);
+        for (uint32_t k = 0; k < n; k++) {
+            o = (mt_timed_object){.proc = p, .loop = MT_NONE, .region = true,
+                                  .region_first = cuts[k],
+                                  .region_end = k + 1 < n ? cuts[k + 1] : MT_NONE};
+            objects++, bad += !spec_round_trips(prog, &o);
+        }
+        free(cuts);
+    }
+    CHECK(bad == 0 && objects > 0, "%s-%s: %u m-objects' --time specs read back as themselves "
+          "(%u did not)", program, build, objects, bad);
+    mt_program_free(prog);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -693,6 +742,9 @@ int main(int argc, char **argv)
         test_threads(c_builds[i]);
         test_indirect(c_builds[i]);
     }
+    test_time_specs("control", "gcc-O2");
+    test_time_specs("matmul", "clang-O0");
+    test_time_specs("exceptions", "gxx-O2");
     for (size_t i = 0; i < MT_ARRAY_LEN(cxx_builds); i++)
         test_exceptions(cxx_builds[i]);
     for (size_t i = 0; i < MT_ARRAY_LEN(fortran_builds); i++)

@@ -297,6 +297,20 @@ uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t 
     return h;
 }
 
+uint64_t mt_call_graph_id(const mt_program *prog)
+{
+    uint64_t *callers = mt_xcalloc(prog->ncg_edges + 1, sizeof *callers);
+    uint64_t *callees = mt_xcalloc(prog->ncg_edges + 1, sizeof *callees);
+    for (uint32_t e = 0; e < prog->ncg_edges; e++) {
+        callers[e] = prog->procs[prog->cg_edges[e].caller].entry;
+        callees[e] = prog->procs[prog->cg_edges[e].callee].entry;
+    }
+    uint64_t id = mt_timer_set_id(callers, callees, prog->ncg_edges);
+    free(callers);
+    free(callees);
+    return id;
+}
+
 uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n)
 {
     uint64_t *procs = mt_xmalloc((n + 1) * sizeof *procs);

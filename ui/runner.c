@@ -177,20 +177,6 @@ void mt_instrumented_free(mt_instrumented *ins)
 
 /* Which procedures a timed copy brackets the library calls of depends on
  * the call graph, which pass 1's calls through pointers extend. */
-static uint64_t callgraph_id(const mt_program *prog)
-{
-    uint64_t *callers = mt_xcalloc(prog->ncg_edges + 1, sizeof *callers);
-    uint64_t *callees = mt_xcalloc(prog->ncg_edges + 1, sizeof *callees);
-    for (uint32_t e = 0; e < prog->ncg_edges; e++) {
-        callers[e] = prog->procs[prog->cg_edges[e].caller].entry;
-        callees[e] = prog->procs[prog->cg_edges[e].callee].entry;
-    }
-    uint64_t id = mt_timer_set_id(callers, callees, prog->ncg_edges);
-    free(callers);
-    free(callees);
-    return id;
-}
-
 /* The copy lives in the cache under the binary's content hash and this
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
@@ -207,7 +193,7 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     char set[64] = "";
     if (ntimed)
         snprintf(set, sizeof set, "-t%016" PRIx64 "-g%016" PRIx64,
-                 mt_timed_objects_id(prog, timed, ntimed), callgraph_id(prog));
+                 mt_timed_objects_id(prog, timed, ntimed), mt_call_graph_id(prog));
     char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s", root, h, tool_identity(), set);
     free(root);
     char *name = mt_xstrdup(bin);

@@ -175,8 +175,6 @@ void mt_instrumented_free(mt_instrumented *ins)
     memset(ins, 0, sizeof *ins);
 }
 
-/* Which procedures a timed copy brackets the library calls of depends on
- * the call graph, which pass 1's calls through pointers extend. */
 /* The copy lives in the cache under the binary's content hash and this
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */

@@ -43,10 +43,9 @@
 #include "cfg_internal.h"
 
 #define SLICE_BUDGET 20000
-#define MAX_DEFS 4
+#define MAX_DEFS 128 /* perl's Perl_leave_scope reloads one table base at 59 places */
 #define MAX_EVAL_DEPTH 10
 #define MAX_TABLE_ENTRIES 65536
-#define MAX_PREDS 64
 
 /* A symbolic value: c + coef*VAR + ext(LOAD[load_size](load_c + load_coef*LVAR)). */
 typedef struct {
@@ -69,7 +68,18 @@ typedef struct {
     int budget;
     uint32_t *stamp;        /* per instruction: the search that last visited it */
     uint32_t search;        /* the current search's number */
+    uint32_t *preds;        /* scratch for predecessors: room for the most any
+                               instruction has (an interpreter's dispatch head has
+                               one per handler: gawk's r_interpret, 120) */
 } slice;
+
+/* The predecessors of instruction i, in s->preds (valid until the next call). */
+static size_t preds_of(slice *s, size_t i)
+{
+    if (!s->preds)
+        s->preds = mt_xcalloc(s->b->npreds + 2, sizeof *s->preds);
+    return cfg_predecessors(s->b, i, s->preds, s->b->npreds + 1);
+}
 
 static jt_val unknown(void)
 {
@@ -197,24 +207,20 @@ static void find_defs(slice *s, size_t pos, unsigned fam, def_set *out)
     cfg_builder *b = s->b;
     memset(out, 0, sizeof *out);
     s->search++;
-    uint32_t stack[256], preds[MAX_PREDS];
-    size_t nstack = 0;
-    size_t np = cfg_predecessors(b, pos, preds, MAX_PREDS);
-    if (np == SIZE_MAX) {
-        out->failed = true;
-        return;
-    }
+    uint32_t *stack = NULL;
+    size_t nstack = 0, cap = 0;
+    size_t np = preds_of(s, pos);
     if (np == 0)
         out->open = true;
     for (size_t k = 0; k < np; k++)
-        stack[nstack++] = preds[k];
+        MT_PUSH(stack, nstack, cap, s->preds[k]);
     while (nstack > 0) {
         size_t i = stack[--nstack];
         if (!visit(s, i))
             continue;
         if (--s->budget < 0) {
             out->failed = true;
-            return;
+            break;
         }
         const cfg_insn *in = &b->insns[i];
         if ((in->flow == MT_FLOW_CALL || in->flow == MT_FLOW_ICALL) && mt_family_caller_saved(fam)) {
@@ -224,26 +230,23 @@ static void find_defs(slice *s, size_t pos, unsigned fam, def_set *out)
         const cs_insn *insn = cfg_redecode(b, i);
         if (!insn) {
             out->failed = true;
-            return;
+            break;
         }
         if (mt_insn_writes_family(b->dec, insn, fam)) {
             if (out->ndefs == MAX_DEFS) {
                 out->failed = true;
-                return;
+                break;
             }
             out->defs[out->ndefs++] = (uint32_t)i;
             continue;
         }
-        np = cfg_predecessors(b, i, preds, MAX_PREDS);
-        if (np == SIZE_MAX || nstack + np > MT_ARRAY_LEN(stack)) {
-            out->failed = true;
-            return;
-        }
+        np = preds_of(s, i);
         if (np == 0)
             out->open = true;
         for (size_t k = 0; k < np; k++)
-            stack[nstack++] = preds[k];
+            MT_PUSH(stack, nstack, cap, s->preds[k]);
     }
+    free(stack);
 }
 
 /* ---- symbolic evaluation ------------------------------------------------ */
@@ -766,16 +769,15 @@ static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t
     walk_item *stack = NULL;
     size_t nstack = 0, cap = 0;
     walk_seen seen = {0};
-    uint32_t preds[MAX_PREDS];
     uint64_t bound = 0;
     index_loc start = {.fam = (uint8_t)fam};
-    size_t np = cfg_predecessors(b, pos, preds, MAX_PREDS);
-    if (np == 0 || np == SIZE_MAX) {
+    size_t np = preds_of(s, pos);
+    if (np == 0) {
         snprintf(why, whylen, "no bound check on the index");
         return 0;
     }
     for (size_t k = 0; k < np; k++) {
-        walk_item w = {preds[k], (uint32_t)pos, start};
+        walk_item w = {s->preds[k], (uint32_t)pos, start};
         MT_PUSH(stack, nstack, cap, w);
     }
     while (nstack > 0) {
@@ -813,15 +815,11 @@ static uint64_t find_bound(slice *s, unsigned fam, size_t pos, char *why, size_t
             n = n ? path_bound(n, &w.loc) : w.loc.limit;
             unbounded = "index redefined at 0x%llx before any bound check";
         } else {
-            np = cfg_predecessors(b, w.insn, preds, MAX_PREDS);
-            if (np == SIZE_MAX) {
-                snprintf(why, whylen, "too many predecessors at 0x%llx", (unsigned long long)in->addr);
-                goto fail;
-            }
+            np = preds_of(s, w.insn);
             unbounded = np == 0 ? "no bound check on the index on the path through 0x%llx" : NULL;
             n = np == 0 ? w.loc.limit : 0;
             for (size_t k = 0; k < np; k++) {
-                walk_item nw = {preds[k], w.insn, w.loc};
+                walk_item nw = {s->preds[k], w.insn, w.loc};
                 MT_PUSH(stack, nstack, cap, nw);
             }
         }
@@ -1034,5 +1032,6 @@ bool cfg_resolve_jump_table(cfg_builder *b, size_t i, uint64_t **targets, uint32
         *maybe_inside = !plain_pointer(&s, i);
     }
     free(s.stamp);
+    free(s.preds);
     return ok;
 }

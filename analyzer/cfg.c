@@ -186,12 +186,9 @@ static void builder_warn(cfg_side *side, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    char *line = mt_xvasprintf(fmt, ap);
     va_end(ap);
-    if (line)
-        MT_PUSH(side->warnings, side->nwarnings, side->cap_warnings, line);
+    MT_PUSH(side->warnings, side->nwarnings, side->cap_warnings, line);
 }
 
 static void set_unresolved(cfg_builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,12 +15,8 @@ void mt_warn(mt_program *prog, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    char *line = mt_xvasprintf(fmt, ap);
     va_end(ap);
-    if (!line)
-        return;
     prog->warnings = mt_xrealloc(prog->warnings, (prog->nwarnings + 1) * sizeof *prog->warnings);
     prog->warnings[prog->nwarnings++] = line;
 }

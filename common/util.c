@@ -64,15 +64,20 @@ char *mt_xstrdup(const char *s)
     return d;
 }
 
+char *mt_xvasprintf(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        out_of_memory(0);
+    return s;
+}
+
 char *mt_xasprintf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    int n = vasprintf(&s, fmt, ap);
+    char *s = mt_xvasprintf(fmt, ap);
     va_end(ap);
-    if (n < 0)
-        out_of_memory(0);
     return s;
 }
 

@@ -22,6 +22,7 @@ char *mt_xstrdup(const char *s);
 /* qsort/bsearch order of uint64_t values, or of records that start with one. */
 int mt_compare_u64(const void *a, const void *b);
 char *mt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *mt_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* Binary search of base[0..n), `size`-byte elements sorted by the uint64_t
  * key at byte `key_offset` of each (offsetof; 0 for an array of uint64_t):

@@ -226,7 +226,7 @@ static void skip_damaged(profile_merge *m, const char *name, const char *why)
     m->damaged[m->ndamaged++] = mt_xasprintf("%s: %s", name, why);
 }
 
-/* What the open file `fd` holds: 1 a profile read into `p`, 0 nothing to
+/* What the open regular file `fd` holds: 1 a profile read into `p`, 0 nothing to
  * merge (counted in m: a damaged or incomplete file), never an error: one
  * bad file must not cost the counts of all the others. */
 static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
@@ -236,8 +236,6 @@ static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
     const char *why = NULL;
     if (fstat(fd, &st) != 0)
         why = strerror(errno);
-    else if (!S_ISREG(st.st_mode))
-        why = "not a regular file";
     else if (st.st_size == 0)
         why = "empty (its process was killed while creating it)";
     /* Killed between sizing the file and writing its header (the runtime
@@ -254,18 +252,23 @@ static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
     return 0;
 }
 
-/* Adds the file `name` of `dir` to the merge, or skips it.  Opened
- * non-blocking: a FIFO named like a profile must not hang the merge. */
+/* Adds the file `name` of `dir` to the merge, or skips it (mt_open_regular:
+ * a FIFO named like a profile must not hang the merge). */
 static void merge_file(profile_merge *m, const char *dir, const char *name,
                        const mt_counter_map *map)
 {
     char *path = mt_xasprintf("%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    free(path);
+    mt_error err;
+    int fd = mt_open_regular(path, &err);
     if (fd < 0) {
-        skip_damaged(m, name, strerror(errno));
-        return;
+        /* err is "PATH: reason" (cut short for a very long PATH): the
+         * warning names the file itself. */
+        size_t prefix = strlen(path) + 2;
+        skip_damaged(m, name, strlen(err.msg) > prefix ? err.msg + prefix : err.msg);
     }
+    free(path);
+    if (fd < 0)
+        return;
     mt_profile p;
     memset(&p, 0, sizeof p);
     int got = read_one(m, fd, name, &p);

@@ -21,8 +21,8 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
         mt_analyze_options_init(&defaults);
         opt = &defaults;
     }
-    mt_image img;
-    if (mt_image_open(&img, path, err) != 0)
+    mt_elf_file img;
+    if (mt_elf_file_open(&img, path, err) != 0)
         return NULL;
 
     mt_program *prog = mt_xcalloc(1, sizeof *prog);
@@ -33,7 +33,7 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
 
     if (mt_discover_procedures(&img, prog, err) != 0) {
         mt_program_free(prog);
-        mt_image_close(&img);
+        mt_elf_file_close(&img);
         return NULL;
     }
     mt_mark_data_address_taken(&img, prog);
@@ -48,6 +48,6 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
         mt_compute_estimability(prog, NULL, NULL);
     if (opt->want_lines)
         mt_read_lines(&img, prog);
-    mt_image_close(&img);
+    mt_elf_file_close(&img);
     return prog;
 }

@@ -45,7 +45,7 @@ typedef struct {
 } foreign_entries;
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     mt_program *prog;
     uint64_t *hi;          /* end of each procedure's bounds */
     uint64_t nwarnings;    /* build warnings seen (only the first few are kept) */
@@ -113,14 +113,10 @@ static bool split_parts_of_one_function(const mt_program *prog, uint32_t a, uint
 }
 
 /* End of the file-backed part of the executable segment holding `addr`, or 0. */
-static uint64_t exec_segment_end(const mt_image *img, uint64_t addr)
+static uint64_t exec_segment_end(const mt_elf_file *img, uint64_t addr)
 {
-    for (size_t i = 0; i < img->nsegments; i++) {
-        const mt_segment *s = &img->segments[i];
-        if ((s->flags & PF_X) && addr >= s->vaddr && addr - s->vaddr < s->filesz)
-            return s->vaddr + s->filesz;
-    }
-    return 0;
+    const Elf64_Phdr *ph = mt_elf_file_load_at(img, addr, PF_X);
+    return ph && addr - ph->p_vaddr < ph->p_filesz ? ph->p_vaddr + ph->p_filesz : 0;
 }
 
 static void compute_bounds(cfg_program *cp)
@@ -782,7 +778,7 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
                      .lo = proc->entry, .hi = cp->hi[i], .data_refs = cp->data_refs,
                      .ndata_refs = cp->ndata_refs, .next_part = cp->next_part};
     if (b.hi > b.lo)
-        b.code = mt_image_bytes_at(cp->img, b.lo, b.hi - b.lo);
+        b.code = mt_elf_file_bytes(cp->img, b.lo, b.hi - b.lo);
     if (!b.code) {
         proc->resolved = false;
         proc->unresolved_reason = mt_xasprintf("entry 0x%llx is not in an executable segment",
@@ -1054,7 +1050,7 @@ static void link_function_parts(cfg_program *cp)
     }
 }
 
-void mt_build_cfgs(const mt_image *img, mt_program *prog)
+void mt_build_cfgs(const mt_elf_file *img, mt_program *prog)
 {
     cfg_program cp = {.img = img, .prog = prog};
     compute_bounds(&cp);

@@ -50,7 +50,7 @@ typedef struct {
 } cfg_failed_jump;
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     const mt_program *prog;
     const void *program_bounds; /* cfg.c's per-procedure bounds */
     mt_decoder *dec;

@@ -27,11 +27,11 @@
 #include "internal.h"
 
 /* The section holding symbol `sym`, if it is an executable one. */
-static const mt_section *code_section_of(const mt_image *img, const GElf_Sym *sym)
+static const mt_elf_section *code_section_of(const mt_elf_file *img, const Elf64_Sym *sym)
 {
     if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= img->nsections)
         return NULL;
-    const mt_section *s = &img->sections[sym->st_shndx];
+    const mt_elf_section *s = &img->sections[sym->st_shndx];
     if (!(s->flags & SHF_EXECINSTR) || sym->st_value < s->addr || sym->st_value - s->addr >= s->size)
         return NULL;
     return s;
@@ -39,9 +39,9 @@ static const mt_section *code_section_of(const mt_image *img, const GElf_Sym *sy
 
 /* A symbol that names data, or a plain label; assembler-local markers
  * (".annobin_*", ".L*") name nothing the program uses. */
-static bool is_data_label(const GElf_Sym *sym, const char *name)
+static bool is_data_label(const Elf64_Sym *sym, const char *name)
 {
-    unsigned type = GELF_ST_TYPE(sym->st_info);
+    unsigned type = ELF64_ST_TYPE(sym->st_info);
     return (type == STT_OBJECT || type == STT_NOTYPE) && name[0] != '\0' && name[0] != '.';
 }
 
@@ -81,18 +81,18 @@ static void mark_run_without_unwind_info(mt_program *prog, uint64_t label, const
 }
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     mt_program *prog;
     bool unwind_info; /* the file has some */
 } marker;
 
-static void mark_from_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+static void mark_from_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     marker *m = ctx;
-    const mt_section *sec = is_data_label(sym, name) ? code_section_of(m->img, sym) : NULL;
+    const mt_elf_section *sec = is_data_label(sym, name) ? code_section_of(m->img, sym) : NULL;
     if (!sec)
         return;
-    if (sym->st_size && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+    if (sym->st_size && ELF64_ST_TYPE(sym->st_info) == STT_OBJECT) {
         uint64_t room = sec->size - (sym->st_value - sec->addr); /* the object ends with its section */
         mark_range(m->prog, sym->st_value,
                    sym->st_value + (sym->st_size < room ? sym->st_size : room), name);
@@ -101,13 +101,13 @@ static void mark_from_symbol(void *ctx, const GElf_Sym *sym, const char *name)
     }
 }
 
-void mt_mark_code_used_as_data(const mt_image *img, mt_program *prog)
+void mt_mark_code_used_as_data(const mt_elf_file *img, mt_program *prog)
 {
     if (prog->nprocs == 0)
         return;
     marker m = {img, prog, file_has_unwind_info(prog)};
-    mt_image_each_symbol(img, SHT_SYMTAB, mark_from_symbol, &m);
-    mt_image_each_symbol(img, SHT_DYNSYM, mark_from_symbol, &m);
+    mt_elf_file_each_symbol(img, SHT_SYMTAB, mark_from_symbol, &m);
+    mt_elf_file_each_symbol(img, SHT_DYNSYM, mark_from_symbol, &m);
     uint32_t n = 0, first = MT_NONE;
     for (uint32_t i = 0; i < prog->nprocs; i++)
         if (prog->procs[i].code_as_data && n++ == 0)

@@ -18,7 +18,7 @@
 #include "internal.h"
 
 /* Warning text prefix, e.g. "/bin/x: .eh_frame: malformed entry at offset 0x40". */
-static void warn_malformed(mt_program *prog, const mt_image *img, size_t off, const char *why)
+static void warn_malformed(mt_program *prog, const mt_elf_file *img, size_t off, const char *why)
 {
     if (prog)
         mt_warn(prog, "%s: .eh_frame: malformed entry at offset 0x%zx (%s); ignoring the rest",
@@ -28,10 +28,10 @@ static void warn_malformed(mt_program *prog, const mt_image *img, size_t off, co
 typedef void (*fde_visitor)(const mt_eh_fde *fde, void *ctx);
 
 /* The bytes of .eh_frame; false when there are none. */
-static bool eh_frame_cursor(const mt_image *img, mt_eh_cursor *c)
+static bool eh_frame_cursor(const mt_elf_file *img, mt_eh_cursor *c)
 {
-    const mt_section *sec = mt_image_section(img, ".eh_frame");
-    const uint8_t *bytes = mt_image_section_bytes(img, sec);
+    const mt_elf_section *sec = mt_elf_file_section(img, ".eh_frame");
+    const uint8_t *bytes = mt_elf_file_section_bytes(img, sec);
     if (!bytes)
         return false;
     *c = (mt_eh_cursor){bytes, bytes + sec->size, sec->addr, NULL};
@@ -52,7 +52,7 @@ static const char *cie_of(const mt_eh_cursor *sec, const mt_eh_entry *e, mt_eh_c
 /* Calls `visit` for every non-empty FDE of .eh_frame whose pc_begin can be
  * resolved.  Problems are reported to `prog`, unless it is NULL (a second
  * walk over the same section). */
-static void walk_fdes(const mt_image *img, mt_program *prog, fde_visitor visit, void *ctx)
+static void walk_fdes(const mt_elf_file *img, mt_program *prog, fde_visitor visit, void *ctx)
 {
     mt_eh_cursor sec;
     if (!eh_frame_cursor(img, &sec))
@@ -103,7 +103,7 @@ static void collect_range(const mt_eh_fde *f, void *ctx)
     MT_PUSH(l->items, l->n, l->cap, r);
 }
 
-size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out)
+size_t mt_read_eh_frame(const mt_elf_file *img, mt_program *prog, mt_fde_range **out)
 {
     range_list l = {0};
     walk_fdes(img, prog, collect_range, &l);
@@ -115,23 +115,17 @@ size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **ou
 
 /* A cursor over the loaded bytes from `addr` to the end of its segment's
  * file image (an LSDA has no length of its own). */
-static bool cursor_at(const mt_image *img, uint64_t addr, mt_eh_cursor *c)
+static bool cursor_at(const mt_elf_file *img, uint64_t addr, mt_eh_cursor *c)
 {
-    for (size_t i = 0; i < img->nsegments; i++) {
-        const mt_segment *s = &img->segments[i];
-        if (addr < s->vaddr || addr - s->vaddr >= s->filesz)
-            continue;
-        const uint8_t *bytes = mt_image_bytes_at(img, addr, s->filesz - (addr - s->vaddr));
-        if (!bytes)
-            return false;
-        *c = (mt_eh_cursor){bytes, bytes + (s->filesz - (addr - s->vaddr)), addr, NULL};
-        return true;
-    }
-    return false;
+    uint64_t avail;
+    const uint8_t *bytes = mt_elf_file_bytes_from(img, addr, &avail);
+    if (bytes)
+        *c = (mt_eh_cursor){bytes, bytes + avail, addr, NULL};
+    return bytes != NULL;
 }
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     mt_eh_call_site *items;
     size_t n, cap;
     size_t bad; /* LSDAs that could not be decoded */
@@ -170,7 +164,7 @@ static int compare_sites(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-size_t mt_read_eh_call_sites(const mt_image *img, mt_program *prog, mt_eh_call_site **out)
+size_t mt_read_eh_call_sites(const mt_elf_file *img, mt_program *prog, mt_eh_call_site **out)
 {
     site_list l = {img, NULL, 0, 0, 0};
     walk_fdes(img, NULL, collect_sites, &l); /* .eh_frame problems were reported by mt_read_eh_frame */

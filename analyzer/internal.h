@@ -2,7 +2,8 @@
  * Not for use outside analyzer/: other modules include analyzer.h.
  *
  * Stages, in the order analyze.c runs them:
- *   elf_image.c    open and validate the ELF file, index sections/segments
+ *   (common/elf_file.h opens and validates the ELF file: the stages read it
+ *   through that view, `img`)
  *   procedures.c   find procedures: .symtab, .dynsym, .eh_frame (ehframe.c),
  *                  PLT stubs (plt.c), entry point; tie foo.cold to foo;
  *                  mark procedures whose address is stored in data
@@ -20,67 +21,8 @@
 #ifndef MTOOL_ANALYZER_INTERNAL_H
 #define MTOOL_ANALYZER_INTERNAL_H
 
-#include <gelf.h>
-#include <libelf.h>
-
+#include "../common/elf_file.h"
 #include "analyzer.h"
-
-typedef struct {
-    const char *name;  /* points into the section-name string table */
-    uint64_t addr, size, offset;
-    uint32_t type;     /* SHT_* */
-    uint64_t flags;    /* SHF_* */
-    uint64_t entsize;
-    uint32_t link;
-    bool in_file;      /* bytes [offset, offset+size) lie inside the file */
-} mt_section;
-
-typedef struct {
-    uint64_t vaddr, memsz, offset, filesz;
-    uint32_t flags; /* PF_R | PF_W | PF_X */
-} mt_segment;
-
-typedef struct {
-    const char *path;
-    int fd;
-    const uint8_t *data; /* whole file, mapped read-only */
-    size_t size;
-    Elf *elf;
-    GElf_Ehdr ehdr;
-    mt_section *sections;
-    size_t nsections;
-    mt_segment *segments; /* PT_LOAD only */
-    size_t nsegments;
-    bool has_interp, has_dynamic;
-} mt_image;
-
-/* elf_image.c */
-int mt_image_open(mt_image *img, const char *path, mt_error *err);
-void mt_image_close(mt_image *img);
-const mt_section *mt_image_section(const mt_image *img, const char *name);
-/* File bytes backing [vaddr, vaddr+len) in one PT_LOAD segment, or NULL. */
-const uint8_t *mt_image_bytes_at(const mt_image *img, uint64_t vaddr, uint64_t len);
-/* Bytes of a section if it lies inside the file, else NULL. */
-const uint8_t *mt_image_section_bytes(const mt_image *img, const mt_section *sec);
-bool mt_image_is_code(const mt_image *img, uint64_t vaddr); /* in an executable segment */
-/* Symbols of a SHT_SYMTAB/SHT_DYNSYM section (0 if unusable); symbol `i`
- * with its name ("" when the name is out of bounds).  False if i is out of range. */
-size_t mt_image_symbol_count(const mt_image *img, const mt_section *symtab);
-bool mt_image_symbol(const mt_image *img, const mt_section *symtab, size_t i, GElf_Sym *sym,
-                     const char **name);
-/* The first section of a type (SHT_SYMTAB, SHT_DYNSYM, SHT_DYNAMIC) whose
- * bytes lie in the file, found by type so that a damaged name table does
- * not hide it; NULL if none. */
-const mt_section *mt_image_section_of_type(const mt_image *img, uint32_t type);
-/* Calls visit(ctx, sym, name) for every symbol but the null one of the
- * first section of `type` (SHT_SYMTAB or SHT_DYNSYM); none if it is absent. */
-typedef void (*mt_symbol_visitor)(void *ctx, const GElf_Sym *sym, const char *name);
-void mt_image_each_symbol(const mt_image *img, uint32_t type, mt_symbol_visitor visit, void *ctx);
-/* Entries of a SHT_RELA section (0 if unusable); entry `i`.  False if out of range. */
-size_t mt_image_rela_count(const mt_image *img, const mt_section *rela);
-bool mt_image_rela(const mt_image *img, const mt_section *rela, size_t i, GElf_Rela *out);
-/* The section a symbol/relocation section links to (sh_link), or NULL. */
-const mt_section *mt_image_linked_section(const mt_image *img, const mt_section *sec);
 
 /* program.c: procedures are sorted by entry; binary searches over them. */
 uint32_t mt_procedure_at_or_before(const mt_program *prog, uint64_t addr); /* last entry <= addr */
@@ -93,44 +35,44 @@ typedef struct {
     uint64_t begin, end;
 } mt_fde_range;
 /* Returns the number of ranges (caller frees *out); warnings go to prog. */
-size_t mt_read_eh_frame(const mt_image *img, mt_program *prog, mt_fde_range **out);
+size_t mt_read_eh_frame(const mt_elf_file *img, mt_program *prog, mt_fde_range **out);
 /* One call-site record with a landing pad: an exception unwinding through a
  * call in [start, end) continues at landing_pad. */
 typedef struct {
     uint64_t start, end, landing_pad;
 } mt_eh_call_site;
 /* Every call site with a landing pad, sorted by start (caller frees *out). */
-size_t mt_read_eh_call_sites(const mt_image *img, mt_program *prog, mt_eh_call_site **out);
+size_t mt_read_eh_call_sites(const mt_elf_file *img, mt_program *prog, mt_eh_call_site **out);
 
 /* plt.c: one entry per PLT stub found in .plt, .plt.sec and .plt.got. */
 typedef struct {
     uint64_t addr, size;
     char *name; /* "malloc@plt" */
 } mt_plt_stub;
-size_t mt_find_plt_stubs(const mt_image *img, mt_program *prog, mt_plt_stub **out);
+size_t mt_find_plt_stubs(const mt_elf_file *img, mt_program *prog, mt_plt_stub **out);
 
 /* procedures.c: fills prog->procs (sorted, deduplicated, named) and
  * prog->entry/kind/static_linked/stripped/build_id. */
-int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err);
+int mt_discover_procedures(const mt_elf_file *img, mt_program *prog, mt_error *err);
 /* Marks address_taken for procedures whose entry is stored in data
  * (relocations, .init_array, pointer-sized words in data sections) or that
  * are exported; code references are marked by cfg.c. */
-void mt_mark_data_address_taken(const mt_image *img, mt_program *prog);
+void mt_mark_data_address_taken(const mt_elf_file *img, mt_program *prog);
 /* Addresses inside code that are not procedure entries, stored in data
  * (labels taken as values, non-PIE jump tables), sorted by value: returns
  * how many (caller frees *out). */
 typedef struct {
     uint64_t value, where; /* where: address of the word holding it, 0 if unknown */
 } mt_data_ref;
-size_t mt_data_refs_into_code(const mt_image *img, const mt_program *prog, mt_data_ref **out);
+size_t mt_data_refs_into_code(const mt_elf_file *img, const mt_program *prog, mt_data_ref **out);
 
 /* codedata.c: sets code_as_data on procedures inside ranges of code that a
  * data symbol names (needs address_taken from the CFGs). */
-void mt_mark_code_used_as_data(const mt_image *img, mt_program *prog);
+void mt_mark_code_used_as_data(const mt_elf_file *img, mt_program *prog);
 
 /* cfg.c: blocks, edges, call sites and noreturn for every procedure
  * Sets prog->ninsns. */
-void mt_build_cfgs(const mt_image *img, mt_program *prog);
+void mt_build_cfgs(const mt_elf_file *img, mt_program *prog);
 
 /* graph.c: compressed adjacency lists and the graph algorithms that the
  * CFG and call-graph stages share. */
@@ -167,7 +109,7 @@ void mt_free_loops(mt_procedure *proc); /* the loop forest, emptied */
 void mt_build_callgraph(mt_program *prog);
 
 /* lines.c: block file/line from DWARF; sets prog->files, has_dwarf_lines. */
-void mt_read_lines(const mt_image *img, mt_program *prog);
+void mt_read_lines(const mt_elf_file *img, mt_program *prog);
 
 /* Frees one procedure's CFG data (blocks, edges, loops, calls). */
 void mt_procedure_free_cfg(mt_procedure *proc);

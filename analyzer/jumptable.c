@@ -742,7 +742,7 @@ static uint64_t bound_from_index_table(slice *s, size_t p, const index_loc *loc,
     char why[96];
     if (a.known && !a.load && a.coef == src.size)
         n1 = find_bound(s, a.var_fam, a.var_pos, why, sizeof why, depth + 1);
-    const uint8_t *bytes = n1 ? mt_image_bytes_at(s->b->img, (uint64_t)a.c, n1 * src.size) : NULL;
+    const uint8_t *bytes = n1 ? mt_elf_file_bytes(s->b->img, (uint64_t)a.c, n1 * src.size) : NULL;
     if (!bytes)
         return 0;
     uint64_t max = 0;
@@ -863,7 +863,7 @@ static bool read_table(cfg_builder *b, const jt_val *v, uint64_t n, uint64_t **t
                        uint32_t *ntargets, mt_jump_table *layout, char *why, size_t whylen)
 {
     uint64_t base = (uint64_t)v->load_c;
-    const uint8_t *p = mt_image_bytes_at(b->img, base, n * v->load_size);
+    const uint8_t *p = mt_elf_file_bytes(b->img, base, n * v->load_size);
     if (!p) {
         snprintf(why, whylen, "table at 0x%llx (%llu entries) is not in the file",
                  (unsigned long long)base, (unsigned long long)n);

@@ -332,7 +332,7 @@ static uint8_t *read_pipe(int fd, size_t *size)
 }
 
 /* Runs read_with_libdwarf in a child; false when the child failed. */
-static bool read_isolated(const mt_image *img, line_table *t, uint32_t *status)
+static bool read_isolated(const mt_elf_file *img, line_table *t, uint32_t *status)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -393,9 +393,9 @@ static uint32_t *adopt_files(const line_table *t, mt_program *prog)
     return map;
 }
 
-void mt_read_lines(const mt_image *img, mt_program *prog)
+void mt_read_lines(const mt_elf_file *img, mt_program *prog)
 {
-    if (!mt_image_section(img, ".debug_line"))
+    if (!mt_elf_file_section(img, ".debug_line"))
         return;
     line_table t = {0};
     uint32_t status = 0;

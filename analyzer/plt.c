@@ -32,20 +32,21 @@ typedef struct {
 typedef struct {
     slot_name *items;
     size_t n, cap;
-    const mt_section *rela_plt; /* for lazy entries named by relocation index */
+    const mt_elf_section *rela_plt; /* for lazy entries named by relocation index */
 } slot_map;
 
-static char *reloc_target_name(const mt_image *img, const mt_section *rela, const GElf_Rela *r)
+static char *reloc_target_name(const mt_elf_file *img, const mt_elf_section *rela,
+                               const Elf64_Rela *r)
 {
-    uint32_t type = (uint32_t)GELF_R_TYPE(r->r_info);
+    uint32_t type = (uint32_t)ELF64_R_TYPE(r->r_info);
     if (type == R_X86_64_IRELATIVE)
         return mt_xasprintf("*ABS*+0x%llx", (unsigned long long)r->r_addend);
     if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
         return NULL;
-    GElf_Sym sym;
+    Elf64_Sym sym;
     const char *name;
-    const mt_section *symtab = mt_image_linked_section(img, rela);
-    if (!mt_image_symbol(img, symtab, GELF_R_SYM(r->r_info), &sym, &name) || !*name)
+    const mt_elf_section *symtab = mt_elf_file_linked_section(img, rela);
+    if (!mt_elf_file_symbol(img, symtab, ELF64_R_SYM(r->r_info), &sym, &name) || !*name)
         return NULL;
     return mt_xstrdup(name);
 }
@@ -58,18 +59,18 @@ static int compare_slots(const void *a, const void *b)
 
 /* Reads every allocated RELA section: dynamic relocations only (static
  * relocations kept by --emit-relocs are not loaded and describe code). */
-static void build_slot_map(const mt_image *img, slot_map *map)
+static void build_slot_map(const mt_elf_file *img, slot_map *map)
 {
     memset(map, 0, sizeof *map);
-    map->rela_plt = mt_image_section(img, ".rela.plt");
+    map->rela_plt = mt_elf_file_section(img, ".rela.plt");
     for (size_t s = 0; s < img->nsections; s++) {
-        const mt_section *rela = &img->sections[s];
+        const mt_elf_section *rela = &img->sections[s];
         if (rela->type != SHT_RELA || !(rela->flags & SHF_ALLOC))
             continue;
-        size_t count = mt_image_rela_count(img, rela);
+        size_t count = mt_elf_file_rela_count(rela);
         for (size_t i = 0; i < count; i++) {
-            GElf_Rela r;
-            mt_image_rela(img, rela, i, &r);
+            Elf64_Rela r;
+            mt_elf_file_rela(img, rela, i, &r);
             char *name = reloc_target_name(img, rela, &r);
             if (name) {
                 slot_name sn = {r.r_offset, name};
@@ -104,7 +105,7 @@ typedef struct {
 } stub_state;
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     const slot_map *map;
     mt_plt_stub *out;
     size_t n, cap;
@@ -115,9 +116,9 @@ static char *stub_name(const stub_list *list, const stub_state *st)
     if (st->is_plt0)
         return mt_xstrdup("_plt0");
     const char *name = st->has_slot ? slot_lookup(list->map, st->slot) : NULL;
-    GElf_Rela r;
+    Elf64_Rela r;
     if (!name && st->has_push_index &&
-        mt_image_rela(list->img, list->map->rela_plt, st->push_index, &r)) {
+        mt_elf_file_rela(list->img, list->map->rela_plt, st->push_index, &r)) {
         char *n = reloc_target_name(list->img, list->map->rela_plt, &r);
         if (n) {
             char *full = mt_xasprintf("%s@plt", n);
@@ -182,9 +183,9 @@ static void step(stub_list *list, stub_state *st, const cs_insn *insn)
     }
 }
 
-static void scan_section(stub_list *list, csh cs, cs_insn *insn, const mt_section *sec)
+static void scan_section(stub_list *list, csh cs, cs_insn *insn, const mt_elf_section *sec)
 {
-    const uint8_t *bytes = mt_image_section_bytes(list->img, sec);
+    const uint8_t *bytes = mt_elf_file_section_bytes(list->img, sec);
     if (!bytes || !(sec->flags & SHF_EXECINSTR))
         return;
     stub_state st = {.start = sec->addr};
@@ -209,7 +210,7 @@ static void scan_section(stub_list *list, csh cs, cs_insn *insn, const mt_sectio
     close_stub(list, &st, sec->addr + sec->size);
 }
 
-size_t mt_find_plt_stubs(const mt_image *img, mt_program *prog, mt_plt_stub **out)
+size_t mt_find_plt_stubs(const mt_elf_file *img, mt_program *prog, mt_plt_stub **out)
 {
     static const char *const plt_sections[] = {".plt", ".plt.sec", ".plt.got", ".plt.bnd"};
     *out = NULL;
@@ -224,7 +225,7 @@ size_t mt_find_plt_stubs(const mt_image *img, mt_program *prog, mt_plt_stub **ou
     build_slot_map(img, &map);
     stub_list list = {img, &map, NULL, 0, 0};
     for (size_t i = 0; i < MT_ARRAY_LEN(plt_sections); i++)
-        scan_section(&list, cs, insn, mt_image_section(img, plt_sections[i]));
+        scan_section(&list, cs, insn, mt_elf_file_section(img, plt_sections[i]));
     free_slot_map(&map);
     cs_free(insn, 1);
     cs_close(&cs);

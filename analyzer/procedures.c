@@ -60,36 +60,21 @@ static void add_candidate(candidate_list *list, candidate c)
 
 /* ---- file facts ------------------------------------------------------- */
 
-/* Value of the first .dynamic entry tagged `tag`, or 0. */
-static uint64_t dynamic_value(const mt_image *img, int64_t tag)
+static void classify_file(const mt_elf_file *img, mt_program *prog)
 {
-    const mt_section *dyn = mt_image_section_of_type(img, SHT_DYNAMIC); /* any section by type */
-    const uint8_t *bytes = mt_image_section_bytes(img, dyn);
-    if (!bytes)
-        return 0;
-    for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= dyn->size; off += sizeof(Elf64_Dyn)) {
-        Elf64_Dyn d;
-        memcpy(&d, bytes + off, sizeof d);
-        if (d.d_tag == DT_NULL)
-            break;
-        if (d.d_tag == tag)
-            return d.d_un.d_val;
-    }
-    return 0;
-}
-
-static void classify_file(const mt_image *img, mt_program *prog)
-{
+    bool has_interp = mt_elf_file_phdr(img, PT_INTERP) != NULL;
+    uint64_t flags_1;
+    mt_elf_file_dynamic(img, DT_FLAGS_1, &flags_1);
     if (img->ehdr.e_type == ET_EXEC)
         prog->kind = MT_ELF_EXEC;
-    else if (img->has_interp || (dynamic_value(img, DT_FLAGS_1) & DF_1_PIE))
+    else if (has_interp || (flags_1 & DF_1_PIE))
         prog->kind = MT_ELF_PIE;
     else
         prog->kind = MT_ELF_SHARED;
     /* A static-pie has PT_DYNAMIC (for its self-relocation) but no
      * interpreter; for executables "static" means "no dynamic loader". */
-    prog->static_linked = prog->kind != MT_ELF_SHARED && !img->has_interp;
-    prog->stripped = mt_image_section_of_type(img, SHT_SYMTAB) == NULL;
+    prog->static_linked = prog->kind != MT_ELF_SHARED && !has_interp;
+    prog->stripped = mt_elf_file_section_of_type(img, SHT_SYMTAB) == NULL;
     prog->entry = img->ehdr.e_entry;
 }
 
@@ -127,12 +112,12 @@ static bool build_id_in_notes(const uint8_t *p, uint64_t size, char out[41])
     return false;
 }
 
-static void read_build_id(const mt_image *img, mt_program *prog)
+static void read_build_id(const mt_elf_file *img, mt_program *prog)
 {
     prog->build_id[0] = '\0';
     for (size_t i = 0; i < img->nsections; i++) {
-        const mt_section *s = &img->sections[i];
-        const uint8_t *bytes = s->type == SHT_NOTE ? mt_image_section_bytes(img, s) : NULL;
+        const mt_elf_section *s = &img->sections[i];
+        const uint8_t *bytes = s->type == SHT_NOTE ? mt_elf_file_section_bytes(img, s) : NULL;
         if (bytes && build_id_in_notes(bytes, s->size, prog->build_id))
             return;
     }
@@ -149,51 +134,53 @@ static int symbol_rank(bool dynamic, unsigned bind)
     return bind == STB_WEAK ? RANK_SYMTAB_WEAK : RANK_SYMTAB_LOCAL;
 }
 
-static bool is_defined_function(const GElf_Sym *sym)
+static bool is_defined_function(const Elf64_Sym *sym)
 {
-    unsigned type = GELF_ST_TYPE(sym->st_info);
+    unsigned type = ELF64_ST_TYPE(sym->st_info);
     return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
            sym->st_value != 0;
 }
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     uint32_t source;
     candidate_list *list;
 } symbol_source;
 
-static void add_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+static void add_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     symbol_source *s = ctx;
-    if (!is_defined_function(sym) || !mt_image_is_code(s->img, sym->st_value))
+    if (!is_defined_function(sym) || !mt_elf_file_load_at(s->img, sym->st_value, PF_X))
         return;
     candidate c = {sym->st_value, sym->st_size, 0, *name ? name : NULL,
-                   *name ? symbol_rank(s->source == MT_SRC_DYNSYM, GELF_ST_BIND(sym->st_info))
+                   *name ? symbol_rank(s->source == MT_SRC_DYNSYM, ELF64_ST_BIND(sym->st_info))
                          : RANK_NONE,
                    s->source};
     add_candidate(s->list, c);
 }
 
-static void add_symbols(const mt_image *img, uint32_t type, uint32_t source, candidate_list *list)
+static void add_symbols(const mt_elf_file *img, uint32_t type, uint32_t source,
+                        candidate_list *list)
 {
     symbol_source s = {img, source, list};
-    mt_image_each_symbol(img, type, add_symbol, &s);
+    mt_elf_file_each_symbol(img, type, add_symbol, &s);
 }
 
-static void add_fde_ranges(const mt_image *img, const mt_fde_range *r, size_t n,
+static void add_fde_ranges(const mt_elf_file *img, const mt_fde_range *r, size_t n,
                            candidate_list *list)
 {
     for (size_t i = 0; i < n; i++)
-        if (mt_image_is_code(img, r[i].begin)) {
+        if (mt_elf_file_load_at(img, r[i].begin, PF_X)) {
             candidate c = {r[i].begin, 0, r[i].end - r[i].begin, NULL, RANK_NONE, MT_SRC_EH_FRAME};
             add_candidate(list, c);
         }
 }
 
-static void add_plt_stubs(const mt_image *img, const mt_plt_stub *s, size_t n, candidate_list *list)
+static void add_plt_stubs(const mt_elf_file *img, const mt_plt_stub *s, size_t n,
+                          candidate_list *list)
 {
     for (size_t i = 0; i < n; i++)
-        if (mt_image_is_code(img, s[i].addr)) {
+        if (mt_elf_file_load_at(img, s[i].addr, PF_X)) {
             candidate c = {s[i].addr, s[i].size, 0, s[i].name, RANK_PLT, MT_SRC_PLT};
             add_candidate(list, c);
         }
@@ -272,17 +259,15 @@ static size_t drop_fdes_inside_symbols(candidate *c, size_t n)
 
 /* End of the file-backed part of the executable segment holding `addr`:
  * no procedure extends past it, whatever a (corrupted) symbol size says. */
-static uint64_t code_end(const mt_image *img, uint64_t addr)
+static uint64_t code_end(const mt_elf_file *img, uint64_t addr)
 {
-    for (size_t i = 0; i < img->nsegments; i++) {
-        const mt_segment *s = &img->segments[i];
-        if ((s->flags & PF_X) && addr >= s->vaddr && addr - s->vaddr < s->memsz)
-            return addr - s->vaddr < s->filesz ? s->vaddr + s->filesz : addr;
-    }
-    return addr;
+    const Elf64_Phdr *ph = mt_elf_file_load_at(img, addr, PF_X);
+    if (!ph)
+        return addr;
+    return addr - ph->p_vaddr < ph->p_filesz ? ph->p_vaddr + ph->p_filesz : addr;
 }
 
-static void make_procedures(const mt_image *img, mt_program *prog, const candidate *c, size_t n)
+static void make_procedures(const mt_elf_file *img, mt_program *prog, const candidate *c, size_t n)
 {
     const uint32_t from_symbols = MT_SRC_SYMTAB | MT_SRC_DYNSYM;
     prog->procs = mt_xcalloc(n, sizeof *prog->procs);
@@ -396,7 +381,7 @@ static void tie_split_parts(mt_program *prog)
     free(names);
 }
 
-static void warn_if_only_eh_frame(const mt_image *img, mt_program *prog)
+static void warn_if_only_eh_frame(const mt_elf_file *img, mt_program *prog)
 {
     if (!prog->stripped)
         return;
@@ -410,7 +395,7 @@ static void warn_if_only_eh_frame(const mt_image *img, mt_program *prog)
 }
 
 /* Damage in the headers that the open accepted but that loses information. */
-static void warn_about_image(const mt_image *img, mt_program *prog)
+static void warn_about_image(const mt_elf_file *img, mt_program *prog)
 {
     if (img->nsections == 0) {
         mt_warn(prog, "%s: no section headers: no symbols, .eh_frame or PLT names", img->path);
@@ -418,7 +403,7 @@ static void warn_about_image(const mt_image *img, mt_program *prog)
     }
     size_t outside = 0, unnamed = 0;
     for (size_t i = 1; i < img->nsections; i++) {
-        const mt_section *s = &img->sections[i];
+        const mt_elf_section *s = &img->sections[i];
         if (!s->in_file && s->type != SHT_NOBITS && s->type != SHT_NULL)
             outside++;
         if (!s->name[0])
@@ -428,12 +413,13 @@ static void warn_about_image(const mt_image *img, mt_program *prog)
         mt_warn(prog, "%s: %zu sections lie outside the file and are ignored", img->path, outside);
     if (unnamed == img->nsections - 1 && unnamed > 0)
         mt_warn(prog, "%s: section names are unreadable", img->path);
-    if (img->ehdr.e_entry && prog->kind != MT_ELF_SHARED && !mt_image_is_code(img, img->ehdr.e_entry))
+    if (img->ehdr.e_entry && prog->kind != MT_ELF_SHARED &&
+        !mt_elf_file_load_at(img, img->ehdr.e_entry, PF_X))
         mt_warn(prog, "%s: entry point 0x%llx is not in an executable segment", img->path,
                 (unsigned long long)img->ehdr.e_entry);
 }
 
-int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
+int mt_discover_procedures(const mt_elf_file *img, mt_program *prog, mt_error *err)
 {
     classify_file(img, prog);
     read_build_id(img, prog);
@@ -449,7 +435,7 @@ int mt_discover_procedures(const mt_image *img, mt_program *prog, mt_error *err)
     mt_plt_stub *stubs;
     size_t nstubs = mt_find_plt_stubs(img, prog, &stubs);
     add_plt_stubs(img, stubs, nstubs, &list);
-    if (img->ehdr.e_entry && mt_image_is_code(img, img->ehdr.e_entry)) {
+    if (img->ehdr.e_entry && mt_elf_file_load_at(img, img->ehdr.e_entry, PF_X)) {
         candidate c = {img->ehdr.e_entry, 0, 0, "_start", RANK_ENTRY, MT_SRC_ENTRY};
         add_candidate(&list, c);
     }
@@ -489,9 +475,10 @@ typedef struct {
     void *ctx;
 } data_visitor;
 
-static void visit_words_in_section(const mt_image *img, const data_visitor *v, const mt_section *s)
+static void visit_words_in_section(const mt_elf_file *img, const data_visitor *v,
+                                   const mt_elf_section *s)
 {
-    const uint8_t *bytes = mt_image_section_bytes(img, s);
+    const uint8_t *bytes = mt_elf_file_section_bytes(img, s);
     if (!bytes)
         return;
     uint64_t skip = (8 - (s->addr & 7)) & 7; /* align by address, not by offset */
@@ -499,20 +486,21 @@ static void visit_words_in_section(const mt_image *img, const data_visitor *v, c
         v->visit(v->ctx, load_word(bytes + off), s->addr + off);
 }
 
-static void visit_rela_targets(const mt_image *img, const data_visitor *v, const mt_section *rela)
+static void visit_rela_targets(const mt_elf_file *img, const data_visitor *v,
+                               const mt_elf_section *rela)
 {
-    const mt_section *symtab = mt_image_linked_section(img, rela);
-    size_t count = mt_image_rela_count(img, rela);
+    const mt_elf_section *symtab = mt_elf_file_linked_section(img, rela);
+    size_t count = mt_elf_file_rela_count(rela);
     for (size_t i = 0; i < count; i++) {
-        GElf_Rela r;
-        mt_image_rela(img, rela, i, &r);
-        uint32_t type = (uint32_t)GELF_R_TYPE(r.r_info);
-        GElf_Sym sym;
+        Elf64_Rela r;
+        mt_elf_file_rela(img, rela, i, &r);
+        uint32_t type = (uint32_t)ELF64_R_TYPE(r.r_info);
+        Elf64_Sym sym;
         const char *name;
         if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE)
             v->visit(v->ctx, (uint64_t)r.r_addend, r.r_offset);
         else if ((type == R_X86_64_64 || type == R_X86_64_GLOB_DAT) &&
-                 mt_image_symbol(img, symtab, GELF_R_SYM(r.r_info), &sym, &name) &&
+                 mt_elf_file_symbol(img, symtab, ELF64_R_SYM(r.r_info), &sym, &name) &&
                  sym.st_shndx != SHN_UNDEF)
             v->visit(v->ctx, sym.st_value + (uint64_t)r.r_addend, r.r_offset);
     }
@@ -520,16 +508,17 @@ static void visit_rela_targets(const mt_image *img, const data_visitor *v, const
 
 /* SHT_RELR (-z pack-relative-relocs): a list of relocated word addresses,
  * encoded as an address followed by bitmaps; the addend is the word itself. */
-static void visit_relr_targets(const mt_image *img, const data_visitor *v, const mt_section *relr)
+static void visit_relr_targets(const mt_elf_file *img, const data_visitor *v,
+                               const mt_elf_section *relr)
 {
-    const uint8_t *bytes = mt_image_section_bytes(img, relr);
+    const uint8_t *bytes = mt_elf_file_section_bytes(img, relr);
     if (!bytes)
         return;
     uint64_t next = 0;
     for (uint64_t off = 0; off + 8 <= relr->size; off += 8) {
         uint64_t e = load_word(bytes + off);
         if (!(e & 1)) {
-            const uint8_t *w = mt_image_bytes_at(img, e, 8);
+            const uint8_t *w = mt_elf_file_bytes(img, e, 8);
             if (w)
                 v->visit(v->ctx, load_word(w), e);
             next = e + 8;
@@ -537,7 +526,7 @@ static void visit_relr_targets(const mt_image *img, const data_visitor *v, const
         }
         for (unsigned bit = 1; bit < 64; bit++) {
             uint64_t at = next + (bit - 1) * 8;
-            const uint8_t *w = (e >> bit) & 1 ? mt_image_bytes_at(img, at, 8) : NULL;
+            const uint8_t *w = (e >> bit) & 1 ? mt_elf_file_bytes(img, at, 8) : NULL;
             if (w)
                 v->visit(v->ctx, load_word(w), at);
         }
@@ -547,7 +536,7 @@ static void visit_relr_targets(const mt_image *img, const data_visitor *v, const
 
 /* Data sections whose 8-byte words may hold function pointers in a
  * position-dependent executable, where such pointers need no relocation. */
-static bool may_hold_code_pointers(const mt_section *s)
+static bool may_hold_code_pointers(const mt_elf_section *s)
 {
     if (s->type != SHT_PROGBITS || !(s->flags & SHF_ALLOC) || (s->flags & SHF_EXECINSTR))
         return false;
@@ -557,10 +546,11 @@ static bool may_hold_code_pointers(const mt_section *s)
 
 /* Every address stored in data: init/fini arrays, relocations, and (in a
  * position-dependent executable) the words of its data sections. */
-static void visit_data_addresses(const mt_image *img, const mt_program *prog, const data_visitor *v)
+static void visit_data_addresses(const mt_elf_file *img, const mt_program *prog,
+                                 const data_visitor *v)
 {
     for (size_t i = 0; i < img->nsections; i++) {
-        const mt_section *s = &img->sections[i];
+        const mt_elf_section *s = &img->sections[i];
         if (s->type == SHT_INIT_ARRAY || s->type == SHT_FINI_ARRAY || s->type == SHT_PREINIT_ARRAY)
             visit_words_in_section(img, v, s);
         else if (s->type == SHT_RELA && (s->flags & SHF_ALLOC))
@@ -581,22 +571,22 @@ static void mark_entry_at(void *ctx, uint64_t addr, uint64_t where)
         prog->procs[p].address_taken = true;
 }
 
-static void mark_if_exported(void *prog, const GElf_Sym *sym, const char *name)
+static void mark_if_exported(void *prog, const Elf64_Sym *sym, const char *name)
 {
     (void)name;
-    unsigned bind = GELF_ST_BIND(sym->st_info);
-    unsigned vis = GELF_ST_VISIBILITY(sym->st_other);
+    unsigned bind = ELF64_ST_BIND(sym->st_info);
+    unsigned vis = ELF64_ST_VISIBILITY(sym->st_other);
     if (is_defined_function(sym) && (bind == STB_GLOBAL || bind == STB_WEAK) &&
         (vis == STV_DEFAULT || vis == STV_PROTECTED))
         mark_entry_at(prog, sym->st_value, 0);
 }
 
-static void mark_exported(const mt_image *img, mt_program *prog)
+static void mark_exported(const mt_elf_file *img, mt_program *prog)
 {
-    mt_image_each_symbol(img, SHT_DYNSYM, mark_if_exported, prog);
+    mt_elf_file_each_symbol(img, SHT_DYNSYM, mark_if_exported, prog);
 }
 
-void mt_mark_data_address_taken(const mt_image *img, mt_program *prog)
+void mt_mark_data_address_taken(const mt_elf_file *img, mt_program *prog)
 {
     if (prog->nprocs == 0)
         return;
@@ -604,14 +594,17 @@ void mt_mark_data_address_taken(const mt_image *img, mt_program *prog)
         mark_entry_at(prog, img->ehdr.e_entry, 0);
     mark_exported(img, prog);
     /* _init/_fini are called by the dynamic loader. */
-    mark_entry_at(prog, dynamic_value(img, DT_INIT), 0);
-    mark_entry_at(prog, dynamic_value(img, DT_FINI), 0);
+    uint64_t init, fini;
+    mt_elf_file_dynamic(img, DT_INIT, &init);
+    mt_elf_file_dynamic(img, DT_FINI, &fini);
+    mark_entry_at(prog, init, 0);
+    mark_entry_at(prog, fini, 0);
     data_visitor v = {mark_entry_at, prog};
     visit_data_addresses(img, prog, &v);
 }
 
 typedef struct {
-    const mt_image *img;
+    const mt_elf_file *img;
     const mt_program *prog;
     mt_data_ref *refs;
     size_t n, cap;
@@ -620,7 +613,8 @@ typedef struct {
 static void note_inner_ref(void *ctx, uint64_t value, uint64_t where)
 {
     inner_refs *r = ctx;
-    if (mt_image_is_code(r->img, value) && mt_procedure_with_entry(r->prog, value) == MT_NONE) {
+    if (mt_elf_file_load_at(r->img, value, PF_X) &&
+        mt_procedure_with_entry(r->prog, value) == MT_NONE) {
         mt_data_ref ref = {value, where};
         MT_PUSH(r->refs, r->n, r->cap, ref);
     }
@@ -634,7 +628,7 @@ static int compare_refs(const void *a, const void *b)
     return x->where < y->where ? -1 : x->where > y->where;
 }
 
-size_t mt_data_refs_into_code(const mt_image *img, const mt_program *prog, mt_data_ref **out)
+size_t mt_data_refs_into_code(const mt_elf_file *img, const mt_program *prog, mt_data_ref **out)
 {
     inner_refs r = {.img = img, .prog = prog};
     data_visitor v = {note_inner_ref, &r};

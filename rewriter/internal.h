@@ -1,7 +1,8 @@
 /* rewriter/internal.h — interfaces between the rewriter's stages.
  * Not for use outside rewriter/: other modules include rewriter.h.
  *
- *   input.c      the original file: bytes, ELF headers, sections, vaddr lookup
+ *   input.c      lookups by name in the original file, read through its
+ *                validated view (common/elf_file.h, `in`)
  *   buf.c        growable byte buffers
  *   liveness.c   flags and general registers live at each block
  *   relocate.c   copies procedures into new code with probes, retargets
@@ -40,28 +41,11 @@ void rw_buf_align(rw_buf *b, size_t align, uint8_t fill); /* pad len up to a mul
 void rw_buf_patch_u32(rw_buf *b, size_t at, uint32_t v);
 void rw_buf_free(rw_buf *b);
 
-/* ---- input.c: the original file, read-only ---- */
-typedef struct {
-    mt_elf_file elf;         /* the mapped file and its program headers */
-    const Elf64_Shdr *shdrs; /* NULL when the file has no usable section headers */
-    size_t nshdrs;
-    const char *shstrtab;
-    size_t shstrtab_size;
-} rw_input;
-
-int rw_input_open(rw_input *in, const char *path, mt_error *err);
-void rw_input_close(rw_input *in);
-/* File bytes backing [vaddr, vaddr+len) inside one PT_LOAD's file image, or NULL. */
-const uint8_t *rw_input_bytes_at(const rw_input *in, uint64_t vaddr, uint64_t len);
-/* Section by name, or NULL. */
-const Elf64_Shdr *rw_input_section(const rw_input *in, const char *name);
+/* ---- input.c: lookups by name in the original file ---- */
 /* Address of the defined function symbol `name` (any alias), 0 if none. */
-uint64_t rw_input_function(const rw_input *in, const char *name);
+uint64_t rw_input_function(const mt_elf_file *in, const char *name);
 /* The GOT slot (R_X86_64_GLOB_DAT) of imported function `name`, 0 if none. */
-uint64_t rw_input_got_slot(const rw_input *in, const char *name);
-/* The value of dynamic tag `tag` (DT_FLAGS_1, ...), 0 when absent; 1 for
- * DT_TEXTREL, whose value is ignored. */
-uint64_t rw_input_dynamic(const rw_input *in, int64_t tag);
+uint64_t rw_input_got_slot(const mt_elf_file *in, const char *name);
 
 /* ---- what relocate.c moved, for unwind.c ---- */
 typedef struct {
@@ -132,7 +116,7 @@ typedef struct rw_decoded rw_decoded;
 typedef struct {
     csh cs;
     const mt_program *prog;
-    const rw_input *in;
+    const mt_elf_file *in;
     const rw_decoded *decoded; /* by procedure: decoded ahead (rw_code_predecode), or NULL */
     unsigned *kept;     /* by procedure, once known */
     uint8_t *state;
@@ -140,7 +124,8 @@ typedef struct {
     bool *trusted;      /* ... and whether it can be trusted (resolved, decoded) */
     uint32_t *first_caller, *callers; /* callers[first_caller[p] ..[p+1]] call p */
 } rw_live_callers;
-void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog, const rw_input *in);
+void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog,
+                          const mt_elf_file *in);
 void rw_live_callers_free(rw_live_callers *lc);
 unsigned rw_live_across_calls(rw_live_callers *lc, uint32_t pi, unsigned depth);
 
@@ -261,7 +246,7 @@ typedef struct {
 
 typedef struct {
     const mt_program *prog;
-    const rw_input *in;
+    const mt_elf_file *in;
     rw_proc *procs;
     size_t nprocs, cap_procs;
     /* Block starts of all relocated procedures: old -> new, sorted by old. */
@@ -300,7 +285,7 @@ typedef struct {
     uint32_t nevents_saving_flags; /* ... of which preserve live flags */
 } rw_code;
 
-int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err);
+int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_error *err);
 void rw_code_free(rw_code *c);
 /* Decodes procedures procs[0..nprocs) on several threads, ahead of
  * rw_code_add (optional: it decodes what was not). */
@@ -361,21 +346,23 @@ typedef struct {
  * linked without a header get one anyway); with neither, nothing is written
  * and res->hdr_size is 0.
  * Returns 0, or -1 with `err` set ("FILE: reason"). */
-int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
+int rw_unwind_build(const mt_elf_file *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
                     uint64_t out_vaddr, rw_unwind_out *res, mt_error *err);
 
 /* ---- images.c ---- */
+/* PROT_READ|PROT_WRITE|PROT_EXEC (1|2|4) of a segment's p_flags. */
+uint32_t rw_segment_prot(const Elf64_Phdr *ph);
 /* Plans the images of the pages that the entry jumps `patches` (sorted by
  * address) write: one per segment, from its first patched page to its
  * last, file offsets still 0.  Returns how many, 0 when some patch cannot
  * be served from the file (a segment longer in memory than in the file, or
  * code the loader relocates: DT_TEXTREL); the runtime then writes the
  * jumps itself. */
-size_t rw_images_plan(const rw_input *in, const mt_rt_patch *patches, size_t npatches,
+size_t rw_images_plan(const mt_elf_file *in, const mt_rt_patch *patches, size_t npatches,
                       rw_buf *images);
 /* Appends each image's pages to `file`, page-aligned: the original bytes
  * with the jumps written; sets its file offset. */
-void rw_images_emit(const rw_input *in, const mt_rt_patch *patches, size_t npatches,
+void rw_images_emit(const mt_elf_file *in, const mt_rt_patch *patches, size_t npatches,
                     mt_rt_image *images, size_t nimages, rw_buf *file);
 
 #endif

@@ -254,7 +254,7 @@ static bool solve_procedure(rw_live_callers *lc, uint32_t pi, unsigned depth, rw
     bool ok = true;
     for (uint32_t b = 0; b < p->nblocks && ok; b++) {
         const mt_block *blk = &p->blocks[b];
-        const uint8_t *code = rw_input_bytes_at(lc->in, blk->start, blk->end - blk->start);
+        const uint8_t *code = mt_elf_file_bytes(lc->in, blk->start, blk->end - blk->start);
         size_t left = code ? blk->end - blk->start : 0;
         uint64_t addr = blk->start;
         ok = code != NULL;
@@ -326,7 +326,7 @@ static unsigned kept_by_callers(rw_live_callers *lc, uint32_t pi, unsigned depth
     return kept;
 }
 
-void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog, const rw_input *in)
+void rw_live_callers_init(rw_live_callers *lc, csh h, const mt_program *prog, const mt_elf_file *in)
 {
     memset(lc, 0, sizeof *lc);
     lc->cs = h;

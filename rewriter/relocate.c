@@ -49,7 +49,7 @@ static const uint8_t probe_save_after[] = {
 
 static csh handle(const rw_code *c) { return (csh)(uintptr_t)c->cs; }
 
-int rw_code_init(rw_code *c, const mt_program *prog, const rw_input *in, mt_error *err)
+int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_error *err)
 {
     memset(c, 0, sizeof *c);
     c->prog = prog;
@@ -369,9 +369,9 @@ static size_t after_len(const rw_insn *ri)
 static uint64_t padding_end(const rw_code *c, uint64_t at, uint64_t limit, uint64_t enough)
 {
     while (at < enough && at < limit) {
-        const uint8_t *code = rw_input_bytes_at(c->in, at, 1);
+        const uint8_t *code = mt_elf_file_bytes(c->in, at, 1);
         size_t avail = 1;
-        while (code && avail < 15 && at + avail < limit && rw_input_bytes_at(c->in, at, avail + 1))
+        while (code && avail < 15 && at + avail < limit && mt_elf_file_bytes(c->in, at, avail + 1))
             avail++;
         cs_insn *insn;
         size_t n = code ? cs_disasm(handle(c), code, avail, at, 1, &insn) : 0;
@@ -426,7 +426,7 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
                          const mt_block *blk, rw_insn **insns, uint32_t *n, size_t *cap,
                          rw_live *bl, rw_live_proc *lp, char **why)
 {
-    const uint8_t *code = rw_input_bytes_at(c->in, blk->start, blk->end - blk->start);
+    const uint8_t *code = mt_elf_file_bytes(c->in, blk->start, blk->end - blk->start);
     if (!code) {
         *why = mt_xasprintf("block 0x%llx is not in the file", (unsigned long long)blk->start);
         return false;
@@ -1076,7 +1076,7 @@ static bool emit_table_check(const rw_code *c, rw_buf *out, const rw_insn *ri, u
     ok = ok && rel32(ri->old, at + CHECK_JMP_LEN, &r);
     rw_buf_u32(out, r);
     if (!ok)
-        mt_error_set(err, "%s: the index check of 0x%llx is out of rel32 range", c->in->elf.path,
+        mt_error_set(err, "%s: the index check of 0x%llx is out of rel32 range", c->in->path,
                      (unsigned long long)ri->old);
     return ok;
 }
@@ -1147,7 +1147,7 @@ static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, u
     rw_buf_u32(out, r);
     if (!ok)
         mt_error_set(err, "%s: the call-target record of 0x%llx is out of rel32 range",
-                     c->in->elf.path, (unsigned long long)ri->old);
+                     c->in->path, (unsigned long long)ri->old);
     return ok;
 }
 
@@ -1211,7 +1211,7 @@ static bool emit_insn(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at, m
     }
     if (!ok)
         mt_error_set(err, "%s: target 0x%llx of the instruction at 0x%llx is out of rel32 range",
-                     c->in->elf.path, (unsigned long long)target, (unsigned long long)ri->old);
+                     c->in->path, (unsigned long long)target, (unsigned long long)ri->old);
     return ok;
 }
 
@@ -1241,15 +1241,10 @@ static void emit_nops(rw_buf *out, size_t n)
 
 /* PROT_* of the loaded segment holding `vaddr` (the runtime restores it
  * after writing an entry jump). */
-static uint8_t segment_prot(const rw_input *in, uint64_t vaddr)
+static uint8_t segment_prot(const mt_elf_file *in, uint64_t vaddr)
 {
-    for (size_t i = 0; i < in->elf.nphdrs; i++) {
-        const Elf64_Phdr *ph = &in->elf.phdrs[i];
-        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_memsz)
-            return (uint8_t)(((ph->p_flags & PF_R) ? 1 : 0) | ((ph->p_flags & PF_W) ? 2 : 0) |
-                             ((ph->p_flags & PF_X) ? 4 : 0));
-    }
-    return 5; /* PROT_READ | PROT_EXEC: entries are code */
+    const Elf64_Phdr *ph = mt_elf_file_load_at(in, vaddr, 0);
+    return ph ? (uint8_t)rw_segment_prot(ph) : 5; /* PROT_READ | PROT_EXEC: entries are code */
 }
 
 /* The entry jump of one copy, as a record for the runtime (timer.h). */
@@ -1259,7 +1254,7 @@ static bool add_entry_patch(const rw_code *c, const rw_proc *rp, rw_buf *patches
         return true;
     uint32_t r = 0;
     if (!rel32(rp->insns[0].new_addr, rp->patch_at + 5, &r)) {
-        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->elf.path,
+        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->path,
                      (unsigned long long)rp->patch_at);
         return false;
     }
@@ -1275,9 +1270,10 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
                        mt_error *err)
 {
     const mt_jump_table *jt = &t->layout;
-    const uint8_t *orig = rw_input_bytes_at(c->in, jt->table, (uint64_t)jt->nentries * jt->entry_size);
+    const uint8_t *orig =
+        mt_elf_file_bytes(c->in, jt->table, (uint64_t)jt->nentries * jt->entry_size);
     if (!orig) {
-        mt_error_set(err, "%s: jump table 0x%llx is not in the file", c->in->elf.path,
+        mt_error_set(err, "%s: jump table 0x%llx is not in the file", c->in->path,
                      (unsigned long long)jt->table);
         return false;
     }
@@ -1298,7 +1294,7 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
         uint64_t old = jt->table + (uint64_t)(int64_t)off;
         uint64_t tramp = rw_timers_table_tramp(c, jt->table, old);
         if (!rel32(tramp ? tramp : branch_target(c, old, &wrapped), t->new_addr, &r)) {
-            mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->elf.path,
+            mt_error_set(err, "%s: jump table 0x%llx: clone out of range", c->in->path,
                          (unsigned long long)jt->table);
             return false;
         }
@@ -1313,7 +1309,7 @@ static bool emit_table(const rw_code *c, const rw_table *t, uint64_t vaddr, rw_b
  * every block the analyzer found starts at an instruction of the sweep. */
 static cs_insn *sweep_procedure(const rw_code *c, const mt_procedure *p, size_t *n)
 {
-    const uint8_t *code = p->size ? rw_input_bytes_at(c->in, p->entry, p->size) : NULL;
+    const uint8_t *code = p->size ? mt_elf_file_bytes(c->in, p->entry, p->size) : NULL;
     *n = 0;
     if (!code)
         return NULL;
@@ -1403,7 +1399,7 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 uint32_t r;
                 uint64_t next = vaddr + out->len + 5;
                 if (!rel32(branch_target(c, ri->old + ri->len, &wrapped), next, &r)) {
-                    mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->elf.path,
+                    mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->path,
                                  (unsigned long long)ri->old);
                     return -1;
                 }

@@ -79,20 +79,17 @@ static int load_runtime(runtime_blob *rt, mt_error *err)
 /* IFUNC resolvers of a dynamically linked executable run inside the dynamic
  * loader, before the runtime has set up counters: they stay uninstrumented.
  * They are the addends of R_X86_64_IRELATIVE relocations; sorted. */
-static uint64_t *ifunc_resolvers(const rw_input *in, size_t *n)
+static uint64_t *ifunc_resolvers(const mt_elf_file *in, size_t *n)
 {
     uint64_t *v = NULL;
     size_t cap = 0;
     *n = 0;
-    for (size_t i = 0; in->shdrs && i < in->nshdrs; i++) {
-        const Elf64_Shdr *s = &in->shdrs[i];
-        if (s->sh_type != SHT_RELA || s->sh_entsize != sizeof(Elf64_Rela) ||
-            s->sh_offset > in->elf.size || s->sh_size > in->elf.size - s->sh_offset)
-            continue;
-        const Elf64_Rela *r = (const Elf64_Rela *)(in->elf.data + s->sh_offset);
-        for (size_t k = 0; k < s->sh_size / sizeof *r; k++)
-            if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE) {
-                uint64_t addr = (uint64_t)r[k].r_addend;
+    for (size_t i = 0; i < in->nsections; i++) {
+        const mt_elf_section *s = &in->sections[i];
+        Elf64_Rela r;
+        for (size_t k = 0; mt_elf_file_rela(in, s, k, &r); k++)
+            if (ELF64_R_TYPE(r.r_info) == R_X86_64_IRELATIVE) {
+                uint64_t addr = (uint64_t)r.r_addend;
                 MT_PUSH(v, *n, cap, addr);
             }
     }
@@ -216,21 +213,13 @@ typedef struct {
     bool add_eh_frame_hdr;      /* the original has .eh_frame but no PT_GNU_EH_FRAME */
 } layout;
 
-static uint64_t highest_load_end(const rw_input *in)
+static uint64_t highest_load_end(const mt_elf_file *in)
 {
     uint64_t end = 0;
-    for (size_t i = 0; i < in->elf.nphdrs; i++)
-        if (in->elf.phdrs[i].p_type == PT_LOAD && in->elf.phdrs[i].p_vaddr + in->elf.phdrs[i].p_memsz > end)
-            end = in->elf.phdrs[i].p_vaddr + in->elf.phdrs[i].p_memsz;
+    for (size_t i = 0; i < in->nphdrs; i++)
+        if (in->phdrs[i].p_type == PT_LOAD && in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz > end)
+            end = in->phdrs[i].p_vaddr + in->phdrs[i].p_memsz;
     return end;
-}
-
-static bool has_phdr(const rw_input *in, uint32_t type)
-{
-    for (size_t i = 0; i < in->elf.nphdrs; i++)
-        if (in->elf.phdrs[i].p_type == type)
-            return true;
-    return false;
 }
 
 static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint64_t filesz,
@@ -246,11 +235,12 @@ static Elf64_Phdr load_header(uint32_t flags, uint64_t off, uint64_t vaddr, uint
  * A binary linked without --eh-frame-hdr (static ones often are) gets a
  * PT_GNU_EH_FRAME of its own at the end: without it the unwinder (static
  * glibc's dl_iterate_phdr) would never find the relocated code's FDEs. */
-static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out *uw, rw_buf *out)
+static void build_phdrs(const mt_elf_file *in, const layout *L, const rw_unwind_out *uw,
+                        rw_buf *out)
 {
     size_t last_load = 0;
-    for (size_t i = 0; i < in->elf.nphdrs; i++)
-        if (in->elf.phdrs[i].p_type == PT_LOAD)
+    for (size_t i = 0; i < in->nphdrs; i++)
+        if (in->phdrs[i].p_type == PT_LOAD)
             last_load = i;
     Elf64_Phdr loads[NEW_LOADS] = {
         load_header(PF_R | PF_X, L->rx_off, L->rx_vaddr, L->rw_off - L->rx_off,
@@ -258,8 +248,8 @@ static void build_phdrs(const rw_input *in, const layout *L, const rw_unwind_out
         load_header(PF_R | PF_W, L->rw_off, L->rw_vaddr, L->rw_filesz, L->rw_memsz),
         load_header(PF_R, L->r_off, L->r_vaddr, 0, 0), /* sizes patched by the caller */
     };
-    for (size_t i = 0; i < in->elf.nphdrs; i++) {
-        Elf64_Phdr ph = in->elf.phdrs[i];
+    for (size_t i = 0; i < in->nphdrs; i++) {
+        Elf64_Phdr ph = in->phdrs[i];
         if (ph.p_type == PT_PHDR) {
             ph.p_offset = L->r_off;
             ph.p_vaddr = ph.p_paddr = L->r_vaddr;
@@ -326,12 +316,13 @@ uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *time
 }
 
 static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, const rw_code *c,
-                        const rw_input *in, const mt_rewrite_options *opt, const uint8_t hash[32])
+                        const mt_elf_file *in, const mt_rewrite_options *opt,
+                        const uint8_t hash[32])
 {
     mt_rt_params params;
     memset(&params, 0, sizeof params);
     params.blob_vaddr = L->blob_vaddr;
-    params.original_entry = in->elf.ehdr->e_entry;
+    params.original_entry = in->ehdr.e_entry;
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++) {
         params.wrap_real[w] = c->wrap_new[w] ? c->wrap_real[w] : 0;
         params.wrap_got[w] = c->wrap_new[w] ? c->wrap_got[w] : 0;
@@ -409,13 +400,13 @@ static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
     rw_buf_put(file, &t2, sizeof t2);
 }
 
-static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
+static int build_file(rw_code *c, const mt_elf_file *in, const runtime_blob *rt,
                       const mt_rewrite_options *opt, const uint8_t hash[32], rw_buf *file,
                       mt_rewrite_report *r, mt_error *err)
 {
     layout L = {0};
     L.rx_vaddr = align_up(highest_load_end(in), PAGE);
-    L.rx_off = align_up(in->elf.size, PAGE);
+    L.rx_off = align_up(in->size, PAGE);
     L.blob_vaddr = align_up(rw_code_assign(c, L.rx_vaddr), PAGE);
     L.code_size = L.blob_vaddr - L.rx_vaddr;
     L.rw_vaddr = L.blob_vaddr + rt->hdr->data_offset;
@@ -424,13 +415,13 @@ static int build_file(rw_code *c, const rw_input *in, const runtime_blob *rt,
     L.rw_memsz = L.rw_filesz + rt->hdr->bss_size;
     L.r_vaddr = align_up(L.rw_vaddr + L.rw_memsz, PAGE);
     L.r_off = align_up(L.rw_off + L.rw_filesz, PAGE);
-    L.add_eh_frame_hdr = !has_phdr(in, PT_GNU_EH_FRAME);
-    L.nphdrs = in->elf.nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
+    L.add_eh_frame_hdr = !mt_elf_file_phdr(in, PT_GNU_EH_FRAME);
+    L.nphdrs = in->nphdrs + NEW_LOADS + (L.add_eh_frame_hdr ? 1 : 0);
     L.phdr_size = L.nphdrs * sizeof(Elf64_Phdr);
     place_wrappers(c, rt, L.blob_vaddr);
 
     /* The original file, then the RX segment. */
-    rw_buf_put(file, in->elf.data, in->elf.size);
+    rw_buf_put(file, in->data, in->size);
     pad_to(file, L.rx_off);
     rw_buf code = {0}, patches = {0};
     if (rw_code_emit(c, L.rx_vaddr, &code, &patches, err) != 0) {
@@ -521,12 +512,12 @@ static uint32_t count_timed(const rw_code *c)
 /* The entry of an instrumented file is the runtime's stub, inside the blob
  * whose page-aligned start holds mt_rt_header (any version): instrumenting
  * it again would make each process write two profiles. */
-static bool instrumented_by_mtool(const rw_input *in)
+static bool instrumented_by_mtool(const mt_elf_file *in)
 {
     enum { MAX_BLOB = 1u << 20 };
-    uint64_t entry = in->elf.ehdr->e_entry;
+    uint64_t entry = in->ehdr.e_entry;
     for (uint64_t page = entry & ~(uint64_t)(PAGE - 1); entry - page < MAX_BLOB; page -= PAGE) {
-        const uint8_t *at = rw_input_bytes_at(in, page, sizeof(mt_rt_header));
+        const uint8_t *at = mt_elf_file_bytes(in, page, sizeof(mt_rt_header));
         mt_rt_header h;
         if (!at)
             return false;
@@ -541,17 +532,16 @@ static bool instrumented_by_mtool(const rw_input *in)
 
 /* A shared library: position-independent, with neither an interpreter (a
  * dynamically linked PIE has one) nor DF_1_PIE (a static PIE has that). */
-static bool shared_library(const rw_input *in)
+static bool shared_library(const mt_elf_file *in)
 {
-    return in->elf.ehdr->e_type == ET_DYN && !has_phdr(in, PT_INTERP) &&
-           !(rw_input_dynamic(in, DT_FLAGS_1) & DF_1_PIE);
+    uint64_t flags_1;
+    mt_elf_file_dynamic(in, DT_FLAGS_1, &flags_1);
+    return in->ehdr.e_type == ET_DYN && !mt_elf_file_phdr(in, PT_INTERP) && !(flags_1 & DF_1_PIE);
 }
 
 /* NULL, or why `in` cannot be instrumented. */
-static const char *refused(const rw_input *in)
+static const char *refused(const mt_elf_file *in)
 {
-    if (in->elf.ehdr->e_type != ET_EXEC && in->elf.ehdr->e_type != ET_DYN)
-        return "not an executable";
     if (shared_library(in))
         return "a shared library: only executables can be instrumented (libraries are not "
                "supported yet)";
@@ -567,8 +557,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     runtime_blob rt;
     if (load_runtime(&rt, err) != 0)
         return -1;
-    rw_input in;
-    if (rw_input_open(&in, prog->path, err) != 0)
+    mt_elf_file in;
+    if (mt_elf_file_open(&in, prog->path, err) != 0)
         return -1;
     int rc = -1;
     rw_code c;
@@ -579,8 +569,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         mt_error_set(err, "%s: %s", prog->path, why);
         goto out_input;
     }
-    if (in.elf.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {
-        mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.elf.nphdrs);
+    if (in.nphdrs + NEW_LOADS + 1 > PAGE / sizeof(Elf64_Phdr)) {
+        mt_error_set(err, "%s: too many program headers (%zu)", prog->path, in.nphdrs);
         goto out_input;
     }
     if (mt_file_sha256(prog->path, report->binary_hash, err) != 0 || stat(prog->path, &st) != 0)
@@ -606,7 +596,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_buf_free(&file);
     rw_code_free(&c);
 out_input:
-    rw_input_close(&in);
+    mt_elf_file_close(&in);
     return rc;
 }
 
@@ -623,21 +613,21 @@ void mt_rewrite_report_free(mt_rewrite_report *report)
 int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
 {
     memset(map, 0, sizeof *map);
-    rw_input in;
-    if (rw_input_open(&in, path, err) != 0)
+    mt_elf_file in;
+    if (mt_elf_file_open(&in, path, err) != 0)
         return -1;
     map_trailer t;
     int rc = -1;
-    if (in.elf.size < sizeof t) {
+    if (in.size < sizeof t) {
         mt_error_set(err, "%s: no mtool counter map (not instrumented by mtool)", path);
         goto out;
     }
-    memcpy(&t, in.elf.data + in.elf.size - sizeof t, sizeof t);
+    memcpy(&t, in.data + in.size - sizeof t, sizeof t);
     map2_trailer t2 = {0};
     size_t tail = sizeof t;
     if (((t.magic == MAP2_MAGIC && t.version == 2) || (t.magic == MAP3_MAGIC && t.version == 3)) &&
-        in.elf.size >= sizeof t2) {
-        memcpy(&t2, in.elf.data + in.elf.size - sizeof t2, sizeof t2);
+        in.size >= sizeof t2) {
+        memcpy(&t2, in.data + in.size - sizeof t2, sizeof t2);
         if (t.version == 2)
             t2.ncall_sites = 0;
         tail = sizeof t2;
@@ -647,19 +637,19 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
         goto out;
     }
-    if (t.map_offset > in.elf.size - tail || (in.elf.size - tail - t.map_offset) % 8 ||
-        (in.elf.size - tail - t.map_offset) / 8 != words) {
+    if (t.map_offset > in.size - tail || (in.size - tail - t.map_offset) % 8 ||
+        (in.size - tail - t.map_offset) / 8 != words) {
         mt_error_set(err, "%s: corrupt mtool counter map", path);
         goto out;
     }
     memcpy(map->binary_hash, t.binary_hash, 32);
     map->ncounters = t.ncounters;
     map->addrs = mt_xmalloc((size_t)t.ncounters * 8 + 1);
-    memcpy(map->addrs, in.elf.data + t.map_offset, (size_t)t.ncounters * 8);
+    memcpy(map->addrs, in.data + t.map_offset, (size_t)t.ncounters * 8);
     map->ntimers = t2.ntimers;
     map->timer_procs = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
     map->timer_loops = mt_xmalloc((size_t)t2.ntimers * 8 + 1);
-    const uint8_t *pairs = in.elf.data + t.map_offset + (size_t)t.ncounters * 8;
+    const uint8_t *pairs = in.data + t.map_offset + (size_t)t.ncounters * 8;
     for (uint32_t i = 0; i < t2.ntimers; i++) {
         memcpy(&map->timer_procs[i], pairs + 16 * (size_t)i, 8);
         memcpy(&map->timer_loops[i], pairs + 16 * (size_t)i + 8, 8);
@@ -670,7 +660,7 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
     memcpy(map->call_sites, pairs + 16 * (size_t)t2.ntimers, (size_t)t2.ncall_sites * 8);
     rc = 0;
 out:
-    rw_input_close(&in);
+    mt_elf_file_close(&in);
     return rc;
 }
 

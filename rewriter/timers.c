@@ -556,7 +556,7 @@ bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *o
     }
     return true;
 range:
-    mt_error_set(err, "%s: the runtime's timer entry is out of rel32 range", c->in->elf.path);
+    mt_error_set(err, "%s: the runtime's timer entry is out of rel32 range", c->in->path);
     return false;
 }
 
@@ -570,7 +570,7 @@ bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, 
         uint64_t to = target(c, tr->dst) + tr->dst_skip;
         int64_t d = (int64_t)(to - (vaddr + out->len + 5));
         if (d < INT32_MIN || d > INT32_MAX) {
-            mt_error_set(err, "%s: trampoline to 0x%llx out of rel32 range", c->in->elf.path,
+            mt_error_set(err, "%s: trampoline to 0x%llx out of rel32 range", c->in->path,
                          (unsigned long long)tr->dst);
             return false;
         }

@@ -31,20 +31,13 @@
 
 /* A cursor from `vaddr` to the end of its segment's file image: unwind data
  * has no overall length here. */
-static bool reader_at(const rw_input *in, uint64_t vaddr, mt_eh_cursor *r)
+static bool reader_at(const mt_elf_file *in, uint64_t vaddr, mt_eh_cursor *r)
 {
-    for (size_t i = 0; i < in->elf.nphdrs; i++) {
-        const Elf64_Phdr *ph = &in->elf.phdrs[i];
-        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
-            continue;
-        uint64_t avail = ph->p_filesz - (vaddr - ph->p_vaddr);
-        const uint8_t *p = rw_input_bytes_at(in, vaddr, avail);
-        if (!p)
-            return false;
+    uint64_t avail;
+    const uint8_t *p = mt_elf_file_bytes_from(in, vaddr, &avail);
+    if (p)
         *r = (mt_eh_cursor){p, p + avail, vaddr, NULL};
-        return true;
-    }
-    return false;
+    return p != NULL;
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -88,7 +81,7 @@ typedef struct {
 } moved_ref;
 
 typedef struct {
-    const rw_input *in;
+    const mt_elf_file *in;
     const moved_ref *by_old;   /* the moved ranges sorted by original address */
     size_t nmoved;
     rw_buf *out;
@@ -118,7 +111,7 @@ static const rw_moved *range_of(const unwind_ctx *u, uint64_t old)
 
 /* The FDE whose length field is at `addr`, with its CIE, in the forms the
  * copies are written in: fixed-size pointers, no augmentation unknown. */
-static bool parse_fde(const rw_input *in, uint64_t addr, mt_eh_fde *f)
+static bool parse_fde(const mt_elf_file *in, uint64_t addr, mt_eh_fde *f)
 {
     mt_eh_cie cie;
     mt_eh_cursor r, at_cie;
@@ -243,7 +236,7 @@ typedef struct {
 
 /* An exception specification list (after the type-table base, a list of
  * type-table indices ending in 0): its end and the entries it uses. */
-static bool measure_spec(const rw_input *in, lsda_info *l, uint64_t offset)
+static bool measure_spec(const mt_elf_file *in, lsda_info *l, uint64_t offset)
 {
     mt_eh_cursor s;
     if (!reader_at(in, l->lsda.ttype_base + offset - 1, &s))
@@ -258,7 +251,7 @@ static bool measure_spec(const rw_input *in, lsda_info *l, uint64_t offset)
 
 /* One action record at `a` (1 + its offset in the action table): what it
  * uses; *next the next record's, 0 at the end of the chain. */
-static bool measure_action(const rw_input *in, lsda_info *l, uint64_t a, uint64_t *next)
+static bool measure_action(const mt_elf_file *in, lsda_info *l, uint64_t a, uint64_t *next)
 {
     mt_eh_cursor r;
     uint64_t cs_end = l->lsda.cs_end;
@@ -281,7 +274,7 @@ static bool measure_action(const rw_input *in, lsda_info *l, uint64_t a, uint64_
 
 /* Walks the action chains the call sites use: how many type-table entries
  * and how many exception-spec bytes the LSDA really has. */
-static bool measure_actions(const rw_input *in, lsda_info *l)
+static bool measure_actions(const mt_elf_file *in, lsda_info *l)
 {
     for (size_t i = 0; i < l->lsda.nsites; i++) {
         uint64_t a = l->lsda.sites[i].action;
@@ -294,7 +287,7 @@ static bool measure_actions(const rw_input *in, lsda_info *l)
     return true;
 }
 
-static bool parse_lsda(const rw_input *in, const mt_eh_fde *f, lsda_info *l)
+static bool parse_lsda(const mt_elf_file *in, const mt_eh_fde *f, lsda_info *l)
 {
     memset(l, 0, sizeof *l);
     mt_eh_cursor r;
@@ -338,7 +331,7 @@ static uint64_t *move_landing_pads(unwind_ctx *u, const lsda_info *l, const part
             new_lp[i] = pm ? rw_moved_lookup(pm, s->landing_pad) : 0;
         if (!new_lp[i]) {
             mt_error_set(u->err, "%s: procedure at 0x%llx: landing pad 0x%llx not relocated",
-                         u->in->elf.path, (unsigned long long)pt->m->old_start,
+                         u->in->path, (unsigned long long)pt->m->old_start,
                          (unsigned long long)s->landing_pad);
             free(new_lp);
             return NULL;
@@ -441,23 +434,23 @@ static uint64_t write_lsda(unwind_ctx *u, const mt_eh_fde *f, const part *pt)
     lsda_info l;
     if (!parse_lsda(u->in, f, &l)) {
         mt_lsda_free(&l.lsda);
-        mt_error_set(u->err, "%s: malformed exception table (LSDA) at 0x%llx", u->in->elf.path,
+        mt_error_set(u->err, "%s: malformed exception table (LSDA) at 0x%llx", u->in->path,
                      (unsigned long long)f->lsda);
         return 0;
     }
     uint64_t lpstart, at = 0;
     uint64_t *new_lp = move_landing_pads(u, &l, pt, &lpstart);
-    const uint8_t *region = rw_input_bytes_at(u->in, l.lsda.cs_end, l.region_end - l.lsda.cs_end);
+    const uint8_t *region = mt_elf_file_bytes(u->in, l.lsda.cs_end, l.region_end - l.lsda.cs_end);
     if (new_lp && !region)
         mt_error_set(u->err, "%s: exception table at 0x%llx extends past its segment",
-                     u->in->elf.path, (unsigned long long)f->lsda);
+                     u->in->path, (unsigned long long)f->lsda);
     if (new_lp && region) {
         rw_buf cs = {0};
         write_call_sites(&cs, &l, new_lp, pt, lpstart);
         at = here(u);
         if (!put_lsda(u, &l, &cs, lpstart, pt->new_begin, region)) {
             mt_error_set(u->err, "%s: exception table at 0x%llx: type table or landing-pad "
-                         "base cannot be moved", u->in->elf.path, (unsigned long long)f->lsda);
+                         "base cannot be moved", u->in->path, (unsigned long long)f->lsda);
             at = 0;
         }
         rw_buf_free(&cs);
@@ -516,12 +509,12 @@ static bool write_fde(unwind_ctx *u, const mt_eh_fde *f, const part *pt, uint64_
     uint64_t fde_addr = here(u);
     if (!put_fde_header(u, f, pt->new_begin, new_end, lsda)) {
         mt_error_set(u->err, "%s: FDE at 0x%llx: a field of its copy does not fit its encoding",
-                     u->in->elf.path, (unsigned long long)f->addr);
+                     u->in->path, (unsigned long long)f->addr);
         return false;
     }
     if (!remap_program(f, pt->m, pt->lo, pt->hi, b)) {
         mt_error_set(u->err, "%s: FDE at 0x%llx: call-frame program cannot be remapped",
-                     u->in->elf.path, (unsigned long long)f->addr);
+                     u->in->path, (unsigned long long)f->addr);
         return false;
     }
     rw_buf_align(b, 8, 0); /* DW_CFA_nop */
@@ -550,7 +543,7 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
          k < noriginal && t->v[k].loc < m->old_end; k++) {
         mt_eh_fde f;
         if (!parse_fde(u->in, t->v[k].fde, &f)) {
-            mt_error_set(u->err, "%s: malformed FDE at 0x%llx", u->in->elf.path,
+            mt_error_set(u->err, "%s: malformed FDE at 0x%llx", u->in->path,
                          (unsigned long long)t->v[k].fde);
             return false;
         }
@@ -560,7 +553,7 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
             continue;
         if (f.cie.code_align != 1) {
             mt_error_set(u->err, "%s: CIE at 0x%llx: code alignment factor %llu, not 1",
-                         u->in->elf.path, (unsigned long long)f.cie.addr,
+                         u->in->path, (unsigned long long)f.cie.addr,
                          (unsigned long long)f.cie.code_align);
             return false;
         }
@@ -576,17 +569,9 @@ static bool write_range(unwind_ctx *u, const rw_moved *m, hdr_table *t, size_t n
 
 /* ---- the original .eh_frame_hdr and .eh_frame ----------------------------- */
 
-static const Elf64_Phdr *eh_frame_phdr(const rw_input *in)
-{
-    for (size_t i = 0; i < in->elf.nphdrs; i++)
-        if (in->elf.phdrs[i].p_type == PT_GNU_EH_FRAME)
-            return &in->elf.phdrs[i];
-    return NULL;
-}
-
 /* Reads the header's eh_frame_ptr and, when it has a search table in the
  * one encoding unwinders use (*has_table), the table. */
-static bool read_hdr(const rw_input *in, const Elf64_Phdr *ph, uint64_t *eh_frame,
+static bool read_hdr(const mt_elf_file *in, const Elf64_Phdr *ph, uint64_t *eh_frame,
                      bool *has_table, hdr_table *t)
 {
     mt_eh_cursor r;
@@ -616,7 +601,7 @@ static bool read_hdr(const rw_input *in, const Elf64_Phdr *ph, uint64_t *eh_fram
 /* Collects the FDEs of .eh_frame at [at, end) (end 0: up to its zero
  * terminator or the end of its segment), skipping CIEs and FDEs of
  * discarded code (address or size 0). */
-static bool walk_eh_frame(const rw_input *in, uint64_t at, uint64_t end, hdr_table *t)
+static bool walk_eh_frame(const mt_elf_file *in, uint64_t at, uint64_t end, hdr_table *t)
 {
     mt_eh_cursor r;
     if (!reader_at(in, at, &r))
@@ -647,19 +632,19 @@ static int by_loc(const void *a, const void *b)
  * eh_frame_ptr in files without sections) and its FDEs, sorted: from the
  * header's search table, else by walking .eh_frame.  `ph` is NULL when the
  * file has no header (static executables linked without --eh-frame-hdr). */
-static bool original_fdes(const rw_input *in, const Elf64_Phdr *ph,
-                          const Elf64_Shdr *sec, uint64_t *eh_frame, hdr_table *t)
+static bool original_fdes(const mt_elf_file *in, const Elf64_Phdr *ph,
+                          const mt_elf_section *sec, uint64_t *eh_frame, hdr_table *t)
 {
     bool has_table = false;
     if (ph && !read_hdr(in, ph, eh_frame, &has_table, t))
         return false;
     if (!ph)
-        *eh_frame = sec->sh_addr;
+        *eh_frame = sec->addr;
     uint64_t end = 0;
     if (sec) {
-        if (sec->sh_addr != *eh_frame)
+        if (sec->addr != *eh_frame)
             return false; /* the header and the section disagree */
-        end = sec->sh_addr + sec->sh_size;
+        end = sec->addr + sec->size;
     }
     if (!has_table && !walk_eh_frame(in, *eh_frame, end, t))
         return false;
@@ -699,13 +684,13 @@ static bool write_hdr(unwind_ctx *u, uint64_t eh_frame, hdr_table *t, rw_unwind_
     return true;
 }
 
-int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
+int rw_unwind_build(const mt_elf_file *in, const rw_moved *moved, size_t nmoved, rw_buf *out,
                     uint64_t out_vaddr, rw_unwind_out *res, mt_error *err)
 {
     memset(res, 0, sizeof *res);
-    const Elf64_Phdr *ph = eh_frame_phdr(in);
-    const Elf64_Shdr *sec = rw_input_section(in, ".eh_frame");
-    if (sec && (sec->sh_type != SHT_PROGBITS || !sec->sh_addr))
+    const Elf64_Phdr *ph = mt_elf_file_phdr(in, PT_GNU_EH_FRAME);
+    const mt_elf_section *sec = mt_elf_file_section(in, ".eh_frame");
+    if (sec && (sec->type != SHT_PROGBITS || !sec->addr))
         sec = NULL;
     if (!ph && !sec)
         return 0;
@@ -714,7 +699,7 @@ int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw
     if (!original_fdes(in, ph, sec, &eh_frame, &t)) {
         free(t.v);
         mt_error_set(err, "%s: .eh_frame_hdr or .eh_frame is malformed or uses an unsupported "
-                     "encoding", in->elf.path);
+                     "encoding", in->path);
         return -1;
     }
     moved_ref *by_old = mt_xcalloc(nmoved + 1, sizeof *by_old);
@@ -729,7 +714,7 @@ int rw_unwind_build(const rw_input *in, const rw_moved *moved, size_t nmoved, rw
             rc = -1;
     if (rc == 0 && !write_hdr(&u, eh_frame, &t, res)) {
         mt_error_set(err, "%s: the new .eh_frame_hdr is too far from .eh_frame or the code",
-                     in->elf.path);
+                     in->path);
         rc = -1;
     }
     free(by_old);

@@ -62,15 +62,19 @@ static void compare_headers(const mt_elf_file *f, Elf *e)
     elf_getphdrnum(e, &nph);
     CHECK(nph == f->nphdrs, "%zu program headers (libelf: %zu)", f->nphdrs, nph);
     bool same = nph == f->nphdrs;
+    size_t interp = SIZE_MAX;
     for (size_t i = 0; same && i < nph; i++) {
         GElf_Phdr ph;
         same = gelf_getphdr(e, (int)i, &ph) && ph.p_type == f->phdrs[i].p_type &&
                ph.p_offset == f->phdrs[i].p_offset && ph.p_vaddr == f->phdrs[i].p_vaddr &&
                ph.p_filesz == f->phdrs[i].p_filesz && ph.p_flags == f->phdrs[i].p_flags;
+        if (same && ph.p_type == PT_INTERP && interp == SIZE_MAX)
+            interp = i;
     }
     CHECK(same, "every program header as libelf reads it");
-    CHECK((f->ehdr.e_type == ET_DYN) == (mt_elf_file_phdr(f, PT_INTERP) != NULL),
-          "this PIE test program has PT_INTERP");
+    const Elf64_Phdr *found = mt_elf_file_phdr(f, PT_INTERP);
+    CHECK(interp == SIZE_MAX ? !found : found == &f->phdrs[interp],
+          "PT_INTERP by type is libelf's first PT_INTERP");
     const Elf64_Phdr *code = mt_elf_file_load_at(f, f->ehdr.e_entry, PF_X);
     CHECK(code && code->p_type == PT_LOAD && (code->p_flags & PF_X), "the entry point is in an "
           "executable PT_LOAD");

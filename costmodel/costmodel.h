@@ -148,7 +148,7 @@ typedef struct {
      * forward to FP adds in 2 cycles, to anything else in 3).  Calibrated
      * from chains alternating two classes; 0 where none was measured. */
     double bypass[MT_IC_COUNT];
-    /* The model's self-check at calibration (ui/selfcheck.c): compute-bound
+    /* The model's self-check at calibration (run/selfcheck.c): compute-bound
      * kernels predicted with this profile from pass-1 counts, against their
      * measured time.  check_kernels 0: not checked (shipped profiles, older
      * calibrations); the other figures then mean nothing. */
@@ -174,7 +174,7 @@ void mt_machine_cpu_model(char *buf, size_t n);
 /* $XDG_CONFIG_HOME/mtool/machine-<model>.txt (~/.config when unset). */
 char *mt_machine_profile_path(const char *cpu_model);
 /* Loads the profile calibrated for this CPU, or the default one: `*calibrated`
- * says which (callers calibrate when false: mt_ui_load_machine).  -1 with err when a profile exists
+ * says which (callers calibrate when false: mt_run_load_machine).  -1 with err when a profile exists
  * but cannot be read. */
 int mt_machine_load(mt_machine *m, bool *calibrated, mt_error *err);
 int mt_machine_read(const char *path, mt_machine *m, mt_error *err);

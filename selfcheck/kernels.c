@@ -1,5 +1,5 @@
 /* selfcheck/kernels.c — the compute-bound kernels the cost model checks
- * itself on (ui/selfcheck.c, at the end of every calibration).
+ * itself on (run/selfcheck.c, at the end of every calibration).
  *
  * Built at mtool's build time with the system cc at fixed flags (-O2, no
  * -march: the same code on every machine; selfcheck/Makefile) and embedded

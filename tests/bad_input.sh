@@ -257,7 +257,7 @@ check_cmd "history --db DIRECTORY" "$WORK/a-directory" history --db "$WORK/a-dir
 check_cmd "calibrate --check-only -o FIFO (machine profile)" "$WORK/fifo" calibrate --check-only -o "$WORK/fifo"
 # A pass-1 run directory whose files are FIFOs, one at a time.
 if "$MTOOL" count --no-store -o "$WORK/run" -- "$SRC" >/dev/null 2>&1; then
-    for f in pass1.txt argv counts.tsv call_targets.tsv; do
+    for f in format pass1.txt argv counts.tsv call_targets.tsv; do
         cp -r "$WORK/run" "$WORK/run-$f" && rm "$WORK/run-$f/$f" && mkfifo "$WORK/run-$f/$f"
         check_cmd "time RUNDIR with $f a FIFO" "$WORK/run-$f/$f" time --no-store "$WORK/run-$f"
     done

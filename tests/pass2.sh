@@ -91,6 +91,34 @@ done
 check "history: the run stored with measured and predicted cycles per object" \
     "\"$MTOOL\" history sql \"SELECT count(*) FROM figures f JOIN runs r ON r.id = f.run_id WHERE r.tool = 'run' AND f.measured_cycles > 0 AND f.predicted_cycles > 0\" | tail -1 | grep -qv '^0\$'"
 
+# The run directory's version (docs/REPORT.md, "The run directory"): pass 1
+# writes `format` ("mtool-run 2"); without it (the layout before versions,
+# version 1) the same files are read as before: the same m-objects are
+# selected; a version this mtool does not know, or a line that is no
+# version, is refused in one line naming the file, with no report.
+fmt_bin="$SAMPLES/callgraph-gcc-O2"
+"$MTOOL" count --no-store -o "$W/fmt" -- "$fmt_bin" > /dev/null 2> "$W/fmt.err"
+check "count writes the run directory's format first line: mtool-run 2" \
+    "[ \"\$(head -n 1 '$W/fmt/format')\" = 'mtool-run 2' ] && [ \$(wc -l < '$W/fmt/format') = 1 ]"
+for v in v1 v3 bad; do cp -r "$W/fmt" "$W/fmt-$v"; done
+rm "$W/fmt-v1/format"
+echo "mtool-run 3" > "$W/fmt-v3/format"
+echo "mtool-run two" > "$W/fmt-bad/format"
+specs() { python3 -c 'import json,sys; print(sorted(o["time_spec"] for o in json.load(open(sys.argv[1]))["objects"]))' "$1"; }
+"$MTOOL" time --no-store "$W/fmt" > /dev/null 2>&1
+rc2=$?
+"$MTOOL" time --no-store "$W/fmt-v1" > /dev/null 2> "$W/fmt-v1.err"
+check "time on a version-1 run directory (no format file): read, the same m-objects as version 2" \
+    "[ $? = 0 ] && [ $rc2 = 0 ] && [ \"\$(specs '$W/fmt-v1/report.json')\" = \"\$(specs '$W/fmt/report.json')\" ]"
+for v in v3 bad; do
+    "$MTOOL" time --no-store "$W/fmt-$v" > /dev/null 2> "$W/fmt-$v.err"
+    check "time on a run directory of format '$(cat "$W/fmt-$v/format")': refused in one line naming RUNDIR/format, no report" \
+        "[ $? = 1 ] && [ \$(wc -l < '$W/fmt-$v.err') = 1 ] && grep -q -F 'mtool: $W/fmt-$v/format: ' '$W/fmt-$v.err' && [ ! -e '$W/fmt-$v/report.json' ]"
+done
+"$MTOOL" analyze --costs --counts "$W/fmt-v3/counts.tsv" "$fmt_bin" > /dev/null 2> "$W/fmt-costs.err"
+check "analyze --costs --counts from a run directory of an unknown format: refused, naming RUNDIR/format" \
+    "[ $? = 1 ] && grep -q -F '$W/fmt-v3/format: ' '$W/fmt-costs.err'"
+
 # Bad input: one line naming the directory, no report.
 "$MTOOL" time "$W/nosuch" > "$W/bad.out" 2> "$W/bad.err"
 check "time on a missing run directory: non-zero, one line naming it" \

@@ -46,37 +46,11 @@ const char mt_calibrate_usage[] =
     "  --check-only     measure nothing but the self-check, with the profile already\n"
     "                   calibrated for this CPU (or -o FILE's), and store it there\n";
 
-/* Samples of each self-check kernel: the fastest of them counts. */
-#define CHECK_PASSES(runs) ((runs) + 6)
-
-static bool no_check; /* `calibrate --no-check` */
-
-/* The calibration, then the model's self-check with it (ui/selfcheck.c):
- * a check that cannot be made leaves the profile "not checked", said on
- * stderr, and the calibration stands. */
-int mt_ui_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
-{
-    if (mt_calibrate(m, runs, report, err) != 0)
-        return -1;
-    if (no_check)
-        return 0;
-    mt_error cerr;
-    if (mt_ui_selfcheck(m, CHECK_PASSES(runs), report, &cerr) != 0)
-        fprintf(stderr, "mtool: warning: the model's self-check could not be made (%s): reports "
-                        "will say the model is not checked on this CPU\n", cerr.msg);
-    else if (!report) {
-        mt_model_check mc;
-        mt_model_check_of(&mc, m);
-        mt_ui_print_model_check(stderr, &mc, "mtool: ");
-    }
-    return 0;
-}
-
 int mt_cmd_calibrate(int argc, char **argv)
 {
     int runs = 9;
     const char *out = NULL;
-    bool dry = false, check_only = false;
+    bool dry = false, check_only = false, check = true;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-r") || !strcmp(argv[i], "--runs")) && i + 1 < argc)
             runs = atoi(argv[++i]);
@@ -85,7 +59,7 @@ int mt_cmd_calibrate(int argc, char **argv)
         else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--dry-run"))
             dry = true;
         else if (!strcmp(argv[i], "--no-check"))
-            no_check = true;
+            check = false;
         else if (!strcmp(argv[i], "--check-only"))
             check_only = true;
         else {
@@ -106,7 +80,7 @@ int mt_cmd_calibrate(int argc, char **argv)
         mt_machine_cpu_model(model, sizeof model);
         char *path = out ? mt_xstrdup(out) : mt_machine_profile_path(model);
         int rc = mt_machine_read(path, &m, &err);
-        if (rc == 0 && mt_ui_selfcheck(&m, CHECK_PASSES(runs), stderr, &err) == 0) {
+        if (rc == 0 && mt_run_selfcheck(&m, MT_SELFCHECK_PASSES(runs), stderr, &err) == 0) {
             if (dry)
                 mt_machine_write(stdout, &m);
             else if ((rc = mt_machine_save(&m, path, &err)) == 0)
@@ -121,7 +95,7 @@ int mt_cmd_calibrate(int argc, char **argv)
     }
     fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (fastest sample of each run, second-"
                     "fastest run, and the range of the runs' fastest)\n", runs, runs == 1 ? "" : "s");
-    if (mt_ui_calibrate(&m, runs, stderr, &err) != 0) {
+    if (mt_run_calibrate(&m, runs, check, stderr, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;
     }

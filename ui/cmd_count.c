@@ -1,16 +1,12 @@
-/* ui/cmd_count.c — `mtool count -- BIN ARGS...`: pass 1.  Instrument BIN
- * (cached by content), run it once uninstrumented and once instrumented,
- * merge the block counts of every process, and summarize. */
+/* ui/cmd_count.c — `mtool count -- BIN ARGS...`: pass 1 (run/pass1.c)
+ * and its summary, as text on stderr and as count.json. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../profile/profile.h"
-#include "../rewriter/rewriter.h"
 #include "ui.h"
 
 const char mt_count_usage[] =
@@ -101,45 +97,6 @@ typedef struct {
     uint64_t memops, insns, entries;
 } object_row;
 
-typedef struct {
-    uint64_t *block_counts; /* per procedure: offset into one array */
-    uint64_t *proc_first;   /* first block count index of each procedure */
-    uint64_t blocks, insns, reads, writes;
-    uint64_t executed_blocks, counted_blocks;
-    uint32_t *fallbacks;    /* counters of jump-table reads that went on in the original code */
-    size_t nfallbacks, cap_fallbacks;
-} totals;
-
-static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
-                       totals *t)
-{
-    t->proc_first = mt_xcalloc(prog->nprocs + 1, sizeof *t->proc_first);
-    for (uint32_t p = 0; p < prog->nprocs; p++)
-        t->proc_first[p + 1] = t->proc_first[p] + prog->procs[p].nblocks;
-    t->block_counts = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->block_counts);
-    for (uint32_t i = 0; i < map->ncounters; i++) {
-        if (map->addrs[i] & MT_COUNTER_FALLBACK) {
-            if (counts[i])
-                MT_PUSH(t->fallbacks, t->nfallbacks, t->cap_fallbacks, i);
-            continue;
-        }
-        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
-        if (p == MT_NONE)
-            continue;
-        uint32_t b = mt_block_at(&prog->procs[p], map->addrs[i]);
-        if (b == MT_NONE || prog->procs[p].blocks[b].start != map->addrs[i])
-            continue;
-        const mt_block *blk = &prog->procs[p].blocks[b];
-        t->block_counts[t->proc_first[p] + b] = counts[i];
-        t->counted_blocks++;
-        t->executed_blocks += counts[i] != 0;
-        t->blocks += counts[i];
-        t->insns += counts[i] * blk->ninsns;
-        t->reads += counts[i] * blk->mem_reads;
-        t->writes += counts[i] * blk->mem_writes;
-    }
-}
-
 static void add_block(object_row *row, const mt_block *blk, uint64_t n)
 {
     row->memops += n * (blk->mem_reads + blk->mem_writes);
@@ -152,7 +109,8 @@ static int by_memops_desc(const void *a, const void *b)
     return x->memops < y->memops ? 1 : x->memops > y->memops ? -1 : 0;
 }
 
-static object_row *collect_rows(const mt_program *prog, const totals *t, bool loops, size_t *n)
+static object_row *collect_rows(const mt_program *prog, const mt_pass1_totals *t, bool loops,
+                                size_t *n)
 {
     object_row *rows = NULL;
     size_t nrows = 0, cap = 0;
@@ -227,7 +185,7 @@ typedef struct {
     const char *rundir;
     const mt_instrumented *ins;
     const profile_merge *m;
-    const totals *t;
+    const mt_pass1_totals *t;
     const mt_run_result *base, *run; /* NULL: not run */
     const mt_figure2 *fig;
     const mt_counter_map *map;
@@ -252,7 +210,7 @@ static double slowdown(const summary *s)
 /* A jump-table index the analysis did not bound sent a copy back to the
  * original code: the rest of that call ran uncounted. */
 static void print_fallbacks(FILE *fp, const mt_program *prog, const mt_counter_map *map,
-                            const uint64_t *counts, const totals *t)
+                            const uint64_t *counts, const mt_pass1_totals *t)
 {
     for (size_t k = 0; k < t->nfallbacks; k++) {
         uint32_t i = t->fallbacks[k];
@@ -271,7 +229,7 @@ static void print_summary(FILE *fp, const summary *s)
 {
     const count_args *a = s->a;
     const profile_merge *m = s->m;
-    const totals *t = s->t;
+    const mt_pass1_totals *t = s->t;
     const mt_run_result *base = s->base, *run = s->run;
     char st[PATH_MAX + 64];
     describe_status(s, st, sizeof st);
@@ -283,7 +241,7 @@ static void print_summary(FILE *fp, const summary *s)
         fprintf(fp, "  skipped: %u profile%s of other binaries or builds, %u of processes that "
                     "died before writing a header (no counts), %u damaged\n",
                 m->nother, m->nother == 1 ? "" : "s", m->nincomplete, m->ndamaged);
-    fputs(s->ins->report, fp);
+    mt_print_rewrite_report(fp, s->prog, &s->ins->rewrite, a->verbose);
     print_fallbacks(fp, s->prog, s->map, m->counts, t);
     fprintf(fp, "executed (measured, instrumented procedures only): %" PRIu64 " blocks, %" PRIu64
                 " instructions, %" PRIu64 " memory operations (%" PRIu64 " reads, %" PRIu64
@@ -404,7 +362,7 @@ static void print_json(FILE *fp, const summary *s)
     const count_args *a = s->a;
     const mt_rewrite_report *rw = &s->ins->rewrite;
     const mt_figure2 *f = s->fig;
-    const totals *t = s->t;
+    const mt_pass1_totals *t = s->t;
     char st[PATH_MAX + 64];
     describe_status(s, st, sizeof st);
     fputs("{\"schema\":\"mtool.count\",\"version\":1", fp);
@@ -500,7 +458,7 @@ static void print_json(FILE *fp, const summary *s)
 #undef PREDICTED
     fputc('}', fp);
     fputs(",\"model_check\":", fp);
-    mt_ui_model_check_json(fp, &f->check);
+    mt_model_check_json(fp, &f->check);
 
     json_rows(fp, s, false);
     json_rows(fp, s, true);
@@ -521,7 +479,7 @@ static int write_json(const summary *s, mt_error *err)
 
 /* Every executed procedure and loop (the rows of the summary, all of them)
  * goes to the history. */
-static int record_history(const mt_program *prog, const totals *t, int argc, char **argv,
+static int record_history(const mt_program *prog, const mt_pass1_totals *t, int argc, char **argv,
                           const count_args *a, const mt_run_result *base, const mt_run_result *run)
 {
     mt_history *h = mt_history_begin(prog, a->argv[0]);
@@ -547,66 +505,24 @@ int mt_cmd_count(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    const char *bin = a.argv[0];
     mt_error err;
-    char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(bin);
-    char *profiles = NULL, *abs_rundir = NULL;
-    mt_instrumented ins = {0};
-    mt_program *prog = NULL;
-    mt_counter_map map = {0};
-    profile_merge merge = {0};
-    totals t = {0};
-    rc = 1;
-    mt_analyze_options opt;
-    mt_analyze_options_init(&opt);
-    if (mt_make_dirs(rundir, &err) != 0 || !(abs_rundir = mt_absolute(rundir))) {
+    mt_pass1_options o = {.rundir = a.rundir, .profiles = a.profiles, .argv = a.argv,
+                          .no_baseline = a.no_baseline, .baseline_runs = a.baseline_runs,
+                          .log = stderr};
+    mt_pass1_result r;
+    if (mt_run_pass1(&o, &r, &err) != 0) {
         mt_ui_error("%s", err.msg);
-        goto out;
+        mt_pass1_result_free(&r);
+        return 1;
     }
-    profiles = a.profiles ? mt_absolute(a.profiles) : mt_xasprintf("%s/profiles", abs_rundir);
-    if (!profiles) {
-        mt_ui_error("%s: %s", a.profiles, strerror(errno));
-        goto out;
-    }
-    if (mt_make_dirs(profiles, &err) != 0 || (!a.profiles && mt_clear_profiles(profiles, &err) != 0) ||
-        !(prog = mt_analyze(bin, &opt, &err)) ||
-        mt_instrument_cached(prog, bin, NULL, 0, a.verbose, &ins, &err) != 0 ||
-        mt_counter_map_read(ins.path, &map, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        goto out;
-    }
-    mt_run_result base, run;
-    bool ran = !a.profiles, baseline = ran && !a.no_baseline;
-    for (int r = 0; baseline && r < a.baseline_runs; r++) {
-        mt_run_result one;
-        if (mt_run_program(bin, a.argv, NULL, &one, &err) != 0) {
-            mt_ui_error("%s", err.msg);
-            goto out;
-        }
-        if (r == 0 || one.user < base.user)
-            base = one;
-    }
-    if ((ran && mt_run_program(ins.path, a.argv, profiles, &run, &err) != 0) ||
-        mt_profile_merge(profiles, &map, &merge, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        goto out;
-    }
-    mt_ui_warn_damaged_profiles(profiles, &merge);
-    accumulate(prog, &map, merge.counts, &t);
-    mt_run_times bt = {baseline ? base.user : 0, baseline ? base.sys : 0,
-                       baseline ? base.tsc_per_cycle : 0};
-    mt_run_times rt = {ran ? run.user : 0, ran ? run.sys : 0, ran ? run.tsc_per_cycle : 0};
-    mt_figure2 fig;
-    mt_figure2_compute(&fig, prog, t.block_counts, t.blocks, baseline ? &bt : NULL,
-                       ran ? &rt : NULL);
-    summary s = {.prog = prog, .a = &a, .rundir = abs_rundir, .ins = &ins, .m = &merge, .t = &t,
-                 .base = baseline ? &base : NULL, .run = ran ? &run : NULL, .fig = &fig,
-                 .map = &map};
+    if (r.fig.machine_error[0])
+        mt_ui_error("%s", r.fig.machine_error);
+    summary s = {.prog = r.prog, .a = &a, .rundir = r.rundir, .ins = &r.ins, .m = &r.merge,
+                 .t = &r.totals, .base = r.baseline ? &r.base : NULL, .run = r.ran ? &r.run : NULL,
+                 .fig = &r.fig, .map = &r.map};
     print_summary(stderr, &s);
-    if (mt_rundir_write_counts(abs_rundir, prog, &map, merge.counts, &err) != 0 ||
-        mt_rundir_write_call_targets(abs_rundir, prog, &map, &merge, &err) != 0 ||
-        write_json(&s, &err) != 0 ||
-        mt_rundir_write_pass1(abs_rundir, a.argv, baseline ? &base : NULL, &err) != 0) {
+    rc = 1;
+    if (write_json(&s, &err) != 0 || mt_run_pass1_keep(&r, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
@@ -614,25 +530,16 @@ int mt_cmd_count(int argc, char **argv)
         print_json(stdout, &s);
         fflush(stdout);
     }
-    char *shown = mt_ui_escape(abs_rundir);
+    char *shown = mt_ui_escape(r.rundir);
     fprintf(stderr, "\nrun kept in %s (%scounts.tsv, count.json)\n", shown,
-            ran ? "profiles/, " : "");
+            r.ran ? "profiles/, " : "");
     free(shown);
-    rc = ran ? mt_exit_code(run.status) : 0;
+    rc = r.ran ? mt_exit_code(r.run.status) : 0;
     /* A history that cannot be written is said on its own line; the exit
      * status stays the program's, which scripts wrapping it rely on. */
     if (!a.no_store)
-        record_history(prog, &t, argc, argv, &a, baseline ? &base : NULL, ran ? &run : NULL);
+        record_history(r.prog, &r.totals, argc, argv, &a, s.base, s.run);
 out:
-    free(t.block_counts);
-    free(t.proc_first);
-    free(t.fallbacks);
-    mt_profile_merge_free(&merge);
-    mt_counter_map_free(&map);
-    mt_instrumented_free(&ins);
-    mt_program_free(prog);
-    free(profiles);
-    free(abs_rundir);
-    free(rundir);
+    mt_pass1_result_free(&r);
     return rc;
 }

@@ -1,7 +1,7 @@
-/* ui/cmd_time.c — pass 2.  `mtool time RUNDIR` picks the m-objects of a
- * pass-1 run (correlate/), times them in a copy without counters, runs it,
- * and reports measured against predicted cycles per loop and procedure;
- * `mtool run -- BIN ARGS` is pass 1 (`count`) and pass 2 in one command. */
+/* ui/cmd_time.c — pass 2's command line.  `mtool time RUNDIR` runs pass 2
+ * on a pass-1 run (run/pass2.c) and reports measured against predicted
+ * cycles per loop and procedure; `mtool run -- BIN ARGS` is pass 1
+ * (`count`) and pass 2 in one command. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../correlate/correlate.h"
-#include "../profile/profile.h"
 #include "ui.h"
 
 #define TIME_OPTIONS                                                                           \
@@ -131,44 +129,7 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
     return 0;
 }
 
-/* ---- the pass-1 run ------------------------------------------------------- */
-
-/* The binary must be the one pass 1 counted. */
-static int check_unchanged(const mt_pass1 *p, mt_error *err)
-{
-    uint8_t sha[32];
-    if (mt_file_sha256(p->binary, sha, err) != 0)
-        return -1;
-    char hex[65];
-    mt_sha256_hex(sha, hex);
-    if (strcmp(hex, p->sha256) != 0) {
-        mt_error_set(err, "%s: changed since pass 1 (its content hash differs): run 'mtool count' "
-                          "again", p->binary);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- the report ------------------------------------------------------------ */
-
-typedef struct {
-    const mt_program *prog;
-    const mt_selection *sel;
-    const mt_mobject_figures *rows;
-    size_t nrows;
-    double program_predicted, program_measured; /* core cycles; measured < 0: unknown */
-    const char *measured_from;
-    double tsc_per_cycle, tsc_hz, timer_bias;
-    bool bias_given;           /* --timer-bias, not the runs' own calibration */
-    double objects_overhead;   /* sum over outermost rows */
-    double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */
-    uint64_t memops_in_objects;/* sum over outermost rows */
-    int status, runs;
-    double off_cpu;            /* least share of wall time a run spent descheduled */
-    const char *binary;
-    bool inner_first;
-    const mt_machine *machine; /* the profile predicted with: its self-check */
-} report;
 
 static const char *kind_of(const mt_candidate *c)
 {
@@ -243,12 +204,12 @@ static void row_warnings(const mt_mobject_figures *r, char *buf, size_t n)
 #undef WARN
 }
 
-static void print_text(FILE *fp, const report *rp, int top)
+static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
 {
-    const mt_selection *sel = rp->sel;
+    const mt_selection *sel = &rp->sel;
     char st[128];
-    mt_describe_status(st, sizeof st, rp->status);
-    char *bin = mt_ui_escape(rp->binary);
+    mt_describe_status(st, sizeof st, rp->run.status);
+    char *bin = mt_ui_escape(rp->pass1.binary);
     fprintf(fp, "mtool time: %s: %zu m-objects timed (%s first), %d run%s, %s\n", bin,
             sel->ntimed, rp->inner_first ? "inner loops" : "outer loops", rp->runs,
             rp->runs == 1 ? "" : "s (least time per object; spread in brackets)", st);
@@ -265,11 +226,9 @@ static void print_text(FILE *fp, const report *rp, int top)
         fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
                 pct(over, rp->program_predicted));
     }
-    if (rp->machine) {
-        mt_model_check mc;
-        mt_model_check_of(&mc, rp->machine);
-        mt_ui_print_model_check(fp, &mc, "  ");
-    }
+    mt_model_check mc;
+    mt_model_check_of(&mc, &rp->machine);
+    mt_model_check_print(fp, &mc, "  ");
     if (rp->off_cpu > 0.05)
         fprintf(fp, "warning: the program was off the CPU for %.0f%% of its wall time even in its "
                     "least loaded run (other load on the machine, or waiting for I/O): timers count "
@@ -381,26 +340,24 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
     mt_json_number(fp, c->predicted);
 }
 
-static void print_json(FILE *fp, const report *rp)
+static void print_json(FILE *fp, const mt_pass2_result *rp)
 {
-    const mt_selection *sel = rp->sel;
+    const mt_selection *sel = &rp->sel;
     double program_over = rp->program_measured >= 0 ? rp->program_measured - rp->program_predicted
                                                     : NAN;
     fputs("{\"schema\":\"mtool.report\",\"version\":1,\"binary\":", fp);
-    mt_json_string(fp, rp->binary);
+    mt_json_string(fp, rp->pass1.binary);
     fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
-            mt_exit_code(rp->status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
+            mt_exit_code(rp->run.status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
     mt_json_number(fp, rp->tsc_per_cycle);
     fputs(",\"off_cpu_share\":", fp);
     mt_json_number(fp, rp->off_cpu);
     fputs(",\"timer_bias_ticks\":", fp);
     mt_json_number(fp, rp->timer_bias);
-    if (rp->machine) {
-        mt_model_check mc;
-        mt_model_check_of(&mc, rp->machine);
-        fputs(",\"model_check\":", fp);
-        mt_ui_model_check_json(fp, &mc);
-    }
+    mt_model_check mc;
+    mt_model_check_of(&mc, &rp->machine);
+    fputs(",\"model_check\":", fp);
+    mt_model_check_json(fp, &mc);
     fputs(",\"program\":{\"predicted_cycles\":", fp);
     mt_json_number(fp, rp->program_predicted);
     fputs(",\"measured_cycles\":", fp);
@@ -459,7 +416,7 @@ static void print_json(FILE *fp, const report *rp)
     fputs("]}\n", fp);
 }
 
-static int save_report(const char *rundir, const report *rp, mt_error *err)
+static int save_report(const char *rundir, const mt_pass2_result *rp, mt_error *err)
 {
     mt_outfile out;
     char *path = mt_xasprintf("%s/report.txt", rundir);
@@ -480,19 +437,10 @@ static int save_report(const char *rundir, const report *rp, mt_error *err)
 
 /* ---- pass 2 ------------------------------------------------------------------ */
 
-static void summarize(report *rp)
+static int record_history(const mt_pass2_result *rp, int argc, char **argv, const char *tool)
 {
-    for (size_t i = 0; i < rp->nrows; i++)
-        if (rp->rows[i].outermost) {
-            rp->objects_overhead += rp->rows[i].overhead;
-            rp->objects_outside += rp->rows[i].outside;
-            rp->memops_in_objects += rp->rows[i].cand->memops;
-        }
-}
-
-static int record_history(const report *rp, int argc, char **argv, const mt_pass1 *p1,
-                          const mt_run_result *run, const char *tool)
-{
+    const mt_pass1 *p1 = &rp->pass1;
+    const mt_run_result *run = &rp->run;
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
@@ -514,118 +462,16 @@ static int record_history(const report *rp, int argc, char **argv, const mt_pass
 
 static int pass2(const char *rundir, const time_args *a, int argc, char **argv, const char *tool)
 {
-    mt_pass1 p1;
     mt_error err;
-    mt_program *prog = NULL;
-    mt_program_costs costs = {0};
-    mt_selection sel = {0};
-    mt_instrumented ins = {0};
-    mt_counter_map map = {0};
-    profile_merge *merges = NULL;
-    mt_timer_totals **totals = NULL;
-    int nmerged = 0;
-    mt_timed_object *timed = NULL;
-    uint64_t *counts = NULL;
-    mt_mobject_figures *rows = NULL;
-    char *profiles = mt_xasprintf("%s/profiles-time", rundir), *counts_path = NULL;
+    mt_pass2_options o = {.rundir = rundir, .coverage = a->coverage,
+                          .inner_first = a->inner_first, .max_regions = a->max_regions,
+                          .runs = a->runs, .timer_bias = a->timer_bias, .log = stderr};
+    mt_pass2_result rp;
     int rc = 1;
-    mt_machine m;
-    mt_analyze_options opt;
-    mt_analyze_options_init(&opt);
-    if (mt_rundir_read_pass1(rundir, &p1, &err) != 0 || check_unchanged(&p1, &err) != 0 ||
-        !(prog = mt_analyze(p1.binary, &opt, &err))) {
+    if (mt_run_pass2(&o, &rp, &err) != 0) {
         mt_ui_error("%s", err.msg);
         goto out;
     }
-    if (mt_ui_load_machine(&m) != 0)
-        goto out;
-    counts_path = mt_xasprintf("%s/counts.tsv", rundir);
-    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
-    mt_call_target_count *targets = NULL;
-    size_t ntargets = 0;
-    bool read = (counts = mt_ui_read_counts(counts_path, prog, &err)) &&
-                mt_ui_read_call_targets(targets_path, &targets, &ntargets, &err) == 0;
-    free(targets_path);
-    if (read)
-        mt_refine_with_pass1(prog, counts, targets, ntargets);
-    free(targets);
-    if (!read || mt_predict_program(&m, prog, false, &costs, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        goto out;
-    }
-    mt_select_options so;
-    mt_select_options_init(&so);
-    so.coverage = a->coverage;
-    so.inner_first = a->inner_first;
-    so.max_regions = a->max_regions;
-    mt_select(prog, &costs, counts, &so, &sel);
-    fprintf(stderr, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
-                    "instrumenting them\n", sel.ntimed, sel.ncands);
-    timed = mt_xcalloc(sel.ntimed + 1, sizeof *timed);
-    for (size_t i = 0; i < sel.ntimed; i++)
-        timed[i] = mt_candidate_object(&sel.cands[i]);
-    mt_run_result run = {0};
-    if (mt_instrument_cached(prog, p1.binary, timed, (uint32_t)sel.ntimed, false, &ins, &err) != 0 ||
-        mt_counter_map_read(ins.path, &map, &err) != 0 || mt_make_dirs(profiles, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        goto out;
-    }
-    merges = mt_xcalloc((size_t)a->runs, sizeof *merges);
-    totals = mt_xcalloc((size_t)a->runs, sizeof *totals);
-    double ratio_sum = 0, least_off = 0;
-    for (int r = 0; r < a->runs; r++) {
-        mt_run_result one;
-        fprintf(stderr, "mtool time: running the timed copy (%d of %d)\n", r + 1, a->runs);
-        if (mt_clear_profiles(profiles, &err) != 0 ||
-            mt_run_program(ins.path, p1.argv, profiles, &one, &err) != 0 ||
-            mt_profile_merge(profiles, &map, &merges[r], &err) != 0) {
-            mt_ui_error("%s", err.msg);
-            goto out;
-        }
-        mt_ui_warn_damaged_profiles(profiles, &merges[r]);
-        nmerged++;
-        totals[r] = merges[r].timers;
-        ratio_sum += one.tsc_per_cycle;
-        if (r == 0 || one.user + one.sys < run.user + run.sys)
-            run = one; /* the program's figures: its least loaded run */
-        /* A single-threaded program off the CPU: timers count that time too. */
-        double off = merges[r].nthreads == 1 && one.wall > 0
-                         ? 1 - (one.user + one.sys) / one.wall : 0;
-        if (r == 0 || off < least_off)
-            least_off = off;
-    }
-    run.tsc_per_cycle = ratio_sum / a->runs;
-    if (map.ntimers != sel.ntimed) {
-        mt_ui_error("%s: %u objects timed, %zu selected: rewriter and selection disagree",
-                    ins.path, map.ntimers, sel.ntimed);
-        goto out;
-    }
-    /* The timers' bias: as given, else the least any timed run measured. */
-    double bias = a->timer_bias;
-    for (int r = 0; isnan(a->timer_bias) && r < a->runs; r++)
-        if (isnan(bias) || merges[r].timer_bias < bias)
-            bias = merges[r].timer_bias;
-    if (isnan(bias) && map.ntimers == 0)
-        bias = 0; /* nothing timed: no bias to subtract */
-    if (isnan(bias)) {
-        mt_ui_error("%s: the timed runs measured no timer bias (give --timer-bias)", ins.path);
-        goto out;
-    }
-    mt_correlate_clock clk = {.tsc_per_cycle = run.tsc_per_cycle, .timer_bias_ticks = bias};
-    report rp = {.prog = prog, .sel = &sel, .program_predicted = sel.predicted_total,
-                 .program_measured = -1, .tsc_per_cycle = run.tsc_per_cycle, .tsc_hz = m.tsc_hz,
-                 .timer_bias = bias, .bias_given = !isnan(a->timer_bias),
-                 .status = run.status, .runs = a->runs,
-                 .off_cpu = least_off, .binary = p1.binary,
-                 .inner_first = a->inner_first, .machine = &m};
-    rows = mt_correlate(prog, &sel, totals, (size_t)a->runs, &clk, &rp.nrows);
-    rp.rows = rows;
-    /* The program's measured time on the timers' own basis: this run
-     * (timers only, close to the program's speed), user and system time,
-     * as timers count the kernel's work inside an object too (page faults). */
-    rp.program_measured = (run.user + run.sys) * m.tsc_hz / run.tsc_per_cycle;
-    rp.measured_from = "user + system time of the timed run";
-    summarize(&rp);
     if (a->json)
         print_json(stdout, &rp);
     else
@@ -637,27 +483,13 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     char *shown = mt_ui_escape(rundir);
     fprintf(stderr, "report kept in %s/report.txt and report.json\n", shown);
     free(shown);
-    rc = mt_exit_code(run.status);
+    rc = mt_exit_code(rp.run.status);
     /* Failing to store is said on its own line; the exit status stays the
      * program's. */
     if (!a->no_store)
-        record_history(&rp, argc, argv, &p1, &run, tool);
+        record_history(&rp, argc, argv, tool);
 out:
-    free(rows);
-    for (int r = 0; r < nmerged; r++)
-        mt_profile_merge_free(&merges[r]);
-    free(merges);
-    free(totals);
-    mt_counter_map_free(&map);
-    mt_instrumented_free(&ins);
-    free(timed);
-    mt_selection_free(&sel);
-    free(counts);
-    free(counts_path);
-    mt_program_costs_free(&costs);
-    mt_program_free(prog);
-    mt_pass1_free(&p1);
-    free(profiles);
+    mt_pass2_result_free(&rp);
     return rc;
 }
 

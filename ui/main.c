@@ -58,26 +58,6 @@ char *mt_ui_escape(const char *s)
     return buf;
 }
 
-/* One line naming the damaged profiles the merge skipped (names escaped:
- * they are whatever the directory holds). */
-void mt_ui_warn_damaged_profiles(const char *dir, const profile_merge *m)
-{
-    enum { NAMED = 3 };
-    if (!m->ndamaged)
-        return;
-    char name[PATH_MAX + 256];
-    mt_escape_text(name, sizeof name, dir);
-    fprintf(stderr, "mtool: warning: %s: skipped %u damaged profile%s:", name, m->ndamaged,
-            m->ndamaged == 1 ? "" : "s");
-    for (uint32_t i = 0; i < m->ndamaged && i < NAMED; i++) {
-        mt_escape_text(name, sizeof name, m->damaged[i]);
-        fprintf(stderr, "%s %s", i ? ";" : "", name);
-    }
-    if (m->ndamaged > NAMED)
-        fprintf(stderr, "; and %u more", m->ndamaged - NAMED);
-    fputc('\n', stderr);
-}
-
 static const mt_command *find_command(const char *name)
 {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -1,17 +1,18 @@
-/* ui/rundir.c — the run directory's own files (docs/REPORT.md, "The run
- * directory"): counts.tsv, call_targets.tsv, argv and pass1.txt, each with
- * its one writer and its one reader here.  Names and paths in the
+/* run/rundir.c — the run directory's own files (docs/REPORT.md, "The run
+ * directory"): format, counts.tsv, call_targets.tsv, argv and pass1.txt,
+ * each with its one writer and its one reader here.  Names and paths in the
  * tab-separated files are escaped (mt_tsv_field), so any byte a symbol or
  * a path may hold — newline, tab, backslash — reads back as written. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ui.h"
+#include "internal.h"
 
 /* One line at a time, without its newline; NULL at the end.  No length
  * limit: a C++ symbol can be kilobytes long. */
@@ -71,10 +72,49 @@ static char *rundir_file(const char *rundir, const char *name)
     return mt_xasprintf("%s/%s", rundir, name);
 }
 
+/* ---- format: the run directory's version ----------------------------------- */
+
+/* "mtool-run VERSION", one line, written before the other files. */
+static int write_format(const char *rundir, mt_error *err)
+{
+    char *path = rundir_file(rundir, "format");
+    mt_outfile out;
+    int rc = mt_outfile_open(&out, path, err);
+    free(path);
+    if (rc != 0)
+        return -1;
+    fprintf(out.fp, "mtool-run %d\n", MT_RUNDIR_VERSION);
+    return mt_outfile_commit(&out, err);
+}
+
+/* -1 with err when the directory says a format this mtool does not read.
+ * No format file: version 1 (the same files, before they carried a
+ * version), whose files are then read as they parse. */
+static int check_format(const char *rundir, mt_error *err)
+{
+    char *path = rundir_file(rundir, "format");
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        free(path);
+        return 0;
+    }
+    line_reader r;
+    int rc = open_lines(&r, path, err), version = 0, used = 0;
+    const char *line = rc == 0 ? next_line(&r) : NULL;
+    if (rc == 0 && (!line || sscanf(line, "mtool-run %d%n", &version, &used) != 1 || line[used] ||
+                    version < 1 || version > MT_RUNDIR_VERSION)) {
+        mt_error_set(err, "%s: run directory format '%.60s' unknown to this mtool (it reads "
+                          "mtool-run 1 to %d)", path, line ? line : "", MT_RUNDIR_VERSION);
+        rc = -1;
+    }
+    close_lines(&r);
+    free(path);
+    return rc;
+}
+
 /* ---- counts.tsv: pass 1's count of every counted block -------------------- */
 
-int mt_rundir_write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                           const uint64_t *counts, mt_error *err)
+static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                        const uint64_t *counts, mt_error *err)
 {
     char *path = rundir_file(rundir, "counts.tsv");
     mt_outfile out;
@@ -120,10 +160,13 @@ static int read_count_line(line_reader *r, const mt_program *prog, const uint64_
     return 0;
 }
 
-uint64_t *mt_ui_read_counts(const char *path, const mt_program *prog, mt_error *err)
+uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_error *err)
 {
+    char *copy = mt_xstrdup(path);
+    int known = check_format(dirname(copy), err);
+    free(copy);
     line_reader r;
-    if (open_lines(&r, path, err) != 0)
+    if (known != 0 || open_lines(&r, path, err) != 0)
         return NULL;
     uint64_t *first = mt_block_offsets(prog);
     uint64_t *counts = mt_xcalloc(first[prog->nprocs] + 1, sizeof *counts);
@@ -145,9 +188,8 @@ uint64_t *mt_ui_read_counts(const char *path, const mt_program *prog, mt_error *
 /* Per recorded site, its targets (link-time addresses; one in a shared
  * library lands far outside the executable) with their calls, and the
  * calls to targets past a thread's record ("overflow"). */
-int mt_rundir_write_call_targets(const char *rundir, const mt_program *prog,
-                                 const mt_counter_map *map, const profile_merge *merge,
-                                 mt_error *err)
+static int write_call_targets(const char *rundir, const mt_program *prog,
+                              const mt_counter_map *map, const profile_merge *merge, mt_error *err)
 {
     char *path = rundir_file(rundir, "call_targets.tsv");
     mt_outfile out;
@@ -186,8 +228,8 @@ static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_err
     return 0;
 }
 
-int mt_ui_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
-                            mt_error *err)
+int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
+                                mt_error *err)
 {
     *out = NULL;
     *nout = 0;
@@ -221,8 +263,8 @@ int mt_ui_read_call_targets(const char *path, mt_call_target_count **out, size_t
 /* argv: the program's command line, each argument followed by a NUL (the one
  * byte an argument cannot hold).  pass1.txt: KEY<TAB>VALUE lines, the
  * binary's path escaped, its content hash, the uninstrumented run's times. */
-int mt_rundir_write_pass1(const char *rundir, char **argv, const mt_run_result *base,
-                          mt_error *err)
+static int write_argv_and_pass1(const char *rundir, char **argv, const mt_run_result *base,
+                                mt_error *err)
 {
     char *bin = mt_absolute(argv[0]), *path = rundir_file(rundir, "argv");
     uint8_t sha[32];
@@ -317,6 +359,8 @@ int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
 {
     memset(p, 0, sizeof *p);
     p->base_user = p->base_sys = p->base_wall = p->base_tsc_per_cycle = NAN;
+    if (check_format(rundir, err) != 0)
+        return -1;
     char *path = rundir_file(rundir, "pass1.txt");
     line_reader r;
     int rc = open_lines(&r, path, err);
@@ -347,4 +391,16 @@ int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
     }
     free(path);
     return rc;
+}
+
+/* ---- the whole pass 1 ------------------------------------------------------------ */
+
+int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                          const profile_merge *merge, char **argv, const mt_run_result *base,
+                          mt_error *err)
+{
+    if (write_format(rundir, err) != 0 || write_counts(rundir, prog, map, merge->counts, err) != 0 ||
+        write_call_targets(rundir, prog, map, merge, err) != 0)
+        return -1;
+    return write_argv_and_pass1(rundir, argv, base, err);
 }

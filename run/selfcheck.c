@@ -1,9 +1,9 @@
-/* ui/selfcheck.c — the cost model checks itself: at the end of every
- * calibration (mt_ui_calibrate), a set of compute-bound, L1-resident kernels
+/* run/selfcheck.c — the cost model checks itself: at the end of every
+ * calibration (mt_run_calibrate), a set of compute-bound, L1-resident kernels
  * (selfcheck/kernels.c, embedded in mtool) is predicted with the new
  * profile and timed, and the median and worst error go into the profile;
- * every report that predicts states them (mt_ui_print_model_check,
- * mt_ui_model_check_json).
+ * every report that predicts states them (mt_model_check_print,
+ * mt_model_check_json).
  *
  * The check takes the path real programs take, end to end: the kernel
  * program is real machine code (compiled at build time with the system cc
@@ -26,8 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../profile/profile.h"
-#include "ui.h"
+#include "run.h"
 
 /* The kernel program (selfcheck/Makefile) */
 extern const unsigned char mt_selfcheck_kernels[];
@@ -260,7 +259,7 @@ static void print_table(FILE *fp, const check_row *rows, size_t n, int passes,
             run->extra_passes ? "; more samples taken of kernels with too few" : "");
 }
 
-int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
+int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
 {
     double t0 = mt_now_seconds();
     m->check_kernels = 0;
@@ -296,7 +295,7 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     int rc = 0;
     if (write_program(exe, err) != 0 || mt_make_dirs(profiles, err) != 0 ||
         !(prog = mt_analyze(exe, &opt, err)) ||
-        mt_instrument_cached(prog, exe, NULL, 0, false, &ins, err) != 0 ||
+        mt_instrument_cached(prog, exe, NULL, 0, &ins, err) != 0 ||
         mt_counter_map_read(ins.path, &map, err) != 0 ||
         run_ok(ins.path, count_argv, profiles, "counted", err) != 0 ||
         mt_profile_merge(profiles, &map, &merge, err) != 0 ||
@@ -319,8 +318,7 @@ int mt_ui_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     free(rows);
     mt_profile_merge_free(&merge);
     mt_counter_map_free(&map);
-    free(ins.path);
-    free(ins.report);
+    mt_instrumented_free(&ins);
     mt_program_free(prog);
     /* the temporary directory: the program, its profiles, its measurements */
     mt_error ignored;
@@ -398,7 +396,7 @@ static void check_warning(const mt_model_check *c, char *buf, size_t n)
                  c->worst_pct > 0 ? "over-predicted" : "under-predicted", fabs(c->worst_pct));
 }
 
-void mt_ui_print_model_check(FILE *fp, const mt_model_check *c, const char *indent)
+void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent)
 {
     if (!(c->kernels > 0)) {
         fprintf(fp, "%smodel check on this CPU: not checked (profile: %s; 'mtool calibrate' "
@@ -415,7 +413,7 @@ void mt_ui_print_model_check(FILE *fp, const mt_model_check *c, const char *inde
         fprintf(fp, "%swarning: %s\n", indent, warn);
 }
 
-void mt_ui_model_check_json(FILE *fp, const mt_model_check *c)
+void mt_model_check_json(FILE *fp, const mt_model_check *c)
 {
     bool checked = c->kernels > 0;
     fprintf(fp, "{\"checked\":%s,\"kernels\":", checked ? "true" : "false");

@@ -1,5 +1,5 @@
-/* ui/runner.c — what the measuring commands (count, time, run) share:
- * their directories (cache, run directories), instrumented copies cached by
+/* run/runner.c — what every run (pass 1, pass 2, the model's self-check)
+ * shares: its directories (cache, run directories), instrumented copies cached by
  * the binary's content, this mtool's identity and the timed-object set, and
  * running a program with its times, clock ratio and exit status. */
 #define _GNU_SOURCE
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ui.h"
+#include "run.h"
 
 char *mt_cache_root(void)
 {
@@ -102,7 +102,7 @@ static int write_rewrite_report(const char *path, const mt_program *prog,
     mt_outfile f;
     if (mt_outfile_open(&f, path, err) != 0)
         return -1;
-    fprintf(f.fp, "# what the rewriter did (ui/runner.c)\n");
+    fprintf(f.fp, "# what the rewriter did (run/runner.c)\n");
 #define W(field) fprintf(f.fp, #field "\t%" PRIu64 "\n", (uint64_t)r->field);
     REWRITE_FIGURES(W)
 #undef W
@@ -170,7 +170,6 @@ static int read_rewrite_report(const char *path, const mt_program *prog, mt_rewr
 void mt_instrumented_free(mt_instrumented *ins)
 {
     free(ins->path);
-    free(ins->report);
     mt_rewrite_report_free(&ins->rewrite);
     memset(ins, 0, sizeof *ins);
 }
@@ -179,7 +178,7 @@ void mt_instrumented_free(mt_instrumented *ins)
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
-                         uint32_t ntimed, bool verbose, mt_instrumented *out, mt_error *err)
+                         uint32_t ntimed, mt_instrumented *out, mt_error *err)
 {
     uint8_t hash[32];
     if (mt_file_sha256(bin, hash, err) != 0)
@@ -210,13 +209,8 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
         if (rc == 0)
             write_rewrite_report(report_path, prog, &out->rewrite, &ignored);
     }
-    if (rc == 0) {
-        size_t len = 0;
-        FILE *mem = open_memstream(&out->report, &len);
-        mt_print_rewrite_report(mem, prog, &out->rewrite, verbose);
-        fclose(mem);
+    if (rc == 0)
         memcpy(out->rewrite.binary_hash, hash, sizeof hash); /* not kept in report.tsv */
-    }
     free(report_path);
     free(profiles);
     free(name);

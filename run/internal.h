@@ -1,0 +1,17 @@
+/* run/internal.h — what only run/'s files share. */
+#ifndef MTOOL_RUN_INTERNAL_H
+#define MTOOL_RUN_INTERNAL_H
+
+#include "run.h"
+
+/* Keeps pass 1 in rundir (rundir.c, the one writer of each file): format
+ * first, then counts.tsv, call_targets.tsv, argv, and pass1.txt last. */
+int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                          const profile_merge *merge, char **argv, const mt_run_result *base,
+                          mt_error *err);
+
+/* One warning line on log naming (escaped) the damaged profiles a merge of
+ * `dir` skipped; nothing when there were none (pass1.c). */
+void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m);
+
+#endif

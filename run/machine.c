@@ -1,0 +1,87 @@
+/* run/machine.c — the machine profile a run predicts with: the one
+ * calibrated for this CPU, else a calibration made now (and its self-check),
+ * kept where `mtool calibrate` writes it. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* Runs of each microbenchmark when a command calibrates by itself: about 3 s
+ * (`mtool calibrate` makes 9). */
+#define AUTO_CALIBRATION_RUNS 3
+
+int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err)
+{
+    if (mt_calibrate(m, runs, report, err) != 0)
+        return -1;
+    if (!check)
+        return 0;
+    mt_error cerr;
+    if (mt_run_selfcheck(m, MT_SELFCHECK_PASSES(runs), report, &cerr) != 0) {
+        if (log)
+            fprintf(log, "mtool: warning: the model's self-check could not be made (%s): reports "
+                         "will say the model is not checked on this CPU\n", cerr.msg);
+    } else if (!report && log) {
+        mt_model_check mc;
+        mt_model_check_of(&mc, m);
+        mt_model_check_print(log, &mc, "mtool: ");
+    }
+    return 0;
+}
+
+/* No profile calibrated for this CPU: measure it now rather than predict
+ * with another core's figures (the Zen 5 profile predicted a compute-bound
+ * loop on the Xeon family 6 model 207 at +563% "memory overhead").  The
+ * profile is cached where `mtool calibrate` writes it.  A calibration that
+ * fails (its clock references disagree on a noisy machine) is tried once
+ * more; then the shipped profile of this very CPU model, if there is one,
+ * else no prediction at all. */
+static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FILE *log,
+                         mt_error *err)
+{
+    char *path = mt_machine_profile_path(model);
+    if (log)
+        fprintf(log, "mtool: no machine profile calibrated for '%s': calibrating this machine now "
+                     "(a few seconds; 'mtool calibrate' measures more runs)\n", model);
+    mt_error cerr;
+    int rc = -1;
+    for (int attempt = 0; attempt < 2 && rc != 0; attempt++)
+        rc = mt_run_calibrate(m, AUTO_CALIBRATION_RUNS, true, NULL, log, &cerr);
+    *calibrated = rc == 0;
+    if (rc == 0) {
+        mt_error serr;
+        if (mt_machine_save(m, path, &serr) == 0) {
+            if (log)
+                fprintf(log, "mtool: machine profile written to %s\n", path);
+        } else if (log)
+            fprintf(log, "mtool: warning: the calibration is used but not kept: %s\n", serr.msg);
+    } else if (mt_machine_shipped_for_this_cpu(m)) {
+        if (log)
+            fprintf(log, "mtool: warning: %s; predicting with the %s profile\n", cerr.msg,
+                    m->source);
+        rc = 0;
+    } else {
+        mt_error_set(err, "no prediction: %s, and mtool ships no profile for this CPU (run 'mtool "
+                          "calibrate' when the machine is quieter)", cerr.msg);
+    }
+    free(path);
+    return rc;
+}
+
+int mt_run_load_machine(mt_machine *m, bool *calibrated, FILE *log, mt_error *err)
+{
+    if (mt_machine_load(m, calibrated, err) != 0)
+        return -1;
+    if (!*calibrated) {
+        char model[128];
+        mt_machine_cpu_model(model, sizeof model);
+        return calibrate_now(m, model, calibrated, log, err);
+    }
+    if (m->version < MT_MACHINE_PROFILE_VERSION && log)
+        fprintf(log, "mtool: warning: the machine profile (%s) was written by an older mtool "
+                     "that measured less (version %d of %d): predictions miss what it lacks; "
+                     "run 'mtool calibrate' again\n", m->source, m->version,
+                MT_MACHINE_PROFILE_VERSION);
+    return 0;
+}

@@ -1,0 +1,213 @@
+/* run/pass1.c — pass 1: instrument BIN with a counter on every block
+ * (cached by content), run it uninstrumented and then instrumented, merge
+ * the block counts of every process, sum them, and predict the whole
+ * program (MTOOL's figure 2). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m)
+{
+    enum { NAMED = 3 };
+    if (!m->ndamaged || !log)
+        return;
+    char name[PATH_MAX + 256];
+    mt_escape_text(name, sizeof name, dir);
+    fprintf(log, "mtool: warning: %s: skipped %u damaged profile%s:", name, m->ndamaged,
+            m->ndamaged == 1 ? "" : "s");
+    for (uint32_t i = 0; i < m->ndamaged && i < NAMED; i++) {
+        mt_escape_text(name, sizeof name, m->damaged[i]);
+        fprintf(log, "%s %s", i ? ";" : "", name);
+    }
+    if (m->ndamaged > NAMED)
+        fprintf(log, "; and %u more", m->ndamaged - NAMED);
+    fputc('\n', log);
+}
+
+static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
+                       mt_pass1_totals *t)
+{
+    t->proc_first = mt_xcalloc(prog->nprocs + 1, sizeof *t->proc_first);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        t->proc_first[p + 1] = t->proc_first[p] + prog->procs[p].nblocks;
+    t->block_counts = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->block_counts);
+    for (uint32_t i = 0; i < map->ncounters; i++) {
+        if (map->addrs[i] & MT_COUNTER_FALLBACK) {
+            if (counts[i])
+                MT_PUSH(t->fallbacks, t->nfallbacks, t->cap_fallbacks, i);
+            continue;
+        }
+        uint32_t p = mt_procedure_at(prog, map->addrs[i]);
+        if (p == MT_NONE)
+            continue;
+        uint32_t b = mt_block_at(&prog->procs[p], map->addrs[i]);
+        if (b == MT_NONE || prog->procs[p].blocks[b].start != map->addrs[i])
+            continue;
+        const mt_block *blk = &prog->procs[p].blocks[b];
+        t->block_counts[t->proc_first[p] + b] = counts[i];
+        t->counted_blocks++;
+        t->executed_blocks += counts[i] != 0;
+        t->blocks += counts[i];
+        t->insns += counts[i] * blk->ninsns;
+        t->reads += counts[i] * blk->mem_reads;
+        t->writes += counts[i] * blk->mem_writes;
+    }
+}
+
+/* ---- figure 2 ---------------------------------------------------------------- */
+
+static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_t *block_counts,
+                            uint64_t probes, const mt_run_times *base, const mt_run_times *run,
+                            FILE *log)
+{
+    memset(f, 0, sizeof *f);
+    f->compensated_s = f->measured_s = f->overhead_s = f->overhead_percent = NAN;
+    f->probes = probes;
+    f->has_base = base != NULL;
+    f->has_run = run != NULL;
+    f->base_user_s = base ? base->user : NAN;
+    f->base_sys_s = base ? base->sys : NAN;
+    f->run_user_s = run ? run->user : NAN;
+    f->run_sys_s = run ? run->sys : NAN;
+    mt_machine_cpu_model(f->cpu_model, sizeof f->cpu_model);
+    mt_machine m;
+    mt_program_costs c;
+    mt_error err;
+    if (mt_run_load_machine(&m, &f->calibrated, log, &err) != 0) {
+        snprintf(f->machine_error, sizeof f->machine_error, "%s", err.msg);
+        snprintf(f->error, sizeof f->error, "no machine profile for this CPU");
+        return;
+    }
+    mt_model_check_of(&f->check, &m);
+    snprintf(f->profile_cpu_model, sizeof f->profile_cpu_model, "%s", m.cpu_model);
+    snprintf(f->profile_source, sizeof f->profile_source, "%s", m.source);
+    f->profile_version = m.version;
+    f->tsc_hz = m.tsc_hz;
+    if (mt_predict_executed(&m, prog, run != NULL, block_counts, &c, &err) != 0) {
+        snprintf(f->error, sizeof f->error, "%s", err.msg);
+        return;
+    }
+    f->predicted = true;
+    for (uint32_t p = 0; p < c.nprocs; p++) /* blocks, loop exits and chains */
+        f->cycles += mt_predicted_cycles_proc(prog, &c, block_counts, p);
+    for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
+        f->probe_cycles += (double)block_counts[i] * c.costs[i].probe_cycles;
+    mt_program_costs_free(&c);
+    /* Core cycles become seconds at the clock the measured run saw. */
+    const mt_run_times *timed = base ? base : run;
+    if (timed && timed->tsc_per_cycle > 0) {
+        f->tsc_per_cycle = timed->tsc_per_cycle;
+        f->tsc_per_cycle_from = base ? "uninstrumented run" : "instrumented run";
+    } else {
+        f->tsc_per_cycle = mt_measure_tsc_per_cycle(9);
+        f->tsc_per_cycle_from = "now (no run)";
+    }
+    double sec_per_cycle = f->tsc_per_cycle / m.tsc_hz;
+    /* The counters' cost is predicted like the program's: each block again
+     * with its counter, the difference (a counter's own chain through
+     * memory sets a loop's pace; elsewhere it mostly hides in the block's). */
+    f->predicted_s = f->cycles * sec_per_cycle;
+    f->probe_s = f->probe_cycles * sec_per_cycle;
+    if (run)
+        f->compensated_s = run->user - f->probe_s;
+    if (base) {
+        f->measured_s = base->user;
+        f->measured_from = "user time of the uninstrumented run";
+    } else if (run) {
+        f->measured_s = f->compensated_s;
+        f->measured_from = "user time of the instrumented run minus the probes' predicted cost";
+    }
+    if (f->measured_s >= 0 && f->predicted_s > 0) { /* a compensated time below 0: no estimate */
+        f->overhead_s = f->measured_s - f->predicted_s;
+        f->overhead_percent = 100 * f->overhead_s / f->predicted_s;
+    }
+}
+
+/* ---- the pass ------------------------------------------------------------------ */
+
+/* The run directory and where the counting copy's profiles go. */
+static int prepare_dirs(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    char *rundir = o->rundir ? mt_xstrdup(o->rundir) : mt_default_rundir(o->argv[0]);
+    int rc = mt_make_dirs(rundir, err);
+    if (rc == 0 && !(r->rundir = mt_absolute(rundir))) {
+        mt_error_set(err, "%s: %s", rundir, strerror(errno));
+        rc = -1;
+    }
+    free(rundir);
+    if (rc != 0)
+        return -1;
+    r->profiles = o->profiles ? mt_absolute(o->profiles) : mt_xasprintf("%s/profiles", r->rundir);
+    if (!r->profiles) {
+        mt_error_set(err, "%s: %s", o->profiles, strerror(errno));
+        return -1;
+    }
+    if (mt_make_dirs(r->profiles, err) != 0 ||
+        (!o->profiles && mt_clear_profiles(r->profiles, err) != 0))
+        return -1;
+    return 0;
+}
+
+/* The uninstrumented runs: the one with the least user time is kept. */
+static int run_baseline(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    for (int k = 0; k < o->baseline_runs; k++) {
+        mt_run_result one;
+        if (mt_run_program(o->argv[0], o->argv, NULL, &one, err) != 0)
+            return -1;
+        if (k == 0 || one.user < r->base.user)
+            r->base = one;
+    }
+    return 0;
+}
+
+int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->argv = o->argv;
+    r->ran = !o->profiles;
+    r->baseline = r->ran && !o->no_baseline;
+    const char *bin = o->argv[0];
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
+        mt_instrument_cached(r->prog, bin, NULL, 0, &r->ins, err) != 0 ||
+        mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
+        (r->baseline && run_baseline(o, r, err) != 0) ||
+        (r->ran && mt_run_program(r->ins.path, o->argv, r->profiles, &r->run, err) != 0) ||
+        mt_profile_merge(r->profiles, &r->map, &r->merge, err) != 0)
+        return -1;
+    rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
+    accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
+    mt_run_times bt = {r->base.user, r->base.sys, r->base.tsc_per_cycle};
+    mt_run_times rt = {r->run.user, r->run.sys, r->run.tsc_per_cycle};
+    figure2_compute(&r->fig, r->prog, r->totals.block_counts, r->totals.blocks,
+                    r->baseline ? &bt : NULL, r->ran ? &rt : NULL, o->log);
+    return 0;
+}
+
+int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
+{
+    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, r->argv,
+                                 r->baseline ? &r->base : NULL, err);
+}
+
+void mt_pass1_result_free(mt_pass1_result *r)
+{
+    free(r->totals.block_counts);
+    free(r->totals.proc_first);
+    free(r->totals.fallbacks);
+    mt_profile_merge_free(&r->merge);
+    mt_counter_map_free(&r->map);
+    mt_instrumented_free(&r->ins);
+    mt_program_free(r->prog);
+    free(r->profiles);
+    free(r->rundir);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,241 @@
+/* run/run.h — what a run of a program under mtool is: the pipeline of
+ * pass 1 (count) and pass 2 (time), the run directory they share (its
+ * format, docs/REPORT.md "The run directory"), the cache of instrumented
+ * copies and their identity, running a program, and the machine profile a
+ * run predicts with (calibrated and self-checked when there is none).
+ *
+ * ui/ parses the options, prints these results (text, JSON) and decides
+ * the exit status; nothing here decides what a user sees but the progress
+ * lines written to the caller's `log` stream (NULL: none). */
+#ifndef MTOOL_RUN_H
+#define MTOOL_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../correlate/correlate.h"
+#include "../costmodel/costmodel.h"
+#include "../profile/profile.h"
+#include "../rewriter/rewriter.h"
+
+/* ---- directories (runner.c) ----------------------------------------------- */
+
+char *mt_cache_root(void);                          /* $XDG_CACHE_HOME/mtool */
+int mt_make_dirs(const char *path, mt_error *err);  /* mkdir -p */
+/* Removes the profiles (*.mtp) of an earlier run from a run directory. */
+int mt_clear_profiles(const char *dir, mt_error *err);
+char *mt_default_rundir(const char *bin);           /* CACHE/runs/NAME-TIME-PID */
+char *mt_absolute(const char *path);                /* realpath, or NULL */
+
+/* ---- instrumented copies, cached (runner.c) -------------------------------- */
+
+typedef struct {
+    char *path;                /* the instrumented copy */
+    mt_rewrite_report rewrite; /* what the rewriter did (reasons on one line each) */
+} mt_instrumented;
+/* The copy of `bin` that counts every block (ntimed == 0), or that times
+ * `timed` without counters (pass 2), cached under the binary's content
+ * hash, this mtool's identity and the timed set, with the rewriter's
+ * report (the cache's report.tsv). */
+int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
+                         uint32_t ntimed, mt_instrumented *out, mt_error *err);
+void mt_instrumented_free(mt_instrumented *ins);
+
+/* ---- running a program (runner.c) ------------------------------------------- */
+
+typedef struct {
+    double user, sys, wall;
+    double tsc_per_cycle;   /* core clock during the run: measured before and after */
+    int status;             /* from waitpid */
+} mt_run_result;
+/* Runs exe with argv (MTOOL_OUT=profile_dir when not NULL), waiting for it
+ * with the terminal's SIGINT/SIGQUIT left to it. */
+int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run_result *r,
+                   mt_error *err);
+int mt_exit_code(int status);                       /* as a shell reports it */
+void mt_describe_status(char *buf, size_t n, int status);
+
+/* ---- the run directory (rundir.c; docs/REPORT.md, "The run directory") ----- */
+
+/* The format this mtool writes (the `format` file, "mtool-run 2"); a run
+ * directory without that file is of version 1, the same files before they
+ * carried a version, read as version 2 when they parse. */
+#define MT_RUNDIR_VERSION 2
+/* counts.tsv: pass 1's count of every counted block, read into new counts
+ * laid out as mt_block_offsets (NULL with err: refused when its blocks or
+ * procedure names are not the program's, or when the directory holding it
+ * says a format this mtool does not know). */
+uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_error *err);
+/* call_targets.tsv: pass 1's calls through pointers, for
+ * mt_refine_with_pass1 (*out freed by the caller); a missing file (a run of
+ * an older mtool) has none. */
+int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
+                                mt_error *err);
+/* argv and pass1.txt: the pass-1 run `mtool time RUNDIR` builds on. */
+typedef struct {
+    char *binary, *sha256;    /* absolute path; content hash, hex */
+    char **argv;              /* BIN ARGS..., NULL-terminated, into argv_buf */
+    char *argv_buf;
+    double base_user, base_sys, base_wall, base_tsc_per_cycle; /* NAN when pass 1 had no baseline */
+} mt_pass1;
+/* Refused (one line naming the file) when the run directory's format is
+ * not one this mtool reads. */
+int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err);
+void mt_pass1_free(mt_pass1 *p);
+
+/* ---- the machine profile (machine.c, selfcheck.c) --------------------------- */
+
+/* The machine profile calibrated for this CPU; without one, this machine is
+ * calibrated now and the profile kept (said on `log`).  *calibrated: a
+ * calibration of this machine (kept, or made now), not a shipped profile.
+ * -1 with err when a profile is unreadable or no calibration succeeds and
+ * mtool ships none for this CPU. */
+int mt_run_load_machine(mt_machine *m, bool *calibrated, FILE *log, mt_error *err);
+/* What `mtool calibrate` measures, into *m: `runs` runs of every
+ * microbenchmark, their figures and spreads on `report` (or NULL); then,
+ * when `check`, the model's self-check (a check that cannot be made leaves
+ * the profile "not checked", said on `log`). */
+int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err);
+/* The model's self-check: the embedded compute-bound kernels counted by
+ * pass 1, predicted with *m and timed `passes` times each; their median and
+ * worst error go into m (check_*), the table to `report` (or NULL).  -1
+ * with err when the check could not be made (m then says "not checked"). */
+int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err);
+/* Samples of each kernel the check takes after a calibration of `runs`
+ * runs: the fastest of them counts. */
+#define MT_SELFCHECK_PASSES(runs) ((runs) + 6)
+/* What every report says beside its figures: the model's checked error on
+ * this CPU, from the machine profile, or that it was not checked; a warning
+ * line when it is above 10%.  Each line starts with `indent`.  The same as
+ * a JSON object (report.json, count.json). */
+typedef struct {
+    double kernels;            /* 0: not checked */
+    double median_pct, worst_pct;
+    char worst_kernel[32];
+    char source[64];           /* the profile's */
+} mt_model_check;
+void mt_model_check_of(mt_model_check *c, const mt_machine *m);
+void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent);
+void mt_model_check_json(FILE *fp, const mt_model_check *c);
+
+/* ---- pass 1 (pass1.c) --------------------------------------------------------- */
+
+/* MTOOL's figure 2 — predicted user time from block counts (laid out as
+ * mt_program_costs), measured times, probes' cost, overhead. */
+typedef struct {
+    double user, sys;
+    double tsc_per_cycle; /* measured around the run; 0 if unknown */
+} mt_run_times;
+typedef struct {
+    bool predicted;             /* false: no prediction, `error` says why */
+    char error[512];
+    char machine_error[512];    /* why no machine profile could be loaded ("" otherwise) */
+    /* The machine profile in use and this CPU. */
+    char profile_cpu_model[128], profile_source[64], cpu_model[128];
+    bool calibrated;            /* a calibration of this machine (kept, or made now), not a
+                                   shipped profile */
+    int profile_version;
+    double tsc_hz;
+    /* The prediction: core cycles, and seconds at the clock ratio the run saw. */
+    double cycles;              /* counted blocks, every memory access an L1 hit */
+    uint64_t probes;            /* counter increments executed */
+    double probe_cycles;        /* their predicted cost */
+    double tsc_per_cycle;
+    const char *tsc_per_cycle_from;  /* which run it was measured around, or "now" */
+    double predicted_s, probe_s;
+    bool has_base, has_run;
+    double base_user_s, base_sys_s, run_user_s, run_sys_s;
+    double compensated_s;       /* instrumented user time - probe_s; NAN without that run */
+    double measured_s;          /* what the overhead compares with; NAN when nothing ran */
+    const char *measured_from;
+    double overhead_s, overhead_percent; /* NAN when not known */
+    mt_model_check check;       /* the profile's self-check (kernels 0 without a profile) */
+} mt_figure2;
+
+typedef struct {
+    const char *rundir;     /* where the run is kept: made when missing */
+    const char *profiles;   /* merge these instead of running (NULL: run) */
+    char **argv;            /* BIN ARGS..., NULL-terminated */
+    bool no_baseline;
+    int baseline_runs;      /* >= 1: the least user time is kept */
+    FILE *log;              /* progress and warnings (NULL: none) */
+} mt_pass1_options;
+
+/* Pass 1's measured counts per block of the program, and their sums. */
+typedef struct {
+    uint64_t *block_counts; /* per procedure: offset into one array */
+    uint64_t *proc_first;   /* first block count index of each procedure */
+    uint64_t blocks, insns, reads, writes;
+    uint64_t executed_blocks, counted_blocks;
+    uint32_t *fallbacks;    /* counters of jump-table reads that went on in the original code */
+    size_t nfallbacks, cap_fallbacks;
+} mt_pass1_totals;
+
+typedef struct {
+    char *rundir;           /* absolute */
+    char *profiles;         /* absolute */
+    mt_program *prog;
+    mt_instrumented ins;
+    mt_counter_map map;
+    profile_merge merge;
+    mt_pass1_totals totals;
+    bool ran, baseline;     /* the instrumented run, the uninstrumented ones */
+    mt_run_result base, run;
+    mt_figure2 fig;
+    char **argv;            /* the options' */
+} mt_pass1_result;
+
+/* Analyzes BIN, instruments it (cached), runs it uninstrumented
+ * baseline_runs times and then the counting copy (or merges `profiles`),
+ * merges every process's counts, sums them and computes figure 2.  -1 with
+ * err (and *r to be freed) when any step fails. */
+int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err);
+/* Keeps pass 1 in its run directory: format, counts.tsv, call_targets.tsv,
+ * argv, pass1.txt — pass1.txt last, so that a run directory with it is
+ * complete. */
+int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err);
+void mt_pass1_result_free(mt_pass1_result *r);
+
+/* ---- pass 2 (pass2.c) --------------------------------------------------------- */
+
+typedef struct {
+    const char *rundir;     /* absolute: a pass-1 run directory */
+    double coverage;        /* mt_select_options' */
+    bool inner_first;
+    int max_regions;
+    int runs;               /* of the timed copy, >= 1 */
+    double timer_bias;      /* TSC ticks; NAN: the least the timed runs measured */
+    FILE *log;              /* progress and warnings (NULL: none) */
+} mt_pass2_options;
+
+typedef struct {
+    mt_pass1 pass1;            /* what pass 2 built on */
+    mt_program *prog;          /* refined with pass 1 (mt_refine_with_pass1) */
+    mt_machine machine;        /* the profile predicted with: its self-check */
+    mt_program_costs costs;
+    mt_selection sel;
+    mt_mobject_figures *rows;  /* measured objects, as correlate ranks them */
+    size_t nrows;
+    mt_run_result run;         /* the least loaded run; tsc_per_cycle the runs' mean */
+    double program_predicted, program_measured; /* core cycles */
+    const char *measured_from;
+    double tsc_per_cycle, tsc_hz, timer_bias;
+    bool bias_given;           /* the options' timer bias, not the runs' own calibration */
+    double objects_overhead;   /* sum over outermost rows */
+    double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */
+    uint64_t memops_in_objects;/* sum over outermost rows */
+    int runs;
+    double off_cpu;            /* least share of wall time a run spent descheduled */
+    bool inner_first;
+} mt_pass2_result;
+
+/* Reads the pass-1 run (refused when the binary changed since), analyzes
+ * the binary and refines the analysis with pass 1's counts and calls,
+ * predicts, selects the m-objects, instruments them (cached), runs the
+ * timed copy `runs` times, and correlates the best of them against the
+ * prediction.  -1 with err (and *r to be freed) when any step fails. */
+int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err);
+void mt_pass2_result_free(mt_pass2_result *r);
+
+#endif

@@ -501,8 +501,10 @@ static int record_history(const report *rp, int argc, char **argv, const mt_pass
                                   r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
                                   r->measured, r->cand->predicted);
         else
-            mt_history_add(h, r->cand->proc, r->cand->loop, r->entries, r->cand->insns,
-                           r->cand->memops, r->measured, r->cand->predicted);
+            mt_history_add(h, r->cand->proc, r->cand->loop,
+                           r->cand->loop == MT_NONE ? r->entries : r->cand->entries,
+                           r->cand->iterations, r->cand->insns, r->cand->memops, r->measured,
+                           r->cand->predicted);
     }
     mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
                          .ran = true, .exit_status = mt_exit_code(run->status),

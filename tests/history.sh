@@ -19,9 +19,16 @@ export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h
 # the clock references disagree.
 for attempt in 1 2 3; do "$MTOOL" calibrate -r 3 > "$W/calibrate.log" 2>&1 && break; done
 
-ok() { echo "ok - history: $1"; }
-notok() { echo "not ok - history: $1"; }
-check() { if eval "$2" > "$W/check.out" 2>&1; then ok "$1"; else notok "$1"; sed 's/^/# /' "$W/check.out" | head -5; fi; }
+. tests/lib.sh
+# check WHAT CMD, with CMD's first lines of output shown when it fails.
+check() {
+    if eval "$2" > "$W/check.out" 2>&1; then
+        ok "history: $1"
+    else
+        not_ok "history: $1"
+        sed 's/^/# /' "$W/check.out" | head -5
+    fi
+}
 sql() { "$MTOOL" history sql "$1" | tail -n +2; }
 
 # A sample built twice into the same name: the second time with blank lines
@@ -32,7 +39,7 @@ awk '/^NOINLINE void matmul_rows/ { print "/* inserted\n   comment */\n" } { pri
     samples/matmul.c > "$W/v2/matmul.c"
 sed 's/matmul_cols/matmul_columns/g' samples/matmul.c > "$W/v3/matmul.c"
 for v in v1 v2 v3; do
-    (cd "$W/$v" && cc -g -O2 -o matmul matmul.c) || { notok "cannot build the sample"; exit 1; }
+    (cd "$W/$v" && cc -g -O2 -o matmul matmul.c) || { not_ok "history: cannot build the sample"; exit 1; }
 done
 check "the rebuilt sample's lines really moved" \
     "! cmp -s $W/v1/matmul $W/v2/matmul && objdump -d $W/v1/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d1 && objdump -d $W/v2/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d2 && test \"\$(grep -c . $W/d1)\" -gt 5"
@@ -140,7 +147,7 @@ check "export without a format is a usage error" "\"$MTOOL\" history export 2>/d
 # inside an outer loop entered once: the source is the oracle (1 and N); a
 # loop's header runs once per iteration, once more if the compiler left the
 # test at the top.  count stores the entries from pass-1 counts, time the same.
-cc -g -O2 -o "$W/loops" tests/history/loops.c || notok "cannot build tests/history/loops.c"
+cc -g -O2 -o "$W/loops" tests/history/loops.c || not_ok "history: cannot build tests/history/loops.c"
 lsql() { "$MTOOL" history --db "$W/loops.db" sql "$1" | tail -n +2; }
 figures_of() { # RUN: "PATH ENTRIES ITERATIONS" of work's loops, outer first
     lsql "SELECT s.loop_path || ' ' || ifnull(f.entries, '-') || ' ' || ifnull(f.iterations, '-') FROM figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = $1 AND s.procedure = 'work' AND s.loop_path IS NOT NULL ORDER BY s.loop_path" | tr '\n' ' '
@@ -231,9 +238,9 @@ damaged_case() {
     rc=$?
     if [ $rc -ne 0 ] && [ "$(grep -c . "$W/e")" = 1 ] && grep -q 'damaged.db: damaged history database' "$W/e" &&
         ! [ -s "$W/o" ]; then
-        ok "damaged database: 'history $*' fails in one line naming the file"
+        ok "history: damaged database: 'history $*' fails in one line naming the file"
     else
-        notok "damaged database: 'history $*' fails in one line naming the file (exit $rc)"
+        not_ok "history: damaged database: 'history $*' fails in one line naming the file (exit $rc)"
         head -3 "$W/e" "$W/o" | sed 's/^/# /'
     fi
 }
@@ -324,3 +331,4 @@ check "missing database: one line, nothing created" \
     "\"$MTOOL\" history --db $W/missing.db list 2> $W/e; test \$? -eq 1 && grep -q 'no history yet' $W/e && test ! -e $W/missing.db"
 check "help history documents every command" \
     "for c in list show trend diff regressions sql export gc; do \"$MTOOL\" help history | grep -q \"^  \$c\" || exit 1; done"
+print_totals

@@ -500,7 +500,7 @@ static int record_history(const report *rp, int argc, char **argv, const mt_pass
             mt_history_add_region(h, r->cand->proc, r->cand->region.first, r->cand->region.end,
                                   r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
                                   r->measured, r->cand->predicted);
-        else
+        else /* a loop's entries as count stores them (mt_loop_entries), not its timer's */
             mt_history_add(h, r->cand->proc, r->cand->loop,
                            r->cand->loop == MT_NONE ? r->entries : r->cand->entries,
                            r->cand->iterations, r->cand->insns, r->cand->memops, r->measured,

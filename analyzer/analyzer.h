@@ -272,6 +272,22 @@ uint64_t *mt_block_offsets(const mt_program *prog);
 void mt_refine_with_pass1(mt_program *prog, const uint64_t *counts,
                           const mt_call_target_count *targets, size_t ntargets);
 
+/* A procedure's and a loop's entries from pass-1 block counts (`counts` laid
+ * out as `first`, mt_block_offsets): the one definition count, m-object
+ * selection, the cost model and the history use.  Calls into procedure
+ * `proc`: its entry block's count, unless that block is a loop header (jumps
+ * back to it count too); then the calls of the sites that call it directly. */
+double mt_procedure_calls(const mt_program *prog, const uint64_t *first, const uint64_t *counts,
+                          uint32_t proc);
+/* Times control entered loop `loop` of procedure `proc` from outside it (not
+ * its iterations: those are its header's count).  An entry edge whose source
+ * can only go into the loop counts exactly, a branching one at most the
+ * header's executions (pass 2 measures the exact figure); a loop headed by
+ * the procedure's entry block is entered by its calls.  Never more than the
+ * header's count. */
+uint64_t mt_loop_entries(const mt_program *prog, const uint64_t *first, const uint64_t *counts,
+                         uint32_t proc, uint32_t loop);
+
 /* Single-entry regions of a procedure (regions.c), to time a large procedure
  * in pieces.  Cut points are the blocks that every path from the entry to a
  * return passes through, that lie on no cycle, are no landing pad and are

@@ -3,7 +3,9 @@
  * edges (mt_add_dynamic_calls), and estimability is decided again with the
  * call sites that ran and the procedures' entries.  Everything after it
  * (the cost model, m-object selection) reads the refined program and
- * changes it no more. */
+ * changes it no more.  Also the entries of procedures and loops from the
+ * same counts (mt_procedure_calls, mt_loop_entries), the one definition
+ * every later stage uses. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -51,6 +53,43 @@ static uint64_t *procedure_entries(const mt_program *prog, const uint64_t *count
                 entries[p] = MT_UNKNOWN_ENTRIES;
     }
     return entries;
+}
+
+double mt_procedure_calls(const mt_program *prog, const uint64_t *first, const uint64_t *counts,
+                          uint32_t q)
+{
+    const mt_procedure *proc = &prog->procs[q];
+    if (!proc->nblocks)
+        return 0;
+    if (proc->blocks[0].loop == MT_NONE || proc->loops[proc->blocks[0].loop].header != 0)
+        return (double)counts[first[q]];
+    double n = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++) {
+            const mt_call_site *s = &prog->procs[p].calls[k];
+            if (s->callee == q && s->block != MT_NONE)
+                n += mt_site_calls(s, counts[first[p] + s->block]);
+        }
+    return n;
+}
+
+uint64_t mt_loop_entries(const mt_program *prog, const uint64_t *first, const uint64_t *counts,
+                         uint32_t p, uint32_t l)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    const mt_loop *lp = &proc->loops[l];
+    uint64_t header = counts[first[p] + lp->header], n = 0;
+    if (lp->header == 0) {
+        /* calls through pointers are shares of their sites' counts */
+        uint64_t calls = (uint64_t)llround(mt_procedure_calls(prog, first, counts, p));
+        return calls > 0 && calls < header ? calls : header;
+    }
+    for (uint32_t k = 0; k < lp->nentry_edges; k++) {
+        const mt_edge *e = &proc->edges[lp->entry_edges[k]];
+        uint64_t src = counts[first[p] + e->src];
+        n += proc->blocks[e->src].nsucc == 1 || src < header ? src : header;
+    }
+    return n < header ? n : header;
 }
 
 void mt_refine_with_pass1(mt_program *prog, const uint64_t *counts,

@@ -71,7 +71,8 @@ typedef struct {
 typedef struct {
     uint32_t proc, loop;      /* loop == MT_NONE: the procedure, or one of its regions */
     mt_region region;         /* region.n > 0: a region of the procedure */
-    uint64_t entries;         /* pass 1: procedure entries, or loop entries (estimated) */
+    uint64_t entries;         /* pass 1: procedure entries, or loop entries (mt_loop_entries) */
+    uint64_t iterations;      /* pass 1: a loop's header executions; 0 for the others */
     uint64_t memops;          /* inclusive of callees (pass-1 counts) */
     uint64_t insns;
     double predicted;         /* core cycles, inclusive of estimable callees */

@@ -2,7 +2,6 @@
  * the procedures holding most memory operations, their loops, then
  * themselves, each kept when timable and estimable. */
 #define _GNU_SOURCE
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +104,8 @@ static mt_candidate loop_candidate(selector *s, uint32_t p, uint32_t l)
     const mt_procedure *proc = &s->prog->procs[p];
     const mt_loop *lp = &proc->loops[l];
     mt_candidate c = {.proc = p, .loop = l,
-                      .entries = (uint64_t)llround(mt_loop_entries(s->prog, s->costs, s->counts, p, l))};
+                      .entries = mt_loop_entries(s->prog, s->costs->first, s->counts, p, l),
+                      .iterations = count_of(s, p, lp->header)};
     bool *in = mt_xcalloc(proc->nblocks + 1, sizeof *in);
     for (uint32_t k = 0; k < lp->nblocks; k++) {
         uint32_t b = lp->blocks[k];

@@ -345,12 +345,6 @@ typedef struct {
 void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
                             const uint64_t *counts, mt_inclusive *out);
 void mt_inclusive_free(mt_inclusive *inc);
-/* Entries of loop `loop` of procedure `proc` from block counts: the entry
- * edges' sources that can only go into the loop count exactly, a branching
- * one at most the header's executions (pass 2 measures the exact figure); a
- * loop headed by the procedure's entry block is entered by its calls. */
-double mt_loop_entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
-                       uint32_t proc, uint32_t loop);
 /* A loop's blocks (nested loops included), and with `inc` (or NULL) its
  * calls to estimable callees. */
 double mt_predicted_cycles_loop(const mt_program *prog, const mt_program_costs *c,

@@ -449,27 +449,6 @@ double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, do
     return chain / (1 + c->chain_loads / loads / trips);
 }
 
-static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
-                      uint32_t q);
-
-double mt_loop_entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
-                       uint32_t p, uint32_t l)
-{
-    const mt_procedure *proc = &prog->procs[p];
-    const mt_loop *lp = &proc->loops[l];
-    double header = (double)counts[c->first[p] + lp->header], n = 0;
-    if (lp->header == 0) {
-        n = entries(prog, c, counts, p);
-        return n > 0 && n < header ? n : header;
-    }
-    for (uint32_t k = 0; k < lp->nentry_edges; k++) {
-        const mt_edge *e = &proc->edges[lp->entry_edges[k]];
-        double src = (double)counts[c->first[p] + e->src];
-        n += proc->blocks[e->src].nsucc == 1 || src < header ? src : header;
-    }
-    return n < header ? n : header;
-}
-
 /* Whether loop `inner` lies inside loop `outer` (or is it). */
 static bool loop_within(const mt_procedure *proc, uint32_t inner, uint32_t outer)
 {
@@ -503,7 +482,7 @@ static void loop_extras(const mt_program *prog, const mt_program_costs *c, const
         for (uint32_t k = l + 1; k < proc->nloops; k++)
             if (loop_within(proc, k, l))
                 own += extra[k];
-        double ent = mt_loop_entries(prog, c, counts, p, l);
+        double ent = (double)mt_loop_entries(prog, c->first, counts, p, l);
         double trips = ent > 0 ? iters / ent : iters, slack = lc->slack;
         if (lc->chain > 0) {
             /* a chain through memory restarts with each entry (the addresses
@@ -535,27 +514,6 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
         free(extra);
     }
     return sum;
-}
-
-/* Calls into procedure q: its entry block's count, unless that block is a
- * loop header (jumps back to it count too); then the counts of the blocks
- * that call q directly. */
-static double entries(const mt_program *prog, const mt_program_costs *c, const uint64_t *counts,
-                      uint32_t q)
-{
-    const mt_procedure *proc = &prog->procs[q];
-    if (!proc->nblocks)
-        return 0;
-    if (proc->blocks[0].loop == MT_NONE || proc->loops[proc->blocks[0].loop].header != 0)
-        return (double)counts[c->first[q]];
-    double n = 0;
-    for (uint32_t p = 0; p < prog->nprocs; p++)
-        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++) {
-            const mt_call_site *s = &prog->procs[p].calls[k];
-            if (s->callee == q && s->block != MT_NONE)
-                n += mt_site_calls(s, counts[c->first[p] + s->block]);
-        }
-    return n;
 }
 
 /* count x cycles of what the call sites among the given blocks (all when
@@ -591,7 +549,7 @@ static void inclusive_of(const mt_program *prog, const mt_program_costs *c, cons
     }
     inc->total[p] = mt_predicted_cycles_proc(prog, c, counts, p) +
                     callee_cycles(prog, c, counts, p, inc, NULL);
-    double n = entries(prog, c, counts, p), overlapped = 0;
+    double n = mt_procedure_calls(prog, c->first, counts, p), overlapped = 0;
     for (uint32_t b = 0; b < proc->nblocks; b++)
         overlapped += (double)counts[c->first[p] + b] * overlapped_cycles(proc, b, &c->costs[c->first[p] + b]);
     inc->per_call[p] = n > 0 ? inc->total[p] / n : 0;

@@ -114,6 +114,37 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "INSERT INTO objects_v3(id, program_name, kind) SELECT id, program_name, kind FROM objects;\n"
     "DROP TABLE objects;\n"
     "ALTER TABLE objects_v3 RENAME TO objects;\n",
+    /* 3 -> 4: one definition of a loop's entries, times control entered it
+     * from outside (analyzer: mt_loop_entries).  `count` stored a loop's
+     * header executions as its entries: they move to the new column
+     * `iterations` and the entries of those rows become unknown (NULL: pass 1
+     * kept no block counts to compute them from), so no command compares the
+     * two meanings.  `time` and `run` stored the timer's entries from outside
+     * (the same meaning), procedures and regions their entries: kept.
+     * Dropping NOT NULL means rebuilding the table, in the same order. */
+    "CREATE TABLE figures_v4(\n"
+    "  run_block INTEGER NOT NULL,\n"
+    "  object_id INTEGER NOT NULL REFERENCES objects(id),\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
+    "  entries INTEGER,\n"
+    "  iterations INTEGER,\n"
+    "  instructions INTEGER NOT NULL,\n"
+    "  memory_ops INTEGER NOT NULL,\n"
+    "  measured_cycles REAL,\n"
+    "  predicted_cycles REAL,\n"
+    "  overhead_cycles REAL,\n"
+    "  CHECK(run_block = run_id >> 5),\n"
+    "  PRIMARY KEY(run_block, object_id, run_id, site_id)) WITHOUT ROWID;\n"
+    "INSERT INTO figures_v4 SELECT f.run_block, f.object_id, f.run_id, f.site_id, "
+    "CASE WHEN r.tool = 'count' AND o.kind = 'loop' THEN NULL ELSE f.entries END, "
+    "CASE WHEN r.tool = 'count' AND o.kind = 'loop' THEN f.entries END, f.instructions, "
+    "f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "
+    "FROM figures f LEFT JOIN runs r ON r.id = f.run_id LEFT JOIN objects o ON o.id = f.object_id "
+    "ORDER BY f.run_block, f.object_id, f.run_id, f.site_id;\n"
+    "DROP TABLE figures;\n"
+    "ALTER TABLE figures_v4 RENAME TO figures;\n"
+    "CREATE INDEX figures_by_run ON figures(run_id, site_id);\n",
 };
 
 char *mt_store_default_path(void)
@@ -179,6 +210,20 @@ char *mt_store_col_text(sqlite3_stmt *st, int col)
 double mt_store_col_real(sqlite3_stmt *st, int col)
 {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+uint64_t mt_store_col_count(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? MT_STORE_NO_COUNT
+                                                       : (uint64_t)sqlite3_column_int64(st, col);
+}
+
+void mt_store_bind_count(sqlite3_stmt *st, int col, uint64_t v)
+{
+    if (v == MT_STORE_NO_COUNT)
+        sqlite3_bind_null(st, col);
+    else
+        sqlite3_bind_int64(st, col, (int64_t)v);
 }
 
 void mt_store_bind_real(sqlite3_stmt *st, int col, double v)

@@ -18,7 +18,7 @@ static const char json_sql[] =
     SITE_KIND ", 'procedure', s.procedure, "
     "'loop_path', s.loop_path, 'file', s.file, 'line', s.line, 'address', s.address, "
     "'identified_by', CASE WHEN s.named THEN 'name' ELSE 'address' END, 'entries', f.entries, "
-    "'instructions', f.instructions, 'memory_ops', f.memory_ops, "
+    "'iterations', f.iterations, 'instructions', f.instructions, 'memory_ops', f.memory_ops, "
     "'measured_cycles', f.measured_cycles, 'predicted_cycles', f.predicted_cycles, "
     "'overhead_cycles', f.overhead_cycles)) FROM figures f JOIN sites s ON s.id = f.site_id "
     "WHERE f.run_id = r.id)) FROM runs r JOIN programs p ON p.id = r.program_id "
@@ -29,7 +29,7 @@ static const char csv_sql[] =
     "f.object_id AS object, " SITE_KIND " AS kind, "
     "s.procedure, s.loop_path, s.file, s.line, s.address, "
     "CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, f.entries, "
-    "f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "
+    "f.iterations, f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "
     "FROM figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "
     "JOIN programs p ON p.id = r.program_id " WHERE_SELECTED "ORDER BY r.id, f.memory_ops DESC";
 

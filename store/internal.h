@@ -28,11 +28,14 @@ int mt_store_prepare(mt_store *s, const char *sql, sqlite3_stmt **st, mt_error *
 /* Runs statements that return no rows. */
 int mt_store_exec(mt_store *s, const char *sql, mt_error *err);
 
-/* Column helpers: NULL text reads as NULL, NULL real as NAN. */
+/* Column helpers: NULL text reads as NULL, NULL real as NAN, NULL count as
+ * MT_STORE_NO_COUNT. */
 char *mt_store_col_text(sqlite3_stmt *st, int col);
 double mt_store_col_real(sqlite3_stmt *st, int col);
-/* Binds NAN as NULL. */
+uint64_t mt_store_col_count(sqlite3_stmt *st, int col);
+/* Binds NAN (MT_STORE_NO_COUNT) as NULL. */
 void mt_store_bind_real(sqlite3_stmt *st, int col, double v);
+void mt_store_bind_count(sqlite3_stmt *st, int col, uint64_t v);
 
 /* A stored loop path names a region ("r2") or a loop ("2.1"). */
 static inline bool mt_store_path_is_region(const char *loop_path)

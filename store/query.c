@@ -17,7 +17,7 @@
 #define OBJECT_COLUMNS                                                                      \
     "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, s.line, s.proc_line, " \
     "s.depth, s.named, s.address, s.shape, f.entries, f.instructions, f.memory_ops, "       \
-    "f.measured_cycles, f.predicted_cycles, f.overhead_cycles "                             \
+    "f.measured_cycles, f.predicted_cycles, f.overhead_cycles, f.iterations "               \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
 
 static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
@@ -54,12 +54,13 @@ static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
     o->named = sqlite3_column_int(st, 8);
     o->address = (uint64_t)sqlite3_column_int64(st, 9);
     o->shape = (uint64_t)sqlite3_column_int64(st, 10);
-    o->entries = (uint64_t)sqlite3_column_int64(st, 11);
+    o->entries = mt_store_col_count(st, 11);
     o->instructions = (uint64_t)sqlite3_column_int64(st, 12);
     o->memory_ops = (uint64_t)sqlite3_column_int64(st, 13);
     o->measured_cycles = mt_store_col_real(st, 14);
     o->predicted_cycles = mt_store_col_real(st, 15);
     o->overhead_cycles = mt_store_col_real(st, 16);
+    o->iterations = mt_store_col_count(st, 17);
 }
 
 /* Steps `st` to its end, or until *n reaches `max` (0: no bound), appending

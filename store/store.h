@@ -24,7 +24,12 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 3
+#define MT_STORE_SCHEMA_VERSION 4
+
+/* A count a figures row does not have (NULL in the table): the entries of a
+ * loop stored before version 4 by `count`, the iterations of anything but a
+ * loop. */
+#define MT_STORE_NO_COUNT UINT64_MAX
 
 typedef struct mt_store mt_store;
 
@@ -82,10 +87,13 @@ uint32_t mt_store_build_add_region(mt_store_build *b, const mt_program *prog, ui
                                    uint32_t first, uint32_t end, uint32_t k);
 void mt_store_build_free(mt_store_build *b);
 
-/* Figures of one site in one run; NAN for a figure this run does not have. */
+/* Figures of one site in one run; NAN (MT_STORE_NO_COUNT for a count) for a
+ * figure this run does not have.  entries: times control entered the object
+ * from outside it (mt_loop_entries for a loop); iterations: a loop's header
+ * executions. */
 typedef struct {
     uint32_t site;
-    uint64_t entries, instructions, memory_ops;
+    uint64_t entries, iterations, instructions, memory_ops;
     double measured_cycles, predicted_cycles, overhead_cycles;
 } mt_store_figures;
 
@@ -154,7 +162,7 @@ typedef struct {
     bool is_loop, is_region, named;
     uint32_t line, proc_line, depth;
     uint64_t address, shape;
-    uint64_t entries, instructions, memory_ops;
+    uint64_t entries, iterations, instructions, memory_ops; /* MT_STORE_NO_COUNT: NULL */
     double measured_cycles, predicted_cycles, overhead_cycles;
 } mt_store_object_row;
 

@@ -324,8 +324,9 @@ static int insert_figures(mt_store *s, const mt_store_run *r, int64_t run, const
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO figures(run_block, run_id, site_id, object_id, entries, "
-                            "instructions, memory_ops, measured_cycles, predicted_cycles, "
-                            "overhead_cycles) VALUES (?,?,?,?,?,?,?,?,?,?)", &st, err) != 0)
+                            "iterations, instructions, memory_ops, measured_cycles, "
+                            "predicted_cycles, overhead_cycles) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         &st, err) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < r->nfigures; i++) {
@@ -334,12 +335,13 @@ static int insert_figures(mt_store *s, const mt_store_run *r, int64_t run, const
         sqlite3_bind_int64(st, 2, run);
         sqlite3_bind_int64(st, 3, refs[f->site].site);
         sqlite3_bind_int64(st, 4, refs[f->site].object);
-        sqlite3_bind_int64(st, 5, (int64_t)f->entries);
-        sqlite3_bind_int64(st, 6, (int64_t)f->instructions);
-        sqlite3_bind_int64(st, 7, (int64_t)f->memory_ops);
-        mt_store_bind_real(st, 8, f->measured_cycles);
-        mt_store_bind_real(st, 9, f->predicted_cycles);
-        mt_store_bind_real(st, 10, f->overhead_cycles);
+        mt_store_bind_count(st, 5, f->entries);
+        mt_store_bind_count(st, 6, f->iterations);
+        sqlite3_bind_int64(st, 7, (int64_t)f->instructions);
+        sqlite3_bind_int64(st, 8, (int64_t)f->memory_ops);
+        mt_store_bind_real(st, 9, f->measured_cycles);
+        mt_store_bind_real(st, 10, f->predicted_cycles);
+        mt_store_bind_real(st, 11, f->overhead_cycles);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing figures");
         sqlite3_reset(st);

@@ -24,11 +24,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mtool-bad-input.XXXXXX") || exit 1
 trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
 
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+. "$(dirname "$0")/lib.sh"
 
 # check NAME PATH: run the analyzer and judge its exit status and stderr.
 check() { check_cmd "$1" "$2" analyze "$2"; }
@@ -310,5 +306,4 @@ if [ -f "$WORK/real.c" ]; then
     fi
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_totals

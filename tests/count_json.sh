@@ -21,16 +21,12 @@ trap 'rm -rf "$W"' EXIT INT TERM
 # A private cache and configuration: the first count calibrates this machine
 # into it (a few seconds), the others use that profile.
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+. "$(dirname "$0")/lib.sh"
 pycheck() {
     python3 "$HERE/count_json_check.py" "$@" > "$W/py.out" 2>&1 ||
         grep -q '^not ok' "$W/py.out" || echo "not ok - count_json_check.py $1 failed: $(tail -1 "$W/py.out")" >> "$W/py.out"
     cat "$W/py.out"
-    passed=$((passed + $(grep -c '^ok' "$W/py.out")))
-    failed=$((failed + $(grep -c '^not ok' "$W/py.out")))
+    tally "$W/py.out"
 }
 if ! command -v python3 > /dev/null 2>&1; then
     echo "not ok - python3 is needed to check the JSON"
@@ -141,8 +137,7 @@ EOF
     [ $? -eq 0 ] || grep -q '^not ok' "$W/odd/rt.out" ||
         echo "not ok - odd names: counts.tsv or pass1.txt unreadable: $(tail -1 "$W/odd/rt.out")" >> "$W/odd/rt.out"
     cat "$W/odd/rt.out"
-    passed=$((passed + $(grep -c '^ok' "$W/odd/rt.out")))
-    failed=$((failed + $(grep -c '^not ok' "$W/odd/rt.out")))
+    tally "$W/odd/rt.out"
     shown='odd"q\x5cb\x0an\x09t\x01\x7f\xff\xc3\xa9'
     no_raw() { ! LC_ALL=C grep -q "$(printf '[\001\177]')" "$@"; }
     check "odd names: count's summary shows the symbol escaped, no raw control byte" \
@@ -227,5 +222,4 @@ fi
 check "count --json on a missing program: non-zero, nothing on stdout, no count.json" \
     "[ $? -ne 0 ] && [ ! -s '$W/none.out' ] && [ ! -e '$W/none/count.json' ]"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_totals

@@ -19,9 +19,16 @@ export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h
 # the clock references disagree.
 for attempt in 1 2 3; do "$MTOOL" calibrate -r 3 > "$W/calibrate.log" 2>&1 && break; done
 
-ok() { echo "ok - history: $1"; }
-notok() { echo "not ok - history: $1"; }
-check() { if eval "$2" > "$W/check.out" 2>&1; then ok "$1"; else notok "$1"; sed 's/^/# /' "$W/check.out" | head -5; fi; }
+. tests/lib.sh
+# check WHAT CMD, with CMD's first lines of output shown when it fails.
+check() {
+    if eval "$2" > "$W/check.out" 2>&1; then
+        ok "history: $1"
+    else
+        not_ok "history: $1"
+        sed 's/^/# /' "$W/check.out" | head -5
+    fi
+}
 sql() { "$MTOOL" history sql "$1" | tail -n +2; }
 
 # A sample built twice into the same name: the second time with blank lines
@@ -32,7 +39,7 @@ awk '/^NOINLINE void matmul_rows/ { print "/* inserted\n   comment */\n" } { pri
     samples/matmul.c > "$W/v2/matmul.c"
 sed 's/matmul_cols/matmul_columns/g' samples/matmul.c > "$W/v3/matmul.c"
 for v in v1 v2 v3; do
-    (cd "$W/$v" && cc -g -O2 -o matmul matmul.c) || { notok "cannot build the sample"; exit 1; }
+    (cd "$W/$v" && cc -g -O2 -o matmul matmul.c) || { not_ok "history: cannot build the sample"; exit 1; }
 done
 check "the rebuilt sample's lines really moved" \
     "! cmp -s $W/v1/matmul $W/v2/matmul && objdump -d $W/v1/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d1 && objdump -d $W/v2/matmul | grep -A30 '<matmul_rows>:' | sed 's/^ *[0-9a-f]*://' > $W/d2 && test \"\$(grep -c . $W/d1)\" -gt 5"
@@ -135,6 +142,66 @@ check "export --csv: one row per run and object (4 x $nobj + header)" \
     "test \$(wc -l < $W/e.csv) = $((4 * nobj + 1)) && python3 -c 'import csv,sys; r = list(csv.DictReader(open(sys.argv[1]))); assert len(r) == $((4 * nobj)) and r[0][\"kind\"] in (\"loop\", \"procedure\")' $W/e.csv"
 check "export without a format is a usage error" "\"$MTOOL\" history export 2>/dev/null; test \$? -eq 2"
 
+# ---- loop entries: times control entered the loop from outside it -------------------------
+# tests/history/loops.c enters its inner loop N times for M iterations each,
+# inside an outer loop entered once: the source is the oracle (1 and N); a
+# loop's header runs once per iteration, once more if the compiler left the
+# test at the top.  count stores the entries from pass-1 counts, time the same.
+cc -g -O2 -o "$W/loops" tests/history/loops.c || not_ok "history: cannot build tests/history/loops.c"
+lsql() { "$MTOOL" history --db "$W/loops.db" sql "$1" | tail -n +2; }
+figures_of() { # RUN: "PATH ENTRIES ITERATIONS" of work's loops, outer first
+    lsql "SELECT s.loop_path || ' ' || ifnull(f.entries, '-') || ' ' || ifnull(f.iterations, '-') FROM figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = $1 AND s.procedure = 'work' AND s.loop_path IS NOT NULL ORDER BY s.loop_path" | tr '\n' ' '
+}
+run=0
+for nm in "7 1000" "3 5000"; do
+    set -- $nm
+    run=$((run + 1))
+    MTOOL_HISTORY="$W/loops.db" "$MTOOL" count -o "$W/rl$run" -- "$W/loops" $1 $2 > /dev/null 2>&1
+    got=$(figures_of $run)
+    check "count of loops $1 $2: the outer loop entered 1 time, the inner $1 times; iterations N and N x M (stored: $got)" \
+        "echo '$got' | awk -v n=$1 -v m=$2 '\$1 == \"1\" && \$2 == 1 && \$3 >= n && \$3 <= n + 1 && \$4 == \"1.1\" && \$5 == n && \$6 >= n * m && \$6 <= n * (m + 1) { ok = 1 } END { exit !ok }'"
+done
+MTOOL_HISTORY="$W/loops.db" "$MTOOL" count -o "$W/rlt" -- "$W/loops" 50 20000 > /dev/null 2>&1
+MTOOL_HISTORY="$W/loops.db" "$MTOOL" time --inner-first "$W/rlt" > /dev/null 2>&1
+got=$(figures_of 4)
+check "time stores the same entries for the loops it timed (1 and 50: $got)" \
+    "test \"\$(lsql \"SELECT tool FROM runs WHERE id = 4\")\" = time && echo '$got' | awk '\$1 == \"1\" && \$2 == 1 && \$4 == \"1.1\" && \$5 == 50 { ok = 1 } END { exit !ok }'"
+check "time's own timers entered the inner loop 50 times too (report.json)" \
+    "python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); assert 50 in [o[\"entries\"] for o in r[\"objects\"]], r[\"objects\"]' $W/rlt/report.json"
+
+# ---- a version-3 history migrated ------------------------------------------------------------
+# tests/history/v3.sql: made by the mtool before version 4, whose count runs
+# stored a loop's header executions as its entries.  The file's own rows are
+# the oracle: those move to iterations, entries become unknown; nothing else
+# changes.
+python3 -c 'import sqlite3,sys; c = sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.close()' \
+    tests/history/v3.sql "$W/v3.db"
+old_rows() { python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+for r in c.execute(sys.argv[2]): print(*r)' "$W/v3.db" "SELECT f.run_id, f.site_id, r.tool, o.kind, f.entries, f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles FROM figures f JOIN runs r ON r.id = f.run_id JOIN objects o ON o.id = f.object_id ORDER BY 1, 2"; }
+old_rows | awk '{ loop = $3 == "count" && $4 == "loop"; e = loop ? "None" : $5; i = loop ? $5 : "None"; print $1, $2, e, i, $6, $7, $8, $9, $10 }' > "$W/v3.expected"
+v3_version=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$W/v3.db")
+check "the version-3 file as made: version 3 ($v3_version), 25 figures, count runs' loops with header counts" \
+    "test '$v3_version' = 3 && test \$(grep -c . $W/v3.expected) = 25 && grep -q '^1 [0-9]* None 7000 ' $W/v3.expected"
+"$MTOOL" history --db "$W/v3.db" list > /dev/null 2> "$W/e"
+python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+for r in c.execute("SELECT run_id, site_id, entries, iterations, instructions, memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures ORDER BY 1, 2"): print(*r)' "$W/v3.db" > "$W/v3.migrated"
+check "migrated to version 4: entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
+    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 4 && diff $W/v3.expected $W/v3.migrated"
+check "migrated: integrity ok, figures still indexed by run" \
+    "test \"\$(\"$MTOOL\" history --db $W/v3.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 1 '"
+"$MTOOL" history --db "$W/v3.db" show 1 > "$W/v3.show"
+check "show of a migrated count run: the loops' entries are '-', the procedures' kept" \
+    "grep -Eq '^ +#[0-9]+ +work/1.1 .* - +56000 ' $W/v3.show && grep -Eq '^ +#[0-9]+ +work +[^ ]+ +1 +56042 ' $W/v3.show"
+MTOOL_HISTORY="$W/v3.db" "$MTOOL" count -o "$W/rl5" -- "$W/loops" 7 1000 > /dev/null 2>&1
+"$MTOOL" history --db "$W/v3.db" diff 1 5 --metric entries > "$W/v3.diff" 2>&1
+check "diff of entries from a migrated count run to a new one leaves the loops uncompared" \
+    "! grep -q 'work/1' $W/v3.diff && grep -q 'unchanged within' $W/v3.diff"
+"$MTOOL" history --db "$W/v3.db" trend work/1.1 > "$W/v3.trend"
+check "trend of the inner loop: entries '-' in the migrated count runs, 7 in the new one" \
+    "grep -Eq '^ +1 +work/1.1 .* - +56000 ' $W/v3.trend && grep -Eq '^ +5 +work/1.1 +[^ ]+ +7 +56000 ' $W/v3.trend"
+
 # ---- gc ------------------------------------------------------------------------------------
 cp "$W/h.db" "$W/gc.db"
 check "gc --keep 2 removes 2 runs" "\"$MTOOL\" history --db $W/gc.db gc --keep 2 | grep -q 'removed 2 runs'"
@@ -171,9 +238,9 @@ damaged_case() {
     rc=$?
     if [ $rc -ne 0 ] && [ "$(grep -c . "$W/e")" = 1 ] && grep -q 'damaged.db: damaged history database' "$W/e" &&
         ! [ -s "$W/o" ]; then
-        ok "damaged database: 'history $*' fails in one line naming the file"
+        ok "history: damaged database: 'history $*' fails in one line naming the file"
     else
-        notok "damaged database: 'history $*' fails in one line naming the file (exit $rc)"
+        not_ok "history: damaged database: 'history $*' fails in one line naming the file (exit $rc)"
         head -3 "$W/e" "$W/o" | sed 's/^/# /'
     fi
 }
@@ -264,3 +331,4 @@ check "missing database: one line, nothing created" \
     "\"$MTOOL\" history --db $W/missing.db list 2> $W/e; test \$? -eq 1 && grep -q 'no history yet' $W/e && test ! -e $W/missing.db"
 check "help history documents every command" \
     "for c in list show trend diff regressions sql export gc; do \"$MTOOL\" help history | grep -q \"^  \$c\" || exit 1; done"
+print_totals

@@ -16,10 +16,7 @@ SAMPLES=${SAMPLES:-build/samples}
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-modelcheck.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT INT TERM
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 # ---- the check at calibration ------------------------------------------------
 # calibrate OUT ERR ARGS...: a calibration refuses to measure when its clock
@@ -49,8 +46,7 @@ else
     # The calibration refused to measure three times (the machine too noisy
     # for its clock check, which is not the self-check's): the check is made
     # with --check-only on a hand-written profile (the shipped figures).
-    echo "ok - calibrate -r 3 # SKIP the calibration refused to measure: $(tail -1 "$W/cal.err")"
-    passed=$((passed + 1))
+    ok "calibrate -r 3 # SKIP the calibration refused to measure: $(tail -1 "$W/cal.err")"
     mkdir -p "$W/config/mtool"
     printf 'version 4\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
     "$MTOOL" calibrate --check-only -r 3 > "$W/cal.out" 2> "$W/cal.err"
@@ -100,8 +96,7 @@ check "calibrate --check-only -n: the check again, the profile on stdout" \
     "[ $? = 0 ] && grep -q '^check_kernels [1-9]' '$W/only.out' && grep -q 'median |error|' '$W/only.err'"
 calibrate /dev/null "$W/nocheck.err" --no-check -r 1 -o "$W/nocheck.txt"
 if [ $rc != 0 ] && grep -q 'clock references disagree' "$W/nocheck.err"; then
-    echo "ok - calibrate --no-check # SKIP the calibration refused to measure"
-    passed=$((passed + 1))
+    ok "calibrate --no-check # SKIP the calibration refused to measure"
 else
     check "calibrate --no-check: a profile without the check" \
         "[ $rc = 0 ] && ! grep -q '^check_' '$W/nocheck.txt' && ! grep -q 'self-check' '$W/nocheck.err'"
@@ -178,5 +173,4 @@ check "report.json and count.json: checked false, figures null" \
      cjson old \"assert d['checked'] is False and d['kernels'] is None and d['warning'] is None\""
 check "the older profile is also warned about as older" "grep -q 'older mtool' '$W/old.count'"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_totals

@@ -15,15 +15,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-pass2.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+. "$(dirname "$0")/lib.sh"
 pycheck() {
     python3 "$HERE/pass2_check.py" "$@" > "$W/py.out" 2>&1 || echo "not ok - pass2_check.py $1 failed" >> "$W/py.out"
     cat "$W/py.out"
-    passed=$((passed + $(grep -c '^ok' "$W/py.out")))
-    failed=$((failed + $(grep -c '^not ok' "$W/py.out")))
+    tally "$W/py.out"
 }
 
 # The cost model needs this machine's profile to predict within 10%.
@@ -134,5 +130,4 @@ sed -i "s|^binary\t.*|binary\t$W/changed|" "$W/$name/pass1.txt"
 check "time when the binary changed since pass 1: refused in one line" \
     "[ $? -ne 0 ] && grep -q 'changed since pass 1' '$W/bad3.err'"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_totals

@@ -20,9 +20,8 @@ FUZZ_TIME=${FUZZ_TIME:-180}
 PER_FILE=${PER_FILE_TIMEOUT:-120}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-full.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+quiet_ok=1 # the failures only, and the totals
+. tests/lib.sh
 
 if [ ! -x "$MTOOL" ]; then
     echo "not ok - $MTOOL not built: run 'make test-full'"
@@ -89,7 +88,7 @@ done < "$OUT/vg"
 # scripts' output compared with the original node's, the profiles counted.
 bash tests/node/run.sh "$MTOOL" > "$OUT/node" 2>&1
 grep -e '^not ok' -e '^#' "$OUT/node"
-passed=$((passed + $(grep -c '^ok ' "$OUT/node"))) failed=$((failed + $(grep -c '^not ok' "$OUT/node")))
+tally "$OUT/node"
 grep -q -e '^ok ' -e '^not ok' -e 'skipped' "$OUT/node" || not_ok "node smoke test printed no verdict: $(tail -1 "$OUT/node")"
 
 if ! command -v clang > /dev/null 2>&1; then
@@ -106,5 +105,4 @@ else
     not_ok "fuzz target does not build: $(tail -3 "$OUT/fuzzbuild")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+print_totals

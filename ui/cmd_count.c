@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, count_args *a)
 
 typedef struct {
     uint32_t proc, loop;    /* loop == MT_NONE for a procedure row */
-    uint64_t memops, insns, entries;
+    uint64_t memops, insns, entries, iterations; /* iterations: a loop's header executions */
 } object_row;
 
 static void add_block(object_row *row, const mt_block *blk, uint64_t n)
@@ -127,7 +127,8 @@ static object_row *collect_rows(const mt_program *prog, const mt_pass1_totals *t
         }
         for (uint32_t l = 0; l < proc->nloops; l++) {
             const mt_loop *lp = &proc->loops[l];
-            object_row row = {.proc = p, .loop = l, .entries = c[lp->header]};
+            object_row row = {.proc = p, .loop = l, .iterations = c[lp->header],
+                              .entries = mt_loop_entries(prog, t->proc_first, t->block_counts, p, l)};
             for (uint32_t k = 0; k < lp->nblocks; k++)
                 add_block(&row, &proc->blocks[lp->blocks[k]], c[lp->blocks[k]]);
             if (row.insns)
@@ -167,7 +168,7 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
                                           sizeof src));
         if (loops)
             fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  loop (%u) in %s, %s\n",
-                    pct, r->memops, r->insns, r->entries, p->loops[r->loop].depth, name, at);
+                    pct, r->memops, r->insns, r->iterations, p->loops[r->loop].depth, name, at);
         else
             fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  %s, %s\n", pct,
                     r->memops, r->insns, r->entries, name, at);
@@ -331,7 +332,7 @@ static void json_rows(FILE *fp, const summary *s, bool loops)
         json_num_field(fp, "memory_ops_percent",
                        total ? 100.0 * (double)r->memops / (double)total : NAN);
         json_u64_field(fp, "instructions", r->insns);
-        json_u64_field(fp, loops ? "header_executions" : "entries", r->entries);
+        json_u64_field(fp, loops ? "header_executions" : "entries", loops ? r->iterations : r->entries);
         fputc('}', fp);
     }
     fputc(']', fp);
@@ -487,8 +488,8 @@ static int record_history(const mt_program *prog, const mt_pass1_totals *t, int 
         size_t n;
         object_row *rows = collect_rows(prog, t, loops, &n);
         for (size_t i = 0; i < n; i++)
-            mt_history_add(h, rows[i].proc, rows[i].loop, rows[i].entries, rows[i].insns,
-                           rows[i].memops, NAN, NAN);
+            mt_history_add(h, rows[i].proc, rows[i].loop, rows[i].entries, rows[i].iterations,
+                           rows[i].insns, rows[i].memops, NAN, NAN);
         free(rows);
     }
     mt_history_run r = {.tool = "count", .argc = argc, .argv = argv, .prog_argv = a->argv,

@@ -241,7 +241,7 @@ static double metric_value(const mt_store_object_row *o, metric m)
 {
     switch (m) {
     case M_INSNS: return (double)o->instructions;
-    case M_ENTRIES: return (double)o->entries;
+    case M_ENTRIES: return o->entries == MT_STORE_NO_COUNT ? NAN : (double)o->entries;
     case M_MEASURED: return o->measured_cycles;
     case M_PREDICTED: return o->predicted_cycles;
     case M_OVERHEAD: return o->overhead_cycles;
@@ -311,7 +311,7 @@ static void print_object(FILE *fp, const mt_store_object_row *o, const char *fir
     put_column(&w, 2, first_column, 6);
     put_column(&w, 2, label, -32);
     put_column(&w, 1, place, -24);
-    put_column(&w, 1, decimal(o->entries, d[0]), 14);
+    put_column(&w, 1, o->entries == MT_STORE_NO_COUNT ? "-" : decimal(o->entries, d[0]), 14);
     put_column(&w, 1, decimal(o->instructions, d[1]), 16);
     put_column(&w, 1, decimal(o->memory_ops, d[2]), 16);
     put_column(&w, 1, m, 12);
@@ -324,7 +324,8 @@ static void print_object(FILE *fp, const mt_store_object_row *o, const char *fir
 }
 
 static const char figures_note[] =
-    "(counts are measured; measured/predicted/overhead cycles are '-' until a run records them)\n";
+    "(counts are measured; measured/predicted/overhead cycles are '-' until a run records them,\n"
+    " entries '-' for loops of count runs stored before history version 4: docs/HISTORY.md)\n";
 
 /* ---- list, show ------------------------------------------------------------- */
 

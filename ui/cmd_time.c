@@ -448,9 +448,11 @@ static int record_history(const mt_pass2_result *rp, int argc, char **argv, cons
             mt_history_add_region(h, r->cand->proc, r->cand->region.first, r->cand->region.end,
                                   r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
                                   r->measured, r->cand->predicted);
-        else
-            mt_history_add(h, r->cand->proc, r->cand->loop, r->entries, r->cand->insns,
-                           r->cand->memops, r->measured, r->cand->predicted);
+        else /* a loop's entries as count stores them (mt_loop_entries), not its timer's */
+            mt_history_add(h, r->cand->proc, r->cand->loop,
+                           r->cand->loop == MT_NONE ? r->entries : r->cand->entries,
+                           r->cand->iterations, r->cand->insns, r->cand->memops, r->measured,
+                           r->cand->predicted);
     }
     mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
                          .ran = true, .exit_status = mt_exit_code(run->status),

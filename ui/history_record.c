@@ -45,17 +45,19 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin)
 }
 
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
-                    uint64_t instructions, uint64_t memory_ops, double measured,
-                    double predicted)
+                    uint64_t iterations, uint64_t instructions, uint64_t memory_ops,
+                    double measured, double predicted)
 {
     if (!h->ok)
         return;
     uint32_t site = mt_store_site_of(&h->build, proc, loop);
     if (site == MT_NONE)
         return; /* PLT stubs are never objects */
-    mt_store_figures f = {.site = site, .entries = entries, .instructions = instructions,
-                          .memory_ops = memory_ops, .measured_cycles = measured,
-                          .predicted_cycles = predicted, .overhead_cycles = measured - predicted};
+    mt_store_figures f = {.site = site, .entries = entries,
+                          .iterations = loop == MT_NONE ? MT_STORE_NO_COUNT : iterations,
+                          .instructions = instructions, .memory_ops = memory_ops,
+                          .measured_cycles = measured, .predicted_cycles = predicted,
+                          .overhead_cycles = measured - predicted};
     MT_PUSH(h->figures, h->nfigures, h->cap, f);
 }
 
@@ -72,9 +74,10 @@ void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_
     if (h->build.nsites > before) /* sites after it moved up */
         for (size_t i = 0; i < h->nfigures; i++)
             h->figures[i].site += h->figures[i].site >= site;
-    mt_store_figures f = {.site = site, .entries = entries, .instructions = instructions,
-                          .memory_ops = memory_ops, .measured_cycles = measured,
-                          .predicted_cycles = predicted, .overhead_cycles = measured - predicted};
+    mt_store_figures f = {.site = site, .entries = entries, .iterations = MT_STORE_NO_COUNT,
+                          .instructions = instructions, .memory_ops = memory_ops,
+                          .measured_cycles = measured, .predicted_cycles = predicted,
+                          .overhead_cycles = measured - predicted};
     MT_PUSH(h->figures, h->nfigures, h->cap, f);
 }
 

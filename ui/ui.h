@@ -43,10 +43,13 @@ typedef struct {
     double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
 } mt_history_run;
 mt_history *mt_history_begin(const mt_program *prog, const char *bin);
-/* measured and predicted: core cycles, NAN when not measured (count). */
+/* entries: times control entered the object from outside it (a loop's:
+ * mt_loop_entries); iterations: a loop's header executions (not stored for
+ * a procedure); measured and predicted: core cycles, NAN when not measured
+ * (count). */
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
-                    uint64_t instructions, uint64_t memory_ops, double measured,
-                    double predicted);
+                    uint64_t iterations, uint64_t instructions, uint64_t memory_ops,
+                    double measured, double predicted);
 /* Region k of procedure proc: the blocks from cut point `first` up to `end`
  * (MT_NONE: to the returns), stored as the procedure's region k. */
 void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_t end, uint32_t k,

@@ -17,9 +17,7 @@ mtool=${1:-$here/../../build/mtool}
 work=$(mktemp -d /tmp/mtool-codedata.XXXXXX)
 export MTOOL_HISTORY=${MTOOL_HISTORY:-$work/history.db} # not the user's history
 trap 'rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+. "$here/../lib.sh"
 
 # A data symbol whose name holds an escape sequence, over one function.
 printf '.text\n.type "odd\033[31mblob", @object\n"odd\033[31mblob":\n.globl oddf\n.type oddf, @function\noddf:\n    leaq 3(%%rdi), %%rax\n    ret\n.size oddf, .-oddf\n.size "odd\033[31mblob", .-"odd\033[31mblob"\n.section .note.GNU-stack, "", @progbits\n' > "$work/odd.S"
@@ -110,5 +108,4 @@ check_variant() { # VARIANT CFLAGS...
 check_variant pie -fPIE -pie
 check_variant nopie -fno-pie -no-pie
 check_variant static -static
-echo "# $fails failed"
-[ $fails -eq 0 ]
+print_totals

@@ -19,9 +19,7 @@ node=$(readlink -f "$node")
 work=$(mktemp -d /tmp/mtool-node.XXXXXX)
 export MTOOL_HISTORY=${MTOOL_HISTORY:-$work/history.db} # not the user's history
 trap 'rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+. "$here/../lib.sh"
 
 inst=$work/node
 start=$(date +%s)
@@ -98,5 +96,4 @@ else
         not_ok "node: main's entry count $main, expected $nodes; threads ${threads:-?}: $(grep '^mtool count' "$work/count.log")"
     fi
 fi
-echo "# $fails failed"
-[ $fails -eq 0 ]
+print_totals

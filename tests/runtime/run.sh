@@ -17,9 +17,7 @@ mtool=${1:-$here/../../build/mtool}
 work=$(mktemp -d /tmp/mtool-runtime.XXXXXX)
 export MTOOL_HISTORY=${MTOOL_HISTORY:-$work/history.db} # not the user's history
 trap 'rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+. "$here/../lib.sh"
 
 # "PROCESSES THREADS SPIN" of the merge of DIR: SPIN is the largest count of
 # a block of `spin` (its loop body).
@@ -243,5 +241,4 @@ run_variant nopie -no-pie
 run_variant static -static
 # Calls through the GOT instead of PLT stubs (-fno-plt, as Arch Linux builds).
 run_variant fno-plt -fno-plt
-echo "# $fails failed"
-[ $fails = 0 ]
+print_totals

@@ -192,6 +192,7 @@ static void fill_run(mt_store_run *r, mt_store_figures *figs, size_t nsites, uin
     static char *argv[] = {"mtool", "count", "--", "big", "it's"};
     for (size_t i = 0; i < nsites; i++)
         figs[i] = (mt_store_figures){.site = (uint32_t)i, .entries = i + 1,
+                                     .iterations = i % 2 ? 100 * (i + 1) : MT_STORE_NO_COUNT,
                                      .instructions = 10 * (i + 1) * scale,
                                      .memory_ops = 3 * (i + 1) * scale, .measured_cycles = NAN,
                                      .predicted_cycles = i == 1 ? 42.5 : NAN,
@@ -266,7 +267,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "3"), "store: schema version 3 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "4"), "store: schema version 4 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -294,9 +295,10 @@ static void test_round_trip(const char *dir)
         ok &= objs[i].memory_ops == 6 * (site + 1) && objs[i].instructions == 20 * (site + 1);
         ok &= site == 1 ? objs[i].predicted_cycles == 42.5 : isnan(objs[i].predicted_cycles);
         ok &= isnan(objs[i].measured_cycles) && isnan(objs[i].overhead_cycles);
+        ok &= objs[i].iterations == (site % 2 ? 100 * (site + 1) : MT_STORE_NO_COUNT);
         ok &= i == 0 || objs[i - 1].memory_ops >= objs[i].memory_ops;
     }
-    CHECK(ok, "store: every figure read back exactly; absent cycles stay absent");
+    CHECK(ok, "store: every figure read back exactly; absent cycles and iterations stay absent");
     int64_t object = n ? objs[0].object : 0;
     mt_store_object_rows_free(objs, n);
     CHECK(mt_store_trend(s, object, 0, &objs, &n, &err) == 0 && n == 2 && objs[0].run == 1 &&
@@ -456,14 +458,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "3") &&
+    CHECK(query_is(path, "PRAGMA user_version", "4") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 3, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 4, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -562,7 +564,7 @@ static void test_regions_stored(const char *dir)
     free(path);
 }
 
-/* A version-2 file (objects could not be regions) becomes version 3: the
+/* A version-2 file (objects could not be regions) becomes version 3 (then 4): the
  * objects table rebuilt with every object and reference kept. */
 static void test_migration_from_v2(const char *dir)
 {
@@ -588,12 +590,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "3") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "4") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 3, every object kept, references intact (%s)", s ? "" : err.msg);
+          "migrate: version 4 (through 3), every object kept, references intact (%s)", s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
     mt_store_build rb = region_build("v2r", 0, addrs, 2);

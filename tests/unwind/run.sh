@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mtool=${1:-$here/../../build/mtool}
 work=$(mktemp -d /tmp/mtool-unwind.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-fails=0
+. "$here/../lib.sh"
 
 check() { # NAME COMPILER FLAGS... -- SOURCE
     local name=$1 cc=$2
@@ -19,21 +19,20 @@ check() { # NAME COMPILER FLAGS... -- SOURCE
     while [ "$1" != -- ]; do flags+=("$1"); shift; done
     local src=$here/$2 bin=$work/$name
     if ! "$cc" "${flags[@]}" "$src" -o "$bin" 2> "$work/cc.err"; then
-        echo "not ok - $name: cannot compile: $(grep -m1 error "$work/cc.err")"; fails=$((fails + 1)); return
+        not_ok "$name: cannot compile: $(grep -m1 error "$work/cc.err")"; return
     fi
     if ! "$mtool" instrument --counts "$bin" -o "$bin.inst" > "$work/inst.log" 2>&1; then
-        echo "not ok - $name: instrument failed: $(tail -1 "$work/inst.log")"; fails=$((fails + 1)); return
+        not_ok "$name: instrument failed: $(tail -1 "$work/inst.log")"; return
     fi
     "$bin" > "$work/o.out" 2>&1; local so=$?
     MTOOL_OUT=$work "$bin.inst" > "$work/i.out" 2>&1; local si=$?
     local hdr
     if [ $so -ne 0 ] || [ $so -ne $si ] || ! cmp -s "$work/o.out" "$work/i.out"; then
-        echo "not ok - $name: exit $so vs $si: $(diff "$work/o.out" "$work/i.out" | head -4 | tr '\n' ' ')"
-        fails=$((fails + 1))
+        not_ok "$name: exit $so vs $si: $(diff "$work/o.out" "$work/i.out" | head -4 | tr '\n' ' ')"
     elif ! hdr=$(python3 "$here/check_hdr.py" "$bin.inst" 2>&1); then
-        echo "not ok - $name: .eh_frame_hdr: $(echo "$hdr" | tail -1)"; fails=$((fails + 1))
+        not_ok "$name: .eh_frame_hdr: $(echo "$hdr" | tail -1)"
     else
-        echo "ok - $name: same output ($(head -1 "$work/o.out")); $(echo "$hdr" | tail -1)"
+        ok "$name: same output ($(head -1 "$work/o.out")); $(echo "$hdr" | tail -1)"
     fi
 }
 
@@ -45,5 +44,4 @@ for link in dynamic static; do
     check "cxx-throw-$link" g++ -O2 -std=gnu++14 -Wno-deprecated $s -- cxx_throw.cpp
     check "cxx-throw-O0-$link" g++ -O0 -std=gnu++14 -Wno-deprecated $s -- cxx_throw.cpp
 done
-echo "# $fails failed"
-[ $fails -eq 0 ]
+print_totals

@@ -1,0 +1,23 @@
+# tests/lib.sh — what the test scripts share, sourced by sh and bash scripts
+# alike (`. "$(dirname "$0")/lib.sh"`): one "ok - WHAT" or "not ok - WHAT"
+# line per assertion (the lines tests/run.sh counts), and the closing
+# "N passed, M failed" line that gives the script its status.  A script that
+# prints only its failures sets quiet_ok=1 before sourcing it.
+passed=0 failed=0
+ok() {
+    passed=$((passed + 1))
+    [ -n "${quiet_ok:-}" ] || echo "ok - $*"
+}
+not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+# check WHAT CMD: the assertion WHAT holds when CMD (eval'd) succeeds.
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+# tally FILE: counts in the ok / not ok lines another checker wrote to FILE.
+tally() {
+    passed=$((passed + $(grep -c '^ok' "$1")))
+    failed=$((failed + $(grep -c '^not ok' "$1")))
+}
+# print_totals: the closing line; fails when an assertion did.
+print_totals() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}

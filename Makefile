@@ -17,7 +17,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
             $(wildcard costmodel/*.c) $(wildcard correlate/*.c) \
-            $(wildcard profile/*.c) $(wildcard store/*.c)
+            $(wildcard profile/*.c) $(wildcard sim/*.c) $(wildcard store/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)

@@ -27,6 +27,8 @@ static const mt_command commands[] = {
      mt_history_usage, mt_cmd_history},
     {"calibrate", "measure this machine for the cost model (latencies, throughputs, clock ratio)",
      mt_calibrate_usage, mt_cmd_calibrate},
+    {"sim", "a trace of memory references through a cache simulator: misses by cause, line use",
+     mt_sim_usage, mt_cmd_sim},
 };
 
 /* One line whatever the message holds: a path or symbol with a newline or

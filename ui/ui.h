@@ -57,6 +57,8 @@ void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
+int mt_cmd_sim(int argc, char **argv);
+extern const char mt_sim_usage[];
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

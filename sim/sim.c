@@ -549,7 +549,8 @@ static int compare_uses(const void *a, const void *b)
  * may go on afterwards. */
 const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n)
 {
-    qsort(s->pairs, s->npairs, sizeof *s->pairs, compare_pairs);
+    if (s->npairs > 1) /* qsort takes no NULL, even for nothing */
+        qsort(s->pairs, s->npairs, sizeof *s->pairs, compare_pairs);
     sim_map_free(&s->pair_index);
     for (size_t i = 0; i < s->npairs; i++)
         sim_map_put(&s->pair_index, (uint64_t)s->pairs[i].code << 32 | s->pairs[i].data,
@@ -561,7 +562,8 @@ const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n)
 
 const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n)
 {
-    qsort(s->evictions, s->nevictions, sizeof *s->evictions, compare_evictions);
+    if (s->nevictions > 1) /* qsort takes no NULL, even for nothing */
+        qsort(s->evictions, s->nevictions, sizeof *s->evictions, compare_evictions);
     for (unsigned li = 0; li < s->nlevels; li++)
         sim_map_free(&s->lv[li].evictions);
     for (size_t i = 0; i < s->nevictions; i++) {
@@ -575,7 +577,8 @@ const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n)
 
 const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n)
 {
-    qsort(s->uses, s->nuses, sizeof *s->uses, compare_uses);
+    if (s->nuses > 1) /* qsort takes no NULL, even for nothing */
+        qsort(s->uses, s->nuses, sizeof *s->uses, compare_uses);
     for (unsigned li = 0; li < s->nlevels; li++)
         sim_map_free(&s->lv[li].uses);
     for (size_t i = 0; i < s->nuses; i++)

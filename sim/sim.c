@@ -118,7 +118,10 @@ static uint32_t set_of(const sim_level *L, uint64_t line)
 }
 
 /* The way holding `tag` in `set`, or -1.  The way referenced last is tried
- * first: most references hit it (loops over an array, a stack frame). */
+ * first: most references hit it (loops over an array, a stack frame).
+ * Measured (callgrind instructions, a million records): matmul's lackey
+ * trace 747 -> 736 million (-1.5%); a din trace of random writes over
+ * 256 MiB 1216 -> 1229 million (+1%, the check mostly fails there). */
 static int lookup(const sim_level *L, uint32_t set, uint64_t tag)
 {
     const uint64_t *t = L->tags + (size_t)set * L->ways;
@@ -178,14 +181,13 @@ static uint32_t random_way(uint64_t *state, uint32_t ways)
     return (uint32_t)((high * ways) >> 32);
 }
 
+/* An empty way first (the lowest), else the policy's.  LRU needs one scan:
+ * an empty way's stamp is 0, below every line's (one scan of the stamps
+ * instead of the tags, then the stamps: 1366 -> 1354 million instructions
+ * for a million-reference din trace on this machine's 4 levels, -1%). */
 static uint32_t victim_way(mt_sim *s, const sim_level *L, uint32_t set)
 {
-    const uint64_t *t = L->tags + (size_t)set * L->ways;
-    for (uint32_t w = 0; w < L->ways; w++)
-        if (!t[w])
-            return w;
-    switch (L->desc.replacement) {
-    case MT_SIM_LRU: {
+    if (L->stamp) {
         const uint64_t *stamp = L->stamp + (size_t)set * L->ways;
         uint32_t oldest = 0;
         for (uint32_t w = 1; w < L->ways; w++)
@@ -193,12 +195,21 @@ static uint32_t victim_way(mt_sim *s, const sim_level *L, uint32_t set)
                 oldest = w;
         return oldest;
     }
-    case MT_SIM_PLRU:
+    const uint64_t *t = L->tags + (size_t)set * L->ways;
+    for (uint32_t w = 0; w < L->ways; w++)
+        if (!t[w])
+            return w;
+    if (L->tree)
         return tree_victim(L, set);
-    case MT_SIM_RANDOM:
-        break;
-    }
     return random_way(&s->rng, L->ways);
+}
+
+/* Way i of level L empty again (its LRU stamp too: see victim_way). */
+static void invalidate(sim_level *L, size_t i)
+{
+    L->tags[i] = 0;
+    if (L->stamp)
+        L->stamp[i] = 0;
 }
 
 static void touch(sim_level *L, uint32_t set, uint32_t way)
@@ -285,7 +296,7 @@ static bool back_invalidate(mt_sim *s, int li, uint64_t line)
             size_t i = (size_t)set * U->ways + (uint32_t)w;
             record_use(s, u, &U->meta[i]);
             dirty |= U->meta[i].dirty;
-            U->tags[i] = 0;
+            invalidate(U, i);
             L->stats.back_invalidations++;
         }
     }
@@ -410,7 +421,7 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
     if (w >= 0) {
         size_t i = (size_t)set * L->ways + (uint32_t)w;
         if (L->desc.inclusion == MT_SIM_EXCLUSIVE) {
-            L->tags[i] = 0;
+            invalidate(L, i);
             hand_up(s, li, line, L->meta[i].dirty);
             return -1;
         }
@@ -499,7 +510,7 @@ void mt_sim_flush(mt_sim *s)
             if (L->tags[i]) {
                 record_use(s, (int)li, &L->meta[i]);
                 L->stats.writebacks += L->meta[i].dirty;
-                L->tags[i] = 0;
+                invalidate(L, i);
             }
     }
 }

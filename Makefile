@@ -98,6 +98,7 @@ bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/counting.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/startup.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/sim.sh
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/tests/dump_timers
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench python3 bench/costmodel/run.py

@@ -140,6 +140,10 @@ static int build_machine(const sim_args *a, mt_sim_machine *m)
         mt_ui_error("sim: %s", err.msg);
         return -1;
     }
+    if (a->nsettings || a->cachegrind) { /* say the description was changed */
+        size_t n = strlen(m->source);
+        snprintf(m->source + n, sizeof m->source - n, " + flags");
+    }
     return 0;
 }
 

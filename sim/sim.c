@@ -33,6 +33,7 @@ struct mt_sim {
     size_t nuses, cap_uses;
     sim_victim *victims;
     size_t nvictims, cap_victims;
+    void *sorted[3];          /* what the accessors returned: pairs, evictions, uses */
 };
 
 static uint32_t log2_of(uint64_t v) { return (uint32_t)__builtin_ctzll(v); }
@@ -107,6 +108,8 @@ void mt_sim_free(mt_sim *s)
     free(s->evictions);
     free(s->uses);
     free(s->victims);
+    for (size_t i = 0; i < MT_ARRAY_LEN(s->sorted); i++)
+        free(s->sorted[i]);
     free(s);
 }
 
@@ -278,27 +281,44 @@ static void record_use(mt_sim *s, int li, const sim_meta *m)
 
 /* ---- lines leaving ---- */
 
+/* The way of level L that holds line l (in L's line size), or SIZE_MAX. */
+static size_t way_holding(const sim_level *L, uint64_t l)
+{
+    uint32_t set = set_of(L, l);
+    int w = lookup(L, set, l + 1);
+    return w < 0 ? SIZE_MAX : (size_t)set * L->ways + (uint32_t)w;
+}
+
+/* A way of a level above li (the nearest level first) that holds a part of
+ * `line` of level li, its level in *u; SIZE_MAX when none does. */
+static size_t held_above(const mt_sim *s, int li, uint64_t line, int *u)
+{
+    const sim_level *L = &s->lv[li];
+    for (*u = li - 1; *u >= 0; (*u)--) {
+        const sim_level *U = &s->lv[*u];
+        uint64_t first = line << (L->line_shift - U->line_shift);
+        uint64_t n = 1ull << (L->line_shift - U->line_shift);
+        for (uint64_t l = first; l < first + n; l++) {
+            size_t i = way_holding(U, l);
+            if (i != SIZE_MAX)
+                return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
 /* Inclusion: the lines of every level above that lie in `line` of level
  * li are invalidated; true when one of them was dirty. */
 static bool back_invalidate(mt_sim *s, int li, uint64_t line)
 {
-    sim_level *L = &s->lv[li];
     bool dirty = false;
-    for (int u = 0; u < li; u++) {
+    int u;
+    for (size_t i; (i = held_above(s, li, line, &u)) != SIZE_MAX;) {
         sim_level *U = &s->lv[u];
-        uint64_t first = line << (L->line_shift - U->line_shift);
-        uint64_t n = 1ull << (L->line_shift - U->line_shift);
-        for (uint64_t l = first; l < first + n; l++) {
-            uint32_t set = set_of(U, l);
-            int w = lookup(U, set, l + 1);
-            if (w < 0)
-                continue;
-            size_t i = (size_t)set * U->ways + (uint32_t)w;
-            record_use(s, u, &U->meta[i]);
-            dirty |= U->meta[i].dirty;
-            invalidate(U, i);
-            L->stats.back_invalidations++;
-        }
+        record_use(s, u, &U->meta[i]);
+        dirty |= U->meta[i].dirty;
+        invalidate(U, i);
+        s->lv[li].stats.back_invalidations++;
     }
     return dirty;
 }
@@ -319,10 +339,9 @@ static void leave(mt_sim *s, int li, uint64_t line, const sim_meta *m)
         sim_victim v = {.level = L->below, .line = bline, .data = m->data, .dirty = m->dirty};
         MT_PUSH(s->victims, s->nvictims, s->cap_victims, v);
     } else if (m->dirty) {
-        uint32_t set = set_of(B, bline);
-        int w = lookup(B, set, bline + 1);
-        if (w >= 0)
-            B->meta[(size_t)set * B->ways + (uint32_t)w].dirty = true;
+        size_t i = way_holding(B, bline);
+        if (i != SIZE_MAX)
+            B->meta[i].dirty = true;
     }
 }
 
@@ -359,10 +378,9 @@ static void place_victims(mt_sim *s)
     for (size_t k = 0; k < s->nvictims; k++) {
         sim_victim v = s->victims[k];
         sim_level *L = &s->lv[v.level];
-        uint32_t set = set_of(L, v.line);
-        int w = lookup(L, set, v.line + 1);
-        if (w >= 0) {
-            L->meta[(size_t)set * L->ways + (uint32_t)w].dirty |= v.dirty;
+        size_t i = way_holding(L, v.line);
+        if (i != SIZE_MAX) {
+            L->meta[i].dirty |= v.dirty;
             continue;
         }
         sim_meta m = {.data = v.data, .dirty = v.dirty};
@@ -389,22 +407,10 @@ static uint64_t chunks_of(const sim_level *L, uint64_t line, uint64_t addr, uint
  * took it gets its dirtiness. */
 static void hand_up(mt_sim *s, int li, uint64_t line, bool dirty)
 {
-    if (!dirty)
-        return;
-    sim_level *L = &s->lv[li];
-    for (int u = li - 1; u >= 0; u--) {
-        sim_level *U = &s->lv[u];
-        uint64_t first = line << (L->line_shift - U->line_shift);
-        uint64_t n = 1ull << (L->line_shift - U->line_shift);
-        for (uint64_t l = first; l < first + n; l++) {
-            uint32_t set = set_of(U, l);
-            int w = lookup(U, set, l + 1);
-            if (w >= 0) {
-                U->meta[(size_t)set * U->ways + (uint32_t)w].dirty = true;
-                return;
-            }
-        }
-    }
+    int u;
+    size_t i = dirty ? held_above(s, li, line, &u) : SIZE_MAX;
+    if (i != SIZE_MAX)
+        s->lv[u].meta[i].dirty = true;
 }
 
 /* One line of a reference at level li: -1 for a hit, else the miss's cause;
@@ -530,70 +536,50 @@ unsigned mt_sim_level_count(const mt_sim *s) { return s->nlevels; }
 
 const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i) { return &s->lv[i].stats; }
 
-static int compare_pairs(const void *a, const void *b)
+/* The tallies' records start with their uint32_t keys, most significant
+ * first: n of them compared in order. */
+static int compare_keys(const void *a, const void *b, int n)
 {
-    const mt_sim_pair *x = a, *y = b;
-    if (x->code != y->code)
-        return x->code < y->code ? -1 : 1;
-    return (x->data > y->data) - (x->data < y->data);
+    const uint32_t *x = a, *y = b;
+    for (int i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
 }
 
-static int compare_evictions(const void *a, const void *b)
+static int compare_pairs(const void *a, const void *b) { return compare_keys(a, b, 2); }
+static int compare_evictions(const void *a, const void *b) { return compare_keys(a, b, 3); }
+static int compare_uses(const void *a, const void *b) { return compare_keys(a, b, 2); }
+
+/* A sorted copy of a tally in *copy (the tally keeps the order its index
+ * map points into, so the simulation may go on). */
+static const void *sorted_copy(void **copy, const void *items, size_t n, size_t size,
+                               int (*compare)(const void *, const void *))
 {
-    const mt_sim_eviction *x = a, *y = b;
-    if (x->level != y->level)
-        return x->level < y->level ? -1 : 1;
-    if (x->evictor != y->evictor)
-        return x->evictor < y->evictor ? -1 : 1;
-    return (x->victim > y->victim) - (x->victim < y->victim);
+    free(*copy);
+    *copy = mt_xmalloc(n * size + 1);
+    if (n) { /* memcpy and qsort take no NULL, even for nothing */
+        memcpy(*copy, items, n * size);
+        qsort(*copy, n, size, compare);
+    }
+    return *copy;
 }
 
-static int compare_uses(const void *a, const void *b)
-{
-    const mt_sim_object_use *x = a, *y = b;
-    if (x->level != y->level)
-        return x->level < y->level ? -1 : 1;
-    return (x->data > y->data) - (x->data < y->data);
-}
-
-/* The accessors sort the tallies; their maps are rebuilt so the simulation
- * may go on afterwards. */
 const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n)
 {
-    if (s->npairs > 1) /* qsort takes no NULL, even for nothing */
-        qsort(s->pairs, s->npairs, sizeof *s->pairs, compare_pairs);
-    sim_map_free(&s->pair_index);
-    for (size_t i = 0; i < s->npairs; i++)
-        sim_map_put(&s->pair_index, (uint64_t)s->pairs[i].code << 32 | s->pairs[i].data,
-                    (uint32_t)i);
-    s->last_pair = SIM_NONE;
     *n = s->npairs;
-    return s->pairs;
+    return sorted_copy(&s->sorted[0], s->pairs, s->npairs, sizeof *s->pairs, compare_pairs);
 }
 
 const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n)
 {
-    if (s->nevictions > 1) /* qsort takes no NULL, even for nothing */
-        qsort(s->evictions, s->nevictions, sizeof *s->evictions, compare_evictions);
-    for (unsigned li = 0; li < s->nlevels; li++)
-        sim_map_free(&s->lv[li].evictions);
-    for (size_t i = 0; i < s->nevictions; i++) {
-        const mt_sim_eviction *e = &s->evictions[i];
-        sim_map_put(&s->lv[e->level].evictions, (uint64_t)e->evictor << 32 | e->victim,
-                    (uint32_t)i);
-    }
     *n = s->nevictions;
-    return s->evictions;
+    return sorted_copy(&s->sorted[1], s->evictions, s->nevictions, sizeof *s->evictions,
+                       compare_evictions);
 }
 
 const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n)
 {
-    if (s->nuses > 1) /* qsort takes no NULL, even for nothing */
-        qsort(s->uses, s->nuses, sizeof *s->uses, compare_uses);
-    for (unsigned li = 0; li < s->nlevels; li++)
-        sim_map_free(&s->lv[li].uses);
-    for (size_t i = 0; i < s->nuses; i++)
-        sim_map_put(&s->lv[s->uses[i].level].uses, s->uses[i].data, (uint32_t)i);
     *n = s->nuses;
-    return s->uses;
+    return sorted_copy(&s->sorted[2], s->uses, s->nuses, sizeof *s->uses, compare_uses);
 }

@@ -132,7 +132,8 @@ typedef struct {
 } mt_sim_level_stats;
 
 /* Per (code object, data object): references and misses per level by cause;
- * level index as in mt_sim_level_count's order. */
+ * level index as in mt_sim_level_count's order.  (Every tally's record
+ * starts with its uint32_t keys, for sim.c's sorting.) */
 typedef struct {
     uint32_t code, data;
     uint64_t refs;
@@ -168,7 +169,8 @@ void mt_sim_finish(mt_sim *s);
 /* Levels in order: I1 (if present), D1, then the lower ones. */
 unsigned mt_sim_level_count(const mt_sim *s);
 const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
-/* Tallies, sorted by (code, data), (level, evictor, victim), (level, data). */
+/* Tallies, sorted by (code, data), (level, evictor, victim), (level, data):
+ * copies, valid until the same accessor is called again or mt_sim_free. */
 const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n);
 const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n);
 const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n);

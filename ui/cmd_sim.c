@@ -425,24 +425,14 @@ static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                         const mt_trace_counts *c, const mt_program *prog)
 {
     mt_outfile out = {0};
-    mt_error err;
-    FILE *fp = stdout;
-    if (a->out) {
-        if (mt_outfile_open(&out, a->out, &err) != 0) {
-            mt_ui_error("%s", err.msg);
-            return 1;
-        }
-        fp = out.fp;
-    }
+    FILE *fp = mt_ui_output_open(&out, a->out);
+    if (!fp)
+        return 1;
     if (a->json)
         print_json(fp, a, s, m, c, prog);
     else
         print_text(fp, a, s, m, c, prog);
-    if (a->out && mt_outfile_commit(&out, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-        return 1;
-    }
-    return 0;
+    return mt_ui_output_close(&out, a->out);
 }
 
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,

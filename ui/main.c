@@ -60,6 +60,32 @@ char *mt_ui_escape(const char *s)
     return buf;
 }
 
+FILE *mt_ui_output_open(mt_outfile *out, const char *path)
+{
+    if (!path)
+        return stdout;
+    mt_error err;
+    if (mt_outfile_open(out, path, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return NULL;
+    }
+    return out->fp;
+}
+
+int mt_ui_output_close(mt_outfile *out, const char *path)
+{
+    mt_error err;
+    if (path && mt_outfile_commit(out, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    if (!path && fflush(stdout) != 0) {
+        mt_ui_error("cannot write the output");
+        return 1;
+    }
+    return 0;
+}
+
 /* One line naming the damaged profiles the merge skipped (names escaped:
  * they are whatever the directory holds). */
 void mt_ui_warn_damaged_profiles(const char *dir, const profile_merge *m)

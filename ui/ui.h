@@ -202,6 +202,12 @@ void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A program-derived string (symbol, path, command line) for a terminal
  * line: mt_escape_text, whole, in a new string the caller frees. */
 char *mt_ui_escape(const char *s);
+/* Where a command's report goes: `path` through an mt_outfile (complete or
+ * not at all), or stdout when path is NULL.  NULL, said, when the file
+ * cannot be made.  The close commits the file or flushes stdout: 0, or 1
+ * (said) when the report could not be written. */
+FILE *mt_ui_output_open(mt_outfile *out, const char *path);
+int mt_ui_output_close(mt_outfile *out, const char *path);
 /* One warning line naming (escaped) the damaged profiles a merge of `dir`
  * skipped; nothing when there were none. */
 void mt_ui_warn_damaged_profiles(const char *dir, const profile_merge *m);

@@ -366,8 +366,7 @@ void mt_sim_machine_cachegrind(mt_sim_machine *m)
 
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
-static int check_level(const mt_sim_level_desc *d, const mt_sim_level_desc *above,
-                       mt_error *err)
+static int check_level(const mt_sim_level_desc *d, mt_error *err)
 {
     if (!power_of_two(d->line) || d->line < 4) {
         mt_error_set(err, "%s: line size %" PRIu32 " is not a power of two of 4 bytes or more",
@@ -379,15 +378,33 @@ static int check_level(const mt_sim_level_desc *d, const mt_sim_level_desc *abov
                      " ways of %" PRIu32 " bytes", d->name, d->size, d->ways, d->line);
         return -1;
     }
-    if (d->size / d->line > UINT32_MAX) {
-        mt_error_set(err, "%s: more than 2^32 lines", d->name);
+    /* The level's arrays are allocated whole (sim.c): 2^28 lines is 16 GiB of
+     * 64-byte lines and 10 GiB of bookkeeping. */
+    if (d->size / d->line > (1u << 28)) {
+        mt_error_set(err, "%s: more than 2^28 lines", d->name);
         return -1;
     }
     if (d->replacement == MT_SIM_PLRU && d->ways > 64) {
         mt_error_set(err, "%s: tree pseudo-LRU takes at most 64 ways", d->name);
         return -1;
     }
-    if (above && d->inclusion != MT_SIM_NON_INCLUSIVE && above->line > d->line) {
+    return 0;
+}
+
+/* An inclusive or exclusive level finds the levels above's copies of its
+ * lines inside its own: their lines may not be longer. */
+static int check_nesting(const mt_sim_machine *m, unsigned i, mt_error *err)
+{
+    const mt_sim_level_desc *d = &m->lower[i];
+    if (d->inclusion == MT_SIM_NON_INCLUSIVE)
+        return 0;
+    uint32_t longest = m->d1.line;
+    if (m->i1.present && m->i1.line > longest)
+        longest = m->i1.line;
+    for (unsigned k = 0; k < i; k++)
+        if (m->lower[k].line > longest)
+            longest = m->lower[k].line;
+    if (longest > d->line) {
         mt_error_set(err, "%s: %s needs lines at least as long as the levels above", d->name,
                      mt_sim_inclusion_name(d->inclusion));
         return -1;
@@ -401,17 +418,11 @@ int mt_sim_machine_check(const mt_sim_machine *m, mt_error *err)
         mt_error_set(err, "D1: the machine needs a level-1 data cache");
         return -1;
     }
-    if (m->i1.present && check_level(&m->i1, NULL, err) != 0)
+    if ((m->i1.present && check_level(&m->i1, err) != 0) || check_level(&m->d1, err) != 0)
         return -1;
-    if (check_level(&m->d1, NULL, err) != 0)
-        return -1;
-    for (unsigned i = 0; i < m->nlower; i++) {
-        const mt_sim_level_desc *above = i ? &m->lower[i - 1] : &m->d1;
-        if (check_level(&m->lower[i], above, err) != 0)
+    for (unsigned i = 0; i < m->nlower; i++)
+        if (check_level(&m->lower[i], err) != 0 || check_nesting(m, i, err) != 0)
             return -1;
-        if (!i && m->i1.present && check_level(&m->lower[i], &m->i1, err) != 0)
-            return -1;
-    }
     return 0;
 }
 

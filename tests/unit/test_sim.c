@@ -405,6 +405,12 @@ static void test_machine(void)
     write_file(path, "version = 1\nD1 = 32K,8,48\n");
     CHECK(mt_sim_machine_read(&back, path, &err) != 0 && strstr(err.msg, "power of two"),
           "a line that is not a power of two is refused (%s)", err.msg);
+    mt_sim_machine nest = machine("32K,8,128", "1M,8,64", NULL);
+    mt_sim_machine_set(&nest, "L3", "8M,16,64", &err);
+    mt_sim_machine_set(&nest, "L3.inclusion", "exclusive", &err);
+    CHECK(mt_sim_machine_check(&nest, &err) != 0 && strstr(err.msg, "L3: exclusive needs lines"),
+          "an exclusive L3 under a D1 of longer lines is refused, even with L2 between (%s)",
+          err.msg);
     char *none = mt_xasprintf("%s/nothing", root);
     CHECK(mt_sim_machine_from_sysfs(&m, none, &err) != 0 && strstr(err.msg, none),
           "no sysfs cache information: one error naming the directory (%s)", err.msg);

@@ -193,8 +193,8 @@ uint32_t mt_sim_procedure_of(void *prog, uint64_t addr);
  * record.  din: "LABEL ADDRESS [SIZE]" (label 0 read, 1 write, 2 fetch, 3
  * read, 4 flush; hex address; decimal size, default 1).  lackey (valgrind
  * --tool=lackey --trace-mem=yes): "I  ADDR,SIZE", " L ADDR,SIZE",
- * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's "=="
- * lines skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
+ * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's own
+ * lines ("==", "--", "**", "###") skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
 int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
                   void *ctx, mt_trace_counts *counts, mt_error *err);
 

@@ -145,8 +145,10 @@ static const char *din_record(trace_reader *r, const char *s)
 /* lackey: "I  ADDR,SIZE" or " K ADDR,SIZE" with K in L, S, M. */
 static const char *lackey_record(trace_reader *r, const char *s)
 {
-    if (!*s || (s[0] == '=' && s[1] == '=') || (s[0] == '-' && s[1] == '-'))
-        return NULL; /* blank, or one of valgrind's own lines */
+    if (!*s || !strncmp(s, "==", 2) || !strncmp(s, "--", 2) || !strncmp(s, "**", 2) ||
+        !strncmp(s, "###", 3))
+        return NULL; /* blank, or one of valgrind's own lines (its messages; its DWARF
+                        reader's "### unhandled dwarf2 abbrev form" on clang's output) */
     char kind;
     if (s[0] == 'I' && s[1] == ' ' && s[2] == ' ')
         kind = 'I';

@@ -459,7 +459,7 @@ static void test_traces(void)
               c.flushes == 1 && misses == 4,
           "din: read, write, fetch, other (a read), flush, read: the flush makes the last "
           "read miss (4 D1 misses)");
-    CHECK(run_trace("==1== Lackey\nI  0401000,3\n L 1ffefffd58,8\n S 0000000000601040,4\n"
+    CHECK(run_trace("==1== Lackey\n### unhandled dwarf2 abbrev form code 0x25\nI  0401000,3\n L 1ffefffd58,8\n S 0000000000601040,4\n"
                     " M 601040,4\n",
                     MT_TRACE_LACKEY, &c, &misses, &err) == 0 &&
               c.records == 4 && c.fetches == 1 && c.reads == 2 && c.writes == 2 &&

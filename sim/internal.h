@@ -46,6 +46,7 @@ typedef struct {
     uint32_t data;            /* the data object whose reference brought it in */
     uint32_t reuses;          /* references after that one */
     bool dirty;
+    bool prefetched;          /* brought by the prefetcher, not referenced since */
 } sim_meta;
 
 typedef struct {

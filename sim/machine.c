@@ -258,6 +258,14 @@ static int parse_yes_no(const char *v, bool *b)
     return -1;
 }
 
+static int parse_prefetch(const char *v, bool *next_line)
+{
+    if (strcmp(v, "none") && strcmp(v, "next-line"))
+        return -1;
+    *next_line = !strcmp(v, "next-line");
+    return 0;
+}
+
 /* Every level present, for a setting without a level prefix. */
 static unsigned all_levels(mt_sim_machine *m, mt_sim_level_desc **out)
 {
@@ -269,7 +277,7 @@ static unsigned all_levels(mt_sim_machine *m, mt_sim_level_desc **out)
     return n;
 }
 
-/* A per-level attribute (replacement, inclusion, write_allocate) on the
+/* A per-level attribute (replacement, inclusion, write_allocate, prefetch) on the
  * levels given. */
 static int set_attribute(mt_sim_level_desc **levels, unsigned n, const char *attr,
                          const char *value, mt_error *err)
@@ -284,6 +292,8 @@ static int set_attribute(mt_sim_level_desc **levels, unsigned n, const char *att
                                       : parse_inclusion(value, &(mt_sim_inclusion){0});
         else if (!strcmp(attr, "write_allocate"))
             rc = parse_yes_no(value, &d->write_allocate);
+        else if (!strcmp(attr, "prefetch"))
+            rc = parse_prefetch(value, &d->prefetch_next_line);
         else {
             mt_error_set(err, "%s: unknown setting", attr);
             return -1;
@@ -360,6 +370,7 @@ void mt_sim_machine_cachegrind(mt_sim_machine *m)
         levels[i]->replacement = MT_SIM_LRU;
         levels[i]->inclusion = MT_SIM_NON_INCLUSIVE;
         levels[i]->write_allocate = true;
+        levels[i]->prefetch_next_line = false;
     }
     m->straddle_line = false;
 }
@@ -392,10 +403,15 @@ static int check_level(const mt_sim_level_desc *d, mt_error *err)
 }
 
 /* An inclusive or exclusive level finds the levels above's copies of its
- * lines inside its own: their lines may not be longer. */
+ * lines inside its own: their lines may not be longer.  An exclusive level
+ * is filled by victims only: no prefetcher. */
 static int check_nesting(const mt_sim_machine *m, unsigned i, mt_error *err)
 {
     const mt_sim_level_desc *d = &m->lower[i];
+    if (d->inclusion == MT_SIM_EXCLUSIVE && d->prefetch_next_line) {
+        mt_error_set(err, "%s: an exclusive level takes no prefetcher", d->name);
+        return -1;
+    }
     if (d->inclusion == MT_SIM_NON_INCLUSIVE)
         return 0;
     uint32_t longest = m->d1.line;
@@ -433,6 +449,7 @@ static void write_level(FILE *fp, const mt_sim_level_desc *d, bool lower)
     if (lower)
         fprintf(fp, "%s.inclusion = %s\n", d->name, mt_sim_inclusion_name(d->inclusion));
     fprintf(fp, "%s.write_allocate = %s\n", d->name, d->write_allocate ? "yes" : "no");
+    fprintf(fp, "%s.prefetch = %s\n", d->name, d->prefetch_next_line ? "next-line" : "none");
 }
 
 void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)

@@ -267,6 +267,7 @@ static void record_use(mt_sim *s, int li, const sim_meta *m)
     L->stats.spatial[bytes ? (bytes * 8 + line - 1) / line : 0]++;
     unsigned t = m->reuses ? 64 - (unsigned)__builtin_clzll(m->reuses) : 0;
     L->stats.temporal[t < MT_SIM_TEMPORAL_BUCKETS ? t : MT_SIM_TEMPORAL_BUCKETS - 1]++;
+    L->stats.prefetch_unused += m->prefetched;
     uint32_t i = sim_map_get(&L->uses, m->data);
     if (i == SIM_NONE) {
         mt_sim_object_use u = {.level = (uint32_t)li, .data = m->data};
@@ -413,6 +414,18 @@ static void hand_up(mt_sim *s, int li, uint64_t line, bool dirty)
         s->lv[u].meta[i].dirty = true;
 }
 
+/* The tagged next-line prefetcher of level li, on a miss of `line` or the
+ * first reference to a line it brought: line + 1 brought in if absent. */
+static void prefetch_next(mt_sim *s, int li, uint64_t line, uint32_t data)
+{
+    sim_level *L = &s->lv[li];
+    if (!L->desc.prefetch_next_line || way_holding(L, line + 1) != SIZE_MAX)
+        return;
+    sim_meta m = {.data = data, .prefetched = true};
+    L->stats.prefetches++;
+    fill(s, li, line + 1, &m);
+}
+
 /* One line of a reference at level li: -1 for a hit, else the miss's cause;
  * a miss fills the line (unless the level is exclusive, or does not
  * allocate on writes and this is one). */
@@ -433,9 +446,14 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
         }
         sim_meta *m = &L->meta[i];
         m->used |= chunks;
-        m->reuses++;
+        m->reuses += !m->prefetched; /* the prefetch did not reference it */
         m->dirty |= write;
         touch(L, set, (uint32_t)w);
+        if (m->prefetched) {
+            m->prefetched = false;
+            L->stats.prefetch_hits++;
+            prefetch_next(s, li, line, data);
+        }
         return -1;
     }
     if (cause < 0)
@@ -444,6 +462,7 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
         return cause;
     sim_meta m = {.used = chunks, .data = data, .dirty = write};
     fill(s, li, line, &m);
+    prefetch_next(s, li, line, data);
     return cause;
 }
 

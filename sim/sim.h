@@ -40,6 +40,13 @@
  *    (temporal use, "reuses"); lines still resident at the end count when
  *    mt_sim_finish is called.  Byte use is tracked in 64 chunks of line/64
  *    bytes (exact bytes for lines of 64 bytes or less).
+ *  - Prefetch (off by default), per level: tagged next-line (Smith 1982): a
+ *    miss on line X, or the first reference to a line the prefetcher brought,
+ *    brings X+1 into that level if it is not there (no reference counted;
+ *    the levels below are not touched: it stands for a prefetch from
+ *    wherever the line is).  A prefetched line left unreferenced counts as
+ *    unused; it enters line use with no byte used.  Exclusive levels take
+ *    no prefetcher.
  *  - Code and data objects are opaque 32-bit ids carried by each reference;
  *    the simulator tallies per (code, data) pair: references, and misses per
  *    level by cause.
@@ -72,6 +79,7 @@ typedef struct {
     mt_sim_replacement replacement;
     mt_sim_inclusion inclusion;      /* of the levels above; L1s: non-inclusive */
     bool write_allocate;
+    bool prefetch_next_line;         /* tagged next-line prefetcher (see Notes) */
 } mt_sim_level_desc;
 
 typedef struct {
@@ -100,11 +108,12 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   LEVEL.replacement = lru | plru | random,  replacement = ... (every level)
  *   LEVEL.inclusion = inclusive | exclusive | non-inclusive, inclusion = ... (below L1)
  *   LEVEL.write_allocate = yes | no,  write_allocate = ... (every level)
+ *   LEVEL.prefetch = none | next-line,  prefetch = ... (every level)
  *   straddle = access | line;  seed = N
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
- * the last, LRU, write-allocate, non-inclusive, straddle=access. */
+ * the last, LRU, write-allocate, non-inclusive, no prefetch, straddle=access. */
 void mt_sim_machine_cachegrind(mt_sim_machine *m);
 /* A description the simulator can run: D1 present, sizes a whole number of
  * sets, lines powers of two, ... -1 with the first problem. */
@@ -127,6 +136,8 @@ typedef struct {
     uint64_t reads, read_misses, writes, write_misses, fetches, fetch_misses;
     uint64_t cause[MT_SIM_NCAUSES];  /* misses by cause; they sum to misses */
     uint64_t evictions, writebacks, back_invalidations;
+    uint64_t prefetches, prefetch_hits, prefetch_unused; /* lines fetched ahead; first
+                                                            references to them; left unused */
     uint64_t lines_used;             /* lines whose use was recorded (left or finished) */
     uint64_t spatial[MT_SIM_SPATIAL_BUCKETS], temporal[MT_SIM_TEMPORAL_BUCKETS];
 } mt_sim_level_stats;

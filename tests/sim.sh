@@ -97,6 +97,13 @@ printf '0 3c 8\n0 0 4\n0 40 4\n' > "$OUT/straddle.din"
 expect "straddle=access" straddle.din "D1 refs 3 D1 misses 1" --D1=256,4,64
 expect "straddle=line" straddle.din "D1 refs 4 D1 misses 2" --D1=256,4,64 --straddle=line
 
+# Tagged next-line prefetch: lines 0-7 in order in 4 lines: 1 miss, 7 hits
+# on prefetched lines, 8 prefetches (tests/unit/test_sim.c).
+printf '0 0\n0 40\n0 80\n0 c0\n0 100\n0 140\n0 180\n0 1c0\n' > "$OUT/seq.din"
+expect "next-line prefetch" seq.din "D1 misses 1 D1 prefetch_hits 7 D1 prefetches 8" \
+    --D1=256,4,64 --prefetch=next-line
+expect "no prefetch" seq.din "D1 misses 8 D1 prefetches 0" --D1=256,4,64
+
 # --- bad input: one line naming the file (and line), exit 1, no output ---
 printf '0 0\n0 zz\n' > "$OUT/bad.din"
 bad() {

@@ -32,11 +32,12 @@ const char mt_sim_usage[] =
     "  --replacement=lru|plru|random   every level's (LEVEL.replacement=... in a file)\n"
     "  --inclusion=non-inclusive|inclusive|exclusive   every level below L1's\n"
     "  --write-allocate=yes|no         every level's\n"
+    "  --prefetch=none|next-line       every level's (tagged next-line prefetcher)\n"
     "  --straddle=access|line          a reference over two lines counts once (as\n"
     "                        Cachegrind does) or once per line\n"
     "  --seed=N              the random replacement's seed (default 1)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
-    "                        write-allocate, non-inclusive, straddle=access\n"
+    "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
     "  --print-machine       print the machine description and exit\n"
     "  --json                JSON instead of text\n"
     "  -o FILE               write to FILE (complete or not at all)\n";
@@ -58,6 +59,7 @@ static const char *const setting_flags[][2] = {
     {"--replacement=", "replacement"},
     {"--inclusion=", "inclusion"},
     {"--write-allocate=", "write_allocate"},
+    {"--prefetch=", "prefetch"},
     {"--straddle=", "straddle"},
     {"--seed=", "seed"},
 };
@@ -224,6 +226,8 @@ static void print_machine_line(FILE *fp, const mt_sim *s, const mt_sim_machine *
                 d->name[0] == 'L' ? mt_sim_inclusion_name(d->inclusion) : "");
         if (!d->write_allocate)
             fprintf(fp, " no-write-allocate");
+        if (d->prefetch_next_line)
+            fprintf(fp, " next-line prefetch");
     }
     fputc('\n', fp);
 }
@@ -319,11 +323,11 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
     const mt_sim_level_desc *d = st->desc;
     fprintf(fp, "    {\"name\": \"%s\", \"size\": %" PRIu64 ", \"ways\": %" PRIu32
                 ", \"line\": %" PRIu32 ", \"replacement\": \"%s\", \"inclusion\": \"%s\", "
-                "\"write_allocate\": %s,\n     \"refs\": %" PRIu64 ", \"misses\": %" PRIu64
-                ", \"miss_rate\": ",
+                "\"write_allocate\": %s, \"prefetch\": \"%s\",\n     \"refs\": %" PRIu64
+                ", \"misses\": %" PRIu64 ", \"miss_rate\": ",
             d->name, d->size, d->ways, d->line, mt_sim_replacement_name(d->replacement),
-            mt_sim_inclusion_name(d->inclusion), d->write_allocate ? "true" : "false", st->refs,
-            st->misses);
+            mt_sim_inclusion_name(d->inclusion), d->write_allocate ? "true" : "false",
+            d->prefetch_next_line ? "next-line" : "none", st->refs, st->misses);
     mt_json_number(fp, st->refs ? (double)st->misses / (double)st->refs : 0.0);
     fprintf(fp, ", \"reads\": %" PRIu64 ", \"read_misses\": %" PRIu64 ", \"writes\": %" PRIu64
                 ", \"write_misses\": %" PRIu64 ", \"fetches\": %" PRIu64
@@ -332,9 +336,11 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
             st->fetch_misses);
     json_causes(fp, st->cause);
     fprintf(fp, ", \"evictions\": %" PRIu64 ", \"writebacks\": %" PRIu64
-                ", \"back_invalidations\": %" PRIu64 ", \"lines_used\": %" PRIu64
-                ",\n     \"spatial_use\": ",
-            st->evictions, st->writebacks, st->back_invalidations, st->lines_used);
+                ", \"back_invalidations\": %" PRIu64 ", \"prefetches\": %" PRIu64
+                ", \"prefetch_hits\": %" PRIu64 ", \"prefetch_unused\": %" PRIu64
+                ", \"lines_used\": %" PRIu64 ",\n     \"spatial_use\": ",
+            st->evictions, st->writebacks, st->back_invalidations, st->prefetches,
+            st->prefetch_hits, st->prefetch_unused, st->lines_used);
     json_u64_array(fp, st->spatial, MT_SIM_SPATIAL_BUCKETS);
     fprintf(fp, ", \"temporal_use\": ");
     json_u64_array(fp, st->temporal, MT_SIM_TEMPORAL_BUCKETS);

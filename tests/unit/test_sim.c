@@ -265,6 +265,33 @@ static void test_straddle(void)
     mt_sim_free(s);
 }
 
+/* Tagged next-line prefetch, 4 lines fully associative: lines 0-7 read in
+ * order.  0 misses and brings 1; each of 1-7 is a first reference to a
+ * prefetched line (a hit) and brings the next: 1 miss, 7 prefetch hits, 8
+ * prefetches; line 8 is never read: 1 unused at the end.  Without the
+ * prefetcher, 8 misses. */
+static void test_prefetch(void)
+{
+    mt_sim_machine m = machine("256,4,64", NULL, NULL);
+    mt_error err;
+    mt_sim_machine_set(&m, "prefetch", "next-line", &err);
+    mt_sim *s = mt_sim_new(&m);
+    for (uint64_t l = 0; l < 8; l++)
+        mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0);
+    mt_sim_finish(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->refs == 8 && d->misses == 1 && d->prefetch_hits == 7 && d->prefetches == 8 &&
+              d->prefetch_unused == 1 && d->temporal[0] == 9,
+          "next-line prefetch: 8 lines in order miss once, 7 prefetch hits, 8 prefetches, "
+          "1 unused; no line counts a reuse (%llu misses)", (unsigned long long)d->misses);
+    mt_sim_free(s);
+    mt_sim_machine_set(&m, "L2", "1024,4,64", &err);
+    mt_sim_machine_set(&m, "L2.inclusion", "exclusive", &err);
+    mt_sim_machine_set(&m, "L2.prefetch", "next-line", &err);
+    CHECK(mt_sim_machine_check(&m, &err) != 0 && strstr(err.msg, "no prefetcher"),
+          "an exclusive level with a prefetcher is refused (%s)", err.msg);
+}
+
 /* Instruction fetches go to I1 when there is one, else to D1. */
 static void test_fetches(void)
 {
@@ -539,6 +566,7 @@ int main(void)
     test_inclusive();
     test_exclusive();
     test_straddle();
+    test_prefetch();
     test_fetches();
     test_tallies();
     test_spatial_quarter();

@@ -38,6 +38,10 @@ typedef struct {
  * or MT_SIM_CAPACITY (seen before, not held); the line is then its most
  * recent one. */
 int sim_shadow_ref(sim_shadow *sh, uint64_t line);
+/* Empties the shadow as a flush empties the level: a line referenced again
+ * misses there as a capacity miss, not a conflict one (not cold either: it
+ * was seen). */
+void sim_shadow_flush(sim_shadow *sh);
 void sim_shadow_free(sim_shadow *sh);
 
 /* What a resident line carries beside its tag. */

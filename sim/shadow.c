@@ -126,6 +126,14 @@ int sim_shadow_ref(sim_shadow *sh, uint64_t line)
     return cause;
 }
 
+void sim_shadow_flush(sim_shadow *sh)
+{
+    for (size_t n = 0; n < sh->nnodes; n++)
+        sh->resident[n] = false;
+    sh->head = sh->tail = SIM_NONE;
+    sh->nresident = 0;
+}
+
 void sim_shadow_free(sim_shadow *sh)
 {
     sim_map_free(&sh->index);

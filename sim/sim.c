@@ -537,6 +537,7 @@ void mt_sim_flush(mt_sim *s)
                 L->stats.writebacks += L->meta[i].dirty;
                 invalidate(L, i);
             }
+        sim_shadow_flush(&L->shadow);
     }
 }
 

@@ -44,6 +44,15 @@ int sim_shadow_ref(sim_shadow *sh, uint64_t line);
 void sim_shadow_flush(sim_shadow *sh);
 void sim_shadow_free(sim_shadow *sh);
 
+/* The stride prefetcher's reference prediction table: direct-mapped by
+ * instruction address. */
+#define SIM_STRIDES 256
+struct sim_stride {
+    uint64_t pc, last;        /* the instruction, its last address */
+    int64_t stride;
+    uint32_t repeats;         /* times in a row the stride was seen again */
+};
+
 /* What a resident line carries beside its tag. */
 typedef struct {
     uint64_t used;            /* chunks of line/64 bytes (bytes when line <= 64) referenced */
@@ -67,6 +76,7 @@ typedef struct {
     uint64_t *tree;           /* tree pseudo-LRU: per set, one bit per inner node */
     uint32_t tree_leaves;     /* ways rounded up to a power of two */
     sim_shadow shadow;
+    struct sim_stride *strides; /* the stride prefetcher's table, SIM_STRIDES entries */
     sim_map evictions;        /* evictor << 32 | victim -> index into mt_sim.evictions */
     sim_map uses;             /* data -> index into mt_sim.uses */
 } sim_level;

@@ -258,12 +258,14 @@ static int parse_yes_no(const char *v, bool *b)
     return -1;
 }
 
-static int parse_prefetch(const char *v, bool *next_line)
+static int parse_prefetch(const char *v, mt_sim_prefetch *p)
 {
-    if (strcmp(v, "none") && strcmp(v, "next-line"))
-        return -1;
-    *next_line = !strcmp(v, "next-line");
-    return 0;
+    for (int i = MT_SIM_PREFETCH_NONE; i <= MT_SIM_PREFETCH_STRIDE; i++)
+        if (!strcmp(v, mt_sim_prefetch_name((mt_sim_prefetch)i))) {
+            *p = (mt_sim_prefetch)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* Every level present, for a setting without a level prefix. */
@@ -293,13 +295,13 @@ static int set_attribute(mt_sim_level_desc **levels, unsigned n, const char *att
         else if (!strcmp(attr, "write_allocate"))
             rc = parse_yes_no(value, &d->write_allocate);
         else if (!strcmp(attr, "prefetch"))
-            rc = parse_prefetch(value, &d->prefetch_next_line);
+            rc = parse_prefetch(value, &d->prefetch);
         else {
             mt_error_set(err, "%s: unknown setting", attr);
             return -1;
         }
         if (rc != 0) {
-            mt_error_set(err, "%s: unknown value", attr);
+            mt_error_set(err, "%s: unknown value '%s'", attr, value);
             return -1;
         }
     }
@@ -370,7 +372,7 @@ void mt_sim_machine_cachegrind(mt_sim_machine *m)
         levels[i]->replacement = MT_SIM_LRU;
         levels[i]->inclusion = MT_SIM_NON_INCLUSIVE;
         levels[i]->write_allocate = true;
-        levels[i]->prefetch_next_line = false;
+        levels[i]->prefetch = MT_SIM_PREFETCH_NONE;
     }
     m->straddle_line = false;
 }
@@ -408,7 +410,7 @@ static int check_level(const mt_sim_level_desc *d, mt_error *err)
 static int check_nesting(const mt_sim_machine *m, unsigned i, mt_error *err)
 {
     const mt_sim_level_desc *d = &m->lower[i];
-    if (d->inclusion == MT_SIM_EXCLUSIVE && d->prefetch_next_line) {
+    if (d->inclusion == MT_SIM_EXCLUSIVE && d->prefetch != MT_SIM_PREFETCH_NONE) {
         mt_error_set(err, "%s: an exclusive level takes no prefetcher", d->name);
         return -1;
     }
@@ -449,7 +451,7 @@ static void write_level(FILE *fp, const mt_sim_level_desc *d, bool lower)
     if (lower)
         fprintf(fp, "%s.inclusion = %s\n", d->name, mt_sim_inclusion_name(d->inclusion));
     fprintf(fp, "%s.write_allocate = %s\n", d->name, d->write_allocate ? "yes" : "no");
-    fprintf(fp, "%s.prefetch = %s\n", d->name, d->prefetch_next_line ? "next-line" : "none");
+    fprintf(fp, "%s.prefetch = %s\n", d->name, mt_sim_prefetch_name(d->prefetch));
 }
 
 void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)
@@ -552,6 +554,12 @@ const char *mt_sim_inclusion_name(mt_sim_inclusion i)
 {
     static const char *const names[] = {"non-inclusive", "inclusive", "exclusive"};
     return names[i];
+}
+
+const char *mt_sim_prefetch_name(mt_sim_prefetch p)
+{
+    static const char *const names[] = {"none", "next-line", "stride"};
+    return names[p];
 }
 
 const char *mt_sim_cause_name(mt_sim_cause c)

@@ -34,6 +34,7 @@ struct mt_sim {
     sim_victim *victims;
     size_t nvictims, cap_victims;
     void *sorted[3];          /* what the accessors returned: pairs, evictions, uses */
+    uint64_t pc;              /* of the reference being simulated */
 };
 
 static uint32_t log2_of(uint64_t v) { return (uint32_t)__builtin_ctzll(v); }
@@ -63,6 +64,8 @@ static void level_init(sim_level *L, const mt_sim_level_desc *d, int below)
         while (L->tree_leaves < L->ways)
             L->tree_leaves *= 2;
     }
+    if (d->prefetch == MT_SIM_PREFETCH_STRIDE)
+        L->strides = mt_xcalloc(SIM_STRIDES, sizeof *L->strides);
     L->shadow.capacity = lines;
     L->shadow.head = L->shadow.tail = SIM_NONE;
 }
@@ -99,6 +102,7 @@ void mt_sim_free(mt_sim *s)
         free(L->mru);
         free(L->stamp);
         free(L->tree);
+        free(L->strides);
         sim_shadow_free(&L->shadow);
         sim_map_free(&L->evictions);
         sim_map_free(&L->uses);
@@ -414,16 +418,34 @@ static void hand_up(mt_sim *s, int li, uint64_t line, bool dirty)
         s->lv[u].meta[i].dirty = true;
 }
 
-/* The tagged next-line prefetcher of level li, on a miss of `line` or the
- * first reference to a line it brought: line + 1 brought in if absent. */
-static void prefetch_next(mt_sim *s, int li, uint64_t line, uint32_t data)
+/* A prefetch of `line` into level li, unless the level holds it. */
+static void prefetch_line(mt_sim *s, int li, uint64_t line, uint32_t data)
 {
     sim_level *L = &s->lv[li];
-    if (!L->desc.prefetch_next_line || way_holding(L, line + 1) != SIZE_MAX)
+    if (way_holding(L, line) != SIZE_MAX)
         return;
     sim_meta m = {.data = data, .prefetched = true};
     L->stats.prefetches++;
-    fill(s, li, line + 1, &m);
+    fill(s, li, line, &m);
+}
+
+/* The stride prefetcher of level li sees a reference that reached it:
+ * when its instruction's stride repeats, the line one stride ahead. */
+static void prefetch_stride(mt_sim *s, int li, uint64_t addr, uint32_t data)
+{
+    sim_level *L = &s->lv[li];
+    struct sim_stride *e = &L->strides[(s->pc ^ s->pc >> 8) % SIM_STRIDES];
+    if (e->pc != s->pc) {
+        *e = (struct sim_stride){.pc = s->pc, .last = addr};
+        return;
+    }
+    int64_t stride = (int64_t)(addr - e->last);
+    e->repeats = stride == e->stride && stride ? e->repeats + 1 : 0;
+    e->stride = stride;
+    e->last = addr;
+    uint64_t ahead = addr + (uint64_t)stride;
+    if (e->repeats && ahead >> L->line_shift != addr >> L->line_shift)
+        prefetch_line(s, li, ahead >> L->line_shift, data);
 }
 
 /* One line of a reference at level li: -1 for a hit, else the miss's cause;
@@ -452,7 +474,8 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
         if (m->prefetched) {
             m->prefetched = false;
             L->stats.prefetch_hits++;
-            prefetch_next(s, li, line, data);
+            if (L->desc.prefetch == MT_SIM_PREFETCH_NEXT_LINE)
+                prefetch_line(s, li, line + 1, data);
         }
         return -1;
     }
@@ -462,7 +485,8 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
         return cause;
     sim_meta m = {.used = chunks, .data = data, .dirty = write};
     fill(s, li, line, &m);
-    prefetch_next(s, li, line, data);
+    if (L->desc.prefetch == MT_SIM_PREFETCH_NEXT_LINE)
+        prefetch_line(s, li, line + 1, data);
     return cause;
 }
 
@@ -505,6 +529,8 @@ static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim
             cause = c;
     }
     count_ref(L, kind, cause);
+    if (L->strides)
+        prefetch_stride(s, li, addr, data);
     if (cause < 0)
         return;
     p->misses[li][cause]++;
@@ -513,8 +539,9 @@ static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim
 }
 
 void mt_sim_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
-                   uint32_t data)
+                   uint32_t data, uint64_t pc)
 {
+    s->pc = pc;
     if (!size)
         size = 1;
     if (size - 1 > UINT64_MAX - addr) /* no reference wraps around the address space */

@@ -40,13 +40,16 @@
  *    (temporal use, "reuses"); lines still resident at the end count when
  *    mt_sim_finish is called.  Byte use is tracked in 64 chunks of line/64
  *    bytes (exact bytes for lines of 64 bytes or less).
- *  - Prefetch (off by default), per level: tagged next-line (Smith 1982): a
- *    miss on line X, or the first reference to a line the prefetcher brought,
- *    brings X+1 into that level if it is not there (no reference counted;
- *    the levels below are not touched: it stands for a prefetch from
- *    wherever the line is).  A prefetched line left unreferenced counts as
- *    unused; it enters line use with no byte used.  Exclusive levels take
- *    no prefetcher.
+ *  - Prefetch (off by default), per level, one of: tagged next-line (Smith
+ *    1982): a miss on line X, or the first reference to a line the
+ *    prefetcher brought, brings X+1; stride (Chen & Baer's reference
+ *    prediction table, 256 entries by instruction address): a reference
+ *    whose instruction moved by the same stride twice in a row brings the
+ *    line of address + stride.  A prefetch fills only its level when the line
+ *    is not there (no reference counted; the levels below are not touched:
+ *    it stands for a fetch from wherever the line is).  A prefetched line
+ *    left unreferenced counts as unused; it enters line use with no byte
+ *    used.  Exclusive levels take no prefetcher.
  *  - Code and data objects are opaque 32-bit ids carried by each reference;
  *    the simulator tallies per (code, data) pair: references, and misses per
  *    level by cause.
@@ -70,6 +73,7 @@ typedef enum { MT_SIM_READ, MT_SIM_WRITE, MT_SIM_IFETCH } mt_sim_kind;
 typedef enum { MT_SIM_LRU, MT_SIM_PLRU, MT_SIM_RANDOM } mt_sim_replacement;
 typedef enum { MT_SIM_NON_INCLUSIVE, MT_SIM_INCLUSIVE, MT_SIM_EXCLUSIVE } mt_sim_inclusion;
 typedef enum { MT_SIM_COLD, MT_SIM_CAPACITY, MT_SIM_CONFLICT, MT_SIM_NCAUSES } mt_sim_cause;
+typedef enum { MT_SIM_PREFETCH_NONE, MT_SIM_PREFETCH_NEXT_LINE, MT_SIM_PREFETCH_STRIDE } mt_sim_prefetch;
 
 typedef struct {
     char name[4];                    /* "I1", "D1", "L2", "L3", "L4" */
@@ -79,7 +83,7 @@ typedef struct {
     mt_sim_replacement replacement;
     mt_sim_inclusion inclusion;      /* of the levels above; L1s: non-inclusive */
     bool write_allocate;
-    bool prefetch_next_line;         /* tagged next-line prefetcher (see Notes) */
+    mt_sim_prefetch prefetch;        /* see Notes */
 } mt_sim_level_desc;
 
 typedef struct {
@@ -108,7 +112,7 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   LEVEL.replacement = lru | plru | random,  replacement = ... (every level)
  *   LEVEL.inclusion = inclusive | exclusive | non-inclusive, inclusion = ... (below L1)
  *   LEVEL.write_allocate = yes | no,  write_allocate = ... (every level)
- *   LEVEL.prefetch = none | next-line,  prefetch = ... (every level)
+ *   LEVEL.prefetch = none | next-line | stride,  prefetch = ... (every level)
  *   straddle = access | line;  seed = N
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
@@ -123,6 +127,7 @@ void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m);
 const char *mt_sim_replacement_name(mt_sim_replacement r);
 const char *mt_sim_inclusion_name(mt_sim_inclusion i);
 const char *mt_sim_cause_name(mt_sim_cause c);
+const char *mt_sim_prefetch_name(mt_sim_prefetch p);
 
 /* Spatial use in ninths: bucket 0 = no byte used, bucket k (1..8) = more
  * than (k-1)/8 and at most k/8 of the line.  Temporal use: bucket 0 = no
@@ -169,9 +174,10 @@ typedef struct mt_sim mt_sim;
 /* A simulator for a checked machine, every line invalid. */
 mt_sim *mt_sim_new(const mt_sim_machine *m);
 void mt_sim_free(mt_sim *s);
-/* One reference of `size` bytes (at least 1) at `addr`. */
+/* One reference of `size` bytes (at least 1) at `addr`, made by the
+ * instruction at `pc` (0 when unknown: the stride prefetcher's key). */
 void mt_sim_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
-                   uint32_t data);
+                   uint32_t data, uint64_t pc);
 /* Writes back and invalidates every level (Dinero's flush record). */
 void mt_sim_flush(mt_sim *s);
 /* Records the use of every line still resident (call once, at the end). */

@@ -91,6 +91,7 @@ typedef struct {
     mt_trace_code_of code_of;
     void *ctx;
     uint32_t code;            /* of the last instruction fetch */
+    uint64_t pc;              /* its address (lackey) */
     mt_trace_counts *counts;
 } trace_reader;
 
@@ -98,8 +99,9 @@ static void fetch(trace_reader *r, uint64_t addr, uint32_t size)
 {
     if (r->code_of)
         r->code = r->code_of(r->ctx, addr);
+    r->pc = addr;
     r->counts->fetches++;
-    mt_sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0);
+    mt_sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0, r->pc);
 }
 
 /* din: "LABEL ADDRESS [SIZE]". */
@@ -126,11 +128,11 @@ static const char *din_record(trace_reader *r, const char *s)
     case 0:
     case 3: /* Dinero's "unknown access type": a read */
         r->counts->reads++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0);
+        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
         break;
     case 1:
         r->counts->writes++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0);
+        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
         break;
     case 2:
         fetch(r, addr, size);
@@ -170,11 +172,11 @@ static const char *lackey_record(trace_reader *r, const char *s)
         fetch(r, addr, size);
     else if (kind == 'L' || kind == 'M') {
         r->counts->reads++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0);
+        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
     }
     if (kind == 'S' || kind == 'M') {
         r->counts->writes++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0);
+        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
     }
     r->counts->modifies += kind == 'M';
     return NULL;

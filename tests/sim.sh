@@ -103,6 +103,11 @@ printf '0 0\n0 40\n0 80\n0 c0\n0 100\n0 140\n0 180\n0 1c0\n' > "$OUT/seq.din"
 expect "next-line prefetch" seq.din "D1 misses 1 D1 prefetch_hits 7 D1 prefetches 8" \
     --D1=256,4,64 --prefetch=next-line
 expect "no prefetch" seq.din "D1 misses 8 D1 prefetches 0" --D1=256,4,64
+# Stride prefetch (din has no instruction addresses: one entry for all):
+# every 4th line, 0 to 0x500: 3 misses, then the prefetched lines hit.
+printf '0 0\n0 100\n0 200\n0 300\n0 400\n0 500\n' > "$OUT/stride.din"
+expect "stride prefetch" stride.din "D1 misses 3 D1 prefetch_hits 3 D1 prefetches 4 \
+D1 prefetch_unused 1" --D1=256,4,64 --prefetch=stride
 
 # --- bad input: one line naming the file (and line), exit 1, no output ---
 printf '0 0\n0 zz\n' > "$OUT/bad.din"

@@ -32,10 +32,13 @@ const char mt_sim_usage[] =
     "  --replacement=lru|plru|random   every level's (LEVEL.replacement=... in a file)\n"
     "  --inclusion=non-inclusive|inclusive|exclusive   every level below L1's\n"
     "  --write-allocate=yes|no         every level's\n"
-    "  --prefetch=none|next-line       every level's (tagged next-line prefetcher)\n"
+    "  --prefetch=none|next-line|stride  every level's (tagged next-line; stride by\n"
+    "                        instruction address, lackey traces)\n"
     "  --straddle=access|line          a reference over two lines counts once (as\n"
     "                        Cachegrind does) or once per line\n"
     "  --seed=N              the random replacement's seed (default 1)\n"
+    "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
+    "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
     "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
     "  --print-machine       print the machine description and exit\n"
@@ -100,6 +103,14 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->cachegrind = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
+        else if (!strcmp(s, "--set") && has_value && strchr(argv[i + 1], '=') &&
+                 a->nsettings < MT_ARRAY_LEN(a->settings)) {
+            /* KEY=VALUE: the key as the description file has it */
+            char *eq = strchr(argv[++i], '=');
+            *eq = 0;
+            a->settings[a->nsettings][0] = argv[i];
+            a->settings[a->nsettings++][1] = eq + 1;
+        }
         else if (parse_setting(a, s) != 0) {
             mt_ui_error("sim: unknown or incomplete option '%s'; see 'mtool help sim'", s);
             return -1;
@@ -135,7 +146,7 @@ static int build_machine(const sim_args *a, mt_sim_machine *m)
         mt_sim_machine_cachegrind(m);
     for (unsigned i = 0; i < a->nsettings; i++)
         if (mt_sim_machine_set(m, a->settings[i][0], a->settings[i][1], &err) != 0) {
-            mt_ui_error("sim: --%s: %s", a->settings[i][0], err.msg);
+            mt_ui_error("sim: %s", err.msg);
             return -1;
         }
     if (mt_sim_machine_check(m, &err) != 0) {
@@ -226,8 +237,8 @@ static void print_machine_line(FILE *fp, const mt_sim *s, const mt_sim_machine *
                 d->name[0] == 'L' ? mt_sim_inclusion_name(d->inclusion) : "");
         if (!d->write_allocate)
             fprintf(fp, " no-write-allocate");
-        if (d->prefetch_next_line)
-            fprintf(fp, " next-line prefetch");
+        if (d->prefetch != MT_SIM_PREFETCH_NONE)
+            fprintf(fp, " %s prefetch", mt_sim_prefetch_name(d->prefetch));
     }
     fputc('\n', fp);
 }
@@ -327,7 +338,7 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
                 ", \"misses\": %" PRIu64 ", \"miss_rate\": ",
             d->name, d->size, d->ways, d->line, mt_sim_replacement_name(d->replacement),
             mt_sim_inclusion_name(d->inclusion), d->write_allocate ? "true" : "false",
-            d->prefetch_next_line ? "next-line" : "none", st->refs, st->misses);
+            mt_sim_prefetch_name(d->prefetch), st->refs, st->misses);
     mt_json_number(fp, st->refs ? (double)st->misses / (double)st->refs : 0.0);
     fprintf(fp, ", \"reads\": %" PRIu64 ", \"read_misses\": %" PRIu64 ", \"writes\": %" PRIu64
                 ", \"write_misses\": %" PRIu64 ", \"fetches\": %" PRIu64

@@ -37,7 +37,7 @@ static mt_sim_machine machine(const char *d1, const char *l2, const char *replac
 static void reads(mt_sim *s, const uint64_t *lines, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        mt_sim_access(s, LINE(lines[i]), 8, MT_SIM_READ, 0, 0);
+        mt_sim_access(s, LINE(lines[i]), 8, MT_SIM_READ, 0, 0, 0);
 }
 
 static const mt_sim_level_stats *d1_of(mt_sim *s) { return mt_sim_level(s, 0); }
@@ -121,10 +121,10 @@ static void test_plru_not_power_of_two(void)
     mt_sim *s = mt_sim_new(&m);
     for (int round = 0; round < 3; round++)
         for (uint64_t l = 0; l < 12; l++)
-            mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0);
+            mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->misses == 12, "tree PLRU, 12 ways: 12 lines cycled 3 times miss 12 times");
     for (uint64_t l = 0; l < 1000; l++)
-        mt_sim_access(s, LINE((l * 7) % 29), 8, MT_SIM_READ, 0, 0);
+        mt_sim_access(s, LINE((l * 7) % 29), 8, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->refs == 1036, "tree PLRU, 12 ways: 29 lines over 12 ways, no way out of range");
     mt_sim_free(s);
 }
@@ -159,16 +159,16 @@ static void test_write_policies(void)
      * and the read's hit. */
     mt_sim_machine m = machine("128,2,64", "1024,2,64", NULL);
     mt_sim *s = mt_sim_new(&m);
-    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0);
-    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->misses == 1 && d1_of(s)->write_misses == 1,
           "write-allocate: write A, read A: one miss, the write's");
     mt_sim_free(s);
     mt_error err;
     mt_sim_machine_set(&m, "D1.write_allocate", "no", &err);
     s = mt_sim_new(&m);
-    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0);
-    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0, 0);
     const mt_sim_level_stats *l2 = mt_sim_level(s, 1);
     CHECK(d1_of(s)->misses == 2 && l2->refs == 2 && l2->misses == 1,
           "no-write-allocate: write A, read A: D1 misses both, L2 misses the write only");
@@ -177,9 +177,9 @@ static void test_write_policies(void)
      * read A evicts clean B (none). */
     m = machine("64,1,64", NULL, NULL);
     s = mt_sim_new(&m);
-    mt_sim_access(s, LINE(0), 8, MT_SIM_WRITE, 0, 0);
-    mt_sim_access(s, LINE(1), 8, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, LINE(0), 8, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, LINE(0), 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, LINE(1), 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, LINE(0), 8, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->evictions == 2 && d1_of(s)->writebacks == 1,
           "write-back: a dirty eviction writes back, a clean one does not");
     mt_sim_free(s);
@@ -239,9 +239,9 @@ static void test_straddle(void)
 {
     mt_sim_machine m = machine("256,4,64", "1024,4,64", NULL);
     mt_sim *s = mt_sim_new(&m);
-    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->refs == 3 && d1_of(s)->misses == 1 && mt_sim_level(s, 1)->refs == 1 &&
               mt_sim_level(s, 1)->misses == 1,
           "straddle=access: a reference over two lines is one reference, one miss, at each level");
@@ -249,17 +249,17 @@ static void test_straddle(void)
     /* One line of the two already there: still one miss (Cachegrind counts
      * the reference a miss if either line misses). */
     s = mt_sim_new(&m);
-    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->refs == 2 && d1_of(s)->misses == 2 && mt_sim_level(s, 1)->refs == 2,
           "straddle=access: the second line missing makes the reference a miss");
     mt_sim_free(s);
     mt_error err;
     mt_sim_machine_set(&m, "straddle", "line", &err);
     s = mt_sim_new(&m);
-    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0);
-    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0, 0);
     CHECK(d1_of(s)->refs == 4 && d1_of(s)->misses == 2 && mt_sim_level(s, 1)->refs == 2,
           "straddle=line: a reference over two lines is two references, two misses");
     mt_sim_free(s);
@@ -277,7 +277,7 @@ static void test_prefetch(void)
     mt_sim_machine_set(&m, "prefetch", "next-line", &err);
     mt_sim *s = mt_sim_new(&m);
     for (uint64_t l = 0; l < 8; l++)
-        mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0);
+        mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0, 0);
     mt_sim_finish(s);
     const mt_sim_level_stats *d = d1_of(s);
     CHECK(d->refs == 8 && d->misses == 1 && d->prefetch_hits == 7 && d->prefetches == 8 &&
@@ -292,6 +292,32 @@ static void test_prefetch(void)
           "an exclusive level with a prefetcher is refused (%s)", err.msg);
 }
 
+/* Stride prefetch, 4 lines fully associative, one instruction reading
+ * every 256 bytes (4 lines): 0 starts its entry, 0x100 sets the stride,
+ * 0x200 repeats it (prefetch 0x300), then 0x300, 0x400, 0x500 hit what was
+ * prefetched and each brings the next: 3 misses, 3 prefetch hits, 4
+ * prefetches, 0x600 unused.  Another instruction's references in between
+ * use another entry and change nothing. */
+static void test_prefetch_stride(void)
+{
+    mt_sim_machine m = machine("256,4,64", NULL, NULL);
+    mt_error err;
+    mt_sim_machine_set(&m, "prefetch", "stride", &err);
+    mt_sim *s = mt_sim_new(&m);
+    for (uint64_t a = 0; a <= 0x500; a += 0x100) {
+        mt_sim_access(s, a, 8, MT_SIM_READ, 0, 0, 0x401000);
+        mt_sim_access(s, 0x9000, 8, MT_SIM_READ, 0, 0, 0x401008);
+    }
+    mt_sim_finish(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->misses == 4 && d->prefetch_hits == 3 && d->prefetches == 4 &&
+              d->prefetch_unused == 1,
+          "stride prefetch: every 4th line read by one instruction: 3 misses (and 1 for the "
+          "other instruction's line), 3 prefetch hits, 4 prefetches, 1 unused (%llu misses)",
+          (unsigned long long)d->misses);
+    mt_sim_free(s);
+}
+
 /* Instruction fetches go to I1 when there is one, else to D1. */
 static void test_fetches(void)
 {
@@ -299,8 +325,8 @@ static void test_fetches(void)
     mt_error err;
     mt_sim_machine_set(&m, "I1", "128,2,64", &err);
     mt_sim *s = mt_sim_new(&m);
-    mt_sim_access(s, 0x1000, 4, MT_SIM_IFETCH, 0, 0);
-    mt_sim_access(s, 0x1000, 4, MT_SIM_READ, 0, 0);
+    mt_sim_access(s, 0x1000, 4, MT_SIM_IFETCH, 0, 0, 0);
+    mt_sim_access(s, 0x1000, 4, MT_SIM_READ, 0, 0, 0);
     CHECK(mt_sim_level_count(s) == 2 && mt_sim_level(s, 0)->fetch_misses == 1 &&
               mt_sim_level(s, 1)->read_misses == 1,
           "I1 apart from D1: a fetch and a read of one line miss once each");
@@ -315,10 +341,10 @@ static void test_tallies(void)
 {
     mt_sim_machine m = machine("64,1,64", NULL, NULL);
     mt_sim *s = mt_sim_new(&m);
-    mt_sim_access(s, 0x0, 8, MT_SIM_READ, 7, 1);
-    mt_sim_access(s, 0x8, 8, MT_SIM_READ, 7, 1);
-    mt_sim_access(s, 0x10, 16, MT_SIM_WRITE, 7, 1);
-    mt_sim_access(s, 0x40, 16, MT_SIM_READ, 8, 2);
+    mt_sim_access(s, 0x0, 8, MT_SIM_READ, 7, 1, 0);
+    mt_sim_access(s, 0x8, 8, MT_SIM_READ, 7, 1, 0);
+    mt_sim_access(s, 0x10, 16, MT_SIM_WRITE, 7, 1, 0);
+    mt_sim_access(s, 0x40, 16, MT_SIM_READ, 8, 2, 0);
     mt_sim_finish(s);
     size_t n;
     const mt_sim_pair *p = mt_sim_pairs(s, &n);
@@ -347,7 +373,7 @@ static void test_spatial_quarter(void)
     mt_sim_machine m = machine("64,1,64", NULL, NULL);
     mt_sim *s = mt_sim_new(&m);
     for (uint64_t i = 0; i < 100; i++)
-        mt_sim_access(s, LINE((i * 37) % 101), 16, MT_SIM_READ, 0, 0);
+        mt_sim_access(s, LINE((i * 37) % 101), 16, MT_SIM_READ, 0, 0, 0);
     mt_sim_finish(s);
     CHECK(d1_of(s)->spatial[2] == 100 && d1_of(s)->lines_used == 100,
           "16 bytes of each 64-byte line used: all 100 lines in the 2/8 bucket");
@@ -572,6 +598,7 @@ int main(void)
     test_exclusive();
     test_straddle();
     test_prefetch();
+    test_prefetch_stride();
     test_fetches();
     test_tallies();
     test_spatial_quarter();

@@ -229,42 +229,18 @@ static int remove_level(mt_sim_machine *m, mt_sim_level_desc *d, mt_error *err)
     return 0;
 }
 
-static int parse_replacement(const char *v, mt_sim_replacement *r)
-{
-    for (int i = MT_SIM_LRU; i <= MT_SIM_RANDOM; i++)
-        if (!strcmp(v, mt_sim_replacement_name((mt_sim_replacement)i))) {
-            *r = (mt_sim_replacement)i;
-            return 0;
-        }
-    return -1;
-}
+/* The values of the per-level settings, in the enums' order. */
+static const char *const replacement_names[] = {"lru", "plru", "random"};
+static const char *const inclusion_names[] = {"non-inclusive", "inclusive", "exclusive"};
+static const char *const prefetch_names[] = {"none", "next-line", "stride"};
+static const char *const no_yes[] = {"no", "yes"};
 
-static int parse_inclusion(const char *v, mt_sim_inclusion *r)
+/* The index of v among names[0..n), or -1. */
+static int name_index(const char *v, const char *const *names, int n)
 {
-    for (int i = MT_SIM_NON_INCLUSIVE; i <= MT_SIM_EXCLUSIVE; i++)
-        if (!strcmp(v, mt_sim_inclusion_name((mt_sim_inclusion)i))) {
-            *r = (mt_sim_inclusion)i;
-            return 0;
-        }
-    return -1;
-}
-
-static int parse_yes_no(const char *v, bool *b)
-{
-    if (!strcmp(v, "yes") || !strcmp(v, "no")) {
-        *b = !strcmp(v, "yes");
-        return 0;
-    }
-    return -1;
-}
-
-static int parse_prefetch(const char *v, mt_sim_prefetch *p)
-{
-    for (int i = MT_SIM_PREFETCH_NONE; i <= MT_SIM_PREFETCH_STRIDE; i++)
-        if (!strcmp(v, mt_sim_prefetch_name((mt_sim_prefetch)i))) {
-            *p = (mt_sim_prefetch)i;
-            return 0;
-        }
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
     return -1;
 }
 
@@ -284,26 +260,33 @@ static unsigned all_levels(mt_sim_machine *m, mt_sim_level_desc **out)
 static int set_attribute(mt_sim_level_desc **levels, unsigned n, const char *attr,
                          const char *value, mt_error *err)
 {
+    int k = -1;
+    if (!strcmp(attr, "replacement"))
+        k = name_index(value, replacement_names, MT_ARRAY_LEN(replacement_names));
+    else if (!strcmp(attr, "inclusion"))
+        k = name_index(value, inclusion_names, MT_ARRAY_LEN(inclusion_names));
+    else if (!strcmp(attr, "write_allocate"))
+        k = name_index(value, no_yes, MT_ARRAY_LEN(no_yes));
+    else if (!strcmp(attr, "prefetch"))
+        k = name_index(value, prefetch_names, MT_ARRAY_LEN(prefetch_names));
+    else {
+        mt_error_set(err, "%s: unknown setting", attr);
+        return -1;
+    }
+    if (k < 0) {
+        mt_error_set(err, "%s: unknown value '%s'", attr, value);
+        return -1;
+    }
     for (unsigned i = 0; i < n; i++) {
         mt_sim_level_desc *d = levels[i];
-        int rc;
         if (!strcmp(attr, "replacement"))
-            rc = parse_replacement(value, &d->replacement);
-        else if (!strcmp(attr, "inclusion"))
-            rc = (d->name[0] == 'L') ? parse_inclusion(value, &d->inclusion)
-                                      : parse_inclusion(value, &(mt_sim_inclusion){0});
+            d->replacement = (mt_sim_replacement)k;
+        else if (!strcmp(attr, "inclusion") && d->name[0] == 'L') /* L1s: non-inclusive */
+            d->inclusion = (mt_sim_inclusion)k;
         else if (!strcmp(attr, "write_allocate"))
-            rc = parse_yes_no(value, &d->write_allocate);
+            d->write_allocate = k;
         else if (!strcmp(attr, "prefetch"))
-            rc = parse_prefetch(value, &d->prefetch);
-        else {
-            mt_error_set(err, "%s: unknown setting", attr);
-            return -1;
-        }
-        if (rc != 0) {
-            mt_error_set(err, "%s: unknown value '%s'", attr, value);
-            return -1;
-        }
+            d->prefetch = (mt_sim_prefetch)k;
     }
     return 0;
 }
@@ -544,23 +527,9 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err)
     return rc;
 }
 
-const char *mt_sim_replacement_name(mt_sim_replacement r)
-{
-    static const char *const names[] = {"lru", "plru", "random"};
-    return names[r];
-}
-
-const char *mt_sim_inclusion_name(mt_sim_inclusion i)
-{
-    static const char *const names[] = {"non-inclusive", "inclusive", "exclusive"};
-    return names[i];
-}
-
-const char *mt_sim_prefetch_name(mt_sim_prefetch p)
-{
-    static const char *const names[] = {"none", "next-line", "stride"};
-    return names[p];
-}
+const char *mt_sim_replacement_name(mt_sim_replacement r) { return replacement_names[r]; }
+const char *mt_sim_inclusion_name(mt_sim_inclusion i) { return inclusion_names[i]; }
+const char *mt_sim_prefetch_name(mt_sim_prefetch p) { return prefetch_names[p]; }
 
 const char *mt_sim_cause_name(mt_sim_cause c)
 {

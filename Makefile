@@ -17,7 +17,8 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
             $(wildcard costmodel/*.c) $(wildcard correlate/*.c) \
-            $(wildcard profile/*.c) $(wildcard store/*.c) $(wildcard run/*.c)
+            $(wildcard profile/*.c) $(wildcard sim/*.c) $(wildcard store/*.c) \
+            $(wildcard run/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
@@ -98,6 +99,7 @@ bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/counting.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/startup.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/sim.sh
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/tests/dump_timers
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench python3 bench/costmodel/run.py

@@ -4,7 +4,8 @@
 # ASan+UBSan build of mtool, within a time budget (FULL_BUDGET_SECONDS,
 # default 600), then node instrumented (tests/node/run.sh, when node is
 # installed) and valgrind's memcheck and cachegrind instrumented
-# (tests/valgrind_smoke.sh), each run exactly like the originals, then the
+# (tests/valgrind_smoke.sh), each run exactly like the originals, the cache
+# simulator against Cachegrind on every -O2-nopie sample (tests/sim.sh), then the
 # libFuzzer target for FUZZ_TIME seconds (default 180) when clang can build it.
 #
 # Each binary must give a clean exit, or a clean one-line error; a crash, a
@@ -90,6 +91,15 @@ bash tests/node/run.sh "$MTOOL" > "$OUT/node" 2>&1
 grep -e '^not ok' -e '^#' "$OUT/node"
 tally "$OUT/node"
 grep -q -e '^ok ' -e '^not ok' -e 'skipped' "$OUT/node" || not_ok "node smoke test printed no verdict: $(tail -1 "$OUT/node")"
+
+# The cache simulator against Cachegrind on more samples than `make test`,
+# at this machine's L1 and L2 geometry (tests/sim.sh).
+SAMPLES=${SAMPLES:-build/samples}
+SIM_GEOMETRY="--I1=32768,8,64 --D1=49152,12,64 --LL=2097152,16,64" MTOOL="$MTOOL" \
+    SAMPLES="$SAMPLES" sh tests/sim.sh $(ls "$SAMPLES"/*-O2-nopie | grep -v -e openmp -e threads) \
+    > "$OUT/sim" 2>&1
+grep -e '^not ok' -e '^#' "$OUT/sim"
+passed=$((passed + $(grep -c '^ok ' "$OUT/sim"))) failed=$((failed + $(grep -c '^not ok' "$OUT/sim")))
 
 if ! command -v clang > /dev/null 2>&1; then
     echo "# fuzzing: skipped, clang is not installed"

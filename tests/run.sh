@@ -3,7 +3,7 @@
 # tests over the samples, the callgrind block oracle over every sample, pass 1
 # (instrumented runs and their counts against callgrind), the runtime
 # (threads, fork, exec, signals), unwinding through relocated code, code used as
-# data, pass 2, count --json,
+# data, pass 2, count --json, the cache simulator,
 # the history, bad input, JSON validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
@@ -130,6 +130,10 @@ run "count --json" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/count_jso
 # stated (and warned about) by every report that predicts.
 run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/kernels" \
     SAMPLES="$SAMPLES" sh tests/modelcheck.sh
+
+# The cache simulator on hand traces (counts worked out by hand), bad input,
+# and against Cachegrind on lackey traces of two samples (docs/SIMULATOR.md).
+run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/sim.sh
 
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh

@@ -396,14 +396,9 @@ static int write_output(const mt_program *prog, const analyze_args *a)
     static char buffer[1 << 20];
     mt_outfile out = {0};
     mt_error err;
-    FILE *fp = stdout;
-    if (a->out) {
-        if (mt_outfile_open(&out, a->out, &err) != 0) {
-            mt_ui_error("%s", err.msg);
-            return 1;
-        }
-        fp = out.fp;
-    }
+    FILE *fp = mt_ui_output_open(&out, a->out);
+    if (!fp)
+        return 1;
     setvbuf(fp, buffer, _IOFBF, sizeof buffer);
     if (a->costs) {
         if (mt_print_costs(fp, prog, a->counts, a->function, &err) != 0) {
@@ -418,16 +413,7 @@ static int write_output(const mt_program *prog, const analyze_args *a)
     } else {
         print_text(fp, prog, a);
     }
-    if (a->out) {
-        if (mt_outfile_commit(&out, &err) != 0) {
-            mt_ui_error("%s", err.msg);
-            return 1;
-        }
-    } else if (fflush(stdout) != 0) {
-        mt_ui_error("cannot write the output");
-        return 1;
-    }
-    return 0;
+    return mt_ui_output_close(&out, a->out);
 }
 
 int mt_cmd_analyze(int argc, char **argv)

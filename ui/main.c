@@ -27,6 +27,8 @@ static const mt_command commands[] = {
      mt_history_usage, mt_cmd_history},
     {"calibrate", "measure this machine for the cost model (latencies, throughputs, clock ratio)",
      mt_calibrate_usage, mt_cmd_calibrate},
+    {"sim", "a trace of memory references through a cache simulator: misses by cause, line use",
+     mt_sim_usage, mt_cmd_sim},
 };
 
 /* One line whatever the message holds: a path or symbol with a newline or
@@ -56,6 +58,32 @@ char *mt_ui_escape(const char *s)
     char *buf = mt_xmalloc(n);
     mt_escape_text(buf, n, s);
     return buf;
+}
+
+FILE *mt_ui_output_open(mt_outfile *out, const char *path)
+{
+    if (!path)
+        return stdout;
+    mt_error err;
+    if (mt_outfile_open(out, path, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return NULL;
+    }
+    return out->fp;
+}
+
+int mt_ui_output_close(mt_outfile *out, const char *path)
+{
+    mt_error err;
+    if (path && mt_outfile_commit(out, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return 1;
+    }
+    if (!path && fflush(stdout) != 0) {
+        mt_ui_error("cannot write the output");
+        return 1;
+    }
+    return 0;
 }
 
 static const mt_command *find_command(const char *name)

@@ -58,6 +58,8 @@ void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
+int mt_cmd_sim(int argc, char **argv);
+extern const char mt_sim_usage[];
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */
@@ -81,5 +83,11 @@ void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A program-derived string (symbol, path, command line) for a terminal
  * line: mt_escape_text, whole, in a new string the caller frees. */
 char *mt_ui_escape(const char *s);
+/* Where a command's report goes: `path` through an mt_outfile (complete or
+ * not at all), or stdout when path is NULL.  NULL, said, when the file
+ * cannot be made.  The close commits the file or flushes stdout: 0, or 1
+ * (said) when the report could not be written. */
+FILE *mt_ui_output_open(mt_outfile *out, const char *path);
+int mt_ui_output_close(mt_outfile *out, const char *path);
 
 #endif

@@ -1,0 +1,84 @@
+/* sim/internal.h — what the simulator's files share: the map from 64-bit
+ * keys to indices (tallies, the 3C shadow), one cache level's state. */
+#ifndef MTOOL_SIM_INTERNAL_H
+#define MTOOL_SIM_INTERNAL_H
+
+#include "sim.h"
+
+#define SIM_NONE UINT32_MAX
+#define SIM_INVALID_TAG UINT64_MAX
+
+/* Open addressing, linear probing; a key is stored plus one so 0 is empty
+ * (no key of ours is UINT64_MAX: line numbers are addresses shifted right). */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n; /* cap a power of two */
+} sim_map;
+
+/* The index stored for key, or SIM_NONE. */
+uint32_t sim_map_get(const sim_map *m, uint64_t key);
+/* Stores key -> val (key not yet there). */
+void sim_map_put(sim_map *m, uint64_t key, uint32_t val);
+void sim_map_free(sim_map *m);
+
+/* Hill's 3C oracle for one level: every line ever referenced (the cold
+ * test), and which of them a fully associative LRU cache of the level's
+ * number of lines holds (a doubly linked list, most recent at head). */
+typedef struct {
+    sim_map index;            /* line -> node */
+    uint32_t *prev, *next;
+    bool *resident;
+    size_t nnodes, cap;
+    uint32_t head, tail;
+    uint64_t nresident, capacity;
+} sim_shadow;
+
+/* -1 when the shadow holds the line, else MT_SIM_COLD (first reference)
+ * or MT_SIM_CAPACITY (seen before, not held); the line is then its most
+ * recent one. */
+int sim_shadow_ref(sim_shadow *sh, uint64_t line);
+/* Empties the shadow as a flush empties the level: a line referenced again
+ * misses there as a capacity miss, not a conflict one (not cold either: it
+ * was seen). */
+void sim_shadow_flush(sim_shadow *sh);
+void sim_shadow_free(sim_shadow *sh);
+
+/* The stride prefetcher's reference prediction table: direct-mapped by
+ * instruction address. */
+#define SIM_STRIDES 256
+struct sim_stride {
+    uint64_t pc, last;        /* the instruction, its last address */
+    int64_t stride;
+    uint32_t repeats;         /* times in a row the stride was seen again */
+};
+
+/* What a resident line carries beside its tag. */
+typedef struct {
+    uint64_t used;            /* chunks of line/64 bytes (bytes when line <= 64) referenced */
+    uint32_t data;            /* the data object whose reference brought it in */
+    uint32_t reuses;          /* references after that one */
+    bool dirty;
+    bool prefetched;          /* brought by the prefetcher, not referenced since */
+} sim_meta;
+
+typedef struct {
+    mt_sim_level_desc desc;
+    mt_sim_level_stats stats;
+    uint32_t sets, ways, line_shift, chunk_shift;
+    bool sets_pow2;
+    int below;                /* index of the next level down, -1 for the last */
+    uint64_t *tags;           /* sets x ways; SIM_INVALID_TAG when empty */
+    sim_meta *meta;
+    uint32_t *mru;            /* per set: the way referenced last (the fast path) */
+    uint64_t *stamp;          /* LRU: per way, the clock of its last reference */
+    uint64_t clock;
+    uint64_t *tree;           /* tree pseudo-LRU: per set, one bit per inner node */
+    uint32_t tree_leaves;     /* ways rounded up to a power of two */
+    sim_shadow shadow;
+    struct sim_stride *strides; /* the stride prefetcher's table, SIM_STRIDES entries */
+    sim_map evictions;        /* evictor << 32 | victim -> index into mt_sim.evictions */
+    sim_map uses;             /* data -> index into mt_sim.uses */
+} sim_level;
+
+#endif

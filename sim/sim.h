@@ -1,0 +1,218 @@
+/* sim/sim.h — the cache simulator: a machine description (levels, geometry,
+ * replacement, inclusion, write policy), a simulator fed one memory reference
+ * at a time, and the readers of trace files that feed it (docs/SIMULATOR.md).
+ *
+ * Notes (the simulator's conventions, decided once here; cf. the "Notes" at
+ * the top of Valgrind's cachegrind/cg_sim.c):
+ *  - Addresses are virtual; sets are chosen by bit selection (line number
+ *    modulo the number of sets, a mask when that is a power of two); tags are
+ *    whole line numbers.
+ *  - Write-back: a written line is dirty; a dirty line leaving a level counts
+ *    one writeback there and marks the line dirty in the level below if it
+ *    holds it (an exclusive level below receives every victim, dirty or not).
+ *    Writebacks are not references: they change no hit or miss count.
+ *  - Write-allocate (default) or not, per level: with no-allocate, a write
+ *    that misses fills nothing at that level and goes on to the next.
+ *  - A reference straddling lines (straddle=access, the default and
+ *    Cachegrind's rule, cg_sim.c's cachesim_ref_is_miss): every line it
+ *    touches is looked up (state changes for each), the reference counts ONE
+ *    reference and ONE miss if any line missed, and on a miss the whole
+ *    reference goes on to the next level.  With straddle=line each line is a
+ *    reference of its own and only the lines that missed go on.
+ *  - Instruction fetches go to I1 when the machine has one, else to D1; both
+ *    L1s share the levels below.  A trace without fetches leaves I1 untouched.
+ *  - Inclusion, per level below L1, of the levels above it: non-inclusive
+ *    (fills on a miss, evicts on its own: Cachegrind's LL), inclusive (its
+ *    evictions invalidate the line in every level above: back-invalidation),
+ *    exclusive (a victim cache: filled only by the lines the level above
+ *    evicts; a hit moves the line up and out of it).
+ *  - Miss causes (Hill's 3C), per level, on the references that reach it:
+ *    cold = the line's first reference at that level; capacity = also a miss
+ *    in a fully associative LRU cache of the same number of lines fed the same
+ *    references; conflict = the rest.  A straddling reference that misses
+ *    takes the cause of its first missing line.
+ *  - Causes of replacement (MemSpy): every eviction of a valid line records
+ *    (level, data object of the incoming reference, data object that brought
+ *    the victim in).  Invalidations by an inclusive level below are counted
+ *    apart (back_invalidations), not as replacements.
+ *  - Line use (SIP): per line brought in, the bytes referenced before it left
+ *    (spatial use) and the references to it after the one that brought it in
+ *    (temporal use, "reuses"); lines still resident at the end count when
+ *    mt_sim_finish is called.  Byte use is tracked in 64 chunks of line/64
+ *    bytes (exact bytes for lines of 64 bytes or less).
+ *  - Prefetch (off by default), per level, one of: tagged next-line (Smith
+ *    1982): a miss on line X, or the first reference to a line the
+ *    prefetcher brought, brings X+1; stride (Chen & Baer's reference
+ *    prediction table, 256 entries by instruction address): a reference
+ *    whose instruction moved by the same stride twice in a row brings the
+ *    line of address + stride.  A prefetch fills only its level when the line
+ *    is not there (no reference counted; the levels below are not touched:
+ *    it stands for a fetch from wherever the line is).  A prefetched line
+ *    left unreferenced counts as unused; it enters line use with no byte
+ *    used.  Exclusive levels take no prefetcher.
+ *  - Code and data objects are opaque 32-bit ids carried by each reference;
+ *    the simulator tallies per (code, data) pair: references, and misses per
+ *    level by cause.
+ */
+#ifndef MTOOL_SIM_H
+#define MTOOL_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../analyzer/analyzer.h"
+#include "../common/util.h"
+
+/* Levels: I1 and D1 at the top, then up to MT_SIM_MAX_LOWER unified levels
+ * below them, in order (L2, L3, ...; the last one is "LL"). */
+#define MT_SIM_MAX_LOWER 3
+#define MT_SIM_MAX_LEVELS (2 + MT_SIM_MAX_LOWER)
+
+typedef enum { MT_SIM_READ, MT_SIM_WRITE, MT_SIM_IFETCH } mt_sim_kind;
+typedef enum { MT_SIM_LRU, MT_SIM_PLRU, MT_SIM_RANDOM } mt_sim_replacement;
+typedef enum { MT_SIM_NON_INCLUSIVE, MT_SIM_INCLUSIVE, MT_SIM_EXCLUSIVE } mt_sim_inclusion;
+typedef enum { MT_SIM_COLD, MT_SIM_CAPACITY, MT_SIM_CONFLICT, MT_SIM_NCAUSES } mt_sim_cause;
+typedef enum { MT_SIM_PREFETCH_NONE, MT_SIM_PREFETCH_NEXT_LINE, MT_SIM_PREFETCH_STRIDE } mt_sim_prefetch;
+
+typedef struct {
+    char name[4];                    /* "I1", "D1", "L2", "L3", "L4" */
+    bool present;
+    uint64_t size;                   /* bytes */
+    uint32_t ways, line;             /* line: bytes, a power of two */
+    mt_sim_replacement replacement;
+    mt_sim_inclusion inclusion;      /* of the levels above; L1s: non-inclusive */
+    bool write_allocate;
+    mt_sim_prefetch prefetch;        /* see Notes */
+} mt_sim_level_desc;
+
+typedef struct {
+    mt_sim_level_desc i1, d1;        /* i1.present false: fetches go to D1 */
+    mt_sim_level_desc lower[MT_SIM_MAX_LOWER];
+    unsigned nlower;
+    bool straddle_line;              /* false: Cachegrind's rule (see Notes) */
+    uint64_t seed;                   /* of the random replacement's generator, not 0 */
+    char source[256];                /* where the description came from */
+} mt_sim_machine;
+
+/* An empty description (no level), the defaults of every setting. */
+void mt_sim_machine_init(mt_sim_machine *m);
+/* This machine's caches from sysfs (`root` NULL: /sys/devices/system/cpu/
+ * cpu0/cache), replacement LRU, non-inclusive, write-allocate; -1 with
+ * "ROOT: ..." when it is absent or unreadable. */
+int mt_sim_machine_from_sysfs(mt_sim_machine *m, const char *root, mt_error *err);
+/* A description file (docs/SIMULATOR.md): `version = 1`, then `key = value`
+ * lines as mt_sim_machine_set takes them, `#` comments.  Replaces *m;
+ * -1 with "PATH:LINE: reason". */
+int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
+/* One setting, the same keys for the file and the command line:
+ *   I1 | D1 | L2 | L3 | L4 = SIZE,WAYS,LINE (SIZE may end in K, M or G), or
+ *                         "none": I1 dropped, or that level and all below it
+ *   LL = SIZE,WAYS,LINE    the last level (added as L2 when there is none below L1)
+ *   LEVEL.replacement = lru | plru | random,  replacement = ... (every level)
+ *   LEVEL.inclusion = inclusive | exclusive | non-inclusive, inclusion = ... (below L1)
+ *   LEVEL.write_allocate = yes | no,  write_allocate = ... (every level)
+ *   LEVEL.prefetch = none | next-line | stride,  prefetch = ... (every level)
+ *   straddle = access | line;  seed = N
+ * -1 with "KEY: reason" (the caller adds where it came from). */
+int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
+/* Cachegrind's configuration on the levels given: no level between L1 and
+ * the last, LRU, write-allocate, non-inclusive, no prefetch, straddle=access. */
+void mt_sim_machine_cachegrind(mt_sim_machine *m);
+/* A description the simulator can run: D1 present, sizes a whole number of
+ * sets, lines powers of two, ... -1 with the first problem. */
+int mt_sim_machine_check(const mt_sim_machine *m, mt_error *err);
+/* The description in the file format mt_sim_machine_read reads. */
+void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m);
+const char *mt_sim_replacement_name(mt_sim_replacement r);
+const char *mt_sim_inclusion_name(mt_sim_inclusion i);
+const char *mt_sim_cause_name(mt_sim_cause c);
+const char *mt_sim_prefetch_name(mt_sim_prefetch p);
+
+/* Spatial use in ninths: bucket 0 = no byte used, bucket k (1..8) = more
+ * than (k-1)/8 and at most k/8 of the line.  Temporal use: bucket 0 = no
+ * reuse, bucket k = 2^(k-1) .. 2^k - 1 reuses, the last one open. */
+#define MT_SIM_SPATIAL_BUCKETS 9
+#define MT_SIM_TEMPORAL_BUCKETS 16
+
+typedef struct {
+    const mt_sim_level_desc *desc;
+    uint64_t refs, misses;
+    uint64_t reads, read_misses, writes, write_misses, fetches, fetch_misses;
+    uint64_t cause[MT_SIM_NCAUSES];  /* misses by cause; they sum to misses */
+    uint64_t evictions, writebacks, back_invalidations;
+    uint64_t prefetches, prefetch_hits, prefetch_unused; /* lines fetched ahead; first
+                                                            references to them; left unused */
+    uint64_t lines_used;             /* lines whose use was recorded (left or finished) */
+    uint64_t spatial[MT_SIM_SPATIAL_BUCKETS], temporal[MT_SIM_TEMPORAL_BUCKETS];
+} mt_sim_level_stats;
+
+/* Per (code object, data object): references and misses per level by cause;
+ * level index as in mt_sim_level_count's order.  (Every tally's record
+ * starts with its uint32_t keys, for sim.c's sorting.) */
+typedef struct {
+    uint32_t code, data;
+    uint64_t refs;
+    uint64_t misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+} mt_sim_pair;
+
+/* Causes of replacement: at `level`, lines of `victim` evicted to make room
+ * for lines of `evictor`, `count` times. */
+typedef struct {
+    uint32_t level, evictor, victim;
+    uint64_t count;
+} mt_sim_eviction;
+
+/* Line use per (level, data object that brought the line in). */
+typedef struct {
+    uint32_t level, data;
+    uint64_t lines, bytes_used, reuses;
+} mt_sim_object_use;
+
+typedef struct mt_sim mt_sim;
+
+/* A simulator for a checked machine, every line invalid. */
+mt_sim *mt_sim_new(const mt_sim_machine *m);
+void mt_sim_free(mt_sim *s);
+/* One reference of `size` bytes (at least 1) at `addr`, made by the
+ * instruction at `pc` (0 when unknown: the stride prefetcher's key). */
+void mt_sim_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
+                   uint32_t data, uint64_t pc);
+/* Writes back and invalidates every level (Dinero's flush record). */
+void mt_sim_flush(mt_sim *s);
+/* Records the use of every line still resident (call once, at the end). */
+void mt_sim_finish(mt_sim *s);
+
+/* Levels in order: I1 (if present), D1, then the lower ones. */
+unsigned mt_sim_level_count(const mt_sim *s);
+const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
+/* Tallies, sorted by (code, data), (level, evictor, victim), (level, data):
+ * copies, valid until the same accessor is called again or mt_sim_free. */
+const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n);
+const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n);
+const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n);
+
+/* Trace files. */
+typedef enum { MT_TRACE_DIN, MT_TRACE_LACKEY } mt_trace_format;
+/* "din" or "lackey"; -1 for another name. */
+int mt_trace_format_of(const char *name, mt_trace_format *f);
+/* The code object of an instruction address (lackey's I lines), or
+ * `fallback` when the caller knows none; NULL: every reference gets 0. */
+typedef uint32_t (*mt_trace_code_of)(void *ctx, uint64_t addr);
+typedef struct {
+    uint64_t records, reads, writes, fetches, modifies, flushes;
+} mt_trace_counts;
+/* A code object id for the procedures of an analyzed program: an
+ * mt_trace_code_of with ctx = the mt_program; procedure index + 1, 0 for an
+ * address in none of them. */
+uint32_t mt_sim_procedure_of(void *prog, uint64_t addr);
+/* Reads the trace at `path` in `format` into the simulator, record by
+ * record.  din: "LABEL ADDRESS [SIZE]" (label 0 read, 1 write, 2 fetch, 3
+ * read, 4 flush; hex address; decimal size, default 1).  lackey (valgrind
+ * --tool=lackey --trace-mem=yes): "I  ADDR,SIZE", " L ADDR,SIZE",
+ * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's own
+ * lines ("==", "--", "**", "###") skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
+int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
+                  void *ctx, mt_trace_counts *counts, mt_error *err);
+
+#endif

@@ -1,0 +1,222 @@
+/* sim/trace.c — the trace files the simulator reads: Dinero's din format and
+ * Valgrind lackey's --trace-mem=yes output (docs/SIMULATOR.md). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Sizes above this are no single reference of any x86-64 instruction (an
+ * AVX-512 store is 64 bytes, a cache line's zeroing 256): a damaged line. */
+#define MAX_REFERENCE_SIZE 4096
+
+int mt_trace_format_of(const char *name, mt_trace_format *f)
+{
+    if (!strcmp(name, "din"))
+        *f = MT_TRACE_DIN;
+    else if (!strcmp(name, "lackey"))
+        *f = MT_TRACE_LACKEY;
+    else
+        return -1;
+    return 0;
+}
+
+uint32_t mt_sim_procedure_of(void *prog, uint64_t addr)
+{
+    uint32_t p = mt_procedure_at(prog, addr);
+    return p == MT_NONE ? 0 : p + 1;
+}
+
+/* The value of a hex digit, -1 for another byte.  No ctype: isxdigit and
+ * tolower through the locale tables cost 12% of all instructions on a
+ * lackey trace (838 -> 736 million for a million records). */
+static int hex_digit(unsigned char c)
+{
+    if ((unsigned)(c - '0') < 10)
+        return c - '0';
+    if ((unsigned)((c | 0x20) - 'a') < 6)
+        return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
+/* Hex digits (an optional 0x first) at *p, at most 64 bits; *p moves past
+ * them.  -1 when there are none or too many. */
+static int parse_hex(const char **p, uint64_t *out)
+{
+    const unsigned char *s = (const unsigned char *)*p;
+    if (s[0] == '0' && (s[1] | 0x20) == 'x' && hex_digit(s[2]) >= 0)
+        s += 2;
+    while (*s == '0' && hex_digit(s[1]) >= 0)
+        s++;
+    uint64_t v = 0;
+    int n = 0, d;
+    for (; (d = hex_digit(*s)) >= 0; s++, n++) {
+        if (n == 16)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (!n)
+        return -1;
+    *p = (const char *)s;
+    *out = v;
+    return 0;
+}
+
+/* A decimal size in [1, MAX_REFERENCE_SIZE] at *p. */
+static int parse_size(const char **p, uint32_t *out)
+{
+    const char *s = *p;
+    uint32_t v = 0;
+    for (; (unsigned)(*s - '0') < 10; s++) {
+        v = v * 10 + (uint32_t)(*s - '0');
+        if (v > MAX_REFERENCE_SIZE)
+            return -1;
+    }
+    if (s == *p || !v)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+typedef struct {
+    mt_sim *sim;
+    mt_trace_code_of code_of;
+    void *ctx;
+    uint32_t code;            /* of the last instruction fetch */
+    uint64_t pc;              /* its address (lackey) */
+    mt_trace_counts *counts;
+} trace_reader;
+
+static void fetch(trace_reader *r, uint64_t addr, uint32_t size)
+{
+    if (r->code_of)
+        r->code = r->code_of(r->ctx, addr);
+    r->pc = addr;
+    r->counts->fetches++;
+    mt_sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0, r->pc);
+}
+
+/* din: "LABEL ADDRESS [SIZE]". */
+static const char *din_record(trace_reader *r, const char *s)
+{
+    s = skip_blanks(s);
+    if (!*s)
+        return NULL; /* blank line */
+    if (*s < '0' || *s > '4' || (s[1] != ' ' && s[1] != '\t'))
+        return "expected a label 0-4 (read, write, fetch, other, flush) and an address";
+    int label = *s - '0';
+    s = skip_blanks(s + 1);
+    uint64_t addr;
+    uint32_t size = 1;
+    if (parse_hex(&s, &addr) != 0)
+        return "expected a hexadecimal address of at most 64 bits";
+    s = skip_blanks(s);
+    if (*s && parse_size(&s, &size) != 0)
+        return "expected a decimal size from 1 to 4096 after the address";
+    if (*skip_blanks(s))
+        return "unexpected text after LABEL ADDRESS [SIZE]";
+    r->counts->records++;
+    switch (label) {
+    case 0:
+    case 3: /* Dinero's "unknown access type": a read */
+        r->counts->reads++;
+        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+        break;
+    case 1:
+        r->counts->writes++;
+        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+        break;
+    case 2:
+        fetch(r, addr, size);
+        break;
+    default:
+        r->counts->flushes++;
+        mt_sim_flush(r->sim);
+    }
+    return NULL;
+}
+
+/* lackey: "I  ADDR,SIZE" or " K ADDR,SIZE" with K in L, S, M. */
+static const char *lackey_record(trace_reader *r, const char *s)
+{
+    if (!*s || !strncmp(s, "==", 2) || !strncmp(s, "--", 2) || !strncmp(s, "**", 2) ||
+        !strncmp(s, "###", 3))
+        return NULL; /* blank, or one of valgrind's own lines (its messages; its DWARF
+                        reader's "### unhandled dwarf2 abbrev form" on clang's output) */
+    char kind;
+    if (s[0] == 'I' && s[1] == ' ' && s[2] == ' ')
+        kind = 'I';
+    else if (s[0] == ' ' && strchr("LSM", s[1]) && s[1] && s[2] == ' ')
+        kind = s[1];
+    else
+        return "expected 'I  ADDR,SIZE' or ' L|S|M ADDR,SIZE'";
+    s += 3;
+    uint64_t addr;
+    uint32_t size;
+    if (parse_hex(&s, &addr) != 0)
+        return "expected a hexadecimal address of at most 64 bits";
+    if (*s++ != ',' || parse_size(&s, &size) != 0)
+        return "expected ',SIZE' with a size from 1 to 4096";
+    if (*skip_blanks(s))
+        return "unexpected text after ADDR,SIZE";
+    r->counts->records++;
+    if (kind == 'I')
+        fetch(r, addr, size);
+    else if (kind == 'L' || kind == 'M') {
+        r->counts->reads++;
+        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+    }
+    if (kind == 'S' || kind == 'M') {
+        r->counts->writes++;
+        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+    }
+    r->counts->modifies += kind == 'M';
+    return NULL;
+}
+
+int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
+                  void *ctx, mt_trace_counts *counts, mt_error *err)
+{
+    FILE *fp = mt_fopen_regular(path, err);
+    if (!fp)
+        return -1;
+    memset(counts, 0, sizeof *counts);
+    trace_reader r = {.sim = s, .code_of = code_of, .ctx = ctx, .counts = counts};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    uint64_t lineno = 0;
+    int rc = 0;
+    while (rc == 0 && (len = getline(&line, &cap, fp)) >= 0) {
+        lineno++;
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        const char *why = (size_t)len != strlen(line) ? "a NUL byte in the line"
+                          : format == MT_TRACE_DIN    ? din_record(&r, line)
+                                                      : lackey_record(&r, line);
+        if (why) {
+            mt_error_set(err, "%s:%llu: %s", path, (unsigned long long)lineno, why);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && ferror(fp)) {
+        mt_error_set(err, "%s: read error", path);
+        rc = -1;
+    }
+    if (rc == 0 && !counts->records) {
+        mt_error_set(err, "%s: no %s record in the trace", path,
+                     format == MT_TRACE_DIN ? "din" : "lackey");
+        rc = -1;
+    }
+    free(line);
+    fclose(fp);
+    return rc;
+}

@@ -1,0 +1,251 @@
+#!/bin/sh
+# tests/sim.sh — `mtool sim --trace` (docs/SIMULATOR.md): hand-written din
+# traces with counts worked out by hand, bad input, and the simulator against
+# Cachegrind on samples: each sample traced by valgrind's lackey
+# (--trace-mem=yes) and run under cachegrind with the same geometry; mtool
+# sim --cachegrind on the lackey trace must give the same I1, D1 and LL
+# misses, in total and per procedure, within 1%.
+#
+#   MTOOL=build/asan/mtool SAMPLES=build/samples [SIM_GEOMETRY="--I1=... --D1=... --LL=..."] \
+#       sh tests/sim.sh [SAMPLE...]
+# (default samples: the matrix walks and the linked-list chase, non-PIE so
+# lackey's addresses are the binary's; traces of a few million references).
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES=${SAMPLES:-build/samples}
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-sim.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT INT TERM
+export XDG_CONFIG_HOME="$OUT/config"
+
+ok() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; }
+
+# field JSON LEVEL KEY: a level's figure from `mtool sim --json`.
+field() {
+    python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+l = [x for x in d["levels"] if x["name"] == sys.argv[2]][0]
+v = l
+for k in sys.argv[3].split("."):
+    v = v[k]
+print(v)' "$1" "$2" "$3"
+}
+
+# expect NAME TRACE "LEVEL KEY VALUE..." FLAGS...: the figures of a hand
+# trace through a D1-only machine (plus FLAGS).
+expect() {
+    name=$1 trace=$2 want=$3
+    shift 3
+    if ! "$MTOOL" sim --trace "$OUT/$trace" --json -o "$OUT/r.json" --I1=none --L2=none "$@" \
+        2> "$OUT/err"; then
+        fail "sim: $name: $(head -1 "$OUT/err")"
+        return
+    fi
+    set -- $want
+    while [ $# -ge 3 ]; do
+        got=$(field "$OUT/r.json" "$1" "$2")
+        if [ "$got" != "$3" ]; then
+            fail "sim: $name: $1 $2 is $got, expected $3"
+            return
+        fi
+        shift 3
+    done
+    ok "sim: $name"
+}
+
+# --- hand traces (din: label 0 read, 1 write; addresses in hex) ---
+# Cold: lines 0 1 2 then 0 1 again in a 4-line cache: 3 cold misses.
+printf '0 0\n0 40\n0 80\n0 0\n0 40\n' > "$OUT/cold.din"
+expect "cold" cold.din "D1 misses 3 D1 causes.cold 3 D1 causes.conflict 0" --D1=256,2,64
+# Capacity: A B C A, fully associative 2 lines: the second A misses in the
+# fully associative shadow too.
+printf '0 0\n0 40\n0 80\n0 0\n' > "$OUT/capacity.din"
+expect "capacity" capacity.din "D1 misses 4 D1 causes.cold 3 D1 causes.capacity 1" --D1=128,2,64
+# Conflict: lines 0 2 4 0 all in set 0 of a 2-way, 2-set cache; a fully
+# associative 4-line cache holds line 0: conflict.
+printf '0 0\n0 80\n0 100\n0 0\n' > "$OUT/conflict.din"
+expect "conflict" conflict.din "D1 misses 4 D1 causes.conflict 1" --D1=256,2,64
+# Replacement: A B C D E A B C D in one 4-way set: LRU 9 misses, tree PLRU 8
+# (tests/unit/test_sim.c works the tree bits out for the first 8: 7 misses,
+# C taking D's way; D then misses), random from seed 1 over
+# the same: draws 1206177355 2882512552 3117485455 1303648416 241277360
+# (xorshift64*, high 32 bits x 4 >> 32: ways 1 2 2 1 0): E -> w1 (B out),
+# A hit, B -> w2 (C out), C -> w2 (B out), D hit: 7 misses.
+printf '0 0\n0 40\n0 80\n0 c0\n0 100\n0 0\n0 40\n0 80\n0 c0\n' > "$OUT/repl.din"
+expect "replacement lru" repl.din "D1 misses 9" --D1=256,4,64 --replacement=lru
+expect "replacement plru" repl.din "D1 misses 8" --D1=256,4,64 --replacement=plru
+expect "replacement random, seed 1" repl.din "D1 misses 7" --D1=256,4,64 --replacement=random \
+    --seed=1
+# Write policies: write A, read A: write-allocate 1 miss, no-allocate 2.
+printf '1 0\n0 0\n' > "$OUT/write.din"
+expect "write-allocate" write.din "D1 misses 1 D1 write_misses 1" --D1=128,2,64
+expect "no-write-allocate" write.din "D1 misses 2 D1 write_misses 1 D1 read_misses 1" \
+    --D1=128,2,64 --write-allocate=no
+# Inclusion: D1 2 lines fully associative, L2 2 lines direct-mapped; 0 80 0:
+# L2 evicts line 0 while D1 holds it.
+printf '0 0\n0 80\n0 0\n' > "$OUT/incl.din"
+expect "non-inclusive L2" incl.din "D1 misses 2 L2 back_invalidations 0" --D1=128,2,64 \
+    --L2=128,1,64
+expect "inclusive L2" incl.din "D1 misses 3 L2 back_invalidations 2" --D1=128,2,64 \
+    --L2=128,1,64 --inclusion=inclusive
+# Exclusive: D1 and L2 one line each, A B A B: L2 gets D1's victims, 2 misses.
+printf '0 0\n0 40\n0 0\n0 40\n' > "$OUT/excl.din"
+expect "exclusive L2" excl.din "D1 misses 4 L2 refs 4 L2 misses 2" --D1=64,1,64 --L2=64,1,64 \
+    --inclusion=exclusive
+# Straddling: 8 bytes at 0x3c then reads of lines 0 and 1.
+printf '0 3c 8\n0 0 4\n0 40 4\n' > "$OUT/straddle.din"
+expect "straddle=access" straddle.din "D1 refs 3 D1 misses 1" --D1=256,4,64
+expect "straddle=line" straddle.din "D1 refs 4 D1 misses 2" --D1=256,4,64 --straddle=line
+
+# Tagged next-line prefetch: lines 0-7 in order in 4 lines: 1 miss, 7 hits
+# on prefetched lines, 8 prefetches (tests/unit/test_sim.c).
+printf '0 0\n0 40\n0 80\n0 c0\n0 100\n0 140\n0 180\n0 1c0\n' > "$OUT/seq.din"
+expect "next-line prefetch" seq.din "D1 misses 1 D1 prefetch_hits 7 D1 prefetches 8" \
+    --D1=256,4,64 --prefetch=next-line
+expect "no prefetch" seq.din "D1 misses 8 D1 prefetches 0" --D1=256,4,64
+# Stride prefetch (din has no instruction addresses: one entry for all):
+# every 4th line, 0 to 0x500: 3 misses, then the prefetched lines hit.
+printf '0 0\n0 100\n0 200\n0 300\n0 400\n0 500\n' > "$OUT/stride.din"
+expect "stride prefetch" stride.din "D1 misses 3 D1 prefetch_hits 3 D1 prefetches 4 \
+D1 prefetch_unused 1" --D1=256,4,64 --prefetch=stride
+
+# --- bad input: one line naming the file (and line), exit 1, no output ---
+printf '0 0\n0 zz\n' > "$OUT/bad.din"
+bad() {
+    name=$1 pattern=$2
+    shift 2
+    rm -f "$OUT/none.json"
+    "$MTOOL" sim "$@" -o "$OUT/none.json" > /dev/null 2> "$OUT/err"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 139 ] && [ "$(grep -c . "$OUT/err")" -eq 1 ] &&
+        grep -q -- "$pattern" "$OUT/err" && [ ! -e "$OUT/none.json" ]; then
+        ok "sim: $name"
+    else
+        fail "sim: $name (status $rc: $(head -2 "$OUT/err"))"
+    fi
+}
+bad "a malformed din line is named with its file and line" "bad.din:2: expected a hexadecimal" \
+    --trace "$OUT/bad.din" --D1=32K,8,64
+printf 'I  401000,3\n' > "$OUT/lackey.txt"
+bad "a lackey trace read as din says so at line 1" "lackey.txt:1:" --trace "$OUT/lackey.txt" \
+    --D1=32K,8,64
+bad "a din trace read as lackey is refused" "cold.din:1:" --trace "$OUT/cold.din" \
+    --format lackey --D1=32K,8,64
+bad "a directory is no trace" "is a directory" --trace "$OUT" --D1=32K,8,64
+bad "a missing trace" "No such file" --trace "$OUT/nothing" --D1=32K,8,64
+bad "an unknown format" "expected din or lackey" --trace "$OUT/cold.din" --format dinero
+bad "a geometry that is no whole number of sets" "whole number of sets" \
+    --trace "$OUT/cold.din" --D1=1000,3,64
+bad "an unknown replacement" "replacement" --trace "$OUT/cold.din" --replacement=fifo
+printf 'version = 2\nD1 = 32K,8,64\n' > "$OUT/machine.txt"
+bad "a machine file of another version" "machine.txt:1: version" --trace "$OUT/cold.din" \
+    --machine "$OUT/machine.txt"
+nl=$(printf 'x\ny')
+printf '0 0\n0 zz\n' > "$OUT/a${nl}b.din"
+bad "a file name with a newline stays on one line" 'ax\\x0ayb.din:2:' --trace "$OUT/a${nl}b.din" \
+    --D1=32K,8,64
+
+# --print-machine writes a description --machine reads back.
+if "$MTOOL" sim --print-machine --D1=32K,8,64 --L2=none --LL=1M,16,64 --I1=none \
+        --replacement=plru > "$OUT/m.txt" 2> "$OUT/err" &&
+    "$MTOOL" sim --machine "$OUT/m.txt" --print-machine > "$OUT/m2.txt" 2>> "$OUT/err" &&
+    cmp -s "$OUT/m.txt" "$OUT/m2.txt" && grep -q '^L2 = 1048576,16,64$' "$OUT/m.txt" &&
+    grep -q '^D1.replacement = plru$' "$OUT/m.txt"; then
+    ok "sim: --print-machine round-trips through --machine"
+else
+    fail "sim: --print-machine round trip: $(head -1 "$OUT/err")"
+fi
+
+# --- against Cachegrind ---
+if ! command -v valgrind > /dev/null 2>&1; then
+    fail "sim: valgrind is not installed (the Cachegrind oracle needs it)"
+    exit 0
+fi
+GEOMETRY=${SIM_GEOMETRY:-"--I1=16384,4,64 --D1=16384,4,64 --LL=262144,8,64"}
+
+# cg_totals CACHEGRIND_OUT: "fn I1 D1 LL" per function (LL = I, read and
+# write LL misses, as LL is unified), then "TOTAL I1 D1 LL".
+cg_totals() {
+    python3 -c 'import sys
+events = None; fn = None; tot = {}
+for line in open(sys.argv[1]):
+    if line.startswith("events:"):
+        events = line.split()[1:]
+    elif line.startswith("fn="):
+        fn = line[3:].strip()
+    elif line[:1].isdigit() and fn is not None:
+        v = dict(zip(events, map(int, line.split()[1:])))
+        r = tot.setdefault(fn, [0, 0, 0])
+        r[0] += v.get("I1mr", 0)
+        r[1] += v.get("D1mr", 0) + v.get("D1mw", 0)
+        r[2] += v.get("ILmr", 0) + v.get("DLmr", 0) + v.get("DLmw", 0)
+for k, r in tot.items():
+    print(k, *r, sep="\t")
+print("TOTAL", *[sum(r[i] for r in tot.values()) for i in range(3)], sep="\t")' "$1"
+}
+
+# sim_totals JSON: the same from `mtool sim --json --binary`.
+sim_totals() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+names = [l["name"] for l in d["levels"]]
+def m(row, level):
+    return sum(row["misses"][level].values())
+tot = [0, 0, 0]
+for c in d["code_objects"]:
+    r = [m(c, names[0]), m(c, names[1]), m(c, names[2])]
+    print(c["name"], *r, sep="\t")
+    tot = [a + b for a, b in zip(tot, r)]
+print("TOTAL", *tot, sep="\t")' "$1"
+}
+
+# compare SAMPLE CG SIM: totals within 1%, and every procedure of the
+# binary with at least 1000 misses at a level within 1% there.
+compare() {
+    python3 -c 'import sys
+def read(path):
+    rows = [l.rstrip("\n").split("\t") for l in open(path)]
+    return {r[0]: list(map(int, r[1:])) for r in rows}
+cg, sim = read(sys.argv[2]), read(sys.argv[3])
+bad = []
+checked = 0
+for fn, s in sim.items():
+    if fn.startswith("("):
+        continue
+    c = cg.get(fn, [0, 0, 0])
+    for i, level in enumerate(["I1", "D1", "LL"]):
+        if max(c[i], s[i]) >= 1000 or fn == "TOTAL":
+            checked += 1
+            if abs(c[i] - s[i]) > 0.01 * max(c[i], 1):
+                bad.append("%s %s: cachegrind %d, mtool %d" % (fn, level, c[i], s[i]))
+t, u = cg["TOTAL"], sim["TOTAL"]
+print("# %s: I1 %d/%d D1 %d/%d LL %d/%d (cachegrind/mtool), %d figures checked" %
+      (sys.argv[1], t[0], u[0], t[1], u[1], t[2], u[2], checked))
+if bad:
+    print("not ok - sim vs cachegrind: %s: %s" % (sys.argv[1], "; ".join(bad[:4])))
+elif checked < 3:
+    print("not ok - sim vs cachegrind: %s: too few figures to compare" % sys.argv[1])
+else:
+    print("ok - sim vs cachegrind: %s: I1, D1, LL misses within 1%% (totals, procedures)" % sys.argv[1])' "$@"
+}
+
+[ $# -gt 0 ] || set -- "$SAMPLES/matmul-gcc-O2-nopie" "$SAMPLES/linked-gcc-O2-nopie"
+for bin in "$@"; do
+    name=$(basename "$bin")
+    valgrind --tool=lackey --trace-mem=yes --log-file="$OUT/$name.lackey" "$bin" \
+        > /dev/null 2>&1 &&
+    valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/$name.cg" \
+        "$bin" > /dev/null 2>&1
+    if [ $? -ne 0 ]; then
+        fail "sim vs cachegrind: $name: valgrind failed"
+        continue
+    fi
+    if ! "$MTOOL" sim --trace "$OUT/$name.lackey" --format lackey --binary "$bin" --cachegrind \
+        $GEOMETRY --json -o "$OUT/$name.json" 2> "$OUT/err"; then
+        fail "sim vs cachegrind: $name: $(head -1 "$OUT/err")"
+        continue
+    fi
+    cg_totals "$OUT/$name.cg" > "$OUT/$name.cgt"
+    sim_totals "$OUT/$name.json" > "$OUT/$name.simt"
+    compare "$name" "$OUT/$name.cgt" "$OUT/$name.simt"
+done

@@ -1,0 +1,609 @@
+/* tests/unit/test_sim.c — the cache simulator (sim/) on hand-written
+ * reference streams whose counts are worked out by hand below, one per miss
+ * cause, replacement policy, inclusion policy, write policy and straddling
+ * rule; the tallies (code x data, causes of replacement, line use); the
+ * machine description (sysfs, file, settings) and the trace readers,
+ * including damaged traces.
+ *
+ * Oracles: the hand computations in the comments (no figure here comes from
+ * running the simulator); for random replacement, xorshift64* from seed 1
+ * computed apart (python, the numbers are listed). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim/sim.h"
+#include "unit.h"
+
+/* Line n of 64 bytes. */
+#define LINE(n) ((uint64_t)(n) * 64)
+
+/* A machine with D1 only (no I1, nothing below), or with one level below. */
+static mt_sim_machine machine(const char *d1, const char *l2, const char *replacement)
+{
+    mt_sim_machine m;
+    mt_error err;
+    mt_sim_machine_init(&m);
+    mt_sim_machine_set(&m, "D1", d1, &err);
+    if (l2)
+        mt_sim_machine_set(&m, "L2", l2, &err);
+    if (replacement)
+        mt_sim_machine_set(&m, "replacement", replacement, &err);
+    return m;
+}
+
+static void reads(mt_sim *s, const uint64_t *lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mt_sim_access(s, LINE(lines[i]), 8, MT_SIM_READ, 0, 0, 0);
+}
+
+static const mt_sim_level_stats *d1_of(mt_sim *s) { return mt_sim_level(s, 0); }
+
+static void test_cold(void)
+{
+    /* 4 lines, 2 ways, 2 sets: lines 0, 1, 2 fit; 0 and 1 again hit. */
+    mt_sim_machine m = machine("256,2,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, (uint64_t[]){0, 1, 2, 0, 1}, 5);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->refs == 5 && d->misses == 3 && d->cause[MT_SIM_COLD] == 3,
+          "3C cold: 5 references, 3 misses, all cold (%llu, %llu, %llu)",
+          (unsigned long long)d->refs, (unsigned long long)d->misses,
+          (unsigned long long)d->cause[MT_SIM_COLD]);
+    mt_sim_free(s);
+}
+
+static void test_capacity(void)
+{
+    /* Fully associative, 2 lines: A B C evicts A (LRU), A again misses; the
+     * shadow of 2 lines misses too: capacity. */
+    mt_sim_machine m = machine("128,2,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, (uint64_t[]){0, 1, 2, 0}, 4);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->misses == 4 && d->cause[MT_SIM_COLD] == 3 && d->cause[MT_SIM_CAPACITY] == 1 &&
+              d->cause[MT_SIM_CONFLICT] == 0,
+          "3C capacity: A B C A in a 2-line cache: 3 cold, 1 capacity");
+    mt_sim_free(s);
+}
+
+static void test_conflict(void)
+{
+    /* 2 ways, 2 sets: lines 0, 2, 4 all map to set 0; 4 evicts 0, which
+     * misses again, though a fully associative cache of 4 lines holds it. */
+    mt_sim_machine m = machine("256,2,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, (uint64_t[]){0, 2, 4, 0}, 4);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->misses == 4 && d->cause[MT_SIM_COLD] == 3 && d->cause[MT_SIM_CONFLICT] == 1,
+          "3C conflict: lines 0 2 4 0 in one 2-way set of a 4-line cache: 3 cold, 1 conflict");
+    mt_sim_free(s);
+}
+
+/* A B C D E A B C in one 4-way set (lines 0-4).
+ * LRU: E evicts A, A evicts B, B evicts C, C evicts D: 8 misses (5 cold, 3
+ *   capacity: the shadow is LRU with the same 4 lines).
+ * Tree PLRU (bit 0 = victim on the left): after A B C D the root points
+ *   left (D was right), node 2 to way 0 (B was way 1), node 3 to way 2.
+ *   E -> way 0 (A out); root now right, node 2 to way 1.  A -> root right,
+ *   node 3 -> way 2 (C out); root left, node 3 to way 3.  B: hit in way 1;
+ *   root right, node 2 to way 0.  C -> root right, node 3 -> way 3 (D out).
+ *   7 misses: 5 cold, and A, C missing in the shadow too: 2 capacity. */
+static void test_replacement_lru_plru(void)
+{
+    const uint64_t trace[] = {0, 1, 2, 3, 4, 0, 1, 2};
+    mt_sim_machine m = machine("256,4,64", NULL, "lru");
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, trace, 8);
+    CHECK(d1_of(s)->misses == 8 && d1_of(s)->cause[MT_SIM_CAPACITY] == 3,
+          "LRU: A B C D E A B C in 4 ways: 8 misses, 3 capacity (%llu)",
+          (unsigned long long)d1_of(s)->misses);
+    mt_sim_free(s);
+    m = machine("256,4,64", NULL, "plru");
+    s = mt_sim_new(&m);
+    reads(s, trace, 8);
+    CHECK(d1_of(s)->misses == 7 && d1_of(s)->cause[MT_SIM_CAPACITY] == 2 &&
+              d1_of(s)->cause[MT_SIM_COLD] == 5,
+          "tree PLRU: A B C D E A B C in 4 ways: 7 misses (B survives), 5 cold, 2 capacity "
+          "(%llu)", (unsigned long long)d1_of(s)->misses);
+    mt_sim_free(s);
+}
+
+/* Tree PLRU over 12 ways (this machine's D1): victims stay among the 12
+ * (ASan would see a 13th), and 12 lines cycled through a 12-way set after
+ * the first round always hit. */
+static void test_plru_not_power_of_two(void)
+{
+    mt_sim_machine m = machine("768,12,64", NULL, "plru");
+    mt_sim *s = mt_sim_new(&m);
+    for (int round = 0; round < 3; round++)
+        for (uint64_t l = 0; l < 12; l++)
+            mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->misses == 12, "tree PLRU, 12 ways: 12 lines cycled 3 times miss 12 times");
+    for (uint64_t l = 0; l < 1000; l++)
+        mt_sim_access(s, LINE((l * 7) % 29), 8, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->refs == 1036, "tree PLRU, 12 ways: 29 lines over 12 ways, no way out of range");
+    mt_sim_free(s);
+}
+
+/* Random, seed 1, 2 ways, one set; xorshift64* draws (high 32 bits x
+ * ways >> 32): 1206177355 -> way 0, 2882512552 -> 1, 3117485455 -> 1,
+ * 1303648416 -> 0.  A B C A B C A B:
+ *   A w0, B w1 (empty ways first), C -> w0 (A out), A -> w1 (B out),
+ *   B -> w1 (A out), C hit (w0), A -> w0 (C out), B hit: 6 misses. */
+static void test_replacement_random(void)
+{
+    mt_sim_machine m = machine("128,2,64", NULL, "random");
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, (uint64_t[]){0, 1, 2, 0, 1, 2, 0, 1}, 8);
+    CHECK(d1_of(s)->misses == 6, "random, seed 1: A B C A B C A B in 2 ways: 6 misses (%llu)",
+          (unsigned long long)d1_of(s)->misses);
+    mt_sim_free(s);
+    /* Seed 2 draws otherwise; the count may differ, the references not. */
+    mt_error err;
+    mt_sim_machine_set(&m, "seed", "2", &err);
+    s = mt_sim_new(&m);
+    reads(s, (uint64_t[]){0, 1, 2, 0, 1, 2, 0, 1}, 8);
+    CHECK(d1_of(s)->refs == 8 && d1_of(s)->misses >= 4,
+          "random, seed 2: 8 references, at least the 3 cold and one more");
+    mt_sim_free(s);
+}
+
+static void test_write_policies(void)
+{
+    /* Write A then read A: with write-allocate the read hits (1 miss);
+     * without, it misses too, and L2 (allocating) takes the write's miss
+     * and the read's hit. */
+    mt_sim_machine m = machine("128,2,64", "1024,2,64", NULL);
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->misses == 1 && d1_of(s)->write_misses == 1,
+          "write-allocate: write A, read A: one miss, the write's");
+    mt_sim_free(s);
+    mt_error err;
+    mt_sim_machine_set(&m, "D1.write_allocate", "no", &err);
+    s = mt_sim_new(&m);
+    mt_sim_access(s, 0, 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, 0, 8, MT_SIM_READ, 0, 0, 0);
+    const mt_sim_level_stats *l2 = mt_sim_level(s, 1);
+    CHECK(d1_of(s)->misses == 2 && l2->refs == 2 && l2->misses == 1,
+          "no-write-allocate: write A, read A: D1 misses both, L2 misses the write only");
+    mt_sim_free(s);
+    /* Write-back: one line; write A, read B evicts dirty A (1 writeback),
+     * read A evicts clean B (none). */
+    m = machine("64,1,64", NULL, NULL);
+    s = mt_sim_new(&m);
+    mt_sim_access(s, LINE(0), 8, MT_SIM_WRITE, 0, 0, 0);
+    mt_sim_access(s, LINE(1), 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, LINE(0), 8, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->evictions == 2 && d1_of(s)->writebacks == 1,
+          "write-back: a dirty eviction writes back, a clean one does not");
+    mt_sim_free(s);
+}
+
+/* D1: 2 lines fully associative; L2: 2 lines direct-mapped, lines 0 and 2
+ * both in its set 0.  Read 0, 2, 0: 2 evicts 0 from L2; inclusive, that
+ * invalidates 0 in D1, which misses again, and its L2 miss evicts 2, which
+ * leaves D1 too (3 D1 misses, 2 back invalidations); non-inclusive, D1
+ * still holds 0 (2 misses). */
+static void test_inclusive(void)
+{
+    const uint64_t trace[] = {0, 2, 0};
+    mt_sim_machine m = machine("128,2,64", "128,1,64", NULL);
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, trace, 3);
+    CHECK(d1_of(s)->misses == 2 && mt_sim_level(s, 1)->back_invalidations == 0,
+          "non-inclusive: L2's eviction leaves D1 alone (2 D1 misses)");
+    mt_sim_free(s);
+    mt_error err;
+    mt_sim_machine_set(&m, "L2.inclusion", "inclusive", &err);
+    s = mt_sim_new(&m);
+    reads(s, trace, 3);
+    CHECK(d1_of(s)->misses == 3 && mt_sim_level(s, 1)->back_invalidations == 2,
+          "inclusive: L2's evictions invalidate D1's copies (3 D1 misses, 2 back invalidations)");
+    mt_sim_free(s);
+}
+
+/* D1 and L2 one line each; read A B A B.  Exclusive: A fills D1 only; B
+ * evicts A into L2 (victim fill); A hits L2 (moves up, B goes down); B
+ * hits L2: L2 4 references, 2 misses.  Non-inclusive: L2 holds the last
+ * line only: 4 misses. */
+static void test_exclusive(void)
+{
+    const uint64_t trace[] = {0, 1, 0, 1};
+    mt_sim_machine m = machine("64,1,64", "64,1,64", NULL);
+    mt_sim *s = mt_sim_new(&m);
+    reads(s, trace, 4);
+    CHECK(mt_sim_level(s, 1)->misses == 4, "non-inclusive 1-line L2: A B A B misses 4 times");
+    mt_sim_free(s);
+    mt_error err;
+    mt_sim_machine_set(&m, "L2.inclusion", "exclusive", &err);
+    s = mt_sim_new(&m);
+    reads(s, trace, 4);
+    CHECK(d1_of(s)->misses == 4 && mt_sim_level(s, 1)->refs == 4 &&
+              mt_sim_level(s, 1)->misses == 2,
+          "exclusive 1-line L2: D1's victims land in L2, A B A B misses there twice (%llu)",
+          (unsigned long long)mt_sim_level(s, 1)->misses);
+    mt_sim_free(s);
+}
+
+/* 8 bytes at 0x3c cover lines 0 and 1.  straddle=access (Cachegrind): one
+ * reference, one miss, both lines filled (reads of 0x0 and 0x40 hit), the
+ * whole reference goes to L2 once.  straddle=line: two references, two
+ * misses, L2 two references. */
+static void test_straddle(void)
+{
+    mt_sim_machine m = machine("256,4,64", "1024,4,64", NULL);
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->refs == 3 && d1_of(s)->misses == 1 && mt_sim_level(s, 1)->refs == 1 &&
+              mt_sim_level(s, 1)->misses == 1,
+          "straddle=access: a reference over two lines is one reference, one miss, at each level");
+    mt_sim_free(s);
+    /* One line of the two already there: still one miss (Cachegrind counts
+     * the reference a miss if either line misses). */
+    s = mt_sim_new(&m);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->refs == 2 && d1_of(s)->misses == 2 && mt_sim_level(s, 1)->refs == 2,
+          "straddle=access: the second line missing makes the reference a miss");
+    mt_sim_free(s);
+    mt_error err;
+    mt_sim_machine_set(&m, "straddle", "line", &err);
+    s = mt_sim_new(&m);
+    mt_sim_access(s, 0x3c, 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x0, 4, MT_SIM_READ, 0, 0, 0);
+    mt_sim_access(s, 0x40, 4, MT_SIM_READ, 0, 0, 0);
+    CHECK(d1_of(s)->refs == 4 && d1_of(s)->misses == 2 && mt_sim_level(s, 1)->refs == 2,
+          "straddle=line: a reference over two lines is two references, two misses");
+    mt_sim_free(s);
+}
+
+/* Tagged next-line prefetch, 4 lines fully associative: lines 0-7 read in
+ * order.  0 misses and brings 1; each of 1-7 is a first reference to a
+ * prefetched line (a hit) and brings the next: 1 miss, 7 prefetch hits, 8
+ * prefetches; line 8 is never read: 1 unused at the end.  Without the
+ * prefetcher, 8 misses. */
+static void test_prefetch(void)
+{
+    mt_sim_machine m = machine("256,4,64", NULL, NULL);
+    mt_error err;
+    mt_sim_machine_set(&m, "prefetch", "next-line", &err);
+    mt_sim *s = mt_sim_new(&m);
+    for (uint64_t l = 0; l < 8; l++)
+        mt_sim_access(s, LINE(l), 8, MT_SIM_READ, 0, 0, 0);
+    mt_sim_finish(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->refs == 8 && d->misses == 1 && d->prefetch_hits == 7 && d->prefetches == 8 &&
+              d->prefetch_unused == 1 && d->temporal[0] == 9,
+          "next-line prefetch: 8 lines in order miss once, 7 prefetch hits, 8 prefetches, "
+          "1 unused; no line counts a reuse (%llu misses)", (unsigned long long)d->misses);
+    mt_sim_free(s);
+    mt_sim_machine_set(&m, "L2", "1024,4,64", &err);
+    mt_sim_machine_set(&m, "L2.inclusion", "exclusive", &err);
+    mt_sim_machine_set(&m, "L2.prefetch", "next-line", &err);
+    CHECK(mt_sim_machine_check(&m, &err) != 0 && strstr(err.msg, "no prefetcher"),
+          "an exclusive level with a prefetcher is refused (%s)", err.msg);
+}
+
+/* Stride prefetch, 4 lines fully associative, one instruction reading
+ * every 256 bytes (4 lines): 0 starts its entry, 0x100 sets the stride,
+ * 0x200 repeats it (prefetch 0x300), then 0x300, 0x400, 0x500 hit what was
+ * prefetched and each brings the next: 3 misses, 3 prefetch hits, 4
+ * prefetches, 0x600 unused.  Another instruction's references in between
+ * use another entry and change nothing. */
+static void test_prefetch_stride(void)
+{
+    mt_sim_machine m = machine("256,4,64", NULL, NULL);
+    mt_error err;
+    mt_sim_machine_set(&m, "prefetch", "stride", &err);
+    mt_sim *s = mt_sim_new(&m);
+    for (uint64_t a = 0; a <= 0x500; a += 0x100) {
+        mt_sim_access(s, a, 8, MT_SIM_READ, 0, 0, 0x401000);
+        mt_sim_access(s, 0x9000, 8, MT_SIM_READ, 0, 0, 0x401008);
+    }
+    mt_sim_finish(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->misses == 4 && d->prefetch_hits == 3 && d->prefetches == 4 &&
+              d->prefetch_unused == 1,
+          "stride prefetch: every 4th line read by one instruction: 3 misses (and 1 for the "
+          "other instruction's line), 3 prefetch hits, 4 prefetches, 1 unused (%llu misses)",
+          (unsigned long long)d->misses);
+    mt_sim_free(s);
+}
+
+/* Instruction fetches go to I1 when there is one, else to D1. */
+static void test_fetches(void)
+{
+    mt_sim_machine m = machine("128,2,64", NULL, NULL);
+    mt_error err;
+    mt_sim_machine_set(&m, "I1", "128,2,64", &err);
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_access(s, 0x1000, 4, MT_SIM_IFETCH, 0, 0, 0);
+    mt_sim_access(s, 0x1000, 4, MT_SIM_READ, 0, 0, 0);
+    CHECK(mt_sim_level_count(s) == 2 && mt_sim_level(s, 0)->fetch_misses == 1 &&
+              mt_sim_level(s, 1)->read_misses == 1,
+          "I1 apart from D1: a fetch and a read of one line miss once each");
+    mt_sim_free(s);
+}
+
+/* Code 7 reads object 1 at line 0; code 8 reads object 2 at line 1 in a
+ * one-line D1: object 2 evicts object 1 once; each pair 1 reference, 1
+ * cold miss.  Line use: 8 then 8 more then 16 bytes of line 0 (32 of 64
+ * bytes: bucket 4/8), 2 reuses (bucket 2: 2-3). */
+static void test_tallies(void)
+{
+    mt_sim_machine m = machine("64,1,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_access(s, 0x0, 8, MT_SIM_READ, 7, 1, 0);
+    mt_sim_access(s, 0x8, 8, MT_SIM_READ, 7, 1, 0);
+    mt_sim_access(s, 0x10, 16, MT_SIM_WRITE, 7, 1, 0);
+    mt_sim_access(s, 0x40, 16, MT_SIM_READ, 8, 2, 0);
+    mt_sim_finish(s);
+    size_t n;
+    const mt_sim_pair *p = mt_sim_pairs(s, &n);
+    CHECK(n == 2 && p[0].code == 7 && p[0].data == 1 && p[0].refs == 3 &&
+              p[0].misses[0][MT_SIM_COLD] == 1 && p[1].code == 8 && p[1].refs == 1 &&
+              p[1].misses[0][MT_SIM_COLD] == 1,
+          "code x data: (7, 1) 3 references 1 cold miss, (8, 2) 1 and 1");
+    const mt_sim_eviction *e = mt_sim_evictions(s, &n);
+    CHECK(n == 1 && e[0].evictor == 2 && e[0].victim == 1 && e[0].count == 1,
+          "causes of replacement: object 2 evicted object 1 once");
+    const mt_sim_object_use *u = mt_sim_object_uses(s, &n);
+    CHECK(n == 2 && u[0].data == 1 && u[0].bytes_used == 32 && u[0].reuses == 2 &&
+              u[1].data == 2 && u[1].bytes_used == 16 && u[1].reuses == 0,
+          "line use per object: object 1 32 bytes and 2 reuses, object 2 16 bytes");
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(d->spatial[4] == 1 && d->spatial[2] == 1 && d->temporal[2] == 1 && d->temporal[0] == 1,
+          "line use: 32/64 bytes in bucket 4/8, 16/64 in 2/8; 2 reuses in bucket 2-3, none in 0");
+    CHECK(d->writebacks == 1, "the written line evicted dirty: 1 writeback");
+    mt_sim_free(s);
+}
+
+/* A pointer chase's 16-byte nodes, one per 64-byte line, each read once
+ * into a 1-line cache: every line 25% used. */
+static void test_spatial_quarter(void)
+{
+    mt_sim_machine m = machine("64,1,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    for (uint64_t i = 0; i < 100; i++)
+        mt_sim_access(s, LINE((i * 37) % 101), 16, MT_SIM_READ, 0, 0, 0);
+    mt_sim_finish(s);
+    CHECK(d1_of(s)->spatial[2] == 100 && d1_of(s)->lines_used == 100,
+          "16 bytes of each 64-byte line used: all 100 lines in the 2/8 bucket");
+    mt_sim_free(s);
+}
+
+static char *temp_dir(void)
+{
+    char *dir = mt_xstrdup("/tmp/mtool-test-sim.XXXXXX");
+    if (!mkdtemp(dir))
+        abort();
+    return dir;
+}
+
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+    FILE *fp = fopen(path, "w");
+    fwrite(text, 1, len, fp);
+    fclose(fp);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    write_bytes(path, text, strlen(text));
+}
+
+static void fake_index(const char *root, int i, const char *level, const char *type,
+                       const char *size, const char *ways)
+{
+    char *dir = mt_xasprintf("%s/index%d", root, i);
+    mkdir(dir, 0700);
+    const char *names[] = {"level", "type", "size", "ways_of_associativity",
+                           "coherency_line_size"};
+    const char *values[] = {level, type, size, ways, "64"};
+    for (int k = 0; k < 5; k++) {
+        char *path = mt_xasprintf("%s/%s", dir, names[k]);
+        char *text = mt_xasprintf("%s\n", values[k]);
+        write_file(path, text);
+        free(path);
+        free(text);
+    }
+    free(dir);
+}
+
+static void test_machine(void)
+{
+    char *root = temp_dir();
+    fake_index(root, 0, "1", "Data", "48K", "12");
+    fake_index(root, 1, "1", "Instruction", "32K", "8");
+    fake_index(root, 2, "2", "Unified", "2048K", "16");
+    fake_index(root, 3, "3", "Unified", "307200K", "20");
+    mt_sim_machine m;
+    mt_error err;
+    CHECK(mt_sim_machine_from_sysfs(&m, root, &err) == 0 && m.d1.size == 49152 &&
+              m.d1.ways == 12 && m.i1.size == 32768 && m.nlower == 2 &&
+              m.lower[1].size == 314572800 && m.lower[1].ways == 20 &&
+              mt_sim_machine_check(&m, &err) == 0,
+          "sysfs: 48K 12-way D1, 32K I1, L2, 300M 20-way L3 (245760 sets, not a power of two)");
+    /* The description written reads back the same. */
+    char *path = mt_xasprintf("%s/machine.txt", root);
+    FILE *fp = fopen(path, "w");
+    mt_sim_machine_write(fp, &m);
+    fclose(fp);
+    mt_sim_machine back;
+    CHECK(mt_sim_machine_read(&back, path, &err) == 0 && back.nlower == 2 &&
+              back.lower[1].size == m.lower[1].size && back.d1.ways == 12 && back.i1.present,
+          "the machine file written reads back (%s)", err.msg);
+    /* LL and none. */
+    CHECK(mt_sim_machine_set(&m, "L2", "none", &err) == 0 && m.nlower == 0 &&
+              mt_sim_machine_set(&m, "LL", "1M,16,64", &err) == 0 && m.nlower == 1 &&
+              m.lower[0].size == 1 << 20,
+          "L2=none drops the levels below L1; LL= then adds the last level");
+    write_file(path, "version = 1\nD1 = 32K,8,64\nD1.replacement = fifo\n");
+    CHECK(mt_sim_machine_read(&back, path, &err) != 0 && strstr(err.msg, "machine.txt:3:"),
+          "a bad value is refused with the file and line (%s)", err.msg);
+    write_file(path, "D1 = 32K,8,64\n");
+    CHECK(mt_sim_machine_read(&back, path, &err) != 0 && strstr(err.msg, ":1: expected 'version"),
+          "a file without its version line first is refused (%s)", err.msg);
+    write_file(path, "version = 1\nD1 = 1000,3,64\n");
+    CHECK(mt_sim_machine_read(&back, path, &err) != 0 && strstr(err.msg, "whole number of sets"),
+          "a size that is no whole number of sets is refused (%s)", err.msg);
+    write_file(path, "version = 1\nD1 = 32K,8,48\n");
+    CHECK(mt_sim_machine_read(&back, path, &err) != 0 && strstr(err.msg, "power of two"),
+          "a line that is not a power of two is refused (%s)", err.msg);
+    mt_sim_machine nest = machine("32K,8,128", "1M,8,64", NULL);
+    mt_sim_machine_set(&nest, "L3", "8M,16,64", &err);
+    mt_sim_machine_set(&nest, "L3.inclusion", "exclusive", &err);
+    CHECK(mt_sim_machine_check(&nest, &err) != 0 && strstr(err.msg, "L3: exclusive needs lines"),
+          "an exclusive L3 under a D1 of longer lines is refused, even with L2 between (%s)",
+          err.msg);
+    char *none = mt_xasprintf("%s/nothing", root);
+    CHECK(mt_sim_machine_from_sysfs(&m, none, &err) != 0 && strstr(err.msg, none),
+          "no sysfs cache information: one error naming the directory (%s)", err.msg);
+    free(none);
+    free(path);
+    char *rm = mt_xasprintf("rm -rf %s", root);
+    CHECK(system(rm) == 0, "cleanup");
+    free(rm);
+    free(root);
+}
+
+/* A trace file's counts through the simulator, or -1 with err. */
+static uint64_t capacity; /* D1's capacity misses in the last run_trace */
+
+static int run_trace_bytes(const char *text, size_t len, mt_trace_format f, mt_trace_counts *c,
+                           uint64_t *d1_misses, mt_error *err)
+{
+    char *dir = temp_dir();
+    char *path = mt_xasprintf("%s/trace", dir);
+    write_bytes(path, text, len);
+    mt_sim_machine m = machine("128,2,64", NULL, NULL);
+    mt_sim_machine_set(&m, "I1", "128,2,64", err);
+    mt_sim *s = mt_sim_new(&m);
+    int rc = mt_trace_read(s, path, f, NULL, NULL, c, err);
+    *d1_misses = mt_sim_level(s, 1)->misses;
+    capacity = mt_sim_level(s, 1)->cause[MT_SIM_CAPACITY];
+    mt_sim_free(s);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+static int run_trace(const char *text, mt_trace_format f, mt_trace_counts *c,
+                     uint64_t *d1_misses, mt_error *err)
+{
+    return run_trace_bytes(text, strlen(text), f, c, d1_misses, err);
+}
+
+static void test_traces(void)
+{
+    mt_trace_counts c;
+    mt_error err;
+    uint64_t misses;
+    /* The last read is of line 2, which the 2-line shadow held before the
+     * flush: a conflict miss if the flush left the shadow alone. */
+    CHECK(run_trace("0 0\n1 0x40 8\n\n2 1000 4\n3 80\n4 0\n0 80\n", MT_TRACE_DIN, &c, &misses,
+                    &err) == 0 &&
+              c.records == 6 && c.reads == 3 && c.writes == 1 && c.fetches == 1 &&
+              c.flushes == 1 && misses == 4 && capacity == 1,
+          "din: read, write, fetch, other (a read), flush, read: the flush makes the last "
+          "read miss (4 D1 misses), a capacity miss (the shadow is flushed too)");
+    CHECK(run_trace("==1== Lackey\n### unhandled dwarf2 abbrev form code 0x25\nI  0401000,3\n L 1ffefffd58,8\n S 0000000000601040,4\n"
+                    " M 601040,4\n",
+                    MT_TRACE_LACKEY, &c, &misses, &err) == 0 &&
+              c.records == 4 && c.fetches == 1 && c.reads == 2 && c.writes == 2 &&
+              c.modifies == 1 && misses == 2,
+          "lackey: I, L, S, M (a load and a store): 2 D1 misses");
+    static const char *const bad_din[] = {"0 zz\n", "5 0\n", "0\n", "0 12345678901234567\n",
+                                          "0 10 0\n", "0 10 5000\n", "0 10 4 x\n", "00 1\n"};
+    for (size_t i = 0; i < MT_ARRAY_LEN(bad_din); i++) {
+        char *text = mt_xasprintf("0 0\n%s", bad_din[i]);
+        int rc = run_trace(text, MT_TRACE_DIN, &c, &misses, &err);
+        CHECK(rc != 0 && strstr(err.msg, "/trace:2: "), "din: bad line %zu refused at line 2 (%s)",
+              i, err.msg);
+        free(text);
+    }
+    static const char *const bad_lackey[] = {"I 401000,3\n", " L 401000\n", " X 10,4\n",
+                                             " L 10,0\n", "L  10,4\n", " S 10,4 junk\n"};
+    for (size_t i = 0; i < MT_ARRAY_LEN(bad_lackey); i++) {
+        char *text = mt_xasprintf("I  10,4\n%s", bad_lackey[i]);
+        int rc = run_trace(text, MT_TRACE_LACKEY, &c, &misses, &err);
+        CHECK(rc != 0 && strstr(err.msg, "/trace:2: "),
+              "lackey: bad line %zu refused at line 2 (%s)", i, err.msg);
+        free(text);
+    }
+    CHECK(run_trace("", MT_TRACE_DIN, &c, &misses, &err) != 0 && strstr(err.msg, "no din record"),
+          "an empty trace is refused (%s)", err.msg);
+    CHECK(run_trace_bytes("0 0\n0 4\0 8\n", 10, MT_TRACE_DIN, &c, &misses, &err) != 0 &&
+              strstr(err.msg, ":2: a NUL byte"),
+          "a NUL byte in a line is refused (%s)", err.msg);
+}
+
+/* Fuzz-ish: a valid trace of each format with one byte changed at every
+ * position to each of a few bytes: every variant reads or is refused with
+ * its file and line; nothing crashes (ASan, UBSan). */
+static void fuzz_trace(const char *good, mt_trace_format f, const char *what)
+{
+    const char subst[] = {'\0', '\n', ' ', ',', 'f', '9', 'I', 'M', '0', '\xff'};
+    size_t len = strlen(good);
+    unsigned refused_well = 0, read = 0, total = 0;
+    char *text = mt_xmalloc(len);
+    for (size_t pos = 0; pos < len; pos++)
+        for (size_t k = 0; k < sizeof subst; k++) {
+            memcpy(text, good, len);
+            text[pos] = subst[k];
+            mt_trace_counts c;
+            mt_error err;
+            uint64_t misses;
+            int rc = run_trace_bytes(text, len, f, &c, &misses, &err);
+            total++;
+            if (rc == 0)
+                read++;
+            else if (strstr(err.msg, "/trace:"))
+                refused_well++;
+        }
+    free(text);
+    CHECK(read && refused_well && read + refused_well == total,
+          "damaged %s traces: %u variants, %u read, %u refused with file:line", what, total, read,
+          refused_well);
+}
+
+static void test_damaged_traces(void)
+{
+    fuzz_trace("I  0401000,3\n L 1ffefffd58,8\n S 601040,4\n M 601048,16\n", MT_TRACE_LACKEY,
+               "lackey");
+    fuzz_trace("2 401000 3\n0 1ffefffd58 8\n1 601040\n4 0\n3 0x601048 16\n", MT_TRACE_DIN,
+               "din");
+}
+
+int main(void)
+{
+    test_cold();
+    test_capacity();
+    test_conflict();
+    test_replacement_lru_plru();
+    test_plru_not_power_of_two();
+    test_replacement_random();
+    test_write_policies();
+    test_inclusive();
+    test_exclusive();
+    test_straddle();
+    test_prefetch();
+    test_prefetch_stride();
+    test_fetches();
+    test_tallies();
+    test_spatial_quarter();
+    test_machine();
+    test_traces();
+    test_damaged_traces();
+    return unit_finish();
+}

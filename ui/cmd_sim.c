@@ -1,0 +1,504 @@
+/* ui/cmd_sim.c — `mtool sim --trace FILE`: a trace file through the cache
+ * simulator (sim/), its figures as text or JSON (docs/SIMULATOR.md). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/sim.h"
+#include "ui.h"
+
+const char mt_sim_usage[] =
+    "usage: mtool sim --trace FILE [options]\n"
+    "\n"
+    "Runs a trace of memory references through a cache simulator and reports, per\n"
+    "level, references, misses by cause (cold, capacity, conflict: Hill's 3C against a\n"
+    "fully associative LRU cache of the same size), evictions, writebacks and how much\n"
+    "of each line brought in was used (spatial: bytes; temporal: reuses); per code\n"
+    "object (procedures of --binary for lackey traces) references and misses.\n"
+    "The machine is this one, read from sysfs, unless a description file or the flags\n"
+    "say otherwise (docs/SIMULATOR.md).\n"
+    "\n"
+    "options:\n"
+    "  --trace FILE          the trace to read\n"
+    "  --format din|lackey   Dinero's din format (default), or the output of\n"
+    "                        valgrind --tool=lackey --trace-mem=yes\n"
+    "  --binary BIN          name code objects by BIN's procedures (the addresses of\n"
+    "                        lackey's I lines, as BIN links them: a non-PIE binary)\n"
+    "  --machine FILE        the machine description instead of sysfs's\n"
+    "  --I1=S,W,L --D1=S,W,L --L2=S,W,L --L3=S,W,L --LL=S,W,L\n"
+    "                        a level's size (K, M, G), ways, line bytes; 'none' drops\n"
+    "                        it (below L1: with every level under it)\n"
+    "  --replacement=lru|plru|random   every level's (LEVEL.replacement=... in a file)\n"
+    "  --inclusion=non-inclusive|inclusive|exclusive   every level below L1's\n"
+    "  --write-allocate=yes|no         every level's\n"
+    "  --prefetch=none|next-line|stride  every level's (tagged next-line; stride by\n"
+    "                        instruction address, lackey traces)\n"
+    "  --straddle=access|line          a reference over two lines counts once (as\n"
+    "                        Cachegrind does) or once per line\n"
+    "  --seed=N              the random replacement's seed (default 1)\n"
+    "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
+    "                        L2.inclusion=inclusive, ...)\n"
+    "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
+    "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
+    "  --print-machine       print the machine description and exit\n"
+    "  --json                JSON instead of text\n"
+    "  -o FILE               write to FILE (complete or not at all)\n";
+
+typedef struct {
+    const char *trace, *format, *binary, *machine, *out;
+    bool json, cachegrind, print_machine;
+    const char *settings[32][2]; /* key, value, in the order given */
+    unsigned nsettings;
+} sim_args;
+
+/* --KEY=VALUE flags that are machine settings, and their keys. */
+static const char *const setting_flags[][2] = {
+    {"--I1=", "I1"},
+    {"--D1=", "D1"},
+    {"--L2=", "L2"},
+    {"--L3=", "L3"},
+    {"--LL=", "LL"},
+    {"--replacement=", "replacement"},
+    {"--inclusion=", "inclusion"},
+    {"--write-allocate=", "write_allocate"},
+    {"--prefetch=", "prefetch"},
+    {"--straddle=", "straddle"},
+    {"--seed=", "seed"},
+};
+
+static int parse_setting(sim_args *a, const char *s)
+{
+    for (size_t k = 0; k < MT_ARRAY_LEN(setting_flags); k++) {
+        size_t n = strlen(setting_flags[k][0]);
+        if (!strncmp(s, setting_flags[k][0], n)) {
+            if (a->nsettings == MT_ARRAY_LEN(a->settings))
+                return -1;
+            a->settings[a->nsettings][0] = setting_flags[k][1];
+            a->settings[a->nsettings++][1] = s + n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int parse_args(sim_args *a, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(s, "--trace") && has_value)
+            a->trace = argv[++i];
+        else if (!strcmp(s, "--format") && has_value)
+            a->format = argv[++i];
+        else if (!strcmp(s, "--binary") && has_value)
+            a->binary = argv[++i];
+        else if (!strcmp(s, "--machine") && has_value)
+            a->machine = argv[++i];
+        else if (!strcmp(s, "-o") && has_value)
+            a->out = argv[++i];
+        else if (!strcmp(s, "--json"))
+            a->json = true;
+        else if (!strcmp(s, "--cachegrind"))
+            a->cachegrind = true;
+        else if (!strcmp(s, "--print-machine"))
+            a->print_machine = true;
+        else if (!strcmp(s, "--set") && has_value && strchr(argv[i + 1], '=') &&
+                 a->nsettings < MT_ARRAY_LEN(a->settings)) {
+            /* KEY=VALUE: the key as the description file has it */
+            char *eq = strchr(argv[++i], '=');
+            *eq = 0;
+            a->settings[a->nsettings][0] = argv[i];
+            a->settings[a->nsettings++][1] = eq + 1;
+        }
+        else if (parse_setting(a, s) != 0) {
+            mt_ui_error("sim: unknown or incomplete option '%s'; see 'mtool help sim'", s);
+            return -1;
+        }
+    }
+    if (!a->trace && !a->print_machine) {
+        mt_ui_error("sim: no trace given (--trace FILE); see 'mtool help sim'");
+        return -1;
+    }
+    return 0;
+}
+
+/* The machine: a description file or sysfs (or nothing, when sysfs has
+ * none and the flags give D1), then --cachegrind, then the flags in order. */
+static int build_machine(const sim_args *a, mt_sim_machine *m)
+{
+    mt_error err;
+    bool flags_give_d1 = false;
+    for (unsigned i = 0; i < a->nsettings; i++)
+        flags_give_d1 |= !strcmp(a->settings[i][0], "D1");
+    int rc = a->machine ? mt_sim_machine_read(m, a->machine, &err)
+                        : mt_sim_machine_from_sysfs(m, NULL, &err);
+    if (rc != 0 && !a->machine && flags_give_d1) {
+        mt_sim_machine_init(m);
+        snprintf(m->source, sizeof m->source, "flags");
+        rc = 0;
+    }
+    if (rc != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (a->cachegrind)
+        mt_sim_machine_cachegrind(m);
+    for (unsigned i = 0; i < a->nsettings; i++)
+        if (mt_sim_machine_set(m, a->settings[i][0], a->settings[i][1], &err) != 0) {
+            mt_ui_error("sim: %s", err.msg);
+            return -1;
+        }
+    if (mt_sim_machine_check(m, &err) != 0) {
+        mt_ui_error("sim: %s", err.msg);
+        return -1;
+    }
+    if (a->nsettings || a->cachegrind) { /* say the description was changed */
+        size_t n = strlen(m->source);
+        snprintf(m->source + n, sizeof m->source - n, " + flags");
+    }
+    return 0;
+}
+
+/* ---- code objects: the pairs summed per code id ---- */
+
+typedef struct {
+    uint32_t code;
+    uint64_t refs, misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+} code_row;
+
+static uint64_t row_misses(const code_row *r, unsigned level)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < MT_SIM_NCAUSES; c++)
+        n += r->misses[level][c];
+    return n;
+}
+
+static unsigned sort_level; /* the level code rows are sorted by */
+
+static int compare_rows(const void *a, const void *b)
+{
+    uint64_t x = row_misses(a, sort_level), y = row_misses(b, sort_level);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return ((const code_row *)a)->code < ((const code_row *)b)->code ? -1 : 1;
+}
+
+/* Rows by code id (pairs come sorted by code), the most missing first at
+ * the last level. */
+static code_row *code_rows(mt_sim *s, size_t *n)
+{
+    size_t np;
+    const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    code_row *rows = mt_xcalloc(np + 1, sizeof *rows);
+    size_t nr = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (!nr || rows[nr - 1].code != p[i].code)
+            rows[nr++].code = p[i].code;
+        code_row *r = &rows[nr - 1];
+        r->refs += p[i].refs;
+        for (unsigned l = 0; l < MT_SIM_MAX_LEVELS; l++)
+            for (int c = 0; c < MT_SIM_NCAUSES; c++)
+                r->misses[l][c] += p[i].misses[l][c];
+    }
+    sort_level = mt_sim_level_count(s) - 1;
+    qsort(rows, nr, sizeof *rows, compare_rows);
+    *n = nr;
+    return rows;
+}
+
+static const char *code_name(const mt_program *prog, uint32_t code)
+{
+    if (!code)
+        return prog ? "(outside the binary's procedures)" : "(all code)";
+    return prog->procs[code - 1].name;
+}
+
+/* ---- text ---- */
+
+static double percent(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_machine_line(FILE *fp, const mt_sim *s, const mt_sim_machine *m)
+{
+    char *source = mt_ui_escape(m->source);
+    fprintf(fp, "machine (%s, straddle=%s):", source, m->straddle_line ? "line" : "access");
+    free(source);
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        const mt_sim_level_desc *d = mt_sim_level(s, i)->desc;
+        bool kib = !(d->size % 1024);
+        fprintf(fp, "%s %s %" PRIu64 " %s %" PRIu32 "-way %" PRIu32 " B %s%s%s", i ? "," : "",
+                d->name, kib ? d->size >> 10 : d->size, kib ? "KiB" : "B", d->ways, d->line,
+                mt_sim_replacement_name(d->replacement),
+                d->name[0] == 'L' ? " " : "",
+                d->name[0] == 'L' ? mt_sim_inclusion_name(d->inclusion) : "");
+        if (!d->write_allocate)
+            fprintf(fp, " no-write-allocate");
+        if (d->prefetch != MT_SIM_PREFETCH_NONE)
+            fprintf(fp, " %s prefetch", mt_sim_prefetch_name(d->prefetch));
+    }
+    fputc('\n', fp);
+}
+
+static void print_levels(FILE *fp, const mt_sim *s)
+{
+    fprintf(fp, "\n%-5s %14s %12s %7s %12s %12s %12s %12s %12s\n", "level", "refs", "misses",
+            "miss%", "cold", "capacity", "conflict", "evictions", "writebacks");
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        const mt_sim_level_stats *st = mt_sim_level(s, i);
+        fprintf(fp, "%-5s %14" PRIu64 " %12" PRIu64 " %6.2f%% %12" PRIu64 " %12" PRIu64
+                    " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+                st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
+                st->cause[MT_SIM_COLD], st->cause[MT_SIM_CAPACITY], st->cause[MT_SIM_CONFLICT],
+                st->evictions, st->writebacks);
+    }
+}
+
+static void print_use(FILE *fp, const mt_sim *s)
+{
+    fprintf(fp, "\nline use (lines brought in, by share of bytes used / by reuses):\n");
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        const mt_sim_level_stats *st = mt_sim_level(s, i);
+        fprintf(fp, "  %-3s spatial", st->desc->name);
+        for (int b = 0; b < MT_SIM_SPATIAL_BUCKETS; b++)
+            fprintf(fp, " %s%d/8:%" PRIu64, b ? "<=" : "", b, st->spatial[b]);
+        fprintf(fp, "\n      temporal");
+        for (int b = 0; b < MT_SIM_TEMPORAL_BUCKETS; b++)
+            if (st->temporal[b])
+                fprintf(fp, " %s%u:%" PRIu64, b ? ">=" : "", b ? 1u << (b - 1) : 0u,
+                        st->temporal[b]);
+        fputc('\n', fp);
+    }
+}
+
+static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, size_t n,
+                               const mt_program *prog)
+{
+    enum { SHOWN = 20 };
+    fprintf(fp, "\ncode objects (by misses at the last level%s):\n%-40s %14s",
+            n > SHOWN ? ", the first 20" : "", "name", "refs");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
+    fputc('\n', fp);
+    for (size_t i = 0; i < n && i < SHOWN; i++) {
+        char *name = mt_ui_escape(code_name(prog, rows[i].code));
+        fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
+        free(name);
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+            fprintf(fp, " %10" PRIu64, row_misses(&rows[i], l));
+        fputc('\n', fp);
+    }
+}
+
+static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                       const mt_trace_counts *c, const mt_program *prog)
+{
+    char *trace = mt_ui_escape(a->trace);
+    fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
+                " fetches, %" PRIu64 " flushes\n",
+            trace, a->format, c->records, c->reads, c->writes, c->fetches, c->flushes);
+    free(trace);
+    print_machine_line(fp, s, m);
+    print_levels(fp, s);
+    size_t n;
+    code_row *rows = code_rows(s, &n);
+    print_code_objects(fp, s, rows, n, prog);
+    free(rows);
+    print_use(fp, s);
+}
+
+/* ---- JSON ---- */
+
+static void json_causes(FILE *fp, const uint64_t *cause)
+{
+    fprintf(fp, "{");
+    for (int c = 0; c < MT_SIM_NCAUSES; c++)
+        fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", mt_sim_cause_name((mt_sim_cause)c),
+                cause[c]);
+    fprintf(fp, "}");
+}
+
+static void json_u64_array(FILE *fp, const uint64_t *v, int n)
+{
+    fputc('[', fp);
+    for (int i = 0; i < n; i++)
+        fprintf(fp, "%s%" PRIu64, i ? ", " : "", v[i]);
+    fputc(']', fp);
+}
+
+static void json_level(FILE *fp, const mt_sim_level_stats *st)
+{
+    const mt_sim_level_desc *d = st->desc;
+    fprintf(fp, "    {\"name\": \"%s\", \"size\": %" PRIu64 ", \"ways\": %" PRIu32
+                ", \"line\": %" PRIu32 ", \"replacement\": \"%s\", \"inclusion\": \"%s\", "
+                "\"write_allocate\": %s, \"prefetch\": \"%s\",\n     \"refs\": %" PRIu64
+                ", \"misses\": %" PRIu64 ", \"miss_rate\": ",
+            d->name, d->size, d->ways, d->line, mt_sim_replacement_name(d->replacement),
+            mt_sim_inclusion_name(d->inclusion), d->write_allocate ? "true" : "false",
+            mt_sim_prefetch_name(d->prefetch), st->refs, st->misses);
+    mt_json_number(fp, st->refs ? (double)st->misses / (double)st->refs : 0.0);
+    fprintf(fp, ", \"reads\": %" PRIu64 ", \"read_misses\": %" PRIu64 ", \"writes\": %" PRIu64
+                ", \"write_misses\": %" PRIu64 ", \"fetches\": %" PRIu64
+                ", \"fetch_misses\": %" PRIu64 ",\n     \"causes\": ",
+            st->reads, st->read_misses, st->writes, st->write_misses, st->fetches,
+            st->fetch_misses);
+    json_causes(fp, st->cause);
+    fprintf(fp, ", \"evictions\": %" PRIu64 ", \"writebacks\": %" PRIu64
+                ", \"back_invalidations\": %" PRIu64 ", \"prefetches\": %" PRIu64
+                ", \"prefetch_hits\": %" PRIu64 ", \"prefetch_unused\": %" PRIu64
+                ", \"lines_used\": %" PRIu64 ",\n     \"spatial_use\": ",
+            st->evictions, st->writebacks, st->back_invalidations, st->prefetches,
+            st->prefetch_hits, st->prefetch_unused, st->lines_used);
+    json_u64_array(fp, st->spatial, MT_SIM_SPATIAL_BUCKETS);
+    fprintf(fp, ", \"temporal_use\": ");
+    json_u64_array(fp, st->temporal, MT_SIM_TEMPORAL_BUCKETS);
+    fprintf(fp, "}");
+}
+
+/* misses of one code row or pair: {"D1": {"cold": ...}, ...} */
+static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES])
+{
+    fprintf(fp, "{");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+        fprintf(fp, "%s\"%s\": ", l ? ", " : "", mt_sim_level(s, l)->desc->name);
+        json_causes(fp, misses[l]);
+    }
+    fprintf(fp, "}");
+}
+
+static void json_code_objects(FILE *fp, mt_sim *s, const mt_program *prog)
+{
+    size_t n;
+    code_row *rows = code_rows(s, &n);
+    fprintf(fp, ",\n  \"code_objects\": [");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
+        mt_json_string(fp, code_name(prog, rows[i].code));
+        fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
+        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
+        fprintf(fp, "}");
+    }
+    fprintf(fp, "\n  ]");
+    free(rows);
+}
+
+static void json_tallies(FILE *fp, mt_sim *s)
+{
+    size_t n;
+    const mt_sim_pair *p = mt_sim_pairs(s, &n);
+    fprintf(fp, ",\n  \"pairs\": [");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(fp, "%s\n    {\"code\": %" PRIu32 ", \"data\": %" PRIu32 ", \"refs\": %" PRIu64
+                    ", \"misses\": ",
+                i ? "," : "", p[i].code, p[i].data, p[i].refs);
+        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
+        fprintf(fp, "}");
+    }
+    const mt_sim_eviction *e = mt_sim_evictions(s, &n);
+    fprintf(fp, "\n  ],\n  \"replacements\": [");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, "%s\n    {\"level\": \"%s\", \"evictor\": %" PRIu32 ", \"victim\": %" PRIu32
+                    ", \"count\": %" PRIu64 "}",
+                i ? "," : "", mt_sim_level(s, e[i].level)->desc->name, e[i].evictor,
+                e[i].victim, e[i].count);
+    const mt_sim_object_use *u = mt_sim_object_uses(s, &n);
+    fprintf(fp, "\n  ],\n  \"object_use\": [");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, "%s\n    {\"level\": \"%s\", \"data\": %" PRIu32 ", \"lines\": %" PRIu64
+                    ", \"bytes_used\": %" PRIu64 ", \"reuses\": %" PRIu64 "}",
+                i ? "," : "", mt_sim_level(s, u[i].level)->desc->name, u[i].data, u[i].lines,
+                u[i].bytes_used, u[i].reuses);
+    fprintf(fp, "\n  ]");
+}
+
+static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                       const mt_trace_counts *c, const mt_program *prog)
+{
+    fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
+    mt_json_string(fp, a->trace);
+    fprintf(fp, ",\n  \"format\": \"%s\",\n  \"records\": %" PRIu64 ", \"reads\": %" PRIu64
+                ", \"writes\": %" PRIu64 ", \"fetches\": %" PRIu64 ", \"modifies\": %" PRIu64
+                ", \"flushes\": %" PRIu64 ",\n  \"machine\": ",
+            a->format, c->records, c->reads, c->writes, c->fetches, c->modifies, c->flushes);
+    mt_json_string(fp, m->source);
+    fprintf(fp, ", \"straddle\": \"%s\", \"seed\": %" PRIu64 ",\n  \"levels\": [\n",
+            m->straddle_line ? "line" : "access", m->seed);
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        json_level(fp, mt_sim_level(s, i));
+        fprintf(fp, "%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
+    }
+    fprintf(fp, "  ]");
+    json_code_objects(fp, s, prog);
+    json_tallies(fp, s);
+    fprintf(fp, "\n}\n");
+}
+
+/* ---- the command ---- */
+
+static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                        const mt_trace_counts *c, const mt_program *prog)
+{
+    mt_outfile out = {0};
+    FILE *fp = mt_ui_output_open(&out, a->out);
+    if (!fp)
+        return 1;
+    if (a->json)
+        print_json(fp, a, s, m, c, prog);
+    else
+        print_text(fp, a, s, m, c, prog);
+    return mt_ui_output_close(&out, a->out);
+}
+
+static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
+                    mt_program *prog)
+{
+    mt_sim *s = mt_sim_new(m);
+    mt_trace_counts counts;
+    mt_error err;
+    int rc = 1;
+    if (mt_trace_read(s, a->trace, format, prog ? mt_sim_procedure_of : NULL, prog, &counts,
+                      &err) != 0)
+        mt_ui_error("%s", err.msg);
+    else {
+        mt_sim_finish(s);
+        rc = write_report(a, s, m, &counts, prog);
+    }
+    mt_sim_free(s);
+    return rc;
+}
+
+int mt_cmd_sim(int argc, char **argv)
+{
+    sim_args a = {.format = "din"};
+    if (parse_args(&a, argc, argv) != 0)
+        return 2;
+    mt_trace_format format;
+    if (mt_trace_format_of(a.format, &format) != 0) {
+        mt_ui_error("sim: --format: expected din or lackey, not '%s'", a.format);
+        return 2;
+    }
+    mt_sim_machine m;
+    if (build_machine(&a, &m) != 0)
+        return 1;
+    if (a.print_machine) {
+        mt_sim_machine_write(stdout, &m);
+        return 0;
+    }
+    mt_program *prog = NULL;
+    if (a.binary) {
+        mt_analyze_options opt;
+        mt_analyze_options_init(&opt);
+        opt.want_lines = opt.want_estimability = false;
+        mt_error err;
+        if (!(prog = mt_analyze(a.binary, &opt, &err))) {
+            mt_ui_error("%s", err.msg);
+            return 1;
+        }
+    }
+    int rc = simulate(&a, &m, format, prog);
+    mt_program_free(prog);
+    return rc;
+}

@@ -43,11 +43,13 @@
 /* Frames of the inserted code: the start/stop routines are entered with
  * the record offset at 8(%rsp) and the event's %rsp 144 bytes above. */
 
+/* SAVE/RESTORE keep %rcx, %rdx, %rax (and, with `flags`, OF SF ZF AF PF
+ * CF) on the stack: all the events' fast paths use; the routines save
+ * %rsi and %rdi too. */
 .macro SAVE flags
-    push %rax
-    push %rdx
     push %rcx
-    push %rsi
+    push %rdx
+    push %rax
 .if \flags
     lahf
     seto %al
@@ -61,11 +63,9 @@
     add $0x7f, %al              /* OF = the saved seto byte */
     sahf
 .endif
-    pop %rsi
-    pop %rcx
-    pop %rdx
     pop %rax
-    ret $8
+    pop %rdx
+    pop %rcx
 .endm
 
 /* Calls C `fn(%rax)` with every caller-saved register but %rax preserved;
@@ -112,6 +112,7 @@
     .p2align 6
 mt_timer_\name:
     SAVE \flags
+    push %rsi
     push %rdi
     .set words, 5 + \flags
     mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
@@ -152,7 +153,9 @@ mt_timer_\name:
     or %rdx, %rax
     mov %rax, MT_FRAME_T0(%rsi)
 2:  pop %rdi
+    pop %rsi
     RESTORE \flags
+    ret $8
 3:  addq $1, MT_REC_RECURSIVE(%rdi,%rcx)
     jmp 2b
 5:  rdtsc
@@ -175,6 +178,7 @@ mt_timer_\name:
     .p2align 6
 mt_timer_\name:
     SAVE \flags
+    push %rsi
     push %rdi
     .set words, 5 + \flags
     mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
@@ -206,7 +210,9 @@ mt_timer_\name:
     cmpq $MT_OUTSIDE_PAUSED, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     je 5f                               /* back in the outside call it was called from */
 2:  pop %rdi
+    pop %rsi
     RESTORE \flags
+    ret $8
 4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
     CALL_C mt_timer_close_above
     mov %rax, %rsi
@@ -228,33 +234,10 @@ mt_timer_\name:
 
 /* ---- events: the code the rewriter copies onto edges ---------------------
  *
- * EVENT_SAVE/RESTORE keep %rcx, %rdx, %rax (and the flags) on the stack:
- * the fast paths use no other register.  The record's slot offset lives in
+ * The record's slot offset lives in
  * %rcx, so that it is one imm32 in the copy (`movl $RECORD, %ecx`) and the
  * record's fields are %gs:FIELD(%rcx); `rec` is `imm` in the copied
  * code, a register in mt_timer_calibrate's copy of the same code. */
-.macro EVENT_SAVE flags
-    push %rcx
-    push %rdx
-    push %rax
-.if \flags
-    lahf
-    seto %al
-    push %rax
-.endif
-.endm
-
-.macro EVENT_RESTORE flags
-.if \flags
-    pop %rax
-    add $0x7f, %al              /* OF = the saved seto byte */
-    sahf
-.endif
-    pop %rax
-    pop %rdx
-    pop %rcx
-.endm
-
 /* Where the rewriter patches the copied code `name`: absolute symbols
  * mt_event_NAME_FIELD, offsets from its first byte (entry.S puts them in
  * the blob's header). */
@@ -277,7 +260,7 @@ mt_timer_\name:
 
 /* The slow path: every register restored, the routine called as always. */
 .macro EVENT_CALL flags, redzone, rec, routine, name
-    EVENT_RESTORE \flags
+    RESTORE \flags
 .ifc \rec,imm
     .byte 0x68                  /* push imm32 (gas would take imm8 for 0) */
     .long 0
@@ -300,7 +283,7 @@ mt_timer_\name:
 .if \redzone
     lea -128(%rsp), %rsp
 .endif
-    EVENT_SAVE \flags
+    SAVE \flags
     EVENT_RECORD_RCX \rec, \name
     mov %gs:MT_SLOT_TIMER_TOP, %rdx
     lea 8*(3+\flags)+128*\redzone(%rsp), %rax   /* %rsp of the event */
@@ -329,7 +312,7 @@ mt_timer_\name:
     shl $32, %rdx
     or %rdx, %rax
     mov %rax, %gs:MT_FRAME_T0(%rcx)
-6:  EVENT_RESTORE \flags
+6:  RESTORE \flags
 .if \redzone
     lea 128(%rsp), %rsp
 .endif
@@ -350,7 +333,7 @@ mt_timer_\name:
 .if \redzone
     lea -128(%rsp), %rsp
 .endif
-    EVENT_SAVE \flags
+    SAVE \flags
     EVENT_RECORD_RCX \rec, \name
     mov %gs:MT_SLOT_TIMER_TOP, %rdx
     cmpq $1, %gs:MT_REC_DEPTH(%rcx)
@@ -374,7 +357,7 @@ mt_timer_\name:
     add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rdx)
     sub $MT_FRAME_SIZE, %rdx
     mov %rdx, %gs:MT_SLOT_TIMER_TOP
-6:  EVENT_RESTORE \flags
+6:  RESTORE \flags
 .if \redzone
     lea 128(%rsp), %rsp
 .endif

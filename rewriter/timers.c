@@ -472,10 +472,14 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
         }
         i = j;
     }
-    uint32_t pre_len = 0;
+    uint32_t pre_len = entry_snip ? c->snips[entry_snip].len : 0;
+    if (ok && pre_len > UINT16_MAX) { /* branches skip it with a 16-bit count */
+        *why = mt_xasprintf("%u bytes of timer events at its entry (at most %u)", pre_len,
+                            UINT16_MAX);
+        ok = false;
+    }
     if (ok) {
         rp->insns[0].pre = entry_snip;
-        pre_len = rp->insns[0].pre ? c->snips[rp->insns[0].pre].len : 0;
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
             ri->before = add_snip(c, before[k].ev, before[k].n);

@@ -275,17 +275,31 @@ mt_timer_\name:
 .endif
 .endm
 
-/* A start: a frame pushed unless the top one was left by a non-local exit
- * (its %rsp below the event's; for a procedure entry at or below it) or is
- * in an outside call (a callback): the routine closes or pauses those.  A
- * recursive entry only counts. */
-.macro EVENT_START flags, redzone, rec, routine, name=
+/* Both kinds begin stepping over the red zone, saving, loading the record
+ * and the top frame's offset (%rdx), and end their fast paths restoring. */
+.macro EVENT_BEGIN flags, redzone, rec, name
 .if \redzone
     lea -128(%rsp), %rsp
 .endif
     SAVE \flags
     EVENT_RECORD_RCX \rec, \name
     mov %gs:MT_SLOT_TIMER_TOP, %rdx
+.endm
+
+.macro EVENT_DONE flags, redzone
+    RESTORE \flags
+.if \redzone
+    lea 128(%rsp), %rsp
+.endif
+    jmp 9f
+.endm
+
+/* A start: a frame pushed unless the top one was left by a non-local exit
+ * (its %rsp below the event's; for a procedure entry at or below it) or is
+ * in an outside call (a callback): the routine closes or pauses those.  A
+ * recursive entry only counts. */
+.macro EVENT_START flags, redzone, rec, routine, name=
+    EVENT_BEGIN \flags, \redzone, \rec, \name
     lea 8*(3+\flags)+128*\redzone(%rsp), %rax   /* %rsp of the event */
     cmp %rax, %gs:MT_FRAME_RSP(%rdx)
 .if \redzone
@@ -312,11 +326,7 @@ mt_timer_\name:
     shl $32, %rdx
     or %rdx, %rax
     mov %rax, %gs:MT_FRAME_T0(%rcx)
-6:  RESTORE \flags
-.if \redzone
-    lea 128(%rsp), %rsp
-.endif
-    jmp 9f
+6:  EVENT_DONE \flags, \redzone
 7:  addq $1, %gs:MT_REC_DEPTH(%rcx)
     addq $1, %gs:MT_REC_RECURSIVE(%rcx)
     jmp 6b
@@ -330,12 +340,7 @@ mt_timer_\name:
  * object (its frame closed by a non-local exit) does nothing, and the rest
  * goes to the routine. */
 .macro EVENT_STOP flags, redzone, rec, routine, name=
-.if \redzone
-    lea -128(%rsp), %rsp
-.endif
-    SAVE \flags
-    EVENT_RECORD_RCX \rec, \name
-    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    EVENT_BEGIN \flags, \redzone, \rec, \name
     cmpq $1, %gs:MT_REC_DEPTH(%rcx)
     jne 7f
     cmp %rcx, %gs:MT_FRAME_RECORD(%rdx)
@@ -357,11 +362,7 @@ mt_timer_\name:
     add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rdx)
     sub $MT_FRAME_SIZE, %rdx
     mov %rdx, %gs:MT_SLOT_TIMER_TOP
-6:  RESTORE \flags
-.if \redzone
-    lea 128(%rsp), %rsp
-.endif
-    jmp 9f
+6:  EVENT_DONE \flags, \redzone
 7:  cmpq $0, %gs:MT_REC_DEPTH(%rcx)
     je 6b                       /* not active (left by a non-local exit) */
     subq $1, %gs:MT_REC_DEPTH(%rcx)

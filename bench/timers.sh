@@ -2,7 +2,7 @@
 # bench/timers.sh — the cost of one pass-2 timer start/stop pair against its
 # physical floor, measured in one run (bench/timer_pair.c): a loop calling a
 # small procedure, instrumented with block counters and then also timed; the
-# difference per call is one pair (inline code, runtime routine, two TSC
+# difference per call is one pair (the inline events, two TSC
 # reads).  Floors: two plain `rdtsc` (what the runtime uses) and two
 # `lfence; rdtsc`.  Ticks become core cycles through a chain of dependent
 # `imul %reg,%reg` (3 cycles each) timed in the same run, checked against a

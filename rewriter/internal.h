@@ -281,6 +281,8 @@ typedef struct {
     rw_tramp *tramps;
     size_t ntramps, cap_tramps;
     uint64_t timer_entry[MT_RT_TIMER_COUNT]; /* runtime entry points in the output */
+    const uint8_t *blob;       /* the runtime blob (mt_rt_header first): the events' code */
+    uint64_t event_routine[MT_RT_EVENT_COUNT]; /* their rare paths' routines in the output */
     uint32_t nevents_placed;   /* timer start/stop events inserted */
     uint32_t nevents_saving_flags; /* ... of which preserve live flags */
 } rw_code;
@@ -304,9 +306,10 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
 rw_moved *rw_code_moved(const rw_code *c, size_t *n);
 void rw_moved_free(rw_moved *m, size_t n);
 
-/* timers.c: the objects to time (record order) and the procedures whose
- * PLT calls are bracketed. */
-void rw_timers_init(rw_code *c, const struct mt_timed_object *timed, uint32_t ntimed);
+/* timers.c: the runtime blob whose event code the copies take, the objects
+ * to time (record order) and the procedures whose PLT calls are bracketed. */
+void rw_timers_init(rw_code *c, const uint8_t *blob, const struct mt_timed_object *timed,
+                    uint32_t ntimed);
 /* timers.c: plans the pass-2 events of a procedure being added (its
  * liveness solved, block_first[b] = index of block b's first instruction);
  * false with *why when an object of it cannot be timed. */

@@ -59,6 +59,19 @@ typedef struct {
     size_t size;
 } runtime_blob;
 
+/* Whether the timer events' code and the fields the copy patches lie
+ * inside the blob's code (timers.c copies them unchecked). */
+static bool event_code_fits(const mt_rt_header *h)
+{
+    for (int e = 0; e < MT_RT_EVENT_COUNT; e++) {
+        const mt_rt_event_code *ec = &h->event_code[e];
+        if ((uint64_t)ec->offset + ec->len > h->data_offset || ec->routine >= h->data_offset ||
+            ec->record + 4u > ec->len || ec->push + 4u > ec->len || ec->call + 4u > ec->len)
+            return false;
+    }
+    return true;
+}
+
 static int load_runtime(runtime_blob *rt, mt_error *err)
 {
     rt->bytes = mt_runtime_blob;
@@ -67,7 +80,8 @@ static int load_runtime(runtime_blob *rt, mt_error *err)
     const mt_rt_header *h = rt->hdr;
     if (rt->size < sizeof *h || h->magic != MT_RT_MAGIC || h->version != MT_RT_VERSION ||
         h->blob_size != rt->size || h->params_offset + sizeof(mt_rt_params) > rt->size ||
-        h->entry_offset >= rt->size || h->data_offset > rt->size || h->data_offset % PAGE) {
+        h->entry_offset >= rt->size || h->data_offset > rt->size || h->data_offset % PAGE ||
+        !event_code_fits(h)) {
         mt_error_set(err, "internal error: the embedded runtime blob is inconsistent");
         return -1;
     }
@@ -184,8 +198,8 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
     }
 }
 
-/* Where the wrappers and timer entry points are, once the runtime's
- * address is known. */
+/* Where the wrappers, timer entry points and the routines of the timer
+ * events' rare paths are, once the runtime's address is known. */
 static void place_wrappers(rw_code *c, const runtime_blob *rt, uint64_t blob_vaddr)
 {
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
@@ -193,6 +207,8 @@ static void place_wrappers(rw_code *c, const runtime_blob *rt, uint64_t blob_vad
             c->wrap_new[w] = blob_vaddr + rt->hdr->wrapper_offset[w];
     for (int t = 0; t < MT_RT_TIMER_COUNT; t++)
         c->timer_entry[t] = blob_vaddr + rt->hdr->timer_offset[t];
+    for (int e = 0; e < MT_RT_EVENT_COUNT; e++)
+        c->event_routine[e] = blob_vaddr + rt->hdr->event_code[e].routine;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -580,7 +596,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.loop_registers = !opt->no_loop_registers;
     c.timers_only = opt->timers_only;
     find_wrapped_callees(&c, &rt);
-    rw_timers_init(&c, opt->timed, opt->ntimed);
+    rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
     report->ntimed = count_timed(&c);
     if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&

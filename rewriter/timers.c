@@ -27,15 +27,16 @@
  * Calls to PLT stubs in procedures reachable from a timed object are
  * bracketed with outside_enter/exit: their time is accounted separately.
  *
- * Each timer event is 23 bytes: `lea -128(%rsp),%rsp; push $RECORD; call
- * ENTRY; lea 128(%rsp),%rsp`, with the *_flags entry where liveness says a
- * flag is live at the edge's destination (never at entries, returns, tail
- * calls: the ABI).  A procedure's start (at its entry) and the stops where
- * the procedure is left (returns, tail calls) are 10 bytes, `push $RECORD;
- * call ENTRY`: no red zone is in use there, and the two `lea` cost 4.5 TSC
- * ticks of a 86-tick start/stop pair on an Emerald Rapids core.  Outside
- * brackets are a bare `call` (5 bytes): a call site has dead flags and a
- * free red zone. */
+ * Each start or stop event is a copy of the runtime's code for its kind
+ * (timer/probes.S, EVENT: an inline fast path, a call to a runtime routine
+ * on its rare paths), with the object's record offset patched in: the
+ * *_flags kind where liveness says a flag is live at the edge's destination
+ * (never at entries, returns, tail calls: the ABI).  A procedure's start
+ * (at its entry) and the stops where the procedure is left (returns, tail
+ * calls) are the kinds that do not step over the red zone: none is in use
+ * there, and the two `lea` cost 4.5 TSC ticks of a 86-tick start/stop pair
+ * on an Emerald Rapids core.  Outside brackets are a bare `call` (5 bytes):
+ * a call site has dead flags and a free red zone. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -43,15 +44,33 @@
 #include "internal.h"
 #include "rewriter.h"
 
-#define EVENT_LEN 23
-#define EVENT_NO_RED_ZONE_LEN 10
 #define CALL_LEN 5
 
-static size_t event_len(const rw_event *ev)
+static bool is_bracket(const rw_event *ev)
 {
-    return ev->kind == RW_EV_OUTSIDE_ENTER || ev->kind == RW_EV_OUTSIDE_EXIT ? CALL_LEN
-           : ev->no_red_zone                                                  ? EVENT_NO_RED_ZONE_LEN
-                                                                              : EVENT_LEN;
+    return ev->kind == RW_EV_OUTSIDE_ENTER || ev->kind == RW_EV_OUTSIDE_EXIT;
+}
+
+/* The runtime's code for a start or stop event (mt_rt_header.event_code). */
+static int event_kind(const rw_event *ev)
+{
+    if (ev->kind == RW_EV_START_PROC)
+        return MT_RT_EVENT_START_PROC; /* only at entries */
+    if (ev->kind == RW_EV_START_LOOP)
+        return ev->save_flags ? MT_RT_EVENT_START_LOOP_FLAGS : MT_RT_EVENT_START_LOOP;
+    if (ev->no_red_zone) /* where the procedure is left: flags dead */
+        return MT_RT_EVENT_STOP_LEAVE;
+    return ev->save_flags ? MT_RT_EVENT_STOP_FLAGS : MT_RT_EVENT_STOP;
+}
+
+static const mt_rt_event_code *event_code(const rw_code *c, const rw_event *ev)
+{
+    return &((const mt_rt_header *)(const void *)c->blob)->event_code[event_kind(ev)];
+}
+
+static size_t event_len(const rw_code *c, const rw_event *ev)
+{
+    return is_bracket(ev) ? CALL_LEN : event_code(c, ev)->len;
 }
 
 /* Appends a snip of events ev[0..n), returns its index (0 when n == 0). */
@@ -66,7 +85,7 @@ static uint32_t add_snip(rw_code *c, const rw_event *ev, uint32_t n)
     rw_snip s = {.first = (uint32_t)c->nevents, .n = n};
     for (uint32_t k = 0; k < n; k++) {
         MT_PUSH(c->events, c->nevents, c->cap_events, ev[k]);
-        s.len += (uint32_t)event_len(&ev[k]);
+        s.len += (uint32_t)event_len(c, &ev[k]);
     }
     MT_PUSH(c->snips, c->nsnips, c->cap_snips, s);
     return (uint32_t)c->nsnips - 1;
@@ -453,10 +472,14 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
         }
         i = j;
     }
-    uint32_t pre_len = 0;
+    uint32_t pre_len = entry_snip ? c->snips[entry_snip].len : 0;
+    if (ok && pre_len > UINT16_MAX) { /* branches skip it with a 16-bit count */
+        *why = mt_xasprintf("%u bytes of timer events at its entry (at most %u)", pre_len,
+                            UINT16_MAX);
+        ok = false;
+    }
     if (ok) {
         rp->insns[0].pre = entry_snip;
-        pre_len = rp->insns[0].pre ? c->snips[rp->insns[0].pre].len : 0;
         for (uint32_t k = 0; k < rp->ninsns; k++) {
             rw_insn *ri = &rp->insns[k];
             ri->before = add_snip(c, before[k].ev, before[k].n);
@@ -513,51 +536,45 @@ static bool call_rel32(rw_buf *out, uint64_t at, uint64_t target)
     return true;
 }
 
-static int timer_entry(const rw_event *ev)
+/* Copies the runtime's code of event `ev` to the end of `out` (byte 0 at
+ * `vaddr`): its record offset in both imm32 fields, its call aimed at the
+ * routine in the output.  Record offsets lie below 2 GiB (`push imm32`
+ * sign-extends). */
+static bool emit_event(const rw_code *c, const rw_event *ev, uint64_t vaddr, rw_buf *out)
 {
-    switch (ev->kind) {
-    case RW_EV_START_PROC:
-        return MT_RT_TIMER_START_PROC; /* only at entries */
-    case RW_EV_START_LOOP:
-        return ev->save_flags ? MT_RT_TIMER_START_LOOP_FLAGS : MT_RT_TIMER_START_LOOP;
-    case RW_EV_STOP:
-        return ev->save_flags ? MT_RT_TIMER_STOP_FLAGS : MT_RT_TIMER_STOP;
-    case RW_EV_OUTSIDE_ENTER:
-        return MT_RT_TIMER_OUTSIDE_ENTER;
-    default:
-        return MT_RT_TIMER_OUTSIDE_EXIT;
-    }
+    const mt_rt_event_code *ec = event_code(c, ev);
+    uint64_t at = vaddr + out->len;
+    int64_t d = (int64_t)(c->event_routine[event_kind(ev)] - (at + ec->call + 4));
+    if (d < INT32_MIN || d > INT32_MAX)
+        return false;
+    size_t start = out->len;
+    uint32_t record =
+        (uint32_t)(MT_SLOT_RECORDS_OFFSET(c->ncounters) + (uint64_t)ev->obj * MT_REC_SIZE);
+    rw_buf_put(out, c->blob + ec->offset, ec->len);
+    rw_buf_patch_u32(out, start + ec->record, record);
+    rw_buf_patch_u32(out, start + ec->push, record);
+    rw_buf_patch_u32(out, start + ec->call, (uint32_t)(int32_t)d);
+    return true;
 }
 
 bool rw_timers_emit_snip(const rw_code *c, uint32_t s, uint64_t vaddr, rw_buf *out, mt_error *err)
 {
     if (!s)
         return true;
-    static const uint8_t lea_down[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
-    static const uint8_t lea_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
     const rw_snip *sn = &c->snips[s];
     for (uint32_t k = 0; k < sn->n; k++) {
         const rw_event *ev = &c->events[sn->first + k];
-        uint64_t entry = c->timer_entry[timer_entry(ev)];
-        if (event_len(ev) == CALL_LEN) {
-            if (!call_rel32(out, vaddr + out->len, entry))
-                goto range;
-            continue;
+        bool ok = !is_bracket(ev) ? emit_event(c, ev, vaddr, out)
+                  : call_rel32(out, vaddr + out->len,
+                               c->timer_entry[ev->kind == RW_EV_OUTSIDE_ENTER
+                                                  ? MT_RT_TIMER_OUTSIDE_ENTER
+                                                  : MT_RT_TIMER_OUTSIDE_EXIT]);
+        if (!ok) {
+            mt_error_set(err, "%s: the runtime's timer code is out of rel32 range", c->in->path);
+            return false;
         }
-        if (!ev->no_red_zone)
-            rw_buf_put(out, lea_down, sizeof lea_down);
-        rw_buf_u8(out, 0x68); /* push imm32 (sign-extended: records lie below 2 GiB) */
-        rw_buf_u32(out, (uint32_t)(MT_SLOT_RECORDS_OFFSET(c->ncounters) +
-                                   (uint64_t)ev->obj * MT_REC_SIZE));
-        if (!call_rel32(out, vaddr + out->len, entry))
-            goto range;
-        if (!ev->no_red_zone)
-            rw_buf_put(out, lea_up, sizeof lea_up);
     }
     return true;
-range:
-    mt_error_set(err, "%s: the runtime's timer entry is out of rel32 range", c->in->path);
-    return false;
 }
 
 bool rw_timers_emit_tramps(const rw_code *c, const rw_proc *rp, uint64_t vaddr, rw_buf *out,
@@ -609,8 +626,10 @@ void rw_timers_free(rw_code *c)
     free(c->outside_calls);
 }
 
-void rw_timers_init(rw_code *c, const mt_timed_object *timed, uint32_t ntimed)
+void rw_timers_init(rw_code *c, const uint8_t *blob, const mt_timed_object *timed,
+                    uint32_t ntimed)
 {
+    c->blob = blob;
     c->timed = timed;
     c->ntimed = ntimed;
     if (!ntimed)

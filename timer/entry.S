@@ -20,6 +20,11 @@ mt_blob_start:
     MT_RT_WRAPPERS(MT_RT_WRAP_OFFSET)
 #define MT_RT_TIMER_OFFSET(id, name) .long mt_timer_##name;
     MT_RT_TIMER_ENTRIES(MT_RT_TIMER_OFFSET)
+#define MT_RT_EVENT_CODE(id, name)                                             \
+    .long mt_event_##name, mt_event_##name##_routine;                         \
+    .short mt_event_##name##_len, mt_event_##name##_record, mt_event_##name##_push, \
+        mt_event_##name##_call;
+    MT_RT_TIMER_EVENTS(MT_RT_EVENT_CODE)
 
 /* The new e_entry.  The kernel left argc/argv/envp/auxv at %rsp and, for a
  * dynamically linked program, the dynamic loader put its finalizer in %rdx:

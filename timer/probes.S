@@ -1,15 +1,27 @@
-/* timer/probes.S — the pass-2 timer entry points (timer.h,
- * MT_RT_TIMER_ENTRIES), called from code the rewriter inserts on the entry
- * and exit edges of timed m-objects:
+/* timer/probes.S — the pass-2 timer code: the events the rewriter copies
+ * onto the entry and exit edges of timed m-objects (timer.h,
+ * MT_RT_TIMER_EVENTS), the runtime routines their rare paths call, and the
+ * outside-call brackets.
+ *
+ * An event is inline code (EVENT_START, EVENT_STOP below): the rewriter
+ * copies its bytes from the blob (mt_rt_header.event_code), with the
+ * object's record offset in its two imm32 fields and the rel32 of its one
+ * call aimed at the routine in the copy's runtime.  Its fast path handles
+ * the common case straight-line; any other case (frames left by longjmp or
+ * exceptions, a callback from an outside call, a stop whose frame is not on
+ * top) restores every register and calls the routine, which handles all
+ * cases, with the same stack the routines always had:
  *
  *     lea -128(%rsp),%rsp     step over the red zone (loops of leaf code use it)
  *     push $RECORD            slot offset of the object's mt_timer_record
  *     call mt_timer_start_loop (or _stop; *_flags where flags are live)
  *     lea 128(%rsp),%rsp
  *
- * without the two `lea` at a procedure's entry (mt_timer_start_proc, only
- * there) and where it is left (stops at returns and tail calls): no red
- * zone is in use there.
+ * without the two `lea` at a procedure's entry (start_proc, only there) and
+ * where it is left (stop_leave: returns and tail calls): no red zone is in
+ * use there.  Inline rather than called: a call and its `ret $8` cost 3.5
+ * TSC ticks of a pair on a Xeon family 6 model 207 (Raptor Cove), whose
+ * rdtsc does not overlap much with the code around it (docs/ARCHITECTURE.md).
  *
  * Every register is preserved; the *_flags variants also preserve OF SF ZF
  * AF PF CF (lahf/seto, never pushf).  All state is per thread, addressed
@@ -31,11 +43,13 @@
 /* Frames of the inserted code: the start/stop routines are entered with
  * the record offset at 8(%rsp) and the event's %rsp 144 bytes above. */
 
+/* SAVE/RESTORE keep %rcx, %rdx, %rax (and, with `flags`, OF SF ZF AF PF
+ * CF) on the stack: all the events' fast paths use; the routines save
+ * %rsi and %rdi too. */
 .macro SAVE flags
-    push %rax
-    push %rdx
     push %rcx
-    push %rsi
+    push %rdx
+    push %rax
 .if \flags
     lahf
     seto %al
@@ -49,11 +63,9 @@
     add $0x7f, %al              /* OF = the saved seto byte */
     sahf
 .endif
-    pop %rsi
-    pop %rcx
-    pop %rdx
     pop %rax
-    ret $8
+    pop %rdx
+    pop %rcx
 .endm
 
 /* Calls C `fn(%rax)` with every caller-saved register but %rax preserved;
@@ -100,6 +112,7 @@
     .p2align 6
 mt_timer_\name:
     SAVE \flags
+    push %rsi
     push %rdi
     .set words, 5 + \flags
     mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
@@ -140,7 +153,9 @@ mt_timer_\name:
     or %rdx, %rax
     mov %rax, MT_FRAME_T0(%rsi)
 2:  pop %rdi
+    pop %rsi
     RESTORE \flags
+    ret $8
 3:  addq $1, MT_REC_RECURSIVE(%rdi,%rcx)
     jmp 2b
 5:  rdtsc
@@ -163,6 +178,7 @@ mt_timer_\name:
     .p2align 6
 mt_timer_\name:
     SAVE \flags
+    push %rsi
     push %rdi
     .set words, 5 + \flags
     mov 8*words+8(%rsp), %rcx           /* the record's slot offset */
@@ -194,7 +210,9 @@ mt_timer_\name:
     cmpq $MT_OUTSIDE_PAUSED, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
     je 5f                               /* back in the outside call it was called from */
 2:  pop %rdi
+    pop %rsi
     RESTORE \flags
+    ret $8
 4:  mov %rcx, %rax                      /* frames above ours were left abnormally */
     CALL_C mt_timer_close_above
     mov %rax, %rsi
@@ -213,6 +231,169 @@ mt_timer_\name:
     START start_loop_flags, 1, 0
     STOP stop, 0
     STOP stop_flags, 1
+
+/* ---- events: the code the rewriter copies onto edges ---------------------
+ *
+ * The record's slot offset lives in
+ * %rcx, so that it is one imm32 in the copy (`movl $RECORD, %ecx`) and the
+ * record's fields are %gs:FIELD(%rcx); `rec` is `imm` in the copied
+ * code, a register in mt_timer_calibrate's copy of the same code. */
+/* Where the rewriter patches the copied code `name`: absolute symbols
+ * mt_event_NAME_FIELD, offsets from its first byte (entry.S puts them in
+ * the blob's header). */
+.macro EVENT_MARK name, field, back
+.ifnc \name,
+    .globl mt_event_\name\()_\field
+    .hidden mt_event_\name\()_\field
+    .set mt_event_\name\()_\field, . - \back - mt_event_\name
+.endif
+.endm
+
+.macro EVENT_RECORD_RCX rec, name
+.ifc \rec,imm
+    movl $0, %ecx
+    EVENT_MARK \name, record, 4
+.else
+    mov \rec, %rcx
+.endif
+.endm
+
+/* The slow path: every register restored, the routine called as always. */
+.macro EVENT_CALL flags, redzone, rec, routine, name
+    RESTORE \flags
+.ifc \rec,imm
+    .byte 0x68                  /* push imm32 (gas would take imm8 for 0) */
+    .long 0
+    EVENT_MARK \name, push, 4
+.else
+    push \rec
+.endif
+    call \routine
+    EVENT_MARK \name, call, 4
+.if \redzone
+    lea 128(%rsp), %rsp
+.endif
+.endm
+
+/* Both kinds begin stepping over the red zone, saving, loading the record
+ * and the top frame's offset (%rdx), and end their fast paths restoring. */
+.macro EVENT_BEGIN flags, redzone, rec, name
+.if \redzone
+    lea -128(%rsp), %rsp
+.endif
+    SAVE \flags
+    EVENT_RECORD_RCX \rec, \name
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+.endm
+
+.macro EVENT_DONE flags, redzone
+    RESTORE \flags
+.if \redzone
+    lea 128(%rsp), %rsp
+.endif
+    jmp 9f
+.endm
+
+/* A start: a frame pushed unless the top one was left by a non-local exit
+ * (its %rsp below the event's; for a procedure entry at or below it) or is
+ * in an outside call (a callback): the routine closes or pauses those.  A
+ * recursive entry only counts. */
+.macro EVENT_START flags, redzone, rec, routine, name=
+    EVENT_BEGIN \flags, \redzone, \rec, \name
+    lea 8*(3+\flags)+128*\redzone(%rsp), %rax   /* %rsp of the event */
+    cmp %rax, %gs:MT_FRAME_RSP(%rdx)
+.if \redzone
+    jb 8f
+.else
+    jbe 8f                      /* a procedure's entry: at the same depth too */
+.endif
+    cmpq $0, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    jne 8f
+    cmpq $0, %gs:MT_REC_DEPTH(%rcx)
+    jne 7f
+    movq $1, %gs:MT_REC_DEPTH(%rcx)
+    addq $1, %gs:MT_REC_ENTRIES(%rcx)
+    add $MT_FRAME_SIZE, %rdx
+    mov %rdx, %gs:MT_SLOT_TIMER_TOP
+    mov %rax, %gs:MT_FRAME_RSP(%rdx)
+    mov %rcx, %gs:MT_FRAME_RECORD(%rdx)
+    xor %eax, %eax
+    mov %rax, %gs:MT_FRAME_CHILD(%rdx)
+    mov %rax, %gs:MT_FRAME_OUTSIDE(%rdx)
+    mov %rax, %gs:MT_FRAME_OUTSIDE_T0(%rdx)
+    mov %rdx, %rcx
+    rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %rax, %gs:MT_FRAME_T0(%rcx)
+6:  EVENT_DONE \flags, \redzone
+7:  addq $1, %gs:MT_REC_DEPTH(%rcx)
+    addq $1, %gs:MT_REC_RECURSIVE(%rcx)
+    jmp 6b
+8:  EVENT_CALL \flags, \redzone, \rec, \routine, \name
+9:
+.endm
+
+/* A stop of the outermost instance whose frame is on top, with no outside
+ * call to resume: the frame popped, its times added to its record and its
+ * parent.  An inner recursive instance only counts down, an inactive
+ * object (its frame closed by a non-local exit) does nothing, and the rest
+ * goes to the routine. */
+.macro EVENT_STOP flags, redzone, rec, routine, name=
+    EVENT_BEGIN \flags, \redzone, \rec, \name
+    cmpq $1, %gs:MT_REC_DEPTH(%rcx)
+    jne 7f
+    cmp %rcx, %gs:MT_FRAME_RECORD(%rdx)
+    jne 8f                      /* frames above ours were left abnormally */
+    cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rdx)
+    je 8f                       /* back in the outside call it was called from */
+    movq $0, %gs:MT_REC_DEPTH(%rcx)
+    rdtsc
+    shl $32, %rdx
+    or %rdx, %rax
+    mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    sub %gs:MT_FRAME_T0(%rdx), %rax
+    add %rax, %gs:MT_REC_INCLUSIVE(%rcx)
+    add %rax, %gs:MT_FRAME_CHILD-MT_FRAME_SIZE(%rdx)
+    sub %gs:MT_FRAME_CHILD(%rdx), %rax
+    add %rax, %gs:MT_REC_EXCLUSIVE(%rcx)
+    mov %gs:MT_FRAME_OUTSIDE(%rdx), %rax
+    add %rax, %gs:MT_REC_OUTSIDE(%rcx)
+    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rdx)
+    sub $MT_FRAME_SIZE, %rdx
+    mov %rdx, %gs:MT_SLOT_TIMER_TOP
+6:  EVENT_DONE \flags, \redzone
+7:  cmpq $0, %gs:MT_REC_DEPTH(%rcx)
+    je 6b                       /* not active (left by a non-local exit) */
+    subq $1, %gs:MT_REC_DEPTH(%rcx)
+    jmp 6b                      /* an inner recursive instance */
+8:  EVENT_CALL \flags, \redzone, \rec, \routine, \name
+9:
+.endm
+
+/* EVENT name, start, flags, redzone, routine: the copied code
+ * mt_event_NAME, of mt_event_NAME_len bytes. */
+.macro EVENT name, start, flags, redzone, routine
+    .globl mt_event_\name
+    .hidden mt_event_\name
+mt_event_\name:
+.if \start
+    EVENT_START \flags, \redzone, imm, \routine, \name
+.else
+    EVENT_STOP \flags, \redzone, imm, \routine, \name
+.endif
+    EVENT_MARK \name, len, 0
+    .globl mt_event_\name\()_routine
+    .hidden mt_event_\name\()_routine
+    .set mt_event_\name\()_routine, \routine
+.endm
+
+    EVENT start_proc, 1, 0, 0, mt_timer_start_proc
+    EVENT start_loop, 1, 0, 1, mt_timer_start_loop
+    EVENT start_loop_flags, 1, 1, 1, mt_timer_start_loop_flags
+    EVENT stop_leave, 0, 0, 0, mt_timer_stop
+    EVENT stop, 0, 0, 1, mt_timer_stop
+    EVENT stop_flags, 0, 1, 1, mt_timer_stop_flags
 
     .globl mt_timer_outside_enter
     .hidden mt_timer_outside_enter
@@ -255,21 +436,15 @@ mt_timer_outside_exit:
     ret
 
 /* mt_timer_calibrate(record, pairs): `pairs` times, an empty object timed
- * on `record` with the very code the rewriter inserts on a loop's edges;
- * what the record's inclusive time grows by is the timers' own bias
- * (runtime.c, calibrate_timers).  C-callable: the routines preserve every
- * register. */
+ * on `record` with the very code the rewriter copies onto a loop's edges
+ * (the record in %rdi instead of an imm32); what the record's inclusive
+ * time grows by is the timers' own bias (runtime.c, calibrate_timers).
+ * C-callable: the events preserve every register. */
     .globl mt_timer_calibrate
     .hidden mt_timer_calibrate
 mt_timer_calibrate:
-1:  lea -128(%rsp), %rsp
-    push %rdi
-    call mt_timer_start_loop
-    lea 128(%rsp), %rsp
-    lea -128(%rsp), %rsp
-    push %rdi
-    call mt_timer_stop
-    lea 128(%rsp), %rsp
+1:  EVENT_START 0, 1, %rdi, mt_timer_start_loop
+    EVENT_STOP 0, 1, %rdi, mt_timer_stop
     sub $1, %rsi
     jnz 1b
     ret

@@ -23,20 +23,27 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 4
+#define MT_RT_VERSION 5
 
 /* Entry points of the runtime (timer/probes.S) called from code the
- * rewriter inserts: pass-2 timers on CFG edges, and pass 1's recording of
- * the targets of calls through pointers.  X(ID, symbol suffix). */
+ * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
+ * recording of the targets of calls through pointers.  X(ID, symbol
+ * suffix). */
 #define MT_RT_TIMER_ENTRIES(X)                                      \
-    X(START_PROC, start_proc) /* at entries: flags dead (the ABI) */  \
-    X(START_LOOP, start_loop)                                       \
-    X(START_LOOP_FLAGS, start_loop_flags)                           \
-    X(STOP, stop)                                                   \
-    X(STOP_FLAGS, stop_flags)                                       \
     X(OUTSIDE_ENTER, outside_enter)                                 \
     X(OUTSIDE_EXIT, outside_exit)                                   \
     X(RECORD_CALL_TARGET, record_call_target)
+
+/* Pass-2 timer events: code the rewriter copies from the blob onto the
+ * edges of timed m-objects (probes.S, EVENT), patched per event
+ * (mt_rt_event_code).  X(ID, symbol suffix). */
+#define MT_RT_TIMER_EVENTS(X)                                       \
+    X(START_PROC, start_proc) /* at entries: flags dead, no red zone (the ABI) */ \
+    X(START_LOOP, start_loop)                                       \
+    X(START_LOOP_FLAGS, start_loop_flags)                           \
+    X(STOP_LEAVE, stop_leave) /* at returns and tail calls: the same */ \
+    X(STOP, stop)                                                   \
+    X(STOP_FLAGS, stop_flags)
 
 /* Byte offsets of the timer fields in a slot (also used by probes.S).
  * Slot header: */
@@ -106,6 +113,27 @@ enum {
     MT_RT_TIMER_COUNT
 };
 
+enum {
+#define MT_RT_EVENT_ENUM(id, name) MT_RT_EVENT_##id,
+    MT_RT_TIMER_EVENTS(MT_RT_EVENT_ENUM)
+#undef MT_RT_EVENT_ENUM
+    MT_RT_EVENT_COUNT
+};
+
+/* One timer event's code in the blob.  The copy takes `len` bytes from
+ * `offset`, puts the object's record offset (an mt_timer_record's slot
+ * offset) in the imm32 fields at `record` and `push`, and aims the rel32
+ * at `call` (the rare path) at the routine at blob offset `routine`.
+ * Offsets within the code are from its first byte. */
+typedef struct {
+    uint32_t offset;
+    uint32_t routine;
+    uint16_t len;
+    uint16_t record;
+    uint16_t push;
+    uint16_t call;
+} mt_rt_event_code;
+
 /* At offset 0 of the blob.  Offsets are from the blob's start. */
 typedef struct {
     uint64_t magic;                 /* MT_RT_MAGIC */
@@ -118,6 +146,7 @@ typedef struct {
                                        before it are mapped R+X, from it on R+W */
     uint32_t wrapper_offset[MT_RT_WRAP_COUNT];
     uint32_t timer_offset[MT_RT_TIMER_COUNT];
+    mt_rt_event_code event_code[MT_RT_EVENT_COUNT];
 } mt_rt_header;
 
 #define MT_RT_DIR_MAX 1024

@@ -72,11 +72,12 @@ demo: all samples
 	./$(BUILD)/mtool run --runs 3 -o $(BUILD)/demo-run -- $(BUILD)/samples-pass2/memory-gcc-O2
 
 samples:
-	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2)
+	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2) \
+	    OUT_SIM=$(abspath $(BUILD)/samples-sim)
 
 # The tests run against an ASan+UBSan build of everything, in $(BUILD)/asan.
 TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples \
-           SAMPLES2=$(BUILD)/samples-pass2
+           SAMPLES2=$(BUILD)/samples-pass2 SAMPLES_SIM=$(BUILD)/samples-sim
 
 test-build: all samples
 	@$(MAKE) -s BUILD=$(BUILD)/asan SAN=1 OPT=-O1 $(BUILD)/asan/mtool

@@ -202,10 +202,19 @@ typedef uint32_t (*mt_trace_code_of)(void *ctx, uint64_t addr);
 typedef struct {
     uint64_t records, reads, writes, fetches, modifies, flushes;
 } mt_trace_counts;
-/* A code object id for the procedures of an analyzed program: an
- * mt_trace_code_of with ctx = the mt_program; procedure index + 1, 0 for an
- * address in none of them. */
-uint32_t mt_sim_procedure_of(void *prog, uint64_t addr);
+/* The procedures of an analyzed program as code objects, at the addresses a
+ * trace gives: a trace address A is link-time address A - bias (0 for a
+ * non-PIE binary; a PIE's load base, where its link-time 0 was mapped). */
+typedef struct {
+    const mt_program *prog;
+    uint64_t bias;
+} mt_sim_code_map;
+/* Where Valgrind (amd64, 3.x) maps a PIE main executable's link-time 0:
+ * the load base of every lackey trace of a PIE (docs/SIMULATOR.md). */
+#define MT_SIM_VALGRIND_PIE_BASE 0x108000u
+/* An mt_trace_code_of with ctx = an mt_sim_code_map: procedure index + 1,
+ * 0 for an address in none of them. */
+uint32_t mt_sim_procedure_of(void *map, uint64_t addr);
 /* Reads the trace at `path` in `format` into the simulator, record by
  * record.  din: "LABEL ADDRESS [SIZE]" (label 0 read, 1 write, 2 fetch, 3
  * read, 4 flush; hex address; decimal size, default 1).  lackey (valgrind

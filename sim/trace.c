@@ -21,9 +21,10 @@ int mt_trace_format_of(const char *name, mt_trace_format *f)
     return 0;
 }
 
-uint32_t mt_sim_procedure_of(void *prog, uint64_t addr)
+uint32_t mt_sim_procedure_of(void *map, uint64_t addr)
 {
-    uint32_t p = mt_procedure_at(prog, addr);
+    const mt_sim_code_map *m = map;
+    uint32_t p = mt_procedure_at(m->prog, addr - m->bias);
     return p == MT_NONE ? 0 : p + 1;
 }
 

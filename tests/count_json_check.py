@@ -18,17 +18,9 @@ import json
 import re
 import sys
 
-passed = failed = 0
+import tap
+from tap import check
 
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok - {what}")
-    else:
-        failed += 1
-        print(f"not ok - {what}" + (f": {detail}" if detail else ""))
 
 
 def load(path):
@@ -445,7 +437,7 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     {"summary": cmd_summary, "same-instrumentation": cmd_same_instrumentation,
      "profiles": cmd_profiles, "odd": cmd_odd}[cmd](*args)
-    return 0 if failed == 0 else 1
+    return 0 if tap.failed == 0 else 1
 
 
 if __name__ == "__main__":

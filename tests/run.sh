@@ -132,8 +132,10 @@ run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/ker
     SAMPLES="$SAMPLES" sh tests/modelcheck.sh
 
 # The cache simulator on hand traces (counts worked out by hand), bad input,
-# and against Cachegrind on lackey traces of two samples (docs/SIMULATOR.md).
-run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/sim.sh
+# against Cachegrind on lackey traces of samples, the miss causes of the
+# samples of known behaviour, a PIE's load base (docs/SIMULATOR.md).
+run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/sim.sh
 
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh

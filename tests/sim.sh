@@ -6,13 +6,20 @@
 # sim --cachegrind on the lackey trace must give the same I1, D1 and LL
 # misses, in total and per procedure, within 1%.
 #
-#   MTOOL=build/asan/mtool SAMPLES=build/samples [SIM_GEOMETRY="--I1=... --D1=... --LL=..."] \
-#       sh tests/sim.sh [SAMPLE...]
-# (default samples: the matrix walks and the linked-list chase, non-PIE so
-# lackey's addresses are the binary's; traces of a few million references).
+# Then the samples of known behaviour (samples/walks.c, chase.c, aos.c,
+# reuse.c, PIE): the same cross-check, and the miss causes, spatial and
+# temporal use their sources imply (tests/sim_samples_check.py); and the
+# load base of a PIE.
+#
+#   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_SIM=build/samples-sim \
+#       [SIM_GEOMETRY="--I1=... --D1=... --LL=..."] sh tests/sim.sh [SAMPLE...]
+# (SAMPLE...: only those against Cachegrind; by default the matrix walks and
+# the linked-list chase, non-PIE, then the known-behaviour samples; traces of
+# a few million references).
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
 SAMPLES=${SAMPLES:-build/samples}
+SAMPLES_SIM=${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-sim.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
 export XDG_CONFIG_HOME="$OUT/config"
@@ -229,23 +236,99 @@ else:
     print("ok - sim vs cachegrind: %s: I1, D1, LL misses within 1%% (totals, procedures)" % sys.argv[1])' "$@"
 }
 
-[ $# -gt 0 ] || set -- "$SAMPLES/matmul-gcc-O2-nopie" "$SAMPLES/linked-gcc-O2-nopie"
-for bin in "$@"; do
+# cross_check BIN GEOMETRY...: BIN traced by lackey and run under cachegrind
+# with GEOMETRY; `mtool sim --cachegrind` on the trace must agree.  Leaves
+# the trace in $OUT/NAME.lackey and mtool's figures in $OUT/NAME.json.
+cross_check() {
+    bin=$1
+    shift
     name=$(basename "$bin")
     valgrind --tool=lackey --trace-mem=yes --log-file="$OUT/$name.lackey" "$bin" \
         > /dev/null 2>&1 &&
-    valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/$name.cg" \
+    valgrind --tool=cachegrind --cache-sim=yes "$@" --cachegrind-out-file="$OUT/$name.cg" \
         "$bin" > /dev/null 2>&1
     if [ $? -ne 0 ]; then
         fail "sim vs cachegrind: $name: valgrind failed"
-        continue
+        return 1
     fi
     if ! "$MTOOL" sim --trace "$OUT/$name.lackey" --format lackey --binary "$bin" --cachegrind \
-        $GEOMETRY --json -o "$OUT/$name.json" 2> "$OUT/err"; then
+        "$@" --json -o "$OUT/$name.json" 2> "$OUT/err"; then
         fail "sim vs cachegrind: $name: $(head -1 "$OUT/err")"
-        continue
+        return 1
     fi
     cg_totals "$OUT/$name.cg" > "$OUT/$name.cgt"
     sim_totals "$OUT/$name.json" > "$OUT/$name.simt"
     compare "$name" "$OUT/$name.cgt" "$OUT/$name.simt"
+}
+
+if [ $# -gt 0 ]; then
+    for bin in "$@"; do
+        cross_check "$bin" $GEOMETRY
+    done
+    exit 0
+fi
+for bin in "$SAMPLES/matmul-gcc-O2-nopie" "$SAMPLES/linked-gcc-O2-nopie"; do
+    cross_check "$bin" $GEOMETRY
 done
+
+# --- samples of known behaviour (samples/walks.c, chase.c, aos.c, reuse.c) ---
+# PIE builds, sized for this simulated geometry (not this machine's caches):
+# their Cachegrind cross-check, then the miss causes, spatial and temporal
+# use their sources imply, per procedure (tests/sim_samples_check.py).
+SAMPLE_GEOMETRY="--I1=8192,4,64 --D1=8192,4,64 --LL=65536,8,64"
+for sample in walks chase aos reuse; do
+    bin="$SAMPLES_SIM/$sample-gcc-O2"
+    cross_check "$bin" $SAMPLE_GEOMETRY || continue
+    # a checker that stops without a verdict is a failure, not silence
+    python3 "$(dirname "$0")/sim_samples_check.py" "$sample" "$OUT/$(basename "$bin").json" \
+        > "$OUT/check.out" 2>&1 || grep -q '^not ok' "$OUT/check.out" ||
+        echo "not ok - sim sample: $sample: the check stopped: $(tail -1 "$OUT/check.out")" \
+            >> "$OUT/check.out"
+    cat "$OUT/check.out"
+done
+
+# --- the load base of a PIE (--binary, --load-base) ---
+# Valgrind maps a PIE main executable's link-time 0 at 0x108000: the
+# trace holds a fetch of the ELF entry point (_start) there, and mtool uses
+# that base by default.
+bin="$SAMPLES_SIM/walks-gcc-O2"
+name=$(basename "$bin")
+entry=$(python3 -c 'import struct, sys
+h = open(sys.argv[1], "rb").read(64)
+e_type, = struct.unpack_from("<H", h, 16)
+e_entry, = struct.unpack_from("<Q", h, 24)
+print("%x" % (0x108000 + e_entry) if e_type == 3 else "not a PIE")' "$bin")
+if grep -q -m1 "^I  0*$entry," "$OUT/$name.lackey" 2> /dev/null &&
+    [ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["load_base"])' \
+        "$OUT/$name.json")" = 1081344 ]; then
+    ok "sim: a PIE's lackey trace runs _start at 0x108000 + its entry, mtool's default base"
+else
+    fail "sim: no fetch of the PIE's entry at 0x108000 + entry ($entry), or another default"
+fi
+# An explicit base: the right one names the same procedures; a wrong one
+# (where nothing runs: Valgrind puts ld.so at 0x4000000) names none, with a
+# warning.
+if "$MTOOL" sim --trace "$OUT/$name.lackey" --format lackey --binary "$bin" --cachegrind \
+        $SAMPLE_GEOMETRY --load-base 0x108000 --json -o "$OUT/base.json" 2> "$OUT/err" &&
+    cmp -s "$OUT/base.json" "$OUT/$name.json"; then
+    ok "sim: --load-base 0x108000 is the default for a lackey trace"
+else
+    fail "sim: --load-base 0x108000 differs from the default: $(head -1 "$OUT/err")"
+fi
+if "$MTOOL" sim --trace "$OUT/$name.lackey" --format lackey --binary "$bin" --cachegrind \
+        $SAMPLE_GEOMETRY --load-base 0x10000000000 --json -o "$OUT/base.json" 2> "$OUT/err" &&
+    grep -q "no reference of the trace is in a procedure of" "$OUT/err" &&
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(any(c["id"] for c in d["code_objects"]))' "$OUT/base.json"; then
+    ok "sim: a wrong --load-base names no procedure, and says so"
+else
+    fail "sim: a wrong --load-base: $(head -1 "$OUT/err")"
+fi
+bad "--load-base on a non-PIE is refused" "is not a PIE" --trace "$OUT/$name.lackey" \
+    --format lackey --binary "$SAMPLES/matmul-gcc-O2-nopie" --load-base 0x108000 \
+    $SAMPLE_GEOMETRY
+bad "--load-base must be page-aligned" "page-aligned" --trace "$OUT/$name.lackey" \
+    --format lackey --binary "$bin" --load-base 0x108001 $SAMPLE_GEOMETRY
+bad "--load-base needs --binary" "needs --binary" --trace "$OUT/$name.lackey" \
+    --format lackey --load-base 0x108000 $SAMPLE_GEOMETRY

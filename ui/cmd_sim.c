@@ -1,6 +1,7 @@
 /* ui/cmd_sim.c — `mtool sim --trace FILE`: a trace file through the cache
  * simulator (sim/), its figures as text or JSON (docs/SIMULATOR.md). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,9 @@ const char mt_sim_usage[] =
     "  --format din|lackey   Dinero's din format (default), or the output of\n"
     "                        valgrind --tool=lackey --trace-mem=yes\n"
     "  --binary BIN          name code objects by BIN's procedures (the addresses of\n"
-    "                        lackey's I lines, as BIN links them: a non-PIE binary)\n"
+    "                        lackey's I lines, din's fetches)\n"
+    "  --load-base ADDR      where the PIE --binary was loaded (its link-time 0); default\n"
+    "                        0x108000 for lackey traces (Valgrind's place), 0 for din\n"
     "  --machine FILE        the machine description instead of sysfs's\n"
     "  --I1=S,W,L --D1=S,W,L --L2=S,W,L --L3=S,W,L --LL=S,W,L\n"
     "                        a level's size (K, M, G), ways, line bytes; 'none' drops\n"
@@ -46,7 +49,7 @@ const char mt_sim_usage[] =
     "  -o FILE               write to FILE (complete or not at all)\n";
 
 typedef struct {
-    const char *trace, *format, *binary, *machine, *out;
+    const char *trace, *format, *binary, *machine, *out, *load_base;
     bool json, cachegrind, print_machine;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
@@ -93,6 +96,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->format = argv[++i];
         else if (!strcmp(s, "--binary") && has_value)
             a->binary = argv[++i];
+        else if (!strcmp(s, "--load-base") && has_value)
+            a->load_base = argv[++i];
         else if (!strcmp(s, "--machine") && has_value)
             a->machine = argv[++i];
         else if (!strcmp(s, "-o") && has_value)
@@ -118,6 +123,10 @@ static int parse_args(sim_args *a, int argc, char **argv)
     }
     if (!a->trace && !a->print_machine) {
         mt_ui_error("sim: no trace given (--trace FILE); see 'mtool help sim'");
+        return -1;
+    }
+    if (a->load_base && !a->binary) {
+        mt_ui_error("sim: --load-base needs --binary (the binary it places)");
         return -1;
     }
     return 0;
@@ -208,11 +217,11 @@ static code_row *code_rows(mt_sim *s, size_t *n)
     return rows;
 }
 
-static const char *code_name(const mt_program *prog, uint32_t code)
+static const char *code_name(const mt_sim_code_map *map, uint32_t code)
 {
     if (!code)
-        return prog ? "(outside the binary's procedures)" : "(all code)";
-    return prog->procs[code - 1].name;
+        return map->prog ? "(outside the binary's procedures)" : "(all code)";
+    return map->prog->procs[code - 1].name;
 }
 
 /* ---- text ---- */
@@ -275,7 +284,7 @@ static void print_use(FILE *fp, const mt_sim *s)
 }
 
 static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, size_t n,
-                               const mt_program *prog)
+                               const mt_sim_code_map *map)
 {
     enum { SHOWN = 20 };
     fprintf(fp, "\ncode objects (by misses at the last level%s):\n%-40s %14s",
@@ -284,7 +293,7 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
-        char *name = mt_ui_escape(code_name(prog, rows[i].code));
+        char *name = mt_ui_escape(code_name(map, rows[i].code));
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
@@ -294,18 +303,24 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
 }
 
 static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_program *prog)
+                       const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     char *trace = mt_ui_escape(a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
                 " fetches, %" PRIu64 " flushes\n",
             trace, a->format, c->records, c->reads, c->writes, c->fetches, c->flushes);
     free(trace);
+    if (map->prog) {
+        char *binary = mt_ui_escape(a->binary);
+        fprintf(fp, "code objects: the procedures of %s, load base 0x%" PRIx64 "\n", binary,
+                map->bias);
+        free(binary);
+    }
     print_machine_line(fp, s, m);
     print_levels(fp, s);
     size_t n;
     code_row *rows = code_rows(s, &n);
-    print_code_objects(fp, s, rows, n, prog);
+    print_code_objects(fp, s, rows, n, map);
     free(rows);
     print_use(fp, s);
 }
@@ -369,14 +384,14 @@ static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_S
     fprintf(fp, "}");
 }
 
-static void json_code_objects(FILE *fp, mt_sim *s, const mt_program *prog)
+static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
 {
     size_t n;
     code_row *rows = code_rows(s, &n);
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        mt_json_string(fp, code_name(prog, rows[i].code));
+        mt_json_string(fp, code_name(map, rows[i].code));
         fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
         json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
@@ -415,14 +430,20 @@ static void json_tallies(FILE *fp, mt_sim *s)
 }
 
 static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_program *prog)
+                       const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
     mt_json_string(fp, a->trace);
     fprintf(fp, ",\n  \"format\": \"%s\",\n  \"records\": %" PRIu64 ", \"reads\": %" PRIu64
                 ", \"writes\": %" PRIu64 ", \"fetches\": %" PRIu64 ", \"modifies\": %" PRIu64
-                ", \"flushes\": %" PRIu64 ",\n  \"machine\": ",
+                ", \"flushes\": %" PRIu64 ",\n  ",
             a->format, c->records, c->reads, c->writes, c->fetches, c->modifies, c->flushes);
+    if (map->prog) {
+        fprintf(fp, "\"binary\": ");
+        mt_json_string(fp, a->binary);
+        fprintf(fp, ", \"load_base\": %" PRIu64 ",\n  ", map->bias);
+    }
+    fprintf(fp, "\"machine\": ");
     mt_json_string(fp, m->source);
     fprintf(fp, ", \"straddle\": \"%s\", \"seed\": %" PRIu64 ",\n  \"levels\": [\n",
             m->straddle_line ? "line" : "access", m->seed);
@@ -431,7 +452,7 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
         fprintf(fp, "%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
     }
     fprintf(fp, "  ]");
-    json_code_objects(fp, s, prog);
+    json_code_objects(fp, s, map);
     json_tallies(fp, s);
     fprintf(fp, "\n}\n");
 }
@@ -439,32 +460,94 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
 /* ---- the command ---- */
 
 static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                        const mt_trace_counts *c, const mt_program *prog)
+                        const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     mt_outfile out = {0};
     FILE *fp = mt_ui_output_open(&out, a->out);
     if (!fp)
         return 1;
     if (a->json)
-        print_json(fp, a, s, m, c, prog);
+        print_json(fp, a, s, m, c, map);
     else
-        print_text(fp, a, s, m, c, prog);
+        print_text(fp, a, s, m, c, map);
     return mt_ui_output_close(&out, a->out);
 }
 
+/* ---- code objects from --binary ---- */
+
+/* --load-base ADDR: hexadecimal (0x first) or decimal, a page boundary. */
+static int parse_load_base(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *end || *s == '-' || v % 4096) {
+        mt_ui_error("sim: --load-base: expected a page-aligned address (0x108000), not '%s'", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The procedures of --binary and where the trace has them: --load-base for
+ * a PIE, else Valgrind's place for one when the trace is lackey's (din
+ * traces are taken at link-time addresses); a non-PIE is where it links. */
+static int open_code_map(const sim_args *a, mt_trace_format format, mt_sim_code_map *map)
+{
+    uint64_t base = format == MT_TRACE_LACKEY ? MT_SIM_VALGRIND_PIE_BASE : 0;
+    if (a->load_base && parse_load_base(a->load_base, &base) != 0)
+        return -1;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    opt.want_lines = opt.want_estimability = false;
+    mt_error err;
+    mt_program *prog = mt_analyze(a->binary, &opt, &err);
+    if (!prog) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (prog->kind != MT_ELF_PIE && a->load_base) {
+        char *binary = mt_ui_escape(a->binary);
+        mt_ui_error("sim: --load-base: %s is not a PIE: it runs where it links", binary);
+        free(binary);
+        mt_program_free(prog);
+        return -1;
+    }
+    map->prog = prog;
+    map->bias = prog->kind == MT_ELF_PIE ? base : 0;
+    return 0;
+}
+
+/* A trace none of whose instructions falls in the binary's procedures was
+ * made by another binary, or the load base is wrong: say so (the figures
+ * are still the trace's, all under code object 0). */
+static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_sim_code_map *map)
+{
+    size_t n;
+    const mt_sim_pair *p = mt_sim_pairs(s, &n);
+    if (!map->prog || (n && p[n - 1].code != 0))
+        return;
+    char *binary = mt_ui_escape(a->binary);
+    fprintf(stderr, "mtool: warning: sim: no reference of the trace is in a procedure of %s "
+                    "at load base 0x%" PRIx64 " (another binary, or --load-base)\n",
+            binary, map->bias);
+    free(binary);
+}
+
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
-                    mt_program *prog)
+                    mt_sim_code_map *map)
 {
     mt_sim *s = mt_sim_new(m);
     mt_trace_counts counts;
     mt_error err;
     int rc = 1;
-    if (mt_trace_read(s, a->trace, format, prog ? mt_sim_procedure_of : NULL, prog, &counts,
+    if (mt_trace_read(s, a->trace, format, map->prog ? mt_sim_procedure_of : NULL, map, &counts,
                       &err) != 0)
         mt_ui_error("%s", err.msg);
     else {
         mt_sim_finish(s);
-        rc = write_report(a, s, m, &counts, prog);
+        warn_if_no_procedure_named(a, s, map);
+        rc = write_report(a, s, m, &counts, map);
     }
     mt_sim_free(s);
     return rc;
@@ -487,18 +570,10 @@ int mt_cmd_sim(int argc, char **argv)
         mt_sim_machine_write(stdout, &m);
         return 0;
     }
-    mt_program *prog = NULL;
-    if (a.binary) {
-        mt_analyze_options opt;
-        mt_analyze_options_init(&opt);
-        opt.want_lines = opt.want_estimability = false;
-        mt_error err;
-        if (!(prog = mt_analyze(a.binary, &opt, &err))) {
-            mt_ui_error("%s", err.msg);
-            return 1;
-        }
-    }
-    int rc = simulate(&a, &m, format, prog);
-    mt_program_free(prog);
+    mt_sim_code_map map = {0};
+    if (a.binary && open_code_map(&a, format, &map) != 0)
+        return 1;
+    int rc = simulate(&a, &m, format, &map);
+    mt_program_free((mt_program *)map.prog);
     return rc;
 }

@@ -29,8 +29,11 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "costmodel.h"
@@ -1065,6 +1068,56 @@ static void derive_loop_ops(mt_machine *m, const double *d, FILE *report)
     }
 }
 
+/* ---- how busy the other CPUs were (mt_busy_meter) ------------------------- */
+
+/* Every CPU's busy and total time in seconds, from /proc/stat's "cpu" line
+ * (user nice system idle iowait irq softirq steal ...: steal is time the
+ * host gave to others, neither busy nor idle here). */
+static bool read_cpu_times(double *busy_s, double *total_s)
+{
+    FILE *fp = fopen("/proc/stat", "r");
+    if (!fp)
+        return false;
+    unsigned long long v[8] = {0};
+    int n = fscanf(fp, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(fp);
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    if (n < 5 || !(hz > 0))
+        return false;
+    double busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]);
+    *busy_s = busy / hz;
+    *total_s = (busy + (double)(v[3] + v[4])) / hz;
+    return true;
+}
+
+static double self_cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+void mt_busy_meter_start(mt_busy_meter *b)
+{
+    b->ok = read_cpu_times(&b->busy_s, &b->total_s);
+    b->self_s = self_cpu_seconds();
+    b->wall_s = mt_now_seconds();
+}
+
+double mt_busy_meter_others_pct(const mt_busy_meter *b)
+{
+    double busy, total;
+    if (!b->ok || !read_cpu_times(&busy, &total))
+        return 0;
+    double others_busy = (busy - b->busy_s) - (self_cpu_seconds() - b->self_s);
+    double others_time = (total - b->total_s) - (mt_now_seconds() - b->wall_s);
+    if (!(others_time > 0.05)) /* one CPU, or too short to tell */
+        return 0;
+    return 100 * fmin(1, fmax(0, others_busy / others_time));
+}
+
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {
@@ -1073,6 +1126,8 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     }
     mt_machine_default(m);
     mt_machine_cpu_model(m->cpu_model, sizeof m->cpu_model);
+    mt_busy_meter busy;
+    mt_busy_meter_start(&busy);
     /* 0..4 KiB: loads (a ring at 1 KiB); 4..8 KiB: the store window */
     uint64_t *buf = aligned_alloc(64, 8192);
     memset(buf, 0, 8192);
@@ -1230,6 +1285,12 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                 ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) * 1e-9);
     time_t now = time(NULL);
     strftime(m->source, sizeof m->source, "calibrated %Y-%m-%d %H:%M", localtime(&now));
+    m->calibration_busy_pct = mt_busy_meter_others_pct(&busy);
+    if (report)
+        fprintf(report, "  other CPUs busy during the measurements: %.0f%% of their time%s\n",
+                m->calibration_busy_pct,
+                m->calibration_busy_pct > MT_CALIBRATION_BUSY_PCT
+                    ? " (one may share this core: figures may be slow)" : "");
     free(all);
     free(vals);
     free(buf);

@@ -385,6 +385,8 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
     for (int c = 0; c < MT_IC_COUNT; c++)
         if (m->bypass[c] > 0)
             fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
+    fprintf(fp, "# how busy the other CPUs were while calibrate measured, %% of their time\n"
+                "calibration_busy_pct %.0f\n", m->calibration_busy_pct);
     if (m->check_kernels > 0)
         fprintf(fp, "# the model's self-check: kernels, median |error| %%, worst error %% and its kernel\n"
                     "check_kernels %.0f\ncheck_median_error_pct %.2f\ncheck_worst_error_pct %.2f\n"
@@ -497,7 +499,7 @@ static const number_key number_keys[] = {
     FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512), FLAG(fuse_alu_jcc),
     /* the self-check: errors of -100% (nothing predicted) up to 1000x */
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
-    NUM(check_worst_error_pct, -100, 1e5),
+    NUM(check_worst_error_pct, -100, 1e5), NUM(calibration_busy_pct, 0, 100),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)

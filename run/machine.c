@@ -36,7 +36,8 @@ int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *lo
  * profile is cached where `mtool calibrate` writes it.  A calibration that
  * fails (its clock references disagree on a noisy machine) is tried once
  * more; then the shipped profile of this very CPU model, if there is one,
- * else no prediction at all. */
+ * else no prediction at all.  One made while other CPUs were busy is used
+ * but not kept. */
 static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FILE *log,
                          mt_error *err)
 {
@@ -49,7 +50,14 @@ static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FIL
     for (int attempt = 0; attempt < 2 && rc != 0; attempt++)
         rc = mt_run_calibrate(m, AUTO_CALIBRATION_RUNS, true, NULL, log, &cerr);
     *calibrated = rc == 0;
-    if (rc == 0) {
+    if (rc == 0 && m->calibration_busy_pct > MT_CALIBRATION_BUSY_PCT) {
+        /* Kept, it would slow every later prediction; the next command
+         * calibrates again, perhaps on an idle machine. */
+        if (log)
+            fprintf(log, "mtool: warning: other CPUs were busy %.0f%% of the time while this "
+                         "machine was calibrated (one may share this core): the profile is used "
+                         "for this run and not kept\n", m->calibration_busy_pct);
+    } else if (rc == 0) {
         mt_error serr;
         if (mt_machine_save(m, path, &serr) == 0) {
             if (log)

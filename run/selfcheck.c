@@ -374,6 +374,19 @@ void mt_model_check_of(mt_model_check *c, const mt_machine *m)
         snprintf(c->worst_kernel, sizeof c->worst_kernel, "%s", m->check_worst_kernel);
     }
     snprintf(c->source, sizeof c->source, "%s", m->source);
+    c->busy_pct = m->calibration_busy_pct;
+}
+
+/* The warning a profile calibrated on a busy machine calls for ("" when
+ * none). */
+static void busy_warning(const mt_model_check *c, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (c->busy_pct > MT_CALIBRATION_BUSY_PCT)
+        snprintf(buf, n, "the machine profile was calibrated while other CPUs were busy %.0f%% of "
+                         "the time (one may share this core, which slows what calibrate measures): "
+                         "predictions may be too long; run 'mtool calibrate' on an idle machine",
+                 c->busy_pct);
 }
 
 /* The warning a profile's check calls for, into buf ("" when none): the
@@ -398,17 +411,20 @@ static void check_warning(const mt_model_check *c, char *buf, size_t n)
 
 void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent)
 {
+    char warn[512];
     if (!(c->kernels > 0)) {
         fprintf(fp, "%smodel check on this CPU: not checked (profile: %s; 'mtool calibrate' "
                     "checks the model on compute-bound kernels)\n", indent,
                 c->source[0] ? c->source : "none");
-        return;
+    } else {
+        fprintf(fp, "%smodel check on this CPU: median error %.1f%%, worst %+.1f%% (%s), over "
+                    "%.0f compute-bound kernels predicted against measured at calibration\n",
+                indent, c->median_pct, c->worst_pct, c->worst_kernel, c->kernels);
+        check_warning(c, warn, sizeof warn);
+        if (warn[0])
+            fprintf(fp, "%swarning: %s\n", indent, warn);
     }
-    fprintf(fp, "%smodel check on this CPU: median error %.1f%%, worst %+.1f%% (%s), over %.0f "
-                "compute-bound kernels predicted against measured at calibration\n",
-            indent, c->median_pct, c->worst_pct, c->worst_kernel, c->kernels);
-    char warn[512];
-    check_warning(c, warn, sizeof warn);
+    busy_warning(c, warn, sizeof warn);
     if (warn[0])
         fprintf(fp, "%swarning: %s\n", indent, warn);
 }
@@ -430,6 +446,14 @@ void mt_model_check_json(FILE *fp, const mt_model_check *c)
     char warn[512];
     check_warning(c, warn, sizeof warn);
     fprintf(fp, ",\"threshold_percent\":%.0f,\"warning\":", CHECK_WARN_PCT);
+    if (warn[0])
+        mt_json_string(fp, warn);
+    else
+        fputs("null", fp);
+    busy_warning(c, warn, sizeof warn);
+    fputs(",\"calibration_busy_percent\":", fp);
+    mt_json_number(fp, c->busy_pct);
+    fputs(",\"busy_warning\":", fp);
     if (warn[0])
         mt_json_string(fp, warn);
     else

@@ -102,6 +102,11 @@ int mt_cmd_calibrate(int argc, char **argv)
     fprintf(stderr, "TSC %.3f GHz, %.4f TSC ticks per core cycle (core ~%.2f GHz); %.1f s\n",
             m.tsc_hz / 1e9, m.tsc_per_cycle, m.tsc_hz / m.tsc_per_cycle / 1e9,
             mt_now_seconds() - t0);
+    if (m.calibration_busy_pct > MT_CALIBRATION_BUSY_PCT)
+        fprintf(stderr, "mtool: warning: other CPUs were busy %.0f%% of the time while calibrate "
+                        "measured (one may share this core, which slows what it measures); the "
+                        "profile says so, and so will every report that predicts with it: run "
+                        "'mtool calibrate' again on an idle machine\n", m.calibration_busy_pct);
     if (dry) {
         mt_machine_write(stdout, &m);
         return 0;

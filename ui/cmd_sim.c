@@ -1,5 +1,7 @@
-/* ui/cmd_sim.c — `mtool sim --trace FILE`: a trace file through the cache
- * simulator (sim/), its figures as text or JSON (docs/SIMULATOR.md). */
+/* ui/cmd_sim.c — `mtool sim --trace FILE` and `mtool sim -- BIN ARGS`: a
+ * trace file, or the loads and stores of a traced run (run/trace.c),
+ * through the cache simulator (sim/), its figures as text or JSON
+ * (docs/SIMULATOR.md). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 const char mt_sim_usage[] =
     "usage: mtool sim --trace FILE [options]\n"
+    "       mtool sim [options] -- BIN ARGS...\n"
     "\n"
     "Runs a trace of memory references through a cache simulator and reports, per\n"
     "level, references, misses by cause (cold, capacity, conflict: Hill's 3C against a\n"
@@ -18,6 +21,10 @@ const char mt_sim_usage[] =
     "object (procedures of --binary for lackey traces) references and misses.\n"
     "The machine is this one, read from sysfs, unless a description file or the flags\n"
     "say otherwise (docs/SIMULATOR.md).\n"
+    "With -- BIN ARGS, runs a copy of BIN whose procedures' loads and stores (explicit\n"
+    "operands, stack traffic, rep movs/stos, vector operands) go to the simulator as\n"
+    "the program runs, code objects being BIN's procedures; exits with the program's\n"
+    "exit status.\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -47,6 +54,7 @@ const char mt_sim_usage[] =
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out;
+    char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
     bool json, cachegrind, print_machine;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
@@ -87,7 +95,10 @@ static int parse_args(sim_args *a, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         bool has_value = i + 1 < argc;
-        if (!strcmp(s, "--trace") && has_value)
+        if (!strcmp(s, "--") && has_value) {
+            a->program = &argv[i + 1];
+            break;
+        } else if (!strcmp(s, "--trace") && has_value)
             a->trace = argv[++i];
         else if (!strcmp(s, "--format") && has_value)
             a->format = argv[++i];
@@ -116,8 +127,12 @@ static int parse_args(sim_args *a, int argc, char **argv)
             return -1;
         }
     }
-    if (!a->trace && !a->print_machine) {
-        mt_ui_error("sim: no trace given (--trace FILE); see 'mtool help sim'");
+    if (!a->trace && !a->program && !a->print_machine) {
+        mt_ui_error("sim: no trace given (--trace FILE or -- BIN ARGS); see 'mtool help sim'");
+        return -1;
+    }
+    if (a->trace && a->program) {
+        mt_ui_error("sim: --trace FILE and -- BIN ARGS: one or the other");
         return -1;
     }
     return 0;
@@ -296,7 +311,7 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
 static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                        const mt_trace_counts *c, const mt_program *prog)
 {
-    char *trace = mt_ui_escape(a->trace);
+    char *trace = mt_ui_escape(a->program ? a->program[0] : a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
                 " fetches, %" PRIu64 " flushes\n",
             trace, a->format, c->records, c->reads, c->writes, c->fetches, c->flushes);
@@ -418,7 +433,7 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
                        const mt_trace_counts *c, const mt_program *prog)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
-    mt_json_string(fp, a->trace);
+    mt_json_string(fp, a->program ? a->program[0] : a->trace);
     fprintf(fp, ",\n  \"format\": \"%s\",\n  \"records\": %" PRIu64 ", \"reads\": %" PRIu64
                 ", \"writes\": %" PRIu64 ", \"fetches\": %" PRIu64 ", \"modifies\": %" PRIu64
                 ", \"flushes\": %" PRIu64 ",\n  \"machine\": ",
@@ -470,13 +485,59 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     return rc;
 }
 
+/* What the rewriter left out, on stderr: the report itself is the trace's. */
+static void say_coverage(const mt_trace_result *r)
+{
+    const mt_rewrite_report *w = &r->ins.rewrite;
+    fprintf(stderr,
+            "mtool: traced %u of %u procedures: %u instructions, %u references each time "
+            "they run; %llu records (%llu after the program ended)\n",
+            w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
+            (unsigned long long)r->counts.records, (unsigned long long)r->leftover);
+    if (w->ntrace_untraced)
+        fprintf(stderr,
+                "mtool: %u memory operands not traced (gathers and scatters: an address per "
+                "vector element, not one operand; rep cmps/scas: they stop before %%rcx "
+                "runs out; operands of no stated size; 32-bit addresses)\n",
+                w->ntrace_untraced);
+    if (r->counts.damaged)
+        fprintf(stderr, "mtool: warning: %llu damaged trace records skipped\n",
+                (unsigned long long)r->counts.damaged);
+}
+
+/* -- BIN ARGS: the traced run, then the report; the program's exit status. */
+static int simulate_program(const sim_args *a, const mt_sim_machine *m)
+{
+    mt_sim *s = mt_sim_new(m);
+    mt_trace_options o = {.argv = a->program, .sim = s, .log = stderr};
+    mt_trace_result r;
+    mt_error err;
+    int rc = 1;
+    if (mt_run_trace(&o, &r, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+    } else {
+        mt_sim_finish(s);
+        say_coverage(&r);
+        mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
+                             .writes = r.counts.writes, .modifies = r.counts.modifies};
+        rc = write_report(a, s, m, &c, r.prog);
+        if (rc == 0)
+            rc = mt_exit_code(r.run.status);
+    }
+    mt_trace_result_free(&r);
+    mt_sim_free(s);
+    return rc;
+}
+
 int mt_cmd_sim(int argc, char **argv)
 {
     sim_args a = {.format = "din"};
     if (parse_args(&a, argc, argv) != 0)
         return 2;
-    mt_trace_format format;
-    if (mt_trace_format_of(a.format, &format) != 0) {
+    if (a.program)
+        a.format = "traced";
+    mt_trace_format format = MT_TRACE_DIN;
+    if (!a.program && mt_trace_format_of(a.format, &format) != 0) {
         mt_ui_error("sim: --format: expected din or lackey, not '%s'", a.format);
         return 2;
     }
@@ -487,6 +548,8 @@ int mt_cmd_sim(int argc, char **argv)
         mt_sim_machine_write(stdout, &m);
         return 0;
     }
+    if (a.program)
+        return simulate_program(&a, &m);
     mt_program *prog = NULL;
     if (a.binary) {
         mt_analyze_options opt;

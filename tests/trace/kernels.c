@@ -1,0 +1,104 @@
+/* tests/trace/kernels.c — references of every kind tests/trace.sh checks
+ * mtool sim -- BIN on: rep movsb and rep stosq, a thread-local array (%fs
+ * operands), SSE2 vector loads, threads writing arrays of their own, and
+ * (argument "kill") a process killed by SIGKILL before its last trace frame
+ * was sent.  Exits with status 3 so that the status is seen to be kept. */
+#include <emmintrin.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+#define THREADS 4
+
+static char src[1 << 16] __attribute__((aligned(64)));
+static char dst[1 << 16] __attribute__((aligned(64)));
+static double vec[1 << 13] __attribute__((aligned(64)));
+static double per_thread[THREADS][1 << 12] __attribute__((aligned(64)));
+static char lines[100 * 64] __attribute__((aligned(64)));
+static __thread char tls[1 << 15] __attribute__((aligned(64)));
+
+NOINLINE void copy_rep(void)
+{
+    void *d = dst;
+    const void *s = src;
+    size_t n = sizeof src;
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+}
+
+NOINLINE void fill_rep(void)
+{
+    void *d = dst;
+    size_t n = sizeof dst / 8;
+    __asm__ volatile("rep stosq" : "+D"(d), "+c"(n) : "a"(0x0101010101010101ul) : "memory");
+}
+
+NOINLINE long tls_walk(void)
+{
+    long sum = 0;
+    for (size_t i = 0; i < sizeof tls; i += 64) {
+        tls[i] = (char)i;
+        sum += tls[i + 1];
+    }
+    return sum;
+}
+
+NOINLINE double vector_sum(void)
+{
+    __m128d acc = _mm_setzero_pd();
+    for (size_t i = 0; i < sizeof vec / sizeof *vec; i += 2)
+        acc = _mm_add_pd(acc, _mm_load_pd(&vec[i]));
+    double out[2];
+    _mm_storeu_pd(out, acc);
+    return out[0] + out[1];
+}
+
+NOINLINE void *worker(void *arg)
+{
+    double *a = arg;
+    for (size_t i = 0; i < sizeof per_thread[0] / sizeof **per_thread; i++)
+        a[i] = (double)i;
+    return NULL;
+}
+
+/* One store to each of 100 lines, then SIGKILL: the records are still in
+ * the thread's slot. */
+NOINLINE void touch_lines(void)
+{
+    for (size_t i = 0; i < sizeof lines; i += 64)
+        *(volatile char *)&lines[i] = 1;
+}
+
+/* The arrays filled here, not by memset: libraries are not traced, and
+ * their references would be missing from the caches mtool simulates. */
+NOINLINE void init(void)
+{
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (char)(i * 7);
+    for (size_t i = 0; i < sizeof vec / sizeof *vec; i++)
+        vec[i] = (double)i;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "kill")) {
+        touch_lines();
+        raise(SIGKILL);
+    }
+    init();
+    copy_rep();
+    fill_rep();
+    long t = tls_walk();
+    double v = vector_sum();
+    pthread_t th[THREADS];
+    for (int k = 0; k < THREADS; k++)
+        pthread_create(&th[k], NULL, worker, per_thread[k]);
+    double w = 0;
+    for (int k = 0; k < THREADS; k++) {
+        pthread_join(th[k], NULL);
+        w += per_thread[k][100];
+    }
+    printf("dst %d %d tls %ld vector %.1f threads %.1f\n", dst[0], dst[sizeof dst - 1], t, v, w);
+    return 3;
+}

@@ -229,8 +229,11 @@ typedef struct {
 } rw_trace_ref;
 
 typedef struct rw_code rw_code;
-/* Plans the references of the instructions of procedure `proc`. */
-void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc);
+/* Plans the references of the instructions of procedure `proc` (its
+ * blocks start at insns[block_first[b]]); each carries its block's code
+ * object (mt_code_object_of_block: the innermost loop, or the procedure). */
+void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
+                   const uint32_t *block_first);
 /* Bytes of code before `ri` that record its references. */
 size_t rw_trace_len(const rw_insn *ri);
 /* Writes that code, `vaddr` being the link-time address of out's start. */

@@ -840,7 +840,7 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     if (!c->timers_only)
         add_call_sites(c, p, &rp, block_first);
     if (c->trace)
-        rw_trace_plan(c, rp.insns, rp.ninsns, pi);
+        rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first);
     add_fallback_counters(c, &rp);
     free(block_first);
     free(bl);

@@ -228,28 +228,40 @@ static void plan_stack(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t co
     }
 }
 
-void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc)
+/* Every reference of `insn`, in the order it makes them. */
+static void plan_insn(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
+{
+    if (plan_string(c, ri, insn, code))
+        return;
+    if (insn->id == X86_INS_POP) { /* the stack is read before the operand is written */
+        plan_stack(c, ri, insn, code);
+        plan_operand(c, ri, insn, code);
+    } else {
+        plan_operand(c, ri, insn, code);
+        plan_stack(c, ri, insn, code);
+    }
+}
+
+void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
+                   const uint32_t *block_first)
 {
     csh h = (csh)(uintptr_t)c->cs;
     cs_insn *insn = cs_malloc(h);
-    uint32_t code = proc + 1;
-    for (uint32_t k = 0; k < ninsns; k++) {
-        rw_insn *ri = &insns[k];
-        const uint8_t *p = ri->bytes;
-        size_t left = ri->len;
-        uint64_t addr = ri->old;
-        if (!cs_disasm_iter(h, &p, &left, &addr, insn))
-            continue; /* decoded once already: cannot happen */
-        if (plan_string(c, ri, insn, code))
-            continue;
-        if (insn->id == X86_INS_POP) { /* the stack is read before the operand is written */
-            plan_stack(c, ri, insn, code);
-            plan_operand(c, ri, insn, code);
-        } else {
-            plan_operand(c, ri, insn, code);
-            plan_stack(c, ri, insn, code);
+    const mt_procedure *p = &c->prog->procs[proc];
+    uint32_t loops = mt_code_object_loops(c->prog, proc);
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        uint32_t code = mt_code_object_of_block(c->prog, proc, b, loops);
+        uint32_t end = b + 1 < p->nblocks ? block_first[b + 1] : ninsns;
+        for (uint32_t k = block_first[b]; k < end; k++) {
+            rw_insn *ri = &insns[k];
+            const uint8_t *bytes = ri->bytes;
+            size_t left = ri->len;
+            uint64_t addr = ri->old;
+            if (!cs_disasm_iter(h, &bytes, &left, &addr, insn))
+                continue; /* decoded once already: cannot happen */
+            plan_insn(c, ri, insn, code);
+            c->ntrace_sites += ri->ntrace > 0;
         }
-        c->ntrace_sites += ri->ntrace > 0;
     }
     cs_free(insn, 1);
 }

@@ -9,7 +9,8 @@ per function (LL unified: instruction and data misses); with --data, D1 and
 LL data misses only (a traced run has no instruction fetches) and no total
 (the trace covers the binary's procedures, not the libraries').  Every
 procedure with at least 1000 misses at a level (Cachegrind's or mtool's)
-must agree within 1% there, and so must the totals without --data."""
+must agree within 1% there, and so must the totals without --data.  The
+misses of a procedure's loops (code objects of their own) count as its."""
 import json
 import sys
 
@@ -35,8 +36,10 @@ def mtool(path):
     names = [lv["name"] for lv in d["levels"]]
     names = names if names[0] == "I1" else [None] + names
     rows = {}
-    for c in d["code_objects"]:
-        rows[c["name"]] = [sum(c["misses"][n].values()) if n else 0 for n in names[:3]]
+    for c in d["code_objects"]:  # a procedure's loops are summed into it
+        r = rows.setdefault(c.get("procedure", c["name"]), [0, 0, 0])
+        for i, n in enumerate(names[:3]):
+            r[i] += sum(c["misses"][n].values()) if n else 0
     return rows
 
 

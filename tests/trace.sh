@@ -6,6 +6,7 @@
 #     (rep movsb, rep stosq, %fs operands, SSE2 loads, four threads): D1 and
 #     LL data misses per procedure within 1% of Cachegrind's;
 #   - the program's stdout and exit status (kernels: 3) are the original's;
+#   - 256 short threads whose slots are reused: no frame damaged;
 #   - a process killed by SIGKILL: the records its thread had not sent yet
 #     are read from its profile: touch_lines' 100 stores to 100 lines give
 #     100 D1 misses (hand count), and the report says records came after
@@ -40,6 +41,7 @@ traced() {
     got=$?
     check "trace: $name: exit status $want kept" "[ $got -eq $want ]"
     check "trace: $name: the program's output unchanged" "cmp -s '$OUT/$name.want' '$OUT/$name.got'"
+    check "trace: $name: no damaged trace frame" "! grep -q damaged '$OUT/$name.err'"
     if [ ! -s "$OUT/$name.json" ]; then
         not_ok "trace: $name: no report ($(head -1 "$OUT/$name.err"))"
         return
@@ -57,13 +59,23 @@ for s in matmul-gcc-O2-nopie matmul-gcc-O2 linked-gcc-O2-nopie linked-gcc-O2; do
 done
 traced "$OUT/kernels"
 
+# Threads by the hundred, their slots reused: every frame whole (a slot
+# claimed by two threads mixes their records).
+for round in 1 2 3; do
+    "$MTOOL" sim --D1=16K,4,64 --L2=none -o /dev/null -- "$OUT/kernels" churn \
+        > /dev/null 2> "$OUT/churn.err"
+    check "trace: 256 short threads (round $round): status 3, no damaged frame" \
+        "[ $? -eq 3 ] && ! grep -q damaged '$OUT/churn.err'"
+done
+
 # Killed: nothing was sent (100 records fit one frame); all come from the slot.
 "$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/kill.json" -- "$OUT/kernels" kill \
     > /dev/null 2> "$OUT/kill.err"
 check "trace: SIGKILL: mtool sim exits 137 as the program did" "[ $? -eq 137 ]"
 misses=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-print(sum(sum(c["misses"]["D1"].values()) for c in d["code_objects"] if c["name"] == "touch_lines"))' \
+print(sum(sum(c["misses"]["D1"].values()) for c in d["code_objects"]
+          if c.get("procedure") == "touch_lines"))' \
     "$OUT/kill.json" 2> /dev/null)
 check "trace: SIGKILL: touch_lines' 100 lines are 100 D1 misses (got ${misses:-none})" \
     "[ '${misses:-}' = 100 ]"

@@ -264,15 +264,15 @@ static uint8_t *trace_area(mt_slot_header *s)
            MT_SLOT_TRACE_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
 }
 
-/* Sends the records of slot s's frame (made by its owner) and empties it. */
-static void trace_send(mt_slot_header *s)
+/* Sends the records of slot s's frame (made by thread `tid`) and empties it. */
+static void trace_send(mt_slot_header *s, int32_t tid)
 {
     uint8_t *area = trace_area(s);
     int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
     mt_trace_frame *f = (mt_trace_frame *)(area + MT_TRACE_FRAME);
     uint32_t n = mt_params.trace_records - (uint32_t)(-*index / 2);
     f->magic = MT_TRACE_FRAME_MAGIC;
-    f->tid = s->tid;
+    f->tid = tid;
     f->nrecords = n;
     long r = -EINTR_;
     while (n && rt.trace_fd >= 0 && r == -EINTR_)
@@ -319,7 +319,11 @@ static mt_slot_header *current_slot(void)
 
 /* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
  * is full. */
-HIDDEN void mt_trace_flush(void) { trace_send(current_slot()); }
+HIDDEN void mt_trace_flush(void)
+{
+    mt_slot_header *s = current_slot();
+    trace_send(s, s->tid);
+}
 
 /* Pops the top frame at time `now` as probes.S's stop does, counting it as
  * a non-local exit. */
@@ -599,11 +603,10 @@ static mt_slot_header *reuse_slot(int32_t tid)
         if (owner > 0 && sys3(SYS_TGKILL, pid, owner, 0) == -ESRCH_ &&
             __atomic_compare_exchange_n(&s->tid, &owner, tid, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
-            if (mt_params.trace_records) { /* the dead thread's last records */
-                s->tid = owner;
-                trace_send(s);
-                s->tid = tid;
-            }
+            if (mt_params.trace_records) /* the dead thread's last records (never its
+                                            tid back in the slot: another thread would
+                                            claim the slot too) */
+                trace_send(s, owner);
             timers_reset(s);
             return s;
         }

@@ -223,12 +223,18 @@ static code_row *code_rows(mt_sim *s, size_t *n)
     return rows;
 }
 
-static const char *code_name(const mt_program *prog, uint32_t code)
+/* A code object's name: its procedure's, or NAME@0xHEADER for a loop (as
+ * `mtool time --time` reads it back). */
+static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
 {
-    if (!code)
-        return prog ? "(outside the binary's procedures)" : "(all code)";
-    return prog->procs[code - 1].name;
+    mt_timed_object o = {0};
+    if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop))
+        mt_timed_object_format(prog, &o, buf, n);
+    else
+        snprintf(buf, n, "%s", prog ? "(outside the binary's procedures)" : "(all code)");
 }
+
+#define CODE_NAME_MAX 1024
 
 /* ---- text ---- */
 
@@ -299,7 +305,9 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
-        char *name = mt_ui_escape(code_name(prog, rows[i].code));
+        char raw[CODE_NAME_MAX];
+        code_name(prog, rows[i].code, raw, sizeof raw);
+        char *name = mt_ui_escape(raw);
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
@@ -384,6 +392,22 @@ static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_S
     fprintf(fp, "}");
 }
 
+/* "procedure" and "loop" (its header's address, or null) of a code object
+ * of the binary. */
+static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
+{
+    uint32_t p, l;
+    if (!prog || !mt_code_object_split(prog, code, &p, &l))
+        return;
+    fprintf(fp, ", \"procedure\": ");
+    mt_json_string(fp, prog->procs[p].name);
+    if (l == MT_NONE)
+        fprintf(fp, ", \"loop\": null");
+    else
+        fprintf(fp, ", \"loop\": \"0x%" PRIx64 "\"",
+                prog->procs[p].blocks[prog->procs[p].loops[l].header].start);
+}
+
 static void json_code_objects(FILE *fp, mt_sim *s, const mt_program *prog)
 {
     size_t n;
@@ -391,7 +415,10 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_program *prog)
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        mt_json_string(fp, code_name(prog, rows[i].code));
+        char name[CODE_NAME_MAX];
+        code_name(prog, rows[i].code, name, sizeof name);
+        mt_json_string(fp, name);
+        json_code_place(fp, prog, rows[i].code);
         fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
         json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");

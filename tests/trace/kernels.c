@@ -2,7 +2,9 @@
  * mtool sim -- BIN on: rep movsb and rep stosq, a thread-local array (%fs
  * operands), SSE2 vector loads, threads writing arrays of their own, and
  * (argument "kill") a process killed by SIGKILL before its last trace frame
- * was sent.  Exits with status 3 so that the status is seen to be kept. */
+ * was sent, or (argument "churn") 32 rounds of 8 short threads, whose slots
+ * the runtime reuses while other new threads look for one.  Exits with
+ * status 3 so that the status is seen to be kept. */
 #include <emmintrin.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,10 +56,13 @@ NOINLINE double vector_sum(void)
     return out[0] + out[1];
 }
 
+/* Fills a row of per_thread, or of churn's rows (64 doubles: it is the
+ * thread's argument that says which). */
 NOINLINE void *worker(void *arg)
 {
     double *a = arg;
-    for (size_t i = 0; i < sizeof per_thread[0] / sizeof **per_thread; i++)
+    size_t n = a >= per_thread[0] && a < per_thread[THREADS] ? sizeof per_thread[0] / sizeof **per_thread : 64;
+    for (size_t i = 0; i < n; i++)
         a[i] = (double)i;
     return NULL;
 }
@@ -80,8 +85,26 @@ NOINLINE void init(void)
         vec[i] = (double)i;
 }
 
+/* Rounds of short threads: each new thread may claim a dead one's slot. */
+static int churn(void)
+{
+    enum { ROUNDS = 32, AT_ONCE = 8 };
+    double rows[AT_ONCE][64];
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_t th[AT_ONCE];
+        for (int k = 0; k < AT_ONCE; k++)
+            pthread_create(&th[k], NULL, worker, rows[k]);
+        for (int k = 0; k < AT_ONCE; k++)
+            pthread_join(th[k], NULL);
+    }
+    printf("churn %.1f\n", rows[AT_ONCE - 1][63]);
+    return 3;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "churn"))
+        return churn();
     if (argc > 1 && !strcmp(argv[1], "kill")) {
         touch_lines();
         raise(SIGKILL);

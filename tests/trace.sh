@@ -3,8 +3,9 @@
 # runs"): the traced copy's references through the simulator against
 # Cachegrind with the same geometry, and the program unchanged.
 #   - matmul and linked (gcc -O2, non-PIE and PIE) and tests/trace/kernels.c
-#     (rep movsb, rep stosq, %fs operands, SSE2 loads, four threads): D1 and
-#     LL data misses per procedure within 1% of Cachegrind's;
+#     (rep movsb, rep stosq, %fs operands, SSE2 loads, four threads), and
+#     matmul built with AVX2 where the CPU has it: D1 and LL data misses per
+#     procedure within 1% of Cachegrind's;
 #   - the program's stdout and exit status (kernels: 3) are the original's;
 #   - 256 short threads whose slots are reused: no frame damaged;
 #   - a process killed by SIGKILL: the records its thread had not sent yet
@@ -58,6 +59,11 @@ for s in matmul-gcc-O2-nopie matmul-gcc-O2 linked-gcc-O2-nopie linked-gcc-O2; do
     traced "$SAMPLES/$s"
 done
 traced "$OUT/kernels"
+# 32-byte vector operands, where the CPU has them (Valgrind 3.19 has no AVX-512).
+if grep -qw avx2 /proc/cpuinfo && cc -O3 -mavx2 -mfma -fno-pie -no-pie -o "$OUT/matmul-avx2" \
+    "$(dirname "$0")/../samples/matmul.c" 2> /dev/null; then
+    traced "$OUT/matmul-avx2"
+fi
 
 # Threads by the hundred, their slots reused: every frame whole (a slot
 # claimed by two threads mixes their records).

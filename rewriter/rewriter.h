@@ -11,7 +11,8 @@
  * counting executions of the block's first instruction.  Pass 2 adds TSC
  * timers on the entry and exit edges of the m-objects in
  * mt_rewrite_options.timed (rewriter/timers.c, timer/probes.S); blocks keep
- * their counters. */
+ * their counters.  A tracing copy (mt_rewrite_options.trace) also records
+ * every load and store of the relocated code (rewriter/trace.c). */
 #ifndef MTOOL_REWRITER_H
 #define MTOOL_REWRITER_H
 

@@ -186,10 +186,12 @@ typedef struct {
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
- * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites) bytes:
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites, trace_records)
+ * bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
  *     [mt_timer_record records[ntimers + 1]][mt_timer_frame frames[ntimers + 1]]
  *     [mt_call_site_record call_sites[ncall_sites]]
+ *     [the trace area, when trace_records: see "Traced loads and stores"]
  * (the last record is the runtime's own: it measures timer_bias at start-up)
  * Only slots below `nslots` are meaningful.  The file is created sized for
  * one slot (`capacity`) and doubles as threads attach; it is sparse: only
@@ -217,7 +219,7 @@ typedef struct {
     ((MT_SLOT_TRACE_OFFSET(n, t, c) + ((r) ? MT_TRACE_AREA_SIZE(r) : 0) + 4095u) &           \
      ~(uint64_t)4095u)
 
-/* Traced loads and stores (mtool sim -- BIN).  A slot's trace area:
+/* Traced loads and stores (mtool sim -- BIN; version 4).  A slot's trace area:
  *     [int64_t index][uint64_t reserved][mt_trace_frame][mt_trace_record records[r]]
  * `index` is minus the 8-byte words left before the records' end, so that
  * the inserted code writes a record at %gs:END(,index,8), adds 2 with a

@@ -28,17 +28,17 @@ echo "== trace: mtool sim -- BIN against Cachegrind ($GEOMETRY), on $cpu"
 for prog in phases-gcc-O2 phases-clang-O2; do
     bin=$SAMPLES2/$prog
     # shellcheck disable=SC2086
-    "$MTOOL" sim --cachegrind $GEOMETRY -o /dev/null -- "$bin" 4000 > /dev/null \
+    "$MTOOL" sim --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000 > /dev/null \
         2> "$BENCH_DIR/trace.err" || { echo "trace: $prog: mtool sim failed"; continue; }
     records=$(sed -n 's/.* \([0-9]*\) records (.*/\1/p' "$BENCH_DIR/trace.err")
     copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace/"$prog" | head -1)
     native=$(best "$bin" 4000)
     alone=$(MTOOL_OUT="$BENCH_DIR/trace-profiles" best "$copy" 4000)
     # shellcheck disable=SC2086
-    traced=$(best "$MTOOL" sim --cachegrind $GEOMETRY -o /dev/null -- "$bin" 4000)
+    traced=$(best "$MTOOL" sim --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
     # shellcheck disable=SC2086
     cg=$(best valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY \
-        --cachegrind-out-file=/dev/null "$bin" 4000)
+        --cachegrind-out-file="$BENCH_DIR/trace.cg" "$bin" 4000)
     rm -rf "$BENCH_DIR/trace-profiles"
     awk -v p="$prog" -v n="$records" -v b="$native" -v a="$alone" -v t="$traced" -v c="$cg" 'BEGIN {
         if (b < 0.01) b = 0.01

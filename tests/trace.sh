@@ -7,6 +7,10 @@
 #     matmul built with AVX2 where the CPU has it: D1 and LL data misses per
 #     procedure within 1% of Cachegrind's;
 #   - the program's stdout and exit status (kernels: 3) are the original's;
+#   - every addressing mode (%r12/%r13 bases, index and scale, a negative
+#     index, rip-relative, %fs with no base and with an index, 16-byte
+#     operands, read-modify-write, rep movsb): hand-counted misses and
+#     references;
 #   - 256 short threads whose slots are reused: no frame damaged;
 #   - a process killed by SIGKILL: the records its thread had not sent yet
 #     are read from its profile: touch_lines' 100 stores to 100 lines give
@@ -65,10 +69,23 @@ if grep -qw avx2 /proc/cpuinfo && cc -O3 -mavx2 -mfma -fno-pie -no-pie -o "$OUT/
     traced "$OUT/matmul-avx2"
 fi
 
+# Every addressing mode (tests/trace/kernels.c, addressing): 12 lines stored
+# to plainly, then again through the other forms: hand counts, 12 D1 misses
+# and 154 references, if every address computed is the instruction's.
+"$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/modes.json" -- "$OUT/kernels" modes \
+    > /dev/null 2> "$OUT/modes.err"
+got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [c for c in d["code_objects"] if c.get("procedure") == "addressing"]
+print(sum(sum(c["misses"]["D1"].values()) for c in rows), sum(c["refs"] for c in rows))' \
+    "$OUT/modes.json" 2> /dev/null)
+check "trace: addressing modes: 12 D1 misses, 154 references (got ${got:-none})" \
+    "[ '${got:-}' = '12 154' ]"
+
 # Threads by the hundred, their slots reused: every frame whole (a slot
 # claimed by two threads mixes their records).
 for round in 1 2 3; do
-    "$MTOOL" sim --D1=16K,4,64 --L2=none -o /dev/null -- "$OUT/kernels" churn \
+    "$MTOOL" sim --D1=16K,4,64 --L2=none -o "$OUT/churn.txt" -- "$OUT/kernels" churn \
         > /dev/null 2> "$OUT/churn.err"
     check "trace: 256 short threads (round $round): status 3, no damaged frame" \
         "[ $? -eq 3 ] && ! grep -q damaged '$OUT/churn.err'"

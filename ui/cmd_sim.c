@@ -518,9 +518,11 @@ static void say_coverage(const mt_trace_result *r)
     const mt_rewrite_report *w = &r->ins.rewrite;
     fprintf(stderr,
             "mtool: traced %u of %u procedures: %u instructions, %u references each time "
-            "they run; %llu records (%llu after the program ended)\n",
+            "they run; %llu records (%llu frames sent while it ran, %llu records after the "
+            "program ended)\n",
             w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
-            (unsigned long long)r->counts.records, (unsigned long long)r->leftover);
+            (unsigned long long)r->counts.records, (unsigned long long)r->frames,
+            (unsigned long long)r->leftover);
     if (w->ntrace_untraced)
         fprintf(stderr,
                 "mtool: %u memory operands not traced (gathers and scatters: an address per "

@@ -312,6 +312,18 @@ uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr);     /* containi
 uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr); /* entry == addr */
 uint32_t mt_block_at(const mt_procedure *proc, uint64_t addr);       /* containing block */
 
+/* Code objects, the ids simulated references carry (rewriter/trace.c,
+ * sim/): 0 = none, 1 + p = procedure p, then one per loop in procedure
+ * order: procedure p's loop l is mt_code_object_loops(prog, p) + l. */
+uint32_t mt_code_object_loops(const mt_program *prog, uint32_t proc);
+/* The code object of block b of procedure p: its innermost natural loop
+ * (irreducible regions are not m-objects: their enclosing loop), else p;
+ * `loops` = mt_code_object_loops(prog, p). */
+uint32_t mt_code_object_of_block(const mt_program *prog, uint32_t p, uint32_t b, uint32_t loops);
+/* Procedure and loop (MT_NONE: the procedure itself) of code object `id`;
+ * false for 0 or an id past the last loop. */
+bool mt_code_object_split(const mt_program *prog, uint32_t id, uint32_t *proc, uint32_t *loop);
+
 const char *mt_edge_kind_name(mt_edge_kind kind);
 const char *mt_term_kind_name(mt_term_kind kind);
 const char *mt_call_kind_name(mt_call_kind kind);

@@ -133,3 +133,41 @@ const char *mt_call_kind_name(mt_call_kind kind)
     };
     return (unsigned)kind < MT_ARRAY_LEN(names) ? names[kind] : "?";
 }
+
+uint32_t mt_code_object_loops(const mt_program *prog, uint32_t proc)
+{
+    uint32_t id = 1 + prog->nprocs;
+    for (uint32_t p = 0; p < proc; p++)
+        id += prog->procs[p].nloops;
+    return id;
+}
+
+uint32_t mt_code_object_of_block(const mt_program *prog, uint32_t p, uint32_t b, uint32_t loops)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    uint32_t l = proc->blocks[b].loop;
+    while (l != MT_NONE && proc->loops[l].irreducible)
+        l = proc->loops[l].parent;
+    return l == MT_NONE ? 1 + p : loops + l;
+}
+
+bool mt_code_object_split(const mt_program *prog, uint32_t id, uint32_t *proc, uint32_t *loop)
+{
+    if (id == 0)
+        return false;
+    if (id <= prog->nprocs) {
+        *proc = id - 1;
+        *loop = MT_NONE;
+        return true;
+    }
+    uint32_t k = id - 1 - prog->nprocs;
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        if (k < prog->procs[p].nloops) {
+            *proc = p;
+            *loop = k;
+            return true;
+        }
+        k -= prog->procs[p].nloops;
+    }
+    return false;
+}

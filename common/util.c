@@ -93,6 +93,17 @@ void mt_error_set(mt_error *err, const char *fmt, ...)
 
 int mt_outfile_open(mt_outfile *out, const char *path, mt_error *err)
 {
+    /* The temporary file is renamed over the target: a device, FIFO or
+     * directory there would be replaced (as root, `-o /dev/null` left a
+     * regular file in /dev for every other program). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        mt_error_set(err, "%s: not a regular file (outputs are written to a temporary file "
+                          "renamed over the target)", path);
+        out->path = out->tmp_path = NULL;
+        out->fp = NULL;
+        return -1;
+    }
     out->path = mt_xstrdup(path);
     out->tmp_path = mt_xasprintf("%s.tmp.%ld", path, (long)getpid());
     out->fp = fopen(out->tmp_path, "w");

@@ -58,12 +58,12 @@ static const char *check_header(const mt_profile_header *h, uint64_t file_size)
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
     if (h->version < 1 || h->version > MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported (this mtool reads versions 1 to 3)";
+        return "profile format version not supported (this mtool reads versions 1 to 4)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
     uint64_t slots = usable_slots(h);
-    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites) <
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites, h->trace_records) <
         slots)
         return "truncated: the file is shorter than its slots";
     return NULL;
@@ -97,7 +97,7 @@ static const char *read_open_frames(int fd, mt_profile *out, const mt_slot_heade
 static const char *read_slot(int fd, mt_profile *out, uint32_t s)
 {
     uint64_t n = out->header.ncounters, t = out->header.ntimers, c = out->header.ncall_sites;
-    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t, c);
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t, c, out->header.trace_records);
     mt_slot_header sh;
     if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
         read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0 ||
@@ -126,6 +126,10 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
         h->ncall_sites = 0, h->load_bias = 0, h->timer_bias = 0;
     if (h->version == 1)
         h->ntimers = 0;
+    if (h->version < 4)
+        h->trace_records = 0;
+    if (h->trace_records > MT_TRACE_RECORDS)
+        return "corrupt header: more trace records per frame than a runtime writes";
     out->nslots = usable_slots(h);
     /* Files of older runtimes have no thread count: one thread per slot. */
     out->nthreads = h->nthreads > h->nslots ? h->nthreads : h->nslots;
@@ -254,8 +258,40 @@ static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
 
 /* Adds the file `name` of `dir` to the merge, or skips it (mt_open_regular:
  * a FIFO named like a profile must not hang the merge). */
+/* Hands the records slot by slot of `p` (open as `fd`) left unsent to fn:
+ * NULL or why they cannot be read. */
+static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_leftover_fn fn,
+                                        void *ctx)
+{
+    const mt_profile_header *h = &p->header;
+    uint32_t r = h->trace_records;
+    mt_trace_record *recs = mt_xmalloc(((size_t)r + 1) * sizeof *recs);
+    const char *why = NULL;
+    for (uint32_t s = 0; s < p->nslots && !why; s++) {
+        uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(h->ncounters, h->ntimers,
+                                                                h->ncall_sites, r) +
+                      MT_SLOT_TRACE_OFFSET(h->ncounters, h->ntimers, h->ncall_sites);
+        int64_t index;
+        if (read_exact(fd, &index, sizeof index, at + MT_TRACE_INDEX) != 0)
+            why = "cannot read a trace frame";
+        else if (index == 0) /* a slot that never traced */
+            continue;
+        else if (index > 0 || index % 2 || -index > 2 * (int64_t)r)
+            why = "corrupt trace frame index";
+        else {
+            uint32_t n = r - (uint32_t)(-index / 2);
+            if (n && read_exact(fd, recs, n * sizeof *recs, at + MT_TRACE_RECORDS_AT) != 0)
+                why = "cannot read trace records";
+            else if (n)
+                fn(ctx, p->tids[s], recs, n);
+        }
+    }
+    free(recs);
+    return why;
+}
+
 static void merge_file(profile_merge *m, const char *dir, const char *name,
-                       const mt_counter_map *map)
+                       const mt_counter_map *map, mt_trace_leftover_fn fn, void *ctx)
 {
     char *path = mt_xasprintf("%s/%s", dir, name);
     mt_error err;
@@ -272,18 +308,27 @@ static void merge_file(profile_merge *m, const char *dir, const char *name,
     mt_profile p;
     memset(&p, 0, sizeof p);
     int got = read_one(m, fd, name, &p);
-    close(fd);
+    const char *why = NULL;
     if (got && (memcmp(p.header.binary_hash, map->binary_hash, 32) != 0 ||
                 p.header.ncounters != m->ncounters || p.header.ntimers != m->ntimers ||
                 (m->ntimers && p.header.timers_id != map->timers_id) ||
                 (p.header.version >= 3 && p.header.ncall_sites != m->ncall_sites)))
         m->nother++;
+    else if (got && fn && p.header.trace_records && (why = read_trace_leftovers(fd, &p, fn, ctx)))
+        skip_damaged(m, name, why);
     else if (got)
         add_profile(m, &p);
+    close(fd);
     profile_free(&p);
 }
 
 int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *out, mt_error *err)
+{
+    return mt_profile_merge_traced(dir, map, NULL, NULL, out, err);
+}
+
+int mt_profile_merge_traced(const char *dir, const mt_counter_map *map, mt_trace_leftover_fn fn,
+                            void *ctx, profile_merge *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->timer_bias = NAN;
@@ -301,7 +346,7 @@ int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *
     struct dirent *e;
     while ((e = readdir(d)))
         if (is_profile_name(e->d_name))
-            merge_file(out, dir, e->d_name, map);
+            merge_file(out, dir, e->d_name, map, fn, ctx);
     closedir(d);
     if (out->nprocesses > 0)
         return 0;

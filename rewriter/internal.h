@@ -171,6 +171,11 @@ struct rw_insn {
                                   the table whose index is checked before it, 0 = none */
     uint32_t fallback_counter; /* ... the counter of the times the check sent it to the
                                   original code */
+    /* Tracing copies (trace.c): its references, c->trace_refs[trace_first ..+ ntrace),
+       recorded by trace_len bytes of code right before it. */
+    uint32_t trace_first;
+    uint8_t ntrace;
+    uint16_t trace_len;
 };
 
 enum {
@@ -210,6 +215,31 @@ struct rw_decoded {
     bool done;                 /* decoded; else rw_code_add decodes it itself */
 };
 
+/* ---- trace.c: tracing copies, a record per memory reference ---- */
+/* One reference of an instruction: its address is `lea` of base + index *
+ * scale + disp (encoding numbers, 0xff none; base 0xfe: disp is the
+ * link-time address of a rip-relative operand), plus the fs base when fs. */
+typedef struct {
+    uint8_t kind;              /* MT_TRACE_* */
+    uint8_t base, index, scale;
+    bool fs;
+    uint16_t size;             /* bytes (REP_COUNT: which of source, destination went before) */
+    uint32_t code;             /* code object */
+    int64_t disp;
+} rw_trace_ref;
+
+typedef struct rw_code rw_code;
+/* Plans the references of the instructions of procedure `proc` (its
+ * blocks start at insns[block_first[b]]); each carries its block's code
+ * object (mt_code_object_of_block: the innermost loop, or the procedure). */
+void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
+                   const uint32_t *block_first);
+/* Bytes of code before `ri` that record its references. */
+size_t rw_trace_len(const rw_insn *ri);
+/* Writes that code, `vaddr` being the link-time address of out's start. */
+bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,
+                   mt_error *err);
+
 /* ---- timers.c: pass-2 timer events inserted on CFG edges ---- */
 enum {
     RW_EV_START_PROC,
@@ -244,7 +274,7 @@ typedef struct {
     uint64_t new_addr;
 } rw_tramp;
 
-typedef struct {
+struct rw_code {
     const mt_program *prog;
     const mt_elf_file *in;
     rw_proc *procs;
@@ -285,7 +315,13 @@ typedef struct {
     uint64_t event_routine[MT_RT_EVENT_COUNT]; /* their rare paths' routines in the output */
     uint32_t nevents_placed;   /* timer start/stop events inserted */
     uint32_t nevents_saving_flags; /* ... of which preserve live flags */
-} rw_code;
+    /* Tracing (trace.c). */
+    bool trace;                /* record every memory reference */
+    rw_trace_ref *trace_refs;
+    size_t ntrace_refs, cap_trace_refs;
+    uint32_t ntrace_sites;     /* instructions whose references are recorded */
+    uint32_t ntrace_untraced;  /* memory operands left out (gathers, rep cmps/scas, ...) */
+};
 
 int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_error *err);
 void rw_code_free(rw_code *c);

@@ -75,6 +75,7 @@ void rw_code_free(rw_code *c)
     free(c->map_new);
     free(c->counter_addrs);
     free(c->call_site_addrs);
+    free(c->trace_refs);
     for (uint32_t i = 0; c->decoded && i < c->prog->nprocs; i++) {
         free(c->decoded[i].insns);
         free(c->decoded[i].block_first);
@@ -838,6 +839,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
             rp.insns[block_first[p->loops[l].header]].loop_header = true;
     if (!c->timers_only)
         add_call_sites(c, p, &rp, block_first);
+    if (c->trace)
+        rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first);
     add_fallback_counters(c, &rp);
     free(block_first);
     free(bl);
@@ -902,8 +905,8 @@ static uint64_t layout_proc(rw_code *c, rw_proc *rp, uint64_t at)
         ri->pad = ri->loop_header ? (uint8_t)((ri->old - top) & 63) : 0;
         at += ri->pad;
         ri->new_addr = at;
-        at += probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) + emitted_len(ri) +
-              after_len(ri) + rw_timers_insn_len(c, ri);
+        at += probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) + rw_trace_len(ri) +
+              emitted_len(ri) + after_len(ri) + rw_timers_insn_len(c, ri);
     }
     rp->new_end = at;
     return rw_timers_assign(c, rp, at);
@@ -928,7 +931,8 @@ static uint64_t local_target(const rw_code *c, const rw_proc *rp, const rw_insn 
 /* Where the instruction itself starts in the copy, after the code before it. */
 static uint64_t insn_start(const rw_code *c, const rw_insn *ri)
 {
-    uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri);
+    uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) +
+                  rw_trace_len(ri);
     if (c->nsnips)
         at += c->snips[ri->pre].len + c->snips[ri->before].len;
     return at;
@@ -1385,7 +1389,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 emit_probe(out, ri);
             if (!rw_timers_emit_snip(c, ri->before, vaddr, out, err) ||
                 (ri->call_site && !emit_call_target(c, out, ri, vaddr + out->len, err)) ||
-                (ri->table_check && !emit_table_check(c, out, ri, vaddr + out->len, err)))
+                (ri->table_check && !emit_table_check(c, out, ri, vaddr + out->len, err)) ||
+                !rw_trace_emit(c, ri, vaddr, out, err))
                 return -1;
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err))

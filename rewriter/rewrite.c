@@ -345,6 +345,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     }
     params.ncounters = c->ncounters;
     params.ncall_sites = c->ncall_sites;
+    params.trace_records = c->trace ? MT_TRACE_RECORDS : 0;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
     params.images_vaddr = L->images_vaddr;
@@ -595,6 +596,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         goto out_input;
     c.loop_registers = !opt->no_loop_registers;
     c.timers_only = opt->timers_only;
+    c.trace = opt->trace;
     find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
@@ -609,6 +611,9 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->ntimer_events = c.nevents_placed;
     report->ntimer_events_saving_flags = c.nevents_saving_flags;
     report->ntrampolines = (uint32_t)c.ntramps;
+    report->ntrace_sites = c.ntrace_sites;
+    report->ntrace_refs = (uint32_t)c.ntrace_refs;
+    report->ntrace_untraced = c.ntrace_untraced;
     rw_buf_free(&file);
     rw_code_free(&c);
 out_input:

@@ -11,7 +11,8 @@
  * counting executions of the block's first instruction.  Pass 2 adds TSC
  * timers on the entry and exit edges of the m-objects in
  * mt_rewrite_options.timed (rewriter/timers.c, timer/probes.S); blocks keep
- * their counters. */
+ * their counters.  A tracing copy (mt_rewrite_options.trace) also records
+ * every load and store of the relocated code (rewriter/trace.c). */
 #ifndef MTOOL_REWRITER_H
 #define MTOOL_REWRITER_H
 
@@ -50,6 +51,8 @@ typedef struct {
                                   own speed */
     const mt_timed_object *timed; /* pass 2: objects timed on their entry and exit edges */
     uint32_t ntimed;
+    bool trace;                /* every load and store of the copies is recorded
+                                  (rewriter/trace.c): `mtool sim -- BIN` */
     const uint32_t *skip;      /* procedures left as they are (code something else runs
                                   from its original bytes, such as valgrind's trampolines) */
     uint32_t nskip;
@@ -94,6 +97,10 @@ typedef struct {
     uint32_t ntimer_events;       /* start/stop events inserted on edges */
     uint32_t ntimer_events_saving_flags; /* ... where flags are live */
     uint32_t ntrampolines;        /* taken-branch and jump-table edges given code */
+    uint32_t ntrace_sites;        /* tracing: instructions whose references are recorded */
+    uint32_t ntrace_refs;         /* ... references recorded per execution of them all */
+    uint32_t ntrace_untraced;     /* memory operands not traced (gathers and scatters,
+                                     rep cmps/scas, operands of no stated size) */
     uint8_t binary_hash[32];      /* SHA-256 of the input file */
 } mt_rewrite_report;
 

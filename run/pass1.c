@@ -177,7 +177,7 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
-        mt_instrument_cached(r->prog, bin, NULL, 0, &r->ins, err) != 0 ||
+        mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err) != 0 ||
         mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
         (r->baseline && run_baseline(o, r, err) != 0) ||
         (r->ran && mt_run_program(r->ins.path, o->argv, r->profiles, &r->run, err) != 0) ||

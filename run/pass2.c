@@ -144,7 +144,7 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
         timed[i] = mt_candidate_object(&r->sel.cands[i]);
     timed_runs t = {.profiles = mt_xasprintf("%s/profiles-time", o->rundir)};
     double bias = NAN;
-    int rc = mt_instrument_cached(r->prog, r->pass1.binary, timed, (uint32_t)r->sel.ntimed, &t.ins,
+    int rc = mt_instrument_cached(r->prog, r->pass1.binary, timed, (uint32_t)r->sel.ntimed, false, &t.ins,
                                   err) != 0 ||
                      mt_counter_map_read(t.ins.path, &t.map, err) != 0 ||
                      mt_make_dirs(t.profiles, err) != 0 || run_timed(o, r, &t, err) != 0

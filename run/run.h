@@ -18,6 +18,7 @@
 #include "../costmodel/costmodel.h"
 #include "../profile/profile.h"
 #include "../rewriter/rewriter.h"
+#include "../sim/sim.h"
 
 /* ---- directories (runner.c) ----------------------------------------------- */
 
@@ -35,11 +36,12 @@ typedef struct {
     mt_rewrite_report rewrite; /* what the rewriter did (reasons on one line each) */
 } mt_instrumented;
 /* The copy of `bin` that counts every block (ntimed == 0), or that times
- * `timed` without counters (pass 2), cached under the binary's content
- * hash, this mtool's identity and the timed set, with the rewriter's
- * report (the cache's report.tsv). */
+ * `timed` without counters (pass 2), and with `trace` also records every
+ * load and store, cached under the binary's content hash, this mtool's
+ * identity, the timed set and tracing, with the rewriter's report (the
+ * cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
-                         uint32_t ntimed, mt_instrumented *out, mt_error *err);
+                         uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err);
 void mt_instrumented_free(mt_instrumented *ins);
 
 /* ---- running a program (runner.c) ------------------------------------------- */
@@ -198,6 +200,32 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err);
  * complete. */
 int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err);
 void mt_pass1_result_free(mt_pass1_result *r);
+
+/* ---- tracing (trace.c) ------------------------------------------------------- */
+
+typedef struct {
+    char **argv;            /* BIN ARGS..., NULL-terminated */
+    mt_sim *sim;            /* where the references go */
+    FILE *log;              /* warnings (NULL: none) */
+} mt_trace_options;
+
+typedef struct {
+    mt_program *prog;
+    mt_instrumented ins;    /* the tracing copy and the rewriter's report */
+    mt_run_result run;      /* the traced run: times and exit status */
+    mt_trace_feed_counts counts; /* records read, references simulated */
+    uint64_t frames;        /* frames received while the program ran */
+    uint64_t leftover;      /* records read from the profiles after it ended */
+} mt_trace_result;
+
+/* Analyzes BIN, makes its tracing copy (cached), runs it with a
+ * SOCK_SEQPACKET socket whose frames of records (timer/timer.h) a thread
+ * of this process feeds to o->sim as they come (on the other core), then
+ * the records the threads left in their profile slots.  -1 with err (and
+ * *r to be freed) when a step fails; the program's own failure is not one
+ * (r->run.status). */
+int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err);
+void mt_trace_result_free(mt_trace_result *r);
 
 /* ---- pass 2 (pass2.c) --------------------------------------------------------- */
 

@@ -87,7 +87,7 @@ static uint64_t tool_identity(void)
     X(nprocs_candidates) X(nprocs_instrumented) X(nblocks_candidates) X(nblocks_instrumented) \
     X(nprobes_saving_flags) X(nloop_registers) X(nwrapped_calls) X(ncall_sites)               \
     X(code_bytes) X(nfdes) X(ntimed) X(ntimer_events) X(ntimer_events_saving_flags)           \
-    X(ntrampolines) X(ntable_checks)
+    X(ntrampolines) X(ntable_checks) X(ntrace_sites) X(ntrace_refs) X(ntrace_untraced)
 
 static void one_line(char *s)
 {
@@ -178,7 +178,7 @@ void mt_instrumented_free(mt_instrumented *ins)
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
-                         uint32_t ntimed, mt_instrumented *out, mt_error *err)
+                         uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err)
 {
     uint8_t hash[32];
     if (mt_file_sha256(bin, hash, err) != 0)
@@ -191,7 +191,8 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     if (ntimed)
         snprintf(set, sizeof set, "-t%016" PRIx64 "-g%016" PRIx64,
                  mt_timed_objects_id(prog, timed, ntimed), mt_call_graph_id(prog));
-    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s", root, h, tool_identity(), set);
+    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s%s", root, h, tool_identity(),
+                             set, trace ? "-trace" : "");
     free(root);
     char *name = mt_xstrdup(bin);
     out->path = mt_xasprintf("%s/%s", dir, basename(name));
@@ -201,7 +202,8 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     if (rc == 0 && !(access(out->path, X_OK) == 0 &&
                      read_rewrite_report(report_path, prog, &out->rewrite) == 0)) {
         mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
-                                 .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0};
+                                 .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0,
+                                 .trace = trace};
         rc = mt_rewrite_counts(prog, out->path, &ro, &out->rewrite, err);
         for (uint32_t i = 0; rc == 0 && i < out->rewrite.nskipped; i++)
             one_line(out->rewrite.skipped[i].reason);

@@ -295,7 +295,7 @@ int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     int rc = 0;
     if (write_program(exe, err) != 0 || mt_make_dirs(profiles, err) != 0 ||
         !(prog = mt_analyze(exe, &opt, err)) ||
-        mt_instrument_cached(prog, exe, NULL, 0, &ins, err) != 0 ||
+        mt_instrument_cached(prog, exe, NULL, 0, false, &ins, err) != 0 ||
         mt_counter_map_read(ins.path, &map, err) != 0 ||
         run_ok(ins.path, count_argv, profiles, "counted", err) != 0 ||
         mt_profile_merge(profiles, &map, &merge, err) != 0 ||

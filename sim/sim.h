@@ -63,6 +63,7 @@
 
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
+#include "../timer/timer.h"
 
 /* Levels: I1 and D1 at the top, then up to MT_SIM_MAX_LOWER unified levels
  * below them, in order (L2, L3, ...; the last one is "LL"). */
@@ -223,5 +224,22 @@ uint32_t mt_sim_procedure_of(void *map, uint64_t addr);
  * lines ("==", "--", "**", "###") skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
 int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
                   void *ctx, mt_trace_counts *counts, mt_error *err);
+
+/* Records of a tracing copy (timer/timer.h, mt_trace_record), fed as they
+ * arrive, thread by thread: a modify is a read then a write (as lackey's M:
+ * Cachegrind counts it once, its store always hits); rep movs/stos are
+ * expanded element by element, source then destination, as Valgrind runs
+ * them (the direction flag taken as clear, the ABI's state); references of
+ * no size or of an unknown kind are counted in `damaged` and skipped.  A
+ * thread's records of one instruction may span two of its frames, so the
+ * feed keeps each thread's pending rep operands. */
+typedef struct mt_trace_feed mt_trace_feed;
+typedef struct {
+    uint64_t records, reads, writes, modifies, rep_elements, damaged;
+} mt_trace_feed_counts;
+mt_trace_feed *mt_trace_feed_new(mt_sim *s);
+void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n);
+const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f);
+void mt_trace_feed_free(mt_trace_feed *f);
 
 #endif

@@ -221,3 +221,100 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
     fclose(fp);
     return rc;
 }
+
+/* ---- records of a tracing copy ---- */
+
+/* Rep operands waiting for their count, per thread (a small open-addressed
+ * table: a thread's slot is found by its id; when every slot is taken, the
+ * oldest thread's pending operands are overwritten, at worst one rep
+ * instruction mis-expanded). */
+#define PENDING_THREADS 256
+typedef struct {
+    int32_t tid;
+    bool used;
+    uint32_t size;                /* bytes per element */
+    uint64_t source, dest;
+} rep_pending;
+
+struct mt_trace_feed {
+    mt_sim *sim;
+    mt_trace_feed_counts counts;
+    rep_pending pending[PENDING_THREADS];
+};
+
+mt_trace_feed *mt_trace_feed_new(mt_sim *s)
+{
+    mt_trace_feed *f = mt_xcalloc(1, sizeof *f);
+    f->sim = s;
+    return f;
+}
+
+void mt_trace_feed_free(mt_trace_feed *f) { free(f); }
+
+const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f) { return &f->counts; }
+
+static rep_pending *pending_of(mt_trace_feed *f, int32_t tid)
+{
+    uint32_t h = (uint32_t)tid * 2654435761u % PENDING_THREADS;
+    for (uint32_t k = 0; k < PENDING_THREADS; k++) {
+        rep_pending *p = &f->pending[(h + k) % PENDING_THREADS];
+        if (!p->used || p->tid == tid) {
+            p->used = true;
+            p->tid = tid;
+            return p;
+        }
+    }
+    return &f->pending[h];
+}
+
+/* A rep instruction's elements: `which` says whether source (1) and
+ * destination (2) were recorded before the count. */
+static void expand_rep(mt_trace_feed *f, const rep_pending *p, const mt_trace_record *r)
+{
+    uint32_t size = p->size ? p->size : 1;
+    bool source = r->size & 1, dest = r->size & 2;
+    for (uint64_t i = 0; i < r->addr; i++) {
+        if (source)
+            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code, 0, 0);
+        if (dest)
+            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code, 0, 0);
+    }
+    f->counts.rep_elements += r->addr;
+    f->counts.reads += source ? r->addr : 0;
+    f->counts.writes += dest ? r->addr : 0;
+}
+
+void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++, r++) {
+        f->counts.records++;
+        if (r->size == 0 || r->kind > MT_TRACE_REP_COUNT) {
+            f->counts.damaged++;
+            continue;
+        }
+        switch (r->kind) {
+        case MT_TRACE_READ:
+        case MT_TRACE_MODIFY:
+            f->counts.reads++;
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, 0, 0);
+            if (r->kind == MT_TRACE_READ)
+                break;
+            f->counts.modifies++;
+            __attribute__((fallthrough)); /* the write of a modify */
+        case MT_TRACE_WRITE:
+            f->counts.writes++;
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, 0, 0);
+            break;
+        case MT_TRACE_REP_SOURCE:
+        case MT_TRACE_REP_DEST: {
+            rep_pending *p = pending_of(f, tid);
+            *(r->kind == MT_TRACE_REP_SOURCE ? &p->source : &p->dest) = r->addr;
+            p->size = r->size;
+            break;
+        }
+        case MT_TRACE_REP_COUNT:
+            expand_rep(f, pending_of(f, tid), r);
+            break;
+        }
+    }
+}

@@ -137,6 +137,11 @@ run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/ker
 run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/sim.sh
 
+# Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
+# matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
+# process's unsent records read from its profile (docs/SIMULATOR.md).
+run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
 

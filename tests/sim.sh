@@ -170,72 +170,6 @@ if ! command -v valgrind > /dev/null 2>&1; then
 fi
 GEOMETRY=${SIM_GEOMETRY:-"--I1=16384,4,64 --D1=16384,4,64 --LL=262144,8,64"}
 
-# cg_totals CACHEGRIND_OUT: "fn I1 D1 LL" per function (LL = I, read and
-# write LL misses, as LL is unified), then "TOTAL I1 D1 LL".
-cg_totals() {
-    python3 -c 'import sys
-events = None; fn = None; tot = {}
-for line in open(sys.argv[1]):
-    if line.startswith("events:"):
-        events = line.split()[1:]
-    elif line.startswith("fn="):
-        fn = line[3:].strip()
-    elif line[:1].isdigit() and fn is not None:
-        v = dict(zip(events, map(int, line.split()[1:])))
-        r = tot.setdefault(fn, [0, 0, 0])
-        r[0] += v.get("I1mr", 0)
-        r[1] += v.get("D1mr", 0) + v.get("D1mw", 0)
-        r[2] += v.get("ILmr", 0) + v.get("DLmr", 0) + v.get("DLmw", 0)
-for k, r in tot.items():
-    print(k, *r, sep="\t")
-print("TOTAL", *[sum(r[i] for r in tot.values()) for i in range(3)], sep="\t")' "$1"
-}
-
-# sim_totals JSON: the same from `mtool sim --json --binary`.
-sim_totals() {
-    python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-names = [l["name"] for l in d["levels"]]
-def m(row, level):
-    return sum(row["misses"][level].values())
-tot = [0, 0, 0]
-for c in d["code_objects"]:
-    r = [m(c, names[0]), m(c, names[1]), m(c, names[2])]
-    print(c["name"], *r, sep="\t")
-    tot = [a + b for a, b in zip(tot, r)]
-print("TOTAL", *tot, sep="\t")' "$1"
-}
-
-# compare SAMPLE CG SIM: totals within 1%, and every procedure of the
-# binary with at least 1000 misses at a level within 1% there.
-compare() {
-    python3 -c 'import sys
-def read(path):
-    rows = [l.rstrip("\n").split("\t") for l in open(path)]
-    return {r[0]: list(map(int, r[1:])) for r in rows}
-cg, sim = read(sys.argv[2]), read(sys.argv[3])
-bad = []
-checked = 0
-for fn, s in sim.items():
-    if fn.startswith("("):
-        continue
-    c = cg.get(fn, [0, 0, 0])
-    for i, level in enumerate(["I1", "D1", "LL"]):
-        if max(c[i], s[i]) >= 1000 or fn == "TOTAL":
-            checked += 1
-            if abs(c[i] - s[i]) > 0.01 * max(c[i], 1):
-                bad.append("%s %s: cachegrind %d, mtool %d" % (fn, level, c[i], s[i]))
-t, u = cg["TOTAL"], sim["TOTAL"]
-print("# %s: I1 %d/%d D1 %d/%d LL %d/%d (cachegrind/mtool), %d figures checked" %
-      (sys.argv[1], t[0], u[0], t[1], u[1], t[2], u[2], checked))
-if bad:
-    print("not ok - sim vs cachegrind: %s: %s" % (sys.argv[1], "; ".join(bad[:4])))
-elif checked < 3:
-    print("not ok - sim vs cachegrind: %s: too few figures to compare" % sys.argv[1])
-else:
-    print("ok - sim vs cachegrind: %s: I1, D1, LL misses within 1%% (totals, procedures)" % sys.argv[1])' "$@"
-}
-
 # cross_check BIN GEOMETRY...: BIN traced by lackey and run under cachegrind
 # with GEOMETRY; `mtool sim --cachegrind` on the trace must agree.  Leaves
 # the trace in $OUT/NAME.lackey and mtool's figures in $OUT/NAME.json.
@@ -256,9 +190,7 @@ cross_check() {
         fail "sim vs cachegrind: $name: $(head -1 "$OUT/err")"
         return 1
     fi
-    cg_totals "$OUT/$name.cg" > "$OUT/$name.cgt"
-    sim_totals "$OUT/$name.json" > "$OUT/$name.simt"
-    compare "$name" "$OUT/$name.cgt" "$OUT/$name.simt"
+    python3 "$(dirname "$0")/cachegrind_check.py" "sim: $name" "$OUT/$name.cg" "$OUT/$name.json"
 }
 
 if [ $# -gt 0 ]; then

@@ -491,4 +491,20 @@ mt_timer_record_call_target:
     pop %rax
     ret $16
 
+/* A full trace frame (timer.h, "Traced loads"): the inserted code calls
+ * this past the red zone when its `jrcxz` finds the frame's index at 0,
+ * with the flags possibly live: rare enough for pushf/popf.  Every register
+ * is preserved. */
+    .globl mt_timer_trace_flush
+    .hidden mt_timer_trace_flush
+mt_timer_trace_flush:
+    pushfq
+    push %rax
+    push %rdx
+    CALL_C mt_trace_flush
+    pop %rdx
+    pop %rax
+    popfq
+    ret
+
     .section .note.GNU-stack, "", @progbits

@@ -30,7 +30,7 @@
 enum {
     SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
     SYS_PREAD64 = 17, SYS_MADVISE = 28,
-    SYS_GETPID = 39, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
+    SYS_GETPID = 39, SYS_SENDTO = 44, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
     SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234,
 };
@@ -39,7 +39,8 @@ enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_F
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
 enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
-enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17 };
+enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4 };
+enum { MSG_NOSIGNAL_ = 0x4000 };
 
 static long syscall6(long n, long a, long b, long c, long d, long e, long f)
 {
@@ -156,6 +157,7 @@ static struct {
     mt_slot_header *slots[MAX_TRACKED]; /* by index, NULL until mapped */
     uint64_t timer_bias;            /* mt_profile_header.timer_bias, once measured */
     uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
+    long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
 } rt;
 
 /* One line on stderr: the program's own output is never touched otherwise. */
@@ -254,6 +256,43 @@ static mt_timer_record *timer_record(mt_slot_header *s, uint64_t offset)
     return (mt_timer_record *)((uintptr_t)s + offset);
 }
 
+/* ---- traced references (mtool sim -- BIN; timer.h, "Traced loads") ---- */
+
+static uint8_t *trace_area(mt_slot_header *s)
+{
+    return (uint8_t *)s +
+           MT_SLOT_TRACE_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
+}
+
+/* Sends the records of slot s's frame (made by thread `tid`) and empties it. */
+static void trace_send(mt_slot_header *s, int32_t tid)
+{
+    uint8_t *area = trace_area(s);
+    int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
+    mt_trace_frame *f = (mt_trace_frame *)(area + MT_TRACE_FRAME);
+    uint32_t n = mt_params.trace_records - (uint32_t)(-*index / 2);
+    f->magic = MT_TRACE_FRAME_MAGIC;
+    f->tid = tid;
+    f->nrecords = n;
+    long r = -EINTR_;
+    while (n && rt.trace_fd >= 0 && r == -EINTR_)
+        r = syscall6(SYS_SENDTO, rt.trace_fd, (long)f, (long)(sizeof *f + 16ul * n),
+                     MSG_NOSIGNAL_, 0, 0);
+    if (n && failed(r) && rt.trace_fd >= 0) {
+        rt.trace_fd = -1; /* mtool is gone: the program goes on, untraced */
+        say_lost("sending traced references", r, "the rest of the trace is lost");
+    }
+    f->nrecords = 0;
+    *index = -2 * (int64_t)mt_params.trace_records;
+}
+
+/* An empty trace frame (its earlier records, if any, were sent). */
+static void trace_reset(mt_slot_header *s)
+{
+    if (mt_params.trace_records)
+        *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)mt_params.trace_records;
+}
+
 /* An empty timer stack: the sentinel frame only, no object active.  A
  * reused slot forgets what its dead thread left open (its counts and
  * totals stay). */
@@ -276,6 +315,14 @@ static mt_slot_header *current_slot(void)
     uint64_t self;
     __asm__ volatile("mov %%gs:%c1, %0" : "=r"(self) : "i"(MT_SLOT_SELF));
     return (mt_slot_header *)(uintptr_t)self;
+}
+
+/* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
+ * is full. */
+HIDDEN void mt_trace_flush(void)
+{
+    mt_slot_header *s = current_slot();
+    trace_send(s, s->tid);
 }
 
 /* Pops the top frame at time `now` as probes.S's stop does, counting it as
@@ -405,6 +452,7 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
     h->load_bias = rt.bias;
     h->timer_bias = rt.timer_bias;
     h->timers_id = mt_params.timers_id;
+    h->trace_records = mt_params.trace_records;
     h->nslots = 1;
     h->nthreads = 1;
     h->capacity = capacity;
@@ -521,6 +569,7 @@ static mt_slot_header *map_slot(uint32_t index, void *at)
     mt_slot_header *sh = (mt_slot_header *)r;
     sh->magic = MT_SLOT_MAGIC;
     timers_reset(sh);
+    trace_reset(sh);
     __atomic_store_n(&sh->tid, (int32_t)sys3(SYS_GETTID, 0, 0, 0), __ATOMIC_RELEASE);
     return sh;
 }
@@ -554,6 +603,10 @@ static mt_slot_header *reuse_slot(int32_t tid)
         if (owner > 0 && sys3(SYS_TGKILL, pid, owner, 0) == -ESRCH_ &&
             __atomic_compare_exchange_n(&s->tid, &owner, tid, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
+            if (mt_params.trace_records) /* the dead thread's last records (never its
+                                            tid back in the slot: another thread would
+                                            claim the slot too) */
+                trace_send(s, owner);
             timers_reset(s);
             return s;
         }
@@ -694,11 +747,22 @@ static void find_wrap_callees(void)
                                 : mt_params.wrap_real[w] + rt.bias;
 }
 
+/* $MTOOL_TRACE_FD (decimal) when the copy traces, else -1. */
+static long trace_fd(char **envp)
+{
+    const char *v = mt_params.trace_records ? env_value(envp, "MTOOL_TRACE_FD") : NULL;
+    long fd = v && *v ? 0 : -1;
+    for (; fd >= 0 && *v; v++)
+        fd = *v >= '0' && *v <= '9' && fd < 1000000 ? fd * 10 + (*v - '0') : -1;
+    return fd;
+}
+
 HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
     find_wrap_callees();
-    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
+    rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites,
+                                mt_params.trace_records);
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
     char **e = envp;
@@ -708,6 +772,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
         if (aux[0] == AT_RANDOM_)
             rt.random = (const uint8_t *)aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
+    rt.trace_fd = trace_fd(envp);
     open_profile(argv, 0);
     mt_slot_header *slot = rt.hdr ? map_slot(0, NULL) : NULL;
     track(0, slot);

@@ -32,7 +32,8 @@
 #define MT_RT_TIMER_ENTRIES(X)                                      \
     X(OUTSIDE_ENTER, outside_enter)                                 \
     X(OUTSIDE_EXIT, outside_exit)                                   \
-    X(RECORD_CALL_TARGET, record_call_target)
+    X(RECORD_CALL_TARGET, record_call_target)                       \
+    X(TRACE_FLUSH, trace_flush) /* a trace frame is full */
 
 /* Pass-2 timer events: code the rewriter copies from the blob onto the
  * edges of timed m-objects (probes.S, EVENT), patched per event
@@ -177,6 +178,8 @@ typedef struct {
     uint64_t images_vaddr;
     uint32_t nimages;
     uint32_t reserved;
+    uint32_t trace_records;         /* records per trace frame: the copy traces, else 0 */
+    uint32_t reserved2;
     uint64_t params_file_offset;    /* where this very block lies in the file: the
                                        runtime maps images only from a file that
                                        holds the same block there */
@@ -212,10 +215,12 @@ typedef struct {
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
- * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites) bytes:
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites, trace_records)
+ * bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
  *     [mt_timer_record records[ntimers + 1]][mt_timer_frame frames[ntimers + 1]]
  *     [mt_call_site_record call_sites[ncall_sites]]
+ *     [the trace area, when trace_records: see "Traced loads and stores"]
  * (the last record is the runtime's own: it measures timer_bias at start-up)
  * Only slots below `nslots` are meaningful.  The file is created sized for
  * one slot (`capacity`) and doubles as threads attach; it is sparse: only
@@ -228,7 +233,7 @@ typedef struct {
  * timers (ntimers reads as 0 from the header's zero padding), version 2
  * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 3
+#define MT_PROFILE_VERSION 4
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
@@ -236,9 +241,39 @@ typedef struct {
 #define MT_SLOT_FRAMES_OFFSET(n, t) (MT_SLOT_RECORDS_OFFSET(n) + ((uint64_t)(t) + 1u) * MT_REC_SIZE)
 #define MT_SLOT_CALL_SITES_OFFSET(n, t)                                                      \
     (MT_SLOT_FRAMES_OFFSET(n, t) + ((uint64_t)(t) + 1u) * MT_FRAME_SIZE)
-#define MT_SLOT_SIZE(n, t, c)                                                                \
-    ((MT_SLOT_CALL_SITES_OFFSET(n, t) + (uint64_t)(c) * MT_CALL_SITE_SIZE + 4095u) &         \
+/* The trace area (tracing copies only, `r` = MT_TRACE_RECORDS, else 0). */
+#define MT_SLOT_TRACE_OFFSET(n, t, c)                                                        \
+    (MT_SLOT_CALL_SITES_OFFSET(n, t) + (uint64_t)(c) * MT_CALL_SITE_SIZE)
+#define MT_SLOT_SIZE(n, t, c, r)                                                             \
+    ((MT_SLOT_TRACE_OFFSET(n, t, c) + ((r) ? MT_TRACE_AREA_SIZE(r) : 0) + 4095u) &           \
      ~(uint64_t)4095u)
+
+/* Traced loads and stores (mtool sim -- BIN; version 4).  A slot's trace area:
+ *     [int64_t index][uint64_t reserved][mt_trace_frame][mt_trace_record records[r]]
+ * `index` is minus the 8-byte words left before the records' end, so that
+ * the inserted code writes a record at %gs:END(,index,8), adds 2 with a
+ * `lea` and calls mt_timer_trace_flush when `jrcxz` finds 0: no flag
+ * changes.  The flush sends the frame and its records as one message of a
+ * SOCK_SEQPACKET socket ($MTOOL_TRACE_FD; atomic, so the threads' frames
+ * never mix) and starts over; whatever is left when the process ends stays
+ * in the file, for mtool to read. */
+#define MT_TRACE_RECORDS 4095u
+#define MT_TRACE_INDEX 0
+#define MT_TRACE_FRAME 16
+#define MT_TRACE_RECORDS_AT 32
+#define MT_TRACE_AREA_SIZE(r) (MT_TRACE_RECORDS_AT + 16ull * (r))
+#define MT_TRACE_FRAME_MAGIC 0x45435254u /* "TRCE" */
+/* Record kinds (mt_trace_record.kind). */
+enum {
+    MT_TRACE_READ,
+    MT_TRACE_WRITE,
+    MT_TRACE_MODIFY,      /* read and written by one instruction: Cachegrind counts one write */
+    MT_TRACE_REP_SOURCE,  /* rep movs/cmps/lods: %rsi before it (elements of `size` bytes) */
+    MT_TRACE_REP_DEST,    /* rep movs/stos/cmps/scas: %rdi before it */
+    MT_TRACE_REP_COUNT,   /* ... %rcx before it, in `addr`: the instruction's elements;
+                             its `size` bits say which of the two went before (1 source,
+                             2 destination, 4 destination read) */
+};
 
 enum {
     MT_PROFILE_FORKED = 1u << 0,   /* written by a fork child (counts since the fork) */
@@ -268,7 +303,26 @@ typedef struct {
     uint64_t timer_bias;            /* pass 2: TSC ticks x 1000 a start/stop pair adds to
                                        the time it brackets, measured at start-up (the
                                        least of 16 batches of 64 empty pairs); 0 = none */
+    uint32_t trace_records;         /* records per slot's trace frame (version 4), 0 = none */
+    uint32_t reserved2;
 } mt_profile_header;
+
+/* A trace frame: the records that follow it were made by thread `tid`. */
+typedef struct {
+    uint32_t magic;                 /* MT_TRACE_FRAME_MAGIC */
+    int32_t tid;
+    uint32_t nrecords;
+    uint32_t reserved;
+} mt_trace_frame;
+
+/* One traced reference (16 bytes, written by the inserted code). */
+typedef struct {
+    uint64_t addr;                  /* run-time address (REP_COUNT: the element count) */
+    uint32_t code;                  /* code object: procedure index + 1 */
+    uint16_t size;                  /* bytes */
+    uint8_t kind;                   /* MT_TRACE_* */
+    uint8_t reserved;
+} mt_trace_record;
 
 typedef struct {
     uint32_t magic;                 /* MT_SLOT_MAGIC */

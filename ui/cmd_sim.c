@@ -1,5 +1,7 @@
-/* ui/cmd_sim.c — `mtool sim --trace FILE`: a trace file through the cache
- * simulator (sim/), its figures as text or JSON (docs/SIMULATOR.md). */
+/* ui/cmd_sim.c — `mtool sim --trace FILE` and `mtool sim -- BIN ARGS`: a
+ * trace file, or the loads and stores of a traced run (run/trace.c),
+ * through the cache simulator (sim/), its figures as text or JSON
+ * (docs/SIMULATOR.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +13,7 @@
 
 const char mt_sim_usage[] =
     "usage: mtool sim --trace FILE [options]\n"
+    "       mtool sim [options] -- BIN ARGS...\n"
     "\n"
     "Runs a trace of memory references through a cache simulator and reports, per\n"
     "level, references, misses by cause (cold, capacity, conflict: Hill's 3C against a\n"
@@ -19,6 +22,10 @@ const char mt_sim_usage[] =
     "object (procedures of --binary for lackey traces) references and misses.\n"
     "The machine is this one, read from sysfs, unless a description file or the flags\n"
     "say otherwise (docs/SIMULATOR.md).\n"
+    "With -- BIN ARGS, runs a copy of BIN whose procedures' loads and stores (explicit\n"
+    "operands, stack traffic, rep movs/stos, vector operands) go to the simulator as\n"
+    "the program runs, code objects being BIN's procedures; exits with the program's\n"
+    "exit status.\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -50,6 +57,7 @@ const char mt_sim_usage[] =
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out, *load_base;
+    char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
     bool json, cachegrind, print_machine;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
@@ -90,7 +98,10 @@ static int parse_args(sim_args *a, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         bool has_value = i + 1 < argc;
-        if (!strcmp(s, "--trace") && has_value)
+        if (!strcmp(s, "--") && has_value) {
+            a->program = &argv[i + 1];
+            break;
+        } else if (!strcmp(s, "--trace") && has_value)
             a->trace = argv[++i];
         else if (!strcmp(s, "--format") && has_value)
             a->format = argv[++i];
@@ -121,8 +132,12 @@ static int parse_args(sim_args *a, int argc, char **argv)
             return -1;
         }
     }
-    if (!a->trace && !a->print_machine) {
-        mt_ui_error("sim: no trace given (--trace FILE); see 'mtool help sim'");
+    if (!a->trace && !a->program && !a->print_machine) {
+        mt_ui_error("sim: no trace given (--trace FILE or -- BIN ARGS); see 'mtool help sim'");
+        return -1;
+    }
+    if (a->trace && a->program) {
+        mt_ui_error("sim: --trace FILE and -- BIN ARGS: one or the other");
         return -1;
     }
     if (a->load_base && !a->binary) {
@@ -217,12 +232,18 @@ static code_row *code_rows(mt_sim *s, size_t *n)
     return rows;
 }
 
-static const char *code_name(const mt_sim_code_map *map, uint32_t code)
+/* A code object's name: its procedure's, or NAME@0xHEADER for a loop (as
+ * `mtool time --time` reads it back). */
+static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
 {
-    if (!code)
-        return map->prog ? "(outside the binary's procedures)" : "(all code)";
-    return map->prog->procs[code - 1].name;
+    mt_timed_object o = {0};
+    if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop))
+        mt_timed_object_format(prog, &o, buf, n);
+    else
+        snprintf(buf, n, "%s", prog ? "(outside the binary's procedures)" : "(all code)");
 }
+
+#define CODE_NAME_MAX 1024
 
 /* ---- text ---- */
 
@@ -293,7 +314,9 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
-        char *name = mt_ui_escape(code_name(map, rows[i].code));
+        char raw[CODE_NAME_MAX];
+        code_name(map->prog, rows[i].code, raw, sizeof raw);
+        char *name = mt_ui_escape(raw);
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
@@ -305,15 +328,20 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
 static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                        const mt_trace_counts *c, const mt_sim_code_map *map)
 {
-    char *trace = mt_ui_escape(a->trace);
+    char *trace = mt_ui_escape(a->program ? a->program[0] : a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
                 " fetches, %" PRIu64 " flushes\n",
             trace, a->format, c->records, c->reads, c->writes, c->fetches, c->flushes);
     free(trace);
-    if (map->prog) {
+    if (map->prog && a->binary) {
         char *binary = mt_ui_escape(a->binary);
         fprintf(fp, "code objects: the procedures of %s, load base 0x%" PRIx64 "\n", binary,
                 map->bias);
+        free(binary);
+    } else if (map->prog) {
+        char *binary = mt_ui_escape(a->program[0]);
+        fprintf(fp, "code objects: the procedures and loops of %s, as its traced copy ran them\n",
+                binary);
         free(binary);
     }
     print_machine_line(fp, s, m);
@@ -384,6 +412,22 @@ static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_S
     fprintf(fp, "}");
 }
 
+/* "procedure" and "loop" (its header's address, or null) of a code object
+ * of the binary. */
+static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
+{
+    uint32_t p, l;
+    if (!prog || !mt_code_object_split(prog, code, &p, &l))
+        return;
+    fprintf(fp, ", \"procedure\": ");
+    mt_json_string(fp, prog->procs[p].name);
+    if (l == MT_NONE)
+        fprintf(fp, ", \"loop\": null");
+    else
+        fprintf(fp, ", \"loop\": \"0x%" PRIx64 "\"",
+                prog->procs[p].blocks[prog->procs[p].loops[l].header].start);
+}
+
 static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
 {
     size_t n;
@@ -391,7 +435,10 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        mt_json_string(fp, code_name(map, rows[i].code));
+        char name[CODE_NAME_MAX];
+        code_name(map->prog, rows[i].code, name, sizeof name);
+        mt_json_string(fp, name);
+        json_code_place(fp, map->prog, rows[i].code);
         fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
         json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
@@ -433,12 +480,12 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
                        const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
-    mt_json_string(fp, a->trace);
+    mt_json_string(fp, a->program ? a->program[0] : a->trace);
     fprintf(fp, ",\n  \"format\": \"%s\",\n  \"records\": %" PRIu64 ", \"reads\": %" PRIu64
                 ", \"writes\": %" PRIu64 ", \"fetches\": %" PRIu64 ", \"modifies\": %" PRIu64
                 ", \"flushes\": %" PRIu64 ",\n  ",
             a->format, c->records, c->reads, c->writes, c->fetches, c->modifies, c->flushes);
-    if (map->prog) {
+    if (map->prog && a->binary) {
         fprintf(fp, "\"binary\": ");
         mt_json_string(fp, a->binary);
         fprintf(fp, ", \"load_base\": %" PRIu64 ",\n  ", map->bias);
@@ -553,13 +600,62 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     return rc;
 }
 
+/* What the rewriter left out, on stderr: the report itself is the trace's. */
+static void say_coverage(const mt_trace_result *r)
+{
+    const mt_rewrite_report *w = &r->ins.rewrite;
+    fprintf(stderr,
+            "mtool: traced %u of %u procedures: %u instructions, %u references each time "
+            "they run; %llu records (%llu frames sent while it ran, %llu records after the "
+            "program ended)\n",
+            w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
+            (unsigned long long)r->counts.records, (unsigned long long)r->frames,
+            (unsigned long long)r->leftover);
+    if (w->ntrace_untraced)
+        fprintf(stderr,
+                "mtool: %u memory operands not traced (gathers and scatters: an address per "
+                "vector element, not one operand; rep cmps/scas: they stop before %%rcx "
+                "runs out; operands of no stated size; 32-bit addresses)\n",
+                w->ntrace_untraced);
+    if (r->counts.damaged)
+        fprintf(stderr, "mtool: warning: %llu damaged trace records skipped\n",
+                (unsigned long long)r->counts.damaged);
+}
+
+/* -- BIN ARGS: the traced run, then the report; the program's exit status. */
+static int simulate_program(const sim_args *a, const mt_sim_machine *m)
+{
+    mt_sim *s = mt_sim_new(m);
+    mt_trace_options o = {.argv = a->program, .sim = s, .log = stderr};
+    mt_trace_result r;
+    mt_error err;
+    int rc = 1;
+    if (mt_run_trace(&o, &r, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+    } else {
+        mt_sim_finish(s);
+        say_coverage(&r);
+        mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
+                             .writes = r.counts.writes, .modifies = r.counts.modifies};
+        mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
+        rc = write_report(a, s, m, &c, &map);
+        if (rc == 0)
+            rc = mt_exit_code(r.run.status);
+    }
+    mt_trace_result_free(&r);
+    mt_sim_free(s);
+    return rc;
+}
+
 int mt_cmd_sim(int argc, char **argv)
 {
     sim_args a = {.format = "din"};
     if (parse_args(&a, argc, argv) != 0)
         return 2;
-    mt_trace_format format;
-    if (mt_trace_format_of(a.format, &format) != 0) {
+    if (a.program)
+        a.format = "traced";
+    mt_trace_format format = MT_TRACE_DIN;
+    if (!a.program && mt_trace_format_of(a.format, &format) != 0) {
         mt_ui_error("sim: --format: expected din or lackey, not '%s'", a.format);
         return 2;
     }
@@ -570,6 +666,8 @@ int mt_cmd_sim(int argc, char **argv)
         mt_sim_machine_write(stdout, &m);
         return 0;
     }
+    if (a.program)
+        return simulate_program(&a, &m);
     mt_sim_code_map map = {0};
     if (a.binary && open_code_map(&a, format, &map) != 0)
         return 1;

@@ -73,6 +73,13 @@ static void test_open_regular(void)
     expect_refused(fifo, "not a regular file"); /* blocks forever if it waits for a writer */
     expect_refused(dir, "is a directory");
     expect_refused("/dev/null", "not a regular file");
+    /* An output is never renamed over something that is not a regular file. */
+    mt_outfile out;
+    mt_error oerr = {{0}};
+    struct stat st;
+    CHECK(mt_outfile_open(&out, fifo, &oerr) != 0 && strstr(oerr.msg, "not a regular file") &&
+              stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode),
+          "outfile: a FIFO as target is refused and left a FIFO ('%s')", oerr.msg);
     FILE *w = fopen(file, "w");
     fputs("line\n", w);
     fclose(w);

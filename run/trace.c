@@ -1,0 +1,164 @@
+/* run/trace.c — tracing (`mtool sim -- BIN ARGS`): the tracing copy of BIN
+ * runs with one end of a SOCK_SEQPACKET socket ($MTOOL_TRACE_FD); each
+ * message is one thread's full frame of records (timer/timer.h), which a
+ * thread of mtool feeds to the simulator while the program runs, so the
+ * simulation takes the other core.  When the program has ended, the records
+ * each thread made after its last frame, still in its profile slot, are
+ * fed too: the trace survives exit, _exit, a fatal signal or SIGKILL.
+ *
+ * Why a socket and not an in-process simulator or a shared ring: the
+ * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), the
+ * transport a sendto per 4095 records, so the traced program runs at the
+ * simulator's pace whatever the transport; a socket keeps the simulator
+ * out of the program (its memory, its threads, its signals) and, being
+ * SEQPACKET, keeps every frame whole however many threads send. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define FRAME_BYTES (sizeof(mt_trace_frame) + 16u * MT_TRACE_RECORDS)
+
+typedef struct {
+    int fd;
+    mt_trace_feed *feed;
+    uint64_t frames, damaged_frames;
+} consumer;
+
+/* Reads frames until every sender has closed its end. */
+static void *consume(void *arg)
+{
+    consumer *c = arg;
+    uint8_t *buf = mt_xmalloc(FRAME_BYTES);
+    for (;;) {
+        ssize_t n = recv(c->fd, buf, FRAME_BYTES, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        const mt_trace_frame *f = (const mt_trace_frame *)buf;
+        if ((size_t)n < sizeof *f || f->magic != MT_TRACE_FRAME_MAGIC ||
+            f->nrecords > MT_TRACE_RECORDS || (size_t)n != sizeof *f + 16u * f->nrecords) {
+            c->damaged_frames++;
+            continue;
+        }
+        c->frames++;
+        mt_trace_feed_records(c->feed, f->tid, (const mt_trace_record *)(f + 1), f->nrecords);
+    }
+    free(buf);
+    return NULL;
+}
+
+static void feed_leftover(void *ctx, int32_t tid, const mt_trace_record *records, uint32_t n)
+{
+    mt_trace_feed_records(ctx, tid, records, n);
+}
+
+/* Runs the copy with the socket's sending end as $MTOOL_TRACE_FD while a
+ * thread consumes; the end is closed here once the program has ended, so
+ * the consumer sees the end of the stream when the program's own copies
+ * are closed too. */
+static int run_traced(const mt_trace_options *o, mt_trace_result *r, const char *profiles,
+                      consumer *c, mt_error *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        mt_error_set(err, "cannot create the trace socket: %s", strerror(errno));
+        return -1;
+    }
+    /* Only the program's end is inherited. */
+    fcntl(sv[1], F_SETFD, 0);
+    int buf = 4 << 20;
+    setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", sv[1]);
+    setenv("MTOOL_TRACE_FD", fd, 1);
+    c->fd = sv[0];
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, consume, c);
+    if (rc != 0) {
+        mt_error_set(err, "cannot start the trace reader: %s", strerror(rc));
+        close(sv[0]);
+        close(sv[1]);
+        unsetenv("MTOOL_TRACE_FD");
+        return -1;
+    }
+    rc = mt_run_program(r->ins.path, o->argv, profiles, &r->run, err);
+    unsetenv("MTOOL_TRACE_FD");
+    close(sv[1]);
+    pthread_join(th, NULL);
+    close(sv[0]);
+    r->frames = c->frames;
+    if (c->damaged_frames && o->log)
+        fprintf(o->log, "mtool: warning: %llu damaged trace frames skipped\n",
+                (unsigned long long)c->damaged_frames);
+    return rc;
+}
+
+/* A fresh profile directory for the run, removed with its files after. */
+static char *profile_dir(mt_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir = mt_xasprintf("%s/mtool-trace-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        mt_error_set(err, "%s: cannot create a profile directory: %s", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+static void remove_dir(const char *dir)
+{
+    mt_error ignored;
+    mt_clear_profiles(dir, &ignored);
+    rmdir(dir);
+}
+
+int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    const char *bin = o->argv[0];
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    mt_counter_map map = {0};
+    if (!(r->prog = mt_analyze(bin, &opt, err)) ||
+        mt_instrument_cached(r->prog, bin, NULL, 0, true, &r->ins, err) != 0 ||
+        mt_counter_map_read(r->ins.path, &map, err) != 0)
+        return -1;
+    char *profiles = profile_dir(err);
+    if (!profiles) {
+        mt_counter_map_free(&map);
+        return -1;
+    }
+    consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim)};
+    profile_merge merge;
+    int rc = run_traced(o, r, profiles, &c, err);
+    uint64_t before = mt_trace_feed_counts_of(c.feed)->records;
+    if (rc == 0 && mt_profile_merge_traced(profiles, &map, feed_leftover, c.feed, &merge, err) == 0) {
+        rn_warn_damaged_profiles(o->log, profiles, &merge);
+        mt_profile_merge_free(&merge);
+    } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
+        fprintf(o->log, "mtool: warning: %s\n", err->msg);
+    }
+    r->leftover = mt_trace_feed_counts_of(c.feed)->records - before;
+    r->counts = *mt_trace_feed_counts_of(c.feed);
+    mt_trace_feed_free(c.feed);
+    mt_counter_map_free(&map);
+    remove_dir(profiles);
+    free(profiles);
+    return rc;
+}
+
+void mt_trace_result_free(mt_trace_result *r)
+{
+    mt_instrumented_free(&r->ins);
+    mt_program_free(r->prog);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# tests/trace.sh — `mtool sim -- BIN ARGS` (docs/SIMULATOR.md, "Traced
+# runs"): the traced copy's references through the simulator against
+# Cachegrind with the same geometry, and the program unchanged.
+#   - matmul and linked (gcc -O2, non-PIE and PIE) and tests/trace/kernels.c
+#     (rep movsb, rep stosq, %fs operands, SSE2 loads, four threads), and
+#     matmul built with AVX2 where the CPU has it: D1 and LL data misses per
+#     procedure within 1% of Cachegrind's;
+#   - the program's stdout and exit status (kernels: 3) are the original's;
+#   - every addressing mode (%r12/%r13 bases, index and scale, a negative
+#     index, rip-relative, %fs with no base and with an index, 16-byte
+#     operands, read-modify-write, rep movsb): hand-counted misses and
+#     references;
+#   - 256 short threads whose slots are reused: no frame damaged;
+#   - a process killed by SIGKILL: the records its thread had not sent yet
+#     are read from its profile: touch_lines' 100 stores to 100 lines give
+#     100 D1 misses (hand count), and the report says records came after
+#     the end.
+#
+#   MTOOL=build/asan/mtool SAMPLES=build/samples sh tests/trace.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES=${SAMPLES:-build/samples}
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-trace.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT INT TERM
+export XDG_CONFIG_HOME="$OUT/config" XDG_CACHE_HOME="$OUT/cache"
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v valgrind > /dev/null 2>&1; then
+    not_ok "trace: valgrind is not installed (the Cachegrind oracle needs it)"
+    print_totals
+    exit
+fi
+GEOMETRY="--I1=16384,4,64 --D1=16384,4,64 --LL=262144,8,64"
+cc -O2 -pthread -o "$OUT/kernels" "$(dirname "$0")/trace/kernels.c" ||
+    not_ok "trace: tests/trace/kernels.c does not build"
+
+# traced BIN ARGS...: the program's output and status under mtool sim
+# against the original's, then its misses against Cachegrind's.
+traced() {
+    bin=$1 name=$(basename "$1")
+    "$@" > "$OUT/$name.want" 2>&1
+    want=$?
+    "$MTOOL" sim --cachegrind $GEOMETRY --json -o "$OUT/$name.json" -- "$@" \
+        > "$OUT/$name.got" 2> "$OUT/$name.err"
+    got=$?
+    check "trace: $name: exit status $want kept" "[ $got -eq $want ]"
+    check "trace: $name: the program's output unchanged" "cmp -s '$OUT/$name.want' '$OUT/$name.got'"
+    check "trace: $name: no damaged trace frame" "! grep -q damaged '$OUT/$name.err'"
+    if [ ! -s "$OUT/$name.json" ]; then
+        not_ok "trace: $name: no report ($(head -1 "$OUT/$name.err"))"
+        return
+    fi
+    valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/$name.cg" \
+        "$@" > /dev/null 2>&1
+    python3 "$(dirname "$0")/cachegrind_check.py" --data "trace: $name" "$OUT/$name.cg" \
+        "$OUT/$name.json" > "$OUT/$name.check"
+    cat "$OUT/$name.check"
+    tally "$OUT/$name.check"
+}
+
+for s in matmul-gcc-O2-nopie matmul-gcc-O2 linked-gcc-O2-nopie linked-gcc-O2; do
+    traced "$SAMPLES/$s"
+done
+traced "$OUT/kernels"
+# 32-byte vector operands, where the CPU has them (Valgrind 3.19 has no AVX-512).
+if grep -qw avx2 /proc/cpuinfo && cc -O3 -mavx2 -mfma -fno-pie -no-pie -o "$OUT/matmul-avx2" \
+    "$(dirname "$0")/../samples/matmul.c" 2> /dev/null; then
+    traced "$OUT/matmul-avx2"
+fi
+
+# Every addressing mode (tests/trace/kernels.c, addressing): 12 lines stored
+# to plainly, then again through the other forms: hand counts, 12 D1 misses
+# and 154 references, if every address computed is the instruction's.
+"$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/modes.json" -- "$OUT/kernels" modes \
+    > /dev/null 2> "$OUT/modes.err"
+got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [c for c in d["code_objects"] if c.get("procedure") == "addressing"]
+print(sum(sum(c["misses"]["D1"].values()) for c in rows), sum(c["refs"] for c in rows))' \
+    "$OUT/modes.json" 2> /dev/null)
+check "trace: addressing modes: 12 D1 misses, 154 references (got ${got:-none})" \
+    "[ '${got:-}' = '12 154' ]"
+
+# Threads by the hundred, their slots reused: every frame whole (a slot
+# claimed by two threads mixes their records).
+for round in 1 2 3; do
+    "$MTOOL" sim --D1=16K,4,64 --L2=none -o "$OUT/churn.txt" -- "$OUT/kernels" churn \
+        > /dev/null 2> "$OUT/churn.err"
+    check "trace: 256 short threads (round $round): status 3, no damaged frame" \
+        "[ $? -eq 3 ] && ! grep -q damaged '$OUT/churn.err'"
+done
+
+# Killed: nothing was sent (100 records fit one frame); all come from the slot.
+"$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/kill.json" -- "$OUT/kernels" kill \
+    > /dev/null 2> "$OUT/kill.err"
+check "trace: SIGKILL: mtool sim exits 137 as the program did" "[ $? -eq 137 ]"
+misses=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(sum(c["misses"]["D1"].values()) for c in d["code_objects"]
+          if c.get("procedure") == "touch_lines"))' \
+    "$OUT/kill.json" 2> /dev/null)
+check "trace: SIGKILL: touch_lines' 100 lines are 100 D1 misses (got ${misses:-none})" \
+    "[ '${misses:-}' = 100 ]"
+check "trace: SIGKILL: records read after the end" \
+    "grep -q '(0 frames sent while it ran, [1-9][0-9]* records after the program ended)' '$OUT/kill.err'"
+print_totals

@@ -178,8 +178,10 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     int rc = mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
                      check_unchanged(&r->pass1, err) != 0 ||
                      !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
-                     mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
+                     /* every file of the run directory read before a
+                      * calibration can take seconds: bad input fails first */
                      refine_with_pass1(o->rundir, r->prog, &counts, err) != 0 ||
+                     mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      mt_predict_program(&r->machine, r->prog, false, &r->costs, err) != 0 ||
                      time_objects(o, r, counts, err) != 0
                  ? -1 : 0;

@@ -72,16 +72,22 @@ static char *rundir_file(const char *rundir, const char *name)
     return mt_xasprintf("%s/%s", rundir, name);
 }
 
+/* One of the run directory's files, opened to be written whole (mt_outfile). */
+static int open_rundir_output(mt_outfile *out, const char *rundir, const char *name, mt_error *err)
+{
+    char *path = rundir_file(rundir, name);
+    int rc = mt_outfile_open(out, path, err);
+    free(path);
+    return rc;
+}
+
 /* ---- format: the run directory's version ----------------------------------- */
 
 /* "mtool-run VERSION", one line, written before the other files. */
 static int write_format(const char *rundir, mt_error *err)
 {
-    char *path = rundir_file(rundir, "format");
     mt_outfile out;
-    int rc = mt_outfile_open(&out, path, err);
-    free(path);
-    if (rc != 0)
+    if (open_rundir_output(&out, rundir, "format", err) != 0)
         return -1;
     fprintf(out.fp, "mtool-run %d\n", MT_RUNDIR_VERSION);
     return mt_outfile_commit(&out, err);
@@ -116,11 +122,8 @@ static int check_format(const char *rundir, mt_error *err)
 static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
                         const uint64_t *counts, mt_error *err)
 {
-    char *path = rundir_file(rundir, "counts.tsv");
     mt_outfile out;
-    int rc = mt_outfile_open(&out, path, err);
-    free(path);
-    if (rc != 0)
+    if (open_rundir_output(&out, rundir, "counts.tsv", err) != 0)
         return -1;
     fprintf(out.fp, "# block\tcount\tprocedure\n");
     for (uint32_t i = 0; i < map->ncounters; i++) {
@@ -191,11 +194,8 @@ uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_err
 static int write_call_targets(const char *rundir, const mt_program *prog,
                               const mt_counter_map *map, const profile_merge *merge, mt_error *err)
 {
-    char *path = rundir_file(rundir, "call_targets.tsv");
     mt_outfile out;
-    int rc = mt_outfile_open(&out, path, err);
-    free(path);
-    if (rc != 0)
+    if (open_rundir_output(&out, rundir, "call_targets.tsv", err) != 0)
         return -1;
     fprintf(out.fp, "# site\ttarget\tcalls\tcallee\n");
     for (uint32_t i = 0; i < map->ncall_sites; i++) {
@@ -266,19 +266,17 @@ int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, si
 static int write_argv_and_pass1(const char *rundir, char **argv, const mt_run_result *base,
                                 mt_error *err)
 {
-    char *bin = mt_absolute(argv[0]), *path = rundir_file(rundir, "argv");
+    char *bin = mt_absolute(argv[0]);
     uint8_t sha[32];
     mt_outfile out;
     int rc = !bin ? (mt_error_set(err, "%s: cannot resolve its path", argv[0]), -1)
                   : mt_file_sha256(bin, sha, err);
-    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+    if (rc == 0 && (rc = open_rundir_output(&out, rundir, "argv", err)) == 0) {
         for (char **a = argv; *a; a++)
             fwrite(*a, 1, strlen(*a) + 1, out.fp);
         rc = mt_outfile_commit(&out, err);
     }
-    free(path);
-    path = rundir_file(rundir, "pass1.txt");
-    if (rc == 0 && (rc = mt_outfile_open(&out, path, err)) == 0) {
+    if (rc == 0 && (rc = open_rundir_output(&out, rundir, "pass1.txt", err)) == 0) {
         fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t");
         mt_tsv_field(out.fp, bin);
         char hex[65];
@@ -290,7 +288,6 @@ static int write_argv_and_pass1(const char *rundir, char **argv, const mt_run_re
                     base->user, base->sys, base->wall, base->tsc_per_cycle);
         rc = mt_outfile_commit(&out, err);
     }
-    free(path);
     free(bin);
     return rc;
 }

@@ -1068,7 +1068,16 @@ static void derive_loop_ops(mt_machine *m, const double *d, FILE *report)
     }
 }
 
-/* ---- how busy the other CPUs were (mt_busy_meter) ------------------------- */
+/* ---- how busy the other CPUs were (busy_meter) ------------------------- */
+
+/* The other CPUs' busy share over an interval: /proc/stat's busy time of
+ * every CPU less this process's own CPU time, over what the other CPUs had
+ * (every CPU's time less this one's wall time).  Start, measure, read. */
+typedef struct {
+    double busy_s, total_s;  /* every CPU's, from /proc/stat */
+    double self_s, wall_s;   /* this process's CPU time; the clock */
+    bool ok;                 /* /proc/stat was read */
+} busy_meter;
 
 /* Every CPU's busy and total time in seconds, from /proc/stat's "cpu" line
  * (user nice system idle iowait irq softirq steal ...: steal is time the
@@ -1099,14 +1108,16 @@ static double self_cpu_seconds(void)
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-void mt_busy_meter_start(mt_busy_meter *b)
+static void busy_meter_start(busy_meter *b)
 {
     b->ok = read_cpu_times(&b->busy_s, &b->total_s);
     b->self_s = self_cpu_seconds();
     b->wall_s = mt_now_seconds();
 }
 
-double mt_busy_meter_others_pct(const mt_busy_meter *b)
+/* % of the other CPUs' time they were busy since the start; 0 when the
+ * machine has one CPU or /proc/stat cannot be read. */
+static double busy_meter_others_pct(const busy_meter *b)
 {
     double busy, total;
     if (!b->ok || !read_cpu_times(&busy, &total))
@@ -1126,8 +1137,8 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     }
     mt_machine_default(m);
     mt_machine_cpu_model(m->cpu_model, sizeof m->cpu_model);
-    mt_busy_meter busy;
-    mt_busy_meter_start(&busy);
+    busy_meter busy;
+    busy_meter_start(&busy);
     /* 0..4 KiB: loads (a ring at 1 KiB); 4..8 KiB: the store window */
     uint64_t *buf = aligned_alloc(64, 8192);
     memset(buf, 0, 8192);
@@ -1285,7 +1296,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
                 ((double)(ts1.tv_sec - ts0.tv_sec) + (double)(ts1.tv_nsec - ts0.tv_nsec) * 1e-9);
     time_t now = time(NULL);
     strftime(m->source, sizeof m->source, "calibrated %Y-%m-%d %H:%M", localtime(&now));
-    m->calibration_busy_pct = mt_busy_meter_others_pct(&busy);
+    m->calibration_busy_pct = busy_meter_others_pct(&busy);
     if (report)
         fprintf(report, "  other CPUs busy during the measurements: %.0f%% of their time%s\n",
                 m->calibration_busy_pct,

@@ -157,7 +157,7 @@ typedef struct {
     double check_worst_error_pct;  /* the largest |error|, signed (+: over-predicted), % */
     char check_worst_kernel[32];   /* ... and its kernel */
     /* How busy the machine's other CPUs were while mt_calibrate measured,
-     * % of their time (mt_busy_meter; 0: idle, one CPU, or not known). */
+     * % of their time (calibrate.c's busy meter; 0: idle, one CPU, or not known). */
     double calibration_busy_pct;
 } mt_machine;
 
@@ -170,18 +170,6 @@ typedef struct {
  * by themselves, and every report that predicts with it says so. */
 #define MT_CALIBRATION_BUSY_PCT 50
 
-/* The other CPUs' busy share over an interval: /proc/stat's busy time of
- * every CPU less this process's own CPU time, over what the other CPUs had
- * (every CPU's time less this one's wall time).  Start, measure, read. */
-typedef struct {
-    double busy_s, total_s;  /* every CPU's, from /proc/stat */
-    double self_s, wall_s;   /* this process's CPU time; the clock */
-    bool ok;                 /* /proc/stat was read */
-} mt_busy_meter;
-void mt_busy_meter_start(mt_busy_meter *b);
-/* % of the other CPUs' time they were busy since the start; 0 when the
- * machine has one CPU or /proc/stat cannot be read. */
-double mt_busy_meter_others_pct(const mt_busy_meter *b);
 
 const char *mt_iclass_name(mt_iclass c);
 const char *mt_width_name(mt_width w);

@@ -39,7 +39,26 @@ for bin in "$SAMPLES2"/memory-*; do
     cp "$W/$name/report.json" "$W/$name.first.json"
     "$MTOOL" time --runs 5 --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
     check "$name: mtool time again on the same pass 1 (exit 0)" "[ $? = 0 ]"
-    pycheck repeat "$W/$name.first.json" "$W/$name/report.json" "$name"
+    cp "$W/$name/report.json" "$W/$name.second.json"
+    python3 "$HERE/pass2_check.py" repeat "$W/$name.first.json" "$W/$name.second.json" "$name" \
+        > "$W/repeat.out" 2>&1 || echo "not ok - pass2_check.py repeat failed" >> "$W/repeat.out"
+    if grep -q '^not ok' "$W/repeat.out"; then
+        # Other tenants' use of this machine's shared L3 can move a
+        # memory-bound kernel for minutes, past both reports' spreads
+        # (matmul_rows +91.4% in all of one report's 5 runs, +51.7% in the
+        # next, on the Xeon family 6 model 207 in CI): a third report
+        # decides, and must agree with one of the two.
+        echo "# $name: the two reports disagree; a third decides:"
+        sed -n 's/^not ok - /#   /p' "$W/repeat.out"
+        "$MTOOL" time --runs 5 --no-store "$W/$name" > /dev/null 2>&1
+        for earlier in first second; do
+            python3 "$HERE/pass2_check.py" repeat "$W/$name.$earlier.json" "$W/$name/report.json" \
+                "$name" > "$W/repeat.third" 2>&1 || continue
+            grep -q '^not ok' "$W/repeat.third" || { mv "$W/repeat.third" "$W/repeat.out"; break; }
+        done
+    fi
+    cat "$W/repeat.out"
+    tally "$W/repeat.out"
     "$MTOOL" time --no-store --inner-first --json "$W/$name" > "$W/$name.inner.out" 2>/dev/null
     pycheck inner "$W/$name/report.json" "$name"
     check "$name: --json prints the report after the program's output" \

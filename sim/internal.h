@@ -9,10 +9,15 @@
 #define SIM_INVALID_TAG UINT64_MAX
 
 /* Open addressing, linear probing; a key is stored plus one so 0 is empty
- * (no key of ours is UINT64_MAX: line numbers are addresses shifted right). */
+ * (no key of ours is UINT64_MAX: line numbers are addresses shifted right).
+ * Key and value side by side: one cache line a probe, not two. */
 typedef struct {
-    uint64_t *keys;
-    uint32_t *vals;
+    uint64_t key;
+    uint32_t val;
+} sim_map_slot;
+
+typedef struct {
+    sim_map_slot *slots;
     size_t cap, n; /* cap a power of two */
 } sim_map;
 
@@ -26,9 +31,15 @@ void sim_map_free(sim_map *m);
  * test), and which of them a fully associative LRU cache of the level's
  * number of lines holds (a doubly linked list, most recent at head). */
 typedef struct {
+    uint32_t prev, next;      /* SIM_NONE at the ends */
+    bool resident;
+} sim_shadow_node;
+
+/* (Nodes as one array of structs, not three arrays: moving a node to the
+ * front touches one cache line per node instead of three.) */
+typedef struct {
     sim_map index;            /* line -> node */
-    uint32_t *prev, *next;
-    bool *resident;
+    sim_shadow_node *nodes;
     size_t nnodes, cap;
     uint32_t head, tail;
     uint64_t nresident, capacity;
@@ -36,8 +47,11 @@ typedef struct {
 
 /* -1 when the shadow holds the line, else MT_SIM_COLD (first reference)
  * or MT_SIM_CAPACITY (seen before, not held); the line is then its most
- * recent one. */
-int sim_shadow_ref(sim_shadow *sh, uint64_t line);
+ * recent one.  *node: the line's node, which stays its own for the life of
+ * the shadow (a flush keeps the nodes), for sim_shadow_ref_node. */
+int sim_shadow_ref(sim_shadow *sh, uint64_t line, uint32_t *node);
+/* The same for a line whose node is known: no hash lookup. */
+int sim_shadow_ref_node(sim_shadow *sh, uint32_t node);
 /* Empties the shadow as a flush empties the level: a line referenced again
  * misses there as a capacity miss, not a conflict one (not cold either: it
  * was seen). */
@@ -58,6 +72,7 @@ typedef struct {
     uint64_t used;            /* chunks of line/64 bytes (bytes when line <= 64) referenced */
     uint32_t data;            /* the data object whose reference brought it in */
     uint32_t reuses;          /* references after that one */
+    uint32_t shadow_node;     /* the line's node in the level's 3C shadow + 1, 0 unknown */
     bool dirty;
     bool prefetched;          /* brought by the prefetcher, not referenced since */
 } sim_meta;
@@ -79,6 +94,7 @@ typedef struct {
     struct sim_stride *strides; /* the stride prefetcher's table, SIM_STRIDES entries */
     sim_map evictions;        /* evictor << 32 | victim -> index into mt_sim.evictions */
     sim_map uses;             /* data -> index into mt_sim.uses */
+    uint32_t last_eviction, last_use; /* the entries used last, SIM_NONE */
 } sim_level;
 
 #endif

@@ -17,67 +17,62 @@ uint32_t sim_map_get(const sim_map *m, uint64_t key)
     if (!m->cap)
         return SIM_NONE;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key + 1)
-            return m->vals[i];
-        if (!m->keys[i])
+        if (m->slots[i].key == key + 1)
+            return m->slots[i].val;
+        if (!m->slots[i].key)
             return SIM_NONE;
     }
 }
 
-static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t stored,
-                       uint32_t val)
+static void map_insert(sim_map_slot *slots, size_t cap, sim_map_slot slot)
 {
-    size_t i = slot_of(stored - 1, cap);
-    while (keys[i])
+    size_t i = slot_of(slot.key - 1, cap);
+    while (slots[i].key)
         i = (i + 1) & (cap - 1);
-    keys[i] = stored;
-    vals[i] = val;
+    slots[i] = slot;
 }
 
 void sim_map_put(sim_map *m, uint64_t key, uint32_t val)
 {
     if (2 * (m->n + 1) > m->cap) { /* at most half full: probes stay short */
         size_t cap = m->cap ? 2 * m->cap : 64;
-        uint64_t *keys = mt_xcalloc(cap, sizeof *keys);
-        uint32_t *vals = mt_xmalloc(cap * sizeof *vals);
+        sim_map_slot *slots = mt_xcalloc(cap, sizeof *slots);
         for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i])
-                map_insert(keys, vals, cap, m->keys[i], m->vals[i]);
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
+            if (m->slots[i].key)
+                map_insert(slots, cap, m->slots[i]);
+        free(m->slots);
+        m->slots = slots;
         m->cap = cap;
     }
-    map_insert(m->keys, m->vals, m->cap, key + 1, val);
+    map_insert(m->slots, m->cap, (sim_map_slot){.key = key + 1, .val = val});
     m->n++;
 }
 
 void sim_map_free(sim_map *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 static void unlink_node(sim_shadow *sh, uint32_t n)
 {
-    if (sh->prev[n] != SIM_NONE)
-        sh->next[sh->prev[n]] = sh->next[n];
+    sim_shadow_node *x = &sh->nodes[n];
+    if (x->prev != SIM_NONE)
+        sh->nodes[x->prev].next = x->next;
     else
-        sh->head = sh->next[n];
-    if (sh->next[n] != SIM_NONE)
-        sh->prev[sh->next[n]] = sh->prev[n];
+        sh->head = x->next;
+    if (x->next != SIM_NONE)
+        sh->nodes[x->next].prev = x->prev;
     else
-        sh->tail = sh->prev[n];
+        sh->tail = x->prev;
 }
 
 static void push_front(sim_shadow *sh, uint32_t n)
 {
-    sh->prev[n] = SIM_NONE;
-    sh->next[n] = sh->head;
+    sh->nodes[n].prev = SIM_NONE;
+    sh->nodes[n].next = sh->head;
     if (sh->head != SIM_NONE)
-        sh->prev[sh->head] = n;
+        sh->nodes[sh->head].prev = n;
     else
         sh->tail = n;
     sh->head = n;
@@ -85,43 +80,50 @@ static void push_front(sim_shadow *sh, uint32_t n)
 
 static uint32_t new_node(sim_shadow *sh, uint64_t line)
 {
-    if (sh->nnodes == sh->cap) {
-        size_t cap = sh->cap;
-        sh->prev = mt_xgrow(sh->prev, &cap, sh->nnodes + 1, sizeof *sh->prev);
-        cap = sh->cap;
-        sh->next = mt_xgrow(sh->next, &cap, sh->nnodes + 1, sizeof *sh->next);
-        cap = sh->cap;
-        sh->resident = mt_xgrow(sh->resident, &cap, sh->nnodes + 1, sizeof *sh->resident);
-        sh->cap = cap;
-    }
+    if (sh->nnodes == sh->cap)
+        sh->nodes = mt_xgrow(sh->nodes, &sh->cap, sh->nnodes + 1, sizeof *sh->nodes);
     uint32_t n = (uint32_t)sh->nnodes++;
-    sh->resident[n] = false;
+    sh->nodes[n].resident = false;
     sim_map_put(&sh->index, line, n);
     return n;
 }
 
-int sim_shadow_ref(sim_shadow *sh, uint64_t line)
+/* A line entering the fully associative cache: the least recent one leaves
+ * when it is full. */
+static void make_resident(sim_shadow *sh, uint32_t n)
+{
+    sh->nodes[n].resident = true;
+    if (sh->nresident == sh->capacity) {
+        uint32_t lru = sh->tail;
+        unlink_node(sh, lru);
+        sh->nodes[lru].resident = false;
+    } else
+        sh->nresident++;
+}
+
+int sim_shadow_ref(sim_shadow *sh, uint64_t line, uint32_t *node)
 {
     uint32_t n = sim_map_get(&sh->index, line);
-    int cause = -1;
-    if (n == SIM_NONE) {
-        n = new_node(sh, line);
-        cause = MT_SIM_COLD;
-    } else if (!sh->resident[n])
-        cause = MT_SIM_CAPACITY;
-    else if (sh->head == n)
-        return -1;
-    else
-        unlink_node(sh, n);
-    if (cause >= 0) {
-        sh->resident[n] = true;
-        if (sh->nresident == sh->capacity) {
-            uint32_t lru = sh->tail;
-            unlink_node(sh, lru);
-            sh->resident[lru] = false;
-        } else
-            sh->nresident++;
+    if (n != SIM_NONE) {
+        *node = n;
+        return sim_shadow_ref_node(sh, n);
     }
+    *node = n = new_node(sh, line);
+    make_resident(sh, n);
+    push_front(sh, n);
+    return MT_SIM_COLD;
+}
+
+int sim_shadow_ref_node(sim_shadow *sh, uint32_t n)
+{
+    if (sh->head == n)
+        return -1;
+    int cause = -1;
+    if (!sh->nodes[n].resident) {
+        cause = MT_SIM_CAPACITY;
+        make_resident(sh, n);
+    } else
+        unlink_node(sh, n);
     push_front(sh, n);
     return cause;
 }
@@ -129,7 +131,7 @@ int sim_shadow_ref(sim_shadow *sh, uint64_t line)
 void sim_shadow_flush(sim_shadow *sh)
 {
     for (size_t n = 0; n < sh->nnodes; n++)
-        sh->resident[n] = false;
+        sh->nodes[n].resident = false;
     sh->head = sh->tail = SIM_NONE;
     sh->nresident = 0;
 }
@@ -137,8 +139,6 @@ void sim_shadow_flush(sim_shadow *sh)
 void sim_shadow_free(sim_shadow *sh)
 {
     sim_map_free(&sh->index);
-    free(sh->prev);
-    free(sh->next);
-    free(sh->resident);
+    free(sh->nodes);
     memset(sh, 0, sizeof *sh);
 }

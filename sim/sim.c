@@ -67,6 +67,7 @@ static void level_init(sim_level *L, const mt_sim_level_desc *d, int below)
     if (d->prefetch == MT_SIM_PREFETCH_STRIDE)
         L->strides = mt_xcalloc(SIM_STRIDES, sizeof *L->strides);
     L->shadow.capacity = lines;
+    L->last_eviction = L->last_use = SIM_NONE;
     L->shadow.head = L->shadow.tail = SIM_NONE;
 }
 
@@ -251,7 +252,15 @@ static void tally_eviction(mt_sim *s, int li, uint32_t evictor, uint32_t victim)
 {
     sim_level *L = &s->lv[li];
     uint64_t key = (uint64_t)evictor << 32 | victim;
-    uint32_t i = sim_map_get(&L->evictions, key);
+    uint32_t i = L->last_eviction;
+    if (i != SIM_NONE && s->evictions[i].evictor == evictor && s->evictions[i].victim == victim) {
+        /* A loop evicts its own lines over and over: the last entry again,
+         * no hash lookup (with record_use's same cache, phases 400's line
+         * leaving went from 166 to 137 instructions). */
+        s->evictions[i].count++;
+        return;
+    }
+    i = sim_map_get(&L->evictions, key);
     if (i == SIM_NONE) {
         mt_sim_eviction e = {.level = (uint32_t)li, .evictor = evictor, .victim = victim};
         i = (uint32_t)s->nevictions;
@@ -259,20 +268,34 @@ static void tally_eviction(mt_sim *s, int li, uint32_t evictor, uint32_t victim)
         sim_map_put(&L->evictions, key, i);
     }
     s->evictions[i].count++;
+    L->last_eviction = i;
+}
+
+/* Bits set, without a call: built for any x86-64, gcc makes
+ * __builtin_popcountll a call to libgcc's __popcountdi2 (21 instructions a
+ * line leaving, with the call).  SWAR (Hacker's Delight, 5-2). */
+static uint64_t popcount64(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (x * 0x0101010101010101ull) >> 56;
 }
 
 /* A line's use (SIP) when it leaves the level or the simulation ends. */
 static void record_use(mt_sim *s, int li, const sim_meta *m)
 {
     sim_level *L = &s->lv[li];
-    uint64_t bytes = (uint64_t)__builtin_popcountll(m->used) << L->chunk_shift;
+    uint64_t bytes = popcount64(m->used) << L->chunk_shift;
     uint64_t line = L->desc.line;
     L->stats.lines_used++;
     L->stats.spatial[bytes ? (bytes * 8 + line - 1) / line : 0]++;
     unsigned t = m->reuses ? 64 - (unsigned)__builtin_clzll(m->reuses) : 0;
     L->stats.temporal[t < MT_SIM_TEMPORAL_BUCKETS ? t : MT_SIM_TEMPORAL_BUCKETS - 1]++;
     L->stats.prefetch_unused += m->prefetched;
-    uint32_t i = sim_map_get(&L->uses, m->data);
+    uint32_t i = L->last_use;
+    if (i == SIM_NONE || s->uses[i].data != m->data)
+        i = sim_map_get(&L->uses, m->data);
     if (i == SIM_NONE) {
         mt_sim_object_use u = {.level = (uint32_t)li, .data = m->data};
         i = (uint32_t)s->nuses;
@@ -282,6 +305,7 @@ static void record_use(mt_sim *s, int li, const sim_meta *m)
     s->uses[i].lines++;
     s->uses[i].bytes_used += bytes;
     s->uses[i].reuses += m->reuses;
+    L->last_use = i;
 }
 
 /* ---- lines leaving ---- */
@@ -448,6 +472,26 @@ static void prefetch_stride(mt_sim *s, int li, uint64_t addr, uint32_t data)
         prefetch_line(s, li, ahead >> L->line_shift, data);
 }
 
+/* The 3C shadow's verdict on a line the level holds in way i: through the
+ * node the line keeps, no hash lookup, and nothing at all when the line is
+ * already the shadow's most recent (a loop's references to one line).
+ * With the shadow's nodes and map slots as arrays of structs (internal.h),
+ * measured with callgrind simulating this machine's D1 (48 KiB) and L2
+ * (2 MiB) on the consumer of `mtool sim --cachegrind -- phases 400` (5.06 M
+ * references; Xeon family 6 model 207): 2769 -> 2684 million instructions,
+ * D1 misses 33.6 -> 21.2 million, L2 misses 11.9 -> 7.3 million. */
+static void shadow_ref_held(sim_level *L, uint64_t line, sim_meta *m)
+{
+    if (m->shadow_node) {
+        if (L->shadow.head != m->shadow_node - 1)
+            sim_shadow_ref_node(&L->shadow, m->shadow_node - 1);
+        return;
+    }
+    uint32_t node;
+    sim_shadow_ref(&L->shadow, line, &node);
+    m->shadow_node = node + 1;
+}
+
 /* One line of a reference at level li: -1 for a hit, else the miss's cause;
  * a miss fills the line (unless the level is exclusive, or does not
  * allocate on writes and this is one). */
@@ -455,18 +499,20 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
                     uint32_t data)
 {
     sim_level *L = &s->lv[li];
-    int cause = sim_shadow_ref(&L->shadow, line);
     uint32_t set = set_of(L, line);
     int w = lookup(L, set, line + 1);
     bool write = kind == MT_SIM_WRITE;
+    uint32_t node;
     if (w >= 0) {
         size_t i = (size_t)set * L->ways + (uint32_t)w;
         if (L->desc.inclusion == MT_SIM_EXCLUSIVE) {
+            sim_shadow_ref(&L->shadow, line, &node);
             invalidate(L, i);
             hand_up(s, li, line, L->meta[i].dirty);
             return -1;
         }
         sim_meta *m = &L->meta[i];
+        shadow_ref_held(L, line, m);
         m->used |= chunks;
         m->reuses += !m->prefetched; /* the prefetch did not reference it */
         m->dirty |= write;
@@ -479,11 +525,12 @@ static int line_ref(mt_sim *s, int li, uint64_t line, uint64_t chunks, mt_sim_ki
         }
         return -1;
     }
+    int cause = sim_shadow_ref(&L->shadow, line, &node);
     if (cause < 0)
         cause = MT_SIM_CONFLICT;
     if ((write && !L->desc.write_allocate) || L->desc.inclusion == MT_SIM_EXCLUSIVE)
         return cause;
-    sim_meta m = {.used = chunks, .data = data, .dirty = write};
+    sim_meta m = {.used = chunks, .data = data, .dirty = write, .shadow_node = node + 1};
     fill(s, li, line, &m);
     if (L->desc.prefetch == MT_SIM_PREFETCH_NEXT_LINE)
         prefetch_line(s, li, line + 1, data);
@@ -506,11 +553,44 @@ static void count_ref(sim_level *L, mt_sim_kind kind, int cause)
         st->cause[cause]++;
 }
 
+/* The fast path: a reference within one line that its set holds in the way
+ * referenced last, the line being also the 3C shadow's most recent one (and
+ * neither prefetched nor at an exclusive level), is a hit that changes no
+ * replacement state, so it is done here without lookup, touch or shadow.
+ * Exact: LRU and pseudo-LRU already rank that way first in its set (every
+ * touch sets the set's mru way; LRU stamps are compared only within a set,
+ * so skipping one increment of the clock changes no comparison; a tree
+ * touch of the same way twice is the touch once), and the shadow's order
+ * is already this line first.  Only the line's use, its dirtiness and the
+ * counts move, as on the general path.  Measured (callgrind instructions,
+ * `mtool sim --cachegrind -- reuse`, 256093 references, most of them four
+ * 16-byte reads per line): 113.5 -> 92.0 million for the whole command; on
+ * phases, whose successive references alternate lines, +1%. */
+static bool mru_hit(sim_level *L, uint64_t line, uint64_t addr, uint32_t size, mt_sim_kind kind)
+{
+    uint32_t set = set_of(L, line);
+    size_t i = (size_t)set * L->ways + L->mru[set];
+    sim_meta *m = &L->meta[i];
+    if (L->tags[i] != line + 1 || !m->shadow_node || m->shadow_node - 1 != L->shadow.head ||
+        m->prefetched || L->desc.inclusion == MT_SIM_EXCLUSIVE)
+        return false;
+    m->used |= chunks_of(L, line, addr, size);
+    m->reuses++;
+    m->dirty |= kind == MT_SIM_WRITE;
+    return true;
+}
+
 static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,
                          uint32_t data, mt_sim_pair *p)
 {
     sim_level *L = &s->lv[li];
     uint64_t first = addr >> L->line_shift, last = (addr + size - 1) >> L->line_shift;
+    if (first == last && mru_hit(L, first, addr, size, kind)) {
+        count_ref(L, kind, -1);
+        if (L->strides)
+            prefetch_stride(s, li, addr, data);
+        return;
+    }
     if (s->straddle_line && first != last) {
         for (uint64_t line = first; line <= last; line++) {
             uint64_t lo = line << L->line_shift, hi = lo + L->desc.line - 1;

@@ -97,4 +97,47 @@ typedef struct {
     uint32_t last_eviction, last_use; /* the entries used last, SIM_NONE */
 } sim_level;
 
+/* The simulator (sim.c), shared with the sampler (sample.c). */
+/* A line leaving a level for the exclusive level below it, placed there
+ * once the reference that evicted it is done (sim.h: a reference first
+ * looks the line up below, the victim lands after). */
+typedef struct {
+    int level;
+    uint64_t line;            /* in that level's line size */
+    uint32_t data;
+    bool dirty;
+} sim_victim;
+
+struct mt_sim {
+    sim_level lv[MT_SIM_MAX_LEVELS];
+    unsigned nlevels;
+    int i1, d1;               /* indices in lv; i1 -1 when absent */
+    bool straddle_line;
+    uint64_t rng;             /* xorshift64* state, never 0; one for all levels */
+    mt_sim_pair *pairs;
+    size_t npairs, cap_pairs;
+    sim_map pair_index;       /* code << 32 | data -> index */
+    uint32_t last_pair;       /* the pair of the previous reference, SIM_NONE */
+    mt_sim_eviction *evictions;
+    size_t nevictions, cap_evictions;
+    mt_sim_object_use *uses;
+    size_t nuses, cap_uses;
+    sim_victim *victims;
+    size_t nvictims, cap_victims;
+    void *sorted[3];          /* what the accessors returned: pairs, evictions, uses */
+    uint64_t pc;              /* of the reference being simulated */
+    struct sim_sampler *sampler; /* NULL: every reference simulated and counted */
+    bool uncounted;           /* warming up: tallies of replacement and line use left alone */
+    mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */
+};
+
+/* Sampling (sample.c): what to do with the reference at addr. */
+typedef enum { SIM_SKIP, SIM_WARM, SIM_COUNT } sim_sample_step;
+sim_sample_step sim_sample_ref(mt_sim *s, uint64_t addr);
+/* A miss at level li in `set`, counted (the sets' spread). */
+void sim_sample_miss(mt_sim *s, unsigned li, uint32_t set);
+/* The end of the trace: a warm-up or on-period in progress closed. */
+void sim_sample_finish(mt_sim *s);
+void sim_sample_free(struct sim_sampler *sm);
+
 #endif

@@ -7,36 +7,6 @@
 
 #include "internal.h"
 
-/* A line leaving a level for the exclusive level below it, placed there
- * once the reference that evicted it is done (sim.h: a reference first
- * looks the line up below, the victim lands after). */
-typedef struct {
-    int level;
-    uint64_t line;            /* in that level's line size */
-    uint32_t data;
-    bool dirty;
-} sim_victim;
-
-struct mt_sim {
-    sim_level lv[MT_SIM_MAX_LEVELS];
-    unsigned nlevels;
-    int i1, d1;               /* indices in lv; i1 -1 when absent */
-    bool straddle_line;
-    uint64_t rng;             /* xorshift64* state, never 0; one for all levels */
-    mt_sim_pair *pairs;
-    size_t npairs, cap_pairs;
-    sim_map pair_index;       /* code << 32 | data -> index */
-    uint32_t last_pair;       /* the pair of the previous reference, SIM_NONE */
-    mt_sim_eviction *evictions;
-    size_t nevictions, cap_evictions;
-    mt_sim_object_use *uses;
-    size_t nuses, cap_uses;
-    sim_victim *victims;
-    size_t nvictims, cap_victims;
-    void *sorted[3];          /* what the accessors returned: pairs, evictions, uses */
-    uint64_t pc;              /* of the reference being simulated */
-};
-
 static uint32_t log2_of(uint64_t v) { return (uint32_t)__builtin_ctzll(v); }
 
 static void level_init(sim_level *L, const mt_sim_level_desc *d, int below)
@@ -113,6 +83,7 @@ void mt_sim_free(mt_sim *s)
     free(s->evictions);
     free(s->uses);
     free(s->victims);
+    sim_sample_free(s->sampler);
     for (size_t i = 0; i < MT_ARRAY_LEN(s->sorted); i++)
         free(s->sorted[i]);
     free(s);
@@ -250,6 +221,8 @@ static mt_sim_pair *pair_of(mt_sim *s, uint32_t code, uint32_t data)
 
 static void tally_eviction(mt_sim *s, int li, uint32_t evictor, uint32_t victim)
 {
+    if (s->uncounted)
+        return;
     sim_level *L = &s->lv[li];
     uint64_t key = (uint64_t)evictor << 32 | victim;
     uint32_t i = L->last_eviction;
@@ -293,6 +266,8 @@ static void record_use(mt_sim *s, int li, const sim_meta *m)
     unsigned t = m->reuses ? 64 - (unsigned)__builtin_clzll(m->reuses) : 0;
     L->stats.temporal[t < MT_SIM_TEMPORAL_BUCKETS ? t : MT_SIM_TEMPORAL_BUCKETS - 1]++;
     L->stats.prefetch_unused += m->prefetched;
+    if (s->uncounted)
+        return;
     uint32_t i = L->last_use;
     if (i == SIM_NONE || s->uses[i].data != m->data)
         i = sim_map_get(&L->uses, m->data);
@@ -614,6 +589,8 @@ static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim
     if (cause < 0)
         return;
     p->misses[li][cause]++;
+    if (s->sampler)
+        sim_sample_miss(s, (unsigned)li, set_of(L, first));
     if (L->below >= 0)
         level_access(s, L->below, addr, size, kind, data, p);
 }
@@ -622,11 +599,16 @@ void mt_sim_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
                    uint32_t data, uint64_t pc)
 {
     s->pc = pc;
+    mt_sim_pair *p = &s->warm_pair;
+    sim_sample_step step = s->sampler ? sim_sample_ref(s, addr) : SIM_COUNT;
+    if (step == SIM_SKIP)
+        return;
+    if (step == SIM_COUNT)
+        p = pair_of(s, code, data);
     if (!size)
         size = 1;
     if (size - 1 > UINT64_MAX - addr) /* no reference wraps around the address space */
         size = (uint32_t)(UINT64_MAX - addr + 1);
-    mt_sim_pair *p = pair_of(s, code, data);
     p->refs++;
     int top = kind == MT_SIM_IFETCH && s->i1 >= 0 ? s->i1 : s->d1;
     level_access(s, top, addr, size, kind, data, p);
@@ -650,6 +632,8 @@ void mt_sim_flush(mt_sim *s)
 
 void mt_sim_finish(mt_sim *s)
 {
+    if (s->sampler)
+        sim_sample_finish(s);
     for (unsigned li = 0; li < s->nlevels; li++) {
         sim_level *L = &s->lv[li];
         size_t lines = (size_t)L->sets * L->ways;

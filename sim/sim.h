@@ -170,10 +170,58 @@ typedef struct {
     uint64_t lines, bytes_used, reuses;
 } mt_sim_object_use;
 
+/* Sampled simulation (docs/SIMULATOR.md, "Sampled modes"): the counts of
+ * a part of the references, scaled up to estimates of the whole trace's.
+ *  - sets (Kessler, Hill & Wood): only the references to 1 set in K=`period`
+ *    at every level are simulated (sets chosen at random among the residues
+ *    of the line, in the machine's longest line, modulo the levels' sets in
+ *    common), the 3C shadows holding 1/K of the lines; a straddling
+ *    reference goes by its first line.
+ *  - time (Buck & Hollingsworth): of every `period` references, the first
+ *    `warm` are simulated without being counted (they fill the caches the
+ *    off-period left stale: the cold-start bias), the next `on` are
+ *    simulated and counted, the rest skipped; the caches keep their state
+ *    through the off-periods.  What bias remains is bounded: a miss that
+ *    is the first reference to its line in the sample may be a hit in the
+ *    full run, none other is (cold_start below).
+ * Estimates: every count x K (sets, the expansion estimator) or x
+ * (references offered / references counted) (time); each level's misses
+ * with an error bound of two standard errors from the spread of misses over
+ * the sampled sets (sets: G/K of every G, drawn at random once, G the
+ * levels' sets in common) or the on-periods (time). */
+typedef enum { MT_SIM_EXACT, MT_SIM_SAMPLE_SETS, MT_SIM_SAMPLE_TIME } mt_sim_sampling;
+typedef struct {
+    mt_sim_sampling mode;
+    uint32_t on, period, warm;       /* sets: 1 of every period (on = 1, warm = 0) */
+} mt_sim_sample;
+/* "1/K" for sets; "ON/PERIOD" or "ON/PERIOD/WARM" for time (WARM defaults
+ * to ON; warm + on <= period).  -1 with "SPEC: reason". */
+int mt_sim_sample_parse(mt_sim_sample *smp, mt_sim_sampling mode, const char *spec,
+                        mt_error *err);
+/* Whether the machine's levels can be sampled 1 set in `period`. */
+int mt_sim_sample_check(const mt_sim_sample *smp, const mt_sim_machine *m, mt_error *err);
+typedef struct {
+    mt_sim_sample sample;
+    uint64_t offered, counted;       /* references given to mt_sim_access; counted of them */
+    double scale;                    /* offered / counted, what the counts were multiplied by */
+    double error[MT_SIM_MAX_LEVELS]; /* each level's misses: two standard errors, relative
+                                        to the estimate; -1 when none can be given */
+    double cold_start[MT_SIM_MAX_LEVELS]; /* time: the share of the misses that were first
+                                        references in the sample, each of which the full
+                                        run may have hit (a line of an off-period): the
+                                        bound of the cold-start bias, downwards */
+} mt_sim_estimate;
+
 typedef struct mt_sim mt_sim;
 
 /* A simulator for a checked machine, every line invalid. */
 mt_sim *mt_sim_new(const mt_sim_machine *m);
+/* Samples the references from now on (a checked sample, before the first
+ * reference). */
+void mt_sim_set_sample(mt_sim *s, const mt_sim_sample *smp);
+/* After mt_sim_finish, on a sampled simulator: every count scaled to an
+ * estimate of the whole trace's (once); NULL for an exact simulator. */
+const mt_sim_estimate *mt_sim_estimate_counts(mt_sim *s);
 void mt_sim_free(mt_sim *s);
 /* One reference of `size` bytes (at least 1) at `addr`, made by the
  * instruction at `pc` (0 when unknown: the stride prefetcher's key). */

@@ -137,6 +137,11 @@ run "model check" env MTOOL="$ASAN/mtool" KERNELS="${BUILD:-build}/selfcheck/ker
 run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/sim.sh
 
+# Sampled modes (mtool sim --sample-sets, --sample-time): estimates against
+# the exact run on the samples of known behaviour, within the docs' bounds.
+run "sampled simulation" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/sim_sampled.sh
+
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
 # process's unsent records read from its profile (docs/SIMULATOR.md).

@@ -51,12 +51,19 @@ const char mt_sim_usage[] =
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
     "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
+    "  --sample-sets 1/K     simulate 1 set in K (Kessler, Hill & Wood): estimates,\n"
+    "                        with an error bound\n"
+    "  --sample-time ON/PERIOD[/WARM]  of every PERIOD references (a prime: no\n"
+    "                        aliasing with loops), WARM (default ON) warm the caches\n"
+    "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
     "  --json                JSON instead of text\n"
     "  -o FILE               write to FILE (complete or not at all)\n";
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out, *load_base;
+    const char *sample_sets, *sample_time;
+    mt_sim_sample sample;         /* from them (mode MT_SIM_EXACT without) */
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
     bool json, cachegrind, print_machine;
     const char *settings[32][2]; /* key, value, in the order given */
@@ -109,6 +116,10 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->binary = argv[++i];
         else if (!strcmp(s, "--load-base") && has_value)
             a->load_base = argv[++i];
+        else if (!strcmp(s, "--sample-sets") && has_value)
+            a->sample_sets = argv[++i];
+        else if (!strcmp(s, "--sample-time") && has_value)
+            a->sample_time = argv[++i];
         else if (!strcmp(s, "--machine") && has_value)
             a->machine = argv[++i];
         else if (!strcmp(s, "-o") && has_value)
@@ -182,6 +193,81 @@ static int build_machine(const sim_args *a, mt_sim_machine *m)
         snprintf(m->source + n, sizeof m->source - n, " + flags");
     }
     return 0;
+}
+
+/* --sample-sets or --sample-time into a->sample, checked against the machine. */
+static int parse_sample(sim_args *a, const mt_sim_machine *m)
+{
+    mt_error err;
+    if (a->sample_sets && a->sample_time) {
+        mt_ui_error("sim: --sample-sets and --sample-time: one or the other");
+        return -1;
+    }
+    const char *spec = a->sample_sets ? a->sample_sets : a->sample_time;
+    mt_sim_sampling mode = a->sample_sets ? MT_SIM_SAMPLE_SETS : MT_SIM_SAMPLE_TIME;
+    if (spec && (mt_sim_sample_parse(&a->sample, mode, spec, &err) != 0 ||
+                 mt_sim_sample_check(&a->sample, m, &err) != 0)) {
+        mt_ui_error("sim: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* A sampled run says so, how its counts were estimated, and their error. */
+static void print_sampling(FILE *fp, mt_sim *s)
+{
+    const mt_sim_estimate *e = mt_sim_estimate_counts(s);
+    if (!e)
+        return;
+    const mt_sim_sample *smp = &e->sample;
+    if (smp->mode == MT_SIM_SAMPLE_SETS)
+        fprintf(fp, "SAMPLED: 1 set in %" PRIu32 " (set sampling)", smp->period);
+    else
+        fprintf(fp, "SAMPLED: %" PRIu32 " of every %" PRIu32 " references after %" PRIu32
+                    " warming ones (time sampling)", smp->on, smp->period, smp->warm);
+    fprintf(fp, ": %" PRIu64 " of %" PRIu64 " references counted; every count below is an "
+                "estimate, %.3g x the counted ones; misses within (2 standard errors):",
+            e->counted, e->offered, e->scale);
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        if (e->error[l] < 0)
+            fprintf(fp, " %s unknown", mt_sim_level(s, l)->desc->name);
+        else
+            fprintf(fp, " %s +-%.1f%%", mt_sim_level(s, l)->desc->name, 100 * e->error[l]);
+    if (smp->mode == MT_SIM_SAMPLE_TIME) {
+        fprintf(fp, "; cold-start bias: up to this share of the misses may be hits "
+                    "(first references in the sample):");
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+            fprintf(fp, " %s %.1f%%", mt_sim_level(s, l)->desc->name, 100 * e->cold_start[l]);
+    }
+    fputc('\n', fp);
+}
+
+static void json_sampling(FILE *fp, mt_sim *s)
+{
+    const mt_sim_estimate *e = mt_sim_estimate_counts(s);
+    if (!e)
+        return;
+    const mt_sim_sample *smp = &e->sample;
+    fprintf(fp, ",\n  \"sampling\": {\"mode\": \"%s\", \"on\": %" PRIu32 ", \"period\": %" PRIu32
+                ", \"warm\": %" PRIu32 ", \"offered\": %" PRIu64 ", \"counted\": %" PRIu64
+                ", \"scale\": ",
+            smp->mode == MT_SIM_SAMPLE_SETS ? "sets" : "time", smp->on, smp->period, smp->warm,
+            e->offered, e->counted);
+    mt_json_number(fp, e->scale);
+    fprintf(fp, ", \"miss_error\": {");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+        fprintf(fp, "%s\"%s\": ", l ? ", " : "", mt_sim_level(s, l)->desc->name);
+        if (e->error[l] < 0)
+            fprintf(fp, "null");
+        else
+            mt_json_number(fp, e->error[l]);
+    }
+    fprintf(fp, "}, \"cold_start\": {");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+        fprintf(fp, "%s\"%s\": ", l ? ", " : "", mt_sim_level(s, l)->desc->name);
+        mt_json_number(fp, e->cold_start[l]);
+    }
+    fprintf(fp, "}}");
 }
 
 /* ---- code objects: the pairs summed per code id ---- */
@@ -345,6 +431,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
         free(binary);
     }
     print_machine_line(fp, s, m);
+    print_sampling(fp, s);
     print_levels(fp, s);
     size_t n;
     code_row *rows = code_rows(s, &n);
@@ -499,6 +586,7 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
         fprintf(fp, "%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
     }
     fprintf(fp, "  ]");
+    json_sampling(fp, s);
     json_code_objects(fp, s, map);
     json_tallies(fp, s);
     fprintf(fp, "\n}\n");
@@ -513,6 +601,7 @@ static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     FILE *fp = mt_ui_output_open(&out, a->out);
     if (!fp)
         return 1;
+    mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
     if (a->json)
         print_json(fp, a, s, m, c, map);
     else
@@ -585,6 +674,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
                     mt_sim_code_map *map)
 {
     mt_sim *s = mt_sim_new(m);
+    mt_sim_set_sample(s, &a->sample);
     mt_trace_counts counts;
     mt_error err;
     int rc = 1;
@@ -626,6 +716,7 @@ static void say_coverage(const mt_trace_result *r)
 static int simulate_program(const sim_args *a, const mt_sim_machine *m)
 {
     mt_sim *s = mt_sim_new(m);
+    mt_sim_set_sample(s, &a->sample);
     mt_trace_options o = {.argv = a->program, .sim = s, .log = stderr};
     mt_trace_result r;
     mt_error err;
@@ -660,7 +751,7 @@ int mt_cmd_sim(int argc, char **argv)
         return 2;
     }
     mt_sim_machine m;
-    if (build_machine(&a, &m) != 0)
+    if (build_machine(&a, &m) != 0 || parse_sample(&a, &m) != 0)
         return 1;
     if (a.print_machine) {
         mt_sim_machine_write(stdout, &m);

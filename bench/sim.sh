@@ -55,3 +55,30 @@ for config in "this machine (sysfs)|" \
         printf "sim: %-45s %6.2f s  %5.2f M refs/s  %6.0f ns/ref\n", name, s, n / s / 1e6, s * 1e9 / n
     }'
 done
+
+# The sampled modes on Cachegrind's three levels: speed-up over the exact
+# run (reading included, so below the simulator's own) and the error of
+# the D1 and LL miss estimates against it, beside the error each states.
+CG="--cachegrind --I1=32K,8,64 --D1=32K,8,64 --LL=8M,16,64"
+# shellcheck disable=SC2086
+"$MTOOL" sim --trace "$TRACE" $CG --json -o "$BENCH_DIR/sim-exact.json" || exit 1
+exact=$(best "$BENCH_DIR/sim.time" $CG)
+for mode in "--sample-sets 1/8" "--sample-time 1000/10007"; do
+    # shellcheck disable=SC2086
+    "$MTOOL" sim --trace "$TRACE" $CG $mode --json -o "$BENCH_DIR/sim-sampled.json" || continue
+    # shellcheck disable=SC2086
+    s=$(best "$BENCH_DIR/sim.time" $CG $mode) || continue
+    python3 - "$BENCH_DIR/sim-exact.json" "$BENCH_DIR/sim-sampled.json" "$mode" "$exact" "$s" <<'PY'
+import json, sys
+e, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+line = "sim: %-24s %.2fx faster than exact;" % (sys.argv[3], float(sys.argv[4]) / float(sys.argv[5]))
+for le, ls in zip(e["levels"], s["levels"]):
+    if le["name"] == "I1":
+        continue
+    err, cold = s["sampling"]["miss_error"][le["name"]], s["sampling"]["cold_start"][le["name"]]
+    line += " %s misses %+.1f%% (stated +-%s, cold-start %.0f%%)" % (
+        le["name"], 100 * (ls["misses"] - le["misses"]) / max(le["misses"], 1),
+        "?" if err is None else "%.1f%%" % (100 * err), 100 * cold)
+print(line)
+PY
+done

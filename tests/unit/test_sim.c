@@ -3,7 +3,8 @@
  * cause, replacement policy, inclusion policy, write policy and straddling
  * rule; the tallies (code x data, causes of replacement, line use); the
  * machine description (sysfs, file, settings) and the trace readers,
- * including damaged traces.
+ * including damaged traces; the sampled modes on streams whose samples are
+ * all alike (estimates exact, error bound 0) and their refusals.
  *
  * Oracles: the hand computations in the comments (no figure here comes from
  * running the simulator); for random replacement, xorshift64* from seed 1
@@ -585,6 +586,101 @@ static void test_damaged_traces(void)
                "din");
 }
 
+/* Sampled modes (sim.h, sample.c) on streams whose every sample behaves
+ * alike, so that the estimates must be exact and their error bound 0. */
+static void test_sample_sets(void)
+{
+    /* D1 4 KiB 4-way: 16 sets, 64 lines.  Lines 0..127 swept 3 times, LRU:
+     * every reference misses (128 cold, 256 capacity: the sweep is twice the
+     * fully associative cache too).  1/4 of the 16 residues sampled: 8 of
+     * each residue's lines per sweep, 96 references, all misses (the
+     * shadow's 16 lines against 32 swept); x 4 = the exact counts. */
+    mt_sim_machine m = machine("4096,4,64", NULL, NULL);
+    mt_sim_sample smp;
+    mt_error err;
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_SETS, "1/4", &err) == 0 &&
+              mt_sim_sample_check(&smp, &m, &err) == 0,
+          "sample: 1/4 of 16 sets is accepted");
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_set_sample(s, &smp);
+    for (int sweep = 0; sweep < 3; sweep++)
+        for (uint64_t l = 0; l < 128; l++)
+            reads(s, &l, 1);
+    mt_sim_finish(s);
+    const mt_sim_estimate *e = mt_sim_estimate_counts(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(e && e->offered == 384 && e->counted == 96 && e->scale == 4,
+          "sample sets: 96 of 384 references counted, scale 4");
+    CHECK(d->refs == 384 && d->misses == 384 && d->cause[MT_SIM_COLD] == 128 &&
+              d->cause[MT_SIM_CAPACITY] == 256,
+          "sample sets: the estimates are the exact counts (%llu refs, %llu misses, %llu cold)",
+          (unsigned long long)d->refs, (unsigned long long)d->misses,
+          (unsigned long long)d->cause[MT_SIM_COLD]);
+    CHECK(e->error[0] == 0, "sample sets: residues alike, error bound 0 (%g)", e->error[0]);
+    mt_sim_free(s);
+    /* The levels' sets in common: 16 (D1) and 128 (L2 24 KiB 3-way) -> 16. */
+    m = machine("4096,4,64", "24K,3,64", NULL);
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_SETS, "1/8", &err) == 0 &&
+              mt_sim_sample_check(&smp, &m, &err) == 0,
+          "sample: 1/8 of 16 sets in common is accepted");
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_SETS, "1/16", &err) == 0 &&
+              mt_sim_sample_check(&smp, &m, &err) != 0,
+          "sample: 1/16 leaves one set: no error bound, refused (%s)", err.msg);
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_SETS, "1/3", &err) == 0 &&
+              mt_sim_sample_check(&smp, &m, &err) != 0,
+          "sample: 1/3 does not divide 16, refused");
+}
+
+static void test_sample_time(void)
+{
+    /* 2/10/3: of every 10 references 3 warm, 2 counted, 5 skipped.  100
+     * references to new lines: all cold misses; 20 counted, scale 5, the
+     * estimate exact, every miss a first reference (cold-start share 1),
+     * every on-period alike (error 0).  Were the warm-ups counted, the
+     * references would come to 5 x 50. */
+    mt_sim_machine m = machine("256,4,64", NULL, NULL);
+    mt_sim_sample smp;
+    mt_error err;
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_TIME, "2/10/3", &err) == 0 && smp.on == 2 &&
+              smp.period == 10 && smp.warm == 3,
+          "sample: 2/10/3 parsed");
+    mt_sim *s = mt_sim_new(&m);
+    mt_sim_set_sample(s, &smp);
+    for (uint64_t l = 0; l < 100; l++)
+        reads(s, &l, 1);
+    mt_sim_finish(s);
+    const mt_sim_estimate *e = mt_sim_estimate_counts(s);
+    const mt_sim_level_stats *d = d1_of(s);
+    CHECK(e->counted == 20 && e->scale == 5 && d->refs == 100 && d->misses == 100 &&
+              e->cold_start[0] == 1 && e->error[0] == 0,
+          "sample time: 20 counted x 5 = 100 references, 100 misses, cold-start 1, error 0 "
+          "(%llu, %llu, %g, %g)",
+          (unsigned long long)d->refs, (unsigned long long)d->misses, e->cold_start[0],
+          e->error[0]);
+    mt_sim_free(s);
+    /* Lines 0 1 0 1 ... in a 4-line cache: the 2 misses fall in the first
+     * warm-up and are dropped: no miss estimated, and no bound claimed. */
+    s = mt_sim_new(&m);
+    mt_sim_set_sample(s, &smp);
+    for (uint64_t i = 0; i < 100; i++) {
+        uint64_t l = i % 2;
+        reads(s, &l, 1);
+    }
+    mt_sim_finish(s);
+    e = mt_sim_estimate_counts(s);
+    d = d1_of(s);
+    CHECK(d->refs == 100 && d->misses == 0 && e->error[0] < 0,
+          "sample time: a warm-up takes the cold misses; no miss, no bound");
+    mt_sim_free(s);
+    CHECK(mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_TIME, "3/10/7", &err) != 0 &&
+              mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_TIME, "3/10/x", &err) != 0,
+          "sample: ON + WARM >= PERIOD or trailing text refused");
+    m = machine("4096,4,64", NULL, NULL);
+    s = mt_sim_new(&m);
+    CHECK(mt_sim_estimate_counts(s) == NULL, "an exact simulator has no estimate");
+    mt_sim_free(s);
+}
+
 int main(void)
 {
     test_cold();
@@ -605,5 +701,7 @@ int main(void)
     test_machine();
     test_traces();
     test_damaged_traces();
+    test_sample_sets();
+    test_sample_time();
     return unit_finish();
 }

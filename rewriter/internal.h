@@ -197,6 +197,9 @@ typedef struct {
     rw_insn *insns;            /* every instruction of every block, by address */
     uint32_t ninsns;
     uint64_t patch_at;         /* where the entry jmp goes in the original code, 0 = no room */
+    uint64_t entry_slot;       /* 0, or: a block under the entry jmp is a foreign entry, so the
+                                  entry gets a 2-byte jmp to this slot of 5, which jumps to the
+                                  copy, and every foreign entry a jmp of its own (relocate.c) */
     uint64_t new_start, new_end;
     uint32_t first_tramp, ntramps; /* its trampolines in rw_code.tramps, laid out after new_end */
 } rw_proc;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,12 +54,16 @@ const char mt_sim_usage[] =
     "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
     "  --print-machine       print the machine description and exit\n"
     "  --json                JSON instead of text\n"
-    "  -o FILE               write to FILE (complete or not at all)\n";
+    "  -o FILE               write to FILE (complete or not at all)\n"
+    "  --no-store            do not record the run in the history (a traced run, or a\n"
+    "                        trace with --binary; see 'mtool help history')\n";
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out, *load_base;
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
-    bool json, cachegrind, print_machine;
+    int argc;                     /* the command line, for the history */
+    char **argv;
+    bool json, cachegrind, print_machine, no_store;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -95,6 +100,8 @@ static int parse_setting(sim_args *a, const char *s)
 
 static int parse_args(sim_args *a, int argc, char **argv)
 {
+    a->argc = argc;
+    a->argv = argv;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         bool has_value = i + 1 < argc;
@@ -119,6 +126,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->cachegrind = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
+        else if (!strcmp(s, "--no-store"))
+            a->no_store = true;
         else if (!strcmp(s, "--set") && has_value && strchr(argv[i + 1], '=') &&
                  a->nsettings < MT_ARRAY_LEN(a->settings)) {
             /* KEY=VALUE: the key as the description file has it */
@@ -546,7 +555,8 @@ static int open_code_map(const sim_args *a, mt_trace_format format, mt_sim_code_
         return -1;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    opt.want_lines = opt.want_estimability = false;
+    opt.want_estimability = false;
+    opt.want_lines = !a->no_store; /* the history keys a build's sites by source line */
     mt_error err;
     mt_program *prog = mt_analyze(a->binary, &opt, &err);
     if (!prog) {
@@ -581,6 +591,22 @@ static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_si
     free(binary);
 }
 
+/* The run into the history (ui/history_record.c) unless --no-store: a
+ * traced run (`run` its process) or a trace read with --binary. */
+static void store_run(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                      const mt_program *prog, const mt_run_result *run)
+{
+    char *binary_only[] = {(char *)a->binary, NULL};
+    mt_history_run r = {.tool = "sim", .argc = a->argc, .argv = a->argv,
+                        .prog_argv = run ? a->program : binary_only, .ran = run != NULL,
+                        .exit_status = run ? mt_exit_code(run->status) : 0,
+                        .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
+                        .wall_s = run ? run->wall : NAN, .base_user_s = NAN, .base_sys_s = NAN,
+                        .base_wall_s = NAN};
+    if (!a->no_store && prog)
+        mt_history_record_sim(s, m, prog, r.prog_argv[0], &r);
+}
+
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
                     mt_sim_code_map *map)
 {
@@ -595,6 +621,8 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
         rc = write_report(a, s, m, &counts, map);
+        if (rc == 0)
+            store_run(a, s, m, map->prog, NULL);
     }
     mt_sim_free(s);
     return rc;
@@ -639,6 +667,8 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
                              .writes = r.counts.writes, .modifies = r.counts.modifies};
         mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
         rc = write_report(a, s, m, &c, &map);
+        if (rc == 0)
+            store_run(a, s, m, r.prog, &r.run);
         if (rc == 0)
             rc = mt_exit_code(r.run.status);
     }

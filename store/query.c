@@ -25,11 +25,11 @@
     "s.depth, s.named, s.address, s.shape, "
 #define COUNTED_OBJECTS                                                                     \
     OBJECT_PLACE "f.entries, f.instructions, f.memory_ops, f.measured_cycles, "             \
-    "f.predicted_cycles, f.overhead_cycles, f.iterations, s.id AS site, "                   \
+    "f.predicted_cycles, f.overhead_cycles, f.iterations, f.site_id AS site, "                   \
     "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS " "                               \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
 #define SIMULATED_OBJECTS                                                                   \
-    OBJECT_PLACE "NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.id, f.refs, r.last_level, "    \
+    OBJECT_PLACE "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.site_id, f.refs, r.last_level, "    \
     "f.refs, " SIM_MISS_COLUMNS("f.") " FROM sim_figures f JOIN sites s ON s.id = f.site_id " \
     "JOIN sim_runs r ON r.run_id = f.run_id "
 /* Both, each restricted by `where` (the same parameters). */

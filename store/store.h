@@ -8,7 +8,9 @@
  * time its sites are matched to the previous build of the same program name
  * (store/match.c), so `trend` follows a loop whose lines moved.  A run holds
  * figures per executed site: counts now, measured/predicted cycles and
- * overhead when later passes supply them (NULL until then).
+ * overhead when later passes supply them (NULL until then); a simulated
+ * run (`mtool sim`) holds its references and misses per cache level by
+ * cause instead, with its machine's levels (store/simulated.c).
  *
  * Integrity: WAL journal, one IMMEDIATE transaction per run, a busy timeout
  * so concurrent writers queue instead of failing; a file that is not an

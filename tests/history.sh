@@ -287,6 +287,15 @@ MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --trace "$W/hand.din" --D1=8K,4,64 -o "$W
 check "a trace without --binary is not stored (no program to file it under)" \
     "! grep -q stored $W/e && test \"\$(ssql 'SELECT count(*) FROM runs')\" = 4"
 
+# A history that cannot be written: sim says so on its own line, keeps its
+# report and exits with the program's status (3), as count does.
+mkdir "$W/simdir.db"
+printf 'int main(void) { return 3; }\n' > "$W/sim_exit3.c" && cc -O1 -o "$W/sim_exit3" "$W/sim_exit3.c"
+MTOOL_HISTORY="$W/simdir.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sim_exit3.txt" -- "$W/sim_exit3" \
+    > /dev/null 2> "$W/e"
+check "sim into a directory as the history: exit 3 as the program, 'run not stored', report kept" \
+    "test $? -eq 3 && grep -q '^mtool: history: .*simdir.db: is a directory.*run not stored' $W/e && grep -q '^D1 ' $W/sim_exit3.txt"
+
 # A program whose file name holds an escape byte: every line mtool prints
 # about it has \x1b instead.
 esc=$(printf '\033')

@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -591,22 +590,6 @@ static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_si
     free(binary);
 }
 
-/* The run into the history (ui/history_record.c) unless --no-store: a
- * traced run (`run` its process) or a trace read with --binary. */
-static void store_run(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                      const mt_program *prog, const mt_run_result *run)
-{
-    char *binary_only[] = {(char *)a->binary, NULL};
-    mt_history_run r = {.tool = "sim", .argc = a->argc, .argv = a->argv,
-                        .prog_argv = run ? a->program : binary_only, .ran = run != NULL,
-                        .exit_status = run ? mt_exit_code(run->status) : 0,
-                        .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
-                        .wall_s = run ? run->wall : NAN, .base_user_s = NAN, .base_sys_s = NAN,
-                        .base_wall_s = NAN};
-    if (!a->no_store && prog)
-        mt_history_record_sim(s, m, prog, r.prog_argv[0], &r);
-}
-
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
                     mt_sim_code_map *map)
 {
@@ -621,8 +604,9 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
         rc = write_report(a, s, m, &counts, map);
-        if (rc == 0)
-            store_run(a, s, m, map->prog, NULL);
+        if (rc == 0 && !a->no_store && map->prog)
+            mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
+                                  (char *[]){(char *)a->binary, NULL}, NULL);
     }
     mt_sim_free(s);
     return rc;
@@ -667,8 +651,8 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
                              .writes = r.counts.writes, .modifies = r.counts.modifies};
         mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
         rc = write_report(a, s, m, &c, &map);
-        if (rc == 0)
-            store_run(a, s, m, r.prog, &r.run);
+        if (rc == 0 && !a->no_store)
+            mt_history_record_sim(s, m, r.prog, a->argc, a->argv, a->program, &r.run);
         if (rc == 0)
             rc = mt_exit_code(r.run.status);
     }

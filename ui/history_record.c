@@ -284,10 +284,15 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
     return by_site;
 }
 
-int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const char *bin, const mt_history_run *r)
+int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run)
 {
-    mt_history *h = mt_history_begin(prog, bin);
+    mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
+                        .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
+                        .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
+                        .wall_s = run ? run->wall : NAN, .base_user_s = NAN, .base_sys_s = NAN,
+                        .base_wall_s = NAN};
+    mt_history *h = mt_history_begin(prog, prog_argv[0]);
     unsigned slot_of[MT_SIM_MAX_LEVELS];
     char *machine = machine_summary(s, m);
     mt_store_sim sim = {.machine = machine, .levels = sim_levels(s, slot_of),
@@ -295,7 +300,7 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     if (h->ok)
         sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
     h->sim = &sim;
-    int rc = mt_history_finish(h, r);
+    int rc = mt_history_finish(h, &r);
     free(machine);
     free(sim.levels);
     free(sim.figures);

@@ -28,14 +28,14 @@ echo "== trace: mtool sim -- BIN against Cachegrind ($GEOMETRY), on $cpu"
 for prog in phases-gcc-O2 phases-clang-O2; do
     bin=$SAMPLES2/$prog
     # shellcheck disable=SC2086
-    "$MTOOL" sim --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000 > /dev/null \
+    "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000 > /dev/null \
         2> "$BENCH_DIR/trace.err" || { echo "trace: $prog: mtool sim failed"; continue; }
     records=$(sed -n 's/.* \([0-9]*\) records (.*/\1/p' "$BENCH_DIR/trace.err")
     copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace/"$prog" | head -1)
     native=$(best "$bin" 4000)
     alone=$(MTOOL_OUT="$BENCH_DIR/trace-profiles" best "$copy" 4000)
     # shellcheck disable=SC2086
-    traced=$(best "$MTOOL" sim --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
+    traced=$(best "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
     # shellcheck disable=SC2086
     cg=$(best valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY \
         --cachegrind-out-file="$BENCH_DIR/trace.cg" "$bin" 4000)

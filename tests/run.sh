@@ -143,7 +143,8 @@ run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
 # The run history: every command, rebuilt samples, concurrent writers, damage.
-run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
+run "history" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history.sh
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

@@ -27,7 +27,7 @@ MTOOL=${MTOOL:-build/asan/mtool}
 SAMPLES=${SAMPLES:-build/samples}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-trace.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
-export XDG_CONFIG_HOME="$OUT/config" XDG_CACHE_HOME="$OUT/cache"
+export XDG_CONFIG_HOME="$OUT/config" XDG_CACHE_HOME="$OUT/cache" MTOOL_HISTORY="$OUT/history.db"
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v valgrind > /dev/null 2>&1; then

@@ -53,12 +53,16 @@ const char mt_sim_usage[] =
     "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
     "  --print-machine       print the machine description and exit\n"
     "  --json                JSON instead of text\n"
-    "  -o FILE               write to FILE (complete or not at all)\n";
+    "  -o FILE               write to FILE (complete or not at all)\n"
+    "  --no-store            do not record the run in the history (a traced run, or a\n"
+    "                        trace with --binary; see 'mtool help history')\n";
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out, *load_base;
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
-    bool json, cachegrind, print_machine;
+    int argc;                     /* the command line, for the history */
+    char **argv;
+    bool json, cachegrind, print_machine, no_store;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -95,6 +99,8 @@ static int parse_setting(sim_args *a, const char *s)
 
 static int parse_args(sim_args *a, int argc, char **argv)
 {
+    a->argc = argc;
+    a->argv = argv;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         bool has_value = i + 1 < argc;
@@ -119,6 +125,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->cachegrind = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
+        else if (!strcmp(s, "--no-store"))
+            a->no_store = true;
         else if (!strcmp(s, "--set") && has_value && strchr(argv[i + 1], '=') &&
                  a->nsettings < MT_ARRAY_LEN(a->settings)) {
             /* KEY=VALUE: the key as the description file has it */
@@ -546,7 +554,8 @@ static int open_code_map(const sim_args *a, mt_trace_format format, mt_sim_code_
         return -1;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    opt.want_lines = opt.want_estimability = false;
+    opt.want_estimability = false;
+    opt.want_lines = !a->no_store; /* the history keys a build's sites by source line */
     mt_error err;
     mt_program *prog = mt_analyze(a->binary, &opt, &err);
     if (!prog) {
@@ -595,6 +604,9 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
         rc = write_report(a, s, m, &counts, map);
+        if (rc == 0 && !a->no_store && map->prog)
+            mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
+                                  (char *[]){(char *)a->binary, NULL}, NULL);
     }
     mt_sim_free(s);
     return rc;
@@ -639,6 +651,8 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
                              .writes = r.counts.writes, .modifies = r.counts.modifies};
         mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
         rc = write_report(a, s, m, &c, &map);
+        if (rc == 0 && !a->no_store)
+            mt_history_record_sim(s, m, r.prog, a->argc, a->argv, a->program, &r.run);
         if (rc == 0)
             rc = mt_exit_code(r.run.status);
     }

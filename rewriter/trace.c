@@ -12,7 +12,7 @@
  *       mov %fs:0,%rcx; lea (%rax,%rcx),%rax    %fs operands: the ABI keeps the
  *                                  thread pointer (the fs base) at %fs:0
  *       mov %gs:INDEX,%rcx
- *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16,..+12
+ *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
  *       mov (%rsp),%rcx; mov 8(%rsp),%rax      the next operand may use them
@@ -24,7 +24,11 @@
  * MT_TRACE_MODIFY, Cachegrind's one write), the stack traffic of push, pop,
  * call, ret and leave, string instructions (rep movs/stos: %rsi, %rdi and
  * %rcx before the instruction; the reader expands them element by
- * element, as Valgrind runs them).  Not traced, counted in the report:
+ * element, as Valgrind runs them).  Flags say which references are the
+ * stack's, thread-local, a call's or a ret's return address: the reader
+ * keeps a shadow call stack with them, to name stack frames and allocation
+ * call paths.  A call to an allocator the runtime wraps is preceded by one
+ * more record, its CALL_SITE (the original call's address).  Not traced, counted in the report:
  * gathers and scatters (one address per vector element, not an operand a
  * `lea` computes), rep cmps/scas (they stop at the first difference, so
  * %rcx is not their count), operands of no stated size (xsave) and 32-bit
@@ -119,10 +123,10 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
-static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind)
+static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind, uint8_t flags)
 {
     return (rw_trace_ref){.kind = kind, .size = 8, .code = code, .base = 4, .index = NO_REG,
-                          .scale = 1, .disp = disp};
+                          .scale = 1, .disp = disp, .flags = MT_TRACE_F_STACK | flags};
 }
 
 static rw_trace_ref reg_ref(uint32_t code, unsigned reg, uint16_t size, uint8_t kind)
@@ -196,7 +200,8 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
                                                                              : MT_TRACE_READ;
         rw_trace_ref t = {.kind = kind, .size = o->size, .code = code, .base = (uint8_t)base,
                           .index = (uint8_t)index, .scale = (uint8_t)o->mem.scale,
-                          .disp = o->mem.disp, .fs = fs};
+                          .disp = o->mem.disp, .fs = fs,
+                          .flags = (uint8_t)(fs ? MT_TRACE_F_TLS : base == 4 ? MT_TRACE_F_STACK : 0)};
         if (base == RIP_REG)
             t.disp = (int64_t)(insn->address + insn->size + (uint64_t)o->mem.disp);
         if (insn->id == X86_INS_POP && base == 4) /* its address is computed after the pop */
@@ -205,24 +210,55 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
     }
 }
 
+/* Whether `insn` (a call) calls an allocator the runtime wraps: directly
+ * (its PLT stub, or the procedure in a static program) or through its GOT
+ * slot (-fno-plt). */
+static bool calls_allocator(const rw_code *c, const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 1)
+        return false;
+    const cs_x86_op *o = &x->operands[0];
+    uint64_t target = o->type == X86_OP_IMM ? (uint64_t)o->imm : 0;
+    uint64_t slot = o->type == X86_OP_MEM && o->mem.base == X86_REG_RIP &&
+                            o->mem.index == X86_REG_INVALID
+                        ? insn->address + insn->size + (uint64_t)o->mem.disp
+                        : 0;
+    for (int w = MT_RT_WRAP_MALLOC; w < MT_RT_WRAP_COUNT; w++)
+        if ((target && c->wrap_real[w] == target) || (slot && c->wrap_got[w] == slot))
+            return true;
+    return false;
+}
+
 /* The stack traffic of `insn` (its explicit operand, if any, comes first:
  * `push (mem)` reads it before writing the stack). */
 static void plan_stack(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
 {
     switch (insn->id) {
+    case X86_INS_CALL:
+        if (calls_allocator(c, insn)) /* the site: a rip-relative lea of the call itself */
+            add_ref(c, ri, (rw_trace_ref){.kind = MT_TRACE_CALL_SITE, .size = 1, .code = code,
+                                          .base = RIP_REG, .index = NO_REG, .scale = 1,
+                                          .disp = (int64_t)insn->address});
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, MT_TRACE_F_CALL));
+        break;
     case X86_INS_PUSH:
     case X86_INS_PUSHFQ:
-    case X86_INS_CALL:
-        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE));
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, 0));
         break;
     case X86_INS_POP:
     case X86_INS_POPFQ:
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, 0));
+        break;
     case X86_INS_RET:
-        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ));
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, MT_TRACE_F_RET));
         break;
-    case X86_INS_LEAVE:
-        add_ref(c, ri, reg_ref(code, RBP, 8, MT_TRACE_READ));
+    case X86_INS_LEAVE: {
+        rw_trace_ref t = reg_ref(code, RBP, 8, MT_TRACE_READ);
+        t.flags = MT_TRACE_F_STACK;
+        add_ref(c, ri, t);
         break;
+    }
     default:
         break;
     }
@@ -314,7 +350,7 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint6
     emit_gs(out, store_imm, sizeof store_imm, end + 8);
     rw_buf_u32(out, t->code);
     emit_gs(out, store_imm, sizeof store_imm, end + 12);
-    rw_buf_u32(out, (uint32_t)t->size | (uint32_t)t->kind << 16);
+    rw_buf_u32(out, (uint32_t)t->size | (uint32_t)t->kind << 16 | (uint32_t)t->flags << 24);
     rw_buf_put(out, step, sizeof step);
     emit_gs(out, store_index, sizeof store_index, index);
     rw_buf_put(out, skip_flush, sizeof skip_flush);

@@ -234,10 +234,13 @@ typedef struct {
     bool used;
     uint32_t size;                /* bytes per element */
     uint64_t source, dest;
+    uint32_t source_data, dest_data; /* their data objects */
 } rep_pending;
 
 struct mt_trace_feed {
     mt_sim *sim;
+    mt_trace_data_of data_of;
+    void *data_ctx;
     mt_trace_feed_counts counts;
     rep_pending pending[PENDING_THREADS];
 };
@@ -250,6 +253,12 @@ mt_trace_feed *mt_trace_feed_new(mt_sim *s)
 }
 
 void mt_trace_feed_free(mt_trace_feed *f) { free(f); }
+
+void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ctx)
+{
+    f->data_of = data_of;
+    f->data_ctx = ctx;
+}
 
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f) { return &f->counts; }
 
@@ -275,9 +284,11 @@ static void expand_rep(mt_trace_feed *f, const rep_pending *p, const mt_trace_re
     bool source = r->size & 1, dest = r->size & 2;
     for (uint64_t i = 0; i < r->addr; i++) {
         if (source)
-            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code,
+                          p->source_data, 0);
         if (dest)
-            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code,
+                          p->dest_data, 0);
     }
     f->counts.rep_elements += r->addr;
     f->counts.reads += source ? r->addr : 0;
@@ -288,33 +299,39 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
 {
     for (uint32_t i = 0; i < n; i++, r++) {
         f->counts.records++;
-        if (r->size == 0 || r->kind > MT_TRACE_REP_COUNT) {
+        bool event = r->kind >= MT_TRACE_LOAD_BIAS;
+        if (r->kind >= MT_TRACE_KINDS || (!event && r->size == 0)) {
             f->counts.damaged++;
             continue;
         }
+        uint32_t data = f->data_of ? f->data_of(f->data_ctx, tid, r) : 0;
         switch (r->kind) {
         case MT_TRACE_READ:
         case MT_TRACE_MODIFY:
             f->counts.reads++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, data, 0);
             if (r->kind == MT_TRACE_READ)
                 break;
             f->counts.modifies++;
             __attribute__((fallthrough)); /* the write of a modify */
         case MT_TRACE_WRITE:
             f->counts.writes++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, data, 0);
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {
             rep_pending *p = pending_of(f, tid);
-            *(r->kind == MT_TRACE_REP_SOURCE ? &p->source : &p->dest) = r->addr;
+            bool source = r->kind == MT_TRACE_REP_SOURCE;
+            *(source ? &p->source : &p->dest) = r->addr;
+            *(source ? &p->source_data : &p->dest_data) = data;
             p->size = r->size;
             break;
         }
         case MT_TRACE_REP_COUNT:
             expand_rep(f, pending_of(f, tid), r);
             break;
+        default:
+            f->counts.events++;
         }
     }
 }

@@ -14,7 +14,7 @@ typedef struct node {
 
 struct dataobj_heap {
     node *root;
-    uint64_t last_start, last_end; /* the last block found; last_end 0: none */
+    uint64_t last_start, last_end; /* the last block found; both 0: none */
     uint32_t last_id;
     uint64_t seed;
 };
@@ -102,7 +102,7 @@ void dataobj_heap_insert(dataobj_heap *h, uint64_t start, uint64_t size, uint32_
     node *below, *above;
     split(h->root, start, &below, &above);
     h->root = join(join(below, n), above);
-    h->last_end = 0;
+    h->last_start = h->last_end = 0;
 }
 
 void dataobj_heap_remove(dataobj_heap *h, uint64_t start)
@@ -110,7 +110,7 @@ void dataobj_heap_remove(dataobj_heap *h, uint64_t start)
     node *old = NULL;
     h->root = take_out(h->root, start, &old);
     free(old);
-    h->last_end = 0;
+    h->last_start = h->last_end = 0;
 }
 
 uint32_t dataobj_heap_find(dataobj_heap *h, uint64_t addr)

@@ -28,6 +28,7 @@ typedef struct {
     shadow_entry *calls;       /* outermost first: slots decrease */
     size_t ncalls, cap;
     uint64_t stack_lo, stack_hi; /* addresses of flagged stack references seen */
+    uint64_t tp;               /* thread pointer (TLS_BASE), 0 unknown */
     uint64_t site;             /* CALL_SITE's link-time address, for the call that follows */
     uint64_t alloc_size;       /* of the ALLOC to come */
 } thread_state;
@@ -51,7 +52,13 @@ struct mt_data_map {
     size_t nsites, cap_sites;
     uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
     uint32_t tls_id;
+    uint64_t tls_below;        /* the executable's TLS block: bytes below the thread pointer */
 };
+
+/* The TCB above the thread pointer that %fs operands read (its self
+ * pointer, the stack protector's canary at 0x28...): glibc's tcbhead_t
+ * up to the canary's cache line. */
+#define TCB_BYTES 64
 
 const char *mt_data_kind_name(mt_data_kind k)
 {
@@ -94,6 +101,13 @@ mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
         fprintf(log, "mtool: warning: %s: DWARF could not be read (libdwarf failed on it); "
                      "globals by symbol only, without fields\n", prog->path);
     dataobj_read_symbols(&img, &m->statics);
+    /* x86-64's TLS variant II: the executable's block ends at the thread
+     * pointer, its size rounded up to its alignment. */
+    const Elf64_Phdr *tls = mt_elf_file_phdr(&img, PT_TLS);
+    if (tls && tls->p_memsz < (1ull << 32)) {
+        uint64_t align = tls->p_align > 1 && tls->p_align < (1ull << 32) ? tls->p_align : 1;
+        m->tls_below = (tls->p_memsz + align - 1) / align * align;
+    }
     mt_elf_file_close(&img);
     dataobj_statics_finish(&m->statics);
     add_object(m, (mt_data_object){.name = mt_xstrdup("(other)"), .kind = MT_DATA_OTHER});
@@ -333,16 +347,20 @@ static void allocated(mt_data_map *m, thread_state *t, const mt_trace_record *r)
 
 /* ---- records ---- */
 
+static uint32_t tls_object(mt_data_map *m)
+{
+    if (!m->tls_id)
+        m->tls_id = add_object(m, (mt_data_object){.name = mt_xstrdup("tls"), .kind = MT_DATA_TLS});
+    return m->tls_id;
+}
+
 static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record *r)
 {
     if (r->flags & (MT_TRACE_F_CALL | MT_TRACE_F_RET))
         track_calls(t, r);
-    if (r->flags & MT_TRACE_F_TLS) {
-        if (!m->tls_id)
-            m->tls_id = add_object(m, (mt_data_object){.name = mt_xstrdup("tls"),
-                                                       .kind = MT_DATA_TLS});
-        return m->tls_id;
-    }
+    if ((r->flags & MT_TRACE_F_TLS) ||
+        (t->tp && r->addr - (t->tp - m->tls_below) < m->tls_below + TCB_BYTES))
+        return tls_object(m);
     if (r->flags & MT_TRACE_F_STACK) {
         t->stack_lo = r->addr < t->stack_lo ? r->addr : t->stack_lo;
         t->stack_hi = r->addr > t->stack_hi ? r->addr : t->stack_hi;
@@ -362,6 +380,9 @@ uint32_t mt_data_map_observe(mt_data_map *m, int32_t tid, const mt_trace_record 
     switch (r->kind) {
     case MT_TRACE_LOAD_BIAS:
         m->bias = r->addr;
+        return 0;
+    case MT_TRACE_TLS_BASE:
+        t->tp = r->addr;
         return 0;
     case MT_TRACE_CALL_SITE:
         t->site = r->addr - m->bias;

@@ -38,7 +38,7 @@ enum { O_RDONLY_ = 0, O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ 
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
-enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
+enum { ARCH_SET_GS = 0x1001, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
 enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4 };
 enum { MSG_NOSIGNAL_ = 0x4000 };
 
@@ -344,6 +344,15 @@ static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
         trace_send(s, s->tid);
 }
 
+/* The thread's TLS_BASE event, when its thread pointer is set (not yet at
+ * a static program's entry: the fs base is still 0 there). */
+static void trace_thread_pointer(void)
+{
+    uint64_t fs = 0;
+    if (mt_params.trace_records && !failed(sys3(SYS_ARCH_PRCTL, ARCH_GET_FS, (long)&fs, 0)) && fs)
+        trace_event(MT_TRACE_TLS_BASE, fs, 0);
+}
+
 /* Pops the top frame at time `now` as probes.S's stop does, counting it as
  * a non-local exit. */
 static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
@@ -643,8 +652,10 @@ static void attach_thread(void)
         slot = map_slot(index, NULL);
         track(index, slot);
     }
-    if (slot)
+    if (slot) {
         set_gs(slot);
+        trace_thread_pointer();
+    }
 }
 
 /* %gs points at a slot of this very thread (libgomp reuses its threads). */
@@ -799,6 +810,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
         set_gs(slot);
         if (mt_params.trace_records) { /* before any other thread's frame can be sent */
             trace_event(MT_TRACE_LOAD_BIAS, rt.bias, 0);
+            trace_thread_pointer();
             trace_send(slot, slot->tid);
         }
         if (mt_params.ntimers)

@@ -284,7 +284,9 @@ typedef struct {
  *
  * Besides references, a frame carries events (version 5), in the order they
  * happened in the thread: LOAD_BIAS, once, the runtime's first record (sent
- * at once, ahead of every other thread's frames); CALL_SITE, made by the
+ * at once, ahead of every other thread's frames); TLS_BASE, a thread's
+ * thread pointer (its fs base) when it starts (the main thread's only when
+ * the loader had set it: not in a static program); CALL_SITE, made by the
  * inserted code before a call to a wrapped allocator, the run-time address
  * of the original call instruction; ALLOC_SIZE then ALLOC (or FREE), made
  * by the heap wrappers (MT_RT_HEAP_WRAPPERS) after the allocator returned:
@@ -310,6 +312,7 @@ enum {
                              2 destination, 4 destination read) */
     MT_TRACE_LOAD_BIAS,   /* events (no reference): see above; `addr` = the executable's
                              run-time minus link-time addresses */
+    MT_TRACE_TLS_BASE,    /* `addr` = the thread's fs base */
     MT_TRACE_CALL_SITE,   /* `addr` = run-time address of the call to an allocator */
     MT_TRACE_ALLOC_SIZE,  /* `addr` = bytes of the block the next ALLOC reports */
     MT_TRACE_ALLOC,       /* `addr` = the block; `code` = MT_RT_WRAP_* of the allocator */

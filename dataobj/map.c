@@ -28,7 +28,7 @@ typedef struct {
     shadow_entry *calls;       /* outermost first: slots decrease */
     size_t ncalls, cap;
     uint64_t stack_lo, stack_hi; /* addresses of flagged stack references seen */
-    uint64_t tp;               /* thread pointer (TLS_BASE), 0 unknown */
+    uint64_t tls_lo, tls_len;  /* its TLS block and TCB (TLS_BASE), tls_len 0 unknown */
     uint64_t site;             /* CALL_SITE's link-time address, for the call that follows */
     uint64_t alloc_size;       /* of the ALLOC to come */
 } thread_state;
@@ -47,7 +47,7 @@ struct mt_data_map {
     mt_data_object *objs;
     size_t nobjs, cap_objs;
     thread_state *threads;
-    size_t nthreads, cap_threads, last_thread;
+    size_t nthreads, cap_threads, last_thread; /* threads[last_thread]: the last record's */
     site_slot *sites;          /* open addressing, a power of two, at most half full */
     size_t nsites, cap_sites;
     uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
@@ -148,8 +148,6 @@ const mt_data_object *mt_data_map_object(const mt_data_map *m, uint32_t id)
 
 static thread_state *thread_of(mt_data_map *m, int32_t tid)
 {
-    if (m->last_thread < m->nthreads && m->threads[m->last_thread].tid == tid)
-        return &m->threads[m->last_thread];
     for (size_t i = 0; i < m->nthreads; i++)
         if (m->threads[i].tid == tid) {
             m->last_thread = i;
@@ -358,8 +356,7 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
 {
     if (r->flags & (MT_TRACE_F_CALL | MT_TRACE_F_RET))
         track_calls(t, r);
-    if ((r->flags & MT_TRACE_F_TLS) ||
-        (t->tp && r->addr - (t->tp - m->tls_below) < m->tls_below + TCB_BYTES))
+    if ((r->flags & MT_TRACE_F_TLS) || r->addr - t->tls_lo < t->tls_len)
         return tls_object(m);
     if (r->flags & MT_TRACE_F_STACK) {
         t->stack_lo = r->addr < t->stack_lo ? r->addr : t->stack_lo;
@@ -374,31 +371,42 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
     return id;
 }
 
-uint32_t mt_data_map_observe(mt_data_map *m, int32_t tid, const mt_trace_record *r)
+/* Events and rep counts: no data object of their own. */
+static __attribute__((noinline)) void event(mt_data_map *m, thread_state *t,
+                                            const mt_trace_record *r)
 {
-    thread_state *t = thread_of(m, tid);
     switch (r->kind) {
     case MT_TRACE_LOAD_BIAS:
         m->bias = r->addr;
-        return 0;
+        return;
     case MT_TRACE_TLS_BASE:
-        t->tp = r->addr;
-        return 0;
+        t->tls_lo = r->addr - m->tls_below;
+        t->tls_len = m->tls_below + TCB_BYTES;
+        return;
     case MT_TRACE_CALL_SITE:
         t->site = r->addr - m->bias;
-        return 0;
+        return;
     case MT_TRACE_ALLOC_SIZE:
         t->alloc_size = r->addr;
-        return 0;
+        return;
     case MT_TRACE_ALLOC:
         allocated(m, t, r);
-        return 0;
+        return;
     case MT_TRACE_FREE:
         dataobj_heap_remove(m->heap, r->addr);
-        return 0;
-    case MT_TRACE_REP_COUNT:
-        return 0;
-    default:
-        return reference(m, t, r);
+        return;
+    default: /* REP_COUNT */
+        return;
     }
+}
+
+uint32_t mt_data_map_observe(mt_data_map *m, int32_t tid, const mt_trace_record *r)
+{
+    thread_state *t = m->nthreads && m->threads[m->last_thread].tid == tid
+                          ? &m->threads[m->last_thread]
+                          : thread_of(m, tid);
+    if (r->kind <= MT_TRACE_REP_DEST)
+        return reference(m, t, r);
+    event(m, t, r);
+    return 0;
 }

@@ -98,16 +98,22 @@ static const char *data_name(const mt_data_map *d, uint32_t id)
     return o ? o->name : "?";
 }
 
-/* Bytes used over bytes brought in, at level l, of object `id`. */
-static double spatial_use(mt_sim *s, uint32_t id, unsigned l)
+/* Bytes used over bytes brought in, of one object at one level. */
+static double spatial_use(const mt_sim *s, const mt_sim_object_use *u)
 {
-    size_t n;
-    const mt_sim_object_use *u = mt_sim_object_uses(s, &n);
+    return u->lines ? (double)u->bytes_used /
+                          ((double)u->lines * (double)mt_sim_level(s, u->level)->desc->line)
+                    : 0.0;
+}
+
+/* Object `id`'s use at level l in uses[0..n), or NULL. */
+static const mt_sim_object_use *use_of(const mt_sim_object_use *uses, size_t n, uint32_t id,
+                                       unsigned l)
+{
     for (size_t i = 0; i < n; i++)
-        if (u[i].level == l && u[i].data == id && u[i].lines)
-            return (double)u[i].bytes_used /
-                   ((double)u[i].lines * (double)mt_sim_level(s, l)->desc->line);
-    return 0.0;
+        if (uses[i].level == l && uses[i].data == id)
+            return &uses[i];
+    return NULL;
 }
 
 /* The first data level: D1 (I1 comes first when present). */
@@ -134,8 +140,9 @@ static void print_escaped(FILE *fp, const char *raw, int width)
 static void text_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
 {
     enum { SHOWN = 20 };
-    size_t n;
+    size_t n, nuses;
     tally_row *rows = data_rows(s, d, &n);
+    const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
     unsigned d1 = first_data_level(s);
     fprintf(fp, "\ndata objects (by misses at the last level%s):\n%-40s %-6s %14s",
             n > SHOWN ? ", the first 20" : "", "name", "kind", "refs");
@@ -148,7 +155,8 @@ static void text_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
             fprintf(fp, " %10" PRIu64,
                     misses_at((const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, l));
-        fprintf(fp, " %5.1f%%", 100.0 * spatial_use(s, rows[i].id, d1));
+        const mt_sim_object_use *u = use_of(uses, nuses, rows[i].id, d1);
+        fprintf(fp, " %5.1f%%", u ? 100.0 * spatial_use(s, u) : 0.0);
         if (o->path && o->path[0]) {
             fprintf(fp, "  <- ");
             print_escaped(fp, o->path, 0);
@@ -228,29 +236,30 @@ static void json_string_or_null(FILE *fp, const char *s)
         fprintf(fp, "null");
 }
 
-static void json_use(FILE *fp, mt_sim *s, uint32_t id)
+static void json_use(FILE *fp, const mt_sim *s, const mt_sim_object_use *uses, size_t n,
+                     uint32_t id)
 {
-    size_t n;
-    const mt_sim_object_use *u = mt_sim_object_uses(s, &n);
     fprintf(fp, "{");
-    for (unsigned l = 0, first = 1; l < mt_sim_level_count(s); l++)
-        for (size_t i = 0; i < n; i++)
-            if (u[i].level == l && u[i].data == id) {
-                fprintf(fp, "%s\"%s\": {\"lines\": %" PRIu64 ", \"bytes_used\": %" PRIu64
-                            ", \"reuses\": %" PRIu64 ", \"spatial_use\": ",
-                        first ? "" : ", ", mt_sim_level(s, l)->desc->name, u[i].lines,
-                        u[i].bytes_used, u[i].reuses);
-                mt_json_number(fp, spatial_use(s, id, l));
-                fprintf(fp, "}");
-                first = 0;
-            }
+    for (unsigned l = 0, first = 1; l < mt_sim_level_count(s); l++) {
+        const mt_sim_object_use *u = use_of(uses, n, id, l);
+        if (!u)
+            continue;
+        fprintf(fp, "%s\"%s\": {\"lines\": %" PRIu64 ", \"bytes_used\": %" PRIu64
+                    ", \"reuses\": %" PRIu64 ", \"spatial_use\": ",
+                first ? "" : ", ", mt_sim_level(s, l)->desc->name, u->lines, u->bytes_used,
+                u->reuses);
+        mt_json_number(fp, spatial_use(s, u));
+        fprintf(fp, "}");
+        first = 0;
+    }
     fprintf(fp, "}");
 }
 
 static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
 {
-    size_t n;
+    size_t n, nuses;
     tally_row *rows = data_rows(s, d, &n);
+    const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
     fprintf(fp, ",\n  \"data_objects\": [");
     for (size_t i = 0; i < n; i++) {
         const mt_data_object *o = mt_data_map_object(d, rows[i].id);
@@ -265,7 +274,7 @@ static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
                 o->blocks, rows[i].refs);
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, ",\n     \"use\": ");
-        json_use(fp, s, rows[i].id);
+        json_use(fp, s, uses, nuses, rows[i].id);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  ]");

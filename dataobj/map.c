@@ -395,7 +395,7 @@ static __attribute__((noinline)) void event(mt_data_map *m, thread_state *t,
     case MT_TRACE_FREE:
         dataobj_heap_remove(m->heap, r->addr);
         return;
-    default: /* REP_COUNT */
+    default: /* REP_COUNT, a gather's group: the feed expands them */
         return;
     }
 }

@@ -229,13 +229,15 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
  * arrive, thread by thread: a modify is a read then a write (as lackey's M:
  * Cachegrind counts it once, its store always hits); rep movs/stos are
  * expanded element by element, source then destination, as Valgrind runs
- * them (the direction flag taken as clear, the ABI's state); references of
+ * them (the direction flag taken as clear, the ABI's state); a gather's or
+ * scatter's group of records becomes its elements whose mask bit is set, in
+ * element order, as Valgrind runs them; references of
  * no size or of an unknown kind are counted in `damaged` and skipped.  A
  * thread's records of one instruction may span two of its frames, so the
  * feed keeps each thread's pending rep operands. */
 typedef struct mt_trace_feed mt_trace_feed;
 typedef struct {
-    uint64_t records, reads, writes, modifies, rep_elements, events, damaged;
+    uint64_t records, reads, writes, modifies, rep_elements, vector_elements, events, damaged;
 } mt_trace_feed_counts;
 mt_trace_feed *mt_trace_feed_new(mt_sim *s);
 /* Every record (events too: allocations, the load bias; timer.h) goes to

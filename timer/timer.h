@@ -310,6 +310,13 @@ enum {
     MT_TRACE_REP_COUNT,   /* ... %rcx before it, in `addr`: the instruction's elements;
                              its `size` bits say which of the two went before (1 source,
                              2 destination, 4 destination read) */
+    /* A gather or scatter is a group of records, in this order: */
+    MT_TRACE_GATHER,      /* base + displacement of a gather (reads), `size` = element bytes */
+    MT_TRACE_SCATTER,     /* ... of a scatter (writes) */
+    MT_TRACE_VECTOR_MASK, /* `addr`: bit i set when element i is referenced; `size`:
+                             elements | index bytes << 8 | scale << 12 */
+    MT_TRACE_VECTOR_INDEX, /* `addr`: the next 8 bytes of the index vector (element 0
+                              first); as many as the elements' indices fill */
     MT_TRACE_LOAD_BIAS,   /* events (no reference): see above; `addr` = the executable's
                              run-time minus link-time addresses */
     MT_TRACE_TLS_BASE,    /* `addr` = the thread's fs base */

@@ -620,9 +620,9 @@ static void say_coverage(const mt_trace_result *r)
             (unsigned long long)r->leftover);
     if (w->ntrace_untraced)
         fprintf(stderr,
-                "mtool: %u memory operands not traced (gathers and scatters: an address per "
-                "vector element, not one operand; rep cmps/scas: they stop before %%rcx "
-                "runs out; operands of no stated size; 32-bit addresses)\n",
+                "mtool: %u memory operands not traced (rep cmps/scas: they stop before "
+                "%%rcx runs out; operands of no stated size; 32-bit addresses or segment "
+                "prefixes)\n",
                 w->ntrace_untraced);
     if (r->counts.damaged)
         fprintf(stderr, "mtool: warning: %llu damaged trace records skipped\n",

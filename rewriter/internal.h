@@ -239,6 +239,7 @@ typedef struct {
     uint8_t kind;              /* MT_TRACE_* */
     uint8_t base, index, scale;
     bool fs;
+    uint8_t flags;             /* MT_TRACE_F_* */
     uint16_t size;             /* bytes (REP_COUNT: which of source, destination went before) */
     uint32_t code;             /* code object */
     int64_t disp;

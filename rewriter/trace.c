@@ -12,7 +12,7 @@
  *       mov %fs:0,%rcx; lea (%rax,%rcx),%rax    %fs operands: the ABI keeps the
  *                                  thread pointer (the fs base) at %fs:0
  *       mov %gs:INDEX,%rcx
- *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16,..+12
+ *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
  *       mov (%rsp),%rcx; mov 8(%rsp),%rax      the next operand may use them
@@ -24,10 +24,14 @@
  * MT_TRACE_MODIFY, Cachegrind's one write), the stack traffic of push, pop,
  * call, ret and leave, string instructions (rep movs/stos: %rsi, %rdi and
  * %rcx before the instruction; the reader expands them element by
- * element, as Valgrind runs them), gathers and scatters (below).  Not
- * traced, counted in the report: rep cmps/scas (they stop at the first
- * difference, so %rcx is not their count), operands of no stated size
- * (xsave) and 32-bit address forms.
+ * element, as Valgrind runs them), gathers and scatters (below).  Flags
+ * say which references are the stack's, thread-local, a call's or a ret's
+ * return address: the reader keeps a shadow call stack with them, to name
+ * stack frames and allocation call paths.  A call to an allocator the
+ * runtime wraps is preceded by one more record, its CALL_SITE (the original
+ * call's address).  Not traced, counted in the report: rep cmps/scas (they
+ * stop at the first difference, so %rcx is not their count), operands of
+ * no stated size (xsave) and 32-bit address forms.
  *
  * A gather or scatter has an address per vector element, which no `lea`
  * computes: its records are a group (timer/timer.h) the reader expands,
@@ -166,10 +170,10 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
-static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind)
+static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind, uint8_t flags)
 {
     return (rw_trace_ref){.kind = kind, .size = 8, .code = code, .base = 4, .index = NO_REG,
-                          .scale = 1, .disp = disp};
+                          .scale = 1, .disp = disp, .flags = MT_TRACE_F_STACK | flags};
 }
 
 static rw_trace_ref reg_ref(uint32_t code, unsigned reg, uint16_t size, uint8_t kind)
@@ -243,7 +247,8 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
                                                                              : MT_TRACE_READ;
         rw_trace_ref t = {.kind = kind, .size = o->size, .code = code, .base = (uint8_t)base,
                           .index = (uint8_t)index, .scale = (uint8_t)o->mem.scale,
-                          .disp = o->mem.disp, .fs = fs};
+                          .disp = o->mem.disp, .fs = fs,
+                          .flags = (uint8_t)(fs ? MT_TRACE_F_TLS : base == 4 ? MT_TRACE_F_STACK : 0)};
         if (base == RIP_REG)
             t.disp = (int64_t)(insn->address + insn->size + (uint64_t)o->mem.disp);
         if (insn->id == X86_INS_POP && base == 4) /* its address is computed after the pop */
@@ -252,24 +257,55 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
     }
 }
 
+/* Whether `insn` (a call) calls an allocator the runtime wraps: directly
+ * (its PLT stub, or the procedure in a static program) or through its GOT
+ * slot (-fno-plt). */
+static bool calls_allocator(const rw_code *c, const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 1)
+        return false;
+    const cs_x86_op *o = &x->operands[0];
+    uint64_t target = o->type == X86_OP_IMM ? (uint64_t)o->imm : 0;
+    uint64_t slot = o->type == X86_OP_MEM && o->mem.base == X86_REG_RIP &&
+                            o->mem.index == X86_REG_INVALID
+                        ? insn->address + insn->size + (uint64_t)o->mem.disp
+                        : 0;
+    for (int w = MT_RT_WRAP_MALLOC; w < MT_RT_WRAP_COUNT; w++)
+        if ((target && c->wrap_real[w] == target) || (slot && c->wrap_got[w] == slot))
+            return true;
+    return false;
+}
+
 /* The stack traffic of `insn` (its explicit operand, if any, comes first:
  * `push (mem)` reads it before writing the stack). */
 static void plan_stack(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
 {
     switch (insn->id) {
+    case X86_INS_CALL:
+        if (calls_allocator(c, insn)) /* the site: a rip-relative lea of the call itself */
+            add_ref(c, ri, (rw_trace_ref){.kind = MT_TRACE_CALL_SITE, .size = 1, .code = code,
+                                          .base = RIP_REG, .index = NO_REG, .scale = 1,
+                                          .disp = (int64_t)insn->address});
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, MT_TRACE_F_CALL));
+        break;
     case X86_INS_PUSH:
     case X86_INS_PUSHFQ:
-    case X86_INS_CALL:
-        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE));
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, 0));
         break;
     case X86_INS_POP:
     case X86_INS_POPFQ:
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, 0));
+        break;
     case X86_INS_RET:
-        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ));
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, MT_TRACE_F_RET));
         break;
-    case X86_INS_LEAVE:
-        add_ref(c, ri, reg_ref(code, RBP, 8, MT_TRACE_READ));
+    case X86_INS_LEAVE: {
+        rw_trace_ref t = reg_ref(code, RBP, 8, MT_TRACE_READ);
+        t.flags = MT_TRACE_F_STACK;
+        add_ref(c, ri, t);
         break;
+    }
     default:
         break;
     }
@@ -442,7 +478,11 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
     return true;
 }
 
-static uint32_t record_word(unsigned size, unsigned kind) { return size | kind << 16; }
+/* A record's size, kind and flags word (timer.h's mt_trace_record). */
+static uint32_t record_word(unsigned size, unsigned kind, unsigned flags)
+{
+    return size | kind << 16 | flags << 24;
+}
 
 /* vmovdqu (VEX) or vmovdqu64 (EVEX: registers 16-31, 64 bytes) of the
  * index vector's first v->index_bytes to (%rsp). */
@@ -487,16 +527,16 @@ static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t
     rw_buf_put(out, scratch_enter, sizeof scratch_enter);
     emit_vector_store(out, v);
     encode_lea(out, t->base, NO_REG, 1, vector_disp(t));
-    if (!emit_record(c, out, t->code, record_word(t->size, t->kind), vaddr, err))
+    if (!emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err))
         return false;
     emit_mask(out, v);
     unsigned shape = v->elements | v->index_width << 8 | t->scale << 12;
-    if (!emit_record(c, out, t->code, record_word(shape, MT_TRACE_VECTOR_MASK), vaddr, err))
+    if (!emit_record(c, out, t->code, record_word(shape, MT_TRACE_VECTOR_MASK, 0), vaddr, err))
         return false;
     for (unsigned q = 0; q < index_words(v); q++) {
         uint8_t load[] = {0x48, 0x8b, 0x44, 0x24, (uint8_t)(8 * q)}; /* mov 8q(%rsp),%rax */
         rw_buf_put(out, load, sizeof load);
-        if (!emit_record(c, out, t->code, record_word(8, MT_TRACE_VECTOR_INDEX), vaddr, err))
+        if (!emit_record(c, out, t->code, record_word(8, MT_TRACE_VECTOR_INDEX, 0), vaddr, err))
             return false;
     }
     rw_buf_put(out, scratch_leave, sizeof scratch_leave);
@@ -527,7 +567,7 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint6
                                           0x48, 0x8d, 0x04, 0x08}; /* lea (%rax,%rcx),%rax */
         rw_buf_put(out, fs_base, sizeof fs_base);
     }
-    return emit_record(c, out, t->code, record_word(t->size, t->kind), vaddr, err);
+    return emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err);
 }
 
 bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,

@@ -243,11 +243,14 @@ typedef struct {
     bool used;
     uint32_t size;                /* bytes per element */
     uint64_t source, dest;
+    uint32_t source_data, dest_data; /* their data objects */
     vector_pending vector;
 } rep_pending;
 
 struct mt_trace_feed {
     mt_sim *sim;
+    mt_trace_data_of data_of;
+    void *data_ctx;
     mt_trace_feed_counts counts;
     rep_pending pending[PENDING_THREADS];
 };
@@ -260,6 +263,12 @@ mt_trace_feed *mt_trace_feed_new(mt_sim *s)
 }
 
 void mt_trace_feed_free(mt_trace_feed *f) { free(f); }
+
+void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ctx)
+{
+    f->data_of = data_of;
+    f->data_ctx = ctx;
+}
 
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f) { return &f->counts; }
 
@@ -285,18 +294,31 @@ static void expand_rep(mt_trace_feed *f, const rep_pending *p, const mt_trace_re
     bool source = r->size & 1, dest = r->size & 2;
     for (uint64_t i = 0; i < r->addr; i++) {
         if (source)
-            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code,
+                          p->source_data, 0);
         if (dest)
-            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code,
+                          p->dest_data, 0);
     }
     f->counts.rep_elements += r->addr;
     f->counts.reads += source ? r->addr : 0;
     f->counts.writes += dest ? r->addr : 0;
 }
 
+/* The data object of one element of a gather or scatter (data_of takes
+ * it as a reference of its own). */
+static uint32_t element_data(mt_trace_feed *f, int32_t tid, uint64_t addr, const vector_pending *v)
+{
+    if (!f->data_of)
+        return 0;
+    mt_trace_record e = {.addr = addr, .code = v->code, .size = (uint16_t)v->size,
+                         .kind = v->kind == MT_TRACE_SCATTER ? MT_TRACE_WRITE : MT_TRACE_READ};
+    return f->data_of(f->data_ctx, tid, &e);
+}
+
 /* A gather's or scatter's elements, in element order (Valgrind's), those
  * whose mask bit is set: base + sign-extended index x scale. */
-static void expand_vector(mt_trace_feed *f, const vector_pending *v)
+static void expand_vector(mt_trace_feed *f, int32_t tid, const vector_pending *v)
 {
     const uint8_t *bytes = (const uint8_t *)v->index;
     bool write = v->kind == MT_TRACE_SCATTER;
@@ -312,7 +334,8 @@ static void expand_vector(mt_trace_feed *f, const vector_pending *v)
             memcpy(&index, bytes + 8 * e, sizeof index);
         }
         uint64_t addr = v->base + (uint64_t)index * v->scale;
-        mt_sim_access(f->sim, addr, v->size, write ? MT_SIM_WRITE : MT_SIM_READ, v->code, 0, 0);
+        mt_sim_access(f->sim, addr, v->size, write ? MT_SIM_WRITE : MT_SIM_READ, v->code,
+                      element_data(f, tid, addr, v), 0);
         f->counts.vector_elements++;
         *(write ? &f->counts.writes : &f->counts.reads) += 1;
     }
@@ -320,7 +343,8 @@ static void expand_vector(mt_trace_feed *f, const vector_pending *v)
 
 /* One record of a gather's group; a record out of its place (its
  * predecessors lost to a damaged frame) is counted as damaged. */
-static void feed_vector_record(mt_trace_feed *f, vector_pending *v, const mt_trace_record *r)
+static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
+                               const mt_trace_record *r)
 {
     switch (r->kind) {
     case MT_TRACE_GATHER:
@@ -349,7 +373,7 @@ static void feed_vector_record(mt_trace_feed *f, vector_pending *v, const mt_tra
         }
         v->index[v->words++] = r->addr;
         if (--v->words_left == 0) {
-            expand_vector(f, v);
+            expand_vector(f, tid, v);
             v->kind = 0;
         }
     }
@@ -359,27 +383,31 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
 {
     for (uint32_t i = 0; i < n; i++, r++) {
         f->counts.records++;
-        if (r->size == 0 || r->kind > MT_TRACE_VECTOR_INDEX) {
+        bool event = r->kind >= MT_TRACE_LOAD_BIAS;
+        if (r->kind >= MT_TRACE_KINDS || (!event && r->size == 0)) {
             f->counts.damaged++;
             continue;
         }
+        uint32_t data = f->data_of ? f->data_of(f->data_ctx, tid, r) : 0;
         switch (r->kind) {
         case MT_TRACE_READ:
         case MT_TRACE_MODIFY:
             f->counts.reads++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, data, 0);
             if (r->kind == MT_TRACE_READ)
                 break;
             f->counts.modifies++;
             __attribute__((fallthrough)); /* the write of a modify */
         case MT_TRACE_WRITE:
             f->counts.writes++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, data, 0);
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {
             rep_pending *p = pending_of(f, tid);
-            *(r->kind == MT_TRACE_REP_SOURCE ? &p->source : &p->dest) = r->addr;
+            bool source = r->kind == MT_TRACE_REP_SOURCE;
+            *(source ? &p->source : &p->dest) = r->addr;
+            *(source ? &p->source_data : &p->dest_data) = data;
             p->size = r->size;
             break;
         }
@@ -387,7 +415,10 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             expand_rep(f, pending_of(f, tid), r);
             break;
         default:
-            feed_vector_record(f, &pending_of(f, tid)->vector, r);
+            if (event)
+                f->counts.events++;
+            else
+                feed_vector_record(f, tid, &pending_of(f, tid)->vector, r);
         }
     }
 }

@@ -24,8 +24,10 @@ const char mt_sim_usage[] =
     "say otherwise (docs/SIMULATOR.md).\n"
     "With -- BIN ARGS, runs a copy of BIN whose procedures' loads and stores (explicit\n"
     "operands, stack traffic, rep movs/stos, vector operands) go to the simulator as\n"
-    "the program runs, code objects being BIN's procedures; exits with the program's\n"
-    "exit status.\n"
+    "the program runs, code objects being BIN's procedures, data objects its globals\n"
+    "and their struct fields (DWARF), heap blocks by allocation site and call path,\n"
+    "stack frames by procedure and TLS (per data object, code x data, causes of\n"
+    "replacement); exits with the program's exit status.\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -242,7 +244,7 @@ static code_row *code_rows(mt_sim *s, size_t *n)
 
 /* A code object's name: its procedure's, or NAME@0xHEADER for a loop (as
  * `mtool time --time` reads it back). */
-static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
+void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
 {
     mt_timed_object o = {0};
     if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop))
@@ -250,8 +252,6 @@ static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n
     else
         snprintf(buf, n, "%s", prog ? "(outside the binary's procedures)" : "(all code)");
 }
-
-#define CODE_NAME_MAX 1024
 
 /* ---- text ---- */
 
@@ -322,8 +322,8 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
-        char raw[CODE_NAME_MAX];
-        code_name(map->prog, rows[i].code, raw, sizeof raw);
+        char raw[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(map->prog, rows[i].code, raw, sizeof raw);
         char *name = mt_ui_escape(raw);
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
@@ -334,7 +334,8 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
 }
 
 static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map)
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
 {
     char *trace = mt_ui_escape(a->program ? a->program[0] : a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
@@ -358,6 +359,8 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     code_row *rows = code_rows(s, &n);
     print_code_objects(fp, s, rows, n, map);
     free(rows);
+    if (data)
+        mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
 }
 
@@ -410,7 +413,7 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
 }
 
 /* misses of one code row or pair: {"D1": {"cold": ...}, ...} */
-static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES])
+void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES])
 {
     fprintf(fp, "{");
     for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
@@ -443,12 +446,12 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        char name[CODE_NAME_MAX];
-        code_name(map->prog, rows[i].code, name, sizeof name);
+        char name[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(map->prog, rows[i].code, name, sizeof name);
         mt_json_string(fp, name);
         json_code_place(fp, map->prog, rows[i].code);
         fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
-        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
+        mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  ]");
@@ -464,7 +467,7 @@ static void json_tallies(FILE *fp, mt_sim *s)
         fprintf(fp, "%s\n    {\"code\": %" PRIu32 ", \"data\": %" PRIu32 ", \"refs\": %" PRIu64
                     ", \"misses\": ",
                 i ? "," : "", p[i].code, p[i].data, p[i].refs);
-        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
+        mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
         fprintf(fp, "}");
     }
     const mt_sim_eviction *e = mt_sim_evictions(s, &n);
@@ -485,7 +488,8 @@ static void json_tallies(FILE *fp, mt_sim *s)
 }
 
 static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map)
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
     mt_json_string(fp, a->program ? a->program[0] : a->trace);
@@ -509,22 +513,25 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     fprintf(fp, "  ]");
     json_code_objects(fp, s, map);
     json_tallies(fp, s);
+    if (data)
+        mt_sim_data_json(fp, s, data, map->prog);
     fprintf(fp, "\n}\n");
 }
 
 /* ---- the command ---- */
 
 static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                        const mt_trace_counts *c, const mt_sim_code_map *map)
+                        const mt_trace_counts *c, const mt_sim_code_map *map,
+                        const mt_data_map *data)
 {
     mt_outfile out = {0};
     FILE *fp = mt_ui_output_open(&out, a->out);
     if (!fp)
         return 1;
     if (a->json)
-        print_json(fp, a, s, m, c, map);
+        print_json(fp, a, s, m, c, map, data);
     else
-        print_text(fp, a, s, m, c, map);
+        print_text(fp, a, s, m, c, map, data);
     return mt_ui_output_close(&out, a->out);
 }
 
@@ -603,7 +610,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     else {
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
-        rc = write_report(a, s, m, &counts, map);
+        rc = write_report(a, s, m, &counts, map, NULL);
         if (rc == 0 && !a->no_store && map->prog)
             mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
                                   (char *[]){(char *)a->binary, NULL}, NULL);
@@ -650,7 +657,7 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
         mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
                              .writes = r.counts.writes, .modifies = r.counts.modifies};
         mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
-        rc = write_report(a, s, m, &c, &map);
+        rc = write_report(a, s, m, &c, &map, r.data);
         if (rc == 0 && !a->no_store)
             mt_history_record_sim(s, m, r.prog, a->argc, a->argv, a->program, &r.run);
         if (rc == 0)

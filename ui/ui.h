@@ -70,6 +70,15 @@ int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
 int mt_cmd_sim(int argc, char **argv);
 extern const char mt_sim_usage[];
+/* mtool sim's report, shared by cmd_sim.c and sim_data.c: a code object's
+ * name (its procedure's, NAME@0xHEADER for a loop); the misses of a code
+ * object, data object or pair per level by cause, as JSON; the data
+ * objects' sections, text and JSON. */
+#define MT_SIM_CODE_NAME_MAX 1024
+void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n);
+void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES]);
+void mt_sim_data_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

@@ -44,8 +44,9 @@ NOINLINE static uintptr_t fill_first(void)
     if (!a)
         exit(1);
     sink = walk(a, ROUNDS_A);
+    uintptr_t at = (uintptr_t)a; /* the number, kept before the block goes */
     free(a);
-    return (uintptr_t)a;
+    return at;
 }
 
 NOINLINE static uintptr_t fill_second(void)
@@ -54,8 +55,9 @@ NOINLINE static uintptr_t fill_second(void)
     if (!b)
         exit(1);
     sink = walk(b, 1);
+    uintptr_t at = (uintptr_t)b; /* the number, kept before the block goes */
     free(b);
-    return (uintptr_t)b;
+    return at;
 }
 
 int main(void)

@@ -17,7 +17,8 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/*.c) \
             $(wildcard costmodel/*.c) $(wildcard correlate/*.c) \
-            $(wildcard profile/*.c) $(wildcard sim/*.c) $(wildcard store/*.c) \
+            $(wildcard profile/*.c) $(wildcard dataobj/*.c) $(wildcard sim/*.c) \
+            $(wildcard store/*.c) \
             $(wildcard run/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)

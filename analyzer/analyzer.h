@@ -162,6 +162,12 @@ typedef struct {
     bool entry_only;          /* nothing enters its code but at the entry: no jump from another
                                  procedure, no landing pad, no address inside it (but the entry)
                                  in data or materialized by code */
+    bool branch_entries_only; /* the same, but for direct jumps and calls of other procedures
+                                 to its foreign_entries (entry_only: there are none) */
+    uint64_t *foreign_entries;/* addresses other than the entry that other procedures' direct
+                                 jumps and calls reach (glibc's __mempcpy into __memmove),
+                                 sorted */
+    uint32_t nforeign_entries;
     char *code_as_data;       /* set when the program copies or reads this code as data (it
                                  lies in a range a data symbol names, codedata.c): why; such
                                  code is left as it is, never instrumented */

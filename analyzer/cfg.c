@@ -771,7 +771,7 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
     mt_procedure_free_cfg(proc);
     free(proc->unresolved_reason);
     proc->unresolved_reason = NULL;
-    proc->entry_only = false;
+    proc->entry_only = proc->branch_entries_only = false;
     proc->ninsns = proc->mem_reads = proc->mem_writes = 0;
 
     cfg_builder b = {.img = cp->img, .prog = cp->prog, .program_bounds = cp, .dec = dec, .self = i,
@@ -798,7 +798,16 @@ static void build_procedure(const cfg_program *cp, mt_decoder *dec, uint32_t i, 
         set_unresolved(&b, "no instruction decoded at 0x%llx", (unsigned long long)b.lo);
     proc->resolved = b.unresolved == NULL;
     proc->unresolved_reason = b.unresolved;
-    proc->entry_only = b.nextra == 0 && !b.inner_address && !cfg_data_names_inner_address(&b);
+    size_t nforeign = cp->foreign ? cp->foreign[i].n : 0;
+    proc->branch_entries_only = b.nextra == nforeign && !b.inner_address &&
+                                !cfg_data_names_inner_address(&b);
+    proc->entry_only = proc->branch_entries_only && nforeign == 0;
+    if (nforeign) {
+        proc->foreign_entries = mt_xmalloc(nforeign * sizeof *proc->foreign_entries);
+        memcpy(proc->foreign_entries, cp->foreign[i].addrs, nforeign * sizeof *proc->foreign_entries);
+        proc->nforeign_entries = (uint32_t)nforeign;
+        qsort(proc->foreign_entries, nforeign, sizeof *proc->foreign_entries, mt_compare_u64);
+    }
     b.unresolved = NULL;
     builder_free(&b);
 }
@@ -957,12 +966,12 @@ static void summarize(const cfg_program *cp, const uint32_t *set, size_t nset)
 
 /* A jump from one procedure into the middle of another gives the target an
  * extra entry: rebuild the targets until no new entry appears (a few rounds
- * at most; each round can only add entries). */
+ * at most; each round can only add entries).  A target that already starts
+ * a block is an entry too (the target's entry_only must say so). */
 static bool is_new_foreign_entry(const cfg_program *cp, uint32_t q, uint64_t target)
 {
     const mt_procedure *proc = &cp->prog->procs[q];
-    uint32_t b = mt_block_at(proc, target);
-    if (target == proc->entry || (b != MT_NONE && proc->blocks[b].start == target))
+    if (target == proc->entry)
         return false;
     for (size_t k = 0; k < cp->foreign[q].n; k++)
         if (cp->foreign[q].addrs[k] == target)

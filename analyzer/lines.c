@@ -10,11 +10,8 @@
  * CVEs were fixed after it), and a malformed file must never crash mtool.
  * If the child dies, the binary gets no lines and a warning. */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <dwarf.h>
 #include <libdwarf.h>
@@ -243,56 +240,30 @@ static int read_with_libdwarf(int fd, line_table *t)
     return status;
 }
 
-static bool write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* Wire format: u32 status, u32 nfiles, then per file u32 length + bytes,
  * then u64 nrows and the rows. */
 static bool send_table(int fd, const line_table *t, uint32_t status)
 {
-    bool ok = write_all(fd, &status, 4) && write_all(fd, &t->nfiles, 4);
+    bool ok = mt_write_all(fd, &status, 4) && mt_write_all(fd, &t->nfiles, 4);
     for (uint32_t i = 0; ok && i < t->nfiles; i++) {
         uint32_t len = (uint32_t)strlen(t->files[i]);
-        ok = write_all(fd, &len, 4) && write_all(fd, t->files[i], len);
+        ok = mt_write_all(fd, &len, 4) && mt_write_all(fd, t->files[i], len);
     }
     uint64_t n = t->n;
-    return ok && write_all(fd, &n, 8) && write_all(fd, t->rows, t->n * sizeof *t->rows);
-}
-
-typedef struct {
-    const uint8_t *p, *end;
-} reader;
-
-static bool take(reader *r, void *out, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n)
-        return false;
-    memcpy(out, r->p, n);
-    r->p += n;
-    return true;
+    return ok && mt_write_all(fd, &n, 8) && mt_write_all(fd, t->rows, t->n * sizeof *t->rows);
 }
 
 /* Parent side: rebuild the table from the child's bytes, validating every
  * length and file index. */
 static bool receive_table(const uint8_t *buf, size_t size, line_table *t, uint32_t *status)
 {
-    reader r = {buf, buf + size};
+    mt_byte_reader r = {buf, buf + size};
     uint32_t nfiles = 0;
-    if (!take(&r, status, 4) || !take(&r, &nfiles, 4) || nfiles > size)
+    if (!mt_take(&r, status, 4) || !mt_take(&r, &nfiles, 4) || nfiles > size)
         return false;
     for (uint32_t i = 0; i < nfiles; i++) {
         uint32_t len = 0;
-        if (!take(&r, &len, 4) || len > (size_t)(r.end - r.p))
+        if (!mt_take(&r, &len, 4) || len > (size_t)(r.end - r.p))
             return false;
         char *name = mt_xmalloc((size_t)len + 1);
         memcpy(name, r.p, len);
@@ -303,7 +274,7 @@ static bool receive_table(const uint8_t *buf, size_t size, line_table *t, uint32
         t->nfiles++;
     }
     uint64_t nrows = 0;
-    if (!take(&r, &nrows, 8) || nrows != (uint64_t)(r.end - r.p) / sizeof(line_row) ||
+    if (!mt_take(&r, &nrows, 8) || nrows != (uint64_t)(r.end - r.p) / sizeof(line_row) ||
         (uint64_t)(r.end - r.p) % sizeof(line_row))
         return false;
     t->rows = mt_xmalloc(((size_t)nrows + 1) * sizeof *t->rows);
@@ -315,53 +286,22 @@ static bool receive_table(const uint8_t *buf, size_t size, line_table *t, uint32
     return true;
 }
 
-static uint8_t *read_pipe(int fd, size_t *size)
+/* Child side of read_isolated: ctx is the ELF file. */
+static bool read_and_send(void *ctx, int fd)
 {
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = mt_xmalloc(cap);
-    for (;;) {
-        if (n == cap)
-            buf = mt_xgrow(buf, &cap, n + 1, 1);
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    *size = n;
-    return buf;
+    const mt_elf_file *img = ctx;
+    line_table mine = {0};
+    intern_file(&mine, "");
+    int st = read_with_libdwarf(img->fd, &mine);
+    return send_table(fd, &mine, (uint32_t)st);
 }
 
 /* Runs read_with_libdwarf in a child; false when the child failed. */
 static bool read_isolated(const mt_elf_file *img, line_table *t, uint32_t *status)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return false;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return false;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2); /* a crash report from libdwarf is ours to summarize */
-        line_table mine = {0};
-        intern_file(&mine, "");
-        int st = read_with_libdwarf(img->fd, &mine);
-        _exit(send_table(fds[1], &mine, (uint32_t)st) ? 0 : 1);
-    }
-    close(fds[1]);
     size_t size = 0;
-    uint8_t *buf = read_pipe(fds[0], &size);
-    close(fds[0]);
-    int wstatus = 0;
-    while (waitpid(pid, &wstatus, 0) < 0)
-        ;
-    bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 && receive_table(buf, size, t, status);
+    uint8_t *buf = mt_run_isolated(read_and_send, (void *)img, &size);
+    bool ok = buf && receive_table(buf, size, t, status);
     free(buf);
     return ok;
 }

@@ -28,6 +28,9 @@ void mt_procedure_free_cfg(mt_procedure *proc)
     free(proc->edges);
     free(proc->calls);
     free(proc->tables);
+    free(proc->foreign_entries);
+    proc->foreign_entries = NULL;
+    proc->nforeign_entries = 0;
     proc->tables = NULL;
     proc->ntables = 0;
     proc->blocks = NULL;

@@ -61,11 +61,11 @@ done
 # the D1 and LL miss estimates against it, beside the error each states.
 CG="--cachegrind --I1=32K,8,64 --D1=32K,8,64 --LL=8M,16,64"
 # shellcheck disable=SC2086
-"$MTOOL" sim --trace "$TRACE" $CG --json -o "$BENCH_DIR/sim-exact.json" || exit 1
+"$MTOOL" sim --no-store --trace "$TRACE" $CG --json -o "$BENCH_DIR/sim-exact.json" || exit 1
 exact=$(best "$BENCH_DIR/sim.time" $CG)
 for mode in "--sample-sets 1/8" "--sample-time 1000/10007"; do
     # shellcheck disable=SC2086
-    "$MTOOL" sim --trace "$TRACE" $CG $mode --json -o "$BENCH_DIR/sim-sampled.json" || continue
+    "$MTOOL" sim --no-store --trace "$TRACE" $CG $mode --json -o "$BENCH_DIR/sim-sampled.json" || continue
     # shellcheck disable=SC2086
     s=$(best "$BENCH_DIR/sim.time" $CG $mode) || continue
     python3 - "$BENCH_DIR/sim-exact.json" "$BENCH_DIR/sim-sampled.json" "$mode" "$exact" "$s" <<'PY'

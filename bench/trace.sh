@@ -42,14 +42,14 @@ echo "== trace: mtool sim -- BIN against Cachegrind ($GEOMETRY), on $cpu"
 for prog in phases-gcc-O2 phases-clang-O2; do
     bin=$SAMPLES2/$prog
     # shellcheck disable=SC2086
-    "$MTOOL" sim --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace.json" -- "$bin" 4000 > /dev/null \
+    "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace.json" -- "$bin" 4000 > /dev/null \
         2> "$BENCH_DIR/trace.err" || { echo "trace: $prog: mtool sim failed"; continue; }
     records=$(sed -n 's/.* \([0-9]*\) records (.*/\1/p' "$BENCH_DIR/trace.err")
     copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace/"$prog" | head -1)
     native=$(best "$bin" 4000)
     alone=$(MTOOL_OUT="$BENCH_DIR/trace-profiles" best "$copy" 4000)
     # shellcheck disable=SC2086
-    traced=$(best "$MTOOL" sim --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
+    traced=$(best "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
     # shellcheck disable=SC2086
     cg=$(best valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY \
         --cachegrind-out-file="$BENCH_DIR/trace.cg" "$bin" 4000)
@@ -65,10 +65,10 @@ for prog in phases-gcc-O2 phases-clang-O2; do
     d1=$(misses "$BENCH_DIR/trace.json" D1) ll=$(misses "$BENCH_DIR/trace.json" L2)
     echo "$SAMPLED_MODES" | tr '|' '\n' | while read -r mode; do
         # shellcheck disable=SC2086
-        "$MTOOL" sim --cachegrind $GEOMETRY $mode --json -o "$BENCH_DIR/trace-sampled.json" \
+        "$MTOOL" sim --no-store --cachegrind $GEOMETRY $mode --json -o "$BENCH_DIR/trace-sampled.json" \
             -- "$bin" 4000 > /dev/null 2>&1 || { echo "trace: $prog $mode: failed"; continue; }
         # shellcheck disable=SC2086
-        s=$(best "$MTOOL" sim --cachegrind $GEOMETRY $mode -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
+        s=$(best "$MTOOL" sim --no-store --cachegrind $GEOMETRY $mode -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
         sd1=$(misses "$BENCH_DIR/trace-sampled.json" D1) sll=$(misses "$BENCH_DIR/trace-sampled.json" L2)
         awk -v p="$prog" -v m="$mode" -v b="$native" -v t="$traced" -v s="$s" -v d="$d1" -v l="$ll" \
             -v sd="$sd1" -v sl="$sll" 'BEGIN {

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <unistd.h>
 
 static void out_of_memory(size_t n)
@@ -344,4 +346,78 @@ void mt_sha256_hex(const uint8_t sha[32], char out[65])
         out[2 * i + 1] = digits[sha[i] & 15];
     }
     out[64] = '\0';
+}
+
+bool mt_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+bool mt_take(mt_byte_reader *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return false;
+    memcpy(out, r->p, n);
+    r->p += n;
+    return true;
+}
+
+static uint8_t *read_pipe(int fd, size_t *size)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = mt_xmalloc(cap);
+    for (;;) {
+        if (n == cap)
+            buf = mt_xgrow(buf, &cap, n + 1, 1);
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    *size = n;
+    return buf;
+}
+
+uint8_t *mt_run_isolated(mt_isolated_work work, void *ctx, size_t *size)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2); /* a crash report is the caller's to summarize */
+        _exit(work(ctx, fds[1]) ? 0 : 1);
+    }
+    close(fds[1]);
+    uint8_t *buf = read_pipe(fds[0], size);
+    close(fds[0]);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }

@@ -4,6 +4,7 @@
 #define MTOOL_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,5 +119,20 @@ int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err);
 void mt_sha256_hex(const uint8_t sha[32], char out[65]);
 /* Peak resident set size of this process in bytes (from getrusage). */
 uint64_t mt_peak_rss_bytes(void);
+
+/* Runs work(ctx, fd) in a forked child, its stderr on /dev/null, and returns
+ * the bytes it wrote to fd (*size of them; free them), or NULL when the
+ * child crashed or exited non-zero: for libraries with known memory-safety
+ * bugs on malformed input (libdwarf), which must never crash mtool. */
+typedef bool (*mt_isolated_work)(void *ctx, int fd);
+uint8_t *mt_run_isolated(mt_isolated_work work, void *ctx, size_t *size);
+/* write(2) until all n bytes are out; false on an error. */
+bool mt_write_all(int fd, const void *buf, size_t n);
+/* Bytes received from mt_run_isolated, taken in order with their bounds
+ * checked: mt_take is false when fewer than n are left. */
+typedef struct {
+    const uint8_t *p, *end;
+} mt_byte_reader;
+bool mt_take(mt_byte_reader *r, void *out, size_t n);
 
 #endif

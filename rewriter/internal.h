@@ -197,6 +197,9 @@ typedef struct {
     rw_insn *insns;            /* every instruction of every block, by address */
     uint32_t ninsns;
     uint64_t patch_at;         /* where the entry jmp goes in the original code, 0 = no room */
+    uint64_t entry_slot;       /* 0, or: a block under the entry jmp is a foreign entry, so the
+                                  entry gets a 2-byte jmp to this slot of 5, which jumps to the
+                                  copy, and every foreign entry a jmp of its own (relocate.c) */
     uint64_t new_start, new_end;
     uint32_t first_tramp, ntramps; /* its trampolines in rw_code.tramps, laid out after new_end */
 } rw_proc;
@@ -219,13 +222,28 @@ struct rw_decoded {
 /* One reference of an instruction: its address is `lea` of base + index *
  * scale + disp (encoding numbers, 0xff none; base 0xfe: disp is the
  * link-time address of a rip-relative operand), plus the fs base when fs. */
+/* A gather's or scatter's vector operands (kind MT_TRACE_GATHER or
+ * MT_TRACE_SCATTER; base, scale and disp as for any reference, index none). */
+typedef struct {
+    uint8_t index_reg;         /* the vector register of the indices, 0..31 */
+    uint8_t index_bytes;       /* bytes of it stored: 16, 32 or 64 */
+    uint8_t index_width;       /* bytes per index: 4 or 8 */
+    uint8_t elements;
+    uint8_t mask_reg;          /* k1..k7, or the vector register of an AVX2 mask */
+    uint8_t mask_form;         /* RW_MASK_K, RW_MASK_PS, RW_MASK_PD */
+    uint8_t mask_bytes;        /* an AVX2 mask's bytes: 16 or 32 */
+} rw_vsib;
+enum { RW_MASK_K, RW_MASK_PS, RW_MASK_PD };
+
 typedef struct {
     uint8_t kind;              /* MT_TRACE_* */
     uint8_t base, index, scale;
     bool fs;
+    uint8_t flags;             /* MT_TRACE_F_* */
     uint16_t size;             /* bytes (REP_COUNT: which of source, destination went before) */
     uint32_t code;             /* code object */
     int64_t disp;
+    rw_vsib vsib;              /* gathers and scatters */
 } rw_trace_ref;
 
 typedef struct rw_code rw_code;
@@ -320,7 +338,7 @@ struct rw_code {
     rw_trace_ref *trace_refs;
     size_t ntrace_refs, cap_trace_refs;
     uint32_t ntrace_sites;     /* instructions whose references are recorded */
-    uint32_t ntrace_untraced;  /* memory operands left out (gathers, rep cmps/scas, ...) */
+    uint32_t ntrace_untraced;  /* memory operands left out (rep cmps/scas, ...) */
 };
 
 int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_error *err);

@@ -387,8 +387,59 @@ static uint64_t padding_end(const rw_code *c, uint64_t at, uint64_t limit, uint6
     return at;
 }
 
+/* The end of the run of contiguous blocks of `p` from the one holding `addr`. */
+static uint64_t contiguous_end(const mt_procedure *p, uint64_t addr)
+{
+    uint32_t b = mt_block_at(p, addr);
+    if (b == MT_NONE)
+        return addr;
+    uint64_t end = p->blocks[b].end;
+    while (++b < p->nblocks && p->blocks[b].start == end)
+        end = p->blocks[b].end;
+    return end;
+}
+
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+/* Where glibc's __mempcpy jumps 3 bytes into __memmove, under its entry
+ * jump: the entry gets `jmp rel8` (2 bytes) to a slot of 5 bytes further
+ * on, `jmp COPY` there, and every foreign entry `jmp` to its block's copy,
+ * so that no byte of the original runs again and the jumps of procedures
+ * left as they are land on whole instructions.  It needs the procedure
+ * entered from outside by direct branches only (no landing pad, no address
+ * in data), 5 contiguous bytes of its own code at each foreign entry with
+ * no other in them, a slot within reach of the rel8, and no jump table (a
+ * failed table check goes on in the original).  True with *slot set. */
+static bool entry_hop_fits(const mt_procedure *p, uint64_t at, uint64_t *slot)
+{
+    if (*slot)
+        return true;
+    if (!p->branch_entries_only || p->ntables)
+        return false;
+    for (uint32_t k = 0; k < p->nforeign_entries; k++) {
+        uint64_t f = p->foreign_entries[k];
+        if (f < at + 2 || contiguous_end(p, f) < f + 5 ||
+            (k + 1 < p->nforeign_entries && p->foreign_entries[k + 1] < f + 5))
+            return false;
+    }
+    uint64_t end = contiguous_end(p, at);
+    for (uint64_t s = at + 2; s + 5 <= end && s <= at + 2 + 127; s++) {
+        bool free_bytes = true;
+        for (uint32_t k = 0; k < p->nforeign_entries && free_bytes; k++)
+            free_bytes = !overlaps(s, 5, p->foreign_entries[k], 5);
+        if (free_bytes) {
+            *slot = s;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first,
-                             uint64_t *patch_at, char **why)
+                             uint64_t *patch_at, uint64_t *entry_slot, char **why)
 {
     const mt_procedure *p = &c->prog->procs[pi];
     uint64_t at = p->entry;
@@ -412,9 +463,12 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
     /* A block starting under the jump (`test %esi,%esi; jne .+3; mov ...`)
      * is harmless when nothing but the procedure's own code enters it: that
      * code runs from the copy once the jump is written, before any code of
-     * the program runs. */
+     * the program runs.  When other procedures jump in there too, the
+     * entry hops (entry_hop_fits). */
+    *entry_slot = 0;
     for (uint32_t b = 1; b < p->nblocks && !p->entry_only; b++)
-        if (p->blocks[b].start > at && p->blocks[b].start < at + 5) {
+        if (p->blocks[b].start > at && p->blocks[b].start < at + 5 &&
+            !entry_hop_fits(p, at, entry_slot)) {
             *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
                                 (unsigned long long)p->blocks[b].start);
             return false;
@@ -783,7 +837,7 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     for (uint32_t k = 0; k < rp.ninsns; k++) /* the procedure's tables -> all tables */
         if (rp.insns[k].table != MT_NONE)
             rp.insns[k].table += (uint32_t)first_table;
-    ok = ok && entry_patch_fits(c, pi, &rp.insns[0], &rp.patch_at, why);
+    ok = ok && entry_patch_fits(c, pi, &rp.insns[0], &rp.patch_at, &rp.entry_slot, why);
     ok = ok && tables_referenced(c, first_table, &rp, why);
     if (!ok) {
         c->ntables = first_table;
@@ -1251,21 +1305,46 @@ static uint8_t segment_prot(const mt_elf_file *in, uint64_t vaddr)
     return ph ? (uint8_t)rw_segment_prot(ph) : 5; /* PROT_READ | PROT_EXEC: entries are code */
 }
 
-/* The entry jump of one copy, as a record for the runtime (timer.h). */
+/* `jmp to` written at `at` of the original, as a record for the runtime (timer.h). */
+static bool add_jump_patch(const rw_code *c, uint64_t at, uint64_t to, rw_buf *patches,
+                           mt_error *err)
+{
+    uint32_t r = 0;
+    if (to == at) {
+        mt_error_set(err, "%s: no copy of the block at 0x%llx", c->in->path, (unsigned long long)at);
+        return false;
+    }
+    if (!rel32(to, at + 5, &r)) {
+        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->path,
+                     (unsigned long long)at);
+        return false;
+    }
+    mt_rt_patch p = {.vaddr = at, .len = 5, .prot = segment_prot(c->in, at)};
+    p.bytes[0] = 0xe9;
+    memcpy(p.bytes + 1, &r, 4);
+    rw_buf_put(patches, &p, sizeof p);
+    return true;
+}
+
+/* The entry jump of one copy; with an entry slot, the hop to it and the
+ * jumps of the foreign entries too (entry_hop_fits). */
 static bool add_entry_patch(const rw_code *c, const rw_proc *rp, rw_buf *patches, mt_error *err)
 {
     if (!rp->patch_at)
         return true;
-    uint32_t r = 0;
-    if (!rel32(rp->insns[0].new_addr, rp->patch_at + 5, &r)) {
-        mt_error_set(err, "%s: entry 0x%llx out of rel32 range of its copy", c->in->path,
-                     (unsigned long long)rp->patch_at);
+    if (!rp->entry_slot)
+        return add_jump_patch(c, rp->patch_at, rp->insns[0].new_addr, patches, err);
+    mt_rt_patch hop = {.vaddr = rp->patch_at, .len = 2, .prot = segment_prot(c->in, rp->patch_at)};
+    hop.bytes[0] = 0xeb;
+    hop.bytes[1] = (uint8_t)(rp->entry_slot - (rp->patch_at + 2));
+    rw_buf_put(patches, &hop, sizeof hop);
+    if (!add_jump_patch(c, rp->entry_slot, rp->insns[0].new_addr, patches, err))
         return false;
-    }
-    mt_rt_patch p = {.vaddr = rp->patch_at, .len = 5, .prot = segment_prot(c->in, rp->patch_at)};
-    p.bytes[0] = 0xe9;
-    memcpy(p.bytes + 1, &r, 4);
-    rw_buf_put(patches, &p, sizeof p);
+    const mt_procedure *p = &c->prog->procs[rp->proc];
+    for (uint32_t k = 0; k < p->nforeign_entries; k++)
+        if (!add_jump_patch(c, p->foreign_entries[k], block_copy(c, p->foreign_entries[k]),
+                            patches, err))
+            return false;
     return true;
 }
 

@@ -167,8 +167,8 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
     r->ntable_checks = c->ntable_checks;
 }
 
-/* The runtime wraps thread and process creation: find their callees
- * (PLT stubs of dynamic executables, the procedures themselves in static
+/* The runtime wraps thread and process creation, and in tracing copies the
+ * allocator (the heap's data objects): find their callees (PLT stubs of dynamic executables, the procedures themselves in static
  * ones, found by any alias of their symbol, or the GOT slots that calls of
  * code built with -fno-plt go through).  Before relocation: calls through
  * those slots become direct calls to the wrappers. */
@@ -189,7 +189,7 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
             if (p != MT_NONE && c->prog->procs[p].entry != symbol)
                 p = MT_NONE;
         }
-        if (rt->hdr->wrapper_offset[w] == 0)
+        if (rt->hdr->wrapper_offset[w] == 0 || (w >= MT_RT_WRAP_MALLOC && !c->trace))
             continue;
         if (p != MT_NONE)
             c->wrap_real[w] = c->prog->procs[p].entry;

@@ -99,8 +99,8 @@ typedef struct {
     uint32_t ntrampolines;        /* taken-branch and jump-table edges given code */
     uint32_t ntrace_sites;        /* tracing: instructions whose references are recorded */
     uint32_t ntrace_refs;         /* ... references recorded per execution of them all */
-    uint32_t ntrace_untraced;     /* memory operands not traced (gathers and scatters,
-                                     rep cmps/scas, operands of no stated size) */
+    uint32_t ntrace_untraced;     /* memory operands not traced (rep cmps/scas, operands
+                                     of no stated size, prefixed gathers) */
     uint8_t binary_hash[32];      /* SHA-256 of the input file */
 } mt_rewrite_report;
 

@@ -12,7 +12,7 @@
  *       mov %fs:0,%rcx; lea (%rax,%rcx),%rax    %fs operands: the ABI keeps the
  *                                  thread pointer (the fs base) at %fs:0
  *       mov %gs:INDEX,%rcx
- *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16,..+12
+ *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
  *       mov (%rsp),%rcx; mov 8(%rsp),%rax      the next operand may use them
@@ -24,11 +24,25 @@
  * MT_TRACE_MODIFY, Cachegrind's one write), the stack traffic of push, pop,
  * call, ret and leave, string instructions (rep movs/stos: %rsi, %rdi and
  * %rcx before the instruction; the reader expands them element by
- * element, as Valgrind runs them).  Not traced, counted in the report:
- * gathers and scatters (one address per vector element, not an operand a
- * `lea` computes), rep cmps/scas (they stop at the first difference, so
- * %rcx is not their count), operands of no stated size (xsave) and 32-bit
- * address forms. */
+ * element, as Valgrind runs them), gathers and scatters (below).  Flags
+ * say which references are the stack's, thread-local, a call's or a ret's
+ * return address: the reader keeps a shadow call stack with them, to name
+ * stack frames and allocation call paths.  A call to an allocator the
+ * runtime wraps is preceded by one more record, its CALL_SITE (the original
+ * call's address).  Not traced, counted in the report: rep cmps/scas (they
+ * stop at the first difference, so %rcx is not their count), operands of
+ * no stated size (xsave) and 32-bit address forms.
+ *
+ * A gather or scatter has an address per vector element, which no `lea`
+ * computes: its records are a group (timer/timer.h) the reader expands,
+ * made from the registers as they are before the instruction (it clears
+ * its mask as it goes):
+ *     lea -64(%rsp),%rsp; vmovdqu INDEX,(%rsp)    the index vector
+ *     lea BASE+DISP,%rax; record GATHER|SCATTER, element bytes
+ *     kmovw %kN,%eax (AVX-512) | vmovmskps/pd MASK,%eax (AVX2); record VECTOR_MASK
+ *     per 8 bytes of indices: mov 8q(%rsp),%rax; record VECTOR_INDEX
+ *     lea 64(%rsp),%rsp
+ * Nothing there changes the flags either. */
 #include <capstone/capstone.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,15 +103,52 @@ static void encode_lea(rw_buf *out, unsigned base, unsigned index, unsigned scal
 static const uint8_t frame_enter[] = {0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x51};
 static const uint8_t frame_leave[] = {0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
 
+static size_t lea_len(unsigned base, unsigned index, unsigned scale, int32_t disp)
+{
+    rw_buf b = {0};
+    encode_lea(&b, base, index, scale, disp);
+    size_t n = b.len;
+    rw_buf_free(&b);
+    return n;
+}
+
+static bool vector_ref(const rw_trace_ref *t)
+{
+    return t->kind == MT_TRACE_GATHER || t->kind == MT_TRACE_SCATTER;
+}
+
+#define SCRATCH 64          /* bytes below the saved registers for an index vector */
+#define SCRATCH_LEN 5       /* lea -64(%rsp),%rsp */
+#define INDEX_LOAD_LEN 5    /* mov 8q(%rsp),%rax */
+
+/* A gather's base + displacement, %rsp-based ones shifted by the scratch too. */
+static int32_t vector_disp(const rw_trace_ref *t)
+{
+    return (int32_t)(t->disp + (t->base == 4 ? SCRATCH : 0));
+}
+
+/* 8-byte words of indices a gather's group records. */
+static unsigned index_words(const rw_vsib *v) { return (v->elements * v->index_width + 7u) / 8u; }
+
+static size_t vector_store_len(const rw_vsib *v)
+{
+    return v->index_reg < 16 && v->index_bytes <= 32 ? 5 : 7; /* VEX, else EVEX */
+}
+
+static size_t vector_ref_len(const rw_trace_ref *t)
+{
+    const rw_vsib *v = &t->vsib;
+    unsigned words = index_words(v);
+    return 2 * SCRATCH_LEN + vector_store_len(v) + lea_len(t->base, NO_REG, 1, vector_disp(t)) +
+           (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN + (2 + words) * RECORD_LEN;
+}
+
 static size_t ref_len(const rw_trace_ref *t)
 {
-    size_t n = t->base == RIP_REG ? LEA_RIP_LEN : 0;
-    if (t->base != RIP_REG) {
-        rw_buf b = {0};
-        encode_lea(&b, t->base, t->index, t->scale, (int32_t)t->disp);
-        n = b.len;
-        rw_buf_free(&b);
-    }
+    if (vector_ref(t))
+        return vector_ref_len(t);
+    size_t n = t->base == RIP_REG ? LEA_RIP_LEN
+                                  : lea_len(t->base, t->index, t->scale, (int32_t)t->disp);
     return n + (t->fs ? FS_LEN : 0) + RECORD_LEN;
 }
 
@@ -107,7 +158,7 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 {
     if (t.base == 4) /* %rsp, moved by the frame above */
         t.disp += RED_ZONE + SAVED;
-    if (t.base != RIP_REG && (t.disp < INT32_MIN || t.disp > INT32_MAX)) {
+    if (t.base != RIP_REG && (t.disp < INT32_MIN || t.disp > INT32_MAX - SCRATCH)) {
         c->ntrace_untraced++;
         return;
     }
@@ -119,10 +170,10 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
-static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind)
+static rw_trace_ref stack_ref(uint32_t code, int64_t disp, uint8_t kind, uint8_t flags)
 {
     return (rw_trace_ref){.kind = kind, .size = 8, .code = code, .base = 4, .index = NO_REG,
-                          .scale = 1, .disp = disp};
+                          .scale = 1, .disp = disp, .flags = MT_TRACE_F_STACK | flags};
 }
 
 static rw_trace_ref reg_ref(uint32_t code, unsigned reg, uint16_t size, uint8_t kind)
@@ -188,7 +239,7 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
         if (base < 0 || index < 0 || index == RIP_REG || o->size == 0 || x->addr_size != 8 ||
             (o->mem.segment != X86_REG_INVALID && !fs && o->mem.segment != X86_REG_DS &&
              o->mem.segment != X86_REG_SS && o->mem.segment != X86_REG_ES)) {
-            c->ntrace_untraced++; /* gathers (a vector index), xsave, 32-bit addresses */
+            c->ntrace_untraced++; /* xsave, 32-bit addresses, gather prefetches (Xeon Phi) */
             continue;
         }
         uint8_t kind = (o->access & CS_AC_READ) && (o->access & CS_AC_WRITE) ? MT_TRACE_MODIFY
@@ -196,7 +247,8 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
                                                                              : MT_TRACE_READ;
         rw_trace_ref t = {.kind = kind, .size = o->size, .code = code, .base = (uint8_t)base,
                           .index = (uint8_t)index, .scale = (uint8_t)o->mem.scale,
-                          .disp = o->mem.disp, .fs = fs};
+                          .disp = o->mem.disp, .fs = fs,
+                          .flags = (uint8_t)(fs ? MT_TRACE_F_TLS : base == 4 ? MT_TRACE_F_STACK : 0)};
         if (base == RIP_REG)
             t.disp = (int64_t)(insn->address + insn->size + (uint64_t)o->mem.disp);
         if (insn->id == X86_INS_POP && base == 4) /* its address is computed after the pop */
@@ -205,33 +257,148 @@ static void plan_operand(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t 
     }
 }
 
+/* Whether `insn` (a call) calls an allocator the runtime wraps: directly
+ * (its PLT stub, or the procedure in a static program) or through its GOT
+ * slot (-fno-plt). */
+static bool calls_allocator(const rw_code *c, const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 1)
+        return false;
+    const cs_x86_op *o = &x->operands[0];
+    uint64_t target = o->type == X86_OP_IMM ? (uint64_t)o->imm : 0;
+    uint64_t slot = o->type == X86_OP_MEM && o->mem.base == X86_REG_RIP &&
+                            o->mem.index == X86_REG_INVALID
+                        ? insn->address + insn->size + (uint64_t)o->mem.disp
+                        : 0;
+    for (int w = MT_RT_WRAP_MALLOC; w < MT_RT_WRAP_COUNT; w++)
+        if ((target && c->wrap_real[w] == target) || (slot && c->wrap_got[w] == slot))
+            return true;
+    return false;
+}
+
 /* The stack traffic of `insn` (its explicit operand, if any, comes first:
  * `push (mem)` reads it before writing the stack). */
 static void plan_stack(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
 {
     switch (insn->id) {
+    case X86_INS_CALL:
+        if (calls_allocator(c, insn)) /* the site: a rip-relative lea of the call itself */
+            add_ref(c, ri, (rw_trace_ref){.kind = MT_TRACE_CALL_SITE, .size = 1, .code = code,
+                                          .base = RIP_REG, .index = NO_REG, .scale = 1,
+                                          .disp = (int64_t)insn->address});
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, MT_TRACE_F_CALL));
+        break;
     case X86_INS_PUSH:
     case X86_INS_PUSHFQ:
-    case X86_INS_CALL:
-        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE));
+        add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, 0));
         break;
     case X86_INS_POP:
     case X86_INS_POPFQ:
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, 0));
+        break;
     case X86_INS_RET:
-        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ));
+        add_ref(c, ri, stack_ref(code, 0, MT_TRACE_READ, MT_TRACE_F_RET));
         break;
-    case X86_INS_LEAVE:
-        add_ref(c, ri, reg_ref(code, RBP, 8, MT_TRACE_READ));
+    case X86_INS_LEAVE: {
+        rw_trace_ref t = reg_ref(code, RBP, 8, MT_TRACE_READ);
+        t.flags = MT_TRACE_F_STACK;
+        add_ref(c, ri, t);
         break;
+    }
     default:
         break;
     }
 }
 
+static bool legacy_prefix(uint8_t b)
+{
+    return b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e || b == 0x64 || b == 0x65 ||
+           b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3;
+}
+
+/* The fields of a VEX (C4) or EVEX (62) prefix a VSIB operand needs. */
+typedef struct {
+    bool evex;
+    unsigned x, b, w, v_high, vvvv, aaa, vl; /* vl: vector bytes */
+    const uint8_t *opcode;
+} vex_fields;
+
+/* False unless `b` starts with a VEX or EVEX prefix of opcode map 0F38. */
+static bool decode_vex(const uint8_t *b, size_t n, vex_fields *f)
+{
+    if (n >= 7 && b[0] == 0x62 && (b[1] & 0x0f) == 2) {
+        unsigned ll = (b[3] >> 5) & 3;
+        *f = (vex_fields){.evex = true, .x = !(b[1] & 0x40), .b = !(b[1] & 0x20),
+                          .w = b[2] >> 7, .v_high = !(b[3] & 0x08), .aaa = b[3] & 7,
+                          .vl = ll == 3 ? 0 : 16u << ll, .opcode = b + 4};
+        return f->vl != 0;
+    }
+    if (n >= 6 && b[0] == 0xc4 && (b[1] & 0x1f) == 2) {
+        *f = (vex_fields){.x = !(b[1] & 0x40), .b = !(b[1] & 0x20), .w = b[2] >> 7,
+                          .vvvv = (~b[2] >> 3) & 15, .vl = b[2] & 4 ? 32 : 16, .opcode = b + 3};
+        return true;
+    }
+    return false;
+}
+
+/* Gathers and scatters (VEX/EVEX map 0F38, opcodes 90-93, EVEX A0-A3),
+ * decoded from their bytes: capstone 4 gives a scatter's index as a
+ * general register (vscatterdps (%rdx,%zmm2,4) as (%rdx,%rdx,4)).  False
+ * when `ri` is none of them. */
+static bool plan_vector(rw_code *c, rw_insn *ri, uint32_t code)
+{
+    const uint8_t *b = ri->bytes, *end = ri->bytes + ri->len;
+    while (b < end && legacy_prefix(*b))
+        b++;
+    vex_fields f;
+    if (!decode_vex(b, (size_t)(end - b), &f))
+        return false;
+    const uint8_t *p = f.opcode;
+    uint8_t op = p[0], modrm = p[1], sib = p[2];
+    bool scatter = f.evex && op >= 0xa0 && op <= 0xa3;
+    if (!(op >= 0x90 && op <= 0x93) && !scatter)
+        return false;
+    if (modrm >> 6 == 3 || (modrm & 7) != 4)
+        return false;
+    unsigned mod = modrm >> 6, base = (sib & 7) | f.b << 3;
+    unsigned iw = op & 1 ? 8 : 4, ew = f.w ? 8 : 4;
+    int64_t disp = 0;
+    const uint8_t *d = p + 3;
+    if (mod == 0 && (sib & 7) == 5) {
+        base = NO_REG;
+        mod = 2;
+    }
+    if ((mod == 1 && d + 1 > end) || (mod == 2 && d + 4 > end))
+        return false;
+    if (mod == 1)
+        disp = (int8_t)d[0] * (int64_t)(f.evex ? ew : 1); /* EVEX: disp8 x element size */
+    else if (mod == 2)
+        disp = (int32_t)((uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 |
+                         (uint32_t)d[3] << 24);
+    if (b != ri->bytes || (f.evex && f.aaa == 0)) { /* prefixed: segment, 32-bit address */
+        c->ntrace_untraced++;
+        return true;
+    }
+    unsigned elements = f.vl / (iw > ew ? iw : ew);
+    rw_vsib v = {.index_reg = (uint8_t)(((sib >> 3) & 7) | f.x << 3 | f.v_high << 4),
+                 .index_bytes = (uint8_t)(elements * iw < 16 ? 16 : elements * iw),
+                 .index_width = (uint8_t)iw,
+                 .elements = (uint8_t)elements,
+                 .mask_reg = (uint8_t)(f.evex ? f.aaa : f.vvvv),
+                 .mask_form = f.evex ? RW_MASK_K : ew == 4 ? RW_MASK_PS : RW_MASK_PD,
+                 .mask_bytes = (uint8_t)(elements * ew < 16 ? 16 : elements * ew)};
+    add_ref(c, ri, (rw_trace_ref){.kind = scatter ? MT_TRACE_SCATTER : MT_TRACE_GATHER,
+                                  .size = (uint16_t)ew, .code = code, .base = (uint8_t)base,
+                                  .index = NO_REG, .scale = (uint8_t)(1u << (sib >> 6)),
+                                  .disp = disp, .vsib = v});
+    return true;
+}
+
 /* Every reference of `insn`, in the order it makes them. */
 static void plan_insn(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
 {
-    if (plan_string(c, ri, insn, code))
+    if (plan_string(c, ri, insn, code) || plan_vector(c, ri, code))
         return;
     if (insn->id == X86_INS_POP) { /* the stack is read before the operand is written */
         plan_stack(c, ri, insn, code);
@@ -275,16 +442,115 @@ static void emit_gs(rw_buf *out, const uint8_t *op, size_t n, uint32_t disp)
     rw_buf_u32(out, disp);
 }
 
-/* One record of reference `t`, emitted at link-time address `at`. */
-static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t at,
-                     mt_error *err)
+/* The record of a reference whose address (or value) is in %rax: `word` is
+ * its size | kind << 16; `vaddr` is the link-time address of out's start. */
+static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t word,
+                        uint64_t vaddr, mt_error *err)
 {
     uint64_t area = MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
     uint32_t index = (uint32_t)(area + MT_TRACE_INDEX);
     uint32_t end = (uint32_t)(area + MT_TRACE_AREA_SIZE(MT_TRACE_RECORDS));
-    size_t start = out->len;
+    static const uint8_t load_index[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */
+    static const uint8_t store_addr[] = {0x48, 0x89, 0x04, 0xcd};     /* mov %rax,%gs:d(,%rcx,8) */
+    static const uint8_t store_imm[] = {0xc7, 0x04, 0xcd};            /* movl $i,%gs:d(,%rcx,8) */
+    static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};           /* lea 2(%rcx),%rcx */
+    static const uint8_t store_index[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
+    static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};     /* jrcxz 1f; jmp 2f */
+    static const uint8_t restore[] = {0x48, 0x8b, 0x0c, 0x24,         /* mov (%rsp),%rcx */
+                                      0x48, 0x8b, 0x44, 0x24, 0x08};  /* mov 8(%rsp),%rax */
+    emit_gs(out, load_index, sizeof load_index, index);
+    emit_gs(out, store_addr, sizeof store_addr, end);
+    emit_gs(out, store_imm, sizeof store_imm, end + 8);
+    rw_buf_u32(out, code);
+    emit_gs(out, store_imm, sizeof store_imm, end + 12);
+    rw_buf_u32(out, word);
+    rw_buf_put(out, step, sizeof step);
+    emit_gs(out, store_index, sizeof store_index, index);
+    rw_buf_put(out, skip_flush, sizeof skip_flush);
+    int64_t d = (int64_t)(c->timer_entry[MT_RT_TIMER_TRACE_FLUSH] - (vaddr + out->len + 5));
+    if (d < INT32_MIN || d > INT32_MAX) {
+        mt_error_set(err, "%s: the trace flush is out of rel32 range", c->in->path);
+        return false;
+    }
+    rw_buf_u8(out, 0xe8);
+    rw_buf_u32(out, (uint32_t)(int32_t)d);
+    rw_buf_put(out, restore, sizeof restore);
+    return true;
+}
+
+/* A record's size, kind and flags word (timer.h's mt_trace_record). */
+static uint32_t record_word(unsigned size, unsigned kind, unsigned flags)
+{
+    return size | kind << 16 | flags << 24;
+}
+
+/* vmovdqu (VEX) or vmovdqu64 (EVEX: registers 16-31, 64 bytes) of the
+ * index vector's first v->index_bytes to (%rsp). */
+static void emit_vector_store(rw_buf *out, const rw_vsib *v)
+{
+    unsigned r = v->index_reg, modrm = (r & 7) << 3 | 4;
+    if (vector_store_len(v) == 5) {
+        uint8_t vex[] = {0xc5, (uint8_t)((~r >> 3 & 1) << 7 | 0x78 | (v->index_bytes == 32) << 2 | 2),
+                         0x7f, (uint8_t)modrm, 0x24};
+        rw_buf_put(out, vex, sizeof vex);
+        return;
+    }
+    unsigned ll = v->index_bytes == 64 ? 2 : v->index_bytes == 32 ? 1 : 0;
+    uint8_t evex[] = {0x62, (uint8_t)((~r >> 3 & 1) << 7 | 0x60 | (~r >> 4 & 1) << 4 | 1), 0xfe,
+                      (uint8_t)(ll << 5 | 0x08), 0x7f, (uint8_t)modrm, 0x24};
+    rw_buf_put(out, evex, sizeof evex);
+}
+
+/* The mask, one bit per element, into %eax: kmovw %kN,%eax, or
+ * vmovmskps/vmovmskpd of an AVX2 mask vector (its elements' sign bits). */
+static void emit_mask(rw_buf *out, const rw_vsib *v)
+{
+    unsigned m = v->mask_reg;
+    if (v->mask_form == RW_MASK_K) {
+        uint8_t kmov[] = {0xc5, 0xf8, 0x93, (uint8_t)(0xc0 | m)};
+        rw_buf_put(out, kmov, sizeof kmov);
+        return;
+    }
+    uint8_t movmsk[] = {0xc4, (uint8_t)(0xc0 | (~m >> 3 & 1) << 5 | 1),
+                        (uint8_t)(0x78 | (v->mask_bytes == 32) << 2 | (v->mask_form == RW_MASK_PD)),
+                        0x50, (uint8_t)(0xc0 | (m & 7))};
+    rw_buf_put(out, movmsk, sizeof movmsk);
+}
+
+/* A gather's or scatter's group of records (see the top of the file). */
+static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t vaddr,
+                            mt_error *err)
+{
+    static const uint8_t scratch_enter[] = {0x48, 0x8d, 0x64, 0x24, 0xc0}; /* lea -64(%rsp),%rsp */
+    static const uint8_t scratch_leave[] = {0x48, 0x8d, 0x64, 0x24, 0x40}; /* lea 64(%rsp),%rsp */
+    const rw_vsib *v = &t->vsib;
+    rw_buf_put(out, scratch_enter, sizeof scratch_enter);
+    emit_vector_store(out, v);
+    encode_lea(out, t->base, NO_REG, 1, vector_disp(t));
+    if (!emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err))
+        return false;
+    emit_mask(out, v);
+    unsigned shape = v->elements | v->index_width << 8 | t->scale << 12;
+    if (!emit_record(c, out, t->code, record_word(shape, MT_TRACE_VECTOR_MASK, 0), vaddr, err))
+        return false;
+    for (unsigned q = 0; q < index_words(v); q++) {
+        uint8_t load[] = {0x48, 0x8b, 0x44, 0x24, (uint8_t)(8 * q)}; /* mov 8q(%rsp),%rax */
+        rw_buf_put(out, load, sizeof load);
+        if (!emit_record(c, out, t->code, record_word(8, MT_TRACE_VECTOR_INDEX, 0), vaddr, err))
+            return false;
+    }
+    rw_buf_put(out, scratch_leave, sizeof scratch_leave);
+    return true;
+}
+
+/* One record of reference `t`; `vaddr` is the link-time address of out's start. */
+static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t vaddr,
+                     mt_error *err)
+{
+    if (vector_ref(t))
+        return emit_vector_ref(c, out, t, vaddr, err);
     if (t->base == RIP_REG) {
-        int64_t d = (int64_t)((uint64_t)t->disp - (at + LEA_RIP_LEN));
+        int64_t d = (int64_t)((uint64_t)t->disp - (vaddr + out->len + LEA_RIP_LEN));
         if (d < INT32_MIN || d > INT32_MAX) {
             mt_error_set(err, "%s: traced operand 0x%llx out of rel32 range", c->in->path,
                          (unsigned long long)t->disp);
@@ -301,33 +567,7 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint6
                                           0x48, 0x8d, 0x04, 0x08}; /* lea (%rax,%rcx),%rax */
         rw_buf_put(out, fs_base, sizeof fs_base);
     }
-    static const uint8_t load_index[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */
-    static const uint8_t store_addr[] = {0x48, 0x89, 0x04, 0xcd};     /* mov %rax,%gs:d(,%rcx,8) */
-    static const uint8_t store_imm[] = {0xc7, 0x04, 0xcd};            /* movl $i,%gs:d(,%rcx,8) */
-    static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};           /* lea 2(%rcx),%rcx */
-    static const uint8_t store_index[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
-    static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};     /* jrcxz 1f; jmp 2f */
-    static const uint8_t restore[] = {0x48, 0x8b, 0x0c, 0x24,         /* mov (%rsp),%rcx */
-                                      0x48, 0x8b, 0x44, 0x24, 0x08};  /* mov 8(%rsp),%rax */
-    emit_gs(out, load_index, sizeof load_index, index);
-    emit_gs(out, store_addr, sizeof store_addr, end);
-    emit_gs(out, store_imm, sizeof store_imm, end + 8);
-    rw_buf_u32(out, t->code);
-    emit_gs(out, store_imm, sizeof store_imm, end + 12);
-    rw_buf_u32(out, (uint32_t)t->size | (uint32_t)t->kind << 16);
-    rw_buf_put(out, step, sizeof step);
-    emit_gs(out, store_index, sizeof store_index, index);
-    rw_buf_put(out, skip_flush, sizeof skip_flush);
-    uint64_t next = at + (out->len - start) + 5;
-    int64_t d = (int64_t)(c->timer_entry[MT_RT_TIMER_TRACE_FLUSH] - next);
-    if (d < INT32_MIN || d > INT32_MAX) {
-        mt_error_set(err, "%s: the trace flush is out of rel32 range", c->in->path);
-        return false;
-    }
-    rw_buf_u8(out, 0xe8);
-    rw_buf_u32(out, (uint32_t)(int32_t)d);
-    rw_buf_put(out, restore, sizeof restore);
-    return true;
+    return emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err);
 }
 
 bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,
@@ -337,7 +577,7 @@ bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *
         return true;
     rw_buf_put(out, frame_enter, sizeof frame_enter);
     for (uint32_t k = 0; k < ri->ntrace; k++)
-        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], vaddr + out->len, err))
+        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], vaddr, err))
             return false;
     rw_buf_put(out, frame_leave, sizeof frame_leave);
     return true;

@@ -16,6 +16,7 @@
 
 #include "../correlate/correlate.h"
 #include "../costmodel/costmodel.h"
+#include "../dataobj/dataobj.h"
 #include "../profile/profile.h"
 #include "../rewriter/rewriter.h"
 #include "../sim/sim.h"
@@ -216,6 +217,7 @@ typedef struct {
     mt_trace_feed_counts counts; /* records read, references simulated */
     uint64_t frames;        /* frames received while the program ran */
     uint64_t leftover;      /* records read from the profiles after it ended */
+    mt_data_map *data;      /* the data objects the references were given (dataobj/) */
 } mt_trace_result;
 
 /* Analyzes BIN, makes its tracing copy (cached), runs it with a

@@ -55,6 +55,11 @@ static void *consume(void *arg)
     return NULL;
 }
 
+static uint32_t data_object_of(void *map, int32_t tid, const mt_trace_record *r)
+{
+    return mt_data_map_observe(map, tid, r);
+}
+
 static void feed_leftover(void *ctx, int32_t tid, const mt_trace_record *records, uint32_t n)
 {
     mt_trace_feed_records(ctx, tid, records, n);
@@ -132,12 +137,17 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
         mt_instrument_cached(r->prog, bin, NULL, 0, true, &r->ins, err) != 0 ||
         mt_counter_map_read(r->ins.path, &map, err) != 0)
         return -1;
+    if (!(r->data = mt_data_map_new(r->prog, o->log, err))) {
+        mt_counter_map_free(&map);
+        return -1;
+    }
     char *profiles = profile_dir(err);
     if (!profiles) {
         mt_counter_map_free(&map);
         return -1;
     }
     consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim)};
+    mt_trace_feed_set_data(c.feed, data_object_of, r->data);
     profile_merge merge;
     int rc = run_traced(o, r, profiles, &c, err);
     uint64_t before = mt_trace_feed_counts_of(c.feed)->records;
@@ -160,5 +170,6 @@ void mt_trace_result_free(mt_trace_result *r)
 {
     mt_instrumented_free(&r->ins);
     mt_program_free(r->prog);
+    mt_data_map_free(r->data);
     memset(r, 0, sizeof *r);
 }

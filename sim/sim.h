@@ -277,15 +277,22 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
  * arrive, thread by thread: a modify is a read then a write (as lackey's M:
  * Cachegrind counts it once, its store always hits); rep movs/stos are
  * expanded element by element, source then destination, as Valgrind runs
- * them (the direction flag taken as clear, the ABI's state); references of
+ * them (the direction flag taken as clear, the ABI's state); a gather's or
+ * scatter's group of records becomes its elements whose mask bit is set, in
+ * element order, as Valgrind runs them; references of
  * no size or of an unknown kind are counted in `damaged` and skipped.  A
  * thread's records of one instruction may span two of its frames, so the
  * feed keeps each thread's pending rep operands. */
 typedef struct mt_trace_feed mt_trace_feed;
 typedef struct {
-    uint64_t records, reads, writes, modifies, rep_elements, damaged;
+    uint64_t records, reads, writes, modifies, rep_elements, vector_elements, events, damaged;
 } mt_trace_feed_counts;
 mt_trace_feed *mt_trace_feed_new(mt_sim *s);
+/* Every record (events too: allocations, the load bias; timer.h) goes to
+ * data_of first, which returns a reference's data object (dataobj/); rep
+ * elements take their operand's.  Without it every data object is 0. */
+typedef uint32_t (*mt_trace_data_of)(void *ctx, int32_t tid, const mt_trace_record *r);
+void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ctx);
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n);
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f);
 void mt_trace_feed_free(mt_trace_feed *f);

@@ -224,20 +224,33 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
 
 /* ---- records of a tracing copy ---- */
 
-/* Rep operands waiting for their count, per thread (a small open-addressed
- * table: a thread's slot is found by its id; when every slot is taken, the
- * oldest thread's pending operands are overwritten, at worst one rep
- * instruction mis-expanded). */
+/* Operands waiting for the rest of their instruction's records, per thread
+ * (a small open-addressed table: a thread's slot is found by its id; when
+ * every slot is taken, the oldest thread's pending operands are
+ * overwritten, at worst one instruction mis-expanded): rep operands wait
+ * for their count, a gather's base for its mask and indices. */
 #define PENDING_THREADS 256
+typedef struct {
+    uint64_t base, mask;
+    uint64_t index[8];             /* the index vector, 8 bytes a record */
+    uint32_t code;
+    uint16_t size;                 /* bytes per element */
+    uint8_t kind;                  /* MT_TRACE_GATHER or MT_TRACE_SCATTER; 0: none pending */
+    uint8_t elements, index_width, scale, words, words_left;
+} vector_pending;
 typedef struct {
     int32_t tid;
     bool used;
     uint32_t size;                /* bytes per element */
     uint64_t source, dest;
+    uint32_t source_data, dest_data; /* their data objects */
+    vector_pending vector;
 } rep_pending;
 
 struct mt_trace_feed {
     mt_sim *sim;
+    mt_trace_data_of data_of;
+    void *data_ctx;
     mt_trace_feed_counts counts;
     rep_pending pending[PENDING_THREADS];
 };
@@ -250,6 +263,12 @@ mt_trace_feed *mt_trace_feed_new(mt_sim *s)
 }
 
 void mt_trace_feed_free(mt_trace_feed *f) { free(f); }
+
+void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ctx)
+{
+    f->data_of = data_of;
+    f->data_ctx = ctx;
+}
 
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f) { return &f->counts; }
 
@@ -275,46 +294,131 @@ static void expand_rep(mt_trace_feed *f, const rep_pending *p, const mt_trace_re
     bool source = r->size & 1, dest = r->size & 2;
     for (uint64_t i = 0; i < r->addr; i++) {
         if (source)
-            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code,
+                          p->source_data, 0);
         if (dest)
-            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code,
+                          p->dest_data, 0);
     }
     f->counts.rep_elements += r->addr;
     f->counts.reads += source ? r->addr : 0;
     f->counts.writes += dest ? r->addr : 0;
 }
 
+/* The data object of one element of a gather or scatter (data_of takes
+ * it as a reference of its own). */
+static uint32_t element_data(mt_trace_feed *f, int32_t tid, uint64_t addr, const vector_pending *v)
+{
+    if (!f->data_of)
+        return 0;
+    mt_trace_record e = {.addr = addr, .code = v->code, .size = (uint16_t)v->size,
+                         .kind = v->kind == MT_TRACE_SCATTER ? MT_TRACE_WRITE : MT_TRACE_READ};
+    return f->data_of(f->data_ctx, tid, &e);
+}
+
+/* A gather's or scatter's elements, in element order (Valgrind's), those
+ * whose mask bit is set: base + sign-extended index x scale. */
+static void expand_vector(mt_trace_feed *f, int32_t tid, const vector_pending *v)
+{
+    const uint8_t *bytes = (const uint8_t *)v->index;
+    bool write = v->kind == MT_TRACE_SCATTER;
+    for (unsigned e = 0; e < v->elements; e++) {
+        if (!(v->mask >> e & 1))
+            continue;
+        int64_t index;
+        if (v->index_width == 4) {
+            int32_t i32;
+            memcpy(&i32, bytes + 4 * e, sizeof i32);
+            index = i32;
+        } else {
+            memcpy(&index, bytes + 8 * e, sizeof index);
+        }
+        uint64_t addr = v->base + (uint64_t)index * v->scale;
+        mt_sim_access(f->sim, addr, v->size, write ? MT_SIM_WRITE : MT_SIM_READ, v->code,
+                      element_data(f, tid, addr, v), 0);
+        f->counts.vector_elements++;
+        *(write ? &f->counts.writes : &f->counts.reads) += 1;
+    }
+}
+
+/* One record of a gather's group; a record out of its place (its
+ * predecessors lost to a damaged frame) is counted as damaged. */
+static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
+                               const mt_trace_record *r)
+{
+    switch (r->kind) {
+    case MT_TRACE_GATHER:
+    case MT_TRACE_SCATTER:
+        *v = (vector_pending){.base = r->addr, .code = r->code, .size = r->size, .kind = r->kind};
+        return;
+    case MT_TRACE_VECTOR_MASK: {
+        unsigned elements = r->size & 0xff, width = r->size >> 8 & 15, scale = r->size >> 12;
+        if (!v->kind || v->words || !elements || elements > 16 || (width != 4 && width != 8) ||
+            !scale || (scale & (scale - 1)) || elements * width > sizeof v->index) {
+            f->counts.damaged++;
+            v->kind = 0;
+            return;
+        }
+        v->mask = r->addr;
+        v->elements = (uint8_t)elements;
+        v->index_width = (uint8_t)width;
+        v->scale = (uint8_t)scale;
+        v->words_left = (uint8_t)((elements * width + 7) / 8);
+        return;
+    }
+    default: /* MT_TRACE_VECTOR_INDEX */
+        if (!v->kind || !v->words_left) {
+            f->counts.damaged++;
+            return;
+        }
+        v->index[v->words++] = r->addr;
+        if (--v->words_left == 0) {
+            expand_vector(f, tid, v);
+            v->kind = 0;
+        }
+    }
+}
+
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++, r++) {
         f->counts.records++;
-        if (r->size == 0 || r->kind > MT_TRACE_REP_COUNT) {
+        bool event = r->kind >= MT_TRACE_LOAD_BIAS;
+        if (r->kind >= MT_TRACE_KINDS || (!event && r->size == 0)) {
             f->counts.damaged++;
             continue;
         }
+        uint32_t data = f->data_of ? f->data_of(f->data_ctx, tid, r) : 0;
         switch (r->kind) {
         case MT_TRACE_READ:
         case MT_TRACE_MODIFY:
             f->counts.reads++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, data, 0);
             if (r->kind == MT_TRACE_READ)
                 break;
             f->counts.modifies++;
             __attribute__((fallthrough)); /* the write of a modify */
         case MT_TRACE_WRITE:
             f->counts.writes++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, 0, 0);
+            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, data, 0);
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {
             rep_pending *p = pending_of(f, tid);
-            *(r->kind == MT_TRACE_REP_SOURCE ? &p->source : &p->dest) = r->addr;
+            bool source = r->kind == MT_TRACE_REP_SOURCE;
+            *(source ? &p->source : &p->dest) = r->addr;
+            *(source ? &p->source_data : &p->dest_data) = data;
             p->size = r->size;
             break;
         }
         case MT_TRACE_REP_COUNT:
             expand_rep(f, pending_of(f, tid), r);
             break;
+        default:
+            if (event)
+                f->counts.events++;
+            else
+                feed_vector_record(f, tid, &pending_of(f, tid)->vector, r);
         }
     }
 }

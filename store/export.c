@@ -7,6 +7,17 @@
 #define WHERE_SELECTED                                                                     \
     "WHERE " PROGRAM_IS(1) " AND (?2 = 0 OR r.finished >= ?2) AND (?3 = 0 OR r.finished < ?3) "
 
+/* An object's place, the same in both kinds of rows. */
+#define JSON_OBJECT_PLACE                                                                  \
+    "'object', f.object_id, 'kind', " SITE_KIND ", 'procedure', s.procedure, "              \
+    "'loop_path', s.loop_path, 'file', s.file, 'line', s.line, 'address', s.address, "     \
+    "'identified_by', CASE WHEN s.named THEN 'name' ELSE 'address' END"
+/* A level slot's misses by cause, NULL when the machine has no such level
+ * (json_patch drops the member). */
+#define JSON_SLOT_MISSES(name, l)                                                          \
+    "'" name "', CASE WHEN f." l "_cold IS NULL THEN NULL ELSE json_object('cold', f." l    \
+    "_cold, 'capacity', f." l "_capacity, 'conflict', f." l "_conflict) END"
+
 static const char json_sql[] =
     "SELECT json_object('id', r.id, 'finished', r.finished, 'tool', r.tool, 'program', p.name, "
     "'path', p.path, 'sha256', p.sha256, 'build_id', p.build_id, 'command_line', r.command_line, "
@@ -14,24 +25,52 @@ static const char json_sql[] =
     "'mtool_version', r.mtool_version, 'ran', json(CASE WHEN r.ran THEN 'true' ELSE 'false' END), "
     "'exit_status', r.exit_status, 'user_s', r.user_s, 'sys_s', r.sys_s, 'wall_s', r.wall_s, "
     "'base_user_s', r.base_user_s, 'base_sys_s', r.base_sys_s, 'base_wall_s', r.base_wall_s, "
-    "'objects', (SELECT json_group_array(json_object('object', f.object_id, 'kind', "
-    SITE_KIND ", 'procedure', s.procedure, "
-    "'loop_path', s.loop_path, 'file', s.file, 'line', s.line, 'address', s.address, "
-    "'identified_by', CASE WHEN s.named THEN 'name' ELSE 'address' END, 'entries', f.entries, "
+    "'simulated', CASE WHEN sr.run_id IS NULL THEN NULL ELSE json_object('machine', sr.machine, "
+    "'last_level', sr.last_level, 'levels', (SELECT json_group_array(json(lv)) FROM (SELECT "
+    "json_object('level', l.level, 'size', l.size, 'ways', l.ways, 'line', l.line, "
+    "'replacement', l.replacement, 'inclusion', l.inclusion, 'write_allocate', "
+    "json(CASE WHEN l.write_allocate THEN 'true' ELSE 'false' END), 'prefetch', l.prefetch, "
+    "'refs', l.refs, 'misses', l.misses, 'cold', l.cold, 'capacity', l.capacity, "
+    "'conflict', l.conflict, 'evictions', l.evictions, 'writebacks', l.writebacks, "
+    "'lines', l.lines, 'bytes_used', l.bytes_used) AS lv FROM sim_levels l "
+    "WHERE l.run_id = r.id ORDER BY l.position))) END, "
+    "'objects', (SELECT json_group_array(json(o)) FROM ("
+    "SELECT json_object(" JSON_OBJECT_PLACE ", 'entries', f.entries, "
     "'iterations', f.iterations, 'instructions', f.instructions, 'memory_ops', f.memory_ops, "
     "'measured_cycles', f.measured_cycles, 'predicted_cycles', f.predicted_cycles, "
-    "'overhead_cycles', f.overhead_cycles)) FROM figures f JOIN sites s ON s.id = f.site_id "
-    "WHERE f.run_id = r.id)) FROM runs r JOIN programs p ON p.id = r.program_id "
+    "'overhead_cycles', f.overhead_cycles) AS o FROM figures f JOIN sites s ON s.id = f.site_id "
+    "WHERE f.run_id = r.id UNION ALL "
+    "SELECT json_object(" JSON_OBJECT_PLACE ", 'simulated', json_object('refs', f.refs, "
+    "'misses', json_patch('{}', json_object(" JSON_SLOT_MISSES("I1", "i1") ", "
+    JSON_SLOT_MISSES("D1", "d1") ", " JSON_SLOT_MISSES("L2", "l2") ", "
+    JSON_SLOT_MISSES("L3", "l3") ", " JSON_SLOT_MISSES("L4", "l4") ")))) "
+    "FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = r.id))) "
+    "FROM runs r JOIN programs p ON p.id = r.program_id LEFT JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY r.id";
 
+/* The columns of a CSV row before the figures: the run and the object. */
+#define CSV_RUN_AND_OBJECT                                                                 \
+    "SELECT r.id AS run, r.finished, r.tool, p.name AS program, p.sha256, r.exit_status, "  \
+    "f.object_id AS object, " SITE_KIND " AS kind, s.procedure, s.loop_path, s.file, "     \
+    "s.line, s.address, CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, "
+#define CSV_SLOT_NULLS(l)                                                                  \
+    "NULL AS " l "_cold_misses, NULL AS " l "_capacity_misses, NULL AS " l "_conflict_misses"
+#define CSV_FROM(table)                                                                    \
+    " FROM " table " f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "  \
+    "JOIN programs p ON p.id = r.program_id "
+
+/* One row per run and object; a simulated run's rows have its references,
+ * last level and misses per level slot by cause (named as the metrics of
+ * `history diff`), the counts and cycles empty, and the other way round. */
 static const char csv_sql[] =
-    "SELECT r.id AS run, r.finished, r.tool, p.name AS program, p.sha256, r.exit_status, "
-    "f.object_id AS object, " SITE_KIND " AS kind, "
-    "s.procedure, s.loop_path, s.file, s.line, s.address, "
-    "CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, f.entries, "
-    "f.iterations, f.instructions, f.memory_ops, f.measured_cycles, f.predicted_cycles, f.overhead_cycles "
-    "FROM figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "
-    "JOIN programs p ON p.id = r.program_id " WHERE_SELECTED "ORDER BY r.id, f.memory_ops DESC";
+    CSV_RUN_AND_OBJECT "f.entries, f.iterations, f.instructions, f.memory_ops AS memory_ops, "
+    "f.measured_cycles, f.predicted_cycles, f.overhead_cycles, NULL AS sim_refs, "
+    "NULL AS last_level, " CSV_SLOT_NULLS("i1") ", " CSV_SLOT_NULLS("d1") ", "
+    CSV_SLOT_NULLS("l2") ", " CSV_SLOT_NULLS("l3") ", " CSV_SLOT_NULLS("l4")
+    CSV_FROM("figures") WHERE_SELECTED "UNION ALL "
+    CSV_RUN_AND_OBJECT "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.refs, sr.last_level, "
+    SIM_MISS_COLUMNS("f.") CSV_FROM("sim_figures") "JOIN sim_runs sr ON sr.run_id = r.id "
+    WHERE_SELECTED "ORDER BY run, memory_ops DESC, sim_refs DESC";
 
 /* RFC 4180: quoted when it holds a comma, quote or line break. */
 static void csv_field(FILE *out, const char *t)

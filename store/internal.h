@@ -51,6 +51,26 @@ static inline bool mt_store_path_is_region(const char *loop_path)
 /* SQL condition on programs p: ?N is NULL, its name or its path. */
 #define PROGRAM_IS(n) "(?" #n " IS NULL OR p.name = ?" #n " OR p.path = ?" #n ")"
 
+/* sim_figures' miss columns, slot by slot (I1, D1, L2, L3, L4), cause by
+ * cause (cold, capacity, conflict: mt_store_cause's order), each with the
+ * prefix t (a table alias and its dot, or ""). */
+#define SIM_SLOT_MISSES(t, l) t l "_cold, " t l "_capacity, " t l "_conflict"
+#define SIM_MISS_COLUMNS(t)                                                                \
+    SIM_SLOT_MISSES(t, "i1") ", " SIM_SLOT_MISSES(t, "d1") ", " SIM_SLOT_MISSES(t, "l2") ", " \
+    SIM_SLOT_MISSES(t, "l3") ", " SIM_SLOT_MISSES(t, "l4")
+#define SIM_MISS_NULLS                                                                     \
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+
+/* Where a site of the build being stored went: its row and its object. */
+typedef struct {
+    int64_t site, object;
+} site_ref;
+
+/* Stores a simulated run's machine, level totals and per-object figures
+ * (store/simulated.c), inside mt_store_add_run's transaction. */
+int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
+                        mt_error *err);
+
 /* A run's objects, in build order (each procedure before its loops) or
  * most memory operations first. */
 int mt_store_objects_of_run(mt_store *s, int64_t run, bool build_order,

@@ -12,13 +12,28 @@
     "SELECT r.id, r.finished, r.tool, p.name, p.path, p.sha256, p.build_id, r.command_line, "    \
     "r.arguments, r.cwd, r.machine, r.mtool_version, r.ran, r.exit_status, r.user_s, r.sys_s, " \
     "r.wall_s, r.base_user_s, r.base_sys_s, r.base_wall_s, r.memory_ops, r.instructions, "      \
-    "r.nobjects FROM runs r JOIN programs p ON p.id = r.program_id "
+    "r.nobjects, (SELECT machine FROM sim_runs WHERE run_id = r.id) "                             \
+    "FROM runs r JOIN programs p ON p.id = r.program_id "
 
-#define OBJECT_COLUMNS                                                                      \
+/* An object's row in a run: counted and timed runs' from figures, then
+ * (UNION ALL) simulated runs' from sim_figures, the same columns: where,
+ * counts and cycles, then site (build order), weight (the order of `show`:
+ * memory operations, a simulated run's references), the run's last level,
+ * simulated references and misses by level slot and cause. */
+#define OBJECT_PLACE                                                                        \
     "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, s.line, s.proc_line, " \
-    "s.depth, s.named, s.address, s.shape, f.entries, f.instructions, f.memory_ops, "       \
-    "f.measured_cycles, f.predicted_cycles, f.overhead_cycles, f.iterations "               \
+    "s.depth, s.named, s.address, s.shape, "
+#define COUNTED_OBJECTS                                                                     \
+    OBJECT_PLACE "f.entries, f.instructions, f.memory_ops, f.measured_cycles, "             \
+    "f.predicted_cycles, f.overhead_cycles, f.iterations, f.site_id AS site, "                   \
+    "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS " "                               \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
+#define SIMULATED_OBJECTS                                                                   \
+    OBJECT_PLACE "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.site_id, f.refs, r.last_level, "    \
+    "f.refs, " SIM_MISS_COLUMNS("f.") " FROM sim_figures f JOIN sites s ON s.id = f.site_id " \
+    "JOIN sim_runs r ON r.run_id = f.run_id "
+/* Both, each restricted by `where` (the same parameters). */
+#define OBJECTS_WHERE(where) COUNTED_OBJECTS where " UNION ALL " SIMULATED_OBJECTS where
 
 static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
 {
@@ -37,6 +52,22 @@ static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
     r->memory_ops = (uint64_t)sqlite3_column_int64(st, 20);
     r->instructions = (uint64_t)sqlite3_column_int64(st, 21);
     r->nobjects = (uint32_t)sqlite3_column_int64(st, 22);
+    r->sim_machine = mt_store_col_text(st, 23);
+}
+
+/* The simulated columns from `col` on: last level, references, misses. */
+static void read_sim_figures(sqlite3_stmt *st, int col, mt_store_sim_row *sim)
+{
+    sim->present = sqlite3_column_type(st, col + 1) != SQLITE_NULL;
+    if (!sim->present)
+        return;
+    const char *last = (const char *)sqlite3_column_text(st, col);
+    int slot = last ? mt_store_sim_level_slot(last) : -1;
+    sim->last = slot >= 0 && slot < MT_STORE_SIM_LEVELS ? (unsigned)slot : MT_STORE_SIM_LL;
+    sim->refs = (uint64_t)sqlite3_column_int64(st, col + 1);
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            sim->misses[l][c] = mt_store_col_count(st, col + 2 + l * MT_STORE_NCAUSES + c);
 }
 
 static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
@@ -55,12 +86,13 @@ static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
     o->address = (uint64_t)sqlite3_column_int64(st, 9);
     o->shape = (uint64_t)sqlite3_column_int64(st, 10);
     o->entries = mt_store_col_count(st, 11);
-    o->instructions = (uint64_t)sqlite3_column_int64(st, 12);
-    o->memory_ops = (uint64_t)sqlite3_column_int64(st, 13);
+    o->instructions = mt_store_col_count(st, 12); /* NULL in a simulated run's rows */
+    o->memory_ops = mt_store_col_count(st, 13);
     o->measured_cycles = mt_store_col_real(st, 14);
     o->predicted_cycles = mt_store_col_real(st, 15);
     o->overhead_cycles = mt_store_col_real(st, 16);
     o->iterations = mt_store_col_count(st, 17);
+    read_sim_figures(st, 20, &o->sim);
 }
 
 /* Steps `st` to its end, or until *n reaches `max` (0: no bound), appending
@@ -198,9 +230,9 @@ int mt_store_objects_of_run(mt_store *s, int64_t run, bool build_order,
                             mt_store_object_row **rows, size_t *n, mt_error *err)
 {
     sqlite3_stmt *st;
-    if (mt_store_prepare(s, build_order ? OBJECT_COLUMNS "WHERE f.run_id = ? ORDER BY s.id"
-                                        : OBJECT_COLUMNS "WHERE f.run_id = ? ORDER BY f.memory_ops "
-                                                         "DESC, s.id", &st, err) != 0)
+    if (mt_store_prepare(s, build_order ? OBJECTS_WHERE("WHERE f.run_id = ?1") " ORDER BY site"
+                                        : OBJECTS_WHERE("WHERE f.run_id = ?1")
+                                              " ORDER BY weight DESC, site", &st, err) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, run);
     return collect(s, st, sizeof **rows, read_object_any, (void **)rows, n, err);
@@ -239,8 +271,8 @@ int mt_store_trend(mt_store *s, int64_t object, size_t limit, mt_store_object_ro
      * run first inside it (the key's order read backwards: no sort), so
      * `--last N` stops after the blocks it needs. */
     if (run_block_range(s, &first, &last, err) != 0 ||
-        mt_store_prepare(s, OBJECT_COLUMNS "WHERE f.run_block = ?1 AND f.object_id = ?2 "
-                                           "ORDER BY f.run_id DESC, f.site_id DESC", &st, err) != 0)
+        mt_store_prepare(s, OBJECTS_WHERE("WHERE f.run_block = ?1 AND f.object_id = ?2")
+                                " ORDER BY 1 DESC, site DESC", &st, err) != 0)
         return -1;
     char *out = NULL;
     size_t cap = 0;
@@ -438,9 +470,15 @@ int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_err
     *removed = (size_t)sqlite3_changes(s->db);
     /* Builds no run refers to, and objects no build has, go with them. */
     if (mt_store_exec(s, "DELETE FROM figures WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sim_figures WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sim_levels WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sim_runs WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sites WHERE program_id NOT IN (SELECT program_id FROM runs);"
+                         "DELETE FROM data_sites WHERE program_id NOT IN "
+                         "(SELECT program_id FROM runs);"
                          "DELETE FROM programs WHERE id NOT IN (SELECT program_id FROM runs);"
-                         "DELETE FROM objects WHERE id NOT IN (SELECT object_id FROM sites);"
+                         "DELETE FROM objects WHERE id NOT IN (SELECT object_id FROM sites) AND "
+                         "id NOT IN (SELECT object_id FROM data_sites);"
                          "COMMIT", err) != 0)
         goto fail;
     return mt_store_exec(s, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE)", err);
@@ -528,6 +566,7 @@ void mt_store_run_rows_free(mt_store_run_row *rows, size_t n)
                          r->arguments, r->cwd, r->machine, r->version};
         for (size_t k = 0; k < MT_ARRAY_LEN(texts); k++)
             free(texts[k]);
+        free(r->sim_machine);
     }
     free(rows);
 }

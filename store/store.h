@@ -8,7 +8,9 @@
  * time its sites are matched to the previous build of the same program name
  * (store/match.c), so `trend` follows a loop whose lines moved.  A run holds
  * figures per executed site: counts now, measured/predicted cycles and
- * overhead when later passes supply them (NULL until then).
+ * overhead when later passes supply them (NULL until then); a simulated
+ * run (`mtool sim`) holds its references and misses per cache level by
+ * cause instead, with its machine's levels (store/simulated.c).
  *
  * Integrity: WAL journal, one IMMEDIATE transaction per run, a busy timeout
  * so concurrent writers queue instead of failing; a file that is not an
@@ -24,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 4
+#define MT_STORE_SCHEMA_VERSION 5
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -97,8 +99,49 @@ typedef struct {
     double measured_cycles, predicted_cycles, overhead_cycles;
 } mt_store_figures;
 
+/* ---- simulated runs (`mtool sim`) ------------------------------------------ */
+
+/* Cache levels have fixed slots in the history, by name, whatever the
+ * machine: I1, D1, L2, L3, L4 (sim/sim.h's names); a run's last level (LL)
+ * is one of them.  Misses are stored by cause, in this order. */
+#define MT_STORE_SIM_LEVELS 5
+#define MT_STORE_SIM_LL MT_STORE_SIM_LEVELS /* the run's last level, in a metric */
+typedef enum { MT_STORE_COLD, MT_STORE_CAPACITY, MT_STORE_CONFLICT, MT_STORE_NCAUSES } mt_store_cause;
+/* "I1", ... "L4" for slots 0-4; "LL" for MT_STORE_SIM_LL. */
+const char *mt_store_sim_level_name(unsigned slot);
+/* The slot of a level name (case-insensitive, "LL" included), -1 if none. */
+int mt_store_sim_level_slot(const char *name);
+
+/* One level of the simulated machine, with the run's totals there. */
 typedef struct {
-    const char *tool;            /* "count", "time", "run", "simulate" */
+    unsigned slot;
+    uint64_t size;
+    uint32_t ways, line;
+    char replacement[16], inclusion[16], prefetch[16]; /* sim/'s names */
+    bool write_allocate;
+    uint64_t refs, misses, cause[MT_STORE_NCAUSES], evictions, writebacks;
+    uint64_t lines, bytes_used; /* lines whose use was recorded, bytes of them used */
+} mt_store_sim_level;
+
+/* One code object's simulated figures: its references, and its misses per
+ * level slot by cause (MT_STORE_NO_COUNT where the machine has no such
+ * level). */
+typedef struct {
+    uint32_t site;
+    uint64_t refs;
+    uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
+} mt_store_sim_figures;
+
+typedef struct {
+    const char *machine;         /* the description, summarised as flags */
+    mt_store_sim_level *levels;  /* in the machine's order, the last level last */
+    size_t nlevels;
+    mt_store_sim_figures *figures;
+    size_t nfigures;
+} mt_store_sim;
+
+typedef struct {
+    const char *tool;            /* "count", "time", "run", "sim" */
     double finished;             /* when the result was stored: Unix time, seconds */
     int argc;                    /* the whole mtool command line */
     char **argv;
@@ -113,6 +156,7 @@ typedef struct {
     double base_user_s, base_sys_s, base_wall_s; /* uninstrumented run; NAN when absent */
     mt_store_figures *figures;
     size_t nfigures;
+    const mt_store_sim *sim;     /* a simulated run's figures (then nfigures is 0), or NULL */
 } mt_store_run;
 
 /* Stores the build (first time only: sites and their identities) and the run
@@ -153,7 +197,18 @@ typedef struct {
     double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
     uint64_t memory_ops, instructions; /* sums over executed procedures */
     uint32_t nobjects;
+    char *sim_machine;          /* a simulated run's machine, summarised; else NULL */
 } mt_store_run_row;
+
+/* A simulated run's figures of one object: present only in a row of a
+ * simulated run; misses MT_STORE_NO_COUNT in the slots of levels its
+ * machine lacks. */
+typedef struct {
+    bool present;
+    unsigned last;               /* the slot of the run's last level */
+    uint64_t refs;
+    uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
+} mt_store_sim_row;
 
 /* One object's figures in one run, with where it was. */
 typedef struct {
@@ -164,6 +219,7 @@ typedef struct {
     uint64_t address, shape;
     uint64_t entries, iterations, instructions, memory_ops; /* MT_STORE_NO_COUNT: NULL */
     double measured_cycles, predicted_cycles, overhead_cycles;
+    mt_store_sim_row sim;       /* a simulated run's (its counts are then NULL) */
 } mt_store_object_row;
 
 typedef struct {
@@ -180,7 +236,11 @@ int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int
                          mt_error *err);
 /* One run (an array of one, freed with mt_store_run_rows_free(row, 1)). */
 int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err);
-/* Every object of a run, most memory operations first. */
+/* The levels of a simulated run's machine, in its order (none for another run). */
+int mt_store_sim_levels(mt_store *s, int64_t run, mt_store_sim_level **levels, size_t *n,
+                        mt_error *err);
+/* Every object of a run, most memory operations (a simulated run's:
+ * references) first. */
 int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
                          mt_error *err);
 /* OBJECT: "PROC", "PROC/LOOPPATH", "FILE:LINE" (loop or procedure whose

@@ -167,10 +167,6 @@ static int64_t insert_site(mt_store *s, site_writer *w, int64_t program, const c
     return failed;
 }
 
-typedef struct {
-    int64_t site, object;
-} site_ref;
-
 /* Sites of a build stored before that this one lacks are regions (the
  * static sites are stored the first time): a run partitioned a procedure
  * anew.  Each takes the object of its counterpart among the build's stored
@@ -309,7 +305,7 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
             mt_store_bind_real(st, 11 + k, times[k]);
         sqlite3_bind_int64(st, 17, (int64_t)memops);
         sqlite3_bind_int64(st, 18, (int64_t)insns);
-        sqlite3_bind_int64(st, 19, (int64_t)r->nfigures);
+        sqlite3_bind_int64(st, 19, (int64_t)(r->nfigures + (r->sim ? r->sim->nfigures : 0)));
         id = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db)
                                              : mt_store_fail(s, err, "storing the run");
         sqlite3_finalize(st);
@@ -370,7 +366,9 @@ int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_ru
     if (program > 0 && against >= 0 &&
         resolve_sites(s, b, program, known, against, name, refs, err) == 0 &&
         (run = insert_run(s, b, r, program, err)) > 0 &&
-        insert_figures(s, r, run, refs, err) == 0 && mt_store_exec(s, "COMMIT", err) == 0)
+        insert_figures(s, r, run, refs, err) == 0 &&
+        (!r->sim || mt_store_insert_sim(s, r->sim, run, refs, err) == 0) &&
+        mt_store_exec(s, "COMMIT", err) == 0)
         goto done;
     run = -1;
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

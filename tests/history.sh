@@ -187,8 +187,8 @@ check "the version-3 file as made: version 3 ($v3_version), 25 figures, count ru
 python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1])
 for r in c.execute("SELECT run_id, site_id, entries, iterations, instructions, memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures ORDER BY 1, 2"): print(*r)' "$W/v3.db" > "$W/v3.migrated"
-check "migrated to version 4: entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
-    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 4 && diff $W/v3.expected $W/v3.migrated"
+check "migrated (to version 5): entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
+    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 5 && diff $W/v3.expected $W/v3.migrated"
 check "migrated: integrity ok, figures still indexed by run" \
     "test \"\$(\"$MTOOL\" history --db $W/v3.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 1 '"
 "$MTOOL" history --db "$W/v3.db" show 1 > "$W/v3.show"
@@ -201,6 +201,136 @@ check "diff of entries from a migrated count run to a new one leaves the loops u
 "$MTOOL" history --db "$W/v3.db" trend work/1.1 > "$W/v3.trend"
 check "trend of the inner loop: entries '-' in the migrated count runs, 7 in the new one" \
     "grep -Eq '^ +1 +work/1.1 .* - +56000 ' $W/v3.trend && grep -Eq '^ +5 +work/1.1 +[^ ]+ +7 +56000 ' $W/v3.trend"
+
+# ---- simulated runs (mtool sim) ---------------------------------------------------------
+# walks' column walk (a 512 x 200 matrix of doubles: a column is 512 lines)
+# fits a D1 of 1024 lines and misses once per line; in one of 128 lines it
+# misses at every load, capacity misses (docs/SIMULATOR.md, samples of known
+# behaviour).  Two traced runs, D1 64K then 8K, the rest of the machine the
+# same (LL 256K: unchanged misses): diff and regressions must flag walk_cols
+# by D1 misses and nothing by LL misses.  The report each run printed is the
+# oracle of what it stored (tests/history_sim_check.py).
+SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
+walks="$SAMPLES_SIM/walks-gcc-O2"
+SIM_GEOMETRY="--I1=8K,4,64 --L2=none --LL=256K,8,64"
+ssql() { "$MTOOL" history --db "$W/sim.db" sql "$1" | tail -n +2; }
+shist() { "$MTOOL" history --db "$W/sim.db" "$@"; }
+n=0
+for d1 in 64K,8,64 8K,4,64; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim $SIM_GEOMETRY --D1=$d1 --json -o "$W/sim$n.json" \
+        -- "$walks" > "$W/sim$n.out" 2> "$W/sim$n.err"
+    echo $? > "$W/sim$n.rc"
+done
+# shellcheck disable=SC2086
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --no-store $SIM_GEOMETRY --D1=8K,4,64 -o "$W/sim3.txt" \
+    -- "$walks" > /dev/null 2> "$W/sim3.err"
+check "sim -- BIN stores runs 1 and 2, says where, exits as the program; --no-store stores nothing" \
+    "test \"\$(cat $W/sim1.rc $W/sim2.rc)\" = '0
+0' && grep -q 'run 2 stored in $W/sim.db' $W/sim2.err && ! grep -q stored $W/sim3.err && test \"\$(ssql 'SELECT group_concat(tool) FROM runs')\" = 'sim,sim'"
+shist export --json -o "$W/sim.json"
+for n in 1 2; do
+    check "sim run $n stored as its report has it: levels, every procedure and loop (inclusive), every cause" \
+        "python3 tests/history_sim_check.py $W/sim$n.json $W/sim.json $n"
+done
+check "the oracle can fail: run 1 against run 2's report" \
+    "! python3 tests/history_sim_check.py $W/sim2.json $W/sim.json 1"
+machine2=$(ssql "SELECT last_level || ' ' || machine FROM sim_runs WHERE run_id = 2")
+check "the machine summarised as settings, the last level named ($machine2)" \
+    "echo '$machine2' | grep -q '^L2 I1=8K,4,64 D1=8K,4,64 L2=256K,8,64 (.*flags)\$'"
+d1_cols=$(ssql "SELECT f.d1_capacity || ' ' || f.d1_cold || ' ' || f.refs FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = 2 AND s.procedure = 'walk_cols' AND s.loop_path IS NULL")
+check "walk_cols in D1 8K: each of its 102400 loads a capacity miss (stored: $d1_cols)" \
+    "echo '$d1_cols' | awk '\$1 >= 0.95 * 102400 && \$1 <= 102402 && \$3 >= 102400 { ok = 1 } END { exit !ok }'"
+shist diff 1 2 --metric d1_misses > "$W/sdiff" 2>&1
+check "diff by d1_misses: walk_cols and its loops regressed (x8), walk_rows unchanged" \
+    "sed -n '/^regressed/,/^improved/p' $W/sdiff | grep -Eq '^ +#[0-9]+ +walk_cols +walks.c' && test \$(sed -n '/^regressed/,/^improved/p' $W/sdiff | grep -c 'walk_cols') = 3 && ! sed -n '/^regressed/,/^unchanged/p' $W/sdiff | grep -q 'walk_rows' && grep -q 'by D1 misses (simulated)' $W/sdiff"
+check "regressions 2 1 by d1_capacity_misses, threshold 50%: exit 1, walk_cols/1.1 listed" \
+    "shist regressions 2 1 --metric d1_capacity_misses --threshold 50 > $W/sreg; test \$? -eq 1 && grep -q 'walk_cols/1.1' $W/sreg && ! grep -q walk_rows $W/sreg"
+check "regressions 1 2 (the D1 grew back): exit 0" \
+    "shist regressions 1 2 --metric d1_misses > $W/sreg; test \$? -eq 0 && grep -q 'no object regressed' $W/sreg"
+check "regressions by default compare simulated runs by LL misses: the LL did not change, exit 0" \
+    "shist regressions > $W/sreg; test \$? -eq 0 && grep -q 'by LL misses (simulated)' $W/sreg"
+check "a metric naming no level is a usage error" \
+    "shist diff 1 2 --metric x1_misses 2> $W/e; test \$? -eq 2 && test \$(grep -c . $W/e) = 1"
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" count -o "$W/sc" -- "$walks" > /dev/null 2>&1
+shist trend walk_cols/1.1 > "$W/strend"
+check "trend of walk_cols/1.1 lists the counted run and both simulated runs (102400 D1 misses in run 2)" \
+    "grep -Eq '^ +3 +walk_cols/1.1 .* 102400 +' $W/strend && grep -Eq '^ +1 +walk_cols/1.1 ' $W/strend && grep -Eq '^ +2 +walk_cols/1.1 +[^ ]+ +102400 +102400 ' $W/strend"
+check "diff of a counted and a simulated run compares nothing (no figure in common)" \
+    "shist diff 2 3 > $W/e && grep -q 'unchanged within 5%: 0' $W/e"
+shist show 2 > "$W/sshow"
+check "show of a simulated run: the machine, per level totals, objects with D1 misses by cause" \
+    "grep -q 'simulated machine: .*D1=8K,4,64' $W/sshow && grep -Eq '^  D1 +8192 +4 +64 +[0-9]+ ' $W/sshow && grep -q 'D1 misses' $W/sshow && grep -Eq 'walk_cols/1.1 +walks.c:[0-9]+ +102400 ' $W/sshow"
+shist export --csv -o "$W/sim.csv"
+check "export --csv: a simulated run's rows carry the miss causes, a counted run's its counts" \
+    "python3 -c 'import csv,sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x[\"procedure\"] == \"walk_cols\" and not x[\"loop_path\"]]
+assert [x[\"tool\"] for x in r] == [\"sim\", \"sim\", \"count\"], r
+assert int(r[1][\"d1_capacity_misses\"]) >= 97280 and r[1][\"memory_ops\"] == \"\" and r[2][\"d1_capacity_misses\"] == \"\" and int(r[2][\"memory_ops\"]) > 0, r' $W/sim.csv"
+
+# --trace FILE --binary BIN: a din trace by hand, at walk_rows' entry (link-
+# time address: din traces are not relocated): a fetch there, then reads of
+# lines 0x10000, 0x10040, 0x10000 again: I1 1 cold miss, D1 2 cold misses.
+rows_at=$(nm "$walks" | awk '$3 == "walk_rows" { print $1 }')
+printf '2 %s 4\n0 10000 8\n0 10040 8\n0 10000 8\n' "$rows_at" > "$W/hand.din"
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --trace "$W/hand.din" --binary "$walks" --I1=8K,4,64 \
+    --D1=8K,4,64 --L2=none -o "$W/sx.txt" 2> "$W/hand.err"
+check "a din trace with --binary is stored: walk_rows 4 references, I1 1 cold, D1 2 cold misses" \
+    "test \"\$(ssql \"SELECT f.refs || ' ' || f.i1_cold || ' ' || f.d1_cold || ' ' || (f.d1_capacity + f.d1_conflict) || ' ' || ifnull(f.l2_cold, '-') || ' ' || r.ran FROM sim_figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id WHERE r.id = 4 AND s.procedure = 'walk_rows' AND s.loop_path IS NULL\")\" = '4 1 2 0 - 0'"
+check "show of a trace run: nothing ran" "shist show 4 | grep -q 'a trace file simulated, nothing ran'"
+MTOOL_HISTORY="$W/trace-first.db" "$MTOOL" sim --trace "$W/hand.din" --binary "$walks" \
+    --D1=8K,4,64 -o "$W/sx.txt" 2> /dev/null
+check "a build first stored by a trace run has its sites' source lines (walk_rows at walks.c)" \
+    "\"$MTOOL\" history --db $W/trace-first.db show 1 | grep -Eq ' walk_rows +walks.c:[0-9]+ +4 '"
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --trace "$W/hand.din" --D1=8K,4,64 -o "$W/sx.txt" 2> "$W/e"
+check "a trace without --binary is not stored (no program to file it under)" \
+    "! grep -q stored $W/e && test \"\$(ssql 'SELECT count(*) FROM runs')\" = 4"
+
+# A history that cannot be written: sim says so on its own line, keeps its
+# report and exits with the program's status (3), as count does.
+mkdir "$W/simdir.db"
+printf 'int main(void) { return 3; }\n' > "$W/sim_exit3.c" && cc -O1 -o "$W/sim_exit3" "$W/sim_exit3.c"
+MTOOL_HISTORY="$W/simdir.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sim_exit3.txt" -- "$W/sim_exit3" \
+    > /dev/null 2> "$W/e"
+check "sim into a directory as the history: exit 3 as the program, 'run not stored', report kept" \
+    "test $? -eq 3 && grep -q '^mtool: history: .*simdir.db: is a directory.*run not stored' $W/e && grep -q '^D1 ' $W/sim_exit3.txt"
+
+# A program whose file name holds an escape byte: every line mtool prints
+# about it has \x1b instead.
+esc=$(printf '\033')
+cp "$walks" "$W/wa${esc}lks" && printf x >> "$W/wa${esc}lks" # another build: its own name
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/wa${esc}lks" > /dev/null 2>&1
+{ shist list; shist show last; shist trend --program "wa${esc}lks" walk_cols; shist diff 2 last; } > "$W/esc.out" 2>&1
+check "a program named with an escape byte: list, show, trend and diff print it escaped" \
+    "! grep -q \"\$esc\" $W/esc.out && grep -q 'wa\\\\x1blks' $W/esc.out && grep -Eq '^ +5 +walk_cols ' $W/esc.out"
+
+# ---- a version-4 history migrated ------------------------------------------------------------
+# tests/history/v4.sql: made by the mtool before version 5 (count and time
+# runs of tests/history/loops.c).  Its own rows are the oracle: every figure
+# and object kept; a simulated run then joins the counted and timed ones in
+# the loop's trend.
+python3 -c 'import sqlite3,sys; c = sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.close()' \
+    tests/history/v4.sql "$W/v4.db"
+v4_rows() { python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+for t in ("figures ORDER BY run_id, site_id", "objects ORDER BY id", "sites ORDER BY id", "runs ORDER BY id"):
+    for r in c.execute("SELECT * FROM " + t): print(t.split()[0], *r)' "$W/v4.db"; }
+v4_version() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$W/v4.db"; }
+v4_rows > "$W/v4.before"
+before_version=$(v4_version)
+"$MTOOL" history --db "$W/v4.db" list > "$W/v4.list" 2> "$W/e"
+v4_rows > "$W/v4.after"
+check "the version-4 file as made: version 4 ($before_version), 3 runs (count, count, time), 24 figures" \
+    "test '$before_version' = 4 && test \$(grep -c '^figures ' $W/v4.before) = 24 && test \$(grep -c '^runs ' $W/v4.before) = 3 && test \$(grep -c 'mtool count\\|mtool time' $W/v4.list) = 3"
+check "migrated to version 5: every figure, object, site and run kept as it was" \
+    "! test -s $W/e && test \$(v4_version) = 5 && cmp -s $W/v4.before $W/v4.after"
+check "migrated: integrity ok, the simulated tables there and empty" \
+    "test \"\$(\"$MTOOL\" history --db $W/v4.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sim_figures; SELECT count(*) FROM sim_runs; SELECT count(*) FROM data_sites\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 0 0 0 '"
+MTOOL_HISTORY="$W/v4.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/loops" 7 1000 > /dev/null 2>&1
+"$MTOOL" history --db "$W/v4.db" trend work/1.1 > "$W/v4.trend"
+check "trend of work/1.1 after the migration: the two counted runs, the timed one, then the simulated one (14000 references: a load and a store of sink per iteration)" \
+    "grep -Eq '^ +1 +work/1.1 ' $W/v4.trend && grep -Eq '^ +3 +work/1.1 ' $W/v4.trend && grep -Eq '^ +4 +work/1.1 +[^ ]+ +14000 ' $W/v4.trend && grep -q 'D1 misses' $W/v4.trend"
 
 # ---- gc ------------------------------------------------------------------------------------
 cp "$W/h.db" "$W/gc.db"

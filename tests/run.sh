@@ -147,8 +147,15 @@ run "sampled simulation" env MTOOL="$ASAN/mtool" \
 # process's unsent records read from its profile (docs/SIMULATOR.md).
 run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
+# Data objects of traced runs: struct fields through DWARF (chase, aos),
+# heap blocks by allocation site with a freed address reused, a caller's
+# frame, TLS; damaged DWARF never crashes.
+run "data objects" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/dataobj.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
-run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
+run "history" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history.sh
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

@@ -22,7 +22,7 @@ SAMPLES=${SAMPLES:-build/samples}
 SAMPLES_SIM=${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-sim.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
-export XDG_CONFIG_HOME="$OUT/config"
+export XDG_CONFIG_HOME="$OUT/config" MTOOL_HISTORY="$OUT/history.db"
 
 ok() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; }

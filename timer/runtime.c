@@ -38,7 +38,7 @@ enum { O_RDONLY_ = 0, O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ 
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
-enum { ARCH_SET_GS = 0x1001, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
+enum { ARCH_SET_GS = 0x1001, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
 enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4 };
 enum { MSG_NOSIGNAL_ = 0x4000 };
 
@@ -323,6 +323,34 @@ HIDDEN void mt_trace_flush(void)
 {
     mt_slot_header *s = current_slot();
     trace_send(s, s->tid);
+}
+
+/* Appends an event (no reference) to the calling thread's frame, as the
+ * inserted code appends a reference, and sends the frame when it is full. */
+static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
+{
+    mt_slot_header *s = current_slot();
+    uint8_t *area = trace_area(s);
+    int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
+    int64_t at = (int64_t)MT_TRACE_AREA_SIZE(mt_params.trace_records) + *index * 8;
+    mt_trace_record *r = (mt_trace_record *)(area + at);
+    r->addr = addr;
+    r->code = code;
+    r->size = 1;
+    r->kind = kind;
+    r->flags = 0;
+    *index += 2;
+    if (*index == 0)
+        trace_send(s, s->tid);
+}
+
+/* The thread's TLS_BASE event, when its thread pointer is set (not yet at
+ * a static program's entry: the fs base is still 0 there). */
+static void trace_thread_pointer(void)
+{
+    uint64_t fs = 0;
+    if (mt_params.trace_records && !failed(sys3(SYS_ARCH_PRCTL, ARCH_GET_FS, (long)&fs, 0)) && fs)
+        trace_event(MT_TRACE_TLS_BASE, fs, 0);
 }
 
 /* Pops the top frame at time `now` as probes.S's stop does, counting it as
@@ -624,8 +652,10 @@ static void attach_thread(void)
         slot = map_slot(index, NULL);
         track(index, slot);
     }
-    if (slot)
+    if (slot) {
         set_gs(slot);
+        trace_thread_pointer();
+    }
 }
 
 /* %gs points at a slot of this very thread (libgomp reuses its threads). */
@@ -778,6 +808,11 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
     track(0, slot);
     if (slot) {
         set_gs(slot);
+        if (mt_params.trace_records) { /* before any other thread's frame can be sent */
+            trace_event(MT_TRACE_LOAD_BIAS, rt.bias, 0);
+            trace_thread_pointer();
+            trace_send(slot, slot->tid);
+        }
         if (mt_params.ntimers)
             calibrate_timers();
         if (!map_images())
@@ -897,4 +932,130 @@ HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n
     omp_rec r = {fn, data};
     REAL(GOMP_PARALLEL_LOOP_RUNTIME, void (*)(omp_fn, void *, unsigned, long, long, long, unsigned))(
         omp_start, &r, n, start, end, incr, flags);
+}
+
+/* ---- the allocator (tracing copies only: MT_RT_HEAP_WRAPPERS) ------------- */
+
+/* A block made by allocator `wrap` (NULL: none, nothing to say). */
+static void *heap_made(int wrap, void *p, uint64_t bytes)
+{
+    if (p && mt_params.trace_records && rt.hdr) {
+        trace_event(MT_TRACE_ALLOC_SIZE, bytes, 0);
+        trace_event(MT_TRACE_ALLOC, (uint64_t)(uintptr_t)p, (uint32_t)wrap);
+    }
+    return p;
+}
+
+/* A block about to be retired.  With several threads the frame goes at
+ * once: another thread may get the same block back as soon as it is free,
+ * and its frame must not reach mtool before this free (timer.h). */
+static void heap_retired(void *p)
+{
+    if (!p || !mt_params.trace_records || !rt.hdr)
+        return;
+    trace_event(MT_TRACE_FREE, (uint64_t)(uintptr_t)p, 0);
+    if (__atomic_load_n(&rt.hdr->nthreads, __ATOMIC_RELAXED) > 1) {
+        mt_slot_header *s = current_slot();
+        trace_send(s, s->tid);
+    }
+}
+
+typedef void *(*alloc1_fn)(uint64_t);
+typedef void *(*alloc2_fn)(uint64_t, uint64_t);
+typedef void (*free_fn)(void *);
+typedef void (*free_sized_fn)(void *, uint64_t);
+
+HIDDEN void *mt_wrap_MALLOC(uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_MALLOC, REAL(MALLOC, alloc1_fn)(n), n);
+}
+
+HIDDEN void *mt_wrap_CALLOC(uint64_t n, uint64_t size)
+{
+    return heap_made(MT_RT_WRAP_CALLOC, REAL(CALLOC, alloc2_fn)(n, size), n * size);
+}
+
+/* realloc(p, 0) frees p and returns NULL; a failed realloc leaves p alone. */
+HIDDEN void *mt_wrap_REALLOC(void *old, uint64_t n)
+{
+    void *p = REAL(REALLOC, void *(*)(void *, uint64_t))(old, n);
+    if (p || n == 0)
+        heap_retired(old);
+    return heap_made(MT_RT_WRAP_REALLOC, p, n);
+}
+
+HIDDEN void mt_wrap_FREE(void *p)
+{
+    heap_retired(p);
+    REAL(FREE, free_fn)(p);
+}
+
+HIDDEN void *mt_wrap_ALIGNED_ALLOC(uint64_t align, uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_ALIGNED_ALLOC, REAL(ALIGNED_ALLOC, alloc2_fn)(align, n), n);
+}
+
+HIDDEN int mt_wrap_POSIX_MEMALIGN(void **out, uint64_t align, uint64_t n)
+{
+    int rc = REAL(POSIX_MEMALIGN, int (*)(void **, uint64_t, uint64_t))(out, align, n);
+    if (rc == 0)
+        heap_made(MT_RT_WRAP_POSIX_MEMALIGN, *out, n);
+    return rc;
+}
+
+HIDDEN void *mt_wrap_MEMALIGN(uint64_t align, uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_MEMALIGN, REAL(MEMALIGN, alloc2_fn)(align, n), n);
+}
+
+HIDDEN void *mt_wrap_VALLOC(uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_VALLOC, REAL(VALLOC, alloc1_fn)(n), n);
+}
+
+HIDDEN void *mt_wrap_NEW(uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_NEW, REAL(NEW, alloc1_fn)(n), n);
+}
+
+HIDDEN void *mt_wrap_NEW_ARRAY(uint64_t n)
+{
+    return heap_made(MT_RT_WRAP_NEW_ARRAY, REAL(NEW_ARRAY, alloc1_fn)(n), n);
+}
+
+HIDDEN void mt_wrap_DELETE(void *p)
+{
+    heap_retired(p);
+    REAL(DELETE, free_fn)(p);
+}
+
+HIDDEN void mt_wrap_DELETE_ARRAY(void *p)
+{
+    heap_retired(p);
+    REAL(DELETE_ARRAY, free_fn)(p);
+}
+
+HIDDEN void mt_wrap_DELETE_SIZED(void *p, uint64_t n)
+{
+    heap_retired(p);
+    REAL(DELETE_SIZED, free_sized_fn)(p, n);
+}
+
+HIDDEN void mt_wrap_DELETE_ARRAY_SIZED(void *p, uint64_t n)
+{
+    heap_retired(p);
+    REAL(DELETE_ARRAY_SIZED, free_sized_fn)(p, n);
+}
+
+HIDDEN void *mt_wrap_MMAP(void *addr, uint64_t len, int prot, int flags, int fd, int64_t off)
+{
+    void *p = REAL(MMAP, void *(*)(void *, uint64_t, int, int, int, int64_t))(addr, len, prot,
+                                                                               flags, fd, off);
+    return p == (void *)-1 ? p : heap_made(MT_RT_WRAP_MMAP, p, len);
+}
+
+HIDDEN int mt_wrap_MUNMAP(void *addr, uint64_t len)
+{
+    heap_retired(addr);
+    return REAL(MUNMAP, int (*)(void *, uint64_t))(addr, len);
 }

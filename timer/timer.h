@@ -23,7 +23,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 5
+#define MT_RT_VERSION 6
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -94,7 +94,30 @@
     X(GOMP_PARALLEL_LOOP_NONMONOTONIC_DYNAMIC,                      \
       "GOMP_parallel_loop_nonmonotonic_dynamic")                    \
     X(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED,                       \
-      "GOMP_parallel_loop_nonmonotonic_guided")
+      "GOMP_parallel_loop_nonmonotonic_guided")                     \
+    MT_RT_HEAP_WRAPPERS(X)
+
+/* The allocator's entry points, wrapped in tracing copies only (the rewriter
+ * leaves them alone in counting and timing copies): each reports the block
+ * it made or retired as records of the thread's trace frame ("Traced loads
+ * and stores").  They come last: MT_RT_WRAP_MALLOC is the first of them. */
+#define MT_RT_HEAP_WRAPPERS(X)                                      \
+    X(MALLOC, "malloc")                                             \
+    X(CALLOC, "calloc")                                             \
+    X(REALLOC, "realloc")                                           \
+    X(FREE, "free")                                                 \
+    X(ALIGNED_ALLOC, "aligned_alloc")                               \
+    X(POSIX_MEMALIGN, "posix_memalign")                             \
+    X(MEMALIGN, "memalign")                                         \
+    X(VALLOC, "valloc")                                             \
+    X(NEW, "_Znwm")                                                 \
+    X(NEW_ARRAY, "_Znam")                                           \
+    X(DELETE, "_ZdlPv")                                             \
+    X(DELETE_ARRAY, "_ZdaPv")                                       \
+    X(DELETE_SIZED, "_ZdlPvm")                                      \
+    X(DELETE_ARRAY_SIZED, "_ZdaPvm")                                \
+    X(MMAP, "mmap")                                                 \
+    X(MUNMAP, "munmap")
 
 /* What follows is C only; the macros above also serve timer/entry.S. */
 #ifndef __ASSEMBLER__
@@ -233,7 +256,7 @@ typedef struct {
  * timers (ntimers reads as 0 from the header's zero padding), version 2
  * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 4
+#define MT_PROFILE_VERSION 5
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
@@ -248,7 +271,8 @@ typedef struct {
     ((MT_SLOT_TRACE_OFFSET(n, t, c) + ((r) ? MT_TRACE_AREA_SIZE(r) : 0) + 4095u) &           \
      ~(uint64_t)4095u)
 
-/* Traced loads and stores (mtool sim -- BIN; version 4).  A slot's trace area:
+/* Traced loads and stores (mtool sim -- BIN; version 4, events and flags
+ * version 5).  A slot's trace area:
  *     [int64_t index][uint64_t reserved][mt_trace_frame][mt_trace_record records[r]]
  * `index` is minus the 8-byte words left before the records' end, so that
  * the inserted code writes a record at %gs:END(,index,8), adds 2 with a
@@ -256,7 +280,20 @@ typedef struct {
  * changes.  The flush sends the frame and its records as one message of a
  * SOCK_SEQPACKET socket ($MTOOL_TRACE_FD; atomic, so the threads' frames
  * never mix) and starts over; whatever is left when the process ends stays
- * in the file, for mtool to read. */
+ * in the file, for mtool to read.
+ *
+ * Besides references, a frame carries events (version 5), in the order they
+ * happened in the thread: LOAD_BIAS, once, the runtime's first record (sent
+ * at once, ahead of every other thread's frames); TLS_BASE, a thread's
+ * thread pointer (its fs base) when it starts (the main thread's only when
+ * the loader had set it: not in a static program); CALL_SITE, made by the
+ * inserted code before a call to a wrapped allocator, the run-time address
+ * of the original call instruction; ALLOC_SIZE then ALLOC (or FREE), made
+ * by the heap wrappers (MT_RT_HEAP_WRAPPERS) after the allocator returned:
+ * the block's bytes, then its address with `code` = the wrapper's
+ * MT_RT_WRAP_* id.  A free while the process has several threads sends the
+ * frame at once, so that a block freed here and reallocated by another
+ * thread reaches mtool freed first. */
 #define MT_TRACE_RECORDS 4095u
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_FRAME 16
@@ -273,6 +310,28 @@ enum {
     MT_TRACE_REP_COUNT,   /* ... %rcx before it, in `addr`: the instruction's elements;
                              its `size` bits say which of the two went before (1 source,
                              2 destination, 4 destination read) */
+    /* A gather or scatter is a group of records, in this order: */
+    MT_TRACE_GATHER,      /* base + displacement of a gather (reads), `size` = element bytes */
+    MT_TRACE_SCATTER,     /* ... of a scatter (writes) */
+    MT_TRACE_VECTOR_MASK, /* `addr`: bit i set when element i is referenced; `size`:
+                             elements | index bytes << 8 | scale << 12 */
+    MT_TRACE_VECTOR_INDEX, /* `addr`: the next 8 bytes of the index vector (element 0
+                              first); as many as the elements' indices fill */
+    MT_TRACE_LOAD_BIAS,   /* events (no reference): see above; `addr` = the executable's
+                             run-time minus link-time addresses */
+    MT_TRACE_TLS_BASE,    /* `addr` = the thread's fs base */
+    MT_TRACE_CALL_SITE,   /* `addr` = run-time address of the call to an allocator */
+    MT_TRACE_ALLOC_SIZE,  /* `addr` = bytes of the block the next ALLOC reports */
+    MT_TRACE_ALLOC,       /* `addr` = the block; `code` = MT_RT_WRAP_* of the allocator */
+    MT_TRACE_FREE,        /* `addr` = the block retired (free, delete, munmap's start) */
+    MT_TRACE_KINDS
+};
+/* Flags of a reference (mt_trace_record.flags, version 5). */
+enum {
+    MT_TRACE_F_STACK = 1, /* %rsp-based operand, or push, pop, call, ret */
+    MT_TRACE_F_TLS = 2,   /* an %fs operand: thread-local storage */
+    MT_TRACE_F_CALL = 4,  /* the return address a call pushes */
+    MT_TRACE_F_RET = 8,   /* the return address a ret pops */
 };
 
 enum {
@@ -321,7 +380,7 @@ typedef struct {
     uint32_t code;                  /* code object: procedure index + 1 */
     uint16_t size;                  /* bytes */
     uint8_t kind;                   /* MT_TRACE_* */
-    uint8_t reserved;
+    uint8_t flags;                  /* MT_TRACE_F_* (version 5; 0 before) */
 } mt_trace_record;
 
 typedef struct {

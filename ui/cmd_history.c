@@ -17,8 +17,8 @@
 const char mt_history_usage[] =
     "usage: mtool history COMMAND [options]\n"
     "\n"
-    "Every 'mtool count' (later also time, run, simulate) stores its figures per\n"
-    "procedure and loop in a history database: $MTOOL_HISTORY, else\n"
+    "Every 'mtool count', 'time', 'run' and 'sim' stores its figures per procedure\n"
+    "and loop in a history database: $MTOOL_HISTORY, else\n"
     "$XDG_DATA_HOME/mtool/history.db (~/.local/share/mtool/history.db).  Procedures\n"
     "and loops keep their identity across rebuilds: by name and source line (lines\n"
     "may move), by address only when the binary has neither (then said so).\n"
@@ -50,20 +50,68 @@ const char mt_history_usage[] =
     "'2.1' is the first loop inside the second outermost loop), PROC/rK (region K of\n"
     "a large loop-free procedure timed in pieces by pass 2), FILE:LINE or #ID.\n"
     "METRIC (what regresses): memops, instructions, entries, measured, predicted,\n"
-    "overhead, or auto (default: overhead, else measured cycles, else memory\n"
-    "operations, whichever both runs have).\n"
+    "overhead; of simulated runs (mtool sim) sim_refs, LEVEL_misses and\n"
+    "LEVEL_CAUSE_misses, LEVEL one of i1, d1, l2, l3, l4, ll (the run's last level),\n"
+    "CAUSE one of cold, capacity, conflict (d1_misses, ll_capacity_misses); or auto\n"
+    "(default: overhead, else measured cycles, else memory operations, else last-level\n"
+    "misses, whichever both runs have).\n"
     "\n"
     "options for every command:\n"
     "  --db FILE        the database (instead of $MTOOL_HISTORY or the default)\n"
     "  --program NAME   only runs of this program (its file name or full path)\n";
 
-typedef enum { M_AUTO, M_MEMOPS, M_INSNS, M_ENTRIES, M_MEASURED, M_PREDICTED, M_OVERHEAD } metric;
+typedef enum {
+    M_AUTO, M_MEMOPS, M_INSNS, M_ENTRIES, M_MEASURED, M_PREDICTED, M_OVERHEAD, M_SIM_REFS,
+    M_SIM_MISSES
+} metric_kind;
 static const char *const metric_names[] = {"auto", "memops", "instructions", "entries",
-                                           "measured", "predicted", "overhead"};
+                                           "measured", "predicted", "overhead", "sim_refs"};
 static const char *const metric_titles[] = {
     "", "memory operations (measured counts)", "instructions (measured counts)",
     "entries (measured counts)", "measured cycles", "predicted cycles",
-    "overhead cycles (measured - predicted)"};
+    "overhead cycles (measured - predicted)", "references (simulated)"};
+static const char *const cause_names[MT_STORE_NCAUSES] = {"cold", "capacity", "conflict"};
+
+/* What regresses: a figure, or a simulated level's misses (of one cause, or
+ * all: cause -1; slot MT_STORE_SIM_LL: each run's last level). */
+typedef struct {
+    metric_kind kind;
+    unsigned slot;
+    int cause;
+} metric;
+
+/* "d1_misses", "ll_capacity_misses": a simulated level's misses. */
+static bool parse_sim_metric(const char *name, metric *m)
+{
+    const char *us = strchr(name, '_');
+    char level[4];
+    if (!us || us - name >= (ptrdiff_t)sizeof level)
+        return false;
+    snprintf(level, sizeof level, "%.*s", (int)(us - name), name);
+    int slot = mt_store_sim_level_slot(level);
+    if (slot < 0 || strpbrk(level, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        return false;
+    *m = (metric){M_SIM_MISSES, (unsigned)slot, -1};
+    if (!strcmp(us + 1, "misses"))
+        return true;
+    for (int c = 0; c < MT_STORE_NCAUSES; c++) {
+        size_t n = strlen(cause_names[c]);
+        if (!strncmp(us + 1, cause_names[c], n) && !strcmp(us + 1 + n, "_misses")) {
+            m->cause = c;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void metric_title(metric m, char *buf, size_t n)
+{
+    if (m.kind != M_SIM_MISSES)
+        snprintf(buf, n, "%s", metric_titles[m.kind]);
+    else
+        snprintf(buf, n, "%s %s%smisses (simulated)", mt_store_sim_level_name(m.slot),
+                 m.cause < 0 ? "" : cause_names[m.cause], m.cause < 0 ? "" : " ");
+}
 
 typedef struct {
     const char *db, *program, *out;
@@ -127,9 +175,11 @@ static int parse_option(history_args *a, const char *opt, const char *val)
     } else if (!strcmp(opt, "--metric")) {
         for (size_t m = 0; m < MT_ARRAY_LEN(metric_names); m++)
             if (!strcmp(val, metric_names[m])) {
-                a->metric = (metric)m;
+                a->metric = (metric){(metric_kind)m, 0, -1};
                 return 0;
             }
+        if (parse_sim_metric(val, &a->metric))
+            return 0;
         mt_ui_error("history: unknown metric '%s'; see 'mtool help history'", val);
         return -1;
     } else if (parse_number(opt, val, &v) != 0)
@@ -237,15 +287,37 @@ static char *object_place(const mt_store_object_row *o)
     return escaped_free(mt_xasprintf("%s:%u", slash ? slash + 1 : o->file, o->line));
 }
 
+static double count_value(uint64_t v) { return v == MT_STORE_NO_COUNT ? NAN : (double)v; }
+
+/* A simulated level's misses of o: NAN when o was not simulated or its
+ * machine had no such level. */
+static double sim_misses(const mt_store_object_row *o, unsigned slot, int cause)
+{
+    if (!o->sim.present)
+        return NAN;
+    if (slot == MT_STORE_SIM_LL)
+        slot = o->sim.last;
+    if (slot >= MT_STORE_SIM_LEVELS || o->sim.misses[slot][0] == MT_STORE_NO_COUNT)
+        return NAN;
+    if (cause >= 0)
+        return (double)o->sim.misses[slot][cause];
+    uint64_t n = 0;
+    for (int c = 0; c < MT_STORE_NCAUSES; c++)
+        n += o->sim.misses[slot][c];
+    return (double)n;
+}
+
 static double metric_value(const mt_store_object_row *o, metric m)
 {
-    switch (m) {
-    case M_INSNS: return (double)o->instructions;
-    case M_ENTRIES: return o->entries == MT_STORE_NO_COUNT ? NAN : (double)o->entries;
+    switch (m.kind) {
+    case M_INSNS: return count_value(o->instructions);
+    case M_ENTRIES: return count_value(o->entries);
     case M_MEASURED: return o->measured_cycles;
     case M_PREDICTED: return o->predicted_cycles;
     case M_OVERHEAD: return o->overhead_cycles;
-    default: return (double)o->memory_ops;
+    case M_SIM_REFS: return o->sim.present ? (double)o->sim.refs : NAN;
+    case M_SIM_MISSES: return sim_misses(o, m.slot, m.cause);
+    default: return count_value(o->memory_ops);
     }
 }
 
@@ -326,6 +398,136 @@ static void print_object(FILE *fp, const mt_store_object_row *o, const char *fir
 static const char figures_note[] =
     "(counts are measured; measured/predicted/overhead cycles are '-' until a run records them,\n"
     " entries '-' for loops of count runs stored before history version 4: docs/HISTORY.md)\n";
+static const char sim_note[] =
+    "(simulated runs, mtool sim: references traced and misses per cache level by cause, a\n"
+    " procedure's including its loops'; levels without a miss in these rows left out)\n";
+
+/* The level slots in which any of the rows has a simulated miss (a traced
+ * run's I1 has none: instruction fetches are not traced). */
+static void sim_slots(const mt_store_object_row *rows, size_t n, bool slots[MT_STORE_SIM_LEVELS])
+{
+    for (unsigned l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+        slots[l] = false;
+        for (size_t i = 0; i < n && !slots[l]; i++)
+            slots[l] = sim_misses(&rows[i], l, -1) > 0;
+    }
+}
+
+static void print_sim_header(FILE *fp, const char *first_column, const bool *slots)
+{
+    fprintf(fp, "  %6s  %-32s %-24s %14s", first_column, "name", "at", "references");
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        if (slots[l]) {
+            char title[16];
+            snprintf(title, sizeof title, "%s misses", mt_store_sim_level_name((unsigned)l));
+            fprintf(fp, " %12s %10s %10s %10s", title, "cold", "capacity", "conflict");
+        }
+    fputc('\n', fp);
+}
+
+/* One row of print_sim_header's table. */
+static void print_sim_object(FILE *fp, const mt_store_object_row *o, const char *first_column,
+                             const bool *slots)
+{
+    char *label = object_label(o), *place = object_place(o), d[24];
+    row_writer w = {.fp = fp};
+    put_column(&w, 2, first_column, 6);
+    put_column(&w, 2, label, -32);
+    put_column(&w, 1, place, -24);
+    put_column(&w, 1, decimal(o->sim.refs, d), 14);
+    for (unsigned l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+        if (!slots[l])
+            continue;
+        double all = sim_misses(o, l, -1);
+        put_column(&w, 1, isnan(all) ? "-" : decimal((uint64_t)all, d), 12);
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            put_column(&w, 1, isnan(all) ? "-" : decimal(o->sim.misses[l][c], d), 10);
+    }
+    row_put(&w, "\n", 1);
+    fwrite(w.buf, 1, w.len, fp);
+    free(label);
+    free(place);
+}
+
+/* The rows of a run (`show`) or of an object's runs (`trend`): counted and
+ * timed ones in one table, simulated ones in another (their figures are
+ * others); at most `top` of each when top > 0.  first_column(row) says
+ * which row it is. */
+static void print_object_tables(const mt_store_object_row *rows, size_t n, size_t top,
+                                const char *first_title,
+                                void (*first_column)(const mt_store_object_row *, char *, size_t))
+{
+    size_t nsim = 0, shown = 0;
+    for (size_t i = 0; i < n; i++)
+        nsim += rows[i].sim.present;
+    char first[32];
+    if (nsim < n || n == 0) {
+        print_object_header(stdout, first_title);
+        for (size_t i = 0; i < n && (!top || shown < top); i++)
+            if (!rows[i].sim.present) {
+                first_column(&rows[i], first, sizeof first);
+                print_object(stdout, &rows[i], first);
+                shown++;
+            }
+        fputs(figures_note, stdout);
+    }
+    if (!nsim)
+        return;
+    bool slots[MT_STORE_SIM_LEVELS];
+    sim_slots(rows, n, slots);
+    if (nsim < n)
+        fputc('\n', stdout);
+    print_sim_header(stdout, first_title, slots);
+    shown = 0;
+    for (size_t i = 0; i < n && (!top || shown < top); i++)
+        if (rows[i].sim.present) {
+            first_column(&rows[i], first, sizeof first);
+            print_sim_object(stdout, &rows[i], first, slots);
+            shown++;
+        }
+    fputs(sim_note, stdout);
+}
+
+static void object_id_column(const mt_store_object_row *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "#%" PRId64, o->object);
+}
+
+static void run_id_column(const mt_store_object_row *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%" PRId64, o->run);
+}
+
+/* A simulated run's machine and its totals per level. */
+static int print_sim_levels(mt_store *s, const mt_store_run_row *r)
+{
+    mt_store_sim_level *levels;
+    size_t n;
+    mt_error err;
+    if (mt_store_sim_levels(s, r->id, &levels, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    char *machine = mt_ui_escape(r->sim_machine);
+    printf("  simulated machine: %s\n  %-5s %10s %5s %5s %14s %12s %12s %12s %12s %12s %12s %8s\n",
+           machine, "level", "size", "ways", "line", "references", "misses", "cold", "capacity",
+           "conflict", "evictions", "writebacks", "used");
+    free(machine);
+    for (size_t i = 0; i < n; i++) {
+        const mt_store_sim_level *l = &levels[i];
+        char used[16];
+        double bytes = (double)l->lines * l->line;
+        snprintf(used, sizeof used, bytes > 0 ? "%.1f%%" : "-", 100.0 * (double)l->bytes_used / bytes);
+        printf("  %-5s %10" PRIu64 " %5" PRIu32 " %5" PRIu32 " %14" PRIu64 " %12" PRIu64 " %12" PRIu64
+               " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %8s\n",
+               mt_store_sim_level_name(l->slot), l->size, l->ways, l->line, l->refs, l->misses,
+               l->cause[MT_STORE_COLD], l->cause[MT_STORE_CAPACITY], l->cause[MT_STORE_CONFLICT],
+               l->evictions, l->writebacks, used);
+    }
+    printf("  (used: bytes of the lines brought in that were referenced before they left)\n\n");
+    free(levels);
+    return 0;
+}
 
 /* ---- list, show ------------------------------------------------------------- */
 
@@ -349,13 +551,15 @@ static int cmd_list(mt_store *s, const history_args *a)
            "program", "build", "exit", "user s", "memory ops", "objects", "command");
     for (size_t i = 0; i < n; i++) {
         const mt_store_run_row *r = &rows[i];
-        char when[32], exit_s[16], user[32];
+        char when[32], exit_s[16], user[32], memops[24];
         format_time(r->finished, when, sizeof when);
+        /* a simulated run counted nothing: its figures are others */
+        const char *memops_text = r->sim_machine ? "-" : decimal(r->memory_ops, memops);
         snprintf(exit_s, sizeof exit_s, r->ran ? "%d" : "-", r->exit_status);
         snprintf(user, sizeof user, isnan(r->user_s) ? "-" : "%.3f", r->user_s);
         char *program = mt_ui_escape(r->program), *command = mt_ui_escape(r->command_line);
-        printf("%6" PRId64 "  %-19s  %-6s %-24s %-8.8s %4s %9s %16" PRIu64 " %7u  %s\n", r->id, when,
-               r->tool, program, r->sha256, exit_s, user, r->memory_ops, r->nobjects, command);
+        printf("%6" PRId64 "  %-19s  %-6s %-24s %-8.8s %4s %9s %16s %7u  %s\n", r->id, when,
+               r->tool, program, r->sha256, exit_s, user, memops_text, r->nobjects, command);
         free(program);
         free(command);
     }
@@ -393,9 +597,11 @@ static int cmd_show(mt_store *s, const history_args *a)
         return 1;
     }
     const mt_store_run_row r = *rp;
-    char when[32], status[32];
+    char when[32], status[64];
     format_time(r.finished, when, sizeof when);
-    snprintf(status, sizeof status, r.ran ? "exit status %d" : "profiles merged, nothing ran",
+    snprintf(status, sizeof status, r.ran ? "exit status %d"
+                                    : r.sim_machine ? "a trace file simulated, nothing ran"
+                                                    : "profiles merged, nothing ran",
              r.exit_status);
     char *program = mt_ui_escape(r.program), *path = mt_ui_escape(r.path),
          *command = mt_ui_escape(r.command_line), *args = mt_ui_escape(r.arguments),
@@ -412,18 +618,18 @@ static int cmd_show(mt_store *s, const history_args *a)
     free(cwd);
     print_times("instrumented run", r.user_s, r.sys_s, r.wall_s);
     print_times("uninstrumented run", r.base_user_s, r.base_sys_s, r.base_wall_s);
-    printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
-           " memory operations; %u procedures and loops\n\n", r.instructions, r.memory_ops, r.nobjects);
-    print_object_header(stdout, "object");
-    for (size_t i = 0; i < n && (!a->top || i < a->top); i++) {
-        char idc[24];
-        snprintf(idc, sizeof idc, "#%" PRId64, objs[i].object);
-        print_object(stdout, &objs[i], idc);
-    }
-    fputs(figures_note, stdout);
+    int rc = 0;
+    if (r.sim_machine)
+        rc = print_sim_levels(s, &r) == 0 ? 0 : 1;
+    else
+        printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
+               " memory operations; %u procedures and loops\n\n", r.instructions, r.memory_ops,
+               r.nobjects);
+    if (rc == 0)
+        print_object_tables(objs, n, a->top, "object", object_id_column);
     mt_store_object_rows_free(objs, n);
     mt_store_run_rows_free(rp, 1);
-    return 0;
+    return rc;
 }
 
 /* ---- trend ------------------------------------------------------------------- */
@@ -448,13 +654,7 @@ static int cmd_trend(mt_store *s, const history_args *a)
            n && rows[n - 1].is_region ? "region" : n && rows[n - 1].is_loop ? "loop" : "procedure",
            object, n, n == 1 ? "" : "s",
            n && !rows[n - 1].named ? "; identified by address only (no symbol)" : "");
-    print_object_header(stdout, "run");
-    for (size_t i = 0; i < n; i++) {
-        char runc[24];
-        snprintf(runc, sizeof runc, "%" PRId64, rows[i].run);
-        print_object(stdout, &rows[i], runc);
-    }
-    fputs(figures_note, stdout);
+    print_object_tables(rows, n, 0, "run", run_id_column);
     free(label);
     mt_store_object_rows_free(rows, n);
     return 0;
@@ -462,12 +662,16 @@ static int cmd_trend(mt_store *s, const history_args *a)
 
 /* ---- diff and regressions ------------------------------------------------------ */
 
-/* The metric both runs have: overhead, else measured cycles, else counts. */
+/* The metric both runs have: overhead, else measured cycles, else counts,
+ * else simulated last-level misses. */
 static metric choose_metric(const mt_store_diff *d, metric asked)
 {
-    if (asked != M_AUTO)
+    if (asked.kind != M_AUTO)
         return asked;
-    for (metric m = M_OVERHEAD; m >= M_MEASURED; m = m == M_OVERHEAD ? M_MEASURED : M_AUTO) {
+    static const metric order[] = {{M_OVERHEAD, 0, -1}, {M_MEASURED, 0, -1}, {M_MEMOPS, 0, -1},
+                                   {M_SIM_MISSES, MT_STORE_SIM_LL, -1}};
+    for (size_t k = 0; k < MT_ARRAY_LEN(order); k++) {
+        metric m = order[k];
         bool in_a = false, in_b = false;
         for (size_t i = 0; i < d->na; i++)
             in_a |= !isnan(metric_value(&d->a[i], m));
@@ -476,7 +680,7 @@ static metric choose_metric(const mt_store_diff *d, metric asked)
         if (in_a && in_b)
             return m;
     }
-    return M_MEMOPS;
+    return order[2];
 }
 
 typedef struct {
@@ -569,8 +773,10 @@ static void print_unpaired(const char *title, const mt_store_object_row *rows, s
     for (size_t i = 0; i < n; i++)
         if (skip ? !skip[i] : paired_b[i] == MT_NONE) {
             char *label = object_label(&rows[i]), *place = object_place(&rows[i]);
-            printf("  #%-6" PRId64 " %-32s %-24s %16" PRIu64 " memory ops\n", rows[i].object, label,
-                   place, rows[i].memory_ops);
+            bool sim = rows[i].sim.present;
+            printf("  #%-6" PRId64 " %-32s %-24s %16" PRIu64 " %s\n", rows[i].object, label, place,
+                   sim ? rows[i].sim.refs : rows[i].memory_ops,
+                   sim ? "references (simulated)" : "memory ops");
             free(label);
             free(place);
         }
@@ -589,8 +795,10 @@ static int cmd_diff(mt_store *s, const history_args *a)
     metric m = choose_metric(&d, a->metric);
     size_t n;
     compared *c = compare_pairs(&d, m, &n);
-    printf("diff run %" PRId64 " -> run %" PRId64 " by %s, threshold %g%%\n", ra, rb,
-           metric_titles[m], a->threshold);
+    char title[64];
+    metric_title(m, title, sizeof title);
+    printf("diff run %" PRId64 " -> run %" PRId64 " by %s, threshold %g%%\n", ra, rb, title,
+           a->threshold);
     const char *titles[] = {"regressed", "improved"};
     size_t unchanged = n;
     for (int k = 0; k < 2; k++) {
@@ -637,8 +845,10 @@ static int cmd_regressions(mt_store *s, const history_args *a)
     size_t n, regressed = 0, considered = 0;
     compared *c = compare_pairs(&d, m, &n);
     double ta = total_of(d.a, d.na, m), tb = total_of(d.b, d.nb, m);
+    char title[64];
+    metric_title(m, title, sizeof title);
     printf("regressions: run %" PRId64 " against run %" PRId64 " by %s; threshold %g%%, objects "
-           "holding at least %g%% of either run's total\n", rb, ra, metric_titles[m], a->threshold,
+           "holding at least %g%% of either run's total\n", rb, ra, title, a->threshold,
            a->min_share);
     for (size_t i = 0; i < n; i++) {
         double share = fmax(ta ? 100 * fabs(c[i].before) / ta : 0, tb ? 100 * fabs(c[i].after) / tb : 0);

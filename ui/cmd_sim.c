@@ -24,8 +24,10 @@ const char mt_sim_usage[] =
     "say otherwise (docs/SIMULATOR.md).\n"
     "With -- BIN ARGS, runs a copy of BIN whose procedures' loads and stores (explicit\n"
     "operands, stack traffic, rep movs/stos, vector operands) go to the simulator as\n"
-    "the program runs, code objects being BIN's procedures; exits with the program's\n"
-    "exit status.\n"
+    "the program runs, code objects being BIN's procedures, data objects its globals\n"
+    "and their struct fields (DWARF), heap blocks by allocation site and call path,\n"
+    "stack frames by procedure and TLS (per data object, code x data, causes of\n"
+    "replacement); exits with the program's exit status.\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -58,14 +60,18 @@ const char mt_sim_usage[] =
     "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
     "  --json                JSON instead of text\n"
-    "  -o FILE               write to FILE (complete or not at all)\n";
+    "  -o FILE               write to FILE (complete or not at all)\n"
+    "  --no-store            do not record the run in the history (a traced run, or a\n"
+    "                        trace with --binary; see 'mtool help history')\n";
 
 typedef struct {
     const char *trace, *format, *binary, *machine, *out, *load_base;
     const char *sample_sets, *sample_time;
     mt_sim_sample sample;         /* from them (mode MT_SIM_EXACT without) */
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
-    bool json, cachegrind, print_machine;
+    int argc;                     /* the command line, for the history */
+    char **argv;
+    bool json, cachegrind, print_machine, no_store;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -102,6 +108,8 @@ static int parse_setting(sim_args *a, const char *s)
 
 static int parse_args(sim_args *a, int argc, char **argv)
 {
+    a->argc = argc;
+    a->argv = argv;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         bool has_value = i + 1 < argc;
@@ -130,6 +138,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->cachegrind = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
+        else if (!strcmp(s, "--no-store"))
+            a->no_store = true;
         else if (!strcmp(s, "--set") && has_value && strchr(argv[i + 1], '=') &&
                  a->nsettings < MT_ARRAY_LEN(a->settings)) {
             /* KEY=VALUE: the key as the description file has it */
@@ -209,6 +219,11 @@ static int parse_sample(sim_args *a, const mt_sim_machine *m)
                  mt_sim_sample_check(&a->sample, m, &err) != 0)) {
         mt_ui_error("sim: %s", err.msg);
         return -1;
+    }
+    if (spec && !a->no_store) { /* the history's figures are counts, not estimates */
+        a->no_store = true;
+        fprintf(stderr, "mtool: sim: a sampled run is not stored in the history (its counts "
+                        "are estimates)\n");
     }
     return 0;
 }
@@ -320,7 +335,7 @@ static code_row *code_rows(mt_sim *s, size_t *n)
 
 /* A code object's name: its procedure's, or NAME@0xHEADER for a loop (as
  * `mtool time --time` reads it back). */
-static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
+void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
 {
     mt_timed_object o = {0};
     if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop))
@@ -328,8 +343,6 @@ static void code_name(const mt_program *prog, uint32_t code, char *buf, size_t n
     else
         snprintf(buf, n, "%s", prog ? "(outside the binary's procedures)" : "(all code)");
 }
-
-#define CODE_NAME_MAX 1024
 
 /* ---- text ---- */
 
@@ -400,8 +413,8 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
-        char raw[CODE_NAME_MAX];
-        code_name(map->prog, rows[i].code, raw, sizeof raw);
+        char raw[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(map->prog, rows[i].code, raw, sizeof raw);
         char *name = mt_ui_escape(raw);
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
@@ -412,7 +425,8 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
 }
 
 static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map)
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
 {
     char *trace = mt_ui_escape(a->program ? a->program[0] : a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
@@ -437,6 +451,8 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     code_row *rows = code_rows(s, &n);
     print_code_objects(fp, s, rows, n, map);
     free(rows);
+    if (data)
+        mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
 }
 
@@ -489,7 +505,7 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
 }
 
 /* misses of one code row or pair: {"D1": {"cold": ...}, ...} */
-static void json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES])
+void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES])
 {
     fprintf(fp, "{");
     for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
@@ -522,12 +538,12 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        char name[CODE_NAME_MAX];
-        code_name(map->prog, rows[i].code, name, sizeof name);
+        char name[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(map->prog, rows[i].code, name, sizeof name);
         mt_json_string(fp, name);
         json_code_place(fp, map->prog, rows[i].code);
         fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
-        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
+        mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  ]");
@@ -543,7 +559,7 @@ static void json_tallies(FILE *fp, mt_sim *s)
         fprintf(fp, "%s\n    {\"code\": %" PRIu32 ", \"data\": %" PRIu32 ", \"refs\": %" PRIu64
                     ", \"misses\": ",
                 i ? "," : "", p[i].code, p[i].data, p[i].refs);
-        json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
+        mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
         fprintf(fp, "}");
     }
     const mt_sim_eviction *e = mt_sim_evictions(s, &n);
@@ -564,7 +580,8 @@ static void json_tallies(FILE *fp, mt_sim *s)
 }
 
 static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map)
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
     mt_json_string(fp, a->program ? a->program[0] : a->trace);
@@ -589,13 +606,16 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     json_sampling(fp, s);
     json_code_objects(fp, s, map);
     json_tallies(fp, s);
+    if (data)
+        mt_sim_data_json(fp, s, data, map->prog);
     fprintf(fp, "\n}\n");
 }
 
 /* ---- the command ---- */
 
 static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                        const mt_trace_counts *c, const mt_sim_code_map *map)
+                        const mt_trace_counts *c, const mt_sim_code_map *map,
+                        const mt_data_map *data)
 {
     mt_outfile out = {0};
     FILE *fp = mt_ui_output_open(&out, a->out);
@@ -603,9 +623,9 @@ static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
         return 1;
     mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
     if (a->json)
-        print_json(fp, a, s, m, c, map);
+        print_json(fp, a, s, m, c, map, data);
     else
-        print_text(fp, a, s, m, c, map);
+        print_text(fp, a, s, m, c, map, data);
     return mt_ui_output_close(&out, a->out);
 }
 
@@ -635,7 +655,8 @@ static int open_code_map(const sim_args *a, mt_trace_format format, mt_sim_code_
         return -1;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    opt.want_lines = opt.want_estimability = false;
+    opt.want_estimability = false;
+    opt.want_lines = !a->no_store; /* the history keys a build's sites by source line */
     mt_error err;
     mt_program *prog = mt_analyze(a->binary, &opt, &err);
     if (!prog) {
@@ -684,7 +705,10 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     else {
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
-        rc = write_report(a, s, m, &counts, map);
+        rc = write_report(a, s, m, &counts, map, NULL);
+        if (rc == 0 && !a->no_store && map->prog)
+            mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
+                                  (char *[]){(char *)a->binary, NULL}, NULL);
     }
     mt_sim_free(s);
     return rc;
@@ -703,9 +727,9 @@ static void say_coverage(const mt_trace_result *r)
             (unsigned long long)r->leftover);
     if (w->ntrace_untraced)
         fprintf(stderr,
-                "mtool: %u memory operands not traced (gathers and scatters: an address per "
-                "vector element, not one operand; rep cmps/scas: they stop before %%rcx "
-                "runs out; operands of no stated size; 32-bit addresses)\n",
+                "mtool: %u memory operands not traced (rep cmps/scas: they stop before "
+                "%%rcx runs out; operands of no stated size; 32-bit addresses or segment "
+                "prefixes)\n",
                 w->ntrace_untraced);
     if (r->counts.damaged)
         fprintf(stderr, "mtool: warning: %llu damaged trace records skipped\n",
@@ -729,7 +753,9 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
         mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
                              .writes = r.counts.writes, .modifies = r.counts.modifies};
         mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
-        rc = write_report(a, s, m, &c, &map);
+        rc = write_report(a, s, m, &c, &map, r.data);
+        if (rc == 0 && !a->no_store)
+            mt_history_record_sim(s, m, r.prog, a->argc, a->argv, a->program, &r.run);
         if (rc == 0)
             rc = mt_exit_code(r.run.status);
     }

@@ -1,10 +1,11 @@
-/* ui/history_record.c — what a measuring command (count now; time, run and
- * the simulator later) hands to the history: per-object figures, the run's
+/* ui/history_record.c — what a measuring command (count, time, run, sim)
+ * hands to the history: per-object figures, the run's
  * circumstances (command line, directory, machine, version), stored in one
  * transaction.  Failing to store is reported in one line; the caller decides
  * the exit status. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct mt_history {
     mt_store_build build;
     mt_store_figures *figures;
     size_t nfigures, cap;
+    const mt_store_sim *sim;  /* a simulated run's figures, or NULL */
     bool ok;
     mt_error err;
 };
@@ -120,7 +122,7 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
                         .user_s = r->user_s, .sys_s = r->sys_s, .wall_s = r->wall_s,
                         .base_user_s = r->base_user_s, .base_sys_s = r->base_sys_s,
                         .base_wall_s = r->base_wall_s, .figures = h->figures,
-                        .nfigures = h->nfigures};
+                        .nfigures = h->nfigures, .sim = h->sim};
     mt_store *s = h->ok ? mt_store_open(path, MT_STORE_WRITE, &h->err) : NULL;
     int64_t id = s ? mt_store_add_run(s, &h->build, &run, &h->err) : -1;
     if (id > 0) {
@@ -138,5 +140,169 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
     mt_store_build_free(&h->build);
     free(h->figures);
     free(h);
+    return rc;
+}
+
+/* ---- simulated runs ---------------------------------------------------------- */
+
+/* "32K", "8M", or bytes: as the flags and the description file take it. */
+static void size_text(uint64_t size, char *buf, size_t n)
+{
+    static const char units[] = "GMK";
+    for (int k = 0; k < 3; k++) {
+        uint64_t unit = 1ull << (10 * (3 - k));
+        if (size % unit == 0) {
+            snprintf(buf, n, "%" PRIu64 "%c", size / unit, units[k]);
+            return;
+        }
+    }
+    snprintf(buf, n, "%" PRIu64, size);
+}
+
+/* The machine as the settings that make it again (`mtool sim --set
+ * KEY=VALUE`), defaults left out, then where it came from:
+ * "D1=8K,4,64 LL=64K,8,64 L2.inclusion=inclusive (sysfs + flags)". */
+static char *machine_summary(const mt_sim *s, const mt_sim_machine *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    bool random = false;
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        const mt_sim_level_desc *d = mt_sim_level(s, i)->desc;
+        char size[32];
+        size_text(d->size, size, sizeof size);
+        fprintf(mem, "%s%s=%s,%" PRIu32 ",%" PRIu32, i ? " " : "", d->name, size, d->ways, d->line);
+        if (d->replacement != MT_SIM_LRU)
+            fprintf(mem, " %s.replacement=%s", d->name, mt_sim_replacement_name(d->replacement));
+        if (d->inclusion != MT_SIM_NON_INCLUSIVE)
+            fprintf(mem, " %s.inclusion=%s", d->name, mt_sim_inclusion_name(d->inclusion));
+        if (!d->write_allocate)
+            fprintf(mem, " %s.write_allocate=no", d->name);
+        if (d->prefetch != MT_SIM_PREFETCH_NONE)
+            fprintf(mem, " %s.prefetch=%s", d->name, mt_sim_prefetch_name(d->prefetch));
+        random |= d->replacement == MT_SIM_RANDOM;
+    }
+    if (m->straddle_line)
+        fprintf(mem, " straddle=line");
+    if (random)
+        fprintf(mem, " seed=%" PRIu64, m->seed);
+    fprintf(mem, " (%s)", m->source);
+    fclose(mem);
+    return text;
+}
+
+/* Each level's description and the run's totals there; slot_of[i]: level
+ * i's slot in the history. */
+static mt_store_sim_level *sim_levels(mt_sim *s, unsigned *slot_of)
+{
+    unsigned n = mt_sim_level_count(s);
+    mt_store_sim_level *levels = mt_xcalloc(n + 1, sizeof *levels);
+    size_t nuses;
+    const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
+    for (unsigned i = 0; i < n; i++) {
+        const mt_sim_level_stats *st = mt_sim_level(s, i);
+        const mt_sim_level_desc *d = st->desc;
+        int slot = mt_store_sim_level_slot(d->name);
+        slot_of[i] = slot >= 0 && slot < MT_STORE_SIM_LEVELS ? (unsigned)slot : MT_STORE_SIM_LEVELS;
+        mt_store_sim_level *l = &levels[i];
+        *l = (mt_store_sim_level){.slot = slot_of[i], .size = d->size, .ways = d->ways,
+                                  .line = d->line, .write_allocate = d->write_allocate,
+                                  .refs = st->refs, .misses = st->misses,
+                                  .evictions = st->evictions, .writebacks = st->writebacks,
+                                  .lines = st->lines_used};
+        snprintf(l->replacement, sizeof l->replacement, "%s", mt_sim_replacement_name(d->replacement));
+        snprintf(l->inclusion, sizeof l->inclusion, "%s", mt_sim_inclusion_name(d->inclusion));
+        snprintf(l->prefetch, sizeof l->prefetch, "%s", mt_sim_prefetch_name(d->prefetch));
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            l->cause[c] = st->cause[c]; /* the store keeps sim's order of causes */
+        for (size_t k = 0; k < nuses; k++)
+            if (uses[k].level == i)
+                l->bytes_used += uses[k].bytes_used;
+    }
+    return levels;
+}
+
+/* A site's figures before the first reference: zero misses at the levels
+ * the machine has, none (NULL) at the others. */
+static mt_store_sim_figures empty_figures(uint32_t site, mt_sim *s, const unsigned *slot_of)
+{
+    mt_store_sim_figures f = {.site = site};
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            f.misses[l][c] = MT_STORE_NO_COUNT;
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        if (slot_of[l] < MT_STORE_SIM_LEVELS)
+            memset(f.misses[slot_of[l]], 0, sizeof f.misses[0]);
+    return f;
+}
+
+static void add_pair(mt_store_sim_figures *f, mt_sim *s, const unsigned *slot_of,
+                     const mt_sim_pair *p)
+{
+    f->refs += p->refs;
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        for (int c = 0; c < MT_STORE_NCAUSES && slot_of[l] < MT_STORE_SIM_LEVELS; c++)
+            f->misses[slot_of[l]][c] += p->misses[l][c];
+}
+
+/* Per procedure and loop of the build, with the meaning `count` gives its
+ * figures: a procedure's include its loops', a loop's its inner loops'
+ * (the simulator's code objects are the innermost: each reference is
+ * added to its object and every object enclosing it).  Summed over data
+ * objects; references outside the binary's procedures (code object 0:
+ * libraries, the loader) are in the levels' totals only. */
+static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
+                                         const mt_store_build *b, const unsigned *slot_of,
+                                         size_t *n)
+{
+    size_t np;
+    const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    mt_store_sim_figures *by_site = mt_xcalloc(b->nsites + 1, sizeof *by_site);
+    bool *touched = mt_xcalloc(b->nsites + 1, sizeof *touched);
+    for (size_t i = 0; i < np; i++) {
+        uint32_t proc, loop;
+        if (!mt_code_object_split(prog, p[i].code, &proc, &loop))
+            continue;
+        for (uint32_t l = loop;; l = prog->procs[proc].loops[l].parent) {
+            uint32_t site = mt_store_site_of(b, proc, l);
+            if (site == MT_NONE)
+                break; /* PLT stubs are never objects */
+            if (!touched[site])
+                by_site[site] = empty_figures(site, s, slot_of);
+            touched[site] = true;
+            add_pair(&by_site[site], s, slot_of, &p[i]);
+            if (l == MT_NONE)
+                break;
+        }
+    }
+    *n = 0;
+    for (size_t site = 0; site < b->nsites; site++)
+        if (touched[site])
+            by_site[(*n)++] = by_site[site];
+    free(touched);
+    return by_site;
+}
+
+int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run)
+{
+    mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
+                        .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
+                        .user_s = run ? run->user : NAN, .sys_s = run ? run->sys : NAN,
+                        .wall_s = run ? run->wall : NAN, .base_user_s = NAN, .base_sys_s = NAN,
+                        .base_wall_s = NAN};
+    mt_history *h = mt_history_begin(prog, prog_argv[0]);
+    unsigned slot_of[MT_SIM_MAX_LEVELS];
+    char *machine = machine_summary(s, m);
+    mt_store_sim sim = {.machine = machine, .levels = sim_levels(s, slot_of),
+                        .nlevels = mt_sim_level_count(s)};
+    if (h->ok)
+        sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
+    h->sim = &sim;
+    int rc = mt_history_finish(h, &r);
+    free(machine);
+    free(sim.levels);
+    free(sim.figures);
     return rc;
 }

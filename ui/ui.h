@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "../run/run.h"
+#include "../sim/sim.h"
 
 typedef struct {
     const char *name;
@@ -56,10 +57,28 @@ void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_
                            uint64_t entries, uint64_t instructions, uint64_t memory_ops,
                            double measured, double predicted);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
+/* A simulated run (`mtool sim`), recorded whole: the machine `m` as the
+ * finished simulator `s` ran it, its code objects (mt_code_object_split's
+ * ids) named by `prog`, the analysis of prog_argv[0] (BIN ARGS...,
+ * NULL-terminated; a trace read with --binary: BIN alone); `run` the
+ * traced process, NULL for a trace file.  Stored: per level the machine's
+ * description and the totals, per procedure and loop its references and
+ * misses per level by cause.  As mt_history_finish: 0, or -1 said. */
+int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
 int mt_cmd_sim(int argc, char **argv);
 extern const char mt_sim_usage[];
+/* mtool sim's report, shared by cmd_sim.c and sim_data.c: a code object's
+ * name (its procedure's, NAME@0xHEADER for a loop); the misses of a code
+ * object, data object or pair per level by cause, as JSON; the data
+ * objects' sections, text and JSON. */
+#define MT_SIM_CODE_NAME_MAX 1024
+void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n);
+void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES]);
+void mt_sim_data_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

@@ -159,8 +159,30 @@ static int churn(void)
     return 3;
 }
 
+/* A frame written by its callee (tests/dataobj.sh): fill_frame's 256
+ * stores through a pointer land in own_frame's frame, "stack:own_frame". */
+NOINLINE static void fill_frame(volatile long *a, int n)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = i;
+}
+
+NOINLINE static long own_frame(void)
+{
+    volatile long a[256];
+    fill_frame(a, 256);
+    long s = 0;
+    for (int i = 0; i < 256; i++)
+        s += a[i];
+    return s;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "frames")) {
+        printf("frames %ld\n", own_frame());
+        return 3;
+    }
     if (argc > 1 && !strcmp(argv[1], "churn"))
         return churn();
     if (argc > 1 && !strcmp(argv[1], "modes")) {

@@ -681,6 +681,68 @@ static void test_sample_time(void)
     mt_sim_free(s);
 }
 
+static mt_trace_record record(uint64_t addr, unsigned size, unsigned kind)
+{
+    return (mt_trace_record){.addr = addr, .code = 1, .size = (uint16_t)size, .kind = (uint8_t)kind};
+}
+
+/* A gather's group of records, as the tracing copy writes it: 4 dword
+ * indices {3, -1, 10, 20} x scale 64 from base LINE(100), mask 0b1011
+ * (element 2 off): reads of lines 103, 99 and 120.  Split across two
+ * frames with another thread's read between; then a scatter of 2 qword
+ * indices {1, 2} x 8 from LINE(200): one line written twice.  And
+ * damaged groups: an index with no base before it, a mask of 17 elements. */
+static void test_vector_feed(void)
+{
+    mt_sim_machine m = machine("4K,4,64", NULL, NULL);
+    mt_sim *s = mt_sim_new(&m);
+    mt_trace_feed *f = mt_trace_feed_new(s);
+    int32_t idx[4] = {3, -1, 10, 20};
+    uint64_t words[2];
+    memcpy(words, idx, sizeof words);
+    mt_trace_record first[] = {record(LINE(100), 4, MT_TRACE_GATHER),
+                               record(0xb, 4 | 4 << 8 | ((64 << 12) & 0xf000), MT_TRACE_VECTOR_MASK)};
+    /* a scale of 64 does not fit the 4 bits: the mask record is damaged */
+    mt_trace_feed_records(f, 7, first, 2);
+    CHECK(mt_trace_feed_counts_of(f)->damaged == 1, "a scale that does not fit: damaged");
+    first[1] = record(0xb, 4 | 4 << 8 | 8 << 12, MT_TRACE_VECTOR_MASK);
+    idx[0] = 3 * 8, idx[1] = -8, idx[2] = 10 * 8, idx[3] = 20 * 8; /* x 8 = lines 103, 99, (110), 120 */
+    memcpy(words, idx, sizeof words);
+    mt_trace_feed_records(f, 7, first, 2);
+    mt_trace_record other = record(LINE(500), 8, MT_TRACE_READ);
+    mt_trace_feed_records(f, 8, &other, 1);
+    mt_trace_record rest[] = {record(words[0], 8, MT_TRACE_VECTOR_INDEX),
+                              record(words[1], 8, MT_TRACE_VECTOR_INDEX)};
+    mt_trace_feed_records(f, 7, rest, 2);
+    const mt_trace_feed_counts *c = mt_trace_feed_counts_of(f);
+    CHECK(c->vector_elements == 3 && c->reads == 4 && d1_of(s)->misses == 4,
+          "gather across two frames: 3 elements read (got %llu), 4 misses with the other "
+          "thread's (got %llu)", (unsigned long long)c->vector_elements,
+          (unsigned long long)d1_of(s)->misses);
+    /* lines 103, 99 and 120 now hit; 110 was masked off: it misses */
+    uint64_t lines[] = {103, 99, 120, 110};
+    reads(s, lines, 4);
+    CHECK(d1_of(s)->misses == 5, "the gathered lines hit, the masked-off one misses (%llu)",
+          (unsigned long long)d1_of(s)->misses);
+    int64_t q[2] = {1, 2};
+    mt_trace_record scatter[] = {record(LINE(200), 8, MT_TRACE_SCATTER),
+                                 record(0x3, 2 | 8 << 8 | 8 << 12, MT_TRACE_VECTOR_MASK),
+                                 record((uint64_t)q[0], 8, MT_TRACE_VECTOR_INDEX),
+                                 record((uint64_t)q[1], 8, MT_TRACE_VECTOR_INDEX)};
+    mt_trace_feed_records(f, 7, scatter, 4);
+    CHECK(c->writes == 2 && d1_of(s)->write_misses == 1, "scatter: 2 writes, 1 line missed");
+    mt_trace_record stray[] = {record(5, 8, MT_TRACE_VECTOR_INDEX),
+                               record(LINE(300), 4, MT_TRACE_GATHER),
+                               record(0xffff, 17 | 4 << 8 | 1 << 12, MT_TRACE_VECTOR_MASK),
+                               record(5, 8, MT_TRACE_VECTOR_INDEX)};
+    mt_trace_feed_records(f, 9, stray, 4);
+    CHECK(c->damaged == 4 && c->vector_elements == 5,
+          "a stray index, a 17-element mask and the index after it: damaged (%llu)",
+          (unsigned long long)c->damaged);
+    mt_trace_feed_free(f);
+    mt_sim_free(s);
+}
+
 int main(void)
 {
     test_cold();
@@ -701,6 +763,7 @@ int main(void)
     test_machine();
     test_traces();
     test_damaged_traces();
+    test_vector_feed();
     test_sample_sets();
     test_sample_time();
     return unit_finish();

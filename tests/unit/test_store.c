@@ -212,6 +212,17 @@ static mt_store_build synthetic_build(size_t nprocs, const char *sha)
     return b;
 }
 
+/* A new history at `path` holding one counted run of build b (figs: one
+ * per site; *r left as stored); *id its id, -1 when it failed. */
+static mt_store *open_with_a_run(const char *path, const mt_store_build *b, mt_store_figures *figs,
+                                 mt_store_run *r, int64_t *id, mt_error *err)
+{
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, err);
+    fill_run(r, figs, b->nsites, 1);
+    *id = s ? mt_store_add_run(s, b, r, err) : -1;
+    return s;
+}
+
 static void free_build(mt_store_build *b)
 {
     for (size_t i = 0; i < b->nsites; i++) {
@@ -267,7 +278,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "4"), "store: schema version 4 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "5"), "store: schema version 5 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -424,6 +435,10 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
+/* An older file made from a new one: without the tables version 5 added. */
+#define DROP_VERSION_5_TABLES                                                               \
+    "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; "
+
 static void test_migration_from_v1(const char *dir)
 {
     char *path = mt_xasprintf("%s/v1.db", dir);
@@ -436,7 +451,7 @@ static void test_migration_from_v1(const char *dir)
     sqlite3 *db;
     sqlite3_open(path, &db);
     int rc = sqlite3_exec(db,
-        "BEGIN; CREATE TABLE figures_v1(\n"
+        "BEGIN; " DROP_VERSION_5_TABLES "CREATE TABLE figures_v1(\n"
         "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
         "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
         "  object_id INTEGER NOT NULL REFERENCES objects(id),\n"
@@ -458,14 +473,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "4") &&
+    CHECK(query_is(path, "PRAGMA user_version", "5") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 4, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 5, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -577,7 +592,7 @@ static void test_migration_from_v2(const char *dir)
     sqlite3 *db;
     sqlite3_open(path, &db);
     int rc = sqlite3_exec(db,
-        "BEGIN; CREATE TABLE objects_v2(\n"
+        "BEGIN; " DROP_VERSION_5_TABLES "CREATE TABLE objects_v2(\n"
         "  id INTEGER PRIMARY KEY,\n"
         "  program_name TEXT NOT NULL,\n"
         "  kind TEXT NOT NULL CHECK(kind IN ('procedure', 'loop')));\n"
@@ -590,12 +605,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "4") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "5") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 4 (through 3), every object kept, references intact (%s)", s ? "" : err.msg);
+          "migrate: version 5 (through 3 and 4), every object kept, references intact (%s)", s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
     mt_store_build rb = region_build("v2r", 0, addrs, 2);
@@ -704,12 +719,12 @@ static void test_kill_during_write(const char *dir)
 {
     char *path = mt_xasprintf("%s/kill.db", dir);
     mt_error err;
-    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_build b = synthetic_build(3, "cc");
     mt_store_figures figs[6];
     mt_store_run r;
-    fill_run(&r, figs, b.nsites, 1);
-    CHECK(s && mt_store_add_run(s, &b, &r, &err) == 1, "kill: a first run stored");
+    int64_t first;
+    mt_store *s = open_with_a_run(path, &b, figs, &r, &first, &err);
+    CHECK(first == 1, "kill: a first run stored");
     mt_store_close(s);
     /* How long a whole store of that size takes, so every kill lands
      * between 10% and 90% of the way through the transaction. */
@@ -758,6 +773,75 @@ static void test_kill_during_write(const char *dir)
     free(path);
 }
 
+/* A simulated run beside a counted one of the same build: its figures read
+ * back exactly (levels the machine lacks as NO_COUNT, no counts), the run's
+ * levels in order, and the object's trend holding both runs. */
+static void test_simulated_run(const char *dir)
+{
+    char *path = mt_xasprintf("%s/sim.db", dir);
+    mt_error err;
+    mt_store_build b = synthetic_build(2, "cc");
+    mt_store_figures figs[4];
+    mt_store_run r;
+    int64_t counted;
+    mt_store *s = open_with_a_run(path, &b, figs, &r, &counted, &err);
+    mt_store_sim_level levels[2] = {
+        {.slot = 1, .size = 8192, .ways = 4, .line = 64, .replacement = "lru",
+         .inclusion = "non-inclusive", .prefetch = "none", .write_allocate = true, .refs = 100,
+         .misses = 10, .cause = {4, 5, 1}, .lines = 10, .bytes_used = 320},
+        {.slot = 3, .size = 65536, .ways = 8, .line = 64, .replacement = "plru",
+         .inclusion = "inclusive", .prefetch = "stride", .refs = 10, .misses = 4,
+         .cause = {4, 0, 0}}};
+    mt_store_sim_figures sf[2];
+    for (uint32_t k = 0; k < 2; k++) {
+        sf[k] = (mt_store_sim_figures){.site = k, .refs = 50 + k};
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            for (int c = 0; c < MT_STORE_NCAUSES; c++)
+                sf[k].misses[l][c] = l == 1 || l == 3 ? (uint64_t)(10 * l + c + k) : MT_STORE_NO_COUNT;
+    }
+    mt_store_sim sim = {.machine = "D1=8K,4,64 L3=64K,8,64 (flags)", .levels = levels,
+                        .nlevels = 2, .figures = sf, .nfigures = 2};
+    r.tool = "sim";
+    r.nfigures = 0;
+    r.sim = &sim;
+    int64_t simulated = s ? mt_store_add_run(s, &b, &r, &err) : -1;
+    CHECK(counted == 1 && simulated == 2, "sim: a counted and a simulated run stored (%s)",
+          simulated == 2 ? "" : err.msg);
+    mt_store_close(s);
+    s = mt_store_open(path, MT_STORE_READ, &err);
+    mt_store_object_row *objs = NULL, *trend = NULL;
+    mt_store_sim_level *back = NULL;
+    size_t n = 0, nt = 0, nl = 0;
+    bool ok = s && mt_store_run_objects(s, 2, &objs, &n, &err) == 0 && n == 2;
+    for (size_t i = 0; ok && i < n; i++) {
+        uint32_t k = objs[i].sim.refs == 51; /* site k had 50 + k references */
+        ok &= objs[i].sim.present && objs[i].sim.last == 3 && objs[i].memory_ops == MT_STORE_NO_COUNT &&
+              objs[i].instructions == MT_STORE_NO_COUNT && objs[i].entries == MT_STORE_NO_COUNT;
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            ok &= objs[i].sim.misses[l][2] == sf[k].misses[l][2];
+        ok &= i == 0 || objs[i - 1].sim.refs >= objs[i].sim.refs;
+    }
+    CHECK(ok, "sim: the simulated run's objects read back exactly, most references first");
+    CHECK(s && mt_store_sim_levels(s, 2, &back, &nl, &err) == 0 && nl == 2 && back[0].slot == 1 &&
+              back[1].slot == 3 && !strcmp(back[1].inclusion, "inclusive") &&
+              !strcmp(back[1].prefetch, "stride") && back[0].bytes_used == 320 &&
+              back[0].cause[MT_STORE_CAPACITY] == 5 && back[0].write_allocate &&
+              !back[1].write_allocate,
+          "sim: the machine's levels read back in order");
+    CHECK(s && mt_store_trend(s, objs ? objs[0].object : 0, 0, &trend, &nt, &err) == 0 && nt == 2 &&
+              !trend[0].sim.present && trend[0].run == 1 && trend[1].sim.present && trend[1].run == 2,
+          "sim: the trend of an object holds its counted and its simulated run, oldest first");
+    free(back);
+    CHECK(s && mt_store_sim_levels(s, 1, &back, &nl, &err) == 0 && nl == 0,
+          "sim: a counted run has no simulated level");
+    mt_store_object_rows_free(objs, n);
+    mt_store_object_rows_free(trend, nt);
+    free(back);
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/mtool-test-store.XXXXXX";
@@ -767,6 +851,7 @@ int main(void)
     test_matcher();
     test_matcher_regions();
     test_round_trip(dir);
+    test_simulated_run(dir);
     test_regions_stored(dir);
     test_migration_from_v2(dir);
     test_same_build_again(dir);

@@ -1,0 +1,412 @@
+/* dataobj/map.c — the data object of every reference of a traced run
+ * (dataobj.h), kept up to date by the run's events: the load bias, the
+ * allocator's blocks, and each thread's shadow call stack, built from the
+ * return addresses calls push and rets pop (timer.h, MT_TRACE_F_CALL and
+ * MT_TRACE_F_RET). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Callers named in a heap object's call path, after the site's procedure. */
+#define PATH_DEPTH 3
+/* Shadow stack entries kept per thread (deeper recursion is not pushed:
+ * the entries are found by address, so the frames above stay right). */
+#define MAX_SHADOW 65536
+
+/* A call in progress: the return address's slot on the stack, the code
+ * object that called (its procedure owns the frame above the slot), and
+ * for a call of an allocator its link-time address (else 0). */
+typedef struct {
+    uint64_t slot, pc;
+    uint32_t code;
+} shadow_entry;
+
+typedef struct {
+    int32_t tid;
+    shadow_entry *calls;       /* outermost first: slots decrease */
+    size_t ncalls, cap;
+    uint64_t stack_lo, stack_hi; /* addresses of flagged stack references seen */
+    uint64_t tls_lo, tls_len;  /* its TLS block and TCB (TLS_BASE), tls_len 0 unknown */
+    uint64_t site;             /* CALL_SITE's link-time address, for the call that follows */
+    uint64_t alloc_size;       /* of the ALLOC to come */
+} thread_state;
+
+typedef struct {
+    char *key;
+    uint32_t id;
+} site_slot;
+
+struct mt_data_map {
+    const mt_program *prog;
+    dataobj_statics statics;
+    size_t last_static;        /* the variable of the last lookup */
+    dataobj_heap *heap;
+    uint64_t bias;             /* run-time minus link-time addresses (LOAD_BIAS) */
+    mt_data_object *objs;
+    size_t nobjs, cap_objs;
+    thread_state *threads;
+    size_t nthreads, cap_threads, last_thread; /* threads[last_thread]: the last record's */
+    site_slot *sites;          /* open addressing, a power of two, at most half full */
+    size_t nsites, cap_sites;
+    uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
+    uint32_t tls_id;
+    uint64_t tls_below;        /* the executable's TLS block: bytes below the thread pointer */
+};
+
+/* The TCB above the thread pointer that %fs operands read (its self
+ * pointer, the stack protector's canary at 0x28...): glibc's tcbhead_t
+ * up to the canary's cache line. */
+#define TCB_BYTES 64
+
+const char *mt_data_kind_name(mt_data_kind k)
+{
+    static const char *const names[] = {"other", "global", "field", "heap", "stack", "tls"};
+    return k <= MT_DATA_TLS ? names[k] : "?";
+}
+
+static uint32_t add_object(mt_data_map *m, mt_data_object o)
+{
+    MT_PUSH(m->objs, m->nobjs, m->cap_objs, o);
+    return (uint32_t)(m->nobjs - 1);
+}
+
+/* Ids for every variable and field, in address order. */
+static void number_statics(mt_data_map *m)
+{
+    for (size_t i = 0; i < m->statics.n; i++) {
+        dataobj_static *v = &m->statics.v[i];
+        mt_data_object o = {.name = mt_xstrdup(v->name), .kind = MT_DATA_GLOBAL,
+                            .type = v->type ? mt_xstrdup(v->type) : NULL, .start = v->start,
+                            .size = v->size};
+        v->id = add_object(m, o);
+        for (uint32_t k = 0; k < v->nfields; k++) {
+            o.name = mt_xstrdup(v->fields[k].name);
+            o.kind = MT_DATA_FIELD;
+            o.type = v->type ? mt_xstrdup(v->type) : NULL;
+            v->fields[k].id = add_object(m, o);
+        }
+    }
+}
+
+mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
+{
+    mt_elf_file img;
+    if (mt_elf_file_open(&img, prog->path, err) != 0)
+        return NULL;
+    mt_data_map *m = mt_xcalloc(1, sizeof *m);
+    m->prog = prog;
+    if (!dataobj_read_dwarf(&img, &m->statics) && log)
+        fprintf(log, "mtool: warning: %s: DWARF could not be read (libdwarf failed on it); "
+                     "globals by symbol only, without fields\n", prog->path);
+    dataobj_read_symbols(&img, &m->statics);
+    /* x86-64's TLS variant II: the executable's block ends at the thread
+     * pointer, its size rounded up to its alignment. */
+    const Elf64_Phdr *tls = mt_elf_file_phdr(&img, PT_TLS);
+    if (tls && tls->p_memsz < (1ull << 32)) {
+        uint64_t align = tls->p_align > 1 && tls->p_align < (1ull << 32) ? tls->p_align : 1;
+        m->tls_below = (tls->p_memsz + align - 1) / align * align;
+    }
+    mt_elf_file_close(&img);
+    dataobj_statics_finish(&m->statics);
+    add_object(m, (mt_data_object){.name = mt_xstrdup("(other)"), .kind = MT_DATA_OTHER});
+    number_statics(m);
+    m->heap = dataobj_heap_new();
+    m->stack_ids = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *m->stack_ids);
+    return m;
+}
+
+void mt_data_map_free(mt_data_map *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nobjs; i++) {
+        free(m->objs[i].name);
+        free(m->objs[i].type);
+        free(m->objs[i].path);
+    }
+    free(m->objs);
+    for (size_t i = 0; i < m->nthreads; i++)
+        free(m->threads[i].calls);
+    free(m->threads);
+    for (size_t i = 0; i < m->cap_sites; i++)
+        free(m->sites[i].key);
+    free(m->sites);
+    free(m->stack_ids);
+    dataobj_heap_free(m->heap);
+    dataobj_statics_free(&m->statics);
+    free(m);
+}
+
+uint32_t mt_data_map_count(const mt_data_map *m) { return (uint32_t)m->nobjs; }
+
+const mt_data_object *mt_data_map_object(const mt_data_map *m, uint32_t id)
+{
+    return id < m->nobjs ? &m->objs[id] : NULL;
+}
+
+static thread_state *thread_of(mt_data_map *m, int32_t tid)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].tid == tid) {
+            m->last_thread = i;
+            return &m->threads[i];
+        }
+    thread_state t = {.tid = tid, .stack_lo = UINT64_MAX};
+    MT_PUSH(m->threads, m->nthreads, m->cap_threads, t);
+    m->last_thread = m->nthreads - 1;
+    return &m->threads[m->last_thread];
+}
+
+/* ---- globals ---- */
+
+/* The variable or field holding link-time address `a`, 0 for none. */
+static uint32_t static_at(mt_data_map *m, uint64_t a)
+{
+    const dataobj_statics *s = &m->statics;
+    const dataobj_static *v = m->last_static < s->n ? &s->v[m->last_static] : NULL;
+    if (!v || a - v->start >= v->size) {
+        size_t i = mt_upper_bound_u64(s->v, s->n, sizeof *s->v, offsetof(dataobj_static, start), a);
+        if (!i || a - s->v[i - 1].start >= s->v[i - 1].size)
+            return 0;
+        m->last_static = i - 1;
+        v = &s->v[i - 1];
+    }
+    if (!v->nfields)
+        return v->id;
+    uint64_t off = (a - v->start) % v->elem;
+    size_t k = mt_upper_bound_u64(v->fields, v->nfields, sizeof *v->fields,
+                                  offsetof(dataobj_field, off), off);
+    return k && off - v->fields[k - 1].off < v->fields[k - 1].size ? v->fields[k - 1].id : v->id;
+}
+
+/* ---- the stack ---- */
+
+static uint32_t procedure_of(const mt_data_map *m, uint32_t code)
+{
+    uint32_t p, l;
+    return mt_code_object_split(m->prog, code, &p, &l) ? p : m->prog->nprocs;
+}
+
+static uint32_t stack_object(mt_data_map *m, uint32_t proc)
+{
+    if (!m->stack_ids[proc]) {
+        const char *name = proc < m->prog->nprocs ? m->prog->procs[proc].name : "(unknown)";
+        m->stack_ids[proc] = add_object(m, (mt_data_object){.name = mt_xasprintf("stack:%s", name),
+                                                            .kind = MT_DATA_STACK});
+    }
+    return m->stack_ids[proc];
+}
+
+/* The frame holding `addr`: the caller of the outermost call whose return
+ * slot is at or below it owns [slot, the slot of the call before); below
+ * every slot, the running procedure (`code`'s) does. */
+static uint32_t stack_at(mt_data_map *m, const thread_state *t, uint64_t addr, uint32_t code)
+{
+    size_t lo = 0, hi = t->ncalls; /* first entry with slot <= addr (slots decrease) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->calls[mid].slot <= addr)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return stack_object(m, procedure_of(m, lo < t->ncalls ? t->calls[lo].code : code));
+}
+
+/* Calls and rets: entries at or below the slot are over (a call's callee
+ * returned without a traced ret: a library, longjmp). */
+static void track_calls(thread_state *t, const mt_trace_record *r)
+{
+    while (t->ncalls && t->calls[t->ncalls - 1].slot <= r->addr)
+        t->ncalls--;
+    if ((r->flags & MT_TRACE_F_CALL) && t->ncalls < MAX_SHADOW) {
+        shadow_entry e = {.slot = r->addr, .pc = t->site, .code = r->code};
+        MT_PUSH(t->calls, t->ncalls, t->cap, e);
+    }
+    if (r->flags & MT_TRACE_F_CALL)
+        t->site = 0;
+}
+
+/* ---- the heap ---- */
+
+static const char *allocator_name(uint32_t wrap)
+{
+    switch (wrap) {
+    case MT_RT_WRAP_NEW:
+        return "new";
+    case MT_RT_WRAP_NEW_ARRAY:
+        return "new[]";
+    default: {
+        static const char *const names[] = {
+#define MT_RT_WRAP_NAME(id, name) name,
+            MT_RT_WRAPPERS(MT_RT_WRAP_NAME)
+#undef MT_RT_WRAP_NAME
+        };
+        return wrap < MT_RT_WRAP_COUNT ? names[wrap] : "alloc";
+    }
+    }
+}
+
+/* "PROC:LINE", "PROC+0xOFF" or "PROC" for link-time address `pc` in
+ * procedure `proc` (pc 0: unknown). */
+static char *site_name(const mt_data_map *m, uint32_t proc, uint64_t pc)
+{
+    const mt_program *prog = m->prog;
+    if (proc >= prog->nprocs)
+        return mt_xstrdup("(unknown)");
+    const mt_procedure *p = &prog->procs[proc];
+    uint32_t b = pc ? mt_block_at(p, pc) : MT_NONE;
+    if (b != MT_NONE && p->blocks[b].line)
+        return mt_xasprintf("%s:%u", p->name, p->blocks[b].line);
+    if (pc)
+        return mt_xasprintf("%s+0x%llx", p->name, (unsigned long long)(pc - p->entry));
+    return mt_xstrdup(p->name);
+}
+
+/* The callers above the allocation's own call, innermost first. */
+static char *call_path(const mt_data_map *m, const thread_state *t)
+{
+    char *path = mt_xstrdup("");
+    for (size_t k = 1; k <= PATH_DEPTH && k < t->ncalls; k++) {
+        uint32_t p = procedure_of(m, t->calls[t->ncalls - 1 - k].code);
+        char *longer = mt_xasprintf("%s%s%s", path, k > 1 ? " <- " : "",
+                                    p < m->prog->nprocs ? m->prog->procs[p].name : "?");
+        free(path);
+        path = longer;
+    }
+    return path;
+}
+
+static uint64_t hash_key(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static void grow_sites(mt_data_map *m)
+{
+    size_t cap = m->cap_sites ? m->cap_sites * 2 : 64;
+    site_slot *old = m->sites, *fresh = mt_xcalloc(cap, sizeof *fresh);
+    for (size_t i = 0; i < m->cap_sites; i++)
+        if (old[i].key) {
+            size_t k = hash_key(old[i].key) & (cap - 1);
+            while (fresh[k].key)
+                k = (k + 1) & (cap - 1);
+            fresh[k] = old[i];
+        }
+    free(old);
+    m->sites = fresh;
+    m->cap_sites = cap;
+}
+
+/* The object of an allocation by `wrap` at the thread's innermost call
+ * (the allocator's, when the program called it) and call path, made on
+ * its first block. */
+static uint32_t heap_object(mt_data_map *m, const thread_state *t, uint32_t wrap)
+{
+    const shadow_entry *top = t->ncalls ? &t->calls[t->ncalls - 1] : NULL;
+    uint32_t proc = top ? procedure_of(m, top->code) : m->prog->nprocs;
+    uint64_t pc = top ? top->pc : 0;
+    char *path = call_path(m, t);
+    char *key = mt_xasprintf("%u|%llx|%u|%s", wrap, (unsigned long long)pc, proc, path);
+    if (2 * (m->nsites + 1) > m->cap_sites)
+        grow_sites(m);
+    size_t k = hash_key(key) & (m->cap_sites - 1);
+    while (m->sites[k].key && strcmp(m->sites[k].key, key))
+        k = (k + 1) & (m->cap_sites - 1);
+    if (m->sites[k].key) {
+        free(key);
+        free(path);
+        return m->sites[k].id;
+    }
+    char *site = site_name(m, proc, pc);
+    mt_data_object o = {.name = mt_xasprintf("%s@%s", allocator_name(wrap), site),
+                        .kind = MT_DATA_HEAP, .path = path};
+    free(site);
+    m->sites[k] = (site_slot){key, add_object(m, o)};
+    m->nsites++;
+    return m->sites[k].id;
+}
+
+static void allocated(mt_data_map *m, thread_state *t, const mt_trace_record *r)
+{
+    uint32_t id = heap_object(m, t, r->code);
+    mt_data_object *o = &m->objs[id];
+    o->blocks++;
+    if (t->alloc_size > o->size)
+        o->size = t->alloc_size;
+    dataobj_heap_insert(m->heap, r->addr, t->alloc_size ? t->alloc_size : 1, id);
+    t->alloc_size = 0;
+}
+
+/* ---- records ---- */
+
+static uint32_t tls_object(mt_data_map *m)
+{
+    if (!m->tls_id)
+        m->tls_id = add_object(m, (mt_data_object){.name = mt_xstrdup("tls"), .kind = MT_DATA_TLS});
+    return m->tls_id;
+}
+
+static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record *r)
+{
+    if (r->flags & (MT_TRACE_F_CALL | MT_TRACE_F_RET))
+        track_calls(t, r);
+    if ((r->flags & MT_TRACE_F_TLS) || r->addr - t->tls_lo < t->tls_len)
+        return tls_object(m);
+    if (r->flags & MT_TRACE_F_STACK) {
+        t->stack_lo = r->addr < t->stack_lo ? r->addr : t->stack_lo;
+        t->stack_hi = r->addr > t->stack_hi ? r->addr : t->stack_hi;
+        return stack_at(m, t, r->addr, r->code);
+    }
+    uint32_t id = dataobj_heap_find(m->heap, r->addr);
+    if (!id)
+        id = static_at(m, r->addr - m->bias);
+    if (!id && r->addr >= t->stack_lo && r->addr <= t->stack_hi)
+        id = stack_at(m, t, r->addr, r->code);
+    return id;
+}
+
+/* Events and rep counts: no data object of their own. */
+static __attribute__((noinline)) void event(mt_data_map *m, thread_state *t,
+                                            const mt_trace_record *r)
+{
+    switch (r->kind) {
+    case MT_TRACE_LOAD_BIAS:
+        m->bias = r->addr;
+        return;
+    case MT_TRACE_TLS_BASE:
+        t->tls_lo = r->addr - m->tls_below;
+        t->tls_len = m->tls_below + TCB_BYTES;
+        return;
+    case MT_TRACE_CALL_SITE:
+        t->site = r->addr - m->bias;
+        return;
+    case MT_TRACE_ALLOC_SIZE:
+        t->alloc_size = r->addr;
+        return;
+    case MT_TRACE_ALLOC:
+        allocated(m, t, r);
+        return;
+    case MT_TRACE_FREE:
+        dataobj_heap_remove(m->heap, r->addr);
+        return;
+    default: /* REP_COUNT, a gather's group: the feed expands them */
+        return;
+    }
+}
+
+uint32_t mt_data_map_observe(mt_data_map *m, int32_t tid, const mt_trace_record *r)
+{
+    thread_state *t = m->nthreads && m->threads[m->last_thread].tid == tid
+                          ? &m->threads[m->last_thread]
+                          : thread_of(m, tid);
+    if (r->kind <= MT_TRACE_REP_DEST)
+        return reference(m, t, r);
+    event(m, t, r);
+    return 0;
+}

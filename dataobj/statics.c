@@ -1,0 +1,91 @@
+/* dataobj/statics.c — the executable's variables from its symbol tables,
+ * and the sorted, disjoint list of variables lookups search. */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void add_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
+{
+    dataobj_statics *out = ctx;
+    if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || !sym->st_size || !sym->st_value ||
+        !name[0] || sym->st_shndx == SHN_UNDEF || sym->st_value + sym->st_size < sym->st_value)
+        return;
+    dataobj_static v = {.start = sym->st_value, .size = sym->st_size, .elem = sym->st_size,
+                        .name = mt_xstrdup(name)};
+    MT_PUSH(out->v, out->n, out->cap, v);
+}
+
+void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out)
+{
+    mt_elf_file_each_symbol(img, SHT_SYMTAB, add_symbol, out);
+    mt_elf_file_each_symbol(img, SHT_DYNSYM, add_symbol, out);
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const dataobj_static *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (!x->type != !y->type) /* DWARF's (typed) before the symbol's */
+        return x->type ? -1 : 1;
+    return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const dataobj_field *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+void dataobj_static_release(dataobj_static *v)
+{
+    for (uint32_t k = 0; k < v->nfields && v->fields; k++)
+        free(v->fields[k].name);
+    free(v->fields);
+    free(v->name);
+    free(v->type);
+}
+
+void dataobj_statics_free(dataobj_statics *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        dataobj_static_release(&s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Fields sorted; one overlapping the field before it (a union's members
+ * seen through a struct) is dropped. */
+static void tidy_fields(dataobj_static *v)
+{
+    if (v->nfields > 1)
+        qsort(v->fields, v->nfields, sizeof *v->fields, by_offset);
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < v->nfields; k++) {
+        if (kept && v->fields[k].off < v->fields[kept - 1].off + v->fields[kept - 1].size) {
+            free(v->fields[k].name);
+            continue;
+        }
+        v->fields[kept++] = v->fields[k];
+    }
+    v->nfields = kept;
+}
+
+void dataobj_statics_finish(dataobj_statics *s)
+{
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, by_start);
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        dataobj_static *v = &s->v[i];
+        if (kept && v->start < s->v[kept - 1].start + s->v[kept - 1].size) {
+            dataobj_static_release(v); /* the same variable again (its symbol), or an alias */
+            continue;
+        }
+        tidy_fields(v);
+        s->v[kept++] = *v;
+    }
+    s->n = kept;
+}

@@ -1,0 +1,129 @@
+#!/bin/sh
+# tests/dataobj.sh — data objects of traced runs (`mtool sim -- BIN`,
+# docs/SIMULATOR.md "Data objects"):
+#   - chase and aos (samples/): the misses land on the struct field the
+#     loop reads, every array index folded ("pool.node.value",
+#     "records.key"), with the field's spatial use (tests/dataobj_check.py);
+#   - heap (samples/heap.c): two allocation sites named malloc@PROC:LINE
+#     with their references and misses, the second block at the first's
+#     freed address taking every reference made after the free;
+#   - tests/trace/kernels.c: a callee's stores into its caller's frame
+#     land on "stack:CALLER"; TLS reached through a computed pointer is
+#     "tls";
+#   - DWARF damaged in many ways (truncated, overwritten) never crashes:
+#     the run goes on, with at most one warning, or one error line naming
+#     the file when the ELF itself is cut.
+#
+#   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/dataobj.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
+HERE=$(dirname "$0")
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-dataobj.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT INT TERM
+export XDG_CONFIG_HOME="$OUT/config"
+GEOMETRY="--I1=8K,4,64 --D1=8K,4,64 --LL=64K,8,64 --cachegrind"
+
+ok() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; }
+
+for s in chase aos heap; do
+    bin="$SAMPLES_SIM/$s-gcc-O2"
+    # shellcheck disable=SC2086
+    if "$MTOOL" sim $GEOMETRY --json -o "$OUT/$s.json" -- "$bin" > "$OUT/$s.out" 2> "$OUT/$s.err"; then
+        python3 "$HERE/dataobj_check.py" "$s" "$OUT/$s.json" "$HERE/../samples/$s.c" "$OUT/$s.out"
+    else
+        fail "data objects: $s: mtool sim failed: $(head -1 "$OUT/$s.err")"
+    fi
+done
+
+# pair CODE_PREFIX DATA: the references of code objects named CODE_PREFIX...
+# to data object DATA, from $OUT/k.json.
+pair() {
+    python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(sum(p["refs"] for p in d["code_data"]
+          if p["code_name"].split("@")[0] == sys.argv[2] and p["data_name"] == sys.argv[3]))' \
+        "$OUT/k.json" "$1" "$2"
+}
+
+if ! cc -O2 -pthread -g -o "$OUT/kernels" "$HERE/trace/kernels.c"; then
+    fail "data objects: tests/trace/kernels.c does not build"
+else
+    "$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/k.json" -- "$OUT/kernels" frames \
+        > "$OUT/k.out" 2> "$OUT/k.err"
+    n=$(pair fill_frame.constprop.0 stack:own_frame)
+    [ "$n" = 0 ] && n=$(pair fill_frame stack:own_frame)
+    [ "$n" = 256 ] && ok "data objects: a callee's 256 stores into its caller's frame are stack:own_frame" ||
+        fail "data objects: fill_frame's stores into own_frame's frame: $n, not 256"
+    n=$(pair own_frame stack:own_frame)
+    [ "$n" -ge 256 ] && ok "data objects: own_frame's 256 loads of its frame are its own" ||
+        fail "data objects: own_frame's loads of its own frame: $n, not 256 or more"
+    "$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/k.json" -- "$OUT/kernels" \
+        > "$OUT/k.out" 2> "$OUT/k.err"
+    n=$(pair tls_walk tls)
+    # 512 iterations of a store and a load of a __thread array, through a pointer
+    [ "$n" -ge 1024 ] && ok "data objects: tls_walk's 1024 references are tls" ||
+        fail "data objects: tls_walk's references to tls: $n, not 1024 or more"
+fi
+
+# Damaged DWARF: the chase sample with its .debug_info, .debug_abbrev or
+# .debug_str overwritten or cut short (section sizes shrunk), or the file
+# itself truncated.  Never a crash: the program runs and prints its sum
+# (or mtool refuses the file in one line naming it), no sanitizer report.
+python3 - "$SAMPLES_SIM/chase-gcc-O2" "$OUT" <<'EOF'
+import random, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+data = bytearray(open(src, "rb").read())
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+def header(i):
+    return shoff + i * shentsize
+stroff, = struct.unpack_from("<Q", data, header(shstrndx) + 0x18)
+sections = {}
+for i in range(shnum):
+    h = header(i)
+    name, = struct.unpack_from("<I", data, h)
+    end = data.index(0, stroff + name)
+    off, size = struct.unpack_from("<QQ", data, h + 0x18)
+    sections[data[stroff + name:end].decode()] = (h, off, size)
+rng = random.Random(15)
+cases = []
+for sec in (".debug_info", ".debug_abbrev", ".debug_str"):
+    h, off, size = sections[sec]
+    for cut in (1, size // 3, size // 2, size - 1):
+        d = bytearray(data)
+        struct.pack_into("<Q", d, h + 0x20, cut)
+        cases.append((f"{sec}-cut{cut}", d))
+    for seed in range(6):
+        d = bytearray(data)
+        for _ in range(1 + seed * 8):
+            at = off + rng.randrange(size)
+            d[at] = rng.randrange(256)
+        cases.append((f"{sec}-noise{seed}", d))
+    d = bytearray(data)
+    d[off:off + size] = b"\xff" * size
+    cases.append((f"{sec}-ff", d))
+cases.append(("file-cut", bytearray(data[:sections[".debug_info"][1] + 40])))
+for name, d in cases:
+    open(f"{out}/bad-{name}", "wb").write(d)
+print("\n".join(name for name, _ in cases), file=open(f"{out}/bad.list", "w"))
+EOF
+bad=0 total=0
+while read -r name; do
+    f="$OUT/bad-$name"
+    chmod +x "$f"
+    total=$((total + 1))
+    "$MTOOL" sim --D1=8K,4,64 --L2=none -o "$OUT/bad.txt" -- "$f" > "$OUT/bad.out" 2> "$OUT/bad.err"
+    rc=$?
+    if grep -q -e AddressSanitizer -e 'runtime error' -e LeakSanitizer "$OUT/bad.err" ||
+        [ $rc -gt 1 ] || { [ $rc -eq 0 ] && ! grep -qx 134201344 "$OUT/bad.out"; } ||
+        { [ $rc -eq 1 ] && { [ "$(wc -l < "$OUT/bad.err")" != 1 ] ||
+                             ! grep -q "bad-$name" "$OUT/bad.err"; }; }; then
+        bad=$((bad + 1))
+        echo "# $name: exit $rc: $(head -3 "$OUT/bad.err")"
+    fi
+done < "$OUT/bad.list"
+[ "$total" -gt 30 ] && [ $bad = 0 ] &&
+    ok "data objects: $total damaged DWARF files: no crash, the program runs (or one error line)" ||
+    fail "data objects: $bad of $total damaged DWARF files crashed or misbehaved"

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""tests/history_sim_check.py REPORT.json EXPORT.json RUN — a simulated run
+as `mtool history export --json` has it, against the report `mtool sim
+--json` printed for the same run (docs/SIMULATOR.md, docs/HISTORY.md):
+
+  - the machine's levels, in order, with the report's totals;
+  - every procedure: references and misses per level by cause equal to the
+    sum of the report's code objects of that procedure (its own and its
+    loops': the history stores them as `count` does, inclusive);
+  - every loop: its own code object's figures (the report names a loop by
+    its header address, the history's site address) plus those of the loops
+    directly inside it (stored paths P.k), so an innermost loop equals its
+    code object.
+
+Prints one line per failed check and exits 1, else a summary."""
+import json
+import sys
+
+CAUSES = ("cold", "capacity", "conflict")
+
+
+def figures(refs, misses):
+    """(refs, {(level, cause): n}) of one object."""
+    return refs, {(lv, c): by[c] for lv, by in misses.items() for c in CAUSES}
+
+
+def add(a, b):
+    keys = set(a[1]) | set(b[1])
+    return a[0] + b[0], {k: a[1].get(k, 0) + b[1].get(k, 0) for k in keys}
+
+
+def main():
+    report = json.load(open(sys.argv[1]))
+    runs = [r for r in json.load(open(sys.argv[2])) if r["id"] == int(sys.argv[3])]
+    failures = []
+    if len(runs) != 1 or not runs[0]["simulated"]:
+        print(f"no simulated run {sys.argv[3]} in the export")
+        return 1
+    run = runs[0]
+    stored_levels = run["simulated"]["levels"]
+    want = [(lv["name"], lv["size"], lv["ways"], lv["line"], lv["refs"], lv["misses"],
+             lv["causes"]["cold"], lv["causes"]["capacity"], lv["causes"]["conflict"],
+             lv["evictions"], lv["writebacks"]) for lv in report["levels"]]
+    got = [(lv["level"], lv["size"], lv["ways"], lv["line"], lv["refs"], lv["misses"],
+            lv["cold"], lv["capacity"], lv["conflict"], lv["evictions"], lv["writebacks"])
+           for lv in stored_levels]
+    if got != want:
+        failures.append(f"levels: stored {got}, reported {want}")
+    if run["simulated"]["last_level"] != report["levels"][-1]["name"]:
+        failures.append(f"last level {run['simulated']['last_level']}")
+
+    empty = (0, {})
+    per_proc, per_loop = {}, {}
+    for co in report["code_objects"]:
+        if "procedure" not in co:
+            continue  # outside the binary's procedures: in the totals only
+        f = figures(co["refs"], co["misses"])
+        per_proc[co["procedure"]] = add(per_proc.get(co["procedure"], empty), f)
+        if co["loop"]:
+            key = (co["procedure"], int(co["loop"], 16))
+            per_loop[key] = add(per_loop.get(key, empty), f)
+
+    objects = run["objects"]
+    loops = {(o["procedure"], o["loop_path"]): o for o in objects if o["kind"] == "loop"}
+    checked = 0
+    for o in objects:
+        s = o["simulated"]
+        stored = figures(s["refs"], s["misses"])
+        if set(s["misses"]) != {lv["name"] for lv in report["levels"]}:
+            failures.append(f"{o['procedure']}/{o['loop_path']}: levels {sorted(s['misses'])}")
+        if o["kind"] == "procedure":
+            expected = per_proc.get(o["procedure"], empty)
+        else:
+            expected = per_loop.get((o["procedure"], o["address"]), empty)
+            for (proc, path), inner in loops.items():
+                if proc == o["procedure"] and path.startswith(o["loop_path"] + ".") and \
+                        "." not in path[len(o["loop_path"]) + 1:]:
+                    expected = add(expected, figures(inner["simulated"]["refs"],
+                                                     inner["simulated"]["misses"]))
+        nonzero = {k: v for k, v in expected[1].items() if v}
+        if stored[0] != expected[0] or {k: v for k, v in stored[1].items() if v} != nonzero:
+            failures.append(f"{o['procedure']}/{o['loop_path']}: stored {stored}, "
+                            f"expected {expected}")
+        checked += 1
+    missing = set(per_proc) - {o["procedure"] for o in objects if o["kind"] == "procedure"}
+    if missing:
+        failures.append(f"procedures of the report not stored: {sorted(missing)}")
+    for f in failures:
+        print(f)
+    if not failures:
+        print(f"{checked} objects and {len(got)} levels as the report has them")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -174,6 +174,9 @@ typedef struct {
      * (latency.c); a level the machine lacks, or a profile of version < 5,
      * has 0 cycles. */
     mt_mem_latency mem_latency[MT_MEM_LEVELS];
+    /* Misses to memory the core keeps in flight at once (latency.c: 16
+     * independent chases against one); 0: not measured. */
+    double mem_parallelism;
 } mt_machine;
 
 /* Other CPUs busier than this (%) during a calibration: a KVM guest's vCPUs

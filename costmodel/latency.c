@@ -102,6 +102,46 @@ static int measure_level(mt_mem_latency *lat, uint64_t bytes, int runs, double t
     return 0;
 }
 
+/* Misses the core keeps in flight (memory-level parallelism): PARALLEL
+ * chases through the memory level's working set at once, each hop of each
+ * independent of the others; their hops per cycle against one chase's.
+ * (Intel's Golden Cove has 16 L1 fill buffers: up to 16 lines missing at
+ * once.) */
+#define PARALLEL 16
+
+static double parallel_ticks(void **q[PARALLEL], long rounds)
+{
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < rounds; i++)
+        for (int k = 0; k < PARALLEL; k++)
+            q[k] = (void **)*q[k];
+    uint64_t t1 = __rdtsc();
+    for (int k = 0; k < PARALLEL; k++)
+        __asm__ volatile("" : : "r"(q[k]));
+    return (double)(t1 - t0) / ((double)rounds * PARALLEL);
+}
+
+/* The memory level's chase again, PARALLEL pointers spread over it. */
+static int measure_parallelism(mt_machine *m, uint64_t bytes, int runs, mt_error *err)
+{
+    size_t lines = (size_t)(bytes / LINE);
+    char *start = lines >= 2 * PARALLEL && lines <= UINT32_MAX ? (char *)build_chase(lines) : NULL;
+    if (!start) {
+        mt_error_set(err, "calibrate: cannot allocate a %llu-byte pointer chase",
+                     (unsigned long long)bytes);
+        return -1;
+    }
+    void **q[PARALLEL];
+    for (int k = 0; k < PARALLEL; k++)
+        q[k] = (void **)(start + (size_t)k * (lines / PARALLEL) * LINE);
+    double best = INFINITY;
+    for (int r = 0; r < runs; r++)
+        best = fmin(best, parallel_ticks(q, HOPS / PARALLEL) / m->tsc_per_cycle);
+    m->mem_parallelism = fmax(1, m->mem_latency[MT_MEM_MEMORY].cycles / best);
+    free(start);
+    return 0;
+}
+
 int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
                            FILE *report, mt_error *err)
 {
@@ -121,6 +161,13 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
                             "%.0f KiB\n", mt_mem_level_name(l), m->mem_latency[l].cycles,
                     m->mem_latency[l].spread_pct, m->mem_latency[l].bytes / 1024);
     }
+    m->mem_parallelism = 0;
+    if (working_set[MT_MEM_MEMORY] &&
+        measure_parallelism(m, working_set[MT_MEM_MEMORY], runs, err) != 0)
+        return -1;
+    if (report && m->mem_parallelism > 0)
+        fprintf(report, "  memory-level parallelism: %.1f misses in flight (%d independent "
+                        "chases at once against one)\n", m->mem_parallelism, PARALLEL);
     return 0;
 }
 

@@ -363,6 +363,9 @@ static void write_latencies(FILE *fp, const mt_machine *m)
             fprintf(fp, "latency %s %.2f %.1f %.0f\n", mt_mem_level_name(l),
                     m->mem_latency[l].cycles, m->mem_latency[l].spread_pct,
                     m->mem_latency[l].bytes);
+    if (m->mem_parallelism > 0)
+        fprintf(fp, "# misses to memory in flight at once\nmem_parallelism %.2f\n",
+                m->mem_parallelism);
 }
 
 void mt_machine_write(FILE *fp, const mt_machine *m)
@@ -537,6 +540,7 @@ static const number_key number_keys[] = {
     /* the self-check: errors of -100% (nothing predicted) up to 1000x */
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
     NUM(check_worst_error_pct, -100, 1e5), NUM(calibration_busy_pct, 0, 100),
+    NUM(mem_parallelism, 0, 64),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)

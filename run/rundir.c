@@ -511,7 +511,9 @@ static int read_pass2_line(line_reader *r, const mt_program *prog, mt_pass2_reco
     }
     o.memops = (uint64_t)memops;
     o.outermost = f[5][0] == '1';
-    o.spec = mt_xstrdup(f[1]);
+    char spec[1024]; /* as pass 2 names it, however the file spelt it */
+    mt_timed_object_format(prog, &o.object, spec, sizeof spec);
+    o.spec = mt_xstrdup(spec);
     MT_PUSH(p->objects, p->nobjects, *cap, o);
     return 0;
 }

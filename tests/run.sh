@@ -142,6 +142,11 @@ run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 # process's unsent records read from its profile (docs/SIMULATOR.md).
 run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
+# The stall estimate (mtool sim RUNDIR) on hand-written pass-2 objects: what
+# is traced, the estimate's arithmetic, bad input (the memory sample's
+# estimates against a real pass 2 are in pass 2's tests).
+run "stall estimate" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/stall.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" sh tests/history.sh
 

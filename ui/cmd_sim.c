@@ -758,7 +758,12 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
         const mt_pass2_object *p = &r->pass2.objects[i];
         fprintf(fp, "%s\n      {\"name\": ", i ? "," : "");
         mt_json_string(fp, p->spec);
-        fprintf(fp, ", \"outermost\": %s, \"predicted_cycles\": ", p->outermost ? "true" : "false");
+        fprintf(fp, ", \"procedure\": ");
+        mt_json_string(fp, r->prog->procs[p->object.proc].name);
+        fprintf(fp, ", \"kind\": \"%s\", \"outermost\": %s, \"memory_ops\": %" PRIu64
+                    ", \"predicted_cycles\": ",
+                p->object.region ? "region" : p->object.loop == MT_NONE ? "procedure" : "loop",
+                p->outermost ? "true" : "false", p->memops);
         mt_json_number(fp, p->predicted);
         fprintf(fp, ", \"measured_cycles\": ");
         mt_json_number(fp, p->measured);

@@ -648,11 +648,18 @@ static void say_coverage(const mt_trace_result *r)
                 (unsigned long long)r->counts.damaged);
 }
 
-/* -- BIN ARGS: the traced run, then the report; the program's exit status. */
-static int simulate_program(const sim_args *a, const mt_sim_machine *m)
+/* The report of a traced run, once its simulation is finished: the
+ * command's exit status. */
+typedef int (*traced_report)(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                             const mt_trace_result *r);
+
+/* A traced run (o: what to trace), then its report. */
+static int simulate_traced(const sim_args *a, const mt_sim_machine *m, mt_trace_options o,
+                           traced_report report)
 {
     mt_sim *s = mt_sim_new(m);
-    mt_trace_options o = {.argv = a->program, .sim = s, .log = stderr};
+    o.sim = s;
+    o.log = stderr;
     mt_trace_result r;
     mt_error err;
     int rc = 1;
@@ -661,16 +668,28 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
     } else {
         mt_sim_finish(s);
         say_coverage(&r);
-        mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
-                             .writes = r.counts.writes, .modifies = r.counts.modifies};
-        mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
-        rc = write_report(a, s, m, &c, &map);
-        if (rc == 0)
-            rc = mt_exit_code(r.run.status);
+        rc = report(a, s, m, &r);
     }
     mt_trace_result_free(&r);
     mt_sim_free(s);
     return rc;
+}
+
+/* A traced run's counts as the report prints a trace file's. */
+static mt_trace_counts traced_counts(const mt_trace_result *r)
+{
+    return (mt_trace_counts){.records = r->counts.records, .reads = r->counts.reads,
+                             .writes = r->counts.writes, .modifies = r->counts.modifies};
+}
+
+/* -- BIN ARGS: the report; the program's exit status. */
+static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                          const mt_trace_result *r)
+{
+    mt_trace_counts c = traced_counts(r);
+    mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
+    int rc = write_report(a, s, m, &c, &map);
+    return rc == 0 ? mt_exit_code(r->run.status) : rc;
 }
 
 /* ---- RUNDIR: the stall estimate beside pass 2's overhead ---- */
@@ -798,8 +817,7 @@ static int write_rundir_report(const sim_args *a, mt_sim *s, const mt_sim_machin
 {
     sim_args shown = *a; /* the report names the program traced */
     shown.program = sr->r->pass1.argv;
-    mt_trace_counts c = {.records = sr->r->counts.records, .reads = sr->r->counts.reads,
-                         .writes = sr->r->counts.writes, .modifies = sr->r->counts.modifies};
+    mt_trace_counts c = traced_counts(sr->r);
     mt_sim_code_map map = {.prog = sr->r->prog};
     mt_outfile out = {0};
     FILE *fp = mt_ui_output_open(&out, a->out);
@@ -815,28 +833,15 @@ static int write_rundir_report(const sim_args *a, mt_sim *s, const mt_sim_machin
     return mt_ui_output_close(&out, a->out);
 }
 
-/* RUNDIR: pass 1's program traced (pass 2's objects, or --all), then the
- * report with the stall estimates; 1 when something failed, else 0. */
-static int simulate_rundir(const sim_args *a, const mt_sim_machine *m)
+/* RUNDIR: the report with the stall estimates; 1 when it cannot be written. */
+static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                         const mt_trace_result *r)
 {
-    mt_sim *s = mt_sim_new(m);
-    mt_trace_options o = {.rundir = a->rundir, .all = a->all, .sim = s, .log = stderr};
-    mt_trace_result r;
-    mt_error err;
-    int rc = 1;
-    if (mt_run_trace(&o, &r, &err) != 0) {
-        mt_ui_error("%s", err.msg);
-    } else {
-        mt_sim_finish(s);
-        say_coverage(&r);
-        stall_report sr = {.rundir = a->rundir, .r = &r,
-                           .stalls = mt_xcalloc(r.pass2.nobjects + 1, sizeof *sr.stalls)};
-        mt_trace_stalls(&r, s, sr.stalls, &sr.outside, &sr.agree);
-        rc = write_rundir_report(a, s, m, &sr);
-        free(sr.stalls);
-    }
-    mt_trace_result_free(&r);
-    mt_sim_free(s);
+    stall_report sr = {.rundir = a->rundir, .r = r,
+                       .stalls = mt_xcalloc(r->pass2.nobjects + 1, sizeof *sr.stalls)};
+    mt_trace_stalls(r, s, sr.stalls, &sr.outside, &sr.agree);
+    int rc = write_rundir_report(a, s, m, &sr);
+    free(sr.stalls);
     return rc;
 }
 
@@ -860,9 +865,10 @@ int mt_cmd_sim(int argc, char **argv)
         return 0;
     }
     if (a.program)
-        return simulate_program(&a, &m);
-    if (a.rundir)
-        return simulate_rundir(&a, &m);
+        return simulate_traced(&a, &m, (mt_trace_options){.argv = a.program}, report_program);
+    if (a.rundir) /* pass 1's program: pass 2's objects, or everything with --all */
+        return simulate_traced(&a, &m, (mt_trace_options){.rundir = a.rundir, .all = a.all},
+                               report_rundir);
     mt_sim_code_map map = {0};
     if (a.binary && open_code_map(&a, format, &map) != 0)
         return 1;

@@ -720,10 +720,13 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         const mt_stall *st = &sr->stalls[i];
         double overhead = p->measured - p->predicted;
         char *name = mt_ui_escape(p->spec);
-        fprintf(fp, "  %-38s %11.4g %+8.1f%% %11.4g %+8.1f%% [%9.3g .. %9.3g] %7.2f %7.0f%%\n",
+        char ratio[16] = "-"; /* no overhead to explain */
+        if (overhead > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", st->estimate / overhead);
+        fprintf(fp, "  %-38s %11.4g %+8.1f%% %11.4g %+8.1f%% [%9.3g .. %9.3g] %7s %7.0f%%\n",
                 name, overhead, pct_of(overhead, p->predicted), st->estimate,
-                pct_of(st->estimate, p->predicted), st->lower, st->serial,
-                overhead > 0 ? st->estimate / overhead : NAN, 100 * st->regular_share);
+                pct_of(st->estimate, p->predicted), st->lower, st->serial, ratio,
+                100 * st->regular_share);
         free(name);
     }
     const mt_stall_agreement *ag = &sr->agree;

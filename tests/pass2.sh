@@ -40,9 +40,14 @@ for bin in "$SAMPLES2"/memory-*; do
     # The stall estimate beside this pass 2's overheads (docs/SIMULATOR.md,
     # "The stall estimate"): ranked as pass 2 ranks the kernels, within the
     # stated factor on the memory-bound ones, near zero for compute_poly.
-    "$MTOOL" sim --json -o "$W/$name.sim.json" "$W/$name" > /dev/null 2> "$W/$name.sim.err"
-    check "$name: mtool sim RUNDIR exits 0: $(tail -1 "$W/$name.sim.err")" "[ $? = 0 ]"
-    pycheck stall "$W/$name.sim.json" "$W/$name/report.json" "$name"
+    # On one build only (gcc's, where there is one): its 199 M references
+    # take 2 min of CPU under ASan (5 min on the loaded Xeon family 6 model
+    # 207), and the other build's kernels are the same source.
+    if [ "$bin" = "$(ls "$SAMPLES2"/memory-gcc-* "$SAMPLES2"/memory-* 2> /dev/null | head -1)" ]; then
+        "$MTOOL" sim --json -o "$W/$name.sim.json" "$W/$name" > /dev/null 2> "$W/$name.sim.err"
+        check "$name: mtool sim RUNDIR exits 0: $(tail -1 "$W/$name.sim.err")" "[ $? = 0 ]"
+        pycheck stall "$W/$name.sim.json" "$W/$name/report.json" "$name"
+    fi
     cp "$W/$name/report.json" "$W/$name.first.json"
     "$MTOOL" time --runs 5 --no-store "$W/$name" > /dev/null 2> "$W/$name.time.err"
     check "$name: mtool time again on the same pass 1 (exit 0)" "[ $? = 0 ]"

@@ -41,6 +41,20 @@ static void latency_working_sets(uint64_t ws[MT_MEM_LEVELS])
     ws[MT_MEM_MEMORY] = memory > 256 * MIB ? 256 * MIB : memory < 64 * MIB ? 64 * MIB : memory;
 }
 
+int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err)
+{
+    if (log)
+        fprintf(log, "mtool: the machine profile (%s) has no memory latencies: measuring them "
+                     "now, for this run ('mtool calibrate' keeps them)\n", m->source);
+    uint64_t ws[MT_MEM_LEVELS];
+    latency_working_sets(ws);
+    double kept = m->tsc_per_cycle; /* the clock now, not the profile's */
+    m->tsc_per_cycle = mt_measure_tsc_per_cycle(400);
+    int rc = mt_calibrate_latencies(m, ws, 3, NULL, err);
+    m->tsc_per_cycle = kept;
+    return rc;
+}
+
 int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err)
 {
     uint64_t ws[MT_MEM_LEVELS];

@@ -120,6 +120,10 @@ int mt_run_load_machine(mt_machine *m, bool *calibrated, FILE *log, mt_error *er
  * when `check`, the model's self-check (a check that cannot be made leaves
  * the profile "not checked", said on `log`). */
 int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err);
+/* The latencies of the memory hierarchy (mt_calibrate_latencies) into a
+ * profile that has none (older, or shipped), for this run only: said on
+ * `log`. */
+int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err);
 /* The model's self-check: the embedded compute-bound kernels counted by
  * pass 1, predicted with *m and timed `passes` times each; their median and
  * worst error go into m (check_*), the table to `report` (or NULL).  -1

@@ -8,10 +8,11 @@
 #     and --all brings matmul_rows and main back; the loop's D1 misses are
 #     the same either way (the cheap mode's error is in the levels below);
 #   - each estimate recomputed from the JSON's own misses and latencies;
+#   - a profile without latencies (older, or shipped): they are measured
+#     for the run, not kept;
 #   - bad input: no pass 2 yet, a damaged or foreign pass2.tsv, a profile
-#     without latencies or with one out of range, --all without RUNDIR: one
-#     line each, exit 1 (2 for usage), no report; a new pass 1 removes the
-#     old pass2.tsv.
+#     with a latency out of range, --all without RUNDIR: one line each, exit
+#     1 (2 for usage), no report; a new pass 1 removes the old pass2.tsv.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples sh tests/stall.sh
 set -u
@@ -24,7 +25,12 @@ export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h
 . "$(dirname "$0")/lib.sh"
 
 bin=$SAMPLES/matmul-gcc-O2
-"$MTOOL" calibrate > /dev/null 2> "$W/cal.err" || not_ok "calibrate: $(tail -1 "$W/cal.err")"
+# A calibration refuses to measure when its clock references disagree (a
+# neighbour's burst on a shared machine): tried up to three times.
+for attempt in 1 2 3; do
+    "$MTOOL" calibrate > /dev/null 2> "$W/cal.err" && break
+    echo "# calibrate: attempt $attempt: $(tail -1 "$W/cal.err")"
+done
 "$MTOOL" count -o "$W/run" -- "$bin" > /dev/null 2> "$W/count.err" ||
     not_ok "count: $(tail -1 "$W/count.err")"
 
@@ -104,15 +110,24 @@ one_line_error "a pass2.tsv object that is not the binary's" 1 "pass2.tsv:2: .*a
 # Machine profiles: without latencies (an older calibration), a latency out of range.
 printf 'program\t2000000\t9000000\t5000000\nobject\tmatmul_cols:0\t532480\t1000000\t6000000\t1\n' \
     > "$W/run/pass2.tsv"
-prof=$(ls "$W"/config/mtool/machine-*.txt)
+prof=$(ls "$W"/config/mtool/machine-*.txt 2> /dev/null)
+if [ -z "$prof" ]; then
+    # no profile kept (calibrate refused three times, or the machine was busy)
+    ok "profiles without latencies or with one out of range # SKIP no calibrated profile: $(tail -1 "$W/cal.err")"
+else
 cp "$prof" "$W/profile.good"
 grep -v '^latency ' "$W/profile.good" > "$prof"
-one_line_error "a profile without latencies" 1 "has no latency of L1: run .mtool calibrate." \
-    "$MTOOL" sim "$W/run"
+cp "$prof" "$W/profile.old"
+"$MTOOL" sim --json -o "$W/old.json" "$W/run" > /dev/null 2> "$W/old.err"
+check "a profile without latencies (older, or shipped): measured for the run, said in one line, not kept" \
+    "[ $? = 0 ] && grep -q 'has no memory latencies: measuring them now' '$W/old.err' &&
+     python3 -c 'import json,sys; l = json.load(open(sys.argv[1]))[\"stall\"][\"latency_cycles\"]; sys.exit(not 1 <= l[\"L1\"] < l[\"memory\"])' '$W/old.json' &&
+     cmp -s '$prof' '$W/profile.old'"
 sed 's/^latency L2 [0-9.]*/latency L2 0.2/' "$W/profile.good" > "$prof"
 one_line_error "a profile with a latency out of range" 1 "machine profile key .latency. value .L2 0.2 .*cycles outside" \
     "$MTOOL" sim "$W/run"
 cp "$W/profile.good" "$prof"
+fi
 
 "$MTOOL" count -o "$W/run" -- "$bin" > /dev/null 2>&1
 check "a new pass 1 in the run directory removes the old pass2.tsv" "[ ! -e '$W/run/pass2.tsv' ]"

@@ -307,6 +307,16 @@ uint64_t mt_loop_entries(const mt_program *prog, const uint64_t *first, const ui
 uint32_t mt_region_cuts(const mt_program *prog, uint32_t proc, uint32_t **cuts);
 /* in[b] for every block b of p: whether it is in region [first, end). */
 void mt_region_blocks(const mt_procedure *p, uint32_t first, uint32_t end, bool *in);
+/* in[b] for every block b of p: whether it belongs to the object `loop`
+ * (a natural loop's body with its nested loops), or with `region` to the
+ * region [first, end), or else (loop == MT_NONE) to the procedure: every
+ * block (callgraph.c). */
+void mt_object_blocks(const mt_procedure *p, uint32_t loop, bool region, uint32_t first,
+                      uint32_t end, bool *in);
+/* called[q] set for every procedure the blocks in[] of procedure p call,
+ * directly or through their callees (call sites with a known callee: direct
+ * calls, tail calls, and the targets pass 1 recorded; callgraph.c). */
+void mt_blocks_callees(const mt_program *prog, uint32_t p, const bool *in, bool *called);
 /* For cut points cuts[0..n) (a chain of the dominator tree, in order):
  * region[b] = the k of the region [cuts[k], cuts[k+1]) holding block b, or
  * MT_NONE for blocks the first cut does not dominate. */

@@ -163,3 +163,50 @@ void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets,
     free(t);
     mt_build_callgraph(prog);
 }
+
+void mt_object_blocks(const mt_procedure *p, uint32_t loop, bool region, uint32_t first,
+                      uint32_t end, bool *in)
+{
+    if (region) {
+        mt_region_blocks(p, first, end, in);
+        return;
+    }
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        in[b] = loop == MT_NONE;
+    if (loop != MT_NONE)
+        for (uint32_t k = 0; k < p->loops[loop].nblocks; k++)
+            in[p->loops[loop].blocks[k]] = true;
+}
+
+/* Marks q and, once, everything it calls. */
+static void mark_callees_of(const mt_program *prog, uint32_t q, bool *called)
+{
+    uint32_t *stack = mt_xmalloc(((size_t)prog->nprocs + 1) * sizeof *stack);
+    size_t n = 0;
+    if (!called[q]) {
+        called[q] = true;
+        stack[n++] = q;
+    }
+    while (n) {
+        const mt_procedure *p = &prog->procs[stack[--n]];
+        for (uint32_t i = 0; i < p->ncalls; i++) {
+            uint32_t c = p->calls[i].callee;
+            if (c != MT_NONE && c < prog->nprocs && !called[c]) {
+                called[c] = true;
+                stack[n++] = c;
+            }
+        }
+    }
+    free(stack);
+}
+
+void mt_blocks_callees(const mt_program *prog, uint32_t p, const bool *in, bool *called)
+{
+    const mt_procedure *proc = &prog->procs[p];
+    for (uint32_t i = 0; i < proc->ncalls; i++) {
+        const mt_call_site *s = &proc->calls[i];
+        if (s->callee != MT_NONE && s->callee < prog->nprocs && s->block < proc->nblocks &&
+            in[s->block])
+            mark_callees_of(prog, s->callee, called);
+    }
+}

@@ -83,8 +83,19 @@ typedef struct {
  * the ALU time of taken branches and stored data, vector store-to-load
  * forwarding, chains through nested loops; 4: immediate folding, the
  * data latency of cmov, add/sub/and/inc/dec + jcc fusion, the cycles of
- * small loops by their op count, and the model's self-check). */
-#define MT_MACHINE_PROFILE_VERSION 4
+ * small loops by their op count, and the model's self-check; 5: the latency
+ * of each level of the memory hierarchy). */
+#define MT_MACHINE_PROFILE_VERSION 5
+
+/* The load-to-use latency of a level of the memory hierarchy (latency.c):
+ * L1, L2, L3, L4, then memory. */
+#define MT_MEM_LEVELS 5
+#define MT_MEM_MEMORY (MT_MEM_LEVELS - 1)
+typedef struct {
+    double cycles;       /* core cycles a dependent load takes at this level; 0: not measured */
+    double spread_pct;   /* (slowest - fastest) / fastest over the chases, % */
+    double bytes;        /* the working set chased */
+} mt_mem_latency;
 
 typedef struct {
     char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */
@@ -159,6 +170,13 @@ typedef struct {
     /* How busy the machine's other CPUs were while mt_calibrate measured,
      * % of their time (calibrate.c's busy meter; 0: idle, one CPU, or not known). */
     double calibration_busy_pct;
+    /* Latency of each level (L1 .. L4, memory) by pointer chases
+     * (latency.c); a level the machine lacks, or a profile of version < 5,
+     * has 0 cycles. */
+    mt_mem_latency mem_latency[MT_MEM_LEVELS];
+    /* Misses to memory the core keeps in flight at once (latency.c: 16
+     * independent chases against one); 0: not measured. */
+    double mem_parallelism;
 } mt_machine;
 
 /* Other CPUs busier than this (%) during a calibration: a KVM guest's vCPUs
@@ -387,5 +405,13 @@ int mt_clock_check(const mt_clock_refs *r, double *ratio, mt_error *err);
  * the default profile for anything it cannot measure.  `runs` repeats every
  * measurement; the spread over runs is written to `report` (may be NULL). */
 int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+/* The latency of each level (latency.c), after mt_calibrate (its clock
+ * ratio): a random pointer chase over working_set[l] bytes (0: the level is
+ * not measured), the fastest of `runs` (3 to 5) short chases, into
+ * m->mem_latency; a line per level on `report` (may be NULL). */
+int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
+                           FILE *report, mt_error *err);
+/* "L1", "L2", "L3", "L4", "memory": the names the profile's latency lines use. */
+const char *mt_mem_level_name(int level);
 
 #endif

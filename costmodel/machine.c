@@ -353,6 +353,21 @@ char *mt_machine_profile_path(const char *cpu_model)
     return mt_xasprintf("%s/.config/mtool/machine-%s.txt", home && home[0] ? home : "/tmp", key);
 }
 
+/* The measured levels, one `latency LEVEL CYCLES SPREAD% BYTES` line each. */
+static void write_latencies(FILE *fp, const mt_machine *m)
+{
+    fprintf(fp, "# latency: level, core cycles a dependent load, spread %% over the chases, "
+                "bytes chased\n");
+    for (int l = 0; l < MT_MEM_LEVELS; l++)
+        if (m->mem_latency[l].cycles > 0)
+            fprintf(fp, "latency %s %.2f %.1f %.0f\n", mt_mem_level_name(l),
+                    m->mem_latency[l].cycles, m->mem_latency[l].spread_pct,
+                    m->mem_latency[l].bytes);
+    if (m->mem_parallelism > 0)
+        fprintf(fp, "# misses to memory in flight at once\nmem_parallelism %.2f\n",
+                m->mem_parallelism);
+}
+
 void mt_machine_write(FILE *fp, const mt_machine *m)
 {
     fprintf(fp, "# mtool machine profile (mtool calibrate); cycles are core cycles\n");
@@ -387,6 +402,7 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
             fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
     fprintf(fp, "# how busy the other CPUs were while calibrate measured, %% of their time\n"
                 "calibration_busy_pct %.0f\n", m->calibration_busy_pct);
+    write_latencies(fp, m);
     if (m->check_kernels > 0)
         fprintf(fp, "# the model's self-check: kernels, median |error| %%, worst error %% and its kernel\n"
                     "check_kernels %.0f\ncheck_median_error_pct %.2f\ncheck_worst_error_pct %.2f\n"
@@ -479,6 +495,30 @@ static const char *parse_loop_ops_line(const char *rest, mt_machine *m)
     return NULL;
 }
 
+/* `latency LEVEL CYCLES SPREAD BYTES`: a dependent load takes at least a
+ * cycle and, even across a socket, well under 5000; no level is chased over
+ * less than a KiB or more than a TiB. */
+static const char *parse_latency_line(const char *rest, mt_machine *m)
+{
+    char level[16], extra;
+    double cycles, spread, bytes;
+    if (sscanf(rest, "%15s %lf %lf %lf %c", level, &cycles, &spread, &bytes, &extra) != 4)
+        return "expected LEVEL CYCLES SPREAD BYTES";
+    int l = 0;
+    while (l < MT_MEM_LEVELS && strcmp(level, mt_mem_level_name(l)) != 0)
+        l++;
+    if (l == MT_MEM_LEVELS)
+        return "level not L1, L2, L3, L4 or memory";
+    if (!(cycles >= 1 && cycles < 5000))
+        return "cycles outside [1, 5000)";
+    if (!(spread >= 0 && spread <= 1e4))
+        return "spread outside [0, 10000] %";
+    if (!(bytes >= 1024 && bytes <= 1099511627776.0))
+        return "bytes outside [1 KiB, 1 TiB]";
+    m->mem_latency[l] = (mt_mem_latency){cycles, spread, bytes};
+    return NULL;
+}
+
 /* A numeric key: where it goes and the values a real machine can have. */
 typedef struct {
     const char *key;
@@ -500,6 +540,7 @@ static const number_key number_keys[] = {
     /* the self-check: errors of -100% (nothing predicted) up to 1000x */
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
     NUM(check_worst_error_pct, -100, 1e5), NUM(calibration_busy_pct, 0, 100),
+    NUM(mem_parallelism, 0, 64),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)
@@ -550,6 +591,8 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         return parse_bypass_line(rest, m);
     if (!strcmp(key, "loop_ops"))
         return parse_loop_ops_line(rest, m);
+    if (!strcmp(key, "latency"))
+        return parse_latency_line(rest, m);
     for (size_t i = 0; i < MT_ARRAY_LEN(number_keys); i++)
         if (!strcmp(key, number_keys[i].key))
             return parse_number_key(&number_keys[i], rest, m);
@@ -563,6 +606,7 @@ int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err)
      * measured (profiles from before they were calibrated included). */
     memset(m->bypass, 0, sizeof m->bypass);
     memset(m->loop_ops_cycles, 0, sizeof m->loop_ops_cycles); /* likewise */
+    memset(m->mem_latency, 0, sizeof m->mem_latency);          /* likewise */
     m->version = 1; /* the first profiles had no version line */
     char line[1024];
     int lineno = 0;

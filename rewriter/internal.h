@@ -335,6 +335,8 @@ struct rw_code {
     uint32_t nevents_saving_flags; /* ... of which preserve live flags */
     /* Tracing (trace.c). */
     bool trace;                /* record every memory reference */
+    const mt_timed_object *traced; /* ... in the blocks of these objects only */
+    uint32_t ntraced;          /* (0: in every block) */
     rw_trace_ref *trace_refs;
     size_t ntrace_refs, cap_trace_refs;
     uint32_t ntrace_sites;     /* instructions whose references are recorded */

@@ -597,6 +597,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.loop_registers = !opt->no_loop_registers;
     c.timers_only = opt->timers_only;
     c.trace = opt->trace;
+    c.traced = opt->traced;
+    c.ntraced = opt->ntraced;
     find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);

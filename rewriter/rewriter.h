@@ -53,6 +53,9 @@ typedef struct {
     uint32_t ntimed;
     bool trace;                /* every load and store of the copies is recorded
                                   (rewriter/trace.c): `mtool sim -- BIN` */
+    const mt_timed_object *traced; /* with trace: only the blocks of these objects are
+                                  traced (`mtool sim RUNDIR`: pass 2's m-objects); */
+    uint32_t ntraced;          /* 0: every block of every relocated procedure */
     const uint32_t *skip;      /* procedures left as they are (code something else runs
                                   from its original bytes, such as valgrind's trampolines) */
     uint32_t nskip;

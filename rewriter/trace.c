@@ -409,6 +409,25 @@ static void plan_insn(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t cod
     }
 }
 
+/* in[b]: whether block b of procedure `proc` is traced: every block, or
+ * those of the objects c->traced lists in it. */
+static void mark_traced_blocks(const rw_code *c, uint32_t proc, bool *in)
+{
+    const mt_procedure *p = &c->prog->procs[proc];
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        in[b] = c->ntraced == 0;
+    bool *object = mt_xcalloc(p->nblocks + 1, sizeof *object);
+    for (uint32_t i = 0; i < c->ntraced; i++) {
+        const mt_timed_object *t = &c->traced[i];
+        if (t->proc != proc)
+            continue;
+        mt_object_blocks(p, t->loop, t->region, t->region_first, t->region_end, object);
+        for (uint32_t b = 0; b < p->nblocks; b++)
+            in[b] |= object[b];
+    }
+    free(object);
+}
+
 void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
                    const uint32_t *block_first)
 {
@@ -416,7 +435,11 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
     cs_insn *insn = cs_malloc(h);
     const mt_procedure *p = &c->prog->procs[proc];
     uint32_t loops = mt_code_object_loops(c->prog, proc);
+    bool *traced = mt_xcalloc(p->nblocks + 1, sizeof *traced);
+    mark_traced_blocks(c, proc, traced);
     for (uint32_t b = 0; b < p->nblocks; b++) {
+        if (!traced[b])
+            continue;
         uint32_t code = mt_code_object_of_block(c->prog, proc, b, loops);
         uint32_t end = b + 1 < p->nblocks ? block_first[b + 1] : ninsns;
         for (uint32_t k = block_first[b]; k < end; k++) {
@@ -430,6 +453,7 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
             c->ntrace_sites += ri->ntrace > 0;
         }
     }
+    free(traced);
     cs_free(insn, 1);
 }
 

@@ -10,41 +10,6 @@
 
 #include "internal.h"
 
-/* The binary must be the one pass 1 counted. */
-static int check_unchanged(const mt_pass1 *p, mt_error *err)
-{
-    uint8_t sha[32];
-    if (mt_file_sha256(p->binary, sha, err) != 0)
-        return -1;
-    char hex[65];
-    mt_sha256_hex(sha, hex);
-    if (strcmp(hex, p->sha256) != 0) {
-        mt_error_set(err, "%s: changed since pass 1 (its content hash differs): run 'mtool count' "
-                          "again", p->binary);
-        return -1;
-    }
-    return 0;
-}
-
-/* The program as pass 1 saw it run: its counts (into *counts) and its
- * calls through pointers refine the analysis, once. */
-static int refine_with_pass1(const char *rundir, mt_program *prog, uint64_t **counts,
-                             mt_error *err)
-{
-    char *counts_path = mt_xasprintf("%s/counts.tsv", rundir);
-    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
-    mt_call_target_count *targets = NULL;
-    size_t ntargets = 0;
-    bool read = (*counts = mt_rundir_read_counts(counts_path, prog, err)) &&
-                mt_rundir_read_call_targets(targets_path, &targets, &ntargets, err) == 0;
-    if (read)
-        mt_refine_with_pass1(prog, *counts, targets, ntargets);
-    free(targets);
-    free(targets_path);
-    free(counts_path);
-    return read ? 0 : -1;
-}
-
 /* What the timed runs share: the copy, its counter map, where it writes. */
 typedef struct {
     mt_instrumented ins;
@@ -176,11 +141,11 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     int rc = mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
-                     check_unchanged(&r->pass1, err) != 0 ||
+                     mt_rundir_check_binary(&r->pass1, err) != 0 ||
                      !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
                      /* every file of the run directory read before a
                       * calibration can take seconds: bad input fails first */
-                     refine_with_pass1(o->rundir, r->prog, &counts, err) != 0 ||
+                     mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      mt_predict_program(&r->machine, r->prog, false, &r->costs, err) != 0 ||
                      time_objects(o, r, counts, err) != 0
@@ -197,7 +162,7 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     r->program_measured = (r->run.user + r->run.sys) * r->machine.tsc_hz / r->run.tsc_per_cycle;
     r->measured_from = "user + system time of the timed run";
     summarize(r);
-    return 0;
+    return mt_rundir_write_pass2(o->rundir, r, err);
 }
 
 void mt_pass2_result_free(mt_pass2_result *r)

@@ -37,10 +37,11 @@ typedef struct {
     mt_rewrite_report rewrite; /* what the rewriter did (reasons on one line each) */
 } mt_instrumented;
 /* The copy of `bin` that counts every block (ntimed == 0), or that times
- * `timed` without counters (pass 2), and with `trace` also records every
- * load and store, cached under the binary's content hash, this mtool's
- * identity, the timed set and tracing, with the rewriter's report (the
- * cache's report.tsv). */
+ * `timed` without counters (pass 2); with `trace`, the copy that counts
+ * every block and records every load and store, of the blocks of `timed`
+ * only when ntimed > 0 (they are then traced, not timed).  Cached under the
+ * binary's content hash, this mtool's identity, the set and tracing, with
+ * the rewriter's report (the cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
                          uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err);
 void mt_instrumented_free(mt_instrumented *ins);
@@ -87,6 +88,26 @@ typedef struct {
 int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err);
 void mt_pass1_free(mt_pass1 *p);
 
+/* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,
+ * removed by a new pass 1), for `mtool sim RUNDIR`. */
+typedef struct {
+    mt_timed_object object;   /* in the program analyzed from pass1.txt's binary */
+    char *spec;               /* its spec (mt_timed_object_format) */
+    uint64_t memops;          /* pass 1's, inclusive of callees */
+    double predicted, measured; /* core cycles: the cost model's, the least timed */
+    bool outermost;           /* not nested in another timed object */
+} mt_pass2_object;
+typedef struct {
+    double program_predicted, program_measured, objects_overhead; /* core cycles */
+    mt_pass2_object *objects; /* largest overhead first, as pass 2 ranked them */
+    size_t nobjects;
+} mt_pass2_record;
+/* Refused (one line naming the file) when there is none (no pass 2 yet),
+ * a line does not parse, or an object is not one of prog's. */
+int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
+                         mt_error *err);
+void mt_pass2_record_free(mt_pass2_record *p);
+
 /* ---- the machine profile (machine.c, selfcheck.c) --------------------------- */
 
 /* The machine profile calibrated for this CPU; without one, this machine is
@@ -100,6 +121,10 @@ int mt_run_load_machine(mt_machine *m, bool *calibrated, FILE *log, mt_error *er
  * when `check`, the model's self-check (a check that cannot be made leaves
  * the profile "not checked", said on `log`). */
 int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err);
+/* The latencies of the memory hierarchy (mt_calibrate_latencies) into a
+ * profile that has none (older, or shipped), for this run only: said on
+ * `log`. */
+int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err);
 /* The model's self-check: the embedded compute-bound kernels counted by
  * pass 1, predicted with *m and timed `passes` times each; their median and
  * worst error go into m (check_*), the table to `report` (or NULL).  -1
@@ -205,12 +230,20 @@ void mt_pass1_result_free(mt_pass1_result *r);
 /* ---- tracing (trace.c) ------------------------------------------------------- */
 
 typedef struct {
-    char **argv;            /* BIN ARGS..., NULL-terminated */
+    char **argv;            /* BIN ARGS..., NULL-terminated (NULL with rundir) */
+    const char *rundir;     /* or: the program and arguments of this run directory's pass 1,
+                               tracing only the m-objects its pass 2 timed (pass2.tsv) */
+    bool all;               /* with rundir: trace every procedure all the same */
     mt_sim *sim;            /* where the references go */
     FILE *log;              /* warnings (NULL: none) */
 } mt_trace_options;
 
 typedef struct {
+    mt_pass1 pass1;         /* with rundir: the run traced, ... */
+    mt_pass2_record pass2;  /* ... the objects pass 2 timed, */
+    mt_machine machine;     /* ... the machine profile (its latencies), */
+    mt_stall_latencies latencies; /* ... mapped onto the simulated levels, */
+    mt_stall_streams *streams;    /* ... and the streams' regularity per code object */
     mt_program *prog;
     mt_instrumented ins;    /* the tracing copy and the rewriter's report */
     mt_run_result run;      /* the traced run: times and exit status */
@@ -220,7 +253,9 @@ typedef struct {
     mt_data_map *data;      /* the data objects the references were given (dataobj/) */
 } mt_trace_result;
 
-/* Analyzes BIN, makes its tracing copy (cached), runs it with a
+/* Analyzes BIN (with rundir: pass 1's binary, refused when it changed
+ * since, and reads pass 2's objects), makes its tracing copy (cached; with
+ * rundir and not all, of pass 2's objects' blocks only), runs it with a
  * SOCK_SEQPACKET socket whose frames of records (timer/timer.h) a thread
  * of this process feeds to o->sim as they come (on the other core), then
  * the records the threads left in their profile slots.  -1 with err (and
@@ -228,6 +263,12 @@ typedef struct {
  * (r->run.status). */
 int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err);
 void mt_trace_result_free(mt_trace_result *r);
+/* After a traced run of a run directory and mt_sim_finish: the stall
+ * estimate of each of pass 2's objects (per_object[i] for
+ * r->pass2.objects[i]), of the code no object holds (*outside), and how
+ * they agree with pass 2's overheads. */
+void mt_trace_stalls(const mt_trace_result *r, mt_sim *s, mt_stall *per_object,
+                     mt_stall *outside, mt_stall_agreement *agreement);
 
 /* ---- pass 2 (pass2.c) --------------------------------------------------------- */
 

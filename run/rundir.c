@@ -1,6 +1,6 @@
 /* run/rundir.c — the run directory's own files (docs/REPORT.md, "The run
- * directory"): format, counts.tsv, call_targets.tsv, argv and pass1.txt,
- * each with its one writer and its one reader here.  Names and paths in the
+ * directory"): format, counts.tsv, call_targets.tsv, argv, pass1.txt and
+ * pass2.tsv, each with its one writer and its one reader here.  Names and paths in the
  * tab-separated files are escaped (mt_tsv_field), so any byte a symbol or
  * a path may hold — newline, tab, backslash — reads back as written. */
 #define _GNU_SOURCE
@@ -390,14 +390,164 @@ int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
     return rc;
 }
 
+/* The binary must be the one pass 1 counted. */
+int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err)
+{
+    uint8_t sha[32];
+    if (mt_file_sha256(p->binary, sha, err) != 0)
+        return -1;
+    char hex[65];
+    mt_sha256_hex(sha, hex);
+    if (strcmp(hex, p->sha256) != 0) {
+        mt_error_set(err, "%s: changed since pass 1 (its content hash differs): run 'mtool count' "
+                          "again", p->binary);
+        return -1;
+    }
+    return 0;
+}
+
+/* The program as pass 1 saw it run: its counts (into *counts) and its
+ * calls through pointers refine the analysis, once. */
+int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts,
+                             mt_error *err)
+{
+    char *counts_path = mt_xasprintf("%s/counts.tsv", rundir);
+    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
+    mt_call_target_count *targets = NULL;
+    size_t ntargets = 0;
+    bool read = (*counts = mt_rundir_read_counts(counts_path, prog, err)) &&
+                mt_rundir_read_call_targets(targets_path, &targets, &ntargets, err) == 0;
+    if (read)
+        mt_refine_with_pass1(prog, *counts, targets, ntargets);
+    free(targets);
+    free(targets_path);
+    free(counts_path);
+    return read ? 0 : -1;
+}
+
 /* ---- the whole pass 1 ------------------------------------------------------------ */
 
 int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
                           const profile_merge *merge, char **argv, const mt_run_result *base,
                           mt_error *err)
 {
+    /* an earlier pass 2 timed another pass 1's objects */
+    char *pass2 = rundir_file(rundir, "pass2.tsv");
+    bool stale = unlink(pass2) != 0 && errno != ENOENT;
+    free(pass2);
+    if (stale) {
+        mt_error_set(err, "%s/pass2.tsv: cannot remove it: %s", rundir, strerror(errno));
+        return -1;
+    }
     if (write_format(rundir, err) != 0 || write_counts(rundir, prog, map, merge->counts, err) != 0 ||
         write_call_targets(rundir, prog, map, merge, err) != 0)
         return -1;
     return write_argv_and_pass1(rundir, argv, base, err);
+}
+
+/* ---- pass2.tsv: the m-objects pass 2 timed, for `mtool sim RUNDIR` --------- */
+
+int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err)
+{
+    mt_outfile out;
+    if (open_rundir_output(&out, rundir, "pass2.tsv", err) != 0)
+        return -1;
+    fprintf(out.fp, "# the m-objects pass 2 timed, core cycles\n"
+                    "# program\tpredicted\tmeasured\tobjects_overhead\n"
+                    "# object\tspec\tmemory_ops\tpredicted\tmeasured\toutermost\n"
+                    "program\t%.9g\t%.9g\t%.9g\n",
+            r->program_predicted, r->program_measured, r->objects_overhead);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const mt_mobject_figures *f = &r->rows[i];
+        mt_timed_object o = mt_candidate_object(f->cand);
+        char spec[1024];
+        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
+        fprintf(out.fp, "object\t");
+        mt_tsv_field(out.fp, spec);
+        fprintf(out.fp, "\t%" PRIu64 "\t%.9g\t%.9g\t%d\n", f->cand->memops, f->cand->predicted,
+                f->measured, f->outermost);
+    }
+    return mt_outfile_commit(&out, err);
+}
+
+void mt_pass2_record_free(mt_pass2_record *p)
+{
+    for (size_t i = 0; i < p->nobjects; i++)
+        free(p->objects[i].spec);
+    free(p->objects);
+    memset(p, 0, sizeof *p);
+}
+
+/* A finite number, the whole field. */
+static bool parse_figure(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end && isfinite(*v);
+}
+
+static int read_pass2_line(line_reader *r, const mt_program *prog, mt_pass2_record *p,
+                           size_t *cap, mt_error *err)
+{
+    char *f[6];
+    int n = split_fields(r->line, f, 6);
+    if (n == 4 && !strcmp(f[0], "program") && parse_figure(f[1], &p->program_predicted) &&
+        parse_figure(f[2], &p->program_measured) && parse_figure(f[3], &p->objects_overhead))
+        return 0;
+    mt_pass2_object o = {0};
+    double memops;
+    if (n != 6 || strcmp(f[0], "object") != 0 || !parse_figure(f[2], &memops) || memops < 0 ||
+        !parse_figure(f[3], &o.predicted) || !(o.predicted > 0) || !parse_figure(f[4], &o.measured) ||
+        (strcmp(f[5], "0") != 0 && strcmp(f[5], "1") != 0)) {
+        mt_error_set(err, "%s:%d: not a pass-2 line (program<TAB>3 figures, or "
+                          "object<TAB>SPEC<TAB>4 figures)", r->path, r->lineno);
+        return -1;
+    }
+    mt_error why;
+    if (mt_timed_object_parse(prog, f[1], &o.object, &why) != 0) {
+        mt_error_set(err, "%s:%d: %.300s (objects of another binary?)", r->path, r->lineno,
+                     why.msg);
+        return -1;
+    }
+    o.memops = (uint64_t)memops;
+    o.outermost = f[5][0] == '1';
+    char spec[1024]; /* as pass 2 names it, however the file spelt it */
+    mt_timed_object_format(prog, &o.object, spec, sizeof spec);
+    o.spec = mt_xstrdup(spec);
+    MT_PUSH(p->objects, p->nobjects, *cap, o);
+    return 0;
+}
+
+int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
+                         mt_error *err)
+{
+    memset(p, 0, sizeof *p);
+    if (check_format(rundir, err) != 0)
+        return -1;
+    char *path = rundir_file(rundir, "pass2.tsv");
+    line_reader r = {0};
+    int rc = 0;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        mt_error_set(err, "%s: no pass 2 in this run directory (run 'mtool time' on it first)",
+                     path);
+        rc = -1;
+    } else
+        rc = open_lines(&r, path, err);
+    size_t cap = 0;
+    bool program = false;
+    while (rc == 0 && next_line(&r)) {
+        if (r.line[0] == '#')
+            continue;
+        program |= !strncmp(r.line, "program\t", 8);
+        rc = read_pass2_line(&r, prog, p, &cap, err);
+    }
+    if (rc == 0 && !program) {
+        mt_error_set(err, "%s: no program line", path);
+        rc = -1;
+    }
+    close_lines(&r);
+    free(path);
+    if (rc != 0)
+        mt_pass2_record_free(p);
+    return rc;
 }

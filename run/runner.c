@@ -186,11 +186,14 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     char h[65];
     mt_sha256_hex(hash, h);
     char *root = mt_cache_root();
-    /* Pass-2 copies time a set of objects, without counters: one per set. */
+    /* Pass-2 copies time a set of objects, without counters: one per set;
+     * tracing copies may trace a set of objects only: one per set too. */
     char set[64] = "";
-    if (ntimed)
+    if (ntimed && !trace)
         snprintf(set, sizeof set, "-t%016" PRIx64 "-g%016" PRIx64,
                  mt_timed_objects_id(prog, timed, ntimed), mt_call_graph_id(prog));
+    else if (ntimed)
+        snprintf(set, sizeof set, "-s%016" PRIx64, mt_timed_objects_id(prog, timed, ntimed));
     char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s%s", root, h, tool_identity(),
                              set, trace ? "-trace" : "");
     free(root);
@@ -202,8 +205,15 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     if (rc == 0 && !(access(out->path, X_OK) == 0 &&
                      read_rewrite_report(report_path, prog, &out->rewrite) == 0)) {
         mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
-                                 .timed = timed, .ntimed = ntimed, .timers_only = ntimed > 0,
                                  .trace = trace};
+        if (trace) {
+            ro.traced = timed;
+            ro.ntraced = ntimed;
+        } else {
+            ro.timed = timed;
+            ro.ntimed = ntimed;
+            ro.timers_only = ntimed > 0;
+        }
         rc = mt_rewrite_counts(prog, out->path, &ro, &out->rewrite, err);
         for (uint32_t i = 0; rc == 0 && i < out->rewrite.nskipped; i++)
             one_line(out->rewrite.skipped[i].reason);

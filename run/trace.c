@@ -28,8 +28,17 @@
 typedef struct {
     int fd;
     mt_trace_feed *feed;
+    mt_stall_streams *streams; /* NULL: not tracked */
     uint64_t frames, damaged_frames;
 } consumer;
+
+/* Records of one thread to the simulator (and the streams' tracker). */
+static void consume_records(consumer *c, int32_t tid, const mt_trace_record *records, uint32_t n)
+{
+    mt_trace_feed_records(c->feed, tid, records, n);
+    if (c->streams)
+        mt_stall_streams_add(c->streams, records, n);
+}
 
 /* Reads frames until every sender has closed its end. */
 static void *consume(void *arg)
@@ -49,7 +58,7 @@ static void *consume(void *arg)
             continue;
         }
         c->frames++;
-        mt_trace_feed_records(c->feed, f->tid, (const mt_trace_record *)(f + 1), f->nrecords);
+        consume_records(c, f->tid, (const mt_trace_record *)(f + 1), f->nrecords);
     }
     free(buf);
     return NULL;
@@ -62,15 +71,15 @@ static uint32_t data_object_of(void *map, int32_t tid, const mt_trace_record *r)
 
 static void feed_leftover(void *ctx, int32_t tid, const mt_trace_record *records, uint32_t n)
 {
-    mt_trace_feed_records(ctx, tid, records, n);
+    consume_records(ctx, tid, records, n);
 }
 
 /* Runs the copy with the socket's sending end as $MTOOL_TRACE_FD while a
  * thread consumes; the end is closed here once the program has ended, so
  * the consumer sees the end of the stream when the program's own copies
  * are closed too. */
-static int run_traced(const mt_trace_options *o, mt_trace_result *r, const char *profiles,
-                      consumer *c, mt_error *err)
+static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r,
+                      const char *profiles, consumer *c, mt_error *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -94,7 +103,7 @@ static int run_traced(const mt_trace_options *o, mt_trace_result *r, const char 
         unsetenv("MTOOL_TRACE_FD");
         return -1;
     }
-    rc = mt_run_program(r->ins.path, o->argv, profiles, &r->run, err);
+    rc = mt_run_program(r->ins.path, argv, profiles, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
     pthread_join(th, NULL);
@@ -126,16 +135,82 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+/* What `mtool sim RUNDIR` traces: pass 2's objects and every procedure
+ * they call (their time is the objects'), as objects of the tracing copy. */
+static mt_timed_object *objects_and_callees(const mt_program *prog, const mt_pass2_record *p2,
+                                            uint32_t *n)
+{
+    bool *called = mt_xcalloc(prog->nprocs + 1, sizeof *called);
+    for (size_t i = 0; i < p2->nobjects; i++) {
+        const mt_timed_object *t = &p2->objects[i].object;
+        const mt_procedure *p = &prog->procs[t->proc];
+        bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+        mt_object_blocks(p, t->loop, t->region, t->region_first, t->region_end, in);
+        mt_blocks_callees(prog, t->proc, in, called);
+        free(in);
+    }
+    mt_timed_object *list = mt_xcalloc(p2->nobjects + prog->nprocs + 1, sizeof *list);
+    *n = 0;
+    for (size_t i = 0; i < p2->nobjects; i++)
+        list[(*n)++] = p2->objects[i].object;
+    for (uint32_t q = 0; q < prog->nprocs; q++)
+        if (called[q])
+            list[(*n)++] = (mt_timed_object){.proc = q, .loop = MT_NONE};
+    free(called);
+    return list;
+}
+
+/* The program to trace and what of it: BIN ARGS as given, or a run
+ * directory's pass 1 and the objects its pass 2 timed (*traced, malloc'd;
+ * none with o->all: everything). */
+static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char ***argv,
+                            mt_timed_object **traced, uint32_t *ntraced, mt_error *err)
+{
+    *argv = o->argv;
+    *traced = NULL;
+    *ntraced = 0;
+    if (o->rundir && (mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
+                      mt_rundir_check_binary(&r->pass1, err) != 0))
+        return -1;
+    if (o->rundir)
+        *argv = r->pass1.argv;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    if (!(r->prog = mt_analyze((*argv)[0], &opt, err)))
+        return -1;
+    if (!o->rundir)
+        return 0;
+    uint64_t *counts = NULL; /* pass 2's view: its calls through pointers included */
+    bool calibrated;
+    int rc = mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
+                     mt_rundir_read_pass2(o->rundir, r->prog, &r->pass2, err) != 0 ||
+                     mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
+                     (!(r->machine.mem_latency[0].cycles > 0) &&
+                      mt_run_measure_latencies(&r->machine, o->log, err) != 0) ||
+                     mt_stall_latencies_of(o->sim, &r->machine, &r->latencies, err) != 0
+                 ? -1 : 0;
+    free(counts);
+    if (rc == 0)
+        r->streams = mt_stall_streams_new(mt_code_object_loops(r->prog, r->prog->nprocs));
+    if (rc == 0 && !o->all)
+        *traced = objects_and_callees(r->prog, &r->pass2, ntraced);
+    return rc;
+}
+
 int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
-    const char *bin = o->argv[0];
-    mt_analyze_options opt;
-    mt_analyze_options_init(&opt);
+    char **argv;
+    mt_timed_object *traced;
+    uint32_t ntraced;
     mt_counter_map map = {0};
-    if (!(r->prog = mt_analyze(bin, &opt, err)) ||
-        mt_instrument_cached(r->prog, bin, NULL, 0, true, &r->ins, err) != 0 ||
-        mt_counter_map_read(r->ins.path, &map, err) != 0)
+    int rc = program_to_trace(o, r, &argv, &traced, &ntraced, err) != 0 ||
+                     mt_instrument_cached(r->prog, argv[0], traced, ntraced, true, &r->ins,
+                                          err) != 0 ||
+                     mt_counter_map_read(r->ins.path, &map, err) != 0
+                 ? -1 : 0;
+    free(traced);
+    if (rc != 0)
         return -1;
     if (!(r->data = mt_data_map_new(r->prog, o->log, err))) {
         mt_counter_map_free(&map);
@@ -146,12 +221,12 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
         mt_counter_map_free(&map);
         return -1;
     }
-    consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim)};
+    consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim), .streams = r->streams};
     mt_trace_feed_set_data(c.feed, data_object_of, r->data);
     profile_merge merge;
-    int rc = run_traced(o, r, profiles, &c, err);
+    rc = run_traced(o, argv, r, profiles, &c, err);
     uint64_t before = mt_trace_feed_counts_of(c.feed)->records;
-    if (rc == 0 && mt_profile_merge_traced(profiles, &map, feed_leftover, c.feed, &merge, err) == 0) {
+    if (rc == 0 && mt_profile_merge_traced(profiles, &map, feed_leftover, &c, &merge, err) == 0) {
         rn_warn_damaged_profiles(o->log, profiles, &merge);
         mt_profile_merge_free(&merge);
     } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
@@ -166,8 +241,32 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     return rc;
 }
 
+void mt_trace_stalls(const mt_trace_result *r, mt_sim *s, mt_stall *per_object,
+                     mt_stall *outside, mt_stall_agreement *agreement)
+{
+    size_t n = r->pass2.nobjects;
+    mt_timed_object *objs = mt_xcalloc(n + 1, sizeof *objs);
+    double *measured = mt_xcalloc(n + 1, sizeof *measured);
+    double *estimate = mt_xcalloc(n + 1, sizeof *estimate);
+    for (size_t i = 0; i < n; i++) {
+        const mt_pass2_object *p = &r->pass2.objects[i];
+        objs[i] = p->object;
+        mt_stall_of_object(s, r->streams, &r->latencies, r->prog, &objs[i], &per_object[i]);
+        measured[i] = 100 * (p->measured - p->predicted) / p->predicted;
+        estimate[i] = 100 * per_object[i].estimate / p->predicted;
+    }
+    mt_stall_outside(s, r->streams, &r->latencies, r->prog, objs, n, outside);
+    mt_stall_agree(measured, estimate, n, agreement);
+    free(estimate);
+    free(measured);
+    free(objs);
+}
+
 void mt_trace_result_free(mt_trace_result *r)
 {
+    mt_stall_streams_free(r->streams);
+    mt_pass2_record_free(&r->pass2);
+    mt_pass1_free(&r->pass1);
     mt_instrumented_free(&r->ins);
     mt_program_free(r->prog);
     mt_data_map_free(r->data);

@@ -63,6 +63,8 @@
 
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
+#include "../costmodel/costmodel.h"
+#include "../rewriter/rewriter.h"
 #include "../timer/timer.h"
 
 /* Levels: I1 and D1 at the top, then up to MT_SIM_MAX_LOWER unified levels
@@ -296,5 +298,66 @@ void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ct
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n);
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f);
 void mt_trace_feed_free(mt_trace_feed *f);
+
+/* ---- the stall estimate (stall.c; docs/SIMULATOR.md, "The stall estimate") ---- */
+
+/* Per code object, how regular its stream of references is: references to
+ * a line other than its previous one ("new lines"), and those of them in a
+ * 4 KiB page where it went to a new line recently (among its last 16 such
+ * pages): misses a hardware prefetcher sees coming and that do not wait
+ * for the previous one.  Fed the records of a traced run as they come. */
+typedef struct mt_stall_streams mt_stall_streams;
+mt_stall_streams *mt_stall_streams_new(uint32_t ncodes);
+void mt_stall_streams_add(mt_stall_streams *st, const mt_trace_record *r, uint32_t n);
+void mt_stall_streams_free(mt_stall_streams *st);
+
+/* The cost of a load served by each simulated level (index as
+ * mt_sim_level's; [mt_sim_level_count] = memory), core cycles. */
+typedef struct {
+    double cycles[MT_SIM_MAX_LEVELS + 1];
+    double parallelism;     /* misses in flight at once */
+} mt_stall_latencies;
+/* The machine profile's latencies (mt_calibrate_latencies) onto the
+ * simulated levels by name (D1 = L1; I1 takes none), and its memory-level
+ * parallelism; -1 with err naming what the profile has no figure for. */
+int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latencies *out,
+                          mt_error *err);
+
+typedef struct {
+    uint64_t refs;                       /* simulated references of its code objects */
+    uint64_t misses[MT_SIM_MAX_LEVELS];  /* per simulated level */
+    uint64_t new_lines, regular;         /* mt_stall_streams' */
+    double regular_share;                /* regular / new_lines (0 without) */
+    double serial;      /* core cycles: every miss waited for alone (the upper bound) */
+    double lower;       /* serial / parallelism: every miss overlapped */
+    double estimate;    /* the regular share overlapped, the rest serial */
+} mt_stall;
+/* The stall of m-object `o` of prog: the misses of the code objects of its
+ * blocks and of every procedure they call, directly or not (code objects
+ * are loops and procedures: a region gets its procedure's own references
+ * outside loops whole).  `st` may be NULL (then every miss is serial). */
+void mt_stall_of_object(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
+                        const mt_program *prog, const mt_timed_object *o, mt_stall *out);
+/* How the estimates agree with pass 2's measured overheads, both as % of
+ * the objects' predicted cycles: over the pairs of objects (those measured
+ * below -MT_STALL_MODEL_ERROR_PCT, the cost model's over-predictions, left
+ * out) ordered differently by both (ties skipped), the pairs both order the
+ * same way; over the memory-bound ones (measured overhead at least
+ * MT_STALL_MEMORY_BOUND_PCT), the least and largest estimate / measured. */
+#define MT_STALL_MODEL_ERROR_PCT 10.0
+#define MT_STALL_MEMORY_BOUND_PCT 100.0
+typedef struct {
+    size_t pairs, concordant;
+    size_t memory_bound;
+    double ratio_min, ratio_max;    /* NAN without a memory-bound object */
+} mt_stall_agreement;
+void mt_stall_agree(const double *measured_pct, const double *estimate_pct, size_t n,
+                    mt_stall_agreement *out);
+/* The stall of every code object none of objs[0..n) holds, nor anything
+ * they call: where the program's unexplained overhead may lie (code object
+ * 0, outside the binary's procedures, included). */
+void mt_stall_outside(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
+                      const mt_program *prog, const mt_timed_object *objs, size_t n,
+                      mt_stall *out);
 
 #endif

@@ -48,7 +48,7 @@ else
     # with --check-only on a hand-written profile (the shipped figures).
     ok "calibrate -r 3 # SKIP the calibration refused to measure: $(tail -1 "$W/cal.err")"
     mkdir -p "$W/config/mtool"
-    printf 'version 4\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
+    printf 'version 5\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
     "$MTOOL" calibrate --check-only -r 3 > "$W/cal.out" 2> "$W/cal.err"
     check "calibrate --check-only on a hand-written profile exits 0: $(tail -1 "$W/cal.err")" "[ $? = 0 ]"
 fi
@@ -77,8 +77,20 @@ check "the errors are predicted / measured - 1 (within rounding)" \
 key() { awk -v k="$1" '$1 == k { print $2 }' "$prof"; }
 n=$(key check_kernels) med=$(key check_median_error_pct) worst=$(key check_worst_error_pct)
 wk=$(key check_worst_kernel)
-check "the profile is version 4 and holds the check (kernels $n, median $med%, worst $worst% $wk)" \
-    "[ \"\$(key version)\" = 4 ] && [ -n '$n' ] && [ -n '$med' ] && [ -n '$worst' ] && [ -n '$wk' ]"
+check "the profile is version 5 and holds the check (kernels $n, median $med%, worst $worst% $wk)" \
+    "[ \"\$(key version)\" = 5 ] && [ -n '$n' ] && [ -n '$med' ] && [ -n '$worst' ] && [ -n '$wk' ]"
+# Latencies per level (pointer chases): every level sysfs gives up to L3,
+# and memory, in order, within what any machine's loads take (a cycle to a
+# few thousand), each with its spread; the same figures on calibrate's report.
+lat() { awk -v l="$1" -v f="$2" '$1 == "latency" && $2 == l { print $f }' "$prof"; }
+l1=$(lat L1 3) l2=$(lat L2 3) l3=$(lat L3 3) mem=$(lat memory 3)
+check "the profile's latencies are ordered: L1 ${l1:-none} < L2 ${l2:-none} < L3 ${l3:-none} <= memory ${mem:-none} cycles" \
+    "awk -v a='${l1:-x}' -v b='${l2:-x}' -v c='${l3:-}' -v m='${mem:-x}' 'BEGIN {
+        if (c == \"\") c = b  # no L3: L2 <= memory
+        exit !(a ~ /^[0-9.]+\$/ && m ~ /^[0-9.]+\$/ && a >= 1 && a <= 20 && a < b && (c == b || b < c) && c <= m * 1.1 && m < 5000) }'"
+check "each latency has its spread and working set, and calibrate printed it" \
+    "awk '\$1 == \"latency\" { n++; if (!(\$4 >= 0 && \$5 >= 1024)) bad = 1 } END { exit bad || n < 3 }' '$prof' &&
+     grep -q '^  latency L1 .* cycles a dependent load (spread' '$W/cal.err'"
 check "the profile's kernel count is the table's" "[ '${n:-x}' = \"\$(wc -l < '$W/rows' | tr -d ' ')\" ]"
 check "its median |error| is finite, at most its worst |error|" \
     "awk -v m='${med:-x}' -v w='${worst:-x}' 'BEGIN { a = w < 0 ? -w : w
@@ -165,7 +177,7 @@ check "a checked error within 10%: stated, no warning" \
      json small \"assert d['warning'] is None and d['checked'] is True\""
 
 # A version-3 profile (before the check): reports say "not checked".
-grep -v -e '^check_' -e '^# the model' "$W/profile.calibrated" | sed 's/^version 4/version 3/' > "$prof"
+grep -v -e '^check_' -e '^# the model' "$W/profile.calibrated" | sed 's/^version 5/version 3/' > "$prof"
 reports old
 check "a profile without the check: every report says 'not checked'" \
     "(for f in count costs txt; do grep -q 'model check on this CPU: not checked' '$W/old.'\$f || exit 1; done)"

@@ -153,6 +153,11 @@ run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 run "data objects" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/dataobj.sh
 
+# The stall estimate (mtool sim RUNDIR) on hand-written pass-2 objects: what
+# is traced, the estimate's arithmetic, bad input (the memory sample's
+# estimates against a real pass 2 are in pass 2's tests).
+run "stall estimate" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/stall.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history.sh

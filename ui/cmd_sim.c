@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 const char mt_sim_usage[] =
     "usage: mtool sim --trace FILE [options]\n"
     "       mtool sim [options] -- BIN ARGS...\n"
+    "       mtool sim [options] [--all] RUNDIR\n"
     "\n"
     "Runs a trace of memory references through a cache simulator and reports, per\n"
     "level, references, misses by cause (cold, capacity, conflict: Hill's 3C against a\n"
@@ -28,6 +30,11 @@ const char mt_sim_usage[] =
     "and their struct fields (DWARF), heap blocks by allocation site and call path,\n"
     "stack frames by procedure and TLS (per data object, code x data, causes of\n"
     "replacement); exits with the program's exit status.\n"
+    "With RUNDIR (after 'mtool run' or 'mtool time'), traces that run's program and\n"
+    "arguments, only the m-objects pass 2 timed and what they call (--all: every\n"
+    "procedure), and sets each object's stall estimate (simulated misses per level x\n"
+    "the latency 'mtool calibrate' measured there, independent misses overlapped)\n"
+    "beside the overhead pass 2 measured, with how they agree.\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -59,6 +66,8 @@ const char mt_sim_usage[] =
     "                        aliasing with loops), WARM (default ON) warm the caches\n"
     "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
+    "  --all                 with RUNDIR: trace every procedure, not only pass 2's objects\n"
+    "                        (then the stall outside them is estimated too)\n"
     "  --json                JSON instead of text\n"
     "  -o FILE               write to FILE (complete or not at all)\n"
     "  --no-store            do not record the run in the history (a traced run, or a\n"
@@ -69,9 +78,10 @@ typedef struct {
     const char *sample_sets, *sample_time;
     mt_sim_sample sample;         /* from them (mode MT_SIM_EXACT without) */
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
+    const char *rundir;           /* RUNDIR, or NULL */
     int argc;                     /* the command line, for the history */
     char **argv;
-    bool json, cachegrind, print_machine, no_store;
+    bool json, cachegrind, print_machine, no_store, all;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -148,17 +158,26 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->settings[a->nsettings][0] = argv[i];
             a->settings[a->nsettings++][1] = eq + 1;
         }
+        else if (!strcmp(s, "--all"))
+            a->all = true;
+        else if (s[0] != '-' && !a->rundir)
+            a->rundir = s;
         else if (parse_setting(a, s) != 0) {
             mt_ui_error("sim: unknown or incomplete option '%s'; see 'mtool help sim'", s);
             return -1;
         }
     }
-    if (!a->trace && !a->program && !a->print_machine) {
-        mt_ui_error("sim: no trace given (--trace FILE or -- BIN ARGS); see 'mtool help sim'");
+    if (!a->trace && !a->program && !a->rundir && !a->print_machine) {
+        mt_ui_error("sim: no trace given (--trace FILE, -- BIN ARGS or RUNDIR); see 'mtool "
+                    "help sim'");
         return -1;
     }
-    if (a->trace && a->program) {
-        mt_ui_error("sim: --trace FILE and -- BIN ARGS: one or the other");
+    if (!!a->trace + !!a->program + !!a->rundir > 1) {
+        mt_ui_error("sim: --trace FILE, -- BIN ARGS and RUNDIR: one of them");
+        return -1;
+    }
+    if (a->all && !a->rundir) {
+        mt_ui_error("sim: --all goes with RUNDIR (the objects of a pass 2)");
         return -1;
     }
     if (a->load_base && !a->binary) {
@@ -579,9 +598,10 @@ static void json_tallies(FILE *fp, mt_sim *s)
     fprintf(fp, "\n  ]");
 }
 
-static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map,
-                       const mt_data_map *data)
+/* The report's fields, without the closing brace (a RUNDIR report adds its own). */
+static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                              const mt_trace_counts *c, const mt_sim_code_map *map,
+                              const mt_data_map *data)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
     mt_json_string(fp, a->program ? a->program[0] : a->trace);
@@ -608,6 +628,13 @@ static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     json_tallies(fp, s);
     if (data)
         mt_sim_data_json(fp, s, data, map->prog);
+}
+
+static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
+{
+    print_json_fields(fp, a, s, m, c, map, data);
     fprintf(fp, "\n}\n");
 }
 
@@ -736,12 +763,19 @@ static void say_coverage(const mt_trace_result *r)
                 (unsigned long long)r->counts.damaged);
 }
 
-/* -- BIN ARGS: the traced run, then the report; the program's exit status. */
-static int simulate_program(const sim_args *a, const mt_sim_machine *m)
+/* The report of a traced run, once its simulation is finished: the
+ * command's exit status. */
+typedef int (*traced_report)(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                             const mt_trace_result *r);
+
+/* A traced run (o: what to trace), then its report. */
+static int simulate_traced(const sim_args *a, const mt_sim_machine *m, mt_trace_options o,
+                           traced_report report)
 {
     mt_sim *s = mt_sim_new(m);
     mt_sim_set_sample(s, &a->sample);
-    mt_trace_options o = {.argv = a->program, .sim = s, .log = stderr};
+    o.sim = s;
+    o.log = stderr;
     mt_trace_result r;
     mt_error err;
     int rc = 1;
@@ -750,17 +784,187 @@ static int simulate_program(const sim_args *a, const mt_sim_machine *m)
     } else {
         mt_sim_finish(s);
         say_coverage(&r);
-        mt_trace_counts c = {.records = r.counts.records, .reads = r.counts.reads,
-                             .writes = r.counts.writes, .modifies = r.counts.modifies};
-        mt_sim_code_map map = {.prog = r.prog}; /* the traced copy names its code objects */
-        rc = write_report(a, s, m, &c, &map, r.data);
-        if (rc == 0 && !a->no_store)
-            mt_history_record_sim(s, m, r.prog, a->argc, a->argv, a->program, &r.run);
-        if (rc == 0)
-            rc = mt_exit_code(r.run.status);
+        rc = report(a, s, m, &r);
     }
     mt_trace_result_free(&r);
     mt_sim_free(s);
+    return rc;
+}
+
+/* A traced run's counts as the report prints a trace file's. */
+static mt_trace_counts traced_counts(const mt_trace_result *r)
+{
+    return (mt_trace_counts){.records = r->counts.records, .reads = r->counts.reads,
+                             .writes = r->counts.writes, .modifies = r->counts.modifies};
+}
+
+/* -- BIN ARGS: the report; the program's exit status. */
+static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                          const mt_trace_result *r)
+{
+    mt_trace_counts c = traced_counts(r);
+    mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
+    int rc = write_report(a, s, m, &c, &map, r->data);
+    if (rc == 0 && !a->no_store)
+        mt_history_record_sim(s, m, r->prog, a->argc, a->argv, a->program, &r->run);
+    return rc == 0 ? mt_exit_code(r->run.status) : rc;
+}
+
+/* ---- RUNDIR: the stall estimate beside pass 2's overhead ---- */
+
+typedef struct {
+    const char *rundir;
+    const mt_trace_result *r;
+    mt_stall *stalls;         /* per pass-2 object */
+    mt_stall outside;
+    mt_stall_agreement agree;
+} stall_report;
+
+static double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : NAN; }
+
+static void print_stall_text(FILE *fp, const stall_report *sr)
+{
+    const mt_trace_result *r = sr->r;
+    fprintf(fp, "\nstall estimate per m-object pass 2 timed (core cycles; %% of its prediction):\n"
+                "  latencies measured by 'mtool calibrate' (%s):", r->machine.source);
+    for (int l = 0; l < MT_MEM_LEVELS; l++)
+        if (r->machine.mem_latency[l].cycles > 0)
+            fprintf(fp, " %s %.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles);
+    fprintf(fp, "; %.1f misses in flight\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
+            r->machine.mem_parallelism, "  object", "overhead", "%", "stall est.", "%",
+            "[overlapped .. serial]", "est/ovh", "regular");
+    for (size_t i = 0; i < r->pass2.nobjects; i++) {
+        const mt_pass2_object *p = &r->pass2.objects[i];
+        const mt_stall *st = &sr->stalls[i];
+        double overhead = p->measured - p->predicted;
+        char *name = mt_ui_escape(p->spec);
+        char ratio[16] = "-"; /* no overhead to explain */
+        if (overhead > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", st->estimate / overhead);
+        fprintf(fp, "  %-38s %11.4g %+8.1f%% %11.4g %+8.1f%% [%9.3g .. %9.3g] %7s %7.0f%%\n",
+                name, overhead, pct_of(overhead, p->predicted), st->estimate,
+                pct_of(st->estimate, p->predicted), st->lower, st->serial, ratio,
+                100 * st->regular_share);
+        free(name);
+    }
+    const mt_stall_agreement *ag = &sr->agree;
+    fprintf(fp, "agreement: %zu of %zu pairs of objects ordered the same by overhead %% and by "
+                "stall estimate %% (objects measured more than %.0f%% below their prediction left "
+                "out)", ag->concordant, ag->pairs, MT_STALL_MODEL_ERROR_PCT);
+    if (ag->memory_bound)
+        fprintf(fp, "; on the %zu memory-bound (overhead >= %.0f%%), estimate / overhead %.2f "
+                    "to %.2f", ag->memory_bound, MT_STALL_MEMORY_BOUND_PCT, ag->ratio_min,
+                ag->ratio_max);
+    double overhead = r->pass2.program_measured - r->pass2.program_predicted;
+    double unexplained = overhead - r->pass2.objects_overhead;
+    fprintf(fp, "\nprogram: overhead %.4g cycles, %.4g of it outside the timed objects "
+                "(unexplained); simulated stall outside them %.4g (%.4g .. %.4g)%s\n",
+            overhead, unexplained, sr->outside.estimate, sr->outside.lower, sr->outside.serial,
+            sr->outside.refs ? "" : ": not traced (--all traces it)");
+}
+
+static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
+{
+    fprintf(fp, "{\"refs\": %" PRIu64 ", \"misses\": [", st->refs);
+    for (unsigned l = 0; l < nlevels; l++)
+        fprintf(fp, "%s%" PRIu64, l ? ", " : "", st->misses[l]);
+    fprintf(fp, "], \"new_lines\": %" PRIu64 ", \"regular\": %" PRIu64
+                ", \"estimate_cycles\": ", st->new_lines, st->regular);
+    mt_json_number(fp, st->estimate);
+    fprintf(fp, ", \"overlapped_cycles\": ");
+    mt_json_number(fp, st->lower);
+    fprintf(fp, ", \"serial_cycles\": ");
+    mt_json_number(fp, st->serial);
+    fprintf(fp, "}");
+}
+
+static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
+{
+    const mt_trace_result *r = sr->r;
+    fprintf(fp, ",\n  \"stall\": {\"run_directory\": ");
+    mt_json_string(fp, sr->rundir);
+    fprintf(fp, ", \"latency_cycles\": {");
+    for (int l = 0, k = 0; l < MT_MEM_LEVELS; l++)
+        if (r->machine.mem_latency[l].cycles > 0) {
+            fprintf(fp, "%s\"%s\": ", k++ ? ", " : "", mt_mem_level_name(l));
+            mt_json_number(fp, r->machine.mem_latency[l].cycles);
+        }
+    fprintf(fp, "}, \"parallelism\": ");
+    mt_json_number(fp, r->machine.mem_parallelism);
+    fprintf(fp, ", \"profile\": ");
+    mt_json_string(fp, r->machine.source);
+    fprintf(fp, ",\n    \"objects\": [");
+    for (size_t i = 0; i < r->pass2.nobjects; i++) {
+        const mt_pass2_object *p = &r->pass2.objects[i];
+        fprintf(fp, "%s\n      {\"name\": ", i ? "," : "");
+        mt_json_string(fp, p->spec);
+        fprintf(fp, ", \"procedure\": ");
+        mt_json_string(fp, r->prog->procs[p->object.proc].name);
+        fprintf(fp, ", \"kind\": \"%s\", \"outermost\": %s, \"memory_ops\": %" PRIu64
+                    ", \"predicted_cycles\": ",
+                p->object.region ? "region" : p->object.loop == MT_NONE ? "procedure" : "loop",
+                p->outermost ? "true" : "false", p->memops);
+        mt_json_number(fp, p->predicted);
+        fprintf(fp, ", \"measured_cycles\": ");
+        mt_json_number(fp, p->measured);
+        fprintf(fp, ", \"overhead_cycles\": ");
+        mt_json_number(fp, p->measured - p->predicted);
+        fprintf(fp, ", \"stall\": ");
+        json_stall(fp, &sr->stalls[i], nlevels);
+        fprintf(fp, "}");
+    }
+    const mt_stall_agreement *ag = &sr->agree;
+    fprintf(fp, "\n    ],\n    \"outside\": ");
+    json_stall(fp, &sr->outside, nlevels);
+    fprintf(fp, ", \"outside_traced\": %s,\n    \"program\": {\"predicted_cycles\": ",
+            sr->outside.refs ? "true" : "false");
+    mt_json_number(fp, r->pass2.program_predicted);
+    fprintf(fp, ", \"measured_cycles\": ");
+    mt_json_number(fp, r->pass2.program_measured);
+    fprintf(fp, ", \"unexplained_overhead_cycles\": ");
+    mt_json_number(fp, r->pass2.program_measured - r->pass2.program_predicted -
+                           r->pass2.objects_overhead);
+    fprintf(fp, "},\n    \"agreement\": {\"pairs\": %zu, \"same_order\": %zu, "
+                "\"memory_bound\": %zu, \"ratio_min\": ", ag->pairs, ag->concordant,
+            ag->memory_bound);
+    mt_json_number(fp, ag->ratio_min);
+    fprintf(fp, ", \"ratio_max\": ");
+    mt_json_number(fp, ag->ratio_max);
+    fprintf(fp, "}}\n}\n");
+}
+
+static int write_rundir_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                               const stall_report *sr)
+{
+    sim_args shown = *a; /* the report names the program traced */
+    shown.program = sr->r->pass1.argv;
+    mt_trace_counts c = traced_counts(sr->r);
+    mt_sim_code_map map = {.prog = sr->r->prog};
+    mt_outfile out = {0};
+    FILE *fp = mt_ui_output_open(&out, a->out);
+    if (!fp)
+        return 1;
+    mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
+    if (a->json) {
+        print_json_fields(fp, &shown, s, m, &c, &map, sr->r->data);
+        print_stall_json(fp, sr, mt_sim_level_count(s));
+    } else {
+        print_text(fp, &shown, s, m, &c, &map, sr->r->data);
+        print_stall_text(fp, sr);
+    }
+    return mt_ui_output_close(&out, a->out);
+}
+
+/* RUNDIR: the report with the stall estimates; 1 when it cannot be written. */
+static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                         const mt_trace_result *r)
+{
+    stall_report sr = {.rundir = a->rundir, .r = r,
+                       .stalls = mt_xcalloc(r->pass2.nobjects + 1, sizeof *sr.stalls)};
+    mt_sim_estimate_counts(s); /* the stalls of a sampled run from its estimates */
+    mt_trace_stalls(r, s, sr.stalls, &sr.outside, &sr.agree);
+    int rc = write_rundir_report(a, s, m, &sr);
+    free(sr.stalls);
     return rc;
 }
 
@@ -769,10 +973,10 @@ int mt_cmd_sim(int argc, char **argv)
     sim_args a = {.format = "din"};
     if (parse_args(&a, argc, argv) != 0)
         return 2;
-    if (a.program)
+    if (a.program || a.rundir)
         a.format = "traced";
     mt_trace_format format = MT_TRACE_DIN;
-    if (!a.program && mt_trace_format_of(a.format, &format) != 0) {
+    if (!a.program && !a.rundir && mt_trace_format_of(a.format, &format) != 0) {
         mt_ui_error("sim: --format: expected din or lackey, not '%s'", a.format);
         return 2;
     }
@@ -784,7 +988,10 @@ int mt_cmd_sim(int argc, char **argv)
         return 0;
     }
     if (a.program)
-        return simulate_program(&a, &m);
+        return simulate_traced(&a, &m, (mt_trace_options){.argv = a.program}, report_program);
+    if (a.rundir) /* pass 1's program: pass 2's objects, or everything with --all */
+        return simulate_traced(&a, &m, (mt_trace_options){.rundir = a.rundir, .all = a.all},
+                               report_rundir);
     mt_sim_code_map map = {0};
     if (a.binary && open_code_map(&a, format, &map) != 0)
         return 1;

@@ -1,0 +1,178 @@
+/* costmodel/latency.c — the load-to-use latency of each level of the memory
+ * hierarchy, for the simulator's stall estimate (docs/SIMULATOR.md, "The
+ * stall estimate"): a pointer chase per level, over a working set the
+ * caller sizes from the machine's caches (run/ reads them from sysfs).
+ *
+ * A chase is a random cyclic permutation of 64-byte lines (Sattolo's
+ * algorithm), one pointer at the start of each line: every hop is one load
+ * whose address is the previous load's value, so the core can overlap
+ * nothing and a hop takes exactly one access's latency; the random order
+ * defeats the stride and next-line prefetchers (a sequential chain would
+ * measure the prefetcher, not the level).  The TSC ticks of a chase are
+ * turned into core cycles with the calibration's clock ratio.  Each level is
+ * chased `runs` times, short chases (a few ms), and the fastest kept:
+ * another tenant's traffic only ever slows a chase. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include "costmodel.h"
+
+#define LINE 64u
+
+/* Hops a measurement makes: enough to make the timing overhead nothing
+ * (a few ms at memory latency), few enough to keep calibrate quick. */
+#define HOPS 200000L
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* `lines` lines linked in one random cycle (Sattolo: every permutation
+ * it makes is a single cycle, so a chase visits every line). */
+static void **build_chase(size_t lines)
+{
+    char *buf = aligned_alloc(LINE, lines * LINE);
+    uint32_t *order = malloc(lines * sizeof *order);
+    if (!buf || !order) {
+        free(buf);
+        free(order);
+        return NULL;
+    }
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = (size_t)(xorshift(&seed) % i);
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + (size_t)order[i] * LINE) = buf + (size_t)order[(i + 1) % lines] * LINE;
+    free(order);
+    return (void **)buf;
+}
+
+/* TSC ticks per hop of `hops` dependent loads from p; *p is where it ended
+ * (the next chase goes on from there, and the compiler cannot drop it). */
+static double chase_ticks(void ***p, long hops)
+{
+    void **q = *p;
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < hops; i++)
+        q = (void **)*q;
+    uint64_t t1 = __rdtsc();
+    __asm__ volatile("" : : "r"(q)); /* the chase's end is used: its loads stay */
+    *p = q;
+    return (double)(t1 - t0) / (double)hops;
+}
+
+/* One level: its working set chased `runs` times after one pass that
+ * brings it into the level (at most HOPS hops: the memory level's set is
+ * never all cached anyway). */
+static int measure_level(mt_mem_latency *lat, uint64_t bytes, int runs, double tsc_per_cycle,
+                         mt_error *err)
+{
+    size_t lines = (size_t)(bytes / LINE);
+    void **start = lines >= 2 && lines <= UINT32_MAX ? build_chase(lines) : NULL;
+    if (!start) {
+        mt_error_set(err, "calibrate: cannot allocate a %llu-byte pointer chase",
+                     (unsigned long long)bytes);
+        return -1;
+    }
+    void **p = start;
+    chase_ticks(&p, (long)fmin((double)lines, HOPS));
+    double best = INFINITY, worst = 0;
+    for (int r = 0; r < runs; r++) {
+        double t = chase_ticks(&p, HOPS) / tsc_per_cycle;
+        best = fmin(best, t);
+        worst = fmax(worst, t);
+    }
+    lat->bytes = (double)bytes;
+    lat->cycles = best;
+    lat->spread_pct = 100 * (worst - best) / best;
+    free(start);
+    return 0;
+}
+
+/* Misses the core keeps in flight (memory-level parallelism): PARALLEL
+ * chases through the memory level's working set at once, each hop of each
+ * independent of the others; their hops per cycle against one chase's.
+ * (Intel's Golden Cove has 16 L1 fill buffers: up to 16 lines missing at
+ * once.) */
+#define PARALLEL 16
+
+static double parallel_ticks(void **q[PARALLEL], long rounds)
+{
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < rounds; i++)
+        for (int k = 0; k < PARALLEL; k++)
+            q[k] = (void **)*q[k];
+    uint64_t t1 = __rdtsc();
+    for (int k = 0; k < PARALLEL; k++)
+        __asm__ volatile("" : : "r"(q[k]));
+    return (double)(t1 - t0) / ((double)rounds * PARALLEL);
+}
+
+/* The memory level's chase again, PARALLEL pointers spread over it. */
+static int measure_parallelism(mt_machine *m, uint64_t bytes, int runs, mt_error *err)
+{
+    size_t lines = (size_t)(bytes / LINE);
+    char *start = lines >= 2 * PARALLEL && lines <= UINT32_MAX ? (char *)build_chase(lines) : NULL;
+    if (!start) {
+        mt_error_set(err, "calibrate: cannot allocate a %llu-byte pointer chase",
+                     (unsigned long long)bytes);
+        return -1;
+    }
+    void **q[PARALLEL];
+    for (int k = 0; k < PARALLEL; k++)
+        q[k] = (void **)(start + (size_t)k * (lines / PARALLEL) * LINE);
+    double best = INFINITY;
+    for (int r = 0; r < runs; r++)
+        best = fmin(best, parallel_ticks(q, HOPS / PARALLEL) / m->tsc_per_cycle);
+    m->mem_parallelism = fmax(1, m->mem_latency[MT_MEM_MEMORY].cycles / best);
+    free(start);
+    return 0;
+}
+
+int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
+                           FILE *report, mt_error *err)
+{
+    if (!(m->tsc_per_cycle > 0)) {
+        mt_error_set(err, "calibrate: latencies need the clock ratio, which was not measured");
+        return -1;
+    }
+    runs = runs < 3 ? 3 : runs > 5 ? 5 : runs; /* short chases, the fastest of a few */
+    for (int l = 0; l < MT_MEM_LEVELS; l++) {
+        memset(&m->mem_latency[l], 0, sizeof m->mem_latency[l]);
+        if (!working_set[l])
+            continue;
+        if (measure_level(&m->mem_latency[l], working_set[l], runs, m->tsc_per_cycle, err) != 0)
+            return -1;
+        if (report)
+            fprintf(report, "  latency %-6s %8.1f cycles a dependent load (spread %.1f%%) over "
+                            "%.0f KiB\n", mt_mem_level_name(l), m->mem_latency[l].cycles,
+                    m->mem_latency[l].spread_pct, m->mem_latency[l].bytes / 1024);
+    }
+    m->mem_parallelism = 0;
+    if (working_set[MT_MEM_MEMORY] &&
+        measure_parallelism(m, working_set[MT_MEM_MEMORY], runs, err) != 0)
+        return -1;
+    if (report && m->mem_parallelism > 0)
+        fprintf(report, "  memory-level parallelism: %.1f misses in flight (%d independent "
+                        "chases at once against one)\n", m->mem_parallelism, PARALLEL);
+    return 0;
+}
+
+const char *mt_mem_level_name(int level)
+{
+    static const char *const names[MT_MEM_LEVELS] = {"L1", "L2", "L3", "L4", "memory"};
+    return level >= 0 && level < MT_MEM_LEVELS ? names[level] : "?";
+}

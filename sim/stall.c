@@ -1,0 +1,233 @@
+/* sim/stall.c — the stall estimate (docs/SIMULATOR.md, "The stall
+ * estimate"): what the simulated misses of an m-object cost at the
+ * latencies `mtool calibrate` measured, set beside what pass 2 measured.
+ *
+ * A reference that level k served (it missed every level above k) costs
+ * latency(k) - latency(L1) cycles more than the L1 hit the cost model
+ * predicted it at: with m_i misses at simulated level i, the serial stall
+ * is sum_i m_i * (latency(i + 1) - latency(i)), the level below the last
+ * being memory.  Misses overlap when the core can issue the next before the
+ * last has come back: the estimate divides the share of them that hardware
+ * sees coming by the memory-level parallelism calibrate measured, and
+ * keeps the rest serial.  Which misses those are is judged on the stream of
+ * references (per code object: a reference to a line other than the code
+ * object's previous one, in a 4 KiB page where that code object went to a
+ * new line among its last STREAM_PAGES such references, is "regular": the
+ * hardware prefetchers work within a page, and a walk within a page does
+ * not wait for a pointer it loads; a pointer chase over a large set lands
+ * in a new page nearly every time).  Both ends are reported: the serial sum
+ * (no overlap) and the sum divided by the parallelism (all overlapped). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Pages remembered per code object: a few streams (matrix rows, arrays of
+ * a triad) each advancing within its page. */
+#define STREAM_PAGES 16
+#define PAGE_SHIFT 12
+#define LINE_SHIFT 6
+
+typedef struct {
+    uint64_t last_line;
+    uint64_t pages[STREAM_PAGES];
+    unsigned next;
+    uint64_t new_lines, regular;
+} code_stream;
+
+struct mt_stall_streams {
+    code_stream *codes;
+    uint32_t ncodes;
+};
+
+mt_stall_streams *mt_stall_streams_new(uint32_t ncodes)
+{
+    mt_stall_streams *st = mt_xcalloc(1, sizeof *st);
+    st->ncodes = ncodes + 1;
+    st->codes = mt_xcalloc(st->ncodes, sizeof *st->codes);
+    for (uint32_t c = 0; c < st->ncodes; c++) {
+        st->codes[c].last_line = UINT64_MAX;
+        for (int k = 0; k < STREAM_PAGES; k++)
+            st->codes[c].pages[k] = UINT64_MAX;
+    }
+    return st;
+}
+
+void mt_stall_streams_free(mt_stall_streams *st)
+{
+    if (!st)
+        return;
+    free(st->codes);
+    free(st);
+}
+
+static void stream_reference(code_stream *s, uint64_t addr)
+{
+    uint64_t line = addr >> LINE_SHIFT, page = addr >> PAGE_SHIFT;
+    if (line == s->last_line)
+        return;
+    s->last_line = line;
+    s->new_lines++;
+    for (int k = 0; k < STREAM_PAGES; k++)
+        if (s->pages[k] == page) {
+            s->regular++;
+            return;
+        }
+    s->pages[s->next] = page;
+    s->next = (s->next + 1) % STREAM_PAGES;
+}
+
+void mt_stall_streams_add(mt_stall_streams *st, const mt_trace_record *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (r[i].kind != MT_TRACE_READ && r[i].kind != MT_TRACE_WRITE &&
+            r[i].kind != MT_TRACE_MODIFY)
+            continue; /* rep operands: a string's elements are regular by nature */
+        uint32_t c = r[i].code < st->ncodes ? r[i].code : 0;
+        stream_reference(&st->codes[c], r[i].addr);
+    }
+}
+
+/* ---- latencies onto the simulated levels ---- */
+
+/* The profile's level (MT_MEM_* index) of a simulated level; -1 for I1. */
+static int profile_level(const char *name)
+{
+    static const char *const names[] = {"D1", "L2", "L3", "L4"};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(names); k++)
+        if (!strcmp(name, names[k]))
+            return k;
+    return -1;
+}
+
+int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latencies *out,
+                          mt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    unsigned n = mt_sim_level_count(s);
+    for (unsigned i = 0; i <= n; i++) {
+        int k = i == n ? MT_MEM_MEMORY : profile_level(mt_sim_level(s, i)->desc->name);
+        if (k < 0)
+            continue; /* I1: instruction fetches, none traced */
+        if (!(m->mem_latency[k].cycles > 0)) {
+            mt_error_set(err, "the machine profile (%s) has no latency of %s: run 'mtool "
+                              "calibrate'", m->source, mt_mem_level_name(k));
+            return -1;
+        }
+        out->cycles[i] = m->mem_latency[k].cycles;
+    }
+    if (!(m->mem_parallelism >= 1)) {
+        mt_error_set(err, "the machine profile (%s) has no memory-level parallelism: run 'mtool "
+                          "calibrate'", m->source);
+        return -1;
+    }
+    out->parallelism = m->mem_parallelism;
+    return 0;
+}
+
+/* ---- per m-object ---- */
+
+/* codes[id] for every code object of o's blocks and of every procedure
+ * they call, directly or not. */
+static void object_codes(const mt_program *prog, const mt_timed_object *o, bool *codes)
+{
+    const mt_procedure *p = &prog->procs[o->proc];
+    bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+    bool *called = mt_xcalloc(prog->nprocs + 1, sizeof *called);
+    mt_object_blocks(p, o->loop, o->region, o->region_first, o->region_end, in);
+    mt_blocks_callees(prog, o->proc, in, called);
+    uint32_t loops = mt_code_object_loops(prog, o->proc);
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        if (in[b])
+            codes[mt_code_object_of_block(prog, o->proc, b, loops)] = true;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        if (!called[q])
+            continue;
+        codes[1 + q] = true;
+        uint32_t first = mt_code_object_loops(prog, q);
+        for (uint32_t l = 0; l < prog->procs[q].nloops; l++)
+            codes[first + l] = true;
+    }
+    free(called);
+    free(in);
+}
+
+/* The stall of the code objects codes[] marks. */
+static void stall_of_codes(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
+                           const bool *codes, uint32_t ncodes, mt_stall *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t np;
+    const mt_sim_pair *pairs = mt_sim_pairs(s, &np);
+    unsigned nlevels = mt_sim_level_count(s);
+    for (size_t i = 0; i < np; i++) {
+        if (pairs[i].code >= ncodes || !codes[pairs[i].code])
+            continue;
+        out->refs += pairs[i].refs;
+        for (unsigned l = 0; l < nlevels; l++)
+            for (int c = 0; c < MT_SIM_NCAUSES; c++)
+                out->misses[l] += pairs[i].misses[l][c];
+    }
+    for (uint32_t c = 0; st && c < ncodes && c < st->ncodes; c++)
+        if (codes[c]) {
+            out->new_lines += st->codes[c].new_lines;
+            out->regular += st->codes[c].regular;
+        }
+    /* each miss at level l costs what the level below adds over l */
+    for (unsigned l = 0; l < nlevels; l++)
+        if (lat->cycles[l] > 0 && lat->cycles[l + 1] > lat->cycles[l])
+            out->serial += (double)out->misses[l] * (lat->cycles[l + 1] - lat->cycles[l]);
+    out->regular_share = out->new_lines ? (double)out->regular / (double)out->new_lines : 0;
+    out->lower = out->serial / lat->parallelism;
+    out->estimate = out->serial * (1 - out->regular_share) + out->lower * out->regular_share;
+}
+
+void mt_stall_of_object(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
+                        const mt_program *prog, const mt_timed_object *o, mt_stall *out)
+{
+    uint32_t ncodes = mt_code_object_loops(prog, prog->nprocs);
+    bool *codes = mt_xcalloc(ncodes + 1, sizeof *codes);
+    object_codes(prog, o, codes);
+    stall_of_codes(s, st, lat, codes, ncodes, out);
+    free(codes);
+}
+
+void mt_stall_outside(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
+                      const mt_program *prog, const mt_timed_object *objs, size_t n,
+                      mt_stall *out)
+{
+    uint32_t ncodes = mt_code_object_loops(prog, prog->nprocs);
+    bool *inside = mt_xcalloc(ncodes + 1, sizeof *inside);
+    for (size_t i = 0; i < n; i++)
+        object_codes(prog, &objs[i], inside);
+    for (uint32_t c = 0; c < ncodes; c++)
+        inside[c] = !inside[c];
+    stall_of_codes(s, st, lat, inside, ncodes, out);
+    free(inside);
+}
+
+void mt_stall_agree(const double *measured_pct, const double *estimate_pct, size_t n,
+                    mt_stall_agreement *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ratio_min = out->ratio_max = NAN;
+    for (size_t i = 0; i < n; i++) {
+        if (measured_pct[i] < -MT_STALL_MODEL_ERROR_PCT)
+            continue;
+        for (size_t j = i + 1; j < n; j++) {
+            double dm = measured_pct[i] - measured_pct[j], de = estimate_pct[i] - estimate_pct[j];
+            if (measured_pct[j] < -MT_STALL_MODEL_ERROR_PCT || dm == 0 || de == 0)
+                continue;
+            out->pairs++;
+            out->concordant += (dm > 0) == (de > 0);
+        }
+        if (measured_pct[i] >= MT_STALL_MEMORY_BOUND_PCT) {
+            double ratio = estimate_pct[i] / measured_pct[i];
+            out->ratio_min = out->memory_bound ? fmin(out->ratio_min, ratio) : ratio;
+            out->ratio_max = out->memory_bound ? fmax(out->ratio_max, ratio) : ratio;
+            out->memory_bound++;
+        }
+    }
+}

@@ -965,6 +965,13 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_trace_stalls(r, s, sr.stalls, &sr.outside, &sr.agree);
     int rc = write_rundir_report(a, s, m, &sr);
     free(sr.stalls);
+    /* Only a whole trace is a run of the program's figures: pass 2's objects
+     * alone would show every other procedure with no miss. */
+    if (rc == 0 && !a->no_store && a->all)
+        mt_history_record_sim(s, m, r->prog, a->argc, a->argv, r->pass1.argv, &r->run);
+    else if (rc == 0 && !a->no_store)
+        fprintf(stderr, "mtool: sim: not stored in the history: only pass 2's objects were "
+                        "traced (--all traces the whole program)\n");
     return rc;
 }
 

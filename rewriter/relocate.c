@@ -387,16 +387,20 @@ static uint64_t padding_end(const rw_code *c, uint64_t at, uint64_t limit, uint6
     return at;
 }
 
+/* The first block of `p` past the run of contiguous blocks from block `b`
+ * (p->nblocks when the run ends the procedure). */
+static uint32_t block_after_run(const mt_procedure *p, uint32_t b)
+{
+    while (b + 1 < p->nblocks && p->blocks[b + 1].start == p->blocks[b].end)
+        b++;
+    return b + 1;
+}
+
 /* The end of the run of contiguous blocks of `p` from the one holding `addr`. */
 static uint64_t contiguous_end(const mt_procedure *p, uint64_t addr)
 {
     uint32_t b = mt_block_at(p, addr);
-    if (b == MT_NONE)
-        return addr;
-    uint64_t end = p->blocks[b].end;
-    while (++b < p->nblocks && p->blocks[b].start == end)
-        end = p->blocks[b].end;
-    return end;
+    return b == MT_NONE ? addr : p->blocks[block_after_run(p, b) - 1].end;
 }
 
 static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
@@ -415,8 +419,6 @@ static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
  * failed table check goes on in the original).  True with *slot set. */
 static bool entry_hop_fits(const mt_procedure *p, uint64_t at, uint64_t *slot)
 {
-    if (*slot)
-        return true;
     if (!p->branch_entries_only || p->ntables)
         return false;
     for (uint32_t k = 0; k < p->nforeign_entries; k++) {
@@ -445,14 +447,12 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
     uint64_t at = p->entry;
     if (first->len == 4 && memcmp(first->bytes, "\xf3\x0f\x1e\xfa", 4) == 0)
         at += 4;
-    uint64_t covered = p->blocks[0].end;
-    uint32_t last = 0;
-    for (uint32_t b = 1; b < p->nblocks && p->blocks[b].start == covered; b++)
-        covered = p->blocks[last = b].end;
+    uint32_t after = block_after_run(p, 0);
+    uint64_t covered = p->blocks[after - 1].end;
     if (at + 5 > covered) {
         uint64_t limit = pi + 1 < c->prog->nprocs ? c->prog->procs[pi + 1].entry : covered;
-        if (last + 1 < p->nblocks && p->blocks[last + 1].start < limit)
-            limit = p->blocks[last + 1].start;
+        if (after < p->nblocks && p->blocks[after].start < limit)
+            limit = p->blocks[after].start;
         covered = padding_end(c, covered, limit, at + 5);
     }
     if (at + 5 > covered) {
@@ -466,13 +466,14 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
      * the program runs.  When other procedures jump in there too, the
      * entry hops (entry_hop_fits). */
     *entry_slot = 0;
-    for (uint32_t b = 1; b < p->nblocks && !p->entry_only; b++)
-        if (p->blocks[b].start > at && p->blocks[b].start < at + 5 &&
-            !entry_hop_fits(p, at, entry_slot)) {
-            *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
-                                (unsigned long long)p->blocks[b].start);
-            return false;
-        }
+    uint32_t under = 1;
+    while (under < p->nblocks && !(p->blocks[under].start > at && p->blocks[under].start < at + 5))
+        under++;
+    if (under < p->nblocks && !p->entry_only && !entry_hop_fits(p, at, entry_slot)) {
+        *why = mt_xasprintf("block 0x%llx starts inside the entry jump",
+                            (unsigned long long)p->blocks[under].start);
+        return false;
+    }
     *patch_at = at;
     return true;
 }

@@ -630,29 +630,34 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
         mt_sim_data_json(fp, s, data, map->prog);
 }
 
-static void print_json(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map,
-                       const mt_data_map *data)
-{
-    print_json_fields(fp, a, s, m, c, map, data);
-    fprintf(fp, "\n}\n");
-}
+/* A RUNDIR report's stall estimates (below), after the simulation's. */
+typedef struct stall_report stall_report;
+static void print_stall_text(FILE *fp, const stall_report *sr);
+static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels);
 
 /* ---- the command ---- */
 
+/* The report, text or JSON, with the stall estimates when `sr` is not NULL. */
 static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                         const mt_trace_counts *c, const mt_sim_code_map *map,
-                        const mt_data_map *data)
+                        const mt_data_map *data, const stall_report *sr)
 {
     mt_outfile out = {0};
     FILE *fp = mt_ui_output_open(&out, a->out);
     if (!fp)
         return 1;
     mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
-    if (a->json)
-        print_json(fp, a, s, m, c, map, data);
-    else
+    if (a->json) {
+        print_json_fields(fp, a, s, m, c, map, data);
+        if (sr)
+            print_stall_json(fp, sr, mt_sim_level_count(s));
+        else
+            fprintf(fp, "\n}\n");
+    } else {
         print_text(fp, a, s, m, c, map, data);
+        if (sr)
+            print_stall_text(fp, sr);
+    }
     return mt_ui_output_close(&out, a->out);
 }
 
@@ -732,7 +737,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     else {
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
-        rc = write_report(a, s, m, &counts, map, NULL);
+        rc = write_report(a, s, m, &counts, map, NULL, NULL);
         if (rc == 0 && !a->no_store && map->prog)
             mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
                                   (char *[]){(char *)a->binary, NULL}, NULL);
@@ -804,7 +809,7 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
 {
     mt_trace_counts c = traced_counts(r);
     mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
-    int rc = write_report(a, s, m, &c, &map, r->data);
+    int rc = write_report(a, s, m, &c, &map, r->data, NULL);
     if (rc == 0 && !a->no_store)
         mt_history_record_sim(s, m, r->prog, a->argc, a->argv, a->program, &r->run);
     return rc == 0 ? mt_exit_code(r->run.status) : rc;
@@ -812,13 +817,13 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
 
 /* ---- RUNDIR: the stall estimate beside pass 2's overhead ---- */
 
-typedef struct {
+struct stall_report {
     const char *rundir;
     const mt_trace_result *r;
     mt_stall *stalls;         /* per pass-2 object */
     mt_stall outside;
     mt_stall_agreement agree;
-} stall_report;
+};
 
 static double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : NAN; }
 
@@ -940,19 +945,7 @@ static int write_rundir_report(const sim_args *a, mt_sim *s, const mt_sim_machin
     shown.program = sr->r->pass1.argv;
     mt_trace_counts c = traced_counts(sr->r);
     mt_sim_code_map map = {.prog = sr->r->prog};
-    mt_outfile out = {0};
-    FILE *fp = mt_ui_output_open(&out, a->out);
-    if (!fp)
-        return 1;
-    mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
-    if (a->json) {
-        print_json_fields(fp, &shown, s, m, &c, &map, sr->r->data);
-        print_stall_json(fp, sr, mt_sim_level_count(s));
-    } else {
-        print_text(fp, &shown, s, m, &c, &map, sr->r->data);
-        print_stall_text(fp, sr);
-    }
-    return mt_ui_output_close(&out, a->out);
+    return write_report(&shown, s, m, &c, &map, sr->r->data, sr);
 }
 
 /* RUNDIR: the report with the stall estimates; 1 when it cannot be written. */

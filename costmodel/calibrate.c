@@ -703,7 +703,8 @@ double mt_measure_tsc_per_cycle(int samples)
 #define FMUL_MIN_CYCLES 2.0  /* an FP multiply chain: a whole number of cycles, 2..8 */
 #define FMUL_MAX_CYCLES 8.0
 #define FMUL_OFF_WHOLE 0.15  /* at most this far from the nearest whole cycle */
-#define CLOCK_ATTEMPTS 3     /* measurements of the references before refusing */
+#define CLOCK_ATTEMPTS 6     /* measurements of the references before refusing, */
+#define CLOCK_BACKOFF_MS 100 /* the k-th after k x this: a busy sibling's burst passes */
 #define RATIO_MIN 0.1        /* TSC ticks per core cycle: a TSC of 0.6..6 GHz */
 #define RATIO_MAX 5.0        /* against a core of 0.5..6.5 GHz */
 
@@ -1145,9 +1146,19 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     mt_clock_refs refs;
     double ratio;
     /* A disagreement that load on the SMT sibling made passes when measured
-     * again (a few ms later); one that the core makes stays. */
+     * again; one that the core makes stays.  Back to back, three attempts
+     * all failed once in CI (an FP multiply chain at 5.38 cycles: the
+     * sibling's FP work delaying the chain for the whole ~10 ms), so the
+     * attempts are spread over 1.5 s. */
     int rc = -1;
     for (int attempt = 0; attempt < CLOCK_ATTEMPTS && rc != 0; attempt++) {
+        if (attempt > 0) {
+            if (report && err)
+                fprintf(report, "  %s; measured again in %d ms\n", err->msg,
+                        attempt * CLOCK_BACKOFF_MS);
+            struct timespec pause = {0, (long)attempt * CLOCK_BACKOFF_MS * 1000000L};
+            nanosleep(&pause, NULL);
+        }
         measure_clock_refs(&refs, buf);
         if (report)
             fprintf(report, "  clock references (TSC ticks per instruction, dependent chains): add "

@@ -95,6 +95,8 @@ typedef struct {
     double cycles;       /* core cycles a dependent load takes at this level; 0: not measured */
     double spread_pct;   /* (slowest - fastest) / fastest over the chases, % */
     double bytes;        /* the working set chased */
+    double stream_cycles; /* core cycles a line of the same set walked in address order takes,
+                             one independent load a line; 0: not measured (older profiles) */
 } mt_mem_latency;
 
 typedef struct {

@@ -353,16 +353,16 @@ char *mt_machine_profile_path(const char *cpu_model)
     return mt_xasprintf("%s/.config/mtool/machine-%s.txt", home && home[0] ? home : "/tmp", key);
 }
 
-/* The measured levels, one `latency LEVEL CYCLES SPREAD% BYTES` line each. */
+/* The measured levels, one `latency LEVEL CYCLES SPREAD% BYTES STREAM` line each. */
 static void write_latencies(FILE *fp, const mt_machine *m)
 {
     fprintf(fp, "# latency: level, core cycles a dependent load, spread %% over the chases, "
-                "bytes chased\n");
+                "bytes chased, core cycles a line walked in address order\n");
     for (int l = 0; l < MT_MEM_LEVELS; l++)
         if (m->mem_latency[l].cycles > 0)
-            fprintf(fp, "latency %s %.2f %.1f %.0f\n", mt_mem_level_name(l),
+            fprintf(fp, "latency %s %.3f %.1f %.0f %.3f\n", mt_mem_level_name(l),
                     m->mem_latency[l].cycles, m->mem_latency[l].spread_pct,
-                    m->mem_latency[l].bytes);
+                    m->mem_latency[l].bytes, m->mem_latency[l].stream_cycles);
     if (m->mem_parallelism > 0)
         fprintf(fp, "# misses to memory in flight at once\nmem_parallelism %.2f\n",
                 m->mem_parallelism);
@@ -495,15 +495,19 @@ static const char *parse_loop_ops_line(const char *rest, mt_machine *m)
     return NULL;
 }
 
-/* `latency LEVEL CYCLES SPREAD BYTES`: a dependent load takes at least a
- * cycle and, even across a socket, well under 5000; no level is chased over
- * less than a KiB or more than a TiB. */
+/* `latency LEVEL CYCLES SPREAD BYTES [STREAM]`: a dependent load takes at
+ * least a cycle and, even across a socket, well under 5000; no level is
+ * chased over less than a KiB or more than a TiB; a line walked in order
+ * takes more than 0 and at most what a dependent load takes (profiles
+ * before it was measured have no STREAM). */
 static const char *parse_latency_line(const char *rest, mt_machine *m)
 {
     char level[16], extra;
-    double cycles, spread, bytes;
-    if (sscanf(rest, "%15s %lf %lf %lf %c", level, &cycles, &spread, &bytes, &extra) != 4)
-        return "expected LEVEL CYCLES SPREAD BYTES";
+    double cycles, spread, bytes, stream = 0;
+    int n = sscanf(rest, "%15s %lf %lf %lf %lf %c", level, &cycles, &spread, &bytes, &stream,
+                   &extra);
+    if (n != 4 && n != 5)
+        return "expected LEVEL CYCLES SPREAD BYTES [STREAM]";
     int l = 0;
     while (l < MT_MEM_LEVELS && strcmp(level, mt_mem_level_name(l)) != 0)
         l++;
@@ -515,7 +519,9 @@ static const char *parse_latency_line(const char *rest, mt_machine *m)
         return "spread outside [0, 10000] %";
     if (!(bytes >= 1024 && bytes <= 1099511627776.0))
         return "bytes outside [1 KiB, 1 TiB]";
-    m->mem_latency[l] = (mt_mem_latency){cycles, spread, bytes};
+    if (n == 5 && !(stream > 0 && stream <= cycles))
+        return "stream cycles outside (0, CYCLES]";
+    m->mem_latency[l] = (mt_mem_latency){cycles, spread, bytes, stream};
     return NULL;
 }
 

@@ -44,8 +44,8 @@ static void latency_working_sets(uint64_t ws[MT_MEM_LEVELS])
 int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err)
 {
     if (log)
-        fprintf(log, "mtool: the machine profile (%s) has no memory latencies: measuring them "
-                     "now, for this run ('mtool calibrate' keeps them)\n", m->source);
+        fprintf(log, "mtool: the machine profile (%s) has no memory latencies or streaming "
+                     "costs: measuring them now, for this run ('mtool calibrate' keeps them)\n", m->source);
     uint64_t ws[MT_MEM_LEVELS];
     latency_working_sets(ws);
     double kept = m->tsc_per_cycle; /* the clock now, not the profile's */

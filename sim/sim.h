@@ -312,25 +312,32 @@ void mt_stall_streams_add(mt_stall_streams *st, const mt_trace_record *r, uint32
 void mt_stall_streams_free(mt_stall_streams *st);
 
 /* The cost of a load served by each simulated level (index as
- * mt_sim_level's; [mt_sim_level_count] = memory), core cycles. */
+ * mt_sim_level's; [mt_sim_level_count] = memory), core cycles: alone
+ * (a dependent load) and in a stream (a line of a walk in address order). */
 typedef struct {
     double cycles[MT_SIM_MAX_LEVELS + 1];
+    double stream[MT_SIM_MAX_LEVELS + 1];
     double parallelism;     /* misses in flight at once */
 } mt_stall_latencies;
-/* The machine profile's latencies (mt_calibrate_latencies) onto the
- * simulated levels by name (D1 = L1; I1 takes none), and its memory-level
- * parallelism; -1 with err naming what the profile has no figure for. */
+/* The machine profile's latencies and streaming costs
+ * (mt_calibrate_latencies) onto the simulated levels by name (D1 = L1; I1
+ * takes none), and its memory-level parallelism; -1 with err naming what
+ * the profile has no figure for. */
 int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latencies *out,
                           mt_error *err);
 
 typedef struct {
     uint64_t refs;                       /* simulated references of its code objects */
     uint64_t misses[MT_SIM_MAX_LEVELS];  /* per simulated level */
-    uint64_t new_lines, regular;         /* mt_stall_streams' */
+    uint64_t new_lines, regular, written; /* mt_stall_streams': changes of line, those
+                                             judged regular, those by a write */
     double regular_share;                /* regular / new_lines (0 without) */
     double serial;      /* core cycles: every miss waited for alone (the upper bound) */
-    double lower;       /* serial / parallelism: every miss overlapped */
-    double estimate;    /* the regular share overlapped, the rest serial */
+    double streamed;    /* every miss at the cost of a line in a stream */
+    double lower;       /* the less of streamed and serial / parallelism: every miss
+                           overlapped */
+    double estimate;    /* the regular share streamed (written lines twice), the rest
+                           serial */
 } mt_stall;
 /* The stall of m-object `o` of prog: the misses of the code objects of its
  * blocks and of every procedure they call, directly or not (code objects

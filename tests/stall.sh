@@ -87,10 +87,21 @@ misses = [m for n, m in zip(names, o["stall"]["misses"]) if n != "I1"]
 serial = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses))
 say(abs(serial - o["stall"]["serial_cycles"]) <= 1e-4 * serial and serial > 0,
     f"serial stall = misses per level x the latency the level below adds ({serial:.6g})")
+stream = st["stream_cycles"]
+scycles = [stream["L1" if n == "D1" else n] for n in names if n != "I1"] + [stream["memory"]]
+streamed = sum(m * min(max(0, scycles[i + 1] - scycles[i]), cycles[i + 1] - cycles[i])
+               for i, m in enumerate(misses))
+say(abs(streamed - o["stall"]["streamed_cycles"]) <= 1e-4 * max(streamed, 1) and
+    0 < streamed < serial, f"streamed stall = misses per level x the streaming cost the level "
+    f"below adds ({streamed:.6g}), below the serial one")
+say(abs(o["stall"]["overlapped_cycles"] - min(streamed, serial / st["parallelism"])) <= 1e-4 * serial,
+    "overlapped = the less of the streamed stall and the serial one / the parallelism")
 share = o["stall"]["regular"] / o["stall"]["new_lines"]
-want = serial * (1 - share) + serial / st["parallelism"] * share
+written = o["stall"]["written"] / o["stall"]["new_lines"]
+want = serial * (1 - share) + min(serial, streamed * (1 + written)) * share
 say(abs(want - o["stall"]["estimate_cycles"]) <= 1e-4 * want,
-    f"estimate = the regular share ({share:.2f}) overlapped {st['parallelism']:.1f}-fold, the rest serial")
+    f"estimate = the regular share ({share:.2f}) streamed, its written lines ({written:.2f}) "
+    f"twice, the rest serial")
 say(o["overhead_cycles"] == 5000000 and o["name"].startswith("matmul_cols@0x") and
     o["kind"] == "loop", "the object and its overhead as pass2.tsv has them")
 say(not st["outside_traced"] and every["stall"]["outside_traced"],
@@ -120,9 +131,19 @@ grep -v '^latency ' "$W/profile.good" > "$prof"
 cp "$prof" "$W/profile.old"
 "$MTOOL" sim --json -o "$W/old.json" "$W/run" > /dev/null 2> "$W/old.err"
 check "a profile without latencies (older, or shipped): measured for the run, said in one line, not kept" \
-    "[ $? = 0 ] && grep -q 'has no memory latencies: measuring them now' '$W/old.err' &&
+    "[ $? = 0 ] && grep -q 'has no memory latencies or streaming costs: measuring them now' '$W/old.err' &&
      python3 -c 'import json,sys; l = json.load(open(sys.argv[1]))[\"stall\"][\"latency_cycles\"]; sys.exit(not 1 <= l[\"L1\"] < l[\"memory\"])' '$W/old.json' &&
      cmp -s '$prof' '$W/profile.old'"
+sed 's/^\(latency [^ ]* [^ ]* [^ ]* [^ ]*\) [^ ]*$/\1/' "$W/profile.good" > "$prof"
+cp "$prof" "$W/profile.old"
+"$MTOOL" sim --json -o "$W/old.json" "$W/run" > /dev/null 2> "$W/old.err"
+check "a profile with latencies and no streaming costs (calibrated before them): measured for the run, not kept" \
+    "[ $? = 0 ] && grep -q 'has no memory latencies or streaming costs: measuring them now' '$W/old.err' &&
+     python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))[\"stall\"][\"stream_cycles\"]; sys.exit(not 0 < s[\"L1\"] < s[\"memory\"])' '$W/old.json' &&
+     cmp -s '$prof' '$W/profile.old'"
+sed 's/^\(latency L2 \([^ ]*\) [^ ]* [^ ]*\) [^ ]*$/\1 9\2/' "$W/profile.good" > "$prof"
+one_line_error "a profile with a streaming cost above its latency" 1 "machine profile key .latency. value .L2 .*stream cycles outside" \
+    "$MTOOL" sim "$W/run"
 sed 's/^latency L2 [0-9.]*/latency L2 0.2/' "$W/profile.good" > "$prof"
 one_line_error "a profile with a latency out of range" 1 "machine profile key .latency. value .L2 0.2 .*cycles outside" \
     "$MTOOL" sim "$W/run"

@@ -33,7 +33,8 @@ const char mt_sim_usage[] =
     "With RUNDIR (after 'mtool run' or 'mtool time'), traces that run's program and\n"
     "arguments, only the m-objects pass 2 timed and what they call (--all: every\n"
     "procedure), and sets each object's stall estimate (simulated misses per level x\n"
-    "the latency 'mtool calibrate' measured there, independent misses overlapped)\n"
+    "the latency 'mtool calibrate' measured there; the misses of streams it sees\n"
+    "coming at what a line of a walk in address order costs there)\n"
     "beside the overhead pass 2 measured, with how they agree.\n"
     "\n"
     "options:\n"
@@ -831,10 +832,12 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
 {
     const mt_trace_result *r = sr->r;
     fprintf(fp, "\nstall estimate per m-object pass 2 timed (core cycles; %% of its prediction):\n"
-                "  latencies measured by 'mtool calibrate' (%s):", r->machine.source);
+                "  measured by 'mtool calibrate' (%s), cycles a load, alone / in a stream:",
+            r->machine.source);
     for (int l = 0; l < MT_MEM_LEVELS; l++)
         if (r->machine.mem_latency[l].cycles > 0)
-            fprintf(fp, " %s %.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles);
+            fprintf(fp, " %s %.1f/%.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles,
+                    r->machine.mem_latency[l].stream_cycles);
     fprintf(fp, "; %.1f misses in flight\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
             r->machine.mem_parallelism, "  object", "overhead", "%", "stall est.", "%",
             "[overlapped .. serial]", "est/ovh", "regular");
@@ -873,9 +876,11 @@ static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
     fprintf(fp, "{\"refs\": %" PRIu64 ", \"misses\": [", st->refs);
     for (unsigned l = 0; l < nlevels; l++)
         fprintf(fp, "%s%" PRIu64, l ? ", " : "", st->misses[l]);
-    fprintf(fp, "], \"new_lines\": %" PRIu64 ", \"regular\": %" PRIu64
-                ", \"estimate_cycles\": ", st->new_lines, st->regular);
+    fprintf(fp, "], \"new_lines\": %" PRIu64 ", \"regular\": %" PRIu64 ", \"written\": %" PRIu64
+                ", \"estimate_cycles\": ", st->new_lines, st->regular, st->written);
     mt_json_number(fp, st->estimate);
+    fprintf(fp, ", \"streamed_cycles\": ");
+    mt_json_number(fp, st->streamed);
     fprintf(fp, ", \"overlapped_cycles\": ");
     mt_json_number(fp, st->lower);
     fprintf(fp, ", \"serial_cycles\": ");
@@ -893,6 +898,12 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
         if (r->machine.mem_latency[l].cycles > 0) {
             fprintf(fp, "%s\"%s\": ", k++ ? ", " : "", mt_mem_level_name(l));
             mt_json_number(fp, r->machine.mem_latency[l].cycles);
+        }
+    fprintf(fp, "}, \"stream_cycles\": {");
+    for (int l = 0, k = 0; l < MT_MEM_LEVELS; l++)
+        if (r->machine.mem_latency[l].cycles > 0) {
+            fprintf(fp, "%s\"%s\": ", k++ ? ", " : "", mt_mem_level_name(l));
+            mt_json_number(fp, r->machine.mem_latency[l].stream_cycles);
         }
     fprintf(fp, "}, \"parallelism\": ");
     mt_json_number(fp, r->machine.mem_parallelism);

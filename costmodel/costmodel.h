@@ -287,6 +287,10 @@ void mt_predict_block(mt_predictor *p, const uint8_t *code, size_t len, uint64_t
  * data comes through store forwarding (a chain through memory). */
 double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_t n,
                              double *forwarded);
+/* Whether the ranges, a loop's own blocks in layout order, chase
+ * pointers: a load takes its address from what a load of an earlier
+ * iteration brought, itself among them (chase.c). */
+bool mt_predict_chases(mt_predictor *p, const mt_code_range *ranges, size_t n);
 /* Throughput bounds of the ranges executed together (their work shares the
  * core's resources): out gets the bounds, the limiting one and its cycles
  * (no dependency bound). */
@@ -355,6 +359,12 @@ int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_pr
 int mt_predict_executed(const mt_machine *m, const mt_program *prog, bool with_probes,
                         const uint64_t *counts, mt_program_costs *out, mt_error *err);
 void mt_program_costs_free(mt_program_costs *c);
+
+/* Per code object (mt_code_object_loops' numbering; ncodes + 1 values),
+ * whether it is a loop that chases pointers (mt_predict_chases over its
+ * own blocks, nested loops left out); NULL with err when the binary cannot
+ * be read.  The caller frees it. */
+bool *mt_chasing_loops(const mt_machine *m, const mt_program *prog, mt_error *err);
 
 /* Sum over blocks of count x cycles: `counts` parallel to out->costs (same
  * offsets), plus what loops lose beyond their blocks (their exits, chains

@@ -83,4 +83,8 @@ void cm_decoder_close(cm_decoder *d);
 unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t addr,
                      cm_insn *out);
 
+/* chase.c: whether one iteration's instructions (in layout order) hold a
+ * load whose address comes from what it loaded in an earlier iteration. */
+bool cm_chases(const cm_insn *ins, size_t n);
+
 #endif

@@ -624,6 +624,16 @@ double mt_predict_recurrence(mt_predictor *p, const mt_code_range *ranges, size_
     return r;
 }
 
+bool mt_predict_chases(mt_predictor *p, const mt_code_range *ranges, size_t n)
+{
+    size_t ninsns = 0;
+    uint32_t nundecoded = 0;
+    for (size_t i = 0; i < n; i++)
+        ninsns = decode(p, ninsns, ranges[i].code, ranges[i].len, ranges[i].addr, ranges[i].probe,
+                        &nundecoded);
+    return cm_chases(p->insns, ninsns);
+}
+
 /* Distinct `window`-byte aligned windows the ranges' code touches. */
 static unsigned fetch_windows(const mt_code_range *ranges, size_t n, unsigned window)
 {

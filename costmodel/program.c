@@ -366,6 +366,43 @@ static bool executed(const mt_program_costs *c, const uint64_t *counts, uint32_t
     return false;
 }
 
+bool *mt_chasing_loops(const mt_machine *m, const mt_program *prog, mt_error *err)
+{
+    mt_elf_file im;
+    if (mt_elf_file_open(&im, prog->path, err) != 0)
+        return NULL;
+    mt_predictor *p = mt_predictor_new(m, err);
+    if (!p) {
+        mt_elf_file_close(&im);
+        return NULL;
+    }
+    bool *chases = mt_xcalloc(mt_code_object_loops(prog, prog->nprocs) + 1, sizeof *chases);
+    mt_code_range *ranges = NULL;
+    size_t cap = 0;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        const mt_procedure *proc = &prog->procs[q];
+        uint32_t first = mt_code_object_loops(prog, q);
+        for (uint32_t l = 0; l < proc->nloops; l++) {
+            size_t n = 0;
+            for (uint32_t k = 0; k < proc->loops[l].nblocks; k++) {
+                uint32_t b = proc->loops[l].blocks[k];
+                const mt_block *blk = &proc->blocks[b];
+                if (mt_code_object_of_block(prog, q, b, first) != first + l)
+                    continue; /* a nested loop's: its own code object */
+                mt_code_range r = {mt_elf_file_bytes(&im, blk->start, blk->end - blk->start),
+                                   blk->end - blk->start, blk->start, false, MT_PROBE_NONE};
+                if (r.code)
+                    MT_PUSH(ranges, n, cap, r);
+            }
+            chases[first + l] = n && mt_predict_chases(p, ranges, n);
+        }
+    }
+    free(ranges);
+    mt_predictor_free(p);
+    mt_elf_file_close(&im);
+    return chases;
+}
+
 /* Every procedure, or only those with an executed block when `counts` is
  * not NULL. */
 static int predict(const mt_machine *m, const mt_program *prog, bool with_probes,

@@ -191,8 +191,18 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
                      mt_stall_latencies_of(o->sim, &r->machine, &r->latencies, err) != 0
                  ? -1 : 0;
     free(counts);
-    if (rc == 0)
-        r->streams = mt_stall_streams_new(mt_code_object_loops(r->prog, r->prog->nprocs));
+    bool *chases = rc == 0 ? mt_chasing_loops(&r->machine, r->prog, err) : NULL;
+    if (rc == 0 && !chases)
+        rc = -1;
+    if (rc == 0) {
+        /* loops that chase no pointer: procedures' own code is not judged */
+        uint32_t loops = mt_code_object_loops(r->prog, 0);
+        uint32_t ncodes = mt_code_object_loops(r->prog, r->prog->nprocs);
+        for (uint32_t c = 0; c <= ncodes; c++)
+            chases[c] = c >= loops && !chases[c];
+        r->streams = mt_stall_streams_new(ncodes, chases);
+    }
+    free(chases);
     if (rc == 0 && !o->all)
         *traced = objects_and_callees(r->prog, &r->pass2, ntraced);
     return rc;

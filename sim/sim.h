@@ -307,7 +307,9 @@ void mt_trace_feed_free(mt_trace_feed *f);
  * pages): misses a hardware prefetcher sees coming and that do not wait
  * for the previous one.  Fed the records of a traced run as they come. */
 typedef struct mt_stall_streams mt_stall_streams;
-mt_stall_streams *mt_stall_streams_new(uint32_t ncodes);
+/* independent[c] (NULL: none): code object c is a loop that chases no
+ * pointer (mt_chasing_loops), whose irregular misses overlap. */
+mt_stall_streams *mt_stall_streams_new(uint32_t ncodes, const bool *independent);
 void mt_stall_streams_add(mt_stall_streams *st, const mt_trace_record *r, uint32_t n);
 void mt_stall_streams_free(mt_stall_streams *st);
 
@@ -337,7 +339,8 @@ typedef struct {
     double lower;       /* the less of streamed and serial / parallelism: every miss
                            overlapped */
     double estimate;    /* the regular share streamed (written lines twice), the rest
-                           serial */
+                           serial, or over the parallelism in loops chasing no pointer */
+    uint64_t independent_refs; /* refs of loops chasing no pointer */
 } mt_stall;
 /* The stall of m-object `o` of prog: the misses of the code objects of its
  * blocks and of every procedure they call, directly or not (code objects

@@ -160,6 +160,12 @@ def stall(sim_path, report_path, name):
     say(not missing, f"{name}: every kernel has an estimate (missing: {missing or 'none'})")
     if missing:
         return
+    indep = {p: k[p]["stall"]["independent_refs"] / max(1, k[p]["stall"]["refs"])
+             for p in KERNELS + ("dispatch_chunks",) if p in k}
+    say(indep.get("list_walk_random") == 0 and indep.get("list_walk_sequential") == 0 and
+        all(indep.get(p, 0) >= 0.9 for p in ("matmul_cols", "stream_triad", "dispatch_chunks")),
+        f"{name}: the list walks chase pointers, the column walk, the triad and the gather do not "
+        f"(share of references in loops chasing none: {indep})")
     est = {p: 100 * k[p]["stall"]["estimate_cycles"] / k[p]["predicted_cycles"] for p in KERNELS}
     meas = {p: 100 * k[p]["overhead_cycles"] / k[p]["predicted_cycles"] for p in KERNELS}
     summary = ", ".join(f"{p} {est[p]:+.1f}% (measured {meas[p]:+.1f}%)" for p in KERNELS)

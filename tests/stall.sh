@@ -98,10 +98,17 @@ say(abs(o["stall"]["overlapped_cycles"] - min(streamed, serial / st["parallelism
     "overlapped = the less of the streamed stall and the serial one / the parallelism")
 share = o["stall"]["regular"] / o["stall"]["new_lines"]
 written = o["stall"]["written"] / o["stall"]["new_lines"]
-want = serial * (1 - share) + min(serial, streamed * (1 + written)) * share
-say(abs(want - o["stall"]["estimate_cycles"]) <= 1e-4 * want,
+say(o["stall"]["independent_refs"] == o["stall"]["refs"] > 0,
+    "matmul_cols's loop chases no pointer: all its references independent")
+past_l2 = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses) if i > 0)
+overlapped = past_l2 * (1 - 1 / st["parallelism"])
+want = (serial - overlapped) * (1 - share) + min(serial, streamed * (1 + written)) * share
+# within 1%: the estimate is summed per code object (the loop nest's three),
+# each with its own regular share; the object's share is their weighted mean
+say(abs(want - o["stall"]["estimate_cycles"]) <= 1e-2 * want,
     f"estimate = the regular share ({share:.2f}) streamed, its written lines ({written:.2f}) "
-    f"twice, the rest serial")
+    f"twice, the rest serial but for the misses past L2, overlapped {st['parallelism']:.1f}-fold "
+    f"({want:.6g} against {o['stall']['estimate_cycles']:.6g}; misses {misses})")
 say(o["overhead_cycles"] == 5000000 and o["name"].startswith("matmul_cols@0x") and
     o["kind"] == "loop", "the object and its overhead as pass2.tsv has them")
 say(not st["outside_traced"] and every["stall"]["outside_traced"],

@@ -877,7 +877,8 @@ static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
     for (unsigned l = 0; l < nlevels; l++)
         fprintf(fp, "%s%" PRIu64, l ? ", " : "", st->misses[l]);
     fprintf(fp, "], \"new_lines\": %" PRIu64 ", \"regular\": %" PRIu64 ", \"written\": %" PRIu64
-                ", \"estimate_cycles\": ", st->new_lines, st->regular, st->written);
+                ", \"independent_refs\": %" PRIu64 ", \"estimate_cycles\": ", st->new_lines,
+            st->regular, st->written, st->independent_refs);
     mt_json_number(fp, st->estimate);
     fprintf(fp, ", \"streamed_cycles\": ");
     mt_json_number(fp, st->streamed);

@@ -101,6 +101,46 @@ static void test_memory_carried(void)
           c.bounds[MT_BOUND_RECURRENCE]);
 }
 
+/* Loops that chase pointers (a load's address from what it loaded in an
+ * earlier iteration, through registers or a stack slot) and loops that do
+ * not (a gather: addresses from a load that depends on no load). */
+static void test_chases(void)
+{
+    static const uint8_t chase[] = {0x48, 0x8b, 0x40, 0x08,  /* mov 8(%rax),%rax */
+                                    0x48, 0x85, 0xc0, 0x75, 0xf7};
+    static const uint8_t two[] = {0x48, 0x8b, 0x10,          /* mov (%rax),%rdx */
+                                  0x48, 0x8b, 0x42, 0x10,    /* mov 16(%rdx),%rax */
+                                  0xeb, 0xf7};
+    static const uint8_t gather[] = {0x48, 0x63, 0x04, 0x8f, /* movslq (%rdi,%rcx,4),%rax */
+                                     0xf2, 0x0f, 0x58, 0x04, 0xc6, /* addsd (%rsi,%rax,8),%xmm0 */
+                                     0x48, 0x83, 0xc1, 0x01, 0x48, 0x39, 0xca, 0x75, 0xee};
+    /* -O0: the list pointer lives in -8(%rbp) */
+    static const uint8_t o0walk[] = {0x48, 0x8b, 0x45, 0xf8, 0x48, 0x8b, 0x40, 0x08,
+                                     0x48, 0x89, 0x45, 0xf8, 0x48, 0x83, 0x7d, 0xf8, 0x00,
+                                     0x75, 0xed};
+    /* -O0: sum += a[i], i in -16(%rbp) (addq $1 to it), a in -24(%rbp) */
+    static const uint8_t o0sum[] = {0x48, 0x8b, 0x45, 0xf0, 0x48, 0x8d, 0x14, 0xc5, 0, 0, 0, 0,
+                                    0x48, 0x8b, 0x45, 0xe8, 0x48, 0x01, 0xd0,
+                                    0xf2, 0x0f, 0x10, 0x08, 0xf2, 0x0f, 0x58, 0xc1,
+                                    0x48, 0x83, 0x45, 0xf0, 0x01, 0xeb, 0xde};
+    struct {
+        const char *name;
+        const uint8_t *code;
+        size_t len;
+        bool chases;
+    } loops[] = {{"list walk", chase, sizeof chase, true},
+                 {"two loads in a cycle", two, sizeof two, true},
+                 {"gather", gather, sizeof gather, false},
+                 {"-O0 list walk through a stack slot", o0walk, sizeof o0walk, true},
+                 {"-O0 array sum, index in a stack slot", o0sum, sizeof o0sum, false}};
+    for (size_t i = 0; i < MT_ARRAY_LEN(loops); i++) {
+        mt_code_range r = {loops[i].code, loops[i].len, 0x1000, true, MT_PROBE_NONE};
+        bool got = mt_predict_chases(predictor, &r, 1);
+        CHECK(got == loops[i].chases, "%s: %s", loops[i].name,
+              got ? "chases pointers" : "chases none");
+    }
+}
+
 static void test_zero_idiom_breaks_chain(void)
 {
     static const uint8_t code[] = {0x48, 0x0f, 0xaf, 0xc0, 0x31, 0xc0}; /* imul; xor %eax,%eax */
@@ -776,6 +816,7 @@ int main(void)
     test_fp_reduction_loop();
     test_memory_carried();
     test_zero_idiom_breaks_chain();
+    test_chases();
     test_dispatch();
     test_two_block_loop();
     test_taken_branch_pipes();

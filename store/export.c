@@ -18,6 +18,13 @@
     "'" name "', CASE WHEN f." l "_cold IS NULL THEN NULL ELSE json_object('cold', f." l    \
     "_cold, 'capacity', f." l "_capacity, 'conflict', f." l "_conflict) END"
 
+/* A level slot's line use (of a data object), NULL likewise. */
+#define JSON_SLOT_USE(name, l)                                                             \
+    "'" name "', CASE WHEN f." l "_lines IS NULL THEN NULL ELSE json_object('lines', f." l \
+    "_lines, 'bytes_used', f." l "_bytes_used) END"
+#define JSON_SLOTS(m)                                                                      \
+    m("I1", "i1") ", " m("D1", "d1") ", " m("L2", "l2") ", " m("L3", "l3") ", " m("L4", "l4")
+
 static const char json_sql[] =
     "SELECT json_object('id', r.id, 'finished', r.finished, 'tool', r.tool, 'program', p.name, "
     "'path', p.path, 'sha256', p.sha256, 'build_id', p.build_id, 'command_line', r.command_line, "
@@ -33,7 +40,13 @@ static const char json_sql[] =
     "'refs', l.refs, 'misses', l.misses, 'cold', l.cold, 'capacity', l.capacity, "
     "'conflict', l.conflict, 'evictions', l.evictions, 'writebacks', l.writebacks, "
     "'lines', l.lines, 'bytes_used', l.bytes_used) AS lv FROM sim_levels l "
-    "WHERE l.run_id = r.id ORDER BY l.position))) END, "
+    "WHERE l.run_id = r.id ORDER BY l.position)), "
+    "'data_objects', (SELECT json_group_array(json(x)) FROM (SELECT json_object('object', "
+    "f.object_id, 'name', d.name, 'kind', d.kind, 'address', d.address, 'size', d.size, "
+    "'refs', f.refs, 'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
+    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) "))) AS x "
+    "FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = r.id "
+    "ORDER BY f.object_id))) END, "
     "'objects', (SELECT json_group_array(json(o)) FROM ("
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'entries', f.entries, "
     "'iterations', f.iterations, 'instructions', f.instructions, 'memory_ops', f.memory_ops, "
@@ -41,9 +54,7 @@ static const char json_sql[] =
     "'overhead_cycles', f.overhead_cycles) AS o FROM figures f JOIN sites s ON s.id = f.site_id "
     "WHERE f.run_id = r.id UNION ALL "
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'simulated', json_object('refs', f.refs, "
-    "'misses', json_patch('{}', json_object(" JSON_SLOT_MISSES("I1", "i1") ", "
-    JSON_SLOT_MISSES("D1", "d1") ", " JSON_SLOT_MISSES("L2", "l2") ", "
-    JSON_SLOT_MISSES("L3", "l3") ", " JSON_SLOT_MISSES("L4", "l4") ")))) "
+    "'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")))) "
     "FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = r.id))) "
     "FROM runs r JOIN programs p ON p.id = r.program_id LEFT JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY r.id";

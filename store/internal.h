@@ -66,10 +66,17 @@ typedef struct {
     int64_t site, object;
 } site_ref;
 
-/* Stores a simulated run's machine, level totals and per-object figures
- * (store/simulated.c), inside mt_store_add_run's transaction. */
+/* The build a run is stored under: its row, the build its objects were
+ * matched against when it was first stored (0: none), its file name. */
+typedef struct {
+    int64_t program, against;
+    const char *name;
+} mt_store_sim_build;
+
+/* Stores a simulated run's machine, level totals, per-object figures and
+ * data objects (store/simulated.c), inside mt_store_add_run's transaction. */
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
-                        mt_error *err);
+                        const mt_store_sim_build *b, mt_error *err);
 
 /* A run's objects, in build order (each procedure before its loops) or
  * most memory operations first. */

@@ -100,16 +100,195 @@ static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
     return rc;
 }
 
+/* The first row of `sql` (binding ?1 an integer, ?2 a text) as two
+ * integers; 0 when there is none, -1 on error. */
+static int select_pair(mt_store *s, const char *sql, int64_t a, const char *b, int64_t out[2],
+                       mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, sql, &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out[0] = sqlite3_column_int64(st, 0);
+        out[1] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "reading a data site");
+}
+
+/* The data site of d in build `program` (created the first time) and its
+ * object: that of the data object of the same name in build `against`
+ * (the build compared with when this one was first stored), else new. */
+static int data_site(mt_store *s, const mt_store_sim_build *b, const mt_store_sim_data *d,
+                     site_ref *out, mt_error *err)
+{
+    int64_t row[2];
+    int found = select_pair(s, "SELECT id, object_id FROM data_sites WHERE program_id = ? AND "
+                               "name = ?", b->program, d->name, row, err);
+    if (found < 0)
+        return -1;
+    if (found) {
+        *out = (site_ref){row[0], row[1]};
+        return 0;
+    }
+    found = b->against > 0 ? select_pair(s, "SELECT object_id, 0 FROM data_sites WHERE "
+                                            "program_id = ? AND name = ?", b->against, d->name,
+                                         row, err)
+                           : 0;
+    if (found < 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (!found) {
+        if (mt_store_prepare(s, "INSERT INTO objects(program_name, kind) VALUES (?, 'data')", &st,
+                             err) != 0)
+            return -1;
+        sqlite3_bind_text(st, 1, b->name, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return mt_store_fail(s, err, "storing a data object");
+        row[0] = sqlite3_last_insert_rowid(s->db);
+    }
+    if (mt_store_prepare(s, "INSERT INTO data_sites(program_id, object_id, name, kind, line, "
+                            "address, size) VALUES (?, ?, ?, ?, 0, ?, ?)", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, b->program);
+    sqlite3_bind_int64(st, 2, row[0]);
+    sqlite3_bind_text(st, 3, d->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, d->kind, -1, SQLITE_STATIC);
+    if (d->address) /* a heap site's or a frame's objects have no fixed address */
+        sqlite3_bind_int64(st, 5, (int64_t)d->address);
+    if (d->size)
+        sqlite3_bind_int64(st, 6, (int64_t)d->size);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return mt_store_fail(s, err, "storing a data site");
+    *out = (site_ref){sqlite3_last_insert_rowid(s->db), row[0]};
+    return 0;
+}
+
+/* A level slot's figures of a data object: misses by cause, lines and
+ * bytes used. */
+#define DATA_SLOT(l) SIM_SLOT_MISSES("", l) ", " l "_lines, " l "_bytes_used"
+#define DATA_COLUMNS DATA_SLOT("i1") ", " DATA_SLOT("d1") ", " DATA_SLOT("l2") ", " \
+                     DATA_SLOT("l3") ", " DATA_SLOT("l4")
+enum { DATA_SLOT_VALUES = MT_STORE_NCAUSES + 2, DATA_FIRST_SLOT_COLUMN = 6 };
+
+static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
+                           const mt_store_sim_build *b, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, data_site_id, object_id, "
+                            "refs, " DATA_COLUMNS ") VALUES (?,?,?,?,?,"
+                            "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sim->ndata; i++) {
+        const mt_store_sim_data *d = &sim->data[i];
+        site_ref ref = {0, 0};
+        if (data_site(s, b, d, &ref, err) != 0) {
+            rc = -1;
+            break;
+        }
+        sqlite3_bind_int64(st, 1, mt_store_run_block(run));
+        sqlite3_bind_int64(st, 2, run);
+        sqlite3_bind_int64(st, 3, ref.site);
+        sqlite3_bind_int64(st, 4, ref.object);
+        sqlite3_bind_int64(st, 5, (int64_t)d->refs);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+            int col = DATA_FIRST_SLOT_COLUMN + l * DATA_SLOT_VALUES;
+            for (int c = 0; c < MT_STORE_NCAUSES; c++)
+                mt_store_bind_count(st, col + c, d->misses[l][c]);
+            mt_store_bind_count(st, col + MT_STORE_NCAUSES, d->lines[l]);
+            mt_store_bind_count(st, col + MT_STORE_NCAUSES + 1, d->bytes_used[l]);
+        }
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = mt_store_fail(s, err, "storing a data object's simulated figures");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
-                        mt_error *err)
+                        const mt_store_sim_build *b, mt_error *err)
 {
     if (sim->nlevels == 0) {
         mt_error_set(err, "%s: a simulated run without a cache level", s->path);
         return -1;
     }
-    if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0)
+    if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0 ||
+        insert_sim_figures(s, sim, run, refs, err) != 0)
         return -1;
-    return insert_sim_figures(s, sim, run, refs, err);
+    return insert_sim_data(s, sim, run, b, err);
+}
+
+/* Misses at the deepest slot the run has, then above it; then by name. */
+static int most_missed_first(const void *a, const void *b)
+{
+    const mt_store_sim_data *x = a, *y = b;
+    for (int l = MT_STORE_SIM_LEVELS; l-- > 0;) {
+        uint64_t mx = 0, my = 0;
+        for (int c = 0; c < MT_STORE_NCAUSES; c++) {
+            mx += x->misses[l][c] == MT_STORE_NO_COUNT ? 0 : x->misses[l][c];
+            my += y->misses[l][c] == MT_STORE_NO_COUNT ? 0 : y->misses[l][c];
+        }
+        if (mx != my)
+            return mx > my ? -1 : 1;
+    }
+    return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data, size_t *n,
+                             mt_error *err)
+{
+    sqlite3_stmt *st;
+    *data = NULL;
+    *n = 0;
+    if (mt_store_prepare(s, "SELECT d.name, d.kind, d.address, d.size, f.refs, " DATA_COLUMNS
+                            " FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id "
+                            "WHERE f.run_id = ?", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        mt_store_sim_data d = {.name = mt_store_col_text(st, 0), .kind = mt_store_col_text(st, 1),
+                               .address = (uint64_t)sqlite3_column_int64(st, 2),
+                               .size = (uint64_t)sqlite3_column_int64(st, 3),
+                               .refs = (uint64_t)sqlite3_column_int64(st, 4)};
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+            int col = DATA_FIRST_SLOT_COLUMN - 1 + l * DATA_SLOT_VALUES;
+            for (int c = 0; c < MT_STORE_NCAUSES; c++)
+                d.misses[l][c] = mt_store_col_count(st, col + c);
+            d.lines[l] = mt_store_col_count(st, col + MT_STORE_NCAUSES);
+            d.bytes_used[l] = mt_store_col_count(st, col + MT_STORE_NCAUSES + 1);
+        }
+        MT_PUSH(*data, *n, cap, d);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) {
+        if (*n > 1)
+            qsort(*data, *n, sizeof **data, most_missed_first);
+        return 0;
+    }
+    mt_store_sim_data_free(*data, *n);
+    *data = NULL;
+    *n = 0;
+    return mt_store_fail(s, err, "reading a simulated run's data objects");
+}
+
+void mt_store_sim_data_free(mt_store_sim_data *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)data[i].name);
+        free((char *)data[i].kind);
+    }
+    free(data);
 }
 
 static void copy_name(char *dst, size_t n, sqlite3_stmt *st, int col)

@@ -132,12 +132,28 @@ typedef struct {
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
 } mt_store_sim_figures;
 
+/* One data object's simulated figures (dataobj/): its references, misses
+ * per level slot by cause, and the use of the lines it brought in there
+ * (MT_STORE_NO_COUNT where the machine has no such level).  Identified by
+ * name within a build; a rebuild's object of the same name is the same
+ * object. */
+typedef struct {
+    const char *name;            /* dataobj's name ("records.key", "stack:main", ...) */
+    const char *kind;            /* mt_data_kind_name's */
+    uint64_t address, size;      /* link-time start and bytes; 0 when it has none */
+    uint64_t refs;
+    uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
+    uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
+} mt_store_sim_data;
+
 typedef struct {
     const char *machine;         /* the description, summarised as flags */
     mt_store_sim_level *levels;  /* in the machine's order, the last level last */
     size_t nlevels;
     mt_store_sim_figures *figures;
     size_t nfigures;
+    mt_store_sim_data *data;     /* data objects, when the trace gave them */
+    size_t ndata;
 } mt_store_sim;
 
 typedef struct {
@@ -239,6 +255,11 @@ int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *
 /* The levels of a simulated run's machine, in its order (none for another run). */
 int mt_store_sim_levels(mt_store *s, int64_t run, mt_store_sim_level **levels, size_t *n,
                         mt_error *err);
+/* A simulated run's data objects, most last-level misses first (names and
+ * kinds allocated: mt_store_sim_data_free). */
+int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data, size_t *n,
+                             mt_error *err);
+void mt_store_sim_data_free(mt_store_sim_data *data, size_t n);
 /* Every object of a run, most memory operations (a simulated run's:
  * references) first. */
 int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,

@@ -269,6 +269,25 @@ r = [x for x in csv.DictReader(open(sys.argv[1])) if x[\"procedure\"] == \"walk_
 assert [x[\"tool\"] for x in r] == [\"sim\", \"sim\", \"count\"], r
 assert int(r[1][\"d1_capacity_misses\"]) >= 97280 and r[1][\"memory_ops\"] == \"\" and r[2][\"d1_capacity_misses\"] == \"\" and int(r[2][\"memory_ops\"]) > 0, r' $W/sim.csv"
 
+# Data objects: heap's, traced, then the same source rebuilt at -O1 under the
+# same file name: the history matches the builds, and each data object of
+# the same name (heap sites with their call paths, globals, frames) is the
+# same object in both.
+heap_bin="$SAMPLES_SIM/heap-gcc-O2"
+mkdir -p "$W/rebuilt"
+cc -O1 -g -o "$W/rebuilt/heap-gcc-O2" samples/heap.c
+for b in "$heap_bin" "$W/rebuilt/heap-gcc-O2"; do
+    MTOOL_HISTORY="$W/data.db" "$MTOOL" sim --json -o "$W/data.json" -- "$b" > /dev/null 2>&1
+done
+dsql() { "$MTOOL" history --db "$W/data.db" sql "$1" | tail -n +2; }
+check "data objects stored per run; a rebuild's of the same name are the same objects (heap sites, globals, frames)" \
+    "test \"\$(dsql \"SELECT count(*) FROM data_sites a JOIN data_sites b ON a.name = b.name AND a.program_id < b.program_id WHERE a.object_id = b.object_id AND (a.kind = 'heap' OR a.kind = 'global' OR a.kind = 'stack')\")\" -ge 4 &&
+     test \"\$(dsql \"SELECT count(*) FROM data_sites a JOIN data_sites b ON a.name = b.name AND a.program_id < b.program_id WHERE a.object_id <> b.object_id\")\" = 0 &&
+     test \"\$(dsql \"SELECT count(DISTINCT run_id) FROM sim_figures WHERE data_site_id IS NOT NULL\")\" = 2"
+"$MTOOL" history --db "$W/data.db" show last > "$W/dshow"
+check "show of a traced run lists its data objects, the heap site that misses first, with its call path" \
+    "sed -n '/data objects/,/^\$/p' $W/dshow | sed -n 3p | grep -Eq '^  malloc@fill_first:[0-9]+ <- main.* heap +[0-9]+ '"
+
 # --trace FILE --binary BIN: a din trace by hand, at walk_rows' entry (link-
 # time address: din traces are not relocated): a fetch there, then reads of
 # lines 0x10000, 0x10040, 0x10000 again: I1 1 cold miss, D1 2 cold misses.

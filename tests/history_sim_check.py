@@ -10,7 +10,8 @@ as `mtool history export --json` has it, against the report `mtool sim
   - every loop: its own code object's figures (the report names a loop by
     its header address, the history's site address) plus those of the loops
     directly inside it (stored paths P.k), so an innermost loop equals its
-    code object.
+    code object;
+  - every data object: its kind, references, misses and line use per level.
 
 Prints one line per failed check and exits 1, else a summary."""
 import json
@@ -27,6 +28,28 @@ def figures(refs, misses):
 def add(a, b):
     keys = set(a[1]) | set(b[1])
     return a[0] + b[0], {k: a[1].get(k, 0) + b[1].get(k, 0) for k in keys}
+
+
+def check_data_objects(report, run, failures):
+    """Every data object of the report (a heap site's named with its call
+    path), stored with its kind, references, misses per level by cause and
+    line use per level; nothing else stored.  Returns how many."""
+    want = {}
+    for d in report.get("data_objects", []):
+        name = d["name"] + (" <- " + d["path"] if d.get("path") else "")
+        want[name] = (d["kind"], d["refs"], {lv: dict(by) for lv, by in d["misses"].items()},
+                      {lv: (u["lines"], u["bytes_used"]) for lv, u in d["use"].items()})
+    got = {}
+    for d in run["simulated"]["data_objects"]:
+        use = {lv: (u["lines"], u["bytes_used"]) for lv, u in d["use"].items()
+               if u["lines"] or lv in want.get(d["name"], ((), 0, {}, {}))[3]}
+        got[d["name"]] = (d["kind"], d["refs"], d["misses"], use)
+    if not want:
+        failures.append("the report has no data object to compare with")
+    for name in sorted(set(want) | set(got)):
+        if want.get(name) != got.get(name):
+            failures.append(f"data object {name}: stored {got.get(name)}, reported {want.get(name)}")
+    return len(got)
 
 
 def main():
@@ -85,10 +108,12 @@ def main():
     missing = set(per_proc) - {o["procedure"] for o in objects if o["kind"] == "procedure"}
     if missing:
         failures.append(f"procedures of the report not stored: {sorted(missing)}")
+    ndata = check_data_objects(report, run, failures)
     for f in failures:
         print(f)
     if not failures:
-        print(f"{checked} objects and {len(got)} levels as the report has them")
+        print(f"{checked} objects, {ndata} data objects and {len(got)} levels as the report "
+              f"has them")
     return 1 if failures else 0
 
 

@@ -498,8 +498,57 @@ static void run_id_column(const mt_store_object_row *o, char *buf, size_t n)
     snprintf(buf, n, "%" PRId64, o->run);
 }
 
-/* A simulated run's machine and its totals per level. */
-static int print_sim_levels(mt_store *s, const mt_store_run_row *r)
+/* A simulated run's data objects (none when its trace named none), the
+ * most missed first, at most `top` (0: all); the line use at the first
+ * data level of the run's `levels`. */
+static int print_sim_data(mt_store *s, const mt_store_run_row *r, size_t top,
+                          const mt_store_sim_level *levels, size_t nlevels)
+{
+    mt_store_sim_data *data;
+    size_t n;
+    mt_error err;
+    if (mt_store_sim_data_of_run(s, r->id, &data, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (n) {
+        printf("  data objects (misses per level, all causes; used: at the first data level)\n"
+               "  %-40s %-6s %14s", "name", "kind", "references");
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            if (data[0].misses[l][0] != MT_STORE_NO_COUNT)
+                printf(" %12s", mt_store_sim_level_name((unsigned)l));
+        printf(" %8s\n", "used");
+    }
+    for (size_t i = 0; i < n && (!top || i < top); i++) {
+        const mt_store_sim_data *d = &data[i];
+        char *name = mt_ui_escape(d->name), *kind = mt_ui_escape(d->kind), used[16] = "-";
+        printf("  %-40s %-6s %14" PRIu64, name, kind, d->refs);
+        free(name);
+        free(kind);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            if (d->misses[l][0] != MT_STORE_NO_COUNT)
+                printf(" %12" PRIu64, d->misses[l][MT_STORE_COLD] +
+                                          d->misses[l][MT_STORE_CAPACITY] +
+                                          d->misses[l][MT_STORE_CONFLICT]);
+        /* the first data level: I1 (slot 0) brings no data line */
+        const mt_store_sim_level *first = NULL;
+        for (size_t l = 0; l < nlevels && !first; l++)
+            first = levels[l].slot > 0 ? &levels[l] : NULL;
+        if (first && first->slot < MT_STORE_SIM_LEVELS && d->lines[first->slot] &&
+            d->lines[first->slot] != MT_STORE_NO_COUNT)
+            snprintf(used, sizeof used, "%.1f%%", 100.0 * (double)d->bytes_used[first->slot] /
+                                                      ((double)d->lines[first->slot] * first->line));
+        printf(" %8s\n", used);
+    }
+    if (n)
+        printf("\n");
+    mt_store_sim_data_free(data, n);
+    return 0;
+}
+
+/* A simulated run's machine and its totals per level, then its data
+ * objects (at most `top`). */
+static int print_sim_levels(mt_store *s, const mt_store_run_row *r, size_t top)
 {
     mt_store_sim_level *levels;
     size_t n;
@@ -525,8 +574,9 @@ static int print_sim_levels(mt_store *s, const mt_store_run_row *r)
                l->evictions, l->writebacks, used);
     }
     printf("  (used: bytes of the lines brought in that were referenced before they left)\n\n");
+    int rc = print_sim_data(s, r, top, levels, n);
     free(levels);
-    return 0;
+    return rc;
 }
 
 /* ---- list, show ------------------------------------------------------------- */
@@ -620,7 +670,7 @@ static int cmd_show(mt_store *s, const history_args *a)
     print_times("uninstrumented run", r.base_user_s, r.base_sys_s, r.base_wall_s);
     int rc = 0;
     if (r.sim_machine)
-        rc = print_sim_levels(s, &r) == 0 ? 0 : 1;
+        rc = print_sim_levels(s, &r, a->top) == 0 ? 0 : 1;
     else
         printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
                " memory operations; %u procedures and loops\n\n", r.instructions, r.memory_ops,

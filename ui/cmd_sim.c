@@ -740,7 +740,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
         warn_if_no_procedure_named(a, s, map);
         rc = write_report(a, s, m, &counts, map, NULL, NULL);
         if (rc == 0 && !a->no_store && map->prog)
-            mt_history_record_sim(s, m, map->prog, a->argc, a->argv,
+            mt_history_record_sim(s, m, map->prog, NULL, a->argc, a->argv,
                                   (char *[]){(char *)a->binary, NULL}, NULL);
     }
     mt_sim_free(s);
@@ -812,7 +812,7 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
     int rc = write_report(a, s, m, &c, &map, r->data, NULL);
     if (rc == 0 && !a->no_store)
-        mt_history_record_sim(s, m, r->prog, a->argc, a->argv, a->program, &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->argc, a->argv, a->program, &r->run);
     return rc == 0 ? mt_exit_code(r->run.status) : rc;
 }
 
@@ -973,7 +973,7 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     /* Only a whole trace is a run of the program's figures: pass 2's objects
      * alone would show every other procedure with no miss. */
     if (rc == 0 && !a->no_store && a->all)
-        mt_history_record_sim(s, m, r->prog, a->argc, a->argv, r->pass1.argv, &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->argc, a->argv, r->pass1.argv, &r->run);
     else if (rc == 0 && !a->no_store)
         fprintf(stderr, "mtool: sim: not stored in the history: only pass 2's objects were "
                         "traced (--all traces the whole program)\n");

@@ -284,8 +284,55 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
     return by_site;
 }
 
-int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog, int argc,
-                          char **argv, char **prog_argv, const mt_run_result *run)
+/* Per data object with a reference: its name (allocated), references,
+ * misses per level slot by cause, and the use of the lines it brought in
+ * (NULL, nothing, without data objects). */
+static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsigned *slot_of,
+                                   size_t *n)
+{
+    *n = 0;
+    if (!d)
+        return NULL;
+    size_t nrows, nuses;
+    mt_sim_data_row *rows = mt_sim_data_rows(s, d, &nrows);
+    const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
+    mt_store_sim_data *out = mt_xcalloc(nrows + 1, sizeof *out);
+    uint32_t *row_of = mt_xcalloc(mt_data_map_count(d) + 1, sizeof *row_of);
+    for (size_t i = 0; i < nrows; i++) {
+        const mt_data_object *o = mt_data_map_object(d, rows[i].id);
+        mt_store_sim_data *x = &out[i];
+        mt_store_sim_figures f = empty_figures(0, s, slot_of);
+        /* a heap site's objects differ by call path: the path is their identity too */
+        char *name = o->path && o->path[0] ? mt_xasprintf("%s <- %s", o->name, o->path)
+                                           : mt_xstrdup(o->name);
+        *x = (mt_store_sim_data){.name = name, .kind = mt_data_kind_name(o->kind),
+                                 .address = o->start, .size = o->size, .refs = rows[i].refs};
+        memcpy(x->misses, f.misses, sizeof x->misses);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            x->lines[l] = x->bytes_used[l] = x->misses[l][0] == MT_STORE_NO_COUNT ? MT_STORE_NO_COUNT : 0;
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+            for (int c = 0; c < MT_STORE_NCAUSES && slot_of[l] < MT_STORE_SIM_LEVELS; c++)
+                x->misses[slot_of[l]][c] += rows[i].misses[l][c];
+        row_of[rows[i].id] = (uint32_t)i + 1;
+    }
+    for (size_t k = 0; k < nuses; k++) {
+        uint32_t r = uses[k].data < mt_data_map_count(d) ? row_of[uses[k].data] : 0;
+        unsigned slot = uses[k].level < mt_sim_level_count(s) ? slot_of[uses[k].level]
+                                                              : MT_STORE_SIM_LEVELS;
+        if (r && slot < MT_STORE_SIM_LEVELS) {
+            out[r - 1].lines[slot] += uses[k].lines;
+            out[r - 1].bytes_used[slot] += uses[k].bytes_used;
+        }
+    }
+    free(row_of);
+    free(rows);
+    *n = nrows;
+    return out;
+}
+
+int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
+                          const mt_data_map *data, int argc, char **argv, char **prog_argv,
+                          const mt_run_result *run)
 {
     mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
                         .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
@@ -297,12 +344,17 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     char *machine = machine_summary(s, m);
     mt_store_sim sim = {.machine = machine, .levels = sim_levels(s, slot_of),
                         .nlevels = mt_sim_level_count(s)};
-    if (h->ok)
+    if (h->ok) {
         sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
+        sim.data = sim_data(s, data, slot_of, &sim.ndata);
+    }
     h->sim = &sim;
     int rc = mt_history_finish(h, &r);
     free(machine);
     free(sim.levels);
     free(sim.figures);
+    for (size_t i = 0; i < sim.ndata; i++)
+        free((char *)sim.data[i].name);
+    free(sim.data);
     return rc;
 }

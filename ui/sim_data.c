@@ -9,11 +9,6 @@
 
 #include "ui.h"
 
-typedef struct {
-    uint32_t id;
-    uint64_t refs, misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
-} tally_row;
-
 static uint64_t misses_at(const uint64_t (*misses)[MT_SIM_NCAUSES], unsigned level)
 {
     uint64_t n = 0;
@@ -37,7 +32,7 @@ static int most_missed_first(const uint64_t (*a)[MT_SIM_NCAUSES],
 
 static int compare_rows(const void *a, const void *b)
 {
-    const tally_row *x = a, *y = b;
+    const mt_sim_data_row *x = a, *y = b;
     int c = most_missed_first((const uint64_t(*)[MT_SIM_NCAUSES])x->misses,
                               (const uint64_t(*)[MT_SIM_NCAUSES])y->misses);
     return c ? c : x->id < y->id ? -1 : x->id > y->id;
@@ -54,18 +49,17 @@ static int compare_pairs(const void *a, const void *b)
                               : (x->data < y->data ? -1 : x->data > y->data);
 }
 
-/* The pairs summed per data object, the most missed first; *n rows. */
-static tally_row *data_rows(mt_sim *s, const mt_data_map *d, size_t *n)
+mt_sim_data_row *mt_sim_data_rows(mt_sim *s, const mt_data_map *d, size_t *n)
 {
     size_t np, count = mt_data_map_count(d);
     const mt_sim_pair *p = mt_sim_pairs(s, &np);
-    tally_row *rows = mt_xcalloc(count + 1, sizeof *rows);
+    mt_sim_data_row *rows = mt_xcalloc(count + 1, sizeof *rows);
     for (size_t i = 0; i < count; i++)
         rows[i].id = (uint32_t)i;
     for (size_t i = 0; i < np; i++) {
         if (p[i].data >= count)
             continue;
-        tally_row *r = &rows[p[i].data];
+        mt_sim_data_row *r = &rows[p[i].data];
         r->refs += p[i].refs;
         for (unsigned l = 0; l < MT_SIM_MAX_LEVELS; l++)
             for (int c = 0; c < MT_SIM_NCAUSES; c++)
@@ -141,7 +135,7 @@ static void text_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
 {
     enum { SHOWN = 20 };
     size_t n, nuses;
-    tally_row *rows = data_rows(s, d, &n);
+    mt_sim_data_row *rows = mt_sim_data_rows(s, d, &n);
     const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
     unsigned d1 = first_data_level(s);
     fprintf(fp, "\ndata objects (by misses at the last level%s):\n%-40s %-6s %14s",
@@ -258,7 +252,7 @@ static void json_use(FILE *fp, const mt_sim *s, const mt_sim_object_use *uses, s
 static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
 {
     size_t n, nuses;
-    tally_row *rows = data_rows(s, d, &n);
+    mt_sim_data_row *rows = mt_sim_data_rows(s, d, &n);
     const mt_sim_object_use *uses = mt_sim_object_uses(s, &nuses);
     fprintf(fp, ",\n  \"data_objects\": [");
     for (size_t i = 0; i < n; i++) {

@@ -63,9 +63,12 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
  * NULL-terminated; a trace read with --binary: BIN alone); `run` the
  * traced process, NULL for a trace file.  Stored: per level the machine's
  * description and the totals, per procedure and loop its references and
- * misses per level by cause.  As mt_history_finish: 0, or -1 said. */
-int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog, int argc,
-                          char **argv, char **prog_argv, const mt_run_result *run);
+ * misses per level by cause, and with `data` (NULL: none) per data object
+ * its references, misses and line use.  As mt_history_finish: 0, or -1
+ * said. */
+int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
+                          const mt_data_map *data, int argc, char **argv, char **prog_argv,
+                          const mt_run_result *run);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
 int mt_cmd_sim(int argc, char **argv);
@@ -77,6 +80,13 @@ extern const char mt_sim_usage[];
 #define MT_SIM_CODE_NAME_MAX 1024
 void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n);
 void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES]);
+/* The pairs summed per data object that has a reference, the most missed
+ * first; *n rows. */
+typedef struct {
+    uint32_t id;
+    uint64_t refs, misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+} mt_sim_data_row;
+mt_sim_data_row *mt_sim_data_rows(mt_sim *s, const mt_data_map *d, size_t *n);
 void mt_sim_data_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 

@@ -195,21 +195,22 @@ if grep -qw avx2 /proc/cpuinfo && cc -O2 -o "$OUT/gathers" "$HERE/trace/gathers.
     traced_compare "AVX2 gathers" "$OUT/gathers"
 fi
 # Against Cachegrind: matmul; kernels (rep movsb/stosq, %fs, four threads).
-valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/matmul.cg" \
-    "$SAMPLES/matmul-gcc-O2-nopie" > /dev/null 2>&1
-python3 "$HERE/cachegrind_check.py" --data "misses-only: traced matmul" "$OUT/matmul.cg" \
-    "$OUT/matmul.json" > "$OUT/check"
-cat "$OUT/check"
-tally "$OUT/check"
+# against_cachegrind NAME JSON BIN ARGS...: the data misses per procedure.
+against_cachegrind() {
+    name=$1 json=$2
+    shift 2
+    valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/$name.cg" \
+        "$@" > /dev/null 2>&1
+    python3 "$HERE/cachegrind_check.py" --data "misses-only: traced $name" "$OUT/$name.cg" \
+        "$json" > "$OUT/check"
+    cat "$OUT/check"
+    tally "$OUT/check"
+}
+against_cachegrind matmul "$OUT/matmul.json" "$SAMPLES/matmul-gcc-O2-nopie"
 "$OUT/kernels" > "$OUT/kernels.want"
 "$MTOOL" sim --no-store --misses-only --cachegrind $GEOMETRY --json -o "$OUT/kernels.json" -- \
     "$OUT/kernels" > "$OUT/kernels.got" 2> "$OUT/err"
 check "misses-only: traced kernels: exit status 3 and the output kept" \
     "[ $? -eq 3 ] && cmp -s '$OUT/kernels.want' '$OUT/kernels.got'"
-valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/kernels.cg" \
-    "$OUT/kernels" > /dev/null 2>&1
-python3 "$HERE/cachegrind_check.py" --data "misses-only: traced kernels" "$OUT/kernels.cg" \
-    "$OUT/kernels.json" > "$OUT/check"
-cat "$OUT/check"
-tally "$OUT/check"
+against_cachegrind kernels "$OUT/kernels.json" "$OUT/kernels"
 print_totals

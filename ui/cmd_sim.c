@@ -591,18 +591,26 @@ static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
                 prog->procs[p].blocks[prog->procs[p].loops[l].header].start);
 }
 
+/* A code object's entry up to its references: {"id", "name", its place, "refs". */
+static void json_code_head(FILE *fp, const mt_sim_code_map *map, size_t i, uint32_t code,
+                           uint64_t refs)
+{
+    fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", code);
+    char name[MT_SIM_CODE_NAME_MAX];
+    mt_sim_code_name(map->prog, code, name, sizeof name);
+    mt_json_string(fp, name);
+    json_code_place(fp, map->prog, code);
+    fprintf(fp, ", \"refs\": %" PRIu64, refs);
+}
+
 static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
 {
     size_t n;
     code_row *rows = code_rows(s, &n);
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
-        fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        char name[MT_SIM_CODE_NAME_MAX];
-        mt_sim_code_name(map->prog, rows[i].code, name, sizeof name);
-        mt_json_string(fp, name);
-        json_code_place(fp, map->prog, rows[i].code);
-        fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
+        json_code_head(fp, map, i, rows[i].code, rows[i].refs);
+        fprintf(fp, ", \"misses\": ");
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
     }
@@ -706,6 +714,18 @@ static void print_text_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
     print_code_objects(fp, s, map);
 }
 
+/* A code object of a misses-only report: its misses per level, plain counts. */
+static void json_code_misses_only(FILE *fp, const mt_sim *s, const mt_sim_code_map *map,
+                                  size_t i, const mt_sim_code_tally *t)
+{
+    json_code_head(fp, map, i, t->code, t->refs);
+    fprintf(fp, ", \"level_misses\": {");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        fprintf(fp, "%s\"%s\": %" PRIu64, l ? ", " : "", mt_sim_level(s, l)->desc->name,
+                t->misses[l]);
+    fprintf(fp, "}}");
+}
+
 /* Fields absent rather than zero: "omitted" lists them; a code object's
  * misses are plain counts per level ("level_misses"), not by cause. */
 static void print_json_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
@@ -724,18 +744,8 @@ static void print_json_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
     size_t n;
     mt_sim_code_tally *rows = sorted_tallies(s, &n);
     fprintf(fp, "  ],\n  \"code_objects\": [");
-    for (size_t i = 0; i < n; i++) {
-        fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        char name[MT_SIM_CODE_NAME_MAX];
-        mt_sim_code_name(map->prog, rows[i].code, name, sizeof name);
-        mt_json_string(fp, name);
-        json_code_place(fp, map->prog, rows[i].code);
-        fprintf(fp, ", \"refs\": %" PRIu64 ", \"level_misses\": {", rows[i].refs);
-        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
-            fprintf(fp, "%s\"%s\": %" PRIu64, l ? ", " : "", mt_sim_level(s, l)->desc->name,
-                    rows[i].misses[l]);
-        fprintf(fp, "}}");
-    }
+    for (size_t i = 0; i < n; i++)
+        json_code_misses_only(fp, s, map, i, &rows[i]);
     fprintf(fp, "\n  ]\n}\n");
     free(rows);
 }

@@ -35,7 +35,7 @@ typedef struct {
 struct sim_fast {
     fast_level lv[MT_SIM_MAX_LEVELS];
     unsigned nlevels;
-    int i1, d1;
+    int top[3];               /* by mt_sim_kind: the level a reference goes to first */
     bool straddle_line;
     uint32_t row;             /* uint64_t a code object: references, then misses per level */
     uint64_t *direct;         /* rows of ids below ndirect */
@@ -91,9 +91,9 @@ sim_fast *sim_fast_new(const mt_sim *s)
 {
     sim_fast *f = mt_xcalloc(1, sizeof *f);
     f->nlevels = s->nlevels;
-    f->i1 = s->i1;
-    f->d1 = s->d1;
     f->straddle_line = s->straddle_line;
+    f->top[MT_SIM_READ] = f->top[MT_SIM_WRITE] = s->d1;
+    f->top[MT_SIM_IFETCH] = s->i1 >= 0 ? s->i1 : s->d1;
     f->row = 1 + s->nlevels;
     for (unsigned i = 0; i < s->nlevels; i++)
         fast_level_init(&f->lv[i], &s->lv[i]);
@@ -245,7 +245,7 @@ void sim_fast_access(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind
 {
     uint64_t *row = code < f->ndirect ? f->direct + (size_t)code * f->row : code_row(f, code);
     row[0]++;
-    int top = kind == MT_SIM_IFETCH && f->i1 >= 0 ? f->i1 : f->d1;
+    int top = f->top[kind];
     /* The most common reference, inline: within one line of its top level,
      * the set's most recent line (a hit that changes nothing). */
     fast_level *L = &f->lv[top];

@@ -35,7 +35,8 @@ typedef struct {
 struct sim_fast {
     fast_level lv[MT_SIM_MAX_LEVELS];
     unsigned nlevels;
-    int top[3];               /* by mt_sim_kind: the level a reference goes to first */
+    int top[3];               /* by mt_sim_kind: the level a reference goes to first
+                                 (looked up, not computed: 4583 -> 4556 million) */
     bool straddle_line;
     uint32_t row;             /* uint64_t a code object: references, then misses per level */
     uint64_t *direct;         /* rows of ids below ndirect */
@@ -133,8 +134,8 @@ static bool line_hit_no_fill(uint64_t *t, uint32_t ways, uint64_t tag)
  * recent unless it missed and `fill` is false (a write that does not
  * allocate).  Scan and shift in one pass: each way takes the tag of the
  * one before it until the line is found (it goes first) or the last one
- * drops out (a miss), instead of a scan then a memmove (phases x4000
- * traced, 27 M references, callgrind: see level_ref). */
+ * drops out (a miss), instead of a scan then a memmove (with sim_access
+ * inline in the feed, internal.h: 5261 -> 4800 million instructions). */
 static inline bool line_hit(fast_level *L, uint64_t line, bool fill)
 {
     uint32_t set = L->sets_pow2 ? (uint32_t)line & L->set_mask : (uint32_t)(line % L->sets);
@@ -227,7 +228,8 @@ static uint64_t *far_row(sim_fast *f, uint32_t code)
 
 /* The row of a code object not yet in the direct table.  Cold, not
  * inlined: inlined, it made sim_fast_access save six registers a call
- * (phases x4000 traced, callgrind: see sim_fast_access). */
+ * (4800 -> 4583 million instructions, the measure of internal.h's
+ * sim_access). */
 __attribute__((cold, noinline)) static uint64_t *code_row(sim_fast *f, uint32_t code)
 {
     if (code >= DIRECT_CODES)
@@ -247,7 +249,8 @@ void sim_fast_access(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind
     row[0]++;
     int top = f->top[kind];
     /* The most common reference, inline: within one line of its top level,
-     * the set's most recent line (a hit that changes nothing). */
+     * the set's most recent line (a hit that changes nothing; with
+     * sim.c's sim_full_access out of line, 6325 -> 5261 million). */
     fast_level *L = &f->lv[top];
     uint64_t line = addr >> L->line_shift;
     if (line == (addr + size - 1) >> L->line_shift) {

@@ -626,7 +626,9 @@ static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim
 
 /* Not inlined into mt_sim_access and the feed: its inlined levels made
  * every call save and restore six registers, the misses-only dispatch's
- * too. */
+ * too.  With fast.c's inline MRU check: 6325 -> 5261 million instructions
+ * (callgrind, the whole of `mtool sim --misses-only --cachegrind --
+ * phases-gcc-O2 4000`, 27 M references; Xeon family 6 model 207). */
 __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_t size,
                                                mt_sim_kind kind, uint32_t code, uint32_t data,
                                                uint64_t pc)

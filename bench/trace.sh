@@ -3,9 +3,13 @@
 # "Speed"): the fastest of 3 wall-clock runs of a sample natively, of its
 # tracing copy alone (records written, frames dropped: no $MTOOL_TRACE_FD),
 # of `mtool sim --cachegrind -- BIN` (records sent and simulated on the
-# other core), and of Cachegrind with the same geometry; slowdowns against
-# the native run, references simulated per second, whether mtool sim is 3x
-# faster than Cachegrind (issue 15's goal); then the sampled modes: their
+# other core) with the full simulator and with --misses-only, and of
+# Cachegrind with the same geometry; slowdowns against the native run,
+# references simulated per second, whether each is 3x faster than
+# Cachegrind (issue 15's goal), the CPU time split between the copy
+# (tracing) and the rest, and whether both simulators give the same misses
+# per level and per code object (run at the same addresses, setarch -R);
+# then the sampled modes: their
 # slowdown, speed-up over the exact run and the error of their D1 and LL
 # miss estimates against it.
 #
@@ -37,13 +41,35 @@ misses() {
 print([l for l in json.load(open(sys.argv[1]))["levels"] if l["name"] == sys.argv[2]][0]["misses"])' "$1" "$2"
 }
 
+# same_misses FULL_JSON LEAN_JSON: "equal", or the first difference, between
+# the full simulator's and --misses-only's misses per level and per code object.
+same_misses() {
+    python3 -c 'import json,sys
+f, l = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+names = [v["name"] for v in f["levels"]]
+diff = ["%s %d/%d" % (a["name"], a["misses"], b["misses"])
+        for a, b in zip(f["levels"], l["levels"]) if a["misses"] != b["misses"]]
+lc = {c["id"]: c["level_misses"] for c in l["code_objects"]}
+for c in f["code_objects"]:
+    want = {n: sum(c["misses"][n].values()) for n in names}
+    if lc.get(c["id"]) != want:
+        diff.append("%s %s/%s" % (c["name"], want, lc.get(c["id"])))
+print("equal" if not diff and len(lc) == len(f["code_objects"]) else "DIFFER: " + "; ".join(diff[:3]))' "$1" "$2"
+}
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
-echo "== trace: mtool sim -- BIN against Cachegrind ($GEOMETRY), on $cpu"
+echo "== trace: mtool sim -- BIN, full and --misses-only, against Cachegrind ($GEOMETRY), on $cpu"
+# Both simulators' runs at the same addresses (the miss counts compared).
+NORAND=
+setarch "$(uname -m)" -R true 2> /dev/null && NORAND="setarch $(uname -m) -R"
 for prog in phases-gcc-O2 phases-clang-O2; do
     bin=$SAMPLES2/$prog
     # shellcheck disable=SC2086
-    "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace.json" -- "$bin" 4000 > /dev/null \
+    $NORAND "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace.json" -- "$bin" 4000 > /dev/null \
         2> "$BENCH_DIR/trace.err" || { echo "trace: $prog: mtool sim failed"; continue; }
+    # shellcheck disable=SC2086
+    $NORAND "$MTOOL" sim --no-store --misses-only --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace-lean.json" \
+        -- "$bin" 4000 > /dev/null 2>&1 || { echo "trace: $prog: mtool sim --misses-only failed"; continue; }
     records=$(sed -n 's/.* \([0-9]*\) records (.*/\1/p' "$BENCH_DIR/trace.err")
     copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace/"$prog" | head -1)
     native=$(best "$bin" 4000)
@@ -51,17 +77,25 @@ for prog in phases-gcc-O2 phases-clang-O2; do
     # shellcheck disable=SC2086
     traced=$(best "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
     # shellcheck disable=SC2086
+    lean=$(best "$MTOOL" sim --no-store --misses-only --cachegrind $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 4000)
+    # shellcheck disable=SC2086
     cg=$(best valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY \
         --cachegrind-out-file="$BENCH_DIR/trace.cg" "$bin" 4000)
     rm -rf "$BENCH_DIR/trace-profiles"
-    awk -v p="$prog" -v n="$records" -v b="$native" -v a="$alone" -v t="$traced" -v c="$cg" 'BEGIN {
-        split(b, B, " "); split(a, A, " "); split(t, T, " "); split(c, C, " ")
+    awk -v p="$prog" -v n="$records" -v b="$native" -v a="$alone" -v t="$traced" -v l="$lean" -v c="$cg" 'BEGIN {
+        split(b, B, " "); split(a, A, " "); split(t, T, " "); split(l, L, " "); split(c, C, " ")
         for (i = 1; i <= 2; i++) if (B[i] < 0.01) B[i] = 0.01
-        printf "trace: %-16s %d refs: native %.2f s, copy alone %.2fx, mtool sim %.2fx (%.1f M refs/s), cachegrind %.2fx; cachegrind / mtool sim %.2f (goal >= 3: %s)\n",
-            p, n, B[1], A[1] / B[1], T[1] / B[1], n / T[1] / 1e6, C[1] / B[1], C[1] / T[1], (C[1] / T[1] >= 3 ? "PASS" : "MISS")
-        printf "trace: %-16s CPU time: native %.2f s, copy alone %.2fx, mtool sim %.2fx (both threads), cachegrind %.2fx; cachegrind / mtool sim %.2f\n",
-            p, B[2], A[2] / B[2], T[2] / B[2], C[2] / B[2], C[2] / T[2]
+        printf "trace: %-16s %d refs: native %.2f s, copy alone %.2fx, cachegrind %.2fx\n", p, n, B[1], A[1] / B[1], C[1] / B[1]
+        printf "trace: %-16s full mtool sim %.2fx (%.1f M refs/s), cachegrind / full %.2f (goal >= 3: %s)\n",
+            p, T[1] / B[1], n / T[1] / 1e6, C[1] / T[1], (C[1] / T[1] >= 3 ? "PASS" : "MISS")
+        printf "trace: %-16s --misses-only %.2fx (%.1f M refs/s), cachegrind / misses-only %.2f (goal >= 3: %s)\n",
+            p, L[1] / B[1], n / L[1] / 1e6, C[1] / L[1], (C[1] / L[1] >= 3 ? "PASS" : "MISS")
+        printf "trace: %-16s CPU time (both threads): native %.2f s, copy alone %.2fx, full %.2fx, misses-only %.2fx, cachegrind %.2fx; cachegrind / misses-only %.2f\n",
+            p, B[2], A[2] / B[2], T[2] / B[2], L[2] / B[2], C[2] / B[2], C[2] / L[2]
+        printf "trace: %-16s split (CPU): the copy %.2f s (%.1f ns a reference: tracing), the rest %.2f s (%.1f ns: transport + misses-only simulation + startup)\n",
+            p, A[2], 1e9 * A[2] / n, L[2] - A[2], 1e9 * (L[2] - A[2]) / n
     }'
+    echo "trace: $prog misses per level and code object, full against --misses-only: $(same_misses "$BENCH_DIR/trace.json" "$BENCH_DIR/trace-lean.json")"
     d1=$(misses "$BENCH_DIR/trace.json" D1) ll=$(misses "$BENCH_DIR/trace.json" L2)
     echo "$SAMPLED_MODES" | tr '|' '\n' | while read -r mode; do
         # shellcheck disable=SC2086

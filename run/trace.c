@@ -7,9 +7,10 @@
  * fed too: the trace survives exit, _exit, a fatal signal or SIGKILL.
  *
  * Why a socket and not an in-process simulator or a shared ring: the
- * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), the
- * transport a sendto per 4095 records, so the traced program runs at the
- * simulator's pace whatever the transport; a socket keeps the simulator
+ * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60
+ * with --misses-only, the transport a sendto per 4095 records, so the
+ * traced program runs at the simulator's pace whatever the transport; a
+ * socket keeps the simulator
  * out of the program (its memory, its threads, its signals) and, being
  * SEQPACKET, keeps every frame whole however many threads send. */
 #define _GNU_SOURCE
@@ -223,7 +224,10 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     free(traced);
     if (rc != 0)
         return -1;
-    if (!(r->data = mt_data_map_new(r->prog, o->log, err))) {
+    /* A misses-only simulator tallies no data object: no map, and no
+     * lookup a record (the feed gives every reference data object 0). */
+    bool data_objects = !mt_sim_is_misses_only(o->sim);
+    if (data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err))) {
         mt_counter_map_free(&map);
         return -1;
     }
@@ -233,7 +237,8 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
         return -1;
     }
     consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim), .streams = r->streams};
-    mt_trace_feed_set_data(c.feed, data_object_of, r->data);
+    if (data_objects)
+        mt_trace_feed_set_data(c.feed, data_object_of, r->data);
     profile_merge merge;
     rc = run_traced(o, argv, r, profiles, &c, err);
     uint64_t before = mt_trace_feed_counts_of(c.feed)->records;

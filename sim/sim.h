@@ -218,6 +218,16 @@ typedef struct mt_sim mt_sim;
 
 /* A simulator for a checked machine, every line invalid. */
 mt_sim *mt_sim_new(const mt_sim_machine *m);
+/* The misses-only simulator (fast.c; docs/SIMULATOR.md, "Speed"): the same
+ * hits and misses per level and per code object as mt_sim_new's on the
+ * same references, and nothing else: per level only refs, misses and their
+ * split by kind (no causes, evictions, writebacks, line use, prefetch
+ * counts), no pairs, replacements or object use (those accessors return
+ * none), no sampling.  It models LRU, non-inclusive levels without
+ * prefetch (Cachegrind's model), write-allocate or not, either straddle
+ * rule; NULL with "LEVEL: reason" for another machine. */
+mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err);
+bool mt_sim_is_misses_only(const mt_sim *s);
 /* Samples the references from now on (a checked sample, before the first
  * reference). */
 void mt_sim_set_sample(mt_sim *s, const mt_sim_sample *smp);
@@ -242,6 +252,14 @@ const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
 const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n);
 const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n);
 const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n);
+/* Per code object (sorted by id, those with a reference): references and
+ * misses per level, either simulator's (the pairs summed per code). */
+typedef struct {
+    uint32_t code;
+    uint64_t refs;
+    uint64_t misses[MT_SIM_MAX_LEVELS];
+} mt_sim_code_tally;
+const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 
 /* Trace files. */
 typedef enum { MT_TRACE_DIN, MT_TRACE_LACKEY } mt_trace_format;

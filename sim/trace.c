@@ -102,7 +102,7 @@ static void fetch(trace_reader *r, uint64_t addr, uint32_t size)
         r->code = r->code_of(r->ctx, addr);
     r->pc = addr;
     r->counts->fetches++;
-    mt_sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0, r->pc);
+    sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0, r->pc);
 }
 
 /* din: "LABEL ADDRESS [SIZE]". */
@@ -129,11 +129,11 @@ static const char *din_record(trace_reader *r, const char *s)
     case 0:
     case 3: /* Dinero's "unknown access type": a read */
         r->counts->reads++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+        sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
         break;
     case 1:
         r->counts->writes++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+        sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
         break;
     case 2:
         fetch(r, addr, size);
@@ -173,11 +173,11 @@ static const char *lackey_record(trace_reader *r, const char *s)
         fetch(r, addr, size);
     else if (kind == 'L' || kind == 'M') {
         r->counts->reads++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+        sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
     }
     if (kind == 'S' || kind == 'M') {
         r->counts->writes++;
-        mt_sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+        sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
     }
     r->counts->modifies += kind == 'M';
     return NULL;
@@ -294,10 +294,10 @@ static void expand_rep(mt_trace_feed *f, const rep_pending *p, const mt_trace_re
     bool source = r->size & 1, dest = r->size & 2;
     for (uint64_t i = 0; i < r->addr; i++) {
         if (source)
-            mt_sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code,
+            sim_access(f->sim, p->source + i * size, size, MT_SIM_READ, r->code,
                           p->source_data, 0);
         if (dest)
-            mt_sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code,
+            sim_access(f->sim, p->dest + i * size, size, MT_SIM_WRITE, r->code,
                           p->dest_data, 0);
     }
     f->counts.rep_elements += r->addr;
@@ -334,7 +334,7 @@ static void expand_vector(mt_trace_feed *f, int32_t tid, const vector_pending *v
             memcpy(&index, bytes + 8 * e, sizeof index);
         }
         uint64_t addr = v->base + (uint64_t)index * v->scale;
-        mt_sim_access(f->sim, addr, v->size, write ? MT_SIM_WRITE : MT_SIM_READ, v->code,
+        sim_access(f->sim, addr, v->size, write ? MT_SIM_WRITE : MT_SIM_READ, v->code,
                       element_data(f, tid, addr, v), 0);
         f->counts.vector_elements++;
         *(write ? &f->counts.writes : &f->counts.reads) += 1;
@@ -393,14 +393,14 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
         case MT_TRACE_READ:
         case MT_TRACE_MODIFY:
             f->counts.reads++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, data, 0);
+            sim_access(f->sim, r->addr, r->size, MT_SIM_READ, r->code, data, 0);
             if (r->kind == MT_TRACE_READ)
                 break;
             f->counts.modifies++;
             __attribute__((fallthrough)); /* the write of a modify */
         case MT_TRACE_WRITE:
             f->counts.writes++;
-            mt_sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, data, 0);
+            sim_access(f->sim, r->addr, r->size, MT_SIM_WRITE, r->code, data, 0);
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {

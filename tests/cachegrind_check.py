@@ -39,7 +39,8 @@ def mtool(path):
     for c in d["code_objects"]:  # a procedure's loops are summed into it
         r = rows.setdefault(c.get("procedure", c["name"]), [0, 0, 0])
         for i, n in enumerate(names[:3]):
-            r[i] += sum(c["misses"][n].values()) if n else 0
+            if n:  # by cause, or a --misses-only report's plain counts
+                r[i] += sum(c["misses"][n].values()) if "misses" in c else c["level_misses"][n]
     return rows
 
 

@@ -142,6 +142,12 @@ run "simulator" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 run "sampled simulation" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/sim_sampled.sh
 
+# The misses-only simulator (mtool sim --misses-only): the full simulator's
+# misses per level and per code object exactly, on hand and random traces, a
+# lackey trace and traced runs; Cachegrind's within 1%; what it refuses.
+run "misses-only simulation" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+    sh tests/sim_misses_only.sh
+
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
 # process's unsent records read from its profile (docs/SIMULATOR.md).

@@ -61,6 +61,10 @@ const char mt_sim_usage[] =
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
     "                        write-allocate, non-inclusive, no prefetch, straddle=access\n"
+    "  --misses-only         only misses per level and per code object (and references),\n"
+    "                        several times faster: no miss causes, evictions, writebacks,\n"
+    "                        line use, data objects or pairs; LRU, non-inclusive, no\n"
+    "                        prefetch; not stored in the history\n"
     "  --sample-sets 1/K     simulate 1 set in K (Kessler, Hill & Wood): estimates,\n"
     "                        with an error bound\n"
     "  --sample-time ON/PERIOD[/WARM]  of every PERIOD references (a prime: no\n"
@@ -82,7 +86,7 @@ typedef struct {
     const char *rundir;           /* RUNDIR, or NULL */
     int argc;                     /* the command line, for the history */
     char **argv;
-    bool json, cachegrind, print_machine, no_store, all;
+    bool json, cachegrind, print_machine, no_store, all, misses_only;
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -147,6 +151,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->json = true;
         else if (!strcmp(s, "--cachegrind"))
             a->cachegrind = true;
+        else if (!strcmp(s, "--misses-only"))
+            a->misses_only = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
         else if (!strcmp(s, "--no-store"))
@@ -423,9 +429,31 @@ static void print_use(FILE *fp, const mt_sim *s)
     }
 }
 
-static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, size_t n,
-                               const mt_sim_code_map *map)
+/* Code tallies, the most missing first at the last level (then by id). */
+static int compare_tallies(const void *a, const void *b)
 {
+    const mt_sim_code_tally *x = a, *y = b;
+    uint64_t mx = x->misses[sort_level], my = y->misses[sort_level];
+    if (mx != my)
+        return mx > my ? -1 : 1;
+    return x->code < y->code ? -1 : 1;
+}
+
+static mt_sim_code_tally *sorted_tallies(mt_sim *s, size_t *n)
+{
+    const mt_sim_code_tally *t = mt_sim_code_tallies(s, n);
+    mt_sim_code_tally *copy = mt_xcalloc(*n + 1, sizeof *copy);
+    if (*n)
+        memcpy(copy, t, *n * sizeof *copy);
+    sort_level = mt_sim_level_count(s) - 1;
+    qsort(copy, *n, sizeof *copy, compare_tallies);
+    return copy;
+}
+
+static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
+{
+    size_t n;
+    mt_sim_code_tally *rows = sorted_tallies(s, &n);
     enum { SHOWN = 20 };
     fprintf(fp, "\ncode objects (by misses at the last level%s):\n%-40s %14s",
             n > SHOWN ? ", the first 20" : "", "name", "refs");
@@ -439,14 +467,15 @@ static void print_code_objects(FILE *fp, const mt_sim *s, const code_row *rows, 
         fprintf(fp, "%-40s %14" PRIu64, name, rows[i].refs);
         free(name);
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
-            fprintf(fp, " %10" PRIu64, row_misses(&rows[i], l));
+            fprintf(fp, " %10" PRIu64, rows[i].misses[l]);
         fputc('\n', fp);
     }
+    free(rows);
 }
 
-static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                       const mt_trace_counts *c, const mt_sim_code_map *map,
-                       const mt_data_map *data)
+/* The trace, what names its code objects, the machine. */
+static void print_heading(FILE *fp, const sim_args *a, const mt_sim *s, const mt_sim_machine *m,
+                          const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     char *trace = mt_ui_escape(a->program ? a->program[0] : a->trace);
     fprintf(fp, "%s (%s): %" PRIu64 " records: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
@@ -465,12 +494,16 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
         free(binary);
     }
     print_machine_line(fp, s, m);
+}
+
+static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                       const mt_trace_counts *c, const mt_sim_code_map *map,
+                       const mt_data_map *data)
+{
+    print_heading(fp, a, s, m, c, map);
     print_sampling(fp, s);
     print_levels(fp, s);
-    size_t n;
-    code_row *rows = code_rows(s, &n);
-    print_code_objects(fp, s, rows, n, map);
-    free(rows);
+    print_code_objects(fp, s, map);
     if (data)
         mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
@@ -495,7 +528,8 @@ static void json_u64_array(FILE *fp, const uint64_t *v, int n)
     fputc(']', fp);
 }
 
-static void json_level(FILE *fp, const mt_sim_level_stats *st)
+/* A level's description, references and misses (by kind). */
+static void json_level_counts(FILE *fp, const mt_sim_level_stats *st)
 {
     const mt_sim_level_desc *d = st->desc;
     fprintf(fp, "    {\"name\": \"%s\", \"size\": %" PRIu64 ", \"ways\": %" PRIu32
@@ -508,9 +542,15 @@ static void json_level(FILE *fp, const mt_sim_level_stats *st)
     mt_json_number(fp, st->refs ? (double)st->misses / (double)st->refs : 0.0);
     fprintf(fp, ", \"reads\": %" PRIu64 ", \"read_misses\": %" PRIu64 ", \"writes\": %" PRIu64
                 ", \"write_misses\": %" PRIu64 ", \"fetches\": %" PRIu64
-                ", \"fetch_misses\": %" PRIu64 ",\n     \"causes\": ",
+                ", \"fetch_misses\": %" PRIu64,
             st->reads, st->read_misses, st->writes, st->write_misses, st->fetches,
             st->fetch_misses);
+}
+
+static void json_level(FILE *fp, const mt_sim_level_stats *st)
+{
+    json_level_counts(fp, st);
+    fprintf(fp, ",\n     \"causes\": ");
     json_causes(fp, st->cause);
     fprintf(fp, ", \"evictions\": %" PRIu64 ", \"writebacks\": %" PRIu64
                 ", \"back_invalidations\": %" PRIu64 ", \"prefetches\": %" PRIu64
@@ -551,18 +591,26 @@ static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
                 prog->procs[p].blocks[prog->procs[p].loops[l].header].start);
 }
 
+/* A code object's entry up to its references: {"id", "name", its place, "refs". */
+static void json_code_head(FILE *fp, const mt_sim_code_map *map, size_t i, uint32_t code,
+                           uint64_t refs)
+{
+    fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", code);
+    char name[MT_SIM_CODE_NAME_MAX];
+    mt_sim_code_name(map->prog, code, name, sizeof name);
+    mt_json_string(fp, name);
+    json_code_place(fp, map->prog, code);
+    fprintf(fp, ", \"refs\": %" PRIu64, refs);
+}
+
 static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
 {
     size_t n;
     code_row *rows = code_rows(s, &n);
     fprintf(fp, ",\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++) {
-        fprintf(fp, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].code);
-        char name[MT_SIM_CODE_NAME_MAX];
-        mt_sim_code_name(map->prog, rows[i].code, name, sizeof name);
-        mt_json_string(fp, name);
-        json_code_place(fp, map->prog, rows[i].code);
-        fprintf(fp, ", \"refs\": %" PRIu64 ", \"misses\": ", rows[i].refs);
+        json_code_head(fp, map, i, rows[i].code, rows[i].refs);
+        fprintf(fp, ", \"misses\": ");
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, "}");
     }
@@ -599,10 +647,10 @@ static void json_tallies(FILE *fp, mt_sim *s)
     fprintf(fp, "\n  ]");
 }
 
-/* The report's fields, without the closing brace (a RUNDIR report adds its own). */
-static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
-                              const mt_trace_counts *c, const mt_sim_code_map *map,
-                              const mt_data_map *data)
+/* The report's first fields: the trace, what names its code objects, the
+ * machine. */
+static void json_heading(FILE *fp, const sim_args *a, const mt_sim_machine *m,
+                         const mt_trace_counts *c, const mt_sim_code_map *map)
 {
     fprintf(fp, "{\n  \"version\": 1,\n  \"trace\": ");
     mt_json_string(fp, a->program ? a->program[0] : a->trace);
@@ -617,8 +665,17 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     }
     fprintf(fp, "\"machine\": ");
     mt_json_string(fp, m->source);
-    fprintf(fp, ", \"straddle\": \"%s\", \"seed\": %" PRIu64 ",\n  \"levels\": [\n",
+    fprintf(fp, ", \"straddle\": \"%s\", \"seed\": %" PRIu64,
             m->straddle_line ? "line" : "access", m->seed);
+}
+
+/* The report's fields, without the closing brace (a RUNDIR report adds its own). */
+static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                              const mt_trace_counts *c, const mt_sim_code_map *map,
+                              const mt_data_map *data)
+{
+    json_heading(fp, a, m, c, map);
+    fprintf(fp, ",\n  \"levels\": [\n");
     for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
         json_level(fp, mt_sim_level(s, i));
         fprintf(fp, "%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
@@ -629,6 +686,103 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     json_tallies(fp, s);
     if (data)
         mt_sim_data_json(fp, s, data, map->prog);
+}
+
+/* ---- misses only (--misses-only) ---- */
+
+/* What a misses-only report leaves out, as its JSON names the fields. */
+static const char misses_only_omits[] =
+    "miss causes, evictions, writebacks, back-invalidations, prefetches, line use, "
+    "code x data pairs, causes of replacement, data objects";
+
+static void print_text_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
+                                   const mt_sim_machine *m, const mt_trace_counts *c,
+                                   const mt_sim_code_map *map)
+{
+    print_heading(fp, a, s, m, c, map);
+    fprintf(fp, "MISSES ONLY (--misses-only): references and misses per level and per code "
+                "object; not computed: %s\n", misses_only_omits);
+    fprintf(fp, "\n%-5s %14s %12s %7s %12s %12s %12s\n", "level", "refs", "misses", "miss%",
+            "read misses", "write misses", "fetch misses");
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        const mt_sim_level_stats *st = mt_sim_level(s, i);
+        fprintf(fp, "%-5s %14" PRIu64 " %12" PRIu64 " %6.2f%% %12" PRIu64 " %12" PRIu64
+                    " %12" PRIu64 "\n",
+                st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
+                st->read_misses, st->write_misses, st->fetch_misses);
+    }
+    print_code_objects(fp, s, map);
+}
+
+/* A code object of a misses-only report: its misses per level, plain counts. */
+static void json_code_misses_only(FILE *fp, const mt_sim *s, const mt_sim_code_map *map,
+                                  size_t i, const mt_sim_code_tally *t)
+{
+    json_code_head(fp, map, i, t->code, t->refs);
+    fprintf(fp, ", \"level_misses\": {");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        fprintf(fp, "%s\"%s\": %" PRIu64, l ? ", " : "", mt_sim_level(s, l)->desc->name,
+                t->misses[l]);
+    fprintf(fp, "}}");
+}
+
+/* Fields absent rather than zero: "omitted" lists them; a code object's
+ * misses are plain counts per level ("level_misses"), not by cause. */
+static void print_json_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
+                                   const mt_sim_machine *m, const mt_trace_counts *c,
+                                   const mt_sim_code_map *map)
+{
+    json_heading(fp, a, m, c, map);
+    fprintf(fp, ",\n  \"misses_only\": true, \"omitted\": [\"causes\", \"evictions\", "
+                "\"writebacks\", \"back_invalidations\", \"prefetches\", \"prefetch_hits\", "
+                "\"prefetch_unused\", \"lines_used\", \"spatial_use\", \"temporal_use\", "
+                "\"pairs\", \"replacements\", \"object_use\", \"data_objects\"],\n  \"levels\": [\n");
+    for (unsigned i = 0; i < mt_sim_level_count(s); i++) {
+        json_level_counts(fp, mt_sim_level(s, i));
+        fprintf(fp, "}%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
+    }
+    size_t n;
+    mt_sim_code_tally *rows = sorted_tallies(s, &n);
+    fprintf(fp, "  ],\n  \"code_objects\": [");
+    for (size_t i = 0; i < n; i++)
+        json_code_misses_only(fp, s, map, i, &rows[i]);
+    fprintf(fp, "\n  ]\n}\n");
+    free(rows);
+}
+
+/* --misses-only: what goes with it, checked before anything runs; the run
+ * is not stored (the history's figures are miss causes). */
+static int check_misses_only(sim_args *a)
+{
+    if (!a->misses_only)
+        return 0;
+    if (a->rundir || a->sample_sets || a->sample_time) {
+        mt_ui_error("sim: --misses-only goes with --trace FILE or -- BIN ARGS, without "
+                    "sampling (%s need the full simulator)",
+                    a->rundir ? "RUNDIR's stall estimates" : "sampled modes");
+        return -1;
+    }
+    if (!a->no_store && (a->program || a->binary)) {
+        a->no_store = true;
+        fprintf(stderr, "mtool: sim: a misses-only run is not stored in the history (it has "
+                        "no miss causes)\n");
+    }
+    return 0;
+}
+
+/* The simulator the options ask for; NULL after saying why not. */
+static mt_sim *new_simulator(const sim_args *a, const mt_sim_machine *m)
+{
+    if (!a->misses_only) {
+        mt_sim *s = mt_sim_new(m);
+        mt_sim_set_sample(s, &a->sample);
+        return s;
+    }
+    mt_error err;
+    mt_sim *s = mt_sim_new_misses_only(m, &err);
+    if (!s)
+        mt_ui_error("sim: --misses-only: %s", err.msg);
+    return s;
 }
 
 /* A RUNDIR report's stall estimates (below), after the simulation's. */
@@ -648,7 +802,11 @@ static int write_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     if (!fp)
         return 1;
     mt_sim_estimate_counts(s); /* a sampled run's counts scaled before any is printed */
-    if (a->json) {
+    if (mt_sim_is_misses_only(s) && a->json) {
+        print_json_misses_only(fp, a, s, m, c, map);
+    } else if (mt_sim_is_misses_only(s)) {
+        print_text_misses_only(fp, a, s, m, c, map);
+    } else if (a->json) {
         print_json_fields(fp, a, s, m, c, map, data);
         if (sr)
             print_stall_json(fp, sr, mt_sim_level_count(s));
@@ -714,8 +872,8 @@ static int open_code_map(const sim_args *a, mt_trace_format format, mt_sim_code_
 static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_sim_code_map *map)
 {
     size_t n;
-    const mt_sim_pair *p = mt_sim_pairs(s, &n);
-    if (!map->prog || (n && p[n - 1].code != 0))
+    const mt_sim_code_tally *t = mt_sim_code_tallies(s, &n);
+    if (!map->prog || (n && t[n - 1].code != 0))
         return;
     char *binary = mt_ui_escape(a->binary);
     fprintf(stderr, "mtool: warning: sim: no reference of the trace is in a procedure of %s "
@@ -727,8 +885,9 @@ static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_si
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
                     mt_sim_code_map *map)
 {
-    mt_sim *s = mt_sim_new(m);
-    mt_sim_set_sample(s, &a->sample);
+    mt_sim *s = new_simulator(a, m);
+    if (!s)
+        return 1;
     mt_trace_counts counts;
     mt_error err;
     int rc = 1;
@@ -778,8 +937,9 @@ typedef int (*traced_report)(const sim_args *a, mt_sim *s, const mt_sim_machine 
 static int simulate_traced(const sim_args *a, const mt_sim_machine *m, mt_trace_options o,
                            traced_report report)
 {
-    mt_sim *s = mt_sim_new(m);
-    mt_sim_set_sample(s, &a->sample);
+    mt_sim *s = new_simulator(a, m);
+    if (!s)
+        return 1;
     o.sim = s;
     o.log = stderr;
     mt_trace_result r;
@@ -993,6 +1153,8 @@ int mt_cmd_sim(int argc, char **argv)
         return 2;
     }
     mt_sim_machine m;
+    if (check_misses_only(&a) != 0)
+        return 2;
     if (build_machine(&a, &m) != 0 || parse_sample(&a, &m) != 0)
         return 1;
     if (a.print_machine) {

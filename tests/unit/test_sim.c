@@ -4,7 +4,8 @@
  * rule; the tallies (code x data, causes of replacement, line use); the
  * machine description (sysfs, file, settings) and the trace readers,
  * including damaged traces; the sampled modes on streams whose samples are
- * all alike (estimates exact, error bound 0) and their refusals.
+ * all alike (estimates exact, error bound 0) and their refusals; the
+ * misses-only simulator's code tallies against the full one's.
  *
  * Oracles: the hand computations in the comments (no figure here comes from
  * running the simulator); for random replacement, xorshift64* from seed 1
@@ -743,6 +744,57 @@ static void test_vector_feed(void)
     mt_sim_free(s);
 }
 
+/* The misses-only simulator: code tallies by id, ids far beyond the direct
+ * table (a damaged record's) included, as the full simulator's; a flush;
+ * the machines it refuses.  Hand counts: a 1-line D1, so every change of
+ * line misses: 0x0 (miss), 0x8 (hit), 0x40 (miss), 0x0 (miss), flush, 0x0
+ * (miss). */
+static void test_misses_only(void)
+{
+    mt_sim_machine m = machine("64,1,64", NULL, NULL);
+    mt_error err;
+    mt_sim *sims[2] = {mt_sim_new(&m), mt_sim_new_misses_only(&m, &err)};
+    uint32_t far = 0xfffffff0u;
+    for (int k = 0; k < 2; k++) {
+        mt_sim *s = sims[k];
+        mt_sim_access(s, 0x0, 8, MT_SIM_READ, far, 1, 0);
+        mt_sim_access(s, 0x8, 8, MT_SIM_WRITE, 3, 1, 0);
+        mt_sim_access(s, 0x40, 8, MT_SIM_READ, far, 2, 0);
+        mt_sim_access(s, 0x0, 8, MT_SIM_READ, 3, 1, 0);
+        mt_sim_flush(s);
+        mt_sim_access(s, 0x0, 8, MT_SIM_WRITE, 70000, 1, 0);
+        mt_sim_finish(s);
+        size_t n;
+        const mt_sim_code_tally *t = mt_sim_code_tallies(s, &n);
+        const mt_sim_level_stats *d = d1_of(s);
+        CHECK(n == 3 && t[0].code == 3 && t[0].refs == 2 && t[0].misses[0] == 1 &&
+                  t[1].code == 70000 && t[1].refs == 1 && t[1].misses[0] == 1 &&
+                  t[2].code == far && t[2].refs == 2 && t[2].misses[0] == 2 && d->refs == 5 &&
+                  d->misses == 4 && d->write_misses == 1 && d->read_misses == 3,
+              "%s: code tallies 3 (2 refs, 1 miss), 70000 (1, 1), 0xfffffff0 (2, 2); D1 5 "
+              "references, 4 misses, 1 of them a write",
+              k ? "misses-only" : "full");
+        CHECK(mt_sim_is_misses_only(s) == (k == 1), "mt_sim_is_misses_only says which");
+    }
+    size_t n;
+    mt_sim_pairs(sims[1], &n);
+    CHECK(n == 0, "misses-only: no code x data pairs");
+    mt_sim_free(sims[0]);
+    mt_sim_free(sims[1]);
+    const char *refused[][2] = {{"prefetch", "next-line"}, {"replacement", "plru"},
+                                {"replacement", "random"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        mt_sim_machine r = machine("4K,4,64", NULL, NULL);
+        mt_sim_machine_set(&r, refused[i][0], refused[i][1], &err);
+        CHECK(!mt_sim_new_misses_only(&r, &err) && strstr(err.msg, "D1: "),
+              "misses-only refuses %s=%s (%s)", refused[i][0], refused[i][1], err.msg);
+    }
+    mt_sim_machine r = machine("4K,4,64", "64K,8,64", NULL);
+    mt_sim_machine_set(&r, "inclusion", "inclusive", &err);
+    CHECK(!mt_sim_new_misses_only(&r, &err) && strstr(err.msg, "L2: "),
+          "misses-only refuses an inclusive L2 (%s)", err.msg);
+}
+
 int main(void)
 {
     test_cold();
@@ -766,5 +818,6 @@ int main(void)
     test_vector_feed();
     test_sample_sets();
     test_sample_time();
+    test_misses_only();
     return unit_finish();
 }

@@ -268,6 +268,9 @@ int mt_trace_format_of(const char *name, mt_trace_format *f);
 /* The code object of an instruction address (lackey's I lines), or
  * `fallback` when the caller knows none; NULL: every reference gets 0. */
 typedef uint32_t (*mt_trace_code_of)(void *ctx, uint64_t addr);
+/* The data object a trace's read or write of `size` bytes at `addr`
+ * touches (dataobj/'s id; ctx as code_of's); NULL: every one gets 0. */
+typedef uint32_t (*mt_trace_data_at)(void *ctx, uint64_t addr, uint32_t size, bool write);
 typedef struct {
     uint64_t records, reads, writes, fetches, modifies, flushes;
 } mt_trace_counts;
@@ -291,7 +294,7 @@ uint32_t mt_sim_procedure_of(void *map, uint64_t addr);
  * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's own
  * lines ("==", "--", "**", "###") skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
 int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
-                  void *ctx, mt_trace_counts *counts, mt_error *err);
+                  mt_trace_data_at data_at, void *ctx, mt_trace_counts *counts, mt_error *err);
 
 /* Records of a tracing copy (timer/timer.h, mt_trace_record), fed as they
  * arrive, thread by thread: a modify is a read then a write (as lackey's M:

@@ -90,11 +90,20 @@ static const char *skip_blanks(const char *s)
 typedef struct {
     mt_sim *sim;
     mt_trace_code_of code_of;
+    mt_trace_data_at data_at;
     void *ctx;
     uint32_t code;            /* of the last instruction fetch */
     uint64_t pc;              /* its address (lackey) */
     mt_trace_counts *counts;
 } trace_reader;
+
+/* A read or write of the trace, with its data object when the caller
+ * names them. */
+static void data_access(trace_reader *r, uint64_t addr, uint32_t size, mt_sim_kind kind)
+{
+    uint32_t data = r->data_at ? r->data_at(r->ctx, addr, size, kind == MT_SIM_WRITE) : 0;
+    sim_access(r->sim, addr, size, kind, r->code, data, r->pc);
+}
 
 static void fetch(trace_reader *r, uint64_t addr, uint32_t size)
 {
@@ -129,11 +138,11 @@ static const char *din_record(trace_reader *r, const char *s)
     case 0:
     case 3: /* Dinero's "unknown access type": a read */
         r->counts->reads++;
-        sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+        data_access(r, addr, size, MT_SIM_READ);
         break;
     case 1:
         r->counts->writes++;
-        sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+        data_access(r, addr, size, MT_SIM_WRITE);
         break;
     case 2:
         fetch(r, addr, size);
@@ -173,24 +182,25 @@ static const char *lackey_record(trace_reader *r, const char *s)
         fetch(r, addr, size);
     else if (kind == 'L' || kind == 'M') {
         r->counts->reads++;
-        sim_access(r->sim, addr, size, MT_SIM_READ, r->code, 0, r->pc);
+        data_access(r, addr, size, MT_SIM_READ);
     }
     if (kind == 'S' || kind == 'M') {
         r->counts->writes++;
-        sim_access(r->sim, addr, size, MT_SIM_WRITE, r->code, 0, r->pc);
+        data_access(r, addr, size, MT_SIM_WRITE);
     }
     r->counts->modifies += kind == 'M';
     return NULL;
 }
 
 int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
-                  void *ctx, mt_trace_counts *counts, mt_error *err)
+                  mt_trace_data_at data_at, void *ctx, mt_trace_counts *counts, mt_error *err)
 {
     FILE *fp = mt_fopen_regular(path, err);
     if (!fp)
         return -1;
     memset(counts, 0, sizeof *counts);
-    trace_reader r = {.sim = s, .code_of = code_of, .ctx = ctx, .counts = counts};
+    trace_reader r = {.sim = s, .code_of = code_of, .data_at = data_at, .ctx = ctx,
+                      .counts = counts};
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

@@ -127,3 +127,34 @@ done < "$OUT/bad.list"
 [ "$total" -gt 30 ] && [ $bad = 0 ] &&
     ok "data objects: $total damaged DWARF files: no crash, the program runs (or one error line)" ||
     fail "data objects: $bad of $total damaged DWARF files crashed or misbehaved"
+
+# A trace file with --binary (aos, a PIE placed at a load base by hand): its
+# globals and their fields are named, everything else is "other" (a trace
+# says nothing of the heap or the stack).  records[i].key for 64 records
+# (64 lines, a miss each), a write of sink, records[0].weight (the line
+# records[0].key brought in: a hit), and an address in no object.
+aos="$SAMPLES_SIM/aos-gcc-O2"
+base=0x555555554000
+records=$(nm "$aos" | awk '$3 == "records" { print $1 }')
+sink=$(nm "$aos" | awk '$3 == "sink" { print $1 }')
+python3 - "$base" "$records" "$sink" > "$OUT/aos.din" <<'PY'
+import sys
+base, records, sink = (int(x, 16) for x in sys.argv[1:4])
+for i in range(64):
+    print(f"0 {base + records + 64 * i:x} 8")
+print(f"1 {base + sink:x} 8")
+print(f"0 {base + records + 8:x} 8")
+print("0 7ffffffde000 8")
+PY
+"$MTOOL" sim --trace "$OUT/aos.din" --binary "$aos" --load-base "$base" --no-store \
+    $GEOMETRY --json -o "$OUT/aos-trace.json" > /dev/null 2> "$OUT/aos-trace.err"
+python3 - "$OUT/aos-trace.json" <<'PY' && ok "data objects: a din trace with --binary names globals and fields (records.key 64 refs 64 D1 misses, sink, records.weight a hit, one other)" || fail "data objects: a din trace with --binary: $(cat "$OUT/aos-trace.err" | head -2)"
+import json, sys
+d = {o["name"]: (o["kind"], o["refs"], sum(o["misses"]["D1"].values()))
+     for o in json.load(open(sys.argv[1]))["data_objects"]}
+want = {"records.key": ("field", 64, 64), "sink": ("global", 1, 1),
+        "records.weight": ("field", 1, 0), "(other)": ("other", 1, 1)}
+if d != want:
+    print(f"# got {d}")
+    sys.exit(1)
+PY

@@ -882,26 +882,70 @@ static void warn_if_no_procedure_named(const sim_args *a, mt_sim *s, const mt_si
     free(binary);
 }
 
+/* What a trace file's references are named by with --binary: the binary's
+ * procedures (code objects) and its globals and their fields (data
+ * objects; a trace says nothing of the heap, the stack or threads, so
+ * every other reference is "other"). */
+typedef struct {
+    mt_sim_code_map *code;
+    mt_data_map *data;
+} trace_names;
+
+static uint32_t trace_code_of(void *ctx, uint64_t addr)
+{
+    return mt_sim_procedure_of(((trace_names *)ctx)->code, addr);
+}
+
+static uint32_t trace_data_at(void *ctx, uint64_t addr, uint32_t size, bool write)
+{
+    mt_trace_record r = {.addr = addr, .size = (uint16_t)size,
+                         .kind = write ? MT_TRACE_WRITE : MT_TRACE_READ};
+    return mt_data_map_observe(((trace_names *)ctx)->data, 0, &r);
+}
+
+/* The binary's data objects, placed at the trace's load base; NULL said
+ * on stderr when its file cannot be read again. */
+static mt_data_map *trace_data_map(const mt_sim_code_map *map)
+{
+    mt_error err;
+    mt_data_map *d = mt_data_map_new(map->prog, stderr, &err);
+    if (!d) {
+        mt_ui_error("%s", err.msg);
+        return NULL;
+    }
+    mt_trace_record bias = {.addr = map->bias, .kind = MT_TRACE_LOAD_BIAS};
+    mt_data_map_observe(d, 0, &bias);
+    return d;
+}
+
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
                     mt_sim_code_map *map)
 {
     mt_sim *s = new_simulator(a, m);
     if (!s)
         return 1;
+    /* the misses-only simulator keeps no data object's tallies */
+    bool with_data = map->prog && !mt_sim_is_misses_only(s);
+    trace_names names = {.code = map, .data = with_data ? trace_data_map(map) : NULL};
     mt_trace_counts counts;
     mt_error err;
     int rc = 1;
-    if (mt_trace_read(s, a->trace, format, map->prog ? mt_sim_procedure_of : NULL, map, &counts,
-                      &err) != 0)
+    if (with_data && !names.data) {
+        mt_sim_free(s);
+        return 1; /* said */
+    }
+    if (mt_trace_read(s, a->trace, format, map->prog ? trace_code_of : NULL,
+                      names.data ? trace_data_at : NULL, &names, &counts, &err) != 0)
         mt_ui_error("%s", err.msg);
     else {
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
-        rc = write_report(a, s, m, &counts, map, NULL, NULL);
+        rc = write_report(a, s, m, &counts, map, names.data, NULL);
         if (rc == 0 && !a->no_store && map->prog)
-            mt_history_record_sim(s, m, map->prog, NULL, a->argc, a->argv,
+            mt_history_record_sim(s, m, map->prog, names.data, a->argc, a->argv,
                                   (char *[]){(char *)a->binary, NULL}, NULL);
     }
+    mt_data_map_free(names.data);
     mt_sim_free(s);
     return rc;
 }

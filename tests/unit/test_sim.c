@@ -489,7 +489,7 @@ static int run_trace_bytes(const char *text, size_t len, mt_trace_format f, mt_t
     mt_sim_machine m = machine("128,2,64", NULL, NULL);
     mt_sim_machine_set(&m, "I1", "128,2,64", err);
     mt_sim *s = mt_sim_new(&m);
-    int rc = mt_trace_read(s, path, f, NULL, NULL, c, err);
+    int rc = mt_trace_read(s, path, f, NULL, NULL, NULL, c, err);
     *d1_misses = mt_sim_level(s, 1)->misses;
     capacity = mt_sim_level(s, 1)->cause[MT_SIM_CAPACITY];
     mt_sim_free(s);

@@ -16,7 +16,8 @@
  *  - global: a variable of the executable at a fixed address (DWARF
  *    DW_OP_addr, else an OBJECT symbol with a size), or one of its struct
  *    fields, every array index folded away ("records.key");
- *  - tls: an %fs-relative reference;
+ *  - tls: an %fs-relative reference or one into the thread's TLS block: the
+ *    executable's TLS variable there (by its STT_TLS symbol), else "(tls)";
  *  - stack: a reference flagged as the stack's, or inside the range of
  *    them the thread has made: the frame of the procedure whose frame holds
  *    the address, by the shadow call stack the call and ret records build

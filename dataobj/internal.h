@@ -37,6 +37,10 @@ bool dataobj_read_dwarf(const mt_elf_file *img, dataobj_statics *out);
 /* The symbol tables' OBJECT symbols with a size, for the variables DWARF
  * did not describe. */
 void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out);
+/* The symbol table's TLS symbols: [start, start + size) an offset into the
+ * executable's TLS block (x86-64 variant II: the block starts at the
+ * thread pointer minus its rounded size). */
+void dataobj_read_tls_symbols(const mt_elf_file *img, dataobj_statics *out);
 /* Sorted by start, overlaps dropped (the first, DWARF's, kept). */
 void dataobj_statics_finish(dataobj_statics *s);
 void dataobj_statics_free(dataobj_statics *s);

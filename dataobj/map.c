@@ -53,6 +53,8 @@ struct mt_data_map {
     uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
     uint32_t tls_id;
     uint64_t tls_below;        /* the executable's TLS block: bytes below the thread pointer */
+    dataobj_statics tls_vars;  /* its variables, at offsets into the block */
+    size_t last_tls;
 };
 
 /* The TCB above the thread pointer that %fs operands read (its self
@@ -72,12 +74,13 @@ static uint32_t add_object(mt_data_map *m, mt_data_object o)
     return (uint32_t)(m->nobjs - 1);
 }
 
-/* Ids for every variable and field, in address order. */
-static void number_statics(mt_data_map *m)
+/* Ids for every variable and field of `vars`, in address order: kind
+ * `kind` (global or tls), their fields MT_DATA_FIELD. */
+static void number_statics(mt_data_map *m, dataobj_statics *vars, mt_data_kind kind)
 {
-    for (size_t i = 0; i < m->statics.n; i++) {
-        dataobj_static *v = &m->statics.v[i];
-        mt_data_object o = {.name = mt_xstrdup(v->name), .kind = MT_DATA_GLOBAL,
+    for (size_t i = 0; i < vars->n; i++) {
+        dataobj_static *v = &vars->v[i];
+        mt_data_object o = {.name = mt_xstrdup(v->name), .kind = kind,
                             .type = v->type ? mt_xstrdup(v->type) : NULL, .start = v->start,
                             .size = v->size};
         v->id = add_object(m, o);
@@ -101,6 +104,7 @@ mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
         fprintf(log, "mtool: warning: %s: DWARF could not be read (libdwarf failed on it); "
                      "globals by symbol only, without fields\n", prog->path);
     dataobj_read_symbols(&img, &m->statics);
+    dataobj_read_tls_symbols(&img, &m->tls_vars);
     /* x86-64's TLS variant II: the executable's block ends at the thread
      * pointer, its size rounded up to its alignment. */
     const Elf64_Phdr *tls = mt_elf_file_phdr(&img, PT_TLS);
@@ -110,8 +114,10 @@ mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
     }
     mt_elf_file_close(&img);
     dataobj_statics_finish(&m->statics);
+    dataobj_statics_finish(&m->tls_vars);
     add_object(m, (mt_data_object){.name = mt_xstrdup("(other)"), .kind = MT_DATA_OTHER});
-    number_statics(m);
+    number_statics(m, &m->statics, MT_DATA_GLOBAL);
+    number_statics(m, &m->tls_vars, MT_DATA_TLS);
     m->heap = dataobj_heap_new();
     m->stack_ids = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *m->stack_ids);
     return m;
@@ -136,6 +142,7 @@ void mt_data_map_free(mt_data_map *m)
     free(m->stack_ids);
     dataobj_heap_free(m->heap);
     dataobj_statics_free(&m->statics);
+    dataobj_statics_free(&m->tls_vars);
     free(m);
 }
 
@@ -162,15 +169,16 @@ static thread_state *thread_of(mt_data_map *m, int32_t tid)
 /* ---- globals ---- */
 
 /* The variable or field holding link-time address `a`, 0 for none. */
-static uint32_t static_at(mt_data_map *m, uint64_t a)
+/* The variable (or field) of `s` holding `a`, 0 for none; *last: the
+ * variable of the last lookup, tried first. */
+static uint32_t variable_at(const dataobj_statics *s, size_t *last, uint64_t a)
 {
-    const dataobj_statics *s = &m->statics;
-    const dataobj_static *v = m->last_static < s->n ? &s->v[m->last_static] : NULL;
+    const dataobj_static *v = *last < s->n ? &s->v[*last] : NULL;
     if (!v || a - v->start >= v->size) {
         size_t i = mt_upper_bound_u64(s->v, s->n, sizeof *s->v, offsetof(dataobj_static, start), a);
         if (!i || a - s->v[i - 1].start >= s->v[i - 1].size)
             return 0;
-        m->last_static = i - 1;
+        *last = i - 1;
         v = &s->v[i - 1];
     }
     if (!v->nfields)
@@ -345,10 +353,17 @@ static void allocated(mt_data_map *m, thread_state *t, const mt_trace_record *r)
 
 /* ---- records ---- */
 
-static uint32_t tls_object(mt_data_map *m)
+/* A TLS reference: the executable's variable at that offset of the
+ * thread's block when the block is known (TLS_BASE), else "(tls)" (another
+ * module's TLS, the TCB, or the main thread of a static program). */
+static uint32_t tls_object(mt_data_map *m, const thread_state *t, uint64_t addr)
 {
+    uint32_t id = t->tls_len ? variable_at(&m->tls_vars, &m->last_tls, addr - t->tls_lo) : 0;
+    if (id)
+        return id;
     if (!m->tls_id)
-        m->tls_id = add_object(m, (mt_data_object){.name = mt_xstrdup("tls"), .kind = MT_DATA_TLS});
+        m->tls_id = add_object(m, (mt_data_object){.name = mt_xstrdup("(tls)"),
+                                                    .kind = MT_DATA_TLS});
     return m->tls_id;
 }
 
@@ -357,7 +372,7 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
     if (r->flags & (MT_TRACE_F_CALL | MT_TRACE_F_RET))
         track_calls(t, r);
     if ((r->flags & MT_TRACE_F_TLS) || r->addr - t->tls_lo < t->tls_len)
-        return tls_object(m);
+        return tls_object(m, t, r->addr);
     if (r->flags & MT_TRACE_F_STACK) {
         t->stack_lo = r->addr < t->stack_lo ? r->addr : t->stack_lo;
         t->stack_hi = r->addr > t->stack_hi ? r->addr : t->stack_hi;
@@ -365,7 +380,7 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
     }
     uint32_t id = dataobj_heap_find(m->heap, r->addr);
     if (!id)
-        id = static_at(m, r->addr - m->bias);
+        id = variable_at(&m->statics, &m->last_static, r->addr - m->bias);
     if (!id && r->addr >= t->stack_lo && r->addr <= t->stack_hi)
         id = stack_at(m, t, r->addr, r->code);
     return id;

@@ -23,6 +23,24 @@ void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out)
     mt_elf_file_each_symbol(img, SHT_DYNSYM, add_symbol, out);
 }
 
+/* A TLS symbol's value is its offset in the PT_TLS template (0 is the
+ * first variable's: kept). */
+static void add_tls_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
+{
+    dataobj_statics *out = ctx;
+    if (ELF64_ST_TYPE(sym->st_info) != STT_TLS || !sym->st_size || !name[0] ||
+        sym->st_shndx == SHN_UNDEF || sym->st_value + sym->st_size < sym->st_value)
+        return;
+    dataobj_static v = {.start = sym->st_value, .size = sym->st_size, .elem = sym->st_size,
+                        .name = mt_xstrdup(name)};
+    MT_PUSH(out->v, out->n, out->cap, v);
+}
+
+void dataobj_read_tls_symbols(const mt_elf_file *img, dataobj_statics *out)
+{
+    mt_elf_file_each_symbol(img, SHT_SYMTAB, add_tls_symbol, out);
+}
+
 static int by_start(const void *a, const void *b)
 {
     const dataobj_static *x = a, *y = b;

@@ -9,7 +9,7 @@
 #     freed address taking every reference made after the free;
 #   - tests/trace/kernels.c: a callee's stores into its caller's frame
 #     land on "stack:CALLER"; TLS reached through a computed pointer is
-#     "tls";
+#     the __thread variable, by its TLS symbol;
 #   - DWARF damaged in many ways (truncated, overwritten) never crashes:
 #     the run goes on, with at most one warning, or one error line naming
 #     the file when the ELF itself is cut.
@@ -62,9 +62,14 @@ else
     "$MTOOL" sim --D1=16K,4,64 --L2=none --json -o "$OUT/k.json" -- "$OUT/kernels" \
         > "$OUT/k.out" 2> "$OUT/k.err"
     n=$(pair tls_walk tls)
-    # 512 iterations of a store and a load of a __thread array, through a pointer
-    [ "$n" -ge 1024 ] && ok "data objects: tls_walk's 1024 references are tls" ||
-        fail "data objects: tls_walk's references to tls: $n, not 1024 or more"
+    # 512 iterations of a store and a load of a __thread array, through a
+    # pointer: the variable by its TLS symbol (kernels.c names it "tls"), its
+    # kind and 32 KiB size what the symbol says
+    var=$(python3 -c 'import json,sys
+print(" ".join("%s:%s" % (o["kind"], o["size"]) for o in json.load(open(sys.argv[1]))["data_objects"] if o["name"] == "tls"))' "$OUT/k.json")
+    [ "$n" -ge 1024 ] && [ "$var" = "tls:32768" ] &&
+        ok "data objects: tls_walk's 1024 references are the __thread variable tls (kind:size $var)" ||
+        fail "data objects: tls_walk's references to tls: $n, not 1024 or more, or not the variable ($var)"
 fi
 
 # Damaged DWARF: the chase sample with its .debug_info, .debug_abbrev or

@@ -107,6 +107,7 @@ typedef struct {
     uint32_t callee;   /* procedure index, MT_NONE when unknown */
     uint32_t loop;     /* innermost loop containing the call site, MT_NONE if none */
     uint8_t kind;      /* mt_call_kind */
+    uint32_t line;     /* source line of the call instruction (DWARF), 0 unknown */
     double share;      /* of its block's executions that make this call: 1, or for one
                           target of a call through a pointer its share of the site's
                           calls (mt_add_dynamic_calls) */

@@ -553,7 +553,8 @@ static void add_edge(cfg_out *o, uint32_t src, uint32_t dst, uint64_t target, mt
 static void add_call(cfg_out *o, uint64_t addr, uint64_t target, uint32_t block, uint32_t callee,
                      mt_call_kind kind)
 {
-    mt_call_site c = {addr, target, block, callee, MT_NONE, (uint8_t)kind, 1.0};
+    mt_call_site c = {.addr = addr, .target = target, .block = block, .callee = callee,
+                      .loop = MT_NONE, .kind = (uint8_t)kind, .share = 1.0};
     MT_PUSH(o->calls, o->ncalls, o->cap_calls, c);
 }
 

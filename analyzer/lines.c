@@ -306,6 +306,9 @@ static bool read_isolated(const mt_elf_file *img, line_table *t, uint32_t *statu
     return ok;
 }
 
+/* Each block's position (its first instruction with a line) and each call
+ * site's (its call instruction's: a block's first line may be another
+ * statement's, and a heap site is named by its call). */
 static void assign_block_lines(const line_table *t, mt_program *prog, const uint32_t *file_map)
 {
     for (uint32_t p = 0; p < prog->nprocs; p++) {
@@ -317,6 +320,11 @@ static void assign_block_lines(const line_table *t, mt_program *prog, const uint
                 proc->blocks[b].file = file_map[row->file];
                 proc->blocks[b].line = row->line;
             }
+        }
+        for (uint32_t c = 0; c < proc->ncalls; c++) {
+            mt_call_site *cs = &proc->calls[c];
+            const line_row *row = row_for_block(t, cs->addr, cs->addr + 1);
+            cs->line = row ? row->line : 0;
         }
     }
 }

@@ -257,15 +257,19 @@ static const char *allocator_name(uint32_t wrap)
     }
 }
 
-/* "PROC:LINE", "PROC+0xOFF" or "PROC" for link-time address `pc` in
- * procedure `proc` (pc 0: unknown). */
+/* "PROC:LINE" (the call's line), "PROC+0xOFF" or "PROC" for the call at
+ * link-time address `pc` in procedure `proc` (pc 0: unknown). */
 static char *site_name(const mt_data_map *m, uint32_t proc, uint64_t pc)
 {
     const mt_program *prog = m->prog;
     if (proc >= prog->nprocs)
         return mt_xstrdup("(unknown)");
     const mt_procedure *p = &prog->procs[proc];
-    uint32_t b = pc ? mt_block_at(p, pc) : MT_NONE;
+    size_t c = pc ? mt_upper_bound_u64(p->calls, p->ncalls, sizeof *p->calls,
+                                       offsetof(mt_call_site, addr), pc) : 0;
+    if (c && p->calls[c - 1].addr == pc && p->calls[c - 1].line)
+        return mt_xasprintf("%s:%u", p->name, p->calls[c - 1].line);
+    uint32_t b = pc ? mt_block_at(p, pc) : MT_NONE; /* a call the analysis did not list */
     if (b != MT_NONE && p->blocks[b].line)
         return mt_xasprintf("%s:%u", p->name, p->blocks[b].line);
     if (pc)

@@ -94,8 +94,8 @@ def check_heap(d, source, output):
         if not o:
             continue
         line = int(re.match(r"malloc@\w+:(\d+)$", o["name"]).group(1))
-        check(first <= line <= call, f"heap: {o['name']}: a line of {proc} up to its malloc",
-              f"{line} not in {first}..{call}")
+        check(line == call, f"heap: {o['name']}: the line of {proc}'s malloc call",
+              f"{line}, not {call} (the function starts at {first})")
         check(o["path"] == "main <- _start", f"heap: {o['name']} called from main",
               o["path"])
         check(o["blocks"] == 1 and o["size"] == longs * 8, f"heap: {o['name']}: one block of 32 KiB",

@@ -184,12 +184,15 @@ static rw_trace_ref reg_ref(uint32_t code, unsigned reg, uint16_t size, uint8_t 
 
 enum { RSI = 6, RDI = 7, RCX = 1, RBP = 5 };
 
-/* String instructions (a4-af): false when `insn` is none. */
+/* String instructions (a4-a7, aa-af; a8 and a9 are `test $imm, %al/%eax`,
+ * which touch no memory: taken for stos, they put a store to (%rdi) in the
+ * trace, gzip's compress_block +18.7% D1 misses against Cachegrind): false
+ * when `insn` is none. */
 static bool plan_string(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t code)
 {
     const cs_x86 *x = &insn->detail->x86;
     uint8_t op = x->opcode[0];
-    if (x->opcode[1] != 0 || op < 0xa4 || op > 0xaf)
+    if (x->opcode[1] != 0 || op < 0xa4 || op > 0xaf || op == 0xa8 || op == 0xa9)
         return false;
     if (x->addr_size != 8) {
         c->ntrace_untraced++;

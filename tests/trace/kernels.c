@@ -30,7 +30,8 @@ static __thread char tmodes[2 * 64] __attribute__((aligned(64), used));
  * and load, a read-modify-write, rep movsb from line 7 to line 8.  If
  * every address is right: 12 D1 misses (cold), and 154 references (12 +
  * 141 + the ret; rep movsb: 64 reads and 64 writes; the add: a read and a
- * write).  No stack traffic but the ret: %r12 and %r13 are kept in xmm
+ * write; `test $imm, %al/%eax`, a8 and a9 among the string opcodes a4-af,
+ * none).  No stack traffic but the ret: %r12 and %r13 are kept in xmm
  * registers. */
 NOINLINE void addressing(void)
 {
@@ -72,6 +73,8 @@ NOINLINE void addressing(void)
         "mov $8, %%r9\n\t"
         "movb $2, %%fs:tmodes@tpoff(,%%r9,8)\n\t"
         "addb $1, 64(%%r8)\n\t"
+        "test $1, %%al\n\t"          /* a8 and a9, among the string opcodes: no access */
+        "test $0x100, %%eax\n\t"
         "movq %%xmm1, %%r12\n\t"
         "movq %%xmm2, %%r13\n\t"
         :

@@ -11,9 +11,9 @@ LL data misses only (a traced run has no instruction fetches) and no total
 --totals (a static executable, libc's procedures traced too: then a
 "# NAME: ..." line gives the totals, references and the procedure furthest
 from Cachegrind's).  Every procedure with at least 1000 misses (N with
---min) at a level (Cachegrind's or mtool's) must agree within 1% there, and
-so must the totals.  The misses of a procedure's loops (code objects of their own)
-count as its."""
+--min) at a level (Cachegrind's or mtool's) must agree within 1% there,
+and so must the totals.  The misses of a procedure's loops (code objects of
+their own) count as its."""
 import json
 import sys
 

@@ -35,7 +35,8 @@ help:
 	@echo "make demo       build, calibrate this machine, then profile a bundled sample (mtool run)"
 	@echo "make test       unit and end-to-end tests (also under ASan+UBSan)"
 	@echo "make test-full  longer suites: distribution binaries, bounded fuzzing"
-	@echo "make test-real  pass 1 on real programs built from Debian sources, with their test suites"
+	@echo "make test-real  pass 1 on real programs built from Debian sources, with their test suites;"
+	@echo "                mtool sim against Cachegrind on two of them"
 	@echo "make bench      benchmarks, printed as ratios against baselines"
 	@echo "make fuzz       build the libFuzzer target (clang)"
 	@echo "make install PREFIX=/usr/local"
@@ -95,6 +96,7 @@ test-full: test-build
 test-real: all
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) ASAN_BUILD=$(abspath $(BUILD)/asan) normal
 	@MTOOL=$(abspath $(BUILD)/mtool) CHECKER=$(abspath $(BUILD)/tests/check_counts) bash tests/realprog/run.sh
+	@MTOOL=$(abspath $(BUILD)/mtool) bash tests/realprog/sim.sh
 
 bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/run.sh

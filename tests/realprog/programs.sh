@@ -23,6 +23,13 @@
 #   pass2_P    (optional) one command for pass 2 (`mtool run`), INPUT standing
 #              for 4 MB of the package's own C sources; pass2_timed_P: the
 #              procedures that must hold a timed m-object in its report
+#   static_P   (optional) build a static copy (-O2 -g, -static: libc's
+#              procedures are in the executable, so mtool sim traces them)
+#              in the current directory, a second unpack of P's source
+#              under $MTOOL_REALPROG_DIR/P/static; prints the executable's
+#              path relative to it.  sim.sh compares mtool sim with
+#              Cachegrind on it, running sim_P: its command (EXE ARGS),
+#              compressing the text on its standard input
 #   minutes_P  (optional) how long fetching, building and both suite runs may
 #              take on a fresh 2-core machine, at most (default 10): with a
 #              deadline (MTOOL_REALPROG_DEADLINE), P is not started unless it
@@ -79,6 +86,12 @@ suite_bzip2() { make -s check 2>&1; }
 norm_bzip2() { cat; }
 exes_bzip2() { echo bzip2 bzip2recover; }
 one_bzip2() { echo "./bzip2 -9 -c sample1.ref"; }
+# Debian links bzip2 with libbz2.so: the static copy links libbz2.a.
+static_bzip2() {
+    make -s -j"$JOBS" CFLAGS="-O2 -g -D_FILE_OFFSET_BITS=64" libbz2.a bzip2.o > /dev/null &&
+        gcc -static -O2 -g -o bzip2 bzip2.o libbz2.a && echo bzip2
+}
+sim_bzip2() { echo "bzip2 -c"; }
 
 # --- gzip: `make check`, 27 shell tests that run gzip (and gunzip, zcat,
 # zgrep... scripts that exec it) some 350 times
@@ -91,6 +104,8 @@ exes_gzip() { echo gzip; }
 one_gzip() { echo "./gzip -9 -c ChangeLog"; }
 pass2_gzip() { echo "./gzip -9 -c INPUT"; }
 pass2_timed_gzip() { echo "compress_block"; }
+static_gzip() { LDFLAGS=-static build_gzip && echo gzip; }
+sim_gzip() { echo "gzip -c"; }
 
 # --- xz-utils: `make check`: the liblzma unit tests (linked statically, not
 # replaced) and the scripts that run xz and xzdec on the test files

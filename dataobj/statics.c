@@ -6,15 +6,23 @@
 
 #include "internal.h"
 
-static void add_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
+/* A defined, named, sized symbol of ELF type `type` as a variable at
+ * [st_value, st_value + st_size). */
+static void add_variable(dataobj_statics *out, const Elf64_Sym *sym, const char *name,
+                         unsigned type)
 {
-    dataobj_statics *out = ctx;
-    if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || !sym->st_size || !sym->st_value ||
-        !name[0] || sym->st_shndx == SHN_UNDEF || sym->st_value + sym->st_size < sym->st_value)
+    if (ELF64_ST_TYPE(sym->st_info) != type || !sym->st_size || !name[0] ||
+        sym->st_shndx == SHN_UNDEF || sym->st_value + sym->st_size < sym->st_value)
         return;
     dataobj_static v = {.start = sym->st_value, .size = sym->st_size, .elem = sym->st_size,
                         .name = mt_xstrdup(name)};
     MT_PUSH(out->v, out->n, out->cap, v);
+}
+
+static void add_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
+{
+    if (sym->st_value) /* an object at address 0 is no variable of the executable */
+        add_variable(ctx, sym, name, STT_OBJECT);
 }
 
 void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out)
@@ -27,13 +35,7 @@ void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out)
  * first variable's: kept). */
 static void add_tls_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
 {
-    dataobj_statics *out = ctx;
-    if (ELF64_ST_TYPE(sym->st_info) != STT_TLS || !sym->st_size || !name[0] ||
-        sym->st_shndx == SHN_UNDEF || sym->st_value + sym->st_size < sym->st_value)
-        return;
-    dataobj_static v = {.start = sym->st_value, .size = sym->st_size, .elem = sym->st_size,
-                        .name = mt_xstrdup(name)};
-    MT_PUSH(out->v, out->n, out->cap, v);
+    add_variable(ctx, sym, name, STT_TLS);
 }
 
 void dataobj_read_tls_symbols(const mt_elf_file *img, dataobj_statics *out)

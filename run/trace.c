@@ -196,12 +196,15 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
     if (rc == 0 && !chases)
         rc = -1;
     if (rc == 0) {
-        /* loops that chase no pointer: procedures' own code is not judged */
+        /* independent: the loops that chase no pointer (a procedure's own
+         * code is not judged) */
         uint32_t loops = mt_code_object_loops(r->prog, 0);
         uint32_t ncodes = mt_code_object_loops(r->prog, r->prog->nprocs);
-        for (uint32_t c = 0; c <= ncodes; c++)
-            chases[c] = c >= loops && !chases[c];
-        r->streams = mt_stall_streams_new(ncodes, chases);
+        bool *independent = mt_xcalloc(ncodes + 1, sizeof *independent);
+        for (uint32_t c = loops; c <= ncodes; c++)
+            independent[c] = !chases[c];
+        r->streams = mt_stall_streams_new(ncodes, independent);
+        free(independent);
     }
     free(chases);
     if (rc == 0 && !o->all)

@@ -12,8 +12,8 @@
  * line costs in a walk in address order (calibrate's streaming cost: the
  * same sum with stream(i) for latency(i), each step at most the latency's),
  * and keeps the rest serial; a line such a stream writes costs twice (in,
- * and out again as a writeback).  Which misses those are is judged on the stream of
- * references (per code object: a reference to a line other than the code
+ * and out again as a writeback).  Which misses those are is judged on the
+ * stream of references (per code object: a reference to a line other than the code
  * object's previous one, in a 4 KiB page where that code object went to a
  * new line among its last STREAM_PAGES such references, is "regular": the
  * hardware prefetchers work within a page, and a walk within a page does

@@ -511,6 +511,10 @@ static int print_sim_data(mt_store *s, const mt_store_run_row *r, size_t top,
         mt_ui_error("%s", err.msg);
         return -1;
     }
+    /* the first data level: I1 (slot 0) brings no data line */
+    const mt_store_sim_level *first = NULL;
+    for (size_t l = 0; l < nlevels && !first; l++)
+        first = levels[l].slot > 0 ? &levels[l] : NULL;
     if (n) {
         printf("  data objects (misses per level, all causes; used: at the first data level)\n"
                "  %-40s %-6s %14s", "name", "kind", "references");
@@ -530,10 +534,6 @@ static int print_sim_data(mt_store *s, const mt_store_run_row *r, size_t top,
                 printf(" %12" PRIu64, d->misses[l][MT_STORE_COLD] +
                                           d->misses[l][MT_STORE_CAPACITY] +
                                           d->misses[l][MT_STORE_CONFLICT]);
-        /* the first data level: I1 (slot 0) brings no data line */
-        const mt_store_sim_level *first = NULL;
-        for (size_t l = 0; l < nlevels && !first; l++)
-            first = levels[l].slot > 0 ? &levels[l] : NULL;
         if (first && first->slot < MT_STORE_SIM_LEVELS && d->lines[first->slot] &&
             d->lines[first->slot] != MT_STORE_NO_COUNT)
             snprintf(used, sizeof used, "%.1f%%", 100.0 * (double)d->bytes_used[first->slot] /

@@ -237,13 +237,20 @@ static mt_store_sim_figures empty_figures(uint32_t site, mt_sim *s, const unsign
     return f;
 }
 
+/* The simulator's misses per level by cause added to the history's slots. */
+static void add_misses(uint64_t (*to)[MT_STORE_NCAUSES], const uint64_t (*from)[MT_SIM_NCAUSES],
+                       mt_sim *s, const unsigned *slot_of)
+{
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        for (int c = 0; c < MT_STORE_NCAUSES && slot_of[l] < MT_STORE_SIM_LEVELS; c++)
+            to[slot_of[l]][c] += from[l][c];
+}
+
 static void add_pair(mt_store_sim_figures *f, mt_sim *s, const unsigned *slot_of,
                      const mt_sim_pair *p)
 {
     f->refs += p->refs;
-    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
-        for (int c = 0; c < MT_STORE_NCAUSES && slot_of[l] < MT_STORE_SIM_LEVELS; c++)
-            f->misses[slot_of[l]][c] += p->misses[l][c];
+    add_misses(f->misses, (const uint64_t(*)[MT_SIM_NCAUSES])p->misses, s, slot_of);
 }
 
 /* Per procedure and loop of the build, with the meaning `count` gives its
@@ -310,9 +317,7 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         memcpy(x->misses, f.misses, sizeof x->misses);
         for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
             x->lines[l] = x->bytes_used[l] = x->misses[l][0] == MT_STORE_NO_COUNT ? MT_STORE_NO_COUNT : 0;
-        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
-            for (int c = 0; c < MT_STORE_NCAUSES && slot_of[l] < MT_STORE_SIM_LEVELS; c++)
-                x->misses[slot_of[l]][c] += rows[i].misses[l][c];
+        add_misses(x->misses, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, s, slot_of);
         row_of[rows[i].id] = (uint32_t)i + 1;
     }
     for (size_t k = 0; k < nuses; k++) {

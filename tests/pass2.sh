@@ -55,19 +55,16 @@ for bin in "$SAMPLES2"/memory-*; do
     python3 "$HERE/pass2_check.py" repeat "$W/$name.first.json" "$W/$name.second.json" "$name" \
         > "$W/repeat.out" 2>&1 || echo "not ok - pass2_check.py repeat failed" >> "$W/repeat.out"
     if grep -q '^not ok' "$W/repeat.out"; then
-        # Other tenants' use of this machine's shared L3 can move a
-        # memory-bound kernel for minutes, past both reports' spreads
-        # (matmul_rows +91.4% in all of one report's 5 runs, +51.7% in the
-        # next, on the Xeon family 6 model 207 in CI): a third report
-        # decides, and must agree with one of the two.
+        # Other tenants' use of this machine's shared caches can move a
+        # memory-bound kernel for minutes, past both reports' spreads: a
+        # third report decides, kernel by kernel (pass2_check.py repeat).
         echo "# $name: the two reports disagree; a third decides:"
         sed -n 's/^not ok - /#   /p' "$W/repeat.out"
         "$MTOOL" time --runs 5 --no-store "$W/$name" > /dev/null 2>&1
-        for earlier in first second; do
-            python3 "$HERE/pass2_check.py" repeat "$W/$name.$earlier.json" "$W/$name/report.json" \
-                "$name" > "$W/repeat.third" 2>&1 || continue
-            grep -q '^not ok' "$W/repeat.third" || { mv "$W/repeat.third" "$W/repeat.out"; break; }
-        done
+        cp "$W/$name/report.json" "$W/$name.third.json"
+        python3 "$HERE/pass2_check.py" repeat "$W/$name.first.json" "$W/$name.second.json" \
+            "$W/$name.third.json" "$name" > "$W/repeat.out" 2>&1 ||
+            echo "not ok - pass2_check.py repeat failed" >> "$W/repeat.out"
     fi
     cat "$W/repeat.out"
     tally "$W/repeat.out"

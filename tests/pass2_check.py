@@ -243,7 +243,7 @@ def repeat(paths, name):
     kernel for seconds, and other tenants' use of a shared L3 or of the
     core's L2 moves a memory-bound one for minutes (matmul_rows, whose B
     streams from L2: least of 5 runs +50.9% in one report, +21.5% in the
-    next; +32.2%, +82.6% and a third value in CI's three reports, on the
+    next; +32.2% and +82.6% in CI's two reports, a third agreeing with neither, on the
     Xeon family 6 model 207), so a third report decides per kernel: a
     timer that measured noise would agree in no pair."""
     reports = [load(p, name) for p in paths]

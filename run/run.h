@@ -86,6 +86,11 @@ typedef struct {
 /* Refused (one line naming the file) when the run directory's format is
  * not one this mtool reads. */
 int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err);
+/* Whether RUNDIR holds a finished pass 1 (its pass1.txt, written last). */
+bool mt_rundir_has_pass1(const char *rundir);
+/* Forgets RUNDIR's pass 1, so that only a pass 1 that finishes now marks
+ * the directory finished. */
+void mt_rundir_forget_pass1(const char *rundir);
 void mt_pass1_free(mt_pass1 *p);
 
 /* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,

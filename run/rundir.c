@@ -352,6 +352,21 @@ static void read_pass1_field(mt_pass1 *p, const char *key, const char *value)
         p->base_tsc_per_cycle = strtod(value, NULL);
 }
 
+bool mt_rundir_has_pass1(const char *rundir)
+{
+    char *path = rundir_file(rundir, "pass1.txt");
+    bool has = access(path, R_OK) == 0;
+    free(path);
+    return has;
+}
+
+void mt_rundir_forget_pass1(const char *rundir)
+{
+    char *path = rundir_file(rundir, "pass1.txt");
+    unlink(path);
+    free(path);
+}
+
 int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err)
 {
     memset(p, 0, sizeof *p);

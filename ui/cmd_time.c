@@ -549,11 +549,10 @@ int mt_cmd_run(int argc, char **argv)
     for (size_t i = 0; i < nprog; i++)
         cargv[k++] = a.argv[i];
     fprintf(stderr, "mtool run: pass 1 (block counts)\n");
-    char *pass1 = mt_xasprintf("%s/pass1.txt", rundir);
-    unlink(pass1); /* written again when pass 1 succeeds, whatever the program's exit status */
+    mt_rundir_forget_pass1(rundir); /* kept again when pass 1 succeeds, whatever the program's exit status */
     rc = mt_cmd_count((int)k, cargv);
     free(cargv);
-    if (access(pass1, R_OK) == 0) {
+    if (mt_rundir_has_pass1(rundir)) {
         char *abs = mt_absolute(rundir);
         if (a.confirm && !confirmed())
             rc = 0;
@@ -563,7 +562,6 @@ int mt_cmd_run(int argc, char **argv)
         }
         free(abs);
     }
-    free(pass1);
     free(rundir);
     return rc;
 }

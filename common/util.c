@@ -265,17 +265,33 @@ void mt_json_string(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
+/* What a terminal line shows as it is: printable ASCII but the backslash,
+ * which starts the \\xHH of every other byte. */
+static bool kept_in_text(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }
+
 void mt_escape_text(char *buf, size_t n, const char *s)
 {
     size_t k = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < n; p++) {
-        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+        if (kept_in_text(*p))
             buf[k++] = (char)*p;
         else
             k += (size_t)snprintf(buf + k, n - k, "\\x%02x", *p);
     }
     if (n)
         buf[k < n ? k : n - 1] = '\0';
+}
+
+static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+void mt_fputs_escaped(FILE *fp, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (kept_in_text(*p))
+            fputc(*p, fp);
+        else
+            fprintf(fp, "\\x%02x", *p);
+    }
 }
 
 void mt_tsv_field(FILE *fp, const char *s)
@@ -285,9 +301,16 @@ void mt_tsv_field(FILE *fp, const char *s)
                           : *s == '\r' ? "\\r" : NULL;
         if (esc)
             fputs(esc, fp);
+        else if (is_control((unsigned char)*s))
+            fprintf(fp, "\\x%02x", (unsigned char)*s);
         else
             fputc(*s, fp);
     }
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 int mt_tsv_unescape(char *s)
@@ -297,6 +320,14 @@ int mt_tsv_unescape(char *s)
     while (*s) {
         if (*s != '\\') {
             *out++ = *s++;
+            continue;
+        }
+        if (s[1] == 'x') {
+            int hi = hex_digit(s[2]), lo = hi < 0 ? -1 : hex_digit(s[3]);
+            if (lo < 0 || !(hi << 4 | lo) || !is_control((unsigned char)(hi << 4 | lo)))
+                return -1;
+            *out++ = (char)(hi << 4 | lo);
+            s += 4;
             continue;
         }
         const char *k = s[1] ? strchr(code, s[1]) : NULL;

@@ -105,8 +105,12 @@ void mt_json_string(FILE *fp, const char *s);
  * ASCII kept, every other byte (and the backslash) as \xHH; cut short when
  * it does not fit. */
 void mt_escape_text(char *buf, size_t n, const char *s);
+/* The same escaping, whole, onto a stream. */
+void mt_fputs_escaped(FILE *fp, const char *s);
 /* A field of a tab-separated file, any bytes: backslash, tab, newline and
- * carriage return written as \\ \t \n \r, every other byte as it is. */
+ * carriage return written as \\ \t \n \r, the other control bytes (below
+ * 0x20, and 0x7f) as \xHH so that a file shown on a terminal drives no escape
+ * sequence, every other byte as it is. */
 void mt_tsv_field(FILE *fp, const char *s);
 /* Undoes mt_tsv_field in place; -1 for any other backslash sequence. */
 int mt_tsv_unescape(char *s);

@@ -83,20 +83,27 @@ static const char csv_sql[] =
     SIM_MISS_COLUMNS("f.") CSV_FROM("sim_figures") "JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY run, memory_ops DESC, sim_refs DESC";
 
-/* RFC 4180: quoted when it holds a comma, quote or line break. */
+/* RFC 4180: quoted when it holds a comma or a quote.  Control bytes
+ * (line breaks included) are written as \xHH: the fields are program-derived
+ * (names, paths, command lines), and a CSV file shown on a terminal must not
+ * drive it (docs/HISTORY.md, "Export"). */
 static void csv_field(FILE *out, const char *t)
 {
-    if (!t || !t[strcspn(t, ",\"\r\n")]) {
-        fputs(t ? t : "", out);
+    if (!t)
         return;
+    bool quoted = t[strcspn(t, ",\"")] != '\0';
+    if (quoted)
+        fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)t; *c; c++) {
+        if (*c == '"')
+            fputs("\"\"", out);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(out, "\\x%02x", *c);
+        else
+            fputc(*c, out);
     }
-    fputc('"', out);
-    for (; *t; t++) {
-        if (*t == '"')
-            fputc('"', out);
-        fputc(*t, out);
-    }
-    fputc('"', out);
+    if (quoted)
+        fputc('"', out);
 }
 
 int mt_store_export(mt_store *s, const mt_store_filter *f, bool json, FILE *out, mt_error *err)

@@ -522,9 +522,12 @@ static void print_rows(sqlite3_stmt *st, FILE *out, bool header)
     if (header)
         for (int c = 0; c < ncols; c++)
             fprintf(out, "%s%s", sqlite3_column_name(st, c), c + 1 < ncols ? "\t" : "\n");
+    /* Values are program-derived (names, paths, command lines): a TSV
+     * field's escapes keep the rows rows and the terminal undriven. */
     for (int c = 0; c < ncols; c++) {
         const unsigned char *t = sqlite3_column_text(st, c);
-        fprintf(out, "%s%s", t ? (const char *)t : "", c + 1 < ncols ? "\t" : "\n");
+        mt_tsv_field(out, t ? (const char *)t : "");
+        fputc(c + 1 < ncols ? '\t' : '\n', out);
     }
 }
 

@@ -296,7 +296,8 @@ int mt_store_export(mt_store *s, const mt_store_filter *f, bool json, FILE *out,
 int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_error *err);
 
 /* Runs one read-only SQL text (every statement must be read-only; refused
- * otherwise) and prints the result as tab-separated rows with a header. */
+ * otherwise) and prints the result as tab-separated rows with a header,
+ * each value as mt_tsv_field writes it (control bytes as \xHH). */
 int mt_store_sql(mt_store *s, const char *sql, FILE *out, mt_error *err);
 
 void mt_store_run_rows_free(mt_store_run_row *rows, size_t n);

@@ -117,7 +117,10 @@ run, name, binary = sys.argv[1], bytes.fromhex(sys.argv[2]), os.fsencode(sys.arg
 def unescape(field):
     out, i = bytearray(), 0
     while i < len(field):
-        if field[i:i + 1] == b"\\":
+        if field[i:i + 2] == b"\\x":
+            out.append(int(field[i + 2:i + 4], 16))
+            i += 4
+        elif field[i:i + 1] == b"\\":
             out += {b"\\": b"\\", b"t": b"\t", b"n": b"\n", b"r": b"\r"}[field[i + 1:i + 2]]
             i += 2
         else:

@@ -111,7 +111,8 @@ static const char *kind_text(const mt_program *prog)
 static void print_header(FILE *fp, const mt_program *prog)
 {
     program_totals t = count_totals(prog);
-    fprintf(fp, "%s: %s\n", prog->path, kind_text(prog));
+    mt_fputs_escaped(fp, prog->path);
+    fprintf(fp, ": %s\n", kind_text(prog));
     fprintf(fp, "  static          %s\n", prog->static_linked ? "yes" : "no");
     fprintf(fp, "  stripped        %s\n", prog->stripped ? "yes (no .symtab)" : "no");
     fprintf(fp, "  build-id        %s\n", prog->build_id[0] ? prog->build_id : "(none)");
@@ -148,8 +149,9 @@ void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uin
         buf[0] = 0;
         return;
     }
-    const char *name = strrchr(prog->files[file], '/');
-    name = name ? name + 1 : prog->files[file];
+    const char *base = strrchr(prog->files[file], '/');
+    char name[128];
+    mt_escape_text(name, sizeof name, base ? base + 1 : prog->files[file]);
     if (lo == hi)
         snprintf(buf, len, "%s:%" PRIu32, name, lo);
     else
@@ -262,15 +264,21 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
             src[0] ? ", " : "", src);
     fprintf(fp, "  %" PRIu32 " blocks, %" PRIu64 " instructions, %" PRIu64 " loads, %" PRIu64 " stores; %s\n",
             p->nblocks, p->ninsns, p->mem_reads, p->mem_writes, flags[0] ? flags : "not estimable");
-    if (p->parent != MT_NONE)
-        fprintf(fp, "  split part of %s\n", prog->procs[p->parent].name);
+    if (p->parent != MT_NONE) {
+        fputs("  split part of ", fp);
+        mt_fputs_escaped(fp, prog->procs[p->parent].name);
+        fputc('\n', fp);
+    }
     if (p->code_as_data) {
         char why[1024];
         mt_escape_text(why, sizeof why, p->code_as_data);
         fprintf(fp, "  left out: %s\n", why);
     }
-    if (!p->resolved)
-        fprintf(fp, "  unresolved: %s\n", p->unresolved_reason ? p->unresolved_reason : "?");
+    if (!p->resolved) {
+        fputs("  unresolved: ", fp);
+        mt_fputs_escaped(fp, p->unresolved_reason ? p->unresolved_reason : "?");
+        fputc('\n', fp);
+    }
     if (p->tdes >= 0)
         fprintf(fp, "  Tot %.4g, TDES %.0f\n", p->tot, p->tdes);
     fprintf(fp, "  blocks:\n");
@@ -285,7 +293,9 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
         }
         if (blk->line && blk->file < prog->nfiles) {
             const char *name = strrchr(prog->files[blk->file], '/');
-            fprintf(fp, "  [%s:%" PRIu32 "]", name ? name + 1 : prog->files[blk->file], blk->line);
+            fputs("  [", fp);
+            mt_fputs_escaped(fp, name ? name + 1 : prog->files[blk->file]);
+            fprintf(fp, ":%" PRIu32 "]", blk->line);
         }
         fputc('\n', fp);
     }
@@ -297,7 +307,7 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
     uint32_t ncuts = mt_region_cuts(prog, index, &cuts);
     if (ncuts > 1) {
         fprintf(fp, "  region cut points (time a region with 'mtool instrument --time %s#A-B'):\n",
-                p->name);
+                name);
         for (uint32_t k = 0; k < ncuts; k++)
             fprintf(fp, "%s%u 0x%" PRIx64 "%s", k % 6 == 0 ? "    " : "  ", k,
                     p->blocks[cuts[k]].start, k % 6 == 5 || k + 1 == ncuts ? "\n" : "");
@@ -308,9 +318,9 @@ static void print_procedure_detail(FILE *fp, const mt_program *prog, uint32_t in
         fprintf(fp, "  calls:\n");
         for (uint32_t c = 0; c < p->ncalls; c++) {
             const mt_call_site *s = &p->calls[c];
-            fprintf(fp, "    0x%-10" PRIx64 " %-8s %s%s\n", s->addr, mt_call_kind_name(s->kind),
-                    s->callee != MT_NONE ? prog->procs[s->callee].name : "(unknown)",
-                    s->loop != MT_NONE ? "  (in a loop)" : "");
+            fprintf(fp, "    0x%-10" PRIx64 " %-8s ", s->addr, mt_call_kind_name(s->kind));
+            mt_fputs_escaped(fp, s->callee != MT_NONE ? prog->procs[s->callee].name : "(unknown)");
+            fputs(s->loop != MT_NONE ? "  (in a loop)\n" : "\n", fp);
         }
     }
 }
@@ -322,7 +332,9 @@ static void print_all_loops(FILE *fp, const mt_program *prog)
         const mt_procedure *p = &prog->procs[i];
         if (!p->nloops)
             continue;
-        fprintf(fp, "  %s (0x%" PRIx64 ")\n", p->name, p->entry);
+        fputs("  ", fp);
+        mt_fputs_escaped(fp, p->name);
+        fprintf(fp, " (0x%" PRIx64 ")\n", p->entry);
         print_loop_forest(fp, prog, p);
     }
 }
@@ -333,8 +345,11 @@ static void print_callgraph(FILE *fp, const mt_program *prog)
             prog->nsccs);
     for (uint32_t e = 0; e < prog->ncg_edges; e++) {
         const mt_cg_edge *edge = &prog->cg_edges[e];
-        fprintf(fp, "  %s -> %s  (%" PRIu32 " site%s, %s)\n", prog->procs[edge->caller].name,
-                prog->procs[edge->callee].name, edge->nsites, edge->nsites == 1 ? "" : "s",
+        fputs("  ", fp);
+        mt_fputs_escaped(fp, prog->procs[edge->caller].name);
+        fputs(" -> ", fp);
+        mt_fputs_escaped(fp, prog->procs[edge->callee].name);
+        fprintf(fp, "  (%" PRIu32 " site%s, %s)\n", edge->nsites, edge->nsites == 1 ? "" : "s",
                 mt_call_kind_name(edge->kind));
     }
     fprintf(fp, "\nestimability (Tot = TDES means every descendant works only for this procedure):\n");
@@ -342,7 +357,9 @@ static void print_callgraph(FILE *fp, const mt_program *prog)
         const mt_procedure *p = &prog->procs[i];
         if (p->is_plt)
             continue;
-        fprintf(fp, "  %-40.64s %-14s Tot %-8.4g TDES ", p->name, p->estimable ? "estimable" : "not estimable",
+        char name[65];
+        mt_escape_text(name, sizeof name, p->name);
+        fprintf(fp, "  %-40s %-14s Tot %-8.4g TDES ", name, p->estimable ? "estimable" : "not estimable",
                 p->tot);
         if (p->tdes >= 0)
             fprintf(fp, "%.0f", p->tdes);

@@ -3,12 +3,14 @@
  * files that are not regular before they can block.
  *
  * Oracles: every byte 1-255 round-trips through mt_tsv_field and
- * mt_tsv_unescape, and the written field holds no tab, newline or carriage
- * return (the reader splits on them); escapes mtool never writes are
+ * mt_tsv_unescape, and the written field holds no control byte (the reader
+ * splits on tab and newline; a terminal obeys the others); escapes mtool
+ * never writes are
  * refused; a FIFO with no writer (open would wait forever without
  * O_NONBLOCK), a directory and a character device are refused in words,
  * and a regular file reads back what was written. */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,14 +37,18 @@ static void test_round_trip(void)
         all[i - 1] = (char)i;
     all[255] = '\0';
     char *w = written(all);
-    CHECK(!strpbrk(w, "\t\n\r"), "tsv: no tab, newline or carriage return in a written field");
-    CHECK(strlen(w) == 255 + 4, "tsv: only the 4 escaped bytes grow (%zu bytes)", strlen(w));
+    bool control = false;
+    for (const char *c = w; *c; c++)
+        control |= (unsigned char)*c < 0x20 || *c == 0x7f;
+    CHECK(!control, "tsv: no control byte in a written field");
+    /* \\ \t \n \r grow by one byte, the 29 other control bytes by three (\xHH) */
+    CHECK(strlen(w) == 255 + 4 + 29 * 3, "tsv: only the escaped bytes grow (%zu bytes)", strlen(w));
     CHECK(mt_tsv_unescape(w) == 0 && strcmp(w, all) == 0, "tsv: bytes 1-255 read back as written");
     free(w);
     char plain[] = "plain_name";
     CHECK(mt_tsv_unescape(plain) == 0 && strcmp(plain, "plain_name") == 0,
           "tsv: a name without escapes is itself");
-    const char *bad[] = {"a\\", "a\\x41", "\\0", "\\\\\\"};
+    const char *bad[] = {"a\\", "a\\x41", "\\0", "\\\\\\", "\\x00", "\\x1", "\\x1B", "\\xzz"};
     for (size_t i = 0; i < MT_ARRAY_LEN(bad); i++) {
         char *copy = strdup(bad[i]);
         CHECK(mt_tsv_unescape(copy) != 0, "tsv: '%s' (an escape never written) is refused", bad[i]);

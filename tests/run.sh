@@ -126,9 +126,10 @@ run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 # counts.tsv x the analysis, the program's status, names that need escaping.
 run "count --json" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/count_json.sh
 
-# Program-derived text is data: a procedure and a source file named with
-# terminal escape sequences through analyze, run, sim and history.
-run "hostile names" env MTOOL="$ASAN/mtool" sh tests/hostile.sh
+# What reaches the terminal: a procedure and a source file named with
+# escape sequences through analyze, run, sim and history, shown escaped;
+# colour only on a terminal that wants it.
+run "terminal" env MTOOL="$ASAN/mtool" sh tests/terminal.sh
 
 # The cost model's self-check: made at calibration, kept in the profile,
 # stated (and warned about) by every report that predicts.

@@ -223,8 +223,10 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         double over = rp->program_measured - rp->program_predicted;
         fprintf(fp, "  measured    %14.4g cycles  %9.3f s  (%s)\n", rp->program_measured,
                 rp->program_measured * sec, rp->measured_from);
-        fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%+.1f%% of predicted)\n", over, over * sec,
-                pct(over, rp->program_predicted));
+        double percent = pct(over, rp->program_predicted);
+        fprintf(fp, "  overhead    %14.4g cycles  %9.3f s  (%s%+.1f%%%s of predicted)\n", over,
+                over * sec, mt_ui_style(fp, mt_ui_overhead_style(percent)), percent,
+                mt_ui_style(fp, MT_UI_PLAIN));
     }
     mt_model_check mc;
     mt_model_check_of(&mc, &rp->machine);
@@ -235,8 +237,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
                     "that time, so "
                     "overheads are inflated; rerun on a quiet machine or with more --runs\n",
                 100 * rp->off_cpu);
-    fprintf(fp, "\nm-objects by overhead (measured: timers minus time in shared libraries and "
-                "system calls, minus %.1f ticks of timer bias per entry, %s):\n", rp->timer_bias,
+    fprintf(fp, "\n%sm-objects by overhead%s (measured: timers minus time in shared libraries and "
+                "system calls, minus %.1f ticks of timer bias per entry, %s):\n",
+            mt_ui_style(fp, MT_UI_BOLD), mt_ui_style(fp, MT_UI_PLAIN), rp->timer_bias,
             rp->bias_given ? "given" : "measured by the timed program at start-up");
     fprintf(fp, "  %-9s %12s %14s %14s %9s %7s %10s  %s\n", "kind", "entries", "measured", "predicted",
             "overhead", "share", "extra/mop", "name, source");
@@ -251,9 +254,11 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         src = mt_ui_escape(raw);
         row_warnings(r, raw, sizeof raw);
         warn = mt_ui_escape(raw);
-        fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %+8.1f%% %6.1f%% %10.2f  %s%s, %s\n",
+        double over = pct(r->overhead, r->cand->predicted);
+        fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %s%+8.1f%%%s %6.1f%% %10.2f  %s%s, %s\n",
                 kind_of(r->cand), r->entries, r->measured, r->cand->predicted,
-                pct(r->overhead, r->cand->predicted), pct(r->overhead, program_over),
+                mt_ui_style(fp, mt_ui_overhead_style(over)), over, mt_ui_style(fp, MT_UI_PLAIN),
+                pct(r->overhead, program_over),
                 r->cand->memops ? r->overhead / (double)r->cand->memops : 0,
                 r->outermost ? "" : "  ", name, src);
         if (rp->runs > 1)
@@ -261,7 +266,8 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
                     pct(r->overhead, r->cand->predicted),
                     pct(r->measured_max - r->cand->predicted, r->cand->predicted), rp->runs);
         if (warn[0])
-            fprintf(fp, "  %-9s   ! %s\n", "", warn);
+            fprintf(fp, "  %-9s   %s! %s%s\n", "", mt_ui_style(fp, MT_UI_YELLOW), warn,
+                    mt_ui_style(fp, MT_UI_PLAIN));
         free(name);
         free(src);
         free(warn);

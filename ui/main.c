@@ -40,7 +40,7 @@ void mt_ui_error(const char *fmt, ...)
     char *msg = NULL;
     int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
-    fputs("mtool: ", stderr);
+    fprintf(stderr, "%smtool:%s ", mt_ui_style(stderr, MT_UI_ERROR), mt_ui_style(stderr, MT_UI_PLAIN));
     for (int i = 0; i < n; i++) {
         unsigned char c = (unsigned char)msg[i];
         if (c < 0x20 || c == 0x7f)
@@ -101,7 +101,8 @@ static void print_overview(FILE *fp)
                 "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(fp, "\n'mtool help COMMAND' describes a command; 'mtool --version' prints the version.\n");
+    fprintf(fp, "\n'mtool help COMMAND' describes a command; 'mtool --version' prints the version.\n"
+                "Colour on a terminal; '--no-color' (before or after COMMAND) or NO_COLOR=1 turns it off.\n");
 }
 
 static int help(int argc, char **argv)
@@ -119,8 +120,26 @@ static int help(int argc, char **argv)
     return 0;
 }
 
+/* Takes --no-color out of argv before the program's own arguments (the
+ * first "--"), wherever it stands: every command takes it. */
+static int take_no_color(int argc, char **argv)
+{
+    int kept = 1;
+    bool program = false;
+    for (int i = 1; i < argc; i++) {
+        program |= !strcmp(argv[i], "--");
+        if (!program && !strcmp(argv[i], "--no-color"))
+            mt_ui_color_disable();
+        else
+            argv[kept++] = argv[i];
+    }
+    argv[kept] = NULL;
+    return kept;
+}
+
 int main(int argc, char **argv)
 {
+    argc = take_no_color(argc, argv);
     if (argc < 2) {
         print_overview(stderr);
         return 2;

@@ -107,6 +107,17 @@ void mt_print_figure2(FILE *fp, const mt_figure2 *f);
 void mt_ui_source_range(const mt_program *prog, const mt_procedure *p, const uint32_t *blocks,
                         uint32_t n, char *buf, size_t len);
 
+/* Colour (term.c): SGR escapes for fp, or "" when fp is not a terminal that
+ * wants colour (not a tty, NO_COLOR set, TERM dumb, --no-color). */
+typedef enum {
+    MT_UI_PLAIN, MT_UI_BOLD, MT_UI_DIM, MT_UI_RED, MT_UI_YELLOW, MT_UI_GREEN, MT_UI_ERROR
+} mt_ui_style_kind;
+const char *mt_ui_style(FILE *fp, mt_ui_style_kind kind);
+/* --no-color: no escape on any stream from now on. */
+void mt_ui_color_disable(void);
+/* How an overhead of `percent` % of the prediction is shown. */
+mt_ui_style_kind mt_ui_overhead_style(double percent);
+
 /* Prints "mtool: MESSAGE" on stderr, one line (control bytes as \xHH). */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A program-derived string (symbol, path, command line) for a terminal

@@ -1,5 +1,5 @@
-"""tests/hostile_json.py FILE NAME: FILE parses as JSON and some string in it
-is NAME, byte for byte (tests/hostile.sh: a name with escape bytes kept
+"""tests/terminal_json.py FILE NAME: FILE parses as JSON and some string in it
+is NAME, byte for byte (tests/terminal.sh: a name with escape bytes kept
 as data, \\u001b in the text)."""
 import json
 import sys

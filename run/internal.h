@@ -10,13 +10,6 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
                           const profile_merge *merge, char **argv, const mt_run_result *base,
                           mt_error *err);
 
-/* -1 with err when pass1.txt's binary changed since pass 1 counted it. */
-int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err);
-
-/* The program as pass 1 saw it run: its counts (into *counts, malloc'd)
- * and its calls through pointers refine the analysis, once. */
-int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts, mt_error *err);
-
 /* pass2.tsv (rundir.c, its one writer): the m-objects pass 2 timed, with
  * their figures, for `mtool sim RUNDIR`; pass 1's writer removes it. */
 int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err);

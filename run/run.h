@@ -87,6 +87,12 @@ typedef struct {
  * not one this mtool reads. */
 int mt_rundir_read_pass1(const char *rundir, mt_pass1 *p, mt_error *err);
 void mt_pass1_free(mt_pass1 *p);
+/* -1 with err when pass1.txt's binary changed since pass 1 counted it. */
+int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err);
+/* The program as pass 1 saw it run: its counts (into *counts, malloc'd,
+ * laid out as mt_block_offsets) and its calls through pointers refine the
+ * analysis, once. */
+int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts, mt_error *err);
 
 /* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,
  * removed by a new pass 1), for `mtool sim RUNDIR`. */

@@ -190,13 +190,16 @@ static int load_program(const char *rundir, FILE *log, mt_report *r, uint64_t **
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     mt_machine machine;
-    bool calibrated;
+    bool kept, calibrated;
+    /* The profile pass 2 predicted with, else (a run directory of an older
+     * mtool) this machine's, as pass 2 would load it now. */
     if (mt_rundir_read_pass1(rundir, &r->pass1, err) != 0 ||
         mt_rundir_check_binary(&r->pass1, err) != 0 ||
         !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
         mt_rundir_refine(rundir, r->prog, counts, err) != 0 ||
         mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
-        mt_run_load_machine(&machine, &calibrated, log, err) != 0 ||
+        mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
+        (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0) ||
         mt_predict_executed(&machine, r->prog, false, *counts, costs, err) != 0)
         return -1;
     mt_model_check_of(&r->check, &machine);

@@ -14,6 +14,11 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
  * their figures, for `mtool sim RUNDIR`; pass 1's writer removes it. */
 int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err);
 
+/* machine.txt (rundir.c, its one writer): the machine profile pass 2
+ * predicted with, so that `mtool report` predicts each line as pass 2 did
+ * without calibrating again. */
+int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *err);
+
 /* One warning line on log naming (escaped) the damaged profiles a merge of
  * `dir` skipped; nothing when there were none (pass1.c). */
 void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m);

@@ -113,6 +113,10 @@ typedef struct {
 int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
                          mt_error *err);
 void mt_pass2_record_free(mt_pass2_record *p);
+/* machine.txt: the machine profile the last pass 2 predicted with (the
+ * profile format of costmodel/machine.c).  *found false (and 0) when there
+ * is none: a run directory of an mtool before it, or no pass 2 yet. */
+int mt_rundir_read_machine(const char *rundir, mt_machine *m, bool *found, mt_error *err);
 
 /* ---- the machine profile (machine.c, selfcheck.c) --------------------------- */
 

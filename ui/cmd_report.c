@@ -51,22 +51,52 @@ static int parse_args(int argc, char **argv, report_args *a)
     return 0;
 }
 
-/* Writes one output whole or not at all; 0, or 1 said. */
-static int write_output(const char *path, const mt_report *r,
-                        void (*write)(FILE *, const mt_report *))
+/* Opens `path` into out[*n] (said when it cannot be made). */
+static int open_output(mt_outfile *out, size_t *n, const char *path)
 {
-    mt_outfile out;
     mt_error err;
-    if (mt_outfile_open(&out, path, &err) != 0) {
+    if (mt_outfile_open(&out[*n], path, &err) != 0) {
         mt_ui_error("report: %s", err.msg);
-        return 1;
+        return -1;
     }
-    write(out.fp, r);
-    if (mt_outfile_commit(&out, &err) != 0) {
-        mt_ui_error("report: %s", err.msg);
-        return 1;
-    }
+    (*n)++;
     return 0;
+}
+
+int mt_ui_write_report(const char *rundir, const char *html, const char *callgrind)
+{
+    mt_report r;
+    mt_error err;
+    if (mt_report_load(rundir, stderr, &r, &err) != 0) {
+        mt_ui_error("report: %s", err.msg);
+        mt_report_free(&r);
+        return 1;
+    }
+    mt_outfile out[2];
+    size_t n = 0;
+    int rc = open_output(out, &n, html) != 0 || (callgrind && open_output(out, &n, callgrind) != 0);
+    if (rc == 0) {
+        mt_report_write_html(out[0].fp, &r);
+        if (callgrind)
+            mt_report_write_callgrind(out[1].fp, &r);
+    }
+    /* Both files or neither: each is flushed before either is renamed into
+     * place, so that a full disk leaves the old files as they were. */
+    for (size_t k = 0; k < n && rc == 0; k++)
+        if (fflush(out[k].fp) != 0 || ferror(out[k].fp)) {
+            mt_ui_error("report: %s: write failed", out[k].path);
+            rc = 1;
+        }
+    for (size_t k = 0; k < n; k++) {
+        if (rc != 0)
+            mt_outfile_abort(&out[k]);
+        else if (mt_outfile_commit(&out[k], &err) != 0) {
+            mt_ui_error("report: %s", err.msg);
+            rc = 1;
+        }
+    }
+    mt_report_free(&r);
+    return rc;
 }
 
 int mt_cmd_report(int argc, char **argv)
@@ -74,23 +104,13 @@ int mt_cmd_report(int argc, char **argv)
     report_args a;
     if (parse_args(argc, argv, &a) != 0)
         return 2;
-    mt_report r;
-    mt_error err;
-    if (mt_report_load(a.rundir, stderr, &r, &err) != 0) {
-        mt_ui_error("report: %s", err.msg);
-        mt_report_free(&r);
-        return 1;
-    }
     char *html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.rundir);
-    int rc = write_output(html, &r, mt_report_write_html);
-    if (rc == 0 && a.callgrind)
-        rc = write_output(a.callgrind, &r, mt_report_write_callgrind);
+    int rc = mt_ui_write_report(a.rundir, html, a.callgrind);
     if (rc == 0) {
         char *shown = mt_ui_escape(html);
         fprintf(stderr, "report written to %s\n", shown);
         free(shown);
     }
     free(html);
-    mt_report_free(&r);
     return rc;
 }

@@ -80,12 +80,15 @@ cc -O2 -g -c -o "$W/hostile.o" "$W/hostile.c" &&
     cc -o "$W/hostile" "$W/hostile.o"
 check "the hostile sample builds with its symbol" "nm '$W/hostile' | grep -qF 'ev<script>'"
 "$MTOOL" run --no-store -o "$W/hostile.run" -- "$W/hostile" > "$W/hostile.out" 2>&1
+rm "$W/hostile.c" # the page then says the source is missing, with its lines' figures
 "$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
 check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"
 check "no escape byte reaches the terminal from run or report" \
     "! grep -q '$esc' '$W/hostile.out' '$W/hostile.report'"
 check "the symbol is in the page's data, escaped" \
     "grep -qF 'ev\\u003cscript\\u003ealert(\\\"x\\\")\\u003c/script\\u003e\\u001b]0;pwned' '$W/hostile.run/report.html'"
+check "the page names the missing source and why" \
+    "grep -qF '\"name\":\"$W/hostile.c\",\"text\":null,\"missing\":\"$W/hostile.c: No such file or directory\"' '$W/hostile.run/report.html'"
 check "the symbol is nowhere in the page as markup or raw bytes" \
     "! grep -qF -e '<script>alert' -e '$esc' -e '$bel' '$W/hostile.run/report.html'"
 

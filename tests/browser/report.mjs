@@ -138,6 +138,11 @@ await page.close();
   const cells = (await rows(page)).map(r => r[0]);
   check('the hostile symbol is shown as text in the table',
         cells.some(c => c.startsWith(hostile)), JSON.stringify(cells));
+  await page.click('#objects-table tbody tr');
+  const note = await page.$eval('#code .note', e => e.textContent);
+  check('its source file is gone: the page says so and shows its lines\' figures',
+        /source not embedded: .*No such file/.test(note) &&
+        (await page.$$eval('#code .line.hot', r => r.length)) === 1, note);
   check('it made no element: the page has its two scripts only',
         (await page.$$eval('script', s => s.length)) === 2);
   check('no dialog opened', seen.dialogs.length === 0, seen.dialogs.join(' '));

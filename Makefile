@@ -19,7 +19,7 @@ LIB_SRCS := $(wildcard common/*.c) $(wildcard analyzer/*.c) $(wildcard rewriter/
             $(wildcard costmodel/*.c) $(wildcard correlate/*.c) \
             $(wildcard profile/*.c) $(wildcard dataobj/*.c) $(wildcard sim/*.c) \
             $(wildcard store/*.c) \
-            $(wildcard run/*.c)
+            $(wildcard run/*.c) $(wildcard report/*.c)
 UI_SRCS  := $(wildcard ui/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UI_OBJS  := $(UI_SRCS:%.c=$(BUILD)/%.o)
@@ -44,6 +44,9 @@ help:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# The report's page is built in from its own files (report/assets.c).
+$(BUILD)/report/assets.o: report/page.css report/page.js
 
 # The runtime that lives inside instrumented programs is built freestanding
 # into a flat blob (timer/Makefile) and linked into mtool as data.

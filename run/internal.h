@@ -10,16 +10,14 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
                           const profile_merge *merge, char **argv, const mt_run_result *base,
                           mt_error *err);
 
-/* -1 with err when pass1.txt's binary changed since pass 1 counted it. */
-int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err);
-
-/* The program as pass 1 saw it run: its counts (into *counts, malloc'd)
- * and its calls through pointers refine the analysis, once. */
-int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts, mt_error *err);
-
 /* pass2.tsv (rundir.c, its one writer): the m-objects pass 2 timed, with
  * their figures, for `mtool sim RUNDIR`; pass 1's writer removes it. */
 int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err);
+
+/* machine.txt (rundir.c, its one writer): the machine profile pass 2
+ * predicted with, so that `mtool report` predicts each line as pass 2 did
+ * without calibrating again. */
+int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *err);
 
 /* One warning line on log naming (escaped) the damaged profiles a merge of
  * `dir` skipped; nothing when there were none (pass1.c). */

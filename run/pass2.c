@@ -162,7 +162,9 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     r->program_measured = (r->run.user + r->run.sys) * r->machine.tsc_hz / r->run.tsc_per_cycle;
     r->measured_from = "user + system time of the timed run";
     summarize(r);
-    return mt_rundir_write_pass2(o->rundir, r, err);
+    return mt_rundir_write_pass2(o->rundir, r, err) != 0 ||
+                   mt_rundir_write_machine(o->rundir, &r->machine, err) != 0
+               ? -1 : 0;
 }
 
 void mt_pass2_result_free(mt_pass2_result *r)

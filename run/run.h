@@ -92,6 +92,12 @@ bool mt_rundir_has_pass1(const char *rundir);
  * the directory finished. */
 void mt_rundir_forget_pass1(const char *rundir);
 void mt_pass1_free(mt_pass1 *p);
+/* -1 with err when pass1.txt's binary changed since pass 1 counted it. */
+int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err);
+/* The program as pass 1 saw it run: its counts (into *counts, malloc'd,
+ * laid out as mt_block_offsets) and its calls through pointers refine the
+ * analysis, once. */
+int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts, mt_error *err);
 
 /* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,
  * removed by a new pass 1), for `mtool sim RUNDIR`. */
@@ -112,6 +118,10 @@ typedef struct {
 int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
                          mt_error *err);
 void mt_pass2_record_free(mt_pass2_record *p);
+/* machine.txt: the machine profile the last pass 2 predicted with (the
+ * profile format of costmodel/machine.c).  *found false (and 0) when there
+ * is none: a run directory of an mtool before it, or no pass 2 yet. */
+int mt_rundir_read_machine(const char *rundir, mt_machine *m, bool *found, mt_error *err);
 
 /* ---- the machine profile (machine.c, selfcheck.c) --------------------------- */
 

@@ -1,6 +1,6 @@
 /* run/rundir.c — the run directory's own files (docs/REPORT.md, "The run
- * directory"): format, counts.tsv, call_targets.tsv, argv, pass1.txt and
- * pass2.tsv, each with its one writer and its one reader here.  Names and paths in the
+ * directory"): format, counts.tsv, call_targets.tsv, argv, pass1.txt,
+ * pass2.tsv and machine.txt, each with its one writer and its one reader here.  Names and paths in the
  * tab-separated files are escaped (mt_tsv_field), so any byte a symbol or
  * a path may hold — newline, tab, backslash — reads back as written. */
 #define _GNU_SOURCE
@@ -564,5 +564,30 @@ int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_re
     free(path);
     if (rc != 0)
         mt_pass2_record_free(p);
+    return rc;
+}
+
+/* ---- machine.txt: the profile pass 2 predicted with, for `mtool report` ---- */
+
+int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *err)
+{
+    mt_outfile out;
+    if (open_rundir_output(&out, rundir, "machine.txt", err) != 0)
+        return -1;
+    mt_machine_write(out.fp, m);
+    return mt_outfile_commit(&out, err);
+}
+
+int mt_rundir_read_machine(const char *rundir, mt_machine *m, bool *found, mt_error *err)
+{
+    char *path = rundir_file(rundir, "machine.txt");
+    *found = !(access(path, F_OK) != 0 && errno == ENOENT);
+    FILE *fp = NULL;
+    int rc = !*found ? 0
+             : !(fp = mt_fopen_regular(path, err)) ? -1
+             : mt_machine_parse(fp, path, m, err);
+    if (fp)
+        fclose(fp);
+    free(path);
     return rc;
 }

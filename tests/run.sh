@@ -4,7 +4,7 @@
 # (instrumented runs and their counts against callgrind), the runtime
 # (threads, fork, exec, signals), unwinding through relocated code, code used as
 # data, pass 2, count --json, the cache simulator,
-# the history, bad input, JSON validity and the command line.  All C tests run under
+# the history, the HTML report (in chromium), bad input, JSON validity and the command line.  All C tests run under
 # ASan+UBSan.  Prints one summary line per test group (and every failure),
 # then a final "N passed, M failed"; exits 1 when M > 0.
 #
@@ -121,6 +121,11 @@ run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" 
 # threads, bad run directories.
 run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh
+
+# The HTML report and the Callgrind export: self-contained, callgrind_annotate's
+# per-line totals, a hostile symbol, bad input, and the page in chromium.
+run "report" env MTOOL="$ASAN/mtool" \
+    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/report.sh
 
 # Pass 1's JSON (count --json, count.json): the text summary's figures,
 # counts.tsv x the analysis, the program's status, names that need escaping.

@@ -26,7 +26,9 @@
     "  --runs N         run the timed copy N times: each object's least time is\n"            \
     "                   reported (other load only adds time), the most as its spread\n"      \
     "  --top N          rows to print (default 20; JSON has all)\n"                            \
-    "  --no-store       do not record the run in the history\n"
+    "  --no-store       do not record the run in the history\n"                                 \
+    "  --no-html        do not write RUNDIR/report.html ('mtool report RUNDIR' writes\n"       \
+    "                   it later)\n"
 
 const char mt_time_usage[] =
     "usage: mtool time [options] RUNDIR\n"
@@ -37,8 +39,9 @@ const char mt_time_usage[] =
     "their behalf), times them with TSC timers in a copy of the program without\n"
     "counters, runs it with the same arguments, and reports per m-object measured\n"
     "against predicted core cycles (every memory access an L1 hit): the overhead\n"
-    "the memory hierarchy costs.  The report also goes to RUNDIR/report.txt and\n"
-    "RUNDIR/report.json.  Exits with the program's exit status.\n"
+    "the memory hierarchy costs.  The report also goes to RUNDIR/report.txt,\n"
+    "RUNDIR/report.json and RUNDIR/report.html (as 'mtool report' writes it).\n"
+    "Exits with the program's exit status.\n"
     "\n"
     "options:\n" TIME_OPTIONS;
 
@@ -57,7 +60,7 @@ const char mt_run_usage[] =
 
 typedef struct {
     const char *rundir;
-    bool inner_first, json, no_store, confirm;
+    bool inner_first, json, no_store, no_html, confirm;
     double coverage, timer_bias;
     int top, runs, max_regions;
     char **argv; /* run: BIN ARGS... */
@@ -86,6 +89,8 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
             a->json = true;
         else if (strcmp(s, "--no-store") == 0)
             a->no_store = true;
+        else if (strcmp(s, "--no-html") == 0)
+            a->no_html = true;
         else if (strcmp(s, "--confirm") == 0 && is_run)
             a->confirm = true;
         else if (strcmp(s, "-o") == 0 && is_run && i + 1 < argc)
@@ -488,8 +493,14 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         mt_ui_error("%s", err.msg);
         goto out;
     }
+    char *html = a->no_html ? NULL : mt_xasprintf("%s/report.html", rundir);
+    bool html_failed = html && mt_ui_write_report(rundir, html, NULL) != 0;
+    free(html);
+    if (html_failed)
+        goto out;
     char *shown = mt_ui_escape(rundir);
-    fprintf(stderr, "report kept in %s/report.txt and report.json\n", shown);
+    fprintf(stderr, "report kept in %s/report.txt, report.json%s\n", shown,
+            a->no_html ? "" : " and report.html");
     free(shown);
     rc = mt_exit_code(rp.run.status);
     /* Failing to store is said on its own line; the exit status stays the

@@ -23,6 +23,8 @@ static const mt_command commands[] = {
      mt_time_usage, mt_cmd_time},
     {"run", "both passes in one command: count, then time and report",
      mt_run_usage, mt_cmd_run},
+    {"report", "a run directory's report as one HTML page (and a Callgrind export)",
+     mt_report_usage, mt_cmd_report},
     {"history", "stored runs: list, show, trend, diff, regressions, sql, export, gc",
      mt_history_usage, mt_cmd_history},
     {"calibrate", "measure this machine for the cost model (latencies, throughputs, clock ratio)",

@@ -69,6 +69,12 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
                           const mt_data_map *data, int argc, char **argv, char **prog_argv,
                           const mt_run_result *run);
+int mt_cmd_report(int argc, char **argv);
+extern const char mt_report_usage[];
+/* RUNDIR's HTML report at `html` and, when `callgrind` is not NULL, its
+ * Callgrind export (ui/cmd_report.c): both written whole or neither; 0, or
+ * 1 said on stderr. */
+int mt_ui_write_report(const char *rundir, const char *html, const char *callgrind);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
 int mt_cmd_sim(int argc, char **argv);

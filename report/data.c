@@ -1,0 +1,246 @@
+/* report/data.c — a run directory's figures per m-object and per source
+ * line, for the HTML report and the Callgrind export.
+ *
+ * Pass 2 measures whole objects, not lines.  A line's overhead is its
+ * executed memory operations times the extra cycles per memory operation of
+ * the innermost timed object holding its blocks: the object's overhead
+ * spread over its own memory operations, which is where the cost model
+ * says the extra time goes (every access predicted an L1 hit). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *kind_of(const mt_timed_object *o)
+{
+    return o->region ? "region" : o->loop != MT_NONE ? "loop" : "procedure";
+}
+
+/* The figures of one object's own blocks (in[] of its procedure). */
+static void describe_blocks(const mt_program *prog, const uint64_t *counts, const uint64_t *first,
+                            mt_report_object *o, const bool *in)
+{
+    const mt_procedure *p = &prog->procs[o->proc];
+    const uint64_t *c = counts + first[o->proc];
+    o->first_line = UINT32_MAX;
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+        if (!in[b])
+            continue;
+        const mt_block *bl = &p->blocks[b];
+        uint64_t memops = c[b] * (uint64_t)(bl->mem_reads + bl->mem_writes);
+        o->memops_own += memops;
+        if (bl->loop != MT_NONE)
+            o->memops_in_loops += memops;
+        if (bl->file && !o->file)
+            o->file = bl->file;
+        if (bl->file == o->file && bl->line) {
+            o->first_line = bl->line < o->first_line ? bl->line : o->first_line;
+            o->last_line = bl->line > o->last_line ? bl->line : o->last_line;
+        }
+    }
+    if (o->first_line == UINT32_MAX)
+        o->first_line = 0;
+    for (uint32_t l = 0; l < p->nloops; l++)
+        o->nloops += in[p->loops[l].header];
+    for (uint32_t s = 0; s < p->ncalls; s++)
+        o->ncalls += in[p->calls[s].block] && c[p->calls[s].block] > 0;
+}
+
+/* Object `index` holds the blocks in[] of procedure `proc` and every block
+ * of the procedures they call (its time is theirs too): it becomes their
+ * owner where no object holding fewer blocks already is. */
+static void claim_blocks(const mt_program *prog, const uint64_t *first, uint32_t proc,
+                         const bool *in, uint32_t index, uint32_t *owner, uint32_t *owner_size)
+{
+    bool *called = mt_xcalloc(prog->nprocs + 1, sizeof *called);
+    mt_blocks_callees(prog, proc, in, called);
+    called[proc] = false; /* recursion: the procedure's own blocks are in[]'s */
+    uint64_t size = 0;
+    for (uint32_t b = 0; b < prog->procs[proc].nblocks; b++)
+        size += in[b];
+    for (uint32_t q = 0; q < prog->nprocs; q++)
+        size += called[q] ? prog->procs[q].nblocks : 0;
+    uint32_t held = size < MT_NONE ? (uint32_t)size : MT_NONE - 1;
+    for (uint32_t q = 0; q < prog->nprocs; q++) {
+        if (q != proc && !called[q])
+            continue;
+        for (uint32_t b = 0; b < prog->procs[q].nblocks; b++) {
+            uint64_t k = first[q] + b;
+            if ((q != proc || in[b]) && held < owner_size[k]) {
+                owner[k] = index;
+                owner_size[k] = held;
+            }
+        }
+    }
+    free(called);
+}
+
+/* Objects from pass2.tsv, and owner[] (laid out as the counts): the index
+ * of the innermost object holding each block (in its own blocks or its
+ * callees'), the one holding the fewest blocks, or MT_NONE. */
+static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *first,
+                          uint32_t *owner, uint32_t *owner_size)
+{
+    r->nobjects = r->pass2.nobjects;
+    r->objects = mt_xcalloc(r->nobjects + 1, sizeof *r->objects);
+    for (size_t i = 0; i < r->nobjects; i++) {
+        const mt_pass2_object *src = &r->pass2.objects[i];
+        const mt_timed_object *t = &src->object;
+        const mt_procedure *p = &r->prog->procs[t->proc];
+        mt_report_object *o = &r->objects[i];
+        o->spec = mt_xstrdup(src->spec);
+        o->kind = kind_of(t);
+        o->proc = t->proc;
+        o->memops = src->memops;
+        o->predicted = src->predicted;
+        o->measured = src->measured;
+        o->overhead = src->measured - src->predicted;
+        o->extra_per_memop = src->memops ? o->overhead / (double)src->memops : 0;
+        o->outermost = src->outermost;
+        uint32_t head = t->region ? t->region_first : t->loop != MT_NONE ? p->loops[t->loop].header : 0;
+        o->address = p->blocks[head].start;
+        if (o->outermost)
+            r->memops_in_objects += o->memops;
+        bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
+        mt_object_blocks(p, t->loop, t->region, t->region_first, t->region_end, in);
+        describe_blocks(r->prog, counts, first, o, in);
+        claim_blocks(r->prog, first, t->proc, in, (uint32_t)i, owner, owner_size);
+        free(in);
+    }
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+    const mt_report_line *x = a, *y = b;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    return 0;
+}
+
+/* One row per executed block, then the rows of a line merged (in place). */
+static void build_lines(mt_report *r, const uint64_t *counts, const uint64_t *first,
+                        const mt_program_costs *costs, const uint32_t *owner)
+{
+    size_t cap = 0;
+    for (uint32_t p = 0; p < r->prog->nprocs; p++) {
+        const mt_procedure *proc = &r->prog->procs[p];
+        for (uint32_t b = 0; b < proc->nblocks; b++) {
+            uint64_t k = first[p] + b, n = counts[k];
+            if (!n)
+                continue;
+            const mt_block *bl = &proc->blocks[b];
+            mt_report_line row = {.proc = p, .file = bl->file, .line = bl->line, .executions = n,
+                                  .memops = n * (uint64_t)(bl->mem_reads + bl->mem_writes),
+                                  .predicted = (double)n * costs->costs[k].cycles,
+                                  .object = owner[k]};
+            /* An object measured below its prediction (the cost model's error)
+             * gives its lines none: the Callgrind format's costs are not negative. */
+            if (row.object != MT_NONE && r->objects[row.object].extra_per_memop > 0)
+                row.overhead = (double)row.memops * r->objects[row.object].extra_per_memop;
+            r->memops_total += row.memops;
+            MT_PUSH(r->lines, r->nlines, cap, row);
+        }
+    }
+    if (!r->nlines)
+        return;
+    qsort(r->lines, r->nlines, sizeof *r->lines, compare_lines);
+    size_t out = 0;
+    for (size_t i = 1; i < r->nlines; i++) {
+        mt_report_line *last = &r->lines[out], *row = &r->lines[i];
+        if (compare_lines(last, row) != 0) {
+            r->lines[++out] = *row;
+            continue;
+        }
+        last->executions = row->executions > last->executions ? row->executions : last->executions;
+        last->memops += row->memops;
+        last->predicted += row->predicted;
+        last->overhead += row->overhead;
+        if (last->object == MT_NONE)
+            last->object = row->object;
+    }
+    r->nlines = out + 1;
+}
+
+/* Each object's hot line: the line of its source range (in its procedure)
+ * with the most overhead, nested objects' lines included: they are its
+ * lines too. */
+static void find_hot_lines(mt_report *r)
+{
+    for (size_t i = 0; i < r->nobjects; i++) {
+        mt_report_object *o = &r->objects[i];
+        double best = -1;
+        for (size_t k = 0; k < r->nlines; k++) {
+            const mt_report_line *l = &r->lines[k];
+            if (l->proc == o->proc && l->file == o->file && l->line >= o->first_line &&
+                l->line <= o->last_line && l->overhead > best) {
+                o->hot_line = l->line;
+                best = l->overhead;
+            }
+        }
+    }
+}
+
+static int load_program(const char *rundir, FILE *log, mt_report *r, uint64_t **counts,
+                        mt_program_costs *costs, mt_error *err)
+{
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    mt_machine machine;
+    bool kept, calibrated;
+    /* The profile pass 2 predicted with, else (a run directory of an older
+     * mtool) this machine's, as pass 2 would load it now. */
+    if (mt_rundir_read_pass1(rundir, &r->pass1, err) != 0 ||
+        mt_rundir_check_binary(&r->pass1, err) != 0 ||
+        !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
+        mt_rundir_refine(rundir, r->prog, counts, err) != 0 ||
+        mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+        mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
+        (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0) ||
+        mt_predict_executed(&machine, r->prog, false, *counts, costs, err) != 0)
+        return -1;
+    mt_model_check_of(&r->check, &machine);
+    return 0;
+}
+
+int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    uint64_t *counts = NULL;
+    mt_program_costs costs = {0};
+    if (load_program(rundir, log, r, &counts, &costs, err) != 0) {
+        free(counts);
+        mt_program_costs_free(&costs);
+        return -1;
+    }
+    uint64_t *first = mt_block_offsets(r->prog);
+    uint64_t nblocks = first[r->prog->nprocs];
+    uint32_t *owner = mt_xmalloc((nblocks + 1) * sizeof *owner);
+    uint32_t *owner_size = mt_xmalloc((nblocks + 1) * sizeof *owner_size);
+    for (uint64_t k = 0; k <= nblocks; k++)
+        owner[k] = owner_size[k] = MT_NONE;
+    build_objects(r, counts, first, owner, owner_size);
+    build_lines(r, counts, first, &costs, owner);
+    find_hot_lines(r);
+    free(owner);
+    free(owner_size);
+    free(first);
+    free(counts);
+    mt_program_costs_free(&costs);
+    return 0;
+}
+
+void mt_report_free(mt_report *r)
+{
+    for (size_t i = 0; i < r->nobjects; i++)
+        free(r->objects[i].spec);
+    free(r->objects);
+    free(r->lines);
+    mt_pass2_record_free(&r->pass2);
+    mt_program_free(r->prog);
+    mt_pass1_free(&r->pass1);
+    memset(r, 0, sizeof *r);
+}

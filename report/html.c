@@ -1,0 +1,259 @@
+/* report/html.c — the report as one HTML file: a fixed page (page.css,
+ * page.js) and the run's figures as one JSON document the script reads.
+ *
+ * Program-derived text (symbols, file names, source lines) only ever goes
+ * into that JSON, with `<`, `>` and `&` written as \u003c, \u003e, \u0026
+ * so that nothing in it can end the script element; the script puts it in
+ * the page as text (textContent), never as markup.  The page's Content
+ * Security Policy forbids every network request. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Source files larger than this are named but not embedded. */
+#define MAX_SOURCE_BYTES (4u << 20)
+
+/* A JSON string that is safe inside a <script> element. */
+static void json_text(FILE *fp, const char *s)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+    if (!mem)
+        abort(); /* out of memory: the process ends, as mt_xmalloc's callers' does */
+    mt_json_string(mem, s);
+    fclose(mem);
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '<')
+            fputs("\\u003c", fp);
+        else if (buf[i] == '>')
+            fputs("\\u003e", fp);
+        else if (buf[i] == '&')
+            fputs("\\u0026", fp);
+        else
+            fputc(buf[i], fp);
+    }
+    free(buf);
+}
+
+/* The same for the <title>: HTML-escaped. */
+static void html_text(FILE *fp, const char *s)
+{
+    char line[1024];
+    mt_escape_text(line, sizeof line, s);
+    for (const char *p = line; *p; p++) {
+        switch (*p) {
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '&': fputs("&amp;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        case '\'': fputs("&#39;", fp); break;
+        default: fputc(*p, fp);
+        }
+    }
+}
+
+static void json_key_number(FILE *fp, const char *key, double v)
+{
+    fprintf(fp, ",\"%s\":", key);
+    mt_json_number(fp, v);
+}
+
+static void write_program(FILE *fp, const mt_report *r)
+{
+    const mt_pass2_record *p = &r->pass2;
+    double overhead = p->program_measured - p->program_predicted;
+    fputs("\"binary\":", fp);
+    json_text(fp, r->pass1.binary);
+    fputs(",\"argv\":[", fp);
+    for (char **a = r->pass1.argv; *a; a++) {
+        if (a != r->pass1.argv)
+            fputc(',', fp);
+        json_text(fp, *a);
+    }
+    fputs("],\"program\":{\"memops\":", fp);
+    fprintf(fp, "%" PRIu64 ",\"memops_in_objects\":%" PRIu64, r->memops_total,
+            r->memops_in_objects);
+    json_key_number(fp, "predicted", p->program_predicted);
+    json_key_number(fp, "measured", p->program_measured);
+    json_key_number(fp, "overhead", overhead);
+    json_key_number(fp, "objects_overhead", p->objects_overhead);
+    json_key_number(fp, "unexplained", overhead - p->objects_overhead);
+    fputs("},\"check\":{\"kernels\":", fp);
+    mt_json_number(fp, r->check.kernels);
+    json_key_number(fp, "median", r->check.median_pct);
+    json_key_number(fp, "worst", r->check.worst_pct);
+    fputs(",\"worst_kernel\":", fp);
+    json_text(fp, r->check.worst_kernel);
+    fputs(",\"profile\":", fp);
+    json_text(fp, r->check.source);
+    fputc('}', fp);
+}
+
+static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slot)
+{
+    fputs(",\"objects\":[", fp);
+    for (size_t i = 0; i < r->nobjects; i++) {
+        const mt_report_object *o = &r->objects[i];
+        fputs(i ? ",{\"spec\":" : "{\"spec\":", fp);
+        json_text(fp, o->spec);
+        fputs(",\"procedure\":", fp);
+        json_text(fp, r->prog->procs[o->proc].name);
+        fprintf(fp, ",\"kind\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"memops\":%" PRIu64
+                    ",\"memops_own\":%" PRIu64 ",\"memops_in_loops\":%" PRIu64
+                    ",\"loops\":%u,\"calls\":%u,\"outermost\":%s",
+                o->kind, o->address, o->memops, o->memops_own, o->memops_in_loops, o->nloops,
+                o->ncalls, o->outermost ? "true" : "false");
+        json_key_number(fp, "predicted", o->predicted);
+        json_key_number(fp, "measured", o->measured);
+        json_key_number(fp, "overhead", o->overhead);
+        json_key_number(fp, "extra", o->extra_per_memop);
+        fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u}",
+                o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line);
+    }
+    fputc(']', fp);
+}
+
+/* A source file's lines as a JSON array, or null (with why) when it cannot
+ * be read now: the report still shows its figures per line. */
+static void write_source(FILE *fp, const char *path)
+{
+    mt_error err;
+    FILE *in = mt_fopen_regular(path, &err);
+    char *text = NULL;
+    size_t n = 0;
+    if (in) {
+        text = mt_xmalloc(MAX_SOURCE_BYTES + 1);
+        n = fread(text, 1, MAX_SOURCE_BYTES + 1, in);
+        fclose(in);
+    }
+    if (!in || n > MAX_SOURCE_BYTES) {
+        fputs(",\"text\":null,\"missing\":", fp);
+        json_text(fp, in ? "larger than 4 MiB: not embedded" : err.msg);
+        free(text);
+        return;
+    }
+    text[n] = '\0';
+    fputs(",\"text\":[", fp);
+    char *line = text, *end = text + n;
+    bool first = true;
+    while (line < end) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        if (nl)
+            *nl = '\0';
+        if (!first)
+            fputc(',', fp);
+        first = false;
+        json_text(fp, line); /* a NUL byte in the file ends the line's text early */
+        line = nl ? nl + 1 : end;
+    }
+    fputs("],\"missing\":null", fp);
+    free(text);
+}
+
+/* The files the page shows: those the objects' lines come from.
+ * file_slot[f]: prog file f's index among them, MT_NONE when not shown. */
+static uint32_t *shown_files(const mt_report *r, uint32_t *nshown_out)
+{
+    uint32_t *file_slot = mt_xmalloc((r->prog->nfiles + 1) * sizeof *file_slot);
+    for (uint32_t f = 0; f <= r->prog->nfiles; f++)
+        file_slot[f] = MT_NONE;
+    uint32_t nshown = 0;
+    for (size_t i = 0; i < r->nlines; i++) {
+        const mt_report_line *l = &r->lines[i];
+        if (l->object != MT_NONE && l->file && file_slot[l->file] == MT_NONE)
+            file_slot[l->file] = nshown++;
+    }
+    for (size_t i = 0; i < r->nobjects; i++)
+        if (r->objects[i].file && file_slot[r->objects[i].file] == MT_NONE)
+            file_slot[r->objects[i].file] = nshown++;
+    *nshown_out = nshown;
+    return file_slot;
+}
+
+/* The shown files, with their text, and their lines' figures. */
+static void write_files(FILE *fp, const mt_report *r, const uint32_t *file_slot, uint32_t nshown)
+{
+    fputs(",\"files\":[", fp);
+    uint32_t *file_of = mt_xcalloc(nshown + 1, sizeof *file_of);
+    for (uint32_t f = 1; f < r->prog->nfiles; f++)
+        if (file_slot[f] != MT_NONE)
+            file_of[file_slot[f]] = f;
+    for (uint32_t k = 0; k < nshown; k++) {
+        fputs(k ? ",{\"name\":" : "{\"name\":", fp);
+        json_text(fp, r->prog->files[file_of[k]]);
+        write_source(fp, r->prog->files[file_of[k]]);
+        fputc('}', fp);
+    }
+    free(file_of);
+    /* [file, line, executions, memops, predicted, overhead, object] */
+    fputs("],\"lines\":[", fp);
+    bool first = true;
+    for (size_t i = 0; i < r->nlines; i++) {
+        const mt_report_line *l = &r->lines[i];
+        if (!l->file || file_slot[l->file] == MT_NONE)
+            continue;
+        fprintf(fp, "%s[%u,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%d]", first ? "" : ",",
+                file_slot[l->file], l->line, l->executions, l->memops, l->predicted, l->overhead,
+                l->object == MT_NONE ? -1 : (int)l->object);
+        first = false;
+    }
+    fputc(']', fp);
+}
+
+/* Objects without source lines: their blocks, as the analyzer cut them. */
+static void write_blocks(FILE *fp, const mt_report *r)
+{
+    fputs(",\"blocks\":[", fp);
+    bool first = true;
+    for (size_t i = 0; i < r->nlines; i++) {
+        const mt_report_line *l = &r->lines[i];
+        if (l->file || l->object == MT_NONE)
+            continue;
+        const mt_procedure *p = &r->prog->procs[l->proc];
+        fprintf(fp, "%s[%d,\"0x%" PRIx64 "\",%" PRIu64 ",%" PRIu64 ",%.0f,%.0f]", first ? "" : ",",
+                (int)l->object, p->entry, l->executions, l->memops, l->predicted, l->overhead);
+        first = false;
+    }
+    fputc(']', fp);
+}
+
+/* The page's fixed elements, which the script fills. */
+static const char page_body[] =
+    "<h1>mtool report</h1><div class=\"sub\" id=\"binary\"></div>\n"
+    "<h2>Overview: predicted, measured and overhead time (MTOOL figure 2)</h2>\n"
+    "<div id=\"overview\"></div>\n"
+    "<h2>M-objects: predicted time and overhead</h2>\n"
+    "<div class=\"legend\"><span class=\"pred\"></span>predicted<span class=\"over\"></span>"
+    "overhead (measured &minus; predicted)</div>\n"
+    "<svg id=\"histogram\" role=\"img\" aria-label=\"m-objects\"></svg>\n"
+    "<table class=\"objects\" id=\"objects-table\"></table>\n"
+    "<h2 id=\"source\">Source</h2>\n"
+    "<div class=\"toolbar\"><select id=\"file-select\"></select>"
+    "<button id=\"prev\">&#9664; PREV</button><button id=\"next\">NEXT &#9654;</button>"
+    "<span id=\"position\">bottlenecks by overhead: NEXT starts at the largest</span></div>\n"
+    "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n";
+
+void mt_report_write_html(FILE *fp, const mt_report *r)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+          "<title>mtool report: ", fp);
+    html_text(fp, r->pass1.binary);
+    fprintf(fp, "</title>\n<style>\n%s</style></head>\n<body>\n%s"
+                "<script type=\"application/json\" id=\"mtool-data\">{", mt_report_page_css,
+            page_body);
+    uint32_t nshown;
+    uint32_t *file_slot = shown_files(r, &nshown);
+    write_program(fp, r);
+    fputs(",\"version\":\"" MTOOL_VERSION "\"", fp);
+    write_objects(fp, r, file_slot);
+    write_files(fp, r, file_slot, nshown);
+    write_blocks(fp, r);
+    free(file_slot);
+    fprintf(fp, "}</script>\n<script>\n%s</script>\n</body></html>\n", mt_report_page_js);
+}

@@ -1,0 +1,73 @@
+/* report/report.h — what a run directory shows once pass 2 has run:
+ * the self-contained HTML report (`mtool report RUNDIR`) and the Callgrind
+ * export (`--callgrind FILE`), docs/REPORT.md "HTML report".
+ *
+ * Data flows into it only: the run directory through run/'s readers
+ * (pass1.txt, counts.tsv, pass2.tsv), the program through the analyzer,
+ * the per-block predictions through the cost model and the machine
+ * profile.  Nothing here prints; the caller owns the output file. */
+#ifndef MTOOL_REPORT_H
+#define MTOOL_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../run/run.h"
+
+/* One m-object pass 2 timed, with where its blocks are in the source. */
+typedef struct {
+    char *spec;               /* as report.json's time_spec */
+    const char *kind;         /* "procedure", "loop" or "region" */
+    uint32_t proc;
+    uint64_t address;         /* entry, loop header or the region's first block */
+    uint64_t memops;          /* inclusive of callees (pass 1) */
+    uint64_t memops_own;      /* of its own blocks */
+    uint64_t memops_in_loops; /* of its own blocks inside loops */
+    uint32_t nloops, ncalls;  /* loops among its blocks, call sites among them that ran */
+    double predicted, measured, overhead; /* core cycles, as report.json's */
+    double extra_per_memop;   /* overhead / memops (0 without memory operations) */
+    bool outermost;
+    uint32_t file;            /* prog->files index of its entry block's line, 0: none */
+    uint32_t first_line, last_line, hot_line; /* hot: its line with the most overhead */
+} mt_report_object;
+
+/* One source line of one procedure: its blocks' figures summed.  A block's
+ * figures go to the line of its first instruction (the analyzer's lines). */
+typedef struct {
+    uint32_t proc, file, line; /* file 0 / line 0: no line information */
+    uint64_t executions;      /* the most executions of a block starting on it */
+    uint64_t memops;          /* executed memory operations */
+    double predicted;         /* count x cycles, core cycles */
+    double overhead;          /* memops x the extra cycles per memory op of the innermost
+                                 timed object holding the block (0 outside every object) */
+    uint32_t object;          /* that object's index, MT_NONE when none */
+} mt_report_line;
+
+typedef struct {
+    mt_pass1 pass1;
+    mt_program *prog;
+    mt_pass2_record pass2;
+    mt_model_check check;
+    mt_report_object *objects; /* pass 2's order: largest overhead first */
+    size_t nobjects;
+    mt_report_line *lines;     /* sorted by procedure, file, line */
+    size_t nlines;
+    uint64_t memops_total, memops_in_objects; /* counted; in the outermost objects */
+} mt_report;
+
+/* Reads RUNDIR after a pass 2 (refused, one line naming the file, when a
+ * file is missing, damaged, or of another binary); a machine profile is
+ * loaded as pass 2 loads it (`log` says when one had to be calibrated). */
+int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err);
+void mt_report_free(mt_report *r);
+
+/* The HTML page: one file, inline CSS, script and SVG, no network request;
+ * program-derived text is data to the page, never markup. */
+void mt_report_write_html(FILE *fp, const mt_report *r);
+/* The Callgrind profile format (valgrind's docs, "Callgrind Format
+ * Specification"): events predicted, measured, overhead and memops per
+ * source line, fl=/fn= per procedure. */
+void mt_report_write_callgrind(FILE *fp, const mt_report *r);
+
+#endif

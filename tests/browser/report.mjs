@@ -1,0 +1,158 @@
+// tests/browser/report.mjs — `mtool report`'s page in a real browser (Debian's
+// chromium, driven by playwright-core): it opens from file:// with no console
+// error and no network request; clicking an object opens its source with its
+// hot line highlighted; PREV/NEXT walk the bottleneck lines by magnitude; the
+// table sorts; a hostile symbol stays text.  Oracles: report.json (written by
+// `mtool time`, not by the page's code) and the sample's source text.
+//
+//   node tests/browser/report.mjs MEMORY_RUNDIR HOSTILE_RUNDIR [SCREENSHOT_DIR]
+// One "ok - ..." / "not ok - ..." line per assertion (tests/lib.sh's form).
+import fs from 'node:fs';
+import path from 'node:path';
+import {chromium} from 'playwright-core';
+
+const [memDir, hostileDir, shots] = process.argv.slice(2);
+let failed = 0;
+function check(what, cond, detail) {
+  if (cond) console.log('ok - ' + what);
+  else { failed++; console.log('not ok - ' + what + (detail !== undefined ? ': ' + detail : '')); }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox'],
+});
+
+// A page opened from file://, with every console error, page error, dialog
+// and request other than the page itself recorded.
+async function open(file) {
+  const page = await browser.newPage({viewport: {width: 1100, height: 800}});
+  const seen = {errors: [], requests: [], dialogs: []};
+  const url = 'file://' + path.resolve(file);
+  page.on('console', m => { if (m.type() === 'error') seen.errors.push(m.text()); });
+  page.on('pageerror', e => seen.errors.push(String(e)));
+  page.on('dialog', d => { seen.dialogs.push(d.message()); d.dismiss(); });
+  page.on('request', r => { if (r.url() !== url) seen.requests.push(r.url()); });
+  await page.goto(url);
+  await page.waitForSelector('#objects-table tbody tr');
+  return {page, seen};
+}
+
+const rows = page => page.$$eval('#objects-table tbody tr',
+  trs => trs.map(tr => [...tr.children].map(td => td.textContent)));
+const hot = page => page.$eval('#code .line.hot', r => ({
+  line: Number(r.dataset.line), overhead: Number(r.dataset.overhead),
+  text: r.lastChild.textContent}));
+
+/* ---- the memory sample ---- */
+const report = JSON.parse(fs.readFileSync(path.join(memDir, 'report.json'), 'utf8'));
+// An object's first and last source line from report.json's "file:first-last".
+const lines = o => o.source.split(/:(?=[0-9-]+$)/)[1].split('-').map(Number);
+const memops = new Map(report.objects.map(o => [o.time_spec, o.memory_ops]));
+const {page, seen} = await open(path.join(memDir, 'report.html'));
+
+let table = await rows(page);
+check('the table has a row per timed object of report.json (' + report.objects.length + ')',
+      table.length === report.objects.length, table.length);
+check('the table opens sorted by overhead: its first row is report.json\'s first object',
+      table[0][0] === report.objects[0].time_spec, table[0][0]);
+
+// Sorting: memory operations, largest first then least first (report.json's figures).
+await page.click('#objects-table th[data-key=memops]');
+let order = (await rows(page)).map(r => memops.get(r[0]));
+check('clicking "memory ops" sorts by report.json\'s memory_ops, largest first',
+      order.every((v, i) => i === 0 || order[i - 1] >= v), order.join(' '));
+await page.click('#objects-table th[data-key=memops]');
+order = (await rows(page)).map(r => memops.get(r[0]));
+check('clicking it again sorts least first',
+      order.every((v, i) => i === 0 || order[i - 1] <= v), order.join(' '));
+await page.click('#objects-table th[data-key=spec]');
+const names = (await rows(page)).map(r => r[0]);
+check('clicking "object" sorts by name',
+      names.every((v, i) => i === 0 || names[i - 1].localeCompare(v) <= 0), names.join(' '));
+
+// The list walk's loop: a pointer chase, its hot line the chase in memory.c.
+const walk = report.objects.find(o => o.procedure === 'list_walk_random' && o.kind === 'loop');
+check('report.json has list_walk_random\'s loop', walk !== undefined);
+if (walk) {
+  await page.click(`#objects-table tbody tr:has(td:text-is("${walk.time_spec}"))`);
+  const h = await hot(page);
+  const file = walk.source.split(/:(?=[0-9-]+$)/)[0];
+  const [first, last] = lines(walk);
+  const range = first + '-' + (last || first);
+  const shown = await page.$eval('#file-select', s => s.selectedOptions[0].textContent);
+  check('clicking list_walk_random\'s loop shows ' + file, path.basename(shown) === file, shown);
+  check('its hot line is within its source lines ' + range + ' (report.json)',
+        h.line >= first && h.line <= (last || first), h.line);
+  check('its hot line walks the list (n->)', /n->/.test(h.text), h.text);
+  const info = await page.$eval('#info h3', e => e.textContent);
+  check('the INFO panel names the object', info === walk.time_spec, info);
+}
+
+// The top object (the memory sample's main): its hot line is in its own loop
+// with the most overhead, by report.json.
+const top = report.objects[0];
+await page.click(`#objects-table tbody tr:has(td:text-is("${top.time_spec}"))`);
+{
+  const h = await hot(page);
+  const inner = report.objects.filter(o => o !== top && o.procedure === top.procedure &&
+                                          o.kind === 'loop')
+    .sort((a, b) => b.overhead_cycles - a.overhead_cycles)[0] || top;
+  const [first, last] = lines(inner);
+  check('clicking the top object highlights a line of its loop with the most overhead (' +
+        inner.time_spec + ', lines ' + first + '-' + (last || first) + ')',
+        h.line >= first && h.line <= (last || first) && h.overhead > 0, h.line);
+}
+if (shots) await page.screenshot({path: path.join(shots, 'source.png')});
+
+// PREV/NEXT: the bottleneck lines in order of overhead, largest first.
+const all = await page.$$eval('#code .line[data-line]', rs => rs.map(r => Number(r.dataset.overhead)));
+const walked = [];
+for (let k = 0; k < 6; k++) {
+  await page.click('#next');
+  walked.push((await hot(page)).overhead);
+}
+check('NEXT starts at the line with the most overhead', walked[0] === Math.max(...all),
+      walked[0] + ' vs ' + Math.max(...all));
+check('NEXT walks the lines by decreasing overhead',
+      walked.every((v, i) => i === 0 || walked[i - 1] >= v), walked.join(' '));
+await page.click('#prev');
+check('PREV steps back', (await hot(page)).overhead === walked[4]);
+
+// The overview: figure 2 as report.json gives it.
+await page.evaluate(() => window.scrollTo(0, 0));
+const overview = await page.$eval('#overview', e => e.textContent);
+check('the overview states the cost model\'s checked error',
+      /checked error/.test(overview) && (report.model_check.checked ? /median/ : /not checked/)
+        .test(overview));
+if (shots) await page.screenshot({path: path.join(shots, 'overview.png')});
+
+check('no console error', seen.errors.length === 0, seen.errors.join(' | '));
+check('no network request', seen.requests.length === 0, seen.requests.join(' '));
+await page.close();
+
+/* ---- the hostile symbol ---- */
+{
+  const {page, seen} = await open(path.join(hostileDir, 'report.html'));
+  const hostile = 'ev<script>alert("x")</script>\x1b]0;pwned\x07\x1b[31mRED&amp;';
+  const cells = (await rows(page)).map(r => r[0]);
+  check('the hostile symbol is shown as text in the table',
+        cells.some(c => c.startsWith(hostile)), JSON.stringify(cells));
+  await page.click('#objects-table tbody tr');
+  const note = await page.$eval('#code .note', e => e.textContent);
+  check('its source file is gone: the page says so and shows its lines\' figures',
+        /source not embedded: .*No such file/.test(note) &&
+        (await page.$$eval('#code .line.hot', r => r.length)) === 1, note);
+  check('it made no element: the page has its two scripts only',
+        (await page.$$eval('script', s => s.length)) === 2);
+  check('no dialog opened', seen.dialogs.length === 0, seen.dialogs.join(' '));
+  const title = await page.title();
+  check('the title shows the path as text', title.startsWith('mtool report: '), title);
+  check('no console error (hostile)', seen.errors.length === 0, seen.errors.join(' | '));
+  check('no network request (hostile)', seen.requests.length === 0, seen.requests.join(' '));
+  await page.close();
+}
+
+await browser.close();
+console.log(failed ? failed + ' failed' : 'all passed');
+process.exit(failed ? 1 : 0);

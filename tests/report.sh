@@ -1,0 +1,131 @@
+#!/bin/sh
+# tests/report.sh — `mtool report` (docs/REPORT.md, "HTML report"): on the
+# memory sample after `mtool run`, the page is one self-contained file that
+# `run` wrote too; the Callgrind export reads in callgrind_annotate with the
+# page's per-line totals and pass 1's memory operations (tests/report_check.py);
+# a symbol made of markup, quotes and terminal escapes stays data in the page
+# and on the terminal; bad run directories get one line and no output; and the
+# page works in Debian's chromium (tests/browser/report.mjs: skipped when
+# chromium or playwright-core is not installed, except in CI).
+#
+#   MTOOL=build/asan/mtool SAMPLES2=build/samples-pass2 sh tests/report.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES2=${SAMPLES2:-build/samples-pass2}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-report.XXXXXX")
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT INT TERM
+export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
+. "$(dirname "$0")/lib.sh"
+
+# A page's markup outside the run's JSON (which holds the program's text).
+markup() { python3 -c 'import re,sys; print(re.sub(r"<script type=\"application/json\" id=\"mtool-data\">.*?</script>", "", open(sys.argv[1], encoding="utf-8").read(), flags=re.S))' "$1"; }
+
+bin=$(ls "$SAMPLES2"/memory-gcc-* 2> /dev/null | head -1)
+[ -n "$bin" ] || bin=$(ls "$SAMPLES2"/memory-* | head -1)
+"$MTOOL" run -o "$W/mem" -- "$bin" > "$W/run.out" 2> "$W/run.err"
+check "run exits 0 on $(basename "$bin"): $(tail -1 "$W/run.err")" "[ $? = 0 ]"
+check "run writes report.html beside report.json" "[ -s '$W/mem/report.html' ] && grep -q 'report.html' '$W/run.err'"
+inode=$(stat -c %i "$W/mem/report.html")
+"$MTOOL" time --no-html --no-store "$W/mem" > /dev/null 2> "$W/time.err"
+check "time --no-html leaves the page of the run before (same file)" \
+    "[ \$(stat -c %i '$W/mem/report.html') = $inode ] && ! grep -q 'report.html' '$W/time.err'"
+
+"$MTOOL" report "$W/mem" -o "$W/page.html" --callgrind "$W/cg.out" > "$W/report.out" 2> "$W/report.err"
+check "report exits 0: $(tail -1 "$W/report.err")" "[ $? = 0 ] && [ -s '$W/page.html' ] && [ -s '$W/cg.out' ]"
+markup "$W/page.html" > "$W/markup"
+check "the page loads nothing: no src, href, url() or @import outside its data" \
+    "! grep -Eiq 'src=|href=|url\\(|@import' '$W/markup'"
+check "the page forbids every request (Content-Security-Policy default-src 'none')" \
+    "grep -q \"default-src 'none'\" '$W/markup'"
+check "the page embeds the sample's source" "grep -q 'list_walk_random(const node' '$W/page.html'"
+
+callgrind_annotate --auto=yes "$W/cg.out" > "$W/annotated" 2> "$W/annotate.err"
+check "callgrind_annotate reads the export: $(tail -1 "$W/annotate.err")" "[ $? = 0 ]"
+"$MTOOL" analyze --json --blocks "$bin" > "$W/analysis.json" 2> /dev/null
+python3 "$HERE/report_check.py" "$W/annotated" "$W/page.html" "$W/analysis.json" \
+    "$W/mem/counts.tsv" "$W/mem/count.json" memory.c > "$W/check.out" 2>&1 ||
+    echo "not ok - report_check.py failed: $(tail -1 "$W/check.out")" >> "$W/check.out"
+cat "$W/check.out"
+tally "$W/check.out"
+
+# A procedure named with markup, quotes and terminal escapes (the symbol
+# renamed in the object file: no assembler takes it in a call).
+cat > "$W/hostile.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long hostile_walk(const long *a, long n)
+{
+    long s = 0;
+    for (int r = 0; r < 40; r++)
+        for (long i = 0; i < n; i++)
+            s += a[(i * 4099) % n];
+    return s;
+}
+int main(void)
+{
+    long n = 1 << 20;
+    long *a = malloc(n * sizeof *a);
+    for (long i = 0; i < n; i++)
+        a[i] = i;
+    printf("%ld\n", hostile_walk(a, n));
+    free(a);
+    return 0;
+}
+EOF
+esc=$(printf '\033') bel=$(printf '\007')
+hostile="ev<script>alert(\"x\")</script>$esc]0;pwned$bel$esc[31mRED&amp;"
+cc -O2 -g -c -o "$W/hostile.o" "$W/hostile.c" &&
+    objcopy --redefine-sym "hostile_walk=$hostile" "$W/hostile.o" &&
+    cc -o "$W/hostile" "$W/hostile.o"
+check "the hostile sample builds with its symbol" "nm '$W/hostile' | grep -qF 'ev<script>'"
+"$MTOOL" run --no-store -o "$W/hostile.run" -- "$W/hostile" > "$W/hostile.out" 2>&1
+rm "$W/hostile.c" # the page then says the source is missing, with its lines' figures
+"$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
+check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"
+check "no escape byte reaches the terminal from run or report" \
+    "! grep -q '$esc' '$W/hostile.out' '$W/hostile.report'"
+check "the symbol is in the page's data, escaped" \
+    "grep -qF 'ev\\u003cscript\\u003ealert(\\\"x\\\")\\u003c/script\\u003e\\u001b]0;pwned' '$W/hostile.run/report.html'"
+check "the page names the missing source and why" \
+    "grep -qF '\"name\":\"$W/hostile.c\",\"text\":null,\"missing\":\"$W/hostile.c: No such file or directory\"' '$W/hostile.run/report.html'"
+check "the symbol is nowhere in the page as markup or raw bytes" \
+    "! grep -qF -e '<script>alert' -e '$esc' -e '$bel' '$W/hostile.run/report.html'"
+
+# Bad input: one line naming the file, exit 1 (2 for usage), no page.
+"$MTOOL" report > /dev/null 2> "$W/bad.err"
+check "report without a run directory: usage, exit 2" "[ $? = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ]"
+"$MTOOL" report "$W/none" 2> "$W/bad.err"
+check "a missing run directory: exit 1, one line naming it" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q '$W/none' '$W/bad.err'"
+"$MTOOL" count -o "$W/count-only" --no-store -- "$bin" > /dev/null 2>&1
+"$MTOOL" report "$W/count-only" 2> "$W/bad.err"
+check "a run directory without pass 2: exit 1, one line naming pass2.tsv, no page" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'pass2.tsv' '$W/bad.err' && [ ! -e '$W/count-only/report.html' ]"
+cp -r "$W/mem" "$W/damaged"
+cp "$W/damaged/report.html" "$W/damaged.before"
+printf 'object\tno_such_procedure\t1\t2\t3\t1\n' >> "$W/damaged/pass2.tsv"
+"$MTOOL" report "$W/damaged" 2> "$W/bad.err"
+check "a damaged pass2.tsv: exit 1, one line naming it, the page before untouched" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'pass2.tsv' '$W/bad.err' && cmp -s '$W/damaged/report.html' '$W/damaged.before'"
+inode=$(stat -c %i "$W/page.html")
+"$MTOOL" report "$W/mem" -o "$W/page.html" --callgrind "$W/no/such/dir/cg.out" 2> "$W/bad.err"
+check "an export that cannot be made: exit 1, one line, the page not replaced either" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && [ \$(stat -c %i '$W/page.html') = $inode ] && [ -z \"\$(ls '$W' | grep '^page.html.')\" ]"
+
+# The page in a browser.
+chromium=${CHROMIUM:-/usr/bin/chromium}
+if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
+    mkdir -p "$W/shots"
+    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" \
+        ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||
+        grep -q '^not ok' "$W/browser.out" ||
+        echo "not ok - tests/browser/report.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"
+    cat "$W/browser.out"
+    tally "$W/browser.out"
+elif [ -n "${CI:-}" ]; then
+    not_ok "browser tests: chromium ($chromium) or tests/browser/node_modules missing in CI (.ci/install-deps.sh installs both)"
+else
+    echo "# skip browser tests: needs $chromium and tests/browser/node_modules (sh .ci/install-deps.sh)"
+fi
+print_totals

@@ -1,0 +1,116 @@
+/* ui/cmd_report.c — `mtool report RUNDIR`: the run's HTML report
+ * (report/html.c) and, with --callgrind, its Callgrind export. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../report/report.h"
+#include "ui.h"
+
+const char mt_report_usage[] =
+    "usage: mtool report [options] RUNDIR\n"
+    "\n"
+    "The report of a run directory after pass 2 ('mtool run -o RUNDIR' or 'mtool\n"
+    "time RUNDIR') as one self-contained HTML file (inline style, script and SVG;\n"
+    "no network; opens from file://): the program's predicted, measured and\n"
+    "overhead time, the m-objects as a histogram and a sortable table, and the\n"
+    "source of each object with its lines shaded by overhead and by memory\n"
+    "operations (docs/REPORT.md, \"HTML report\").  Source files are read now,\n"
+    "through the paths the binary's DWARF gives.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE          where to write the page (default RUNDIR/report.html)\n"
+    "  --callgrind FILE also write the per-line figures in Callgrind's format\n"
+    "                   (callgrind_annotate, KCachegrind): events predicted,\n"
+    "                   measured, overhead (core cycles) and memops\n";
+
+typedef struct {
+    const char *rundir, *html, *callgrind;
+} report_args;
+
+static int parse_args(int argc, char **argv, report_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(s, "-o") == 0 && has_value)
+            a->html = argv[++i];
+        else if (strcmp(s, "--callgrind") == 0 && has_value)
+            a->callgrind = argv[++i];
+        else if (s[0] != '-' && !a->rundir)
+            a->rundir = s;
+        else {
+            mt_ui_error("report: unexpected argument '%s'; see 'mtool help report'", s);
+            return -1;
+        }
+    }
+    if (!a->rundir) {
+        mt_ui_error("report: no run directory given; see 'mtool help report'");
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens `path` into out[*n] (said when it cannot be made). */
+static int open_output(mt_outfile *out, size_t *n, const char *path)
+{
+    mt_error err;
+    if (mt_outfile_open(&out[*n], path, &err) != 0) {
+        mt_ui_error("report: %s", err.msg);
+        return -1;
+    }
+    (*n)++;
+    return 0;
+}
+
+int mt_ui_write_report(const char *rundir, const char *html, const char *callgrind)
+{
+    mt_report r;
+    mt_error err;
+    if (mt_report_load(rundir, stderr, &r, &err) != 0) {
+        mt_ui_error("report: %s", err.msg);
+        mt_report_free(&r);
+        return 1;
+    }
+    mt_outfile out[2];
+    size_t n = 0;
+    int rc = open_output(out, &n, html) != 0 || (callgrind && open_output(out, &n, callgrind) != 0);
+    if (rc == 0) {
+        mt_report_write_html(out[0].fp, &r);
+        if (callgrind)
+            mt_report_write_callgrind(out[1].fp, &r);
+    }
+    /* Both files or neither: each is flushed before either is renamed into
+     * place, so that a full disk leaves the old files as they were. */
+    for (size_t k = 0; k < n && rc == 0; k++)
+        if (fflush(out[k].fp) != 0 || ferror(out[k].fp)) {
+            mt_ui_error("report: %s: write failed", out[k].path);
+            rc = 1;
+        }
+    for (size_t k = 0; k < n; k++) {
+        if (rc != 0)
+            mt_outfile_abort(&out[k]);
+        else if (mt_outfile_commit(&out[k], &err) != 0) {
+            mt_ui_error("report: %s", err.msg);
+            rc = 1;
+        }
+    }
+    mt_report_free(&r);
+    return rc;
+}
+
+int mt_cmd_report(int argc, char **argv)
+{
+    report_args a;
+    if (parse_args(argc, argv, &a) != 0)
+        return 2;
+    char *html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.rundir);
+    int rc = mt_ui_write_report(a.rundir, html, a.callgrind);
+    if (rc == 0) {
+        char *shown = mt_ui_escape(html);
+        fprintf(stderr, "report written to %s\n", shown);
+        free(shown);
+    }
+    free(html);
+    return rc;
+}

@@ -321,7 +321,7 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         row_of[rows[i].id] = (uint32_t)i + 1;
     }
     for (size_t k = 0; k < nuses; k++) {
-        uint32_t r = uses[k].data < mt_data_map_count(d) ? row_of[uses[k].data] : 0;
+        uint32_t r = uses[k].object < mt_data_map_count(d) ? row_of[uses[k].object] : 0;
         unsigned slot = uses[k].level < mt_sim_level_count(s) ? slot_of[uses[k].level]
                                                               : MT_STORE_SIM_LEVELS;
         if (r && slot < MT_STORE_SIM_LEVELS) {

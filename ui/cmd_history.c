@@ -348,8 +348,8 @@ static double sim_lines(const mt_store_object_row *o, unsigned slot)
  * percent; NAN without a line. */
 static double sim_spatial_use(const mt_store_object_row *o, unsigned slot)
 {
+    double lines = sim_lines(o, slot);
     slot = sim_slot(o, slot);
-    double lines = slot < MT_STORE_SIM_LEVELS ? count_value(o->sim.lines[slot]) : NAN;
     if (!(lines > 0) || !o->sim.line[slot])
         return NAN;
     return 100.0 * (double)o->sim.bytes_used[slot] / (lines * o->sim.line[slot]);

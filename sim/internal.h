@@ -70,7 +70,7 @@ struct sim_stride {
 /* What a resident line carries beside its tag. */
 typedef struct {
     uint64_t used;            /* chunks of line/64 bytes (bytes when line <= 64) referenced */
-    uint32_t data;            /* the data object whose reference brought it in */
+    uint32_t data, code;      /* the data and code objects whose reference brought it in */
     uint32_t reuses;          /* references after that one */
     uint32_t shadow_node;     /* the line's node in the level's 3C shadow + 1, 0 unknown */
     bool dirty;
@@ -93,8 +93,8 @@ typedef struct {
     sim_shadow shadow;
     struct sim_stride *strides; /* the stride prefetcher's table, SIM_STRIDES entries */
     sim_map evictions;        /* evictor << 32 | victim -> index into mt_sim.evictions */
-    sim_map uses;             /* data -> index into mt_sim.uses */
-    uint32_t last_eviction, last_use; /* the entries used last, SIM_NONE */
+    sim_map uses, code_uses;  /* data -> index into mt_sim.uses, code -> into code_uses */
+    uint32_t last_eviction, last_use, last_code_use; /* the entries used last, SIM_NONE */
 } sim_level;
 
 /* The simulator (sim.c), shared with the sampler (sample.c). */
@@ -104,7 +104,7 @@ typedef struct {
 typedef struct {
     int level;
     uint64_t line;            /* in that level's line size */
-    uint32_t data;
+    uint32_t data, code;
     bool dirty;
 } sim_victim;
 
@@ -124,13 +124,14 @@ struct mt_sim {
     uint32_t last_pair;       /* the pair of the previous reference, SIM_NONE */
     mt_sim_eviction *evictions;
     size_t nevictions, cap_evictions;
-    mt_sim_object_use *uses;
-    size_t nuses, cap_uses;
+    mt_sim_object_use *uses, *code_uses;
+    size_t nuses, cap_uses, ncode_uses, cap_code_uses;
     sim_victim *victims;
     size_t nvictims, cap_victims;
-    void *sorted[4];          /* what the accessors returned: pairs, evictions, uses,
-                                 code tallies */
+    void *sorted[5];          /* what the accessors returned: pairs, evictions, uses,
+                                 code tallies, code uses */
     uint64_t pc;              /* of the reference being simulated */
+    uint32_t code;            /* its code object: the one a line it brings in keeps */
     struct sim_sampler *sampler; /* NULL: every reference simulated and counted */
     bool uncounted;           /* warming up: tallies of replacement and line use left alone */
     mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */

@@ -347,6 +347,15 @@ static void scale_level(mt_sim_level_stats *st, double f)
         st->misses += st->cause[c];
 }
 
+static void scale_uses(mt_sim_object_use *u, size_t n, double f)
+{
+    for (size_t i = 0; i < n; i++) {
+        u[i].lines = scaled(u[i].lines, f);
+        u[i].bytes_used = scaled(u[i].bytes_used, f);
+        u[i].reuses = scaled(u[i].reuses, f);
+    }
+}
+
 static void scale_tallies(mt_sim *s, double f)
 {
     for (size_t i = 0; i < s->npairs; i++) {
@@ -356,11 +365,8 @@ static void scale_tallies(mt_sim *s, double f)
     }
     for (size_t i = 0; i < s->nevictions; i++)
         s->evictions[i].count = scaled(s->evictions[i].count, f);
-    for (size_t i = 0; i < s->nuses; i++) {
-        s->uses[i].lines = scaled(s->uses[i].lines, f);
-        s->uses[i].bytes_used = scaled(s->uses[i].bytes_used, f);
-        s->uses[i].reuses = scaled(s->uses[i].reuses, f);
-    }
+    scale_uses(s->uses, s->nuses, f);
+    scale_uses(s->code_uses, s->ncode_uses, f);
 }
 
 const mt_sim_estimate *mt_sim_estimate_counts(mt_sim *s)

@@ -38,7 +38,14 @@
  *  - Line use (SIP): per line brought in, the bytes referenced before it left
  *    (spatial use) and the references to it after the one that brought it in
  *    (temporal use, "reuses"); lines still resident at the end count when
- *    mt_sim_finish is called.  Byte use is tracked in 64 chunks of line/64
+ *    mt_sim_finish is called, with the bytes used so far (as if they left
+ *    then: no use is guessed for after the trace).  Each line's use is
+ *    recorded twice, against the data object and against the code object
+ *    (innermost loop or procedure) of the reference that brought it in (the
+ *    fill: a miss, or the reference that set a prefetch off; a victim an
+ *    exclusive level receives keeps those of the line it was above): per
+ *    code object, the bytes used of its lines may have been used by other
+ *    code, as SIP's per-line use.  Byte use is tracked in 64 chunks of line/64
  *    bytes (exact bytes for lines of 64 bytes or less).
  *  - Prefetch (off by default), per level, one of: tagged next-line (Smith
  *    1982): a miss on line X, or the first reference to a line the
@@ -166,9 +173,10 @@ typedef struct {
     uint64_t count;
 } mt_sim_eviction;
 
-/* Line use per (level, data object that brought the line in). */
+/* Line use per (level, object whose reference brought the line in): the
+ * data object (mt_sim_object_uses) or the code object (mt_sim_code_uses). */
 typedef struct {
-    uint32_t level, data;
+    uint32_t level, object;
     uint64_t lines, bytes_used, reuses;
 } mt_sim_object_use;
 
@@ -247,11 +255,14 @@ void mt_sim_finish(mt_sim *s);
 /* Levels in order: I1 (if present), D1, then the lower ones. */
 unsigned mt_sim_level_count(const mt_sim *s);
 const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
-/* Tallies, sorted by (code, data), (level, evictor, victim), (level, data):
+/* Tallies, sorted by (code, data), (level, evictor, victim), (level, data),
+ * (level, code):
  * copies, valid until the same accessor is called again or mt_sim_free. */
 const mt_sim_pair *mt_sim_pairs(mt_sim *s, size_t *n);
 const mt_sim_eviction *mt_sim_evictions(mt_sim *s, size_t *n);
 const mt_sim_object_use *mt_sim_object_uses(mt_sim *s, size_t *n);
+/* The same per (level, code object), sorted likewise. */
+const mt_sim_object_use *mt_sim_code_uses(mt_sim *s, size_t *n);
 /* Per code object (sorted by id, those with a reference): references and
  * misses per level, either simulator's (the pairs summed per code). */
 typedef struct {

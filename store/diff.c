@@ -36,12 +36,38 @@ static bool same_text(const char *x, const char *y)
 /* How an object found by identity changed place between the two runs. */
 static mt_match_kind change_of(const mt_store_object_row *x, const mt_store_object_row *y)
 {
+    if (y->data_kind)
+        return MT_MATCH_SAME; /* a data object's name is its identity */
     if (!y->named)
         return MT_MATCH_ADDRESS;
     if (!same_text(x->procedure, y->procedure))
         return MT_MATCH_RENAMED;
     return x->line == y->line && same_text(x->file, y->file) && same_text(x->loop_path, y->loop_path)
                ? MT_MATCH_SAME : MT_MATCH_MOVED;
+}
+
+/* The rows before the first data object (rows in build order: code objects
+ * first). */
+static size_t code_rows(const mt_store_object_row *rows, size_t n)
+{
+    size_t k = 0;
+    while (k < n && !rows[k].data_kind)
+        k++;
+    return k;
+}
+
+/* A data object identity did not pair: the unpaired one of a with the same
+ * name and kind (a data object's name is its identity within a program). */
+static void pair_data_by_name(mt_store_diff *d, size_t first_a, size_t first_b)
+{
+    for (size_t j = first_b; j < d->nb; j++)
+        for (size_t i = first_a; i < d->na && d->b_to_a[j] == MT_NONE; i++)
+            if (!d->a_paired[i] && same_text(d->a[i].procedure, d->b[j].procedure) &&
+                same_text(d->a[i].data_kind, d->b[j].data_kind)) {
+                d->b_to_a[j] = (uint32_t)i;
+                d->a_paired[i] = true;
+                d->how[j] = MT_MATCH_SAME;
+            }
 }
 
 int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff *d, mt_error *err)
@@ -57,7 +83,11 @@ int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff 
         sb[j] = site_view(&d->b[j]);
     uint32_t *tolerant = mt_xcalloc(d->nb + 1, sizeof *tolerant);
     uint8_t *tolerant_how = mt_xcalloc(d->nb + 1, 1);
-    mt_store_match(sa, d->na, sb, d->nb, tolerant, tolerant_how);
+    /* Data objects have no place for the tolerant matcher to go by. */
+    size_t code_a = code_rows(d->a, d->na), code_b = code_rows(d->b, d->nb);
+    for (size_t j = code_b; j < d->nb; j++)
+        tolerant[j] = MT_NONE;
+    mt_store_match(sa, code_a, sb, code_b, tolerant, tolerant_how);
     object_ref *order = mt_xcalloc(d->na + 1, sizeof *order);
     for (size_t i = 0; i < d->na; i++)
         order[i] = (object_ref){(uint64_t)d->a[i].object, (uint32_t)i};
@@ -82,6 +112,7 @@ int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff 
             d->how[j] = tolerant_how[j];
         }
     }
+    pair_data_by_name(d, code_a, code_b);
     free(order);
     free(tolerant);
     free(tolerant_how);

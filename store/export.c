@@ -1,5 +1,6 @@
 /* store/export.c — runs and their figures as CSV or JSON (the JSON is built
  * by SQLite's JSON functions, so quoting is exact). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -18,7 +19,7 @@
     "'" name "', CASE WHEN f." l "_cold IS NULL THEN NULL ELSE json_object('cold', f." l    \
     "_cold, 'capacity', f." l "_capacity, 'conflict', f." l "_conflict) END"
 
-/* A level slot's line use (of a data object), NULL likewise. */
+/* A level slot's line use, NULL likewise. */
 #define JSON_SLOT_USE(name, l)                                                             \
     "'" name "', CASE WHEN f." l "_lines IS NULL THEN NULL ELSE json_object('lines', f." l \
     "_lines, 'bytes_used', f." l "_bytes_used) END"
@@ -54,34 +55,53 @@ static const char json_sql[] =
     "'overhead_cycles', f.overhead_cycles) AS o FROM figures f JOIN sites s ON s.id = f.site_id "
     "WHERE f.run_id = r.id UNION ALL "
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'simulated', json_object('refs', f.refs, "
-    "'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")))) "
+    "'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
+    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")))) "
     "FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = r.id))) "
     "FROM runs r JOIN programs p ON p.id = r.program_id LEFT JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY r.id";
 
-/* The columns of a CSV row before the figures: the run and the object. */
-#define CSV_RUN_AND_OBJECT                                                                 \
+/* The columns of a CSV row before the figures: the run and the object (a
+ * data object's place is its name and kind, in the last two columns). */
+#define CSV_RUN                                                                            \
     "SELECT r.id AS run, r.finished, r.tool, p.name AS program, p.sha256, r.exit_status, "  \
-    "f.object_id AS object, " SITE_KIND " AS kind, s.procedure, s.loop_path, s.file, "     \
-    "s.line, s.address, CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, "
+    "f.object_id AS object, "
+#define CSV_RUN_AND_OBJECT                                                                 \
+    CSV_RUN SITE_KIND " AS kind, s.procedure, s.loop_path, s.file, s.line, s.address, "    \
+    "CASE WHEN s.named THEN 'name' ELSE 'address' END AS identified_by, "
 #define CSV_SLOT_NULLS(l)                                                                  \
     "NULL AS " l "_cold_misses, NULL AS " l "_capacity_misses, NULL AS " l "_conflict_misses"
+#define CSV_USE_NULLS(l) "NULL AS " l "_lines, NULL AS " l "_bytes_used"
+#define CSV_SLOT_USE(l) "f." l "_lines, f." l "_bytes_used"
+#define CSV_SIM_FIGURES                                                                    \
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.refs, sr.last_level, "                    \
+    SIM_MISS_COLUMNS("f.") ", " CSV_SLOT_USE("i1") ", " CSV_SLOT_USE("d1") ", "            \
+    CSV_SLOT_USE("l2") ", " CSV_SLOT_USE("l3") ", " CSV_SLOT_USE("l4")
 #define CSV_FROM(table)                                                                    \
     " FROM " table " f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "  \
     "JOIN programs p ON p.id = r.program_id "
 
 /* One row per run and object; a simulated run's rows have its references,
- * last level and misses per level slot by cause (named as the metrics of
- * `history diff`), the counts and cycles empty, and the other way round. */
+ * last level, misses per level slot by cause (named as the metrics of
+ * `history diff`) and line use per slot, the counts and cycles empty, and
+ * the other way round; its data objects' rows come after its code
+ * objects', with kind `data`, their name and kind in data_name and
+ * data_kind. */
 static const char csv_sql[] =
     CSV_RUN_AND_OBJECT "f.entries, f.iterations, f.instructions, f.memory_ops AS memory_ops, "
     "f.measured_cycles, f.predicted_cycles, f.overhead_cycles, NULL AS sim_refs, "
     "NULL AS last_level, " CSV_SLOT_NULLS("i1") ", " CSV_SLOT_NULLS("d1") ", "
-    CSV_SLOT_NULLS("l2") ", " CSV_SLOT_NULLS("l3") ", " CSV_SLOT_NULLS("l4")
+    CSV_SLOT_NULLS("l2") ", " CSV_SLOT_NULLS("l3") ", " CSV_SLOT_NULLS("l4") ", "
+    CSV_USE_NULLS("i1") ", " CSV_USE_NULLS("d1") ", " CSV_USE_NULLS("l2") ", "
+    CSV_USE_NULLS("l3") ", " CSV_USE_NULLS("l4") ", NULL AS data_name, NULL AS data_kind"
     CSV_FROM("figures") WHERE_SELECTED "UNION ALL "
-    CSV_RUN_AND_OBJECT "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.refs, sr.last_level, "
-    SIM_MISS_COLUMNS("f.") CSV_FROM("sim_figures") "JOIN sim_runs sr ON sr.run_id = r.id "
-    WHERE_SELECTED "ORDER BY run, memory_ops DESC, sim_refs DESC";
+    CSV_RUN_AND_OBJECT CSV_SIM_FIGURES ", NULL, NULL"
+    CSV_FROM("sim_figures") "JOIN sim_runs sr ON sr.run_id = r.id " WHERE_SELECTED "UNION ALL "
+    CSV_RUN "'data', NULL, NULL, NULL, NULL, d.address, 'name', " CSV_SIM_FIGURES
+    ", d.name, d.kind FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id "
+    "JOIN runs r ON r.id = f.run_id JOIN programs p ON p.id = r.program_id "
+    "JOIN sim_runs sr ON sr.run_id = r.id " WHERE_SELECTED
+    "ORDER BY run, data_kind, memory_ops DESC, sim_refs DESC";
 
 /* RFC 4180: quoted when it holds a comma or a quote.  Control bytes
  * (line breaks included) are written as \xHH: the fields are program-derived

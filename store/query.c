@@ -17,23 +17,42 @@
 
 /* An object's row in a run: counted and timed runs' from figures, then
  * (UNION ALL) simulated runs' from sim_figures, the same columns: where,
- * counts and cycles, then site (build order), weight (the order of `show`:
- * memory operations, a simulated run's references), the run's last level,
- * simulated references and misses by level slot and cause. */
+ * counts and cycles, then site (build order: a simulated run's data
+ * objects after its code objects), weight (the order of `show`: memory
+ * operations, a simulated run's references), the run's last level,
+ * simulated references and misses by level slot and cause, line use by
+ * slot (lines, bytes used, the level's line size), the data object's kind
+ * (NULL for a code object).  A data object has its name where a code
+ * object has its procedure. */
 #define OBJECT_PLACE                                                                        \
     "SELECT f.run_id, f.object_id, s.procedure, s.loop_path, s.file, s.line, s.proc_line, " \
     "s.depth, s.named, s.address, s.shape, "
+#define NO_USE_COLUMNS                                                                      \
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 #define COUNTED_OBJECTS                                                                     \
     OBJECT_PLACE "f.entries, f.instructions, f.memory_ops, f.measured_cycles, "             \
     "f.predicted_cycles, f.overhead_cycles, f.iterations, f.site_id AS site, "                   \
-    "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS " "                               \
+    "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS ", " NO_USE_COLUMNS ", NULL "     \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
+/* Data sites' ids follow code sites' in build order: 2^40 is past any site id. */
+#define SLOT_USE(l)                                                                         \
+    "f." l "_lines, f." l "_bytes_used, (SELECT v.line FROM sim_levels v WHERE v.run_id = "  \
+    "f.run_id AND v.level = upper('" l "'))"
 #define SIMULATED_OBJECTS                                                                   \
-    OBJECT_PLACE "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.site_id, f.refs, r.last_level, "    \
-    "f.refs, " SIM_MISS_COLUMNS("f.") " FROM sim_figures f JOIN sites s ON s.id = f.site_id " \
-    "JOIN sim_runs r ON r.run_id = f.run_id "
+    "SELECT f.run_id, f.object_id, coalesce(s.procedure, d.name), s.loop_path, s.file, "    \
+    "coalesce(s.line, 0), coalesce(s.proc_line, 0), coalesce(s.depth, 0), "                 \
+    "coalesce(s.named, 1), coalesce(s.address, d.address, 0), coalesce(s.shape, 0), "       \
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, "                                            \
+    "coalesce(f.site_id, 1099511627776 + f.data_site_id), f.refs, r.last_level, f.refs, "  \
+    SIM_MISS_COLUMNS("f.") ", " SLOT_USE("i1") ", " SLOT_USE("d1") ", " SLOT_USE("l2") ", " \
+    SLOT_USE("l3") ", " SLOT_USE("l4") ", d.kind FROM sim_figures f "                       \
+    "JOIN sim_runs r ON r.run_id = f.run_id LEFT JOIN sites s ON s.id = f.site_id "         \
+    "LEFT JOIN data_sites d ON d.id = f.data_site_id "
 /* Both, each restricted by `where` (the same parameters). */
 #define OBJECTS_WHERE(where) COUNTED_OBJECTS where " UNION ALL " SIMULATED_OBJECTS where
+/* Where read_sim_figures' line use and the data kind start. */
+enum { SIM_COLUMN = 20, USE_COLUMN = SIM_COLUMN + 2 + MT_STORE_SIM_LEVELS * MT_STORE_NCAUSES,
+       DATA_KIND_COLUMN = USE_COLUMN + 3 * MT_STORE_SIM_LEVELS };
 
 static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
 {
@@ -65,9 +84,13 @@ static void read_sim_figures(sqlite3_stmt *st, int col, mt_store_sim_row *sim)
     int slot = last ? mt_store_sim_level_slot(last) : -1;
     sim->last = slot >= 0 && slot < MT_STORE_SIM_LEVELS ? (unsigned)slot : MT_STORE_SIM_LL;
     sim->refs = (uint64_t)sqlite3_column_int64(st, col + 1);
-    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         for (int c = 0; c < MT_STORE_NCAUSES; c++)
             sim->misses[l][c] = mt_store_col_count(st, col + 2 + l * MT_STORE_NCAUSES + c);
+        sim->lines[l] = mt_store_col_count(st, USE_COLUMN + 3 * l);
+        sim->bytes_used[l] = mt_store_col_count(st, USE_COLUMN + 3 * l + 1);
+        sim->line[l] = (uint32_t)sqlite3_column_int64(st, USE_COLUMN + 3 * l + 2);
+    }
 }
 
 static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
@@ -92,7 +115,8 @@ static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
     o->predicted_cycles = mt_store_col_real(st, 15);
     o->overhead_cycles = mt_store_col_real(st, 16);
     o->iterations = mt_store_col_count(st, 17);
-    read_sim_figures(st, 20, &o->sim);
+    read_sim_figures(st, SIM_COLUMN, &o->sim);
+    o->data_kind = mt_store_col_text(st, DATA_KIND_COLUMN);
 }
 
 /* Steps `st` to its end, or until *n reaches `max` (0: no bound), appending
@@ -322,11 +346,71 @@ static bool split_file_line(const char *spec, char **file, long *line)
     return true;
 }
 
+/* Steps `st` (rows: object, program name, build, where) to the object
+ * `spec` names: the latest build holding such a site decides, and it must
+ * name one object of one program (`how` says how to name one of several).
+ * 1 with *id, 0 when there is none, -1 with err. */
+static int single_object(mt_store *s, sqlite3_stmt *st, const char *spec, const char *how,
+                         int64_t *id, mt_error *err)
+{
+    int64_t latest = 0;
+    char *name = NULL, *where_first = NULL;
+    int rc = 0, step;
+    *id = 0;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t object = sqlite3_column_int64(st, 0), build = sqlite3_column_int64(st, 2);
+        const char *pname = (const char *)sqlite3_column_text(st, 1);
+        if (!*id) {
+            *id = object;
+            latest = build;
+            name = mt_xstrdup(pname);
+            where_first = mt_store_col_text(st, 3);
+        } else if (strcmp(pname, name) != 0) {
+            mt_error_set(err, "'%s' is in several programs (%s, %s): add --program NAME", spec,
+                         name, pname);
+            rc = -1;
+        } else if (build == latest && object != *id) {
+            mt_error_set(err, "'%s' names several objects of %s (%s and %s): %s", spec, name,
+                         where_first, (const char *)sqlite3_column_text(st, 3), how);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = mt_store_fail(s, err, "looking up an object");
+    sqlite3_finalize(st);
+    free(name);
+    free(where_first);
+    return rc < 0 ? -1 : *id != 0;
+}
+
+/* The data object named `spec`: its whole name, or a heap site's name
+ * without its " <- " call path, or "#ID". */
+static int resolve_data_object(mt_store *s, const char *spec, const char *program, int64_t *id,
+                               mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "SELECT d.object_id, o.program_name, d.program_id, d.name "
+                            "FROM data_sites d JOIN objects o ON o.id = d.object_id "
+                            "JOIN programs p ON p.id = d.program_id WHERE " PROGRAM_IS(1)
+                            " AND (d.name = ?2 OR substr(d.name, 1, length(?2) + 4) = ?2 || ' <- '"
+                            " OR '#' || d.object_id = ?2) "
+                            "ORDER BY d.program_id DESC, d.name <> ?2", &st, err) != 0)
+        return -1;
+    if (program)
+        sqlite3_bind_text(st, 1, program, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, spec, -1, SQLITE_STATIC);
+    return single_object(s, st, spec, "give the whole name (with its call path) or #ID", id,
+                         err);
+}
+
 int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, int64_t *id,
                             mt_error *err)
 {
+    int found = resolve_data_object(s, spec, program, id, err);
+    if (found != 0)
+        return found < 0 ? -1 : 0;
     const char *base = "SELECT s.object_id, o.program_name, s.program_id, "
-                       "coalesce(s.file, '?') || ':' || s.line FROM sites s "
+                       "'at ' || coalesce(s.file, '?') || ':' || s.line FROM sites s "
                        "JOIN objects o ON o.id = s.object_id JOIN programs p ON p.id = s.program_id "
                        "WHERE " PROGRAM_IS(1) " AND ";
     char *file = NULL, *where;
@@ -362,46 +446,14 @@ int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, 
         sqlite3_bind_text(st, 3, slash + 1, -1, SQLITE_STATIC);
     } else if (spec[0] != '#')
         sqlite3_bind_text(st, 2, spec, -1, SQLITE_STATIC);
-    /* The latest build holding such a site decides; it must name one object
-     * of one program. */
-    int64_t latest = 0;
-    char *name = NULL, *where_first = NULL;
-    rc = 0;
-    *id = 0;
-    int step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t object = sqlite3_column_int64(st, 0), build = sqlite3_column_int64(st, 2);
-        const char *pname = (const char *)sqlite3_column_text(st, 1);
-        if (!*id) {
-            *id = object;
-            latest = build;
-            name = mt_xstrdup(pname);
-            where_first = mt_store_col_text(st, 3);
-        } else if (strcmp(pname, name) != 0) {
-            mt_error_set(err, "'%s' is in several programs (%s, %s): add --program NAME", spec,
-                         name, pname);
-            rc = -1;
-        } else if (build == latest && object != *id) {
-            mt_error_set(err, "'%s' names several objects of %s (at %s and %s): name it by "
-                              "FILE:LINE or #ID", spec, name, where_first,
-                         (const char *)sqlite3_column_text(st, 3));
-            rc = -1;
-        }
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = mt_store_fail(s, err, "looking up an object");
-    sqlite3_finalize(st);
-    if (rc == 0 && !*id) {
-        mt_error_set(err, "%s: no procedure or loop '%s'%s%s (OBJECT is PROC, PROC/LOOP-PATH, "
-                          "FILE:LINE or #ID)", s->path, spec, program ? " in " : "",
-                     program ? program : "");
-        rc = -1;
-    }
-    free(name);
-    free(where_first);
+    found = single_object(s, st, spec, "name it by FILE:LINE or #ID", id, err);
     free(file);
     free(proc);
-    return rc;
+    if (found == 0)
+        mt_error_set(err, "%s: no procedure, loop or data object '%s'%s%s (OBJECT is PROC, "
+                          "PROC/LOOP-PATH, FILE:LINE, a data object's name or #ID)", s->path,
+                     spec, program ? " in " : "", program ? program : "");
+    return found > 0 ? 0 : -1;
 }
 
 int mt_store_load_sites(mt_store *s, int64_t program, mt_store_site **sites, int64_t **ids,
@@ -580,6 +632,7 @@ void mt_store_object_rows_free(mt_store_object_row *rows, size_t n)
         free(rows[i].procedure);
         free(rows[i].loop_path);
         free(rows[i].file);
+        free(rows[i].data_kind);
     }
     free(rows);
 }

@@ -1,7 +1,7 @@
 /* store/simulated.c — a simulated run (`mtool sim`) in the history: its
- * machine summarised, each level's description and totals, and per code
- * object its references and misses per level by cause (docs/HISTORY.md,
- * schema version 5). */
+ * machine summarised, each level's description and totals, per code object
+ * and per data object its references, misses per level by cause and the use
+ * of the lines it brought in (docs/HISTORY.md, schema version 5). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -73,13 +73,33 @@ static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, 
     return rc;
 }
 
+/* A level slot's figures of a code or data object: misses by cause, lines
+ * brought in and bytes of them used. */
+#define SLOT_FIGURES(l) SIM_SLOT_MISSES("", l) ", " l "_lines, " l "_bytes_used"
+#define SLOT_COLUMNS SLOT_FIGURES("i1") ", " SLOT_FIGURES("d1") ", " SLOT_FIGURES("l2") ", " \
+                     SLOT_FIGURES("l3") ", " SLOT_FIGURES("l4")
+#define SLOT_VALUES "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+enum { SLOT_NVALUES = MT_STORE_NCAUSES + 2, FIRST_SLOT_COLUMN = 6 };
+
+/* Binds every slot's figures from FIRST_SLOT_COLUMN on. */
+static void bind_slots(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCAUSES],
+                       const uint64_t *lines, const uint64_t *bytes_used)
+{
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+        int col = FIRST_SLOT_COLUMN + l * SLOT_NVALUES;
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            mt_store_bind_count(st, col + c, misses[l][c]);
+        mt_store_bind_count(st, col + MT_STORE_NCAUSES, lines[l]);
+        mt_store_bind_count(st, col + MT_STORE_NCAUSES + 1, bytes_used[l]);
+    }
+}
+
 static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
                               const site_ref *refs, mt_error *err)
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, site_id, object_id, refs, "
-                            SIM_MISS_COLUMNS("") ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                         &st, err) != 0)
+                            SLOT_COLUMNS ") VALUES (?,?,?,?,?," SLOT_VALUES ")", &st, err) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sim->nfigures; i++) {
@@ -89,9 +109,7 @@ static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 3, refs[f->site].site);
         sqlite3_bind_int64(st, 4, refs[f->site].object);
         sqlite3_bind_int64(st, 5, (int64_t)f->refs);
-        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
-            for (int c = 0; c < MT_STORE_NCAUSES; c++)
-                mt_store_bind_count(st, 6 + l * MT_STORE_NCAUSES + c, f->misses[l][c]);
+        bind_slots(st, (const uint64_t(*)[MT_STORE_NCAUSES])f->misses, f->lines, f->bytes_used);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing simulated figures");
         sqlite3_reset(st);
@@ -171,20 +189,13 @@ static int data_site(mt_store *s, const mt_store_sim_build *b, const mt_store_si
     return 0;
 }
 
-/* A level slot's figures of a data object: misses by cause, lines and
- * bytes used. */
-#define DATA_SLOT(l) SIM_SLOT_MISSES("", l) ", " l "_lines, " l "_bytes_used"
-#define DATA_COLUMNS DATA_SLOT("i1") ", " DATA_SLOT("d1") ", " DATA_SLOT("l2") ", " \
-                     DATA_SLOT("l3") ", " DATA_SLOT("l4")
-enum { DATA_SLOT_VALUES = MT_STORE_NCAUSES + 2, DATA_FIRST_SLOT_COLUMN = 6 };
-
 static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
                            const mt_store_sim_build *b, mt_error *err)
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, data_site_id, object_id, "
-                            "refs, " DATA_COLUMNS ") VALUES (?,?,?,?,?,"
-                            "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) != 0)
+                            "refs, " SLOT_COLUMNS ") VALUES (?,?,?,?,?," SLOT_VALUES ")", &st,
+                         err) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sim->ndata; i++) {
@@ -199,13 +210,7 @@ static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 3, ref.site);
         sqlite3_bind_int64(st, 4, ref.object);
         sqlite3_bind_int64(st, 5, (int64_t)d->refs);
-        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
-            int col = DATA_FIRST_SLOT_COLUMN + l * DATA_SLOT_VALUES;
-            for (int c = 0; c < MT_STORE_NCAUSES; c++)
-                mt_store_bind_count(st, col + c, d->misses[l][c]);
-            mt_store_bind_count(st, col + MT_STORE_NCAUSES, d->lines[l]);
-            mt_store_bind_count(st, col + MT_STORE_NCAUSES + 1, d->bytes_used[l]);
-        }
+        bind_slots(st, (const uint64_t(*)[MT_STORE_NCAUSES])d->misses, d->lines, d->bytes_used);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing a data object's simulated figures");
         sqlite3_reset(st);
@@ -249,7 +254,7 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
     sqlite3_stmt *st;
     *data = NULL;
     *n = 0;
-    if (mt_store_prepare(s, "SELECT d.name, d.kind, d.address, d.size, f.refs, " DATA_COLUMNS
+    if (mt_store_prepare(s, "SELECT d.name, d.kind, d.address, d.size, f.refs, " SLOT_COLUMNS
                             " FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id "
                             "WHERE f.run_id = ?", &st, err) != 0)
         return -1;
@@ -262,7 +267,7 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
                                .size = (uint64_t)sqlite3_column_int64(st, 3),
                                .refs = (uint64_t)sqlite3_column_int64(st, 4)};
         for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
-            int col = DATA_FIRST_SLOT_COLUMN - 1 + l * DATA_SLOT_VALUES;
+            int col = FIRST_SLOT_COLUMN - 1 + l * SLOT_NVALUES;
             for (int c = 0; c < MT_STORE_NCAUSES; c++)
                 d.misses[l][c] = mt_store_col_count(st, col + c);
             d.lines[l] = mt_store_col_count(st, col + MT_STORE_NCAUSES);

@@ -123,13 +123,14 @@ typedef struct {
     uint64_t lines, bytes_used; /* lines whose use was recorded, bytes of them used */
 } mt_store_sim_level;
 
-/* One code object's simulated figures: its references, and its misses per
- * level slot by cause (MT_STORE_NO_COUNT where the machine has no such
- * level). */
+/* One code object's simulated figures: its references, its misses per
+ * level slot by cause, and the use of the lines its references brought in
+ * there (MT_STORE_NO_COUNT where the machine has no such level). */
 typedef struct {
     uint32_t site;
     uint64_t refs;
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
+    uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
 } mt_store_sim_figures;
 
 /* One data object's simulated figures (dataobj/): its references, misses
@@ -218,18 +219,24 @@ typedef struct {
 
 /* A simulated run's figures of one object: present only in a row of a
  * simulated run; misses MT_STORE_NO_COUNT in the slots of levels its
- * machine lacks. */
+ * machine lacks, line use (lines brought in, bytes of them used) too and
+ * in the rows of runs stored before code objects had it. */
 typedef struct {
     bool present;
     unsigned last;               /* the slot of the run's last level */
+    uint32_t line[MT_STORE_SIM_LEVELS]; /* each slot's line size, 0 without the level */
     uint64_t refs;
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
+    uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
 } mt_store_sim_row;
 
-/* One object's figures in one run, with where it was. */
+/* One object's figures in one run, with where it was.  A data object of a
+ * simulated run has data_kind (mt_data_kind_name's), its name in
+ * `procedure`, its address when it has one, no loop path, file or line. */
 typedef struct {
     int64_t run, object;
     char *procedure, *loop_path, *file;
+    char *data_kind;            /* NULL: a procedure, loop or region */
     bool is_loop, is_region, named;
     uint32_t line, proc_line, depth;
     uint64_t address, shape;
@@ -261,11 +268,14 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
                              mt_error *err);
 void mt_store_sim_data_free(mt_store_sim_data *data, size_t n);
 /* Every object of a run, most memory operations (a simulated run's:
- * references) first. */
+ * references) first; a simulated run's data objects among them
+ * (data_kind set). */
 int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
                          mt_error *err);
-/* OBJECT: "PROC", "PROC/LOOPPATH", "FILE:LINE" (loop or procedure whose
- * header is there in the latest build holding such a site) or "#ID". */
+/* OBJECT: a data object's name (whole, or a heap site's without its
+ * " <- " call path), "PROC", "PROC/LOOPPATH", "FILE:LINE" (loop or
+ * procedure whose header is there in the latest build holding such a site)
+ * or "#ID". */
 int mt_store_resolve_object(mt_store *s, const char *spec, const char *program, int64_t *id,
                             mt_error *err);
 /* The object's figures in every run holding it, oldest first (last `limit` when > 0). */
@@ -276,7 +286,8 @@ int mt_store_previous_run(mt_store *s, int64_t run, int64_t *prev, mt_error *err
 
 /* Two runs' objects paired: by stable identity first, then by the same
  * tolerant matching as across builds (for runs of different program names,
- * or objects the chain lost).  a and b are in build order. */
+ * or objects the chain lost); data objects by identity, then by the same
+ * name and kind.  a and b are in build order, data objects last. */
 typedef struct {
     mt_store_object_row *a, *b;
     size_t na, nb;

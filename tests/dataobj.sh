@@ -3,7 +3,9 @@
 # docs/SIMULATOR.md "Data objects"):
 #   - chase and aos (samples/): the misses land on the struct field the
 #     loop reads, every array index folded ("pool.node.value",
-#     "records.key"), with the field's spatial use (tests/dataobj_check.py);
+#     "records.key"), with the field's spatial use, and aos' two loops'
+#     own line use as code objects: a line per element, 12.5% of it used
+#     (tests/dataobj_check.py);
 #   - heap (samples/heap.c): two allocation sites named malloc@PROC:LINE
 #     with their references and misses, the second block at the first's
 #     freed address taking every reference made after the free;

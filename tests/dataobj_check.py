@@ -70,6 +70,19 @@ def check_field(sample, d, variable, field, missing_field, touched_fields, nodes
           f"{use:.3f}")
 
 
+def check_code_use(sample, d, loops, want_use):
+    """Line use per code object: each loop (its procedure's name, then
+    @HEADER) brought in one D1 line per element it read (it misses on
+    each) and used want_use of each line's bytes, as its data object."""
+    for proc, lines in loops:
+        c = next((c for c in d["code_objects"] if c["name"].startswith(proc + "@")), None)
+        use = c and c["use"].get("D1")
+        check(use is not None and near(use["lines"], lines) and
+              abs(use["spatial_use"] - want_use) < 0.01,
+              f"{sample}: {proc}'s loop brought {lines} lines into D1, {want_use:.1%} of each used",
+              f"{use}")
+
+
 def source_line(source, needle, after):
     """The line numbers of `after` (a procedure's definition) and of the
     first `needle` after it."""
@@ -124,6 +137,7 @@ def main():
         check_field(sample, d, "pool", "node.value", [], ["node.next"], 8192, 4)
     elif sample == "aos":
         check_field(sample, d, "records", "key", ["weight", "price", "name"], [], 8192, 4)
+        check_code_use(sample, d, [("set_keys", 8192), ("sum_keys", 8192 * 4)], 8 / LINE)
     elif sample == "heap":
         check_heap(d, source, output)
     sys.exit(1 if tap.failed else 0)

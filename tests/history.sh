@@ -269,6 +269,52 @@ r = [x for x in csv.DictReader(open(sys.argv[1])) if x[\"procedure\"] == \"walk_
 assert [x[\"tool\"] for x in r] == [\"sim\", \"sim\", \"count\"], r
 assert int(r[1][\"d1_capacity_misses\"]) >= 97280 and r[1][\"memory_ops\"] == \"\" and r[2][\"d1_capacity_misses\"] == \"\" and int(r[2][\"memory_ops\"]) > 0, r' $W/sim.csv"
 
+# Data objects in trend, diff, regressions and the CSV, on the same two runs:
+# walk_cols reads `matrix` by columns, so its D1 misses grow with the 8K D1.
+# Each run's report (simN.json) is the oracle of `matrix`'s figures.
+matrix_d1() { python3 -c 'import json,sys
+o = [x for x in json.load(open(sys.argv[1]))["data_objects"] if x["name"] == "matrix"][0]
+print(sum(o["misses"]["D1"].values()), o["use"]["D1"]["lines"], o["use"]["D1"]["bytes_used"])' "$1"; }
+m1=$(matrix_d1 "$W/sim1.json") m2=$(matrix_d1 "$W/sim2.json")
+shist trend matrix > "$W/dtrend"
+check "trend of the data object matrix: runs 1 and 2 with the D1 misses each report gave ($m1 / $m2)" \
+    "grep -q '^trend of matrix (data object, global, ' $W/dtrend && grep -q '2 runs' $W/dtrend && grep -Eq \"^ +1 +matrix +global 0x[0-9a-f]+ +[0-9]+ +${m1%% *} \" $W/dtrend && grep -Eq \"^ +2 +matrix +global 0x[0-9a-f]+ +[0-9]+ +${m2%% *} \" $W/dtrend"
+check "the oracle moved: matrix's D1 misses grew from run 1 to run 2 by more than 5%" \
+    "test ${m2%% *} -gt \$(( ${m1%% *} * 105 / 100 ))"
+shist diff 1 2 --metric d1_misses > "$W/ddiff"
+check "diff by d1_misses pairs the data objects: matrix regressed, ${m1%% *} -> ${m2%% *}" \
+    "sed -n '/^regressed/,/^improved/p' $W/ddiff | grep -Eq \"^ +#[0-9]+ +matrix +global 0x[0-9a-f]+ +${m1%% *} -> ${m2%% *} \""
+check "regressions 2 1 by d1_misses: exit 1, matrix listed among the data objects" \
+    "shist regressions 2 1 --metric d1_misses > $W/dreg; test \$? -eq 1 && grep -Eq '^ +#[0-9]+ +matrix +global ' $W/dreg"
+check "regressions 2 1 by d1_misses, threshold 1000%: exit 0, nothing flagged" \
+    "shist regressions 2 1 --metric d1_misses --threshold 1000 > $W/dreg; test \$? -eq 0 && ! grep -q matrix $W/dreg"
+check "diff by d1_spatial_use: a percentage per object, no object 'new' or 'gone'" \
+    "shist diff 1 2 --metric d1_spatial_use > $W/ddiff2 && grep -q 'by D1 spatial use' $W/ddiff2 && grep -q '^new .*(0):' $W/ddiff2 && grep -q '^gone .*(0):' $W/ddiff2"
+check "export --csv: matrix's rows of runs 1 and 2, kind data, with the reports' D1 misses and line use" \
+    "python3 -c 'import csv,sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x[\"data_name\"] == \"matrix\"]
+got = [(x[\"run\"], x[\"kind\"], x[\"data_kind\"], \" \".join(str(v) for v in (sum(int(x[\"d1_\" + c + \"_misses\"]) for c in (\"cold\", \"capacity\", \"conflict\")), int(x[\"d1_lines\"]), int(x[\"d1_bytes_used\"])))) for x in r]
+want = [(\"1\", \"data\", \"global\", sys.argv[2]), (\"2\", \"data\", \"global\", sys.argv[3])]
+assert got == want, (got, want)' $W/sim.csv '$m1' '$m2'"
+check "show lists the data objects once, under the levels, not among the code objects" \
+    "test \$(shist show 2 | grep -c '^  matrix ') = 1"
+
+# A data object named with an escape sequence (a global's symbol, no DWARF
+# to name it otherwise): every line and the CSV print it escaped.
+printf 'long t[4096] __asm__("\\"ta\\033[31mble\\"");\nint main(void) { long s = 0; for (int i = 0; i < 4096; i += 8) s += t[i]; return (int)s; }\n' \
+    > "$W/hostile.c" && cc -O2 -o "$W/hostile" "$W/hostile.c"
+for d1 in 64K,8,64 8K,4,64; do
+    MTOOL_HISTORY="$W/hostile.db" "$MTOOL" sim --D1=$d1 --L2=none -o "$W/hostile.txt" -- "$W/hostile" \
+        > /dev/null 2>&1
+done
+esc=$(printf '\033')
+hostile_name=$(printf 'ta\033[31mble')
+{ "$MTOOL" history --db "$W/hostile.db" trend "$hostile_name"; "$MTOOL" history --db "$W/hostile.db" show 2
+  "$MTOOL" history --db "$W/hostile.db" diff 1 2 --metric d1_misses; "$MTOOL" history --db "$W/hostile.db" export --csv; } \
+    > "$W/hostile.out" 2>&1
+check "a data object named with an escape byte: trend, show, diff and CSV print it escaped" \
+    "! grep -q \"\$esc\" $W/hostile.out && test \$(grep -c 'ta\\\\x1b\\[31mble' $W/hostile.out) -ge 5 && grep -q '^trend of ta.x1b.31mble (data object, global' $W/hostile.out"
+
 # Data objects: heap's, traced, then the same source rebuilt at -O1 under the
 # same file name: the history matches the builds, and each data object of
 # the same name (heap sites with their call paths, globals, frames) is the
@@ -295,8 +341,10 @@ rows_at=$(nm "$walks" | awk '$3 == "walk_rows" { print $1 }')
 printf '2 %s 4\n0 10000 8\n0 10040 8\n0 10000 8\n' "$rows_at" > "$W/hand.din"
 MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --trace "$W/hand.din" --binary "$walks" --I1=8K,4,64 \
     --D1=8K,4,64 --L2=none -o "$W/sx.txt" 2> "$W/hand.err"
-check "a din trace with --binary is stored: walk_rows 4 references, I1 1 cold, D1 2 cold misses" \
-    "test \"\$(ssql \"SELECT f.refs || ' ' || f.i1_cold || ' ' || f.d1_cold || ' ' || (f.d1_capacity + f.d1_conflict) || ' ' || ifnull(f.l2_cold, '-') || ' ' || r.ran FROM sim_figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id WHERE r.id = 4 AND s.procedure = 'walk_rows' AND s.loop_path IS NULL\")\" = '4 1 2 0 - 0'"
+check "a din trace with --binary is stored: walk_rows 4 references, I1 1 cold, D1 2 cold misses, 2 lines of which 16 bytes used" \
+    "test \"\$(ssql \"SELECT f.refs || ' ' || f.i1_cold || ' ' || f.d1_cold || ' ' || (f.d1_capacity + f.d1_conflict) || ' ' || ifnull(f.l2_cold, '-') || ' ' || r.ran || ' ' || f.d1_lines || ' ' || f.d1_bytes_used FROM sim_figures f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id WHERE r.id = 4 AND s.procedure = 'walk_rows' AND s.loop_path IS NULL\")\" = '4 1 2 0 - 0 2 16'"
+check "trend of walk_rows shows the hand trace's D1 spatial use: 16 of 128 bytes, 12.5%" \
+    "shist trend walk_rows | grep -Eq '^ +4 +walk_rows .* 12.5% '"
 check "show of a trace run: nothing ran" "shist show 4 | grep -q 'a trace file simulated, nothing ran'"
 MTOOL_HISTORY="$W/trace-first.db" "$MTOOL" sim --trace "$W/hand.din" --binary "$walks" \
     --D1=8K,4,64 -o "$W/sx.txt" 2> /dev/null
@@ -317,7 +365,6 @@ check "sim into a directory as the history: exit 3 as the program, 'run not stor
 
 # A program whose file name holds an escape byte: every line mtool prints
 # about it has \x1b instead.
-esc=$(printf '\033')
 cp "$walks" "$W/wa${esc}lks" && printf x >> "$W/wa${esc}lks" # another build: its own name
 MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/wa${esc}lks" > /dev/null 2>&1
 { shist list; shist show last; shist trend --program "wa${esc}lks" walk_cols; shist diff 2 last; } > "$W/esc.out" 2>&1

@@ -4,9 +4,10 @@ as `mtool history export --json` has it, against the report `mtool sim
 --json` printed for the same run (docs/SIMULATOR.md, docs/HISTORY.md):
 
   - the machine's levels, in order, with the report's totals;
-  - every procedure: references and misses per level by cause equal to the
-    sum of the report's code objects of that procedure (its own and its
-    loops': the history stores them as `count` does, inclusive);
+  - every procedure: references, misses per level by cause and line use
+    per level (lines brought in, bytes of them used) equal to the sum of
+    the report's code objects of that procedure (its own and its loops':
+    the history stores them as `count` does, inclusive);
   - every loop: its own code object's figures (the report names a loop by
     its header address, the history's site address) plus those of the loops
     directly inside it (stored paths P.k), so an innermost loop equals its
@@ -20,9 +21,11 @@ import sys
 CAUSES = ("cold", "capacity", "conflict")
 
 
-def figures(refs, misses):
-    """(refs, {(level, cause): n}) of one object."""
-    return refs, {(lv, c): by[c] for lv, by in misses.items() for c in CAUSES}
+def figures(refs, misses, use):
+    """(refs, {(level, cause or line use figure): n}) of one object."""
+    counts = {(lv, c): by[c] for lv, by in misses.items() for c in CAUSES}
+    counts.update({(lv, k): u[k] for lv, u in use.items() for k in ("lines", "bytes_used")})
+    return refs, counts
 
 
 def add(a, b):
@@ -77,7 +80,7 @@ def main():
     for co in report["code_objects"]:
         if "procedure" not in co:
             continue  # outside the binary's procedures: in the totals only
-        f = figures(co["refs"], co["misses"])
+        f = figures(co["refs"], co["misses"], co["use"])
         per_proc[co["procedure"]] = add(per_proc.get(co["procedure"], empty), f)
         if co["loop"]:
             key = (co["procedure"], int(co["loop"], 16))
@@ -88,7 +91,7 @@ def main():
     checked = 0
     for o in objects:
         s = o["simulated"]
-        stored = figures(s["refs"], s["misses"])
+        stored = figures(s["refs"], s["misses"], s["use"])
         if set(s["misses"]) != {lv["name"] for lv in report["levels"]}:
             failures.append(f"{o['procedure']}/{o['loop_path']}: levels {sorted(s['misses'])}")
         if o["kind"] == "procedure":
@@ -99,7 +102,8 @@ def main():
                 if proc == o["procedure"] and path.startswith(o["loop_path"] + ".") and \
                         "." not in path[len(o["loop_path"]) + 1:]:
                     expected = add(expected, figures(inner["simulated"]["refs"],
-                                                     inner["simulated"]["misses"]))
+                                                     inner["simulated"]["misses"],
+                                                     inner["simulated"]["use"]))
         nonzero = {k: v for k, v in expected[1].items() if v}
         if stored[0] != expected[0] or {k: v for k, v in stored[1].items() if v} != nonzero:
             failures.append(f"{o['procedure']}/{o['loop_path']}: stored {stored}, "

@@ -116,6 +116,38 @@ printf '0 0\n0 100\n0 200\n0 300\n0 400\n0 500\n' > "$OUT/stride.din"
 expect "stride prefetch" stride.din "D1 misses 3 D1 prefetch_hits 3 D1 prefetches 4 \
 D1 prefetch_unused 1" --D1=256,4,64 --prefetch=stride
 
+# --- line use per code object (--binary: code objects are its procedures) ---
+# walks' walk_rows reads the first 8 bytes of 16 lines (12.5% of each used),
+# then walk_cols reads 8 lines whole, 8 bytes at a time (100%, 7 reuses a
+# line): a fetch at a procedure's entry (link-time address: din traces are
+# not relocated) makes the reads after it that procedure's.  A D1 of 8
+# lines: the rows' lines leave as the columns' come in, the columns' are
+# still there at the end and count as they are then.
+walks_bin="$SAMPLES_SIM/walks-gcc-O2"
+{
+    printf '2 %s 4\n' "$(nm "$walks_bin" | awk '$3 == "walk_rows" { print $1 }')"
+    for k in $(seq 0 15); do printf '0 %x 8\n' $((0x10000 + k * 64)); done
+    printf '2 %s 4\n' "$(nm "$walks_bin" | awk '$3 == "walk_cols" { print $1 }')"
+    for k in $(seq 0 7); do
+        for b in 0 8 16 24 32 40 48 56; do printf '0 %x 8\n' $((0x20000 + k * 64 + b)); done
+    done
+} > "$OUT/use.din"
+if "$MTOOL" sim --trace "$OUT/use.din" --binary "$walks_bin" --no-store --I1=8K,4,64 \
+        --D1=512,2,64 --L2=none --json -o "$OUT/use.json" 2> "$OUT/err" &&
+    "$MTOOL" sim --trace "$OUT/use.din" --binary "$walks_bin" --no-store --I1=8K,4,64 \
+        --D1=512,2,64 --L2=none -o "$OUT/use.txt" 2>> "$OUT/err" &&
+    python3 -c 'import json, sys
+d = {c["name"]: c["use"]["D1"] for c in json.load(open(sys.argv[1]))["code_objects"] if "D1" in c["use"]}
+want = {"walk_rows": {"lines": 16, "bytes_used": 128, "reuses": 0, "spatial_use": 0.125},
+        "walk_cols": {"lines": 8, "bytes_used": 512, "reuses": 56, "spatial_use": 1}}
+sys.exit(d != want and "code objects D1 use: %s" % d)' "$OUT/use.json" &&
+    grep -Eq '^walk_rows +[0-9]+ +[0-9.]+% +[0-9]+ +16 +12.5% +0$' "$OUT/use.txt" &&
+    grep -Eq '^walk_cols +[0-9]+ +[0-9.]+% +[0-9]+ +8 +100.0% +56$' "$OUT/use.txt"; then
+    ok "sim: line use per code object: walk_rows 16 lines 12.5% used, walk_cols 8 lines 100%, 56 reuses"
+else
+    fail "sim: line use per code object: $(head -1 "$OUT/err")"
+fi
+
 # --- bad input: one line naming the file (and line), exit 1, no output ---
 printf '0 0\n0 zz\n' > "$OUT/bad.din"
 bad() {

@@ -30,7 +30,8 @@ const char mt_history_usage[] =
     "  show RUN [--top N]\n"
     "                   one run: its circumstances and every executed object\n"
     "  trend OBJECT [--last N]\n"
-    "                   one procedure, loop or region over every run holding it\n"
+    "                   one procedure, loop, region or data object over every run\n"
+    "                   holding it\n"
     "  diff RUN1 RUN2 [--threshold P] [--metric M]\n"
     "                   objects regressed, improved, new and gone from RUN1 to RUN2\n"
     "  regressions [RUN [BASE]] [--threshold P] [--min-share P] [--metric M]\n"
@@ -48,13 +49,18 @@ const char mt_history_usage[] =
     "RUN is an id, 'last' or 'last~K' (K runs before the last; with --program NAME,\n"
     "among that program's runs).  OBJECT is PROC, PROC/LOOP-PATH (loop nesting path:\n"
     "'2.1' is the first loop inside the second outermost loop), PROC/rK (region K of\n"
-    "a large loop-free procedure timed in pieces by pass 2), FILE:LINE or #ID.\n"
+    "a large loop-free procedure timed in pieces by pass 2), FILE:LINE, a data object's\n"
+    "name of a simulated run ('records.key', 'malloc@fill:43': a heap site's, with or\n"
+    "without its ' <- ' call path) or #ID.\n"
     "METRIC (what regresses): memops, instructions, entries, measured, predicted,\n"
-    "overhead; of simulated runs (mtool sim) sim_refs, LEVEL_misses and\n"
-    "LEVEL_CAUSE_misses, LEVEL one of i1, d1, l2, l3, l4, ll (the run's last level),\n"
-    "CAUSE one of cold, capacity, conflict (d1_misses, ll_capacity_misses); or auto\n"
-    "(default: overhead, else measured cycles, else memory operations, else last-level\n"
-    "misses, whichever both runs have).\n"
+    "overhead; of simulated runs (mtool sim) sim_refs, LEVEL_misses,\n"
+    "LEVEL_CAUSE_misses, LEVEL_lines (lines brought in) and LEVEL_spatial_use (% of\n"
+    "their bytes used: regresses when it drops), LEVEL one of i1, d1, l2, l3, l4, ll\n"
+    "(the run's last level), CAUSE one of cold, capacity, conflict (d1_misses,\n"
+    "ll_capacity_misses, d1_spatial_use); or auto (default: overhead, else measured\n"
+    "cycles, else memory operations, else last-level misses, whichever both runs\n"
+    "have).  Data objects are compared as procedures and loops are, their share\n"
+    "taken of the data objects' total.\n"
     "\n"
     "options for every command:\n"
     "  --db FILE        the database (instead of $MTOOL_HISTORY or the default)\n"
@@ -62,7 +68,7 @@ const char mt_history_usage[] =
 
 typedef enum {
     M_AUTO, M_MEMOPS, M_INSNS, M_ENTRIES, M_MEASURED, M_PREDICTED, M_OVERHEAD, M_SIM_REFS,
-    M_SIM_MISSES
+    M_SIM_MISSES, M_SIM_LINES, M_SIM_SPATIAL_USE
 } metric_kind;
 static const char *const metric_names[] = {"auto", "memops", "instructions", "entries",
                                            "measured", "predicted", "overhead", "sim_refs"};
@@ -80,7 +86,8 @@ typedef struct {
     int cause;
 } metric;
 
-/* "d1_misses", "ll_capacity_misses": a simulated level's misses. */
+/* "d1_misses", "ll_capacity_misses": a simulated level's misses;
+ * "d1_lines", "d1_spatial_use": its line use. */
 static bool parse_sim_metric(const char *name, metric *m)
 {
     const char *us = strchr(name, '_');
@@ -92,6 +99,10 @@ static bool parse_sim_metric(const char *name, metric *m)
     if (slot < 0 || strpbrk(level, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
         return false;
     *m = (metric){M_SIM_MISSES, (unsigned)slot, -1};
+    if (!strcmp(us + 1, "lines") || !strcmp(us + 1, "spatial_use")) {
+        m->kind = us[1] == 'l' ? M_SIM_LINES : M_SIM_SPATIAL_USE;
+        return true;
+    }
     if (!strcmp(us + 1, "misses"))
         return true;
     for (int c = 0; c < MT_STORE_NCAUSES; c++) {
@@ -106,7 +117,12 @@ static bool parse_sim_metric(const char *name, metric *m)
 
 static void metric_title(metric m, char *buf, size_t n)
 {
-    if (m.kind != M_SIM_MISSES)
+    const char *level = mt_store_sim_level_name(m.slot);
+    if (m.kind == M_SIM_LINES)
+        snprintf(buf, n, "%s lines brought in (simulated)", level);
+    else if (m.kind == M_SIM_SPATIAL_USE)
+        snprintf(buf, n, "%s spatial use, %% of the bytes brought in (simulated)", level);
+    else if (m.kind != M_SIM_MISSES)
         snprintf(buf, n, "%s", metric_titles[m.kind]);
     else
         snprintf(buf, n, "%s %s%smisses (simulated)", mt_store_sim_level_name(m.slot),
@@ -272,6 +288,8 @@ static char *escaped_free(char *raw)
 
 static char *object_label(const mt_store_object_row *o)
 {
+    if (o->data_kind)
+        return mt_ui_escape(o->procedure);
     return escaped_free(o->is_loop || o->is_region
                             ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
                             : mt_xstrdup(o->procedure));
@@ -279,6 +297,9 @@ static char *object_label(const mt_store_object_row *o)
 
 static char *object_place(const mt_store_object_row *o)
 {
+    if (o->data_kind) /* a heap site's or a frame's objects have no address */
+        return escaped_free(o->address ? mt_xasprintf("%s 0x%" PRIx64, o->data_kind, o->address)
+                                       : mt_xstrdup(o->data_kind));
     if (!o->named)
         return mt_xasprintf("0x%" PRIx64 " (by address)", o->address);
     if (!o->file)
@@ -307,6 +328,33 @@ static double sim_misses(const mt_store_object_row *o, unsigned slot, int cause)
     return (double)n;
 }
 
+/* The slot a metric reads in o (each run's own last level for LL), or
+ * MT_STORE_SIM_LEVELS when o was not simulated. */
+static unsigned sim_slot(const mt_store_object_row *o, unsigned slot)
+{
+    if (!o->sim.present)
+        return MT_STORE_SIM_LEVELS;
+    return slot == MT_STORE_SIM_LL ? o->sim.last : slot;
+}
+
+/* Lines o's references brought into a slot, NAN when not recorded. */
+static double sim_lines(const mt_store_object_row *o, unsigned slot)
+{
+    slot = sim_slot(o, slot);
+    return slot < MT_STORE_SIM_LEVELS ? count_value(o->sim.lines[slot]) : NAN;
+}
+
+/* The share of the bytes of those lines used before they left, in
+ * percent; NAN without a line. */
+static double sim_spatial_use(const mt_store_object_row *o, unsigned slot)
+{
+    double lines = sim_lines(o, slot);
+    slot = sim_slot(o, slot);
+    if (!(lines > 0) || !o->sim.line[slot])
+        return NAN;
+    return 100.0 * (double)o->sim.bytes_used[slot] / (lines * o->sim.line[slot]);
+}
+
 static double metric_value(const mt_store_object_row *o, metric m)
 {
     switch (m.kind) {
@@ -317,6 +365,8 @@ static double metric_value(const mt_store_object_row *o, metric m)
     case M_OVERHEAD: return o->overhead_cycles;
     case M_SIM_REFS: return o->sim.present ? (double)o->sim.refs : NAN;
     case M_SIM_MISSES: return sim_misses(o, m.slot, m.cause);
+    case M_SIM_LINES: return sim_lines(o, m.slot);
+    case M_SIM_SPATIAL_USE: return sim_spatial_use(o, m.slot);
     default: return count_value(o->memory_ops);
     }
 }
@@ -400,7 +450,8 @@ static const char figures_note[] =
     " entries '-' for loops of count runs stored before history version 4: docs/HISTORY.md)\n";
 static const char sim_note[] =
     "(simulated runs, mtool sim: references traced and misses per cache level by cause, a\n"
-    " procedure's including its loops'; levels without a miss in these rows left out)\n";
+    " procedure's including its loops'; used: bytes of the lines its references brought in\n"
+    " used before they left, '-' when not recorded; levels without a miss left out)\n";
 
 /* The level slots in which any of the rows has a simulated miss (a traced
  * run's I1 has none: instruction fetches are not traced). */
@@ -420,7 +471,8 @@ static void print_sim_header(FILE *fp, const char *first_column, const bool *slo
         if (slots[l]) {
             char title[16];
             snprintf(title, sizeof title, "%s misses", mt_store_sim_level_name((unsigned)l));
-            fprintf(fp, " %12s %10s %10s %10s", title, "cold", "capacity", "conflict");
+            fprintf(fp, " %12s %10s %10s %10s %7s", title, "cold", "capacity", "conflict",
+                    "used");
         }
     fputc('\n', fp);
 }
@@ -442,6 +494,11 @@ static void print_sim_object(FILE *fp, const mt_store_object_row *o, const char 
         put_column(&w, 1, isnan(all) ? "-" : decimal((uint64_t)all, d), 12);
         for (int c = 0; c < MT_STORE_NCAUSES; c++)
             put_column(&w, 1, isnan(all) ? "-" : decimal(o->sim.misses[l][c], d), 10);
+        char used[16] = "-";
+        double use = sim_spatial_use(o, l);
+        if (!isnan(use))
+            snprintf(used, sizeof used, "%.1f%%", use);
+        put_column(&w, 1, used, 7);
     }
     row_put(&w, "\n", 1);
     fwrite(w.buf, 1, w.len, fp);
@@ -625,6 +682,21 @@ static void print_times(const char *what, double user, double sys, double wall)
         printf("  %s: user %.3f s, system %.3f s, wall %.3f s (measured)\n", what, user, sys, wall);
 }
 
+/* Moves the code objects before the data objects, each in its order;
+ * returns how many code objects there are. */
+static size_t code_objects_first(mt_store_object_row *rows, size_t n)
+{
+    mt_store_object_row *tmp = mt_xcalloc(n + 1, sizeof *tmp);
+    size_t ncode = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        ncode += !rows[i].data_kind;
+    for (size_t i = 0; i < n; i++)
+        tmp[rows[i].data_kind ? ncode + k++ : i - k] = rows[i];
+    memcpy(rows, tmp, n * sizeof *rows);
+    free(tmp);
+    return ncode;
+}
+
 static int cmd_show(mt_store *s, const history_args *a)
 {
     if (a->npos != 1) {
@@ -675,8 +747,9 @@ static int cmd_show(mt_store *s, const history_args *a)
         printf("  executed (measured counts, procedures summed): %" PRIu64 " instructions, %" PRIu64
                " memory operations; %u procedures and loops\n\n", r.instructions, r.memory_ops,
                r.nobjects);
-    if (rc == 0)
-        print_object_tables(objs, n, a->top, "object", object_id_column);
+    if (rc == 0) /* the data objects were listed with the levels */
+        print_object_tables(objs, code_objects_first(objs, n), a->top, "object",
+                            object_id_column);
     mt_store_object_rows_free(objs, n);
     mt_store_run_rows_free(rp, 1);
     return rc;
@@ -700,12 +773,18 @@ static int cmd_trend(mt_store *s, const history_args *a)
         return 1;
     }
     char *label = n ? object_label(&rows[n - 1]) : mt_ui_escape(a->pos[0]);
-    printf("trend of %s (%s, object #%" PRId64 "): %zu run%s%s\n", label,
-           n && rows[n - 1].is_region ? "region" : n && rows[n - 1].is_loop ? "loop" : "procedure",
+    const mt_store_object_row *last = n ? &rows[n - 1] : NULL;
+    char *kind = last && last->data_kind ? escaped_free(mt_xasprintf("data object, %s",
+                                                                     last->data_kind))
+                                         : mt_xstrdup(last && last->is_region ? "region"
+                                                      : last && last->is_loop ? "loop"
+                                                                              : "procedure");
+    printf("trend of %s (%s, object #%" PRId64 "): %zu run%s%s\n", label, kind,
            object, n, n == 1 ? "" : "s",
            n && !rows[n - 1].named ? "; identified by address only (no symbol)" : "");
     print_object_tables(rows, n, 0, "run", run_id_column);
     free(label);
+    free(kind);
     mt_store_object_rows_free(rows, n);
     return 0;
 }
@@ -733,16 +812,21 @@ static metric choose_metric(const mt_store_diff *d, metric asked)
     return order[2];
 }
 
+/* change: in percent, INFINITY from zero; worse: the change for the worse
+ * (the change, or its opposite for a metric the higher the better). */
 typedef struct {
     uint32_t row;           /* in b */
-    double before, after, change; /* change in percent; INFINITY from zero */
+    double before, after, change, worse;
 } compared;
 
-static int by_change_desc(const void *x, const void *y)
+static int by_worse_desc(const void *x, const void *y)
 {
-    double p = ((const compared *)x)->change, q = ((const compared *)y)->change;
+    double p = ((const compared *)x)->worse, q = ((const compared *)y)->worse;
     return p < q ? 1 : p > q ? -1 : 0;
 }
+
+/* Spatial use is the one metric that improves as it grows. */
+static bool higher_is_better(metric m) { return m.kind == M_SIM_SPATIAL_USE; }
 
 static const char *how_text(const mt_store_diff *d, size_t j, char *buf, size_t n)
 {
@@ -769,8 +853,12 @@ static void print_compared(const mt_store_diff *d, const compared *c)
         snprintf(change, sizeof change, "from 0");
     else
         snprintf(change, sizeof change, "%+.1f%%", c->change);
-    printf("  #%-6" PRId64 " %-32s %-24s %16.0f -> %-16.0f %9s  %s\n", o->object, label, place,
-           c->before, c->after, change, how_text(d, c->row, how, sizeof how));
+    const char *f = c->before == floor(c->before) && c->after == floor(c->after) ? "%.0f" : "%.1f";
+    char before[32], after[32];
+    snprintf(before, sizeof before, f, c->before);
+    snprintf(after, sizeof after, f, c->after);
+    printf("  #%-6" PRId64 " %-32s %-24s %16s -> %-16s %9s  %s\n", o->object, label, place,
+           before, after, change, how_text(d, c->row, how, sizeof how));
     free(label);
     free(place);
 }
@@ -787,9 +875,9 @@ static compared *compare_pairs(const mt_store_diff *d, metric m, size_t *n)
         if (isnan(x) || isnan(y))
             continue;
         double change = x != 0 ? 100.0 * (y - x) / fabs(x) : y > 0 ? INFINITY : y < 0 ? -INFINITY : 0;
-        out[(*n)++] = (compared){(uint32_t)j, x, y, change};
+        out[(*n)++] = (compared){(uint32_t)j, x, y, change, higher_is_better(m) ? -change : change};
     }
-    qsort(out, *n, sizeof *out, by_change_desc);
+    qsort(out, *n, sizeof *out, by_worse_desc);
     return out;
 }
 
@@ -854,12 +942,12 @@ static int cmd_diff(mt_store *s, const history_args *a)
     for (int k = 0; k < 2; k++) {
         size_t count = 0;
         for (size_t i = 0; i < n; i++)
-            count += k == 0 ? c[i].change > a->threshold : c[i].change < -a->threshold;
+            count += k == 0 ? c[i].worse > a->threshold : c[i].worse < -a->threshold;
         unchanged -= count;
         printf("%s (%zu):\n", titles[k], count);
         for (size_t i = 0; i < n; i++) {
             size_t at = k == 0 ? i : n - 1 - i; /* improvements: largest drop first */
-            if (k == 0 ? c[at].change > a->threshold : c[at].change < -a->threshold)
+            if (k == 0 ? c[at].worse > a->threshold : c[at].worse < -a->threshold)
                 print_compared(&d, &c[at]);
         }
     }
@@ -871,13 +959,29 @@ static int cmd_diff(mt_store *s, const history_args *a)
     return 0;
 }
 
-static double total_of(const mt_store_object_row *rows, size_t n, metric m)
+/* The metric summed over the procedures (code: a procedure's figures hold
+ * its loops' and regions') or over the data objects (data), what an
+ * object's share is of: the data objects' misses include those of code
+ * outside the binary's procedures. */
+static double total_of(const mt_store_object_row *rows, size_t n, metric m, bool data)
 {
     double t = 0;
     for (size_t i = 0; i < n; i++)
-        if (!rows[i].is_loop && !rows[i].is_region && !isnan(metric_value(&rows[i], m)))
+        if (!rows[i].is_loop && !rows[i].is_region && !rows[i].data_kind == !data &&
+            !isnan(metric_value(&rows[i], m)))
             t += fabs(metric_value(&rows[i], m));
     return t;
+}
+
+/* The larger of an object's shares of either run's total, in percent; 100
+ * for a metric that is no count (a percentage sums to no total). */
+static double share_of(const mt_store_diff *d, const compared *c, metric m,
+                       const double (*totals)[2])
+{
+    if (m.kind == M_SIM_SPATIAL_USE)
+        return 100;
+    const double *t = totals[d->b[c->row].data_kind != NULL];
+    return fmax(t[0] ? 100 * fabs(c->before) / t[0] : 0, t[1] ? 100 * fabs(c->after) / t[1] : 0);
 }
 
 static int cmd_regressions(mt_store *s, const history_args *a)
@@ -894,18 +998,18 @@ static int cmd_regressions(mt_store *s, const history_args *a)
     metric m = choose_metric(&d, a->metric);
     size_t n, regressed = 0, considered = 0;
     compared *c = compare_pairs(&d, m, &n);
-    double ta = total_of(d.a, d.na, m), tb = total_of(d.b, d.nb, m);
+    const double totals[2][2] = {{total_of(d.a, d.na, m, false), total_of(d.b, d.nb, m, false)},
+                                 {total_of(d.a, d.na, m, true), total_of(d.b, d.nb, m, true)}};
     char title[64];
     metric_title(m, title, sizeof title);
     printf("regressions: run %" PRId64 " against run %" PRId64 " by %s; threshold %g%%, objects "
            "holding at least %g%% of either run's total\n", rb, ra, title, a->threshold,
            a->min_share);
     for (size_t i = 0; i < n; i++) {
-        double share = fmax(ta ? 100 * fabs(c[i].before) / ta : 0, tb ? 100 * fabs(c[i].after) / tb : 0);
-        if (share < a->min_share)
+        if (share_of(&d, &c[i], m, totals) < a->min_share)
             continue;
         considered++;
-        if (c[i].change > a->threshold) {
+        if (c[i].worse > a->threshold) {
             print_compared(&d, &c[i]);
             regressed++;
         }

@@ -21,7 +21,8 @@ const char mt_sim_usage[] =
     "level, references, misses by cause (cold, capacity, conflict: Hill's 3C against a\n"
     "fully associative LRU cache of the same size), evictions, writebacks and how much\n"
     "of each line brought in was used (spatial: bytes; temporal: reuses); per code\n"
-    "object (procedures of --binary for lackey traces) references and misses.\n"
+    "object (procedures of --binary for lackey traces) references, misses and the use\n"
+    "of the lines its references brought in.\n"
     "The machine is this one, read from sysfs, unless a description file or the flags\n"
     "say otherwise (docs/SIMULATOR.md).\n"
     "With -- BIN ARGS, runs a copy of BIN whose procedures' loads and stores (explicit\n"
@@ -473,6 +474,38 @@ static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     free(rows);
 }
 
+/* The use of the lines the code objects' references brought in, per
+ * level, the same code objects in the same order as print_code_objects. */
+static void print_code_use(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
+{
+    size_t n, nuses;
+    mt_sim_code_tally *rows = sorted_tallies(s, &n);
+    const mt_sim_object_use *uses = mt_sim_code_uses(s, &nuses);
+    enum { SHOWN = 20 };
+    fprintf(fp, "\ncode objects' line use (per level: lines their references brought in, %% of "
+                "their bytes used before they left, reuses):\n%-40s", "name");
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        fprintf(fp, " %10s %7s %10s", mt_sim_level(s, l)->desc->name, "used", "reuses");
+    fputc('\n', fp);
+    for (size_t i = 0; i < n && i < SHOWN; i++) {
+        char raw[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(map->prog, rows[i].code, raw, sizeof raw);
+        char *name = mt_ui_escape(raw);
+        fprintf(fp, "%-40s", name);
+        free(name);
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+            const mt_sim_object_use *u = mt_sim_use_of(uses, nuses, rows[i].code, l);
+            if (u)
+                fprintf(fp, " %10" PRIu64 " %6.1f%% %10" PRIu64, u->lines,
+                        100 * mt_sim_spatial_use(s, u), u->reuses);
+            else
+                fprintf(fp, " %10s %7s %10s", "0", "-", "0");
+        }
+        fputc('\n', fp);
+    }
+    free(rows);
+}
+
 /* The trace, what names its code objects, the machine. */
 static void print_heading(FILE *fp, const sim_args *a, const mt_sim *s, const mt_sim_machine *m,
                           const mt_trace_counts *c, const mt_sim_code_map *map)
@@ -504,6 +537,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     print_sampling(fp, s);
     print_levels(fp, s);
     print_code_objects(fp, s, map);
+    print_code_use(fp, s, map);
     if (data)
         mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
@@ -608,10 +642,14 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     size_t n;
     code_row *rows = code_rows(s, &n);
     fprintf(fp, ",\n  \"code_objects\": [");
+    size_t nuses;
+    const mt_sim_object_use *uses = mt_sim_code_uses(s, &nuses);
     for (size_t i = 0; i < n; i++) {
         json_code_head(fp, map, i, rows[i].code, rows[i].refs);
         fprintf(fp, ", \"misses\": ");
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
+        fprintf(fp, ", \"use\": ");
+        mt_sim_json_use(fp, s, uses, nuses, rows[i].code);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  ]");
@@ -642,7 +680,7 @@ static void json_tallies(FILE *fp, mt_sim *s)
     for (size_t i = 0; i < n; i++)
         fprintf(fp, "%s\n    {\"level\": \"%s\", \"data\": %" PRIu32 ", \"lines\": %" PRIu64
                     ", \"bytes_used\": %" PRIu64 ", \"reuses\": %" PRIu64 "}",
-                i ? "," : "", mt_sim_level(s, u[i].level)->desc->name, u[i].data, u[i].lines,
+                i ? "," : "", mt_sim_level(s, u[i].level)->desc->name, u[i].object, u[i].lines,
                 u[i].bytes_used, u[i].reuses);
     fprintf(fp, "\n  ]");
 }

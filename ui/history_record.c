@@ -223,18 +223,33 @@ static mt_store_sim_level *sim_levels(mt_sim *s, unsigned *slot_of)
     return levels;
 }
 
-/* A site's figures before the first reference: zero misses at the levels
- * the machine has, none (NULL) at the others. */
+/* A site's figures before the first reference: zero misses and line use
+ * at the levels the machine has, none (NULL) at the others. */
 static mt_store_sim_figures empty_figures(uint32_t site, mt_sim *s, const unsigned *slot_of)
 {
     mt_store_sim_figures f = {.site = site};
-    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         for (int c = 0; c < MT_STORE_NCAUSES; c++)
             f.misses[l][c] = MT_STORE_NO_COUNT;
+        f.lines[l] = f.bytes_used[l] = MT_STORE_NO_COUNT;
+    }
     for (unsigned l = 0; l < mt_sim_level_count(s); l++)
-        if (slot_of[l] < MT_STORE_SIM_LEVELS)
+        if (slot_of[l] < MT_STORE_SIM_LEVELS) {
             memset(f.misses[slot_of[l]], 0, sizeof f.misses[0]);
+            f.lines[slot_of[l]] = f.bytes_used[slot_of[l]] = 0;
+        }
     return f;
+}
+
+/* One row of line use added to the history's slot of its level. */
+static void add_use(uint64_t *lines, uint64_t *bytes_used, mt_sim *s, const unsigned *slot_of,
+                    const mt_sim_object_use *u)
+{
+    unsigned slot = u->level < mt_sim_level_count(s) ? slot_of[u->level] : MT_STORE_SIM_LEVELS;
+    if (slot < MT_STORE_SIM_LEVELS) {
+        lines[slot] += u->lines;
+        bytes_used[slot] += u->bytes_used;
+    }
 }
 
 /* The simulator's misses per level by cause added to the history's slots. */
@@ -253,36 +268,67 @@ static void add_pair(mt_store_sim_figures *f, mt_sim *s, const unsigned *slot_of
     add_misses(f->misses, (const uint64_t(*)[MT_SIM_NCAUSES])p->misses, s, slot_of);
 }
 
+/* The sites of code object `code` and of every object enclosing it, in
+ * *sites (grown as needed; none outside the binary's procedures or in a
+ * PLT stub): how many. */
+static size_t enclosing_sites(const mt_program *prog, const mt_store_build *b, uint32_t code,
+                              uint32_t **sites, size_t *cap)
+{
+    uint32_t proc, loop;
+    size_t n = 0;
+    if (!mt_code_object_split(prog, code, &proc, &loop))
+        return 0;
+    for (uint32_t l = loop;; l = prog->procs[proc].loops[l].parent) {
+        uint32_t site = mt_store_site_of(b, proc, l);
+        if (site == MT_NONE)
+            break; /* PLT stubs are never objects */
+        MT_PUSH(*sites, n, *cap, site);
+        if (l == MT_NONE)
+            break;
+    }
+    return n;
+}
+
+/* The figures of site `site`, started empty the first time. */
+static mt_store_sim_figures *site_figures(mt_store_sim_figures *by_site, bool *touched,
+                                          uint32_t site, mt_sim *s, const unsigned *slot_of)
+{
+    if (!touched[site])
+        by_site[site] = empty_figures(site, s, slot_of);
+    touched[site] = true;
+    return &by_site[site];
+}
+
 /* Per procedure and loop of the build, with the meaning `count` gives its
  * figures: a procedure's include its loops', a loop's its inner loops'
  * (the simulator's code objects are the innermost: each reference is
- * added to its object and every object enclosing it).  Summed over data
+ * added to its object and every object enclosing it, and so is the use of
+ * each line it brought in).  Summed over data
  * objects; references outside the binary's procedures (code object 0:
  * libraries, the loader) are in the levels' totals only. */
 static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
                                          const mt_store_build *b, const unsigned *slot_of,
                                          size_t *n)
 {
-    size_t np;
+    size_t np, nuses, cap = 0;
     const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    const mt_sim_object_use *uses = mt_sim_code_uses(s, &nuses);
     mt_store_sim_figures *by_site = mt_xcalloc(b->nsites + 1, sizeof *by_site);
     bool *touched = mt_xcalloc(b->nsites + 1, sizeof *touched);
+    uint32_t *sites = NULL;
     for (size_t i = 0; i < np; i++) {
-        uint32_t proc, loop;
-        if (!mt_code_object_split(prog, p[i].code, &proc, &loop))
-            continue;
-        for (uint32_t l = loop;; l = prog->procs[proc].loops[l].parent) {
-            uint32_t site = mt_store_site_of(b, proc, l);
-            if (site == MT_NONE)
-                break; /* PLT stubs are never objects */
-            if (!touched[site])
-                by_site[site] = empty_figures(site, s, slot_of);
-            touched[site] = true;
-            add_pair(&by_site[site], s, slot_of, &p[i]);
-            if (l == MT_NONE)
-                break;
+        size_t k = enclosing_sites(prog, b, p[i].code, &sites, &cap);
+        while (k--)
+            add_pair(site_figures(by_site, touched, sites[k], s, slot_of), s, slot_of, &p[i]);
+    }
+    for (size_t i = 0; i < nuses; i++) {
+        size_t k = enclosing_sites(prog, b, uses[i].object, &sites, &cap);
+        while (k--) {
+            mt_store_sim_figures *f = site_figures(by_site, touched, sites[k], s, slot_of);
+            add_use(f->lines, f->bytes_used, s, slot_of, &uses[i]);
         }
     }
+    free(sites);
     *n = 0;
     for (size_t site = 0; site < b->nsites; site++)
         if (touched[site])
@@ -315,19 +361,15 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         *x = (mt_store_sim_data){.name = name, .kind = mt_data_kind_name(o->kind),
                                  .address = o->start, .size = o->size, .refs = rows[i].refs};
         memcpy(x->misses, f.misses, sizeof x->misses);
-        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
-            x->lines[l] = x->bytes_used[l] = x->misses[l][0] == MT_STORE_NO_COUNT ? MT_STORE_NO_COUNT : 0;
+        memcpy(x->lines, f.lines, sizeof x->lines);
+        memcpy(x->bytes_used, f.bytes_used, sizeof x->bytes_used);
         add_misses(x->misses, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, s, slot_of);
         row_of[rows[i].id] = (uint32_t)i + 1;
     }
     for (size_t k = 0; k < nuses; k++) {
-        uint32_t r = uses[k].data < mt_data_map_count(d) ? row_of[uses[k].data] : 0;
-        unsigned slot = uses[k].level < mt_sim_level_count(s) ? slot_of[uses[k].level]
-                                                              : MT_STORE_SIM_LEVELS;
-        if (r && slot < MT_STORE_SIM_LEVELS) {
-            out[r - 1].lines[slot] += uses[k].lines;
-            out[r - 1].bytes_used[slot] += uses[k].bytes_used;
-        }
+        uint32_t r = uses[k].object < mt_data_map_count(d) ? row_of[uses[k].object] : 0;
+        if (r)
+            add_use(out[r - 1].lines, out[r - 1].bytes_used, s, slot_of, &uses[k]);
     }
     free(row_of);
     free(rows);

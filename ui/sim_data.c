@@ -92,20 +92,18 @@ static const char *data_name(const mt_data_map *d, uint32_t id)
     return o ? o->name : "?";
 }
 
-/* Bytes used over bytes brought in, of one object at one level. */
-static double spatial_use(const mt_sim *s, const mt_sim_object_use *u)
+double mt_sim_spatial_use(const mt_sim *s, const mt_sim_object_use *u)
 {
     return u->lines ? (double)u->bytes_used /
                           ((double)u->lines * (double)mt_sim_level(s, u->level)->desc->line)
                     : 0.0;
 }
 
-/* Object `id`'s use at level l in uses[0..n), or NULL. */
-static const mt_sim_object_use *use_of(const mt_sim_object_use *uses, size_t n, uint32_t id,
+const mt_sim_object_use *mt_sim_use_of(const mt_sim_object_use *uses, size_t n, uint32_t id,
                                        unsigned l)
 {
     for (size_t i = 0; i < n; i++)
-        if (uses[i].level == l && uses[i].data == id)
+        if (uses[i].level == l && uses[i].object == id)
             return &uses[i];
     return NULL;
 }
@@ -149,8 +147,8 @@ static void text_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
             fprintf(fp, " %10" PRIu64,
                     misses_at((const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, l));
-        const mt_sim_object_use *u = use_of(uses, nuses, rows[i].id, d1);
-        fprintf(fp, " %5.1f%%", u ? 100.0 * spatial_use(s, u) : 0.0);
+        const mt_sim_object_use *u = mt_sim_use_of(uses, nuses, rows[i].id, d1);
+        fprintf(fp, " %5.1f%%", u ? 100.0 * mt_sim_spatial_use(s, u) : 0.0);
         if (o->path && o->path[0]) {
             fprintf(fp, "  <- ");
             print_escaped(fp, o->path, 0);
@@ -230,19 +228,19 @@ static void json_string_or_null(FILE *fp, const char *s)
         fprintf(fp, "null");
 }
 
-static void json_use(FILE *fp, const mt_sim *s, const mt_sim_object_use *uses, size_t n,
+void mt_sim_json_use(FILE *fp, const mt_sim *s, const mt_sim_object_use *uses, size_t n,
                      uint32_t id)
 {
     fprintf(fp, "{");
     for (unsigned l = 0, first = 1; l < mt_sim_level_count(s); l++) {
-        const mt_sim_object_use *u = use_of(uses, n, id, l);
+        const mt_sim_object_use *u = mt_sim_use_of(uses, n, id, l);
         if (!u)
             continue;
         fprintf(fp, "%s\"%s\": {\"lines\": %" PRIu64 ", \"bytes_used\": %" PRIu64
                     ", \"reuses\": %" PRIu64 ", \"spatial_use\": ",
                 first ? "" : ", ", mt_sim_level(s, l)->desc->name, u->lines, u->bytes_used,
                 u->reuses);
-        mt_json_number(fp, spatial_use(s, u));
+        mt_json_number(fp, mt_sim_spatial_use(s, u));
         fprintf(fp, "}");
         first = 0;
     }
@@ -268,7 +266,7 @@ static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d)
                 o->blocks, rows[i].refs);
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         fprintf(fp, ",\n     \"use\": ");
-        json_use(fp, s, uses, nuses, rows[i].id);
+        mt_sim_json_use(fp, s, uses, nuses, rows[i].id);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  ]");

@@ -86,6 +86,14 @@ extern const char mt_sim_usage[];
 #define MT_SIM_CODE_NAME_MAX 1024
 void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n);
 void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_SIM_NCAUSES]);
+/* Line use (mt_sim_object_uses' or mt_sim_code_uses' rows): object id's
+ * row at level l, or NULL; its bytes used over bytes brought in; its rows
+ * as JSON, {LEVEL: {"lines", "bytes_used", "reuses", "spatial_use"}}. */
+const mt_sim_object_use *mt_sim_use_of(const mt_sim_object_use *uses, size_t n, uint32_t id,
+                                       unsigned l);
+double mt_sim_spatial_use(const mt_sim *s, const mt_sim_object_use *u);
+void mt_sim_json_use(FILE *fp, const mt_sim *s, const mt_sim_object_use *uses, size_t n,
+                     uint32_t id);
 /* The pairs summed per data object that has a reference, the most missed
  * first; *n rows. */
 typedef struct {

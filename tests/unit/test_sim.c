@@ -231,6 +231,21 @@ static void test_exclusive(void)
           "exclusive 1-line L2: D1's victims land in L2, A B A B misses there twice (%llu)",
           (unsigned long long)mt_sim_level(s, 1)->misses);
     mt_sim_free(s);
+    /* A victim keeps the code object that brought it into D1: code 1's
+     * line 0 lands in L2 when code 2's line 1 evicts it, and is there at
+     * the end, recorded for code 1 (no byte used in L2: nothing referenced
+     * it there). */
+    s = mt_sim_new(&m);
+    mt_sim_access(s, LINE(0), 8, MT_SIM_READ, 1, 0, 0);
+    mt_sim_access(s, LINE(1), 8, MT_SIM_READ, 2, 0, 0);
+    mt_sim_finish(s);
+    size_t n;
+    const mt_sim_object_use *u = mt_sim_code_uses(s, &n);
+    CHECK(n == 3 && u[0].level == 0 && u[0].object == 1 && u[0].bytes_used == 8 &&
+              u[1].level == 0 && u[1].object == 2 && u[2].level == 1 && u[2].object == 1 &&
+              u[2].lines == 1 && u[2].bytes_used == 0,
+          "exclusive L2: the victim's line use goes to the code that brought it into D1");
+    mt_sim_free(s);
 }
 
 /* 8 bytes at 0x3c cover lines 0 and 1.  straddle=access (Cachegrind): one
@@ -358,9 +373,14 @@ static void test_tallies(void)
     CHECK(n == 1 && e[0].evictor == 2 && e[0].victim == 1 && e[0].count == 1,
           "causes of replacement: object 2 evicted object 1 once");
     const mt_sim_object_use *u = mt_sim_object_uses(s, &n);
-    CHECK(n == 2 && u[0].data == 1 && u[0].bytes_used == 32 && u[0].reuses == 2 &&
-              u[1].data == 2 && u[1].bytes_used == 16 && u[1].reuses == 0,
+    CHECK(n == 2 && u[0].object == 1 && u[0].bytes_used == 32 && u[0].reuses == 2 &&
+              u[1].object == 2 && u[1].bytes_used == 16 && u[1].reuses == 0,
           "line use per object: object 1 32 bytes and 2 reuses, object 2 16 bytes");
+    u = mt_sim_code_uses(s, &n);
+    CHECK(n == 2 && u[0].object == 7 && u[0].lines == 1 && u[0].bytes_used == 32 &&
+              u[0].reuses == 2 && u[1].object == 8 && u[1].lines == 1 && u[1].bytes_used == 16 &&
+              u[1].reuses == 0,
+          "line use per code object: code 7 1 line, 32 bytes, 2 reuses; code 8 1 line, 16 bytes");
     const mt_sim_level_stats *d = d1_of(s);
     CHECK(d->spatial[4] == 1 && d->spatial[2] == 1 && d->temporal[2] == 1 && d->temporal[0] == 1,
           "line use: 32/64 bytes in bucket 4/8, 16/64 in 2/8; 2 reuses in bucket 2-3, none in 0");

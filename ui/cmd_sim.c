@@ -507,6 +507,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     if (data)
         mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
+    mt_sim_coherence_text(fp, s, data, map->prog);
 }
 
 /* ---- JSON ---- */
@@ -686,6 +687,7 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     json_tallies(fp, s);
     if (data)
         mt_sim_data_json(fp, s, data, map->prog);
+    mt_sim_coherence_json(fp, s, data, map->prog);
 }
 
 /* ---- misses only (--misses-only) ---- */

@@ -7,9 +7,10 @@
 # (the comments of each case); one CPU unchanged by the thread column; two
 # CPUs with one thread giving the uniprocessor's misses; what is refused.
 #
-#   MTOOL=build/asan/mtool sh tests/coherence.sh
+#   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/coherence.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
 HERE=$(dirname "$0")/coherence
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-coherence.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
@@ -181,3 +182,40 @@ printf '0 1000 8 x\n' > "$OUT/bad.din"
 refuse "a thread that is no number" "bad.din:1: expected a decimal thread" --trace "$OUT/bad.din"
 printf '0 1000 8 0\n0 1000 8 4294967296\n' > "$OUT/bad.din"
 refuse "a thread of 2^32" "bad.din:2: expected a decimal thread" --trace "$OUT/bad.din"
+
+# samples/sharing.c traced on two CPUs: false sharing on the adjacent
+# counters (struct fields named by DWARF), none on the padded ones, true
+# sharing on the shared counter, and the program's output unchanged.  (The
+# threads' frames are interleaved as they arrive; both start each phase at a
+# barrier and send ~100 frames in it, so they interleave.)
+SHARING=$SAMPLES_SIM/sharing-gcc-O2
+if [ ! -x "$SHARING" ]; then
+    fail "coherence: $SHARING not built (make samples)"
+    exit 0
+fi
+"$SHARING" > "$OUT/plain.out"
+if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/sharing.json" -- "$SHARING" \
+    > "$OUT/traced.out" 2> "$OUT/err" && cmp -s "$OUT/plain.out" "$OUT/traced.out"; then
+    ok "coherence: sharing traced on two CPUs, its output unchanged"
+else
+    fail "coherence: sharing traced: $(head -1 "$OUT/err")"
+fi
+if python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["processors"]
+rows = {r["name"]: r for r in p["data_objects"]}
+get = lambda n, k: rows.get(n, {}).get(k, 0)
+problems = [f"{n}: {k} is {get(n, k)}" for n, k, ok in [
+    ("adjacent.a", "false_sharing", get("adjacent.a", "false_sharing") > 0),
+    ("adjacent.b", "false_sharing", get("adjacent.b", "false_sharing") > 0),
+    ("adjacent.a", "true_sharing", get("adjacent.a", "true_sharing") == 0),
+    ("adjacent.b", "true_sharing", get("adjacent.b", "true_sharing") == 0),
+    ("padded.a", "false_sharing", get("padded.a", "false_sharing") + get("padded.a", "true_sharing") == 0),
+    ("padded.b", "false_sharing", get("padded.b", "false_sharing") + get("padded.b", "true_sharing") == 0),
+    ("total", "true_sharing", get("total", "true_sharing") > 0),
+    ("total", "false_sharing", get("total", "false_sharing") == 0)] if not ok]
+print("; ".join(problems))
+sys.exit(bool(problems))' "$OUT/sharing.json" > "$OUT/diff" 2>&1; then
+    ok "coherence: sharing: false on adjacent.a/b, none on padded.a/b, true on total"
+else
+    fail "coherence: sharing: $(head -1 "$OUT/diff")"
+fi

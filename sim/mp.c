@@ -40,6 +40,8 @@ typedef struct {
 
 struct sim_mp {
     unsigned ncpus, nprivate;  /* private levels are the outer levels 0..nprivate-1 */
+    uint8_t cpu_map[64];       /* the machine's: the CPU of thread k < ncpu_map */
+    unsigned ncpu_map;
     mt_sim *cpu[MT_SIM_MAX_CPUS];
     mt_sim *shared;            /* NULL when every level is private */
     mt_sim_cpu_stats stats[MT_SIM_MAX_CPUS];
@@ -86,6 +88,12 @@ int sim_mp_check(const mt_sim_machine *m, mt_error *err)
         mt_error_set(err, "shared: %s: no such level in this machine", m->shared);
         return -1;
     }
+    for (unsigned i = 0; i < m->ncpu_map; i++)
+        if (m->cpu_map[i] >= m->cpus) {
+            mt_error_set(err, "cpu_map: thread %u on CPU %u, of cpus = %u", i, m->cpu_map[i],
+                         m->cpus);
+            return -1;
+        }
     if (m->straddle_line) {
         mt_error_set(err, "cpus = %u: takes straddle = access", m->cpus);
         return -1;
@@ -137,6 +145,8 @@ void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
     unsigned from = (unsigned)first_shared(m);
     mt_sim_machine p = private_machine(m, from);
     mp->ncpus = m->cpus;
+    memcpy(mp->cpu_map, m->cpu_map, sizeof mp->cpu_map);
+    mp->ncpu_map = m->ncpu_map;
     for (unsigned c = 0; c < mp->ncpus; c++)
         mp->cpu[c] = mt_sim_new(&p);
     mp->nprivate = mt_sim_level_count(mp->cpu[0]);
@@ -188,7 +198,7 @@ void mt_sim_set_thread(mt_sim *s, uint32_t k)
     if (!mp || (k == mp->thread && mp->threads.n))
         return;
     mp->thread = k;
-    mp->current = k % mp->ncpus;
+    mp->current = k < mp->ncpu_map ? mp->cpu_map[k] : k % mp->ncpus;
     if (sim_map_get(&mp->threads, (uint64_t)k + 1) == SIM_NONE) {
         sim_map_put(&mp->threads, (uint64_t)k + 1, 1);
         mp->stats[mp->current].threads++;

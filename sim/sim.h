@@ -98,6 +98,8 @@ typedef struct {
     unsigned cpus;                   /* simulated processors (0 or 1: one, no coherence) */
     char shared[4];                  /* the first level shared by the CPUs ("" = the last
                                         below L1, "none" = every level private) */
+    uint8_t cpu_map[64];             /* the CPU of thread k < ncpu_map (others: k mod cpus) */
+    unsigned ncpu_map;
     char source[256];                /* where the description came from */
 } mt_sim_machine;
 
@@ -120,7 +122,8 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   LEVEL.write_allocate = yes | no,  write_allocate = ... (every level)
  *   LEVEL.prefetch = none | next-line | stride,  prefetch = ... (every level)
  *   straddle = access | line;  seed = N
- *   cpus = N (1..MT_SIM_MAX_CPUS);  shared = L2 | L3 | L4 | none (see "Processors")
+ *   cpus = N (1..MT_SIM_MAX_CPUS);  shared = L2 | L3 | L4 | none;
+ *   cpu_map = C0,C1,... (the CPUs of threads 0, 1, ...; see "processors")
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
@@ -269,8 +272,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
  *
  * With cpus = N > 1 each CPU has its own copy of the private levels (I1, D1
  * and every level above the first shared one) and all CPUs share the rest.
- * A reference is made by the CPU of its thread: thread k runs on CPU k mod N
- * (threads numbered by the trace's 4th din column, or in the order a traced
+ * A reference is made by the CPU of its thread: thread k runs on CPU k mod N,
+ * or on the CPU cpu_map gives it (threads numbered by the trace's 4th din column, or in the order a traced
  * run's threads first appear).  A directory over the private levels keeps
  * them coherent with MESI (Intel's protocol, this machine's; MOESI's Owned
  * state only spares the writeback of a dirty line read by another CPU, a

@@ -19,11 +19,14 @@ export XDG_CONFIG_HOME="$OUT/config" MTOOL_HISTORY="$OUT/history.db"
 ok() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; }
 
-# expect NAME TRACE KEY=VALUE...: the trace's figures (coherence_check.py keys).
+# expect NAME TRACE KEY=VALUE...: the trace's figures (coherence_check.py
+# keys), with $FLAGS added to the command line.
+FLAGS=
 expect() {
     name=$1 trace=$2
     shift 2
-    if ! "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/$trace" --no-store --json \
+    # shellcheck disable=SC2086 # FLAGS: words of their own
+    if ! "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/$trace" --no-store --json $FLAGS \
         -o "$OUT/r.json" 2> "$OUT/err"; then
         fail "coherence: $name: $(head -1 "$OUT/err")"
         return
@@ -113,6 +116,15 @@ expect "threads on CPUs (k mod N)" threads.din \
     cpu0.threads=2 cpu1.threads=2 cpu0.refs=4 cpu1.refs=2 cpu0.misses.D1.cold=1 \
     cpu1.misses.D1.cold=1 cpu0.invalidations_sent=0 cpu0.upgrades=0
 
+# The same threads placed by --cpu-map: 0 and 1 on CPU 0, 2 and 3 on CPU 1.
+# Thread 2 reads thread 0's written line (an intervention), writes it (an
+# upgrade), thread 0 reads it again (coherence, true; an intervention).
+FLAGS=--cpu-map=0,0,1,1
+expect "threads placed by --cpu-map" threads.din \
+    cpu0.threads=2 cpu1.threads=2 cpu0.refs=3 cpu1.refs=3 cpu1.interventions=1 \
+    cpu1.upgrades=1 cpu0.true_sharing=1 cpu0.interventions=1 cpu0.invalidations_received.D1=1
+FLAGS=
+
 # The word picture of the false-sharing line, text.
 "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/false_sharing.din" --no-store \
     > "$OUT/fs.txt" 2>&1
@@ -177,6 +189,8 @@ refuse "straddle = line" "straddle = access" --straddle=line
 refuse "a private level of another line" "D1's line" --set L2=1K,4,128
 refuse "an inclusive shared level" "non-inclusive" --set L3.inclusion=inclusive
 refuse "misses-only" "one CPU" --misses-only
+refuse "a CPU map beyond cpus" "cpu_map: thread 1 on CPU 2" --cpu-map=0,2
+refuse "a CPU map of no numbers" "cpu_map: expected" --cpu-map=0,x
 refuse "sampled sets" "one CPU" --sample-sets 1/2
 printf '0 1000 8 x\n' > "$OUT/bad.din"
 refuse "a thread that is no number" "bad.din:1: expected a decimal thread" --trace "$OUT/bad.din"

@@ -57,6 +57,7 @@ const char mt_sim_usage[] =
     "  --straddle=access|line          a reference over two lines counts once (as\n"
     "                        Cachegrind does) or once per line\n"
     "  --seed=N              the random replacement's seed (default 1)\n"
+    "  --cpu-map=C0,C1,...   with --set cpus=N: thread k on CPU Ck (default k mod N)\n"
     "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
@@ -104,6 +105,7 @@ static const char *const setting_flags[][2] = {
     {"--prefetch=", "prefetch"},
     {"--straddle=", "straddle"},
     {"--seed=", "seed"},
+    {"--cpu-map=", "cpu_map"},
 };
 
 static int parse_setting(sim_args *a, const char *s)

@@ -103,10 +103,16 @@ int sim_mp_check(const mt_sim_machine *m, mt_error *err)
                      MT_SIM_MAX_WORDS << WORD_SHIFT);
         return -1;
     }
+    const mt_sim_level_desc *private_levels[MT_SIM_MAX_LEVELS];
+    unsigned n = 0;
+    if (m->i1.present)
+        private_levels[n++] = &m->i1;
     for (int i = 0; i < from; i++)
-        if (m->lower[i].line != m->d1.line) {
+        private_levels[n++] = &m->lower[i];
+    for (unsigned i = 0; i < n; i++)
+        if (private_levels[i]->line != m->d1.line) {
             mt_error_set(err, "cpus = %u: private level %s has not D1's line (the coherence unit)",
-                         m->cpus, m->lower[i].name);
+                         m->cpus, private_levels[i]->name);
             return -1;
         }
     if (from < (int)m->nlower && m->lower[from].inclusion != MT_SIM_NON_INCLUSIVE) {

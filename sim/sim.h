@@ -297,7 +297,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
  *  - words (8 bytes) are tracked only for lines two CPUs have referenced:
  *    per word its last writer, per CPU the words read and written.
  * It takes straddle = access, shared levels non-inclusive, and every private
- * level with D1's line (the coherence unit); no sampling, no misses-only. */
+ * level (I1 too) with D1's line (the coherence unit); no sampling, no
+ * misses-only. */
 #define MT_SIM_MAX_CPUS 16
 #define MT_SIM_MAX_WORDS 64          /* 8-byte words of a line (lines up to 512 bytes) */
 

@@ -172,6 +172,7 @@ fi
 refuse() {
     name=$1 want=$2
     shift 2
+    rm -f "$OUT/none.txt"
     if "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/protocol.din" --no-store \
         -o "$OUT/none.txt" "$@" > /dev/null 2> "$OUT/err" || [ -e "$OUT/none.txt" ]; then
         fail "coherence: $name accepted"
@@ -186,7 +187,8 @@ refuse "cpus = 17" "cpus: expected" --set cpus=17
 refuse "shared = L4 without an L4" "shared: L4: no such level" --set shared=L4
 refuse "shared = L9" "shared: expected" --set shared=L9
 refuse "straddle = line" "straddle = access" --straddle=line
-refuse "a private level of another line" "D1's line" --set L2=1K,4,128
+refuse "a private level of another line" "L2 has not D1's line" --set L2=1K,4,128
+refuse "an I1 of another line" "I1 has not D1's line" --set I1=1K,2,32
 refuse "an inclusive shared level" "non-inclusive" --set L3.inclusion=inclusive
 refuse "misses-only" "one CPU" --misses-only
 refuse "a CPU map beyond cpus" "cpu_map: thread 1 on CPU 2" --cpu-map=0,2

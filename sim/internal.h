@@ -135,6 +135,7 @@ struct mt_sim {
     struct sim_sampler *sampler; /* NULL: every reference simulated and counted */
     bool uncounted;           /* warming up: tallies of replacement and line use left alone */
     mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */
+    struct sim_mp *mp;        /* non-NULL: cpus > 1, the CPUs' hierarchies (mp.c) */
 };
 
 /* Sampling (sample.c): what to do with the reference at addr. */
@@ -156,6 +157,24 @@ void sim_fast_access(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind
 void sim_fast_flush(sim_fast *f);
 void sim_fast_finish(sim_fast *f, mt_sim *s);
 const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
+
+/* Processors (mp.c): whether a machine's CPUs can be simulated; a
+ * simulator of cpus > 1 whose levels hold the CPUs' totals once finished,
+ * with every reference, flush and the finish going to the CPUs'. */
+int sim_mp_check(const mt_sim_machine *m, mt_error *err);
+void sim_mp_new(mt_sim *s, const mt_sim_machine *m);
+void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
+                   uint32_t data, uint64_t pc);
+void sim_mp_flush(mt_sim *s);
+void sim_mp_finish(mt_sim *s);
+void sim_mp_free(struct sim_mp *mp);
+/* A line in one CPU's hierarchy (sim.c), addr any byte of it: the levels
+ * holding it (bit i = level i); it dropped from every level (its use
+ * recorded, no writeback: its data goes to the CPU that takes it); its dirty
+ * copies made clean (written back as another CPU reads it). */
+uint32_t sim_line_levels(const mt_sim *s, uint64_t addr);
+void sim_line_invalidate(mt_sim *s, uint64_t addr);
+void sim_line_clean(mt_sim *s, uint64_t addr);
 
 /* The full simulator's reference, its size already made sane (sim.c). */
 void sim_full_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,

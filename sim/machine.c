@@ -33,6 +33,7 @@ void mt_sim_machine_init(mt_sim_machine *m)
         level_init(&m->lower[i], name);
     }
     m->seed = 1;
+    m->cpus = 1;
 }
 
 /* "48K", "2048K", "300M", "64": bytes, or 0 when it is no size. */
@@ -291,6 +292,59 @@ static int set_attribute(mt_sim_level_desc **levels, unsigned n, const char *att
     return 0;
 }
 
+/* cpu_map = C0,C1,...: decimal CPUs, one per thread from thread 0 (checked
+ * against cpus when the machine is run: cpus may come after). */
+static int set_cpu_map(mt_sim_machine *m, const char *value, mt_error *err)
+{
+    unsigned n = 0;
+    for (const char *s = value; *s; s += *s == ',') {
+        unsigned cpu = 0;
+        const char *start = s;
+        for (; *s >= '0' && *s <= '9' && cpu < MT_SIM_MAX_CPUS; s++)
+            cpu = cpu * 10 + (unsigned)(*s - '0');
+        if (s == start || cpu >= MT_SIM_MAX_CPUS || (*s && *s != ',') ||
+            n == MT_ARRAY_LEN(m->cpu_map)) {
+            mt_error_set(err, "cpu_map: expected up to %zu CPU numbers below %d, comma-separated",
+                         MT_ARRAY_LEN(m->cpu_map), MT_SIM_MAX_CPUS);
+            return -1;
+        }
+        m->cpu_map[n++] = (uint8_t)cpu;
+    }
+    if (!n) {
+        mt_error_set(err, "cpu_map: expected CPU numbers, comma-separated");
+        return -1;
+    }
+    m->ncpu_map = n;
+    return 0;
+}
+
+/* cpus = N, shared = LEVEL | none (sim.h, "processors"); the level named is
+ * checked against the machine's when it is run (mt_sim_machine_check), as
+ * levels may still be added or dropped after it. */
+static int set_processors(mt_sim_machine *m, const char *key, const char *value,
+                          mt_error *err)
+{
+    if (!strcmp(key, "shared")) {
+        bool level = strlen(value) == 2 && value[0] == 'L' && value[1] >= '2' &&
+                     value[1] < '2' + MT_SIM_MAX_LOWER;
+        if (!level && strcmp(value, "none")) {
+            mt_error_set(err, "shared: expected L2, L3, L4 or none");
+            return -1;
+        }
+        snprintf(m->shared, sizeof m->shared, "%s", value);
+        return 0;
+    }
+    if (!strcmp(key, "cpu_map"))
+        return set_cpu_map(m, value, err);
+    uint64_t n = parse_count(value, MT_SIM_MAX_CPUS);
+    if (!n) {
+        mt_error_set(err, "cpus: expected a whole number from 1 to %d", MT_SIM_MAX_CPUS);
+        return -1;
+    }
+    m->cpus = (unsigned)n;
+    return 0;
+}
+
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
 {
     if (!strcmp(key, "straddle")) {
@@ -312,6 +366,8 @@ int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt
         m->seed = v;
         return 0;
     }
+    if (!strcmp(key, "cpus") || !strcmp(key, "shared") || !strcmp(key, "cpu_map"))
+        return set_processors(m, key, value, err);
     const char *dot = strchr(key, '.');
     size_t len = dot ? (size_t)(dot - key) : strlen(key);
     mt_sim_level_desc *d = level_named(m, key, len, !dot && strcmp(value, "none"));
@@ -424,7 +480,7 @@ int mt_sim_machine_check(const mt_sim_machine *m, mt_error *err)
     for (unsigned i = 0; i < m->nlower; i++)
         if (check_level(&m->lower[i], err) != 0 || check_nesting(m, i, err) != 0)
             return -1;
-    return 0;
+    return sim_mp_check(m, err);
 }
 
 static void write_level(FILE *fp, const mt_sim_level_desc *d, bool lower)
@@ -448,6 +504,11 @@ void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)
         write_level(fp, &m->lower[i], true);
     fprintf(fp, "straddle = %s\nseed = %" PRIu64 "\n", m->straddle_line ? "line" : "access",
             m->seed);
+    if (m->cpus > 1) /* a uniprocessor's description stays as it was before processors */
+        fprintf(fp, "cpus = %u\nshared = %s\n", m->cpus,
+                m->shared[0] ? m->shared : m->nlower ? m->lower[m->nlower - 1].name : "none");
+    for (unsigned i = 0; i < m->ncpu_map; i++)
+        fprintf(fp, "%s%u%s", i ? "," : "cpu_map = ", m->cpu_map[i], i + 1 < m->ncpu_map ? "" : "\n");
 }
 
 static char *trim(char *s)

@@ -124,6 +124,10 @@ static uint64_t common_sets(const mt_sim_machine *m)
 
 int mt_sim_sample_check(const mt_sim_sample *smp, const mt_sim_machine *m, mt_error *err)
 {
+    if (m->cpus > 1 && smp->mode != MT_SIM_EXACT) {
+        mt_error_set(err, "cpus = %u: sampled modes simulate one CPU", m->cpus);
+        return -1;
+    }
     if (smp->mode != MT_SIM_SAMPLE_SETS)
         return 0;
     uint64_t g = common_sets(m);

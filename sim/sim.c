@@ -74,6 +74,10 @@ static mt_sim *sim_describe(const mt_sim_machine *m)
 mt_sim *mt_sim_new(const mt_sim_machine *m)
 {
     mt_sim *s = sim_describe(m);
+    if (m->cpus > 1) {
+        sim_mp_new(s, m);
+        return s;
+    }
     for (unsigned i = 0; i < s->nlevels; i++)
         level_allocate(&s->lv[i]);
     return s;
@@ -81,6 +85,10 @@ mt_sim *mt_sim_new(const mt_sim_machine *m)
 
 mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err)
 {
+    if (m->cpus > 1) {
+        mt_error_set(err, "cpus: the misses-only simulator models one CPU");
+        return NULL;
+    }
     if (sim_fast_check(m, err) != 0)
         return NULL;
     mt_sim *s = sim_describe(m);
@@ -95,6 +103,7 @@ void mt_sim_free(mt_sim *s)
     if (!s)
         return;
     sim_fast_free(s->fast);
+    sim_mp_free(s->mp);
     for (unsigned i = 0; i < s->nlevels; i++) {
         sim_level *L = &s->lv[i];
         free(L->tags);
@@ -439,6 +448,39 @@ static void place_victims(mt_sim *s)
     s->nvictims = 0;
 }
 
+/* ---- one line of a CPU's hierarchy, for the coherence directory (mp.c) ---- */
+
+uint32_t sim_line_levels(const mt_sim *s, uint64_t addr)
+{
+    uint32_t levels = 0;
+    for (unsigned li = 0; li < s->nlevels; li++)
+        if (way_holding(&s->lv[li], addr >> s->lv[li].line_shift) != SIZE_MAX)
+            levels |= 1u << li;
+    return levels;
+}
+
+void sim_line_invalidate(mt_sim *s, uint64_t addr)
+{
+    for (unsigned li = 0; li < s->nlevels; li++) {
+        sim_level *L = &s->lv[li];
+        size_t i = way_holding(L, addr >> L->line_shift);
+        if (i != SIZE_MAX) {
+            record_use(s, (int)li, &L->meta[i]);
+            invalidate(L, i);
+        }
+    }
+}
+
+void sim_line_clean(mt_sim *s, uint64_t addr)
+{
+    for (unsigned li = 0; li < s->nlevels; li++) {
+        sim_level *L = &s->lv[li];
+        size_t i = way_holding(L, addr >> L->line_shift);
+        if (i != SIZE_MAX)
+            L->meta[i].dirty = false;
+    }
+}
+
 /* ---- references ---- */
 
 /* The chunks of `line` that [addr, addr + size) covers. */
@@ -651,6 +693,10 @@ __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_
                                                mt_sim_kind kind, uint32_t code, uint32_t data,
                                                uint64_t pc)
 {
+    if (s->mp) {
+        sim_mp_access(s, addr, size, kind, code, data, pc);
+        return;
+    }
     s->pc = pc;
     s->code = code;
     mt_sim_pair *p = &s->warm_pair;
@@ -677,6 +723,10 @@ void mt_sim_flush(mt_sim *s)
         sim_fast_flush(s->fast);
         return;
     }
+    if (s->mp) {
+        sim_mp_flush(s);
+        return;
+    }
     for (unsigned li = 0; li < s->nlevels; li++) {
         sim_level *L = &s->lv[li];
         size_t lines = (size_t)L->sets * L->ways;
@@ -694,6 +744,10 @@ void mt_sim_finish(mt_sim *s)
 {
     if (s->fast) {
         sim_fast_finish(s->fast, s);
+        return;
+    }
+    if (s->mp) {
+        sim_mp_finish(s);
         return;
     }
     if (s->sampler)

@@ -102,6 +102,11 @@ typedef struct {
     unsigned nlower;
     bool straddle_line;              /* false: Cachegrind's rule (see Notes) */
     uint64_t seed;                   /* of the random replacement's generator, not 0 */
+    unsigned cpus;                   /* simulated processors (0 or 1: one, no coherence) */
+    char shared[4];                  /* the first level shared by the CPUs ("" = the last
+                                        below L1, "none" = every level private) */
+    uint8_t cpu_map[64];             /* the CPU of thread k < ncpu_map (others: k mod cpus) */
+    unsigned ncpu_map;
     char source[256];                /* where the description came from */
 } mt_sim_machine;
 
@@ -124,6 +129,8 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   LEVEL.write_allocate = yes | no,  write_allocate = ... (every level)
  *   LEVEL.prefetch = none | next-line | stride,  prefetch = ... (every level)
  *   straddle = access | line;  seed = N
+ *   cpus = N (1..MT_SIM_MAX_CPUS);  shared = L2 | L3 | L4 | none;
+ *   cpu_map = C0,C1,... (the CPUs of threads 0, 1, ...; see "processors")
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
@@ -272,6 +279,84 @@ typedef struct {
 } mt_sim_code_tally;
 const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 
+/* ---- processors and coherence (mp.c; docs/SIMULATOR.md, "Processors") ----
+ *
+ * With cpus = N > 1 each CPU has its own copy of the private levels (I1, D1
+ * and every level above the first shared one) and all CPUs share the rest.
+ * A reference is made by the CPU of its thread: thread k runs on CPU k mod N,
+ * or on the CPU cpu_map gives it (threads numbered by the trace's 4th din column, or in the order a traced
+ * run's threads first appear).  A directory over the private levels keeps
+ * them coherent with MESI (Intel's protocol, this machine's; MOESI's Owned
+ * state only spares the writeback of a dirty line read by another CPU, a
+ * count we do not model as a miss):
+ *  - a read missing in its CPU's private levels takes the line Exclusive when
+ *    no other CPU holds it, else Shared; a CPU holding it Modified supplies it
+ *    (an intervention: a three-hop miss) and keeps it Shared, clean;
+ *  - a write needs the line alone: a write hit on a Shared line is an upgrade,
+ *    a write miss a read for ownership; either invalidates every other CPU's
+ *    copy (at every private level; one invalidation sent by the writer, one
+ *    received per level that held it), a Modified copy being an intervention;
+ *  - lines leave private levels silently (the directory learns it at the next
+ *    reference); instruction fetches take no part in coherence;
+ *  - a coherence miss: a private-level miss on a line its CPU lost to an
+ *    invalidation since it last held it, split (Dubois et al. 1993) into true
+ *    sharing (a byte now referenced was written by another CPU since the line
+ *    was lost) and false sharing (only other bytes of the line were); the
+ *    3C oracle's verdict (conflict or capacity) moves to "coherence" in the
+ *    level totals and the CPUs' (the per-object pairs keep the 3C verdict,
+ *    the coherence tallies below split them);
+ *  - words (8 bytes) are tracked only for lines two CPUs have referenced:
+ *    per word its last writer, per CPU the words read and written.
+ * It takes straddle = access, shared levels non-inclusive, and every private
+ * level (I1 too) with D1's line (the coherence unit); no sampling, no
+ * misses-only. */
+#define MT_SIM_MAX_CPUS 16
+#define MT_SIM_MAX_WORDS 64          /* 8-byte words of a line (lines up to 512 bytes) */
+
+typedef struct {
+    uint64_t refs, threads;          /* references made; threads mapped to it */
+    uint64_t misses[MT_SIM_MAX_LEVELS];
+    uint64_t cause[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES]; /* with coherence taken out */
+    uint64_t coherence[MT_SIM_MAX_LEVELS];             /* the 4th cause */
+    uint64_t true_sharing, false_sharing;  /* coherence misses at its first private level */
+    uint64_t invalidations_sent, invalidations_received[MT_SIM_MAX_LEVELS];
+    uint64_t interventions;          /* its misses a Modified line elsewhere supplied */
+    uint64_t interventions_served;   /* its Modified lines supplied to another CPU */
+    uint64_t upgrades;               /* its write hits on Shared lines */
+} mt_sim_cpu_stats;
+
+/* Coherence misses per (code object, data object), sorted by them. */
+typedef struct {
+    uint32_t code, data;
+    uint64_t true_sharing, false_sharing;
+} mt_sim_coherence_pair;
+
+/* A line two CPUs referenced: its coherence events, and per CPU the words
+ * read and written (bit w = bytes 8w..8w+7) since it became shared. */
+typedef struct {
+    uint64_t addr;                   /* its first byte */
+    uint32_t data;                   /* data object of its last reference */
+    uint32_t words;                  /* 8-byte words in a line */
+    uint64_t true_sharing, false_sharing, invalidations, interventions, upgrades;
+    uint64_t read_words[MT_SIM_MAX_CPUS], written_words[MT_SIM_MAX_CPUS];
+} mt_sim_shared_line;
+
+/* 1 for a uniprocessor simulator. */
+unsigned mt_sim_cpus(const mt_sim *s);
+/* Levels 0..n-1 (mt_sim_level's order) are each CPU's own, the rest shared. */
+unsigned mt_sim_private_levels(const mt_sim *s);
+/* The thread of the references that follow: thread k (its number in a
+ * trace), or a traced run's thread id (numbered as they first appear). */
+void mt_sim_set_thread(mt_sim *s, uint32_t k);
+void mt_sim_set_tid(mt_sim *s, int32_t tid);
+/* After mt_sim_finish: per CPU (NULL for a uniprocessor simulator). */
+const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu);
+/* Copies, valid until the same accessor is called again or mt_sim_free:
+ * pairs sorted by (code, data); shared lines by coherence misses, most
+ * first, then address. */
+const mt_sim_coherence_pair *mt_sim_coherence_pairs(mt_sim *s, size_t *n);
+const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n);
+
 /* Trace files. */
 typedef enum { MT_TRACE_DIN, MT_TRACE_LACKEY } mt_trace_format;
 /* "din" or "lackey"; -1 for another name. */
@@ -299,7 +384,8 @@ typedef struct {
  * 0 for an address in none of them. */
 uint32_t mt_sim_procedure_of(void *map, uint64_t addr);
 /* Reads the trace at `path` in `format` into the simulator, record by
- * record.  din: "LABEL ADDRESS [SIZE]" (label 0 read, 1 write, 2 fetch, 3
+ * record.  din: "LABEL ADDRESS [SIZE [THREAD]]" (thread: decimal, 0 when
+ * absent, see mt_sim_set_thread; label 0 read, 1 write, 2 fetch, 3
  * read, 4 flush; hex address; decimal size, default 1).  lackey (valgrind
  * --tool=lackey --trace-mem=yes): "I  ADDR,SIZE", " L ADDR,SIZE",
  * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's own

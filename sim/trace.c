@@ -114,7 +114,23 @@ static void fetch(trace_reader *r, uint64_t addr, uint32_t size)
     sim_access(r->sim, addr, size, MT_SIM_IFETCH, r->code, 0, r->pc);
 }
 
-/* din: "LABEL ADDRESS [SIZE]". */
+/* din's optional 4th column (our extension, docs/SIMULATOR.md): the thread
+ * of the reference, which picks its simulated CPU. */
+static int din_thread(trace_reader *r, const char **p)
+{
+    const char *s = *p;
+    uint64_t k = 0;
+    for (; (unsigned)(*s - '0') < 10; s++)
+        if ((k = k * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+            return -1;
+    if (s == *p)
+        return -1;
+    *p = s;
+    mt_sim_set_thread(r->sim, (uint32_t)k);
+    return 0;
+}
+
+/* din: "LABEL ADDRESS [SIZE [THREAD]]". */
 static const char *din_record(trace_reader *r, const char *s)
 {
     s = skip_blanks(s);
@@ -131,8 +147,11 @@ static const char *din_record(trace_reader *r, const char *s)
     s = skip_blanks(s);
     if (*s && parse_size(&s, &size) != 0)
         return "expected a decimal size from 1 to 4096 after the address";
+    s = skip_blanks(s);
+    if (*s && din_thread(r, &s) != 0)
+        return "expected a decimal thread number below 2^32 after the size";
     if (*skip_blanks(s))
-        return "unexpected text after LABEL ADDRESS [SIZE]";
+        return "unexpected text after LABEL ADDRESS [SIZE [THREAD]]";
     r->counts->records++;
     switch (label) {
     case 0:
@@ -391,6 +410,7 @@ static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
 
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
+    mt_sim_set_tid(f->sim, tid); /* the frame's thread: its simulated CPU */
     for (uint32_t i = 0; i < n; i++, r++) {
         f->counts.records++;
         bool event = r->kind >= MT_TRACE_LOAD_BIAS;

@@ -158,6 +158,12 @@ run "sampled simulation" env MTOOL="$ASAN/mtool" \
 run "misses-only simulation" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     sh tests/sim_misses_only.sh
 
+# Processors (mtool sim --set cpus=N): MESI transitions, invalidations,
+# interventions, upgrades, true and false sharing on hand traces with counts
+# worked out by hand; one CPU unchanged; what is refused (docs/SIMULATOR.md).
+run "processors and coherence" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/coherence.sh
+
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
 # process's unsent records read from its profile (docs/SIMULATOR.md).

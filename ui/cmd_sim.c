@@ -58,6 +58,7 @@ const char mt_sim_usage[] =
     "  --straddle=access|line          a reference over two lines counts once (as\n"
     "                        Cachegrind does) or once per line\n"
     "  --seed=N              the random replacement's seed (default 1)\n"
+    "  --cpu-map=C0,C1,...   with --set cpus=N: thread k on CPU Ck (default k mod N)\n"
     "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
@@ -105,6 +106,7 @@ static const char *const setting_flags[][2] = {
     {"--prefetch=", "prefetch"},
     {"--straddle=", "straddle"},
     {"--seed=", "seed"},
+    {"--cpu-map=", "cpu_map"},
 };
 
 static int parse_setting(sim_args *a, const char *s)
@@ -541,6 +543,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     if (data)
         mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
+    mt_sim_coherence_text(fp, s, data, map->prog);
 }
 
 /* ---- JSON ---- */
@@ -724,6 +727,7 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     json_tallies(fp, s);
     if (data)
         mt_sim_data_json(fp, s, data, map->prog);
+    mt_sim_coherence_json(fp, s, data, map->prog);
 }
 
 /* ---- misses only (--misses-only) ---- */

@@ -103,6 +103,11 @@ typedef struct {
 mt_sim_data_row *mt_sim_data_rows(mt_sim *s, const mt_data_map *d, size_t *n);
 void mt_sim_data_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+/* A simulator of cpus > 1: per CPU, per code and data object (d may be
+ * NULL) and per shared line, the coherence sections (docs/SIMULATOR.md,
+ * "Processors"); nothing for one CPU. */
+void mt_sim_coherence_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+void mt_sim_coherence_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

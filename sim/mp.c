@@ -1,0 +1,672 @@
+/* sim/mp.c — processors: one hierarchy of private levels per CPU, the shared
+ * levels below them, a MESI directory keeping the private levels coherent,
+ * and coherence misses told true from false sharing (sim.h, "processors";
+ * docs/SIMULATOR.md, "Processors").  Each CPU's private levels and the shared
+ * levels are simulators of their own (sim.c, unchanged): a reference goes to
+ * its CPU's, and on to the shared one when it left the private levels. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NO_CPU (-1)
+#define WORD_SHIFT 3 /* true and false sharing are told apart in 8-byte words */
+
+/* A line two CPUs referenced: the public record, and what tells true from
+ * false sharing. */
+typedef struct {
+    mt_sim_shared_line pub;
+    uint64_t written_at[MT_SIM_MAX_WORDS]; /* the write clock of each word's last write */
+    int8_t writer[MT_SIM_MAX_WORDS];       /* its CPU, NO_CPU before any */
+    uint64_t lost_at[MT_SIM_MAX_CPUS];     /* the write clock when each CPU lost the line */
+} shared_line;
+
+/* The directory's entry of a line (in D1's line size). */
+typedef struct {
+    uint32_t holders;  /* CPUs that may hold it: lines leave private levels silently,
+                          so a holder is checked before it counts */
+    uint32_t lost;     /* CPUs invalidated since they last held it */
+    int8_t owner;      /* the CPU holding it Exclusive or Modified, NO_CPU */
+    bool dirty;        /* the owner's copy is Modified */
+    uint8_t first_cpu; /* the CPU that referenced it first */
+    uint32_t shared;   /* index + 1 in mp->lines, 0 while one CPU referenced it */
+} dir_entry;
+
+/* What a reference's coherence lines decided before it went down. */
+typedef struct {
+    bool coherence, true_sharing;
+} verdict;
+
+struct sim_mp {
+    unsigned ncpus, nprivate;  /* private levels are the outer levels 0..nprivate-1 */
+    uint8_t cpu_map[64];       /* the machine's: the CPU of thread k < ncpu_map */
+    unsigned ncpu_map;
+    mt_sim *cpu[MT_SIM_MAX_CPUS];
+    mt_sim *shared;            /* NULL when every level is private */
+    mt_sim_cpu_stats stats[MT_SIM_MAX_CPUS];
+    unsigned current;          /* the CPU of the references that follow */
+    uint32_t line_shift, words; /* D1's line; its 8-byte words */
+    sim_map dir_index;         /* line -> index in dir */
+    dir_entry *dir;
+    size_t ndir, cap_dir;
+    shared_line *lines;
+    size_t nlines, cap_lines;
+    sim_map pair_index;        /* code << 32 | data -> index in pairs */
+    mt_sim_coherence_pair *pairs;
+    size_t npairs, cap_pairs;
+    sim_map threads;           /* thread number + 1 -> 1: the threads seen */
+    uint32_t thread;           /* the thread of the references that follow */
+    int32_t *tids;             /* a traced run's thread ids, in order of appearance */
+    size_t ntids, cap_tids;
+    uint64_t clock;            /* writes to shared lines so far */
+    void *sorted[2];           /* what the accessors returned: pairs, lines */
+};
+
+/* ---- the machine ---- */
+
+/* Index in m->lower of the first shared level (m->nlower: none), -1 when the
+ * named level is not there. */
+static int first_shared(const mt_sim_machine *m)
+{
+    if (!m->shared[0])
+        return m->nlower ? (int)m->nlower - 1 : 0;
+    if (!strcmp(m->shared, "none"))
+        return (int)m->nlower;
+    for (unsigned i = 0; i < m->nlower; i++)
+        if (!strcmp(m->lower[i].name, m->shared))
+            return (int)i;
+    return -1;
+}
+
+int sim_mp_check(const mt_sim_machine *m, mt_error *err)
+{
+    if (m->cpus <= 1)
+        return 0;
+    int from = first_shared(m);
+    if (from < 0) {
+        mt_error_set(err, "shared: %s: no such level in this machine", m->shared);
+        return -1;
+    }
+    for (unsigned i = 0; i < m->ncpu_map; i++)
+        if (m->cpu_map[i] >= m->cpus) {
+            mt_error_set(err, "cpu_map: thread %u on CPU %u, of cpus = %u", i, m->cpu_map[i],
+                         m->cpus);
+            return -1;
+        }
+    if (m->straddle_line) {
+        mt_error_set(err, "cpus = %u: takes straddle = access", m->cpus);
+        return -1;
+    }
+    if (m->d1.line > MT_SIM_MAX_WORDS << WORD_SHIFT) {
+        mt_error_set(err, "cpus = %u: D1's line is above %d bytes", m->cpus,
+                     MT_SIM_MAX_WORDS << WORD_SHIFT);
+        return -1;
+    }
+    const mt_sim_level_desc *private_levels[MT_SIM_MAX_LEVELS];
+    unsigned n = 0;
+    if (m->i1.present)
+        private_levels[n++] = &m->i1;
+    for (int i = 0; i < from; i++)
+        private_levels[n++] = &m->lower[i];
+    for (unsigned i = 0; i < n; i++)
+        if (private_levels[i]->line != m->d1.line) {
+            mt_error_set(err, "cpus = %u: private level %s has not D1's line (the coherence unit)",
+                         m->cpus, private_levels[i]->name);
+            return -1;
+        }
+    if (from < (int)m->nlower && m->lower[from].inclusion != MT_SIM_NON_INCLUSIVE) {
+        mt_error_set(err, "cpus = %u: shared level %s must be non-inclusive", m->cpus,
+                     m->lower[from].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The private levels of one CPU, or the shared ones (the first as "D1"). */
+static mt_sim_machine private_machine(const mt_sim_machine *m, unsigned from)
+{
+    mt_sim_machine p = *m;
+    p.cpus = 1;
+    p.nlower = from;
+    return p;
+}
+
+static mt_sim_machine shared_machine(const mt_sim_machine *m, unsigned from)
+{
+    mt_sim_machine p = *m;
+    p.cpus = 1;
+    p.i1.present = false;
+    p.d1 = m->lower[from];
+    p.d1.inclusion = MT_SIM_NON_INCLUSIVE;
+    p.nlower = m->nlower - from - 1;
+    for (unsigned i = 0; i < p.nlower; i++)
+        p.lower[i] = m->lower[from + 1 + i];
+    return p;
+}
+
+void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
+{
+    struct sim_mp *mp = mt_xcalloc(1, sizeof *mp);
+    unsigned from = (unsigned)first_shared(m);
+    mt_sim_machine p = private_machine(m, from);
+    mp->ncpus = m->cpus;
+    memcpy(mp->cpu_map, m->cpu_map, sizeof mp->cpu_map);
+    mp->ncpu_map = m->ncpu_map;
+    for (unsigned c = 0; c < mp->ncpus; c++)
+        mp->cpu[c] = mt_sim_new(&p);
+    mp->nprivate = mt_sim_level_count(mp->cpu[0]);
+    if (from < m->nlower) {
+        mt_sim_machine sh = shared_machine(m, from);
+        mp->shared = mt_sim_new(&sh);
+    }
+    mp->line_shift = (uint32_t)__builtin_ctzll(m->d1.line);
+    mp->words = (m->d1.line + 7) >> WORD_SHIFT;
+    s->mp = mp;
+}
+
+void sim_mp_free(struct sim_mp *mp)
+{
+    if (!mp)
+        return;
+    for (unsigned c = 0; c < mp->ncpus; c++)
+        mt_sim_free(mp->cpu[c]);
+    mt_sim_free(mp->shared);
+    sim_map_free(&mp->dir_index);
+    sim_map_free(&mp->pair_index);
+    sim_map_free(&mp->threads);
+    free(mp->dir);
+    free(mp->lines);
+    free(mp->pairs);
+    free(mp->tids);
+    for (size_t i = 0; i < MT_ARRAY_LEN(mp->sorted); i++)
+        free(mp->sorted[i]);
+    free(mp);
+}
+
+unsigned mt_sim_cpus(const mt_sim *s) { return s->mp ? s->mp->ncpus : 1; }
+
+unsigned mt_sim_private_levels(const mt_sim *s)
+{
+    return s->mp ? s->mp->nprivate : mt_sim_level_count(s);
+}
+
+const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu)
+{
+    return s->mp && cpu < s->mp->ncpus ? &s->mp->stats[cpu] : NULL;
+}
+
+/* ---- threads ---- */
+
+void mt_sim_set_thread(mt_sim *s, uint32_t k)
+{
+    struct sim_mp *mp = s->mp;
+    if (!mp || (k == mp->thread && mp->threads.n))
+        return;
+    mp->thread = k;
+    mp->current = k < mp->ncpu_map ? mp->cpu_map[k] : k % mp->ncpus;
+    if (sim_map_get(&mp->threads, (uint64_t)k + 1) == SIM_NONE) {
+        sim_map_put(&mp->threads, (uint64_t)k + 1, 1);
+        mp->stats[mp->current].threads++;
+    }
+}
+
+void mt_sim_set_tid(mt_sim *s, int32_t tid)
+{
+    struct sim_mp *mp = s->mp;
+    if (!mp)
+        return;
+    size_t k = 0;
+    while (k < mp->ntids && mp->tids[k] != tid) /* a handful of threads */
+        k++;
+    if (k == mp->ntids)
+        MT_PUSH(mp->tids, mp->ntids, mp->cap_tids, tid);
+    mt_sim_set_thread(s, (uint32_t)k);
+}
+
+/* ---- the directory ---- */
+
+static dir_entry *entry_of(struct sim_mp *mp, uint64_t line)
+{
+    uint32_t i = sim_map_get(&mp->dir_index, line);
+    if (i == SIM_NONE) {
+        dir_entry e = {.owner = NO_CPU, .first_cpu = (uint8_t)mp->current};
+        i = (uint32_t)mp->ndir;
+        MT_PUSH(mp->dir, mp->ndir, mp->cap_dir, e);
+        sim_map_put(&mp->dir_index, line, i);
+    }
+    return &mp->dir[i];
+}
+
+/* A second CPU references the line: from now on its words are watched. */
+static shared_line *share(struct sim_mp *mp, dir_entry *e, uint64_t line)
+{
+    shared_line sh = {.pub = {.addr = line << mp->line_shift, .words = mp->words}};
+    memset(sh.writer, NO_CPU, sizeof sh.writer);
+    MT_PUSH(mp->lines, mp->nlines, mp->cap_lines, sh);
+    e->shared = (uint32_t)mp->nlines;
+    return &mp->lines[mp->nlines - 1];
+}
+
+/* Holders whose private levels let the line go (silently) are dropped. */
+static void prune(struct sim_mp *mp, dir_entry *e, uint64_t addr)
+{
+    for (uint32_t h = e->holders; h; h &= h - 1) {
+        int d = __builtin_ctz(h);
+        if (sim_line_levels(mp->cpu[d], addr))
+            continue;
+        e->holders &= ~(1u << d);
+        if (e->owner == d)
+            e->owner = NO_CPU, e->dirty = false; /* a Modified line was written back */
+    }
+}
+
+/* The words of the line at `addr` that [ref, ref + size) covers. */
+static uint64_t words_of(const struct sim_mp *mp, uint64_t addr, uint64_t ref, uint32_t size)
+{
+    uint64_t lo = ref > addr ? ref - addr : 0;
+    uint64_t end = addr + ((uint64_t)1 << mp->line_shift) - 1, last = ref + size - 1;
+    uint64_t hi = (last < end ? last : end) - addr;
+    unsigned a = (unsigned)(lo >> WORD_SHIFT), b = (unsigned)(hi >> WORD_SHIFT);
+    uint64_t upto = b >= 63 ? ~0ull : (1ull << (b + 1)) - 1;
+    return upto & ~((1ull << a) - 1);
+}
+
+/* Dubois et al.: did another CPU write one of these words since c lost the line? */
+static bool written_since_lost(const shared_line *sh, uint64_t words, unsigned c)
+{
+    for (; words; words &= words - 1) {
+        int w = __builtin_ctzll(words);
+        if (sh->writer[w] != NO_CPU && sh->writer[w] != (int)c &&
+            sh->written_at[w] > sh->lost_at[c])
+            return true;
+    }
+    return false;
+}
+
+/* The owner's Modified copy supplies the line to c (a three-hop miss). */
+static void intervene(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c, uint64_t addr)
+{
+    mp->stats[c].interventions++;
+    mp->stats[e->owner].interventions_served++;
+    if (sh)
+        sh->pub.interventions++;
+    sim_line_clean(mp->cpu[e->owner], addr);
+}
+
+/* c writes: every other holder's copy goes, at every level holding it. */
+static void invalidate_others(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c,
+                              uint64_t addr)
+{
+    for (uint32_t h = e->holders & ~(1u << c); h; h &= h - 1) {
+        int d = __builtin_ctz(h);
+        for (uint32_t l = sim_line_levels(mp->cpu[d], addr); l; l &= l - 1)
+            mp->stats[d].invalidations_received[__builtin_ctz(l)]++;
+        sim_line_invalidate(mp->cpu[d], addr);
+        mp->stats[c].invalidations_sent++;
+        e->lost |= 1u << d;
+        if (sh) { /* always there: d and c both referenced the line */
+            sh->lost_at[d] = mp->clock;
+            sh->pub.invalidations++;
+        }
+    }
+}
+
+static void read_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c,
+                      uint64_t addr)
+{
+    if (e->holders & (1u << c))
+        return;
+    if (e->owner != NO_CPU) { /* Exclusive or Modified elsewhere: both Shared now */
+        if (e->dirty)
+            intervene(mp, e, sh, c, addr);
+        e->owner = NO_CPU;
+        e->dirty = false;
+    }
+    if (!e->holders)
+        e->owner = (int8_t)c; /* Exclusive */
+    e->holders |= 1u << c;
+}
+
+static void write_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c,
+                       uint64_t addr)
+{
+    bool mine = e->holders & (1u << c);
+    if (mine && e->owner == (int)c) { /* Exclusive or Modified: silent */
+        e->dirty = true;
+        return;
+    }
+    if (mine) { /* Shared: an upgrade */
+        mp->stats[c].upgrades++;
+        if (sh)
+            sh->pub.upgrades++;
+    } else if (e->owner != NO_CPU && e->dirty)
+        intervene(mp, e, sh, c, addr);
+    invalidate_others(mp, e, sh, c, addr);
+    e->holders = 1u << c;
+    e->owner = (int8_t)c;
+    e->dirty = true;
+}
+
+/* One line of c's reference [ref, ref + size), before the reference goes
+ * down c's levels: the protocol's transitions, and whether it is a
+ * coherence miss (c lost the line to an invalidation), true or false. */
+static void coherence_line(struct sim_mp *mp, unsigned c, uint64_t line, uint64_t ref,
+                           uint32_t size, bool write, uint32_t data, verdict *v)
+{
+    uint64_t addr = line << mp->line_shift;
+    dir_entry *e = entry_of(mp, line);
+    prune(mp, e, addr);
+    shared_line *sh = e->shared ? &mp->lines[e->shared - 1] : NULL;
+    if (!sh && e->first_cpu != c)
+        sh = share(mp, e, line);
+    uint64_t words = sh ? words_of(mp, addr, ref, size) : 0;
+    if (!(e->holders & (1u << c)) && (e->lost & (1u << c))) {
+        bool true_sharing = sh && written_since_lost(sh, words, c);
+        if (!v->coherence)
+            *v = (verdict){.coherence = true, .true_sharing = true_sharing};
+        if (sh)
+            true_sharing ? sh->pub.true_sharing++ : sh->pub.false_sharing++;
+        e->lost &= ~(1u << c);
+    }
+    if (write)
+        write_line(mp, e, sh, c, addr);
+    else
+        read_line(mp, e, sh, c, addr);
+    if (!sh)
+        return;
+    sh->pub.data = data;
+    if (!write) {
+        sh->pub.read_words[c] |= words;
+        return;
+    }
+    sh->pub.written_words[c] |= words;
+    mp->clock++;
+    for (uint64_t w = words; w; w &= w - 1) {
+        sh->written_at[__builtin_ctzll(w)] = mp->clock;
+        sh->writer[__builtin_ctzll(w)] = (int8_t)c;
+    }
+}
+
+/* ---- references ---- */
+
+typedef uint64_t level_counts[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+
+static void snapshot(const mt_sim *h, level_counts out)
+{
+    for (unsigned l = 0; l < mt_sim_level_count(h); l++)
+        memcpy(out[l], mt_sim_level(h, l)->cause, sizeof out[l]);
+}
+
+/* The misses hierarchy h just counted, into c's tallies from outer level
+ * `base` on, a coherence miss moved from its 3C cause to coherence at each
+ * level it missed; whether the reference left h (missed at a last level). */
+static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, level_counts before,
+                         const verdict *v)
+{
+    mt_sim_cpu_stats *cs = &mp->stats[mp->current];
+    bool left = false;
+    for (unsigned l = 0; l < mt_sim_level_count(h); l++) {
+        const uint64_t *after = mt_sim_level(h, l)->cause;
+        for (int k = 0; k < MT_SIM_NCAUSES; k++) {
+            uint64_t d = after[k] - before[l][k];
+            if (!d)
+                continue;
+            cs->misses[base + l] += d;
+            cs->cause[base + l][k] += d;
+            left |= h->lv[l].below < 0;
+            if (v->coherence && !base) {
+                cs->cause[l][k]--;
+                cs->coherence[l]++;
+            }
+        }
+    }
+    return left;
+}
+
+static void tally_coherence_pair(struct sim_mp *mp, uint32_t code, uint32_t data, bool true_sh)
+{
+    uint64_t key = (uint64_t)code << 32 | data;
+    uint32_t i = sim_map_get(&mp->pair_index, key);
+    if (i == SIM_NONE) {
+        mt_sim_coherence_pair p = {.code = code, .data = data};
+        i = (uint32_t)mp->npairs;
+        MT_PUSH(mp->pairs, mp->npairs, mp->cap_pairs, p);
+        sim_map_put(&mp->pair_index, key, i);
+    }
+    true_sh ? mp->pairs[i].true_sharing++ : mp->pairs[i].false_sharing++;
+}
+
+void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
+                   uint32_t data, uint64_t pc)
+{
+    struct sim_mp *mp = s->mp;
+    if (!mp->threads.n) /* no thread named yet: thread 0 */
+        mt_sim_set_thread(s, mp->thread);
+    unsigned c = mp->current;
+    mp->stats[c].refs++;
+    verdict v = {0};
+    if (kind != MT_SIM_IFETCH) /* code is read-only: no coherence (sim.h) */
+        for (uint64_t l = addr >> mp->line_shift; l <= (addr + size - 1) >> mp->line_shift; l++)
+            coherence_line(mp, c, l, addr, size, kind == MT_SIM_WRITE, data, &v);
+    level_counts before;
+    snapshot(mp->cpu[c], before);
+    mt_sim_access(mp->cpu[c], addr, size, kind, code, data, pc);
+    bool left = count_misses(mp, mp->cpu[c], 0, before, &v);
+    if (v.coherence) {
+        v.true_sharing ? mp->stats[c].true_sharing++ : mp->stats[c].false_sharing++;
+        tally_coherence_pair(mp, code, data, v.true_sharing);
+    }
+    if (!left || !mp->shared)
+        return;
+    snapshot(mp->shared, before);
+    mt_sim_access(mp->shared, addr, size, kind, code, data, pc);
+    verdict none = {0};
+    count_misses(mp, mp->shared, mp->nprivate, before, &none);
+}
+
+void sim_mp_flush(mt_sim *s)
+{
+    struct sim_mp *mp = s->mp;
+    for (unsigned c = 0; c < mp->ncpus; c++)
+        mt_sim_flush(mp->cpu[c]);
+    if (mp->shared)
+        mt_sim_flush(mp->shared);
+    for (size_t i = 0; i < mp->ndir; i++) {
+        dir_entry *e = &mp->dir[i];
+        e->holders = e->lost = 0;
+        e->owner = NO_CPU;
+        e->dirty = false;
+    }
+}
+
+/* ---- the totals ---- */
+
+/* A level's counts (every field after desc is a uint64_t count) added. */
+static void add_level_stats(mt_sim_level_stats *to, const mt_sim_level_stats *from)
+{
+    _Static_assert((sizeof *to - offsetof(mt_sim_level_stats, refs)) % sizeof(uint64_t) == 0,
+                   "a level's counts are uint64_t");
+    uint64_t *t = &to->refs;
+    const uint64_t *f = &from->refs;
+    size_t n = (sizeof *to - offsetof(mt_sim_level_stats, refs)) / sizeof(uint64_t);
+    for (size_t i = 0; i < n; i++)
+        t[i] += f[i];
+}
+
+/* A tally's records: `keys` uint32_t keys, then uint64_t counts from
+ * `counts` on (sim.h's pairs, evictions, object uses). */
+typedef struct {
+    size_t size, keys, counts;
+} record_shape;
+
+static size_t merge_keys; /* for compare_records: qsort takes no context */
+
+static int compare_records(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    for (size_t i = 0; i < merge_keys; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* Records gathered from the CPUs' and the shared simulators, sorted; those
+ * of the same keys summed into one.  Returns how many are left. */
+static size_t combine_records(void *items, size_t n, const record_shape *shape)
+{
+    merge_keys = shape->keys;
+    if (n)
+        qsort(items, n, shape->size, compare_records);
+    char *base = items;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *r = base + i * shape->size;
+        char *last = base + (out ? out - 1 : 0) * shape->size;
+        if (out && !memcmp(r, last, shape->keys * sizeof(uint32_t))) {
+            uint64_t *t = (uint64_t *)(last + shape->counts);
+            const uint64_t *f = (const uint64_t *)(r + shape->counts);
+            for (size_t k = 0; k < (shape->size - shape->counts) / sizeof(uint64_t); k++)
+                t[k] += f[k];
+        } else
+            memmove(base + out++ * shape->size, r, shape->size);
+    }
+    return out;
+}
+
+/* Every hierarchy's pairs: the private levels' as they are, the shared
+ * levels' moved below them (their references are the CPUs' already). */
+static void merge_pairs(mt_sim *s, struct sim_mp *mp)
+{
+    free(s->pairs);
+    s->pairs = NULL;
+    s->npairs = s->cap_pairs = 0;
+    for (unsigned c = 0; c <= mp->ncpus; c++) {
+        mt_sim *h = c < mp->ncpus ? mp->cpu[c] : mp->shared;
+        if (!h)
+            continue;
+        size_t n;
+        const mt_sim_pair *p = mt_sim_pairs(h, &n);
+        for (size_t i = 0; i < n; i++) {
+            mt_sim_pair q = p[i];
+            if (c == mp->ncpus) {
+                memset(q.misses, 0, sizeof q.misses);
+                q.refs = 0;
+                for (unsigned l = 0; l + mp->nprivate < MT_SIM_MAX_LEVELS; l++)
+                    memcpy(q.misses[mp->nprivate + l], p[i].misses[l], sizeof q.misses[l]);
+            }
+            MT_PUSH(s->pairs, s->npairs, s->cap_pairs, q);
+        }
+    }
+    record_shape shape = {sizeof(mt_sim_pair), 2, offsetof(mt_sim_pair, refs)};
+    s->npairs = combine_records(s->pairs, s->npairs, &shape);
+}
+
+static void merge_evictions_and_uses(mt_sim *s, struct sim_mp *mp)
+{
+    for (unsigned c = 0; c <= mp->ncpus; c++) {
+        mt_sim *h = c < mp->ncpus ? mp->cpu[c] : mp->shared;
+        if (!h)
+            continue;
+        uint32_t base = c < mp->ncpus ? 0 : mp->nprivate;
+        size_t n;
+        const mt_sim_eviction *e = mt_sim_evictions(h, &n);
+        for (size_t i = 0; i < n; i++) {
+            mt_sim_eviction x = e[i];
+            x.level += base;
+            MT_PUSH(s->evictions, s->nevictions, s->cap_evictions, x);
+        }
+        const mt_sim_object_use *u = mt_sim_object_uses(h, &n);
+        for (size_t i = 0; i < n; i++) {
+            mt_sim_object_use x = u[i];
+            x.level += base;
+            MT_PUSH(s->uses, s->nuses, s->cap_uses, x);
+        }
+    }
+    record_shape ev = {sizeof(mt_sim_eviction), 3, offsetof(mt_sim_eviction, count)};
+    record_shape use = {sizeof(mt_sim_object_use), 2, offsetof(mt_sim_object_use, lines)};
+    s->nevictions = combine_records(s->evictions, s->nevictions, &ev);
+    s->nuses = combine_records(s->uses, s->nuses, &use);
+}
+
+/* The machine's totals into s's levels and tallies: what every view of a
+ * uniprocessor simulator shows, summed over the CPUs. */
+void sim_mp_finish(mt_sim *s)
+{
+    struct sim_mp *mp = s->mp;
+    for (unsigned c = 0; c < mp->ncpus; c++) {
+        mt_sim_finish(mp->cpu[c]);
+        for (unsigned l = 0; l < mp->nprivate; l++)
+            add_level_stats(&s->lv[l].stats, mt_sim_level(mp->cpu[c], l));
+    }
+    for (unsigned l = 0; l < mp->nprivate; l++) /* coherence taken out of the 3C causes */
+        for (int k = 0; k < MT_SIM_NCAUSES; k++) {
+            s->lv[l].stats.cause[k] = 0;
+            for (unsigned c = 0; c < mp->ncpus; c++)
+                s->lv[l].stats.cause[k] += mp->stats[c].cause[l][k];
+        }
+    if (mp->shared) {
+        mt_sim_finish(mp->shared);
+        for (unsigned l = 0; l < mt_sim_level_count(mp->shared); l++)
+            add_level_stats(&s->lv[mp->nprivate + l].stats, mt_sim_level(mp->shared, l));
+    }
+    merge_pairs(s, mp);
+    merge_evictions_and_uses(s, mp);
+}
+
+/* ---- the coherence tallies ---- */
+
+static int compare_coherence_pairs(const void *a, const void *b)
+{
+    const mt_sim_coherence_pair *x = a, *y = b;
+    if (x->code != y->code)
+        return x->code < y->code ? -1 : 1;
+    return x->data < y->data ? -1 : x->data > y->data;
+}
+
+static uint64_t coherence_misses(const mt_sim_shared_line *l)
+{
+    return l->true_sharing + l->false_sharing;
+}
+
+static int compare_shared_lines(const void *a, const void *b)
+{
+    const mt_sim_shared_line *x = a, *y = b;
+    if (coherence_misses(x) != coherence_misses(y))
+        return coherence_misses(x) > coherence_misses(y) ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+const mt_sim_coherence_pair *mt_sim_coherence_pairs(mt_sim *s, size_t *n)
+{
+    *n = 0;
+    if (!s->mp)
+        return NULL;
+    struct sim_mp *mp = s->mp;
+    free(mp->sorted[0]);
+    mt_sim_coherence_pair *p = mt_xcalloc(mp->npairs + 1, sizeof *p);
+    if (mp->npairs) {
+        memcpy(p, mp->pairs, mp->npairs * sizeof *p);
+        qsort(p, mp->npairs, sizeof *p, compare_coherence_pairs);
+    }
+    mp->sorted[0] = p;
+    *n = mp->npairs;
+    return p;
+}
+
+const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n)
+{
+    *n = 0;
+    if (!s->mp)
+        return NULL;
+    struct sim_mp *mp = s->mp;
+    free(mp->sorted[1]);
+    mt_sim_shared_line *l = mt_xcalloc(mp->nlines + 1, sizeof *l);
+    for (size_t i = 0; i < mp->nlines; i++)
+        l[i] = mp->lines[i].pub;
+    if (mp->nlines)
+        qsort(l, mp->nlines, sizeof *l, compare_shared_lines);
+    mp->sorted[1] = l;
+    *n = mp->nlines;
+    return l;
+}

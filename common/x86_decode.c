@@ -191,8 +191,10 @@ static void fill_operand(const ZydisDecodedInstruction *zi, const ZydisDecodedOp
     case ZYDIS_OPERAND_TYPE_REGISTER:
         op->type = X86_OP_REG;
         op->reg = cs_reg(o->reg.value);
+        /* {z} as written (EVEX.z): a compare into a mask register zeroes
+         * masked-off bits without it, and capstone and objdump say no {z}. */
         if (o->encoding == ZYDIS_OPERAND_ENCODING_MASK)
-            op->avx_zero_opmask = zi->avx.mask.mode == ZYDIS_MASK_MODE_ZEROING;
+            op->avx_zero_opmask = zi->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX && zi->raw.evex.z;
         break;
     case ZYDIS_OPERAND_TYPE_MEMORY:
         op->type = X86_OP_MEM;

@@ -7,7 +7,7 @@ SAN     ?=
 
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Werror -g $(OPT) -I. -I/usr/include/libdwarf \
              -DMTOOL_VERSION=\"$(VERSION)\" $(CFLAGS)
-LDLIBS_ALL = -lcapstone -ldwarf -lnettle -lsqlite3 -lz -lm $(LDLIBS)
+LDLIBS_ALL = -lcapstone -lZydis -ldwarf -lnettle -lsqlite3 -lz -lm $(LDLIBS)
 ifeq ($(SAN),1)
   CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS    += -fsanitize=address,undefined

@@ -1,5 +1,5 @@
-/* analyzer/disasm.c — capstone wrapper: decode, classify control flow,
- * count memory accesses.
+/* analyzer/disasm.c — decoder wrapper (common/x86_decode.h: capstone, then
+ * Zydis): decode, classify control flow, count memory accesses.
  *
  * Memory accesses.  Capstone 4.0.2 was checked instruction by instruction
  * (see the table below) and found to:
@@ -24,12 +24,8 @@
 bool mt_decoder_open(mt_decoder *d)
 {
     memset(d, 0, sizeof *d);
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK)
+    if (!mt_x86_open(&d->cs))
         return false;
-    if (cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
-        cs_close(&d->cs);
-        return false;
-    }
     d->insn = cs_malloc(d->cs);
     if (!d->insn) {
         cs_close(&d->cs);
@@ -51,7 +47,7 @@ const cs_insn *mt_decode(mt_decoder *d, const uint8_t *code, uint64_t avail, uin
 {
     size_t size = avail > 15 ? 15 : (size_t)avail;
     uint64_t a = addr;
-    if (!cs_disasm_iter(d->cs, &code, &size, &a, d->insn))
+    if (!mt_x86_decode_iter(d->cs, &code, &size, &a, d->insn))
         return NULL;
     return d->insn;
 }

@@ -1,5 +1,5 @@
-/* analyzer/disasm.h — capstone wrapper for the CFG builder (private to
- * analyzer/): decode one instruction, classify its control flow, count its
+/* analyzer/disasm.h — decoder wrapper (common/x86_decode.h) for the CFG
+ * builder (private to analyzer/): decode one instruction, classify its control flow, count its
  * memory accesses, and name register families for jump-table slices.
  *
  * The CFG builder keeps no cs_insn per instruction: it decodes into the one
@@ -11,6 +11,8 @@
 #include <capstone/capstone.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "../common/x86_decode.h"
 
 typedef struct {
     csh cs;

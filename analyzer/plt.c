@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/x86_decode.h"
 #include "internal.h"
 
 #ifndef R_X86_64_IRELATIVE
@@ -199,7 +200,7 @@ static void scan_section(stub_list *list, csh cs, cs_insn *insn, const mt_elf_se
         const uint8_t *code = bytes + off;
         size_t avail = sec->size - off;
         uint64_t addr = sec->addr + off;
-        if (!cs_disasm_iter(cs, &code, &avail, &addr, insn)) {
+        if (!mt_x86_decode_iter(cs, &code, &avail, &addr, insn)) {
             close_stub(list, &st, sec->addr + off + 1); /* undecodable byte: drop the stub */
             off++;
             continue;
@@ -215,11 +216,10 @@ size_t mt_find_plt_stubs(const mt_elf_file *img, mt_program *prog, mt_plt_stub *
     static const char *const plt_sections[] = {".plt", ".plt.sec", ".plt.got", ".plt.bnd"};
     *out = NULL;
     csh cs;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+    if (!mt_x86_open(&cs)) {
         mt_warn(prog, "%s: capstone unavailable; PLT stubs are not named", img->path);
         return 0;
     }
-    cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
     cs_insn *insn = cs_malloc(cs);
     slot_map map;
     build_slot_map(img, &map);

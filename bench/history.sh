@@ -16,7 +16,7 @@ BUILD=$(dirname "$MTOOL")
 NRUNS=${NRUNS:-10000}
 mkdir -p "$B"
 cc -std=c11 -O2 -Wall -Wextra -I. -I/usr/include/libdwarf -o "$B/history_fill" bench/history_fill.c \
-    "$BUILD/libmtool.a" -lcapstone -ldwarf -lelf -lnettle -lsqlite3 -lz -lm
+    "$BUILD/libmtool.a" -lcapstone -lZydis -ldwarf -lelf -lnettle -lsqlite3 -lz -lm
 
 # The stored program is mtool itself (hundreds of procedures and loops).
 PROG=$B/hist-prog

@@ -50,9 +50,9 @@ static uint8_t family_of_name(const char *n)
 bool cm_decoder_open(cm_decoder *d)
 {
     memset(d, 0, sizeof *d);
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK)
+    if (!mt_x86_open(&d->cs))
         return false;
-    if (cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK || !(d->insn = cs_malloc(d->cs))) {
+    if (!(d->insn = cs_malloc(d->cs))) {
         cs_close(&d->cs);
         return false;
     }
@@ -474,7 +474,7 @@ unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t 
     uint64_t a = addr;
     const uint8_t *p = code;
     memset(o, 0, sizeof *o);
-    if (!cs_disasm_iter(d->cs, &p, &size, &a, d->insn))
+    if (!mt_x86_decode_iter(d->cs, &p, &size, &a, d->insn))
         return 0;
     const cs_insn *insn = d->insn;
     char m[32];

@@ -5,6 +5,7 @@
 
 #include <capstone/capstone.h>
 
+#include "../common/x86_decode.h"
 #include "costmodel.h"
 
 /* Register families: a value the predictor tracks dependencies through.

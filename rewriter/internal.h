@@ -76,7 +76,7 @@ uint64_t rw_moved_landing_pad(const rw_moved *m, uint64_t start, uint64_t len, u
 #include "rewriter.h"
 
 /* ---- liveness.c ---- */
-#include <capstone/capstone.h>
+#include "../common/x86_decode.h"
 
 #define RW_LIVE_FLAGS 0x1fu              /* OF SF ZF AF PF, as bits 0..4: what `incq` changes */
 #define RW_LIVE_CF 0x20u                 /* CF, which `cmp` changes too */

@@ -211,11 +211,13 @@ bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, 
     unsigned live = live_out(p, bl, b, return_live(lp)) & ALL_FLAGS;
     for (const rw_insn *ri = last; ri >= from; ri--) {
         cs_insn *insn = NULL;
-        if (cs_disasm(h, ri->bytes, ri->len, ri->old, 1, &insn) != 1)
+        if (mt_x86_decode(h, ri->bytes, ri->len, ri->old, 1, &insn) != 1) {
+            mt_x86_free(insn, 0);
             return false;
+        }
         unsigned reads, writes;
         insn_flags(insn, &reads, &writes);
-        cs_free(insn, 1);
+        mt_x86_free(insn, 1);
         live = (live & ~writes) | reads;
     }
     return (live & ALL_FLAGS) == 0;
@@ -259,7 +261,7 @@ static bool solve_procedure(rw_live_callers *lc, uint32_t pi, unsigned depth, rw
         uint64_t addr = blk->start;
         ok = code != NULL;
         while (ok && left > 0) {
-            ok = cs_disasm_iter(lc->cs, &code, &left, &addr, insn);
+            ok = mt_x86_decode_iter(lc->cs, &code, &left, &addr, insn);
             if (ok)
                 rw_live_insn(lc->cs, lc->prog, insn, &bl[b], &lp);
         }

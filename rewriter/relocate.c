@@ -55,11 +55,10 @@ int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_e
     c->prog = prog;
     c->in = in;
     csh h;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+    if (!mt_x86_open(&h)) {
         mt_error_set(err, "capstone: cannot open an x86-64 decoder");
         return -1;
     }
-    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
     c->cs = (void *)(uintptr_t)h;
     rw_live_callers_init(&c->live_callers, h, prog, in);
     return 0;
@@ -375,11 +374,11 @@ static uint64_t padding_end(const rw_code *c, uint64_t at, uint64_t limit, uint6
         while (code && avail < 15 && at + avail < limit && mt_elf_file_bytes(c->in, at, avail + 1))
             avail++;
         cs_insn *insn;
-        size_t n = code ? cs_disasm(handle(c), code, avail, at, 1, &insn) : 0;
+        size_t n = code ? mt_x86_decode(handle(c), code, avail, at, 1, &insn) : 0;
         bool pad = n == 1 && (insn[0].id == X86_INS_NOP || insn[0].id == X86_INS_INT3);
         uint64_t next = n == 1 ? at + insn[0].size : at;
         if (n)
-            cs_free(insn, n);
+            mt_x86_free(insn, n);
         if (!pad)
             break;
         at = next;
@@ -493,7 +492,7 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
     uint64_t addr = blk->start;
     bool ok = true;
     while (left > 0) {
-        if (!cs_disasm_iter(h, &p, &left, &addr, insn)) {
+        if (!mt_x86_decode_iter(h, &p, &left, &addr, insn)) {
             *why = mt_xasprintf("cannot decode 0x%llx", (unsigned long long)addr);
             ok = false;
             break;
@@ -584,9 +583,8 @@ static void *predecode_thread(void *arg)
 {
     predecode_job *job = arg;
     csh h;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+    if (!mt_x86_open(&h))
         return NULL; /* the main thread does it all */
-    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
     predecode_run(job, h);
     cs_close(&h);
     return NULL;
@@ -1398,14 +1396,14 @@ static cs_insn *sweep_procedure(const rw_code *c, const mt_procedure *p, size_t 
     if (!code)
         return NULL;
     cs_insn *insns;
-    *n = cs_disasm(handle(c), code, p->size, p->entry, 0, &insns);
+    *n = mt_x86_decode(handle(c), code, p->size, p->entry, 0, &insns);
     size_t k = 0;
     for (uint32_t b = 0; b < p->nblocks && *n; b++) {
         uint64_t start = p->blocks[b].start;
         while (k < *n && insns[k].address < start)
             k++;
         if (start < p->entry + p->size && (k == *n || insns[k].address != start)) {
-            cs_free(insns, *n);
+            mt_x86_free(insns, *n);
             *n = 0;
         }
     }
@@ -1449,7 +1447,7 @@ static void add_wrapper_call_patches(const rw_code *c, rw_buf *patches)
             rw_buf_put(patches, &patch, sizeof patch);
         }
         if (insns)
-            cs_free(insns, n);
+            mt_x86_free(insns, n);
     }
     free(relocated);
 }

@@ -450,7 +450,7 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
             const uint8_t *bytes = ri->bytes;
             size_t left = ri->len;
             uint64_t addr = ri->old;
-            if (!cs_disasm_iter(h, &bytes, &left, &addr, insn))
+            if (!mt_x86_decode_iter(h, &bytes, &left, &addr, insn))
                 continue; /* decoded once already: cannot happen */
             plan_insn(c, ri, insn, code);
             c->ntrace_sites += ri->ntrace > 0;

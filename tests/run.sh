@@ -169,6 +169,11 @@ run "processors and coherence" env MTOOL="$ASAN/mtool" \
 # process's unsent records read from its profile (docs/SIMULATOR.md).
 run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
+# AVX-512 code capstone 4 rejects, decoded by Zydis (common/x86_decode): libc
+# with no procedure left on an invalid instruction, on any CPU; where the CPU
+# has AVX-512, glibc's evex string functions counted and traced by hand count.
+run "AVX-512 decoding" env MTOOL="$ASAN/mtool" sh tests/avx512.sh
+
 # Data objects of traced runs: struct fields through DWARF (chase, aos),
 # heap blocks by allocation site with a freed address reused, a caller's
 # frame, TLS; damaged DWARF never crashes.

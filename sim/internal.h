@@ -155,6 +155,12 @@ sim_fast *sim_fast_new(const mt_sim *s);
 void sim_fast_free(sim_fast *f);
 void sim_fast_access(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code);
 void sim_fast_flush(sim_fast *f);
+/* A tracing copy's plain references (READ, WRITE, MODIFY records of a sane
+ * size) from r on, up to the first other record: simulated as the feed
+ * would, counted in *counts; returns how many records it took (0 when this
+ * machine's D1 takes the feed's own path: sets no power of two). */
+uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
+                          mt_trace_feed_counts *counts);
 void sim_fast_finish(sim_fast *f, mt_sim *s);
 const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
 

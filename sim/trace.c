@@ -411,7 +411,18 @@ static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
     mt_sim_set_tid(f->sim, tid); /* the frame's thread: its simulated CPU */
+    /* Misses only, no data objects: runs of plain references go to the
+     * misses-only simulator in a batch (fast.c, sim_fast_records), the
+     * other records one by one below. */
+    bool batch = f->sim->fast && !f->data_of;
     for (uint32_t i = 0; i < n; i++, r++) {
+        if (batch) {
+            uint32_t k = sim_fast_records(f->sim->fast, r, n - i, &f->counts);
+            i += k;
+            r += k;
+            if (i == n)
+                break;
+        }
         f->counts.records++;
         bool event = r->kind >= MT_TRACE_LOAD_BIAS;
         if (r->kind >= MT_TRACE_KINDS || (!event && r->size == 0)) {

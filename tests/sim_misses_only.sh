@@ -168,9 +168,11 @@ NORAND=
 setarch "$(uname -m)" -R true 2> /dev/null && NORAND="setarch $(uname -m) -R"
 # (setarch runs the program: `mtool sim -- setarch ...` would trace setarch;
 # the personality is inherited instead.)
+# TRACED_MACHINE: the machine of both runs (default: Cachegrind's, $GEOMETRY).
 traced_compare() {
     name=$1
     shift
+    machine=${TRACED_MACHINE:-"--cachegrind $GEOMETRY"}
     if [ -z "$NORAND" ]; then
         not_ok "misses-only: $name: setarch -R does not work here (randomized addresses)"
         return
@@ -178,7 +180,7 @@ traced_compare() {
     for mode in full lean; do
         flag=; [ $mode = lean ] && flag=--misses-only
         # shellcheck disable=SC2086
-        $NORAND "$MTOOL" sim --no-store $flag --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" \
+        $NORAND "$MTOOL" sim --no-store $flag $machine --json -o "$OUT/$mode.json" \
             -- "$@" > "$OUT/$mode.out" 2> "$OUT/err"
     done
     python3 "$HERE/misses_only_check.py" "misses-only: traced $name" "$OUT/full.json" \
@@ -194,6 +196,16 @@ traced_compare "kernels' addressing modes" "$OUT/kernels" modes
 if grep -qw avx2 /proc/cpuinfo && cc -O2 -o "$OUT/gathers" "$HERE/trace/gathers.c"; then
     traced_compare "AVX2 gathers" "$OUT/gathers"
 fi
+# The feed's batch of plain references (sim/fast.c, sim_fast_records) on
+# other machines: straddling references split per line, writes that do not
+# allocate (D1's sets a power of two: the batch takes them); D1's sets no
+# power of two (the batch hands every record back to the feed).
+TRACED_MACHINE="--D1=8K,4,64 --L2=48K,6,128 --LL=256K,8,64 --write-allocate=no --straddle=line" \
+    traced_compare "matmul, straddle=line, no write-allocate" "$SAMPLES/matmul-gcc-O2-nopie"
+TRACED_MACHINE="--D1=8K,4,64 --L2=48K,6,128 --LL=256K,8,64 --write-allocate=no --straddle=line" \
+    traced_compare "linked (PIE), straddle=line, no write-allocate" "$SAMPLES/linked-gcc-O2"
+TRACED_MACHINE="--D1=12K,4,64 --L2=160K,10,128 --L3=3M,16,64" \
+    traced_compare "kernels' addressing modes, sets no power of two" "$OUT/kernels" modes
 # Against Cachegrind: matmul; kernels (rep movsb/stosq, %fs, four threads).
 # against_cachegrind NAME JSON BIN ARGS...: the data misses per procedure.
 against_cachegrind() {

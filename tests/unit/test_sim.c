@@ -5,7 +5,8 @@
  * machine description (sysfs, file, settings) and the trace readers,
  * including damaged traces; the sampled modes on streams whose samples are
  * all alike (estimates exact, error bound 0) and their refusals; the
- * misses-only simulator's code tallies against the full one's.
+ * misses-only simulator's code tallies against the full one's, and its
+ * batch of a tracing copy's records against the full simulator's feed.
  *
  * Oracles: the hand computations in the comments (no figure here comes from
  * running the simulator); for random replacement, xorshift64* from seed 1
@@ -764,6 +765,106 @@ static void test_vector_feed(void)
     mt_sim_free(s);
 }
 
+/* A random stream of a tracing copy's records (plain reads, writes and
+ * modifies of 1-64 bytes over 96 lines, a third of them straddling; now and
+ * then a rep movs group, an event, a damaged record, a reference that would
+ * wrap the address space, a code object beyond the direct table), in
+ * frames of random length, fed to the full simulator and to the misses-only
+ * one, whose feed decodes plain references in a batch (sim/fast.c,
+ * sim_fast_records).  Oracle: the full simulator through the feed's
+ * record-by-record path; every level's counts by kind, every code tally
+ * and the feed's counts must be the same, on machines the batch takes
+ * (straddle=access and =line, write-allocate or not) and one it hands back
+ * (D1's sets no power of two). */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static mt_trace_record random_record(uint64_t *rng)
+{
+    uint64_t v = xorshift(rng);
+    unsigned pick = v % 100, size = 1 + (unsigned)(v >> 8) % 64;
+    uint64_t addr = 0x10000 + (v >> 16) % ((pick & 1 ? 20 : 96) * 64); /* MRU hits too */
+    mt_trace_record r = record(addr, size, pick < 60 ? MT_TRACE_READ
+                                           : pick < 85 ? MT_TRACE_WRITE
+                                                       : MT_TRACE_MODIFY);
+    r.code = (uint32_t)(v >> 40) % 5 == 0 ? 0xfffffff0u : 1 + (uint32_t)(v >> 44) % 7;
+    if (pick == 90)
+        r = record(UINT64_MAX - 3, 8, MT_TRACE_READ); /* wraps: clamped to 4 bytes */
+    else if (pick == 91)
+        r = record(addr, 0, MT_TRACE_WRITE);         /* damaged: no size */
+    else if (pick == 92)
+        r = record(addr, 8, MT_TRACE_KINDS);         /* damaged: no such kind */
+    else if (pick == 93)
+        r = record(addr, 1, MT_TRACE_ALLOC);         /* an event */
+    return r;
+}
+
+static void test_feed_batch(void)
+{
+    const char *machines[][4] = {{"1K,4,64", "4K,8,64", NULL, NULL},
+                                 {"1K,4,64", "4K,8,64", "straddle", "line"},
+                                 {"1K,4,64", "6K,3,128", "write_allocate", "no"},
+                                 {"768,4,64", "4K,8,64", "straddle", "line"}};
+    for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++) {
+        mt_sim_machine m = machine(machines[k][0], machines[k][1], NULL);
+        mt_error err;
+        if (machines[k][2])
+            mt_sim_machine_set(&m, machines[k][2], machines[k][3], &err);
+        mt_sim *sims[2] = {mt_sim_new(&m), mt_sim_new_misses_only(&m, &err)};
+        mt_trace_feed *feeds[2] = {mt_trace_feed_new(sims[0]), mt_trace_feed_new(sims[1])};
+        uint64_t rng = 88172645463325252ull;
+        mt_trace_record frame[64];
+        for (int round = 0; round < 3000; round++) {
+            uint32_t n = (uint32_t)(xorshift(&rng) % 64);
+            for (uint32_t i = 0; i < n; i++)
+                frame[i] = random_record(&rng);
+            if (n > 3 && round % 7 == 0) { /* a rep movsq of 5 elements */
+                frame[n - 3] = record(0x10008, 8, MT_TRACE_REP_SOURCE);
+                frame[n - 2] = record(0x10800, 8, MT_TRACE_REP_DEST);
+                frame[n - 1] = record(5, 3, MT_TRACE_REP_COUNT);
+            }
+            for (int j = 0; j < 2; j++)
+                mt_trace_feed_records(feeds[j], 1 + round % 3, frame, n);
+        }
+        bool same = !memcmp(mt_trace_feed_counts_of(feeds[0]), mt_trace_feed_counts_of(feeds[1]),
+                            sizeof(mt_trace_feed_counts));
+        for (int j = 0; j < 2; j++)
+            mt_sim_finish(sims[j]);
+        for (unsigned l = 0; l < 2; l++) {
+            const mt_sim_level_stats *a = mt_sim_level(sims[0], l), *b = mt_sim_level(sims[1], l);
+            same = same && a->refs && a->misses && a->refs == b->refs &&
+                   a->misses == b->misses && a->reads == b->reads &&
+                   a->read_misses == b->read_misses && a->writes == b->writes &&
+                   a->write_misses == b->write_misses;
+        }
+        size_t na, nb;
+        const mt_sim_code_tally *ta = mt_sim_code_tallies(sims[0], &na);
+        const mt_sim_code_tally *tb = mt_sim_code_tallies(sims[1], &nb);
+        same = same && na == 8 && na == nb;
+        for (size_t i = 0; same && i < na; i++)
+            same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
+                   ta[i].misses[0] == tb[i].misses[0] && ta[i].misses[1] == tb[i].misses[1];
+        CHECK(same, "records fed in a batch (D1 %s, L2 %s, %s=%s): the full simulator's counts "
+                    "per level, kind and code object (D1 %llu refs, %llu misses; misses-only "
+                    "%llu, %llu)",
+              machines[k][0], machines[k][1], machines[k][2] ? machines[k][2] : "straddle",
+              machines[k][3] ? machines[k][3] : "access",
+              (unsigned long long)mt_sim_level(sims[0], 0)->refs,
+              (unsigned long long)mt_sim_level(sims[0], 0)->misses,
+              (unsigned long long)mt_sim_level(sims[1], 0)->refs,
+              (unsigned long long)mt_sim_level(sims[1], 0)->misses);
+        for (int j = 0; j < 2; j++) {
+            mt_trace_feed_free(feeds[j]);
+            mt_sim_free(sims[j]);
+        }
+    }
+}
+
 /* The misses-only simulator: code tallies by id, ids far beyond the direct
  * table (a damaged record's) included, as the full simulator's; a flush;
  * the machines it refuses.  Hand counts: a 1-line D1, so every change of
@@ -839,5 +940,6 @@ int main(void)
     test_sample_sets();
     test_sample_time();
     test_misses_only();
+    test_feed_batch();
     return unit_finish();
 }

@@ -19,7 +19,7 @@ static void write_name(FILE *fp, const char *s)
 static void write_header(FILE *fp, const mt_report *r)
 {
     fputs("# callgrind format\nversion: 1\ncreator: mtool " MTOOL_VERSION "\ncmd:", fp);
-    for (char **a = r->pass1.argv; *a; a++) {
+    for (char **a = r->pass1->argv; *a; a++) {
         fputc(' ', fp);
         write_name(fp, *a);
     }

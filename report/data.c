@@ -184,38 +184,16 @@ static void find_hot_lines(mt_report *r)
     }
 }
 
-static int load_program(const char *rundir, FILE *log, mt_report *r, uint64_t **counts,
-                        mt_program_costs *costs, mt_error *err)
+/* The lines and objects of r (its program and pass2 set), from pass 1's
+ * counts (freed here) and the machine profile pass 2 predicted with. */
+static int build(mt_report *r, const mt_machine *machine, uint64_t *counts, mt_error *err)
 {
-    mt_analyze_options opt;
-    mt_analyze_options_init(&opt);
-    mt_machine machine;
-    bool kept, calibrated;
-    /* The profile pass 2 predicted with, else (a run directory of an older
-     * mtool) this machine's, as pass 2 would load it now. */
-    if (mt_rundir_read_pass1(rundir, &r->pass1, err) != 0 ||
-        mt_rundir_check_binary(&r->pass1, err) != 0 ||
-        !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
-        mt_rundir_refine(rundir, r->prog, counts, err) != 0 ||
-        mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
-        mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
-        (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0) ||
-        mt_predict_executed(&machine, r->prog, false, *counts, costs, err) != 0)
-        return -1;
-    mt_model_check_of(&r->check, &machine);
-    return 0;
-}
-
-int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
-{
-    memset(r, 0, sizeof *r);
-    uint64_t *counts = NULL;
     mt_program_costs costs = {0};
-    if (load_program(rundir, log, r, &counts, &costs, err) != 0) {
+    if (mt_predict_executed(machine, r->prog, false, counts, &costs, err) != 0) {
         free(counts);
-        mt_program_costs_free(&costs);
         return -1;
     }
+    mt_model_check_of(&r->check, machine);
     uint64_t *first = mt_block_offsets(r->prog);
     uint64_t nblocks = first[r->prog->nprocs];
     uint32_t *owner = mt_xmalloc((nblocks + 1) * sizeof *owner);
@@ -233,6 +211,45 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
     return 0;
 }
 
+int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->pass1 = &r->own_pass1;
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    mt_machine machine;
+    bool kept, calibrated;
+    uint64_t *counts = NULL;
+    /* The profile pass 2 predicted with, else (a run directory of an older
+     * mtool) this machine's, as pass 2 would load it now. */
+    if (mt_rundir_read_pass1(rundir, &r->own_pass1, err) != 0 ||
+        mt_rundir_check_binary(&r->own_pass1, err) != 0 ||
+        !(r->prog = r->own_prog = mt_analyze(r->own_pass1.binary, &opt, err)) ||
+        mt_rundir_refine(rundir, r->own_prog, &counts, err) != 0 ||
+        mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+        mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
+        (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0)) {
+        free(counts);
+        return -1;
+    }
+    return build(r, &machine, counts, err);
+}
+
+int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *r, mt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->pass1 = &p->pass1;
+    r->prog = p->prog;
+    char *path = mt_xasprintf("%s/counts.tsv", rundir);
+    uint64_t *counts = mt_rundir_read_counts(path, r->prog, err);
+    free(path);
+    if (!counts || mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0) {
+        free(counts);
+        return -1;
+    }
+    return build(r, &p->machine, counts, err);
+}
+
 void mt_report_free(mt_report *r)
 {
     for (size_t i = 0; i < r->nobjects; i++)
@@ -240,7 +257,7 @@ void mt_report_free(mt_report *r)
     free(r->objects);
     free(r->lines);
     mt_pass2_record_free(&r->pass2);
-    mt_program_free(r->prog);
-    mt_pass1_free(&r->pass1);
+    mt_program_free(r->own_prog);
+    mt_pass1_free(&r->own_pass1);
     memset(r, 0, sizeof *r);
 }

@@ -67,10 +67,10 @@ static void write_program(FILE *fp, const mt_report *r)
     const mt_pass2_record *p = &r->pass2;
     double overhead = p->program_measured - p->program_predicted;
     fputs("\"binary\":", fp);
-    json_text(fp, r->pass1.binary);
+    json_text(fp, r->pass1->binary);
     fputs(",\"argv\":[", fp);
-    for (char **a = r->pass1.argv; *a; a++) {
-        if (a != r->pass1.argv)
+    for (char **a = r->pass1->argv; *a; a++) {
+        if (a != r->pass1->argv)
             fputc(',', fp);
         json_text(fp, *a);
     }
@@ -243,7 +243,7 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
           "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
           "<title>mtool report: ", fp);
-    html_text(fp, r->pass1.binary);
+    html_text(fp, r->pass1->binary);
     fprintf(fp, "</title>\n<style>\n%s</style></head>\n<body>\n%s"
                 "<script type=\"application/json\" id=\"mtool-data\">{", mt_report_page_css,
             page_body);

@@ -45,8 +45,10 @@ typedef struct {
 } mt_report_line;
 
 typedef struct {
-    mt_pass1 pass1;
-    mt_program *prog;
+    const mt_pass1 *pass1;
+    const mt_program *prog;    /* refined with pass 1 */
+    mt_pass1 own_pass1;        /* what mt_report_load read (a pass 2 result's are borrowed) */
+    mt_program *own_prog;
     mt_pass2_record pass2;
     mt_model_check check;
     mt_report_object *objects; /* pass 2's order: largest overhead first */
@@ -60,6 +62,10 @@ typedef struct {
  * file is missing, damaged, or of another binary); a machine profile is
  * loaded as pass 2 loads it (`log` says when one had to be calibrated). */
 int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err);
+/* The same report for the pass 2 just made in RUNDIR (`mtool time`, `run`):
+ * its program, already analyzed and refined, its pass 1 and its machine
+ * profile are borrowed, not read and analyzed again; `p` must outlive *r. */
+int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *r, mt_error *err);
 void mt_report_free(mt_report *r);
 
 /* The HTML page: one file, inline CSS, script and SVG, no network request;

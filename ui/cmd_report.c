@@ -63,11 +63,13 @@ static int open_output(mt_outfile *out, size_t *n, const char *path)
     return 0;
 }
 
-int mt_ui_write_report(const char *rundir, const char *html, const char *callgrind)
+int mt_ui_write_report(const char *rundir, const mt_pass2_result *pass2, const char *html,
+                       const char *callgrind)
 {
     mt_report r;
     mt_error err;
-    if (mt_report_load(rundir, stderr, &r, &err) != 0) {
+    if ((pass2 ? mt_report_of_pass2(rundir, pass2, &r, &err)
+               : mt_report_load(rundir, stderr, &r, &err)) != 0) {
         mt_ui_error("report: %s", err.msg);
         mt_report_free(&r);
         return 1;
@@ -105,7 +107,7 @@ int mt_cmd_report(int argc, char **argv)
     if (parse_args(argc, argv, &a) != 0)
         return 2;
     char *html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.rundir);
-    int rc = mt_ui_write_report(a.rundir, html, a.callgrind);
+    int rc = mt_ui_write_report(a.rundir, NULL, html, a.callgrind);
     if (rc == 0) {
         char *shown = mt_ui_escape(html);
         fprintf(stderr, "report written to %s\n", shown);

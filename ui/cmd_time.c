@@ -494,7 +494,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
         goto out;
     }
     char *html = a->no_html ? NULL : mt_xasprintf("%s/report.html", rundir);
-    bool html_failed = html && mt_ui_write_report(rundir, html, NULL) != 0;
+    bool html_failed = html && mt_ui_write_report(rundir, &rp, html, NULL) != 0;
     free(html);
     if (html_failed)
         goto out;

@@ -73,8 +73,10 @@ int mt_cmd_report(int argc, char **argv);
 extern const char mt_report_usage[];
 /* RUNDIR's HTML report at `html` and, when `callgrind` is not NULL, its
  * Callgrind export (ui/cmd_report.c): both written whole or neither; 0, or
- * 1 said on stderr. */
-int mt_ui_write_report(const char *rundir, const char *html, const char *callgrind);
+ * 1 said on stderr.  `pass2`: the pass 2 just made there, whose analyzed
+ * program and machine profile the report borrows; NULL: RUNDIR is read. */
+int mt_ui_write_report(const char *rundir, const mt_pass2_result *pass2, const char *html,
+                       const char *callgrind);
 int mt_cmd_calibrate(int argc, char **argv);
 extern const char mt_calibrate_usage[];
 int mt_cmd_sim(int argc, char **argv);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/progress.h"
 #include "internal.h"
 
 void mt_analyze_options_init(mt_analyze_options *opt)
@@ -39,15 +40,20 @@ mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error
     mt_mark_data_address_taken(&img, prog);
     mt_build_cfgs(&img, prog);
     mt_mark_code_used_as_data(&img, prog);
+    mt_progress_stage("analyzing: loops of procedures", prog->nprocs);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_compute_dominators(&prog->procs[i]);
         mt_find_loops(&prog->procs[i]);
+        mt_progress_add(1);
     }
     mt_build_callgraph(prog);
     if (opt->want_estimability)
         mt_compute_estimability(prog, NULL, NULL);
-    if (opt->want_lines)
+    if (opt->want_lines) {
+        mt_progress_stage("analyzing: source lines (DWARF)", 0);
         mt_read_lines(&img, prog);
+    }
+    mt_progress_end();
     mt_elf_file_close(&img);
     return prog;
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/progress.h"
 #include "cfg_internal.h"
 
 #define CFG_THREADS 2
@@ -832,6 +833,7 @@ static void run_builds(build_job *job, mt_decoder *dec)
         if (k >= job->ntodo)
             break;
         build_procedure(job->cp, dec, job->todo[k], &job->sides[k]);
+        mt_progress_add(1);
     }
 }
 
@@ -862,11 +864,14 @@ static void apply_sides(mt_program *prog, build_job *job)
     }
 }
 
-static void build_procedures(cfg_program *cp, mt_decoder *dec, const uint32_t *todo, size_t ntodo)
+/* `stage`: what the progress line says of this round. */
+static void build_procedures(cfg_program *cp, mt_decoder *dec, const uint32_t *todo, size_t ntodo,
+                             const char *stage)
 {
     if (ntodo == 0)
         return;
     build_job job = {.cp = cp, .cp_mut = cp, .todo = todo, .ntodo = ntodo};
+    mt_progress_stage(stage, ntodo);
     job.sides = mt_xcalloc(ntodo, sizeof *job.sides);
     atomic_init(&job.next, 0);
     pthread_t th;
@@ -939,7 +944,8 @@ static void noreturn_fixpoint(cfg_program *cp, mt_decoder *dec, const uint32_t *
             if (calls_any_of(&prog->procs[set[k]], newly))
                 rebuild[nrebuild++] = set[k];
         memset(newly, 0, prog->nprocs * sizeof *newly);
-        build_procedures(cp, dec, rebuild, nrebuild);
+        build_procedures(cp, dec, rebuild, nrebuild,
+                         "analyzing: control-flow graphs again (calls that never return)");
     }
     free(rebuild);
     free(newly);
@@ -1008,7 +1014,8 @@ static void add_foreign_entries(cfg_program *cp, mt_decoder *dec)
         for (size_t k = 0; k < ntodo; k++)
             queued[todo[k]] = false;
         if (ntodo)
-            build_procedures(cp, dec, todo, ntodo);
+            build_procedures(cp, dec, todo, ntodo,
+                             "analyzing: control-flow graphs again (jumps into other procedures)");
         free(todo);
         if (!ntodo)
             break;
@@ -1087,7 +1094,7 @@ void mt_build_cfgs(const mt_elf_file *img, mt_program *prog)
     uint32_t *all = mt_xmalloc((prog->nprocs + 1) * sizeof *all);
     for (uint32_t i = 0; i < prog->nprocs; i++)
         all[i] = i;
-    build_procedures(&cp, &dec, all, prog->nprocs);
+    build_procedures(&cp, &dec, all, prog->nprocs, "analyzing: control-flow graphs of procedures");
     noreturn_fixpoint(&cp, &dec, all, prog->nprocs);
     add_foreign_entries(&cp, &dec);
     summarize(&cp, all, prog->nprocs);

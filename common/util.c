@@ -282,8 +282,6 @@ void mt_escape_text(char *buf, size_t n, const char *s)
         buf[k < n ? k : n - 1] = '\0';
 }
 
-static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
-
 void mt_fputs_escaped(FILE *fp, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -301,7 +299,7 @@ void mt_tsv_field(FILE *fp, const char *s)
                           : *s == '\r' ? "\\r" : NULL;
         if (esc)
             fputs(esc, fp);
-        else if (is_control((unsigned char)*s))
+        else if (mt_is_control((unsigned char)*s))
             fprintf(fp, "\\x%02x", (unsigned char)*s);
         else
             fputc(*s, fp);
@@ -324,7 +322,7 @@ int mt_tsv_unescape(char *s)
         }
         if (s[1] == 'x') {
             int hi = hex_digit(s[2]), lo = hi < 0 ? -1 : hex_digit(s[3]);
-            if (lo < 0 || !(hi << 4 | lo) || !is_control((unsigned char)(hi << 4 | lo)))
+            if (lo < 0 || !(hi << 4 | lo) || !mt_is_control((unsigned char)(hi << 4 | lo)))
                 return -1;
             *out++ = (char)(hi << 4 | lo);
             s += 4;

@@ -101,6 +101,8 @@ double mt_now_seconds(void);
 size_t mt_utf8_sequence_length(const unsigned char *p);
 /* A JSON string for the bytes of s: escapes, valid UTF-8 kept, other bytes \u00XX. */
 void mt_json_string(FILE *fp, const char *s);
+/* A byte that drives a terminal instead of showing: C0 controls and DEL. */
+static inline bool mt_is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 /* s for one terminal line or message, at most n bytes with the NUL: printable
  * ASCII kept, every other byte (and the backslash) as \xHH; cut short when
  * it does not fit. */

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/progress.h"
 #include "internal.h"
 
 #define PROBE_PLAIN_LEN 9
@@ -576,6 +577,7 @@ static void predecode_run(predecode_job *job, csh h)
         if (k >= job->nprocs)
             break;
         predecode_one(job->c, h, job->procs[k], &job->c->decoded[job->procs[k]]);
+        mt_progress_add(1);
     }
 }
 
@@ -595,6 +597,7 @@ void rw_code_predecode(rw_code *c, const uint32_t *procs, size_t nprocs)
     if (!c->decoded)
         c->decoded = mt_xcalloc(c->prog->nprocs + 1, sizeof *c->decoded);
     predecode_job job = {.c = c, .procs = procs, .nprocs = nprocs};
+    mt_progress_stage("instrumenting: decoding procedures", nprocs);
     atomic_init(&job.next, 0);
     pthread_t th[RW_THREADS];
     int started = 0;

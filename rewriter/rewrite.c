@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/progress.h"
 #include "internal.h"
 #include "rewriter.h"
 
@@ -140,8 +141,10 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
             todo[ntodo++] = i;
     rw_code_predecode(c, todo, ntodo);
     free(todo);
+    mt_progress_stage("instrumenting: relocating procedures", prog->nprocs);
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         const mt_procedure *p = &prog->procs[i];
+        mt_progress_add(1);
         if (p->is_plt || p->nblocks == 0)
             continue;
         r->nprocs_candidates++;
@@ -603,6 +606,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
     report->ntimed = count_timed(&c);
+    mt_progress_stage("instrumenting: laying out and writing the file", 0);
     if (build_file(&c, &in, &rt, opt, report->binary_hash, &file, report, err) == 0 &&
         write_output(out_path, (st.st_mode & 07777) | 0100, &file, err) == 0)
         rc = 0;
@@ -618,6 +622,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->ntrace_untraced = c.ntrace_untraced;
     rw_buf_free(&file);
     rw_code_free(&c);
+    mt_progress_end();
 out_input:
     mt_elf_file_close(&in);
     return rc;

@@ -117,7 +117,7 @@ static void csv_field(FILE *out, const char *t)
     for (const unsigned char *c = (const unsigned char *)t; *c; c++) {
         if (*c == '"')
             fputs("\"\"", out);
-        else if (*c < 0x20 || *c == 0x7f)
+        else if (mt_is_control(*c))
             fprintf(out, "\\x%02x", *c);
         else
             fputc(*c, out);

@@ -13,6 +13,11 @@
 # Colour: on a pseudo-terminal (script(1)) time's report colours its
 # overhead column; NO_COLOR, --no-color, TERM=dumb and a pipe turn it off,
 # and report.txt never has it.
+# Progress: instrumenting draws a progress line on a terminal's stderr
+# (MTOOL_PROGRESS_DELAY=0 so that a small binary shows it), erased before
+# the report; none after the default delay of a second on a small binary,
+# none on TERM=dumb, none into a file.  Width: on a narrow terminal the
+# rows' last column (name, source) is cut with "...", never in report.txt.
 #
 #   MTOOL=build/asan/mtool sh tests/terminal.sh
 set -u
@@ -112,7 +117,7 @@ tty() {
     shift
     env TERM=xterm $envs script -qec "$MTOOL $*" /dev/null > "$W/$name" 2>&1
 }
-sgr=$(printf '\033\\[')
+sgr="$(printf '\033')\[[0-9;]*m"
 if command -v script > /dev/null 2>&1; then
     tty color -- time --runs 1 --no-store "$W/rd"
     check "time on a terminal colours the report (SGR escapes)" "grep -q '$sgr' '$W/color'"
@@ -129,10 +134,31 @@ if command -v script > /dev/null 2>&1; then
     check "TERM=dumb gets no colour" "grep -q 'm-objects by overhead' '$W/dumb' && ! grep -q '$sgr' '$W/dumb'"
     tty error -- analyze "$W/nonexistent"
     check "an error's 'mtool:' is coloured on a terminal" "grep -q \"$sgr.*mtool:\" '$W/error'"
+    erase=$(printf '\r\033\\[K')
+    tty progress MTOOL_PROGRESS_DELAY=0 -- instrument --counts "$bin" -o "$W/inst"
+    check "instrumenting on a terminal draws a progress line" \
+        "grep -q \"${erase}mtool: analyzing: control-flow graphs of procedures: [0-9]* of [0-9]*\" '$W/progress' &&
+         grep -q \"${erase}mtool: instrumenting: decoding procedures: \" '$W/progress'"
+    check "the progress line is erased before the report" "grep -q \"${erase}instrumented [0-9]\" '$W/progress'"
+    tty noprogress -- instrument --counts "$bin" -o "$W/inst"
+    check "no progress line for work under a second" \
+        "grep -q '^instrumented' '$W/noprogress' && ! grep -q 'analyzing:' '$W/noprogress'"
+    TERM=xterm script -qec "stty cols 120; $MTOOL time --runs 1 --no-store '$W/rd'" /dev/null > "$W/narrow" 2>&1
+    sed "s/$sgr//g" "$W/narrow" | tr -d '\r' > "$W/narrow.txt"
+    check "time on a 120-column terminal: the m-object row fits, its name cut with '...'" \
+        "grep 'ev.x1b.0;pwned' '$W/narrow.txt' | grep -q '\.\.\.\$' &&
+         ! grep 'ev.x1b.0;pwned' '$W/narrow.txt' | awk 'length > 120' | grep -q ."
+    check "report.txt keeps the whole name and source" "grep -q '$escaped.*st\.c:[0-9]' '$W/rd/report.txt'"
+    tty dumbprogress TERM=dumb MTOOL_PROGRESS_DELAY=0 -- instrument --counts "$bin" -o "$W/inst"
+    check "TERM=dumb gets no progress line" \
+        "grep -q '^instrumented' '$W/dumbprogress' && ! grep -q 'analyzing:' '$W/dumbprogress'"
 else
     echo "# colour: skipped, script(1) is not installed (no pseudo-terminal to test with)"
 fi
 cmd pipe time --runs 1 --no-store "$W/rd"
+MTOOL_PROGRESS_DELAY=0 cmd progress-file instrument --counts "$bin" -o "$W/inst"
+check "no progress line into a file" \
+    "grep -q '^instrumented' '$W/progress-file' && ! grep -q 'analyzing:' '$W/progress-file'"
 check "time into a pipe: no colour" "grep -q 'm-objects by overhead' '$W/pipe' && ! grep -q '$sgr' '$W/pipe'"
 cmd run2 run --runs 1 -o "$W/rd2" -- "$bin" 1 --no-color
 check "--no-color after -- is the program's argument, not mtool's" \

@@ -166,12 +166,12 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
         char *name = mt_ui_escape(p->name),
              *at = mt_ui_escape(source_of(prog, p, loops ? p->loops[r->loop].header : 0, src,
                                           sizeof src));
-        if (loops)
-            fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  loop (%u) in %s, %s\n",
-                    pct, r->memops, r->insns, r->iterations, p->loops[r->loop].depth, name, at);
-        else
-            fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  %s, %s\n", pct,
-                    r->memops, r->insns, r->entries, name, at);
+        int column = fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  ", pct,
+                             r->memops, r->insns, loops ? r->iterations : r->entries);
+        char *last = loops ? mt_xasprintf("loop (%u) in %s, %s", p->loops[r->loop].depth, name, at)
+                           : mt_xasprintf("%s, %s", name, at);
+        mt_ui_last_column(fp, column > 0 ? (size_t)column : 0, last);
+        free(last);
         free(name);
         free(at);
     }

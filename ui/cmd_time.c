@@ -260,12 +260,15 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         row_warnings(r, raw, sizeof raw);
         warn = mt_ui_escape(raw);
         double over = pct(r->overhead, r->cand->predicted);
-        fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %s%+8.1f%%%s %6.1f%% %10.2f  %s%s, %s\n",
-                kind_of(r->cand), r->entries, r->measured, r->cand->predicted,
-                mt_ui_style(fp, mt_ui_overhead_style(over)), over, mt_ui_style(fp, MT_UI_PLAIN),
-                pct(r->overhead, program_over),
-                r->cand->memops ? r->overhead / (double)r->cand->memops : 0,
-                r->outermost ? "" : "  ", name, src);
+        const char *style = mt_ui_style(fp, mt_ui_overhead_style(over)),
+                   *plain = mt_ui_style(fp, MT_UI_PLAIN);
+        int column = fprintf(fp, "  %-9s %12" PRIu64 " %14.4g %14.4g %s%+8.1f%%%s %6.1f%% %10.2f  ",
+                             kind_of(r->cand), r->entries, r->measured, r->cand->predicted, style,
+                             over, plain, pct(r->overhead, program_over),
+                             r->cand->memops ? r->overhead / (double)r->cand->memops : 0);
+        char *last = mt_xasprintf("%s%s, %s", r->outermost ? "" : "  ", name, src);
+        mt_ui_last_column(fp, column > 0 ? (size_t)column - strlen(style) - strlen(plain) : 0, last);
+        free(last);
         if (rp->runs > 1)
             fprintf(fp, "  %-9s   [overhead %+.1f%% .. %+.1f%% over %d runs]\n", "",
                     pct(r->overhead, r->cand->predicted),
@@ -307,9 +310,12 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         name = mt_ui_escape(raw);
         source_range(rp->prog, c, raw, sizeof raw);
         src = mt_ui_escape(raw);
-        fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  %s, %s%s%s\n",
-                mt_candidate_status_name(c->status), kind_of(c), c->entries, c->predicted, name, src,
-                c->warning[0] ? " — " : "", warn);
+        int column = fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  ",
+                             mt_candidate_status_name(c->status), kind_of(c), c->entries,
+                             c->predicted);
+        char *last = mt_xasprintf("%s, %s%s%s", name, src, c->warning[0] ? " — " : "", warn);
+        mt_ui_last_column(fp, column > 0 ? (size_t)column : 0, last);
+        free(last);
         free(name);
         free(src);
         free(warn);

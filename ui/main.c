@@ -42,10 +42,11 @@ void mt_ui_error(const char *fmt, ...)
     char *msg = NULL;
     int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    mt_ui_progress_erase();
     fprintf(stderr, "%smtool:%s ", mt_ui_style(stderr, MT_UI_ERROR), mt_ui_style(stderr, MT_UI_PLAIN));
     for (int i = 0; i < n; i++) {
         unsigned char c = (unsigned char)msg[i];
-        if (c < 0x20 || c == 0x7f)
+        if (mt_is_control(c))
             fprintf(stderr, "\\x%02x", c);
         else
             fputc(c, stderr);
@@ -163,5 +164,8 @@ int main(int argc, char **argv)
             fputs(cmd->usage, stdout);
             return 0;
         }
-    return cmd->run(argc - 1, argv + 1);
+    mt_ui_progress_install();
+    int rc = cmd->run(argc - 1, argv + 1);
+    mt_ui_progress_erase();
+    return rc;
 }

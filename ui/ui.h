@@ -139,6 +139,19 @@ void mt_ui_color_disable(void);
 /* How an overhead of `percent` % of the prediction is shown. */
 mt_ui_style_kind mt_ui_overhead_style(double percent);
 
+/* The last column of a table row that starts at `column` (its visible
+ * width), and the newline: on a terminal, cut to its width with "..." (a
+ * C++ name can run to hundreds of characters; report.json has it whole),
+ * never below 24 characters; whole into a file or a pipe.  `text` is
+ * already escaped (mt_ui_escape): one byte, one column. */
+void mt_ui_last_column(FILE *fp, size_t column, const char *text);
+
+/* The progress line of long work (term.c; common/progress.h): drawn on
+ * stderr when it is a terminal, after MTOOL_PROGRESS_DELAY seconds (1);
+ * erased by mt_progress_end and before every error. */
+void mt_ui_progress_install(void);
+void mt_ui_progress_erase(void);
+
 /* Prints "mtool: MESSAGE" on stderr, one line (control bytes as \xHH). */
 void mt_ui_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A program-derived string (symbol, path, command line) for a terminal

@@ -68,7 +68,7 @@ struct sim_mp {
     int32_t *tids;             /* a traced run's thread ids, in order of appearance */
     size_t ntids, cap_tids;
     uint64_t clock;            /* writes to shared lines so far */
-    sim_map served_index;      /* code << 32 | data -> index in served */
+    sim_map served_index[MT_SIM_MAX_CPUS]; /* per CPU: code << 32 | data -> index in served */
     mt_sim_served_pair *served;
     size_t nserved, cap_served;
     void *sorted[3];           /* what the accessors returned: pairs, lines, served */
@@ -189,7 +189,8 @@ void sim_mp_free(struct sim_mp *mp)
     for (unsigned n = 0; n < mp->nnodes; n++)
         mt_sim_free(mp->shared[n]);
     sim_homes_free(&mp->homes);
-    sim_map_free(&mp->served_index);
+    for (unsigned c = 0; c < mp->ncpus; c++)
+        sim_map_free(&mp->served_index[c]);
     free(mp->served);
     sim_map_free(&mp->dir_index);
     sim_map_free(&mp->pair_index);
@@ -497,14 +498,15 @@ static void tally_coherence_pair(struct sim_mp *mp, uint32_t code, uint32_t data
 
 static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim_served at)
 {
-    mp->stats[mp->current].served[at]++;
+    unsigned c = mp->current;
+    mp->stats[c].served[at]++;
     uint64_t key = (uint64_t)code << 32 | data;
-    uint32_t i = sim_map_get(&mp->served_index, key);
+    uint32_t i = sim_map_get(&mp->served_index[c], key);
     if (i == SIM_NONE) {
-        mt_sim_served_pair p = {.code = code, .data = data};
+        mt_sim_served_pair p = {.code = code, .data = data, .cpu = c};
         i = (uint32_t)mp->nserved;
         MT_PUSH(mp->served, mp->nserved, mp->cap_served, p);
-        sim_map_put(&mp->served_index, key, i);
+        sim_map_put(&mp->served_index[c], key, i);
     }
     mp->served[i].served[at]++;
 }
@@ -726,25 +728,17 @@ void sim_mp_finish(mt_sim *s)
 
 /* ---- the coherence tallies ---- */
 
-/* The tallies per (code, data): their records start with those keys. */
-static int compare_code_data(const void *a, const void *b)
-{
-    const uint32_t *x = a, *y = b;
-    if (x[0] != y[0])
-        return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-/* A copy of a tally per (code, data) sorted, kept in sorted[slot] until
- * the next call. */
+/* A copy of a tally sorted by its `keys` first uint32_t fields, kept in
+ * sorted[slot] until the next call. */
 static void *sorted_copy(struct sim_mp *mp, unsigned slot, const void *items, size_t n,
-                         size_t size)
+                         size_t size, size_t keys)
 {
     free(mp->sorted[slot]);
     void *p = mt_xcalloc(n + 1, size);
+    merge_keys = keys;
     if (n) {
         memcpy(p, items, n * size);
-        qsort(p, n, size, compare_code_data);
+        qsort(p, n, size, compare_records);
     }
     mp->sorted[slot] = p;
     return p;
@@ -769,7 +763,7 @@ const mt_sim_coherence_pair *mt_sim_coherence_pairs(mt_sim *s, size_t *n)
     if (!s->mp)
         return NULL;
     *n = s->mp->npairs;
-    return sorted_copy(s->mp, 0, s->mp->pairs, *n, sizeof *s->mp->pairs);
+    return sorted_copy(s->mp, 0, s->mp->pairs, *n, sizeof *s->mp->pairs, 2);
 }
 
 const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n)
@@ -795,5 +789,5 @@ const mt_sim_served_pair *mt_sim_served_pairs(mt_sim *s, size_t *n)
     if (!s->mp)
         return NULL;
     *n = s->mp->nserved;
-    return sorted_copy(s->mp, 2, s->mp->served, *n, sizeof *s->mp->served);
+    return sorted_copy(s->mp, 2, s->mp->served, *n, sizeof *s->mp->served, 3);
 }

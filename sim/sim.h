@@ -127,7 +127,7 @@ typedef struct {
     bool straddle_line;              /* false: Cachegrind's rule (see Notes) */
     uint64_t seed;                   /* of the random replacement's generator, not 0 */
     unsigned cpus;                   /* simulated processors (0 or 1: one, no coherence) */
-    char shared[4];                  /* the first level shared by the CPUs ("" = the last
+    char shared[5];                  /* the first level shared by the CPUs ("" = the last
                                         below L1, "none" = every level private) */
     uint8_t cpu_map[64];             /* the CPU of thread k < ncpu_map (others: k mod cpus) */
     unsigned ncpu_map;
@@ -362,10 +362,10 @@ typedef struct {
     uint64_t served[MT_SIM_NSERVED]; /* its references by where served; they sum to refs */
 } mt_sim_cpu_stats;
 
-/* References per (code object, data object) by where they were served,
- * sorted by (code, data). */
+/* References per (code object, data object, CPU) by where they were served,
+ * sorted by (code, data, cpu). */
 typedef struct {
-    uint32_t code, data;
+    uint32_t code, data, cpu;
     uint64_t served[MT_SIM_NSERVED];
 } mt_sim_served_pair;
 

@@ -17,6 +17,7 @@
 typedef struct {
     uint32_t id;
     uint64_t served[MT_SIM_NSERVED];
+    uint64_t by_cpu[MT_SIM_MAX_CPUS][MT_SIM_NSERVED];
 } served_row;
 
 /* References that left the private levels: what placement changes. */
@@ -50,8 +51,10 @@ static served_row *served_rows(mt_sim *s, bool by_data, size_t *n)
             r++;
         if (r == *n)
             rows[(*n)++].id = id;
-        for (int k = 0; k < MT_SIM_NSERVED; k++)
+        for (int k = 0; k < MT_SIM_NSERVED; k++) {
             rows[r].served[k] += p[i].served[k];
+            rows[r].by_cpu[p[i].cpu][k] += p[i].served[k];
+        }
     }
     if (*n)
         qsort(rows, *n, sizeof *rows, most_beyond_first);
@@ -165,7 +168,18 @@ static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
         json_classes(fp, rows[i].served);
         fprintf(fp, ", \"served_stall_cycles\": ");
         json_stall(fp, mt_sim_served_stall(mt_sim_mp_machine(s), rows[i].served));
-        fprintf(fp, "}");
+        fprintf(fp, ",\n       \"by_cpu\": [");
+        bool first = true;
+        for (unsigned c = 0; c < mt_sim_cpus(s); c++) {
+            const uint64_t *served = rows[i].by_cpu[c];
+            if (!beyond_private(served) && !served[MT_SIM_AT_L1] && !served[MT_SIM_AT_PRIVATE])
+                continue;
+            fprintf(fp, "%s{\"cpu\": %u, \"served\": ", first ? "" : ", ", c);
+            json_classes(fp, served);
+            fprintf(fp, "}");
+            first = false;
+        }
+        fprintf(fp, "]}");
     }
     fprintf(fp, "\n    ]");
     free(rows);

@@ -69,6 +69,9 @@ struct sim_mp {
     size_t ntids, cap_tids;
     uint64_t clock;            /* writes to shared lines so far */
     sim_map served_index[MT_SIM_MAX_CPUS]; /* per CPU: code << 32 | data -> index in served */
+    uint64_t last_served_key[MT_SIM_MAX_CPUS]; /* per CPU: the pair of its previous
+                                                  reference, its index + 1 (0: none) */
+    uint32_t last_served[MT_SIM_MAX_CPUS];
     mt_sim_served_pair *served;
     size_t nserved, cap_served;
     void *sorted[3];           /* what the accessors returned: pairs, lines, served */
@@ -501,6 +504,10 @@ static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim
     unsigned c = mp->current;
     mp->stats[c].served[at]++;
     uint64_t key = (uint64_t)code << 32 | data;
+    if (mp->last_served[c] && mp->last_served_key[c] == key) { /* the common case: a loop */
+        mp->served[mp->last_served[c] - 1].served[at]++;
+        return;
+    }
     uint32_t i = sim_map_get(&mp->served_index[c], key);
     if (i == SIM_NONE) {
         mt_sim_served_pair p = {.code = code, .data = data, .cpu = c};
@@ -508,6 +515,8 @@ static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim
         MT_PUSH(mp->served, mp->nserved, mp->cap_served, p);
         sim_map_put(&mp->served_index[c], key, i);
     }
+    mp->last_served_key[c] = key;
+    mp->last_served[c] = i + 1;
     mp->served[i].served[at]++;
 }
 

@@ -318,7 +318,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 /* ---- processors and coherence (mp.c; docs/SIMULATOR.md, "Processors") ----
  *
  * With cpus = N > 1 each CPU has its own copy of the private levels (I1, D1
- * and every level above the first shared one) and all CPUs share the rest.
+ * and every level above the first shared one) and the CPUs of a node share
+ * the rest (one node by default; see "nodes and home memory" above).
  * A reference is made by the CPU of its thread: thread k runs on CPU k mod N,
  * or on the CPU cpu_map gives it (threads numbered by the trace's 4th din column, or in the order a traced
  * run's threads first appear).  A directory over the private levels keeps
@@ -334,6 +335,10 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
  *    received per level that held it), a Modified copy being an intervention;
  *  - lines leave private levels silently (the directory learns it at the next
  *    reference); instruction fetches take no part in coherence;
+ *  - with nodes > 1, a write that is not silent, and the first write to an
+ *    Exclusive line, also drop the line from other nodes' shared levels
+ *    (they hold clean copies only: a Modified line leaving its CPU's
+ *    private levels counts as written back to its home memory);
  *  - a coherence miss: a private-level miss on a line its CPU lost to an
  *    invalidation since it last held it, split (Dubois et al. 1993) into true
  *    sharing (a byte now referenced was written by another CPU since the line

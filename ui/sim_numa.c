@@ -21,7 +21,7 @@ typedef struct {
 } served_row;
 
 /* References that left the private levels: what placement changes. */
-static uint64_t beyond_private(const uint64_t *served)
+static uint64_t past_private(const uint64_t *served)
 {
     uint64_t n = 0;
     for (int k = MT_SIM_AT_NODE; k < MT_SIM_NSERVED; k++)
@@ -29,10 +29,10 @@ static uint64_t beyond_private(const uint64_t *served)
     return n;
 }
 
-static int most_beyond_first(const void *a, const void *b)
+static int most_past_private_first(const void *a, const void *b)
 {
     const served_row *x = a, *y = b;
-    uint64_t nx = beyond_private(x->served), ny = beyond_private(y->served);
+    uint64_t nx = past_private(x->served), ny = past_private(y->served);
     if (nx != ny)
         return nx > ny ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
@@ -57,7 +57,7 @@ static served_row *served_rows(mt_sim *s, bool by_data, size_t *n)
         }
     }
     if (*n)
-        qsort(rows, *n, sizeof *rows, most_beyond_first);
+        qsort(rows, *n, sizeof *rows, most_past_private_first);
     return rows;
 }
 
@@ -172,7 +172,7 @@ static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
         bool first = true;
         for (unsigned c = 0; c < mt_sim_cpus(s); c++) {
             const uint64_t *served = rows[i].by_cpu[c];
-            if (!beyond_private(served) && !served[MT_SIM_AT_L1] && !served[MT_SIM_AT_PRIVATE])
+            if (!past_private(served) && !served[MT_SIM_AT_L1] && !served[MT_SIM_AT_PRIVATE])
                 continue;
             fprintf(fp, "%s{\"cpu\": %u, \"served\": ", first ? "" : ", ", c);
             json_classes(fp, served);

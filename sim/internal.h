@@ -182,6 +182,23 @@ uint32_t sim_line_levels(const mt_sim *s, uint64_t addr);
 void sim_line_invalidate(mt_sim *s, uint64_t addr);
 void sim_line_clean(mt_sim *s, uint64_t addr);
 
+/* Nodes (numa.c): the settings machine.c hands on (sim.h's keys nodes,
+ * page, placement, place, latency.*), their lines in a description file
+ * (none while every one is at its default), their check; the home node of
+ * each page, decided once (toucher: the node whose reference came first). */
+bool sim_numa_key(const char *key);
+int sim_numa_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
+void sim_numa_write(FILE *fp, const mt_sim_machine *m);
+int sim_numa_check(const mt_sim_machine *m, mt_error *err);
+typedef struct {
+    const mt_sim_machine *m;
+    unsigned page_shift;
+    sim_map pages;            /* page number -> home node */
+} sim_homes;
+void sim_homes_init(sim_homes *h, const mt_sim_machine *m);
+unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher);
+void sim_homes_free(sim_homes *h);
+
 /* The full simulator's reference, its size already made sane (sim.c). */
 void sim_full_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
                      uint32_t data, uint64_t pc);

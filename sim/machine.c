@@ -34,6 +34,8 @@ void mt_sim_machine_init(mt_sim_machine *m)
     }
     m->seed = 1;
     m->cpus = 1;
+    m->nodes = 1;
+    m->page = 4096;
 }
 
 /* "48K", "2048K", "300M", "64": bytes, or 0 when it is no size. */
@@ -368,6 +370,8 @@ int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt
     }
     if (!strcmp(key, "cpus") || !strcmp(key, "shared") || !strcmp(key, "cpu_map"))
         return set_processors(m, key, value, err);
+    if (sim_numa_key(key))
+        return sim_numa_set(m, key, value, err);
     const char *dot = strchr(key, '.');
     size_t len = dot ? (size_t)(dot - key) : strlen(key);
     mt_sim_level_desc *d = level_named(m, key, len, !dot && strcmp(value, "none"));
@@ -480,7 +484,7 @@ int mt_sim_machine_check(const mt_sim_machine *m, mt_error *err)
     for (unsigned i = 0; i < m->nlower; i++)
         if (check_level(&m->lower[i], err) != 0 || check_nesting(m, i, err) != 0)
             return -1;
-    return sim_mp_check(m, err);
+    return sim_numa_check(m, err) != 0 ? -1 : sim_mp_check(m, err);
 }
 
 static void write_level(FILE *fp, const mt_sim_level_desc *d, bool lower)
@@ -509,6 +513,7 @@ void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)
                 m->shared[0] ? m->shared : m->nlower ? m->lower[m->nlower - 1].name : "none");
     for (unsigned i = 0; i < m->ncpu_map; i++)
         fprintf(fp, "%s%u%s", i ? "," : "cpu_map = ", m->cpu_map[i], i + 1 < m->ncpu_map ? "" : "\n");
+    sim_numa_write(fp, m);
 }
 
 static char *trim(char *s)

@@ -1,9 +1,12 @@
 /* sim/mp.c — processors: one hierarchy of private levels per CPU, the shared
- * levels below them, a MESI directory keeping the private levels coherent,
- * and coherence misses told true from false sharing (sim.h, "processors";
- * docs/SIMULATOR.md, "Processors").  Each CPU's private levels and the shared
- * levels are simulators of their own (sim.c, unchanged): a reference goes to
- * its CPU's, and on to the shared one when it left the private levels. */
+ * levels below them (one copy per node), a MESI directory keeping the
+ * private levels coherent, coherence misses told true from false sharing,
+ * and where each reference was served: caches, local or remote memory, a
+ * dirty copy in another node (sim.h, "processors", "nodes and home memory";
+ * docs/SIMULATOR.md, "Processors", "Nodes").  Each CPU's private levels and
+ * each node's shared levels are simulators of their own (sim.c, unchanged):
+ * a reference goes to its CPU's, and on to its node's when it left the
+ * private levels. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +46,12 @@ struct sim_mp {
     uint8_t cpu_map[64];       /* the machine's: the CPU of thread k < ncpu_map */
     unsigned ncpu_map;
     mt_sim *cpu[MT_SIM_MAX_CPUS];
-    mt_sim *shared;            /* NULL when every level is private */
+    unsigned nnodes;           /* CPU c on node c * nnodes / ncpus */
+    mt_sim *shared[MT_SIM_MAX_CPUS]; /* per node; NULL when every level is private */
+    mt_sim_machine machine;    /* the description: placement, latencies */
+    sim_homes homes;           /* page -> home node */
+    int supplier;              /* the CPU whose Modified copy supplied the reference
+                                  being simulated, NO_CPU */
     mt_sim_cpu_stats stats[MT_SIM_MAX_CPUS];
     unsigned current;          /* the CPU of the references that follow */
     uint32_t line_shift, words; /* D1's line; its 8-byte words */
@@ -60,7 +68,13 @@ struct sim_mp {
     int32_t *tids;             /* a traced run's thread ids, in order of appearance */
     size_t ntids, cap_tids;
     uint64_t clock;            /* writes to shared lines so far */
-    void *sorted[2];           /* what the accessors returned: pairs, lines */
+    sim_map served_index[MT_SIM_MAX_CPUS]; /* per CPU: code << 32 | data -> index in served */
+    uint64_t last_served_key[MT_SIM_MAX_CPUS]; /* per CPU: the pair of its previous
+                                                  reference, its index + 1 (0: none) */
+    uint32_t last_served[MT_SIM_MAX_CPUS];
+    mt_sim_served_pair *served;
+    size_t nserved, cap_served;
+    void *sorted[3];           /* what the accessors returned: pairs, lines, served */
 };
 
 /* ---- the machine ---- */
@@ -151,6 +165,9 @@ void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
     unsigned from = (unsigned)first_shared(m);
     mt_sim_machine p = private_machine(m, from);
     mp->ncpus = m->cpus;
+    mp->nnodes = m->nodes ? m->nodes : 1;
+    mp->machine = *m;
+    sim_homes_init(&mp->homes, &mp->machine);
     memcpy(mp->cpu_map, m->cpu_map, sizeof mp->cpu_map);
     mp->ncpu_map = m->ncpu_map;
     for (unsigned c = 0; c < mp->ncpus; c++)
@@ -158,7 +175,8 @@ void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
     mp->nprivate = mt_sim_level_count(mp->cpu[0]);
     if (from < m->nlower) {
         mt_sim_machine sh = shared_machine(m, from);
-        mp->shared = mt_sim_new(&sh);
+        for (unsigned n = 0; n < mp->nnodes; n++)
+            mp->shared[n] = mt_sim_new(&sh);
     }
     mp->line_shift = (uint32_t)__builtin_ctzll(m->d1.line);
     mp->words = (m->d1.line + 7) >> WORD_SHIFT;
@@ -171,7 +189,12 @@ void sim_mp_free(struct sim_mp *mp)
         return;
     for (unsigned c = 0; c < mp->ncpus; c++)
         mt_sim_free(mp->cpu[c]);
-    mt_sim_free(mp->shared);
+    for (unsigned n = 0; n < mp->nnodes; n++)
+        mt_sim_free(mp->shared[n]);
+    sim_homes_free(&mp->homes);
+    for (unsigned c = 0; c < mp->ncpus; c++)
+        sim_map_free(&mp->served_index[c]);
+    free(mp->served);
     sim_map_free(&mp->dir_index);
     sim_map_free(&mp->pair_index);
     sim_map_free(&mp->threads);
@@ -194,6 +217,26 @@ unsigned mt_sim_private_levels(const mt_sim *s)
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu)
 {
     return s->mp && cpu < s->mp->ncpus ? &s->mp->stats[cpu] : NULL;
+}
+
+unsigned mt_sim_nodes(const mt_sim *s) { return s->mp ? s->mp->nnodes : 1; }
+
+static unsigned node_of(const struct sim_mp *mp, unsigned cpu)
+{
+    return cpu * mp->nnodes / mp->ncpus;
+}
+
+unsigned mt_sim_cpu_node(const mt_sim *s, unsigned cpu) { return s->mp ? node_of(s->mp, cpu) : 0; }
+
+const mt_sim_machine *mt_sim_mp_machine(const mt_sim *s) { return s->mp ? &s->mp->machine : NULL; }
+
+/* Hierarchy i of the machine: the CPUs' private levels, then the nodes'
+ * shared ones (NULL when there are none); *base: the index of its first
+ * level among the machine's. */
+static mt_sim *hierarchy(const struct sim_mp *mp, unsigned i, unsigned *base)
+{
+    *base = i < mp->ncpus ? 0 : mp->nprivate;
+    return i < mp->ncpus ? mp->cpu[i] : mp->shared[i - mp->ncpus];
 }
 
 /* ---- threads ---- */
@@ -289,6 +332,8 @@ static void intervene(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned
 {
     mp->stats[c].interventions++;
     mp->stats[e->owner].interventions_served++;
+    if (mp->supplier == NO_CPU)
+        mp->supplier = e->owner;
     if (sh)
         sh->pub.interventions++;
     sim_line_clean(mp->cpu[e->owner], addr);
@@ -312,6 +357,15 @@ static void invalidate_others(struct sim_mp *mp, dir_entry *e, shared_line *sh, 
     }
 }
 
+/* c writes: the copies other nodes' shared levels hold go too (a node's
+ * own copy stays: its CPUs' private levels sit above it). */
+static void invalidate_other_nodes(struct sim_mp *mp, unsigned c, uint64_t addr)
+{
+    for (unsigned n = 0; n < mp->nnodes; n++)
+        if (n != node_of(mp, c) && mp->shared[n] && sim_line_levels(mp->shared[n], addr))
+            sim_line_invalidate(mp->shared[n], addr);
+}
+
 static void read_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c,
                       uint64_t addr)
 {
@@ -333,6 +387,8 @@ static void write_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigne
 {
     bool mine = e->holders & (1u << c);
     if (mine && e->owner == (int)c) { /* Exclusive or Modified: silent */
+        if (!e->dirty) /* other nodes' shared levels may keep clean copies of an E line */
+            invalidate_other_nodes(mp, c, addr);
         e->dirty = true;
         return;
     }
@@ -343,6 +399,7 @@ static void write_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigne
     } else if (e->owner != NO_CPU && e->dirty)
         intervene(mp, e, sh, c, addr);
     invalidate_others(mp, e, sh, c, addr);
+    invalidate_other_nodes(mp, c, addr);
     e->holders = 1u << c;
     e->owner = (int8_t)c;
     e->dirty = true;
@@ -400,18 +457,22 @@ static void snapshot(const mt_sim *h, level_counts out)
 
 /* The misses hierarchy h just counted, into c's tallies from outer level
  * `base` on, a coherence miss moved from its 3C cause to coherence at each
- * level it missed; whether the reference left h (missed at a last level). */
+ * level it missed; whether the reference left h (missed at a last level);
+ * *missed: at how many levels it missed. */
 static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, level_counts before,
-                         const verdict *v)
+                         const verdict *v, unsigned *missed)
 {
     mt_sim_cpu_stats *cs = &mp->stats[mp->current];
     bool left = false;
+    *missed = 0;
     for (unsigned l = 0; l < mt_sim_level_count(h); l++) {
         const uint64_t *after = mt_sim_level(h, l)->cause;
+        bool missed_here = false;
         for (int k = 0; k < MT_SIM_NCAUSES; k++) {
             uint64_t d = after[k] - before[l][k];
             if (!d)
                 continue;
+            missed_here = true;
             cs->misses[base + l] += d;
             cs->cause[base + l][k] += d;
             left |= h->lv[l].below < 0;
@@ -420,6 +481,7 @@ static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, leve
                 cs->coherence[l]++;
             }
         }
+        *missed += missed_here;
     }
     return left;
 }
@@ -437,6 +499,54 @@ static void tally_coherence_pair(struct sim_mp *mp, uint32_t code, uint32_t data
     true_sh ? mp->pairs[i].true_sharing++ : mp->pairs[i].false_sharing++;
 }
 
+static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim_served at)
+{
+    unsigned c = mp->current;
+    mp->stats[c].served[at]++;
+    uint64_t key = (uint64_t)code << 32 | data;
+    if (mp->last_served[c] && mp->last_served_key[c] == key) { /* the common case: a loop */
+        mp->served[mp->last_served[c] - 1].served[at]++;
+        return;
+    }
+    uint32_t i = sim_map_get(&mp->served_index[c], key);
+    if (i == SIM_NONE) {
+        mt_sim_served_pair p = {.code = code, .data = data, .cpu = c};
+        i = (uint32_t)mp->nserved;
+        MT_PUSH(mp->served, mp->nserved, mp->cap_served, p);
+        sim_map_put(&mp->served_index[c], key, i);
+    }
+    mp->last_served_key[c] = key;
+    mp->last_served[c] = i + 1;
+    mp->served[i].served[at]++;
+}
+
+/* The home of a reference reaching memory or another cache, by its first
+ * byte; every page it spans is homed now (the toucher's node first touch). */
+static unsigned home_of(struct sim_mp *mp, uint64_t addr, uint32_t size, unsigned toucher)
+{
+    unsigned home = sim_home_of(&mp->homes, addr, toucher);
+    sim_home_of(&mp->homes, addr + size - 1, toucher);
+    return home;
+}
+
+/* Where a reference that left c's private levels was served: a Modified
+ * copy elsewhere (in c's node, two hops with c's or the supplier's node the
+ * home, else three), c's node's shared levels, or the home's memory. */
+static mt_sim_served beyond_private(struct sim_mp *mp, unsigned c, uint64_t addr, uint32_t size,
+                                    bool memory)
+{
+    unsigned node = node_of(mp, c);
+    if (mp->supplier != NO_CPU && node_of(mp, (unsigned)mp->supplier) == node)
+        return MT_SIM_AT_NODE;
+    if (mp->supplier == NO_CPU && !memory)
+        return MT_SIM_AT_NODE;
+    unsigned home = mp->nnodes > 1 ? home_of(mp, addr, size, node) : 0;
+    if (mp->supplier == NO_CPU)
+        return home == node ? MT_SIM_AT_LOCAL : MT_SIM_AT_REMOTE;
+    return home == node || home == node_of(mp, (unsigned)mp->supplier) ? MT_SIM_AT_REMOTE_DIRTY
+                                                                       : MT_SIM_AT_THREE_HOP;
+}
+
 void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
                    uint32_t data, uint64_t pc)
 {
@@ -445,6 +555,7 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
         mt_sim_set_thread(s, mp->thread);
     unsigned c = mp->current;
     mp->stats[c].refs++;
+    mp->supplier = NO_CPU;
     verdict v = {0};
     if (kind != MT_SIM_IFETCH) /* code is read-only: no coherence (sim.h) */
         for (uint64_t l = addr >> mp->line_shift; l <= (addr + size - 1) >> mp->line_shift; l++)
@@ -452,17 +563,25 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
     level_counts before;
     snapshot(mp->cpu[c], before);
     mt_sim_access(mp->cpu[c], addr, size, kind, code, data, pc);
-    bool left = count_misses(mp, mp->cpu[c], 0, before, &v);
+    unsigned missed;
+    bool left = count_misses(mp, mp->cpu[c], 0, before, &v, &missed);
     if (v.coherence) {
         v.true_sharing ? mp->stats[c].true_sharing++ : mp->stats[c].false_sharing++;
         tally_coherence_pair(mp, code, data, v.true_sharing);
     }
-    if (!left || !mp->shared)
+    if (!left) {
+        tally_served(mp, code, data, missed ? MT_SIM_AT_PRIVATE : MT_SIM_AT_L1);
         return;
-    snapshot(mp->shared, before);
-    mt_sim_access(mp->shared, addr, size, kind, code, data, pc);
-    verdict none = {0};
-    count_misses(mp, mp->shared, mp->nprivate, before, &none);
+    }
+    mt_sim *shared = mp->shared[node_of(mp, c)];
+    bool memory = true;
+    if (shared) {
+        snapshot(shared, before);
+        mt_sim_access(shared, addr, size, kind, code, data, pc);
+        verdict none = {0};
+        memory = count_misses(mp, shared, mp->nprivate, before, &none, &missed);
+    }
+    tally_served(mp, code, data, beyond_private(mp, c, addr, size, memory));
 }
 
 void sim_mp_flush(mt_sim *s)
@@ -470,8 +589,9 @@ void sim_mp_flush(mt_sim *s)
     struct sim_mp *mp = s->mp;
     for (unsigned c = 0; c < mp->ncpus; c++)
         mt_sim_flush(mp->cpu[c]);
-    if (mp->shared)
-        mt_sim_flush(mp->shared);
+    for (unsigned n = 0; n < mp->nnodes; n++)
+        if (mp->shared[n])
+            mt_sim_flush(mp->shared[n]);
     for (size_t i = 0; i < mp->ndir; i++) {
         dir_entry *e = &mp->dir[i];
         e->holders = e->lost = 0;
@@ -541,15 +661,16 @@ static void merge_pairs(mt_sim *s, struct sim_mp *mp)
     free(s->pairs);
     s->pairs = NULL;
     s->npairs = s->cap_pairs = 0;
-    for (unsigned c = 0; c <= mp->ncpus; c++) {
-        mt_sim *h = c < mp->ncpus ? mp->cpu[c] : mp->shared;
+    for (unsigned c = 0; c < mp->ncpus + mp->nnodes; c++) {
+        unsigned base;
+        mt_sim *h = hierarchy(mp, c, &base);
         if (!h)
             continue;
         size_t n;
         const mt_sim_pair *p = mt_sim_pairs(h, &n);
         for (size_t i = 0; i < n; i++) {
             mt_sim_pair q = p[i];
-            if (c == mp->ncpus) {
+            if (base) {
                 memset(q.misses, 0, sizeof q.misses);
                 q.refs = 0;
                 for (unsigned l = 0; l + mp->nprivate < MT_SIM_MAX_LEVELS; l++)
@@ -564,11 +685,11 @@ static void merge_pairs(mt_sim *s, struct sim_mp *mp)
 
 static void merge_evictions_and_uses(mt_sim *s, struct sim_mp *mp)
 {
-    for (unsigned c = 0; c <= mp->ncpus; c++) {
-        mt_sim *h = c < mp->ncpus ? mp->cpu[c] : mp->shared;
+    for (unsigned c = 0; c < mp->ncpus + mp->nnodes; c++) {
+        unsigned base;
+        mt_sim *h = hierarchy(mp, c, &base);
         if (!h)
             continue;
-        uint32_t base = c < mp->ncpus ? 0 : mp->nprivate;
         size_t n;
         const mt_sim_eviction *e = mt_sim_evictions(h, &n);
         for (size_t i = 0; i < n; i++) {
@@ -605,10 +726,10 @@ void sim_mp_finish(mt_sim *s)
             for (unsigned c = 0; c < mp->ncpus; c++)
                 s->lv[l].stats.cause[k] += mp->stats[c].cause[l][k];
         }
-    if (mp->shared) {
-        mt_sim_finish(mp->shared);
-        for (unsigned l = 0; l < mt_sim_level_count(mp->shared); l++)
-            add_level_stats(&s->lv[mp->nprivate + l].stats, mt_sim_level(mp->shared, l));
+    for (unsigned n = 0; n < mp->nnodes && mp->shared[n]; n++) {
+        mt_sim_finish(mp->shared[n]);
+        for (unsigned l = 0; l < mt_sim_level_count(mp->shared[n]); l++)
+            add_level_stats(&s->lv[mp->nprivate + l].stats, mt_sim_level(mp->shared[n], l));
     }
     merge_pairs(s, mp);
     merge_evictions_and_uses(s, mp);
@@ -616,12 +737,20 @@ void sim_mp_finish(mt_sim *s)
 
 /* ---- the coherence tallies ---- */
 
-static int compare_coherence_pairs(const void *a, const void *b)
+/* A copy of a tally sorted by its `keys` first uint32_t fields, kept in
+ * sorted[slot] until the next call. */
+static void *sorted_copy(struct sim_mp *mp, unsigned slot, const void *items, size_t n,
+                         size_t size, size_t keys)
 {
-    const mt_sim_coherence_pair *x = a, *y = b;
-    if (x->code != y->code)
-        return x->code < y->code ? -1 : 1;
-    return x->data < y->data ? -1 : x->data > y->data;
+    free(mp->sorted[slot]);
+    void *p = mt_xcalloc(n + 1, size);
+    merge_keys = keys;
+    if (n) {
+        memcpy(p, items, n * size);
+        qsort(p, n, size, compare_records);
+    }
+    mp->sorted[slot] = p;
+    return p;
 }
 
 static uint64_t coherence_misses(const mt_sim_shared_line *l)
@@ -642,16 +771,8 @@ const mt_sim_coherence_pair *mt_sim_coherence_pairs(mt_sim *s, size_t *n)
     *n = 0;
     if (!s->mp)
         return NULL;
-    struct sim_mp *mp = s->mp;
-    free(mp->sorted[0]);
-    mt_sim_coherence_pair *p = mt_xcalloc(mp->npairs + 1, sizeof *p);
-    if (mp->npairs) {
-        memcpy(p, mp->pairs, mp->npairs * sizeof *p);
-        qsort(p, mp->npairs, sizeof *p, compare_coherence_pairs);
-    }
-    mp->sorted[0] = p;
-    *n = mp->npairs;
-    return p;
+    *n = s->mp->npairs;
+    return sorted_copy(s->mp, 0, s->mp->pairs, *n, sizeof *s->mp->pairs, 2);
 }
 
 const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n)
@@ -669,4 +790,13 @@ const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n)
     mp->sorted[1] = l;
     *n = mp->nlines;
     return l;
+}
+
+const mt_sim_served_pair *mt_sim_served_pairs(mt_sim *s, size_t *n)
+{
+    *n = 0;
+    if (!s->mp)
+        return NULL;
+    *n = s->mp->nserved;
+    return sorted_copy(s->mp, 2, s->mp->served, *n, sizeof *s->mp->served, 3);
 }

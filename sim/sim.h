@@ -96,6 +96,30 @@ typedef struct {
     mt_sim_prefetch prefetch;        /* see Notes */
 } mt_sim_level_desc;
 
+/* ---- nodes and home memory (numa.c, mp.c; docs/SIMULATOR.md, "Nodes") ----
+ *
+ * Where a reference of a simulated processor was served, one class each:
+ * its L1; another of its CPU's private levels; its node (a shared level of
+ * the node, or a Modified copy in another CPU of the node); memory of its
+ * own node (local) or of another (remote, clean); a Modified copy in a cache
+ * of another node (remote dirty: that node is the requester's or the home,
+ * two hops), or of a third node, neither the requester's nor the home
+ * (three-hop, FlashPoint's term).  Latencies per class (core cycles,
+ * load to use) come from the description. */
+typedef enum {
+    MT_SIM_AT_L1, MT_SIM_AT_PRIVATE, MT_SIM_AT_NODE, MT_SIM_AT_LOCAL, MT_SIM_AT_REMOTE,
+    MT_SIM_AT_REMOTE_DIRTY, MT_SIM_AT_THREE_HOP, MT_SIM_NSERVED
+} mt_sim_served;
+/* The home node of a page: the node of the CPU whose reference first reached
+ * memory or another cache for it (first touch: its lines were cold), or the
+ * page number modulo the nodes (interleave); explicit ranges first. */
+typedef enum { MT_SIM_FIRST_TOUCH, MT_SIM_INTERLEAVE } mt_sim_placement;
+#define MT_SIM_MAX_PLACES 16
+typedef struct {
+    uint64_t lo, hi;                 /* bytes [lo, hi): every page they overlap */
+    unsigned node;
+} mt_sim_place;
+
 typedef struct {
     mt_sim_level_desc i1, d1;        /* i1.present false: fetches go to D1 */
     mt_sim_level_desc lower[MT_SIM_MAX_LOWER];
@@ -103,10 +127,16 @@ typedef struct {
     bool straddle_line;              /* false: Cachegrind's rule (see Notes) */
     uint64_t seed;                   /* of the random replacement's generator, not 0 */
     unsigned cpus;                   /* simulated processors (0 or 1: one, no coherence) */
-    char shared[4];                  /* the first level shared by the CPUs ("" = the last
+    char shared[5];                  /* the first level shared by the CPUs ("" = the last
                                         below L1, "none" = every level private) */
     uint8_t cpu_map[64];             /* the CPU of thread k < ncpu_map (others: k mod cpus) */
     unsigned ncpu_map;
+    unsigned nodes;                  /* CPU c on node c * nodes / cpus; each its own shared levels */
+    uint64_t page;                   /* bytes, a power of two (default 4 KiB) */
+    mt_sim_placement placement;
+    mt_sim_place place[MT_SIM_MAX_PLACES]; /* explicit homes, before the policy */
+    unsigned nplaces;
+    double latency[MT_SIM_NSERVED];  /* core cycles per class, 0 when not given */
     char source[256];                /* where the description came from */
 } mt_sim_machine;
 
@@ -131,6 +161,9 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   straddle = access | line;  seed = N
  *   cpus = N (1..MT_SIM_MAX_CPUS);  shared = L2 | L3 | L4 | none;
  *   cpu_map = C0,C1,... (the CPUs of threads 0, 1, ...; see "processors")
+ *   nodes = N (1..cpus);  page = SIZE;  placement = first-touch | interleave;
+ *   place = LO-HI=NODE (hex or decimal bytes, HI excluded; up to 16, added);
+ *   latency.CLASS = CYCLES (CLASS: mt_sim_served_name's)
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
@@ -145,6 +178,9 @@ const char *mt_sim_replacement_name(mt_sim_replacement r);
 const char *mt_sim_inclusion_name(mt_sim_inclusion i);
 const char *mt_sim_cause_name(mt_sim_cause c);
 const char *mt_sim_prefetch_name(mt_sim_prefetch p);
+/* "L1", "private", "node", "local", "remote", "remote_dirty", "three_hop". */
+const char *mt_sim_served_name(mt_sim_served c);
+const char *mt_sim_placement_name(mt_sim_placement p);
 
 /* Spatial use in ninths: bucket 0 = no byte used, bucket k (1..8) = more
  * than (k-1)/8 and at most k/8 of the line.  Temporal use: bucket 0 = no
@@ -282,7 +318,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 /* ---- processors and coherence (mp.c; docs/SIMULATOR.md, "Processors") ----
  *
  * With cpus = N > 1 each CPU has its own copy of the private levels (I1, D1
- * and every level above the first shared one) and all CPUs share the rest.
+ * and every level above the first shared one) and the CPUs of a node share
+ * the rest (one node by default; see "nodes and home memory" above).
  * A reference is made by the CPU of its thread: thread k runs on CPU k mod N,
  * or on the CPU cpu_map gives it (threads numbered by the trace's 4th din column, or in the order a traced
  * run's threads first appear).  A directory over the private levels keeps
@@ -298,6 +335,10 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
  *    received per level that held it), a Modified copy being an intervention;
  *  - lines leave private levels silently (the directory learns it at the next
  *    reference); instruction fetches take no part in coherence;
+ *  - with nodes > 1, a write that is not silent, and the first write to an
+ *    Exclusive line, also drop the line from other nodes' shared levels
+ *    (they hold clean copies only: a Modified line leaving its CPU's
+ *    private levels counts as written back to its home memory);
  *  - a coherence miss: a private-level miss on a line its CPU lost to an
  *    invalidation since it last held it, split (Dubois et al. 1993) into true
  *    sharing (a byte now referenced was written by another CPU since the line
@@ -323,7 +364,15 @@ typedef struct {
     uint64_t interventions;          /* its misses a Modified line elsewhere supplied */
     uint64_t interventions_served;   /* its Modified lines supplied to another CPU */
     uint64_t upgrades;               /* its write hits on Shared lines */
+    uint64_t served[MT_SIM_NSERVED]; /* its references by where served; they sum to refs */
 } mt_sim_cpu_stats;
+
+/* References per (code object, data object, CPU) by where they were served,
+ * sorted by (code, data, cpu). */
+typedef struct {
+    uint32_t code, data, cpu;
+    uint64_t served[MT_SIM_NSERVED];
+} mt_sim_served_pair;
 
 /* Coherence misses per (code object, data object), sorted by them. */
 typedef struct {
@@ -356,6 +405,16 @@ const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu);
  * first, then address. */
 const mt_sim_coherence_pair *mt_sim_coherence_pairs(mt_sim *s, size_t *n);
 const mt_sim_shared_line *mt_sim_shared_lines(mt_sim *s, size_t *n);
+const mt_sim_served_pair *mt_sim_served_pairs(mt_sim *s, size_t *n);
+/* The machine's nodes (1 for a uniprocessor simulator), a CPU's node. */
+unsigned mt_sim_nodes(const mt_sim *s);
+unsigned mt_sim_cpu_node(const mt_sim *s, unsigned cpu);
+/* The description of a simulator of cpus > 1 (NULL for one CPU). */
+const mt_sim_machine *mt_sim_mp_machine(const mt_sim *s);
+/* The stall of references served as counted: per class, the cycles its
+ * latency exceeds an L1 hit's (the cost model's), every one waited for
+ * alone; -1 when the description gives no latency.local. */
+double mt_sim_served_stall(const mt_sim_machine *m, const uint64_t served[MT_SIM_NSERVED]);
 
 /* Trace files. */
 typedef enum { MT_TRACE_DIN, MT_TRACE_LACKEY } mt_trace_format;

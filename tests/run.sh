@@ -164,6 +164,12 @@ run "misses-only simulation" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 run "processors and coherence" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/coherence.sh
 
+# Nodes (mtool sim --nodes=N): where each reference is served (local,
+# remote, remote dirty, three-hop, ...) on hand traces counted by hand, the
+# placements, the shipped descriptions, samples/firsttouch.c (docs/SIMULATOR.md).
+run "nodes and home memory" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/numa.sh
+
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
 # process's unsent records read from its profile (docs/SIMULATOR.md).

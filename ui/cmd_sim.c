@@ -59,6 +59,10 @@ const char mt_sim_usage[] =
     "                        Cachegrind does) or once per line\n"
     "  --seed=N              the random replacement's seed (default 1)\n"
     "  --cpu-map=C0,C1,...   with --set cpus=N: thread k on CPU Ck (default k mod N)\n"
+    "  --cpus=N --nodes=N    N processors; N nodes, each with its own shared levels\n"
+    "                        and memory (CPU c on node c * nodes / cpus)\n"
+    "  --placement=first-touch|interleave  the home node of each page\n"
+    "  --place=LO-HI=NODE    pages of bytes [LO, HI) homed on NODE (repeatable)\n"
     "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
@@ -107,6 +111,10 @@ static const char *const setting_flags[][2] = {
     {"--straddle=", "straddle"},
     {"--seed=", "seed"},
     {"--cpu-map=", "cpu_map"},
+    {"--cpus=", "cpus"},
+    {"--nodes=", "nodes"},
+    {"--placement=", "placement"},
+    {"--place=", "place"},
 };
 
 static int parse_setting(sim_args *a, const char *s)

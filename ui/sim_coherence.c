@@ -60,8 +60,8 @@ static void data_name(const mt_data_map *d, uint32_t id, char *buf, size_t n)
         snprintf(buf, n, "data object %" PRIu32, id);
 }
 
-static void row_name(const mt_data_map *d, const mt_program *prog, bool by_data, uint32_t id,
-                     char *buf, size_t n)
+void mt_sim_object_name(const mt_data_map *d, const mt_program *prog, bool by_data, uint32_t id,
+                        char *buf, size_t n)
 {
     if (by_data)
         data_name(d, id, buf, n);
@@ -121,7 +121,7 @@ static void text_sharing(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
             "true", "false");
     for (size_t i = 0; i < n && i < SHOWN_ROWS; i++) {
         char raw[MT_SIM_CODE_NAME_MAX];
-        row_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
+        mt_sim_object_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
         char *name = mt_ui_escape(raw);
         fprintf(fp, "%-40s %12" PRIu64 " %12" PRIu64 "\n", name, rows[i].true_sharing,
                 rows[i].false_sharing);
@@ -174,6 +174,7 @@ void mt_sim_coherence_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_p
     text_sharing(fp, s, d, prog, false);
     text_sharing(fp, s, d, prog, true);
     text_lines(fp, s, d);
+    mt_sim_numa_text(fp, s, d, prog);
 }
 
 /* ---- JSON ---- */
@@ -206,8 +207,10 @@ static void json_cpu(FILE *fp, const mt_sim *s, unsigned c)
         fprintf(fp, "%s\"%s\": %" PRIu64, l ? ", " : "", mt_sim_level(s, l)->desc->name,
                 st->invalidations_received[l]);
     fprintf(fp, "}, \"interventions\": %" PRIu64 ", \"interventions_served\": %" PRIu64
-                ", \"upgrades\": %" PRIu64 "}",
+                ", \"upgrades\": %" PRIu64 ",\n       ",
             st->interventions, st->interventions_served, st->upgrades);
+    mt_sim_numa_cpu_json(fp, s, c);
+    fprintf(fp, "}");
 }
 
 static void json_sharing(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog,
@@ -218,7 +221,7 @@ static void json_sharing(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
     fprintf(fp, ",\n    \"%s\": [", by_data ? "data_objects" : "code_objects");
     for (size_t i = 0; i < n; i++) {
         char raw[MT_SIM_CODE_NAME_MAX];
-        row_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
+        mt_sim_object_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
         fprintf(fp, "%s\n      {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].id);
         mt_json_string(fp, raw);
         fprintf(fp, ", \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64 "}",
@@ -278,5 +281,6 @@ void mt_sim_coherence_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_p
     json_sharing(fp, s, d, prog, false);
     json_sharing(fp, s, d, prog, true);
     json_lines(fp, s, d);
+    mt_sim_numa_json(fp, s, d, prog);
     fprintf(fp, "\n  }");
 }

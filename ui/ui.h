@@ -110,6 +110,17 @@ void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_progra
  * "Processors"); nothing for one CPU. */
 void mt_sim_coherence_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_coherence_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+/* A code object's name (by_data false) or a data object's (its id when d
+ * names none). */
+void mt_sim_object_name(const mt_data_map *d, const mt_program *prog, bool by_data, uint32_t id,
+                        char *buf, size_t n);
+/* Nodes and where references were served (sim_numa.c; docs/SIMULATOR.md,
+ * "Nodes"), for cpus > 1: the text section; a CPU's classes as JSON
+ * (`"node": N, "served": {...}, "served_stall_cycles": C|null`); the
+ * processors object's node fields and per code and data object classes. */
+void mt_sim_numa_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+void mt_sim_numa_cpu_json(FILE *fp, const mt_sim *s, unsigned cpu);
+void mt_sim_numa_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

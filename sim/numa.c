@@ -1,0 +1,206 @@
+/* sim/numa.c — nodes and home memory (sim.h, "nodes and home memory";
+ * docs/SIMULATOR.md, "Nodes"): the description's settings for them (read
+ * and written here for machine.c, the file's owner), their check, the home
+ * node of each page by the placement policy, and the stall of references by
+ * where they were served. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const served_names[MT_SIM_NSERVED] = {
+    "L1", "private", "node", "local", "remote", "remote_dirty", "three_hop"};
+static const char *const placement_names[] = {"first-touch", "interleave"};
+
+const char *mt_sim_served_name(mt_sim_served c) { return served_names[c]; }
+const char *mt_sim_placement_name(mt_sim_placement p) { return placement_names[p]; }
+
+bool sim_numa_key(const char *key)
+{
+    return !strcmp(key, "nodes") || !strcmp(key, "page") || !strcmp(key, "placement") ||
+           !strcmp(key, "place") || !strncmp(key, "latency.", 8);
+}
+
+/* A whole number (0x... hex or decimal) with nothing after it. */
+static bool parse_number(const char *s, char **end, uint64_t *v)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long x = strtoull(s, end, 0);
+    *v = x;
+    return !errno;
+}
+
+/* place = LO-HI=NODE: a range's pages homed on NODE (checked against nodes
+ * when the machine is run: nodes may come after). */
+static int set_place(mt_sim_machine *m, const char *value, mt_error *err)
+{
+    char *end;
+    uint64_t lo, hi, node;
+    bool ok = parse_number(value, &end, &lo) && *end == '-' &&
+              parse_number(end + 1, &end, &hi) && *end == '=' &&
+              parse_number(end + 1, &end, &node) && !*end && lo < hi &&
+              node < MT_SIM_MAX_CPUS;
+    if (!ok) {
+        mt_error_set(err, "place: expected LO-HI=NODE (bytes LO below HI, a node number)");
+        return -1;
+    }
+    if (m->nplaces == MT_SIM_MAX_PLACES) {
+        mt_error_set(err, "place: more than %d ranges", MT_SIM_MAX_PLACES);
+        return -1;
+    }
+    m->place[m->nplaces++] = (mt_sim_place){.lo = lo, .hi = hi, .node = (unsigned)node};
+    return 0;
+}
+
+static int set_latency(mt_sim_machine *m, const char *cls, const char *value, mt_error *err)
+{
+    for (int k = 0; k < MT_SIM_NSERVED; k++) {
+        if (strcmp(cls, served_names[k]))
+            continue;
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !(v >= 0 && v < 1e6)) {
+            mt_error_set(err, "latency.%s: expected cycles, a number from 0 below 10^6", cls);
+            return -1;
+        }
+        m->latency[k] = v;
+        return 0;
+    }
+    mt_error_set(err, "latency.%s: expected latency.L1, .private, .node, .local, .remote, "
+                      ".remote_dirty or .three_hop", cls);
+    return -1;
+}
+
+int sim_numa_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
+{
+    if (!strcmp(key, "place"))
+        return set_place(m, value, err);
+    if (!strncmp(key, "latency.", 8))
+        return set_latency(m, key + 8, value, err);
+    if (!strcmp(key, "placement")) {
+        for (size_t p = 0; p < MT_ARRAY_LEN(placement_names); p++)
+            if (!strcmp(value, placement_names[p])) {
+                m->placement = (mt_sim_placement)p;
+                return 0;
+            }
+        mt_error_set(err, "placement: expected first-touch or interleave");
+        return -1;
+    }
+    char *end = NULL;
+    uint64_t v = 0;
+    bool number = parse_number(value, &end, &v) && !*end;
+    if (!strcmp(key, "nodes")) {
+        if (!number || !v || v > MT_SIM_MAX_CPUS) {
+            mt_error_set(err, "nodes: expected a whole number from 1 to %d", MT_SIM_MAX_CPUS);
+            return -1;
+        }
+        m->nodes = (unsigned)v;
+        return 0;
+    }
+    uint64_t unit = !end ? 1 : *end == 'K' ? 1u << 10 : *end == 'M' ? 1u << 20 : 1;
+    if (unit > 1 && v && !end[1])
+        number = true, v *= unit;
+    if (!number || !v || (v & (v - 1)) || v > (1ull << 30)) {
+        mt_error_set(err, "page: expected a power of two of bytes up to 1G (may end in K or M)");
+        return -1;
+    }
+    m->page = v;
+    return 0;
+}
+
+static bool numa_default(const mt_sim_machine *m)
+{
+    for (int k = 0; k < MT_SIM_NSERVED; k++)
+        if (m->latency[k] != 0)
+            return false;
+    return m->nodes <= 1 && m->page == 4096 && m->placement == MT_SIM_FIRST_TOUCH &&
+           !m->nplaces;
+}
+
+void sim_numa_write(FILE *fp, const mt_sim_machine *m)
+{
+    if (numa_default(m)) /* descriptions without nodes stay as they were before them */
+        return;
+    fprintf(fp, "nodes = %u\npage = %" PRIu64 "\nplacement = %s\n", m->nodes, m->page,
+            placement_names[m->placement]);
+    for (unsigned i = 0; i < m->nplaces; i++)
+        fprintf(fp, "place = 0x%" PRIx64 "-0x%" PRIx64 "=%u\n", m->place[i].lo, m->place[i].hi,
+                m->place[i].node);
+    for (int k = 0; k < MT_SIM_NSERVED; k++)
+        if (m->latency[k] != 0)
+            fprintf(fp, "latency.%s = %g\n", served_names[k], m->latency[k]);
+}
+
+int sim_numa_check(const mt_sim_machine *m, mt_error *err)
+{
+    if (m->nodes > 1 && m->nodes > m->cpus) {
+        mt_error_set(err, "nodes = %u: more nodes than cpus = %u", m->nodes, m->cpus);
+        return -1;
+    }
+    if (m->page < m->d1.line) {
+        mt_error_set(err, "page: %" PRIu64 " bytes, less than D1's line", m->page);
+        return -1;
+    }
+    for (unsigned i = 0; i < m->nplaces; i++)
+        if (m->place[i].node >= (m->nodes ? m->nodes : 1)) {
+            mt_error_set(err, "place: node %u, of nodes = %u", m->place[i].node,
+                         m->nodes ? m->nodes : 1);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- homes ---- */
+
+void sim_homes_init(sim_homes *h, const mt_sim_machine *m)
+{
+    memset(h, 0, sizeof *h);
+    h->m = m;
+    h->page_shift = (unsigned)__builtin_ctzll(m->page);
+}
+
+static bool placed(const mt_sim_machine *m, uint64_t page, unsigned shift, unsigned *node)
+{
+    uint64_t first = page << shift, last = first + (((uint64_t)1 << shift) - 1);
+    for (unsigned i = m->nplaces; i-- > 0;) /* the last range given wins */
+        if (m->place[i].lo <= last && m->place[i].hi > first) {
+            *node = m->place[i].node;
+            return true;
+        }
+    return false;
+}
+
+unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher)
+{
+    uint64_t page = addr >> h->page_shift;
+    uint32_t node = sim_map_get(&h->pages, page);
+    if (node != SIM_NONE)
+        return node;
+    unsigned home;
+    if (!placed(h->m, page, h->page_shift, &home))
+        home = h->m->placement == MT_SIM_INTERLEAVE ? (unsigned)(page % h->m->nodes) : toucher;
+    sim_map_put(&h->pages, page, home);
+    return home;
+}
+
+void sim_homes_free(sim_homes *h) { sim_map_free(&h->pages); }
+
+/* ---- the stall ---- */
+
+double mt_sim_served_stall(const mt_sim_machine *m, const uint64_t served[MT_SIM_NSERVED])
+{
+    if (!m || m->latency[MT_SIM_AT_LOCAL] <= 0)
+        return -1;
+    double cycles = 0;
+    for (int k = MT_SIM_AT_PRIVATE; k < MT_SIM_NSERVED; k++) {
+        double over = m->latency[k] - m->latency[MT_SIM_AT_L1];
+        cycles += (double)served[k] * (over > 0 ? over : 0);
+    }
+    return cycles;
+}

@@ -16,7 +16,8 @@
  *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
- *       mov (%rsp),%rdx; mov 8(%rsp),%rcx; mov 16(%rsp),%rax   the next operand may use them
+ *       mov (%rsp),%rdx; mov 8(%rsp),%rcx; mov 16(%rsp),%rax   the next operand may use
+ *                                  them (not after the last: the pops follow)
  *     [rep, gather, scatter, references over 64 bytes: the filter's table emptied]
  *     pop %rdx; pop %rcx; pop %rax; lea 128(%rsp),%rsp
  *
@@ -33,7 +34,7 @@
  *   HIT: mov %gs:COUNT,%rcx; lea 1(%rcx),%rcx; mov %rcx,%gs:COUNT; jmp DONE
  *   MISS: for the first byte, then the last: pext its line and set, not the
  *       line, mov it to %gs:TABLE(,set,8)
- *   SEND: the record above  DONE: the restores
+ *   SEND: the record above  DONE: the restores, if any
  * `pext` (BMI2), `not`, `lea`, `mov` and `jrcxz` change no flag (`and`, `andn`,
  * `cmp` and `sub` would); the runtime leaves the filter off where pext is
  * missing or slow.  The table is emptied with `rep stosq` between pushfq
@@ -168,7 +169,7 @@ static size_t vector_ref_len(const rw_trace_ref *t)
     unsigned words = index_words(v);
     return 2 * SCRATCH_LEN + vector_store_len(v) + lea_len(t->base, NO_REG, 1, vector_disp(t)) +
            (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN +
-           (2 + words) * (RECORD_LEN + RESTORE_LEN);
+           (2 + words) * RECORD_LEN; /* (the group needs none of the saved registers back) */
 }
 
 /* Whether the D1 filter may take reference `t` (timer.h): a plain one
@@ -204,7 +205,7 @@ static size_t ref_len(const rw_trace_ref *t)
         return vector_ref_len(t);
     size_t n = t->base == RIP_REG ? LEA_RIP_LEN
                                   : lea_len(t->base, t->index, t->scale, (int32_t)t->disp);
-    return n + (t->fs ? FS_LEN : 0) + filter_len(t) + RECORD_LEN + RESTORE_LEN;
+    return n + (t->fs ? FS_LEN : 0) + filter_len(t) + RECORD_LEN; /* + RESTORE_LEN unless last */
 }
 
 /* Whether a reference of `ri` empties the filter's table after it. */
@@ -229,9 +230,12 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
     if (!ri->ntrace)
         ri->trace_first = (uint32_t)c->ntrace_refs;
     bool clears = clears_filter(&t) && !insn_clears_filter(c, ri);
+    /* the reference before this one is no longer the last: it restores */
+    bool restores = ri->ntrace && !vector_ref(&c->trace_refs[ri->trace_first + ri->ntrace - 1]);
     MT_PUSH(c->trace_refs, c->ntrace_refs, c->cap_trace_refs, t);
     ri->ntrace++;
-    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t) + (clears ? CLEAR_LEN : 0));
+    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t) + (clears ? CLEAR_LEN : 0) +
+                               (restores ? RESTORE_LEN : 0));
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
@@ -548,9 +552,6 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
     static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};           /* lea 2(%rcx),%rcx */
     static const uint8_t store_index[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
     static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};     /* jrcxz 1f; jmp 2f */
-    static const uint8_t restore[] = {0x48, 0x8b, 0x14, 0x24,         /* mov (%rsp),%rdx */
-                                      0x48, 0x8b, 0x4c, 0x24, 0x08,   /* mov 8(%rsp),%rcx */
-                                      0x48, 0x8b, 0x44, 0x24, 0x10};  /* mov 16(%rsp),%rax */
     emit_gs(out, load_index, sizeof load_index, index);
     emit_gs(out, store_addr, sizeof store_addr, end);
     emit_gs(out, store_imm, sizeof store_imm, end + 8);
@@ -567,8 +568,17 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
     }
     rw_buf_u8(out, 0xe8);
     rw_buf_u32(out, (uint32_t)(int32_t)d);
-    rw_buf_put(out, restore, sizeof restore);
     return true;
+}
+
+/* The saved registers back, for the next reference's address (the last
+ * one's are popped instead). */
+static void emit_restore(rw_buf *out)
+{
+    static const uint8_t restore[] = {0x48, 0x8b, 0x14, 0x24,         /* mov (%rsp),%rdx */
+                                      0x48, 0x8b, 0x4c, 0x24, 0x08,   /* mov 8(%rsp),%rcx */
+                                      0x48, 0x8b, 0x44, 0x24, 0x10};  /* mov 16(%rsp),%rax */
+    rw_buf_put(out, restore, sizeof restore);
 }
 
 /* Where the D1 filter's fields lie in the slot (timer.h). */
@@ -659,7 +669,7 @@ static bool emit_filtered(const rw_code *c, rw_buf *out, const rw_trace_ref *t, 
     patch_rel32(out, to_send, out->len);
     if (!emit_record(c, out, t->code, word, vaddr, err))
         return false;
-    patch_rel32(out, to_done, out->len - RESTORE_LEN);
+    patch_rel32(out, to_done, out->len);
     return true;
 }
 
@@ -746,9 +756,10 @@ static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t
     return true;
 }
 
-/* One record of reference `t`; `vaddr` is the link-time address of out's start. */
-static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t vaddr,
-                     mt_error *err)
+/* One record of reference `t` (the last of its instruction: `last`);
+ * `vaddr` is the link-time address of out's start. */
+static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, bool last,
+                     uint64_t vaddr, mt_error *err)
 {
     if (vector_ref(t))
         return emit_vector_ref(c, out, t, vaddr, err);
@@ -771,8 +782,12 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint6
         rw_buf_put(out, fs_base, sizeof fs_base);
     }
     uint32_t word = record_word(t->size, t->kind, t->flags);
-    return filtered_ref(t) ? emit_filtered(c, out, t, word, vaddr, err)
-                           : emit_record(c, out, t->code, word, vaddr, err);
+    if (!(filtered_ref(t) ? emit_filtered(c, out, t, word, vaddr, err)
+                          : emit_record(c, out, t->code, word, vaddr, err)))
+        return false;
+    if (!last)
+        emit_restore(out);
+    return true;
 }
 
 bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,
@@ -783,7 +798,8 @@ bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *
     size_t start = out->len;
     rw_buf_put(out, frame_enter, sizeof frame_enter);
     for (uint32_t k = 0; k < ri->ntrace; k++)
-        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], vaddr, err))
+        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], k + 1 == ri->ntrace, vaddr,
+                      err))
             return false;
     if (insn_clears_filter(c, ri))
         emit_clear(c, out);

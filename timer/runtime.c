@@ -841,7 +841,7 @@ static uint64_t env_decimal(const char **p, char stop)
 }
 
 /* The D1 filter from $MTOOL_TRACE_FILTER ("LINE_BYTES,SETS": the
- * simulator's D1, set by mtool only when the filter is exact for it),
+ * simulator's D1 when the filter is exact for it, else 0,0: run/trace.c),
  * kept off unless lines of MT_TRACE_FILTER_MAX_SIZE bytes or more (a
  * reference the filter takes spans two lines at most), 2 to
  * MT_TRACE_FILTER_SETS sets, powers of two, and pext runs fast. */

@@ -410,15 +410,15 @@
     row('overhead', num(n.overhead) + ' cycles (' + signedPct(n.overhead, n.predicted) +
         ' of predicted, ' + pct(Math.max(n.overhead, 0), n.measured) + ' of measured)');
     const inChildren = n.children.reduce((s, c) => s + c.measured, 0);
-    row('in timed objects under it', num(inChildren) + ' cycles in ' + n.children.length +
-        ' objects; the rest is its own');
+    row('in timed objects above it', num(inChildren) + ' cycles in ' + n.children.length +
+        ' objects' + (inChildren > n.measured ? ', more than it measured: narrowed to fit'
+                                              : '; the rest is its own code\u2019s'));
     if (n.index >= 0) row('entries (pass 1)', num(objects[n.index].entries));
     info.appendChild(dl);
     if (f.drawnShare < 0.995)
       info.appendChild(el('p', {class: 'warn'}, 'Drawn at ' + (f.drawnShare * 100).toFixed(0) +
-        '% of its width: below it, the objects under one frame measured more than that frame ' +
-        '(an object entered from other places too, or the runs\u2019 noise), and were narrowed ' +
-        'to fit.'));
+        '% of its width: a frame below it holds objects that together measured more than it ' +
+        '(an object entered from other places too, or the runs\u2019 noise), narrowed to fit.'));
     if (n.index >= 0) {
       const b = el('button', {}, 'open its source');
       b.addEventListener('click', () => openObject(n.index));
@@ -546,7 +546,12 @@
         e.stall += c.stall;
         sum.set(c.p[key], e);
       }
-      return [...sum.values()].sort((a, b) => b.stall - a.stall).slice(0, 16);
+      const list = [...sum.values()].sort((a, b) => b.stall - a.stall).slice(0, 16);
+      /* two heap blocks allocated on one line by different call paths share a name */
+      const named = new Map();
+      for (const e of sum.values()) named.set(e.name, (named.get(e.name) || 0) + 1);
+      for (const e of list) if (named.get(e.name) > 1) e.name += ' #' + e.id;
+      return list;
     }
     const rows = top('code', 'code_name'), cols = top('data', 'data_name');
     const labelW = 260, cell = 34, headH = 150;

@@ -4,7 +4,9 @@
 # `run` wrote too; the Callgrind export reads in callgrind_annotate with the
 # page's per-line totals and pass 1's memory operations (tests/report_check.py);
 # a symbol made of markup, quotes and terminal escapes stays data in the page
-# and on the terminal; bad run directories get one line and no output; and the
+# and on the terminal; `mtool sim RUNDIR` keeps sim.json and the page embeds it
+# (tests/report_sim_check.py), a damaged one is refused, a new pass 2 removes
+# it; bad run directories get one line and no output; and the
 # page works in Debian's chromium (tests/browser/report.mjs: skipped when
 # chromium or playwright-core is not installed, except in CI).
 #
@@ -49,6 +51,40 @@ python3 "$HERE/report_check.py" "$W/annotated" "$W/page.html" "$W/analysis.json"
 cat "$W/check.out"
 tally "$W/check.out"
 
+# The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
+# makes the page again with it (tests/report_sim_check.py); the page's views
+# of it are checked in chromium below.
+"$MTOOL" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
+    "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
+python3 "$HERE/report_sim_check.py" "$W/mem" "$W/sim.out" > "$W/simcheck.out" 2>&1 ||
+    grep -q '^not ok' "$W/simcheck.out" ||
+    echo "not ok - report_sim_check.py failed: $(tail -1 "$W/simcheck.out")" >> "$W/simcheck.out"
+cat "$W/simcheck.out"
+tally "$W/simcheck.out"
+markup "$W/mem/report.html" > "$W/markup"
+check "the page with the simulation still loads nothing" \
+    "! grep -Eiq 'src=|href=|url\\(|@import' '$W/markup'"
+
+# A damaged sim.json is refused by name, the page left as it was; a new
+# pass 2 removes it (its stall estimates were set beside the old one's).
+cp -r "$W/mem" "$W/simbad"
+cp "$W/simbad/report.html" "$W/simbad.before"
+head -c 5000 "$W/mem/sim.json" > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" 2> "$W/bad.err"
+check "a truncated sim.json: exit 1, one line naming it, the page before untouched" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json: not a JSON object' '$W/bad.err' && cmp -s '$W/simbad/report.html' '$W/simbad.before'"
+printf '{"a": "\001"}' > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" 2> "$W/bad.err"
+check "a sim.json with a raw control byte in a string: refused" \
+    "[ $? = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+"$MTOOL" time --no-store --no-html "$W/simbad" > /dev/null 2> "$W/time.err"
+check "a new pass 2 removes sim.json: $(tail -1 "$W/time.err")" \
+    "[ $? = 0 ] && [ ! -e '$W/simbad/sim.json' ]"
+"$MTOOL" report "$W/simbad" -o "$W/nosim.html" 2> "$W/bad.err"
+check "its page then has no simulation" \
+    "[ $? = 0 ] && grep -q '\"sim\":null' '$W/nosim.html'"
+
 # A procedure named with markup, quotes and terminal escapes (the symbol
 # renamed in the object file: no assembler takes it in a call).
 cat > "$W/hostile.c" <<'EOF'
@@ -81,10 +117,20 @@ cc -O2 -g -c -o "$W/hostile.o" "$W/hostile.c" &&
 check "the hostile sample builds with its symbol" "nm '$W/hostile' | grep -qF 'ev<script>'"
 "$MTOOL" run --no-store -o "$W/hostile.run" -- "$W/hostile" > "$W/hostile.out" 2>&1
 rm "$W/hostile.c" # the page then says the source is missing, with its lines' figures
+"$MTOOL" sim --no-store "$W/hostile.run" > "$W/hostile.sim" 2>&1
+check "sim of the hostile run exits 0: $(tail -1 "$W/hostile.sim")" "[ $? = 0 ]"
 "$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
 check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"
-check "no escape byte reaches the terminal from run or report" \
-    "! grep -q '$esc' '$W/hostile.out' '$W/hostile.report'"
+check "no escape byte reaches the terminal from run, sim or report" \
+    "! grep -q '$esc' '$W/hostile.out' '$W/hostile.sim' '$W/hostile.report'"
+python3 - "$W/hostile.run/report.html" "$hostile" <<'EOF'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+sim = json.loads(re.search(r'id="mtool-data">(.*?)</script>', page, re.S).group(1))["sim"]
+named = lambda rows, key: any(r[key].startswith(sys.argv[2]) for r in rows)
+sys.exit(0 if named(sim["code_objects"], "name") and named(sim["code_data"], "code_name") else 1)
+EOF
+check "the symbol is in the page's simulation data (code objects, code x data pairs)" "[ $? = 0 ]"
 check "the symbol is in the page's data, escaped" \
     "grep -qF 'ev\\u003cscript\\u003ealert(\\\"x\\\")\\u003c/script\\u003e\\u001b]0;pwned' '$W/hostile.run/report.html'"
 check "the page names the missing source and why" \

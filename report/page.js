@@ -663,7 +663,8 @@
       .concat((pr.data_objects || []).map(o => ({o, kind: 'data'})));
     const max = Math.max(1, ...rows.map(r => r.o.true_sharing + r.o.false_sharing));
     for (const {o, kind} of rows) {
-      const tr = el('tr', {'data-kind': kind});
+      const tr = el('tr', {'data-kind': kind, 'data-id': o.id, 'data-true': o.true_sharing,
+                           'data-false': o.false_sharing});
       for (const t of [o.name, kind, num(o.true_sharing), num(o.false_sharing)])
         tr.appendChild(el('td', {}, t));
       const svg = svgEl('svg', {width: 200, height: 12});

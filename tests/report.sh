@@ -6,14 +6,17 @@
 # a symbol made of markup, quotes and terminal escapes stays data in the page
 # and on the terminal; `mtool sim RUNDIR` keeps sim.json and the page embeds it
 # (tests/report_sim_check.py), a damaged one is refused, a new pass 2 removes
-# it; bad run directories get one line and no output; and the
-# page works in Debian's chromium (tests/browser/report.mjs: skipped when
-# chromium or playwright-core is not installed, except in CI).
+# it, and a threaded sample simulated with --set cpus=2 gets the coherence
+# view; bad run directories get one line and no output; and the page works in
+# Debian's chromium (tests/browser/report.mjs: skipped when chromium or
+# playwright-core is not installed, except in CI).
 #
-#   MTOOL=build/asan/mtool SAMPLES2=build/samples-pass2 sh tests/report.sh
+#   MTOOL=build/asan/mtool SAMPLES2=build/samples-pass2 SAMPLES_SIM=build/samples-sim \
+#       sh tests/report.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
 SAMPLES2=${SAMPLES2:-build/samples-pass2}
+SAMPLES_SIM=${SAMPLES_SIM:-$(dirname "$SAMPLES2")/samples-sim}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-report.XXXXXX")
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT INT TERM
@@ -84,6 +87,12 @@ check "a new pass 2 removes sim.json: $(tail -1 "$W/time.err")" \
 "$MTOOL" report "$W/simbad" -o "$W/nosim.html" 2> "$W/bad.err"
 check "its page then has no simulation" \
     "[ $? = 0 ] && grep -q '\"sim\":null' '$W/nosim.html'"
+
+# A threaded sample simulated on two CPUs: its page shows coherence misses
+# (checked in chromium below).
+"$MTOOL" run --no-store -o "$W/sharing" -- "$SAMPLES_SIM/sharing-gcc-O2" > /dev/null 2> "$W/sharing.err" &&
+    "$MTOOL" sim --no-store --set cpus=2 "$W/sharing" > /dev/null 2>> "$W/sharing.err"
+check "run and sim --set cpus=2 of the threaded sample exit 0: $(tail -1 "$W/sharing.err")" "[ $? = 0 ]"
 
 # A procedure named with markup, quotes and terminal escapes (the symbol
 # renamed in the object file: no assembler takes it in a call).
@@ -163,7 +172,7 @@ check "an export that cannot be made: exit 1, one line, the page not replaced ei
 chromium=${CHROMIUM:-/usr/bin/chromium}
 if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
     mkdir -p "$W/shots"
-    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" \
+    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
         ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||
         grep -q '^not ok' "$W/browser.out" ||
         echo "not ok - tests/browser/report.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"

@@ -8,13 +8,14 @@
 // Oracles: report.json (written by `mtool time`, not by the page's code),
 // sim.json (by `mtool sim RUNDIR`) and the sample's source text.
 //
-//   node tests/browser/report.mjs MEMORY_RUNDIR HOSTILE_RUNDIR [SCREENSHOT_DIR]
+//   node tests/browser/report.mjs MEMORY_RUNDIR HOSTILE_RUNDIR SHARING_RUNDIR [SCREENSHOT_DIR]
+// (SHARING_RUNDIR: a threaded sample simulated with --set cpus=2).
 // One "ok - ..." / "not ok - ..." line per assertion (tests/lib.sh's form).
 import fs from 'node:fs';
 import path from 'node:path';
 import {chromium} from 'playwright-core';
 
-const [memDir, hostileDir, shots] = process.argv.slice(2);
+const [memDir, hostileDir, sharingDir, shots] = process.argv.slice(2);
 let failed = 0;
 function check(what, cond, detail) {
   if (cond) console.log('ok - ' + what);
@@ -246,6 +247,25 @@ await page.close();
   check('the title shows the path as text', title.startsWith('mtool report: '), title);
   check('no console error (hostile)', seen.errors.length === 0, seen.errors.join(' | '));
   check('no network request (hostile)', seen.requests.length === 0, seen.requests.join(' '));
+  await page.close();
+}
+
+/* ---- coherence misses: a threaded program simulated on two CPUs ---- */
+{
+  const {page, seen} = await open(path.join(sharingDir, 'report.html'));
+  const sim = JSON.parse(fs.readFileSync(path.join(sharingDir, 'sim.json'), 'utf8'));
+  const pr = sim.processors;
+  check('sim.json of the threaded sample has two CPUs and sharing misses',
+        pr && pr.cpus === 2 && pr.data_objects.some(o => o.false_sharing > 0));
+  check('the coherence view is shown', await page.$eval('#coherence', e => !e.hidden));
+  const shown = await page.$$eval('#coherence-table tbody tr', trs => trs.map(tr =>
+    [tr.dataset.kind, tr.firstChild.textContent, Number(tr.dataset.true), Number(tr.dataset.false)]
+      .join(' ')));
+  const want = pr.code_objects.map(o => ['code', o.name, o.true_sharing, o.false_sharing].join(' '))
+    .concat(pr.data_objects.map(o => ['data', o.name, o.true_sharing, o.false_sharing].join(' ')));
+  check('its rows are sim.json\'s true and false sharing per code and data object',
+        shown.join('|') === want.join('|'), shown.join('|'));
+  check('no console error (threaded)', seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }
 

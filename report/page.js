@@ -427,7 +427,9 @@
   }
 
   /* ---- the simulation (`mtool sim RUNDIR`'s sim.json) ---- */
-  const sim = data.sim;
+  /* a sim.json this page cannot read (another version's) is left out, as none */
+  const given = data.sim;
+  const sim = given && given.stall && given.code_objects && given.levels ? given : null;
   const CAUSES = ['cold', 'capacity', 'conflict'];
   /* The data levels (I1 sees no reference of a traced run). */
   const simLevels = sim ? sim.levels.filter(l => l.name !== 'I1').map(l => l.name) : [];
@@ -680,7 +682,13 @@
   }
 
   function renderSimulation() {
-    if (!sim || !sim.stall || !sim.code_objects) return; /* the page says how to add one */
+    if (!sim) { /* the page says how to add one */
+      if (given)
+        document.getElementById('no-simulation').textContent = 'The run directory\u2019s ' +
+          'sim.json is not one this page reads (another mtool\u2019s?): mtool sim RUNDIR ' +
+          'makes it again.';
+      return;
+    }
     document.getElementById('no-simulation').hidden = true;
     document.getElementById('simulation').hidden = false;
     renderSimSummary();

@@ -81,6 +81,18 @@ printf '{"a": "\001"}' > "$W/simbad/sim.json"
 "$MTOOL" report "$W/simbad" 2> "$W/bad.err"
 check "a sim.json with a raw control byte in a string: refused" \
     "[ $? = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+# RFC 8259's grammar, the reader's check: what it refuses, what it takes.
+deep="$(printf '%070d' 0 | tr 0 '[')1$(printf '%070d' 0 | tr 0 ']')" # nested past 64
+for bad in '[1]' '{"a": 1} x' "{\"a\": $deep}" '{"a": 01}' '{"a": "\q"}' '{"a": tru}' '{"a" 1}'; do
+    printf '%s' "$bad" > "$W/simbad/sim.json"
+    "$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
+    check "sim.json '$(printf '%.30s' "$bad")': refused in one line naming it" \
+        "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+done
+printf '{"a": [1.5e-3, -0, "\\u00e9\\n<"], "b": {"c": null, "d": true}}' > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
+check "a sim.json of another shape is taken (the page then shows no simulation views)" \
+    "[ $? = 0 ] && grep -qF '\"sim\":{\"a\": [1.5e-3, -0, \"\\u00e9\\n\\u003c\"]' '$W/simbad.html'"
 "$MTOOL" time --no-store --no-html "$W/simbad" > /dev/null 2> "$W/time.err"
 check "a new pass 2 removes sim.json: $(tail -1 "$W/time.err")" \
     "[ $? = 0 ] && [ ! -e '$W/simbad/sim.json' ]"

@@ -46,43 +46,97 @@ static void describe_blocks(const mt_program *prog, const uint64_t *counts, cons
         o->ncalls += in[p->calls[s].block] && c[p->calls[s].block] > 0;
 }
 
-/* Object `index` holds the blocks in[] of procedure `proc` and every block
- * of the procedures they call (its time is theirs too): it becomes their
- * owner where no object holding fewer blocks already is. */
-static void claim_blocks(const mt_program *prog, const uint64_t *first, uint32_t proc,
-                         const bool *in, uint32_t index, uint32_t *owner, uint32_t *owner_size)
+/* What an object holds: its own blocks (in[] of its procedure) and every
+ * block of the procedures they call (its time is theirs too). */
+typedef struct {
+    bool *in, *called;
+    uint32_t size; /* blocks held, at most MT_NONE - 1 */
+} held_blocks;
+
+static held_blocks blocks_held(const mt_program *prog, const mt_timed_object *t)
 {
-    bool *called = mt_xcalloc(prog->nprocs + 1, sizeof *called);
-    mt_blocks_callees(prog, proc, in, called);
-    called[proc] = false; /* recursion: the procedure's own blocks are in[]'s */
+    const mt_procedure *p = &prog->procs[t->proc];
+    held_blocks h = {.in = mt_xcalloc(p->nblocks + 1, sizeof *h.in),
+                     .called = mt_xcalloc(prog->nprocs + 1, sizeof *h.called)};
+    mt_object_blocks(p, t->loop, t->region, t->region_first, t->region_end, h.in);
+    mt_blocks_callees(prog, t->proc, h.in, h.called);
+    h.called[t->proc] = false; /* recursion: the procedure's own blocks are in[]'s */
     uint64_t size = 0;
-    for (uint32_t b = 0; b < prog->procs[proc].nblocks; b++)
-        size += in[b];
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        size += h.in[b];
     for (uint32_t q = 0; q < prog->nprocs; q++)
-        size += called[q] ? prog->procs[q].nblocks : 0;
-    uint32_t held = size < MT_NONE ? (uint32_t)size : MT_NONE - 1;
+        size += h.called[q] ? prog->procs[q].nblocks : 0;
+    h.size = size < MT_NONE ? (uint32_t)size : MT_NONE - 1;
+    return h;
+}
+
+/* Whether h, an object of procedure `proc`, holds block `block` of `q`. */
+static bool holds(const held_blocks *h, uint32_t proc, uint32_t q, uint32_t block)
+{
+    return q == proc ? h->in[block] : h->called[q];
+}
+
+/* Object `index` becomes the owner of the blocks it holds where no object
+ * holding fewer blocks already is. */
+static void claim_blocks(const mt_program *prog, const uint64_t *first, uint32_t proc,
+                         const held_blocks *h, uint32_t index, uint32_t *owner,
+                         uint32_t *owner_size)
+{
     for (uint32_t q = 0; q < prog->nprocs; q++) {
-        if (q != proc && !called[q])
+        if (q != proc && !h->called[q])
             continue;
         for (uint32_t b = 0; b < prog->procs[q].nblocks; b++) {
             uint64_t k = first[q] + b;
-            if ((q != proc || in[b]) && held < owner_size[k]) {
+            if (holds(h, proc, q, b) && h->size < owner_size[k]) {
                 owner[k] = index;
-                owner_size[k] = held;
+                owner_size[k] = h->size;
             }
         }
     }
-    free(called);
 }
 
-/* Objects from pass2.tsv, and owner[] (laid out as the counts): the index
- * of the innermost object holding each block (in its own blocks or its
- * callees'), the one holding the fewest blocks, or MT_NONE. */
+/* Each object's parent in the tree of measured time: of the objects holding
+ * its first block (in their own blocks or their callees'), the one holding
+ * the fewest blocks more than it — a loop's enclosing loop or procedure, a
+ * procedure's calling loop or procedure.  Ties go by index, so that no
+ * chain of parents loops (two procedures calling each other hold each
+ * other's blocks). */
+static void find_parents(mt_report *r, const held_blocks *held, const uint32_t *head)
+{
+    for (size_t i = 0; i < r->nobjects; i++) {
+        mt_report_object *o = &r->objects[i];
+        o->parent = MT_NONE;
+        for (size_t j = 0; j < r->nobjects; j++) {
+            bool larger = held[j].size > held[i].size || (held[j].size == held[i].size && j > i);
+            bool tighter = o->parent == MT_NONE || held[j].size < held[o->parent].size;
+            if (j != i && larger && tighter &&
+                holds(&held[j], r->objects[j].proc, o->proc, head[i]))
+                o->parent = (uint32_t)j;
+        }
+    }
+}
+
+/* Pass 1's entries of an object: its procedure's calls, its loop's entries
+ * from outside (mt_loop_entries), its region's first block's executions. */
+static uint64_t object_entries(const mt_program *prog, const uint64_t *counts,
+                               const uint64_t *first, const mt_timed_object *t, uint32_t head)
+{
+    if (t->loop != MT_NONE && !t->region)
+        return mt_loop_entries(prog, first, counts, t->proc, t->loop);
+    return counts[first[t->proc] + head];
+}
+
+/* Objects from pass2.tsv, with their parents, and owner[] (laid out as the
+ * counts): the index of the innermost object holding each block (in its
+ * own blocks or its callees'), the one holding the fewest blocks, or
+ * MT_NONE. */
 static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *first,
                           uint32_t *owner, uint32_t *owner_size)
 {
     r->nobjects = r->pass2.nobjects;
     r->objects = mt_xcalloc(r->nobjects + 1, sizeof *r->objects);
+    held_blocks *held = mt_xcalloc(r->nobjects + 1, sizeof *held);
+    uint32_t *head = mt_xcalloc(r->nobjects + 1, sizeof *head);
     for (size_t i = 0; i < r->nobjects; i++) {
         const mt_pass2_object *src = &r->pass2.objects[i];
         const mt_timed_object *t = &src->object;
@@ -97,16 +151,22 @@ static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *
         o->overhead = src->measured - src->predicted;
         o->extra_per_memop = src->memops ? o->overhead / (double)src->memops : 0;
         o->outermost = src->outermost;
-        uint32_t head = t->region ? t->region_first : t->loop != MT_NONE ? p->loops[t->loop].header : 0;
-        o->address = p->blocks[head].start;
+        head[i] = t->region ? t->region_first : t->loop != MT_NONE ? p->loops[t->loop].header : 0;
+        o->address = p->blocks[head[i]].start;
+        o->entries = object_entries(r->prog, counts, first, t, head[i]);
         if (o->outermost)
             r->memops_in_objects += o->memops;
-        bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
-        mt_object_blocks(p, t->loop, t->region, t->region_first, t->region_end, in);
-        describe_blocks(r->prog, counts, first, o, in);
-        claim_blocks(r->prog, first, t->proc, in, (uint32_t)i, owner, owner_size);
-        free(in);
+        held[i] = blocks_held(r->prog, t);
+        describe_blocks(r->prog, counts, first, o, held[i].in);
+        claim_blocks(r->prog, first, t->proc, &held[i], (uint32_t)i, owner, owner_size);
     }
+    find_parents(r, held, head);
+    for (size_t i = 0; i < r->nobjects; i++) {
+        free(held[i].in);
+        free(held[i].called);
+    }
+    free(held);
+    free(head);
 }
 
 static int compare_lines(const void *a, const void *b)
@@ -227,6 +287,7 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
         !(r->prog = r->own_prog = mt_analyze(r->own_pass1.binary, &opt, err)) ||
         mt_rundir_refine(rundir, r->own_prog, &counts, err) != 0 ||
         mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+        mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
         mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
         (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0)) {
         free(counts);
@@ -243,7 +304,8 @@ int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *
     char *path = mt_xasprintf("%s/counts.tsv", rundir);
     uint64_t *counts = mt_rundir_read_counts(path, r->prog, err);
     free(path);
-    if (!counts || mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0) {
+    if (!counts || mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+        mt_rundir_read_sim(rundir, &r->sim_json, err) != 0) {
         free(counts);
         return -1;
     }
@@ -256,6 +318,7 @@ void mt_report_free(mt_report *r)
         free(r->objects[i].spec);
     free(r->objects);
     free(r->lines);
+    free(r->sim_json);
     mt_pass2_record_free(&r->pass2);
     mt_program_free(r->own_prog);
     mt_pass1_free(&r->own_pass1);

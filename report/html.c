@@ -16,16 +16,10 @@
 /* Source files larger than this are named but not embedded. */
 #define MAX_SOURCE_BYTES (4u << 20)
 
-/* A JSON string that is safe inside a <script> element. */
-static void json_text(FILE *fp, const char *s)
+/* JSON text, safe inside a <script> element: `<`, `>` and `&` can only be
+ * in its strings, where \u escapes stand for them. */
+static void json_embedded(FILE *fp, const char *buf, size_t n)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
-    if (!mem)
-        abort(); /* out of memory: the process ends, as mt_xmalloc's callers' does */
-    mt_json_string(mem, s);
-    fclose(mem);
     for (size_t i = 0; i < n; i++) {
         if (buf[i] == '<')
             fputs("\\u003c", fp);
@@ -36,6 +30,19 @@ static void json_text(FILE *fp, const char *s)
         else
             fputc(buf[i], fp);
     }
+}
+
+/* A JSON string that is safe inside a <script> element. */
+static void json_text(FILE *fp, const char *s)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+    if (!mem)
+        abort(); /* out of memory: the process ends, as mt_xmalloc's callers' does */
+    mt_json_string(mem, s);
+    fclose(mem);
+    json_embedded(fp, buf, n);
     free(buf);
 }
 
@@ -104,9 +111,11 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         json_text(fp, r->prog->procs[o->proc].name);
         fprintf(fp, ",\"kind\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"memops\":%" PRIu64
                     ",\"memops_own\":%" PRIu64 ",\"memops_in_loops\":%" PRIu64
-                    ",\"loops\":%u,\"calls\":%u,\"outermost\":%s",
+                    ",\"loops\":%u,\"calls\":%u,\"outermost\":%s,\"entries\":%" PRIu64
+                    ",\"parent\":%d",
                 o->kind, o->address, o->memops, o->memops_own, o->memops_in_loops, o->nloops,
-                o->ncalls, o->outermost ? "true" : "false");
+                o->ncalls, o->outermost ? "true" : "false", o->entries,
+                o->parent == MT_NONE ? -1 : (int)o->parent);
         json_key_number(fp, "predicted", o->predicted);
         json_key_number(fp, "measured", o->measured);
         json_key_number(fp, "overhead", o->overhead);
@@ -231,11 +240,39 @@ static const char page_body[] =
     "overhead (measured &minus; predicted)</div>\n"
     "<svg id=\"histogram\" role=\"img\" aria-label=\"m-objects\"></svg>\n"
     "<table class=\"objects\" id=\"objects-table\"></table>\n"
+    "<h2>Call tree of measured time (flame graph)</h2>\n"
+    "<div class=\"legend\">width: measured time, the program at the bottom, each timed object "
+    "on the one holding it; colour: overhead share of its measured time, "
+    "<span class=\"swatch\" style=\"background:hsl(48,85%,72%)\"></span>none to "
+    "<span class=\"swatch\" style=\"background:hsl(0,85%,52%)\"></span>all, "
+    "<span class=\"swatch\" style=\"background:hsl(210,30%,78%)\"></span>over-predicted</div>\n"
+    "<svg id=\"flame\" role=\"img\" aria-label=\"call tree\"></svg>\n"
+    "<div id=\"flame-info\" class=\"panel\">Click a frame for its figures.</div>\n"
     "<h2 id=\"source\">Source</h2>\n"
     "<div class=\"toolbar\"><select id=\"file-select\"></select>"
     "<button id=\"prev\">&#9664; PREV</button><button id=\"next\">NEXT &#9654;</button>"
     "<span id=\"position\">bottlenecks by overhead: NEXT starts at the largest</span></div>\n"
-    "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n";
+    "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n"
+    "<h2 id=\"simulation-head\">Simulation: misses, their causes and the stall they cost</h2>\n"
+    "<p id=\"no-simulation\">No simulation in this run directory: <code>mtool sim RUNDIR</code> "
+    "traces the timed objects through the cache simulator, keeps its result in the run "
+    "directory and makes this page again with it.</p>\n"
+    "<section id=\"simulation\" hidden><div id=\"sim-summary\"></div>\n"
+    "<h3>Simulated stall beside pass 2's measured overhead, per m-object</h3>\n"
+    "<table class=\"objects\" id=\"stall-table\"></table><p id=\"agreement\"></p>\n"
+    "<h3>Miss causes per code object</h3>\n"
+    "<div class=\"legend\"><span class=\"cold\"></span>cold<span class=\"capacity\"></span>"
+    "capacity<span class=\"conflict\"></span>conflict (Hill's 3C)</div>\n"
+    "<svg id=\"miss-causes\" role=\"img\" aria-label=\"miss causes\"></svg>\n"
+    "<h3>Code &times; data: share of the simulated stall</h3><p id=\"heat-note\"></p>\n"
+    "<div class=\"heat\"><svg id=\"heatmap\" role=\"img\" aria-label=\"code x data\"></svg>"
+    "<div id=\"heat-info\" class=\"panel\"></div></div>\n"
+    "<h3>Line use per object: bytes used before a line left, reuses while it stayed</h3>\n"
+    "<table class=\"objects\" id=\"use-table\"></table>\n"
+    "<div id=\"coherence\" hidden><h3>Coherence misses per object</h3><p id=\"coherence-note\">"
+    "</p><div class=\"legend\"><span class=\"true-sharing\"></span>true sharing"
+    "<span class=\"false-sharing\"></span>false sharing</div>\n"
+    "<table class=\"objects\" id=\"coherence-table\"></table></div></section>\n";
 
 void mt_report_write_html(FILE *fp, const mt_report *r)
 {
@@ -254,6 +291,13 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
     write_objects(fp, r, file_slot);
     write_files(fp, r, file_slot, nshown);
     write_blocks(fp, r);
+    fprintf(fp, ",\"stall_thresholds\":{\"model_error_pct\":%g,\"memory_bound_pct\":%g}",
+            MT_STALL_MODEL_ERROR_PCT, MT_STALL_MEMORY_BOUND_PCT);
+    fputs(",\"sim\":", fp); /* checked JSON (run/rundir.c's reader) */
+    if (r->sim_json)
+        json_embedded(fp, r->sim_json, strlen(r->sim_json));
+    else
+        fputs("null", fp);
     free(file_slot);
     fprintf(fp, "}</script>\n<script>\n%s</script>\n</body></html>\n", mt_report_page_js);
 }

@@ -333,8 +333,376 @@
     }
   }
 
+
+  /* ---- the call tree of measured time (flame graph) ---- */
+  /* The program at the root, each timed object under its parent (report/data.c:
+   * the object holding it most tightly); a frame's width is its measured
+   * time, its children share it (drawn narrower when they measured more than
+   * it: a callee also called from elsewhere), its colour its overhead. */
+  function flameTree() {
+    const p = data.program;
+    const root = {index: -1, name: 'program', kind: 'program', measured: p.measured,
+                  predicted: p.predicted, overhead: p.overhead, children: []};
+    const nodes = objects.map((o, i) => ({index: i, name: o.spec, kind: o.kind,
+      measured: o.measured, predicted: o.predicted, overhead: o.overhead, children: []}));
+    nodes.forEach((n, i) => (objects[i].parent >= 0 ? nodes[objects[i].parent] : root)
+      .children.push(n));
+    return root;
+  }
+
+  function overheadColour(n) {
+    const share = n.measured > 0 ? n.overhead / n.measured : 0;
+    if (share < -0.1) return 'hsl(210,30%,78%)'; /* over-predicted: the model's error */
+    const s = Math.min(Math.max(share, 0), 1);
+    return 'hsl(' + (48 - 48 * s).toFixed(0) + ',85%,' + (72 - 20 * s).toFixed(0) + '%)';
+  }
+
+  function renderFlame() {
+    const root = flameTree(), svg = document.getElementById('flame');
+    const width = 1000, h = 18, frames = [];
+    (function place(n, x, w, depth, drawnShare) {
+      frames.push({n, x, w, depth, drawnShare});
+      const total = n.children.reduce((s, c) => s + Math.max(c.measured, 0), 0);
+      const scale = w / Math.max(n.measured, total, 1);
+      let cx = x;
+      for (const c of n.children.slice().sort((a, b) => b.measured - a.measured)) {
+        const cw = Math.max(c.measured, 0) * scale;
+        place(c, cx, cw, depth + 1, c.measured > 0 ? cw / (c.measured * width / root.measured) : 1);
+        cx += cw;
+      }
+    })(root, 0, width, 0, 1);
+    const depth = Math.max(...frames.map(f => f.depth));
+    svg.setAttribute('width', width);
+    svg.setAttribute('height', (depth + 1) * h + 2);
+    for (const f of frames) {
+      if (f.w < 0.5) continue;
+      const y = (depth - f.depth) * h + 1;
+      const g = svgEl('g', {class: 'frame', 'data-index': f.n.index});
+      g.appendChild(svgEl('title', {}, f.n.name + ': ' + num(f.n.measured) + ' cycles measured, ' +
+                          signedPct(f.n.overhead, f.n.predicted) + ' overhead'));
+      g.appendChild(svgEl('rect', {x: f.x, y: y, width: Math.max(f.w - 1, 0.5), height: h - 2,
+                                   fill: overheadColour(f.n)}));
+      if (f.w > 40) {
+        const chars = Math.floor((f.w - 6) / 6.5);
+        const label = f.n.name.length > chars ? f.n.name.slice(0, chars - 1) + '\u2026' : f.n.name;
+        g.appendChild(svgEl('text', {x: f.x + 3, y: y + 12}, label));
+      }
+      g.addEventListener('click', () => showFrame(f, g));
+      svg.appendChild(g);
+    }
+  }
+
+  function showFrame(f, g) {
+    for (const s of document.querySelectorAll('#flame g.selected')) s.classList.remove('selected');
+    g.classList.add('selected');
+    const n = f.n, info = document.getElementById('flame-info');
+    info.textContent = '';
+    info.appendChild(el('h3', {}, n.name));
+    const dl = el('dl', {class: 'figures'});
+    function row(k, v) {
+      dl.appendChild(el('dt', {}, k));
+      dl.appendChild(el('dd', {}, v));
+    }
+    row('kind', n.index >= 0 ? n.kind + ' of ' + objects[n.index].procedure : 'the whole program');
+    row('measured', num(n.measured) + ' cycles (' + pct(n.measured, data.program.measured) +
+        ' of the program\u2019s)');
+    row('predicted', num(n.predicted) + ' cycles');
+    row('overhead', num(n.overhead) + ' cycles (' + signedPct(n.overhead, n.predicted) +
+        ' of predicted, ' + pct(Math.max(n.overhead, 0), n.measured) + ' of measured)');
+    const inChildren = n.children.reduce((s, c) => s + c.measured, 0);
+    row('in timed objects above it', num(inChildren) + ' cycles in ' + n.children.length +
+        ' objects' + (inChildren > n.measured ? ', more than it measured: narrowed to fit'
+                                              : '; the rest is its own code\u2019s'));
+    if (n.index >= 0) row('entries (pass 1)', num(objects[n.index].entries));
+    info.appendChild(dl);
+    if (f.drawnShare < 0.995)
+      info.appendChild(el('p', {class: 'warn'}, 'Drawn at ' + (f.drawnShare * 100).toFixed(0) +
+        '% of its width: a frame below it holds objects that together measured more than it ' +
+        '(an object entered from other places too, or the runs\u2019 noise), narrowed to fit.'));
+    if (n.index >= 0) {
+      const b = el('button', {}, 'open its source');
+      b.addEventListener('click', () => openObject(n.index));
+      info.appendChild(b);
+    }
+  }
+
+  /* ---- the simulation (`mtool sim RUNDIR`'s sim.json) ---- */
+  /* a sim.json this page cannot read (another version's) is left out, as none */
+  const given = data.sim;
+  const sim = given && given.stall && given.code_objects && given.levels ? given : null;
+  const CAUSES = ['cold', 'capacity', 'conflict'];
+  /* The data levels (I1 sees no reference of a traced run). */
+  const simLevels = sim ? sim.levels.filter(l => l.name !== 'I1').map(l => l.name) : [];
+  function levelMisses(m, level) {
+    return m && m[level] ? CAUSES.reduce((s, c) => s + m[level][c], 0) : 0;
+  }
+  /* What a miss at each simulated level adds to an L1 hit, by the latencies
+   * calibrate measured (sim/stall.c's serial stall): the next level's latency
+   * less this one's, below the last level memory's. */
+  function serialSteps() {
+    const lat = sim.stall.latency_cycles, names = {D1: 'L1', L2: 'L2', L3: 'L3', L4: 'L4'};
+    return simLevels.map((l, i) => {
+      const here = lat[names[l]], next = lat[i + 1 < simLevels.length ?
+        names[simLevels[i + 1]] : 'memory'];
+      return here !== undefined && next !== undefined ? Math.max(next - here, 0) : 0;
+    });
+  }
+  function serialStall(misses, steps) {
+    return simLevels.reduce((s, l, i) => s + levelMisses(misses, l) * steps[i], 0);
+  }
+
+  function renderSimSummary() {
+    const box = document.getElementById('sim-summary');
+    const levels = sim.levels.filter(l => l.name !== 'I1').map(l =>
+      l.name + ' ' + (l.size % 1024 ? l.size + ' B' : (l.size >> 10) + ' KiB') + ' ' + l.ways +
+      '-way: ' + num(l.misses) + ' misses of ' + num(l.refs) + ' (' + pct(l.misses, l.refs) + ')');
+    box.appendChild(el('p', {}, num(sim.records) + ' references of ' + sim.trace + ' simulated on ' +
+                         sim.machine + ': ' + levels.join('; ')));
+    if (sim.sampling)
+      box.appendChild(el('p', {class: 'warn'}, 'SAMPLED (' + sim.sampling.mode + ' sampling): ' +
+                           'every count is an estimate, ' + sim.sampling.scale.toPrecision(3) +
+                           ' x the counted ones.'));
+  }
+
+  /* The cross-check: pass 2's measured overhead beside the simulated stall. */
+  function renderStall() {
+    const st = sim.stall, table = document.getElementById('stall-table');
+    const head = el('tr');
+    for (const t of ['object', 'overhead', '% of predicted', 'stall estimate', '% of predicted',
+                     'overlapped .. serial', 'estimate / overhead'])
+      head.appendChild(el('th', {scope: 'col'}, t));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    for (const o of st.objects) {
+      const tr = el('tr');
+      const s = o.stall, over = o.overhead_cycles;
+      for (const t of [o.name, num(over), signedPct(over, o.predicted_cycles), num(s.estimate_cycles),
+                       signedPct(s.estimate_cycles, o.predicted_cycles),
+                       num(s.overlapped_cycles) + ' .. ' + num(s.serial_cycles),
+                       over > 0 ? (s.estimate_cycles / over).toFixed(2) : '\u2013'])
+        tr.appendChild(el('td', {}, t));
+      body.appendChild(tr);
+    }
+    const ag = st.agreement, th = data.stall_thresholds;
+    let text = 'agreement: ' + ag.same_order + ' of ' + ag.pairs + ' pairs of objects ordered the ' +
+      'same by overhead % and by stall estimate % (objects measured more than ' +
+      th.model_error_pct + '% below their prediction left out)';
+    if (ag.memory_bound)
+      text += '; on the ' + ag.memory_bound + ' memory-bound (overhead >= ' + th.memory_bound_pct +
+        '%), estimate / overhead ' + ag.ratio_min.toFixed(2) + ' to ' + ag.ratio_max.toFixed(2);
+    const outside = st.outside;
+    text += '. Program: overhead ' + num(data.program.overhead) + ' cycles, ' +
+      num(st.program.unexplained_overhead_cycles) + ' of it outside the timed objects; simulated ' +
+      'stall outside them ' + (st.outside_traced ? num(outside.estimate_cycles) + ' (' +
+      num(outside.overlapped_cycles) + ' .. ' + num(outside.serial_cycles) + ')' :
+      'not traced (mtool sim --all RUNDIR traces it)') + '.';
+    document.getElementById('agreement').textContent = text;
+  }
+
+  /* Miss causes per code object: a bar per level, cold, capacity and conflict stacked. */
+  function renderMissCauses() {
+    const last = simLevels[simLevels.length - 1];
+    const rows = sim.code_objects.slice()
+      .sort((a, b) => levelMisses(b.misses, last) - levelMisses(a.misses, last)).slice(0, 20);
+    const labelW = 300, levelW = 30, h = 14, gap = 8, width = 1000;
+    const max = Math.max(1, ...rows.flatMap(r => simLevels.map(l => levelMisses(r.misses, l))));
+    const scale = (width - labelW - levelW - 90) / max;
+    const svg = document.getElementById('miss-causes');
+    const groupH = simLevels.length * h + gap;
+    svg.setAttribute('width', width);
+    svg.setAttribute('height', rows.length * groupH + 4);
+    rows.forEach((r, k) => {
+      const g = svgEl('g', {class: 'code-object', 'data-id': r.id});
+      const y0 = k * groupH + 2;
+      const label = r.name.length > 44 ? r.name.slice(0, 43) + '\u2026' : r.name;
+      g.appendChild(svgEl('text', {x: 0, y: y0 + 11}, label));
+      simLevels.forEach((l, i) => {
+        const y = y0 + i * h, m = r.misses[l];
+        g.appendChild(svgEl('text', {x: labelW, y: y + 11, class: 'level'}, l));
+        let x = labelW + levelW;
+        for (const c of CAUSES) {
+          const w = m[c] * scale;
+          const rect = svgEl('rect', {x: x, y: y + 1, width: w, height: h - 3, class: c,
+                                      'data-level': l, 'data-count': m[c]});
+          rect.appendChild(svgEl('title', {}, r.name + ', ' + l + ' ' + c + ' misses: ' + m[c]));
+          g.appendChild(rect);
+          x += w;
+        }
+        g.appendChild(svgEl('text', {x: x + 4, y: y + 11, class: 'level'},
+                            num(levelMisses(r.misses, l))));
+      });
+      svg.appendChild(g);
+    });
+  }
+
+  /* Code x data: each pair's serial stall (its misses x what each level adds),
+   * as a share of all pairs'; the 16 costliest code and data objects. */
+  function renderHeatmap() {
+    const steps = serialSteps(), pairs = sim.code_data || [];
+    const cells = pairs.map(p => ({p, stall: serialStall(p.misses, steps)}));
+    const total = cells.reduce((s, c) => s + c.stall, 0);
+    function top(key, name) {
+      const sum = new Map();
+      for (const c of cells) {
+        const e = sum.get(c.p[key]) || {id: c.p[key], name: c.p[name], stall: 0};
+        e.stall += c.stall;
+        sum.set(c.p[key], e);
+      }
+      const list = [...sum.values()].sort((a, b) => b.stall - a.stall).slice(0, 16);
+      /* two heap blocks allocated on one line by different call paths share a name */
+      const named = new Map();
+      for (const e of sum.values()) named.set(e.name, (named.get(e.name) || 0) + 1);
+      for (const e of list) if (named.get(e.name) > 1) e.name += ' #' + e.id;
+      return list;
+    }
+    const rows = top('code', 'code_name'), cols = top('data', 'data_name');
+    const labelW = 260, cell = 34, headH = 150;
+    const svg = document.getElementById('heatmap');
+    svg.setAttribute('width', labelW + cols.length * cell + 10);
+    svg.setAttribute('height', headH + rows.length * cell + 4);
+    const short = (s, n) => s.length > n ? s.slice(0, n - 1) + '\u2026' : s;
+    cols.forEach((c, j) => {
+      const x = labelW + j * cell + cell / 2;
+      const t = svgEl('text', {x: x, y: headH - 4, transform: 'rotate(-50 ' + x + ' ' + (headH - 4) + ')',
+                               class: 'col-label'}, short(c.name, 24));
+      t.appendChild(svgEl('title', {}, c.name));
+      svg.appendChild(t);
+    });
+    const max = Math.max(0, ...cells.map(c => c.stall));
+    rows.forEach((r, i) => {
+      const y = headH + i * cell;
+      const t = svgEl('text', {x: 0, y: y + cell / 2 + 4}, short(r.name, 40));
+      t.appendChild(svgEl('title', {}, r.name));
+      svg.appendChild(t);
+      cols.forEach((c, j) => {
+        const found = cells.find(x => x.p.code === r.id && x.p.data === c.id);
+        const share = found && total > 0 ? found.stall / total : 0;
+        const g = svgEl('g', {class: 'cell', 'data-code': r.id, 'data-data': c.id,
+                              'data-share': share});
+        const a = max > 0 && found ? found.stall / max : 0;
+        g.appendChild(svgEl('rect', {x: labelW + j * cell, y: y, width: cell - 2, height: cell - 2,
+                                     fill: found ? 'rgba(217,83,79,' + (0.08 + 0.92 * a).toFixed(3) + ')'
+                                                 : '#f4f4f4'}));
+        if (share >= 0.005)
+          g.appendChild(svgEl('text', {x: labelW + j * cell + cell / 2 - 1, y: y + cell / 2 + 4,
+                                       'text-anchor': 'middle', class: a > 0.5 ? 'on-dark' : ''},
+                              (share * 100).toFixed(share >= 0.1 ? 0 : 1)));
+        g.appendChild(svgEl('title', {}, r.name + ' \u00d7 ' + c.name + ': ' +
+                            (share * 100).toFixed(1) + '% of the simulated stall'));
+        if (found) g.addEventListener('click', () => showCell(found, share));
+        svg.appendChild(g);
+      });
+    });
+    const shown = rows.reduce((s, r) => s + cols.reduce((t, c) => {
+      const f = cells.find(x => x.p.code === r.id && x.p.data === c.id);
+      return t + (f ? f.stall : 0);
+    }, 0), 0);
+    document.getElementById('heat-note').textContent = 'Cells: % of the serial stall of all ' +
+      cells.length + ' code \u00d7 data pairs (' + num(total) + ' cycles: misses per level \u00d7 ' +
+      'what the next level\u2019s latency adds); the ' + rows.length + ' \u00d7 ' + cols.length +
+      ' shown hold ' + pct(shown, total) + '. Click a cell for its misses.';
+  }
+
+  function showCell(c, share) {
+    const info = document.getElementById('heat-info'), p = c.p;
+    info.textContent = '';
+    info.appendChild(el('h3', {}, p.code_name + ' \u00d7 ' + p.data_name));
+    const dl = el('dl', {class: 'figures'});
+    dl.appendChild(el('dt', {}, 'references'));
+    dl.appendChild(el('dd', {}, num(p.refs)));
+    for (const l of simLevels) {
+      dl.appendChild(el('dt', {}, l + ' misses'));
+      dl.appendChild(el('dd', {}, CAUSES.map(k => k + ' ' + p.misses[l][k]).join(', ')));
+    }
+    dl.appendChild(el('dt', {}, 'serial stall'));
+    dl.appendChild(el('dd', {}, num(c.stall) + ' cycles (' + (share * 100).toFixed(1) + '%)'));
+    info.appendChild(dl);
+  }
+
+  /* Spatial use (bytes of a line used before it left) and temporal use
+   * (reuses of a line while it stayed) per code and data object. */
+  function renderUse() {
+    const table = document.getElementById('use-table');
+    const head = el('tr');
+    head.appendChild(el('th', {scope: 'col'}, 'object'));
+    head.appendChild(el('th', {scope: 'col'}, 'kind'));
+    for (const l of simLevels)
+      for (const t of ['lines', 'bytes used', 'reuses / line'])
+        head.appendChild(el('th', {scope: 'col'}, l + ' ' + t));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    const last = simLevels[simLevels.length - 1];
+    const byMisses = list => list.slice()
+      .sort((a, b) => levelMisses(b.misses, last) - levelMisses(a.misses, last)).slice(0, 20);
+    const rows = byMisses(sim.code_objects).map(o => ({o, kind: 'code'}))
+      .concat(byMisses(sim.data_objects || []).map(o => ({o, kind: 'data: ' + o.kind})));
+    for (const {o, kind} of rows) {
+      const tr = el('tr', {'data-id': o.id, 'data-kind': kind.startsWith('code') ? 'code' : 'data'});
+      tr.appendChild(el('td', {}, o.name));
+      tr.appendChild(el('td', {}, kind));
+      for (const l of simLevels) {
+        const u = o.use && o.use[l];
+        tr.appendChild(el('td', {}, u ? num(u.lines) : '0'));
+        tr.appendChild(el('td', {}, u ? (u.spatial_use * 100).toFixed(1) + '%' : '\u2013'));
+        tr.appendChild(el('td', {}, u && u.lines ? (u.reuses / u.lines).toFixed(2) : '\u2013'));
+      }
+      body.appendChild(tr);
+    }
+  }
+
+  /* Coherence misses per object when more than one CPU was simulated. */
+  function renderCoherence() {
+    const pr = sim.processors;
+    if (!pr || pr.cpus < 2) return;
+    document.getElementById('coherence').hidden = false;
+    const table = document.getElementById('coherence-table');
+    const head = el('tr');
+    for (const t of ['object', 'kind', 'true sharing', 'false sharing', ''])
+      head.appendChild(el('th', {scope: 'col'}, t));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    const rows = (pr.code_objects || []).map(o => ({o, kind: 'code'}))
+      .concat((pr.data_objects || []).map(o => ({o, kind: 'data'})));
+    const max = Math.max(1, ...rows.map(r => r.o.true_sharing + r.o.false_sharing));
+    for (const {o, kind} of rows) {
+      const tr = el('tr', {'data-kind': kind, 'data-id': o.id, 'data-true': o.true_sharing,
+                           'data-false': o.false_sharing});
+      for (const t of [o.name, kind, num(o.true_sharing), num(o.false_sharing)])
+        tr.appendChild(el('td', {}, t));
+      const svg = svgEl('svg', {width: 200, height: 12});
+      const wt = 200 * o.true_sharing / max, wf = 200 * o.false_sharing / max;
+      svg.appendChild(svgEl('rect', {x: 0, y: 1, width: wt, height: 10, class: 'true-sharing'}));
+      svg.appendChild(svgEl('rect', {x: wt, y: 1, width: wf, height: 10, class: 'false-sharing'}));
+      tr.appendChild(el('td', {})).appendChild(svg);
+      body.appendChild(tr);
+    }
+    document.getElementById('coherence-note').textContent = pr.cpus + ' CPUs simulated (' +
+      pr.protocol + '); misses of a line another CPU wrote: true sharing when the words used ' +
+      'were written, false sharing when only others on the line were.';
+  }
+
+  function renderSimulation() {
+    if (!sim) { /* the page says how to add one */
+      if (given)
+        document.getElementById('no-simulation').textContent = 'The run directory\u2019s ' +
+          'sim.json is not one this page reads (another mtool\u2019s?): mtool sim RUNDIR ' +
+          'makes it again.';
+      return;
+    }
+    document.getElementById('no-simulation').hidden = true;
+    document.getElementById('simulation').hidden = false;
+    renderSimSummary();
+    renderStall();
+    renderMissCauses();
+    renderHeatmap();
+    renderUse();
+    renderCoherence();
+  }
+
   renderOverview();
   renderHistogram();
   renderTable();
   renderSource();
+  renderFlame();
+  renderSimulation();
 })();

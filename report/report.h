@@ -3,7 +3,7 @@
  * export (`--callgrind FILE`), docs/REPORT.md "HTML report".
  *
  * Data flows into it only: the run directory through run/'s readers
- * (pass1.txt, counts.tsv, pass2.tsv), the program through the analyzer,
+ * (pass1.txt, counts.tsv, pass2.tsv, machine.txt, sim.json), the program through the analyzer,
  * the per-block predictions through the cost model and the machine
  * profile.  Nothing here prints; the caller owns the output file. */
 #ifndef MTOOL_REPORT_H
@@ -28,6 +28,8 @@ typedef struct {
     double predicted, measured, overhead; /* core cycles, as report.json's */
     double extra_per_memop;   /* overhead / memops (0 without memory operations) */
     bool outermost;
+    uint64_t entries;         /* pass 1's: calls, a loop's entries from outside, a region's */
+    uint32_t parent;          /* in the tree of measured time (data.c), MT_NONE: the program's */
     uint32_t file;            /* prog->files index of its entry block's line, 0: none */
     uint32_t first_line, last_line, hot_line; /* hot: its line with the most overhead */
 } mt_report_object;
@@ -56,6 +58,7 @@ typedef struct {
     mt_report_line *lines;     /* sorted by procedure, file, line */
     size_t nlines;
     uint64_t memops_total, memops_in_objects; /* counted; in the outermost objects */
+    char *sim_json;            /* `mtool sim RUNDIR`'s sim.json, NULL when none */
 } mt_report;
 
 /* Reads RUNDIR after a pass 2 (refused, one line naming the file, when a

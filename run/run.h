@@ -122,6 +122,13 @@ void mt_pass2_record_free(mt_pass2_record *p);
  * profile format of costmodel/machine.c).  *found false (and 0) when there
  * is none: a run directory of an mtool before it, or no pass 2 yet. */
 int mt_rundir_read_machine(const char *rundir, mt_machine *m, bool *found, mt_error *err);
+/* sim.json: what `mtool sim RUNDIR` found, its JSON document (docs/SIMULATOR.md,
+ * "`mtool sim` output"), for `mtool report`; removed by a new pass 1 or
+ * pass 2, whose objects it did not simulate.  The reader gives *json NULL
+ * (and 0) when there is none, and refuses (one line naming the file) a file
+ * that is not one JSON object. */
+int mt_rundir_write_sim(const char *rundir, const char *json, size_t len, mt_error *err);
+int mt_rundir_read_sim(const char *rundir, char **json, mt_error *err);
 
 /* ---- the machine profile (machine.c, selfcheck.c) --------------------------- */
 

@@ -1,9 +1,10 @@
 /* run/rundir.c — the run directory's own files (docs/REPORT.md, "The run
  * directory"): format, counts.tsv, call_targets.tsv, argv, pass1.txt,
- * pass2.tsv and machine.txt, each with its one writer and its one reader here.  Names and paths in the
+ * pass2.tsv, machine.txt and sim.json, each with its one writer and its one reader here.  Names and paths in the
  * tab-separated files are escaped (mt_tsv_field), so any byte a symbol or
  * a path may hold — newline, tab, backslash — reads back as written. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -440,20 +441,27 @@ int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts,
     return read ? 0 : -1;
 }
 
+/* Removes a file an earlier pass left that no longer goes with the run. */
+static int remove_stale(const char *rundir, const char *name, mt_error *err)
+{
+    char *path = rundir_file(rundir, name);
+    int rc = unlink(path) != 0 && errno != ENOENT ? -1 : 0;
+    if (rc != 0)
+        mt_error_set(err, "%s: cannot remove it: %s", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
 /* ---- the whole pass 1 ------------------------------------------------------------ */
 
 int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
                           const profile_merge *merge, char **argv, const mt_run_result *base,
                           mt_error *err)
 {
-    /* an earlier pass 2 timed another pass 1's objects */
-    char *pass2 = rundir_file(rundir, "pass2.tsv");
-    bool stale = unlink(pass2) != 0 && errno != ENOENT;
-    free(pass2);
-    if (stale) {
-        mt_error_set(err, "%s/pass2.tsv: cannot remove it: %s", rundir, strerror(errno));
+    /* an earlier pass 2 timed another pass 1's objects, and its simulation
+     * traced them */
+    if (remove_stale(rundir, "pass2.tsv", err) != 0 || remove_stale(rundir, "sim.json", err) != 0)
         return -1;
-    }
     if (write_format(rundir, err) != 0 || write_counts(rundir, prog, map, merge->counts, err) != 0 ||
         write_call_targets(rundir, prog, map, merge, err) != 0)
         return -1;
@@ -465,7 +473,9 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
 int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err)
 {
     mt_outfile out;
-    if (open_rundir_output(&out, rundir, "pass2.tsv", err) != 0)
+    /* the simulation set its stall estimates beside the last pass 2's figures */
+    if (remove_stale(rundir, "sim.json", err) != 0 ||
+        open_rundir_output(&out, rundir, "pass2.tsv", err) != 0)
         return -1;
     fprintf(out.fp, "# the m-objects pass 2 timed, core cycles\n"
                     "# program\tpredicted\tmeasured\tobjects_overhead\n"
@@ -590,4 +600,148 @@ int mt_rundir_read_machine(const char *rundir, mt_machine *m, bool *found, mt_er
         fclose(fp);
     free(path);
     return rc;
+}
+
+/* ---- sim.json: `mtool sim RUNDIR`'s result, for `mtool report` ----------- */
+
+int mt_rundir_write_sim(const char *rundir, const char *json, size_t len, mt_error *err)
+{
+    mt_outfile out;
+    if (open_rundir_output(&out, rundir, "sim.json", err) != 0)
+        return -1;
+    fwrite(json, 1, len, out.fp);
+    return mt_outfile_commit(&out, err);
+}
+
+/* RFC 8259's grammar, to refuse a damaged sim.json before a page embeds
+ * it: each *_at moves *p past what it accepts.  Nesting is bounded so that
+ * no file can exhaust the stack. */
+enum { JSON_MAX_DEPTH = 64 };
+
+static void json_space_at(const char **p)
+{
+    while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+        (*p)++;
+}
+
+static bool json_string_at(const char **p)
+{
+    const unsigned char *s = (const unsigned char *)*p;
+    if (*s++ != '"')
+        return false;
+    for (unsigned char c; (c = *s++) != '"';) {
+        if (c < 0x20) /* a control byte, or the end of the text */
+            return false;
+        if (c != '\\')
+            continue;
+        c = *s++;
+        if (c == 'u') {
+            for (int k = 0; k < 4; k++)
+                if (!isxdigit(*s++))
+                    return false;
+        } else if (!c || !strchr("\"\\/bfnrt", c))
+            return false;
+    }
+    *p = (const char *)s;
+    return true;
+}
+
+static bool json_digits_at(const char **p)
+{
+    if (!isdigit((unsigned char)**p))
+        return false;
+    while (isdigit((unsigned char)**p))
+        (*p)++;
+    return true;
+}
+
+static bool json_number_at(const char **p)
+{
+    if (**p == '-')
+        (*p)++;
+    if (**p == '0')
+        (*p)++;
+    else if (!json_digits_at(p))
+        return false;
+    if (**p == '.' && (++*p, !json_digits_at(p)))
+        return false;
+    if (**p == 'e' || **p == 'E') {
+        (*p)++;
+        if (**p == '+' || **p == '-')
+            (*p)++;
+        return json_digits_at(p);
+    }
+    return true;
+}
+
+static bool json_value_at(const char **p, int depth);
+
+/* An object's or an array's members, after its opening brace or bracket. */
+static bool json_members_at(const char **p, char close, int depth)
+{
+    json_space_at(p);
+    if (**p == close)
+        return ++*p, true;
+    for (;;) {
+        if (close == '}') {
+            json_space_at(p);
+            if (!json_string_at(p))
+                return false;
+            json_space_at(p);
+            if (*(*p)++ != ':')
+                return false;
+        }
+        if (!json_value_at(p, depth + 1))
+            return false;
+        json_space_at(p);
+        char c = *(*p)++;
+        if (c == close)
+            return true;
+        if (c != ',')
+            return false;
+    }
+}
+
+static bool json_value_at(const char **p, int depth)
+{
+    static const char *const literals[] = {"true", "false", "null"};
+    json_space_at(p);
+    if (depth > JSON_MAX_DEPTH)
+        return false;
+    if (**p == '{' || **p == '[') {
+        char close = **p == '{' ? '}' : ']';
+        (*p)++;
+        return json_members_at(p, close, depth);
+    }
+    if (**p == '"')
+        return json_string_at(p);
+    for (size_t k = 0; k < MT_ARRAY_LEN(literals); k++) {
+        size_t n = strlen(literals[k]);
+        if (!strncmp(*p, literals[k], n))
+            return *p += n, true;
+    }
+    return json_number_at(p);
+}
+
+int mt_rundir_read_sim(const char *rundir, char **json, mt_error *err)
+{
+    *json = NULL;
+    char *path = rundir_file(rundir, "sim.json");
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        free(path);
+        return 0;
+    }
+    size_t len = 0;
+    char *text = slurp(path, &len, err);
+    const char *end = text;
+    bool whole = text && (json_space_at(&end), *end == '{') && json_value_at(&end, 0) &&
+                 (json_space_at(&end), end == text + len);
+    if (text && !whole) {
+        mt_error_set(err, "%s: not a JSON object at byte %zu (damaged? 'mtool sim %s' writes it "
+                          "again)", path, (size_t)(end - text), rundir);
+        free(text);
+    } else
+        *json = text;
+    free(path);
+    return whole ? 0 : -1;
 }

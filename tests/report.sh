@@ -4,14 +4,19 @@
 # `run` wrote too; the Callgrind export reads in callgrind_annotate with the
 # page's per-line totals and pass 1's memory operations (tests/report_check.py);
 # a symbol made of markup, quotes and terminal escapes stays data in the page
-# and on the terminal; bad run directories get one line and no output; and the
-# page works in Debian's chromium (tests/browser/report.mjs: skipped when
-# chromium or playwright-core is not installed, except in CI).
+# and on the terminal; `mtool sim RUNDIR` keeps sim.json and the page embeds it
+# (tests/report_sim_check.py), a damaged one is refused, a new pass 2 removes
+# it, and a threaded sample simulated with --set cpus=2 gets the coherence
+# view; bad run directories get one line and no output; and the page works in
+# Debian's chromium (tests/browser/report.mjs: skipped when chromium or
+# playwright-core is not installed, except in CI).
 #
-#   MTOOL=build/asan/mtool SAMPLES2=build/samples-pass2 sh tests/report.sh
+#   MTOOL=build/asan/mtool SAMPLES2=build/samples-pass2 SAMPLES_SIM=build/samples-sim \
+#       sh tests/report.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
 SAMPLES2=${SAMPLES2:-build/samples-pass2}
+SAMPLES_SIM=${SAMPLES_SIM:-$(dirname "$SAMPLES2")/samples-sim}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-report.XXXXXX")
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT INT TERM
@@ -49,6 +54,58 @@ python3 "$HERE/report_check.py" "$W/annotated" "$W/page.html" "$W/analysis.json"
 cat "$W/check.out"
 tally "$W/check.out"
 
+# The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
+# makes the page again with it (tests/report_sim_check.py); the page's views
+# of it are checked in chromium below.
+"$MTOOL" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
+    "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
+python3 "$HERE/report_sim_check.py" "$W/mem" "$W/sim.out" > "$W/simcheck.out" 2>&1 ||
+    grep -q '^not ok' "$W/simcheck.out" ||
+    echo "not ok - report_sim_check.py failed: $(tail -1 "$W/simcheck.out")" >> "$W/simcheck.out"
+cat "$W/simcheck.out"
+tally "$W/simcheck.out"
+markup "$W/mem/report.html" > "$W/markup"
+check "the page with the simulation still loads nothing" \
+    "! grep -Eiq 'src=|href=|url\\(|@import' '$W/markup'"
+
+# A damaged sim.json is refused by name, the page left as it was; a new
+# pass 2 removes it (its stall estimates were set beside the old one's).
+cp -r "$W/mem" "$W/simbad"
+cp "$W/simbad/report.html" "$W/simbad.before"
+head -c 5000 "$W/mem/sim.json" > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" 2> "$W/bad.err"
+check "a truncated sim.json: exit 1, one line naming it, the page before untouched" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json: not a JSON object' '$W/bad.err' && cmp -s '$W/simbad/report.html' '$W/simbad.before'"
+printf '{"a": "\001"}' > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" 2> "$W/bad.err"
+check "a sim.json with a raw control byte in a string: refused" \
+    "[ $? = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+# RFC 8259's grammar, the reader's check: what it refuses, what it takes.
+deep="$(printf '%070d' 0 | tr 0 '[')1$(printf '%070d' 0 | tr 0 ']')" # nested past 64
+for bad in '[1]' '{"a": 1} x' "{\"a\": $deep}" '{"a": 01}' '{"a": "\q"}' '{"a": tru}' '{"a" 1}'; do
+    printf '%s' "$bad" > "$W/simbad/sim.json"
+    "$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
+    check "sim.json '$(printf '%.30s' "$bad")': refused in one line naming it" \
+        "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+done
+printf '{"a": [1.5e-3, -0, "\\u00e9\\n<"], "b": {"c": null, "d": true}}' > "$W/simbad/sim.json"
+"$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
+check "a sim.json of another shape is taken (the page then shows no simulation views)" \
+    "[ $? = 0 ] && grep -qF '\"sim\":{\"a\": [1.5e-3, -0, \"\\u00e9\\n\\u003c\"]' '$W/simbad.html'"
+"$MTOOL" time --no-store --no-html "$W/simbad" > /dev/null 2> "$W/time.err"
+check "a new pass 2 removes sim.json: $(tail -1 "$W/time.err")" \
+    "[ $? = 0 ] && [ ! -e '$W/simbad/sim.json' ]"
+"$MTOOL" report "$W/simbad" -o "$W/nosim.html" 2> "$W/bad.err"
+check "its page then has no simulation" \
+    "[ $? = 0 ] && grep -q '\"sim\":null' '$W/nosim.html'"
+
+# A threaded sample simulated on two CPUs: its page shows coherence misses
+# (checked in chromium below).
+"$MTOOL" run --no-store -o "$W/sharing" -- "$SAMPLES_SIM/sharing-gcc-O2" > /dev/null 2> "$W/sharing.err" &&
+    "$MTOOL" sim --no-store --set cpus=2 "$W/sharing" > /dev/null 2>> "$W/sharing.err"
+check "run and sim --set cpus=2 of the threaded sample exit 0: $(tail -1 "$W/sharing.err")" "[ $? = 0 ]"
+
 # A procedure named with markup, quotes and terminal escapes (the symbol
 # renamed in the object file: no assembler takes it in a call).
 cat > "$W/hostile.c" <<'EOF'
@@ -81,10 +138,20 @@ cc -O2 -g -c -o "$W/hostile.o" "$W/hostile.c" &&
 check "the hostile sample builds with its symbol" "nm '$W/hostile' | grep -qF 'ev<script>'"
 "$MTOOL" run --no-store -o "$W/hostile.run" -- "$W/hostile" > "$W/hostile.out" 2>&1
 rm "$W/hostile.c" # the page then says the source is missing, with its lines' figures
+"$MTOOL" sim --no-store "$W/hostile.run" > "$W/hostile.sim" 2>&1
+check "sim of the hostile run exits 0: $(tail -1 "$W/hostile.sim")" "[ $? = 0 ]"
 "$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
 check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"
-check "no escape byte reaches the terminal from run or report" \
-    "! grep -q '$esc' '$W/hostile.out' '$W/hostile.report'"
+check "no escape byte reaches the terminal from run, sim or report" \
+    "! grep -q '$esc' '$W/hostile.out' '$W/hostile.sim' '$W/hostile.report'"
+python3 - "$W/hostile.run/report.html" "$hostile" <<'EOF'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+sim = json.loads(re.search(r'id="mtool-data">(.*?)</script>', page, re.S).group(1))["sim"]
+named = lambda rows, key: any(r[key].startswith(sys.argv[2]) for r in rows)
+sys.exit(0 if named(sim["code_objects"], "name") and named(sim["code_data"], "code_name") else 1)
+EOF
+check "the symbol is in the page's simulation data (code objects, code x data pairs)" "[ $? = 0 ]"
 check "the symbol is in the page's data, escaped" \
     "grep -qF 'ev\\u003cscript\\u003ealert(\\\"x\\\")\\u003c/script\\u003e\\u001b]0;pwned' '$W/hostile.run/report.html'"
 check "the page names the missing source and why" \
@@ -117,7 +184,7 @@ check "an export that cannot be made: exit 1, one line, the page not replaced ei
 chromium=${CHROMIUM:-/usr/bin/chromium}
 if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
     mkdir -p "$W/shots"
-    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" \
+    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
         ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||
         grep -q '^not ok' "$W/browser.out" ||
         echo "not ok - tests/browser/report.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"

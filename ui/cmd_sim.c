@@ -36,7 +36,9 @@ const char mt_sim_usage[] =
     "procedure), and sets each object's stall estimate (simulated misses per level x\n"
     "the latency 'mtool calibrate' measured there; the misses of streams it sees\n"
     "coming at what a line of a walk in address order costs there)\n"
-    "beside the overhead pass 2 measured, with how they agree.\n"
+    "beside the overhead pass 2 measured, with how they agree; the JSON report is\n"
+    "kept as RUNDIR/sim.json and RUNDIR/report.html made again with it ('mtool help\n"
+    "report').\n"
     "\n"
     "options:\n"
     "  --trace FILE          the trace to read\n"
@@ -1204,14 +1206,59 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
     fprintf(fp, "}}\n}\n");
 }
 
+/* What a RUNDIR report shows: the program pass 1 ran, as its traced copy ran it. */
+typedef struct {
+    sim_args args;
+    mt_trace_counts counts;
+    mt_sim_code_map map;
+} rundir_view;
+
+static rundir_view view_of(const sim_args *a, const stall_report *sr)
+{
+    rundir_view v = {.args = *a, .counts = traced_counts(sr->r), .map = {.prog = sr->r->prog}};
+    v.args.program = sr->r->pass1.argv;
+    return v;
+}
+
 static int write_rundir_report(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                                const stall_report *sr)
 {
-    sim_args shown = *a; /* the report names the program traced */
-    shown.program = sr->r->pass1.argv;
-    mt_trace_counts c = traced_counts(sr->r);
-    mt_sim_code_map map = {.prog = sr->r->prog};
-    return write_report(&shown, s, m, &c, &map, sr->r->data, sr);
+    rundir_view v = view_of(a, sr);
+    return write_report(&v.args, s, m, &v.counts, &v.map, sr->r->data, sr);
+}
+
+/* The JSON report, whatever the command line asked for, kept as
+ * RUNDIR/sim.json (run/rundir.c), and the run's HTML page made again with
+ * it (report/); 1 when either cannot be written. */
+static int store_in_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                           const stall_report *sr)
+{
+    rundir_view v = view_of(a, sr);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        abort(); /* out of memory: the process ends, as mt_xmalloc's callers' does */
+    print_json_fields(mem, &v.args, s, m, &v.counts, &v.map, sr->r->data);
+    print_stall_json(mem, sr, mt_sim_level_count(s));
+    fclose(mem);
+    mt_error err;
+    int rc = mt_rundir_write_sim(a->rundir, buf, len, &err);
+    free(buf);
+    if (rc != 0) {
+        mt_ui_error("sim: %s", err.msg);
+        return 1;
+    }
+    char *html = mt_xasprintf("%s/report.html", a->rundir);
+    rc = mt_ui_write_report(a->rundir, NULL, html, NULL);
+    if (rc == 0) {
+        char *shown = mt_ui_escape(a->rundir);
+        fprintf(stderr, "mtool: sim: kept in %s/sim.json; report written to %s/report.html\n",
+                shown, shown);
+        free(shown);
+    }
+    free(html);
+    return rc;
 }
 
 /* RUNDIR: the report with the stall estimates; 1 when it cannot be written. */
@@ -1223,6 +1270,8 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_sim_estimate_counts(s); /* the stalls of a sampled run from its estimates */
     mt_trace_stalls(r, s, sr.stalls, &sr.outside, &sr.agree);
     int rc = write_rundir_report(a, s, m, &sr);
+    if (rc == 0)
+        rc = store_in_rundir(a, s, m, &sr);
     free(sr.stalls);
     /* Only a whole trace is a run of the program's figures: pass 2's objects
      * alone would show every other procedure with no miss. */

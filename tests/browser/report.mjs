@@ -2,16 +2,20 @@
 // chromium, driven by playwright-core): it opens from file:// with no console
 // error and no network request; clicking an object opens its source with its
 // hot line highlighted; PREV/NEXT walk the bottleneck lines by magnitude; the
-// table sorts; a hostile symbol stays text.  Oracles: report.json (written by
-// `mtool time`, not by the page's code) and the sample's source text.
+// table sorts; a hostile symbol stays text; the flame graph's frames are the
+// objects' measured time and a click shows their details; the simulation's
+// views (cross-check, miss causes, heat map) show sim.json's figures.
+// Oracles: report.json (written by `mtool time`, not by the page's code),
+// sim.json (by `mtool sim RUNDIR`) and the sample's source text.
 //
-//   node tests/browser/report.mjs MEMORY_RUNDIR HOSTILE_RUNDIR [SCREENSHOT_DIR]
+//   node tests/browser/report.mjs MEMORY_RUNDIR HOSTILE_RUNDIR SHARING_RUNDIR [SCREENSHOT_DIR]
+// (SHARING_RUNDIR: a threaded sample simulated with --set cpus=2).
 // One "ok - ..." / "not ok - ..." line per assertion (tests/lib.sh's form).
 import fs from 'node:fs';
 import path from 'node:path';
 import {chromium} from 'playwright-core';
 
-const [memDir, hostileDir, shots] = process.argv.slice(2);
+const [memDir, hostileDir, sharingDir, shots] = process.argv.slice(2);
 let failed = 0;
 function check(what, cond, detail) {
   if (cond) console.log('ok - ' + what);
@@ -127,6 +131,95 @@ check('the overview states the cost model\'s checked error',
         .test(overview));
 if (shots) await page.screenshot({path: path.join(shots, 'overview.png')});
 
+/* ---- the flame graph: the call tree of measured time ---- */
+const frames = await page.$$eval('#flame g.frame', gs => gs.map(g => ({
+  index: Number(g.dataset.index), x: Number(g.querySelector('rect').getAttribute('x')),
+  width: Number(g.querySelector('rect').getAttribute('width'))})));
+check('the flame graph draws the program and report.json\'s top object',
+      frames.some(f => f.index === -1) && frames.some(f => f.index === 0),
+      JSON.stringify(frames.slice(0, 3)));
+const rootFrame = frames.find(f => f.index === -1), topFrame = frames.find(f => f.index === 0);
+check('the top object\'s frame is its share of the program\'s measured time (report.json)',
+      topFrame && Math.abs((topFrame.width + 1) / (rootFrame.width + 1) -
+        Math.min(top.measured_cycles / report.program.measured_cycles, 1)) < 0.01,
+      topFrame && (topFrame.width + 1) / (rootFrame.width + 1));
+await page.click('#flame g.frame[data-index="0"]');
+{
+  const info = await page.$eval('#flame-info', e => ({h: e.querySelector('h3').textContent,
+                                                       text: e.textContent}));
+  check('clicking a frame shows its details: ' + top.time_spec,
+        info.h === top.time_spec && /measured/.test(info.text) && /entries \(pass 1\)/.test(info.text),
+        info.text.slice(0, 200));
+  check('the clicked frame is marked', (await page.$$('#flame g.frame.selected')).length === 1);
+}
+if (shots) {
+  await page.$eval('#flame', e => e.scrollIntoView());
+  await page.screenshot({path: path.join(shots, 'flame.png')});
+}
+
+/* ---- the simulation, against sim.json (what `mtool sim RUNDIR` kept) ---- */
+const simFile = path.join(memDir, 'sim.json');
+if (fs.existsSync(simFile)) {
+  const sim = JSON.parse(fs.readFileSync(simFile, 'utf8'));
+  check('the simulation section is shown', await page.$eval('#simulation', e => !e.hidden));
+  const stallRows = await page.$$eval('#stall-table tbody tr',
+    trs => trs.map(tr => [...tr.children].map(td => td.textContent)));
+  check('the cross-check has sim.json\'s objects in its order',
+        stallRows.map(r => r[0]).join('|') === sim.stall.objects.map(o => o.name).join('|'));
+  const ratios = sim.stall.objects.map(o => o.overhead_cycles > 0 ?
+    (o.stall.estimate_cycles / o.overhead_cycles).toFixed(2) : '\u2013');
+  check('estimate / overhead per object as sim.json\'s figures give it',
+        stallRows.map(r => r[6]).join(' ') === ratios.join(' '), stallRows.map(r => r[6]).join(' '));
+  const agreement = await page.$eval('#agreement', e => e.textContent);
+  const ag = sim.stall.agreement;
+  check('the agreement is stated as the text report states it',
+        agreement.startsWith('agreement: ' + ag.same_order + ' of ' + ag.pairs + ' pairs of objects ' +
+                             'ordered the same by overhead % and by stall estimate %'), agreement);
+
+  // Miss causes: every bar segment is sim.json's count of its object, level and cause.
+  const codeById = new Map(sim.code_objects.map(o => [o.id, o]));
+  const segments = await page.$$eval('#miss-causes g.code-object rect', rs => rs.map(r => ({
+    id: Number(r.parentNode.dataset.id), level: r.dataset.level, cause: r.getAttribute('class'),
+    count: Number(r.dataset.count)})));
+  const wrongSeg = segments.filter(s => codeById.get(s.id).misses[s.level][s.cause] !== s.count);
+  check('the miss-cause bars (' + segments.length + ' segments) are sim.json\'s cold, capacity ' +
+        'and conflict misses', segments.length >= 9 && wrongSeg.length === 0,
+        JSON.stringify(wrongSeg.slice(0, 3)));
+
+  // The heat map: each pair's serial stall (misses x what the next level adds), as a share.
+  const levels = sim.levels.map(l => l.name).filter(n => n !== 'I1');
+  const lat = sim.stall.latency_cycles, prof = {D1: 'L1', L2: 'L2', L3: 'L3', L4: 'L4'};
+  const step = levels.map((l, i) =>
+    lat[i + 1 < levels.length ? prof[levels[i + 1]] : 'memory'] - lat[prof[l]]);
+  const stallOf = p => levels.reduce((s, l, i) =>
+    s + (p.misses[l].cold + p.misses[l].capacity + p.misses[l].conflict) * step[i], 0);
+  const total = sim.code_data.reduce((s, p) => s + stallOf(p), 0);
+  const best = sim.code_data.reduce((a, p) => stallOf(p) > stallOf(a) ? p : a);
+  const cells = await page.$$eval('#heatmap g.cell', gs => gs.map(g => ({
+    code: Number(g.dataset.code), data: Number(g.dataset.data), share: Number(g.dataset.share)})));
+  const bestCell = cells.find(c => c.code === best.code && c.data === best.data);
+  check('the heat map draws its cells (' + cells.length + ')', cells.length >= 4);
+  check('its costliest cell is ' + best.code_name + ' x ' + best.data_name + ', its share ' +
+        (stallOf(best) / total * 100).toFixed(1) + '% by sim.json',
+        bestCell && Math.abs(bestCell.share - stallOf(best) / total) < 1e-9 &&
+        cells.every(c => c.share <= bestCell.share), JSON.stringify(bestCell));
+  await page.click(`#heatmap g.cell[data-code="${best.code}"][data-data="${best.data}"]`);
+  const heatInfo = await page.$eval('#heat-info h3', e => e.textContent);
+  check('clicking it names the pair', heatInfo === best.code_name + ' \u00d7 ' + best.data_name,
+        heatInfo);
+  const useRows = await page.$$eval('#use-table tbody tr', trs => trs.length);
+  check('line use has rows of code and data objects', useRows >= 4, useRows);
+  if (shots) {
+    await page.$eval('#heatmap', e => e.scrollIntoView());
+    await page.screenshot({path: path.join(shots, 'heatmap.png')});
+    await page.$eval('#simulation', e => e.scrollIntoView());
+    await page.screenshot({path: path.join(shots, 'simulation.png')});
+  }
+} else {
+  check('without sim.json the page says how to add a simulation',
+        await page.$eval('#no-simulation', e => !e.hidden));
+}
+
 check('no console error', seen.errors.length === 0, seen.errors.join(' | '));
 check('no network request', seen.requests.length === 0, seen.requests.join(' '));
 await page.close();
@@ -143,6 +236,10 @@ await page.close();
   check('its source file is gone: the page says so and shows its lines\' figures',
         /source not embedded: .*No such file/.test(note) &&
         (await page.$$eval('#code .line.hot', r => r.length)) === 1, note);
+  const labels = await page.$$eval('#miss-causes g.code-object > text:first-child',
+                                   ts => ts.map(t => t.textContent));
+  check('the hostile symbol is text in the miss-cause bars too',
+        labels.some(l => l.startsWith(hostile.slice(0, 40))), JSON.stringify(labels));
   check('it made no element: the page has its two scripts only',
         (await page.$$eval('script', s => s.length)) === 2);
   check('no dialog opened', seen.dialogs.length === 0, seen.dialogs.join(' '));
@@ -150,6 +247,25 @@ await page.close();
   check('the title shows the path as text', title.startsWith('mtool report: '), title);
   check('no console error (hostile)', seen.errors.length === 0, seen.errors.join(' | '));
   check('no network request (hostile)', seen.requests.length === 0, seen.requests.join(' '));
+  await page.close();
+}
+
+/* ---- coherence misses: a threaded program simulated on two CPUs ---- */
+{
+  const {page, seen} = await open(path.join(sharingDir, 'report.html'));
+  const sim = JSON.parse(fs.readFileSync(path.join(sharingDir, 'sim.json'), 'utf8'));
+  const pr = sim.processors;
+  check('sim.json of the threaded sample has two CPUs and sharing misses',
+        pr && pr.cpus === 2 && pr.data_objects.some(o => o.false_sharing > 0));
+  check('the coherence view is shown', await page.$eval('#coherence', e => !e.hidden));
+  const shown = await page.$$eval('#coherence-table tbody tr', trs => trs.map(tr =>
+    [tr.dataset.kind, tr.firstChild.textContent, Number(tr.dataset.true), Number(tr.dataset.false)]
+      .join(' ')));
+  const want = pr.code_objects.map(o => ['code', o.name, o.true_sharing, o.false_sharing].join(' '))
+    .concat(pr.data_objects.map(o => ['data', o.name, o.true_sharing, o.false_sharing].join(' ')));
+  check('its rows are sim.json\'s true and false sharing per code and data object',
+        shown.join('|') === want.join('|'), shown.join('|'));
+  check('no console error (threaded)', seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }
 

@@ -127,8 +127,9 @@ static int write_counts(const char *rundir, const mt_program *prog, const mt_cou
         return -1;
     fprintf(out.fp, "# block\tcount\tprocedure\n");
     for (uint32_t i = 0; i < map->ncounters; i++) {
-        if (map->addrs[i] & MT_COUNTER_FALLBACK)
-            continue; /* not a block: count.json and the summary report it */
+        if ((map->addrs[i] & MT_COUNTER_FALLBACK) || !map->addrs[i])
+            continue; /* not a block (count.json and the summary report it), or a
+                         shared library's counter (not kept yet) */
         uint32_t p = mt_procedure_at(prog, map->addrs[i]);
         fprintf(out.fp, "0x%" PRIx64 "\t%" PRIu64 "\t", map->addrs[i], counts[i]);
         mt_tsv_field(out.fp, p == MT_NONE ? "?" : prog->procs[p].name);

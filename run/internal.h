@@ -5,10 +5,11 @@
 #include "run.h"
 
 /* Keeps pass 1 in rundir (rundir.c, the one writer of each file): format
- * first, then counts.tsv, call_targets.tsv, argv, and pass1.txt last. */
+ * first, then counts.tsv, call_targets.tsv, each library's libs/NAME.counts.tsv, argv,
+ * and pass1.txt last. */
 int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                          const profile_merge *merge, char **argv, const mt_run_result *base,
-                          mt_error *err);
+                          const profile_merge *merge, const mt_pass1_libraries *libs, char **argv,
+                          const mt_run_result *base, mt_error *err);
 
 /* pass2.tsv (rundir.c, its one writer): the m-objects pass 2 timed, with
  * their figures, for `mtool sim RUNDIR`; pass 1's writer removes it. */

@@ -113,10 +113,11 @@ static void parse_list(char *text, const char *spec, mt_pass1_libraries *out)
         char *path = arrow + 4, *addr = strstr(path, " (0x");
         if (addr)
             *addr = '\0';
-        if (!named(spec, line))
-            continue;
-        mt_pass1_library lib = {.name = mt_xstrdup(line), .path = mt_xstrdup(path)};
-        if (strcmp(path, "not found") == 0)
+        mt_pass1_library lib = {.name = mt_xstrdup(line), .path = mt_xstrdup(path),
+                                .asked = named(spec, line)};
+        if (!lib.asked)
+            lib.note = mt_xstrdup("not asked for");
+        else if (strcmp(path, "not found") == 0)
             lib.note = mt_xstrdup("not found by the loader");
         else if (part_of_glibc(line))
             lib.note = mt_xstrdup("part of glibc: not counted yet");
@@ -192,12 +193,17 @@ static int build_env(mt_pass1_libraries *l, mt_error *err)
         return -1;
     const char *before = getenv("LD_AUDIT");
     char *list = mt_xstrdup("MTOOL_LIBS=");
-    for (size_t i = 0; i < l->nlibs; i++)
-        if (!l->libs[i].note) {
-            char *more = mt_xasprintf("%s%s\t%s\n", list, l->libs[i].path, l->libs[i].ins.path);
-            free(list);
-            list = more;
-        }
+    /* Every library the loader found for the original, the ones not
+     * counted at their own path: the copy of the executable lives in the
+     * cache, where its $ORIGIN would find none of them. */
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (lib->path[0] != '/' || strchr(lib->path, '\n') || strchr(lib->path, '\t'))
+            continue;
+        char *more = mt_xasprintf("%s%s\t%s\n", list, lib->path, lib->note ? lib->path : lib->ins.path);
+        free(list);
+        list = more;
+    }
     l->env = mt_xcalloc(3, sizeof *l->env);
     l->env[0] = before && *before ? mt_xasprintf("LD_AUDIT=%s:%s", audit, before)
                                   : mt_xasprintf("LD_AUDIT=%s", audit);
@@ -227,7 +233,7 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
     int rc = set_identity(bin, out, &out->set, err);
     for (size_t i = 0; rc == 0 && i < out->nlibs; i++) {
         mt_pass1_library *lib = &out->libs[i];
-        if (log)
+        if (log && lib->asked)
             fprintf(log, "mtool: %s %s\n", lib->note ? "leaving original:" : "instrumenting",
                     lib->name);
         if (!lib->note)

@@ -204,7 +204,7 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 
 int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
 {
-    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, r->argv,
+    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, &r->libs, r->argv,
                                  r->baseline ? &r->base : NULL, err);
 }
 

@@ -237,6 +237,8 @@ typedef struct {
     char *name;             /* as the program needs it (DT_NEEDED): liblzma.so.5 */
     char *path;             /* the file the loader finds */
     char *note;             /* NULL: counted; else why it stays original (one line) */
+    bool asked;             /* named by --libs (others are loaded from where the loader
+                               finds them for the original, not from beside the copy) */
     mt_program *prog;
     mt_instrumented ins;
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */

@@ -264,6 +264,8 @@ static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
 {
     for (size_t i = 0; i < l->nlibs; i++) {
         const mt_pass1_library *lib = &l->libs[i];
+        if (!lib->asked)
+            continue;
         char *name = mt_ui_escape(lib->name), *path = mt_ui_escape(lib->path);
         if (lib->note) {
             char *note = mt_ui_escape(lib->note);
@@ -430,9 +432,11 @@ static void json_run(FILE *fp, const char *name, const mt_run_result *r, int run
 static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
 {
     fputs(",\"libraries\":[", fp);
-    for (size_t i = 0; i < l->nlibs; i++) {
+    for (size_t i = 0, shown = 0; i < l->nlibs; i++) {
         const mt_pass1_library *lib = &l->libs[i];
-        fputs(i ? ",{" : "{", fp);
+        if (!lib->asked)
+            continue;
+        fputs(shown++ ? ",{" : "{", fp);
         json_str_field_first(fp, "name", lib->name);
         json_str_field(fp, "path", lib->path);
         json_str_field(fp, "copy", lib->note ? NULL : lib->ins.path);

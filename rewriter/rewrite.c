@@ -504,7 +504,8 @@ static int build_file(rw_code *c, const mt_elf_file *in, const runtime_blob *rt,
      * where they landed. */
     rw_images_emit(in, (const mt_rt_patch *)(void *)patches.data, L.npatches,
                    (mt_rt_image *)(void *)images.data, L.nimages, file);
-    memcpy(file->data + L.r_off + images_at, images.data, images.len);
+    if (images.len) /* a library's copy has none */
+        memcpy(file->data + L.r_off + images_at, images.data, images.len);
     rw_buf_free(&images);
     rw_buf_free(&patches);
 

@@ -124,11 +124,10 @@ static int by_memops_desc(const void *a, const void *b)
     return x->memops < y->memops ? 1 : x->memops > y->memops ? -1 : 0;
 }
 
-static object_row *collect_rows(const counted_object *objs, size_t nobjs, bool loops, size_t *n)
+/* The executed procedures (or loops) of object `o` onto rows. */
+static void object_rows(const counted_object *objs, uint32_t o, bool loops, object_row **rows,
+                        size_t *nrows, size_t *cap)
 {
-    object_row *rows = NULL;
-    size_t nrows = 0, cap = 0;
-    for (uint32_t o = 0; o < nobjs; o++) {
     const mt_program *prog = objs[o].prog;
     const mt_pass1_totals *t = objs[o].t;
     for (uint32_t p = 0; p < prog->nprocs; p++) {
@@ -140,7 +139,7 @@ static object_row *collect_rows(const counted_object *objs, size_t nobjs, bool l
             for (uint32_t b = 0; b < proc->nblocks; b++)
                 add_block(&row, &proc->blocks[b], c[b]);
             if (row.insns)
-                MT_PUSH(rows, nrows, cap, row);
+                MT_PUSH(*rows, *nrows, *cap, row);
             continue;
         }
         for (uint32_t l = 0; l < proc->nloops; l++) {
@@ -150,10 +149,18 @@ static object_row *collect_rows(const counted_object *objs, size_t nobjs, bool l
             for (uint32_t k = 0; k < lp->nblocks; k++)
                 add_block(&row, &proc->blocks[lp->blocks[k]], c[lp->blocks[k]]);
             if (row.insns)
-                MT_PUSH(rows, nrows, cap, row);
+                MT_PUSH(*rows, *nrows, *cap, row);
         }
     }
-    }
+}
+
+/* Every counted object's rows in one ranking, most memory operations first. */
+static object_row *collect_rows(const counted_object *objs, size_t nobjs, bool loops, size_t *n)
+{
+    object_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    for (uint32_t o = 0; o < nobjs; o++)
+        object_rows(objs, o, loops, &rows, &nrows, &cap);
     if (nrows > 1)
         qsort(rows, nrows, sizeof *rows, by_memops_desc);
     *n = nrows;
@@ -341,16 +348,6 @@ static void json_num_field(FILE *fp, const char *name, double v)
     mt_json_number(fp, v);
 }
 
-/* A string field, or null. */
-static void json_str_field(FILE *fp, const char *name, const char *v)
-{
-    fprintf(fp, ",\"%s\":", name);
-    if (v)
-        mt_json_string(fp, v);
-    else
-        fputs("null", fp);
-}
-
 /* The first field of an object: a string, or null. */
 static void json_str_field_first(FILE *fp, const char *name, const char *v)
 {
@@ -359,6 +356,13 @@ static void json_str_field_first(FILE *fp, const char *name, const char *v)
         mt_json_string(fp, v);
     else
         fputs("null", fp);
+}
+
+/* A string field, or null. */
+static void json_str_field(FILE *fp, const char *name, const char *v)
+{
+    fputc(',', fp);
+    json_str_field_first(fp, name, v);
 }
 
 /* "source" as the text shows it, and its file and line apart (null without DWARF). */
@@ -448,6 +452,9 @@ static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
             json_u64_field(fp, "blocks", t->blocks);
             json_u64_field(fp, "instructions", t->insns);
             json_u64_field(fp, "memory_ops", t->reads + t->writes);
+        } else {
+            fputs(",\"procedures\":null,\"procedures_candidates\":null,\"blocks\":null,"
+                  "\"instructions\":null,\"memory_ops\":null", fp);
         }
         fputc('}', fp);
     }

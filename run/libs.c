@@ -99,6 +99,28 @@ static bool named(const char *spec, const char *name)
     return false;
 }
 
+/* A NAME of --libs that is no library of the program is said, not ignored. */
+static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *log)
+{
+    if (!log || strcmp(spec, "all") == 0)
+        return;
+    for (const char *s = spec; *s;) {
+        size_t n = strcspn(s, ",");
+        char *one = mt_xasprintf("%.*s", (int)n, s);
+        bool found = false;
+        for (size_t i = 0; i < l->nlibs && !found; i++)
+            found = named(one, l->libs[i].name);
+        if (!found && n) {
+            char shown[512];
+            mt_escape_text(shown, sizeof shown, one);
+            fprintf(log, "mtool: warning: --libs: %s is no shared library the program needs\n",
+                    shown);
+        }
+        free(one);
+        s += n + (s[n] == ',');
+    }
+}
+
 /* "\tNAME => PATH (0xADDR)" lines, each named one a library; the vDSO and
  * the loader itself have no "=>". */
 static void parse_list(char *text, const char *spec, mt_pass1_libraries *out)
@@ -228,6 +250,7 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
         return -1;
     }
     parse_list(text, spec, out);
+    warn_unmatched(spec, out, log);
     free(text);
     free(interp);
     int rc = set_identity(bin, out, &out->set, err);

@@ -9,7 +9,8 @@
 #     0, said by the oracle to have run once;
 #   - libmtinit.so, whose constructor runs its own code, loads and runs;
 #   - the libraries' files are unchanged (checksums before and after);
-#   - --libs none counts the executable exactly as a run without --libs;
+#   - --libs none counts the executable exactly as a run without --libs, and
+#     --libs NAME,... only the libraries named (a name of none is warned about);
 #   - a library mtool cannot rewrite (one already instrumented by mtool) is
 #     left original with a one-line note, and the program still runs the same.
 #
@@ -89,6 +90,15 @@ fi
 cmp -s "$work/all/counts.tsv" "$work/plain/counts.tsv" &&
     ok "the executable's own counts are the same with its libraries counted" ||
     not_ok "the executable's counts differ with --libs all: $(diff "$work/all/counts.tsv" "$work/plain/counts.tsv" | head -3)"
+
+# A name that is no library of the program is said.
+"$mtool" count --no-store --no-baseline --libs libmtshlib,libnosuch -o "$work/nosuch" -- "$bin" 500 \
+    > /dev/null 2> "$work/nosuch.err"
+grep -q "^mtool: warning: --libs: libnosuch is no shared library the program needs$" "$work/nosuch.err" &&
+    grep -q "^library libmtshlib.so (.*): [0-9]* of [0-9]* procedures instrumented" "$work/nosuch.err" &&
+    ! grep -q "^library libmtinit.so" "$work/nosuch.err" &&
+    ok "--libs NAME,...: only the libraries named, a name of no library said in a warning" ||
+    not_ok "--libs NAME,...: $(grep -E 'warning|^library' "$work/nosuch.err" | head -3)"
 
 # A library mtool refuses: an mtool copy in place of the original.
 mkdir -p "$work/refused"

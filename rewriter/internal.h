@@ -302,8 +302,11 @@ struct rw_code {
     size_t nmap;
     rw_table *tables;
     size_t ntables, cap_tables;
-    uint32_t ncounters;
-    uint64_t *counter_addrs;   /* first instruction of the block each counter counts */
+    uint32_t ncounters;        /* counter_base included */
+    uint64_t *counter_addrs;   /* first instruction of the block each counter counts (0 for
+                                  the counter_base counters of other objects before ours) */
+    uint32_t counter_base;     /* this object's first counter in the slot ("Shared libraries") */
+    bool library;              /* a shared library's copy: no call sites recorded, no wrappers */
     size_t cap_counters;
     uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
     uint32_t ntable_checks;    /* jump-table reads whose index is checked (a counter each) */

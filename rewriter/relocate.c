@@ -893,7 +893,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     for (uint32_t l = 0; l < p->nloops; l++)
         if (p->loops[l].header != 0)
             rp.insns[block_first[p->loops[l].header]].loop_header = true;
-    if (!c->timers_only)
+    if (!c->timers_only && !c->library) /* a library's site records would lie past the
+                                             executable's counters: not recorded */
         add_call_sites(c, p, &rp, block_first);
     if (c->trace)
         rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first);

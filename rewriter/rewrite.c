@@ -166,7 +166,7 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
         r->nprocs_instrumented++;
     }
     free(resolvers);
-    r->nblocks_instrumented = c->ncounters - c->ntable_checks;
+    r->nblocks_instrumented = c->ncounters - c->counter_base - c->ntable_checks;
     r->ntable_checks = c->ntable_checks;
 }
 
@@ -347,6 +347,9 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
         params.wrap_got[w] = c->wrap_new[w] ? c->wrap_got[w] : 0;
     }
     params.ncounters = c->ncounters;
+    params.counter_base = c->counter_base;
+    params.libs_set = opt->libs_set;
+    params.is_library = c->library;
     params.ncall_sites = c->ncall_sites;
     params.trace_records = c->trace ? MT_TRACE_RECORDS : 0;
     params.trace_codes = c->trace ? mt_code_object_loops(c->prog, c->prog->nprocs) : 0;
@@ -467,8 +470,10 @@ static int build_file(rw_code *c, const mt_elf_file *in, const runtime_blob *rt,
     L.npatches = (uint32_t)(patches.len / sizeof(mt_rt_patch));
     rw_buf_put(&ro, patches.data, patches.len);
     rw_buf images = {0};
-    L.nimages = (uint32_t)rw_images_plan(in, (const mt_rt_patch *)(void *)patches.data,
-                                         L.npatches, &images);
+    /* A library's pages are not /proc/self/exe's: its jumps are written. */
+    L.nimages = c->library ? 0
+                           : (uint32_t)rw_images_plan(in, (const mt_rt_patch *)(void *)patches.data,
+                                                      L.npatches, &images);
     L.images_vaddr = L.r_vaddr + ro.len;
     size_t images_at = ro.len; /* their file offsets are known once `ro` is complete */
     rw_buf_put(&ro, images.data, images.len);
@@ -503,13 +508,16 @@ static int build_file(rw_code *c, const mt_elf_file *in, const runtime_blob *rt,
      * where they landed. */
     rw_images_emit(in, (const mt_rt_patch *)(void *)patches.data, L.npatches,
                    (mt_rt_image *)(void *)images.data, L.nimages, file);
-    memcpy(file->data + L.r_off + images_at, images.data, images.len);
+    if (images.len) /* a library's copy has none */
+        memcpy(file->data + L.r_off + images_at, images.data, images.len);
     rw_buf_free(&images);
     rw_buf_free(&patches);
 
     Elf64_Ehdr *eh = (Elf64_Ehdr *)(void *)file->data;
     eh->e_phoff = L.r_off;
     eh->e_phnum = (Elf64_Half)L.nphdrs;
+    /* A library's e_entry, unused by the loader, marks the copy for the
+     * executable's runtime the same way (instrumented_by_mtool). */
     eh->e_entry = L.blob_vaddr + rt->hdr->entry_offset;
     append_map(file, c, hash);
     return 0;
@@ -561,11 +569,13 @@ static bool shared_library(const mt_elf_file *in)
 }
 
 /* NULL, or why `in` cannot be instrumented. */
-static const char *refused(const mt_elf_file *in)
+static const char *refused(const mt_elf_file *in, bool library)
 {
-    if (shared_library(in))
-        return "a shared library: only executables can be instrumented (libraries are not "
-               "supported yet)";
+    if (shared_library(in) && !library)
+        return "a shared library: instrument it with the program that loads it "
+               "(mtool count --libs)";
+    if (!shared_library(in) && library)
+        return "not a shared library";
     if (instrumented_by_mtool(in))
         return "already instrumented by mtool: instrument the original binary";
     return NULL;
@@ -585,7 +595,9 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_code c;
     rw_buf file = {0};
     struct stat st;
-    const char *why = refused(&in);
+    const char *why = refused(&in, opt->library);
+    if (!why && opt->library && (opt->ntimed || opt->trace))
+        why = "a shared library is only counted (pass 1), not timed or traced yet";
     if (why) {
         mt_error_set(err, "%s: %s", prog->path, why);
         goto out_input;
@@ -603,7 +615,12 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.trace = opt->trace;
     c.traced = opt->traced;
     c.ntraced = opt->ntraced;
-    find_wrapped_callees(&c, &rt);
+    c.library = opt->library;
+    c.counter_base = opt->counter_base;
+    for (uint32_t k = 0; k < opt->counter_base; k++) /* the other objects' counters */
+        MT_PUSH(c.counter_addrs, c.ncounters, c.cap_counters, (uint64_t)0);
+    if (!opt->library)
+        find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
     report->ntimed = count_timed(&c);

@@ -59,6 +59,16 @@ typedef struct {
     const uint32_t *skip;      /* procedures left as they are (code something else runs
                                   from its original bytes, such as valgrind's trampolines) */
     uint32_t nskip;
+    /* One set of objects counted together (docs/ARCHITECTURE.md, "Shared
+     * libraries"): each counts in its own range of the one per-thread slot,
+     * from counter_base on; the executable comes last, its slot sized for
+     * all.  A copy activates (writes the entry jumps of) a library copy of
+     * the same libs_set only; 0: no libraries. */
+    uint32_t counter_base;
+    uint64_t libs_set;
+    bool library;              /* prog is a shared library: a copy whose entry jumps the
+                                  executable's runtime writes; no runtime of its own runs,
+                                  so no wrappers, timers, tracing or call-target records */
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that
@@ -112,7 +122,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
 void mt_rewrite_report_free(mt_rewrite_report *report);
 
 /* The counter map appended (not loaded) at the end of every instrumented
- * file: counter i counts the block whose first instruction is at addrs[i]
+ * file (a library's and an executable counting with libraries start with
+ * counter_base entries 0, the other objects' counters): counter i counts the block whose first instruction is at addrs[i]
  * (a link-time address of the original binary) or, when addrs[i] has
  * MT_COUNTER_FALLBACK set, the times the copy of the instruction at
  * addrs[i] & ~MT_COUNTER_FALLBACK found a jump-table index beyond what the

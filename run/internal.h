@@ -5,10 +5,11 @@
 #include "run.h"
 
 /* Keeps pass 1 in rundir (rundir.c, the one writer of each file): format
- * first, then counts.tsv, call_targets.tsv, argv, and pass1.txt last. */
+ * first, then counts.tsv, call_targets.tsv, each library's libs/NAME.counts.tsv, argv,
+ * and pass1.txt last. */
 int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                          const profile_merge *merge, char **argv, const mt_run_result *base,
-                          mt_error *err);
+                          const profile_merge *merge, const mt_pass1_libraries *libs, char **argv,
+                          const mt_run_result *base, mt_error *err);
 
 /* pass2.tsv (rundir.c, its one writer): the m-objects pass 2 timed, with
  * their figures, for `mtool sim RUNDIR`; pass 1's writer removes it. */
@@ -22,5 +23,11 @@ int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *e
 /* One warning line on log naming (escaped) the damaged profiles a merge of
  * `dir` skipped; nothing when there were none (pass1.c). */
 void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m);
+
+/* Pass 1's counts of prog's blocks from the counters `map` lists
+ * (pass1.c); freed by rn_pass1_totals_free. */
+void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
+                   mt_pass1_totals *t);
+void rn_pass1_totals_free(mt_pass1_totals *t);
 
 #endif

@@ -30,8 +30,8 @@ void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m
     fputc('\n', log);
 }
 
-static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
-                       mt_pass1_totals *t)
+void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
+                   mt_pass1_totals *t)
 {
     t->proc_first = mt_xcalloc(prog->nprocs + 1, sizeof *t->proc_first);
     for (uint32_t p = 0; p < prog->nprocs; p++)
@@ -167,6 +167,14 @@ static int run_baseline(const mt_pass1_options *o, mt_pass1_result *r, mt_error 
     return 0;
 }
 
+/* The counting copy: on its own, or the last of the set with its libraries. */
+static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
+{
+    if (!r->libs.set)
+        return mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err);
+    return mt_instrument_in_set(r->prog, bin, r->libs.ncounters, r->libs.set, false, &r->ins, err);
+}
+
 int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -177,14 +185,16 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
-        mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err) != 0 ||
-        mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
+        mt_pass1_libraries_prepare(bin, o->libs, &r->libs, o->log, err) != 0 ||
+        instrument(r, bin, err) != 0 || mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
         (r->baseline && run_baseline(o, r, err) != 0) ||
-        (r->ran && mt_run_program(r->ins.path, o->argv, r->profiles, &r->run, err) != 0) ||
+        (r->ran && mt_run_program_env(r->ins.path, o->argv, r->profiles, r->libs.env, &r->run,
+                                      err) != 0) ||
         mt_profile_merge(r->profiles, &r->map, &r->merge, err) != 0)
         return -1;
     rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
-    accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
+    rn_accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
+    mt_pass1_libraries_accumulate(&r->libs, r->merge.counts);
     mt_run_times bt = {r->base.user, r->base.sys, r->base.tsc_per_cycle};
     mt_run_times rt = {r->run.user, r->run.sys, r->run.tsc_per_cycle};
     figure2_compute(&r->fig, r->prog, r->totals.block_counts, r->totals.blocks,
@@ -194,15 +204,22 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 
 int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
 {
-    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, r->argv,
+    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, &r->libs, r->argv,
                                  r->baseline ? &r->base : NULL, err);
+}
+
+void rn_pass1_totals_free(mt_pass1_totals *t)
+{
+    free(t->block_counts);
+    free(t->proc_first);
+    free(t->fallbacks);
+    memset(t, 0, sizeof *t);
 }
 
 void mt_pass1_result_free(mt_pass1_result *r)
 {
-    free(r->totals.block_counts);
-    free(r->totals.proc_first);
-    free(r->totals.fallbacks);
+    rn_pass1_totals_free(&r->totals);
+    mt_pass1_libraries_free(&r->libs);
     mt_profile_merge_free(&r->merge);
     mt_counter_map_free(&r->map);
     mt_instrumented_free(&r->ins);

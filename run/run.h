@@ -44,7 +44,16 @@ typedef struct {
  * the rewriter's report (the cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
                          uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err);
+/* The counting copy of `bin` as one object of a set counted together
+ * (docs/ARCHITECTURE.md, "Shared libraries"): its counters from
+ * counter_base on, activating (or, a `library`, activated with) the copies
+ * of the same libs_set.  Library copies are cached under CACHE/libs/. */
+int mt_instrument_in_set(const mt_program *prog, const char *bin, uint32_t counter_base,
+                         uint64_t libs_set, bool library, mt_instrumented *out, mt_error *err);
 void mt_instrumented_free(mt_instrumented *ins);
+/* Identity of this mtool build, so a rebuilt rewriter never reuses copies
+ * made by an older one. */
+uint64_t mt_tool_identity(void);
 
 /* ---- running a program (runner.c) ------------------------------------------- */
 
@@ -57,6 +66,9 @@ typedef struct {
  * with the terminal's SIGINT/SIGQUIT left to it. */
 int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run_result *r,
                    mt_error *err);
+/* The same with "NAME=VALUE" strings added to its environment (env, NULL-terminated). */
+int mt_run_program_env(const char *exe, char **argv, const char *profile_dir, char *const *env,
+                       mt_run_result *r, mt_error *err);
 int mt_exit_code(int status);                       /* as a shell reports it */
 void mt_describe_status(char *buf, size_t n, int status);
 
@@ -212,6 +224,8 @@ typedef struct {
     bool no_baseline;
     int baseline_runs;      /* >= 1: the least user time is kept */
     FILE *log;              /* progress and warnings (NULL: none) */
+    const char *libs;       /* shared libraries counted too: "all", "none" (NULL: none) or
+                               NAME,... (docs/ARCHITECTURE.md, "Shared libraries") */
 } mt_pass1_options;
 
 /* Pass 1's measured counts per block of the program, and their sums. */
@@ -223,6 +237,40 @@ typedef struct {
     uint32_t *fallbacks;    /* counters of jump-table reads that went on in the original code */
     size_t nfallbacks, cap_fallbacks;
 } mt_pass1_totals;
+
+/* A shared library of the program (libs.c): counted with it, or left
+ * original with the reason. */
+typedef struct {
+    char *name;             /* as the program needs it (DT_NEEDED): liblzma.so.5 */
+    char *path;             /* the file the loader finds */
+    char *note;             /* NULL: counted; else why it stays original (one line) */
+    bool asked;             /* named by --libs (others are loaded from where the loader
+                               finds them for the original, not from beside the copy) */
+    mt_program *prog;
+    mt_instrumented ins;
+    mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */
+    mt_pass1_totals totals;
+} mt_pass1_library;
+
+typedef struct {
+    mt_pass1_library *libs; /* in the order the loader lists them */
+    size_t nlibs;
+    uint32_t ncounters;     /* of every library copy: the executable's counter_base */
+    uint64_t set;           /* their libs_set (0: none counted) */
+    char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., NULL-terminated */
+} mt_pass1_libraries;
+
+/* The shared libraries BIN needs (transitively, as its loader finds them)
+ * that `spec` names ("all", "none", NAME,...), each analyzed and rewritten
+ * (cached) into its range of counters, and the environment that loads
+ * their copies for one run.  glibc's own libraries stay original.  -1
+ * with err only when the list cannot be had; a library that cannot be
+ * rewritten gets a note. */
+int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libraries *out,
+                               FILE *log, mt_error *err);
+/* Each counted library's counts from the merged counts of the set. */
+void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, const uint64_t *counts);
+void mt_pass1_libraries_free(mt_pass1_libraries *l);
 
 typedef struct {
     char *rundir;           /* absolute */
@@ -236,6 +284,7 @@ typedef struct {
     mt_run_result base, run;
     mt_figure2 fig;
     char **argv;            /* the options' */
+    mt_pass1_libraries libs;/* shared libraries counted with the program (--libs) */
 } mt_pass1_result;
 
 /* Analyzes BIN, instruments it (cached), runs it uninstrumented

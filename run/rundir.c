@@ -120,16 +120,17 @@ static int check_format(const char *rundir, mt_error *err)
 
 /* ---- counts.tsv: pass 1's count of every counted block -------------------- */
 
-static int write_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                        const uint64_t *counts, mt_error *err)
+static int write_counts_named(const char *rundir, const char *name, const mt_program *prog,
+                              const mt_counter_map *map, const uint64_t *counts, mt_error *err)
 {
     mt_outfile out;
-    if (open_rundir_output(&out, rundir, "counts.tsv", err) != 0)
+    if (open_rundir_output(&out, rundir, name, err) != 0)
         return -1;
     fprintf(out.fp, "# block\tcount\tprocedure\n");
     for (uint32_t i = 0; i < map->ncounters; i++) {
-        if (map->addrs[i] & MT_COUNTER_FALLBACK)
-            continue; /* not a block: count.json and the summary report it */
+        if ((map->addrs[i] & MT_COUNTER_FALLBACK) || !map->addrs[i])
+            continue; /* not a block (count.json and the summary report it), or a
+                         shared library's counter (not kept yet) */
         uint32_t p = mt_procedure_at(prog, map->addrs[i]);
         fprintf(out.fp, "0x%" PRIx64 "\t%" PRIu64 "\t", map->addrs[i], counts[i]);
         mt_tsv_field(out.fp, p == MT_NONE ? "?" : prog->procs[p].name);
@@ -454,16 +455,41 @@ static int remove_stale(const char *rundir, const char *name, mt_error *err)
 
 /* ---- the whole pass 1 ------------------------------------------------------------ */
 
+/* libs/NAME.counts.tsv: each counted shared library's blocks, as
+ * counts.tsv ('/' in a name becomes '_'); not read back yet (pass 2 does
+ * not time libraries): for the oracle and the user. */
+static int write_library_counts(const char *rundir, const mt_pass1_libraries *libs,
+                                const uint64_t *counts, mt_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < libs->nlibs; i++) {
+        const mt_pass1_library *lib = &libs->libs[i];
+        if (lib->note)
+            continue;
+        char *dir = rundir_file(rundir, "libs"), *name = mt_xasprintf("libs/%s.counts.tsv", lib->name);
+        for (char *c = name + 5; *c; c++)
+            *c = *c == '/' ? '_' : *c;
+        rc = mt_make_dirs(dir, err);
+        if (rc == 0)
+            rc = write_counts_named(rundir, name, lib->prog, &lib->map, counts, err);
+        free(dir);
+        free(name);
+    }
+    return rc;
+}
+
 int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                          const profile_merge *merge, char **argv, const mt_run_result *base,
-                          mt_error *err)
+                          const profile_merge *merge, const mt_pass1_libraries *libs, char **argv,
+                          const mt_run_result *base, mt_error *err)
 {
     /* an earlier pass 2 timed another pass 1's objects, and its simulation
      * traced them */
     if (remove_stale(rundir, "pass2.tsv", err) != 0 || remove_stale(rundir, "sim.json", err) != 0)
         return -1;
-    if (write_format(rundir, err) != 0 || write_counts(rundir, prog, map, merge->counts, err) != 0 ||
-        write_call_targets(rundir, prog, map, merge, err) != 0)
+    if (write_format(rundir, err) != 0 ||
+        write_counts_named(rundir, "counts.tsv", prog, map, merge->counts, err) != 0 ||
+        write_call_targets(rundir, prog, map, merge, err) != 0 ||
+        write_library_counts(rundir, libs, merge->counts, err) != 0)
         return -1;
     return write_argv_and_pass1(rundir, argv, base, err);
 }

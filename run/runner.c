@@ -68,7 +68,7 @@ int mt_clear_profiles(const char *dir, mt_error *err)
 
 /* Identity of this mtool build, so a rebuilt rewriter never reuses copies
  * made by an older one. */
-static uint64_t tool_identity(void)
+uint64_t mt_tool_identity(void)
 {
     struct stat st;
     if (stat("/proc/self/exe", &st) != 0)
@@ -174,6 +174,36 @@ void mt_instrumented_free(mt_instrumented *ins)
     memset(ins, 0, sizeof *ins);
 }
 
+/* The copy of `bin` made with `ro` in cache directory `dir` (kept there
+ * with the rewriter's report, report.tsv), or the one already there. */
+static int instrument_into(const char *dir, const mt_program *prog, const char *bin,
+                           mt_rewrite_options *ro, const uint8_t hash[32], mt_instrumented *out,
+                           mt_error *err)
+{
+    char *name = mt_xstrdup(bin);
+    out->path = mt_xasprintf("%s/%s", dir, basename(name));
+    char *report_path = mt_xasprintf("%s/report.tsv", dir);
+    char *profiles = mt_xasprintf("%s/profiles", dir);
+    int rc = mt_make_dirs(dir, err);
+    if (rc == 0 && !(access(out->path, ro->library ? R_OK : X_OK) == 0 &&
+                     read_rewrite_report(report_path, prog, &out->rewrite) == 0)) {
+        ro->profile_dir = profiles;
+        ro->program_name = basename(name);
+        rc = mt_rewrite_counts(prog, out->path, ro, &out->rewrite, err);
+        for (uint32_t i = 0; rc == 0 && i < out->rewrite.nskipped; i++)
+            one_line(out->rewrite.skipped[i].reason);
+        mt_error ignored; /* a cache that cannot keep the report makes the copy again */
+        if (rc == 0)
+            write_rewrite_report(report_path, prog, &out->rewrite, &ignored);
+    }
+    if (rc == 0)
+        memcpy(out->rewrite.binary_hash, hash, 32); /* not kept in report.tsv */
+    free(report_path);
+    free(profiles);
+    free(name);
+    return rc;
+}
+
 /* The copy lives in the cache under the binary's content hash and this
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
@@ -194,38 +224,38 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
                  mt_timed_objects_id(prog, timed, ntimed), mt_call_graph_id(prog));
     else if (ntimed)
         snprintf(set, sizeof set, "-s%016" PRIx64, mt_timed_objects_id(prog, timed, ntimed));
-    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s%s", root, h, tool_identity(),
+    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s%s", root, h, mt_tool_identity(),
                              set, trace ? "-trace" : "");
     free(root);
-    char *name = mt_xstrdup(bin);
-    out->path = mt_xasprintf("%s/%s", dir, basename(name));
-    char *report_path = mt_xasprintf("%s/report.tsv", dir);
-    char *profiles = mt_xasprintf("%s/profiles", dir);
-    int rc = mt_make_dirs(dir, err);
-    if (rc == 0 && !(access(out->path, X_OK) == 0 &&
-                     read_rewrite_report(report_path, prog, &out->rewrite) == 0)) {
-        mt_rewrite_options ro = {.profile_dir = profiles, .program_name = basename(name),
-                                 .trace = trace};
-        if (trace) {
-            ro.traced = timed;
-            ro.ntraced = ntimed;
-        } else {
-            ro.timed = timed;
-            ro.ntimed = ntimed;
-            ro.timers_only = ntimed > 0;
-        }
-        rc = mt_rewrite_counts(prog, out->path, &ro, &out->rewrite, err);
-        for (uint32_t i = 0; rc == 0 && i < out->rewrite.nskipped; i++)
-            one_line(out->rewrite.skipped[i].reason);
-        mt_error ignored; /* a cache that cannot keep the report makes the copy again */
-        if (rc == 0)
-            write_rewrite_report(report_path, prog, &out->rewrite, &ignored);
+    mt_rewrite_options ro = {.trace = trace};
+    if (trace) {
+        ro.traced = timed;
+        ro.ntraced = ntimed;
+    } else {
+        ro.timed = timed;
+        ro.ntimed = ntimed;
+        ro.timers_only = ntimed > 0;
     }
-    if (rc == 0)
-        memcpy(out->rewrite.binary_hash, hash, sizeof hash); /* not kept in report.tsv */
-    free(report_path);
-    free(profiles);
-    free(name);
+    int rc = instrument_into(dir, prog, bin, &ro, hash, out, err);
+    free(dir);
+    return rc;
+}
+
+int mt_instrument_in_set(const mt_program *prog, const char *bin, uint32_t counter_base,
+                         uint64_t libs_set, bool library, mt_instrumented *out, mt_error *err)
+{
+    uint8_t hash[32];
+    if (mt_file_sha256(bin, hash, err) != 0)
+        return -1;
+    char h[65];
+    mt_sha256_hex(hash, h);
+    char *root = mt_cache_root();
+    char *dir = mt_xasprintf("%s/%s/%.32s-%016" PRIx64 "-l%016" PRIx64, root,
+                             library ? "libs" : "instrumented", h, mt_tool_identity(), libs_set);
+    free(root);
+    mt_rewrite_options ro = {.counter_base = counter_base, .libs_set = libs_set,
+                             .library = library};
+    int rc = instrument_into(dir, prog, bin, &ro, hash, out, err);
     free(dir);
     return rc;
 }
@@ -236,7 +266,13 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
 static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
 int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run_result *r,
-                       mt_error *err)
+                   mt_error *err)
+{
+    return mt_run_program_env(exe, argv, profile_dir, NULL, r, err);
+}
+
+int mt_run_program_env(const char *exe, char **argv, const char *profile_dir, char *const *env,
+                       mt_run_result *r, mt_error *err)
 {
     double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
     double t0 = mt_now_seconds();
@@ -248,6 +284,8 @@ int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run
     if (pid == 0) {
         if (profile_dir)
             setenv("MTOOL_OUT", profile_dir, 1);
+        for (char *const *e = env; e && *e; e++)
+            putenv(*e);
         execv(exe, argv);
         fprintf(stderr, "mtool: %s: cannot execute: %s\n", exe, strerror(errno));
         _exit(127);

@@ -101,6 +101,11 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 
 # The runtime (threads, fork, exec, signals, profiles that cannot be
 # written) and unwinding through relocated code, dynamic and static.
+# Pass 1 through a program's own shared libraries (count --libs): output,
+# counts against callgrind, --libs none, a library left original.
+run "shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
+    SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs.sh
+
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"
 # Code the program copies and runs elsewhere (V8's embedded builtins) left as it is.

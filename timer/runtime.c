@@ -32,7 +32,7 @@ enum {
     SYS_PREAD64 = 17, SYS_MADVISE = 28,
     SYS_GETPID = 39, SYS_SENDTO = 44, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
-    SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234,
+    SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234, SYS_PROCESS_VM_READV = 310,
 };
 enum { O_RDONLY_ = 0, O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
@@ -715,14 +715,12 @@ static void open_profile(char **argv, uint32_t flags)
  * run of adjacent pages of one protection is made writable with one
  * mprotect, written, and given back its protection with another (a page
  * at a time took 632 calls for git, 1 ms). */
-static void apply_patches(void)
+static void apply_patches(const mt_rt_patch *p, uint32_t n, uintptr_t bias)
 {
-    const mt_rt_patch *p = (const mt_rt_patch *)(mt_params.patches_vaddr + rt.bias);
-    uint32_t n = mt_params.npatches;
     for (uint32_t i = 0, end; i < n; i = end) {
-        uintptr_t lo = (p[i].vaddr + rt.bias) & ~(PAGE - 1), hi = lo;
+        uintptr_t lo = (p[i].vaddr + bias) & ~(PAGE - 1), hi = lo;
         for (end = i; end < n && p[end].prot == p[i].prot; end++) {
-            uintptr_t at = p[end].vaddr + rt.bias;
+            uintptr_t at = p[end].vaddr + bias;
             if ((at & ~(PAGE - 1)) > hi)
                 break;
             uintptr_t last = (at + p[end].len + PAGE - 1) & ~(PAGE - 1);
@@ -734,7 +732,7 @@ static void apply_patches(void)
             return;
         }
         for (uint32_t k = i; k < end; k++)
-            copy_bytes((void *)(p[k].vaddr + rt.bias), p[k].bytes, p[k].len);
+            copy_bytes((void *)(p[k].vaddr + bias), p[k].bytes, p[k].len);
         sys3(SYS_MPROTECT, (long)lo, (long)(hi - lo), p[i].prot);
     }
 }
@@ -763,6 +761,80 @@ static bool map_images(void)
                               im[i].prot, MAP_PRIVATE_ | MAP_FIXED_, fd, (long)im[i].file_offset));
     sys3(SYS_CLOSE, fd, 0, 0);
     return ok;
+}
+
+/* ---- shared libraries (docs/ARCHITECTURE.md, "Shared libraries") -------- */
+
+/* The loader's public view of a loaded object (<link.h>) and of its list. */
+typedef struct link_map_ {
+    uintptr_t l_addr;
+    const char *l_name;
+    void *l_ld;
+    struct link_map_ *l_next, *l_prev;
+} link_map_;
+typedef struct {
+    int r_version;
+    link_map_ *r_map;
+} r_debug_;
+typedef struct {
+    uint32_t p_type, p_flags;
+    uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
+} elf_phdr_;
+enum { PT_DYNAMIC_ = 2, DT_DEBUG_ = 21, AT_PHDR_ = 3, AT_PHNUM_ = 5, EHDR_ENTRY = 24 };
+
+/* n bytes at `at`, which may be unmapped (another object's headers): false
+ * instead of a fault. */
+static bool read_safely(uintptr_t at, void *buf, size_t n)
+{
+    struct {
+        uintptr_t base;
+        size_t len;
+    } local = {(uintptr_t)buf, n}, remote = {at, n};
+    long pid = sys3(SYS_GETPID, 0, 0, 0);
+    return syscall6(SYS_PROCESS_VM_READV, pid, (long)&local, 1, (long)&remote, 1, 0) == (long)n;
+}
+
+/* The loader's list of objects, from the executable's DT_DEBUG (the
+ * loader fills it before any constructor runs); NULL for a static one. */
+static const link_map_ *loaded_objects(const elf_phdr_ *phdr, uint64_t phnum)
+{
+    for (uint64_t i = 0; phdr && i < phnum; i++) {
+        if (phdr[i].p_type != PT_DYNAMIC_)
+            continue;
+        for (const int64_t *d = (const int64_t *)(phdr[i].p_vaddr + rt.bias); d[0]; d += 2)
+            if (d[0] == DT_DEBUG_ && d[1])
+                return ((const r_debug_ *)d[1])->r_map;
+    }
+    return NULL;
+}
+
+/* A library copy of this executable's set is marked by its e_entry, the
+ * blob's entry stub (the loader ignores a library's): its params say
+ * where its entry jumps are; they are written now that %gs points at a
+ * slot, so that its probes, before (in constructors) ran the original. */
+static void activate_library(uintptr_t l_addr)
+{
+    const mt_rt_header *own = (const mt_rt_header *)(const void *)mt_blob_start;
+    uint64_t entry;
+    mt_rt_header h;
+    mt_rt_params p;
+    if (!read_safely(l_addr + EHDR_ENTRY, &entry, sizeof entry) || entry < own->entry_offset)
+        return;
+    uintptr_t blob = l_addr + entry - own->entry_offset;
+    if (!read_safely(blob, &h, sizeof h) || h.magic != MT_RT_MAGIC || h.version != MT_RT_VERSION ||
+        h.entry_offset != own->entry_offset || !read_safely(blob + h.params_offset, &p, sizeof p))
+        return;
+    if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
+        blob - p.blob_vaddr == l_addr)
+        apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
+}
+
+static void activate_libraries(const elf_phdr_ *phdr, uint64_t phnum)
+{
+    if (!mt_params.libs_set)
+        return;
+    for (const link_map_ *m = loaded_objects(phdr, phnum); m; m = m->l_next)
+        activate_library(m->l_addr); /* the executable's own params are no library's */
 }
 
 HIDDEN void mt_timer_calibrate(uint64_t record, long pairs);
@@ -870,9 +942,15 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
     char **e = envp;
     while (*e)
         e++;
+    const elf_phdr_ *phdr = NULL;
+    uint64_t phnum = 0;
     for (uint64_t *aux = (uint64_t *)(e + 1); aux[0]; aux += 2)
         if (aux[0] == AT_RANDOM_)
             rt.random = (const uint8_t *)aux[1];
+        else if (aux[0] == AT_PHDR_)
+            phdr = (const elf_phdr_ *)aux[1];
+        else if (aux[0] == AT_PHNUM_)
+            phnum = aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     rt.trace_fd = trace_fd(envp);
     filter_setup(envp);
@@ -889,7 +967,9 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
         if (mt_params.ntimers)
             calibrate_timers();
         if (!map_images())
-            apply_patches();
+            apply_patches((const mt_rt_patch *)(mt_params.patches_vaddr + rt.bias),
+                          mt_params.npatches, rt.bias);
+        activate_libraries(phdr, phnum);
     } else {
         say("no memory for counters: the program runs uninstrumented");
     }

@@ -23,7 +23,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 6
+#define MT_RT_VERSION 7
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -207,6 +207,13 @@ typedef struct {
     uint64_t params_file_offset;    /* where this very block lies in the file: the
                                        runtime maps images only from a file that
                                        holds the same block there */
+    /* Shared libraries counted with the executable (docs/ARCHITECTURE.md,
+     * "Shared libraries"): each object's counters are a range of the one
+     * slot from counter_base; an executable's runtime writes the entry
+     * jumps of every loaded library copy with its own libs_set (0: none). */
+    uint64_t libs_set;
+    uint32_t counter_base;
+    uint32_t is_library;            /* this copy is a library's: its runtime never starts */
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code
@@ -462,6 +469,10 @@ typedef struct {
 /* The runtime blob, linked into mtool (build/timer/runtime_blob.o). */
 extern const unsigned char mt_runtime_blob[];
 extern const unsigned long mt_runtime_blob_size;
+/* The audit library that loads a run's rewritten shared libraries
+ * (timer/audit.c), linked into mtool the same way. */
+extern const unsigned char mt_audit_lib[];
+extern const unsigned long mt_audit_lib_size;
 
 #endif /* __ASSEMBLER__ */
 #endif

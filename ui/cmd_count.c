@@ -38,11 +38,16 @@ const char mt_count_usage[] =
     "                   (other processes only ever add time; default 1)\n"
     "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
     "  --top N          procedures and loops to list (default 10; JSON has all)\n"
+    "  --libs all|none|NAME,...  count the blocks of the shared libraries BIN needs too\n"
+    "                   (transitively; NAME as liblzma.so.5 or liblzma), rewritten copies\n"
+    "                   loaded for this run only; glibc's own stay original (default none).\n"
+    "                   Their procedures are named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
 
 typedef struct {
     const char *rundir;
     const char *profiles; /* --profiles: merge these instead of running */
+    const char *libs;     /* --libs */
     char **argv; /* BIN ARGS... */
     bool no_baseline, verbose, no_store, json;
     int top, baseline_runs;
@@ -74,6 +79,8 @@ static int parse_args(int argc, char **argv, count_args *a)
             a->rundir = argv[++i];
         else if (strcmp(s, "--profiles") == 0 && i + 1 < argc)
             a->profiles = argv[++i];
+        else if (strcmp(s, "--libs") == 0 && i + 1 < argc && argv[i + 1][0])
+            a->libs = argv[++i];
         else if (strcmp(s, "--top") == 0 && i + 1 < argc)
             a->top = atoi(argv[++i]);
         else if (s[0] == '-') {
@@ -92,7 +99,15 @@ static int parse_args(int argc, char **argv, count_args *a)
 
 /* ---- the summary ---------------------------------------------------------- */
 
+/* The executable (name NULL) or a shared library counted with it. */
 typedef struct {
+    const char *name;
+    const mt_program *prog;
+    const mt_pass1_totals *t;
+} counted_object;
+
+typedef struct {
+    uint32_t object;        /* in the summary's counted_object list */
     uint32_t proc, loop;    /* loop == MT_NONE for a procedure row */
     uint64_t memops, insns, entries, iterations; /* iterations: a loop's header executions */
 } object_row;
@@ -109,32 +124,43 @@ static int by_memops_desc(const void *a, const void *b)
     return x->memops < y->memops ? 1 : x->memops > y->memops ? -1 : 0;
 }
 
-static object_row *collect_rows(const mt_program *prog, const mt_pass1_totals *t, bool loops,
-                                size_t *n)
+/* The executed procedures (or loops) of object `o` onto rows. */
+static void object_rows(const counted_object *objs, uint32_t o, bool loops, object_row **rows,
+                        size_t *nrows, size_t *cap)
 {
-    object_row *rows = NULL;
-    size_t nrows = 0, cap = 0;
+    const mt_program *prog = objs[o].prog;
+    const mt_pass1_totals *t = objs[o].t;
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         const mt_procedure *proc = &prog->procs[p];
         const uint64_t *c = t->block_counts + t->proc_first[p];
         if (!loops) {
-            object_row row = {.proc = p, .loop = MT_NONE, .entries = proc->nblocks ? c[0] : 0};
+            object_row row = {.object = o, .proc = p, .loop = MT_NONE,
+                              .entries = proc->nblocks ? c[0] : 0};
             for (uint32_t b = 0; b < proc->nblocks; b++)
                 add_block(&row, &proc->blocks[b], c[b]);
             if (row.insns)
-                MT_PUSH(rows, nrows, cap, row);
+                MT_PUSH(*rows, *nrows, *cap, row);
             continue;
         }
         for (uint32_t l = 0; l < proc->nloops; l++) {
             const mt_loop *lp = &proc->loops[l];
-            object_row row = {.proc = p, .loop = l, .iterations = c[lp->header],
+            object_row row = {.object = o, .proc = p, .loop = l, .iterations = c[lp->header],
                               .entries = mt_loop_entries(prog, t->proc_first, t->block_counts, p, l)};
             for (uint32_t k = 0; k < lp->nblocks; k++)
                 add_block(&row, &proc->blocks[lp->blocks[k]], c[lp->blocks[k]]);
             if (row.insns)
-                MT_PUSH(rows, nrows, cap, row);
+                MT_PUSH(*rows, *nrows, *cap, row);
         }
     }
+}
+
+/* Every counted object's rows in one ranking, most memory operations first. */
+static object_row *collect_rows(const counted_object *objs, size_t nobjs, bool loops, size_t *n)
+{
+    object_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    for (uint32_t o = 0; o < nobjs; o++)
+        object_rows(objs, o, loops, &rows, &nrows, &cap);
     if (nrows > 1)
         qsort(rows, nrows, sizeof *rows, by_memops_desc);
     *n = nrows;
@@ -152,7 +178,13 @@ static const char *source_of(const mt_program *prog, const mt_procedure *p, uint
     return buf;
 }
 
-static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows, size_t n,
+/* A procedure's name as reports show it: LIB:NAME in a shared library. */
+static char *qualified_name(const counted_object *o, const mt_procedure *p)
+{
+    return o->name ? mt_xasprintf("%s:%s", o->name, p->name) : mt_xstrdup(p->name);
+}
+
+static void print_rows(FILE *fp, const counted_object *objs, const object_row *rows, size_t n,
                        int top, uint64_t total_memops, bool loops)
 {
     fprintf(fp, "\ntop %s by memory operations (measured counts):\n", loops ? "loops" : "procedures");
@@ -160,10 +192,12 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
             loops ? "header execs" : "entries", loops ? "loop (depth) in procedure, at" : "procedure, at");
     for (size_t i = 0; i < n && (int)i < top; i++) {
         const object_row *r = &rows[i];
+        const mt_program *prog = objs[r->object].prog;
         const mt_procedure *p = &prog->procs[r->proc];
         char src[512];
         double pct = total_memops ? 100.0 * (double)r->memops / (double)total_memops : 0;
-        char *name = mt_ui_escape(p->name),
+        char *full = qualified_name(&objs[r->object], p);
+        char *name = mt_ui_escape(full),
              *at = mt_ui_escape(source_of(prog, p, loops ? p->loops[r->loop].header : 0, src,
                                           sizeof src));
         int column = fprintf(fp, "  %5.1f%% %16" PRIu64 " %16" PRIu64 " %14" PRIu64 "  ", pct,
@@ -172,6 +206,7 @@ static void print_rows(FILE *fp, const mt_program *prog, const object_row *rows,
                            : mt_xasprintf("%s, %s", name, at);
         mt_ui_last_column(fp, column > 0 ? (size_t)column : 0, last);
         free(last);
+        free(full);
         free(name);
         free(at);
     }
@@ -190,6 +225,10 @@ typedef struct {
     const mt_run_result *base, *run; /* NULL: not run */
     const mt_figure2 *fig;
     const mt_counter_map *map;
+    const mt_pass1_libraries *libs;
+    counted_object *objs;   /* the executable, then each counted library */
+    size_t nobjs;
+    uint64_t memops;        /* of them all */
 } summary;
 
 static void describe_status(const summary *s, char *buf, size_t n)
@@ -223,6 +262,32 @@ static void print_fallbacks(FILE *fp, const mt_program *prog, const mt_counter_m
                     " beyond what the analysis bounded; those calls went on uncounted in the "
                     "original code\n",
                 name, counts[i], counts[i] == 1 ? "" : "es", at);
+    }
+}
+
+/* One line per shared library asked for: counted (what ran), or left
+ * original and why. */
+static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
+{
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (!lib->asked)
+            continue;
+        char *name = mt_ui_escape(lib->name), *path = mt_ui_escape(lib->path);
+        if (lib->note) {
+            char *note = mt_ui_escape(lib->note);
+            fprintf(fp, "library %s (%s): left original: %s\n", name, path, note);
+            free(note);
+        } else {
+            const mt_rewrite_report *rw = &lib->ins.rewrite;
+            const mt_pass1_totals *t = &lib->totals;
+            fprintf(fp, "library %s (%s): %u of %u procedures instrumented; executed %" PRIu64
+                        " blocks, %" PRIu64 " instructions, %" PRIu64 " memory operations\n",
+                    name, path, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
+                    t->insns, t->reads + t->writes);
+        }
+        free(name);
+        free(path);
     }
 }
 
@@ -261,10 +326,11 @@ static void print_summary(FILE *fp, const summary *s)
         fputc('\n', fp);
     }
     mt_print_figure2(fp, s->fig);
+    print_libraries(fp, s->libs);
     for (int loops = 0; loops < 2; loops++) {
         size_t n;
-        object_row *rows = collect_rows(s->prog, t, loops, &n);
-        print_rows(fp, s->prog, rows, n, a->top, t->reads + t->writes, loops);
+        object_row *rows = collect_rows(s->objs, s->nobjs, loops, &n);
+        print_rows(fp, s->objs, rows, n, a->top, s->memops, loops);
         free(rows);
     }
 }
@@ -282,14 +348,21 @@ static void json_num_field(FILE *fp, const char *name, double v)
     mt_json_number(fp, v);
 }
 
-/* A string field, or null. */
-static void json_str_field(FILE *fp, const char *name, const char *v)
+/* The first field of an object: a string, or null. */
+static void json_str_field_first(FILE *fp, const char *name, const char *v)
 {
-    fprintf(fp, ",\"%s\":", name);
+    fprintf(fp, "\"%s\":", name);
     if (v)
         mt_json_string(fp, v);
     else
         fputs("null", fp);
+}
+
+/* A string field, or null. */
+static void json_str_field(FILE *fp, const char *name, const char *v)
+{
+    fputc(',', fp);
+    json_str_field_first(fp, name, v);
 }
 
 /* "source" as the text shows it, and its file and line apart (null without DWARF). */
@@ -310,23 +383,25 @@ static void json_source(FILE *fp, const mt_program *prog, const mt_procedure *p,
 static void json_rows(FILE *fp, const summary *s, bool loops)
 {
     size_t n;
-    object_row *rows = collect_rows(s->prog, s->t, loops, &n);
-    uint64_t total = s->t->reads + s->t->writes;
+    object_row *rows = collect_rows(s->objs, s->nobjs, loops, &n);
+    uint64_t total = s->memops;
     fprintf(fp, ",\"%s\":[", loops ? "loops" : "procedures");
     for (size_t i = 0; i < n; i++) {
         const object_row *r = &rows[i];
-        const mt_procedure *p = &s->prog->procs[r->proc];
+        const mt_program *prog = s->objs[r->object].prog;
+        const mt_procedure *p = &prog->procs[r->proc];
         fputs(i ? ",{" : "{", fp);
+        json_str_field_first(fp, "object", s->objs[r->object].name);
         if (loops) {
             const mt_loop *lp = &p->loops[r->loop];
-            fputs("\"procedure\":", fp);
+            fputs(",\"procedure\":", fp);
             mt_json_string(fp, p->name);
             fprintf(fp, ",\"loop\":%u,\"depth\":%u", r->loop, lp->depth);
-            json_source(fp, s->prog, p, lp->header);
+            json_source(fp, prog, p, lp->header);
         } else {
-            fputs("\"name\":", fp);
+            fputs(",\"name\":", fp);
             mt_json_string(fp, p->name);
-            json_source(fp, s->prog, p, 0);
+            json_source(fp, prog, p, 0);
         }
         json_u64_field(fp, "memory_ops", r->memops);
         json_num_field(fp, "memory_ops_percent",
@@ -356,6 +431,34 @@ static void json_run(FILE *fp, const char *name, const mt_run_result *r, int run
     else
         json_num_field(fp, "slowdown", slow);
     fputc('}', fp);
+}
+
+static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
+{
+    fputs(",\"libraries\":[", fp);
+    for (size_t i = 0, shown = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (!lib->asked)
+            continue;
+        fputs(shown++ ? ",{" : "{", fp);
+        json_str_field_first(fp, "name", lib->name);
+        json_str_field(fp, "path", lib->path);
+        json_str_field(fp, "copy", lib->note ? NULL : lib->ins.path);
+        json_str_field(fp, "left_original", lib->note);
+        if (!lib->note) {
+            const mt_pass1_totals *t = &lib->totals;
+            fprintf(fp, ",\"procedures\":%u,\"procedures_candidates\":%u",
+                    lib->ins.rewrite.nprocs_instrumented, lib->ins.rewrite.nprocs_candidates);
+            json_u64_field(fp, "blocks", t->blocks);
+            json_u64_field(fp, "instructions", t->insns);
+            json_u64_field(fp, "memory_ops", t->reads + t->writes);
+        } else {
+            fputs(",\"procedures\":null,\"procedures_candidates\":null,\"blocks\":null,"
+                  "\"instructions\":null,\"memory_ops\":null", fp);
+        }
+        fputc('}', fp);
+    }
+    fputc(']', fp);
 }
 
 static void print_json(FILE *fp, const summary *s)
@@ -461,6 +564,7 @@ static void print_json(FILE *fp, const summary *s)
     fputs(",\"model_check\":", fp);
     mt_model_check_json(fp, &f->check);
 
+    json_libraries(fp, s->libs);
     json_rows(fp, s, false);
     json_rows(fp, s, true);
     fputs("}\n", fp);
@@ -484,9 +588,10 @@ static int record_history(const mt_program *prog, const mt_pass1_totals *t, int 
                           const count_args *a, const mt_run_result *base, const mt_run_result *run)
 {
     mt_history *h = mt_history_begin(prog, a->argv[0]);
+    counted_object exe = {.prog = prog, .t = t}; /* libraries are not kept in the history yet */
     for (int loops = 0; loops < 2; loops++) {
         size_t n;
-        object_row *rows = collect_rows(prog, t, loops, &n);
+        object_row *rows = collect_rows(&exe, 1, loops, &n);
         for (size_t i = 0; i < n; i++)
             mt_history_add(h, rows[i].proc, rows[i].loop, rows[i].entries, rows[i].iterations,
                            rows[i].insns, rows[i].memops, NAN, NAN);
@@ -500,6 +605,19 @@ static int record_history(const mt_program *prog, const mt_pass1_totals *t, int 
     return mt_history_finish(h, &r);
 }
 
+static void counted_objects(summary *s, const mt_pass1_result *r)
+{
+    s->objs = mt_xcalloc(r->libs.nlibs + 1, sizeof *s->objs);
+    s->objs[s->nobjs++] = (counted_object){.prog = r->prog, .t = &r->totals};
+    for (size_t i = 0; i < r->libs.nlibs; i++)
+        if (!r->libs.libs[i].note)
+            s->objs[s->nobjs++] = (counted_object){.name = r->libs.libs[i].name,
+                                                   .prog = r->libs.libs[i].prog,
+                                                   .t = &r->libs.libs[i].totals};
+    for (size_t o = 0; o < s->nobjs; o++)
+        s->memops += s->objs[o].t->reads + s->objs[o].t->writes;
+}
+
 int mt_cmd_count(int argc, char **argv)
 {
     count_args a;
@@ -509,7 +627,7 @@ int mt_cmd_count(int argc, char **argv)
     mt_error err;
     mt_pass1_options o = {.rundir = a.rundir, .profiles = a.profiles, .argv = a.argv,
                           .no_baseline = a.no_baseline, .baseline_runs = a.baseline_runs,
-                          .log = stderr};
+                          .log = stderr, .libs = a.libs};
     mt_pass1_result r;
     if (mt_run_pass1(&o, &r, &err) != 0) {
         mt_ui_error("%s", err.msg);
@@ -520,7 +638,8 @@ int mt_cmd_count(int argc, char **argv)
         mt_ui_error("%s", r.fig.machine_error);
     summary s = {.prog = r.prog, .a = &a, .rundir = r.rundir, .ins = &r.ins, .m = &r.merge,
                  .t = &r.totals, .base = r.baseline ? &r.base : NULL, .run = r.ran ? &r.run : NULL,
-                 .fig = &r.fig, .map = &r.map};
+                 .fig = &r.fig, .map = &r.map, .libs = &r.libs};
+    counted_objects(&s, &r);
     print_summary(stderr, &s);
     rc = 1;
     if (write_json(&s, &err) != 0 || mt_run_pass1_keep(&r, &err) != 0) {
@@ -541,6 +660,7 @@ int mt_cmd_count(int argc, char **argv)
     if (!a.no_store)
         record_history(r.prog, &r.totals, argc, argv, &a, s.base, s.run);
 out:
+    free(s.objs);
     mt_pass1_result_free(&r);
     return rc;
 }

@@ -1,0 +1,117 @@
+#!/bin/bash
+# tests/libs.sh — pass 1 through a program's shared libraries (`mtool count
+# --libs`, docs/ARCHITECTURE.md "Shared libraries"), on uselib-gcc-O2 and its
+# own libmtshlib.so and libmtinit.so (samples/):
+#   - the program's output and exit status are the original's;
+#   - libmtshlib.so's block counts equal callgrind's on the original, but for
+#     the procedures its constructors run before the program's entry, which
+#     run the original code there (frame_dummy, register_tm_clones): counted
+#     0, said by the oracle to have run once;
+#   - libmtinit.so, whose constructor runs its own code, loads and runs;
+#   - the libraries' files are unchanged (checksums before and after);
+#   - --libs none counts the executable exactly as a run without --libs, and
+#     --libs NAME,... only the libraries named (a name of none is warned about);
+#   - a library mtool cannot rewrite (one already instrumented by mtool) is
+#     left original with a one-line note, and the program still runs the same.
+#
+#   MTOOL=build/mtool CHECKER=build/tests/check_counts SAMPLES_LIBS=build/samples-libs bash tests/libs.sh
+set -u
+mtool=${MTOOL:-build/mtool} checker=${CHECKER:-build/tests/check_counts}
+dir=${SAMPLES_LIBS:-build/samples-libs}
+bin=$dir/uselib-gcc-O2 lib=$dir/libmtshlib.so
+work=$(mktemp -d "${TMPDIR:-/tmp}/mtool-libs.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$work/history.db
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+
+sums_before=$(sha256sum "$dir"/*.so)
+"$bin" 500 > "$work/orig.out" 2> "$work/orig.err"
+orig=$?
+"$mtool" count --no-store --no-baseline --libs all -o "$work/all" -- "$bin" 500 \
+    > "$work/all.out" 2> "$work/all.err"
+status=$?
+if [ $status -eq $orig ] && cmp -s "$work/orig.out" "$work/all.out"; then
+    ok "--libs all: output and exit status ($status) identical to the original's"
+else
+    not_ok "--libs all: exit $status (original $orig), output $(cmp "$work/orig.out" "$work/all.out" 2>&1); $(tail -2 "$work/all.err")"
+fi
+for name in libmtshlib.so libmtinit.so; do
+    if grep -q "^library $name (.*): [0-9]* of [0-9]* procedures instrumented" "$work/all.err" &&
+        [ -s "$work/all/libs/$name.counts.tsv" ]; then
+        ok "--libs all: $name counted"
+    else
+        not_ok "--libs all: $name not counted: $(grep "$name" "$work/all.err")"
+    fi
+done
+grep -q "^library libc.so.6 (.*): left original: " "$work/all.err" &&
+    ok "--libs all: libc.so.6 left original, said on one line" ||
+    not_ok "--libs all: no line about libc.so.6"
+grep -qE '^ +[0-9.]+% .* libmtshlib.so:shlib_work, ' "$work/all.err" &&
+    ok "the summary names library procedures LIB:PROCEDURE" ||
+    not_ok "no libmtshlib.so:shlib_work row in the summary"
+python3 - "$work/all/count.json" <<'PY' && ok "count.json lists the libraries and each row's object" || not_ok "count.json: libraries or objects missing"
+import json, sys
+d = json.load(open(sys.argv[1]))
+libs = {l["name"]: l for l in d["libraries"]}
+assert libs["libmtshlib.so"]["copy"] and libs["libmtshlib.so"]["instructions"] > 0
+assert libs["libc.so.6"]["left_original"]
+rows = {(r["object"], r["name"]) for r in d["procedures"]}
+assert ("libmtshlib.so", "shlib_fib") in rows and (None, "main") in rows
+PY
+
+# The oracle: callgrind on the original program, in libmtshlib.so.
+valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
+    --callgrind-out-file="$work/cg.%p" "$bin" 500 > /dev/null 2> "$work/vg.log"
+grep -vP '\t(frame_dummy|register_tm_clones)$' "$work/all/libs/libmtshlib.so.counts.tsv" > "$work/lib.counts.tsv"
+"$checker" "$lib" "$work/lib.counts.tsv" "$work"/cg.* > "$work/check" 2>&1
+grep -E '^(ok|not ok)' "$work/check" | sed 's/^\(ok\|not ok\) - /&--libs all: /'
+grep '^#' "$work/check" | head -5
+grep -qE '^(ok|not ok)' "$work/check" || not_ok "check_counts gave no verdict: $(tail -1 "$work/check")"
+# What was left out above is what ran before the program's entry: counted 0.
+awk -F'\t' '$3 == "frame_dummy" || $3 == "register_tm_clones" { if ($2 != 0) bad = 1; n++ }
+    END { exit !(n > 0 && !bad) }' "$work/all/libs/libmtshlib.so.counts.tsv" &&
+    ok "the procedures the library's constructors ran before the entry count 0 (original code)" ||
+    not_ok "constructor-time procedures counted, or not in the counts"
+
+[ "$sums_before" = "$(sha256sum "$dir"/*.so)" ] && ok "the libraries' files are unchanged" ||
+    not_ok "a library file changed"
+
+# Without --libs the copy of the executable runs from the cache, where its
+# $ORIGIN rpath finds no library: they are given by LD_LIBRARY_PATH.
+LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline --libs none -o "$work/none" -- "$bin" 500 > /dev/null 2>&1
+LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline -o "$work/plain" -- "$bin" 500 > /dev/null 2>&1
+if [ -s "$work/plain/counts.tsv" ] && cmp -s "$work/none/counts.tsv" "$work/plain/counts.tsv" &&
+    [ ! -e "$work/none/libs" ]; then
+    ok "--libs none counts the executable exactly as a run without --libs"
+else
+    not_ok "--libs none differs from a run without --libs"
+fi
+cmp -s "$work/all/counts.tsv" "$work/plain/counts.tsv" &&
+    ok "the executable's own counts are the same with its libraries counted" ||
+    not_ok "the executable's counts differ with --libs all: $(diff "$work/all/counts.tsv" "$work/plain/counts.tsv" | head -3)"
+
+# A name that is no library of the program is said.
+"$mtool" count --no-store --no-baseline --libs libmtshlib,libnosuch -o "$work/nosuch" -- "$bin" 500 \
+    > /dev/null 2> "$work/nosuch.err"
+grep -q "^mtool: warning: --libs: libnosuch is no shared library the program needs$" "$work/nosuch.err" &&
+    grep -q "^library libmtshlib.so (.*): [0-9]* of [0-9]* procedures instrumented" "$work/nosuch.err" &&
+    ! grep -q "^library libmtinit.so" "$work/nosuch.err" &&
+    ok "--libs NAME,...: only the libraries named, a name of no library said in a warning" ||
+    not_ok "--libs NAME,...: $(grep -E 'warning|^library' "$work/nosuch.err" | head -3)"
+
+# A library mtool refuses: an mtool copy in place of the original.
+mkdir -p "$work/refused"
+cp "$bin" "$dir/libmtinit.so" "$work/refused/"
+cp "$(python3 -c 'import json,sys; print([l["copy"] for l in json.load(open(sys.argv[1]))["libraries"] if l["name"]=="libmtshlib.so"][0])' "$work/all/count.json")" \
+    "$work/refused/libmtshlib.so"
+"$mtool" count --no-store --no-baseline --libs libmtshlib -o "$work/ref" -- "$work/refused/uselib-gcc-O2" 500 \
+    > "$work/ref.out" 2> "$work/ref.err"
+status=$?
+if [ $status -eq $orig ] && cmp -s "$work/orig.out" "$work/ref.out" &&
+    [ "$(grep -c '^library libmtshlib.so (.*): left original: .*already instrumented by mtool' "$work/ref.err")" = 1 ] &&
+    ! grep -q libmtinit "$work/ref.err"; then
+    ok "a library that cannot be rewritten is left original with a one-line note; output identical"
+else
+    not_ok "refused library: exit $status, $(grep -E 'libmtshlib|rror' "$work/ref.err" | head -3)"
+fi

@@ -30,8 +30,8 @@ void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m
     fputc('\n', log);
 }
 
-static void accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
-                       mt_pass1_totals *t)
+void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
+                   mt_pass1_totals *t)
 {
     t->proc_first = mt_xcalloc(prog->nprocs + 1, sizeof *t->proc_first);
     for (uint32_t p = 0; p < prog->nprocs; p++)
@@ -134,7 +134,7 @@ static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_
 /* The run directory and where the counting copy's profiles go. */
 static int prepare_dirs(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 {
-    char *rundir = o->rundir ? mt_xstrdup(o->rundir) : mt_default_rundir(o->argv[0]);
+    char *rundir = o->rundir ? mt_xstrdup(o->rundir) : mt_default_rundir(r->argv[0]);
     int rc = mt_make_dirs(rundir, err);
     if (rc == 0 && !(r->rundir = mt_absolute(rundir))) {
         mt_error_set(err, "%s: %s", rundir, strerror(errno));
@@ -155,16 +155,46 @@ static int prepare_dirs(const mt_pass1_options *o, mt_pass1_result *r, mt_error 
 }
 
 /* The uninstrumented runs: the one with the least user time is kept. */
-static int run_baseline(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+static int run_baseline(const char *exe, char **argv, int runs, mt_pass1_result *r, mt_error *err)
 {
-    for (int k = 0; k < o->baseline_runs; k++) {
+    for (int k = 0; k < runs; k++) {
         mt_run_result one;
-        if (mt_run_program(o->argv[0], o->argv, NULL, &one, err) != 0)
+        if (mt_run_program(exe, argv, NULL, &one, err) != 0)
             return -1;
         if (k == 0 || one.user < r->base.user)
             r->base = one;
     }
     return 0;
+}
+
+/* A launcher's command line is an MPI job: its program is the one counted,
+ * the launcher is what runs (mpi.c). */
+static int open_job(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    if (!mt_mpi_is_launcher(o->argv[0]))
+        return 0;
+    r->job = mt_xcalloc(1, sizeof *r->job);
+    if (mt_mpi_job_open(o->argv, r->job, err) != 0)
+        return -1;
+    r->argv = r->job->program_argv;
+    return 0;
+}
+
+/* The counting run: the instrumented copy, or the launcher running it in
+ * every rank; then every process's counts merged (a job's rank by rank
+ * first). */
+static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    mt_mpi_job *job = r->job;
+    if (job && r->ran && mt_mpi_clear(r->profiles, err) != 0)
+        return -1;
+    if (r->ran && mt_run_program(job ? job->launcher : r->ins.path,
+                                 job ? mt_mpi_wrapped_argv(job, r->ins.path, r->profiles) : o->argv,
+                                 r->profiles, &r->run, err) != 0)
+        return -1;
+    if (job && mt_mpi_collect(job, r->profiles, r->prog, &r->map, o->log, err) != 0)
+        return -1;
+    return mt_profile_merge(r->profiles, &r->map, &r->merge, err);
 }
 
 int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
@@ -173,18 +203,20 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     r->argv = o->argv;
     r->ran = !o->profiles;
     r->baseline = r->ran && !o->no_baseline;
-    const char *bin = o->argv[0];
+    if (open_job(o, r, err) != 0)
+        return -1;
+    const char *bin = r->argv[0];
+    const char *exe = r->job ? r->job->launcher : o->argv[0];
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
         mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err) != 0 ||
         mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
-        (r->baseline && run_baseline(o, r, err) != 0) ||
-        (r->ran && mt_run_program(r->ins.path, o->argv, r->profiles, &r->run, err) != 0) ||
-        mt_profile_merge(r->profiles, &r->map, &r->merge, err) != 0)
+        (r->baseline && run_baseline(exe, o->argv, o->baseline_runs, r, err) != 0) ||
+        run_counted(o, r, err) != 0)
         return -1;
     rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
-    accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
+    rn_accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
     mt_run_times bt = {r->base.user, r->base.sys, r->base.tsc_per_cycle};
     mt_run_times rt = {r->run.user, r->run.sys, r->run.tsc_per_cycle};
     figure2_compute(&r->fig, r->prog, r->totals.block_counts, r->totals.blocks,
@@ -198,11 +230,19 @@ int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
                                  r->baseline ? &r->base : NULL, err);
 }
 
+void rn_pass1_totals_free(mt_pass1_totals *t)
+{
+    free(t->block_counts);
+    free(t->proc_first);
+    free(t->fallbacks);
+}
+
 void mt_pass1_result_free(mt_pass1_result *r)
 {
-    free(r->totals.block_counts);
-    free(r->totals.proc_first);
-    free(r->totals.fallbacks);
+    rn_pass1_totals_free(&r->totals);
+    if (r->job)
+        mt_mpi_job_free(r->job);
+    free(r->job);
     mt_profile_merge_free(&r->merge);
     mt_counter_map_free(&r->map);
     mt_instrumented_free(&r->ins);

@@ -190,6 +190,7 @@ typedef struct {
     const mt_run_result *base, *run; /* NULL: not run */
     const mt_figure2 *fig;
     const mt_counter_map *map;
+    const mt_mpi_job *job;  /* an MPI job's ranks (NULL: none) */
 } summary;
 
 static void describe_status(const summary *s, char *buf, size_t n)
@@ -267,6 +268,8 @@ static void print_summary(FILE *fp, const summary *s)
         print_rows(fp, s->prog, rows, n, a->top, t->reads + t->writes, loops);
         free(rows);
     }
+    if (s->job)
+        mt_count_print_ranks(fp, s->prog, s->job, a->top);
 }
 
 /* ---- count.json (schema mtool.count, docs/REPORT.md) ---------------------- */
@@ -463,6 +466,7 @@ static void print_json(FILE *fp, const summary *s)
 
     json_rows(fp, s, false);
     json_rows(fp, s, true);
+    mt_count_json_ranks(fp, s->prog, s->job);
     fputs("}\n", fp);
 }
 
@@ -518,9 +522,10 @@ int mt_cmd_count(int argc, char **argv)
     }
     if (r.fig.machine_error[0])
         mt_ui_error("%s", r.fig.machine_error);
+    a.argv = r.argv; /* an MPI job's program, not its launcher */
     summary s = {.prog = r.prog, .a = &a, .rundir = r.rundir, .ins = &r.ins, .m = &r.merge,
                  .t = &r.totals, .base = r.baseline ? &r.base : NULL, .run = r.ran ? &r.run : NULL,
-                 .fig = &r.fig, .map = &r.map};
+                 .fig = &r.fig, .map = &r.map, .job = r.job};
     print_summary(stderr, &s);
     rc = 1;
     if (write_json(&s, &err) != 0 || mt_run_pass1_keep(&r, &err) != 0) {

@@ -104,11 +104,17 @@ int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err)
     return 0;
 }
 
-char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles)
+char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
+                           mt_error *err)
 {
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[len > 0 ? len : 0] = '\0';
+    if (len <= 0) {
+        mt_error_set(err, "/proc/self/exe: cannot find mtool itself for the ranks: %s",
+                     strerror(errno));
+        return NULL;
+    }
+    self[len] = '\0';
     free(job->self);
     job->self = mt_xstrdup(self);
     int n = 0;
@@ -160,6 +166,22 @@ int mt_mpi_clear(const char *profiles, mt_error *err)
     }
     closedir(d);
     return rc;
+}
+
+int mt_mpi_check_not_job(const char *rundir, mt_error *err)
+{
+    char *profiles = mt_xasprintf("%s/profiles", rundir);
+    DIR *d = opendir(profiles);
+    free(profiles);
+    bool job = false;
+    for (struct dirent *e; d && !job && (e = readdir(d));)
+        job = rank_of_name(e->d_name) >= 0;
+    if (d)
+        closedir(d);
+    if (job)
+        mt_error_set(err, "%s: the pass 1 of an MPI job (profiles/rank-N): pass 2 through a "
+                          "launcher is not supported yet (docs/REPORT.md, \"MPI jobs\")", rundir);
+    return job ? -1 : 0;
 }
 
 /* ---- the per-rank wrapper ------------------------------------------------------ */

@@ -188,9 +188,11 @@ static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *
     mt_mpi_job *job = r->job;
     if (job && r->ran && mt_mpi_clear(r->profiles, err) != 0)
         return -1;
-    if (r->ran && mt_run_program(job ? job->launcher : r->ins.path,
-                                 job ? mt_mpi_wrapped_argv(job, r->ins.path, r->profiles) : o->argv,
-                                 r->profiles, &r->run, err) != 0)
+    char **argv = o->argv;
+    if (job && r->ran && !(argv = mt_mpi_wrapped_argv(job, r->ins.path, r->profiles, err)))
+        return -1;
+    if (r->ran && mt_run_program(job ? job->launcher : r->ins.path, argv, r->profiles, &r->run,
+                                 err) != 0)
         return -1;
     if (job && mt_mpi_collect(job, r->profiles, r->prog, &r->map, o->log, err) != 0)
         return -1;

@@ -245,8 +245,13 @@ bool mt_mpi_is_launcher(const char *cmd);
  * not found. */
 int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err);
 /* The launcher's command line with the program run through the per-rank
- * wrapper: `mtool _rank PROFILES INSTRUMENTED PROGRAM ARGS...` (owned by job). */
-char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles);
+ * wrapper: `mtool _rank PROFILES INSTRUMENTED PROGRAM ARGS...` (owned by job;
+ * NULL with err when mtool cannot name its own executable). */
+char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
+                           mt_error *err);
+/* -1 with err when RUNDIR holds an MPI job's pass 1, which pass 2 cannot
+ * time yet (it would run the program without its launcher). */
+int mt_mpi_check_not_job(const char *rundir, mt_error *err);
 /* Removes an earlier job's rank directories (their profiles, host, the directory). */
 int mt_mpi_clear(const char *profiles, mt_error *err);
 /* The wrapper, in each rank: MTOOL_OUT=PROFILES/rank-N (N from the

@@ -15,7 +15,8 @@
 #     rank are those merges' (tests/mpi_check.py), and the stencil loop's
 #     imbalance is its slabs' max / mean as the program printed them;
 #   - a program given without a launcher is counted as before ("mpi": null,
-#     no rank directories); a launcher without a program is one error line.
+#     no rank directories); a launcher without a program is one error line;
+#   - pass 2 (time, run) through a launcher, not done yet, is refused.
 # Skipped, with a message, when mpirun or the MPI sample is missing.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_MPI=build/samples-mpi \
@@ -114,6 +115,17 @@ orig=$?
 status=$?
 check "a rank's exit status 3: count exits as mpirun does ($orig)" "[ $orig -ne 0 ] && [ $status -eq $orig ]"
 check "a rank's exit status 3: the same stdout" "cmp -s '$W/exit.orig' '$W/exit.inst'"
+
+# Pass 2 through a launcher is not done: refused in one line, nothing run
+# without the launcher.
+"$MTOOL" time "$W/n2/run" > "$W/time.out" 2> "$W/time.err"
+status=$?
+check "time on a job's run directory: exit 1, one line naming it" \
+    "[ $status -eq 1 ] && [ \$(wc -l < '$W/time.err') -eq 1 ] && grep -q 'n2/run: the pass 1 of an MPI job' '$W/time.err' && [ ! -s '$W/time.out' ]"
+"$MTOOL" run -o "$W/run" -- $MPIRUN -n 2 "$PROG" > "$W/run.out" 2> "$W/run.err"
+status=$?
+check "run through a launcher: exit 2, one line, nothing run" \
+    "[ $status -eq 2 ] && [ \$(wc -l < '$W/run.err') -eq 1 ] && [ ! -s '$W/run.out' ] && [ ! -e '$W/run' ]"
 
 # The history keeps the job as one run of the program.
 check "the history holds each job as one run of the program" \

@@ -78,12 +78,13 @@ demo: all samples
 
 samples:
 	@$(MAKE) -s -C samples OUT=$(abspath $(BUILD)/samples) OUT_PASS2=$(abspath $(BUILD)/samples-pass2) \
-	    OUT_SIM=$(abspath $(BUILD)/samples-sim) OUT_LIBS=$(abspath $(BUILD)/samples-libs)
+	    OUT_SIM=$(abspath $(BUILD)/samples-sim) OUT_LIBS=$(abspath $(BUILD)/samples-libs) \
+	    OUT_MPI=$(abspath $(BUILD)/samples-mpi)
 
 # The tests run against an ASan+UBSan build of everything, in $(BUILD)/asan.
 TEST_ENV = BUILD=$(BUILD) ASAN_BUILD=$(BUILD)/asan SAMPLES=$(BUILD)/samples \
            SAMPLES2=$(BUILD)/samples-pass2 SAMPLES_SIM=$(BUILD)/samples-sim \
-           SAMPLES_LIBS=$(BUILD)/samples-libs
+           SAMPLES_LIBS=$(BUILD)/samples-libs SAMPLES_MPI=$(BUILD)/samples-mpi
 
 test-build: all samples
 	@$(MAKE) -s BUILD=$(BUILD)/asan SAN=1 OPT=-O1 $(BUILD)/asan/mtool

@@ -24,8 +24,8 @@ int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *e
  * `dir` skipped; nothing when there were none (pass1.c). */
 void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m);
 
-/* Pass 1's counts of prog's blocks from the counters `map` lists
- * (pass1.c); freed by rn_pass1_totals_free. */
+/* Sums counts (of one merge, laid out as `map`) into *t per block of prog
+ * (pass1.c); rn_pass1_totals_free frees what it made. */
 void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
                    mt_pass1_totals *t);
 void rn_pass1_totals_free(mt_pass1_totals *t);

@@ -134,7 +134,7 @@ static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_
 /* The run directory and where the counting copy's profiles go. */
 static int prepare_dirs(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 {
-    char *rundir = o->rundir ? mt_xstrdup(o->rundir) : mt_default_rundir(o->argv[0]);
+    char *rundir = o->rundir ? mt_xstrdup(o->rundir) : mt_default_rundir(r->argv[0]);
     int rc = mt_make_dirs(rundir, err);
     if (rc == 0 && !(r->rundir = mt_absolute(rundir))) {
         mt_error_set(err, "%s: %s", rundir, strerror(errno));
@@ -155,11 +155,11 @@ static int prepare_dirs(const mt_pass1_options *o, mt_pass1_result *r, mt_error 
 }
 
 /* The uninstrumented runs: the one with the least user time is kept. */
-static int run_baseline(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+static int run_baseline(const char *exe, char **argv, int runs, mt_pass1_result *r, mt_error *err)
 {
-    for (int k = 0; k < o->baseline_runs; k++) {
+    for (int k = 0; k < runs; k++) {
         mt_run_result one;
-        if (mt_run_program(o->argv[0], o->argv, NULL, &one, err) != 0)
+        if (mt_run_program(exe, argv, NULL, &one, err) != 0)
             return -1;
         if (k == 0 || one.user < r->base.user)
             r->base = one;
@@ -175,22 +175,60 @@ static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
     return mt_instrument_in_set(r->prog, bin, r->libs.ncounters, r->libs.set, false, &r->ins, err);
 }
 
+/* A launcher's command line is an MPI job: its program is the one counted,
+ * the launcher is what runs (mpi.c). */
+static int open_job(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    if (!mt_mpi_is_launcher(o->argv[0]))
+        return 0;
+    r->job = mt_xcalloc(1, sizeof *r->job);
+    if (mt_mpi_job_open(o->argv, r->job, err) != 0)
+        return -1;
+    r->argv = r->job->program_argv;
+    return 0;
+}
+
+/* The counting run: the instrumented copy, or the launcher running it in
+ * every rank; then every process's counts merged (a job's rank by rank
+ * first). */
+static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
+{
+    mt_mpi_job *job = r->job;
+    if (job && r->ran && mt_mpi_clear(r->profiles, err) != 0)
+        return -1;
+    char **argv = o->argv;
+    if (job && r->ran && !(argv = mt_mpi_wrapped_argv(job, r->ins.path, r->profiles, err)))
+        return -1;
+    if (r->ran && mt_run_program_env(job ? job->launcher : r->ins.path, argv, r->profiles,
+                                     r->libs.env, &r->run, err) != 0)
+        return -1;
+    if (job && mt_mpi_collect(job, r->profiles, r->prog, &r->map, o->log, err) != 0)
+        return -1;
+    return mt_profile_merge(r->profiles, &r->map, &r->merge, err);
+}
+
 int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
     r->argv = o->argv;
     r->ran = !o->profiles;
     r->baseline = r->ran && !o->no_baseline;
-    const char *bin = o->argv[0];
+    if (open_job(o, r, err) != 0)
+        return -1;
+    if (r->job && o->libs && strcmp(o->libs, "none") != 0) {
+        /* the audit library would load counting copies into the launcher */
+        mt_error_set(err, "%s: --libs with an MPI launcher is not supported yet", o->argv[0]);
+        return -1;
+    }
+    const char *bin = r->argv[0];
+    const char *exe = r->job ? r->job->launcher : o->argv[0];
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
         mt_pass1_libraries_prepare(bin, o->libs, &r->libs, o->log, err) != 0 ||
         instrument(r, bin, err) != 0 || mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
-        (r->baseline && run_baseline(o, r, err) != 0) ||
-        (r->ran && mt_run_program_env(r->ins.path, o->argv, r->profiles, r->libs.env, &r->run,
-                                      err) != 0) ||
-        mt_profile_merge(r->profiles, &r->map, &r->merge, err) != 0)
+        (r->baseline && run_baseline(exe, o->argv, o->baseline_runs, r, err) != 0) ||
+        run_counted(o, r, err) != 0)
         return -1;
     rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
     rn_accumulate(r->prog, &r->map, r->merge.counts, &r->totals);
@@ -220,6 +258,9 @@ void mt_pass1_result_free(mt_pass1_result *r)
 {
     rn_pass1_totals_free(&r->totals);
     mt_pass1_libraries_free(&r->libs);
+    if (r->job)
+        mt_mpi_job_free(r->job);
+    free(r->job);
     mt_profile_merge_free(&r->merge);
     mt_counter_map_free(&r->map);
     mt_instrumented_free(&r->ins);

@@ -140,7 +140,8 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     bool calibrated;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    int rc = mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
+    int rc = mt_mpi_check_not_job(o->rundir, err) != 0 ||
+                     mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
                      mt_rundir_check_binary(&r->pass1, err) != 0 ||
                      !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
                      /* every file of the run directory read before a

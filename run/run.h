@@ -272,6 +272,53 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, const uint64_t *counts);
 void mt_pass1_libraries_free(mt_pass1_libraries *l);
 
+/* ---- MPI jobs (mpi.c; docs/REPORT.md, "MPI jobs") ------------------------------ */
+
+/* One rank of a job: its profiles (PROFILES/rank-N), merged and summed. */
+typedef struct {
+    int rank;
+    char *host;             /* as the rank recorded it (NULL: none) */
+    char *dir;
+    profile_merge merge;
+    mt_pass1_totals totals;
+} mt_mpi_rank;
+typedef struct {
+    char **argv;            /* the launcher's command line (the caller's) */
+    char *launcher;         /* its executable, searched in $PATH */
+    int program_index;      /* argv[program_index] names the program */
+    char *program;          /* the program's executable */
+    char **program_argv;    /* PROGRAM ARGS..., NULL-terminated */
+    mt_mpi_rank *ranks;     /* by rank, after mt_mpi_collect */
+    uint32_t nranks;
+    char **wrapped, *self;  /* mt_mpi_wrapped_argv's */
+} mt_mpi_job;
+extern const char mt_mpi_rank_command[];  /* the per-rank wrapper's hidden command */
+/* Whether cmd's base name is a launcher mtool wraps (mpirun, mpiexec, orterun, srun). */
+bool mt_mpi_is_launcher(const char *cmd);
+/* The launcher and the program among its arguments (the first argument, not
+ * an option, naming an executable ELF file): -1 with err when either is
+ * not found. */
+int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err);
+/* The launcher's command line with the program run through the per-rank
+ * wrapper: `mtool _rank PROFILES INSTRUMENTED PROGRAM ARGS...` (owned by job;
+ * NULL with err when mtool cannot name its own executable). */
+char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
+                           mt_error *err);
+/* -1 with err when RUNDIR holds an MPI job's pass 1, which pass 2 cannot
+ * time yet (it would run the program without its launcher). */
+int mt_mpi_check_not_job(const char *rundir, mt_error *err);
+/* Removes an earlier job's rank directories (their profiles, host, the directory). */
+int mt_mpi_clear(const char *profiles, mt_error *err);
+/* The wrapper, in each rank: MTOOL_OUT=PROFILES/rank-N (N from the
+ * launcher's environment), the host name in its `host` file, then execs
+ * instrumented with argv; returns (-1 with err) only when that fails. */
+int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv, mt_error *err);
+/* After the job: every rank's profiles merged and summed apart (job->ranks),
+ * and linked into PROFILES as rank-N.NAME.mtp for the job's merge. */
+int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_program *prog,
+                   const mt_counter_map *map, FILE *log, mt_error *err);
+void mt_mpi_job_free(mt_mpi_job *job);
+
 typedef struct {
     char *rundir;           /* absolute */
     char *profiles;         /* absolute */
@@ -283,8 +330,10 @@ typedef struct {
     bool ran, baseline;     /* the instrumented run, the uninstrumented ones */
     mt_run_result base, run;
     mt_figure2 fig;
-    char **argv;            /* the options' */
+    char **argv;            /* the program's: the options', or the program's part of a
+                               launcher's command line */
     mt_pass1_libraries libs;/* shared libraries counted with the program (--libs) */
+    mt_mpi_job *job;        /* an MPI job run through its launcher (NULL: none) */
 } mt_pass1_result;
 
 /* Analyzes BIN, instruments it (cached), runs it uninstrumented

@@ -75,6 +75,16 @@ SCHEMA = {
     "loops": [{"object": STR + OPT, "procedure": STR, "loop": INT, "depth": INT, "address": STR, "source": STR,
                "file": STR + OPT, "line": INT + OPT, "memory_ops": INT,
                "memory_ops_percent": NUM + OPT, "instructions": INT, "header_executions": INT}],
+    "mpi": ({"launcher": STR, "launcher_arguments": [STR],
+             "ranks": [{"rank": INT, "host": STR + OPT, "processes": INT, "threads": INT,
+                        "blocks": INT, "instructions": INT, "memory_ops": INT,
+                        "memory_reads": INT, "memory_writes": INT}],
+             "imbalance": NUM + OPT, "max_rank": INT,
+             "procedures": [{"name": STR, "source": STR, "memory_ops": INT,
+                             "memory_ops_per_rank": [INT], "imbalance": NUM + OPT, "max_rank": INT}],
+             "loops": [{"procedure": STR, "loop": INT, "depth": INT, "source": STR,
+                        "memory_ops": INT, "memory_ops_per_rank": [INT], "imbalance": NUM + OPT,
+                        "max_rank": INT}]}, OPT),
 }
 
 

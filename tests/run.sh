@@ -200,6 +200,13 @@ run "data objects" env MTOOL="$ASAN/mtool" \
 # estimates against a real pass 2 are in pass 2's tests).
 run "stall estimate" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/stall.sh
 
+# MPI jobs through their launcher (2 and 4 ranks): the job unchanged, each
+# rank's counts against callgrind's of that rank, per-rank figures and the
+# stencil's load imbalance (skipped without mpirun).
+run "MPI jobs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+    SAMPLES_MPI="${SAMPLES_MPI:-$(dirname "$SAMPLES")/samples-mpi}" CHECKER="$T/check_counts" \
+    sh tests/mpi.sh
+
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history.sh

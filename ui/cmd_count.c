@@ -20,6 +20,12 @@ const char mt_count_usage[] =
     "times of both runs, and the procedures and loops with the most memory\n"
     "operations.  Exits with the program's exit status.\n"
     "\n"
+    "With an MPI launcher as the command (mpirun, mpiexec, orterun, srun:\n"
+    "`mtool count -- mpirun -n 4 ./app ARGS`), the program among its arguments is\n"
+    "instrumented, each rank counts into RUNDIR/profiles/rank-N, and the summary\n"
+    "adds per-rank figures and the load imbalance (max / mean over ranks) of the\n"
+    "top procedures and loops (docs/REPORT.md, \"MPI jobs\").\n"
+    "\n"
     "With --profiles, nothing runs: the profiles an instrumented copy of BIN wrote\n"
     "into DIR (for instance during a test suite, with $MTOOL_OUT=DIR) are merged\n"
     "and summarized instead.\n"
@@ -229,6 +235,7 @@ typedef struct {
     counted_object *objs;   /* the executable, then each counted library */
     size_t nobjs;
     uint64_t memops;        /* of them all */
+    const mt_mpi_job *job;  /* an MPI job's ranks (NULL: none) */
 } summary;
 
 static void describe_status(const summary *s, char *buf, size_t n)
@@ -333,6 +340,8 @@ static void print_summary(FILE *fp, const summary *s)
         print_rows(fp, s->objs, rows, n, a->top, s->memops, loops);
         free(rows);
     }
+    if (s->job)
+        mt_count_print_ranks(fp, s->prog, s->job, a->top);
 }
 
 /* ---- count.json (schema mtool.count, docs/REPORT.md) ---------------------- */
@@ -567,6 +576,7 @@ static void print_json(FILE *fp, const summary *s)
     json_libraries(fp, s->libs);
     json_rows(fp, s, false);
     json_rows(fp, s, true);
+    mt_count_json_ranks(fp, s->prog, s->job);
     fputs("}\n", fp);
 }
 
@@ -636,9 +646,10 @@ int mt_cmd_count(int argc, char **argv)
     }
     if (r.fig.machine_error[0])
         mt_ui_error("%s", r.fig.machine_error);
+    a.argv = r.argv; /* an MPI job's program, not its launcher */
     summary s = {.prog = r.prog, .a = &a, .rundir = r.rundir, .ins = &r.ins, .m = &r.merge,
                  .t = &r.totals, .base = r.baseline ? &r.base : NULL, .run = r.ran ? &r.run : NULL,
-                 .fig = &r.fig, .map = &r.map, .libs = &r.libs};
+                 .fig = &r.fig, .map = &r.map, .libs = &r.libs, .job = r.job};
     counted_objects(&s, &r);
     print_summary(stderr, &s);
     rc = 1;

@@ -556,6 +556,12 @@ int mt_cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, true, &a);
     if (rc)
         return rc;
+    if (mt_mpi_is_launcher(a.argv[0])) { /* before a pass 1 whose pass 2 would be refused */
+        mt_ui_error("run: %s: an MPI job is counted only, pass 2 through a launcher is not "
+                    "supported yet: use 'mtool count -- %s ...' (docs/REPORT.md, \"MPI jobs\")",
+                    a.argv[0], a.argv[0]);
+        return 2;
+    }
     char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
     /* Pass 1 is `mtool count -o RUNDIR --no-store -- BIN ARGS`: the history
      * gets one run, pass 2's, with both passes' figures. */

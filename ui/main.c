@@ -142,6 +142,9 @@ static int take_no_color(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* The per-rank wrapper of an MPI job: every word after it is the program's. */
+    if (argc >= 2 && strcmp(argv[1], mt_mpi_rank_command) == 0)
+        return mt_cmd_rank(argc - 1, argv + 1);
     argc = take_no_color(argc, argv);
     if (argc < 2) {
         print_overview(stderr);

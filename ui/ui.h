@@ -21,6 +21,12 @@ int mt_cmd_instrument(int argc, char **argv);
 extern const char mt_instrument_usage[];
 int mt_cmd_count(int argc, char **argv);
 extern const char mt_count_usage[];
+/* MPI jobs (count_ranks.c): the per-rank wrapper's hidden command, and the
+ * per-rank figures of count's summary and of count.json ("mpi": null
+ * without a job). */
+int mt_cmd_rank(int argc, char **argv);
+void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top);
+void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job);
 int mt_cmd_time(int argc, char **argv);
 extern const char mt_time_usage[];
 int mt_cmd_run(int argc, char **argv);

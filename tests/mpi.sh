@@ -1,0 +1,150 @@
+#!/bin/sh
+# tests/mpi.sh — MPI jobs through their launcher (`mtool count -- mpirun -n N
+# PROG`, docs/REPORT.md "MPI jobs") on samples/mpi_stencil.c, 2 and 4 ranks
+# on this machine (shared-memory transport):
+#   - the job's stdout and exit status are those of the same job run without
+#     mtool (an exit status of 3 included);
+#   - each rank's block counts (its profiles, PROFILES/rank-N, merged alone
+#     by `count --profiles`) equal callgrind's of that rank of the original
+#     program, run under the same launcher (valgrind per rank); the job's
+#     counts.tsv equals the sum of all ranks' callgrind counts.  Callgrind is
+#     the oracle because it counts the original binary, independently of the
+#     rewriter and the runtime; running the ranks one by one instead is not
+#     possible (a rank needs its peers to get past its first MPI_Sendrecv);
+#   - count.json's per-rank figures and per-object memory operations per
+#     rank are those merges' (tests/mpi_check.py), and the stencil loop's
+#     imbalance is its slabs' max / mean as the program printed them;
+#   - a program given without a launcher is counted as before ("mpi": null,
+#     no rank directories); a launcher without a program is one error line;
+#   - pass 2 (time, run) through a launcher, not done yet, is refused.
+# Skipped, with a message, when mpirun or the MPI sample is missing.
+#
+#   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_MPI=build/samples-mpi \
+#     CHECKER=build/asan/tests/check_counts sh tests/mpi.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES=${SAMPLES:-build/samples}
+SAMPLES_MPI=${SAMPLES_MPI:-$(dirname "$SAMPLES")/samples-mpi}
+CHECKER=${CHECKER:-$(dirname "$MTOOL")/tests/check_counts}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+STENCIL=$SAMPLES_MPI/mpi_stencil-mpicc-O2
+if ! command -v mpirun > /dev/null 2>&1; then
+    echo "# mpi: skipped: mpirun is not installed (Debian: openmpi-bin libopenmpi-dev, make deps)"
+    print_totals
+    exit
+fi
+if [ ! -x "$STENCIL" ]; then
+    echo "# mpi: skipped: $STENCIL is not built (mpicc missing when the samples were built?)"
+    print_totals
+    exit
+fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-mpi.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
+# More ranks than CPUs, and root in a container: OpenMPI refuses both unless told.
+MPIRUN="mpirun --oversubscribe"
+[ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+STEPS=6
+# Both jobs run the program under the same path: the copy instrumented is this one.
+cp "$STENCIL" "$W/mpi_stencil"
+PROG=$W/mpi_stencil
+
+pycheck() {
+    python3 "$HERE/mpi_check.py" "$@" > "$W/py.out" 2>&1 ||
+        grep -q '^not ok' "$W/py.out" || echo "not ok - mpi_check.py $1 failed: $(tail -1 "$W/py.out")" >> "$W/py.out"
+    cat "$W/py.out"
+    tally "$W/py.out"
+}
+
+# check_counts NAME COUNTS_TSV CALLGRIND_OUT...: the counts against callgrind's.
+check_counts() {
+    cc_name=$1
+    shift
+    "$CHECKER" "$PROG" "$@" > "$W/cc.out" 2>&1
+    cc_rc=$?
+    sed "s/^\(not \)\{0,1\}ok - /&$cc_name: /" "$W/cc.out" | grep -E '^(ok|not ok)'
+    tally "$W/cc.out"
+    [ $cc_rc -eq 0 ] || grep -q '^not ok' "$W/cc.out" ||
+        not_ok "$cc_name: check_counts exited with status $cc_rc: $(tail -1 "$W/cc.out")"
+}
+
+job() { # N: the job with and without mtool, against callgrind rank by rank
+    n=$1 d=$W/n$1
+    mkdir -p "$d"
+    $MPIRUN -n "$n" "$PROG" $STEPS > "$d/orig.out" 2> "$d/orig.err"
+    orig=$?
+    "$MTOOL" count -o "$d/run" -- $MPIRUN -n "$n" "$PROG" $STEPS > "$d/inst.out" 2> "$d/inst.err"
+    status=$?
+    check "$n ranks: count exits with the job's status ($orig)" "[ $status -eq $orig ]"
+    # count runs the job twice, uninstrumented then counted, as it does any program.
+    cat "$d/orig.out" "$d/orig.out" > "$d/orig2.out"
+    check "$n ranks: the job's stdout is the uninstrumented job's, in both runs" \
+        "cmp -s '$d/orig2.out' '$d/inst.out'"
+    check "$n ranks: the summary lists $n ranks with their imbalance" \
+        "grep -q 'MPI job (mpirun): $n ranks' '$d/inst.err' && grep -q 'imbalance .*x (max / mean over ranks)' '$d/inst.err'"
+    check "$n ranks: one profile directory per rank" \
+        "[ \$(ls -d '$d/run/profiles'/rank-* | grep -c '/rank-[0-9]*\$') -eq $n ]"
+    $MPIRUN -n "$n" valgrind -q --tool=callgrind --dump-instr=yes --compress-pos=no \
+        --compress-strings=no --skip-plt=no --callgrind-out-file="$d/cg.%q{OMPI_COMM_WORLD_RANK}" \
+        "$PROG" $STEPS > /dev/null 2> "$d/vg.err"
+    ranks_json=""
+    r=0
+    while [ $r -lt "$n" ]; do
+        if "$MTOOL" count --no-store --profiles "$d/run/profiles/rank-$r" -o "$d/rank-$r" -- "$PROG" \
+            > /dev/null 2> "$d/rank-$r.err"; then
+            check_counts "$n ranks, rank $r" "$d/rank-$r/counts.tsv" "$d/cg.$r"
+        else
+            not_ok "$n ranks: rank $r's profiles merge: $(tail -1 "$d/rank-$r.err")"
+        fi
+        ranks_json="$ranks_json $d/rank-$r/count.json"
+        r=$((r + 1))
+    done
+    check_counts "$n ranks, the job" "$d/run/counts.tsv" "$d"/cg.[0-9]*
+    # shellcheck disable=SC2086
+    pycheck job "$d/run/count.json" "$d/orig.out" "$HERE/../docs/REPORT.md" "$n" "$n ranks" $ranks_json
+}
+
+job 2
+job 4
+
+# The job's exit status is the launcher's: rank 0 exits 3.
+$MPIRUN -n 2 "$PROG" 2 3 > "$W/exit.orig" 2> /dev/null
+orig=$?
+"$MTOOL" count --no-store --no-baseline -o "$W/exit" -- $MPIRUN -n 2 "$PROG" 2 3 > "$W/exit.inst" 2> /dev/null
+status=$?
+check "a rank's exit status 3: count exits as mpirun does ($orig)" "[ $orig -ne 0 ] && [ $status -eq $orig ]"
+check "a rank's exit status 3: the same stdout" "cmp -s '$W/exit.orig' '$W/exit.inst'"
+
+# Pass 2 through a launcher is not done: refused in one line, nothing run
+# without the launcher.
+"$MTOOL" time "$W/n2/run" > "$W/time.out" 2> "$W/time.err"
+status=$?
+check "time on a job's run directory: exit 1, one line naming it" \
+    "[ $status -eq 1 ] && [ \$(wc -l < '$W/time.err') -eq 1 ] && grep -q 'n2/run: the pass 1 of an MPI job' '$W/time.err' && [ ! -s '$W/time.out' ]"
+"$MTOOL" run -o "$W/run" -- $MPIRUN -n 2 "$PROG" > "$W/run.out" 2> "$W/run.err"
+status=$?
+check "run through a launcher: exit 2, one line, nothing run" \
+    "[ $status -eq 2 ] && [ \$(wc -l < '$W/run.err') -eq 1 ] && [ ! -s '$W/run.out' ] && [ ! -e '$W/run' ]"
+
+# The history keeps the job as one run of the program.
+check "the history holds each job as one run of the program" \
+    "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 2 ]"
+
+# No launcher: as before.
+plain=$SAMPLES/matmul-gcc-O2
+if "$MTOOL" count --no-store --no-baseline -o "$W/plain" -- "$plain" > /dev/null 2> "$W/plain.err"; then
+    pycheck plain "$W/plain/count.json" "a program without a launcher"
+    check "a program without a launcher: no rank directories, no MPI lines" \
+        "! ls -d '$W/plain/profiles'/rank-* > /dev/null 2>&1 && ! grep -q 'MPI job' '$W/plain.err'"
+else
+    not_ok "a program without a launcher: count failed: $(tail -1 "$W/plain.err")"
+fi
+
+# A launcher without a program to profile: one error line, no count.json.
+"$MTOOL" count --no-store -o "$W/none" -- $MPIRUN -n 2 /no/such/program > "$W/none.out" 2> "$W/none.err"
+status=$?
+check "a launcher without a program: exit 1, one line naming the launcher" \
+    "[ $status -eq 1 ] && [ \$(wc -l < '$W/none.err') -eq 1 ] && grep -q '^mtool: mpirun: no program to profile' '$W/none.err'"
+check "a launcher without a program: no count.json" "[ ! -e '$W/none/count.json' ]"
+print_totals

@@ -410,8 +410,35 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
                 m->check_worst_error_pct, m->check_worst_kernel[0] ? m->check_worst_kernel : "none");
 }
 
+int mt_machine_check(const mt_machine *m, mt_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) {
+        mt_error_set(err, "cannot check a machine profile: %s", strerror(errno));
+        return -1;
+    }
+    mt_machine_write(out, m);
+    fclose(out);
+    FILE *in = fmemopen(text, len, "r");
+    mt_machine *read_back = mt_xmalloc(sizeof *read_back);
+    int rc = -1;
+    if (!in)
+        mt_error_set(err, "cannot check a machine profile: %s", strerror(errno));
+    else
+        rc = mt_machine_parse(in, "the measured profile", read_back, err);
+    if (in)
+        fclose(in);
+    free(read_back);
+    free(text);
+    return rc;
+}
+
 int mt_machine_save(const mt_machine *m, const char *path, mt_error *err)
 {
+    if (mt_machine_check(m, err) != 0)
+        return -1;
     char *dir = mt_xstrdup(path);
     char *slash = strrchr(dir, '/');
     if (slash) {

@@ -60,7 +60,7 @@ int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *lo
     uint64_t ws[MT_MEM_LEVELS];
     latency_working_sets(ws);
     if (mt_calibrate(m, runs, report, err) != 0 ||
-        mt_calibrate_latencies(m, ws, runs, report, err) != 0)
+        mt_calibrate_latencies(m, ws, runs, report, err) != 0 || mt_machine_check(m, err) != 0)
         return -1;
     if (!check)
         return 0;

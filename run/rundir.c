@@ -608,7 +608,7 @@ int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_re
 int mt_rundir_write_machine(const char *rundir, const mt_machine *m, mt_error *err)
 {
     mt_outfile out;
-    if (open_rundir_output(&out, rundir, "machine.txt", err) != 0)
+    if (mt_machine_check(m, err) != 0 || open_rundir_output(&out, rundir, "machine.txt", err) != 0)
         return -1;
     mt_machine_write(out.fp, m);
     return mt_outfile_commit(&out, err);

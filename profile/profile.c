@@ -58,13 +58,12 @@ static const char *check_header(const mt_profile_header *h, uint64_t file_size)
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
     if (h->version < 1 || h->version > MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported (this mtool reads versions 1 to 6)";
+        return "profile format version not supported (this mtool reads versions 1 to 4)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
     uint64_t slots = usable_slots(h);
-    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites, h->trace_records,
-                                                             h->trace_codes) <
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites, h->trace_records) <
         slots)
         return "truncated: the file is shorter than its slots";
     return NULL;
@@ -98,8 +97,7 @@ static const char *read_open_frames(int fd, mt_profile *out, const mt_slot_heade
 static const char *read_slot(int fd, mt_profile *out, uint32_t s)
 {
     uint64_t n = out->header.ncounters, t = out->header.ntimers, c = out->header.ncall_sites;
-    uint64_t at = MT_PROFILE_HEADER_SIZE +
-                  s * MT_SLOT_SIZE(n, t, c, out->header.trace_records, out->header.trace_codes);
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t, c, out->header.trace_records);
     mt_slot_header sh;
     if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
         read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0 ||
@@ -130,12 +128,8 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
         h->ntimers = 0;
     if (h->version < 4)
         h->trace_records = 0;
-    if (h->version < 6) /* reserved, zero, before */
-        h->trace_codes = 0;
     if (h->trace_records > MT_TRACE_RECORDS)
         return "corrupt header: more trace records per frame than a runtime writes";
-    if (h->trace_codes > (1u << 28))
-        return "corrupt header: more traced code objects than a program has";
     out->nslots = usable_slots(h);
     /* Files of older runtimes have no thread count: one thread per slot. */
     out->nthreads = h->nthreads > h->nslots ? h->nthreads : h->nslots;
@@ -264,33 +258,8 @@ static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
 
 /* Adds the file `name` of `dir` to the merge, or skips it (mt_open_regular:
  * a FIFO named like a profile must not hang the merge). */
-/* Hands a slot's D1 filter counts (its trace area at `at`) to fn as
- * FILTERED records, one per code object and kind counted: NULL or why they
- * cannot be read. */
-static const char *read_filter_counts(int fd, const mt_profile_header *h, uint64_t at,
-                                      int32_t tid, mt_trace_leftover_fn fn, void *ctx)
-{
-    uint64_t n = 3ull * h->trace_codes;
-    uint64_t *counts = mt_xmalloc((size_t)n * sizeof *counts + 1);
-    mt_trace_record *recs = mt_xmalloc((size_t)n * sizeof *recs + 1);
-    const char *why = NULL;
-    if (read_exact(fd, counts, (size_t)n * sizeof *counts,
-                   at + MT_TRACE_FILTER_AT(h->trace_records) + MT_TRACE_COUNTS_AT) != 0)
-        why = "cannot read the trace filter's counts";
-    uint32_t k = 0;
-    for (uint64_t i = 0; !why && i < n; i++)
-        if (counts[i])
-            recs[k++] = (mt_trace_record){.addr = counts[i], .code = (uint32_t)(i / 3),
-                                          .size = (uint16_t)(i % 3), .kind = MT_TRACE_FILTERED};
-    if (k)
-        fn(ctx, tid, recs, k);
-    free(recs);
-    free(counts);
-    return why;
-}
-
-/* Hands the records slot by slot of `p` (open as `fd`) left unsent to fn,
- * then the slot's filter counts: NULL or why they cannot be read. */
+/* Hands the records slot by slot of `p` (open as `fd`) left unsent to fn:
+ * NULL or why they cannot be read. */
 static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_leftover_fn fn,
                                         void *ctx)
 {
@@ -300,7 +269,7 @@ static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_le
     const char *why = NULL;
     for (uint32_t s = 0; s < p->nslots && !why; s++) {
         uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(h->ncounters, h->ntimers,
-                                                                h->ncall_sites, r, h->trace_codes) +
+                                                                h->ncall_sites, r) +
                       MT_SLOT_TRACE_OFFSET(h->ncounters, h->ntimers, h->ncall_sites);
         int64_t index;
         if (read_exact(fd, &index, sizeof index, at + MT_TRACE_INDEX) != 0)
@@ -315,8 +284,6 @@ static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_le
                 why = "cannot read trace records";
             else if (n)
                 fn(ctx, p->tids[s], recs, n);
-            if (!why && h->trace_codes)
-                why = read_filter_counts(fd, h, at, p->tids[s], fn, ctx);
         }
     }
     free(recs);

@@ -64,9 +64,8 @@ int mt_profile_merge(const char *dir, const mt_counter_map *map, profile_merge *
 void mt_profile_merge_free(profile_merge *m);
 /* The same, handing a tracing copy's unsent records to `fn` first: per
  * slot of every profile merged, the records its thread (`tid`) made after
- * its last frame was sent (run-time addresses), then its D1 filter's
- * counts as FILTERED records (timer.h).  A file whose trace area is
- * corrupt is skipped as damaged. */
+ * its last frame was sent (run-time addresses).  A file whose trace area is corrupt is skipped as
+ * damaged. */
 typedef void (*mt_trace_leftover_fn)(void *ctx, int32_t tid, const mt_trace_record *records,
                                      uint32_t n);
 int mt_profile_merge_traced(const char *dir, const mt_counter_map *map, mt_trace_leftover_fn fn,

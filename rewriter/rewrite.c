@@ -352,7 +352,6 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.is_library = c->library;
     params.ncall_sites = c->ncall_sites;
     params.trace_records = c->trace ? MT_TRACE_RECORDS : 0;
-    params.trace_codes = c->trace ? mt_code_object_loops(c->prog, c->prog->nprocs) : 0;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
     params.images_vaddr = L->images_vaddr;

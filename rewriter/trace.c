@@ -4,41 +4,19 @@
  * "Traced loads and stores"):
  *
  *     lea -128(%rsp),%rsp          step over the red zone
- *     push %rax; push %rcx; push %rdx
+ *     push %rax; push %rcx
  *     per reference:
  *       lea OPERAND,%rax           the reference's own operand, re-encoded: every
  *                                  addressing mode; %rsp-based ones shifted by
- *                                  the 152 bytes above; rip-relative retargeted
+ *                                  the 144 bytes above; rip-relative retargeted
  *       mov %fs:0,%rcx; lea (%rax,%rcx),%rax    %fs operands: the ABI keeps the
  *                                  thread pointer (the fs base) at %fs:0
- *       [the D1 filter, plain references of at most 64 bytes: below]
  *       mov %gs:INDEX,%rcx
  *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
- *       mov (%rsp),%rdx; mov 8(%rsp),%rcx; mov 16(%rsp),%rax   the next operand may use
- *                                  them (not after the last: the pops follow)
- *     [rep, gather, scatter, references over 64 bytes: the filter's table emptied]
- *     pop %rdx; pop %rcx; pop %rax; lea 128(%rsp),%rsp
- *
- * The D1 filter (timer.h, docs/SIMULATOR.md "Misses only"): before the
- * record, a plain reference (READ, WRITE, MODIFY) whose last byte lies in
- * the line the thread's table holds for its first byte's D1 set is counted
- * instead of recorded:
- *       mov %gs:SET_MASK,%rcx; jrcxz OFF         set_mask 0: the filter is off
- *       lea SIZE-1(%rax),%rdx; pext %gs:LINE_MASK,%rdx,%rdx   the last byte's line
- *       pext %gs:SET_MASK,%rax,%rcx                            the first byte's set
- *       mov %gs:TABLE(,%rcx,8),%rcx; lea 1(%rcx,%rdx),%rcx     ~line + line + 1 = 0?
- *       jrcxz HIT; jmp MISS
- *   OFF: jmp SEND
- *   HIT: mov %gs:COUNT,%rcx; lea 1(%rcx),%rcx; mov %rcx,%gs:COUNT; jmp DONE
- *   MISS: for the first byte, then the last: pext its line and set, not the
- *       line, mov it to %gs:TABLE(,set,8)
- *   SEND: the record above  DONE: the restores, if any
- * `pext` (BMI2), `not`, `lea`, `mov` and `jrcxz` change no flag (`and`, `andn`,
- * `cmp` and `sub` would); the runtime leaves the filter off where pext is
- * missing or slow.  The table is emptied with `rep stosq` between pushfq
- * and popfq (which also clears the direction flag for it).
+ *       mov (%rsp),%rcx; mov 8(%rsp),%rax      the next operand may use them
+ *     pop %rcx; pop %rax; lea 128(%rsp),%rsp
  *
  * Nothing changes the flags (the flush saves them), so no liveness is
  * needed; the inserted code's own loads and stores are never traced.  The
@@ -72,7 +50,7 @@
 #include "internal.h"
 
 #define RED_ZONE 128
-#define SAVED 24             /* %rax, %rcx and %rdx pushed */
+#define SAVED 16             /* %rax and %rcx pushed */
 #define NO_REG 0xff
 #define RIP_REG 0xfe
 
@@ -120,16 +98,10 @@ static void encode_lea(rw_buf *out, unsigned base, unsigned index, unsigned scal
 
 #define LEA_RIP_LEN 7 /* lea disp32(%rip),%rax */
 #define FS_LEN 13     /* mov %fs:0,%rcx; lea (%rax,%rcx),%rax */
-#define RECORD_LEN 64 /* from mov %gs:INDEX,%rcx to the flush's call */
-#define RESTORE_LEN 14 /* mov (%rsp),%rdx; mov 8(%rsp),%rcx; mov 16(%rsp),%rax */
-#define GS_LEN 9      /* mov %gs:d32,%rcx and the like */
-#define PEXT_LEN 11   /* pext %gs:d32,%r,%r */
-#define END_LEN 4     /* lea SIZE-1(%rax),%rdx */
-#define COUNT_LEN 22  /* mov %gs:COUNT,%rcx; lea 1(%rcx),%rcx; mov %rcx,%gs:COUNT */
-#define CLEAR_LEN 38  /* pushfq; cld; push %rdi; ... rep stosq; pop %rdi; popfq */
-/* Around the records: past the red zone, %rax, %rcx and %rdx saved; back. */
-static const uint8_t frame_enter[] = {0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x51, 0x52};
-static const uint8_t frame_leave[] = {0x5a, 0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+#define RECORD_LEN 73 /* from mov %gs:INDEX,%rcx to the two restores */
+/* Around the records: past the red zone, %rax and %rcx saved; back. */
+static const uint8_t frame_enter[] = {0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x51};
+static const uint8_t frame_leave[] = {0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
 
 static size_t lea_len(unsigned base, unsigned index, unsigned scale, int32_t disp)
 {
@@ -168,35 +140,7 @@ static size_t vector_ref_len(const rw_trace_ref *t)
     const rw_vsib *v = &t->vsib;
     unsigned words = index_words(v);
     return 2 * SCRATCH_LEN + vector_store_len(v) + lea_len(t->base, NO_REG, 1, vector_disp(t)) +
-           (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN +
-           (2 + words) * RECORD_LEN; /* (the group needs none of the saved registers back) */
-}
-
-/* Whether the D1 filter may take reference `t` (timer.h): a plain one
- * whose bytes span two lines at most. */
-static bool filtered_ref(const rw_trace_ref *t)
-{
-    return t->kind <= MT_TRACE_MODIFY && t->size <= MT_TRACE_FILTER_MAX_SIZE;
-}
-
-/* Whether reference `t` changes D1 lines the filter's table cannot follow:
- * rep and vector groups (expanded by the reader), plain references too
- * large for the filter.  The table is emptied after its instruction. */
-static bool clears_filter(const rw_trace_ref *t)
-{
-    return t->kind == MT_TRACE_REP_COUNT || vector_ref(t) ||
-           (t->kind <= MT_TRACE_MODIFY && !filtered_ref(t));
-}
-
-/* The filter's code before a record (see the top of the file). */
-static size_t filter_len(const rw_trace_ref *t)
-{
-    if (!filtered_ref(t))
-        return 0;
-    size_t end = t->size > 1 ? END_LEN : 0;
-    size_t lookup = GS_LEN + 2 + end + 2 * PEXT_LEN + GS_LEN + 5 + 2 + 2;
-    size_t update = 2 * (2 * PEXT_LEN + 3 + GS_LEN) + end;
-    return lookup + 5 + COUNT_LEN + 5 + (t->size > 1 ? update : update / 2);
+           (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN + (2 + words) * RECORD_LEN;
 }
 
 static size_t ref_len(const rw_trace_ref *t)
@@ -205,16 +149,7 @@ static size_t ref_len(const rw_trace_ref *t)
         return vector_ref_len(t);
     size_t n = t->base == RIP_REG ? LEA_RIP_LEN
                                   : lea_len(t->base, t->index, t->scale, (int32_t)t->disp);
-    return n + (t->fs ? FS_LEN : 0) + filter_len(t) + RECORD_LEN; /* + RESTORE_LEN unless last */
-}
-
-/* Whether a reference of `ri` empties the filter's table after it. */
-static bool insn_clears_filter(const rw_code *c, const rw_insn *ri)
-{
-    for (uint32_t k = 0; k < ri->ntrace; k++)
-        if (clears_filter(&c->trace_refs[ri->trace_first + k]))
-            return true;
-    return false;
+    return n + (t->fs ? FS_LEN : 0) + RECORD_LEN;
 }
 
 /* Adds reference `t` to instruction `ri` (its references are consecutive
@@ -229,13 +164,9 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
     }
     if (!ri->ntrace)
         ri->trace_first = (uint32_t)c->ntrace_refs;
-    bool clears = clears_filter(&t) && !insn_clears_filter(c, ri);
-    /* the reference before this one is no longer the last: it restores */
-    bool restores = ri->ntrace && !vector_ref(&c->trace_refs[ri->trace_first + ri->ntrace - 1]);
     MT_PUSH(c->trace_refs, c->ntrace_refs, c->cap_trace_refs, t);
     ri->ntrace++;
-    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t) + (clears ? CLEAR_LEN : 0) +
-                               (restores ? RESTORE_LEN : 0));
+    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t));
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
@@ -545,13 +476,15 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
 {
     uint64_t area = MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
     uint32_t index = (uint32_t)(area + MT_TRACE_INDEX);
-    uint32_t end = (uint32_t)(area + MT_TRACE_FILTER_AT(MT_TRACE_RECORDS));
+    uint32_t end = (uint32_t)(area + MT_TRACE_AREA_SIZE(MT_TRACE_RECORDS));
     static const uint8_t load_index[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */
     static const uint8_t store_addr[] = {0x48, 0x89, 0x04, 0xcd};     /* mov %rax,%gs:d(,%rcx,8) */
     static const uint8_t store_imm[] = {0xc7, 0x04, 0xcd};            /* movl $i,%gs:d(,%rcx,8) */
     static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};           /* lea 2(%rcx),%rcx */
     static const uint8_t store_index[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
     static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};     /* jrcxz 1f; jmp 2f */
+    static const uint8_t restore[] = {0x48, 0x8b, 0x0c, 0x24,         /* mov (%rsp),%rcx */
+                                      0x48, 0x8b, 0x44, 0x24, 0x08};  /* mov 8(%rsp),%rax */
     emit_gs(out, load_index, sizeof load_index, index);
     emit_gs(out, store_addr, sizeof store_addr, end);
     emit_gs(out, store_imm, sizeof store_imm, end + 8);
@@ -568,127 +501,8 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
     }
     rw_buf_u8(out, 0xe8);
     rw_buf_u32(out, (uint32_t)(int32_t)d);
-    return true;
-}
-
-/* The saved registers back, for the next reference's address (the last
- * one's are popped instead). */
-static void emit_restore(rw_buf *out)
-{
-    static const uint8_t restore[] = {0x48, 0x8b, 0x14, 0x24,         /* mov (%rsp),%rdx */
-                                      0x48, 0x8b, 0x4c, 0x24, 0x08,   /* mov 8(%rsp),%rcx */
-                                      0x48, 0x8b, 0x44, 0x24, 0x10};  /* mov 16(%rsp),%rax */
     rw_buf_put(out, restore, sizeof restore);
-}
-
-/* Where the D1 filter's fields lie in the slot (timer.h). */
-static uint32_t filter_field(const rw_code *c, uint32_t field)
-{
-    uint64_t area = MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
-    return (uint32_t)(area + MT_TRACE_FILTER_AT(MT_TRACE_RECORDS) + field);
-}
-
-/* pext %gs:FIELD,%SRC,%DST (VEX.LZ.F3.0F38.W1 F5; %rax, %rcx, %rdx only). */
-static void emit_pext(const rw_code *c, rw_buf *out, uint32_t field, unsigned src, unsigned dst)
-{
-    uint8_t op[] = {0x65, 0xc4, 0xe2, (uint8_t)(0x82 | (~src & 15) << 3), 0xf5,
-                    (uint8_t)(dst << 3 | 4), 0x25};
-    rw_buf_put(out, op, sizeof op);
-    rw_buf_u32(out, filter_field(c, field));
-}
-
-/* The table's entry for the byte in %rax (src 0) or %rdx (src 2): its
- * line, inverted, at its set. */
-static void emit_table_put(const rw_code *c, rw_buf *out, unsigned src)
-{
-    static const uint8_t not_rdx[] = {0x48, 0xf7, 0xd2};
-    static const uint8_t store[] = {0x48, 0x89, 0x14, 0xcd}; /* mov %rdx,%gs:d(,%rcx,8) */
-    emit_pext(c, out, MT_TRACE_FILTER_SET_MASK, src, 1);
-    emit_pext(c, out, MT_TRACE_FILTER_LINE_MASK, src, 2);
-    rw_buf_put(out, not_rdx, sizeof not_rdx);
-    emit_gs(out, store, sizeof store, filter_field(c, MT_TRACE_FILTER_TABLE));
-}
-
-/* A rel8 at `at` (its byte) to the current end of `out`. */
-static void patch_rel8(rw_buf *out, size_t at) { out->data[at] = (uint8_t)(out->len - at - 1); }
-
-static void patch_rel32(rw_buf *out, size_t at, size_t to)
-{
-    rw_buf_patch_u32(out, at, (uint32_t)(to - at - 4));
-}
-
-/* The D1 filter before the record of `t` (address in %rax; see the top of
- * the file), then the record (emit_record) or the count.  `vaddr` as for
- * emit_record. */
-static bool emit_filtered(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint32_t word,
-                          uint64_t vaddr, mt_error *err)
-{
-    static const uint8_t load_rcx[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */
-    static const uint8_t store_rcx[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
-    static const uint8_t load_entry[] = {0x48, 0x8b, 0x0c, 0xcd};   /* mov %gs:d(,%rcx,8),%rcx */
-    static const uint8_t compare[] = {0x48, 0x8d, 0x4c, 0x11, 0x01}; /* lea 1(%rcx,%rdx),%rcx */
-    static const uint8_t one_more[] = {0x48, 0x8d, 0x49, 0x01};     /* lea 1(%rcx),%rcx */
-    uint8_t end[] = {0x48, 0x8d, 0x50, (uint8_t)(t->size - 1)};     /* lea SIZE-1(%rax),%rdx */
-    uint64_t count = filter_field(c, MT_TRACE_COUNTS_AT) + (3ull * t->code + t->kind) * 8;
-    if (count > INT32_MAX) {
-        mt_error_set(err, "%s: too many code objects for the trace filter", c->in->path);
-        return false;
-    }
-    emit_gs(out, load_rcx, sizeof load_rcx, filter_field(c, MT_TRACE_FILTER_SET_MASK));
-    rw_buf_u8(out, 0xe3); /* jrcxz OFF */
-    size_t to_off = out->len;
-    rw_buf_u8(out, 0);
-    unsigned last = 0; /* the register holding the last byte's address */
-    if (t->size > 1) {
-        rw_buf_put(out, end, sizeof end);
-        last = 2;
-    }
-    emit_pext(c, out, MT_TRACE_FILTER_LINE_MASK, last, 2);
-    emit_pext(c, out, MT_TRACE_FILTER_SET_MASK, 0, 1);
-    emit_gs(out, load_entry, sizeof load_entry, filter_field(c, MT_TRACE_FILTER_TABLE));
-    rw_buf_put(out, compare, sizeof compare);
-    static const uint8_t branches[] = {0xe3, 0x07, 0xeb, 0x00}; /* jrcxz HIT; jmp MISS */
-    rw_buf_put(out, branches, sizeof branches);
-    size_t to_miss = out->len - 1;
-    patch_rel8(out, to_off);
-    rw_buf_u8(out, 0xe9); /* OFF: jmp SEND */
-    size_t to_send = out->len;
-    rw_buf_u32(out, 0);
-    emit_gs(out, load_rcx, sizeof load_rcx, (uint32_t)count); /* HIT */
-    rw_buf_put(out, one_more, sizeof one_more);
-    emit_gs(out, store_rcx, sizeof store_rcx, (uint32_t)count);
-    rw_buf_u8(out, 0xe9); /* jmp DONE */
-    size_t to_done = out->len;
-    rw_buf_u32(out, 0);
-    patch_rel8(out, to_miss);
-    emit_table_put(c, out, 0); /* MISS: the first byte's line, then the last's */
-    if (t->size > 1) {
-        rw_buf_put(out, end, sizeof end);
-        emit_table_put(c, out, 2);
-    }
-    patch_rel32(out, to_send, out->len);
-    if (!emit_record(c, out, t->code, word, vaddr, err))
-        return false;
-    patch_rel32(out, to_done, out->len);
     return true;
-}
-
-/* Empties the filter's table (its `sets` entries; none when it is off). */
-static void emit_clear(const rw_code *c, rw_buf *out)
-{
-    static const uint8_t enter[] = {0x9c, 0xfc, 0x57};               /* pushfq; cld; push %rdi */
-    static const uint8_t load_rcx[] = {0x48, 0x8b, 0x0c, 0x25};      /* mov %gs:d,%rcx */
-    static const uint8_t load_rdi[] = {0x48, 0x8b, 0x3c, 0x25};      /* mov %gs:d,%rdi */
-    static const uint8_t add_rdi[] = {0x48, 0x8d, 0xbf};             /* lea d32(%rdi),%rdi */
-    static const uint8_t zero[] = {0xb8, 0, 0, 0, 0, 0xf3, 0x48, 0xab}; /* mov $0,%eax; rep stosq */
-    static const uint8_t leave[] = {0x5f, 0x9d};                     /* pop %rdi; popfq */
-    rw_buf_put(out, enter, sizeof enter);
-    emit_gs(out, load_rcx, sizeof load_rcx, filter_field(c, MT_TRACE_FILTER_SETS_USED));
-    emit_gs(out, load_rdi, sizeof load_rdi, MT_SLOT_SELF);
-    rw_buf_put(out, add_rdi, sizeof add_rdi);
-    rw_buf_u32(out, filter_field(c, MT_TRACE_FILTER_TABLE));
-    rw_buf_put(out, zero, sizeof zero);
-    rw_buf_put(out, leave, sizeof leave);
 }
 
 /* A record's size, kind and flags word (timer.h's mt_trace_record). */
@@ -756,10 +570,9 @@ static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t
     return true;
 }
 
-/* One record of reference `t` (the last of its instruction: `last`);
- * `vaddr` is the link-time address of out's start. */
-static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, bool last,
-                     uint64_t vaddr, mt_error *err)
+/* One record of reference `t`; `vaddr` is the link-time address of out's start. */
+static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t vaddr,
+                     mt_error *err)
 {
     if (vector_ref(t))
         return emit_vector_ref(c, out, t, vaddr, err);
@@ -781,13 +594,7 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, bool 
                                           0x48, 0x8d, 0x04, 0x08}; /* lea (%rax,%rcx),%rax */
         rw_buf_put(out, fs_base, sizeof fs_base);
     }
-    uint32_t word = record_word(t->size, t->kind, t->flags);
-    if (!(filtered_ref(t) ? emit_filtered(c, out, t, word, vaddr, err)
-                          : emit_record(c, out, t->code, word, vaddr, err)))
-        return false;
-    if (!last)
-        emit_restore(out);
-    return true;
+    return emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err);
 }
 
 bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,
@@ -795,19 +602,10 @@ bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *
 {
     if (!ri->ntrace)
         return true;
-    size_t start = out->len;
     rw_buf_put(out, frame_enter, sizeof frame_enter);
     for (uint32_t k = 0; k < ri->ntrace; k++)
-        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], k + 1 == ri->ntrace, vaddr,
-                      err))
+        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], vaddr, err))
             return false;
-    if (insn_clears_filter(c, ri))
-        emit_clear(c, out);
     rw_buf_put(out, frame_leave, sizeof frame_leave);
-    if (out->len - start != rw_trace_len(ri)) { /* the relocation laid out that many bytes */
-        mt_error_set(err, "%s: traced code at 0x%llx is %zu bytes, not the %zu planned",
-                     c->in->path, (unsigned long long)ri->old, out->len - start, rw_trace_len(ri));
-        return false;
-    }
     return true;
 }

@@ -369,8 +369,7 @@ typedef struct {
     mt_run_result run;      /* the traced run: times and exit status */
     mt_trace_feed_counts counts; /* records read, references simulated */
     uint64_t frames;        /* frames received while the program ran */
-    uint64_t leftover;      /* records read from the profiles after it ended (not the
-                               references the copy counted: counts.filtered) */
+    uint64_t leftover;      /* records read from the profiles after it ended */
     mt_data_map *data;      /* the data objects the references were given (dataobj/) */
 } mt_trace_result;
 

@@ -103,18 +103,6 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     char fd[16];
     snprintf(fd, sizeof fd, "%d", sv[1]);
     setenv("MTOOL_TRACE_FD", fd, 1);
-    /* Misses only: the copy counts D1's MRU hits itself instead of sending
-     * them (timer.h, "The D1 filter"), the consumer's work per reference
-     * being what sets the pace.  Set for every simulator, 0 for off, in
-     * digits of one width: the program's stack then starts at the same
-     * address (setarch -R) whatever the simulator, as the full and the
-     * misses-only simulators' comparisons need. */
-    uint32_t line = 0, sets = 0;
-    if (!mt_sim_trace_filter(o->sim, &line, &sets))
-        line = sets = 0;
-    char filter[32];
-    snprintf(filter, sizeof filter, "%010u,%010u", line, sets);
-    setenv("MTOOL_TRACE_FILTER", filter, 1);
     c->fd = sv[0];
     pthread_t th;
     int rc = pthread_create(&th, NULL, consume, c);
@@ -123,12 +111,10 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
         close(sv[0]);
         close(sv[1]);
         unsetenv("MTOOL_TRACE_FD");
-        unsetenv("MTOOL_TRACE_FILTER");
         return -1;
     }
     rc = mt_run_program(r->ins.path, argv, profiles, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
-    unsetenv("MTOOL_TRACE_FILTER");
     close(sv[1]);
     pthread_join(th, NULL);
     close(sv[0]);
@@ -267,15 +253,14 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
         mt_trace_feed_set_data(c.feed, data_object_of, r->data);
     profile_merge merge;
     rc = run_traced(o, argv, r, profiles, &c, err);
-    const mt_trace_feed_counts *counts = mt_trace_feed_counts_of(c.feed);
-    uint64_t before = counts->records - counts->filtered;
+    uint64_t before = mt_trace_feed_counts_of(c.feed)->records;
     if (rc == 0 && mt_profile_merge_traced(profiles, &map, feed_leftover, &c, &merge, err) == 0) {
         rn_warn_damaged_profiles(o->log, profiles, &merge);
         mt_profile_merge_free(&merge);
     } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
         fprintf(o->log, "mtool: warning: %s\n", err->msg);
     }
-    r->leftover = counts->records - counts->filtered - before; /* recorded ones only */
+    r->leftover = mt_trace_feed_counts_of(c.feed)->records - before;
     r->counts = *mt_trace_feed_counts_of(c.feed);
     mt_trace_feed_free(c.feed);
     mt_counter_map_free(&map);

@@ -353,19 +353,6 @@ uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
     return i;
 }
 
-void sim_fast_mru_hits(sim_fast *f, uint32_t code, unsigned kind, uint64_t n)
-{
-    uint64_t *row = row_of(f, code);
-    if (kind != MT_TRACE_WRITE) {
-        row[0] += n;
-        f->lv[f->top[MT_SIM_READ]].refs[MT_SIM_READ] += n;
-    }
-    if (kind != MT_TRACE_READ) {
-        row[0] += n;
-        f->lv[f->top[MT_SIM_WRITE]].refs[MT_SIM_WRITE] += n;
-    }
-}
-
 void sim_fast_flush(sim_fast *f)
 {
     for (unsigned i = 0; i < f->nlevels; i++) {

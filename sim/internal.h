@@ -161,10 +161,6 @@ void sim_fast_flush(sim_fast *f);
  * machine's D1 takes the feed's own path: sets no power of two). */
 uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
                           mt_trace_feed_counts *counts);
-/* `n` references of code object `code` and of record kind `kind` (READ,
- * WRITE or MODIFY: a read then a write) that hit their D1 set's most
- * recent line: counted, as sim_fast_access counts such a hit. */
-void sim_fast_mru_hits(sim_fast *f, uint32_t code, unsigned kind, uint64_t n);
 void sim_fast_finish(sim_fast *f, mt_sim *s);
 const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
 

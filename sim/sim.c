@@ -98,16 +98,6 @@ mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err)
 
 bool mt_sim_is_misses_only(const mt_sim *s) { return s->fast != NULL; }
 
-bool mt_sim_trace_filter(const mt_sim *s, uint32_t *line_bytes, uint32_t *sets)
-{
-    const sim_level *d1 = &s->lv[s->d1];
-    if (!s->fast || s->sampler || !d1->desc.write_allocate || !d1->sets_pow2)
-        return false;
-    *line_bytes = 1u << d1->line_shift;
-    *sets = d1->sets;
-    return true;
-}
-
 void mt_sim_free(mt_sim *s)
 {
     if (!s)

@@ -279,15 +279,6 @@ mt_sim *mt_sim_new(const mt_sim_machine *m);
  * rule; NULL with "LEVEL: reason" for another machine. */
 mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err);
 bool mt_sim_is_misses_only(const mt_sim *s);
-/* Whether a tracing copy may count the references that hit the line most
- * recently used in their D1 set instead of recording them (timer.h, "The
- * D1 filter"; docs/SIMULATOR.md, "Misses only"): true for a misses-only
- * simulator, not sampled, whose D1 allocates on writes and has a power of
- * two sets, with D1's line bytes and sets.  Such a hit changes no state at
- * any level (LRU ranks the line first already; nothing below is looked
- * up), so counting it is all the simulator would do; the feed takes the
- * counts as FILTERED records. */
-bool mt_sim_trace_filter(const mt_sim *s, uint32_t *line_bytes, uint32_t *sets);
 /* Samples the references from now on (a checked sample, before the first
  * reference). */
 void mt_sim_set_sample(mt_sim *s, const mt_sim_sample *smp);
@@ -468,15 +459,12 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
  * them (the direction flag taken as clear, the ABI's state); a gather's or
  * scatter's group of records becomes its elements whose mask bit is set, in
  * element order, as Valgrind runs them; references of
- * no size or of an unknown kind are counted in `damaged` and skipped, and
- * so are FILTERED records unless the simulator is misses-only (whose D1 and
- * code objects take their references as MRU hits: mt_sim_trace_filter).  A
+ * no size or of an unknown kind are counted in `damaged` and skipped.  A
  * thread's records of one instruction may span two of its frames, so the
  * feed keeps each thread's pending rep operands. */
 typedef struct mt_trace_feed mt_trace_feed;
 typedef struct {
     uint64_t records, reads, writes, modifies, rep_elements, vector_elements, events, damaged;
-    uint64_t filtered;        /* of the records: references the copy counted (FILTERED) */
 } mt_trace_feed_counts;
 mt_trace_feed *mt_trace_feed_new(mt_sim *s);
 /* Every record (events too: allocations, the load bias; timer.h) goes to

@@ -408,24 +408,6 @@ static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
     }
 }
 
-/* A FILTERED record: the references the copy counted as D1 MRU hits, each
- * a record it did not send (a modify one read and one write). */
-static void feed_filtered(mt_trace_feed *f, const mt_trace_record *r)
-{
-    if (!f->sim->fast || r->size > MT_TRACE_MODIFY) {
-        f->counts.records++;
-        f->counts.damaged++;
-        return;
-    }
-    uint64_t n = r->addr;
-    f->counts.records += n;
-    f->counts.filtered += n;
-    f->counts.reads += r->size != MT_TRACE_WRITE ? n : 0;
-    f->counts.writes += r->size != MT_TRACE_READ ? n : 0;
-    f->counts.modifies += r->size == MT_TRACE_MODIFY ? n : 0;
-    sim_fast_mru_hits(f->sim->fast, r->code, r->size, n);
-}
-
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
     mt_sim_set_tid(f->sim, tid); /* the frame's thread: its simulated CPU */
@@ -440,10 +422,6 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             r += k;
             if (i == n)
                 break;
-        }
-        if (r->kind == MT_TRACE_FILTERED) {
-            feed_filtered(f, r);
-            continue;
         }
         f->counts.records++;
         bool event = r->kind >= MT_TRACE_LOAD_BIAS;

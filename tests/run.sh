@@ -163,10 +163,6 @@ run "sampled simulation" env MTOOL="$ASAN/mtool" \
 run "misses-only simulation" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     sh tests/sim_misses_only.sh
 
-# The tracing copy's D1 filter (misses only): the full simulator's counts on
-# references made to catch a filter that counts a reference it should send.
-run "trace filter" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/sim_filter.sh
-
 # Processors (mtool sim --set cpus=N): MESI transitions, invalidations,
 # interventions, upgrades, true and false sharing on hand traces with counts
 # worked out by hand; one CPU unchanged; what is refused (docs/SIMULATOR.md).

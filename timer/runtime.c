@@ -158,7 +158,6 @@ static struct {
     uint64_t timer_bias;            /* mt_profile_header.timer_bias, once measured */
     uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
     long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
-    uint64_t filter_set_mask, filter_line_mask, filter_sets; /* the D1 filter, 0: off */
 } rt;
 
 /* One line on stderr: the program's own output is never touched otherwise. */
@@ -265,23 +264,6 @@ static uint8_t *trace_area(mt_slot_header *s)
            MT_SLOT_TRACE_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
 }
 
-/* The D1 filter of a trace area (timer.h): its masks, and its table
- * emptied.  Done at every frame sent: the simulator may take other
- * threads' frames before this thread's next one, so a line the table holds
- * is known to be its set's most recent only within one frame. */
-static void filter_reset(uint8_t *area)
-{
-    if (!mt_params.trace_codes)
-        return;
-    uint64_t *f = (uint64_t *)(area + MT_TRACE_FILTER_AT(mt_params.trace_records));
-    f[MT_TRACE_FILTER_SET_MASK / 8] = rt.filter_set_mask;
-    f[MT_TRACE_FILTER_LINE_MASK / 8] = rt.filter_line_mask;
-    f[MT_TRACE_FILTER_SETS_USED / 8] = rt.filter_sets;
-    uint64_t *table = f + MT_TRACE_FILTER_TABLE / 8;
-    for (uint64_t i = 0; i < rt.filter_sets; i++)
-        table[i] = 0;
-}
-
 /* Sends the records of slot s's frame (made by thread `tid`) and empties it. */
 static void trace_send(mt_slot_header *s, int32_t tid)
 {
@@ -302,16 +284,13 @@ static void trace_send(mt_slot_header *s, int32_t tid)
     }
     f->nrecords = 0;
     *index = -2 * (int64_t)mt_params.trace_records;
-    filter_reset(area);
 }
 
 /* An empty trace frame (its earlier records, if any, were sent). */
 static void trace_reset(mt_slot_header *s)
 {
-    if (!mt_params.trace_records)
-        return;
-    *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)mt_params.trace_records;
-    filter_reset(trace_area(s));
+    if (mt_params.trace_records)
+        *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)mt_params.trace_records;
 }
 
 /* An empty timer stack: the sentinel frame only, no object active.  A
@@ -353,7 +332,7 @@ static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
     mt_slot_header *s = current_slot();
     uint8_t *area = trace_area(s);
     int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
-    int64_t at = (int64_t)MT_TRACE_FILTER_AT(mt_params.trace_records) + *index * 8;
+    int64_t at = (int64_t)MT_TRACE_AREA_SIZE(mt_params.trace_records) + *index * 8;
     mt_trace_record *r = (mt_trace_record *)(area + at);
     r->addr = addr;
     r->code = code;
@@ -502,7 +481,6 @@ static void fill_header(mt_profile_header *h, uint32_t capacity, uint32_t flags,
     h->timer_bias = rt.timer_bias;
     h->timers_id = mt_params.timers_id;
     h->trace_records = mt_params.trace_records;
-    h->trace_codes = mt_params.trace_codes;
     h->nslots = 1;
     h->nthreads = 1;
     h->capacity = capacity;
@@ -881,62 +859,12 @@ static long trace_fd(char **envp)
     return fd;
 }
 
-/* Whether the inserted filter's pext runs fast here: BMI2, and not an AMD
- * or Hygon family 17h/18h (Zen 1 and 2), which run it as microcode in
- * tens to hundreds of cycles, more than the record it saves. */
-static bool fast_pext(void)
-{
-    uint32_t a, b, c, d;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-    uint32_t max = a;
-    bool amd = (b == 0x68747541u && d == 0x69746e65u) ||  /* "AuthenticAMD" */
-               (b == 0x6f677948u && d == 0x6e65476eu);    /* "HygonGenuine" */
-    if (max < 7)
-        return false;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-    uint32_t family = (a >> 8 & 15) + (((a >> 8 & 15) == 15) ? (a >> 20 & 255) : 0);
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
-    return (b >> 8 & 1) && !(amd && family < 0x19);
-}
-
-/* A decimal at *p up to `stop` (at most 2^31), *p moved past it; 0 if none. */
-static uint64_t env_decimal(const char **p, char stop)
-{
-    uint64_t v = 0;
-    const char *s = *p;
-    for (; *s >= '0' && *s <= '9' && v < (1ull << 31); s++)
-        v = v * 10 + (uint64_t)(*s - '0');
-    if (s == *p || *s != stop)
-        return 0;
-    *p = s + 1;
-    return v;
-}
-
-/* The D1 filter from $MTOOL_TRACE_FILTER ("LINE_BYTES,SETS": the
- * simulator's D1 when the filter is exact for it, else 0,0: run/trace.c),
- * kept off unless lines of MT_TRACE_FILTER_MAX_SIZE bytes or more (a
- * reference the filter takes spans two lines at most), 2 to
- * MT_TRACE_FILTER_SETS sets, powers of two, and pext runs fast. */
-static void filter_setup(char **envp)
-{
-    const char *v = mt_params.trace_codes ? env_value(envp, "MTOOL_TRACE_FILTER") : NULL;
-    if (!v)
-        return;
-    uint64_t line = env_decimal(&v, ','), sets = env_decimal(&v, '\0');
-    if (line < MT_TRACE_FILTER_MAX_SIZE || (line & (line - 1)) || line > (1u << 20) ||
-        sets < 2 || sets > MT_TRACE_FILTER_SETS || (sets & (sets - 1)) || !fast_pext())
-        return;
-    rt.filter_line_mask = ~(line - 1);
-    rt.filter_set_mask = (sets - 1) * line;
-    rt.filter_sets = sets;
-}
-
 HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
     find_wrap_callees();
     rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites,
-                                mt_params.trace_records, mt_params.trace_codes);
+                                mt_params.trace_records);
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1), **envp = argv + argc + 1;
     char **e = envp;
@@ -953,7 +881,6 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
             phnum = aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     rt.trace_fd = trace_fd(envp);
-    filter_setup(envp);
     open_profile(argv, 0);
     mt_slot_header *slot = rt.hdr ? map_slot(0, NULL) : NULL;
     track(0, slot);

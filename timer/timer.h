@@ -202,8 +202,7 @@ typedef struct {
     uint32_t nimages;
     uint32_t reserved;
     uint32_t trace_records;         /* records per trace frame: the copy traces, else 0 */
-    uint32_t trace_codes;           /* code objects (ids 0 to trace_codes - 1) of the trace
-                                       filter's counts: "The D1 filter" (version 6) */
+    uint32_t reserved2;
     uint64_t params_file_offset;    /* where this very block lies in the file: the
                                        runtime maps images only from a file that
                                        holds the same block there */
@@ -246,8 +245,8 @@ typedef struct {
 /* ---- Profile files: <dir>/<program_name>.<pid>.<16 hex digits>.mtp ----
  *
  * [mt_profile_header, padded to MT_PROFILE_HEADER_SIZE]
- * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites, trace_records,
- * trace_codes) bytes:
+ * [slot 0][slot 1]... each MT_SLOT_SIZE(ncounters, ntimers, ncall_sites, trace_records)
+ * bytes:
  *     [mt_slot_header, padded to MT_SLOT_COUNTERS_OFFSET][uint64_t counters[ncounters]]
  *     [mt_timer_record records[ntimers + 1]][mt_timer_frame frames[ntimers + 1]]
  *     [mt_call_site_record call_sites[ncall_sites]]
@@ -264,7 +263,7 @@ typedef struct {
  * timers (ntimers reads as 0 from the header's zero padding), version 2
  * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 6
+#define MT_PROFILE_VERSION 5
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
@@ -275,8 +274,8 @@ typedef struct {
 /* The trace area (tracing copies only, `r` = MT_TRACE_RECORDS, else 0). */
 #define MT_SLOT_TRACE_OFFSET(n, t, c)                                                        \
     (MT_SLOT_CALL_SITES_OFFSET(n, t) + (uint64_t)(c) * MT_CALL_SITE_SIZE)
-#define MT_SLOT_SIZE(n, t, c, r, k)                                                          \
-    ((MT_SLOT_TRACE_OFFSET(n, t, c) + ((r) ? MT_TRACE_AREA_SIZE(r, k) : 0) + 4095u) &        \
+#define MT_SLOT_SIZE(n, t, c, r)                                                             \
+    ((MT_SLOT_TRACE_OFFSET(n, t, c) + ((r) ? MT_TRACE_AREA_SIZE(r) : 0) + 4095u) &           \
      ~(uint64_t)4095u)
 
 /* Traced loads and stores (mtool sim -- BIN; version 4, events and flags
@@ -306,34 +305,7 @@ typedef struct {
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_FRAME 16
 #define MT_TRACE_RECORDS_AT 32
-#define MT_TRACE_FILTER_AT(r) (MT_TRACE_RECORDS_AT + 16ull * (r))
-#define MT_TRACE_AREA_SIZE(r, k)                                                             \
-    (MT_TRACE_FILTER_AT(r) + ((k) ? MT_TRACE_COUNTS_AT + 24ull * (k) : 0))
-/* The D1 filter (version 6, tracing copies with trace_codes > 0).  After
- * the records, at MT_TRACE_FILTER_AT(r):
- *     [uint64_t set_mask][uint64_t line_mask][uint64_t sets][uint64_t reserved]
- *     [uint64_t table[MT_TRACE_FILTER_SETS]][uint64_t counts[k][3]]
- * A plain reference (READ, WRITE, MODIFY of at most MT_TRACE_FILTER_MAX_SIZE
- * bytes) whose last byte lies in the line table[set of its first byte]
- * holds (stored as ~line: 0 is empty) is not recorded: the inserted code
- * adds one to counts[code][kind] instead.  Any other reference is recorded
- * and its first and last bytes' lines put in the table; rep and gather
- * groups and larger references empty it (`sets` entries), and so does the
- * runtime each time it sends the frame: the table only ever holds lines
- * that are the most recent of their D1 set in the simulator, which sees
- * the thread's frame whole (docs/SIMULATOR.md, "Misses only").  The
- * runtime sets the masks from $MTOOL_TRACE_FILTER ("LINE_BYTES,SETS", the
- * simulator's D1) when the CPU runs pext fast: line_mask = ~(line - 1),
- * set_mask = (sets - 1) x line; set_mask 0 (and sets 0) leaves the filter
- * off: every reference recorded.  The counts survive in the slot for mtool
- * to read when the program has ended, as the last records do. */
-#define MT_TRACE_FILTER_SET_MASK 0
-#define MT_TRACE_FILTER_LINE_MASK 8
-#define MT_TRACE_FILTER_SETS_USED 16
-#define MT_TRACE_FILTER_TABLE 32
-#define MT_TRACE_FILTER_SETS 1024u
-#define MT_TRACE_COUNTS_AT (MT_TRACE_FILTER_TABLE + 8ull * MT_TRACE_FILTER_SETS)
-#define MT_TRACE_FILTER_MAX_SIZE 64u /* bytes: with lines of 64 or more, 2 lines at most */
+#define MT_TRACE_AREA_SIZE(r) (MT_TRACE_RECORDS_AT + 16ull * (r))
 #define MT_TRACE_FRAME_MAGIC 0x45435254u /* "TRCE" */
 /* Record kinds (mt_trace_record.kind). */
 enum {
@@ -359,10 +331,6 @@ enum {
     MT_TRACE_ALLOC_SIZE,  /* `addr` = bytes of the block the next ALLOC reports */
     MT_TRACE_ALLOC,       /* `addr` = the block; `code` = MT_RT_WRAP_* of the allocator */
     MT_TRACE_FREE,        /* `addr` = the block retired (free, delete, munmap's start) */
-    MT_TRACE_FILTERED,    /* version 6, made by the profile reader from a slot's D1
-                             filter counts: `addr` references of code object `code`
-                             and of kind `size` (READ, WRITE, MODIFY) were D1 MRU hits
-                             the copy counted instead of recording */
     MT_TRACE_KINDS
 };
 /* Flags of a reference (mt_trace_record.flags, version 5). */
@@ -402,7 +370,7 @@ typedef struct {
                                        the time it brackets, measured at start-up (the
                                        least of 16 batches of 64 empty pairs); 0 = none */
     uint32_t trace_records;         /* records per slot's trace frame (version 4), 0 = none */
-    uint32_t trace_codes;           /* the D1 filter's code objects (version 6), 0 = none */
+    uint32_t reserved2;
 } mt_profile_header;
 
 /* A trace frame: the records that follow it were made by thread `tid`. */

@@ -207,15 +207,24 @@ static int instrument_into(const char *dir, const mt_program *prog, const char *
 /* The copy lives in the cache under the binary's content hash and this
  * mtool's identity, next to the rewriter's report; its default profile
  * directory is the cache's own (runs set $MTOOL_OUT). */
-int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
-                         uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err)
+/* CACHE/KIND/HASH-IDENTITY-SET: where the copy of bin (its content hashed
+ * into `hash`) for `set` lives; NULL with err when bin cannot be read. */
+static char *copy_dir(const char *bin, const char *kind, const char *set, uint8_t hash[32],
+                      mt_error *err)
 {
-    uint8_t hash[32];
     if (mt_file_sha256(bin, hash, err) != 0)
-        return -1;
+        return NULL;
     char h[65];
     mt_sha256_hex(hash, h);
     char *root = mt_cache_root();
+    char *dir = mt_xasprintf("%s/%s/%.32s-%016" PRIx64 "%s", root, kind, h, mt_tool_identity(), set);
+    free(root);
+    return dir;
+}
+
+int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
+                         uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err)
+{
     /* Pass-2 copies time a set of objects, without counters: one per set;
      * tracing copies may trace a set of objects only: one per set too. */
     char set[64] = "";
@@ -224,9 +233,12 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
                  mt_timed_objects_id(prog, timed, ntimed), mt_call_graph_id(prog));
     else if (ntimed)
         snprintf(set, sizeof set, "-s%016" PRIx64, mt_timed_objects_id(prog, timed, ntimed));
-    char *dir = mt_xasprintf("%s/instrumented/%.32s-%016" PRIx64 "%s%s", root, h, mt_tool_identity(),
-                             set, trace ? "-trace" : "");
-    free(root);
+    if (trace)
+        strcat(set, "-trace");
+    uint8_t hash[32];
+    char *dir = copy_dir(bin, "instrumented", set, hash, err);
+    if (!dir)
+        return -1;
     mt_rewrite_options ro = {.trace = trace};
     if (trace) {
         ro.traced = timed;
@@ -244,15 +256,12 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
 int mt_instrument_in_set(const mt_program *prog, const char *bin, uint32_t counter_base,
                          uint64_t libs_set, bool library, mt_instrumented *out, mt_error *err)
 {
+    char set[32];
+    snprintf(set, sizeof set, "-l%016" PRIx64, libs_set);
     uint8_t hash[32];
-    if (mt_file_sha256(bin, hash, err) != 0)
+    char *dir = copy_dir(bin, library ? "libs" : "instrumented", set, hash, err);
+    if (!dir)
         return -1;
-    char h[65];
-    mt_sha256_hex(hash, h);
-    char *root = mt_cache_root();
-    char *dir = mt_xasprintf("%s/%s/%.32s-%016" PRIx64 "-l%016" PRIx64, root,
-                             library ? "libs" : "instrumented", h, mt_tool_identity(), libs_set);
-    free(root);
     mt_rewrite_options ro = {.counter_base = counter_base, .libs_set = libs_set,
                              .library = library};
     int rc = instrument_into(dir, prog, bin, &ro, hash, out, err);

@@ -300,8 +300,12 @@ static double error_bound(double sum, double sumsq, double n, double units, doub
         return -1;
     double mean = sum / n;
     double var = (sumsq - n * mean * mean) / (n - 1);
-    if (var < 0)
-        var = 0;
+    /* Never below a count's own (Poisson) spread: on walks' regular sweep
+     * at 1/4 the sampled residues' D1 misses hardly differed, the stated
+     * error was +-0.0%, and the exact count (133,650) lay 10 misses outside
+     * the estimate (133,640; tests/sim_sampled.sh, 27 Nov 2026). */
+    if (var < mean)
+        var = mean;
     double finite = units > n ? 1 - n / units : 0;
     return 2 * units * sqrt(finite * var / n) / total;
 }

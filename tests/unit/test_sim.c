@@ -4,7 +4,7 @@
  * rule; the tallies (code x data, causes of replacement, line use); the
  * machine description (sysfs, file, settings) and the trace readers,
  * including damaged traces; the sampled modes on streams whose samples are
- * all alike (estimates exact, error bound 0) and their refusals; the
+ * all alike (estimates exact, error bound a count's Poisson spread) and their refusals; the
  * misses-only simulator's code tallies against the full one's, and its
  * batch of a tracing copy's records against the full simulator's feed.
  *
@@ -12,6 +12,7 @@
  * running the simulator); for random replacement, xorshift64* from seed 1
  * computed apart (python, the numbers are listed). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -609,7 +610,8 @@ static void test_damaged_traces(void)
 }
 
 /* Sampled modes (sim.h, sample.c) on streams whose every sample behaves
- * alike, so that the estimates must be exact and their error bound 0. */
+ * alike, so that the estimates must be exact; their error bound is then a
+ * count's own (Poisson) spread, variance = mean, never 0. */
 static void test_sample_sets(void)
 {
     /* D1 4 KiB 4-way: 16 sets, 64 lines.  Lines 0..127 swept 3 times, LRU:
@@ -638,7 +640,10 @@ static void test_sample_sets(void)
           "sample sets: the estimates are the exact counts (%llu refs, %llu misses, %llu cold)",
           (unsigned long long)d->refs, (unsigned long long)d->misses,
           (unsigned long long)d->cause[MT_SIM_COLD]);
-    CHECK(e->error[0] == 0, "sample sets: residues alike, error bound 0 (%g)", e->error[0]);
+    /* 4 of 16 residues, 24 misses each: 2 x 16 x sqrt((1 - 4/16) x 24 / 4) / 384 */
+    CHECK(fabs(e->error[0] - 2 * 16 * sqrt(0.75 * 24 / 4) / 384) < 1e-9,
+          "sample sets: residues alike, error bound their Poisson spread, 17.7%% (%g)",
+          e->error[0]);
     mt_sim_free(s);
     /* The levels' sets in common: 16 (D1) and 128 (L2 24 KiB 3-way) -> 16. */
     m = machine("4096,4,64", "24K,3,64", NULL);
@@ -658,8 +663,9 @@ static void test_sample_time(void)
     /* 2/10/3: of every 10 references 3 warm, 2 counted, 5 skipped.  100
      * references to new lines: all cold misses; 20 counted, scale 5, the
      * estimate exact, every miss a first reference (cold-start share 1),
-     * every on-period alike (error 0).  Were the warm-ups counted, the
-     * references would come to 5 x 50. */
+     * every on-period alike (error bound the Poisson spread: 10 of 50
+     * slices, 2 misses each, 2 x 50 x sqrt((1 - 10/50) x 2 / 10) / 100 =
+     * 0.4).  Were the warm-ups counted, the references would come to 5 x 50. */
     mt_sim_machine m = machine("256,4,64", NULL, NULL);
     mt_sim_sample smp;
     mt_error err;
@@ -674,8 +680,8 @@ static void test_sample_time(void)
     const mt_sim_estimate *e = mt_sim_estimate_counts(s);
     const mt_sim_level_stats *d = d1_of(s);
     CHECK(e->counted == 20 && e->scale == 5 && d->refs == 100 && d->misses == 100 &&
-              e->cold_start[0] == 1 && e->error[0] == 0,
-          "sample time: 20 counted x 5 = 100 references, 100 misses, cold-start 1, error 0 "
+              e->cold_start[0] == 1 && fabs(e->error[0] - 0.4) < 1e-9,
+          "sample time: 20 counted x 5 = 100 references, 100 misses, cold-start 1, error 0.4 "
           "(%llu, %llu, %g, %g)",
           (unsigned long long)d->refs, (unsigned long long)d->misses, e->cold_start[0],
           e->error[0]);

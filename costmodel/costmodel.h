@@ -359,11 +359,13 @@ double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, do
 int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
                        mt_program_costs *out, mt_error *err);
 /* The same for the procedures with an executed block only (`counts`
- * parallel to out->costs); the others keep zero costs, which is all their
- * zero counts need.  A test suite's run of perl executes a few percent of
+ * parallel to out->costs), probes left out of the blocks whose count pass 1
+ * derived (`derived`, parallel too; NULL: none); the others keep zero
+ * costs, which is all their zero counts need.  A test suite's run of perl executes a few percent of
  * its procedures: predicting them all, twice with probes, took seconds. */
 int mt_predict_executed(const mt_machine *m, const mt_program *prog, bool with_probes,
-                        const uint64_t *counts, mt_program_costs *out, mt_error *err);
+                        const bool *derived, const uint64_t *counts, mt_program_costs *out,
+                        mt_error *err);
 void mt_program_costs_free(mt_program_costs *c);
 
 /* Per code object (mt_code_object_loops' numbering; ncodes + 1 values),

@@ -31,11 +31,22 @@ static bool ends_with_taken_branch(const mt_procedure *proc, uint32_t b)
     return false;
 }
 
+/* Which blocks carry pass 1's counter: none (!on), or every block but those
+ * whose count is derived from others' (rewriter/counters.c), by the
+ * program-wide block index (first[procedure] + block). */
+typedef struct {
+    bool on;
+    const bool *derived;       /* NULL: none derived */
+    const uint64_t *first;
+    const mt_program *prog;
+} probe_set;
+
 /* The counter pass 1 puts at block b (rewriter/relocate.c): a block that
  * loops on itself counts in a register. */
-static uint8_t probe_of(const mt_procedure *proc, uint32_t b, bool probes)
+static uint8_t probe_of(const mt_procedure *proc, uint32_t b, const probe_set *probes)
 {
-    if (!probes)
+    if (!probes->on ||
+        (probes->derived && probes->derived[probes->first[proc - probes->prog->procs] + b]))
         return MT_PROBE_NONE;
     const mt_block *blk = &proc->blocks[b];
     for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++)
@@ -110,7 +121,7 @@ typedef struct {
     const mt_block_cost *costs;
     const bool *in_body;
     const bool *core;  /* runs on every iteration: predicted with the header */
-    bool probes;       /* with pass 1's counters */
+    const probe_set *probes; /* with pass 1's counters, where they are */
     uint32_t header;
     uint32_t *path;
     bool *on_path;
@@ -319,7 +330,7 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
 }
 
 static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_program *prog,
-                              const mt_procedure *proc, bool probes, mt_block_cost *costs,
+                              const mt_procedure *proc, const probe_set *probes, mt_block_cost *costs,
                               mt_loop_cost *loops)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
@@ -406,7 +417,8 @@ bool *mt_chasing_loops(const mt_machine *m, const mt_program *prog, mt_error *er
 /* Every procedure, or only those with an executed block when `counts` is
  * not NULL. */
 static int predict(const mt_machine *m, const mt_program *prog, bool with_probes,
-                   const uint64_t *counts, mt_program_costs *out, mt_error *err)
+                   const bool *derived, const uint64_t *counts, mt_program_costs *out,
+                   mt_error *err)
 {
     memset(out, 0, sizeof *out);
     mt_elf_file im;
@@ -429,17 +441,18 @@ static int predict(const mt_machine *m, const mt_program *prog, bool with_probes
     out->chain_loads = m->chain_loads;
     mt_block_cost *probed = NULL;
     mt_loop_cost *probed_loops = NULL;
+    const probe_set none = {0}, counters = {true, derived, out->first, prog};
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_block_cost *c = &out->costs[out->first[i]];
         if (counts && !executed(out, counts, i))
             continue;
-        predict_procedure(p, &im, prog, &prog->procs[i], false, c, &out->loops[out->loop_first[i]]);
+        predict_procedure(p, &im, prog, &prog->procs[i], &none, c, &out->loops[out->loop_first[i]]);
         if (!with_probes || !prog->procs[i].nblocks)
             continue;
         probed = mt_xrealloc(probed, prog->procs[i].nblocks * sizeof *probed);
         memset(probed, 0, prog->procs[i].nblocks * sizeof *probed);
         probed_loops = mt_xrealloc(probed_loops, (prog->procs[i].nloops + 1) * sizeof *probed_loops);
-        predict_procedure(p, &im, prog, &prog->procs[i], true, probed, probed_loops);
+        predict_procedure(p, &im, prog, &prog->procs[i], &counters, probed, probed_loops);
         for (uint32_t b = 0; b < prog->procs[i].nblocks; b++)
             c[b].probe_cycles = probed[b].cycles > c[b].cycles ? probed[b].cycles - c[b].cycles : 0;
     }
@@ -453,13 +466,14 @@ static int predict(const mt_machine *m, const mt_program *prog, bool with_probes
 int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
                        mt_program_costs *out, mt_error *err)
 {
-    return predict(m, prog, with_probes, NULL, out, err);
+    return predict(m, prog, with_probes, NULL, NULL, out, err);
 }
 
 int mt_predict_executed(const mt_machine *m, const mt_program *prog, bool with_probes,
-                        const uint64_t *counts, mt_program_costs *out, mt_error *err)
+                        const bool *derived, const uint64_t *counts, mt_program_costs *out,
+                        mt_error *err)
 {
-    return predict(m, prog, with_probes, counts, out, err);
+    return predict(m, prog, with_probes, derived, counts, out, err);
 }
 
 void mt_program_costs_free(mt_program_costs *c)

@@ -348,8 +348,10 @@ int mt_profile_merge_traced(const char *dir, const mt_counter_map *map, mt_trace
         if (is_profile_name(e->d_name))
             merge_file(out, dir, e->d_name, map, fn, ctx);
     closedir(d);
-    if (out->nprocesses > 0)
+    if (out->nprocesses > 0) {
+        mt_counter_map_derive(map, out->counts);
         return 0;
+    }
     char first[512] = ""; /* the first damaged file's name and why: the name is data */
     if (out->ndamaged)
         mt_escape_text(first, sizeof first, out->damaged[0]);

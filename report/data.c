@@ -249,7 +249,7 @@ static void find_hot_lines(mt_report *r)
 static int build(mt_report *r, const mt_machine *machine, uint64_t *counts, mt_error *err)
 {
     mt_program_costs costs = {0};
-    if (mt_predict_executed(machine, r->prog, false, counts, &costs, err) != 0) {
+    if (mt_predict_executed(machine, r->prog, false, NULL, counts, &costs, err) != 0) {
         free(counts);
         return -1;
     }

@@ -306,6 +306,11 @@ struct rw_code {
     uint64_t *counter_addrs;   /* first instruction of the block each counter counts (0 for
                                   the counter_base counters of other objects before ours) */
     uint32_t counter_base;     /* this object's first counter in the slot ("Shared libraries") */
+    uint64_t *equations;       /* flow equations of the derived blocks (counters.c), in the
+                                  counter map's form (rewriter.h, mt_counter_map) */
+    size_t nequation_words, cap_equations;
+    uint32_t nderived;         /* blocks whose count is derived: no probe */
+    bool derive_counts;        /* derive what flow determines (counters.c) */
     bool library;              /* a shared library's copy: no call sites recorded, no wrappers */
     size_t cap_counters;
     uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
@@ -426,5 +431,22 @@ size_t rw_images_plan(const mt_elf_file *in, const mt_rt_patch *patches, size_t 
  * with the jumps written; sets its file offset. */
 void rw_images_emit(const mt_elf_file *in, const mt_rt_patch *patches, size_t npatches,
                     mt_rt_image *images, size_t nimages, rw_buf *file);
+
+/* ---- counters.c: which blocks need a probe ---------------------------- */
+
+/* A procedure's flow equations by block index, each as: hub, n, n members. */
+typedef struct {
+    uint32_t *words;
+    size_t n, cap;
+} rw_flow_plan;
+
+/* Chooses the blocks of procedure p whose counts follow from others' (sets
+ * derived[b]; derived has p->nblocks entries, zeroed) and their equations. */
+void rw_flow_plan_proc(const mt_procedure *p, const rw_insn *insns, const uint32_t *block_first,
+                       uint32_t ninsns, bool *derived, rw_flow_plan *plan);
+/* Appends plan's equations to c->equations, in counter indices (the blocks'
+ * counters assigned). */
+void rw_flow_plan_commit(rw_code *c, const rw_flow_plan *plan, const rw_insn *insns,
+                         const uint32_t *block_first);
 
 #endif

@@ -74,6 +74,7 @@ void rw_code_free(rw_code *c)
     free(c->map_old);
     free(c->map_new);
     free(c->counter_addrs);
+    free(c->equations);
     free(c->call_site_addrs);
     free(c->trace_refs);
     for (uint32_t i = 0; c->decoded && i < c->prog->nprocs; i++) {
@@ -864,13 +865,18 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
         free(bl);
         return false;
     }
+    bool *derived = mt_xcalloc((size_t)p->nblocks + 1, sizeof *derived);
+    rw_flow_plan plan = {0};
+    if (c->derive_counts && !c->timers_only)
+        rw_flow_plan_proc(p, rp.insns, block_first, rp.ninsns, derived, &plan);
     for (uint32_t b = 0; b < p->nblocks; b++) {
         rw_insn *first = &rp.insns[block_first[b]];
         uint32_t last = (b + 1 < p->nblocks ? block_first[b + 1] : rp.ninsns) - 1;
         rw_insn *li = &rp.insns[last];
         int reg = c->loop_registers && !c->timers_only ? self_loop_register(p, bl, b, li) : -1;
-        if (c->timers_only) {
-            add_counter(c, first, RW_PROBE_MARK); /* its counter stays 0 */
+        if (c->timers_only || derived[b]) {
+            add_counter(c, first, RW_PROBE_MARK); /* its counter stays 0 (derived: the map
+                                                     says from which others) */
         } else if (reg >= 0) {
             add_counter(c, first, RW_PROBE_LOOP_REGISTER);
             first->loop_reg = li->loop_reg = (uint8_t)reg;
@@ -890,6 +896,9 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
                         p->blocks[b].term != MT_TERM_TAIL_CALL;
         li->fallthrough_jmp = can_fall && !next_follows;
     }
+    rw_flow_plan_commit(c, &plan, rp.insns, block_first);
+    free(plan.words);
+    free(derived);
     for (uint32_t l = 0; l < p->nloops; l++)
         if (p->loops[l].header != 0)
             rp.insns[block_first[p->loops[l].header]].loop_header = true;

@@ -31,6 +31,7 @@
 #define MAP_MAGIC 0x3150414d4c4f544dull  /* "MTOOLMAP1" trailer: counters */
 #define MAP2_MAGIC 0x3250414d4c4f544dull /* "MTOOLMAP2" trailer: counters, then timers */
 #define MAP3_MAGIC 0x3350414d4c4f544dull /* "MTOOLMAP3" trailer: ... then call sites */
+#define MAP4_MAGIC 0x3450414d4c4f544dull /* "MTOOLMAP4" trailer: ... then flow equations */
 #define NEW_LOADS 3
 
 typedef struct {
@@ -47,8 +48,15 @@ typedef struct {
 typedef struct {
     uint32_t ntimers;
     uint32_t ncall_sites;      /* 0 in version 2 */
-    map_trailer v1;            /* with MAP2_MAGIC or MAP3_MAGIC */
+    map_trailer v1;            /* with MAP2_MAGIC, MAP3_MAGIC or MAP4_MAGIC */
 } map2_trailer;
+
+/* Version 4 (files with derived blocks, counters.c): after the call sites,
+ * nequation_words words of flow equations (mt_counter_map), then this. */
+typedef struct {
+    uint64_t nequation_words;
+    map2_trailer v2;           /* v1 with MAP4_MAGIC */
+} map4_trailer;
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -403,13 +411,14 @@ static void pad_to(rw_buf *b, uint64_t len)
 static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
 {
     rw_buf_align(file, 8, 0);
-    bool v3 = c->ntimed || c->ncall_sites;
-    map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters,
-                     .version = v3 ? 3 : 1, .magic = v3 ? MAP3_MAGIC : MAP_MAGIC};
+    uint32_t version = c->nequation_words ? 4 : c->ntimed || c->ncall_sites ? 3 : 1;
+    static const uint64_t magic[] = {0, MAP_MAGIC, 0, MAP3_MAGIC, MAP4_MAGIC};
+    map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters, .version = version,
+                     .magic = magic[version]};
     memcpy(t.binary_hash, hash, 32);
     for (uint32_t i = 0; i < c->ncounters; i++)
         rw_buf_u64(file, c->counter_addrs[i]);
-    if (!v3) {
+    if (version == 1) {
         rw_buf_put(file, &t, sizeof t);
         return;
     }
@@ -419,8 +428,14 @@ static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
     }
     for (uint32_t i = 0; i < c->ncall_sites; i++)
         rw_buf_u64(file, c->call_site_addrs[i]);
-    map2_trailer t2 = {.ntimers = c->ntimed, .ncall_sites = c->ncall_sites, .v1 = t};
-    rw_buf_put(file, &t2, sizeof t2);
+    for (size_t i = 0; i < c->nequation_words; i++)
+        rw_buf_u64(file, c->equations[i]);
+    map4_trailer t4 = {.nequation_words = c->nequation_words,
+                       .v2 = {.ntimers = c->ntimed, .ncall_sites = c->ncall_sites, .v1 = t}};
+    if (version == 4)
+        rw_buf_put(file, &t4, sizeof t4);
+    else
+        rw_buf_put(file, &t4.v2, sizeof t4.v2);
 }
 
 static int build_file(rw_code *c, const mt_elf_file *in, const runtime_blob *rt,
@@ -610,6 +625,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     if (rw_code_init(&c, prog, &in, err) != 0)
         goto out_input;
     c.loop_registers = !opt->no_loop_registers;
+    c.derive_counts = !opt->no_derived_counts;
     c.timers_only = opt->timers_only;
     c.trace = opt->trace;
     c.traced = opt->traced;
@@ -629,6 +645,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
         rc = 0;
     report->nprobes_saving_flags = c.nprobes_saving_flags;
     report->nloop_registers = c.nloop_registers;
+    report->nderived = c.nderived;
     report->nwrapped_calls = c.nwrapped_calls;
     report->ncall_sites = c.ncall_sites;
     report->ntimer_events = c.nevents_placed;
@@ -655,6 +672,34 @@ void mt_rewrite_report_free(mt_rewrite_report *report)
 
 /* ---- reading the counter map back ------------------------------------------ */
 
+/* Whether every equation derives a block counter once, from counters that
+ * are either counted or derived by an earlier equation: evaluated in order,
+ * each then reads final values. */
+static bool equations_valid(const mt_counter_map *map)
+{
+    uint8_t *state = mt_xcalloc((size_t)map->ncounters + 1, 1); /* 1: derived later, 2: done */
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < map->nequation_words;) {
+        uint32_t d = (uint32_t)map->equations[k], n = (uint32_t)(map->equations[k] >> 32);
+        ok = d < map->ncounters && !state[d] && !(map->addrs[d] & MT_COUNTER_FALLBACK) &&
+             n <= map->nequation_words - k - 1;
+        if (ok)
+            state[d] = 1;
+        k += 1 + (ok ? n : 0);
+    }
+    for (uint32_t k = 0; ok && k < map->nequation_words;) {
+        uint32_t d = (uint32_t)map->equations[k], n = (uint32_t)(map->equations[k] >> 32);
+        for (uint32_t j = 1; ok && j <= n; j++) {
+            uint64_t m = map->equations[k + j];
+            ok = m < map->ncounters && state[m] != 1; /* not derived later (or here) */
+        }
+        state[d] = 2;
+        k += 1 + n;
+    }
+    free(state);
+    return ok;
+}
+
 int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
 {
     memset(map, 0, sizeof *map);
@@ -668,22 +713,29 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
         goto out;
     }
     memcpy(&t, in.data + in.size - sizeof t, sizeof t);
-    map2_trailer t2 = {0};
-    size_t tail = sizeof t;
-    if (((t.magic == MAP2_MAGIC && t.version == 2) || (t.magic == MAP3_MAGIC && t.version == 3)) &&
-        in.size >= sizeof t2) {
-        memcpy(&t2, in.data + in.size - sizeof t2, sizeof t2);
+    map4_trailer t4 = {0};
+    size_t tail = 0;
+    if (t.magic == MAP_MAGIC && t.version == 1)
+        tail = sizeof t;
+    else if (((t.magic == MAP2_MAGIC && t.version == 2) ||
+              (t.magic == MAP3_MAGIC && t.version == 3)) && in.size >= sizeof t4.v2) {
+        memcpy(&t4.v2, in.data + in.size - sizeof t4.v2, sizeof t4.v2);
         if (t.version == 2)
-            t2.ncall_sites = 0;
-        tail = sizeof t2;
+            t4.v2.ncall_sites = 0;
+        tail = sizeof t4.v2;
+    } else if (t.magic == MAP4_MAGIC && t.version == 4 && in.size >= sizeof t4) {
+        memcpy(&t4, in.data + in.size - sizeof t4, sizeof t4);
+        tail = sizeof t4;
     }
-    uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers + t2.ncall_sites;
-    if ((t.magic != MAP_MAGIC || t.version != 1) && tail != sizeof t2) {
+    if (!tail) {
         mt_error_set(err, "%s: no valid mtool counter map (not instrumented by mtool?)", path);
         goto out;
     }
+    map2_trailer t2 = t4.v2;
+    uint64_t words = (uint64_t)t.ncounters + 2ull * t2.ntimers + t2.ncall_sites;
     if (t.map_offset > in.size - tail || (in.size - tail - t.map_offset) % 8 ||
-        (in.size - tail - t.map_offset) / 8 != words) {
+        t4.nequation_words > UINT32_MAX ||
+        (in.size - tail - t.map_offset) / 8 != words + t4.nequation_words) {
         mt_error_set(err, "%s: corrupt mtool counter map", path);
         goto out;
     }
@@ -703,15 +755,37 @@ int mt_counter_map_read(const char *path, mt_counter_map *map, mt_error *err)
     map->ncall_sites = t2.ncall_sites;
     map->call_sites = mt_xmalloc((size_t)t2.ncall_sites * 8 + 1);
     memcpy(map->call_sites, pairs + 16 * (size_t)t2.ntimers, (size_t)t2.ncall_sites * 8);
+    map->nequation_words = (uint32_t)t4.nequation_words;
+    map->equations = mt_xmalloc((size_t)t4.nequation_words * 8 + 1);
+    memcpy(map->equations, pairs + 16 * (size_t)t2.ntimers + 8 * (size_t)t2.ncall_sites,
+           (size_t)t4.nequation_words * 8);
+    if (!equations_valid(map)) {
+        mt_error_set(err, "%s: corrupt mtool counter map (flow equations)", path);
+        mt_counter_map_free(map);
+        goto out;
+    }
     rc = 0;
 out:
     mt_elf_file_close(&in);
     return rc;
 }
 
+void mt_counter_map_derive(const mt_counter_map *map, uint64_t *counts)
+{
+    for (uint32_t k = 0; k < map->nequation_words;) {
+        uint32_t d = (uint32_t)map->equations[k], n = (uint32_t)(map->equations[k] >> 32);
+        uint64_t sum = 0;
+        for (uint32_t j = 1; j <= n; j++)
+            sum += counts[map->equations[k + j]];
+        counts[d] = sum;
+        k += 1 + n;
+    }
+}
+
 void mt_counter_map_free(mt_counter_map *map)
 {
     free(map->addrs);
+    free(map->equations);
     free(map->timer_procs);
     free(map->timer_loops);
     free(map->call_sites);

@@ -8,7 +8,9 @@
  * (timer/timer.h) is embedded and runs before the program's own entry.
  *
  * Pass 1 instrumentation is one counter per block: `incq %gs:slot+8*i`,
- * counting executions of the block's first instruction.  Pass 2 adds TSC
+ * counting executions of the block's first instruction, except where flow
+ * determines it from other blocks' counts (rewriter/counters.c): that
+ * block's counter has no probe and the counter map says how to fill it.  Pass 2 adds TSC
  * timers on the entry and exit edges of the m-objects in
  * mt_rewrite_options.timed (rewriter/timers.c, timer/probes.S); blocks keep
  * their counters.  A tracing copy (mt_rewrite_options.trace) also records
@@ -46,6 +48,8 @@ typedef struct {
     const char *profile_dir;   /* absolute default for $MTOOL_OUT */
     const char *program_name;  /* prefix of profile file names */
     bool no_loop_registers;    /* every probe increments memory (for comparisons) */
+    bool no_derived_counts;    /* a probe in every block, none derived from flow (for
+                                  comparisons; rewriter/counters.c) */
     bool timers_only;          /* pass 2 without counter code: blocks are mapped but
                                   their counters stay 0, so timers see the program's
                                   own speed */
@@ -100,6 +104,7 @@ typedef struct {
     uint32_t ntable_checks;       /* jump-table reads whose index the copy checks */
     uint32_t nprobes_saving_flags;/* probes that had to preserve live flags */
     uint32_t nloop_registers;     /* blocks looping on themselves counted in a register */
+    uint32_t nderived;            /* blocks whose count is derived from others': no probe */
     uint32_t nwrapped_calls;      /* call sites redirected to runtime wrappers */
     uint32_t ncall_sites;         /* calls through pointers whose targets are recorded */
     uint64_t code_bytes;          /* relocated code, probes included */
@@ -141,6 +146,12 @@ typedef struct {
     uint64_t timers_id;        /* mt_timer_set_id of those pairs (profiles carry it) */
     uint32_t ncall_sites;      /* pass 1: calls through pointers whose targets are recorded: */
     uint64_t *call_sites;      /* ... record i is the call (or tail jump) at call_sites[i] */
+    /* Derived blocks (rewriter/counters.c): their counters have no probe.
+     * Equation words: n << 32 | counter i, then the n counters whose sum is
+     * counter i's count; a term is counted or derived by an earlier
+     * equation (checked when the map is read). */
+    uint64_t *equations;
+    uint32_t nequation_words;
 } mt_counter_map;
 
 /* FNV-1a over the (procedure entry, loop header or 0) pairs of a timed
@@ -156,5 +167,8 @@ uint64_t mt_call_graph_id(const mt_program *prog);
 
 int mt_counter_map_read(const char *instrumented_path, mt_counter_map *map, mt_error *err);
 void mt_counter_map_free(mt_counter_map *map);
+/* Fills the derived blocks' counters of `counts` (the map's ncounters,
+ * summed over threads and processes) from their equations. */
+void mt_counter_map_derive(const mt_counter_map *map, uint64_t *counts);
 
 #endif

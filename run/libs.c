@@ -267,11 +267,13 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
     return rc == 0 ? build_env(out, err) : -1;
 }
 
-void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, const uint64_t *counts)
+void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts)
 {
     for (size_t i = 0; i < l->nlibs; i++)
-        if (!l->libs[i].note)
+        if (!l->libs[i].note) {
+            mt_counter_map_derive(&l->libs[i].map, counts); /* its own range of counts */
             rn_accumulate(l->libs[i].prog, &l->libs[i].map, counts, &l->libs[i].totals);
+        }
 }
 
 void mt_pass1_libraries_free(mt_pass1_libraries *l)

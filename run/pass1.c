@@ -37,6 +37,10 @@ void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint
     for (uint32_t p = 0; p < prog->nprocs; p++)
         t->proc_first[p + 1] = t->proc_first[p] + prog->procs[p].nblocks;
     t->block_counts = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->block_counts);
+    t->derived = mt_xcalloc(t->proc_first[prog->nprocs] + 1, sizeof *t->derived);
+    bool *derived = mt_xcalloc((size_t)map->ncounters + 1, sizeof *derived);
+    for (uint32_t k = 0; k < map->nequation_words; k += 1 + (uint32_t)(map->equations[k] >> 32))
+        derived[(uint32_t)map->equations[k]] = true;
     for (uint32_t i = 0; i < map->ncounters; i++) {
         if (map->addrs[i] & MT_COUNTER_FALLBACK) {
             if (counts[i])
@@ -51,6 +55,8 @@ void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint
             continue;
         const mt_block *blk = &prog->procs[p].blocks[b];
         t->block_counts[t->proc_first[p] + b] = counts[i];
+        t->derived[t->proc_first[p] + b] = derived[i];
+        t->probes += derived[i] ? 0 : counts[i];
         t->counted_blocks++;
         t->executed_blocks += counts[i] != 0;
         t->blocks += counts[i];
@@ -58,14 +64,15 @@ void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint
         t->reads += counts[i] * blk->mem_reads;
         t->writes += counts[i] * blk->mem_writes;
     }
+    free(derived);
 }
 
 /* ---- figure 2 ---------------------------------------------------------------- */
 
-static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_t *block_counts,
-                            uint64_t probes, const mt_run_times *base, const mt_run_times *run,
-                            FILE *log)
+static void figure2_compute(mt_figure2 *f, const mt_program *prog, const mt_pass1_totals *t,
+                            const mt_run_times *base, const mt_run_times *run, FILE *log)
 {
+    const uint64_t *block_counts = t->block_counts, probes = t->probes;
     memset(f, 0, sizeof *f);
     f->compensated_s = f->measured_s = f->overhead_s = f->overhead_percent = NAN;
     f->probes = probes;
@@ -89,7 +96,7 @@ static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_
     snprintf(f->profile_source, sizeof f->profile_source, "%s", m.source);
     f->profile_version = m.version;
     f->tsc_hz = m.tsc_hz;
-    if (mt_predict_executed(&m, prog, run != NULL, block_counts, &c, &err) != 0) {
+    if (mt_predict_executed(&m, prog, run != NULL, t->derived, block_counts, &c, &err) != 0) {
         snprintf(f->error, sizeof f->error, "%s", err.msg);
         return;
     }
@@ -97,7 +104,8 @@ static void figure2_compute(mt_figure2 *f, const mt_program *prog, const uint64_
     for (uint32_t p = 0; p < c.nprocs; p++) /* blocks, loop exits and chains */
         f->cycles += mt_predicted_cycles_proc(prog, &c, block_counts, p);
     for (uint64_t i = 0; i < c.first[c.nprocs]; i++)
-        f->probe_cycles += (double)block_counts[i] * c.costs[i].probe_cycles;
+        if (!t->derived[i])
+            f->probe_cycles += (double)block_counts[i] * c.costs[i].probe_cycles;
     mt_program_costs_free(&c);
     /* Core cycles become seconds at the clock the measured run saw. */
     const mt_run_times *timed = base ? base : run;
@@ -235,8 +243,8 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_pass1_libraries_accumulate(&r->libs, r->merge.counts);
     mt_run_times bt = {r->base.user, r->base.sys, r->base.tsc_per_cycle};
     mt_run_times rt = {r->run.user, r->run.sys, r->run.tsc_per_cycle};
-    figure2_compute(&r->fig, r->prog, r->totals.block_counts, r->totals.blocks,
-                    r->baseline ? &bt : NULL, r->ran ? &rt : NULL, o->log);
+    figure2_compute(&r->fig, r->prog, &r->totals, r->baseline ? &bt : NULL, r->ran ? &rt : NULL,
+                    o->log);
     return 0;
 }
 
@@ -249,6 +257,7 @@ int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
 void rn_pass1_totals_free(mt_pass1_totals *t)
 {
     free(t->block_counts);
+    free(t->derived);
     free(t->proc_first);
     free(t->fallbacks);
     memset(t, 0, sizeof *t);

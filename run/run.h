@@ -231,8 +231,10 @@ typedef struct {
 /* Pass 1's measured counts per block of the program, and their sums. */
 typedef struct {
     uint64_t *block_counts; /* per procedure: offset into one array */
+    bool *derived;          /* parallel: the count follows from others' (no probe ran) */
     uint64_t *proc_first;   /* first block count index of each procedure */
     uint64_t blocks, insns, reads, writes;
+    uint64_t probes;        /* executions of probes: blocks, less the derived ones */
     uint64_t executed_blocks, counted_blocks;
     uint32_t *fallbacks;    /* counters of jump-table reads that went on in the original code */
     size_t nfallbacks, cap_fallbacks;
@@ -269,7 +271,7 @@ typedef struct {
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libraries *out,
                                FILE *log, mt_error *err);
 /* Each counted library's counts from the merged counts of the set. */
-void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, const uint64_t *counts);
+void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts);
 void mt_pass1_libraries_free(mt_pass1_libraries *l);
 
 /* ---- MPI jobs (mpi.c; docs/REPORT.md, "MPI jobs") ------------------------------ */

@@ -504,11 +504,11 @@ static void print_json(FILE *fp, const summary *s)
     json_u64_field(fp, "blocks", rw->nblocks_instrumented);
     json_u64_field(fp, "blocks_candidates", rw->nblocks_candidates);
     json_u64_field(fp, "relocated_code_bytes", rw->code_bytes);
-    fprintf(fp, ",\"probes_saving_flags\":%u,\"self_loops_in_registers\":%u,\"wrapped_calls\":%u,"
-                "\"recorded_call_sites\":%u,\"table_checks\":%u,\"unwind_entries\":%u,"
-                "\"not_instrumented\":[",
-            rw->nprobes_saving_flags, rw->nloop_registers, rw->nwrapped_calls, rw->ncall_sites,
-            rw->ntable_checks, rw->nfdes);
+    fprintf(fp, ",\"derived_blocks\":%u,\"probes_saving_flags\":%u,\"self_loops_in_registers\":%u,"
+                "\"wrapped_calls\":%u,\"recorded_call_sites\":%u,\"table_checks\":%u,"
+                "\"unwind_entries\":%u,\"not_instrumented\":[",
+            rw->nderived, rw->nprobes_saving_flags, rw->nloop_registers, rw->nwrapped_calls,
+            rw->ncall_sites, rw->ntable_checks, rw->nfdes);
     for (uint32_t i = 0; i < rw->nskipped; i++) {
         const mt_procedure *p = &s->prog->procs[rw->skipped[i].proc];
         fputs(i ? ",{\"procedure\":" : "{\"procedure\":", fp);

@@ -40,6 +40,8 @@ const char mt_instrument_usage[] =
     "                      timed objects run at the program's own speed (pass 2)\n"
     "  --no-loop-registers count blocks that loop on themselves in memory too\n"
     "                      (slower; for comparing the two kinds of probes)\n"
+    "  --no-derived-counts a probe in every block, none whose count flow determines\n"
+    "                      from its neighbours' (slower; for comparisons)\n"
     "  --skip PROC         leave procedure PROC (a name, or its entry 0x...) as it is\n"
     "                      (repeatable): for code that something runs from its\n"
     "                      original bytes, such as valgrind's trampolines, which\n"
@@ -48,7 +50,7 @@ const char mt_instrument_usage[] =
 
 typedef struct {
     const char *bin, *out, *profile_dir;
-    bool counts, verbose, no_loop_registers, timers_only;
+    bool counts, verbose, no_loop_registers, no_derived_counts, timers_only;
     const char **time_specs;
     size_t ntime_specs, cap_time_specs;
     const char **skip_specs;
@@ -64,6 +66,8 @@ static int parse_args(int argc, char **argv, instrument_args *a)
             a->counts = true;
         else if (strcmp(s, "--no-loop-registers") == 0)
             a->no_loop_registers = true;
+        else if (strcmp(s, "--no-derived-counts") == 0)
+            a->no_derived_counts = true;
         else if (strcmp(s, "--timers-only") == 0)
             a->timers_only = true;
         else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
@@ -125,12 +129,12 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nprocs_instrumented, r->nprocs_candidates,
             percent(r->nprocs_instrumented, r->nprocs_candidates), r->nblocks_instrumented,
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
-    fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u probes save flags; %u self-loops count "
-                "in a register; %u calls to thread and process creation wrapped; %u calls through "
-                "pointers record their targets; %u jump-table reads check their index; %u unwind "
-                "entries\n",
-            r->code_bytes, r->nprobes_saving_flags, r->nloop_registers, r->nwrapped_calls,
-            r->ncall_sites, r->ntable_checks, r->nfdes);
+    fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u block counts derived from others' "
+                "(no probe); %u probes save flags; %u self-loops count in a register; %u calls to "
+                "thread and process creation wrapped; %u calls through pointers record their "
+                "targets; %u jump-table reads check their index; %u unwind entries\n",
+            r->code_bytes, r->nderived, r->nprobes_saving_flags, r->nloop_registers,
+            r->nwrapped_calls, r->ncall_sites, r->ntable_checks, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
     for (uint32_t i = 0; i < shown; i++) {
         char *name = mt_ui_escape(prog->procs[r->skipped[i].proc].name),
@@ -215,6 +219,7 @@ int mt_cmd_instrument(int argc, char **argv)
     char *name_copy = mt_xstrdup(a.bin);
     mt_rewrite_options ro = {.profile_dir = dir ? dir : "", .program_name = basename(name_copy),
                              .no_loop_registers = a.no_loop_registers,
+                             .no_derived_counts = a.no_derived_counts,
                              .timers_only = a.timers_only};
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);

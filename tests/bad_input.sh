@@ -263,6 +263,33 @@ fi
 # No output file left behind by any of them.
 if [ -e "$WORK/out" ]; then not_ok "instrument left $WORK/out"; else ok "no partial output"; fi
 
+# ---- a cached copy whose flow equations are damaged ------------------------
+# The MTOOLMAP4 trailer ("MTOLMAP4" in the file's last 8 bytes) is 72 bytes:
+# the numbers of equation words, of timers and of call sites, then the
+# version 1 trailer.  The word before it is the last equation's last term:
+# a counter past the map's end must be refused by name, never summed.
+cat > "$WORK/diamonds.c" <<'C'
+int pick(int x) { int y; if (x & 1) y = 3 * x; else y = x / 2; return y + 1; }
+int main(int argc, char **argv) { (void)argv; return pick(argc) == 4 ? 0 : 1; }
+C
+if cc -O0 -o "$WORK/diamonds" "$WORK/diamonds.c" 2>/dev/null &&
+    "$MTOOL" count --no-store -o "$WORK/drun" -- "$WORK/diamonds" >/dev/null 2>&1; then
+    copy=$(ls "$WORK"/cache/mtool/instrumented/*/diamonds)
+    size=$(wc -c < "$copy")
+    if tail -c 8 "$copy" | grep -q "MTOLMAP4"; then
+        poke "$copy" $((size - 80)) 377 377 377 377
+        check_cmd "count --profiles with a cached copy's flow equation out of range" "$copy" \
+            count --no-store --profiles "$WORK/drun/profiles" -- "$WORK/diamonds"
+        grep -q "corrupt mtool counter map (flow equations)" "$WORK/stderr" &&
+            ok "the damaged equations named as such" ||
+            not_ok "the damaged equations not named: $(head -1 "$WORK/stderr")"
+    else
+        not_ok "the copy of a program with an if-else has no flow equations (MTOOLMAP4)"
+    fi
+else
+    not_ok "count of the if-else program failed: no cached copy to damage"
+fi
+
 # ---- instrument: what it refuses, and what it must not -----------------------
 # check_instrument NAME PATH [PATTERN]: with PATTERN, a refusal (exit 1,
 # one stderr line "mtool: PATH: ..." matching PATTERN, no output file);

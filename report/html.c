@@ -213,21 +213,136 @@ static void write_files(FILE *fp, const mt_report *r, const uint32_t *file_slot,
     fputc(']', fp);
 }
 
-/* Objects without source lines: their blocks, as the analyzer cut them. */
-static void write_blocks(FILE *fp, const mt_report *r)
+/* The procedures of objects without source lines, instruction by
+ * instruction: {"procedure", "entry", "insns": [[address, text,
+ * executions, reads, writes, memops, overhead, object], ...]}. */
+static void write_disassembly(FILE *fp, const mt_report *r)
 {
-    fputs(",\"blocks\":[", fp);
-    bool first = true;
-    for (size_t i = 0; i < r->nlines; i++) {
-        const mt_report_line *l = &r->lines[i];
-        if (l->file || l->object == MT_NONE)
-            continue;
-        const mt_procedure *p = &r->prog->procs[l->proc];
-        fprintf(fp, "%s[%d,\"0x%" PRIx64 "\",%" PRIu64 ",%" PRIu64 ",%.0f,%.0f]", first ? "" : ",",
-                (int)l->object, p->entry, l->executions, l->memops, l->predicted, l->overhead);
-        first = false;
+    fputs(",\"disasm\":[", fp);
+    for (size_t k = 0; k < r->ninsns; k++) {
+        const mt_report_insn *in = &r->insns[k];
+        bool first = k == 0 || r->insns[k - 1].proc != in->proc;
+        if (first) {
+            const mt_procedure *p = &r->prog->procs[in->proc];
+            fputs(k ? "]},{\"procedure\":" : "{\"procedure\":", fp);
+            json_text(fp, p->name);
+            fprintf(fp, ",\"entry\":\"0x%" PRIx64 "\",\"insns\":[", p->entry);
+        }
+        fprintf(fp, "%s[\"0x%" PRIx64 "\",", first ? "" : ",", in->insn.address);
+        json_text(fp, in->insn.text);
+        fprintf(fp, ",%" PRIu64 ",%u,%u,%" PRIu64 ",%.0f,%d]", in->executions, in->insn.reads,
+                in->insn.writes, in->memops, in->overhead,
+                in->object == MT_NONE ? -1 : (int)in->object);
+    }
+    fputs(r->ninsns ? "]}]" : "]", fp);
+}
+
+/* A stored object's name and place, as `mtool history` names them
+ * (PROC, PROC/LOOP-PATH; FILE:LINE), unescaped: the page shows text. */
+static void write_stored_object(FILE *fp, const mt_store_object_row *o)
+{
+    char *name = o->loop_path ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
+                              : mt_xstrdup(o->procedure);
+    char *place = o->data_kind ? mt_xstrdup(o->data_kind)
+                  : o->file    ? mt_xasprintf("%s:%u", o->file, o->line)
+                               : mt_xasprintf("0x%" PRIx64, o->address);
+    fputs("{\"name\":", fp);
+    json_text(fp, name);
+    fprintf(fp, ",\"kind\":\"%s\",\"place\":", o->data_kind ? "data" : o->is_region ? "region"
+                                                     : o->is_loop ? "loop" : "procedure");
+    json_text(fp, place);
+    free(name);
+    free(place);
+}
+
+static const char *metric_key(mt_store_metric m)
+{
+    switch (m.kind) {
+    case MT_METRIC_OVERHEAD: return "overhead";
+    case MT_METRIC_MEASURED: return "measured";
+    case MT_METRIC_SIM_MISSES: return "ll_misses";
+    default: return "memops";
+    }
+}
+
+static void write_trends(FILE *fp, const mt_report *r)
+{
+    const mt_report_history *h = &r->history;
+    fputs(",\"trend\":[", fp);
+    for (size_t i = 0; i < r->nobjects; i++) {
+        fputs(i ? ",[" : "[", fp);
+        for (size_t k = 0; k < h->ntrend[i]; k++) {
+            const mt_report_point *p = &h->trend[i][k];
+            fprintf(fp, "%s[%" PRId64 ",", k ? "," : "", p->run);
+            mt_json_number(fp, p->measured);
+            fputc(',', fp);
+            mt_json_number(fp, p->predicted);
+            fputc(',', fp);
+            mt_json_number(fp, p->overhead);
+            fputc(']', fp);
+        }
+        fputc(']', fp);
     }
     fputc(']', fp);
+}
+
+/* Pairs (changed or not), then the objects only one run executed. */
+static void write_diff(FILE *fp, const mt_report_history *h)
+{
+    const mt_store_diff *d = &h->diff;
+    fputs(",\"diff\":[", fp);
+    for (size_t k = 0; k < h->ncompared; k++) {
+        const mt_store_compared *c = &h->compared[k];
+        fputs(k ? "," : "", fp);
+        write_stored_object(fp, &d->b[c->row]);
+        json_key_number(fp, "before", c->before);
+        json_key_number(fp, "after", c->after);
+        json_key_number(fp, "change", c->change); /* null: from zero */
+        json_key_number(fp, "share", c->share);
+        fprintf(fp, ",\"regressed\":%s,\"improved\":%s}", h->regressed[k] ? "true" : "false",
+                c->worse < -MT_STORE_REGRESSION_PCT ? "true" : "false");
+    }
+    fputs("],\"new\":[", fp);
+    bool first = true;
+    for (size_t j = 0; j < d->nb; j++)
+        if (d->b_to_a[j] == MT_NONE) {
+            fputs(first ? "" : ",", fp);
+            write_stored_object(fp, &d->b[j]);
+            fputc('}', fp);
+            first = false;
+        }
+    fputs("],\"gone\":[", fp);
+    first = true;
+    for (size_t i = 0; i < d->na; i++)
+        if (!d->a_paired[i]) {
+            fputs(first ? "" : ",", fp);
+            write_stored_object(fp, &d->a[i]);
+            fputc('}', fp);
+            first = false;
+        }
+    fputc(']', fp);
+}
+
+/* The history view's figures (report/history.c): {"run": 0, "why"} when
+ * the run is not in the history. */
+static void write_history(FILE *fp, const mt_report *r)
+{
+    const mt_report_history *h = &r->history;
+    fprintf(fp, ",\"history\":{\"run\":%" PRId64, h->run);
+    if (!h->run) {
+        fputs(",\"why\":", fp);
+        json_text(fp, h->why ? h->why : "no history was read");
+        fputc('}', fp);
+        return;
+    }
+    fprintf(fp, ",\"baseline\":%" PRId64, h->baseline);
+    write_trends(fp, r);
+    if (h->baseline) {
+        fprintf(fp, ",\"metric\":\"%s\",\"threshold\":%g,\"min_share\":%g",
+                metric_key(h->metric), MT_STORE_REGRESSION_PCT, MT_STORE_MIN_SHARE_PCT);
+        write_diff(fp, h);
+    }
+    fputc('}', fp);
 }
 
 /* The page's fixed elements, which the script fills. */
@@ -290,7 +405,8 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
     fputs(",\"version\":\"" MTOOL_VERSION "\"", fp);
     write_objects(fp, r, file_slot);
     write_files(fp, r, file_slot, nshown);
-    write_blocks(fp, r);
+    write_disassembly(fp, r);
+    write_history(fp, r);
     fprintf(fp, ",\"stall_thresholds\":{\"model_error_pct\":%g,\"memory_bound_pct\":%g}",
             MT_STALL_MODEL_ERROR_PCT, MT_STALL_MEMORY_BOUND_PCT);
     fputs(",\"sim\":", fp); /* checked JSON (run/rundir.c's reader) */

@@ -100,6 +100,19 @@ static void write_program(FILE *fp, const mt_report *r)
     fputc('}', fp);
 }
 
+/* Procedure proc's index among the disassembled ones (write_disassembly's
+ * order), -1 when it is not one. */
+static int disassembly_slot(const mt_report *r, uint32_t proc)
+{
+    int slot = -1;
+    for (size_t k = 0; k < r->ninsns; k++) {
+        slot += k == 0 || r->insns[k - 1].proc != r->insns[k].proc;
+        if (r->insns[k].proc == proc)
+            return slot;
+    }
+    return -1;
+}
+
 static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slot)
 {
     fputs(",\"objects\":[", fp);
@@ -120,8 +133,9 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         json_key_number(fp, "measured", o->measured);
         json_key_number(fp, "overhead", o->overhead);
         json_key_number(fp, "extra", o->extra_per_memop);
-        fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u}",
-                o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line);
+        fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u,\"disasm\":%d}",
+                o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line,
+                disassembly_slot(r, o->proc));
     }
     fputc(']', fp);
 }
@@ -354,6 +368,7 @@ static const char page_body[] =
     "<div class=\"legend\"><span class=\"pred\"></span>predicted<span class=\"over\"></span>"
     "overhead (measured &minus; predicted)</div>\n"
     "<svg id=\"histogram\" role=\"img\" aria-label=\"m-objects\"></svg>\n"
+    "<div class=\"toolbar\"><button id=\"objects-csv\">Download CSV</button></div>\n"
     "<table class=\"objects\" id=\"objects-table\"></table>\n"
     "<h2>Call tree of measured time (flame graph)</h2>\n"
     "<div class=\"legend\">width: measured time, the program at the bottom, each timed object "
@@ -368,6 +383,16 @@ static const char page_body[] =
     "<button id=\"prev\">&#9664; PREV</button><button id=\"next\">NEXT &#9654;</button>"
     "<span id=\"position\">bottlenecks by overhead: NEXT starts at the largest</span></div>\n"
     "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n"
+    "<h2 id=\"history-head\">History: this run among the runs of its program</h2>\n"
+    "<p id=\"history-note\"></p>\n"
+    "<section id=\"history\" hidden>\n"
+    "<h3>Trend per m-object over the timed runs up to this one</h3>\n"
+    "<div class=\"legend\"><span class=\"meas\"></span>measured<span class=\"pred\"></span>"
+    "predicted<span class=\"over\"></span>overhead (core cycles; this run ringed)</div>\n"
+    "<div id=\"trends\"></div>\n"
+    "<h3>Diff against the baseline run</h3><p id=\"diff-note\"></p>\n"
+    "<div class=\"toolbar\"><button id=\"diff-csv\">Download CSV</button></div>\n"
+    "<table class=\"objects\" id=\"diff-table\"></table></section>\n"
     "<h2 id=\"simulation-head\">Simulation: misses, their causes and the stall they cost</h2>\n"
     "<p id=\"no-simulation\">No simulation in this run directory: <code>mtool sim RUNDIR</code> "
     "traces the timed objects through the cache simulator, keeps its result in the run "

@@ -307,8 +307,9 @@
     const code = document.getElementById('code'), rows = disasm[k];
     code.textContent = '';
     const head = el('div', {class: 'line insn head'});
-    for (const t of ['address', 'executed', 'memory ops', 'overhead', 'instruction'])
+    for (const t of ['address', 'executed', 'memory ops', 'overhead'])
       head.appendChild(el('span', {class: 'fig'}, t));
+    head.appendChild(el('span', {class: 'src'}, 'instruction'));
     code.appendChild(head);
     code.appendChild(el('div', {class: 'note'}, 'no source lines for ' + data.disasm[k].procedure +
                         ' (no DWARF): its disassembly'));

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -49,11 +50,20 @@ static bool is_this_run(const mt_report *r, const mt_store_object_row *rows, siz
     return r->nobjects > 0;
 }
 
-/* The stored run of r, newest first among the timed runs of its build; 0
- * when none. */
-static int find_run(mt_store *s, const mt_report *r, int64_t *run, int64_t *obj_ids, mt_error *err)
+/* The stored run of r, newest first among the timed runs of its build
+ * stored since RUNDIR's pass2.tsv was written (a run is stored after its
+ * pass 2: the runs before cannot be it, and a long history is not read
+ * run by run); 0 when none. */
+static int find_run(mt_store *s, const mt_report *r, const char *rundir, int64_t *run,
+                    int64_t *obj_ids, mt_error *err)
 {
     *run = 0;
+    char *pass2 = mt_xasprintf("%s/pass2.tsv", rundir);
+    struct stat st;
+    int found = stat(pass2, &st);
+    free(pass2);
+    if (found != 0)
+        return 0; /* read before: gone since, no run to find */
     char path[PATH_MAX];
     uint8_t sha[32];
     char hex[65];
@@ -61,7 +71,7 @@ static int find_run(mt_store *s, const mt_report *r, int64_t *run, int64_t *obj_
         return 0; /* no binary to compare with: checked before, so not this run's either */
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", sha[i]);
-    mt_store_filter f = {.program = path};
+    mt_store_filter f = {.program = path, .since = (double)st.st_mtime - 1};
     mt_store_run_row *runs;
     size_t nruns;
     if (mt_store_list(s, &f, &runs, &nruns, err) != 0)
@@ -128,13 +138,14 @@ static int load_diff(mt_store *s, mt_report_history *h, const char *baseline, mt
 
 /* What the history holds of the reported run: it, the trends, the diff;
  * -1 with why when it cannot be read. */
-static int load_run(mt_store *s, mt_report *r, const char *baseline, mt_error *why)
+static int load_run(mt_store *s, mt_report *r, const char *rundir, const char *baseline,
+                    mt_error *why)
 {
     mt_report_history *h = &r->history;
     h->trend = mt_xcalloc(r->nobjects + 1, sizeof *h->trend);
     h->ntrend = mt_xcalloc(r->nobjects + 1, sizeof *h->ntrend);
     int64_t *obj_ids = mt_xcalloc(r->nobjects + 1, sizeof *obj_ids);
-    int rc = find_run(s, r, &h->run, obj_ids, why);
+    int rc = find_run(s, r, rundir, &h->run, obj_ids, why);
     for (size_t i = 0; i < r->nobjects && rc == 0 && h->run; i++)
         rc = load_trend(s, h, i, obj_ids[i], why);
     if (rc == 0 && h->run)
@@ -143,13 +154,14 @@ static int load_run(mt_store *s, mt_report *r, const char *baseline, mt_error *w
     return rc;
 }
 
-int mt_report_load_history(mt_report *r, const char *db, const char *baseline, mt_error *err)
+int mt_report_load_history(mt_report *r, const char *rundir, const char *db, const char *baseline,
+                           mt_error *err)
 {
     mt_report_history *h = &r->history;
     mt_error why;
     bool exists = access(db, F_OK) == 0;
     mt_store *s = exists ? mt_store_open(db, MT_STORE_READ, &why) : NULL;
-    int rc = s ? load_run(s, r, baseline, &why) : -1;
+    int rc = s ? load_run(s, r, rundir, baseline, &why) : -1;
     if (s)
         mt_store_close(s);
     if (rc == 0 && !h->run)

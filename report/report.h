@@ -107,12 +107,13 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err);
  * profile are borrowed, not read and analyzed again; `p` must outlive *r. */
 int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *r, mt_error *err);
 void mt_report_free(mt_report *r);
-/* The history view's figures from the history at `db` (a missing or
+/* The history view's figures of RUNDIR's run from the history at `db` (a missing or
  * unreadable one, or one without this run: r->history says why, 0); the
  * diff against `baseline` (a RUN spec: an id, "last", "last~K"), NULL: the
  * previous run of the program.  -1 with err only when `baseline` is given
  * and cannot be compared. */
-int mt_report_load_history(mt_report *r, const char *db, const char *baseline, mt_error *err);
+int mt_report_load_history(mt_report *r, const char *rundir, const char *db, const char *baseline,
+                           mt_error *err);
 
 /* The HTML page: one file, inline CSS, script and SVG, no network request;
  * program-derived text is data to the page, never markup. */

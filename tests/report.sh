@@ -24,9 +24,9 @@ export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h
 . "$(dirname "$0")/lib.sh"
 
 # A page's markup outside the run's JSON (which holds the program's text),
-# without the script's URL.createObjectURL( calls: the CSV downloads' blob:
-# URLs, made in the page from its own data, load nothing.
-markup() { python3 -c 'import re,sys; print(re.sub(r"<script type=\"application/json\" id=\"mtool-data\">.*?</script>", "", open(sys.argv[1], encoding="utf-8").read(), flags=re.S).replace("URL.createObjectURL(", ""))' "$1"; }
+# without the script's URL.createObjectURL( and revokeObjectURL( calls: the
+# CSV downloads' blob: URLs, made in the page from its own data, load nothing.
+markup() { python3 -c 'import re,sys; print(re.sub(r"URL\.(create|revoke)ObjectURL\(", "", re.sub(r"<script type=\"application/json\" id=\"mtool-data\">.*?</script>", "", open(sys.argv[1], encoding="utf-8").read(), flags=re.S)))' "$1"; }
 
 bin=$(ls "$SAMPLES2"/memory-gcc-* 2> /dev/null | head -1)
 [ -n "$bin" ] || bin=$(ls "$SAMPLES2"/memory-* | head -1)

@@ -83,7 +83,7 @@ static int load_report(const char *rundir, const mt_pass2_result *pass2, const c
     char *db = mt_store_default_path();
     int rc = (pass2 ? mt_report_of_pass2(rundir, pass2, r, &err)
                     : mt_report_load(rundir, stderr, r, &err)) != 0 ||
-             mt_report_load_history(r, db, baseline, &err) != 0;
+             mt_report_load_history(r, rundir, db, baseline, &err) != 0;
     free(db);
     if (rc)
         mt_ui_error("report: %s", err.msg);

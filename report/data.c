@@ -268,9 +268,9 @@ static int build_insns(mt_report *r, const uint64_t *counts, const uint64_t *fir
             return -1;
         for (size_t k = 0; k < n; k++) {
             uint64_t b = first[p] + insns[k].block;
+            uint64_t accesses = (uint64_t)insns[k].reads + insns[k].writes;
             mt_report_insn row = {.proc = p, .insn = insns[k], .executions = counts[b],
-                                  .memops = counts[b] * (uint64_t)(insns[k].reads + insns[k].writes),
-                                  .object = owner[b]};
+                                  .memops = counts[b] * accesses, .object = owner[b]};
             if (row.object != MT_NONE && r->objects[row.object].extra_per_memop > 0)
                 row.overhead = (double)row.memops * r->objects[row.object].extra_per_memop;
             MT_PUSH(r->insns, r->ninsns, cap, row);

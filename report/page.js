@@ -814,7 +814,8 @@
     svg.appendChild(svgEl('line', {x1: left, x2: w - right, y1: y(0), y2: y(0), class: 'axis'}));
     svg.appendChild(svgEl('text', {x: left - 4, y: top + 8, class: 'tick'}, num(hi)));
     svg.appendChild(svgEl('text', {x: left - 4, y: y(0) + 4, class: 'tick'}, '0'));
-    if (lo < 0) svg.appendChild(svgEl('text', {x: left - 4, y: h - bottom, class: 'tick'}, num(lo)));
+    if (lo < 0)
+      svg.appendChild(svgEl('text', {x: left - 4, y: h - bottom, class: 'tick'}, num(lo)));
     [['measured', 1], ['predicted', 2], ['overhead', 3]].forEach(([cls, f]) => {
       const drawn = points.map((p, k) => [k, p]).filter(([, p]) => p[f] !== null);
       svg.appendChild(svgEl('polyline', {class: 'series ' + cls,

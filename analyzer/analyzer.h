@@ -324,6 +324,21 @@ void mt_blocks_callees(const mt_program *prog, uint32_t p, const bool *in, bool 
 void mt_region_of_blocks(const mt_procedure *p, const uint32_t *cuts, uint32_t n, uint32_t *region);
 
 /* Lookup helpers. */
+/* One instruction of a procedure, as text (mnemonic and operands, Intel
+ * syntax, capstone's), with its block and its memory accesses per
+ * execution (explicit and implicit, as the block's mem_reads/mem_writes). */
+typedef struct {
+    uint64_t address;
+    uint32_t block;            /* index in the procedure's blocks */
+    uint8_t reads, writes;
+    char text[200];            /* capstone's mnemonic (32), a space, its operands (160) */
+} mt_insn_text;
+/* The instructions of procedure `proc`'s blocks, in block (address) order,
+ * decoded again from prog->path (malloc'd into *out); -1 with err ("FILE:
+ * reason") when the file cannot be read or no longer decodes there. */
+int mt_procedure_listing(const mt_program *prog, uint32_t proc, mt_insn_text **out, size_t *n,
+                         mt_error *err);
+
 uint32_t mt_find_procedure(const mt_program *prog, const char *name); /* MT_NONE if absent */
 uint32_t mt_procedure_at(const mt_program *prog, uint64_t addr);     /* containing proc */
 uint32_t mt_procedure_with_entry(const mt_program *prog, uint64_t addr); /* entry == addr */

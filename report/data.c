@@ -244,6 +244,42 @@ static void find_hot_lines(mt_report *r)
     }
 }
 
+/* Whether procedure p is the procedure of a timed object without source
+ * lines, whose view is then its disassembly. */
+static bool shown_as_disassembly(const mt_report *r, uint32_t p)
+{
+    for (size_t i = 0; i < r->nobjects; i++)
+        if (r->objects[i].proc == p && !r->objects[i].file)
+            return true;
+    return false;
+}
+
+/* Every instruction of those procedures, with its block's figures. */
+static int build_insns(mt_report *r, const uint64_t *counts, const uint64_t *first,
+                       const uint32_t *owner, mt_error *err)
+{
+    size_t cap = 0;
+    for (uint32_t p = 0; p < r->prog->nprocs; p++) {
+        if (!shown_as_disassembly(r, p))
+            continue;
+        mt_insn_text *insns;
+        size_t n;
+        if (mt_procedure_listing(r->prog, p, &insns, &n, err) != 0)
+            return -1;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t b = first[p] + insns[k].block;
+            uint64_t accesses = (uint64_t)insns[k].reads + insns[k].writes;
+            mt_report_insn row = {.proc = p, .insn = insns[k], .executions = counts[b],
+                                  .memops = counts[b] * accesses, .object = owner[b]};
+            if (row.object != MT_NONE && r->objects[row.object].extra_per_memop > 0)
+                row.overhead = (double)row.memops * r->objects[row.object].extra_per_memop;
+            MT_PUSH(r->insns, r->ninsns, cap, row);
+        }
+        free(insns);
+    }
+    return 0;
+}
+
 /* The lines and objects of r (its program and pass2 set), from pass 1's
  * counts (freed here) and the machine profile pass 2 predicted with. */
 static int build(mt_report *r, const mt_machine *machine, uint64_t *counts, mt_error *err)
@@ -263,12 +299,13 @@ static int build(mt_report *r, const mt_machine *machine, uint64_t *counts, mt_e
     build_objects(r, counts, first, owner, owner_size);
     build_lines(r, counts, first, &costs, owner);
     find_hot_lines(r);
+    int rc = build_insns(r, counts, first, owner, err);
     free(owner);
     free(owner_size);
     free(first);
     free(counts);
     mt_program_costs_free(&costs);
-    return 0;
+    return rc;
 }
 
 int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
@@ -319,6 +356,8 @@ void mt_report_free(mt_report *r)
     free(r->objects);
     free(r->lines);
     free(r->sim_json);
+    free(r->insns);
+    mt_report_history_free(&r->history, r->nobjects);
     mt_pass2_record_free(&r->pass2);
     mt_program_free(r->own_prog);
     mt_pass1_free(&r->own_pass1);

@@ -100,6 +100,19 @@ static void write_program(FILE *fp, const mt_report *r)
     fputc('}', fp);
 }
 
+/* Procedure proc's index among the disassembled ones (write_disassembly's
+ * order), -1 when it is not one. */
+static int disassembly_slot(const mt_report *r, uint32_t proc)
+{
+    int slot = -1;
+    for (size_t k = 0; k < r->ninsns; k++) {
+        slot += k == 0 || r->insns[k - 1].proc != r->insns[k].proc;
+        if (r->insns[k].proc == proc)
+            return slot;
+    }
+    return -1;
+}
+
 static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slot)
 {
     fputs(",\"objects\":[", fp);
@@ -120,8 +133,9 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         json_key_number(fp, "measured", o->measured);
         json_key_number(fp, "overhead", o->overhead);
         json_key_number(fp, "extra", o->extra_per_memop);
-        fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u}",
-                o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line);
+        fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u,\"disasm\":%d}",
+                o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line,
+                disassembly_slot(r, o->proc));
     }
     fputc(']', fp);
 }
@@ -213,21 +227,136 @@ static void write_files(FILE *fp, const mt_report *r, const uint32_t *file_slot,
     fputc(']', fp);
 }
 
-/* Objects without source lines: their blocks, as the analyzer cut them. */
-static void write_blocks(FILE *fp, const mt_report *r)
+/* The procedures of objects without source lines, instruction by
+ * instruction: {"procedure", "entry", "insns": [[address, text,
+ * executions, reads, writes, memops, overhead, object], ...]}. */
+static void write_disassembly(FILE *fp, const mt_report *r)
 {
-    fputs(",\"blocks\":[", fp);
-    bool first = true;
-    for (size_t i = 0; i < r->nlines; i++) {
-        const mt_report_line *l = &r->lines[i];
-        if (l->file || l->object == MT_NONE)
-            continue;
-        const mt_procedure *p = &r->prog->procs[l->proc];
-        fprintf(fp, "%s[%d,\"0x%" PRIx64 "\",%" PRIu64 ",%" PRIu64 ",%.0f,%.0f]", first ? "" : ",",
-                (int)l->object, p->entry, l->executions, l->memops, l->predicted, l->overhead);
-        first = false;
+    fputs(",\"disasm\":[", fp);
+    for (size_t k = 0; k < r->ninsns; k++) {
+        const mt_report_insn *in = &r->insns[k];
+        bool first = k == 0 || r->insns[k - 1].proc != in->proc;
+        if (first) {
+            const mt_procedure *p = &r->prog->procs[in->proc];
+            fputs(k ? "]},{\"procedure\":" : "{\"procedure\":", fp);
+            json_text(fp, p->name);
+            fprintf(fp, ",\"entry\":\"0x%" PRIx64 "\",\"insns\":[", p->entry);
+        }
+        fprintf(fp, "%s[\"0x%" PRIx64 "\",", first ? "" : ",", in->insn.address);
+        json_text(fp, in->insn.text);
+        fprintf(fp, ",%" PRIu64 ",%u,%u,%" PRIu64 ",%.0f,%d]", in->executions, in->insn.reads,
+                in->insn.writes, in->memops, in->overhead,
+                in->object == MT_NONE ? -1 : (int)in->object);
+    }
+    fputs(r->ninsns ? "]}]" : "]", fp);
+}
+
+/* A stored object's name and place, as `mtool history` names them
+ * (PROC, PROC/LOOP-PATH; FILE:LINE), unescaped: the page shows text. */
+static void write_stored_object(FILE *fp, const mt_store_object_row *o)
+{
+    char *name = o->loop_path ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
+                              : mt_xstrdup(o->procedure);
+    char *place = o->data_kind ? mt_xstrdup(o->data_kind)
+                  : o->file    ? mt_xasprintf("%s:%u", o->file, o->line)
+                               : mt_xasprintf("0x%" PRIx64, o->address);
+    fputs("{\"name\":", fp);
+    json_text(fp, name);
+    fprintf(fp, ",\"kind\":\"%s\",\"place\":", o->data_kind ? "data" : o->is_region ? "region"
+                                                     : o->is_loop ? "loop" : "procedure");
+    json_text(fp, place);
+    free(name);
+    free(place);
+}
+
+static const char *metric_key(mt_store_metric m)
+{
+    switch (m.kind) {
+    case MT_METRIC_OVERHEAD: return "overhead";
+    case MT_METRIC_MEASURED: return "measured";
+    case MT_METRIC_SIM_MISSES: return "ll_misses";
+    default: return "memops";
+    }
+}
+
+static void write_trends(FILE *fp, const mt_report *r)
+{
+    const mt_report_history *h = &r->history;
+    fputs(",\"trend\":[", fp);
+    for (size_t i = 0; i < r->nobjects; i++) {
+        fputs(i ? ",[" : "[", fp);
+        for (size_t k = 0; k < h->ntrend[i]; k++) {
+            const mt_report_point *p = &h->trend[i][k];
+            fprintf(fp, "%s[%" PRId64 ",", k ? "," : "", p->run);
+            mt_json_number(fp, p->measured);
+            fputc(',', fp);
+            mt_json_number(fp, p->predicted);
+            fputc(',', fp);
+            mt_json_number(fp, p->overhead);
+            fputc(']', fp);
+        }
+        fputc(']', fp);
     }
     fputc(']', fp);
+}
+
+/* Pairs (changed or not), then the objects only one run executed. */
+static void write_diff(FILE *fp, const mt_report_history *h)
+{
+    const mt_store_diff *d = &h->diff;
+    fputs(",\"diff\":[", fp);
+    for (size_t k = 0; k < h->ncompared; k++) {
+        const mt_store_compared *c = &h->compared[k];
+        fputs(k ? "," : "", fp);
+        write_stored_object(fp, &d->b[c->row]);
+        json_key_number(fp, "before", c->before);
+        json_key_number(fp, "after", c->after);
+        json_key_number(fp, "change", c->change); /* null: from zero */
+        json_key_number(fp, "share", c->share);
+        fprintf(fp, ",\"regressed\":%s,\"improved\":%s}", h->regressed[k] ? "true" : "false",
+                c->worse < -MT_STORE_REGRESSION_PCT ? "true" : "false");
+    }
+    fputs("],\"new\":[", fp);
+    bool first = true;
+    for (size_t j = 0; j < d->nb; j++)
+        if (d->b_to_a[j] == MT_NONE) {
+            fputs(first ? "" : ",", fp);
+            write_stored_object(fp, &d->b[j]);
+            fputc('}', fp);
+            first = false;
+        }
+    fputs("],\"gone\":[", fp);
+    first = true;
+    for (size_t i = 0; i < d->na; i++)
+        if (!d->a_paired[i]) {
+            fputs(first ? "" : ",", fp);
+            write_stored_object(fp, &d->a[i]);
+            fputc('}', fp);
+            first = false;
+        }
+    fputc(']', fp);
+}
+
+/* The history view's figures (report/history.c): {"run": 0, "why"} when
+ * the run is not in the history. */
+static void write_history(FILE *fp, const mt_report *r)
+{
+    const mt_report_history *h = &r->history;
+    fprintf(fp, ",\"history\":{\"run\":%" PRId64, h->run);
+    if (!h->run) {
+        fputs(",\"why\":", fp);
+        json_text(fp, h->why ? h->why : "no history was read");
+        fputc('}', fp);
+        return;
+    }
+    fprintf(fp, ",\"baseline\":%" PRId64, h->baseline);
+    write_trends(fp, r);
+    if (h->baseline) {
+        fprintf(fp, ",\"metric\":\"%s\",\"threshold\":%g,\"min_share\":%g",
+                metric_key(h->metric), MT_STORE_REGRESSION_PCT, MT_STORE_MIN_SHARE_PCT);
+        write_diff(fp, h);
+    }
+    fputc('}', fp);
 }
 
 /* The page's fixed elements, which the script fills. */
@@ -239,6 +368,7 @@ static const char page_body[] =
     "<div class=\"legend\"><span class=\"pred\"></span>predicted<span class=\"over\"></span>"
     "overhead (measured &minus; predicted)</div>\n"
     "<svg id=\"histogram\" role=\"img\" aria-label=\"m-objects\"></svg>\n"
+    "<div class=\"toolbar\"><button id=\"objects-csv\">Download CSV</button></div>\n"
     "<table class=\"objects\" id=\"objects-table\"></table>\n"
     "<h2>Call tree of measured time (flame graph)</h2>\n"
     "<div class=\"legend\">width: measured time, the program at the bottom, each timed object "
@@ -253,6 +383,16 @@ static const char page_body[] =
     "<button id=\"prev\">&#9664; PREV</button><button id=\"next\">NEXT &#9654;</button>"
     "<span id=\"position\">bottlenecks by overhead: NEXT starts at the largest</span></div>\n"
     "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n"
+    "<h2 id=\"history-head\">History: this run among the runs of its program</h2>\n"
+    "<p id=\"history-note\"></p>\n"
+    "<section id=\"history\" hidden>\n"
+    "<h3>Trend per m-object over the timed runs up to this one</h3>\n"
+    "<div class=\"legend\"><span class=\"meas\"></span>measured<span class=\"pred\"></span>"
+    "predicted<span class=\"over\"></span>overhead (core cycles; this run ringed)</div>\n"
+    "<div id=\"trends\"></div>\n"
+    "<h3>Diff against the baseline run</h3><p id=\"diff-note\"></p>\n"
+    "<div class=\"toolbar\"><button id=\"diff-csv\">Download CSV</button></div>\n"
+    "<table class=\"objects\" id=\"diff-table\"></table></section>\n"
     "<h2 id=\"simulation-head\">Simulation: misses, their causes and the stall they cost</h2>\n"
     "<p id=\"no-simulation\">No simulation in this run directory: <code>mtool sim RUNDIR</code> "
     "traces the timed objects through the cache simulator, keeps its result in the run "
@@ -290,7 +430,8 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
     fputs(",\"version\":\"" MTOOL_VERSION "\"", fp);
     write_objects(fp, r, file_slot);
     write_files(fp, r, file_slot, nshown);
-    write_blocks(fp, r);
+    write_disassembly(fp, r);
+    write_history(fp, r);
     fprintf(fp, ",\"stall_thresholds\":{\"model_error_pct\":%g,\"memory_bound_pct\":%g}",
             MT_STALL_MODEL_ERROR_PCT, MT_STALL_MEMORY_BOUND_PCT);
     fputs(",\"sim\":", fp); /* checked JSON (run/rundir.c's reader) */

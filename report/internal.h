@@ -9,4 +9,7 @@
 extern const char mt_report_page_css[];
 extern const char mt_report_page_js[];
 
+/* history.c's allocations (r->history of a report of `nobjects`). */
+void mt_report_history_free(mt_report_history *h, size_t nobjects);
+
 #endif

@@ -117,6 +117,8 @@
     });
   }
 
+  /* A column's text is what the table shows; its csv, what the CSV export
+   * has: the figure itself (core cycles, counts, percentages unrounded). */
   const columns = [
     {key: 'spec', label: 'object', text: o => o.spec},
     {key: 'kind', label: 'kind', text: o => o.kind},
@@ -124,13 +126,42 @@
     {key: 'measured', label: 'measured', text: o => num(o.measured)},
     {key: 'overhead', label: 'overhead', text: o => num(o.overhead)},
     {key: 'overhead_pct', label: 'overhead %', text: o => signedPct(o.overhead, o.predicted),
-     value: o => o.predicted ? o.overhead / o.predicted : 0},
+     value: o => o.predicted ? o.overhead / o.predicted : 0,
+     csv: o => o.predicted ? o.overhead / o.predicted * 100 : ''},
     {key: 'memops', label: 'memory ops', text: o => num(o.memops)},
     {key: 'extra', label: 'extra cycles / mem op', text: o => o.extra.toFixed(2)},
     {key: 'share', label: 'share of overhead', text: o => pct(o.overhead, data.program.overhead),
-     value: o => o.overhead},
+     value: o => o.overhead,
+     csv: o => data.program.overhead ? o.overhead / data.program.overhead * 100 : ''},
   ];
-  let sortKey = 'overhead', sortDescending = true;
+  let sortKey = 'overhead', sortDescending = true, tableOrder = [];
+
+  /* ---- CSV export: made here, saved through a Blob (works from file://) ---- */
+  /* One field as `mtool history export --csv` writes it (store/export.c):
+   * control characters as \xHH (a CSV shown on a terminal must not drive
+   * it), quoted per RFC 4180 when it holds a comma or a quote, quotes
+   * doubled. */
+  function csvField(v) {
+    if (v === null || v === undefined || (typeof v === 'number' && !isFinite(v))) return '';
+    const t = String(v).replace(/[\x00-\x1f\x7f]/g,
+      c => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+    return /[,"]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }
+  function csvText(header, rows) {
+    return [header, ...rows].map(r => r.map(csvField).join(',') + '\n').join('');
+  }
+  function download(name, text) {
+    const a = el('a', {download: name});
+    a.href = URL.createObjectURL(new Blob([text], {type: 'text/csv'}));
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+  function objectsCsv() {
+    return csvText(columns.map(c => c.key),
+                   tableOrder.map(i => columns.map(c => (c.csv || (o => o[c.key]))(objects[i]))));
+  }
 
   function renderTable() {
     const table = document.getElementById('objects-table');
@@ -147,6 +178,8 @@
     table.appendChild(el('thead')).appendChild(headRow);
     table.appendChild(el('tbody'));
     fillTable();
+    document.getElementById('objects-csv').addEventListener('click',
+      () => download('mtool-objects.csv', objectsCsv()));
   }
 
   function fillTable() {
@@ -166,6 +199,7 @@
     }
     const tbody = table.querySelector('tbody');
     tbody.textContent = '';
+    tableOrder = order;
     for (const i of order) {
       const tr = el('tr', {'data-index': i});
       for (const c of columns) tr.appendChild(el('td', {}, c.text(objects[i])));
@@ -186,13 +220,13 @@
     if (agg.object < 0) agg.object = object;
     m.set(line, agg);
   }
-  /* The bottleneck lines, largest overhead first (executed memory operations
-   * break ties, and rank the lines when no object has overhead). */
+  /* The bottleneck lines (and instructions, below), largest overhead first
+   * (executed memory operations break ties, and rank them when no object
+   * has overhead). */
   const bottlenecks = [];
   perFile.forEach((m, file) => m.forEach((a, line) => {
     if (a.overhead > 0 || a.memops > 0) bottlenecks.push({file, line, a});
   }));
-  bottlenecks.sort((x, y) => y.a.overhead - x.a.overhead || y.a.memops - x.a.memops);
   let shownFile = -1, position = -1;
 
   function figureCell(v, max, cls) {
@@ -205,6 +239,7 @@
   function showFile(f) {
     if (f === shownFile) return;
     shownFile = f;
+    shownDisasm = -1;
     const file = data.files[f], m = perFile[f];
     document.getElementById('file-select').value = String(f);
     const code = document.getElementById('code');
@@ -251,23 +286,78 @@
     }
   }
 
-  /* An object without source lines: its blocks' figures, by procedure entry. */
-  function showBlocks(i) {
+  /* A procedure without source lines: its instructions, each with its
+   * block's executions, its memory operations (marked R, W) and their
+   * overhead, shaded as source lines are. */
+  const disasm = data.disasm.map(d => d.insns.map(
+    ([address, text, executions, reads, writes, memops, overhead, object]) =>
+      ({address, text, executions, reads, writes, memops, overhead, object})));
+  for (const [k, rows] of disasm.entries())
+    rows.forEach((a, index) => {
+      if (a.overhead > 0 || a.memops > 0) bottlenecks.push({disasm: k, index, a});
+    });
+  bottlenecks.sort((x, y) => y.a.overhead - x.a.overhead || y.a.memops - x.a.memops);
+  let shownDisasm = -1;
+
+  function showDisasm(k) {
+    if (k === shownDisasm) return;
+    shownDisasm = k;
     shownFile = -1;
-    const code = document.getElementById('code');
+    document.getElementById('file-select').value = 'd' + k;
+    const code = document.getElementById('code'), rows = disasm[k];
     code.textContent = '';
-    code.appendChild(el('div', {class: 'note'}, 'no source lines for ' + objects[i].spec +
-                        ' (no DWARF): executed blocks of its procedure at ' + objects[i].address));
-    for (const [object, entry, executions, memops, predicted, overhead] of data.blocks) {
-      if (object !== i) continue;
-      const row = el('div', {class: 'line'});
-      row.appendChild(el('span', {class: 'num'}, entry));
-      row.appendChild(figureCell(executions, 0, ''));
-      row.appendChild(figureCell(memops, 0, ''));
-      row.appendChild(figureCell(overhead, 0, ''));
-      row.appendChild(el('span', {class: 'src'}, num(predicted) + ' cycles predicted'));
+    const head = el('div', {class: 'line insn head'});
+    for (const t of ['address', 'executed', 'memory ops', 'overhead'])
+      head.appendChild(el('span', {class: 'fig'}, t));
+    head.appendChild(el('span', {class: 'src'}, 'instruction'));
+    code.appendChild(head);
+    code.appendChild(el('div', {class: 'note'}, 'no source lines for ' + data.disasm[k].procedure +
+                        ' (no DWARF): its disassembly'));
+    const maxOver = Math.max(0, ...rows.map(a => a.overhead));
+    const maxMem = Math.max(0, ...rows.map(a => a.memops));
+    rows.forEach((a, j) => {
+      const row = el('div', {class: 'line insn', id: 'D' + k + '-' + j, 'data-address': a.address,
+                             'data-executions': a.executions, 'data-reads': a.reads,
+                             'data-writes': a.writes, 'data-overhead': a.overhead});
+      row.appendChild(el('span', {class: 'num'}, a.address));
+      row.appendChild(figureCell(a.executions, 0, ''));
+      row.appendChild(figureCell(a.memops, maxMem, '74,123,208'));
+      row.appendChild(figureCell(a.overhead, maxOver, '217,83,79'));
+      const mark = (a.reads ? 'R' : ' ') + (a.writes ? 'W' : ' ');
+      const src = el('span', {class: 'src'});
+      src.appendChild(el('b', {class: 'mark'}, mark + ' '));
+      src.appendChild(el('span', {class: 'text'}, a.text));
+      if (a.overhead > 0 && maxOver > 0)
+        src.style.background = 'rgba(217,83,79,' + (0.35 * a.overhead / maxOver).toFixed(3) + ')';
+      row.appendChild(src);
+      if (a.object >= 0) row.addEventListener('click', () => showInfo(a.object));
       code.appendChild(row);
-    }
+    });
+  }
+
+  function highlightInsn(k, j) {
+    showDisasm(k);
+    const code = document.getElementById('code');
+    for (const h of code.querySelectorAll('.line.hot')) h.classList.remove('hot');
+    const row = document.getElementById('D' + k + '-' + j);
+    row.classList.add('hot');
+    row.scrollIntoView({block: 'center'});
+  }
+
+  /* Whether object j is i or nested in it (the tree of measured time). */
+  function within(j, i) {
+    for (let n = j; n >= 0; n = objects[n].parent) if (n === i) return true;
+    return false;
+  }
+
+  /* Object i's instruction with the most overhead (its nested objects' too). */
+  function hotInsn(i) {
+    let best = -1;
+    disasm[objects[i].disasm].forEach((a, j) => {
+      if (a.object >= 0 && within(a.object, i) &&
+          (best < 0 || a.overhead > disasm[objects[i].disasm][best].overhead)) best = j;
+    });
+    return best;
   }
 
   function showInfo(i) {
@@ -304,7 +394,8 @@
     const o = objects[i];
     showInfo(i);
     if (o.file >= 0 && o.hot) highlight(o.file, o.hot);
-    else showBlocks(i);
+    else if (o.disasm >= 0 && hotInsn(i) >= 0) highlightInsn(o.disasm, hotInsn(i));
+    else if (o.disasm >= 0) showDisasm(o.disasm);
     document.getElementById('source').scrollIntoView();
   }
 
@@ -312,22 +403,30 @@
     if (!bottlenecks.length) return;
     position = Math.min(Math.max(position + delta, 0), bottlenecks.length - 1);
     const b = bottlenecks[position];
-    highlight(b.file, b.line);
+    if (b.disasm !== undefined) highlightInsn(b.disasm, b.index);
+    else highlight(b.file, b.line);
     if (b.a.object >= 0) showInfo(b.a.object);
+    const where = b.disasm !== undefined
+      ? data.disasm[b.disasm].procedure + ' at ' + b.a.address
+      : data.files[b.file].name + ':' + b.line;
     document.getElementById('position').textContent = 'bottleneck ' + (position + 1) + ' of ' +
-      bottlenecks.length + ': ' + data.files[b.file].name + ':' + b.line + ', ' +
-      num(b.a.overhead) + ' cycles overhead, ' + num(b.a.memops) + ' memory ops';
+      bottlenecks.length + ': ' + where + ', ' + num(b.a.overhead) + ' cycles overhead, ' +
+      num(b.a.memops) + ' memory ops';
   }
 
   function renderSource() {
     const select = document.getElementById('file-select');
     data.files.forEach((f, i) => select.appendChild(el('option', {value: i}, f.name)));
-    select.addEventListener('change', () => showFile(Number(select.value)));
+    data.disasm.forEach((d, k) => select.appendChild(el('option', {value: 'd' + k},
+                                                        d.procedure + ' (disassembly)')));
+    select.addEventListener('change', () => select.value[0] === 'd'
+      ? showDisasm(Number(select.value.slice(1))) : showFile(Number(select.value)));
     document.getElementById('prev').addEventListener('click', () => step(-1));
     document.getElementById('next').addEventListener('click', () => step(1));
     if (objects.length) {
       showInfo(0);
       if (objects[0].file >= 0) showFile(objects[0].file);
+      else if (objects[0].disasm >= 0) showDisasm(objects[0].disasm);
     } else if (data.files.length) {
       showFile(0);
     }
@@ -699,10 +798,124 @@
     renderCoherence();
   }
 
+  /* ---- history: trends and the diff against a baseline (report/history.c) ---- */
+  const history = data.history;
+
+  /* One object's runs as a small chart: measured, predicted and overhead
+   * cycles per run (x: the runs in order, labelled by id), one point each. */
+  function trendChart(points) {
+    const w = 330, h = 110, left = 56, right = 22, top = 8, bottom = 20;
+    const values = points.flatMap(p => [p[1], p[2], p[3]]).filter(v => v !== null);
+    const lo = Math.min(0, ...values), hi = Math.max(1, ...values);
+    const x = k => left + (points.length > 1 ? k * (w - left - right) / (points.length - 1)
+                                            : (w - left - right) / 2);
+    const y = v => top + (hi - v) * (h - top - bottom) / (hi - lo);
+    const svg = svgEl('svg', {width: w, height: h, class: 'trend', role: 'img'});
+    svg.appendChild(svgEl('line', {x1: left, x2: w - right, y1: y(0), y2: y(0), class: 'axis'}));
+    svg.appendChild(svgEl('text', {x: left - 4, y: top + 8, class: 'tick'}, num(hi)));
+    svg.appendChild(svgEl('text', {x: left - 4, y: y(0) + 4, class: 'tick'}, '0'));
+    if (lo < 0)
+      svg.appendChild(svgEl('text', {x: left - 4, y: h - bottom, class: 'tick'}, num(lo)));
+    [['measured', 1], ['predicted', 2], ['overhead', 3]].forEach(([cls, f]) => {
+      const drawn = points.map((p, k) => [k, p]).filter(([, p]) => p[f] !== null);
+      svg.appendChild(svgEl('polyline', {class: 'series ' + cls,
+        points: drawn.map(([k, p]) => x(k).toFixed(1) + ',' + y(p[f]).toFixed(1)).join(' ')}));
+      for (const [k, p] of drawn) {
+        const c = svgEl('circle', {cx: x(k), cy: y(p[f]), r: p[0] === history.run ? 4 : 2.5,
+                                   class: 'point ' + cls + (p[0] === history.run ? ' this' : ''),
+                                   'data-run': p[0], 'data-value': p[f]});
+        c.appendChild(svgEl('title', {}, 'run ' + p[0] + ': ' + num(p[f]) + ' cycles ' + cls));
+        svg.appendChild(c);
+      }
+    });
+    points.forEach((p, k) => {
+      if (k === 0 || k === points.length - 1 || p[0] === history.run)
+        svg.appendChild(svgEl('text', {x: x(k), y: h - 6, class: 'run-label'}, 'run ' + p[0]));
+    });
+    return svg;
+  }
+
+  function renderTrends() {
+    const box = document.getElementById('trends');
+    objects.forEach((o, i) => {
+      const fig = el('figure', {class: 'trend', 'data-index': i});
+      fig.appendChild(el('figcaption', {}, o.spec + ' \u2014 ' + history.trend[i].length +
+                         (history.trend[i].length === 1 ? ' run' : ' runs')));
+      fig.appendChild(trendChart(history.trend[i]));
+      box.appendChild(fig);
+    });
+  }
+
+  const metricNames = {overhead: 'overhead cycles (measured \u2212 predicted)',
+                       measured: 'measured cycles', memops: 'memory operations',
+                       ll_misses: 'last-level misses (simulated)'};
+  /* The diff's rows: the pairs, most worsened first, then the objects only
+   * one run executed. */
+  function diffRows() {
+    const status = d => d.regressed ? 'regressed' : d.improved ? 'improved' : 'unchanged';
+    return history.diff.map(d => Object.assign({status: status(d)}, d))
+      .concat(history.new.map(d => Object.assign({status: 'new'}, d)))
+      .concat(history.gone.map(d => Object.assign({status: 'gone'}, d)));
+  }
+  const diffColumns = [
+    {key: 'name', label: 'object', text: d => d.name},
+    {key: 'kind', label: 'kind', text: d => d.kind},
+    {key: 'place', label: 'at', text: d => d.place},
+    {key: 'before', label: 'baseline', text: d => num(d.before)},
+    {key: 'after', label: 'this run', text: d => num(d.after)},
+    {key: 'change', label: 'change', text: d => d.change === undefined ? '' : d.change === null
+      ? 'from 0' : (d.change >= 0 ? '+' : '') + d.change.toFixed(1) + '%'},
+    {key: 'share', label: 'share', text: d => d.share === undefined ? '' : d.share.toFixed(1) + '%'},
+    {key: 'status', label: 'status', text: d => d.status},
+  ];
+
+  function renderDiff() {
+    const note = document.getElementById('diff-note'), table = document.getElementById('diff-table');
+    if (!history.baseline) {
+      note.textContent = 'Run ' + history.run + ' is the first stored run of its program: ' +
+        'nothing to compare with.';
+      document.getElementById('diff-csv').hidden = true;
+      return;
+    }
+    const rows = diffRows(), regressed = rows.filter(d => d.status === 'regressed').length;
+    note.textContent = 'Run ' + history.run + ' against run ' + history.baseline + ' by ' +
+      metricNames[history.metric] + ': ' + regressed + ' regressed by more than ' +
+      history.threshold + '% holding at least ' + history.min_share + '% of either run\u2019s ' +
+      'total (the rule of mtool history regressions ' + history.run + ' ' + history.baseline +
+      '); improved: better by more than ' + history.threshold + '%.';
+    const head = el('tr');
+    for (const c of diffColumns) head.appendChild(el('th', {scope: 'col'}, c.label));
+    table.appendChild(el('thead')).appendChild(head);
+    const tbody = table.appendChild(el('tbody'));
+    for (const d of rows) {
+      const tr = el('tr', {class: d.status});
+      for (const c of diffColumns) tr.appendChild(el('td', {}, c.text(d)));
+      tbody.appendChild(tr);
+    }
+    document.getElementById('diff-csv').addEventListener('click', () => download(
+      'mtool-diff-' + history.baseline + '-' + history.run + '.csv',
+      csvText(diffColumns.map(c => c.key), rows.map(d => diffColumns.map(c => d[c.key])))));
+  }
+
+  function renderHistory() {
+    const note = document.getElementById('history-note');
+    if (!history.run) {
+      note.textContent = 'This run is not in the history: ' + history.why;
+      return;
+    }
+    note.textContent = 'Run ' + history.run + ' of the history; each object\u2019s timed runs ' +
+      'up to it (mtool history trend), and the diff against run ' + (history.baseline || '\u2013') +
+      ' (mtool report --baseline RUN picks another).';
+    document.getElementById('history').hidden = false;
+    renderTrends();
+    renderDiff();
+  }
+
   renderOverview();
   renderHistogram();
   renderTable();
   renderSource();
   renderFlame();
+  renderHistory();
   renderSimulation();
 })();

@@ -5,7 +5,8 @@
  * Data flows into it only: the run directory through run/'s readers
  * (pass1.txt, counts.tsv, pass2.tsv, machine.txt, sim.json), the program through the analyzer,
  * the per-block predictions through the cost model and the machine
- * profile.  Nothing here prints; the caller owns the output file. */
+ * profile, the run history through store/'s readers (history.c).  Nothing
+ * here prints; the caller owns the output file. */
 #ifndef MTOOL_REPORT_H
 #define MTOOL_REPORT_H
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 
 #include "../run/run.h"
+#include "../store/store.h"
 
 /* One m-object pass 2 timed, with where its blocks are in the source. */
 typedef struct {
@@ -46,6 +48,38 @@ typedef struct {
     uint32_t object;          /* that object's index, MT_NONE when none */
 } mt_report_line;
 
+/* One instruction of a procedure without source lines (the disassembly
+ * view): its block's executions, its executed memory operations and their
+ * overhead (as a line's: memops x the extra cycles per memory op of the
+ * innermost timed object holding the block, which is `object`). */
+typedef struct {
+    uint32_t proc;
+    mt_insn_text insn;
+    uint64_t executions, memops;
+    double overhead;
+    uint32_t object;          /* MT_NONE when outside every timed object */
+} mt_report_insn;
+
+/* One timed run of an object in the history. */
+typedef struct {
+    int64_t run;
+    double measured, predicted, overhead; /* core cycles (NAN: not stored) */
+} mt_report_point;
+
+/* The reported run in the history (history.c): run 0 and `why` when it is
+ * not there or the history cannot be read. */
+typedef struct {
+    int64_t run, baseline;    /* baseline 0: the run is its program's first */
+    char *why;
+    mt_report_point **trend;  /* per object, oldest first, up to the run */
+    size_t *ntrend;
+    mt_store_diff diff;       /* baseline (a) -> run (b) */
+    mt_store_metric metric;
+    mt_store_compared *compared; /* the pairs, most worsened first */
+    size_t ncompared;
+    bool *regressed;          /* per pair: mt_store_regressed at the CI gate's defaults */
+} mt_report_history;
+
 typedef struct {
     const mt_pass1 *pass1;
     const mt_program *prog;    /* refined with pass 1 */
@@ -59,6 +93,9 @@ typedef struct {
     size_t nlines;
     uint64_t memops_total, memops_in_objects; /* counted; in the outermost objects */
     char *sim_json;            /* `mtool sim RUNDIR`'s sim.json, NULL when none */
+    mt_report_insn *insns;     /* the timed objects' procedures without source lines */
+    size_t ninsns;
+    mt_report_history history;
 } mt_report;
 
 /* Reads RUNDIR after a pass 2 (refused, one line naming the file, when a
@@ -70,6 +107,13 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err);
  * profile are borrowed, not read and analyzed again; `p` must outlive *r. */
 int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *r, mt_error *err);
 void mt_report_free(mt_report *r);
+/* The history view's figures of RUNDIR's run from the history at `db` (a missing or
+ * unreadable one, or one without this run: r->history says why, 0); the
+ * diff against `baseline` (a RUN spec: an id, "last", "last~K"), NULL: the
+ * previous run of the program.  -1 with err only when `baseline` is given
+ * and cannot be compared. */
+int mt_report_load_history(mt_report *r, const char *rundir, const char *db, const char *baseline,
+                           mt_error *err);
 
 /* The HTML page: one file, inline CSS, script and SVG, no network request;
  * program-derived text is data to the page, never markup. */

@@ -298,6 +298,55 @@ typedef struct {
 int mt_store_diff_runs(mt_store *s, int64_t run_a, int64_t run_b, mt_store_diff *d, mt_error *err);
 void mt_store_diff_free(mt_store_diff *d);
 
+/* ---- comparing two runs (compare.c) ----------------------------------------
+ * The one rule `history diff` and `history regressions` apply and the HTML
+ * report's diff view marks with (docs/HISTORY.md). */
+
+/* What is compared: a figure, or a simulated level's misses (of one cause,
+ * or all: cause -1; slot MT_STORE_SIM_LL: each run's last level), lines
+ * brought in or spatial use.  AUTO: mt_store_choose_metric's choice. */
+typedef enum {
+    MT_METRIC_AUTO, MT_METRIC_MEMOPS, MT_METRIC_INSNS, MT_METRIC_ENTRIES, MT_METRIC_MEASURED,
+    MT_METRIC_PREDICTED, MT_METRIC_OVERHEAD, MT_METRIC_SIM_REFS, MT_METRIC_SIM_MISSES,
+    MT_METRIC_SIM_LINES, MT_METRIC_SIM_SPATIAL_USE
+} mt_store_metric_kind;
+typedef struct {
+    mt_store_metric_kind kind;
+    unsigned slot;
+    int cause;
+} mt_store_metric;
+
+/* `history regressions`' defaults: an object regressed when its metric got
+ * worse by more than this many percent ... */
+#define MT_STORE_REGRESSION_PCT 5.0
+/* ... and it holds at least this many percent of either run's total. */
+#define MT_STORE_MIN_SHARE_PCT 1.0
+
+/* The metric in o, NAN when o has no such figure. */
+double mt_store_metric_value(const mt_store_object_row *o, mt_store_metric m);
+/* A simulated level's misses of o (cause -1: all), NAN when o was not
+ * simulated or its machine had no such level; the share of the bytes of the
+ * lines o brought into the level used before they left, in percent. */
+double mt_store_sim_misses(const mt_store_object_row *o, unsigned slot, int cause);
+double mt_store_sim_spatial_use(const mt_store_object_row *o, unsigned slot);
+/* `asked`, or for AUTO the first both runs have: overhead, measured
+ * cycles, memory operations, last-level misses. */
+mt_store_metric mt_store_choose_metric(const mt_store_diff *d, mt_store_metric asked);
+
+/* One pair of a diff: change in percent (INFINITY from zero); worse: the
+ * change for the worse (its opposite for spatial use, the higher the
+ * better); share: the larger of the object's shares of either run's total
+ * (procedures' or data objects'), in percent, 100 for spatial use. */
+typedef struct {
+    uint32_t row;           /* in b */
+    double before, after, change, worse, share;
+} mt_store_compared;
+/* The pairs whose metric both runs have, most worsened first (malloc'd). */
+mt_store_compared *mt_store_compare(const mt_store_diff *d, mt_store_metric m, size_t *n);
+/* The regression rule: worse by more than `threshold` percent, holding at
+ * least `min_share` percent of either run's total. */
+bool mt_store_regressed(const mt_store_compared *c, double threshold, double min_share);
+
 /* Writes the runs `f` selects with every object's figures: CSV (one row per
  * run and object) or JSON (an array of runs, each with its objects). */
 int mt_store_export(mt_store *s, const mt_store_filter *f, bool json, FILE *out, mt_error *err);

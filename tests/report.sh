@@ -23,8 +23,10 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-report.XXXXXX")
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
 . "$(dirname "$0")/lib.sh"
 
-# A page's markup outside the run's JSON (which holds the program's text).
-markup() { python3 -c 'import re,sys; print(re.sub(r"<script type=\"application/json\" id=\"mtool-data\">.*?</script>", "", open(sys.argv[1], encoding="utf-8").read(), flags=re.S))' "$1"; }
+# A page's markup outside the run's JSON (which holds the program's text),
+# without the script's URL.createObjectURL( and revokeObjectURL( calls: the
+# CSV downloads' blob: URLs, made in the page from its own data, load nothing.
+markup() { python3 -c 'import re,sys; print(re.sub(r"URL\.(create|revoke)ObjectURL\(", "", re.sub(r"<script type=\"application/json\" id=\"mtool-data\">.*?</script>", "", open(sys.argv[1], encoding="utf-8").read(), flags=re.S)))' "$1"; }
 
 bin=$(ls "$SAMPLES2"/memory-gcc-* 2> /dev/null | head -1)
 [ -n "$bin" ] || bin=$(ls "$SAMPLES2"/memory-* | head -1)
@@ -53,6 +55,84 @@ python3 "$HERE/report_check.py" "$W/annotated" "$W/page.html" "$W/analysis.json"
     echo "not ok - report_check.py failed: $(tail -1 "$W/check.out")" >> "$W/check.out"
 cat "$W/check.out"
 tally "$W/check.out"
+
+# The history view (report/history.c): three stored timed runs of the
+# sample, the third with its list walks three times as long (argument 3):
+# the page of the third has a trend point per run for each object and the
+# diff against the second, its regressions those `mtool history regressions`
+# finds (the walk's loop among them).  Checked in chromium below too.
+"$MTOOL" time "$W/mem" > /dev/null 2> "$W/time2.err" &&
+    "$MTOOL" run -o "$W/mem3" -- "$bin" 3 > /dev/null 2> "$W/run3.err"
+check "a second (time) and a third (run, scale 3) stored run: $(tail -1 "$W/run3.err")" \
+    "[ $? = 0 ] && grep -q 'run 3 stored' '$W/run3.err'"
+"$MTOOL" history trend main --program "$(basename "$bin")" > "$W/trend.out" 2>&1
+"$MTOOL" history regressions 3 2 > "$W/regressions.out" 2>&1
+check "history regressions 3 2 finds the provoked regressions (exit 1)" "[ $? = 1 ]"
+"$MTOOL" report "$W/mem3" -o "$W/mem3.html" > /dev/null 2> "$W/hist.err"
+check "report of the third run exits 0: $(tail -1 "$W/hist.err")" "[ $? = 0 ]"
+"$MTOOL" report "$W/mem3" --baseline 1 -o "$W/mem3-base1.html" > /dev/null 2> "$W/hist.err"
+check "report --baseline 1 exits 0: $(tail -1 "$W/hist.err")" "[ $? = 0 ]"
+"$MTOOL" report "$W/mem3" --baseline 99 -o "$W/mem3-bad.html" > /dev/null 2> "$W/hist.err"
+check "report --baseline of no run: exit 1, one line naming it, no page" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/hist.err') = 1 ] && grep -q 'baseline 99' '$W/hist.err' && [ ! -e '$W/mem3-bad.html' ]"
+python3 - "$W/mem3.html" "$W/mem3-base1.html" "$W/trend.out" "$W/regressions.out" \
+    "$W/mem/report.html" "$W/hist-oracle.json" > "$W/histcheck.out" 2>&1 <<'EOF2' ||
+import json, re, sys
+sys.path.insert(0, "tests")
+def page(path):
+    html = open(path, encoding="utf-8").read()
+    return json.loads(re.search(r'id="mtool-data">(.*?)</script>', html, re.S).group(1))
+def check(cond, what, detail=""):
+    print(("ok - " if cond else "not ok - ") + what + ("" if cond else ": " + str(detail)))
+p, p1 = page(sys.argv[1]), page(sys.argv[2])
+h = p["history"]
+check(h["run"] == 3 and h["baseline"] == 2, "the page of the third run: run 3 of the history, "
+      "baseline the previous run of its program (2)", (h["run"], h.get("baseline")))
+check(p1["history"]["baseline"] == 1, "--baseline 1: the diff is against run 1",
+      p1["history"].get("baseline"))
+# `history trend main`: its runs, by id (the rows after the header).
+runs = [int(l.split()[0]) for l in open(sys.argv[3]) if re.match(r"\s+\d+\s", l)]
+main = [i for i, o in enumerate(p["objects"]) if o["spec"] == "main"]
+got = [pt[0] for pt in h["trend"][main[0]]] if main else None
+check(runs == [1, 2, 3] and got == runs, "main's trend has one point per stored run, "
+      "history trend's runs", (runs, got))
+# `history regressions 3 2`: "  #ID  NAME  PLACE  BEFORE -> AFTER  CHANGE"
+cli = sorted(l.split()[1] for l in open(sys.argv[4]) if re.match(r"\s+#\d+\s", l))
+marked = sorted(d["name"] for d in h["diff"] if d["regressed"])
+check(cli and marked == cli, "the regressions marked are history regressions' (%d)" % len(cli),
+      (marked, cli))
+check("list_walk_random/1" in marked, "the random walk's loop (three times as long) regressed",
+      marked)
+check(page(sys.argv[5])["history"]["run"] == 0, "the page mtool time wrote before it stored "
+      "the run says the run is not in the history")
+json.dump({"trend_runs": runs, "regressed": cli}, open(sys.argv[6], "w"))
+EOF2
+    echo "not ok - the history page check failed: $(tail -1 "$W/histcheck.out")" >> "$W/histcheck.out"
+cat "$W/histcheck.out"
+tally "$W/histcheck.out"
+
+# A stripped copy of the sample (no symbols, no DWARF): the page shows the
+# timed procedures' disassembly; the oracle is the analysis' blocks
+# (mtool analyze --json --blocks) and their counts in counts.tsv (pass 1,
+# what mtool count counts), checked per instruction in chromium below.
+strip -o "$W/memory-stripped" "$bin"
+"$MTOOL" run --no-store -o "$W/stripped" -- "$W/memory-stripped" > /dev/null 2> "$W/strip.err"
+check "run of the stripped sample exits 0: $(tail -1 "$W/strip.err")" "[ $? = 0 ]"
+"$MTOOL" analyze --json --blocks "$W/memory-stripped" > "$W/stripped.json" 2> /dev/null
+python3 - "$W/stripped.json" "$W/stripped/counts.tsv" "$W/strip-oracle.json" <<'EOF2'
+import json, sys
+counts = {}
+for row in open(sys.argv[2]):
+    if not row.startswith("#"):
+        block, count, _ = row.rstrip("\n").split("\t", 2)
+        counts[int(block, 16)] = int(count)
+blocks = [[int(b["start"], 16), int(b["end"], 16), counts.get(int(b["start"], 16), 0),
+           b["mem_reads"], b["mem_writes"]]
+          for p in json.load(open(sys.argv[1]))["procedures"] for b in p["blocks"]]
+json.dump(blocks, open(sys.argv[3], "w"))
+EOF2
+check "the stripped page has disassembly and no source file" \
+    "grep -q '\"files\":\[\]' '$W/stripped/report.html' && grep -q '\"disasm\":\[{\"procedure\"' '$W/stripped/report.html'"
 
 # The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
 # makes the page again with it (tests/report_sim_check.py); the page's views
@@ -159,6 +239,18 @@ check "the page names the missing source and why" \
 check "the symbol is nowhere in the page as markup or raw bytes" \
     "! grep -qF -e '<script>alert' -e '$esc' -e '$bel' '$W/hostile.run/report.html'"
 
+# The hostile symbol in the history: two stored timed runs of a copy of its
+# run directory; the page's diff names it as text (checked in chromium, with
+# its CSV), never as markup.
+cp -r "$W/hostile.run" "$W/hostile.hist"
+"$MTOOL" time --no-html "$W/hostile.hist" > /dev/null 2>&1 &&
+    "$MTOOL" time --no-html "$W/hostile.hist" > /dev/null 2> "$W/hostile.time" &&
+    "$MTOOL" report "$W/hostile.hist" > "$W/hostile.report" 2>&1
+check "two stored runs of the hostile sample and their page: $(tail -1 "$W/hostile.report")" \
+    "[ $? = 0 ] && ! grep -q '$esc' '$W/hostile.time' '$W/hostile.report'"
+check "the symbol is in the history's diff, escaped, and nowhere as markup" \
+    "grep -qF '\"diff\":[{\"name\":\"ev\\u003cscript\\u003ealert(\\\"x\\\")' '$W/hostile.hist/report.html' && ! grep -qF -e '<script>alert' -e '$esc' '$W/hostile.hist/report.html'"
+
 # Bad input: one line naming the file, exit 1 (2 for usage), no page.
 "$MTOOL" report > /dev/null 2> "$W/bad.err"
 check "report without a run directory: usage, exit 2" "[ $? = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ]"
@@ -184,7 +276,10 @@ check "an export that cannot be made: exit 1, one line, the page not replaced ei
 chromium=${CHROMIUM:-/usr/bin/chromium}
 if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
     mkdir -p "$W/shots"
-    CHROMIUM=$chromium node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
+    CHROMIUM=$chromium HISTORY_PAGE="$W/mem3.html" HISTORY_ORACLE="$W/hist-oracle.json" \
+        HOSTILE_HISTORY_PAGE="$W/hostile.hist/report.html" STRIPPED_RUNDIR="$W/stripped" \
+        STRIPPED_ORACLE="$W/strip-oracle.json" \
+        node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
         ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||
         grep -q '^not ok' "$W/browser.out" ||
         echo "not ok - tests/browser/report.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"

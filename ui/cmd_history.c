@@ -66,10 +66,6 @@ const char mt_history_usage[] =
     "  --db FILE        the database (instead of $MTOOL_HISTORY or the default)\n"
     "  --program NAME   only runs of this program (its file name or full path)\n";
 
-typedef enum {
-    M_AUTO, M_MEMOPS, M_INSNS, M_ENTRIES, M_MEASURED, M_PREDICTED, M_OVERHEAD, M_SIM_REFS,
-    M_SIM_MISSES, M_SIM_LINES, M_SIM_SPATIAL_USE
-} metric_kind;
 static const char *const metric_names[] = {"auto", "memops", "instructions", "entries",
                                            "measured", "predicted", "overhead", "sim_refs"};
 static const char *const metric_titles[] = {
@@ -78,17 +74,9 @@ static const char *const metric_titles[] = {
     "overhead cycles (measured - predicted)", "references (simulated)"};
 static const char *const cause_names[MT_STORE_NCAUSES] = {"cold", "capacity", "conflict"};
 
-/* What regresses: a figure, or a simulated level's misses (of one cause, or
- * all: cause -1; slot MT_STORE_SIM_LL: each run's last level). */
-typedef struct {
-    metric_kind kind;
-    unsigned slot;
-    int cause;
-} metric;
-
 /* "d1_misses", "ll_capacity_misses": a simulated level's misses;
  * "d1_lines", "d1_spatial_use": its line use. */
-static bool parse_sim_metric(const char *name, metric *m)
+static bool parse_sim_metric(const char *name, mt_store_metric *m)
 {
     const char *us = strchr(name, '_');
     char level[4];
@@ -98,9 +86,9 @@ static bool parse_sim_metric(const char *name, metric *m)
     int slot = mt_store_sim_level_slot(level);
     if (slot < 0 || strpbrk(level, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
         return false;
-    *m = (metric){M_SIM_MISSES, (unsigned)slot, -1};
+    *m = (mt_store_metric){MT_METRIC_SIM_MISSES, (unsigned)slot, -1};
     if (!strcmp(us + 1, "lines") || !strcmp(us + 1, "spatial_use")) {
-        m->kind = us[1] == 'l' ? M_SIM_LINES : M_SIM_SPATIAL_USE;
+        m->kind = us[1] == 'l' ? MT_METRIC_SIM_LINES : MT_METRIC_SIM_SPATIAL_USE;
         return true;
     }
     if (!strcmp(us + 1, "misses"))
@@ -115,14 +103,14 @@ static bool parse_sim_metric(const char *name, metric *m)
     return false;
 }
 
-static void metric_title(metric m, char *buf, size_t n)
+static void metric_title(mt_store_metric m, char *buf, size_t n)
 {
     const char *level = mt_store_sim_level_name(m.slot);
-    if (m.kind == M_SIM_LINES)
+    if (m.kind == MT_METRIC_SIM_LINES)
         snprintf(buf, n, "%s lines brought in (simulated)", level);
-    else if (m.kind == M_SIM_SPATIAL_USE)
+    else if (m.kind == MT_METRIC_SIM_SPATIAL_USE)
         snprintf(buf, n, "%s spatial use, %% of the bytes brought in (simulated)", level);
-    else if (m.kind != M_SIM_MISSES)
+    else if (m.kind != MT_METRIC_SIM_MISSES)
         snprintf(buf, n, "%s", metric_titles[m.kind]);
     else
         snprintf(buf, n, "%s %s%smisses (simulated)", mt_store_sim_level_name(m.slot),
@@ -136,7 +124,7 @@ typedef struct {
     double since, until, before;
     size_t limit, top, keep;
     double threshold, min_share;
-    metric metric;
+    mt_store_metric metric;
     bool csv, json;
 } history_args;
 
@@ -191,7 +179,7 @@ static int parse_option(history_args *a, const char *opt, const char *val)
     } else if (!strcmp(opt, "--metric")) {
         for (size_t m = 0; m < MT_ARRAY_LEN(metric_names); m++)
             if (!strcmp(val, metric_names[m])) {
-                a->metric = (metric){(metric_kind)m, 0, -1};
+                a->metric = (mt_store_metric){(mt_store_metric_kind)m, 0, -1};
                 return 0;
             }
         if (parse_sim_metric(val, &a->metric))
@@ -216,8 +204,8 @@ static int parse_args(int argc, char **argv, history_args *a)
                                              "--before", "--metric", "--threshold",
                                              "--min-share", "--limit", "--keep", "--top", "--last"};
     memset(a, 0, sizeof *a);
-    a->threshold = 5;
-    a->min_share = 1;
+    a->threshold = MT_STORE_REGRESSION_PCT;
+    a->min_share = MT_STORE_MIN_SHARE_PCT;
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         bool known = false;
@@ -306,69 +294,6 @@ static char *object_place(const mt_store_object_row *o)
         return mt_xasprintf("0x%" PRIx64, o->address);
     const char *slash = strrchr(o->file, '/');
     return escaped_free(mt_xasprintf("%s:%u", slash ? slash + 1 : o->file, o->line));
-}
-
-static double count_value(uint64_t v) { return v == MT_STORE_NO_COUNT ? NAN : (double)v; }
-
-/* A simulated level's misses of o: NAN when o was not simulated or its
- * machine had no such level. */
-static double sim_misses(const mt_store_object_row *o, unsigned slot, int cause)
-{
-    if (!o->sim.present)
-        return NAN;
-    if (slot == MT_STORE_SIM_LL)
-        slot = o->sim.last;
-    if (slot >= MT_STORE_SIM_LEVELS || o->sim.misses[slot][0] == MT_STORE_NO_COUNT)
-        return NAN;
-    if (cause >= 0)
-        return (double)o->sim.misses[slot][cause];
-    uint64_t n = 0;
-    for (int c = 0; c < MT_STORE_NCAUSES; c++)
-        n += o->sim.misses[slot][c];
-    return (double)n;
-}
-
-/* The slot a metric reads in o (each run's own last level for LL), or
- * MT_STORE_SIM_LEVELS when o was not simulated. */
-static unsigned sim_slot(const mt_store_object_row *o, unsigned slot)
-{
-    if (!o->sim.present)
-        return MT_STORE_SIM_LEVELS;
-    return slot == MT_STORE_SIM_LL ? o->sim.last : slot;
-}
-
-/* Lines o's references brought into a slot, NAN when not recorded. */
-static double sim_lines(const mt_store_object_row *o, unsigned slot)
-{
-    slot = sim_slot(o, slot);
-    return slot < MT_STORE_SIM_LEVELS ? count_value(o->sim.lines[slot]) : NAN;
-}
-
-/* The share of the bytes of those lines used before they left, in
- * percent; NAN without a line. */
-static double sim_spatial_use(const mt_store_object_row *o, unsigned slot)
-{
-    double lines = sim_lines(o, slot);
-    slot = sim_slot(o, slot);
-    if (!(lines > 0) || !o->sim.line[slot])
-        return NAN;
-    return 100.0 * (double)o->sim.bytes_used[slot] / (lines * o->sim.line[slot]);
-}
-
-static double metric_value(const mt_store_object_row *o, metric m)
-{
-    switch (m.kind) {
-    case M_INSNS: return count_value(o->instructions);
-    case M_ENTRIES: return count_value(o->entries);
-    case M_MEASURED: return o->measured_cycles;
-    case M_PREDICTED: return o->predicted_cycles;
-    case M_OVERHEAD: return o->overhead_cycles;
-    case M_SIM_REFS: return o->sim.present ? (double)o->sim.refs : NAN;
-    case M_SIM_MISSES: return sim_misses(o, m.slot, m.cause);
-    case M_SIM_LINES: return sim_lines(o, m.slot);
-    case M_SIM_SPATIAL_USE: return sim_spatial_use(o, m.slot);
-    default: return count_value(o->memory_ops);
-    }
 }
 
 static void print_object_header(FILE *fp, const char *first_column)
@@ -460,7 +385,7 @@ static void sim_slots(const mt_store_object_row *rows, size_t n, bool slots[MT_S
     for (unsigned l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         slots[l] = false;
         for (size_t i = 0; i < n && !slots[l]; i++)
-            slots[l] = sim_misses(&rows[i], l, -1) > 0;
+            slots[l] = mt_store_sim_misses(&rows[i], l, -1) > 0;
     }
 }
 
@@ -490,12 +415,12 @@ static void print_sim_object(FILE *fp, const mt_store_object_row *o, const char 
     for (unsigned l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         if (!slots[l])
             continue;
-        double all = sim_misses(o, l, -1);
+        double all = mt_store_sim_misses(o, l, -1);
         put_column(&w, 1, isnan(all) ? "-" : decimal((uint64_t)all, d), 12);
         for (int c = 0; c < MT_STORE_NCAUSES; c++)
             put_column(&w, 1, isnan(all) ? "-" : decimal(o->sim.misses[l][c], d), 10);
         char used[16] = "-";
-        double use = sim_spatial_use(o, l);
+        double use = mt_store_sim_spatial_use(o, l);
         if (!isnan(use))
             snprintf(used, sizeof used, "%.1f%%", use);
         put_column(&w, 1, used, 7);
@@ -791,43 +716,6 @@ static int cmd_trend(mt_store *s, const history_args *a)
 
 /* ---- diff and regressions ------------------------------------------------------ */
 
-/* The metric both runs have: overhead, else measured cycles, else counts,
- * else simulated last-level misses. */
-static metric choose_metric(const mt_store_diff *d, metric asked)
-{
-    if (asked.kind != M_AUTO)
-        return asked;
-    static const metric order[] = {{M_OVERHEAD, 0, -1}, {M_MEASURED, 0, -1}, {M_MEMOPS, 0, -1},
-                                   {M_SIM_MISSES, MT_STORE_SIM_LL, -1}};
-    for (size_t k = 0; k < MT_ARRAY_LEN(order); k++) {
-        metric m = order[k];
-        bool in_a = false, in_b = false;
-        for (size_t i = 0; i < d->na; i++)
-            in_a |= !isnan(metric_value(&d->a[i], m));
-        for (size_t j = 0; j < d->nb; j++)
-            in_b |= !isnan(metric_value(&d->b[j], m));
-        if (in_a && in_b)
-            return m;
-    }
-    return order[2];
-}
-
-/* change: in percent, INFINITY from zero; worse: the change for the worse
- * (the change, or its opposite for a metric the higher the better). */
-typedef struct {
-    uint32_t row;           /* in b */
-    double before, after, change, worse;
-} compared;
-
-static int by_worse_desc(const void *x, const void *y)
-{
-    double p = ((const compared *)x)->worse, q = ((const compared *)y)->worse;
-    return p < q ? 1 : p > q ? -1 : 0;
-}
-
-/* Spatial use is the one metric that improves as it grows. */
-static bool higher_is_better(metric m) { return m.kind == M_SIM_SPATIAL_USE; }
-
 static const char *how_text(const mt_store_diff *d, size_t j, char *buf, size_t n)
 {
     const mt_store_object_row *before = &d->a[d->b_to_a[j]];
@@ -845,7 +733,7 @@ static const char *how_text(const mt_store_diff *d, size_t j, char *buf, size_t 
     return buf;
 }
 
-static void print_compared(const mt_store_diff *d, const compared *c)
+static void print_compared(const mt_store_diff *d, const mt_store_compared *c)
 {
     const mt_store_object_row *o = &d->b[c->row];
     char *label = object_label(o), *place = object_place(o), how[256], change[32];
@@ -861,24 +749,6 @@ static void print_compared(const mt_store_diff *d, const compared *c)
            before, after, change, how_text(d, c->row, how, sizeof how));
     free(label);
     free(place);
-}
-
-/* Pairs whose metric both runs have, with the relative change. */
-static compared *compare_pairs(const mt_store_diff *d, metric m, size_t *n)
-{
-    compared *out = mt_xcalloc(d->nb + 1, sizeof *out);
-    *n = 0;
-    for (size_t j = 0; j < d->nb; j++) {
-        if (d->b_to_a[j] == MT_NONE)
-            continue;
-        double x = metric_value(&d->a[d->b_to_a[j]], m), y = metric_value(&d->b[j], m);
-        if (isnan(x) || isnan(y))
-            continue;
-        double change = x != 0 ? 100.0 * (y - x) / fabs(x) : y > 0 ? INFINITY : y < 0 ? -INFINITY : 0;
-        out[(*n)++] = (compared){(uint32_t)j, x, y, change, higher_is_better(m) ? -change : change};
-    }
-    qsort(out, *n, sizeof *out, by_worse_desc);
-    return out;
 }
 
 static int load_diff(mt_store *s, const char *spec_a, const char *spec_b, const char *program,
@@ -930,9 +800,9 @@ static int cmd_diff(mt_store *s, const history_args *a)
     mt_store_diff d;
     if (load_diff(s, a->pos[0], a->pos[1], a->program, &ra, &rb, &d) != 0)
         return 1;
-    metric m = choose_metric(&d, a->metric);
+    mt_store_metric m = mt_store_choose_metric(&d, a->metric);
     size_t n;
-    compared *c = compare_pairs(&d, m, &n);
+    mt_store_compared *c = mt_store_compare(&d, m, &n);
     char title[64];
     metric_title(m, title, sizeof title);
     printf("diff run %" PRId64 " -> run %" PRId64 " by %s, threshold %g%%\n", ra, rb, title,
@@ -959,31 +829,6 @@ static int cmd_diff(mt_store *s, const history_args *a)
     return 0;
 }
 
-/* The metric summed over the procedures (code: a procedure's figures hold
- * its loops' and regions') or over the data objects (data), what an
- * object's share is of: the data objects' misses include those of code
- * outside the binary's procedures. */
-static double total_of(const mt_store_object_row *rows, size_t n, metric m, bool data)
-{
-    double t = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!rows[i].is_loop && !rows[i].is_region && !rows[i].data_kind == !data &&
-            !isnan(metric_value(&rows[i], m)))
-            t += fabs(metric_value(&rows[i], m));
-    return t;
-}
-
-/* The larger of an object's shares of either run's total, in percent; 100
- * for a metric that is no count (a percentage sums to no total). */
-static double share_of(const mt_store_diff *d, const compared *c, metric m,
-                       const double (*totals)[2])
-{
-    if (m.kind == M_SIM_SPATIAL_USE)
-        return 100;
-    const double *t = totals[d->b[c->row].data_kind != NULL];
-    return fmax(t[0] ? 100 * fabs(c->before) / t[0] : 0, t[1] ? 100 * fabs(c->after) / t[1] : 0);
-}
-
 static int cmd_regressions(mt_store *s, const history_args *a)
 {
     const char *run = a->npos >= 1 ? a->pos[0] : "last", *base = a->npos >= 2 ? a->pos[1] : NULL;
@@ -995,21 +840,19 @@ static int cmd_regressions(mt_store *s, const history_args *a)
         printf("regressions: run %" PRId64 " is the first of its program; nothing to compare\n", rb);
         return 0;
     }
-    metric m = choose_metric(&d, a->metric);
+    mt_store_metric m = mt_store_choose_metric(&d, a->metric);
     size_t n, regressed = 0, considered = 0;
-    compared *c = compare_pairs(&d, m, &n);
-    const double totals[2][2] = {{total_of(d.a, d.na, m, false), total_of(d.b, d.nb, m, false)},
-                                 {total_of(d.a, d.na, m, true), total_of(d.b, d.nb, m, true)}};
+    mt_store_compared *c = mt_store_compare(&d, m, &n);
     char title[64];
     metric_title(m, title, sizeof title);
     printf("regressions: run %" PRId64 " against run %" PRId64 " by %s; threshold %g%%, objects "
            "holding at least %g%% of either run's total\n", rb, ra, title, a->threshold,
            a->min_share);
     for (size_t i = 0; i < n; i++) {
-        if (share_of(&d, &c[i], m, totals) < a->min_share)
+        if (c[i].share < a->min_share)
             continue;
         considered++;
-        if (c[i].worse > a->threshold) {
+        if (mt_store_regressed(&c[i], a->threshold, a->min_share)) {
             print_compared(&d, &c[i]);
             regressed++;
         }

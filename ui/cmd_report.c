@@ -18,16 +18,22 @@ const char mt_report_usage[] =
     "'mtool sim RUNDIR', the simulation: the stall estimate beside the measured\n"
     "overhead, miss causes, the code x data matrix, line use and coherence misses\n"
     "(docs/REPORT.md, \"HTML report\").  Source files are read now, through the\n"
-    "paths the binary's DWARF gives.\n"
+    "paths the binary's DWARF gives; a procedure without them is shown as its\n"
+    "annotated disassembly.  When the run is in the history ($MTOOL_HISTORY, see\n"
+    "'mtool help history'), the page has each object's trend over the earlier runs\n"
+    "of the program and the diff against a baseline run, regressions marked as\n"
+    "'mtool history regressions' finds them.\n"
     "\n"
     "options:\n"
     "  -o FILE          where to write the page (default RUNDIR/report.html)\n"
     "  --callgrind FILE also write the per-line figures in Callgrind's format\n"
     "                   (callgrind_annotate, KCachegrind): events predicted,\n"
-    "                   measured, overhead (core cycles) and memops\n";
+    "                   measured, overhead (core cycles) and memops\n"
+    "  --baseline RUN   the run the diff compares with (an id, 'last', 'last~K';\n"
+    "                   default: the previous run of the same program)\n";
 
 typedef struct {
-    const char *rundir, *html, *callgrind;
+    const char *rundir, *html, *callgrind, *baseline;
 } report_args;
 
 static int parse_args(int argc, char **argv, report_args *a)
@@ -40,6 +46,8 @@ static int parse_args(int argc, char **argv, report_args *a)
             a->html = argv[++i];
         else if (strcmp(s, "--callgrind") == 0 && has_value)
             a->callgrind = argv[++i];
+        else if (strcmp(s, "--baseline") == 0 && has_value)
+            a->baseline = argv[++i];
         else if (s[0] != '-' && !a->rundir)
             a->rundir = s;
         else {
@@ -66,14 +74,28 @@ static int open_output(mt_outfile *out, size_t *n, const char *path)
     return 0;
 }
 
-int mt_ui_write_report(const char *rundir, const mt_pass2_result *pass2, const char *html,
-                       const char *callgrind)
+/* The report of RUNDIR (of the pass 2 just made, when pass2 is given), with
+ * what the history holds of its run. */
+static int load_report(const char *rundir, const mt_pass2_result *pass2, const char *baseline,
+                       mt_report *r)
+{
+    mt_error err;
+    char *db = mt_store_default_path();
+    int rc = (pass2 ? mt_report_of_pass2(rundir, pass2, r, &err)
+                    : mt_report_load(rundir, stderr, r, &err)) != 0 ||
+             mt_report_load_history(r, rundir, db, baseline, &err) != 0;
+    free(db);
+    if (rc)
+        mt_ui_error("report: %s", err.msg);
+    return rc;
+}
+
+static int write_report(const char *rundir, const mt_pass2_result *pass2, const char *html,
+                        const char *callgrind, const char *baseline)
 {
     mt_report r;
     mt_error err;
-    if ((pass2 ? mt_report_of_pass2(rundir, pass2, &r, &err)
-               : mt_report_load(rundir, stderr, &r, &err)) != 0) {
-        mt_ui_error("report: %s", err.msg);
+    if (load_report(rundir, pass2, baseline, &r) != 0) {
         mt_report_free(&r);
         return 1;
     }
@@ -104,13 +126,19 @@ int mt_ui_write_report(const char *rundir, const mt_pass2_result *pass2, const c
     return rc;
 }
 
+int mt_ui_write_report(const char *rundir, const mt_pass2_result *pass2, const char *html,
+                       const char *callgrind)
+{
+    return write_report(rundir, pass2, html, callgrind, NULL);
+}
+
 int mt_cmd_report(int argc, char **argv)
 {
     report_args a;
     if (parse_args(argc, argv, &a) != 0)
         return 2;
     char *html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.rundir);
-    int rc = mt_ui_write_report(a.rundir, NULL, html, a.callgrind);
+    int rc = write_report(a.rundir, NULL, html, a.callgrind, a.baseline);
     if (rc == 0) {
         char *shown = mt_ui_escape(html);
         fprintf(stderr, "report written to %s\n", shown);

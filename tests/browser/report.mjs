@@ -269,6 +269,153 @@ await page.close();
   await page.close();
 }
 
+/* ---- CSV: parsed back (RFC 4180) and compared with the table and report.json ---- */
+// RFC 4180 fields: quoted ones may hold commas and doubled quotes.
+function parseCsv(text) {
+  const rows = [];
+  let row = [], field = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"' && field === '') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; }
+    else if (c === '\n') { row.push(field); rows.push(row); row = []; field = ''; }
+    else field += c;
+  }
+  return rows;
+}
+async function downloadCsv(page, button) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+  return fs.readFileSync(await download.path(), 'utf8');
+}
+const near = (x, y) => Math.abs(x - y) <= 1e-5 * Math.max(Math.abs(y), 1);
+{
+  const {page, seen} = await open(path.join(memDir, 'report.html'));
+  await page.click('#objects-table th[data-key=memops]');
+  const table = await rows(page);
+  const csv = parseCsv(await downloadCsv(page, '#objects-csv'));
+  check('the m-objects CSV has a header and the table\'s rows, in its order (by memory ops)',
+        csv.length === table.length + 1 && csv[0][0] === 'spec' &&
+        csv.slice(1).every((r, k) => r[0] === table[k][0] && r[1] === table[k][1]),
+        JSON.stringify(csv.slice(0, 3)));
+  const bySpec = new Map(report.objects.map(o => [o.time_spec, o]));
+  const col = name => csv[0].indexOf(name);
+  const bad = csv.slice(1).filter(r => {
+    const o = bySpec.get(r[0]);
+    return !o || !near(Number(r[col('measured')]), o.measured_cycles) ||
+      !near(Number(r[col('predicted')]), o.predicted_cycles) ||
+      Number(r[col('memops')]) !== o.memory_ops;
+  });
+  check('its measured and predicted cycles and memory ops are report.json\'s', bad.length === 0,
+        JSON.stringify(bad.slice(0, 2)));
+  check('the download made no network request (blob: only)',
+        seen.requests.every(u => u.startsWith('blob:')), seen.requests.join(' '));
+  await page.close();
+}
+
+/* ---- the history view: trends and the diff (three stored runs) ---- */
+if (process.env.HISTORY_PAGE) {
+  const oracle = JSON.parse(fs.readFileSync(process.env.HISTORY_ORACLE, 'utf8'));
+  const {page, seen} = await open(process.env.HISTORY_PAGE);
+  check('the history view is shown', await page.$eval('#history', e => !e.hidden));
+  const main = await page.$$eval('#trends figure.trend', fs => fs.filter(f =>
+    f.querySelector('figcaption').textContent.startsWith('main \u2014'))
+    .map(f => [...f.querySelectorAll('circle.point.measured')].map(c => Number(c.dataset.run))));
+  check('main\'s trend chart has one measured point per stored run (history trend: ' +
+        oracle.trend_runs.join(' ') + ')',
+        main.length === 1 && main[0].join(' ') === oracle.trend_runs.join(' '), JSON.stringify(main));
+  const diff = await page.$$eval('#diff-table tbody tr', trs => trs.map(tr =>
+    [...tr.children].map(td => td.textContent)));
+  const marked = await page.$$eval('#diff-table tbody tr.regressed',
+                                   trs => trs.map(tr => tr.firstChild.textContent));
+  check('the rows marked regressed are history regressions\' (' + oracle.regressed.join(' ') + ')',
+        marked.slice().sort().join(' ') === oracle.regressed.join(' '), marked.join(' '));
+  const csv = parseCsv(await downloadCsv(page, '#diff-csv'));
+  check('the diff CSV has the table\'s rows: names, places and statuses',
+        csv.length === diff.length + 1 && csv.slice(1).every((r, k) =>
+          r[0] === diff[k][0] && r[2] === diff[k][2] && r[7] === diff[k][7]),
+        JSON.stringify(csv.slice(0, 3)));
+  check('its regressed rows are the marked ones',
+        csv.filter(r => r[7] === 'regressed').map(r => r[0]).join(' ') === marked.join(' '));
+  if (shots) {
+    await page.$eval('#history-head', e => e.scrollIntoView());
+    await page.screenshot({path: path.join(shots, 'history.png')});
+  }
+  check('no console error (history)', seen.errors.length === 0, seen.errors.join(' | '));
+  await page.close();
+}
+
+/* ---- the hostile symbol in the history's diff and its CSV ---- */
+if (process.env.HOSTILE_HISTORY_PAGE) {
+  const {page, seen} = await open(process.env.HOSTILE_HISTORY_PAGE);
+  const hostile = 'ev<script>alert("x")</script>\x1b]0;pwned\x07\x1b[31mRED&amp;';
+  const names = await page.$$eval('#diff-table tbody tr', trs => trs.map(tr =>
+    tr.firstChild.textContent));
+  check('the hostile symbol is text in the diff table', names.some(n => n.startsWith(hostile)),
+        JSON.stringify(names));
+  const text = await downloadCsv(page, '#diff-csv');
+  // history export --csv's rule: control characters as \xHH, quoted for the quotes.
+  const want = hostile.replace(/[\x00-\x1f\x7f]/g,
+    c => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+  check('in the CSV it is quoted with its quotes doubled, its control bytes as \\xHH',
+        text.includes('"' + want.replace(/"/g, '""')) && !/[\x00-\x09\x0b-\x1f]/.test(text),
+        JSON.stringify(text.slice(0, 300)));
+  check('parsed back, the CSV cell is the name with its control bytes escaped',
+        parseCsv(text).some(r => r[0].startsWith(want)));
+  check('it made no element (history): the page has its two scripts only',
+        (await page.$$eval('script', s => s.length)) === 2 && seen.dialogs.length === 0);
+  await page.close();
+}
+
+/* ---- a stripped binary: the timed procedures' annotated disassembly ---- */
+if (process.env.STRIPPED_RUNDIR) {
+  const blocks = JSON.parse(fs.readFileSync(process.env.STRIPPED_ORACLE, 'utf8'));
+  const {page, seen} = await open(path.join(process.env.STRIPPED_RUNDIR, 'report.html'));
+  await page.click('#objects-table tbody tr');
+  const insns = await page.$$eval('#code .line.insn[data-address]', rs => rs.map(r => ({
+    address: parseInt(r.dataset.address, 16), executions: Number(r.dataset.executions),
+    reads: Number(r.dataset.reads), writes: Number(r.dataset.writes),
+    overhead: Number(r.dataset.overhead), hot: r.classList.contains('hot'),
+    text: r.querySelector('.text').textContent})));
+  check('clicking the top object shows its procedure\'s disassembly (' + insns.length +
+        ' instructions)', insns.length > 10 && insns.every(i => i.text.length > 0));
+  const blockOf = a => blocks.find(([start, end]) => a >= start && a < end);
+  const wrong = insns.filter(i => !blockOf(i.address) || blockOf(i.address)[2] !== i.executions);
+  check('each instruction\'s executions are its block\'s count in counts.tsv (pass 1)',
+        wrong.length === 0, JSON.stringify(wrong.slice(0, 3)));
+  const sums = new Map();
+  for (const i of insns) {
+    const b = blockOf(i.address);
+    if (!b) continue;
+    const s = sums.get(b) || [0, 0];
+    sums.set(b, [s[0] + i.reads, s[1] + i.writes]);
+  }
+  const off = [...sums].filter(([b, [r, w]]) => r !== b[3] || w !== b[4]);
+  check('its memory-op marks add up to each block\'s reads and writes (the analysis)',
+        off.length === 0 && insns.some(i => i.reads + i.writes > 0), JSON.stringify(off.slice(0, 2)));
+  const hot = insns.filter(i => i.hot);
+  check('the hot instruction is outlined and has overhead', hot.length === 1 && hot[0].overhead > 0);
+  const walked = [];
+  for (let k = 0; k < 4; k++) {
+    await page.click('#next');
+    walked.push(await page.$eval('#code .line.hot', r => Number(r.dataset.overhead)));
+  }
+  const most = await page.$$eval('#code .line[data-overhead]', rs =>
+    Math.max(...rs.map(r => Number(r.dataset.overhead))));
+  check('NEXT walks the instructions by decreasing overhead, from the largest',
+        walked[0] >= most && walked.every((v, i) => i === 0 || walked[i - 1] >= v),
+        walked.join(' '));
+  await page.click('#prev');
+  check('PREV steps back', await page.$eval('#code .line.hot', r => Number(r.dataset.overhead)) ===
+        walked[2]);
+  if (shots) await page.screenshot({path: path.join(shots, 'disassembly.png')});
+  check('no console error (stripped)', seen.errors.length === 0, seen.errors.join(' | '));
+  await page.close();
+}
+
 await browser.close();
 console.log(failed ? failed + ' failed' : 'all passed');
 process.exit(failed ? 1 : 0);

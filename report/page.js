@@ -139,12 +139,14 @@
   /* ---- CSV export: made here, saved through a Blob (works from file://) ---- */
   /* One field as `mtool history export --csv` writes it (store/export.c):
    * control characters as \xHH (a CSV shown on a terminal must not drive
-   * it), quoted per RFC 4180 when it holds a comma or a quote, quotes
-   * doubled. */
+   * it), a text a spreadsheet would take for a formula (=, +, -, @ first,
+   * not a number) after a ', quoted per RFC 4180 when it holds a comma or a
+   * quote, quotes doubled. */
   function csvField(v) {
     if (v === null || v === undefined || (typeof v === 'number' && !isFinite(v))) return '';
-    const t = String(v).replace(/[\x00-\x1f\x7f]/g,
+    let t = String(v).replace(/[\x00-\x1f\x7f]/g,
       c => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+    if (/^[=+\-@]/.test(t) && (typeof v !== 'number' && isNaN(Number(t)))) t = "'" + t;
     return /[,"]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
   }
   function csvText(header, rows) {

@@ -103,10 +103,23 @@ static const char csv_sql[] =
     "JOIN sim_runs sr ON sr.run_id = r.id " WHERE_SELECTED
     "ORDER BY run, data_kind, memory_ops DESC, sim_refs DESC";
 
+/* Whether a spreadsheet would take the text for a formula: it starts with
+ * =, +, - or @ and is not a number (OWASP's CSV injection rule; a negative
+ * overhead keeps its sign). */
+static bool formula_like(const char *t)
+{
+    if (!t[0] || !strchr("=+-@", t[0]))
+        return false;
+    char *end;
+    strtod(t, &end);
+    return end == t || *end != '\0';
+}
+
 /* RFC 4180: quoted when it holds a comma or a quote.  Control bytes
  * (line breaks included) are written as \xHH: the fields are program-derived
  * (names, paths, command lines), and a CSV file shown on a terminal must not
- * drive it (docs/HISTORY.md, "Export"). */
+ * drive it (docs/HISTORY.md, "Export"); a text a spreadsheet would run as a
+ * formula gets a leading '. */
 static void csv_field(FILE *out, const char *t)
 {
     if (!t)
@@ -114,6 +127,8 @@ static void csv_field(FILE *out, const char *t)
     bool quoted = t[strcspn(t, ",\"")] != '\0';
     if (quoted)
         fputc('"', out);
+    if (formula_like(t))
+        fputc('\'', out);
     for (const unsigned char *c = (const unsigned char *)t; *c; c++) {
         if (*c == '"')
             fputs("\"\"", out);

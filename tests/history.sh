@@ -315,6 +315,18 @@ hostile_name=$(printf 'ta\033[31mble')
 check "a data object named with an escape byte: trend, show, diff and CSV print it escaped" \
     "! grep -q \"\$esc\" $W/hostile.out && test \$(grep -c 'ta\\\\x1b\\[31mble' $W/hostile.out) -ge 5 && grep -q '^trend of ta.x1b.31mble (data object, global' $W/hostile.out"
 
+# A data object a spreadsheet would take for a formula: the CSV gives its
+# name after a ' (and numbers, negative ones too, as they are).
+printf 'long t[4096] __asm__("\\"=1+2\\"");\nint main(void) { long s = 0; for (int i = 0; i < 4096; i += 8) s += t[i]; return (int)s; }\n' \
+    > "$W/formula.c" && cc -O2 -o "$W/formula" "$W/formula.c"
+MTOOL_HISTORY="$W/formula.db" "$MTOOL" sim --L2=none -o "$W/formula.txt" -- "$W/formula" > /dev/null 2>&1
+"$MTOOL" history --db "$W/formula.db" export --csv -o "$W/formula.csv"
+check "export --csv: a name starting with = is written after a ' (no formula), numbers as numbers" \
+    "python3 -c 'import csv,sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x[\"data_kind\"] == \"global\"]
+assert [x[\"data_name\"] for x in r if \"1+2\" in x[\"data_name\"]] == [\"\x27=1+2\"], r
+assert all(not x[\"sim_refs\"] or float(x[\"sim_refs\"]) >= 0 for x in r)' $W/formula.csv"
+
 # Data objects: heap's, traced, then the same source rebuilt at -O1 under the
 # same file name: the history matches the builds, and each data object of
 # the same name (heap sites with their call paths, globals, frames) is the

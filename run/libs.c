@@ -157,7 +157,10 @@ static void parse_list(char *text, const char *spec, mt_pass1_libraries *out, si
         char *path = arrow + 4, *addr = strstr(path, " (0x");
         if (addr)
             *addr = '\0';
-        add_library(out, cap, line, path, spec, false);
+        /* a relative directory of $LD_LIBRARY_PATH: the run has mtool's cwd */
+        char *absolute = path[0] != '/' ? realpath(path, NULL) : NULL;
+        add_library(out, cap, line, absolute ? absolute : path, spec, false);
+        free(absolute);
     }
 }
 

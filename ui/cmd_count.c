@@ -48,9 +48,9 @@ const char mt_count_usage[] =
     "                   the ones it needs (transitively) and the ones earlier counts saw it\n"
     "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
     "                   loaded for this run only; glibc's own stay original.  Default: all,\n"
-    "                   which holds every library the program can spend time in; the\n"
-    "                   summary says which ones it ran code in (none with --profiles or an\n"
-    "                   MPI launcher).  A library first seen opened by dlopen is said not\n"
+    "                   every library but glibc's, among them the ones the program spends\n"
+    "                   time in, which the summary names (none with --profiles or an MPI\n"
+    "                   launcher).  A library first seen opened by dlopen is said not\n"
     "                   counted, and counted from the next count.  Their procedures are\n"
     "                   named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";

@@ -121,11 +121,33 @@ static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *
     }
 }
 
+/* Why a library named by `spec` stays original, or NULL: it is counted. */
+static char *note_for(const char *spec, const char *name, const char *path)
+{
+    if (!named(spec, name))
+        return mt_xstrdup("not asked for");
+    if (strcmp(path, "not found") == 0)
+        return mt_xstrdup("not found by the loader");
+    if (part_of_glibc(name))
+        return mt_xstrdup("part of glibc: not counted yet");
+    if (path[0] != '/' || strchr(path, '\n') || strchr(path, '\t'))
+        return mt_xstrdup("its path cannot be handed to the audit library");
+    return NULL;
+}
+
+static void add_library(mt_pass1_libraries *l, size_t *cap, const char *name, const char *path,
+                        const char *spec, bool dlopened)
+{
+    mt_pass1_library lib = {.name = mt_xstrdup(name), .path = mt_xstrdup(path),
+                            .asked = named(spec, name), .dlopened = dlopened,
+                            .note = note_for(spec, name, path)};
+    MT_PUSH(l->libs, l->nlibs, *cap, lib);
+}
+
 /* "\tNAME => PATH (0xADDR)" lines, each named one a library; the vDSO and
  * the loader itself have no "=>". */
-static void parse_list(char *text, const char *spec, mt_pass1_libraries *out)
+static void parse_list(char *text, const char *spec, mt_pass1_libraries *out, size_t *cap)
 {
-    size_t cap = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         line += strspn(line, " \t");
         char *arrow = strstr(line, " => ");
@@ -135,18 +157,147 @@ static void parse_list(char *text, const char *spec, mt_pass1_libraries *out)
         char *path = arrow + 4, *addr = strstr(path, " (0x");
         if (addr)
             *addr = '\0';
-        mt_pass1_library lib = {.name = mt_xstrdup(line), .path = mt_xstrdup(path),
-                                .asked = named(spec, line)};
-        if (!lib.asked)
-            lib.note = mt_xstrdup("not asked for");
-        else if (strcmp(path, "not found") == 0)
-            lib.note = mt_xstrdup("not found by the loader");
-        else if (part_of_glibc(line))
-            lib.note = mt_xstrdup("part of glibc: not counted yet");
-        else if (path[0] != '/' || strchr(path, '\n') || strchr(path, '\t'))
-            lib.note = mt_xstrdup("its path cannot be handed to the audit library");
-        MT_PUSH(out->libs, out->nlibs, cap, lib);
+        /* a relative directory of $LD_LIBRARY_PATH: the run has mtool's cwd */
+        char *absolute = path[0] != '/' ? realpath(path, NULL) : NULL;
+        add_library(out, cap, line, absolute ? absolute : path, spec, false);
+        free(absolute);
     }
+}
+
+/* ---- libraries opened by dlopen ------------------------------------------------- */
+
+/* CACHE/libs: the copies, the audit library, what was seen opened. */
+static char *libs_cache_dir(void)
+{
+    char *root = mt_cache_root(), *dir = mt_xasprintf("%s/libs", root);
+    free(root);
+    return dir;
+}
+
+/* The library of the list at `path` (a file or a copy's), or NULL. */
+static mt_pass1_library *library_at(const mt_pass1_libraries *l, const char *path)
+{
+    for (size_t i = 0; i < l->nlibs; i++)
+        if (strcmp(l->libs[i].path, path) == 0 ||
+            (l->libs[i].ins.path && strcmp(l->libs[i].ins.path, path) == 0))
+            return &l->libs[i];
+    return NULL;
+}
+
+/* Where the libraries BIN opened with dlopen in earlier counts are kept,
+ * one path a line: CACHE/libs/dlopened-HASH (HASH: BIN's content). */
+static char *remembered_file(const char *bin, mt_error *err)
+{
+    uint8_t hash[32];
+    char hex[65];
+    if (mt_file_sha256(bin, hash, err) != 0)
+        return NULL;
+    mt_sha256_hex(hash, hex);
+    char *dir = libs_cache_dir(), *path = mt_xasprintf("%s/dlopened-%.16s", dir, hex);
+    free(dir);
+    return path;
+}
+
+/* The lines of a file of paths; none when it does not exist. */
+static char **read_paths(const char *file, size_t *n, mt_error *err)
+{
+    char **paths = NULL, line[4096];
+    size_t cap = 0;
+    *n = 0;
+    FILE *fp = fopen(file, "r");
+    if (!fp && errno != ENOENT) {
+        mt_error_set(err, "%s: %s", file, strerror(errno));
+        return NULL;
+    }
+    while (fp && fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '/')
+            MT_PUSH(paths, *n, cap, mt_xstrdup(line));
+    }
+    if (fp)
+        fclose(fp);
+    return paths ? paths : mt_xcalloc(1, sizeof *paths);
+}
+
+static void free_paths(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+static const char *file_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The libraries earlier counts saw BIN open with dlopen, after the
+ * loader's: each gets its range of counters like those. */
+static int add_remembered(const char *bin, const char *spec, mt_pass1_libraries *l, size_t *cap,
+                          mt_error *err)
+{
+    char *file = remembered_file(bin, err);
+    size_t n;
+    char **paths = file ? read_paths(file, &n, err) : NULL;
+    free(file);
+    if (!paths)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!library_at(l, paths[i]) && access(paths[i], R_OK) == 0)
+            add_library(l, cap, file_name(paths[i]), paths[i], spec, true);
+    free_paths(paths, n);
+    return 0;
+}
+
+/* BIN's remembered libraries and `more`, written whole (temp file, rename). */
+static int remember(const char *bin, char **more, size_t nmore, mt_error *err)
+{
+    char *file = remembered_file(bin, err), *dir = libs_cache_dir();
+    size_t n;
+    char **paths = file ? read_paths(file, &n, err) : NULL;
+    mt_outfile out;
+    int rc = paths ? 0 : -1;
+    if (rc == 0 && (rc = mt_make_dirs(dir, err)) == 0 && (rc = mt_outfile_open(&out, file, err)) == 0) {
+        for (size_t i = 0; i < n; i++)
+            fprintf(out.fp, "%s\n", paths[i]);
+        for (size_t i = 0; i < nmore; i++)
+            fprintf(out.fp, "%s\n", more[i]);
+        rc = mt_outfile_commit(&out, err);
+    }
+    if (paths)
+        free_paths(paths, n);
+    free(dir);
+    free(file);
+    return rc;
+}
+
+int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *seen,
+                            mt_error *err)
+{
+    size_t n, nnew = 0, cap = l->nlibs;
+    char **paths = read_paths(seen, &n, err), **fresh = mt_xcalloc(n + 1, sizeof *fresh);
+    int rc = paths ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (library_at(l, paths[i]))
+            continue; /* counted, or seen twice (dlclose, dlopen) */
+        add_library(l, &cap, file_name(paths[i]), paths[i], l->spec, true);
+        mt_pass1_library *lib = &l->libs[l->nlibs - 1];
+        char *why = note_for("all", lib->name, lib->path); /* another count may ask for it */
+        if (!why)
+            fresh[nnew++] = paths[i];
+        if (!lib->note)
+            lib->note = mt_xstrdup("opened by dlopen, not known before the run (copies and "
+                                   "counter ranges are made before it): counted from the "
+                                   "next count of this program");
+        free(why);
+    }
+    if (rc == 0 && nnew)
+        rc = remember(bin, fresh, nnew, err);
+    free(fresh);
+    if (paths)
+        free_paths(paths, n);
+    return rc;
 }
 
 /* ---- their copies ------------------------------------------------------------ */
@@ -187,9 +338,8 @@ static void rewrite_library(mt_pass1_library *lib, uint32_t base, uint64_t set)
 /* The audit library, from mtool's own bytes into the cache once per build. */
 static char *audit_library(mt_error *err)
 {
-    char *root = mt_cache_root(), *dir = mt_xasprintf("%s/libs", root);
+    char *dir = libs_cache_dir();
     char *path = mt_xasprintf("%s/audit-%016" PRIx64 ".so", dir, mt_tool_identity());
-    free(root);
     mt_outfile f;
     int rc = mt_make_dirs(dir, err);
     if (rc == 0 && access(path, R_OK) != 0 && (rc = mt_outfile_open(&f, path, err)) == 0) {
@@ -208,12 +358,37 @@ static char *audit_library(mt_error *err)
     return path;
 }
 
-static int build_env(mt_pass1_libraries *l, mt_error *err)
+/* An environment variable's text, NAME=VALUE. */
+static void push_env(mt_pass1_libraries *l, size_t *n, char *entry)
 {
+    l->env = mt_xrealloc(l->env, (*n + 2) * sizeof *l->env);
+    l->env[(*n)++] = entry;
+    l->env[*n] = NULL;
+}
+
+/* A directory of `path`, made absolute and free of symbolic links as the
+ * loader's $ORIGIN is; NULL when it cannot be had. */
+static char *origin_of(const char *path)
+{
+    char *real = realpath(path, NULL), *slash = real ? strrchr(real, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    return real;
+}
+
+int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *copy,
+                           const char *seen, mt_error *err)
+{
+    if (!l->set)
+        return 0;
     char *audit = audit_library(err);
     if (!audit)
         return -1;
+    size_t n = 0;
     const char *before = getenv("LD_AUDIT");
+    push_env(l, &n, before && *before ? mt_xasprintf("LD_AUDIT=%s:%s", audit, before)
+                                      : mt_xasprintf("LD_AUDIT=%s", audit));
+    free(audit);
     char *list = mt_xstrdup("MTOOL_LIBS=");
     /* Every library the loader found for the original, the ones not
      * counted at their own path: the copy of the executable lives in the
@@ -226,11 +401,15 @@ static int build_env(mt_pass1_libraries *l, mt_error *err)
         free(list);
         list = more;
     }
-    l->env = mt_xcalloc(3, sizeof *l->env);
-    l->env[0] = before && *before ? mt_xasprintf("LD_AUDIT=%s:%s", audit, before)
-                                  : mt_xasprintf("LD_AUDIT=%s", audit);
-    l->env[1] = list;
-    free(audit);
+    push_env(l, &n, list);
+    /* What dlopen looks for in the copy's $ORIGIN is looked for in the
+     * original's, where the program keeps its plug-ins. */
+    char *from = origin_of(copy), *to = origin_of(bin);
+    if (from && to && !strchr(from, '\t'))
+        push_env(l, &n, mt_xasprintf("MTOOL_ORIGIN=%s\t%s", from, to));
+    free(from);
+    free(to);
+    push_env(l, &n, mt_xasprintf("MTOOL_LIBS_SEEN=%s", seen));
     return 0;
 }
 
@@ -238,7 +417,8 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
                                FILE *log, mt_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!spec || strcmp(spec, "none") == 0)
+    out->spec = spec;
+    if (strcmp(spec, "none") == 0)
         return 0;
     char *interp, *text;
     if (interpreter_of(bin, &interp, err) != 0)
@@ -249,10 +429,13 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
         free(interp);
         return -1;
     }
-    parse_list(text, spec, out);
-    warn_unmatched(spec, out, log);
+    size_t cap = 0;
+    parse_list(text, spec, out, &cap);
     free(text);
     free(interp);
+    if (add_remembered(bin, spec, out, &cap, err) != 0)
+        return -1;
+    warn_unmatched(spec, out, log);
     int rc = set_identity(bin, out, &out->set, err);
     for (size_t i = 0; rc == 0 && i < out->nlibs; i++) {
         mt_pass1_library *lib = &out->libs[i];
@@ -264,7 +447,7 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
         if (!lib->note)
             out->ncounters = lib->map.ncounters;
     }
-    return rc == 0 ? build_env(out, err) : -1;
+    return rc;
 }
 
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts)

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -183,6 +184,52 @@ static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
     return mt_instrument_in_set(r->prog, bin, r->libs.ncounters, r->libs.set, false, &r->ins, err);
 }
 
+/* What --libs asks, or the default: every library a run loads but glibc's
+ * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
+ * are among them, and the others cost it nothing but their activation);
+ * none for merged profiles, whose copy was made without them, or a job. */
+static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_result *r)
+{
+    if (o->libs)
+        return o->libs;
+    return r->ran && !r->job ? "all" : "none";
+}
+
+/* The libraries' copies and the environment that loads them; what dlopen
+ * maps that is no copy is written to PROFILES/dlopened.txt. */
+static int prepare_libraries(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
+                             mt_error *err)
+{
+    if (mt_pass1_libraries_prepare(bin, libraries_asked(o, r), &r->libs, o->log, err) != 0)
+        return -1;
+    r->libs.by_default = !o->libs;
+    return 0;
+}
+
+static int libraries_env(mt_pass1_result *r, const char *bin, mt_error *err)
+{
+    char *seen = mt_xasprintf("%s/dlopened.txt", r->profiles);
+    int rc = unlink(seen) != 0 && errno != ENOENT ? -1 : 0;
+    if (rc != 0)
+        mt_error_set(err, "%s: cannot remove an earlier run's list: %s", seen, strerror(errno));
+    else
+        rc = mt_pass1_libraries_env(&r->libs, bin, r->ins.path, seen, err);
+    free(seen);
+    return rc;
+}
+
+/* The libraries the run opened with dlopen that were not counted. */
+static int libraries_seen(mt_pass1_result *r, const char *bin, mt_error *err)
+{
+    if (!r->ran || !r->libs.set)
+        return 0;
+    char *seen = mt_xasprintf("%s/dlopened.txt", r->profiles);
+    int rc = mt_pass1_libraries_seen(&r->libs, bin, seen, err);
+    unlink(seen);
+    free(seen);
+    return rc;
+}
+
 /* A launcher's command line is an MPI job: its program is the one counted,
  * the launcher is what runs (mpi.c). */
 static int open_job(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
@@ -233,10 +280,10 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
-        mt_pass1_libraries_prepare(bin, o->libs, &r->libs, o->log, err) != 0 ||
-        instrument(r, bin, err) != 0 || mt_counter_map_read(r->ins.path, &r->map, err) != 0 ||
+        prepare_libraries(o, r, bin, err) != 0 || instrument(r, bin, err) != 0 ||
+        mt_counter_map_read(r->ins.path, &r->map, err) != 0 || libraries_env(r, bin, err) != 0 ||
         (r->baseline && run_baseline(exe, o->argv, o->baseline_runs, r, err) != 0) ||
-        run_counted(o, r, err) != 0)
+        run_counted(o, r, err) != 0 || libraries_seen(r, bin, err) != 0)
         return -1;
     rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
     rn_accumulate(r->prog, &r->map, r->merge.counts, &r->totals);

@@ -224,8 +224,9 @@ typedef struct {
     bool no_baseline;
     int baseline_runs;      /* >= 1: the least user time is kept */
     FILE *log;              /* progress and warnings (NULL: none) */
-    const char *libs;       /* shared libraries counted too: "all", "none" (NULL: none) or
-                               NAME,... (docs/ARCHITECTURE.md, "Shared libraries") */
+    const char *libs;       /* shared libraries counted too: "all", "none" or NAME,...
+                               (docs/ARCHITECTURE.md, "Shared libraries"); NULL: the
+                               default, "all" for a run, "none" for --profiles or a job */
 } mt_pass1_options;
 
 /* Pass 1's measured counts per block of the program, and their sums. */
@@ -248,6 +249,8 @@ typedef struct {
     char *note;             /* NULL: counted; else why it stays original (one line) */
     bool asked;             /* named by --libs (others are loaded from where the loader
                                finds them for the original, not from beside the copy) */
+    bool dlopened;          /* opened by dlopen in this run or an earlier one, not
+                               listed by the loader for BIN */
     mt_program *prog;
     mt_instrumented ins;
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */
@@ -255,21 +258,35 @@ typedef struct {
 } mt_pass1_library;
 
 typedef struct {
-    mt_pass1_library *libs; /* in the order the loader lists them */
+    mt_pass1_library *libs; /* in the order the loader lists them, then the ones
+                               opened by dlopen */
     size_t nlibs;
     uint32_t ncounters;     /* of every library copy: the executable's counter_base */
     uint64_t set;           /* their libs_set (0: none counted) */
-    char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., NULL-terminated */
+    const char *spec;       /* what was asked: "all", "none" or NAME,... */
+    bool by_default;        /* spec is the default, not --libs */
+    char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., MTOOL_ORIGIN=...,
+                               MTOOL_LIBS_SEEN=..., NULL-terminated */
 } mt_pass1_libraries;
 
 /* The shared libraries BIN needs (transitively, as its loader finds them)
- * that `spec` names ("all", "none", NAME,...), each analyzed and rewritten
- * (cached) into its range of counters, and the environment that loads
- * their copies for one run.  glibc's own libraries stay original.  -1
- * with err only when the list cannot be had; a library that cannot be
- * rewritten gets a note. */
+ * and the ones earlier counts saw it open with dlopen, that `spec` names
+ * ("all", "none", NAME,...), each analyzed and rewritten (cached) into its
+ * range of counters.  glibc's own libraries stay original.  -1 with err
+ * only when the list cannot be had; a library that cannot be rewritten
+ * gets a note. */
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libraries *out,
                                FILE *log, mt_error *err);
+/* The environment that loads the copies for one run of `copy` (BIN's
+ * counting copy), the objects dlopen maps that are no copy written to the
+ * file `seen`. */
+int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *copy,
+                           const char *seen, mt_error *err);
+/* After the run: the libraries in `seen` (a missing file: none) that were
+ * not counted join the list, said not counted (asked ones), and are
+ * remembered for BIN's next count. */
+int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *seen,
+                            mt_error *err);
 /* Each counted library's counts from the merged counts of the set. */
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts);
 void mt_pass1_libraries_free(mt_pass1_libraries *l);

@@ -5,6 +5,7 @@
  * a path may hold — newline, tab, backslash — reads back as written. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -453,6 +454,31 @@ static int remove_stale(const char *rundir, const char *name, mt_error *err)
     return rc;
 }
 
+/* Every libs/NAME.counts.tsv an earlier pass 1 left (it may have counted
+ * other libraries, or none), and libs/ itself once empty. */
+static int remove_stale_library_counts(const char *rundir, mt_error *err)
+{
+    char *dir = rundir_file(rundir, "libs");
+    DIR *d = opendir(dir);
+    int rc = !d && errno != ENOENT ? -1 : 0;
+    if (rc != 0)
+        mt_error_set(err, "%s: %s", dir, strerror(errno));
+    for (struct dirent *e; d && rc == 0 && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), suffix = strlen(".counts.tsv");
+        if (n > suffix && strcmp(e->d_name + n - suffix, ".counts.tsv") == 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            mt_error_set(err, "%s/%s: cannot remove it: %s", dir, e->d_name, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (d)
+        closedir(d);
+    if (d && rc == 0)
+        rmdir(dir); /* kept when something else is in it */
+    free(dir);
+    return rc;
+}
+
 /* ---- the whole pass 1 ------------------------------------------------------------ */
 
 /* libs/NAME.counts.tsv: each counted shared library's blocks, as
@@ -484,7 +510,8 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
 {
     /* an earlier pass 2 timed another pass 1's objects, and its simulation
      * traced them */
-    if (remove_stale(rundir, "pass2.tsv", err) != 0 || remove_stale(rundir, "sim.json", err) != 0)
+    if (remove_stale(rundir, "pass2.tsv", err) != 0 || remove_stale(rundir, "sim.json", err) != 0 ||
+        remove_stale_library_counts(rundir, err) != 0)
         return -1;
     if (write_format(rundir, err) != 0 ||
         write_counts_named(rundir, "counts.tsv", prog, map, merge->counts, err) != 0 ||

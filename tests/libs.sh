@@ -12,7 +12,15 @@
 #   - --libs none counts the executable exactly as a run without --libs, and
 #     --libs NAME,... only the libraries named (a name of none is warned about);
 #   - a library mtool cannot rewrite (one already instrumented by mtool) is
-#     left original with a one-line note, and the program still runs the same.
+#     left original with a one-line note, and the program still runs the same;
+#   - without --libs, the program's own libraries are counted and named as the
+#     ones it ran code in, libc is not;
+#   - a pass 1 leaves no libs/*.counts.tsv of libraries an earlier one counted;
+#   - dlopen-gcc-O2 (samples/dlopen.c), which opens libmtdl.so (needing
+#     libmtdldep.so), calls it from two threads, closes and opens it again:
+#     output and status as the original's; a first count says both libraries
+#     not counted yet, the next counts them, their counts equal callgrind's,
+#     and the constructor counts once per dlopen.
 #
 #   MTOOL=build/mtool CHECKER=build/tests/check_counts SAMPLES_LIBS=build/samples-libs bash tests/libs.sh
 set -u
@@ -77,15 +85,15 @@ awk -F'\t' '$3 == "frame_dummy" || $3 == "register_tm_clones" { if ($2 != 0) bad
 [ "$sums_before" = "$(sha256sum "$dir"/*.so)" ] && ok "the libraries' files are unchanged" ||
     not_ok "a library file changed"
 
-# Without --libs the copy of the executable runs from the cache, where its
+# With --libs none the copy of the executable runs from the cache, where its
 # $ORIGIN rpath finds no library: they are given by LD_LIBRARY_PATH.
 LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline --libs none -o "$work/none" -- "$bin" 500 > /dev/null 2>&1
 LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline -o "$work/plain" -- "$bin" 500 > /dev/null 2>&1
 if [ -s "$work/plain/counts.tsv" ] && cmp -s "$work/none/counts.tsv" "$work/plain/counts.tsv" &&
     [ ! -e "$work/none/libs" ]; then
-    ok "--libs none counts the executable exactly as a run without --libs"
+    ok "--libs none counts the executable exactly as the default run, which counts its libraries too"
 else
-    not_ok "--libs none differs from a run without --libs"
+    not_ok "--libs none differs from the default run in the executable's counts"
 fi
 cmp -s "$work/all/counts.tsv" "$work/plain/counts.tsv" &&
     ok "the executable's own counts are the same with its libraries counted" ||
@@ -115,3 +123,74 @@ if [ $status -eq $orig ] && cmp -s "$work/orig.out" "$work/ref.out" &&
 else
     not_ok "refused library: exit $status, $(grep -E 'libmtshlib|rror' "$work/ref.err" | head -3)"
 fi
+
+# The default (no --libs): the program's own libraries counted, glibc's not,
+# said on the choice line.
+"$mtool" count --no-store --no-baseline -o "$work/default" -- "$bin" 500 > "$work/default.out" 2> "$work/default.err"
+status=$?
+choice=$(grep '^libraries (default --libs all: every library it loads but glibc.s): ' "$work/default.err")
+if [ $status -eq $orig ] && cmp -s "$work/orig.out" "$work/default.out" &&
+    echo "$choice" | grep -q 'ran code in libmtshlib.so, libmtinit.so;' && ! echo "$choice" | grep -q 'libc\.so' &&
+    grep -q "^library libmtshlib.so (.*): [0-9]* of [0-9]* procedures instrumented" "$work/default.err" &&
+    grep -q "^library libc.so.6 (.*): left original: part of glibc" "$work/default.err" &&
+    python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["libs"] == {"asked": "all", "default": True}' "$work/default/count.json"; then
+    ok "default --libs: the program's libraries counted and named as the ones it ran code in, libc not"
+else
+    not_ok "default --libs: exit $status; ${choice:-no choice line}; $(grep -E '^library' "$work/default.err" | head -3)"
+fi
+
+# A pass 1 that counts fewer libraries leaves no stale libs/*.counts.tsv.
+stale=()
+for libs in all libmtshlib none; do
+    LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline --libs $libs -o "$work/stale" -- "$bin" 500 \
+        > /dev/null 2>&1
+    stale[${#stale[@]}]=$(ls "$work/stale/libs" 2>&1 | tr '\n' ' ')
+done
+if [ "${stale[0]}" = "libmtinit.so.counts.tsv libmtshlib.so.counts.tsv " ] &&
+    [ "${stale[1]}" = "libmtshlib.so.counts.tsv " ] && [ -s "$work/stale/counts.tsv" ] && [ ! -e "$work/stale/libs" ]; then
+    ok "a later pass 1 removes the library counts an earlier one left (--libs all, NAME, none)"
+else
+    not_ok "stale library counts: after all, libmtshlib, none: ${stale[*]}"
+fi
+
+# dlopen: dlopen-gcc-O2 opens libmtdl.so (which needs libmtdldep.so), calls
+# it from two threads, closes it and opens it again.  The first count sees
+# both opened and says them not counted; the next counts them.
+dl=$dir/dlopen-gcc-O2
+"$dl" > "$work/dl.orig.out" 2>&1
+dl_orig=$?
+for k in 1 2; do
+    "$mtool" count --no-store --no-baseline -o "$work/dl$k" -- "$dl" > "$work/dl$k.out" 2> "$work/dl$k.err"
+    dl_status[k]=$?
+done
+if [ "${dl_status[1]}" -eq $dl_orig ] && [ "${dl_status[2]}" -eq $dl_orig ] && [ $dl_orig -eq 5 ] &&
+    cmp -s "$work/dl.orig.out" "$work/dl1.out" && cmp -s "$work/dl.orig.out" "$work/dl2.out"; then
+    ok "dlopen: output and exit status ($dl_orig) identical to the original's, first and second count"
+else
+    not_ok "dlopen: exit ${dl_status[1]}, ${dl_status[2]} (original $dl_orig); $(tail -2 "$work/dl1.err")"
+fi
+if [ "$(grep -c "^library libmtdl\(dep\)\?.so (/.*/libmtdl\(dep\)\?.so, opened by dlopen): left original: opened by dlopen, not known before the run .*: counted from the next count" "$work/dl1.err")" = 2 ]; then
+    ok "dlopen: a library first seen opened by dlopen, and its own DT_NEEDED, said not counted yet"
+else
+    not_ok "dlopen, first count: $(grep '^library libmtdl' "$work/dl1.err" | head -2)"
+fi
+if [ "$(grep -c "^library libmtdl\(dep\)\?.so (.*, opened by dlopen): [0-9]* of [0-9]* procedures instrumented" "$work/dl2.err")" = 2 ] &&
+    grep -q '^mtool count: .*: 1 process, 5 threads' "$work/dl2.err"; then
+    ok "dlopen: the next count counts both, in the 5 threads that called them"
+else
+    not_ok "dlopen, second count: $(grep -E '^library libmtdl|^mtool count' "$work/dl2.err" | head -3)"
+fi
+# The oracle: callgrind on the original, both rounds and all threads.
+mkdir -p "$work/dlcg"
+valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
+    --callgrind-out-file="$work/dlcg/cg.%p" "$dl" > /dev/null 2> "$work/dlcg/vg.log"
+for name in libmtdl.so libmtdldep.so; do
+    "$checker" "$dir/$name" "$work/dl2/libs/$name.counts.tsv" "$work/dlcg"/cg.* > "$work/dlcheck" 2>&1
+    grep -E '^(ok|not ok)' "$work/dlcheck" | sed 's/^\(ok\|not ok\) - /&dlopen: /'
+    grep -qE '^(ok|not ok)' "$work/dlcheck" || not_ok "dlopen: check_counts gave no verdict on $name: $(tail -1 "$work/dlcheck")"
+done
+# Opened twice: the copy mapped afresh by the second dlopen was activated
+# too, before its constructor ran (fill_table: once per dlopen).
+awk -F'\t' '$3 == "fill_table" && !seen { n = $2; seen = 1 } END { exit n != 2 }' "$work/dl2/libs/libmtdl.so.counts.tsv" &&
+    ok "dlopen, dlclose, dlopen: the constructor counted at each of the two opens" ||
+    not_ok "dlopen: fill_table's entry counted $(awk -F'\t' '$3 == "fill_table"' "$work/dl2/libs/libmtdl.so.counts.tsv" | head -1)"

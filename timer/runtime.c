@@ -772,24 +772,43 @@ static bool read_safely(uintptr_t at, void *buf, size_t n)
     return syscall6(SYS_PROCESS_VM_READV, pid, (long)&local, 1, (long)&remote, 1, 0) == (long)n;
 }
 
-/* The loader's list of objects, from the executable's DT_DEBUG (the
- * loader fills it before any constructor runs); NULL for a static one. */
-static const link_map_ *loaded_objects(const elf_phdr_ *phdr, uint64_t phnum)
+/* The loader's r_debug, from the executable's DT_DEBUG (the loader fills
+ * it before any constructor runs); NULL for a static one. */
+static const r_debug_ *loader_debug(const elf_phdr_ *phdr, uint64_t phnum)
 {
     for (uint64_t i = 0; phdr && i < phnum; i++) {
         if (phdr[i].p_type != PT_DYNAMIC_)
             continue;
         for (const int64_t *d = (const int64_t *)(phdr[i].p_vaddr + rt.bias); d[0]; d += 2)
             if (d[0] == DT_DEBUG_ && d[1])
-                return ((const r_debug_ *)d[1])->r_map;
+                return (const r_debug_ *)d[1];
     }
     return NULL;
 }
 
+/* Activation of library copies: at start-up, and whenever dlopen maps more
+ * objects (the audit library calls mt_timer_activate_libraries). */
+static struct {
+    const r_debug_ *debug;  /* the loader's list (NULL: a static program) */
+    bool ready;             /* %gs points at a slot: copies may count from now on */
+    volatile int lock;      /* one walk at a time: start-up, and dlopen in any thread */
+} libs;
+
+/* Whether a copy's entry jumps are in: its first one is.  An active copy
+ * is never written again, since other threads may run its code, and
+ * apply_patches takes the execute right off its pages while it writes. */
+static bool already_active(const mt_rt_params *p, uintptr_t l_addr)
+{
+    const mt_rt_patch *first = (const mt_rt_patch *)(p->patches_vaddr + l_addr);
+    return same_bytes((const void *)(first->vaddr + l_addr), first->bytes, first->len);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
- * where its entry jumps are; they are written now that %gs points at a
- * slot, so that its probes, before (in constructors) ran the original. */
+ * where its entry jumps are; they are written once %gs points at a slot,
+ * so that before (in start-up constructors) its original code runs.  An
+ * object dlopen maps is written before anything of it runs: nothing else
+ * can reach its code while dlopen has not returned. */
 static void activate_library(uintptr_t l_addr)
 {
     const mt_rt_header *own = (const mt_rt_header *)(const void *)mt_blob_start;
@@ -803,16 +822,28 @@ static void activate_library(uintptr_t l_addr)
         h.entry_offset != own->entry_offset || !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        blob - p.blob_vaddr == l_addr)
+        blob - p.blob_vaddr == l_addr && p.npatches && !already_active(&p, l_addr))
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
 }
 
-static void activate_libraries(const elf_phdr_ *phdr, uint64_t phnum)
+/* Every loaded copy of the set not active yet (the executable's own params
+ * are no library's).  Called by the audit library after each dlopen that
+ * mapped objects (the loader holds its own lock then), by start-up once. */
+HIDDEN void mt_timer_activate_libraries(void)
 {
-    if (!mt_params.libs_set)
+    lock(&libs.lock);
+    if (libs.ready)
+        for (const link_map_ *m = libs.debug->r_map; m; m = m->l_next)
+            activate_library(m->l_addr);
+    unlock(&libs.lock);
+}
+
+static void start_activating_libraries(const elf_phdr_ *phdr, uint64_t phnum)
+{
+    if (!mt_params.libs_set || !(libs.debug = loader_debug(phdr, phnum)))
         return;
-    for (const link_map_ *m = loaded_objects(phdr, phnum); m; m = m->l_next)
-        activate_library(m->l_addr); /* the executable's own params are no library's */
+    __atomic_store_n(&libs.ready, true, __ATOMIC_RELEASE);
+    mt_timer_activate_libraries();
 }
 
 HIDDEN void mt_timer_calibrate(uint64_t record, long pairs);
@@ -896,7 +927,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
         if (!map_images())
             apply_patches((const mt_rt_patch *)(mt_params.patches_vaddr + rt.bias),
                           mt_params.npatches, rt.bias);
-        activate_libraries(phdr, phnum);
+        start_activating_libraries(phdr, phnum);
     } else {
         say("no memory for counters: the program runs uninstrumented");
     }

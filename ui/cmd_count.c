@@ -44,10 +44,15 @@ const char mt_count_usage[] =
     "                   (other processes only ever add time; default 1)\n"
     "  --profiles DIR   merge the profiles already in DIR instead of running BIN\n"
     "  --top N          procedures and loops to list (default 10; JSON has all)\n"
-    "  --libs all|none|NAME,...  count the blocks of the shared libraries BIN needs too\n"
-    "                   (transitively; NAME as liblzma.so.5 or liblzma), rewritten copies\n"
-    "                   loaded for this run only; glibc's own stay original (default none).\n"
-    "                   Their procedures are named LIB:PROCEDURE\n"
+    "  --libs all|none|NAME,...  count the blocks of the shared libraries BIN loads too:\n"
+    "                   the ones it needs (transitively) and the ones earlier counts saw it\n"
+    "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
+    "                   loaded for this run only; glibc's own stay original.  Default: all,\n"
+    "                   every library but glibc's, among them the ones the program spends\n"
+    "                   time in, which the summary names (none with --profiles or an MPI\n"
+    "                   launcher).  A library first seen opened by dlopen is said not\n"
+    "                   counted, and counted from the next count.  Their procedures are\n"
+    "                   named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
 
 typedef struct {
@@ -272,25 +277,60 @@ static void print_fallbacks(FILE *fp, const mt_program *prog, const mt_counter_m
     }
 }
 
+/* The counted libraries the program ran code in (ran) or did not. */
+static void print_library_names(FILE *fp, const mt_pass1_libraries *l, bool ran)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (lib->note || (lib->totals.insns > 0) != ran)
+            continue;
+        char *name = mt_ui_escape(lib->name);
+        fprintf(fp, "%s%s", shown++ ? ", " : " ", name);
+        free(name);
+    }
+    if (!shown)
+        fputs(" none", fp);
+}
+
+/* What --libs chose, and the counted libraries the program spent time in
+ * (ran code in): by default every library it loads but glibc's is
+ * counted, and the ones it spends time in are among them. */
+static void print_library_choice(FILE *fp, const mt_pass1_libraries *l)
+{
+    if (!l->set)
+        return;
+    char *spec = mt_ui_escape(l->spec);
+    fprintf(fp, "libraries (%s--libs %s%s): the program ran code in", l->by_default ? "default " : "",
+            spec, l->by_default ? ": every library it loads but glibc's" : "");
+    print_library_names(fp, l, true);
+    fputs("; counted, no code ran in", fp);
+    print_library_names(fp, l, false);
+    fputc('\n', fp);
+    free(spec);
+}
+
 /* One line per shared library asked for: counted (what ran), or left
  * original and why. */
 static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
 {
+    print_library_choice(fp, l);
     for (size_t i = 0; i < l->nlibs; i++) {
         const mt_pass1_library *lib = &l->libs[i];
         if (!lib->asked)
             continue;
         char *name = mt_ui_escape(lib->name), *path = mt_ui_escape(lib->path);
+        const char *how = lib->dlopened ? ", opened by dlopen" : "";
         if (lib->note) {
             char *note = mt_ui_escape(lib->note);
-            fprintf(fp, "library %s (%s): left original: %s\n", name, path, note);
+            fprintf(fp, "library %s (%s%s): left original: %s\n", name, path, how, note);
             free(note);
         } else {
             const mt_rewrite_report *rw = &lib->ins.rewrite;
             const mt_pass1_totals *t = &lib->totals;
-            fprintf(fp, "library %s (%s): %u of %u procedures instrumented; executed %" PRIu64
+            fprintf(fp, "library %s (%s%s): %u of %u procedures instrumented; executed %" PRIu64
                         " blocks, %" PRIu64 " instructions, %" PRIu64 " memory operations\n",
-                    name, path, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
+                    name, path, how, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
                     t->insns, t->reads + t->writes);
         }
         free(name);
@@ -444,6 +484,9 @@ static void json_run(FILE *fp, const char *name, const mt_run_result *r, int run
 
 static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
 {
+    fputs(",\"libs\":{", fp);
+    json_str_field_first(fp, "asked", l->spec);
+    fprintf(fp, ",\"default\":%s}", l->by_default ? "true" : "false");
     fputs(",\"libraries\":[", fp);
     for (size_t i = 0, shown = 0; i < l->nlibs; i++) {
         const mt_pass1_library *lib = &l->libs[i];
@@ -454,6 +497,7 @@ static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
         json_str_field(fp, "path", lib->path);
         json_str_field(fp, "copy", lib->note ? NULL : lib->ins.path);
         json_str_field(fp, "left_original", lib->note);
+        fprintf(fp, ",\"dlopened\":%s", lib->dlopened ? "true" : "false");
         if (!lib->note) {
             const mt_pass1_totals *t = &lib->totals;
             fprintf(fp, ",\"procedures\":%u,\"procedures_candidates\":%u",

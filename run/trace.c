@@ -26,9 +26,9 @@
 
 #define FRAME_BYTES (sizeof(mt_trace_frame) + 16u * MT_TRACE_RECORDS)
 /* Frames held for the merge: a thread's frame comes out in time however
- * many frames of the others (up to this many) were sent during it; 16 MiB
- * of records. */
-#define MERGE_WINDOW 256u
+ * many frames of the others were sent during it, up to 2^20 records (16
+ * MiB) of them. */
+#define MERGE_WINDOW ((1u << 20) / MT_TRACE_RECORDS)
 
 typedef struct {
     int fd;

@@ -604,7 +604,7 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
 typedef struct {
     mt_trace_record *records;
     uint32_t n, next;
-    uint64_t start, ticks;     /* its STAMP's */
+    uint64_t start, ticks;     /* its STAMP's: TSC, ticks to its sending (0: not sent) */
     uint64_t seq;              /* its arrival */
 } held_frame;
 
@@ -612,8 +612,8 @@ typedef struct {
     int32_t tid;
     held_frame *frames;        /* [head, n): in arrival order, hence in time */
     size_t head, n, cap;
-    uint64_t rate_ticks;       /* of its last sent frame: ticks and records */
-    uint32_t rate_records;
+    uint64_t fast_ticks;       /* its fastest frame yet: ticks over records */
+    uint32_t fast_records;
 } merge_thread;
 
 struct mt_trace_merge {
@@ -656,18 +656,29 @@ static merge_thread *thread_of(mt_trace_merge *m, int32_t tid)
     return &m->threads[m->nthreads - 1];
 }
 
-/* The time of record i of a frame: its STAMP's, plus its share of the
- * ticks to the sending (by frames: the STAMP's for all). */
-static uint64_t record_time(const mt_trace_merge *m, const held_frame *f, uint32_t i)
+/* The time of record i of thread t's frame f: its STAMP's, plus its
+ * share of the frame's ticks, at most at the thread's fastest pace (by
+ * frames: the STAMP's for all).  A frame that took longer than that pace
+ * had its thread descheduled somewhere in it: spread over the gap, its
+ * records would interleave with what the other threads did meanwhile,
+ * which they did not (docs/SIMULATOR.md, "Threads").  The pace is the
+ * fastest of the thread's frames held or gone: a thread's first frame
+ * (slowed by its start) takes the pace of those after it. */
+static uint64_t record_time(const mt_trace_merge *m, const merge_thread *t, const held_frame *f,
+                            uint32_t i)
 {
     if (m->order == MT_TRACE_BY_FRAMES || f->n <= 1)
         return f->start;
-    return f->start + f->ticks * i / (f->n - 1);
+    uint64_t span = f->ticks;
+    if (t->fast_records) {
+        uint64_t paced = t->fast_ticks * f->n / t->fast_records;
+        span = span && span < paced ? span : paced;
+    }
+    return f->start + span * i / (f->n - 1);
 }
 
-/* A frame's times: from its STAMP; a frame left in the file (not sent:
- * no ticks) at its thread's last rate; one without a STAMP (damaged) at
- * once, after the last record out. */
+/* A frame's STAMP, and its thread's pace; a frame without a STAMP
+ * (damaged) at once, after the last record out. */
 static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
 {
     const mt_trace_record *stamp = f->records;
@@ -677,11 +688,10 @@ static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
     }
     f->start = stamp->addr;
     f->ticks = stamp->code | (uint64_t)stamp->size << 32;
-    if (f->ticks) {
-        t->rate_ticks = f->ticks;
-        t->rate_records = f->n;
-    } else if (t->rate_records) {
-        f->ticks = t->rate_ticks * f->n / t->rate_records;
+    if (f->ticks && (!t->fast_records ||
+                     f->ticks * t->fast_records < t->fast_ticks * (uint64_t)f->n)) {
+        t->fast_ticks = f->ticks;
+        t->fast_records = f->n;
     }
 }
 
@@ -689,7 +699,7 @@ static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
 static bool earlier(const mt_trace_merge *m, const merge_thread *a, const merge_thread *b)
 {
     const held_frame *fa = &a->frames[a->head], *fb = &b->frames[b->head];
-    uint64_t ta = record_time(m, fa, fa->next), tb = record_time(m, fb, fb->next);
+    uint64_t ta = record_time(m, a, fa, fa->next), tb = record_time(m, b, fb, fb->next);
     return ta < tb || (ta == tb && fa->seq < fb->seq);
 }
 
@@ -711,13 +721,13 @@ static void emit_run(mt_trace_merge *m)
     }
     held_frame *f = &first->frames[first->head];
     const held_frame *g = second ? &second->frames[second->head] : NULL;
-    uint64_t until = g ? record_time(m, g, g->next) : UINT64_MAX;
+    uint64_t until = g ? record_time(m, second, g, g->next) : UINT64_MAX;
     uint32_t from = f->next;
     do
-        m->last_time = record_time(m, f, f->next++);
+        m->last_time = record_time(m, first, f, f->next++);
     while (f->next < f->n &&
-           (record_time(m, f, f->next) < until ||
-            (g && record_time(m, f, f->next) == until && f->seq < g->seq)));
+           (record_time(m, first, f, f->next) < until ||
+            (g && record_time(m, first, f, f->next) == until && f->seq < g->seq)));
     m->sink(m->ctx, first->tid, f->records + from, f->next - from);
     if (f->next < f->n)
         return;

@@ -5,7 +5,9 @@
 # malformed placement lines refused; samples/mempolicy.c (set_mempolicy,
 # mbind and move_pages through syscall(), and through libnuma when built)
 # traced on two nodes, its output and exit status the uninstrumented run's,
-# its array's pages where the calls asked (counted by hand in the sample).
+# its array's pages where the calls asked (counted by hand in the sample);
+# samples/handoff.c's true-sharing misses against its own count of the
+# times its counter changed hands (the threads' merge order).
 #
 #   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/mempolicy.sh
 set -u
@@ -103,3 +105,28 @@ sys.exit(bool(bad))' "$OUT/s.json" > "$OUT/diff" 2>&1; then
 }
 sample "syscall()" mempolicy-gcc-O2 required
 sample "libnuma" mempolicy-gcc-O2-libnuma optional
+
+# The threads' merge against the program's own account (docs/SIMULATOR.md,
+# "The order of a traced run's threads"): samples/handoff.c counts the times
+# its shared counter changed hands in this very run; merged in the order
+# the threads ran, the simulation's true-sharing misses on `counter` are
+# that count (one per change of hands).  Allowed: 5 + a quarter (a frame
+# whose thread stopped in it is ordered at the frame's grain); merged as
+# the frames arrive, a run of 183 changes gave 3.
+HANDOFF=$SAMPLES_SIM/handoff-gcc-O2
+if [ ! -x "$HANDOFF" ]; then
+    fail "mempolicy: $HANDOFF not built (make samples)"
+    exit 0
+fi
+if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/h.json" -- "$HANDOFF" \
+    > "$OUT/h.out" 2> "$OUT/err" && python3 -c 'import json, re, sys
+p = json.load(open(sys.argv[1]))["processors"]
+rows = {r["name"]: r for r in p["data_objects"]}
+sim = rows.get("counter", {}).get("true_sharing", 0)
+real = int(re.search(r"changed hands (\d+) times", open(sys.argv[2]).read()).group(1))
+print("program %d, simulated %d" % (real, sim))
+sys.exit(abs(sim - real) > 5 + real / 4)' "$OUT/h.json" "$OUT/h.out" > "$OUT/diff" 2>&1; then
+    ok "mempolicy: handoff: true sharing on counter as often as it changed hands ($(cat "$OUT/diff"))"
+else
+    fail "mempolicy: handoff: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
+fi

@@ -330,7 +330,7 @@ typedef struct {
  * unreadable mask or array sends no event (the kernel refused the call
  * with EFAULT).  Each sends the frame at once (with several threads), so
  * that other threads' later frames come after it. */
-#define MT_TRACE_RECORDS 4095u
+#define MT_TRACE_RECORDS 1023u
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_FRAME 16
 #define MT_TRACE_RECORDS_AT 32

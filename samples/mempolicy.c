@@ -14,12 +14,17 @@
  *   page 7     mbind(BIND, {1}) then mbind(DEFAULT) before:
  *              first touch                                   node 0
  *
+ * Then, under set_mempolicy(PREFERRED, {0}), main creates a thread (the
+ * second, on node 1) which writes the 2 pages of `spawned`: it inherits
+ * its creator's policy, as the kernel's threads do: node 0, remote for it.
+ *
  * A real kernel with one node refuses some of the calls (node 1 does not
  * exist): each call's return value and errno are printed, and must be the
  * same traced or not.  Built with -DLIBNUMA (and -lnuma), the same calls go
  * through libnuma's entry points (numaif.h) instead. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #ifdef LIBNUMA
@@ -41,6 +46,7 @@ enum { MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE };
 #define LINE 64
 
 static _Alignas(2 * PAGE) char array[PAGES * PAGE];
+static _Alignas(PAGE) char spawned[2 * PAGE];
 
 /* One call's outcome: the return value, and errno when it failed. */
 static void said(const char *call, long rc)
@@ -69,6 +75,14 @@ static void write_pages(int first, int n)
         ((volatile char *)array)[i] = (char)i;
 }
 
+/* The created thread: one byte of each line of `spawned`. */
+static void *spawn(void *arg)
+{
+    for (long i = 0; i < 2 * PAGE; i += LINE)
+        ((volatile char *)spawned)[i] = (char)i;
+    return arg;
+}
+
 int main(void)
 {
     set_policy(MPOL_BIND, 1ul << 1);
@@ -88,5 +102,10 @@ int main(void)
     for (long i = 0; i < PAGES * PAGE; i += LINE)
         sum += ((volatile char *)array)[i];
     printf("sum %ld\n", sum);
+    set_policy(MPOL_PREFERRED, 1ul << 0);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, spawn, NULL) != 0 || pthread_join(thread, NULL) != 0)
+        return 1;
+    set_policy(MPOL_DEFAULT, 0);
     return 0;
 }

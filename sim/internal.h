@@ -223,6 +223,8 @@ bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t
 bool sim_homes_bind(sim_homes *h, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
                     uint32_t flags, unsigned caller);
 bool sim_homes_move(sim_homes *h, uint64_t addr, uint32_t node);
+/* Thread `thread` takes its creator's policy (as the kernel's clone). */
+void sim_homes_inherit(sim_homes *h, uint32_t creator, uint32_t thread);
 void sim_homes_free(sim_homes *h);
 
 /* The full simulator's reference, its size already made sane (sim.c). */

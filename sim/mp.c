@@ -285,6 +285,17 @@ bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node)
     return s->mp && sim_homes_move(&s->mp->homes, addr, node);
 }
 
+bool mt_sim_inherit_policy(mt_sim *s, int32_t creator)
+{
+    struct sim_mp *mp = s->mp;
+    for (size_t k = 0; mp && k < mp->ntids; k++)
+        if (mp->tids[k] == creator) {
+            sim_homes_inherit(&mp->homes, (uint32_t)k, mp->thread);
+            return true;
+        }
+    return false;
+}
+
 /* ---- the directory ---- */
 
 static dir_entry *entry_of(struct sim_mp *mp, uint64_t line)

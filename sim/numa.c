@@ -270,11 +270,9 @@ unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thr
     return home;
 }
 
-bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t nodes)
+/* Thread `thread`'s policy from now on (its interleave from the first node). */
+static void thread_policy(sim_homes *h, uint32_t thread, sim_policy p)
 {
-    sim_policy p;
-    if (!policy_of(h, mode, nodes, &p))
-        return false;
     if (thread >= h->nthreads) {
         size_t n = (size_t)thread + 1;
         h->threads = mt_xrealloc(h->threads, n * sizeof *h->threads);
@@ -282,7 +280,21 @@ bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t
         h->nthreads = n;
     }
     h->threads[thread] = (sim_thread_policy){.policy = p};
+}
+
+bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t nodes)
+{
+    sim_policy p;
+    if (!policy_of(h, mode, nodes, &p))
+        return false;
+    thread_policy(h, thread, p);
     return true;
+}
+
+void sim_homes_inherit(sim_homes *h, uint32_t creator, uint32_t thread)
+{
+    sim_policy p = creator < h->nthreads ? h->threads[creator].policy : (sim_policy){0};
+    thread_policy(h, thread, p);
 }
 
 /* A homed page of an mbind range with MPOL_MF_MOVE: off the policy's

@@ -423,6 +423,10 @@ bool mt_sim_set_policy(mt_sim *s, uint32_t mode, uint64_t nodes);
 bool mt_sim_bind(mt_sim *s, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
                  uint32_t flags);
 bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node);
+/* The current thread takes the policy of the traced run's thread `creator`
+ * (a thread id, mt_sim_set_tid's), which created it; false when that
+ * thread is unknown. */
+bool mt_sim_inherit_policy(mt_sim *s, int32_t creator);
 /* After mt_sim_finish: per CPU (NULL for a uniprocessor simulator). */
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu);
 /* Copies, valid until the same accessor is called again or mt_sim_free:

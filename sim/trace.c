@@ -536,6 +536,9 @@ static void feed_placement(mt_trace_feed *f, rep_pending *p, const mt_trace_reco
     case MT_TRACE_MOVE_PAGE:
         mt_sim_move_page(f->sim, r->addr, r->code);
         break;
+    case MT_TRACE_THREAD_PARENT:
+        mt_sim_inherit_policy(f->sim, (int32_t)r->addr);
+        break;
     default:
         break;
     }
@@ -677,8 +680,11 @@ static uint64_t record_time(const mt_trace_merge *m, const merge_thread *t, cons
     return f->start + span * i / (f->n - 1);
 }
 
-/* A frame's STAMP, and its thread's pace; a frame without a STAMP
- * (damaged) at once, after the last record out. */
+/* A frame's STAMP, and its thread's pace, from frames of PACE_RECORDS or
+ * more (the few records of a frame sent early, the first one's load bias,
+ * a free's, say nothing of the pace: the time went to the runtime); a
+ * frame without a STAMP (damaged) at once, after the last record out. */
+#define PACE_RECORDS 64
 static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
 {
     const mt_trace_record *stamp = f->records;
@@ -688,7 +694,7 @@ static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
     }
     f->start = stamp->addr;
     f->ticks = stamp->code | (uint64_t)stamp->size << 32;
-    if (f->ticks && (!t->fast_records ||
+    if (f->ticks && f->n >= PACE_RECORDS && (!t->fast_records ||
                      f->ticks * t->fast_records < t->fast_ticks * (uint64_t)f->n)) {
         t->fast_ticks = f->ticks;
         t->fast_records = f->n;
@@ -749,6 +755,12 @@ void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record 
     held_frame f = {.records = mt_xmalloc(n * sizeof *r), .n = n, .seq = m->seq++};
     memcpy(f.records, r, n * sizeof *r);
     frame_times(m, t, &f);
+    if (t->head && t->n == t->cap) { /* the frames gone make room: a busy thread's
+                                        queue never empties */
+        memmove(t->frames, t->frames + t->head, (t->n - t->head) * sizeof *t->frames);
+        t->n -= t->head;
+        t->head = 0;
+    }
     MT_PUSH(t->frames, t->n, t->cap, f);
     size_t held = ++m->held;
     while (m->held > m->window && m->held == held)

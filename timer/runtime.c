@@ -343,6 +343,8 @@ HIDDEN void mt_trace_flush(void)
     trace_send(s, s->tid);
 }
 
+static bool tracing(void) { return mt_params.trace_records && rt.hdr; }
+
 /* Appends an event (no reference) to the calling thread's frame, as the
  * inserted code appends a reference, and sends the frame when it is full. */
 static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
@@ -660,8 +662,9 @@ static mt_slot_header *reuse_slot(int32_t tid)
     return NULL;
 }
 
-/* Gives the calling thread a slot of its own and points %gs at it. */
-static void attach_thread(void)
+/* Gives the calling thread a slot of its own and points %gs at it; false
+ * when there is none (it shares its creator's). */
+static bool attach_thread(void)
 {
     __atomic_fetch_add(&rt.hdr->nthreads, 1, __ATOMIC_RELAXED);
     mt_slot_header *slot = reuse_slot((int32_t)sys3(SYS_GETTID, 0, 0, 0));
@@ -674,7 +677,9 @@ static void attach_thread(void)
         set_gs(slot);
         trace_thread_pointer();
     }
+    return slot;
 }
+
 
 /* %gs points at a slot of this very thread (libgomp reuses its threads). */
 static bool attached(void)
@@ -682,6 +687,39 @@ static bool attached(void)
     uintptr_t base = 0;
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&base, 0);
     return base && ((const mt_slot_header *)base)->tid == (int32_t)sys3(SYS_GETTID, 0, 0, 0);
+}
+
+/* Around a call that may wait on another thread (pthread_create,
+ * pthread_join) in a tracing copy: the calling thread's frame sent before,
+ * its STAMP taken again after if nothing was recorded since (timer.h). */
+static void frame_before_wait(void)
+{
+    if (tracing() && attached()) {
+        mt_slot_header *s = current_slot();
+        trace_send(s, s->tid);
+    }
+}
+
+static void frame_after_wait(void)
+{
+    if (!tracing() || !attached())
+        return;
+    mt_slot_header *s = current_slot();
+    int64_t empty = -2 * (int64_t)(mt_params.trace_records - 1);
+    if (*(int64_t *)(trace_area(s) + MT_TRACE_INDEX) == empty)
+        trace_records(s)->addr = rdtsc();
+}
+
+/* The calling thread's id, as the creator of a thread a tracing copy
+ * reports (0: none to report). */
+static int32_t traced_creator(void) { return tracing() && attached() ? current_slot()->tid : 0; }
+
+/* A new thread's THREAD_PARENT event, once it has a slot of its own: the
+ * kernel gives it its creator's memory policy. */
+static void trace_parent(bool own_slot, int32_t creator)
+{
+    if (own_slot && creator)
+        trace_event(MT_TRACE_THREAD_PARENT, (uint64_t)(uint32_t)creator, 0);
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -956,13 +994,14 @@ HIDDEN int mt_wrap_FORK(void)
 typedef struct {
     void *(*start)(void *);
     void *arg;
+    int32_t creator;                /* traced_creator's */
 } thread_start_rec;
 
 static void *thread_start(void *p)
 {
     thread_start_rec r = *(thread_start_rec *)p;
     sys3(SYS_MUNMAP, (long)p, PAGE, 0);
-    attach_thread();
+    trace_parent(attach_thread(), r.creator);
     return r.start(r.arg);
 }
 
@@ -974,7 +1013,10 @@ HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)
         return REAL(PTHREAD_CREATE, create_fn)(thread, attr, start, arg);
     r->start = start;
     r->arg = arg;
+    r->creator = traced_creator();
+    frame_before_wait();
     int rc = REAL(PTHREAD_CREATE, create_fn)(thread, attr, thread_start, r);
+    frame_after_wait();
     if (rc != 0)
         sys3(SYS_MUNMAP, (long)r, PAGE, 0);
     return rc;
@@ -985,13 +1027,14 @@ HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)
 typedef struct {
     void (*fn)(void *);
     void *data;
+    int32_t creator;                /* traced_creator's */
 } omp_rec;
 
 static void omp_start(void *p)
 {
     const omp_rec *r = p;
     if (!attached())
-        attach_thread();
+        trace_parent(attach_thread(), r->creator);
     r->fn(r->data);
 }
 
@@ -999,14 +1042,14 @@ typedef void (*omp_fn)(void *);
 
 HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(omp_start, &r, n, flags);
 }
 
 HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, unsigned count,
                                            unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL_SECTIONS, void (*)(omp_fn, void *, unsigned, unsigned, unsigned))(
         omp_start, &r, n, count, flags);
 }
@@ -1015,7 +1058,7 @@ HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, un
     HIDDEN void mt_wrap_##id(omp_fn fn, void *data, unsigned n, long start, long end, long incr, \
                              long chunk, unsigned flags)                                       \
     {                                                                                          \
-        omp_rec r = {fn, data};                                                                \
+        omp_rec r = {fn, data, traced_creator()};                                              \
         REAL(id, void (*)(omp_fn, void *, unsigned, long, long, long, long, unsigned))(        \
             omp_start, &r, n, start, end, incr, chunk, flags);                                 \
     }
@@ -1028,14 +1071,12 @@ LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED)
 HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n, long start,
                                                long end, long incr, unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL_LOOP_RUNTIME, void (*)(omp_fn, void *, unsigned, long, long, long, unsigned))(
         omp_start, &r, n, start, end, incr, flags);
 }
 
 /* ---- the allocator (tracing copies only: MT_RT_HEAP_WRAPPERS) ------------- */
-
-static bool tracing(void) { return mt_params.trace_records && rt.hdr; }
 
 /* Sends the calling thread's frame now when the process has several
  * threads: what it just recorded reaches mtool before the later frames of
@@ -1271,5 +1312,13 @@ HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e
                     (uint32_t)f);
     else
         pages_moved((int)a, (uint64_t)b, (const uint64_t *)c, (const int32_t *)d);
+    return rc;
+}
+
+HIDDEN int mt_wrap_PTHREAD_JOIN(uint64_t thread, void **value)
+{
+    frame_before_wait();
+    int rc = REAL(PTHREAD_JOIN, int (*)(uint64_t, void **))(thread, value);
+    frame_after_wait();
     return rc;
 }

@@ -125,12 +125,14 @@
  * entry points and glibc's syscall(), whose wrapper (entry.S) goes
  * straight on to the real one for any other system call.  Each reports
  * the call as events of the thread's trace frame ("Traced loads and
- * stores") and returns what the real one returned. */
+ * stores") and returns what the real one returned.  pthread_join too: the
+ * thread's frame is sent before it waits and stamped again after. */
 #define MT_RT_PLACEMENT_WRAPPERS(X)                                 \
     X(SYSCALL, "syscall")                                           \
     X(MBIND, "mbind")                                               \
     X(SET_MEMPOLICY, "set_mempolicy")                               \
-    X(MOVE_PAGES, "move_pages")
+    X(MOVE_PAGES, "move_pages")                                     \
+    X(PTHREAD_JOIN, "pthread_join")
 
 /* What follows is C only; the macros above also serve timer/entry.S. */
 #ifndef __ASSEMBLER__
@@ -329,7 +331,13 @@ typedef struct {
  * nodes of the kernel's (maxnode - 1 bits, the kernel's reading); an
  * unreadable mask or array sends no event (the kernel refused the call
  * with EFAULT).  Each sends the frame at once (with several threads), so
- * that other threads' later frames come after it. */
+ * that other threads' later frames come after it.  A thread created
+ * through the wrapped pthread_create (or an OpenMP thread at its first
+ * region) says which thread created it: THREAD_PARENT, after its TLS_BASE.
+ * pthread_create and pthread_join send the calling thread's frame before
+ * the call and stamp the empty frame again after it: what it recorded
+ * before is before what the new (or joined) thread did, and the wait is
+ * in no frame. */
 #define MT_TRACE_RECORDS 1023u
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_FRAME 16
@@ -369,6 +377,8 @@ enum {
                               MPOL_MF_* flags */
     MT_TRACE_MBIND,       /* `addr` = the range's start, `code` = the mode */
     MT_TRACE_MOVE_PAGE,   /* `addr` = an address of the page, `code` = its new node */
+    MT_TRACE_THREAD_PARENT, /* `addr` = the id of the thread that created this one (its
+                               memory policy is the creator's) */
     MT_TRACE_KINDS
 };
 /* Flags of a reference (mt_trace_record.flags, version 5). */

@@ -5,7 +5,7 @@
  * a real run sends them (in the order of their sending), the time of every
  * record known to the test.  Asserted on what comes out: by stamps, every
  * record once, each thread's in program order, the times never going
- * back; a frame left in the file (no ticks) placed at its thread's rate;
+ * back; a frame left in the file (no ticks) placed at its thread's pace;
  * with a window too small to hold a late frame, program order still; by
  * frames, whole frames by their STAMP; by arrival, the arrival order. */
 #include <stdlib.h>
@@ -161,29 +161,31 @@ int main(void)
     CHECK(whole, "by frames: whole frames, by their STAMP");
 
     /* A frame left in the file: its STAMP without ticks, after a sent frame
-     * of 9 records (its STAMP too) over 80 ticks: its 9 at 10 ticks each.
-     * Another thread's record 45 ticks after its start goes out after 4. */
-    mt_trace_record one[RECORDS], two[RECORDS], other[2];
-    for (int i = 0; i < RECORDS; i++)
+     * of 101 records (its STAMP too; frames of 64 or more set the pace)
+     * over 1000 ticks: its 100 records at 10 ticks each.  Another thread's
+     * record 45 ticks after its start goes out after 4 of them. */
+    enum { LONG = 101 };
+    mt_trace_record one[LONG], two[LONG], other[2];
+    for (int i = 0; i < LONG; i++)
         one[i] = two[i] = (mt_trace_record){.addr = (uint64_t)i, .size = 8,
                                             .kind = MT_TRACE_READ};
-    one[0] = (mt_trace_record){.addr = 5000, .code = 80, .kind = MT_TRACE_STAMP};
-    two[0] = (mt_trace_record){.addr = 5080, .kind = MT_TRACE_STAMP};
-    other[0] = (mt_trace_record){.addr = 5115, .code = 10, .kind = MT_TRACE_STAMP};
+    one[0] = (mt_trace_record){.addr = 5000, .code = 1000, .kind = MT_TRACE_STAMP};
+    two[0] = (mt_trace_record){.addr = 6000, .kind = MT_TRACE_STAMP};
+    other[0] = (mt_trace_record){.addr = 6035, .code = 10, .kind = MT_TRACE_STAMP};
     other[1] = (mt_trace_record){.addr = 7ull << 32, .size = 8, .kind = MT_TRACE_READ};
     sink_log l = {0};
     mt_trace_merge *m = mt_trace_merge_new(MT_TRACE_BY_STAMPS, 256, sink, &l);
-    mt_trace_merge_frame(m, 0, one, RECORDS);
+    mt_trace_merge_frame(m, 0, one, LONG);
     mt_trace_merge_frame(m, 7, other, 2);
-    mt_trace_merge_frame(m, 0, two, RECORDS);
+    mt_trace_merge_frame(m, 0, two, LONG);
     mt_trace_merge_drain(m);
     mt_trace_merge_free(m);
     size_t at = 0;
     while (at < l.n && l.r[at].tid != 7)
         at++;
-    CHECK(at == RECORDS - 1 + 4 && l.n == 2 * (RECORDS - 1) + 1,
-          "a frame left in the file: at its thread's rate (the other thread's record after "
-          "its record %zu of %zu)", at - (RECORDS - 1), l.n);
+    CHECK(at == LONG - 1 + 4 && l.n == 2 * (LONG - 1) + 1,
+          "a frame left in the file: at its thread's pace (the other thread's record after "
+          "its record %zu of %zu)", at - (LONG - 1), l.n);
 
     free(a.r);
     free(s.r);

@@ -1,10 +1,12 @@
 /* run/trace.c — tracing (`mtool sim -- BIN ARGS`): the tracing copy of BIN
  * runs with one end of a SOCK_SEQPACKET socket ($MTOOL_TRACE_FD); each
- * message is one thread's full frame of records (timer/timer.h), which a
- * thread of mtool feeds to the simulator while the program runs, so the
- * simulation takes the other core.  When the program has ended, the records
- * each thread made after its last frame, still in its profile slot, are
- * fed too: the trace survives exit, _exit, a fatal signal or SIGKILL.
+ * message is one thread's frame of records (timer/timer.h), which a
+ * thread of mtool merges with the other threads' by their TSC stamps
+ * (sim/trace.c's merge) and feeds to the simulator while the program runs,
+ * so the simulation takes the other core.  When the program has ended, the
+ * records each thread made after its last frame, still in its profile
+ * slot, are merged too: the trace survives exit, _exit, a fatal signal or
+ * SIGKILL.
  *
  * Why a socket and not an in-process simulator or a shared ring: the
  * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages mtool builds and tests with (run as root).
 set -e
-PKGS="build-essential clang libcapstone-dev libzydis-dev libelf-dev libdwarf-dev libsqlite3-dev zlib1g-dev nettle-dev
+PKGS="build-essential clang libnuma-dev libcapstone-dev libzydis-dev libelf-dev libdwarf-dev libsqlite3-dev zlib1g-dev nettle-dev
       valgrind gfortran binutils llvm-14 llvm-19 time dpkg-dev python3 chromium
       openmpi-bin libopenmpi-dev"
 # The report's browser tests (tests/browser) drive chromium with npm's playwright-core.

@@ -274,7 +274,7 @@ static bool calls_allocator(const rw_code *c, const cs_insn *insn)
                             o->mem.index == X86_REG_INVALID
                         ? insn->address + insn->size + (uint64_t)o->mem.disp
                         : 0;
-    for (int w = MT_RT_WRAP_MALLOC; w < MT_RT_WRAP_COUNT; w++)
+    for (int w = MT_RT_WRAP_MALLOC; w < MT_RT_WRAP_SYSCALL; w++) /* the placement's after */
         if ((target && c->wrap_real[w] == target) || (slot && c->wrap_got[w] == slot))
             return true;
     return false;

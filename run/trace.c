@@ -1,10 +1,12 @@
 /* run/trace.c — tracing (`mtool sim -- BIN ARGS`): the tracing copy of BIN
  * runs with one end of a SOCK_SEQPACKET socket ($MTOOL_TRACE_FD); each
- * message is one thread's full frame of records (timer/timer.h), which a
- * thread of mtool feeds to the simulator while the program runs, so the
- * simulation takes the other core.  When the program has ended, the records
- * each thread made after its last frame, still in its profile slot, are
- * fed too: the trace survives exit, _exit, a fatal signal or SIGKILL.
+ * message is one thread's frame of records (timer/timer.h), which a
+ * thread of mtool merges with the other threads' by their TSC stamps
+ * (sim/trace.c's merge) and feeds to the simulator while the program runs,
+ * so the simulation takes the other core.  When the program has ended, the
+ * records each thread made after its last frame, still in its profile
+ * slot, are merged too: the trace survives exit, _exit, a fatal signal or
+ * SIGKILL.
  *
  * Why a socket and not an in-process simulator or a shared ring: the
  * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60
@@ -25,17 +27,25 @@
 #include "internal.h"
 
 #define FRAME_BYTES (sizeof(mt_trace_frame) + 16u * MT_TRACE_RECORDS)
+/* Frames held for the merge: a thread's frame comes out in time however
+ * many frames of the others were sent during it, up to 2^20 records (16
+ * MiB) of them. */
+#define MERGE_WINDOW ((1u << 20) / MT_TRACE_RECORDS)
 
 typedef struct {
     int fd;
     mt_trace_feed *feed;
+    mt_trace_merge *merge;
     mt_stall_streams *streams; /* NULL: not tracked */
     uint64_t frames, damaged_frames;
+    uint64_t leftover;         /* records read from the profiles after the program */
 } consumer;
 
-/* Records of one thread to the simulator (and the streams' tracker). */
-static void consume_records(consumer *c, int32_t tid, const mt_trace_record *records, uint32_t n)
+/* Records of one thread to the simulator (and the streams' tracker), in
+ * the merge's order. */
+static void consume_records(void *ctx, int32_t tid, const mt_trace_record *records, uint32_t n)
 {
+    consumer *c = ctx;
     mt_trace_feed_records(c->feed, tid, records, n);
     if (c->streams)
         mt_stall_streams_add(c->streams, records, n);
@@ -59,7 +69,7 @@ static void *consume(void *arg)
             continue;
         }
         c->frames++;
-        consume_records(c, f->tid, (const mt_trace_record *)(f + 1), f->nrecords);
+        mt_trace_merge_frame(c->merge, f->tid, (const mt_trace_record *)(f + 1), f->nrecords);
     }
     free(buf);
     return NULL;
@@ -72,7 +82,9 @@ static uint32_t data_object_of(void *map, int32_t tid, const mt_trace_record *r)
 
 static void feed_leftover(void *ctx, int32_t tid, const mt_trace_record *records, uint32_t n)
 {
-    consume_records(ctx, tid, records, n);
+    consumer *c = ctx;
+    c->leftover += n;
+    mt_trace_merge_frame(c->merge, tid, records, n);
 }
 
 /* Runs the copy with the socket's sending end as $MTOOL_TRACE_FD while a
@@ -224,6 +236,12 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
 int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
+    mt_trace_order order = MT_TRACE_BY_STAMPS;
+    const char *by = getenv("MTOOL_TRACE_ORDER");
+    if (by && mt_trace_order_of(by, &order) != 0) {
+        mt_error_set(err, "$MTOOL_TRACE_ORDER: expected stamps, frames or arrival");
+        return -1;
+    }
     char **argv;
     mt_timed_object *traced;
     uint32_t ntraced;
@@ -249,18 +267,20 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
         return -1;
     }
     consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim), .streams = r->streams};
+    c.merge = mt_trace_merge_new(order, MERGE_WINDOW, consume_records, &c);
     if (data_objects)
         mt_trace_feed_set_data(c.feed, data_object_of, r->data);
     profile_merge merge;
     rc = run_traced(o, argv, r, profiles, &c, err);
-    uint64_t before = mt_trace_feed_counts_of(c.feed)->records;
     if (rc == 0 && mt_profile_merge_traced(profiles, &map, feed_leftover, &c, &merge, err) == 0) {
         rn_warn_damaged_profiles(o->log, profiles, &merge);
         mt_profile_merge_free(&merge);
     } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
         fprintf(o->log, "mtool: warning: %s\n", err->msg);
     }
-    r->leftover = mt_trace_feed_counts_of(c.feed)->records - before;
+    mt_trace_merge_drain(c.merge);
+    mt_trace_merge_free(c.merge);
+    r->leftover = c.leftover;
     r->counts = *mt_trace_feed_counts_of(c.feed);
     mt_trace_feed_free(c.feed);
     mt_counter_map_free(&map);

@@ -185,18 +185,46 @@ void sim_line_clean(mt_sim *s, uint64_t addr);
 /* Nodes (numa.c): the settings machine.c hands on (sim.h's keys nodes,
  * page, placement, place, latency.*), their lines in a description file
  * (none while every one is at its default), their check; the home node of
- * each page, decided once (toucher: the node whose reference came first). */
+ * each page, decided once (toucher: the node whose reference came first,
+ * thread: the simulated thread of that reference) unless the program
+ * moves it, by the description's ranges, then the program's own placement
+ * (mbind ranges, then the thread's set_mempolicy), then the policy. */
 bool sim_numa_key(const char *key);
 int sim_numa_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 void sim_numa_write(FILE *fp, const mt_sim_machine *m);
 int sim_numa_check(const mt_sim_machine *m, mt_error *err);
 typedef struct {
+    uint32_t mode;            /* mt_sim_mpol */
+    uint64_t nodes;           /* of the simulated ones */
+} sim_policy;
+typedef struct {
+    sim_policy policy;
+    uint64_t interleaved;     /* pages its interleave placed so far */
+} sim_thread_policy;
+typedef struct {
+    uint64_t lo, hi;          /* bytes [lo, hi) */
+    sim_policy policy;
+} sim_bound_range;
+typedef struct {
     const mt_sim_machine *m;
     unsigned page_shift;
-    sim_map pages;            /* page number -> home node */
+    sim_map pages;            /* page number -> index in node */
+    uint8_t *node;            /* the home of each page homed, in order */
+    size_t nnode, cap_node;
+    sim_thread_policy *threads; /* by thread number, DEFAULT beyond nthreads */
+    size_t nthreads;
+    sim_bound_range *ranges;  /* mbind's, in order (the last one covering a page wins) */
+    size_t nranges, cap_ranges;
 } sim_homes;
 void sim_homes_init(sim_homes *h, const mt_sim_machine *m);
-unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher);
+unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thread);
+/* The program's placement calls (sim.h's mt_sim_set_policy, ...). */
+bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t nodes);
+bool sim_homes_bind(sim_homes *h, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
+                    uint32_t flags, unsigned caller);
+bool sim_homes_move(sim_homes *h, uint64_t addr, uint32_t node);
+/* Thread `thread` takes its creator's policy (as the kernel's clone). */
+void sim_homes_inherit(sim_homes *h, uint32_t creator, uint32_t thread);
 void sim_homes_free(sim_homes *h);
 
 /* The full simulator's reference, its size already made sane (sim.c). */

@@ -267,6 +267,35 @@ void mt_sim_set_tid(mt_sim *s, int32_t tid)
     mt_sim_set_thread(s, (uint32_t)k);
 }
 
+bool mt_sim_set_policy(mt_sim *s, uint32_t mode, uint64_t nodes)
+{
+    return s->mp && sim_homes_set_policy(&s->mp->homes, s->mp->thread, mode, nodes);
+}
+
+bool mt_sim_bind(mt_sim *s, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
+                 uint32_t flags)
+{
+    struct sim_mp *mp = s->mp;
+    return mp && sim_homes_bind(&mp->homes, start, len, mode, nodes, flags,
+                                node_of(mp, mp->current));
+}
+
+bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node)
+{
+    return s->mp && sim_homes_move(&s->mp->homes, addr, node);
+}
+
+bool mt_sim_inherit_policy(mt_sim *s, int32_t creator)
+{
+    struct sim_mp *mp = s->mp;
+    for (size_t k = 0; mp && k < mp->ntids; k++)
+        if (mp->tids[k] == creator) {
+            sim_homes_inherit(&mp->homes, (uint32_t)k, mp->thread);
+            return true;
+        }
+    return false;
+}
+
 /* ---- the directory ---- */
 
 static dir_entry *entry_of(struct sim_mp *mp, uint64_t line)
@@ -524,8 +553,8 @@ static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim
  * byte; every page it spans is homed now (the toucher's node first touch). */
 static unsigned home_of(struct sim_mp *mp, uint64_t addr, uint32_t size, unsigned toucher)
 {
-    unsigned home = sim_home_of(&mp->homes, addr, toucher);
-    sim_home_of(&mp->homes, addr + size - 1, toucher);
+    unsigned home = sim_home_of(&mp->homes, addr, toucher, mp->thread);
+    sim_home_of(&mp->homes, addr + size - 1, toucher, mp->thread);
     return home;
 }
 

@@ -165,6 +165,8 @@ void sim_homes_init(sim_homes *h, const mt_sim_machine *m)
     h->page_shift = (unsigned)__builtin_ctzll(m->page);
 }
 
+static unsigned node_count(const sim_homes *h) { return h->m->nodes ? h->m->nodes : 1; }
+
 static bool placed(const mt_sim_machine *m, uint64_t page, unsigned shift, unsigned *node)
 {
     uint64_t first = page << shift, last = first + (((uint64_t)1 << shift) - 1);
@@ -176,20 +178,187 @@ static bool placed(const mt_sim_machine *m, uint64_t page, unsigned shift, unsig
     return false;
 }
 
-unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher)
+/* The n-th node (from 0) of a mask that has more than n. */
+static unsigned nth_node(uint64_t nodes, uint64_t n)
+{
+    for (; n; n--)
+        nodes &= nodes - 1;
+    return (unsigned)__builtin_ctzll(nodes);
+}
+
+/* The home a policy gives a page first touched from node `toucher`
+ * (Linux's choices, mm/mempolicy.c): bind and preferred-many the toucher's
+ * node when the mask has it, else its first node (all at one distance
+ * here); preferred its node; interleave the n-th node of the mask, n = the
+ * page number (a range's: its offset in an anonymous mapping) or the
+ * pages the thread's interleave placed before (*interleaved, counted on);
+ * local the toucher's; false for default: the next rule decides. */
+static bool policy_home(const sim_policy *p, uint64_t page, unsigned toucher,
+                        uint64_t *interleaved, unsigned *home)
+{
+    uint64_t n = (uint64_t)__builtin_popcountll(p->nodes);
+    switch (p->mode) {
+    case MT_SIM_MPOL_BIND:
+    case MT_SIM_MPOL_PREFERRED_MANY:
+        *home = p->nodes >> toucher & 1 ? toucher : nth_node(p->nodes, 0);
+        return true;
+    case MT_SIM_MPOL_PREFERRED:
+        *home = p->nodes ? nth_node(p->nodes, 0) : toucher;
+        return true;
+    case MT_SIM_MPOL_INTERLEAVE:
+    case MT_SIM_MPOL_WEIGHTED_INTERLEAVE: /* the weights are this machine's sysfs: equal */
+        *home = nth_node(p->nodes, (interleaved ? (*interleaved)++ : page) % n);
+        return true;
+    case MT_SIM_MPOL_LOCAL:
+        *home = toucher;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A policy as the kernel takes it (mode flags dropped, the nodes the
+ * simulated ones), false when it would refuse it. */
+static bool policy_of(const sim_homes *h, uint32_t mode, uint64_t nodes, sim_policy *p)
+{
+    mode &= ~MT_SIM_MPOL_MODE_FLAGS;
+    uint64_t ours = nodes & ((node_count(h) < 64 ? 1ull << node_count(h) : 0) - 1);
+    if (mode >= MT_SIM_NMPOL || (nodes && !ours))
+        return false;
+    bool needs_nodes = mode == MT_SIM_MPOL_BIND || mode == MT_SIM_MPOL_INTERLEAVE ||
+                       mode == MT_SIM_MPOL_PREFERRED_MANY ||
+                       mode == MT_SIM_MPOL_WEIGHTED_INTERLEAVE;
+    if (needs_nodes && !ours)
+        return false;
+    *p = (sim_policy){.mode = mode, .nodes = ours};
+    return true;
+}
+
+/* The policy of the last mbind range over page `page`, false for none. */
+static const sim_policy *bound_policy(const sim_homes *h, uint64_t page)
+{
+    uint64_t first = page << h->page_shift, last = first + (((uint64_t)1 << h->page_shift) - 1);
+    for (size_t i = h->nranges; i-- > 0;)
+        if (h->ranges[i].lo <= last && h->ranges[i].hi > first)
+            return &h->ranges[i].policy;
+    return NULL;
+}
+
+static unsigned first_home(sim_homes *h, uint64_t page, unsigned toucher, uint32_t thread)
+{
+    unsigned home;
+    if (placed(h->m, page, h->page_shift, &home))
+        return home;
+    const sim_policy *bound = bound_policy(h, page);
+    if (bound && policy_home(bound, page, toucher, NULL, &home))
+        return home;
+    sim_thread_policy *t = thread < h->nthreads ? &h->threads[thread] : NULL;
+    if (t && policy_home(&t->policy, page, toucher, &t->interleaved, &home))
+        return home;
+    return h->m->placement == MT_SIM_INTERLEAVE ? (unsigned)(page % node_count(h)) : toucher;
+}
+
+unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thread)
 {
     uint64_t page = addr >> h->page_shift;
-    uint32_t node = sim_map_get(&h->pages, page);
-    if (node != SIM_NONE)
-        return node;
-    unsigned home;
-    if (!placed(h->m, page, h->page_shift, &home))
-        home = h->m->placement == MT_SIM_INTERLEAVE ? (unsigned)(page % h->m->nodes) : toucher;
-    sim_map_put(&h->pages, page, home);
+    uint32_t i = sim_map_get(&h->pages, page);
+    if (i != SIM_NONE)
+        return h->node[i];
+    unsigned home = first_home(h, page, toucher, thread);
+    sim_map_put(&h->pages, page, (uint32_t)h->nnode);
+    MT_PUSH(h->node, h->nnode, h->cap_node, (uint8_t)home);
     return home;
 }
 
-void sim_homes_free(sim_homes *h) { sim_map_free(&h->pages); }
+/* Thread `thread`'s policy from now on (its interleave from the first node). */
+static void thread_policy(sim_homes *h, uint32_t thread, sim_policy p)
+{
+    if (thread >= h->nthreads) {
+        size_t n = (size_t)thread + 1;
+        h->threads = mt_xrealloc(h->threads, n * sizeof *h->threads);
+        memset(h->threads + h->nthreads, 0, (n - h->nthreads) * sizeof *h->threads);
+        h->nthreads = n;
+    }
+    h->threads[thread] = (sim_thread_policy){.policy = p};
+}
+
+bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t nodes)
+{
+    sim_policy p;
+    if (!policy_of(h, mode, nodes, &p))
+        return false;
+    thread_policy(h, thread, p);
+    return true;
+}
+
+void sim_homes_inherit(sim_homes *h, uint32_t creator, uint32_t thread)
+{
+    sim_policy p = creator < h->nthreads ? h->threads[creator].policy : (sim_policy){0};
+    thread_policy(h, thread, p);
+}
+
+/* A homed page of an mbind range with MPOL_MF_MOVE: off the policy's
+ * nodes (the kernel's test), to where the policy puts it (default and
+ * local: the caller's node, every page). */
+static void move_to_policy(sim_homes *h, uint64_t page, uint32_t index, const sim_policy *p,
+                           unsigned caller)
+{
+    unsigned home = h->node[index];
+    if (p->nodes >> home & 1)
+        return;
+    if (!policy_home(p, page, caller, NULL, &home) || p->mode == MT_SIM_MPOL_LOCAL)
+        home = caller;
+    h->node[index] = (uint8_t)home;
+}
+
+static void move_range(sim_homes *h, uint64_t lo, uint64_t hi, const sim_policy *p,
+                       unsigned caller)
+{
+    uint64_t first = lo >> h->page_shift, last = (hi - 1) >> h->page_shift;
+    if (last - first < h->nnode) { /* the range's pages, or the homed ones if fewer */
+        for (uint64_t page = first; page <= last; page++) {
+            uint32_t i = sim_map_get(&h->pages, page);
+            if (i != SIM_NONE)
+                move_to_policy(h, page, i, p, caller);
+        }
+        return;
+    }
+    for (size_t k = 0; k < h->pages.cap; k++) {
+        const sim_map_slot *slot = &h->pages.slots[k];
+        if (slot->key && slot->key - 1 >= first && slot->key - 1 <= last)
+            move_to_policy(h, slot->key - 1, slot->val, p, caller);
+    }
+}
+
+bool sim_homes_bind(sim_homes *h, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
+                    uint32_t flags, unsigned caller)
+{
+    sim_policy p;
+    if (!len || len > UINT64_MAX - start || !policy_of(h, mode, nodes, &p))
+        return false;
+    sim_bound_range r = {.lo = start, .hi = start + len, .policy = p};
+    MT_PUSH(h->ranges, h->nranges, h->cap_ranges, r);
+    if (flags & (MT_SIM_MPOL_MF_MOVE | MT_SIM_MPOL_MF_MOVE_ALL))
+        move_range(h, r.lo, r.hi, &p, caller);
+    return true;
+}
+
+bool sim_homes_move(sim_homes *h, uint64_t addr, uint32_t node)
+{
+    uint32_t i = sim_map_get(&h->pages, addr >> h->page_shift);
+    if (node >= node_count(h) || i == SIM_NONE) /* the kernel: -ENODEV, -ENOENT */
+        return false;
+    h->node[i] = (uint8_t)node;
+    return true;
+}
+
+void sim_homes_free(sim_homes *h)
+{
+    sim_map_free(&h->pages);
+    free(h->node);
+    free(h->threads);
+    free(h->ranges);
+}
 
 /* ---- the stall ---- */
 

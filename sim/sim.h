@@ -120,6 +120,20 @@ typedef struct {
     unsigned node;
 } mt_sim_place;
 
+/* The program's own placement (a traced run's events, din's policy lines;
+ * docs/SIMULATOR.md, "The program's placement"): Linux's MPOL_* modes, by
+ * their numbers; the mode flags (MPOL_F_*) are dropped, the nodes taken as
+ * the simulated machine's.  mbind's flags: MPOL_MF_MOVE (and _ALL) move
+ * the range's pages already homed off the policy's nodes. */
+typedef enum {
+    MT_SIM_MPOL_DEFAULT, MT_SIM_MPOL_PREFERRED, MT_SIM_MPOL_BIND, MT_SIM_MPOL_INTERLEAVE,
+    MT_SIM_MPOL_LOCAL, MT_SIM_MPOL_PREFERRED_MANY, MT_SIM_MPOL_WEIGHTED_INTERLEAVE,
+    MT_SIM_NMPOL
+} mt_sim_mpol;
+#define MT_SIM_MPOL_MODE_FLAGS 0xe000u /* MPOL_F_NUMA_BALANCING | _RELATIVE_ | _STATIC_NODES */
+#define MT_SIM_MPOL_MF_MOVE 2u
+#define MT_SIM_MPOL_MF_MOVE_ALL 4u
+
 typedef struct {
     mt_sim_level_desc i1, d1;        /* i1.present false: fetches go to D1 */
     mt_sim_level_desc lower[MT_SIM_MAX_LOWER];
@@ -398,6 +412,21 @@ unsigned mt_sim_private_levels(const mt_sim *s);
  * trace), or a traced run's thread id (numbered as they first appear). */
 void mt_sim_set_thread(mt_sim *s, uint32_t k);
 void mt_sim_set_tid(mt_sim *s, int32_t tid);
+/* The program's placement, at this point of the trace (nothing for a
+ * uniprocessor simulator; false when ignored, as the kernel would refuse
+ * it: an unknown mode, no simulated node in a mask that needs one):
+ * set_mempolicy of the current thread, for its later first touches; mbind
+ * of [start, start + len), for their later first touches (MT_SIM_MPOL_DEFAULT:
+ * the range's policy dropped), its pages already homed moved with
+ * MT_SIM_MPOL_MF_MOVE; move_pages of one page, if it has a home. */
+bool mt_sim_set_policy(mt_sim *s, uint32_t mode, uint64_t nodes);
+bool mt_sim_bind(mt_sim *s, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,
+                 uint32_t flags);
+bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node);
+/* The current thread takes the policy of the traced run's thread `creator`
+ * (a thread id, mt_sim_set_tid's), which created it; false when that
+ * thread is unknown. */
+bool mt_sim_inherit_policy(mt_sim *s, int32_t creator);
 /* After mt_sim_finish: per CPU (NULL for a uniprocessor simulator). */
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu);
 /* Copies, valid until the same accessor is called again or mt_sim_free:
@@ -448,7 +477,12 @@ uint32_t mt_sim_procedure_of(void *map, uint64_t addr);
  * read, 4 flush; hex address; decimal size, default 1).  lackey (valgrind
  * --tool=lackey --trace-mem=yes): "I  ADDR,SIZE", " L ADDR,SIZE",
  * " S ADDR,SIZE", " M ADDR,SIZE" (a load then a store), valgrind's own
- * lines ("==", "--", "**", "###") skipped.  -1 with "PATH:LINE: reason" at the first malformed line. */
+ * lines ("==", "--", "**", "###") skipped.  din's placement lines (our
+ * extension, docs/SIMULATOR.md): "mempolicy MODE NODES [THREAD]", "mbind
+ * ADDRESS LENGTH MODE NODES [move]", "move_pages ADDRESS NODE" (MODE
+ * default, preferred, bind, interleave, local, preferred_many or
+ * weighted_interleave; NODES a hex mask; LENGTH hex bytes; NODE decimal).
+ * -1 with "PATH:LINE: reason" at the first malformed line. */
 int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_code_of code_of,
                   mt_trace_data_at data_at, void *ctx, mt_trace_counts *counts, mt_error *err);
 
@@ -475,6 +509,28 @@ void mt_trace_feed_set_data(mt_trace_feed *f, mt_trace_data_of data_of, void *ct
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n);
 const mt_trace_feed_counts *mt_trace_feed_counts_of(const mt_trace_feed *f);
 void mt_trace_feed_free(mt_trace_feed *f);
+
+/* The order the threads' frames reach the simulator (docs/SIMULATOR.md,
+ * "Threads"): by time, each record of a frame given a time between its
+ * STAMP and its sending (timer.h), evenly; whole frames by their STAMP; or
+ * as they arrive (sent when full, before stamps).  $MTOOL_TRACE_ORDER
+ * (stamps, frames or arrival; stamps when unset) picks one for a traced
+ * run (run/trace.c), for measuring. */
+typedef enum { MT_TRACE_BY_STAMPS, MT_TRACE_BY_FRAMES, MT_TRACE_BY_ARRIVAL } mt_trace_order;
+/* "stamps", "frames" or "arrival"; -1 for another name. */
+int mt_trace_order_of(const char *name, mt_trace_order *o);
+/* The merge: frames as they arrive in, runs of one thread's records out to
+ * `sink` in the order, at most `window` frames held (the first one out
+ * when one more comes: a frame arriving after records later than its own
+ * went out comes out as soon as it is the earliest held). */
+typedef void (*mt_trace_sink)(void *ctx, int32_t tid, const mt_trace_record *r, uint32_t n);
+typedef struct mt_trace_merge mt_trace_merge;
+mt_trace_merge *mt_trace_merge_new(mt_trace_order order, uint32_t window, mt_trace_sink sink,
+                                   void *ctx);
+void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n);
+/* Every frame held out, in the order. */
+void mt_trace_merge_drain(mt_trace_merge *m);
+void mt_trace_merge_free(mt_trace_merge *m);
 
 /* ---- the stall estimate (stall.c; docs/SIMULATOR.md, "The stall estimate") ---- */
 

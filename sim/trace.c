@@ -130,12 +130,116 @@ static int din_thread(trace_reader *r, const char **p)
     return 0;
 }
 
-/* din: "LABEL ADDRESS [SIZE [THREAD]]". */
+static const char *const mpol_names[MT_SIM_NMPOL] = {
+    "default", "preferred", "bind", "interleave", "local", "preferred_many", "weighted_interleave"};
+
+/* The word at *p (letters and '_') when it is followed by a blank or the
+ * end, its length; 0 for none. */
+static size_t din_word(const char *s)
+{
+    size_t n = 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || s[n] == '_')
+        n++;
+    return s[n] && s[n] != ' ' && s[n] != '\t' ? 0 : n;
+}
+
+/* A placement mode's name and a hex node mask at *p. */
+static const char *din_policy(const char **p, uint32_t *mode, uint64_t *nodes)
+{
+    const char *s = skip_blanks(*p);
+    size_t n = din_word(s);
+    for (*mode = 0; *mode < MT_SIM_NMPOL; (*mode)++)
+        if (n == strlen(mpol_names[*mode]) && !strncmp(s, mpol_names[*mode], n))
+            break;
+    if (*mode == MT_SIM_NMPOL)
+        return "expected a mode: default, preferred, bind, interleave, local, preferred_many "
+               "or weighted_interleave";
+    s = skip_blanks(s + n);
+    if (parse_hex(&s, nodes) != 0)
+        return "expected a hexadecimal node mask after the mode";
+    *p = skip_blanks(s);
+    return NULL;
+}
+
+/* "mempolicy MODE NODES [THREAD]": set_mempolicy of the thread. */
+static const char *din_mempolicy(trace_reader *r, const char *s)
+{
+    uint32_t mode;
+    uint64_t nodes;
+    const char *why = din_policy(&s, &mode, &nodes);
+    if (why)
+        return why;
+    if (*s && din_thread(r, &s) != 0)
+        return "expected a decimal thread number below 2^32 after the node mask";
+    if (*skip_blanks(s))
+        return "unexpected text after mempolicy MODE NODES [THREAD]";
+    mt_sim_set_policy(r->sim, mode, nodes);
+    return NULL;
+}
+
+/* "mbind ADDRESS LENGTH MODE NODES [move]". */
+static const char *din_mbind(trace_reader *r, const char *s)
+{
+    uint64_t addr, len, nodes;
+    uint32_t mode;
+    s = skip_blanks(s);
+    if (parse_hex(&s, &addr) != 0)
+        return "expected a hexadecimal address after mbind";
+    s = skip_blanks(s);
+    if (parse_hex(&s, &len) != 0)
+        return "expected a hexadecimal length after the address";
+    const char *why = din_policy(&s, &mode, &nodes);
+    if (why)
+        return why;
+    bool move = din_word(s) == 4 && !strncmp(s, "move", 4);
+    if (*skip_blanks(s + (move ? 4 : 0)))
+        return "unexpected text after mbind ADDRESS LENGTH MODE NODES [move]";
+    mt_sim_bind(r->sim, addr, len, mode, nodes, move ? MT_SIM_MPOL_MF_MOVE : 0);
+    return NULL;
+}
+
+/* "move_pages ADDRESS NODE". */
+static const char *din_move(trace_reader *r, const char *s)
+{
+    uint64_t addr, node = 0;
+    s = skip_blanks(s);
+    if (parse_hex(&s, &addr) != 0)
+        return "expected a hexadecimal address after move_pages";
+    s = skip_blanks(s);
+    const char *digits = s;
+    for (; (unsigned)(*s - '0') < 10 && node <= UINT32_MAX; s++)
+        node = node * 10 + (uint64_t)(*s - '0');
+    if (s == digits || node > UINT32_MAX || *skip_blanks(s))
+        return "expected a decimal node after the address, and nothing after it";
+    mt_sim_move_page(r->sim, addr, (uint32_t)node);
+    return NULL;
+}
+
+/* din's placement lines, or "" when the line is none. */
+static const char *din_placement(trace_reader *r, const char *s)
+{
+    static const struct {
+        const char *word;
+        const char *(*read)(trace_reader *, const char *);
+    } lines[] = {{"mempolicy", din_mempolicy}, {"mbind", din_mbind}, {"move_pages", din_move}};
+    size_t n = din_word(s);
+    for (size_t k = 0; n && k < MT_ARRAY_LEN(lines); k++)
+        if (n == strlen(lines[k].word) && !strncmp(s, lines[k].word, n)) {
+            r->counts->records++;
+            return lines[k].read(r, s + n);
+        }
+    return "";
+}
+
+/* din: "LABEL ADDRESS [SIZE [THREAD]]", or a placement line. */
 static const char *din_record(trace_reader *r, const char *s)
 {
     s = skip_blanks(s);
     if (!*s)
         return NULL; /* blank line */
+    const char *placement = din_placement(r, s);
+    if (!placement || *placement)
+        return placement;
     if (*s < '0' || *s > '4' || (s[1] != ' ' && s[1] != '\t'))
         return "expected a label 0-4 (read, write, fetch, other, flush) and an address";
     int label = *s - '0';
@@ -274,6 +378,9 @@ typedef struct {
     uint64_t source, dest;
     uint32_t source_data, dest_data; /* their data objects */
     vector_pending vector;
+    uint64_t policy_nodes;        /* of the SET_POLICY or MBIND to come */
+    uint64_t bind_length;         /* of the MBIND to come */
+    uint32_t bind_flags;
 } rep_pending;
 
 struct mt_trace_feed {
@@ -408,6 +515,35 @@ static void feed_vector_record(mt_trace_feed *f, int32_t tid, vector_pending *v,
     }
 }
 
+/* The program's placement events (timer.h), the others (the heap's, the
+ * stamps) left to data_of and the merge. */
+static void feed_placement(mt_trace_feed *f, rep_pending *p, const mt_trace_record *r)
+{
+    switch (r->kind) {
+    case MT_TRACE_POLICY_NODES:
+        p->policy_nodes = r->addr;
+        break;
+    case MT_TRACE_SET_POLICY:
+        mt_sim_set_policy(f->sim, r->code, p->policy_nodes);
+        break;
+    case MT_TRACE_MBIND_LENGTH:
+        p->bind_length = r->addr;
+        p->bind_flags = r->code;
+        break;
+    case MT_TRACE_MBIND:
+        mt_sim_bind(f->sim, r->addr, p->bind_length, r->code, p->policy_nodes, p->bind_flags);
+        break;
+    case MT_TRACE_MOVE_PAGE:
+        mt_sim_move_page(f->sim, r->addr, r->code);
+        break;
+    case MT_TRACE_THREAD_PARENT:
+        mt_sim_inherit_policy(f->sim, (int32_t)r->addr);
+        break;
+    default:
+        break;
+    }
+}
+
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
     mt_sim_set_tid(f->sim, tid); /* the frame's thread: its simulated CPU */
@@ -456,10 +592,196 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             expand_rep(f, pending_of(f, tid), r);
             break;
         default:
-            if (event)
+            if (event) {
                 f->counts.events++;
-            else
+                feed_placement(f, pending_of(f, tid), r);
+            } else {
                 feed_vector_record(f, tid, &pending_of(f, tid)->vector, r);
+            }
         }
     }
+}
+
+/* ---- the threads' frames merged (sim.h, "the merge") ---- */
+
+typedef struct {
+    mt_trace_record *records;
+    uint32_t n, next;
+    uint64_t start, ticks;     /* its STAMP's: TSC, ticks to its sending (0: not sent) */
+    uint64_t seq;              /* its arrival */
+} held_frame;
+
+typedef struct {
+    int32_t tid;
+    held_frame *frames;        /* [head, n): in arrival order, hence in time */
+    size_t head, n, cap;
+    uint64_t fast_ticks;       /* its fastest frame yet: ticks over records */
+    uint32_t fast_records;
+} merge_thread;
+
+struct mt_trace_merge {
+    mt_trace_order order;
+    uint32_t window;
+    mt_trace_sink sink;
+    void *ctx;
+    merge_thread *threads;
+    size_t nthreads, cap_threads;
+    size_t held;
+    uint64_t seq, last_time;   /* the time of the last record out */
+};
+
+int mt_trace_order_of(const char *name, mt_trace_order *o)
+{
+    static const char *const names[] = {"stamps", "frames", "arrival"};
+    for (size_t k = 0; k < MT_ARRAY_LEN(names); k++)
+        if (!strcmp(name, names[k])) {
+            *o = (mt_trace_order)k;
+            return 0;
+        }
+    return -1;
+}
+
+mt_trace_merge *mt_trace_merge_new(mt_trace_order order, uint32_t window, mt_trace_sink sink,
+                                   void *ctx)
+{
+    mt_trace_merge *m = mt_xcalloc(1, sizeof *m);
+    *m = (mt_trace_merge){.order = order, .window = window, .sink = sink, .ctx = ctx};
+    return m;
+}
+
+static merge_thread *thread_of(mt_trace_merge *m, int32_t tid)
+{
+    for (size_t k = 0; k < m->nthreads; k++) /* a handful of threads */
+        if (m->threads[k].tid == tid)
+            return &m->threads[k];
+    merge_thread t = {.tid = tid};
+    MT_PUSH(m->threads, m->nthreads, m->cap_threads, t);
+    return &m->threads[m->nthreads - 1];
+}
+
+/* The time of record i of thread t's frame f: its STAMP's, plus its
+ * share of the frame's ticks, at most at the thread's fastest pace (by
+ * frames: the STAMP's for all).  A frame that took longer than that pace
+ * had its thread descheduled somewhere in it: spread over the gap, its
+ * records would interleave with what the other threads did meanwhile,
+ * which they did not (docs/SIMULATOR.md, "Threads").  The pace is the
+ * fastest of the thread's frames held or gone: a thread's first frame
+ * (slowed by its start) takes the pace of those after it. */
+static uint64_t record_time(const mt_trace_merge *m, const merge_thread *t, const held_frame *f,
+                            uint32_t i)
+{
+    if (m->order == MT_TRACE_BY_FRAMES || f->n <= 1)
+        return f->start;
+    uint64_t span = f->ticks;
+    if (t->fast_records) {
+        uint64_t paced = t->fast_ticks * f->n / t->fast_records;
+        span = span && span < paced ? span : paced;
+    }
+    return f->start + span * i / (f->n - 1);
+}
+
+/* A frame's STAMP, and its thread's pace, from frames of PACE_RECORDS or
+ * more (the few records of a frame sent early, the first one's load bias,
+ * a free's, say nothing of the pace: the time went to the runtime); a
+ * frame without a STAMP (damaged) at once, after the last record out. */
+#define PACE_RECORDS 64
+static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
+{
+    const mt_trace_record *stamp = f->records;
+    if (!f->n || stamp->kind != MT_TRACE_STAMP) {
+        f->start = m->last_time;
+        return;
+    }
+    f->start = stamp->addr;
+    f->ticks = stamp->code | (uint64_t)stamp->size << 32;
+    if (f->ticks && f->n >= PACE_RECORDS && (!t->fast_records ||
+                     f->ticks * t->fast_records < t->fast_ticks * (uint64_t)f->n)) {
+        t->fast_ticks = f->ticks;
+        t->fast_records = f->n;
+    }
+}
+
+/* Whether thread a's next record comes before thread b's. */
+static bool earlier(const mt_trace_merge *m, const merge_thread *a, const merge_thread *b)
+{
+    const held_frame *fa = &a->frames[a->head], *fb = &b->frames[b->head];
+    uint64_t ta = record_time(m, a, fa, fa->next), tb = record_time(m, b, fb, fb->next);
+    return ta < tb || (ta == tb && fa->seq < fb->seq);
+}
+
+/* Out: the run of the earliest thread's records up to the next thread's
+ * next one. */
+static void emit_run(mt_trace_merge *m)
+{
+    merge_thread *first = NULL, *second = NULL;
+    for (size_t k = 0; k < m->nthreads; k++) {
+        merge_thread *t = &m->threads[k];
+        if (t->head == t->n)
+            continue;
+        if (!first || earlier(m, t, first)) {
+            second = first;
+            first = t;
+        } else if (!second || earlier(m, t, second)) {
+            second = t;
+        }
+    }
+    held_frame *f = &first->frames[first->head];
+    const held_frame *g = second ? &second->frames[second->head] : NULL;
+    uint64_t until = g ? record_time(m, second, g, g->next) : UINT64_MAX;
+    uint32_t from = f->next;
+    do
+        m->last_time = record_time(m, first, f, f->next++);
+    while (f->next < f->n &&
+           (record_time(m, first, f, f->next) < until ||
+            (g && record_time(m, first, f, f->next) == until && f->seq < g->seq)));
+    m->sink(m->ctx, first->tid, f->records + from, f->next - from);
+    if (f->next < f->n)
+        return;
+    free(f->records);
+    m->held--;
+    if (++first->head == first->n)
+        first->head = first->n = 0;
+}
+
+void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n)
+{
+    if (m->order == MT_TRACE_BY_ARRIVAL) {
+        m->sink(m->ctx, tid, r, n);
+        return;
+    }
+    if (!n)
+        return;
+    merge_thread *t = thread_of(m, tid);
+    held_frame f = {.records = mt_xmalloc(n * sizeof *r), .n = n, .seq = m->seq++};
+    memcpy(f.records, r, n * sizeof *r);
+    frame_times(m, t, &f);
+    if (t->head && t->n == t->cap) { /* the frames gone make room: a busy thread's
+                                        queue never empties */
+        memmove(t->frames, t->frames + t->head, (t->n - t->head) * sizeof *t->frames);
+        t->n -= t->head;
+        t->head = 0;
+    }
+    MT_PUSH(t->frames, t->n, t->cap, f);
+    size_t held = ++m->held;
+    while (m->held > m->window && m->held == held)
+        emit_run(m);
+}
+
+void mt_trace_merge_drain(mt_trace_merge *m)
+{
+    while (m->held)
+        emit_run(m);
+}
+
+void mt_trace_merge_free(mt_trace_merge *m)
+{
+    if (!m)
+        return;
+    for (size_t k = 0; k < m->nthreads; k++) {
+        for (size_t i = m->threads[k].head; i < m->threads[k].n; i++)
+            free(m->threads[k].frames[i].records);
+        free(m->threads[k].frames);
+    }
+    free(m->threads);
+    free(m);
 }

@@ -202,8 +202,10 @@ refuse "a thread of 2^32" "bad.din:2: expected a decimal thread" --trace "$OUT/b
 # samples/sharing.c traced on two CPUs: false sharing on the adjacent
 # counters (struct fields named by DWARF), none on the padded ones, true
 # sharing on the shared counter, and the program's output unchanged.  (The
-# threads' frames are interleaved as they arrive; both start each phase at a
-# barrier and send ~100 frames in it, so they interleave.)
+# threads' records are merged in the order they ran (TSC stamps): on a
+# loaded machine the two workers may run a phase one after the other, so
+# the adjacent counters may change hands once only: false sharing on one of
+# the two at least.)
 SHARING=$SAMPLES_SIM/sharing-gcc-O2
 if [ ! -x "$SHARING" ]; then
     fail "coherence: $SHARING not built (make samples)"
@@ -221,8 +223,8 @@ p = json.load(open(sys.argv[1]))["processors"]
 rows = {r["name"]: r for r in p["data_objects"]}
 get = lambda n, k: rows.get(n, {}).get(k, 0)
 problems = [f"{n}: {k} is {get(n, k)}" for n, k, ok in [
-    ("adjacent.a", "false_sharing", get("adjacent.a", "false_sharing") > 0),
-    ("adjacent.b", "false_sharing", get("adjacent.b", "false_sharing") > 0),
+    ("adjacent.a+b", "false_sharing",
+     get("adjacent.a", "false_sharing") + get("adjacent.b", "false_sharing") > 0),
     ("adjacent.a", "true_sharing", get("adjacent.a", "true_sharing") == 0),
     ("adjacent.b", "true_sharing", get("adjacent.b", "true_sharing") == 0),
     ("padded.a", "false_sharing", get("padded.a", "false_sharing") + get("padded.a", "true_sharing") == 0),

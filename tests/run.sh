@@ -174,6 +174,7 @@ run "processors and coherence" env MTOOL="$ASAN/mtool" \
 # placements, the shipped descriptions, samples/firsttouch.c (docs/SIMULATOR.md).
 run "nodes and home memory" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/numa.sh
+run "the program's placement and the threads' merge" env MTOOL="$ASAN/mtool" SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/mempolicy.sh
 
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed

@@ -43,6 +43,21 @@ mt_entry:
     xor %ebp, %ebp            /* as the kernel leaves it: the outermost frame */
     jmp *%rax
 
+/* syscall() of a tracing copy: the three placement calls go to
+ * mt_placement_syscall (runtime.c), which reports them; any other goes
+ * straight on to the real syscall(), by a jump: its stack, registers and
+ * errno as if called directly (a vfork through syscall() included). */
+    .globl mt_wrap_SYSCALL
+    .hidden mt_wrap_SYSCALL
+mt_wrap_SYSCALL:
+    cmp $237, %rdi            /* SYS_mbind */
+    je mt_placement_syscall
+    cmp $238, %rdi            /* SYS_set_mempolicy */
+    je mt_placement_syscall
+    cmp $279, %rdi            /* SYS_move_pages */
+    je mt_placement_syscall
+    jmp *mt_real_syscall(%rip)
+
 /* Writable data starts on its own page (the rewriter maps it R+W); one
  * word keeps .data non-empty so the flat image reaches mt_blob_end. */
     .data

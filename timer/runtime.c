@@ -160,6 +160,9 @@ static struct {
     long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
 } rt;
 
+/* The real syscall() (rt.wrap_callee's), for entry.S's wrapper of it. */
+HIDDEN uintptr_t mt_real_syscall;
+
 /* One line on stderr: the program's own output is never touched otherwise. */
 static void say(const char *msg)
 {
@@ -264,33 +267,48 @@ static uint8_t *trace_area(mt_slot_header *s)
            MT_SLOT_TRACE_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
 }
 
-/* Sends the records of slot s's frame (made by thread `tid`) and empties it. */
+static mt_trace_record *trace_records(mt_slot_header *s)
+{
+    return (mt_trace_record *)(trace_area(s) + MT_TRACE_RECORDS_AT);
+}
+
+/* An empty trace frame (its earlier records, if any, were sent) but for
+ * its STAMP, the time the next records come after (timer.h). */
+static void trace_reset(mt_slot_header *s)
+{
+    if (!mt_params.trace_records)
+        return;
+    *trace_records(s) = (mt_trace_record){.addr = rdtsc(), .kind = MT_TRACE_STAMP};
+    *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)(mt_params.trace_records - 1);
+}
+
+/* Sends the records of slot s's frame (made by thread `tid`), its STAMP
+ * given the ticks since it was reset, and empties it.  A frame of its
+ * STAMP alone is not sent. */
 static void trace_send(mt_slot_header *s, int32_t tid)
 {
     uint8_t *area = trace_area(s);
     int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
     mt_trace_frame *f = (mt_trace_frame *)(area + MT_TRACE_FRAME);
     uint32_t n = mt_params.trace_records - (uint32_t)(-*index / 2);
+    mt_trace_record *stamp = trace_records(s);
+    uint64_t ticks = rdtsc() - stamp->addr;
+    ticks = ticks >> 48 ? (1ull << 48) - 1 : ticks;
+    stamp->code = (uint32_t)ticks;
+    stamp->size = (uint16_t)(ticks >> 32);
     f->magic = MT_TRACE_FRAME_MAGIC;
     f->tid = tid;
     f->nrecords = n;
     long r = -EINTR_;
-    while (n && rt.trace_fd >= 0 && r == -EINTR_)
+    while (n > 1 && rt.trace_fd >= 0 && r == -EINTR_)
         r = syscall6(SYS_SENDTO, rt.trace_fd, (long)f, (long)(sizeof *f + 16ul * n),
                      MSG_NOSIGNAL_, 0, 0);
-    if (n && failed(r) && rt.trace_fd >= 0) {
+    if (n > 1 && failed(r) && rt.trace_fd >= 0) {
         rt.trace_fd = -1; /* mtool is gone: the program goes on, untraced */
         say_lost("sending traced references", r, "the rest of the trace is lost");
     }
     f->nrecords = 0;
-    *index = -2 * (int64_t)mt_params.trace_records;
-}
-
-/* An empty trace frame (its earlier records, if any, were sent). */
-static void trace_reset(mt_slot_header *s)
-{
-    if (mt_params.trace_records)
-        *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)mt_params.trace_records;
+    trace_reset(s);
 }
 
 /* An empty timer stack: the sentinel frame only, no object active.  A
@@ -324,6 +342,8 @@ HIDDEN void mt_trace_flush(void)
     mt_slot_header *s = current_slot();
     trace_send(s, s->tid);
 }
+
+static bool tracing(void) { return mt_params.trace_records && rt.hdr; }
 
 /* Appends an event (no reference) to the calling thread's frame, as the
  * inserted code appends a reference, and sends the frame when it is full. */
@@ -642,8 +662,9 @@ static mt_slot_header *reuse_slot(int32_t tid)
     return NULL;
 }
 
-/* Gives the calling thread a slot of its own and points %gs at it. */
-static void attach_thread(void)
+/* Gives the calling thread a slot of its own and points %gs at it; false
+ * when there is none (it shares its creator's). */
+static bool attach_thread(void)
 {
     __atomic_fetch_add(&rt.hdr->nthreads, 1, __ATOMIC_RELAXED);
     mt_slot_header *slot = reuse_slot((int32_t)sys3(SYS_GETTID, 0, 0, 0));
@@ -656,7 +677,9 @@ static void attach_thread(void)
         set_gs(slot);
         trace_thread_pointer();
     }
+    return slot;
 }
+
 
 /* %gs points at a slot of this very thread (libgomp reuses its threads). */
 static bool attached(void)
@@ -664,6 +687,39 @@ static bool attached(void)
     uintptr_t base = 0;
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&base, 0);
     return base && ((const mt_slot_header *)base)->tid == (int32_t)sys3(SYS_GETTID, 0, 0, 0);
+}
+
+/* Around a call that may wait on another thread (pthread_create,
+ * pthread_join) in a tracing copy: the calling thread's frame sent before,
+ * its STAMP taken again after if nothing was recorded since (timer.h). */
+static void frame_before_wait(void)
+{
+    if (tracing() && attached()) {
+        mt_slot_header *s = current_slot();
+        trace_send(s, s->tid);
+    }
+}
+
+static void frame_after_wait(void)
+{
+    if (!tracing() || !attached())
+        return;
+    mt_slot_header *s = current_slot();
+    int64_t empty = -2 * (int64_t)(mt_params.trace_records - 1);
+    if (*(int64_t *)(trace_area(s) + MT_TRACE_INDEX) == empty)
+        trace_records(s)->addr = rdtsc();
+}
+
+/* The calling thread's id, as the creator of a thread a tracing copy
+ * reports (0: none to report). */
+static int32_t traced_creator(void) { return tracing() && attached() ? current_slot()->tid : 0; }
+
+/* A new thread's THREAD_PARENT event, once it has a slot of its own: the
+ * kernel gives it its creator's memory policy. */
+static void trace_parent(bool own_slot, int32_t creator)
+{
+    if (own_slot && creator)
+        trace_event(MT_TRACE_THREAD_PARENT, (uint64_t)(uint32_t)creator, 0);
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -878,6 +934,7 @@ static void find_wrap_callees(void)
         rt.wrap_callee[w] = mt_params.wrap_got[w]
                                 ? *(const uintptr_t *)(mt_params.wrap_got[w] + rt.bias)
                                 : mt_params.wrap_real[w] + rt.bias;
+    mt_real_syscall = rt.wrap_callee[MT_RT_WRAP_SYSCALL];
 }
 
 /* $MTOOL_TRACE_FD (decimal) when the copy traces, else -1. */
@@ -968,13 +1025,14 @@ HIDDEN int mt_wrap_FORK(void)
 typedef struct {
     void *(*start)(void *);
     void *arg;
+    int32_t creator;                /* traced_creator's */
 } thread_start_rec;
 
 static void *thread_start(void *p)
 {
     thread_start_rec r = *(thread_start_rec *)p;
     sys3(SYS_MUNMAP, (long)p, PAGE, 0);
-    attach_thread();
+    trace_parent(attach_thread(), r.creator);
     return r.start(r.arg);
 }
 
@@ -986,7 +1044,10 @@ HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)
         return REAL(PTHREAD_CREATE, create_fn)(thread, attr, start, arg);
     r->start = start;
     r->arg = arg;
+    r->creator = traced_creator();
+    frame_before_wait();
     int rc = REAL(PTHREAD_CREATE, create_fn)(thread, attr, thread_start, r);
+    frame_after_wait();
     if (rc != 0)
         sys3(SYS_MUNMAP, (long)r, PAGE, 0);
     return rc;
@@ -997,13 +1058,14 @@ HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)
 typedef struct {
     void (*fn)(void *);
     void *data;
+    int32_t creator;                /* traced_creator's */
 } omp_rec;
 
 static void omp_start(void *p)
 {
     const omp_rec *r = p;
     if (!attached())
-        attach_thread();
+        trace_parent(attach_thread(), r->creator);
     r->fn(r->data);
 }
 
@@ -1011,14 +1073,14 @@ typedef void (*omp_fn)(void *);
 
 HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(omp_start, &r, n, flags);
 }
 
 HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, unsigned count,
                                            unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL_SECTIONS, void (*)(omp_fn, void *, unsigned, unsigned, unsigned))(
         omp_start, &r, n, count, flags);
 }
@@ -1027,7 +1089,7 @@ HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, un
     HIDDEN void mt_wrap_##id(omp_fn fn, void *data, unsigned n, long start, long end, long incr, \
                              long chunk, unsigned flags)                                       \
     {                                                                                          \
-        omp_rec r = {fn, data};                                                                \
+        omp_rec r = {fn, data, traced_creator()};                                              \
         REAL(id, void (*)(omp_fn, void *, unsigned, long, long, long, long, unsigned))(        \
             omp_start, &r, n, start, end, incr, chunk, flags);                                 \
     }
@@ -1040,17 +1102,28 @@ LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED)
 HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n, long start,
                                                long end, long incr, unsigned flags)
 {
-    omp_rec r = {fn, data};
+    omp_rec r = {fn, data, traced_creator()};
     REAL(GOMP_PARALLEL_LOOP_RUNTIME, void (*)(omp_fn, void *, unsigned, long, long, long, unsigned))(
         omp_start, &r, n, start, end, incr, flags);
 }
 
 /* ---- the allocator (tracing copies only: MT_RT_HEAP_WRAPPERS) ------------- */
 
+/* Sends the calling thread's frame now when the process has several
+ * threads: what it just recorded reaches mtool before the later frames of
+ * the others (timer.h). */
+static void send_if_threads(void)
+{
+    if (__atomic_load_n(&rt.hdr->nthreads, __ATOMIC_RELAXED) > 1) {
+        mt_slot_header *s = current_slot();
+        trace_send(s, s->tid);
+    }
+}
+
 /* A block made by allocator `wrap` (NULL: none, nothing to say). */
 static void *heap_made(int wrap, void *p, uint64_t bytes)
 {
-    if (p && mt_params.trace_records && rt.hdr) {
+    if (p && tracing()) {
         trace_event(MT_TRACE_ALLOC_SIZE, bytes, 0);
         trace_event(MT_TRACE_ALLOC, (uint64_t)(uintptr_t)p, (uint32_t)wrap);
     }
@@ -1062,13 +1135,10 @@ static void *heap_made(int wrap, void *p, uint64_t bytes)
  * and its frame must not reach mtool before this free (timer.h). */
 static void heap_retired(void *p)
 {
-    if (!p || !mt_params.trace_records || !rt.hdr)
+    if (!p || !tracing())
         return;
     trace_event(MT_TRACE_FREE, (uint64_t)(uintptr_t)p, 0);
-    if (__atomic_load_n(&rt.hdr->nthreads, __ATOMIC_RELAXED) > 1) {
-        mt_slot_header *s = current_slot();
-        trace_send(s, s->tid);
-    }
+    send_if_threads();
 }
 
 typedef void *(*alloc1_fn)(uint64_t);
@@ -1169,4 +1239,117 @@ HIDDEN int mt_wrap_MUNMAP(void *addr, uint64_t len)
 {
     heap_retired(addr);
     return REAL(MUNMAP, int (*)(void *, uint64_t))(addr, len);
+}
+
+/* ---- the program's page placement (tracing copies: MT_RT_PLACEMENT_WRAPPERS) */
+
+enum { SYS_MBIND = 237, SYS_SET_MEMPOLICY = 238, SYS_MOVE_PAGES = 279 };
+
+/* The first 64 nodes of a node mask as the kernel reads it (maxnode - 1
+ * bits; none from a NULL mask, or with maxnode 1); false when the kernel
+ * refuses it (more bits than a page holds, an unreadable mask). */
+static bool node_mask(const uint64_t *mask, uint64_t maxnode, uint64_t *nodes)
+{
+    *nodes = 0;
+    if (!mask || maxnode == 1)
+        return true;
+    if (maxnode - 1 > PAGE * 8 || !read_safely((uintptr_t)mask, nodes, sizeof *nodes))
+        return false;
+    if (maxnode - 1 < 64)
+        *nodes &= (1ull << (maxnode - 1)) - 1;
+    return true;
+}
+
+static void policy_set(long mode, const uint64_t *mask, uint64_t maxnode)
+{
+    uint64_t nodes;
+    if (!tracing() || !node_mask(mask, maxnode, &nodes))
+        return;
+    trace_event(MT_TRACE_POLICY_NODES, nodes, 0);
+    trace_event(MT_TRACE_SET_POLICY, 0, (uint32_t)mode);
+    send_if_threads();
+}
+
+static void range_bound(uint64_t start, uint64_t len, long mode, const uint64_t *mask,
+                        uint64_t maxnode, uint64_t flags)
+{
+    uint64_t nodes;
+    if (!tracing() || !node_mask(mask, maxnode, &nodes))
+        return;
+    trace_event(MT_TRACE_POLICY_NODES, nodes, 0);
+    trace_event(MT_TRACE_MBIND_LENGTH, len, (uint32_t)flags);
+    trace_event(MT_TRACE_MBIND, start, (uint32_t)mode);
+    send_if_threads();
+}
+
+/* move_pages of this process with nodes (without: a query, nothing moves):
+ * a MOVE_PAGE per page, up to the first entry that cannot be read. */
+static void pages_moved(long pid, uint64_t count, const uint64_t *pages, const int32_t *nodes)
+{
+    if (!tracing() || !nodes || (pid && pid != sys3(SYS_GETPID, 0, 0, 0)))
+        return;
+    enum { CHUNK = 32 };
+    for (uint64_t at = 0; at < count; at += CHUNK) {
+        uint64_t n = count - at < CHUNK ? count - at : CHUNK, page[CHUNK];
+        int32_t node[CHUNK];
+        if (!read_safely((uintptr_t)(pages + at), page, n * sizeof *page) ||
+            !read_safely((uintptr_t)(nodes + at), node, n * sizeof *node))
+            break;
+        for (uint64_t i = 0; i < n; i++)
+            if (node[i] >= 0)
+                trace_event(MT_TRACE_MOVE_PAGE, page[i], (uint32_t)node[i]);
+    }
+    send_if_threads();
+}
+
+typedef long (*mbind_fn)(void *, uint64_t, long, const uint64_t *, uint64_t, uint64_t);
+typedef long (*set_mempolicy_fn)(long, const uint64_t *, uint64_t);
+typedef long (*move_pages_fn)(long, uint64_t, void **, const int32_t *, int32_t *, long);
+
+HIDDEN long mt_wrap_MBIND(void *start, uint64_t len, long mode, const uint64_t *mask,
+                          uint64_t maxnode, uint64_t flags)
+{
+    long rc = REAL(MBIND, mbind_fn)(start, len, mode, mask, maxnode, flags);
+    range_bound((uint64_t)(uintptr_t)start, len, (int)mode, mask, maxnode, (uint32_t)flags);
+    return rc;
+}
+
+HIDDEN long mt_wrap_SET_MEMPOLICY(long mode, const uint64_t *mask, uint64_t maxnode)
+{
+    long rc = REAL(SET_MEMPOLICY, set_mempolicy_fn)(mode, mask, maxnode);
+    policy_set((int)mode, mask, maxnode);
+    return rc;
+}
+
+HIDDEN long mt_wrap_MOVE_PAGES(long pid, uint64_t count, void **pages, const int32_t *nodes,
+                               int32_t *status, long flags)
+{
+    long rc = REAL(MOVE_PAGES, move_pages_fn)(pid, count, pages, nodes, status, flags);
+    pages_moved((int)pid, count, (const uint64_t *)pages, nodes);
+    return rc;
+}
+
+/* syscall(SYS_mbind | SYS_set_mempolicy | SYS_move_pages, ...), which
+ * entry.S's mt_wrap_SYSCALL jumps to with the caller's arguments as they
+ * were (the seventh, if any, on the stack); the int arguments as the
+ * kernel takes them, their low 32 bits. */
+HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e, long f)
+{
+    long rc = ((long (*)(long, ...))mt_real_syscall)(nr, a, b, c, d, e, f);
+    if (nr == SYS_SET_MEMPOLICY)
+        policy_set((int)a, (const uint64_t *)b, (uint64_t)c);
+    else if (nr == SYS_MBIND)
+        range_bound((uint64_t)a, (uint64_t)b, (int)c, (const uint64_t *)d, (uint64_t)e,
+                    (uint32_t)f);
+    else
+        pages_moved((int)a, (uint64_t)b, (const uint64_t *)c, (const int32_t *)d);
+    return rc;
+}
+
+HIDDEN int mt_wrap_PTHREAD_JOIN(uint64_t thread, void **value)
+{
+    frame_before_wait();
+    int rc = REAL(PTHREAD_JOIN, int (*)(uint64_t, void **))(thread, value);
+    frame_after_wait();
+    return rc;
 }

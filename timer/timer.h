@@ -119,7 +119,22 @@
     X(DELETE_SIZED, "_ZdlPvm")                                      \
     X(DELETE_ARRAY_SIZED, "_ZdaPvm")                                \
     X(MMAP, "mmap")                                                 \
-    X(MUNMAP, "munmap")
+    X(MUNMAP, "munmap")                                             \
+    MT_RT_PLACEMENT_WRAPPERS(X)
+
+/* The program's own page placement, wrapped in tracing copies only, after
+ * the allocator's (MT_RT_WRAP_SYSCALL is the first of them): libnuma's
+ * entry points and glibc's syscall(), whose wrapper (entry.S) goes
+ * straight on to the real one for any other system call.  Each reports
+ * the call as events of the thread's trace frame ("Traced loads and
+ * stores") and returns what the real one returned.  pthread_join too: the
+ * thread's frame is sent before it waits and stamped again after. */
+#define MT_RT_PLACEMENT_WRAPPERS(X)                                 \
+    X(SYSCALL, "syscall")                                           \
+    X(MBIND, "mbind")                                               \
+    X(SET_MEMPOLICY, "set_mempolicy")                               \
+    X(MOVE_PAGES, "move_pages")                                     \
+    X(PTHREAD_JOIN, "pthread_join")
 
 /* What follows is C only; the macros above also serve timer/entry.S. */
 #ifndef __ASSEMBLER__
@@ -265,7 +280,7 @@ typedef struct {
  * timers (ntimers reads as 0 from the header's zero padding), version 2
  * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 5
+#define MT_PROFILE_VERSION 6
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
@@ -302,8 +317,30 @@ typedef struct {
  * the block's bytes, then its address with `code` = the wrapper's
  * MT_RT_WRAP_* id.  A free while the process has several threads sends the
  * frame at once, so that a block freed here and reallocated by another
- * thread reaches mtool freed first. */
-#define MT_TRACE_RECORDS 4095u
+ * thread reaches mtool freed first.
+ *
+ * Every frame starts with a STAMP (version 6): `addr` = the TSC when the
+ * frame was emptied (the first of its records came after), `code` | `size`
+ * << 32 = the TSC ticks from then to the frame's sending, saturated at
+ * 2^48 - 1 (0 in the records left in the file at exit): mtool merges the
+ * threads' frames by these times (run/trace.c).
+ *
+ * The program's own placement (MT_RT_PLACEMENT_WRAPPERS; version 6), after
+ * the call returned, whatever the kernel answered (the simulated machine
+ * is not this one): set_mempolicy is POLICY_NODES then SET_POLICY; mbind is
+ * POLICY_NODES, MBIND_LENGTH then MBIND; move_pages with nodes, one
+ * MOVE_PAGE per page of its own process.  A node mask is the first 64
+ * nodes of the kernel's (maxnode - 1 bits, the kernel's reading); an
+ * unreadable mask or array sends no event (the kernel refused the call
+ * with EFAULT).  Each sends the frame at once (with several threads), so
+ * that other threads' later frames come after it.  A thread created
+ * through the wrapped pthread_create (or an OpenMP thread at its first
+ * region) says which thread created it: THREAD_PARENT, after its TLS_BASE.
+ * pthread_create and pthread_join send the calling thread's frame before
+ * the call and stamp the empty frame again after it: what it recorded
+ * before is before what the new (or joined) thread did, and the wait is
+ * in no frame. */
+#define MT_TRACE_RECORDS 1023u
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_FRAME 16
 #define MT_TRACE_RECORDS_AT 32
@@ -333,6 +370,17 @@ enum {
     MT_TRACE_ALLOC_SIZE,  /* `addr` = bytes of the block the next ALLOC reports */
     MT_TRACE_ALLOC,       /* `addr` = the block; `code` = MT_RT_WRAP_* of the allocator */
     MT_TRACE_FREE,        /* `addr` = the block retired (free, delete, munmap's start) */
+    MT_TRACE_STAMP,       /* `addr` = TSC at the frame's start; `code` | `size` << 32 = ticks
+                             to its sending */
+    MT_TRACE_POLICY_NODES, /* `addr` = nodes 0-63 of the mask of the SET_POLICY or MBIND
+                              that follows */
+    MT_TRACE_SET_POLICY,  /* set_mempolicy: `code` = its mode (MPOL_*, with MPOL_F_* flags) */
+    MT_TRACE_MBIND_LENGTH, /* `addr` = bytes of the MBIND that follows, `code` = its
+                              MPOL_MF_* flags */
+    MT_TRACE_MBIND,       /* `addr` = the range's start, `code` = the mode */
+    MT_TRACE_MOVE_PAGE,   /* `addr` = an address of the page, `code` = its new node */
+    MT_TRACE_THREAD_PARENT, /* `addr` = the id of the thread that created this one (its
+                               memory policy is the creator's) */
     MT_TRACE_KINDS
 };
 /* Flags of a reference (mt_trace_record.flags, version 5). */

@@ -21,6 +21,7 @@ typedef struct {
     uint32_t code, data;
     uint16_t size, thread;
     uint8_t kind;
+    uint8_t spare[3];         /* named: every byte written to the file is defined */
 } log_rec;
 
 #define FLUSH_KIND 0xfeu
@@ -35,7 +36,7 @@ struct sim_log {
     uint64_t refs;            /* references among them */
     uint64_t pc;              /* the instruction address of the last record */
     bool failed;              /* a write failed: no replay */
-    bool clipped;             /* a size above UINT16_MAX: the replay is not exact */
+    bool clipped;             /* a size or thread above UINT16_MAX: the replay is not exact */
     log_rec buf[LOG_BATCH];
     size_t nbuf;
 };
@@ -73,7 +74,7 @@ void sim_log_ref(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint
     }
     uint32_t thread = sim_mp_thread(s);
     log->refs++;
-    log->clipped |= size > UINT16_MAX;
+    log->clipped |= size > UINT16_MAX || thread > UINT16_MAX;
     log_push(log, (log_rec){.addr = addr, .code = code, .data = data,
                             .size = (uint16_t)(size > UINT16_MAX ? UINT16_MAX : size),
                             .thread = (uint16_t)(thread > UINT16_MAX ? UINT16_MAX : thread),
@@ -126,7 +127,7 @@ static int log_each(struct sim_log *log, void (*visit)(void *, const log_rec *),
 typedef struct {
     uint32_t data;
     uint64_t lo, hi;           /* hi excluded */
-    uint64_t last;             /* its previous reference's address, lo - 1 before any */
+    uint64_t last;             /* its previous reference's address (once seen) */
     bool seen;
     uint64_t strides[STRIDE_BITS];
 } object_shape;
@@ -378,12 +379,11 @@ static const void *find_cell(const void *rows, size_t n, size_t size, uint32_t c
     return k[0] == code && k[1] == data ? k : NULL;
 }
 
-/* A cell's references by where served, summed over the CPUs (its rows,
- * one per CPU, follow each other: sorted by code, data, CPU). */
-static void cell_served(mt_sim *s, uint32_t code, uint32_t data, uint64_t served[MT_SIM_NSERVED])
+/* A cell's references by where served, summed over the CPUs: its rows of
+ * mt_sim_served_pairs (sorted by code, data, CPU) follow each other. */
+static void cell_served(const mt_sim_served_pair *rows, size_t n, uint32_t code, uint32_t data,
+                        uint64_t served[MT_SIM_NSERVED])
 {
-    size_t n;
-    const mt_sim_served_pair *rows = mt_sim_served_pairs(s, &n);
     const mt_sim_served_pair *sp = find_cell(rows, n, sizeof *sp, code, data);
     for (; sp && sp < rows + n && sp->code == code && sp->data == data; sp++)
         for (int k = 0; k < MT_SIM_NSERVED; k++)
@@ -414,7 +414,8 @@ static void cell_figures(mt_sim *s, const mt_sim_machine *m, uint32_t code, uint
         return;
     }
     uint64_t served[MT_SIM_NSERVED] = {0};
-    cell_served(s, code, data, served);
+    const mt_sim_served_pair *rows = mt_sim_served_pairs(s, &n);
+    cell_served(rows, n, code, data, served);
     f->remote = beyond_node(served);
     f->cycles = mt_sim_served_stall(m, served);
 }
@@ -422,26 +423,29 @@ static void cell_figures(mt_sim *s, const mt_sim_machine *m, uint32_t code, uint
 /* ---- the problems: cells with the most conflict and coherence misses and
  * remote references ---- */
 
-static uint64_t problem_misses(mt_sim *s, const mt_sim_pair *p, const mt_sim_coherence_pair *cp)
+static uint64_t problem_misses(const mt_sim_pair *p, const mt_sim_coherence_pair *cp,
+                               const mt_sim_served_pair *rows, size_t nrows)
 {
     uint64_t conflict = 0, served[MT_SIM_NSERVED] = {0};
     for (unsigned l = 0; l < MT_SIM_MAX_LEVELS; l++)
         if (p->misses[l][MT_SIM_CONFLICT] > conflict)
             conflict = p->misses[l][MT_SIM_CONFLICT];
-    cell_served(s, p->code, p->data, served);
+    cell_served(rows, nrows, p->code, p->data, served);
     return conflict + (cp ? cp->true_sharing + cp->false_sharing : 0) + beyond_node(served);
 }
 
 /* The MT_WHATIF_TOP cells of the most problem misses (ties: by code, data). */
 static void pick_problems(mt_sim *s, mt_whatif_report *out)
 {
-    size_t n, nc;
+    size_t n, nc, ns;
     const mt_sim_pair *p = mt_sim_pairs(s, &n);
     const mt_sim_coherence_pair *cp = mt_sim_coherence_pairs(s, &nc);
+    const mt_sim_served_pair *sp = mt_sim_served_pairs(s, &ns);
     uint64_t score[MT_WHATIF_TOP] = {0};
     out->ncells = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t v = problem_misses(s, &p[i], find_cell(cp, nc, sizeof *cp, p[i].code, p[i].data));
+        uint64_t v = problem_misses(&p[i], find_cell(cp, nc, sizeof *cp, p[i].code, p[i].data),
+                                    sp, ns);
         unsigned at = out->ncells;
         while (at > 0 && score[at - 1] < v)
             at--;
@@ -693,6 +697,8 @@ int mt_whatif_run(mt_sim *s, const mt_sim_machine *m, bool pad_other, mt_whatif_
     if (log_each(log, shape_ref, &t) != 0 || !(same = replay(log, m, NULL, &t)))
         goto done;
     out->exact = same_misses(s, same) && !log->clipped;
+    mt_sim_free(same); /* one replay's state at a time: a traced run's can be large */
+    same = NULL;
     add_pads(out, m, &t);
     add_lines(out, m);
     if (t.nodes > 1) {

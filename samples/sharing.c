@@ -15,8 +15,13 @@
 #define ROUNDS 200000
 #define LINE 64
 
+/* -DPAD_ADJACENT: the padding `mtool sim --what-if` proposes for it, applied
+ * (tests/whatif.sh compares the prediction with this build). */
 static struct {
     _Alignas(LINE) long a;
+#ifdef PAD_ADJACENT
+    _Alignas(LINE)
+#endif
     long b;
 } adjacent;
 

@@ -136,7 +136,12 @@ struct mt_sim {
     bool uncounted;           /* warming up: tallies of replacement and line use left alone */
     mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */
     struct sim_mp *mp;        /* non-NULL: cpus > 1, the CPUs' hierarchies (mp.c) */
+    struct sim_log *log;      /* non-NULL: references recorded for what-if replays */
 };
+
+/* The longest line of the machine's levels (sample.c: its sets' unit;
+ * whatif.c: what padding pads to). */
+uint32_t sim_longest_line(const mt_sim_machine *m);
 
 /* Sampling (sample.c): what to do with the reference at addr. */
 typedef enum { SIM_SKIP, SIM_WARM, SIM_COUNT } sim_sample_step;
@@ -181,6 +186,19 @@ void sim_mp_free(struct sim_mp *mp);
 uint32_t sim_line_levels(const mt_sim *s, uint64_t addr);
 void sim_line_invalidate(mt_sim *s, uint64_t addr);
 void sim_line_clean(mt_sim *s, uint64_t addr);
+
+/* Processors, for what-if replays (whatif.c): the thread of the
+ * references that follow (0 with one CPU); a page's home set before the
+ * first reference (owner-computes), in place of the placement's. */
+uint32_t sim_mp_thread(const mt_sim *s);
+void sim_mp_home(mt_sim *s, uint64_t page, unsigned node);
+
+/* The recording of references for what-if replays (whatif.c): one
+ * reference, a flush, the log freed. */
+void sim_log_ref(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
+                 uint32_t data, uint64_t pc);
+void sim_log_flush(mt_sim *s);
+void sim_log_free(struct sim_log *log);
 
 /* Nodes (numa.c): the settings machine.c hands on (sim.h's keys nodes,
  * page, placement, place, latency.*), their lines in a description file

@@ -296,6 +296,14 @@ bool mt_sim_inherit_policy(mt_sim *s, int32_t creator)
     return false;
 }
 
+uint32_t sim_mp_thread(const mt_sim *s) { return s->mp ? s->mp->thread : 0; }
+
+void sim_mp_home(mt_sim *s, uint64_t page, unsigned node)
+{
+    if (s->mp && sim_map_get(&s->mp->homes.pages, page) == SIM_NONE)
+        sim_map_put(&s->mp->homes.pages, page, node);
+}
+
 /* ---- the directory ---- */
 
 static dir_entry *entry_of(struct sim_mp *mp, uint64_t line)

@@ -76,7 +76,7 @@ int mt_sim_sample_parse(mt_sim_sample *smp, mt_sim_sampling mode, const char *sp
     return 0;
 }
 
-static uint32_t longest_line(const mt_sim_machine *m)
+uint32_t sim_longest_line(const mt_sim_machine *m)
 {
     uint32_t line = m->d1.line;
     if (m->i1.present && m->i1.line > line)
@@ -104,7 +104,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
  * number of longest lines. */
 static uint64_t common_sets(const mt_sim_machine *m)
 {
-    uint32_t longest = longest_line(m);
+    uint32_t longest = sim_longest_line(m);
     const mt_sim_level_desc *levels[MT_SIM_MAX_LEVELS] = {&m->i1, &m->d1};
     unsigned n = 2;
     for (unsigned i = 0; i < m->nlower; i++)

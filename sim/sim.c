@@ -104,6 +104,7 @@ void mt_sim_free(mt_sim *s)
         return;
     sim_fast_free(s->fast);
     sim_mp_free(s->mp);
+    sim_log_free(s->log);
     for (unsigned i = 0; i < s->nlevels; i++) {
         sim_level *L = &s->lv[i];
         free(L->tags);
@@ -693,6 +694,8 @@ __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_
                                                mt_sim_kind kind, uint32_t code, uint32_t data,
                                                uint64_t pc)
 {
+    if (s->log)
+        sim_log_ref(s, addr, size, kind, code, data, pc);
     if (s->mp) {
         sim_mp_access(s, addr, size, kind, code, data, pc);
         return;
@@ -723,6 +726,8 @@ void mt_sim_flush(mt_sim *s)
         sim_fast_flush(s->fast);
         return;
     }
+    if (s->log)
+        sim_log_flush(s);
     if (s->mp) {
         sim_mp_flush(s);
         return;

@@ -445,6 +445,88 @@ const mt_sim_machine *mt_sim_mp_machine(const mt_sim *s);
  * alone; -1 when the description gives no latency.local. */
 double mt_sim_served_stall(const mt_sim_machine *m, const uint64_t served[MT_SIM_NSERVED]);
 
+/* ---- what-if remedies (whatif.c; docs/SIMULATOR.md, "What-if remedies") ----
+ *
+ * A simulator told to record (before its first reference) keeps every
+ * reference it is given, with its thread, in a temporary file; after
+ * mt_sim_finish, mt_whatif_run simulates those same references again, once
+ * per remedy, each with one change, and compares the counts with the run's:
+ *  - pad_words: the references to one data object moved to a place of their
+ *    own (lines no other object shares), each of its 8-byte words at the
+ *    start of a line of its own (the machine's longest), offsets within a
+ *    word kept: a struct's fields, or an array's per-thread counters, a line
+ *    apart (objects of at most 4 KiB);
+ *  - pad_rows: the data object moved likewise, one line of padding inserted
+ *    after every row, a row being the power-of-two stride its references
+ *    most often moved by (at least D1's way size: sets * line), so that
+ *    rows no longer fall into one set;
+ *  - line: every level's line halved or doubled (sizes and ways kept);
+ *  - placement (nodes > 1): first touch, interleave, or owner-computes (each
+ *    page homed on the node whose CPUs referenced it most in the run, of
+ *    nodes tied the one that referenced it last);
+ *  - mapping (nodes > 1): threads placed so that those sharing the most
+ *    lines are on one node (greedy, a node filled at a time).
+ * Only addresses (pad), the description (line, placement, cpu_map) or the
+ * homes of pages (owner-computes) change; the order, sizes, kinds, code
+ * and data objects and threads of the references are the recorded ones.
+ * Figures per level: misses by cause, coherence apart (the CPUs' view);
+ * stall cycles at the description's latency classes (mt_sim_served_stall:
+ * with one CPU the levels below L1 are private but the last, which is
+ * node), -1 without latency.local. */
+#define MT_WHATIF_TOP 5                /* problems: code x data cells */
+#define MT_WHATIF_MAX_REMEDIES 20
+#define MT_WHATIF_COHERENCE MT_SIM_NCAUSES /* the 4th cause's index in figures */
+typedef enum {
+    MT_WHATIF_PAD_WORDS, MT_WHATIF_PAD_ROWS, MT_WHATIF_LINE, MT_WHATIF_PLACEMENT,
+    MT_WHATIF_MAPPING
+} mt_whatif_kind;
+typedef struct {
+    uint64_t misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES + 1]; /* cold, capacity, conflict,
+                                        coherence (a cell's: the 3C verdict only, its
+                                        coherence misses in the sharing counts) */
+    uint64_t true_sharing, false_sharing; /* coherence misses at the first private level */
+    uint64_t remote;                 /* references served by another node's memory or cache */
+    double cycles;                   /* stall; -1 when the description has no latency */
+} mt_whatif_figures;
+typedef struct {
+    mt_whatif_kind kind;
+    uint32_t data;                   /* pad: the object */
+    uint64_t row;                    /* pad_rows: bytes a row (one line inserted after each) */
+    uint32_t line;                   /* pad: the line each word or row is padded to; line:
+                                        the new line size */
+    int placement;                   /* placement: mt_sim_placement, or
+                                        MT_WHATIF_OWNER_COMPUTES */
+    uint8_t cpu_map[64];             /* mapping: the CPU of thread k < ncpu_map */
+    unsigned ncpu_map;
+    mt_whatif_figures total, cell[MT_WHATIF_TOP];
+} mt_whatif_remedy;
+#define MT_WHATIF_OWNER_COMPUTES 2
+typedef struct {
+    uint64_t refs;                   /* references recorded and replayed */
+    bool exact;                      /* the unchanged replay gave the run's misses */
+    unsigned ncells;                 /* top problems: the cells with the most conflict
+                                        misses (at any one level) + coherence misses +
+                                        remote references */
+    uint32_t code[MT_WHATIF_TOP], data[MT_WHATIF_TOP];
+    mt_whatif_figures base, base_cell[MT_WHATIF_TOP];
+    mt_whatif_remedy remedy[MT_WHATIF_MAX_REMEDIES];
+    unsigned nremedies;
+    int best[MT_WHATIF_TOP];         /* per cell, the remedy that saves it the most cycles
+                                        (misses without latencies), none making the whole
+                                        run worse; -1 when none saves */
+} mt_whatif_report;
+/* Records the references from now on (no sampling, not misses-only). */
+void mt_sim_record(mt_sim *s);
+/* s finished and recording, m its description: the remedies' figures.
+ * pad_other: data object 0 may be padded (a trace that names no object,
+ * where 0 is every reference; elsewhere it is "other", no one object).
+ * -1 when the recording failed (the temporary file). */
+int mt_whatif_run(mt_sim *s, const mt_sim_machine *m, bool pad_other, mt_whatif_report *out,
+                  mt_error *err);
+const char *mt_whatif_kind_name(mt_whatif_kind k);
+/* "first-touch", "interleave", "owner-computes". */
+const char *mt_whatif_placement_name(int placement);
+
 /* Trace files. */
 typedef enum { MT_TRACE_DIN, MT_TRACE_LACKEY } mt_trace_format;
 /* "din" or "lackey"; -1 for another name. */

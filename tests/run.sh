@@ -176,6 +176,12 @@ run "nodes and home memory" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/numa.sh
 run "the program's placement and the threads' merge" env MTOOL="$ASAN/mtool" SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/mempolicy.sh
 
+# What-if remedies (mtool sim --what-if): padding, line size, placement and
+# mapping simulated on the same references, savings counted by hand; the
+# false-sharing sample's proposed padding against its padded rebuild.
+run "what-if remedies" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/whatif.sh
+
 # Traced runs (mtool sim -- BIN): misses per procedure against Cachegrind on
 # matmul, linked and tests/trace/kernels.c, the program unchanged, a killed
 # process's unsent records read from its profile (docs/SIMULATOR.md).

@@ -81,6 +81,10 @@ const char mt_sim_usage[] =
     "  --print-machine       print the machine description and exit\n"
     "  --all                 with RUNDIR: trace every procedure, not only pass 2's objects\n"
     "                        (then the stall outside them is estimated too)\n"
+    "  --what-if             simulate the same references again once per remedy (pad or\n"
+    "                        align a data object, a line half or twice as long, another\n"
+    "                        page placement or thread-to-node mapping) and propose, per\n"
+    "                        top problem (code x data cell), the one that saves most\n"
     "  --json                JSON instead of text\n"
     "  -o FILE               write to FILE (complete or not at all)\n"
     "  --no-store            do not record the run in the history (a traced run, or a\n"
@@ -94,7 +98,8 @@ typedef struct {
     const char *rundir;           /* RUNDIR, or NULL */
     int argc;                     /* the command line, for the history */
     char **argv;
-    bool json, cachegrind, print_machine, no_store, all, misses_only;
+    bool json, cachegrind, print_machine, no_store, all, misses_only, what_if;
+    const mt_whatif_report *whatif; /* --what-if's figures, once the simulation is done */
     const char *settings[32][2]; /* key, value, in the order given */
     unsigned nsettings;
 } sim_args;
@@ -166,6 +171,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
             a->cachegrind = true;
         else if (!strcmp(s, "--misses-only"))
             a->misses_only = true;
+        else if (!strcmp(s, "--what-if"))
+            a->what_if = true;
         else if (!strcmp(s, "--print-machine"))
             a->print_machine = true;
         else if (!strcmp(s, "--no-store"))
@@ -554,6 +561,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
         mt_sim_data_text(fp, s, data, map->prog);
     print_use(fp, s);
     mt_sim_coherence_text(fp, s, data, map->prog);
+    mt_sim_whatif_text(fp, s, a->whatif, data, map->prog);
 }
 
 /* ---- JSON ---- */
@@ -738,6 +746,7 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     if (data)
         mt_sim_data_json(fp, s, data, map->prog);
     mt_sim_coherence_json(fp, s, data, map->prog);
+    mt_sim_whatif_json(fp, s, a->whatif, data, map->prog);
 }
 
 /* ---- misses only (--misses-only) ---- */
@@ -822,12 +831,26 @@ static int check_misses_only(sim_args *a)
     return 0;
 }
 
+/* --what-if simulates the run's references again: it needs every one of
+ * them through the full simulator. */
+static int check_what_if(const sim_args *a)
+{
+    if (a->what_if && (a->misses_only || a->sample_sets || a->sample_time)) {
+        mt_ui_error("sim: --what-if goes without --misses-only and sampling (its remedies are "
+                    "compared by miss cause, on every reference)");
+        return -1;
+    }
+    return 0;
+}
+
 /* The simulator the options ask for; NULL after saying why not. */
 static mt_sim *new_simulator(const sim_args *a, const mt_sim_machine *m)
 {
     if (!a->misses_only) {
         mt_sim *s = mt_sim_new(m);
         mt_sim_set_sample(s, &a->sample);
+        if (a->what_if)
+            mt_sim_record(s);
         return s;
     }
     mt_error err;
@@ -970,6 +993,26 @@ static mt_data_map *trace_data_map(const mt_sim_code_map *map)
     return d;
 }
 
+/* --what-if: the remedies simulated on the finished run's references
+ * (*out NULL without the option); -1 after saying why they could not be.
+ * Data object 0 is every reference when the run names none. */
+static int run_what_if(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
+                       const mt_data_map *data, mt_whatif_report **out)
+{
+    *out = NULL;
+    if (!a->what_if)
+        return 0;
+    mt_whatif_report *w = mt_xcalloc(1, sizeof *w);
+    mt_error err;
+    if (mt_whatif_run(s, m, data == NULL, w, &err) != 0) {
+        mt_ui_error("sim: %s", err.msg);
+        free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
+}
+
 static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format format,
                     mt_sim_code_map *map)
 {
@@ -992,7 +1035,13 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
     else {
         mt_sim_finish(s);
         warn_if_no_procedure_named(a, s, map);
-        rc = write_report(a, s, m, &counts, map, names.data, NULL);
+        sim_args with = *a;
+        mt_whatif_report *w;
+        if (run_what_if(a, s, m, names.data, &w) == 0) {
+            with.whatif = w;
+            rc = write_report(&with, s, m, &counts, map, names.data, NULL);
+            free(w);
+        }
         if (rc == 0 && !a->no_store && map->prog)
             mt_history_record_sim(s, m, map->prog, names.data, a->argc, a->argv,
                                   (char *[]){(char *)a->binary, NULL}, NULL);
@@ -1046,7 +1095,13 @@ static int simulate_traced(const sim_args *a, const mt_sim_machine *m, mt_trace_
     } else {
         mt_sim_finish(s);
         say_coverage(&r);
-        rc = report(a, s, m, &r);
+        sim_args with = *a;
+        mt_whatif_report *w;
+        if (run_what_if(a, s, m, r.data, &w) == 0) {
+            with.whatif = w;
+            rc = report(&with, s, m, &r);
+            free(w);
+        }
     }
     mt_trace_result_free(&r);
     mt_sim_free(s);
@@ -1296,7 +1351,7 @@ int mt_cmd_sim(int argc, char **argv)
         return 2;
     }
     mt_sim_machine m;
-    if (check_misses_only(&a) != 0)
+    if (check_misses_only(&a) != 0 || check_what_if(&a) != 0)
         return 2;
     if (build_machine(&a, &m) != 0 || parse_sample(&a, &m) != 0)
         return 1;

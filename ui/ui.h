@@ -127,6 +127,13 @@ void mt_sim_object_name(const mt_data_map *d, const mt_program *prog, bool by_da
 void mt_sim_numa_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_numa_cpu_json(FILE *fp, const mt_sim *s, unsigned cpu);
 void mt_sim_numa_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+/* What-if remedies (sim_whatif.c; docs/SIMULATOR.md, "What-if remedies"):
+ * the remedies' savings and the top problems' proposed remedies, text or
+ * the "what_if" JSON field; nothing when w is NULL. */
+void mt_sim_whatif_text(FILE *fp, const mt_sim *s, const mt_whatif_report *w,
+                        const mt_data_map *d, const mt_program *prog);
+void mt_sim_whatif_json(FILE *fp, const mt_sim *s, const mt_whatif_report *w,
+                        const mt_data_map *d, const mt_program *prog);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

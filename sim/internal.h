@@ -236,6 +236,8 @@ typedef struct {
 } sim_homes;
 void sim_homes_init(sim_homes *h, const mt_sim_machine *m);
 unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thread);
+/* Page number `page` homed on `node`, unless it has a home already. */
+void sim_homes_home(sim_homes *h, uint64_t page, unsigned node);
 /* The program's placement calls (sim.h's mt_sim_set_policy, ...). */
 bool sim_homes_set_policy(sim_homes *h, uint32_t thread, uint32_t mode, uint64_t nodes);
 bool sim_homes_bind(sim_homes *h, uint64_t start, uint64_t len, uint32_t mode, uint64_t nodes,

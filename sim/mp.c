@@ -300,8 +300,8 @@ uint32_t sim_mp_thread(const mt_sim *s) { return s->mp ? s->mp->thread : 0; }
 
 void sim_mp_home(mt_sim *s, uint64_t page, unsigned node)
 {
-    if (s->mp && sim_map_get(&s->mp->homes.pages, page) == SIM_NONE)
-        sim_map_put(&s->mp->homes.pages, page, node);
+    if (s->mp)
+        sim_homes_home(&s->mp->homes, page, node);
 }
 
 /* ---- the directory ---- */

@@ -258,6 +258,14 @@ static unsigned first_home(sim_homes *h, uint64_t page, unsigned toucher, uint32
     return h->m->placement == MT_SIM_INTERLEAVE ? (unsigned)(page % node_count(h)) : toucher;
 }
 
+void sim_homes_home(sim_homes *h, uint64_t page, unsigned node)
+{
+    if (sim_map_get(&h->pages, page) != SIM_NONE)
+        return;
+    sim_map_put(&h->pages, page, (uint32_t)h->nnode);
+    MT_PUSH(h->node, h->nnode, h->cap_node, (uint8_t)node);
+}
+
 unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thread)
 {
     uint64_t page = addr >> h->page_shift;
@@ -265,8 +273,7 @@ unsigned sim_home_of(sim_homes *h, uint64_t addr, unsigned toucher, uint32_t thr
     if (i != SIM_NONE)
         return h->node[i];
     unsigned home = first_home(h, page, toucher, thread);
-    sim_map_put(&h->pages, page, (uint32_t)h->nnode);
-    MT_PUSH(h->node, h->nnode, h->cap_node, (uint8_t)home);
+    sim_homes_home(h, page, home);
     return home;
 }
 

@@ -16,8 +16,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-coherence.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
 export XDG_CONFIG_HOME="$OUT/config" MTOOL_HISTORY="$OUT/history.db"
 
-ok() { echo "ok - $*"; }
-fail() { echo "not ok - $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # expect NAME TRACE KEY=VALUE...: the trace's figures (coherence_check.py
 # keys), with $FLAGS added to the command line.
@@ -28,13 +27,13 @@ expect() {
     # shellcheck disable=SC2086 # FLAGS: words of their own
     if ! "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/$trace" --no-store --json $FLAGS \
         -o "$OUT/r.json" 2> "$OUT/err"; then
-        fail "coherence: $name: $(head -1 "$OUT/err")"
+        not_ok "coherence: $name: $(head -1 "$OUT/err")"
         return
     fi
     if python3 "$(dirname "$0")/coherence_check.py" "$OUT/r.json" "$@" > "$OUT/diff"; then
         ok "coherence: $name"
     else
-        fail "coherence: $name: $(head -1 "$OUT/diff")"
+        not_ok "coherence: $name: $(head -1 "$OUT/diff")"
     fi
 }
 
@@ -132,7 +131,7 @@ if grep -q '^    cpu 0   W\.\.\.\.\.\.\.$' "$OUT/fs.txt" &&
     grep -q '^    cpu 1   \.W\.\.\.\.\.\.$' "$OUT/fs.txt"; then
     ok "coherence: the false-sharing line's words, one per CPU"
 else
-    fail "coherence: the false-sharing line's words: $(grep -A2 '^  0x5000' "$OUT/fs.txt" | tr '\n' '|')"
+    not_ok "coherence: the false-sharing line's words: $(grep -A2 '^  0x5000' "$OUT/fs.txt" | tr '\n' '|')"
 fi
 
 # One CPU: the thread column changes nothing (the machine without cpus).
@@ -145,7 +144,7 @@ cut -d' ' -f1-3 "$HERE/protocol.din" > "$OUT/b/t.din"
 if cmp -s "$OUT/a.txt" "$OUT/b.txt" && ! grep -q processors "$OUT/a.txt"; then
     ok "coherence: one CPU, the thread column changes nothing"
 else
-    fail "coherence: one CPU, the thread column changed the report"
+    not_ok "coherence: one CPU, the thread column changed the report"
 fi
 
 # Two CPUs, one thread: every level's references, misses and causes, and the
@@ -165,22 +164,15 @@ pick = lambda d: [{k: l[k] for k in keep} for l in d["levels"]]
 sys.exit(pick(a) != pick(b))' "$OUT/uni.json" "$OUT/mp.json"; then
     ok "coherence: two CPUs with one thread miss as one CPU"
 else
-    fail "coherence: two CPUs with one thread differ from one CPU: $(head -1 "$OUT/err")"
+    not_ok "coherence: two CPUs with one thread differ from one CPU: $(head -1 "$OUT/err")"
 fi
 
 # What is refused, with a one-line error and no report.
 refuse() {
     name=$1 want=$2
     shift 2
-    rm -f "$OUT/none.txt"
-    if "$MTOOL" sim --machine "$HERE/machine.txt" --trace "$HERE/protocol.din" --no-store \
-        -o "$OUT/none.txt" "$@" > /dev/null 2> "$OUT/err" || [ -e "$OUT/none.txt" ]; then
-        fail "coherence: $name accepted"
-    elif [ "$(wc -l < "$OUT/err")" -eq 1 ] && grep -q -- "$want" "$OUT/err"; then
-        ok "coherence: $name refused"
-    else
-        fail "coherence: $name: $(head -1 "$OUT/err")"
-    fi
+    refused "coherence: $name" "$want" "$OUT/none.txt" "$MTOOL" sim --machine "$HERE/machine.txt" \
+        --trace "$HERE/protocol.din" --no-store -o "$OUT/none.txt" "$@"
 }
 refuse "cpus = 0" "cpus: expected" --set cpus=0
 refuse "cpus = 17" "cpus: expected" --set cpus=17
@@ -208,7 +200,7 @@ refuse "a thread of 2^32" "bad.din:2: expected a decimal thread" --trace "$OUT/b
 # the two at least.)
 SHARING=$SAMPLES_SIM/sharing-gcc-O2
 if [ ! -x "$SHARING" ]; then
-    fail "coherence: $SHARING not built (make samples)"
+    not_ok "coherence: $SHARING not built (make samples)"
     exit 0
 fi
 "$SHARING" > "$OUT/plain.out"
@@ -216,7 +208,7 @@ if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/sharing.json" -- "$SHARI
     > "$OUT/traced.out" 2> "$OUT/err" && cmp -s "$OUT/plain.out" "$OUT/traced.out"; then
     ok "coherence: sharing traced on two CPUs, its output unchanged"
 else
-    fail "coherence: sharing traced: $(head -1 "$OUT/err")"
+    not_ok "coherence: sharing traced: $(head -1 "$OUT/err")"
 fi
 if python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["processors"]
@@ -235,5 +227,6 @@ print("; ".join(problems))
 sys.exit(bool(problems))' "$OUT/sharing.json" > "$OUT/diff" 2>&1; then
     ok "coherence: sharing: false on adjacent.a/b, none on padded.a/b, true on total"
 else
-    fail "coherence: sharing: $(head -1 "$OUT/diff")"
+    not_ok "coherence: sharing: $(head -1 "$OUT/diff")"
 fi
+print_totals

@@ -16,6 +16,25 @@ tally() {
     passed=$((passed + $(grep -c '^ok' "$1")))
     failed=$((failed + $(grep -c '^not ok' "$1")))
 }
+# refused WHAT PATTERN OUTPUT CMD...: CMD must fail without crashing, with
+# exactly one stderr line matching PATTERN, and leave OUTPUT unwritten (a
+# bad option or input gets one clear line and no partial output).
+refused() {
+    r_what=$1 r_want=$2 r_out=$3
+    shift 3
+    r_err=$(mktemp "${TMPDIR:-/tmp}/mtool-refused.XXXXXX")
+    rm -f "$r_out"
+    "$@" > /dev/null 2> "$r_err"
+    r_rc=$?
+    if [ "$r_rc" -eq 0 ] || [ -e "$r_out" ]; then
+        not_ok "$r_what accepted"
+    elif [ "$r_rc" -lt 128 ] && [ "$(wc -l < "$r_err")" -eq 1 ] && grep -q -- "$r_want" "$r_err"; then
+        ok "$r_what refused ($(head -1 "$r_err"))"
+    else
+        not_ok "$r_what: exit $r_rc: $(head -1 "$r_err")"
+    fi
+    rm -f "$r_err"
+}
 # print_totals: the closing line; fails when an assertion did.
 print_totals() {
     echo "$passed passed, $failed failed"

@@ -20,8 +20,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-mempolicy.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
 export XDG_CONFIG_HOME="$OUT/config" MTOOL_HISTORY="$OUT/history.db"
 
-ok() { echo "ok - $*"; }
-fail() { echo "not ok - $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # tests/numa/two.txt: thread k on CPU k, CPU k on node k; every reference of
 # transitions.din is to a line never referenced before, so it is served by
@@ -42,22 +41,15 @@ if "$MTOOL" sim --machine "$TWO" --trace "$HERE/transitions.din" --no-store --js
         cpu1.refs=6 > "$OUT/diff"; then
     ok "mempolicy: every transition of transitions.din where worked out by hand"
 else
-    fail "mempolicy: transitions.din: $(head -1 "$OUT/diff" "$OUT/err" 2> /dev/null | tr '\n' ' ')"
+    not_ok "mempolicy: transitions.din: $(head -1 "$OUT/diff" "$OUT/err" 2> /dev/null | tr '\n' ' ')"
 fi
 
 # Malformed placement lines: a one-line error naming the file and line, no report.
 refuse() {
     name=$1 line=$2 want=$3
     printf '0 1000 8 0\n%s\n' "$line" > "$OUT/bad.din"
-    rm -f "$OUT/none.json"
-    if "$MTOOL" sim --machine "$TWO" --trace "$OUT/bad.din" --no-store --json \
-        -o "$OUT/none.json" > /dev/null 2> "$OUT/err" || [ -e "$OUT/none.json" ]; then
-        fail "mempolicy: $name accepted"
-    elif [ "$(wc -l < "$OUT/err")" -eq 1 ] && grep -q -- "bad.din:2: $want" "$OUT/err"; then
-        ok "mempolicy: $name refused"
-    else
-        fail "mempolicy: $name: $(head -1 "$OUT/err")"
-    fi
+    refused "mempolicy: $name" "bad.din:2: $want" "$OUT/none.json" "$MTOOL" sim --machine "$TWO" \
+        --trace "$OUT/bad.din" --no-store --json -o "$OUT/none.json"
 }
 refuse "an unknown mode" "mempolicy often 1" "expected a mode"
 refuse "a mask of no hex digit" "mempolicy bind x" "expected a hexadecimal node mask"
@@ -80,7 +72,7 @@ sample() {
         if [ "$3" = optional ]; then
             ok "mempolicy: $name # SKIP $bin not built (libnuma-dev missing)"
         else
-            fail "mempolicy: $name: $bin not built (make samples)"
+            not_ok "mempolicy: $name: $bin not built (make samples)"
         fi
         return
     fi
@@ -90,7 +82,7 @@ sample() {
         > "$OUT/traced.out" 2> "$OUT/err"
     traced=$?
     if [ $plain -ne $traced ] || ! cmp -s "$OUT/plain.out" "$OUT/traced.out"; then
-        fail "mempolicy: $name: the traced run differs (exit $plain, $traced): $(head -1 "$OUT/err")"
+        not_ok "mempolicy: $name: the traced run differs (exit $plain, $traced): $(head -1 "$OUT/err")"
         return
     fi
     ok "mempolicy: $name: output, return values, errno and exit status unchanged"
@@ -105,7 +97,7 @@ print(bad)
 sys.exit(bool(bad))' "$OUT/s.json" > "$OUT/diff" 2>&1; then
         ok "mempolicy: $name: the pages on the nodes asked (array 384 local, 640 remote; spawned 128 remote)"
     else
-        fail "mempolicy: $name: (got, want) $(head -c 300 "$OUT/diff")"
+        not_ok "mempolicy: $name: (got, want) $(head -c 300 "$OUT/diff")"
     fi
 }
 sample "syscall()" mempolicy-gcc-O2 required
@@ -120,7 +112,7 @@ sample "libnuma" mempolicy-gcc-O2-libnuma optional
 # the frames arrive, a run of 183 changes gave 3.
 HANDOFF=$SAMPLES_SIM/handoff-gcc-O2
 if [ ! -x "$HANDOFF" ]; then
-    fail "mempolicy: $HANDOFF not built (make samples)"
+    not_ok "mempolicy: $HANDOFF not built (make samples)"
     exit 0
 fi
 if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/h.json" -- "$HANDOFF" \
@@ -133,5 +125,6 @@ print("program %d, simulated %d" % (real, sim))
 sys.exit(abs(sim - real) > 5 + real / 4)' "$OUT/h.json" "$OUT/h.out" > "$OUT/diff" 2>&1; then
     ok "mempolicy: handoff: true sharing on counter as often as it changed hands ($(cat "$OUT/diff"))"
 else
-    fail "mempolicy: handoff: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
+    not_ok "mempolicy: handoff: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
 fi
+print_totals

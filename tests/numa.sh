@@ -20,8 +20,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-numa.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
 export XDG_CONFIG_HOME="$OUT/config" MTOOL_HISTORY="$OUT/history.db"
 
-ok() { echo "ok - $*"; }
-fail() { echo "not ok - $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # expect NAME MACHINE TRACE KEY=VALUE...: the figures (coherence_check.py
 # keys: cpuN.served.CLASS, cpuN.FIELD), with $FLAGS added.
@@ -32,13 +31,13 @@ expect() {
     # shellcheck disable=SC2086 # FLAGS: words of their own
     if ! "$MTOOL" sim --machine "$HERE/$machine" --trace "$HERE/$trace" --no-store --json \
         $FLAGS -o "$OUT/r.json" 2> "$OUT/err"; then
-        fail "numa: $name: $(head -1 "$OUT/err")"
+        not_ok "numa: $name: $(head -1 "$OUT/err")"
         return
     fi
     if python3 "$TESTS/coherence_check.py" "$OUT/r.json" "$@" > "$OUT/diff"; then
         ok "numa: $name"
     else
-        fail "numa: $name: $(head -1 "$OUT/diff")"
+        not_ok "numa: $name: $(head -1 "$OUT/diff")"
     fi
 }
 
@@ -144,7 +143,7 @@ print("; ".join(bad))
 sys.exit(bool(bad))' "$OUT/two.json" "$OUT/one.json" > "$OUT/diff" 2>&1; then
     ok "numa: classes sum to the references; the private levels do not depend on the nodes"
 else
-    fail "numa: random trace: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
+    not_ok "numa: random trace: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
 fi
 
 # --print-machine writes the node settings; the description read back is the same.
@@ -157,7 +156,7 @@ if cmp -s "$OUT/printed.txt" "$OUT/again.txt" &&
     grep -q '^latency.three_hop = 500$' "$OUT/printed.txt"; then
     ok "numa: the node settings printed and read back"
 else
-    fail "numa: --print-machine: $(head -1 "$OUT/err")"
+    not_ok "numa: --print-machine: $(head -1 "$OUT/err")"
 fi
 
 # The shipped descriptions are read and run (the 2-socket's ratio of remote
@@ -167,7 +166,7 @@ for m in this-machine two-socket dsm; do
         --json -o "$OUT/$m.json" 2> "$OUT/err"; then
         ok "numa: sim/machines/$m.txt runs"
     else
-        fail "numa: sim/machines/$m.txt: $(head -1 "$OUT/err")"
+        not_ok "numa: sim/machines/$m.txt: $(head -1 "$OUT/err")"
     fi
 done
 if python3 -c 'import json, sys
@@ -177,22 +176,15 @@ ok = 1.4 <= t["remote"] / t["local"] <= 2.2 and d["three_hop"] > d["remote_dirty
 sys.exit(not ok)' "$OUT"; then
     ok "numa: the shipped latencies: remote 1.4-2.2x local (2-socket); three-hop > remote dirty > remote > local (DSM)"
 else
-    fail "numa: the shipped latencies"
+    not_ok "numa: the shipped latencies"
 fi
 
 # What is refused, with a one-line error and no report.
 refuse() {
     name=$1 want=$2
     shift 2
-    rm -f "$OUT/none.txt"
-    if "$MTOOL" sim --machine "$HERE/two.txt" --trace "$HERE/placement.din" --no-store \
-        -o "$OUT/none.txt" "$@" > /dev/null 2> "$OUT/err" || [ -e "$OUT/none.txt" ]; then
-        fail "numa: $name accepted"
-    elif [ "$(wc -l < "$OUT/err")" -eq 1 ] && grep -q -- "$want" "$OUT/err"; then
-        ok "numa: $name refused"
-    else
-        fail "numa: $name: $(head -1 "$OUT/err")"
-    fi
+    refused "numa: $name" "$want" "$OUT/none.txt" "$MTOOL" sim --machine "$HERE/two.txt" \
+        --trace "$HERE/placement.din" --no-store -o "$OUT/none.txt" "$@"
 }
 refuse "more nodes than CPUs" "more nodes than cpus" --nodes=3
 refuse "nodes = 0" "nodes: expected" --nodes=0
@@ -223,7 +215,7 @@ refuse "a description's bad line" "bad.txt:4: nodes: expected" --machine "$OUT/b
 # page may be touched "first" by a worker: every figure within one frame.
 FT=$SAMPLES_SIM/firsttouch-gcc-O2
 if [ ! -x "$FT" ]; then
-    fail "numa: $FT not built (make samples)"
+    not_ok "numa: $FT not built (make samples)"
     exit 0
 fi
 firsttouch() {
@@ -233,7 +225,7 @@ firsttouch() {
     if ! "$MTOOL" sim --machine "$MACHINES/two-socket.txt" --cpu-map=0,1,2 --L3=2M,16,64 \
         "$@" --no-store --json -o "$OUT/ft.json" -- "$FT" "$mode" > "$OUT/traced.out" \
         2> "$OUT/err" || ! cmp -s "$OUT/plain.out" "$OUT/traced.out"; then
-        fail "numa: firsttouch $name: $(head -1 "$OUT/err")"
+        not_ok "numa: firsttouch $name: $(head -1 "$OUT/err")"
         return
     fi
     if python3 -c 'import json, sys
@@ -257,10 +249,11 @@ print("; ".join(bad), {c: cpu[c] for c in cpu})
 sys.exit(bool(bad))' "$OUT/ft.json" "$check" > "$OUT/diff" 2>&1; then
         ok "numa: firsttouch $name"
     else
-        fail "numa: firsttouch $name: $(head -c 600 "$OUT/diff")"
+        not_ok "numa: firsttouch $name: $(head -c 600 "$OUT/diff")"
     fi
 }
 firsttouch "serial, first touch: the node-1 worker's slice remote" serial first-touch
 firsttouch "serial, interleave: half of every thread's misses remote" serial interleave \
     --placement=interleave
 firsttouch "parallel first touch: no remote reference" parallel parallel
+print_totals

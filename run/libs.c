@@ -321,6 +321,31 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
     return rc;
 }
 
+/* The thread or process creations a library imports (undefined dynamic
+ * symbols): the executable's runtime wraps its own calls of them only. */
+static void note_creation(void *ctx, const Elf64_Sym *sym, const char *name)
+{
+    static const char *const creations[] = {"pthread_create", "thrd_create", "fork", "_Fork",
+                                            "clone", "clone3"};
+    const char **starts = ctx;
+    for (size_t i = 0; !*starts && sym->st_shndx == SHN_UNDEF &&
+                       i < sizeof creations / sizeof *creations; i++)
+        if (strcmp(name, creations[i]) == 0)
+            *starts = creations[i];
+}
+
+static const char *creation_imported(const char *path)
+{
+    mt_elf_file f;
+    mt_error ignored;
+    const char *starts = NULL;
+    if (mt_elf_file_open(&f, path, &ignored) != 0)
+        return NULL;
+    mt_elf_file_each_symbol(&f, SHT_DYNSYM, note_creation, &starts);
+    mt_elf_file_close(&f);
+    return starts;
+}
+
 static void rewrite_library(mt_pass1_library *lib, uint32_t base, uint64_t set)
 {
     mt_analyze_options opt;
@@ -446,6 +471,8 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
             rewrite_library(lib, out->ncounters, out->set);
         if (!lib->note)
             out->ncounters = lib->map.ncounters;
+        if (!lib->note)
+            lib->starts = creation_imported(lib->path);
     }
     return rc;
 }

@@ -69,7 +69,7 @@ SCHEMA = {
                     "calibration_busy_percent": NUM, "busy_warning": STR + OPT, "profile": STR + OPT},
     "libs": {"asked": STR, "default": BOOL},
     "libraries": [{"name": STR, "path": STR, "copy": STR + OPT, "left_original": STR + OPT,
-                   "dlopened": BOOL, "procedures": INT + OPT, "procedures_candidates": INT + OPT,
+                   "dlopened": BOOL, "starts_with": STR + OPT, "procedures": INT + OPT, "procedures_candidates": INT + OPT,
                    "blocks": INT + OPT, "instructions": INT + OPT, "memory_ops": INT + OPT}],
     "procedures": [{"object": STR + OPT, "name": STR, "address": STR, "source": STR, "file": STR + OPT,
                     "line": INT + OPT, "memory_ops": INT, "memory_ops_percent": NUM + OPT,

@@ -332,6 +332,12 @@ static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
                         " blocks, %" PRIu64 " instructions, %" PRIu64 " memory operations\n",
                     name, path, how, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
                     t->insns, t->reads + t->writes);
+            if (lib->starts)
+                fprintf(fp, "  warning: it can call %s itself: a thread or process it "
+                            "starts counts into its creator's counters, and threads running at "
+                            "once may then lose counts of this library (what the program "
+                            "starts itself counts apart)\n",
+                        lib->starts);
         }
         free(name);
         free(path);
@@ -498,6 +504,7 @@ static void json_libraries(FILE *fp, const mt_pass1_libraries *l)
         json_str_field(fp, "copy", lib->note ? NULL : lib->ins.path);
         json_str_field(fp, "left_original", lib->note);
         fprintf(fp, ",\"dlopened\":%s", lib->dlopened ? "true" : "false");
+        json_str_field(fp, "starts_with", lib->starts);
         if (!lib->note) {
             const mt_pass1_totals *t = &lib->totals;
             fprintf(fp, ",\"procedures\":%u,\"procedures_candidates\":%u",

@@ -115,16 +115,24 @@ if [ ! -x "$HANDOFF" ]; then
     not_ok "mempolicy: $HANDOFF not built (make samples)"
     exit 0
 fi
-if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/h.json" -- "$HANDOFF" \
-    > "$OUT/h.out" 2> "$OUT/err" && python3 -c 'import json, re, sys
+# A thread stopped by the scheduler inside a frame is placed at its fastest
+# pace, so a run on a busy machine may interleave the frames too finely
+# (CI, a parallel build: 2 changes of hands, 80 simulated): up to three
+# runs, one must agree; an order that ignores the stamps agrees in none.
+handoff_once() {
+    "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/h.json" -- "$HANDOFF" \
+        > "$OUT/h.out" 2> "$OUT/err" && python3 -c 'import json, re, sys
 p = json.load(open(sys.argv[1]))["processors"]
 rows = {r["name"]: r for r in p["data_objects"]}
 sim = rows.get("counter", {}).get("true_sharing", 0)
 real = int(re.search(r"changed hands (\d+) times", open(sys.argv[2]).read()).group(1))
 print("program %d, simulated %d" % (real, sim))
-sys.exit(abs(sim - real) > 5 + real / 4)' "$OUT/h.json" "$OUT/h.out" > "$OUT/diff" 2>&1; then
-    ok "mempolicy: handoff: true sharing on counter as often as it changed hands ($(cat "$OUT/diff"))"
+sys.exit(abs(sim - real) > 5 + real / 4)' "$OUT/h.json" "$OUT/h.out" >> "$OUT/diff" 2>&1
+}
+: > "$OUT/diff"
+if handoff_once || handoff_once || handoff_once; then
+    ok "mempolicy: handoff: true sharing on counter as often as it changed hands ($(tr '\n' ';' < "$OUT/diff"))"
 else
-    not_ok "mempolicy: handoff: $(head -1 "$OUT/diff") $(head -1 "$OUT/err")"
+    not_ok "mempolicy: handoff: $(tr '\n' ';' < "$OUT/diff") $(head -1 "$OUT/err")"
 fi
 print_totals

@@ -432,6 +432,10 @@ size_t rw_images_plan(const mt_elf_file *in, const mt_rt_patch *patches, size_t 
 void rw_images_emit(const mt_elf_file *in, const mt_rt_patch *patches, size_t npatches,
                     mt_rt_image *images, size_t nimages, rw_buf *file);
 
+/* Offset of the opcode of `ri` after its legacy prefixes and REX
+ * (relocate.c); ri->len when nothing follows them. */
+uint8_t rw_opcode_offset(const rw_insn *ri);
+
 /* ---- counters.c: which blocks need a probe ---------------------------- */
 
 /* A procedure's flow equations by block index, each as: hub, n, n members. */

@@ -713,15 +713,21 @@ static bool lacks_loop_register(const mt_procedure *p, const rw_live *bl, const 
     return false;
 }
 
-/* Offset of the ModRM byte of `call *X` (ff /2) or `jmp *X` (ff /4), after
- * legacy prefixes and REX; 0 for any other encoding. */
-static uint8_t indirect_branch_modrm(const rw_insn *ri)
+uint8_t rw_opcode_offset(const rw_insn *ri)
 {
     static const uint8_t prefixes[] = {0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3};
     uint8_t k = 0;
     while (k < ri->len && (memchr(prefixes, ri->bytes[k], sizeof prefixes) ||
                            (ri->bytes[k] & 0xf0) == 0x40))
         k++;
+    return k;
+}
+
+/* Offset of the ModRM byte of `call *X` (ff /2) or `jmp *X` (ff /4), after
+ * legacy prefixes and REX; 0 for any other encoding. */
+static uint8_t indirect_branch_modrm(const rw_insn *ri)
+{
+    uint8_t k = rw_opcode_offset(ri);
     if (k + 1 >= ri->len || ri->bytes[k] != 0xff)
         return 0;
     unsigned reg = (ri->bytes[k + 1] >> 3) & 7;

@@ -60,6 +60,7 @@ struct sim_mp {
     size_t ndir, cap_dir;
     shared_line *lines;
     size_t nlines, cap_lines;
+    uint32_t code, data;       /* the objects of the reference being simulated */
     sim_map pair_index;        /* code << 32 | data -> index in pairs */
     mt_sim_coherence_pair *pairs;
     size_t npairs, cap_pairs;
@@ -364,10 +365,26 @@ static bool written_since_lost(const shared_line *sh, uint64_t words, unsigned c
     return false;
 }
 
+/* The coherence tallies of the reference being simulated's (code, data)
+ * pair (valid until the next call: the array grows). */
+static mt_sim_coherence_pair *pair_of(struct sim_mp *mp)
+{
+    uint64_t key = (uint64_t)mp->code << 32 | mp->data;
+    uint32_t i = sim_map_get(&mp->pair_index, key);
+    if (i == SIM_NONE) {
+        mt_sim_coherence_pair p = {.code = mp->code, .data = mp->data};
+        i = (uint32_t)mp->npairs;
+        MT_PUSH(mp->pairs, mp->npairs, mp->cap_pairs, p);
+        sim_map_put(&mp->pair_index, key, i);
+    }
+    return &mp->pairs[i];
+}
+
 /* The owner's Modified copy supplies the line to c (a three-hop miss). */
 static void intervene(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c, uint64_t addr)
 {
     mp->stats[c].interventions++;
+    pair_of(mp)->interventions++;
     mp->stats[e->owner].interventions_served++;
     if (mp->supplier == NO_CPU)
         mp->supplier = e->owner;
@@ -386,6 +403,7 @@ static void invalidate_others(struct sim_mp *mp, dir_entry *e, shared_line *sh, 
             mp->stats[d].invalidations_received[__builtin_ctz(l)]++;
         sim_line_invalidate(mp->cpu[d], addr);
         mp->stats[c].invalidations_sent++;
+        pair_of(mp)->invalidations++;
         e->lost |= 1u << d;
         if (sh) { /* always there: d and c both referenced the line */
             sh->lost_at[d] = mp->clock;
@@ -431,6 +449,7 @@ static void write_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigne
     }
     if (mine) { /* Shared: an upgrade */
         mp->stats[c].upgrades++;
+        pair_of(mp)->upgrades++;
         if (sh)
             sh->pub.upgrades++;
     } else if (e->owner != NO_CPU && e->dirty)
@@ -523,19 +542,6 @@ static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, leve
     return left;
 }
 
-static void tally_coherence_pair(struct sim_mp *mp, uint32_t code, uint32_t data, bool true_sh)
-{
-    uint64_t key = (uint64_t)code << 32 | data;
-    uint32_t i = sim_map_get(&mp->pair_index, key);
-    if (i == SIM_NONE) {
-        mt_sim_coherence_pair p = {.code = code, .data = data};
-        i = (uint32_t)mp->npairs;
-        MT_PUSH(mp->pairs, mp->npairs, mp->cap_pairs, p);
-        sim_map_put(&mp->pair_index, key, i);
-    }
-    true_sh ? mp->pairs[i].true_sharing++ : mp->pairs[i].false_sharing++;
-}
-
 static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim_served at)
 {
     unsigned c = mp->current;
@@ -593,6 +599,8 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
     unsigned c = mp->current;
     mp->stats[c].refs++;
     mp->supplier = NO_CPU;
+    mp->code = code;
+    mp->data = data;
     verdict v = {0};
     if (kind != MT_SIM_IFETCH) /* code is read-only: no coherence (sim.h) */
         for (uint64_t l = addr >> mp->line_shift; l <= (addr + size - 1) >> mp->line_shift; l++)
@@ -604,7 +612,7 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
     bool left = count_misses(mp, mp->cpu[c], 0, before, &v, &missed);
     if (v.coherence) {
         v.true_sharing ? mp->stats[c].true_sharing++ : mp->stats[c].false_sharing++;
-        tally_coherence_pair(mp, code, data, v.true_sharing);
+        v.true_sharing ? pair_of(mp)->true_sharing++ : pair_of(mp)->false_sharing++;
     }
     if (!left) {
         tally_served(mp, code, data, missed ? MT_SIM_AT_PRIVATE : MT_SIM_AT_L1);

@@ -388,10 +388,14 @@ typedef struct {
     uint64_t served[MT_SIM_NSERVED];
 } mt_sim_served_pair;
 
-/* Coherence misses per (code object, data object), sorted by them. */
+/* Coherence misses and events per (code object, data object), sorted by
+ * them: an event is counted against the reference that caused it (the
+ * invalidations a write sent, one per CPU whose copy went; a miss a
+ * Modified copy elsewhere supplied; a write hit on a Shared line). */
 typedef struct {
     uint32_t code, data;
     uint64_t true_sharing, false_sharing;
+    uint64_t invalidations, interventions, upgrades;
 } mt_sim_coherence_pair;
 
 /* A line two CPUs referenced: its coherence events, and per CPU the words

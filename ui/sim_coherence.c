@@ -14,11 +14,17 @@
 #define SHOWN_LINES 10 /* shared lines in the text report */
 #define SHOWN_ROWS 20  /* code or data objects in the text report */
 
-/* Coherence misses summed per code object (by_data false) or data object. */
+/* Coherence misses and events summed per code object (by_data false) or
+ * data object. */
 typedef struct {
     uint32_t id;
-    uint64_t true_sharing, false_sharing;
+    uint64_t true_sharing, false_sharing, invalidations, interventions, upgrades;
 } sharing_row;
+
+static uint64_t events(const sharing_row *r)
+{
+    return r->invalidations + r->interventions + r->upgrades;
+}
 
 static int most_sharing_first(const void *a, const void *b)
 {
@@ -26,6 +32,8 @@ static int most_sharing_first(const void *a, const void *b)
     uint64_t nx = x->true_sharing + x->false_sharing, ny = y->true_sharing + y->false_sharing;
     if (nx != ny)
         return nx > ny ? -1 : 1;
+    if (events(x) != events(y))
+        return events(x) > events(y) ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -44,6 +52,9 @@ static sharing_row *sharing_rows(mt_sim *s, bool by_data, size_t *n)
             rows[(*n)++].id = id;
         rows[r].true_sharing += p[i].true_sharing;
         rows[r].false_sharing += p[i].false_sharing;
+        rows[r].invalidations += p[i].invalidations;
+        rows[r].interventions += p[i].interventions;
+        rows[r].upgrades += p[i].upgrades;
     }
     if (*n)
         qsort(rows, *n, sizeof *rows, most_sharing_first);
@@ -116,15 +127,18 @@ static void text_sharing(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
 {
     size_t n;
     sharing_row *rows = sharing_rows(s, by_data, &n);
-    fprintf(fp, "\ncoherence misses per %s object%s:\n%-40s %12s %12s\n",
+    fprintf(fp, "\ncoherence misses and events per %s object%s:\n%-40s %12s %12s %12s %13s "
+                "%12s\n",
             by_data ? "data" : "code", n > SHOWN_ROWS ? " (the first 20)" : "", "name",
-            "true", "false");
+            "true", "false", "inval.sent", "interventions", "upgrades");
     for (size_t i = 0; i < n && i < SHOWN_ROWS; i++) {
         char raw[MT_SIM_CODE_NAME_MAX];
         mt_sim_object_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
         char *name = mt_ui_escape(raw);
-        fprintf(fp, "%-40s %12" PRIu64 " %12" PRIu64 "\n", name, rows[i].true_sharing,
-                rows[i].false_sharing);
+        fprintf(fp, "%-40s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %13" PRIu64 " %12" PRIu64
+                    "\n",
+                name, rows[i].true_sharing, rows[i].false_sharing, rows[i].invalidations,
+                rows[i].interventions, rows[i].upgrades);
         free(name);
     }
     free(rows);
@@ -224,8 +238,11 @@ static void json_sharing(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_pro
         mt_sim_object_name(d, prog, by_data, rows[i].id, raw, sizeof raw);
         fprintf(fp, "%s\n      {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", rows[i].id);
         mt_json_string(fp, raw);
-        fprintf(fp, ", \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64 "}",
-                rows[i].true_sharing, rows[i].false_sharing);
+        fprintf(fp, ", \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64
+                    ", \"invalidations\": %" PRIu64 ", \"interventions\": %" PRIu64
+                    ", \"upgrades\": %" PRIu64 "}",
+                rows[i].true_sharing, rows[i].false_sharing, rows[i].invalidations,
+                rows[i].interventions, rows[i].upgrades);
     }
     fprintf(fp, "\n    ]");
     free(rows);

@@ -42,6 +42,8 @@ expect() {
 # in D1 and L2); C0 reads word 0 (a coherence miss, false: only word 1 was
 # written; C1's M supplies it); C0 writes word 0 (an upgrade, C1
 # invalidated); C1 reads word 0 (coherence, true: C0 wrote it; intervention).
+# Per object (the trace names none: code and data object 0) the same events,
+# each counted against the reference that caused it.
 expect "intervention, upgrade, false then true sharing" protocol.din \
     cpu0.misses.D1.cold=1 cpu0.misses.D1.coherence=1 cpu0.misses.L2.coherence=1 \
     cpu1.misses.D1.cold=1 cpu1.misses.D1.coherence=1 \
@@ -52,7 +54,9 @@ expect "intervention, upgrade, false then true sharing" protocol.din \
     cpu0.invalidations_received.D1=1 cpu0.invalidations_received.L2=1 \
     level.D1.misses=4 level.D1.causes.cold=2 level.D1.causes.conflict=0 \
     line0.true_sharing=1 line0.false_sharing=1 line0.invalidations=2 line0.interventions=3 \
-    line0.upgrades=2 line0.read_words.1=1 line0.written_words.1=2 line0.written_words.0=1
+    line0.upgrades=2 line0.read_words.1=1 line0.written_words.1=2 line0.written_words.0=1 \
+    code0.invalidations=2 code0.interventions=3 code0.upgrades=2 code0.false_sharing=1 \
+    data0.invalidations=2 data0.interventions=3 data0.upgrades=2 data0.true_sharing=1
 
 # Reads only: Exclusive then Shared, nothing sent, no coherence miss; words
 # are watched from the second CPU's first reference on (C0's word 0 before it

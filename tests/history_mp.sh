@@ -86,10 +86,13 @@ print(sum(c["invalidations_sent"] for c in p), sum(c["interventions"] for c in p
 is "the data objects' events sum to the per-CPU view's" \
     "$(sql "SELECT sum(invalidations), sum(interventions), sum(false_sharing) FROM sim_figures WHERE run_id = 1 AND data_site_id IS NOT NULL")" \
     "$per_cpu"
+# The padded build's trace again on one CPU (run 3): its objects have no
+# processors' figures (NULL, never compared), not zeros.
+"$MTOOL" sim --D1=256,2,64 --trace "$W/padded.din" --binary "$W/bin/sharing" -o "$W/uni.txt" \
+    2> "$W/err" || not_ok "history_mp: one CPU: $(head -1 "$W/err")"
 is "a uniprocessor run's processors' figures are NULL, not 0" \
-    "$("$MTOOL" sim --D1=256,2,64 --trace "$W/adjacent.din" --binary "$W/bin/sharing" -o "$W/uni.txt" 2>/dev/null;
-       sql "SELECT count(*) FROM sim_figures WHERE run_id = 3 AND true_sharing IS NULL"),$(sql "SELECT count(*) FROM sim_figures WHERE run_id = 3")" \
-    "$(sql "SELECT count(*) FROM sim_figures WHERE run_id = 3"),$(sql "SELECT count(*) FROM sim_figures WHERE run_id = 3")"
+    "$(sql "SELECT count(*) > 0, count(true_sharing) + count(remote_refs) FROM sim_figures WHERE run_id = 3 AND data_site_id IS NOT NULL")" \
+    "1 0"
 
 "$MTOOL" history diff 1 2 --metric false_sharing > "$W/diff.txt" 2>&1
 if sed -n '/^improved/,/^unchanged/p' "$W/diff.txt" | grep -Eq 'adjacent\.a .* 3 -> 0 ' &&
@@ -163,6 +166,25 @@ check "history_mp: show of a run without --what-if lists no remedy" \
     "! grep -q 'what-if' '$W/show2.txt'"
 check "history_mp: the machine summary names the processors" \
     "grep -q '^  simulated machine: .* cpus=2 ' '$W/show.txt'"
+# Both exports: the processors' figures per object (the CSV's columns named
+# as the metrics), the JSON's what_if as stored.
+"$MTOOL" history export --csv -o "$W/h.csv" 2> "$W/err"
+is "CSV: adjacent.b's processors' figures in run 1 and 2, none in the one-CPU run 3" \
+    "$(python3 -c 'import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["data_name"] == "adjacent.b"]
+print(" ".join("%s:%s/%s/%s" % (r["run"], r["false_sharing"], r["interventions"], r["local_refs"])
+               for r in rows))' "$W/h.csv")" "1:3/4/0 2:0/0/1 3://"
+"$MTOOL" history export --json -o "$W/h.json" 2> "$W/err"
+is "JSON: run 1's what_if as stored (remedies, the first problem's proposal), none in run 2" \
+    "$(python3 -c 'import json, sys
+runs = json.load(open(sys.argv[1]))
+w = runs[0]["simulated"]["what_if"]
+pad = [r for r in w["remedies"] if r["text"].startswith("pad adjacent.a:")][0]
+b = [d for d in runs[0]["simulated"]["data_objects"] if d["name"] == "adjacent.b"][0]
+print(len(w["remedies"]), pad["saved"]["misses"]["D1"], pad["saved"]["cycles"],
+      w["remedies"][w["problems"][0]["proposed"]]["kind"], w["problems"][1]["proposed"],
+      b["processors"]["invalidations"], runs[1]["simulated"]["what_if"])' "$W/h.json")" \
+    "$(sql "SELECT count(*) FROM sim_remedies WHERE run_id = 1") 6 56.0 pad_words None 4 None"
 
 # ---- the sample traced on two CPUs -------------------------------------------------------
 # Its threads share a line only when their frames interleave: on a loaded

@@ -128,6 +128,9 @@ void mt_sim_object_name(const mt_data_map *d, const mt_program *prog, bool by_da
  * processors object's node fields and per code and data object classes. */
 void mt_sim_numa_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_numa_cpu_json(FILE *fp, const mt_sim *s, unsigned cpu);
+/* `"served": {CLASS: n}, "served_stall_cycles": C|null` of a CPU's or a
+ * thread's classes. */
+void mt_sim_numa_served_json(FILE *fp, const mt_sim *s, const uint64_t *served);
 void mt_sim_numa_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 /* What-if remedies (sim_whatif.c; docs/SIMULATOR.md, "What-if remedies"):
  * the remedies' savings and the top problems' proposed remedies, text or

@@ -435,9 +435,11 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the tables version 5 added. */
+/* An older file made from a new one: without the tables versions 5 and 6
+ * added (sim_figures with the columns 6 added to it). */
 #define DROP_VERSION_5_TABLES                                                               \
-    "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; "
+    "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
+    "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
 
 static void test_migration_from_v1(const char *dir)
 {
@@ -480,7 +482,7 @@ static void test_migration_from_v1(const char *dir)
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 5, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 6, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -605,12 +607,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "5") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "6") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 5 (through 3 and 4), every object kept, references intact (%s)", s ? "" : err.msg);
+          "migrate: version 6 (through 3, 4 and 5), every object kept, references intact (%s)", s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
     mt_store_build rb = region_build("v2r", 0, addrs, 2);

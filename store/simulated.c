@@ -407,12 +407,12 @@ void mt_store_whatif_free(mt_store_remedy *remedies, size_t nremedies,
                           mt_store_problem *problems, size_t nproblems)
 {
     for (size_t i = 0; i < nremedies; i++) {
-        free(remedies[i].kind);
-        free(remedies[i].text);
+        free((char *)remedies[i].kind);
+        free((char *)remedies[i].text);
     }
     for (size_t i = 0; i < nproblems; i++) {
-        free(problems[i].code);
-        free(problems[i].data);
+        free((char *)problems[i].code);
+        free((char *)problems[i].data);
     }
     free(remedies);
     free(problems);

@@ -176,13 +176,13 @@ typedef struct {
     double cycles;                       /* stall cycles; NAN without latencies */
 } mt_store_saving;
 typedef struct {
-    char *kind;                  /* mt_whatif_kind_name's */
-    char *text;                  /* what it is, in words */
+    const char *kind;            /* mt_whatif_kind_name's */
+    const char *text;            /* what it is, in words */
     mt_store_saving saved;       /* against the run */
 } mt_store_remedy;
 /* A top problem (a code x data cell) and the remedy proposed for it. */
 typedef struct {
-    char *code, *data;           /* the cell's objects, named */
+    const char *code, *data;     /* the cell's objects, named */
     uint64_t misses[MT_STORE_SIM_LEVELS]; /* per level slot, every cause; NO_COUNT: no level */
     uint64_t true_sharing, false_sharing, remote;
     double cycles;               /* NAN without latencies */

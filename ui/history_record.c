@@ -466,7 +466,7 @@ static mt_store_remedy *whatif_remedies(const mt_sim *s, const mt_whatif_report 
     for (unsigned i = 0; i < w->nremedies; i++) {
         char text[MT_SIM_REMEDY_TEXT_MAX];
         mt_sim_remedy_text(&w->remedy[i], d, text, sizeof text);
-        out[i] = (mt_store_remedy){.kind = (char *)mt_whatif_kind_name(w->remedy[i].kind),
+        out[i] = (mt_store_remedy){.kind = mt_whatif_kind_name(w->remedy[i].kind),
                                    .text = mt_xstrdup(text),
                                    .saved = saving_of(s, slot_of, &w->base, &w->remedy[i].total)};
     }
@@ -536,11 +536,11 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
         free((char *)sim.data[i].name);
     free(sim.data);
     for (size_t i = 0; i < sim.nremedies; i++)
-        free(sim.remedies[i].text);
+        free((char *)sim.remedies[i].text);
     free(sim.remedies);
     for (size_t i = 0; i < sim.nproblems; i++) {
-        free(sim.problems[i].code);
-        free(sim.problems[i].data);
+        free((char *)sim.problems[i].code);
+        free((char *)sim.problems[i].data);
     }
     free(sim.problems);
     return rc;

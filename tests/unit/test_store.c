@@ -801,8 +801,29 @@ static void test_simulated_run(const char *dir)
             for (int c = 0; c < MT_STORE_NCAUSES; c++)
                 sf[k].misses[l][c] = l == 1 || l == 3 ? (uint64_t)(10 * l + c + k) : MT_STORE_NO_COUNT;
     }
+    for (int f = 0; f < MT_STORE_NMP; f++) { /* site 0: distinct processors' figures; 1: none */
+        sf[0].mp[f] = (uint64_t)(f + 1) * 7;
+        sf[1].mp[f] = MT_STORE_NO_COUNT;
+    }
+    mt_store_remedy rem[2] = {
+        {.kind = "line", .text = "line of 32 bytes at every level",
+         .saved = {.misses = {MT_STORE_NO_SAVING, -3, MT_STORE_NO_SAVING, 4, MT_STORE_NO_SAVING},
+                   .conflict = 1, .coherence = 2, .sharing = 3, .remote = 5, .cycles = NAN}},
+        {.kind = "pad_words", .text = "pad x: each 8-byte word on a 64-byte line of its own",
+         .saved = {.misses = {MT_STORE_NO_SAVING, 6, MT_STORE_NO_SAVING, -1, MT_STORE_NO_SAVING},
+                   .conflict = 0, .coherence = 12, .sharing = 6, .remote = -2, .cycles = 56}}};
+    mt_store_problem prob[2] = {
+        {.code = "worker", .data = "x", .misses = {MT_STORE_NO_COUNT, 8, MT_STORE_NO_COUNT, 1,
+                                                  MT_STORE_NO_COUNT},
+         .true_sharing = 1, .false_sharing = 6, .remote = 2, .cycles = 448, .remedy = 1,
+         .saved = {.misses = {MT_STORE_NO_SAVING, 3, MT_STORE_NO_SAVING, 0, MT_STORE_NO_SAVING},
+                   .coherence = 6, .sharing = 3, .remote = 1, .cycles = 108}},
+        {.code = "main", .data = "y", .misses = {MT_STORE_NO_COUNT, 2, MT_STORE_NO_COUNT, 2,
+                                                MT_STORE_NO_COUNT},
+         .cycles = NAN, .remedy = -1}};
     mt_store_sim sim = {.machine = "D1=8K,4,64 L3=64K,8,64 (flags)", .levels = levels,
-                        .nlevels = 2, .figures = sf, .nfigures = 2};
+                        .nlevels = 2, .figures = sf, .nfigures = 2, .remedies = rem,
+                        .nremedies = 2, .problems = prob, .nproblems = 2};
     r.tool = "sim";
     r.nfigures = 0;
     r.sim = &sim;
@@ -821,9 +842,43 @@ static void test_simulated_run(const char *dir)
               objs[i].instructions == MT_STORE_NO_COUNT && objs[i].entries == MT_STORE_NO_COUNT;
         for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
             ok &= objs[i].sim.misses[l][2] == sf[k].misses[l][2];
+        for (int f = 0; f < MT_STORE_NMP; f++) {
+            double v = mt_store_metric_value(&objs[i], (mt_store_metric){MT_METRIC_SIM_MP,
+                                                                         (unsigned)f, -1});
+            ok &= objs[i].sim.mp[f] == sf[k].mp[f] &&
+                  (k ? isnan(v) : v == (double)sf[k].mp[f]);
+        }
         ok &= i == 0 || objs[i - 1].sim.refs >= objs[i].sim.refs;
     }
-    CHECK(ok, "sim: the simulated run's objects read back exactly, most references first");
+    CHECK(ok, "sim: the simulated run's objects read back exactly (the processors' figures, "
+              "NULL ones not compared), most references first");
+    mt_store_remedy *rb = NULL;
+    mt_store_problem *pb = NULL;
+    size_t nrb = 0, npb = 0;
+    ok = s && mt_store_sim_whatif(s, 2, &rb, &nrb, &pb, &npb, &err) == 0 && nrb == 2 && npb == 2;
+    for (size_t i = 0; ok && i < 2; i++) {
+        ok &= !strcmp(rb[i].kind, rem[i].kind) && !strcmp(rb[i].text, rem[i].text) &&
+              !memcmp(rb[i].saved.misses, rem[i].saved.misses, sizeof rem[i].saved.misses) &&
+              rb[i].saved.conflict == rem[i].saved.conflict &&
+              rb[i].saved.coherence == rem[i].saved.coherence &&
+              rb[i].saved.sharing == rem[i].saved.sharing &&
+              rb[i].saved.remote == rem[i].saved.remote &&
+              (isnan(rem[i].saved.cycles) ? isnan(rb[i].saved.cycles)
+                                          : rb[i].saved.cycles == rem[i].saved.cycles);
+        ok &= !strcmp(pb[i].code, prob[i].code) && !strcmp(pb[i].data, prob[i].data) &&
+              !memcmp(pb[i].misses, prob[i].misses, sizeof prob[i].misses) &&
+              pb[i].true_sharing == prob[i].true_sharing &&
+              pb[i].false_sharing == prob[i].false_sharing && pb[i].remote == prob[i].remote &&
+              pb[i].remedy == prob[i].remedy;
+    }
+    ok &= ok && pb[0].cycles == 448 && isnan(pb[1].cycles) && pb[0].saved.cycles == 108 &&
+          pb[0].saved.misses[1] == 3 && pb[0].saved.misses[0] == MT_STORE_NO_SAVING &&
+          pb[0].saved.coherence == 6 && pb[0].saved.remote == 1;
+    CHECK(ok, "sim: the what-if remedies and problems read back exactly, in order");
+    mt_store_whatif_free(rb, nrb, pb, npb);
+    CHECK(s && mt_store_sim_whatif(s, 1, &rb, &nrb, &pb, &npb, &err) == 0 && nrb == 0 && npb == 0,
+          "sim: a run without --what-if has no remedy");
+    mt_store_whatif_free(rb, nrb, pb, npb);
     CHECK(s && mt_store_sim_levels(s, 2, &back, &nl, &err) == 0 && nl == 2 && back[0].slot == 1 &&
               back[1].slot == 3 && !strcmp(back[1].inclusion, "inclusive") &&
               !strcmp(back[1].prefetch, "stride") && back[0].bytes_used == 320 &&

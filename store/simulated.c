@@ -426,7 +426,8 @@ int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const
         return -1;
     }
     if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0 ||
-        insert_sim_figures(s, sim, run, refs, err) != 0 || insert_sim_data(s, sim, run, b, err) != 0)
+        insert_sim_figures(s, sim, run, refs, err) != 0 ||
+        insert_sim_data(s, sim, run, b, err) != 0)
         return -1;
     return insert_remedies(s, sim, run, err) == 0 ? insert_problems(s, sim, run, err) : -1;
 }

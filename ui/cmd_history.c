@@ -455,8 +455,8 @@ static void print_mp_header(FILE *fp, const char *first_column, int name_width)
 {
     if (first_column)
         fprintf(fp, "  %6s", first_column);
-    fprintf(fp, "  %-*s %8s %8s %8s %8s %8s %10s %10s %10s %10s\n", name_width, "name", "true", "false", "inval.", "interv.", "upgrades", "local", "remote",
-            "rem.dirty", "three-hop");
+    fprintf(fp, "  %-*s %8s %8s %8s %8s %8s %10s %10s %10s %10s\n", name_width, "name", "true",
+            "false", "inval.", "interv.", "upgrades", "local", "remote", "rem.dirty", "three-hop");
 }
 
 static void print_mp_figures(FILE *fp, const uint64_t *mp)

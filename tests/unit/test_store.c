@@ -612,7 +612,8 @@ static void test_migration_from_v2(const char *dir)
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 6 (through 3, 4 and 5), every object kept, references intact (%s)", s ? "" : err.msg);
+          "migrate: version 6 (through 3, 4 and 5), every object kept, references intact (%s)",
+          s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
     mt_store_build rb = region_build("v2r", 0, addrs, 2);

@@ -10,7 +10,7 @@
  *
  * Why a socket and not an in-process simulator or a shared ring: the
  * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60
- * with --misses-only, the transport a sendto per 4095 records, so the
+ * with --misses-only, the transport a sendto per 1023 records, so the
  * traced program runs at the simulator's pace whatever the transport; a
  * socket keeps the simulator
  * out of the program (its memory, its threads, its signals) and, being

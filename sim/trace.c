@@ -701,14 +701,6 @@ static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
     }
 }
 
-/* Whether thread a's next record comes before thread b's. */
-static bool earlier(const mt_trace_merge *m, const merge_thread *a, const merge_thread *b)
-{
-    const held_frame *fa = &a->frames[a->head], *fb = &b->frames[b->head];
-    uint64_t ta = record_time(m, a, fa, fa->next), tb = record_time(m, b, fb, fb->next);
-    return ta < tb || (ta == tb && fa->seq < fb->seq);
-}
-
 /* Whether record i of thread t's frame f comes before thread u's next
  * record (u NULL: no other thread holds one): before it in time, or at the
  * same time from a frame that arrived first. */
@@ -720,6 +712,13 @@ static bool before_next(const mt_trace_merge *m, const merge_thread *t, const he
     const held_frame *g = &u->frames[u->head];
     uint64_t ti = record_time(m, t, f, i), until = record_time(m, u, g, g->next);
     return ti < until || (ti == until && f->seq < g->seq);
+}
+
+/* Whether thread a's next record comes before thread b's. */
+static bool earlier(const mt_trace_merge *m, const merge_thread *a, const merge_thread *b)
+{
+    const held_frame *fa = &a->frames[a->head];
+    return before_next(m, a, fa, fa->next, b);
 }
 
 /* Out: the run of the earliest thread's records up to the next thread's

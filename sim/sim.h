@@ -631,6 +631,9 @@ typedef struct mt_trace_merge mt_trace_merge;
 mt_trace_merge *mt_trace_merge_new(mt_trace_order order, uint32_t window, mt_trace_sink sink,
                                    void *ctx);
 void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n);
+/* The same for records in a malloc'd block of which the merge takes charge
+ * (it frees it): no copy. */
+void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uint32_t n);
 /* Every frame held out, in the order. */
 void mt_trace_merge_drain(mt_trace_merge *m);
 void mt_trace_merge_free(mt_trace_merge *m);

@@ -357,7 +357,8 @@ void mt_report_free(mt_report *r)
     free(r->lines);
     free(r->sim_json);
     free(r->insns);
-    mt_report_history_free(&r->history, r->nobjects);
+    mt_report_history_free(&r->history);
+    mt_report_stored_free(r->stored);
     mt_pass2_record_free(&r->pass2);
     mt_program_free(r->own_prog);
     mt_pass1_free(&r->own_pass1);

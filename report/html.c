@@ -8,6 +8,7 @@
  * Security Policy forbids every network request. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,8 +33,7 @@ static void json_embedded(FILE *fp, const char *buf, size_t n)
     }
 }
 
-/* A JSON string that is safe inside a <script> element. */
-static void json_text(FILE *fp, const char *s)
+void mt_report_json_text(FILE *fp, const char *s)
 {
     char *buf = NULL;
     size_t n = 0;
@@ -63,7 +63,23 @@ static void html_text(FILE *fp, const char *s)
     }
 }
 
-static void json_key_number(FILE *fp, const char *key, double v)
+/* A count held in a double (NAN: none), written whole, where
+ * mt_json_number's 6 digits would round it. */
+static void json_count(FILE *fp, double v)
+{
+    if (isfinite(v))
+        fprintf(fp, "%.0f", v);
+    else
+        fputs("null", fp);
+}
+
+void mt_report_json_key_count(FILE *fp, const char *key, double v)
+{
+    fprintf(fp, ",\"%s\":", key);
+    json_count(fp, v);
+}
+
+void mt_report_json_key_number(FILE *fp, const char *key, double v)
 {
     fprintf(fp, ",\"%s\":", key);
     mt_json_number(fp, v);
@@ -74,29 +90,29 @@ static void write_program(FILE *fp, const mt_report *r)
     const mt_pass2_record *p = &r->pass2;
     double overhead = p->program_measured - p->program_predicted;
     fputs("\"binary\":", fp);
-    json_text(fp, r->pass1->binary);
+    mt_report_json_text(fp, r->pass1->binary);
     fputs(",\"argv\":[", fp);
     for (char **a = r->pass1->argv; *a; a++) {
         if (a != r->pass1->argv)
             fputc(',', fp);
-        json_text(fp, *a);
+        mt_report_json_text(fp, *a);
     }
     fputs("],\"program\":{\"memops\":", fp);
     fprintf(fp, "%" PRIu64 ",\"memops_in_objects\":%" PRIu64, r->memops_total,
             r->memops_in_objects);
-    json_key_number(fp, "predicted", p->program_predicted);
-    json_key_number(fp, "measured", p->program_measured);
-    json_key_number(fp, "overhead", overhead);
-    json_key_number(fp, "objects_overhead", p->objects_overhead);
-    json_key_number(fp, "unexplained", overhead - p->objects_overhead);
+    mt_report_json_key_number(fp, "predicted", p->program_predicted);
+    mt_report_json_key_number(fp, "measured", p->program_measured);
+    mt_report_json_key_number(fp, "overhead", overhead);
+    mt_report_json_key_number(fp, "objects_overhead", p->objects_overhead);
+    mt_report_json_key_number(fp, "unexplained", overhead - p->objects_overhead);
     fputs("},\"check\":{\"kernels\":", fp);
     mt_json_number(fp, r->check.kernels);
-    json_key_number(fp, "median", r->check.median_pct);
-    json_key_number(fp, "worst", r->check.worst_pct);
+    mt_report_json_key_number(fp, "median", r->check.median_pct);
+    mt_report_json_key_number(fp, "worst", r->check.worst_pct);
     fputs(",\"worst_kernel\":", fp);
-    json_text(fp, r->check.worst_kernel);
+    mt_report_json_text(fp, r->check.worst_kernel);
     fputs(",\"profile\":", fp);
-    json_text(fp, r->check.source);
+    mt_report_json_text(fp, r->check.source);
     fputc('}', fp);
 }
 
@@ -119,9 +135,9 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
     for (size_t i = 0; i < r->nobjects; i++) {
         const mt_report_object *o = &r->objects[i];
         fputs(i ? ",{\"spec\":" : "{\"spec\":", fp);
-        json_text(fp, o->spec);
+        mt_report_json_text(fp, o->spec);
         fputs(",\"procedure\":", fp);
-        json_text(fp, r->prog->procs[o->proc].name);
+        mt_report_json_text(fp, r->prog->procs[o->proc].name);
         fprintf(fp, ",\"kind\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"memops\":%" PRIu64
                     ",\"memops_own\":%" PRIu64 ",\"memops_in_loops\":%" PRIu64
                     ",\"loops\":%u,\"calls\":%u,\"outermost\":%s,\"entries\":%" PRIu64
@@ -129,10 +145,10 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
                 o->kind, o->address, o->memops, o->memops_own, o->memops_in_loops, o->nloops,
                 o->ncalls, o->outermost ? "true" : "false", o->entries,
                 o->parent == MT_NONE ? -1 : (int)o->parent);
-        json_key_number(fp, "predicted", o->predicted);
-        json_key_number(fp, "measured", o->measured);
-        json_key_number(fp, "overhead", o->overhead);
-        json_key_number(fp, "extra", o->extra_per_memop);
+        mt_report_json_key_number(fp, "predicted", o->predicted);
+        mt_report_json_key_number(fp, "measured", o->measured);
+        mt_report_json_key_number(fp, "overhead", o->overhead);
+        mt_report_json_key_number(fp, "extra", o->extra_per_memop);
         fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u,\"disasm\":%d}",
                 o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line,
                 disassembly_slot(r, o->proc));
@@ -142,7 +158,7 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
 
 /* A source file's lines as a JSON array, or null (with why) when it cannot
  * be read now: the report still shows its figures per line. */
-static void write_source(FILE *fp, const char *path)
+void mt_report_write_source(FILE *fp, const char *path)
 {
     mt_error err;
     FILE *in = mt_fopen_regular(path, &err);
@@ -155,7 +171,7 @@ static void write_source(FILE *fp, const char *path)
     }
     if (!in || n > MAX_SOURCE_BYTES) {
         fputs(",\"text\":null,\"missing\":", fp);
-        json_text(fp, in ? "larger than 4 MiB: not embedded" : err.msg);
+        mt_report_json_text(fp, in ? "larger than 4 MiB: not embedded" : err.msg);
         free(text);
         return;
     }
@@ -170,7 +186,7 @@ static void write_source(FILE *fp, const char *path)
         if (!first)
             fputc(',', fp);
         first = false;
-        json_text(fp, line); /* a NUL byte in the file ends the line's text early */
+        mt_report_json_text(fp, line); /* a NUL byte in the file ends the line's text early */
         line = nl ? nl + 1 : end;
     }
     fputs("],\"missing\":null", fp);
@@ -207,8 +223,8 @@ static void write_files(FILE *fp, const mt_report *r, const uint32_t *file_slot,
             file_of[file_slot[f]] = f;
     for (uint32_t k = 0; k < nshown; k++) {
         fputs(k ? ",{\"name\":" : "{\"name\":", fp);
-        json_text(fp, r->prog->files[file_of[k]]);
-        write_source(fp, r->prog->files[file_of[k]]);
+        mt_report_json_text(fp, r->prog->files[file_of[k]]);
+        mt_report_write_source(fp, r->prog->files[file_of[k]]);
         fputc('}', fp);
     }
     free(file_of);
@@ -239,11 +255,11 @@ static void write_disassembly(FILE *fp, const mt_report *r)
         if (first) {
             const mt_procedure *p = &r->prog->procs[in->proc];
             fputs(k ? "]},{\"procedure\":" : "{\"procedure\":", fp);
-            json_text(fp, p->name);
+            mt_report_json_text(fp, p->name);
             fprintf(fp, ",\"entry\":\"0x%" PRIx64 "\",\"insns\":[", p->entry);
         }
         fprintf(fp, "%s[\"0x%" PRIx64 "\",", first ? "" : ",", in->insn.address);
-        json_text(fp, in->insn.text);
+        mt_report_json_text(fp, in->insn.text);
         fprintf(fp, ",%" PRIu64 ",%u,%u,%" PRIu64 ",%.0f,%d]", in->executions, in->insn.reads,
                 in->insn.writes, in->memops, in->overhead,
                 in->object == MT_NONE ? -1 : (int)in->object);
@@ -251,20 +267,25 @@ static void write_disassembly(FILE *fp, const mt_report *r)
     fputs(r->ninsns ? "]}]" : "]", fp);
 }
 
+char *mt_report_stored_name(const mt_store_object_row *o)
+{
+    return o->loop_path ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
+                        : mt_xstrdup(o->procedure);
+}
+
 /* A stored object's name and place, as `mtool history` names them
  * (PROC, PROC/LOOP-PATH; FILE:LINE), unescaped: the page shows text. */
 static void write_stored_object(FILE *fp, const mt_store_object_row *o)
 {
-    char *name = o->loop_path ? mt_xasprintf("%s/%s", o->procedure, o->loop_path)
-                              : mt_xstrdup(o->procedure);
+    char *name = mt_report_stored_name(o);
     char *place = o->data_kind ? mt_xstrdup(o->data_kind)
                   : o->file    ? mt_xasprintf("%s:%u", o->file, o->line)
                                : mt_xasprintf("0x%" PRIx64, o->address);
     fputs("{\"name\":", fp);
-    json_text(fp, name);
+    mt_report_json_text(fp, name);
     fprintf(fp, ",\"kind\":\"%s\",\"place\":", o->data_kind ? "data" : o->is_region ? "region"
                                                      : o->is_loop ? "loop" : "procedure");
-    json_text(fp, place);
+    mt_report_json_text(fp, place);
     free(name);
     free(place);
 }
@@ -279,20 +300,25 @@ static const char *metric_key(mt_store_metric m)
     }
 }
 
-static void write_trends(FILE *fp, const mt_report *r)
+/* Per object, per run: [run, measured, predicted, overhead, memops,
+ * ll_misses], null where the run has no such figure. */
+static void write_trends(FILE *fp, const mt_report_history *h)
 {
-    const mt_report_history *h = &r->history;
     fputs(",\"trend\":[", fp);
-    for (size_t i = 0; i < r->nobjects; i++) {
+    for (size_t i = 0; i < h->nobjects; i++) {
         fputs(i ? ",[" : "[", fp);
         for (size_t k = 0; k < h->ntrend[i]; k++) {
             const mt_report_point *p = &h->trend[i][k];
-            fprintf(fp, "%s[%" PRId64 ",", k ? "," : "", p->run);
-            mt_json_number(fp, p->measured);
+            const double cycles[] = {p->measured, p->predicted, p->overhead};
+            fprintf(fp, "%s[%" PRId64, k ? "," : "", p->run);
+            for (size_t f = 0; f < MT_ARRAY_LEN(cycles); f++) {
+                fputc(',', fp);
+                mt_json_number(fp, cycles[f]);
+            }
             fputc(',', fp);
-            mt_json_number(fp, p->predicted);
+            json_count(fp, p->memops);
             fputc(',', fp);
-            mt_json_number(fp, p->overhead);
+            json_count(fp, p->ll_misses);
             fputc(']', fp);
         }
         fputc(']', fp);
@@ -309,10 +335,10 @@ static void write_diff(FILE *fp, const mt_report_history *h)
         const mt_store_compared *c = &h->compared[k];
         fputs(k ? "," : "", fp);
         write_stored_object(fp, &d->b[c->row]);
-        json_key_number(fp, "before", c->before);
-        json_key_number(fp, "after", c->after);
-        json_key_number(fp, "change", c->change); /* null: from zero */
-        json_key_number(fp, "share", c->share);
+        mt_report_json_key_number(fp, "before", c->before);
+        mt_report_json_key_number(fp, "after", c->after);
+        mt_report_json_key_number(fp, "change", c->change); /* null: from zero */
+        mt_report_json_key_number(fp, "share", c->share);
         fprintf(fp, ",\"regressed\":%s,\"improved\":%s}", h->regressed[k] ? "true" : "false",
                 c->worse < -MT_STORE_REGRESSION_PCT ? "true" : "false");
     }
@@ -339,18 +365,17 @@ static void write_diff(FILE *fp, const mt_report_history *h)
 
 /* The history view's figures (report/history.c): {"run": 0, "why"} when
  * the run is not in the history. */
-static void write_history(FILE *fp, const mt_report *r)
+static void write_history(FILE *fp, const mt_report_history *h)
 {
-    const mt_report_history *h = &r->history;
     fprintf(fp, ",\"history\":{\"run\":%" PRId64, h->run);
     if (!h->run) {
         fputs(",\"why\":", fp);
-        json_text(fp, h->why ? h->why : "no history was read");
+        mt_report_json_text(fp, h->why ? h->why : "no history was read");
         fputc('}', fp);
         return;
     }
     fprintf(fp, ",\"baseline\":%" PRId64, h->baseline);
-    write_trends(fp, r);
+    write_trends(fp, h);
     if (h->baseline) {
         fprintf(fp, ",\"metric\":\"%s\",\"threshold\":%g,\"min_share\":%g",
                 metric_key(h->metric), MT_STORE_REGRESSION_PCT, MT_STORE_MIN_SHARE_PCT);
@@ -359,9 +384,23 @@ static void write_history(FILE *fp, const mt_report *r)
     fputc('}', fp);
 }
 
+/* The figures of the page read from a run directory (binary ... disasm). */
+static void write_rundir(FILE *fp, const mt_report *r)
+{
+    uint32_t nshown;
+    uint32_t *file_slot = shown_files(r, &nshown);
+    write_program(fp, r);
+    write_objects(fp, r, file_slot);
+    write_files(fp, r, file_slot, nshown);
+    write_disassembly(fp, r);
+    fputs(",\"stored\":null", fp);
+    free(file_slot);
+}
+
 /* The page's fixed elements, which the script fills. */
 static const char page_body[] =
     "<h1>mtool report</h1><div class=\"sub\" id=\"binary\"></div>\n"
+    "<p id=\"stored-note\" class=\"warn\" hidden></p>\n"
     "<h2>Overview: predicted, measured and overhead time (MTOOL figure 2)</h2>\n"
     "<div id=\"overview\"></div>\n"
     "<h2>M-objects: predicted time and overhead</h2>\n"
@@ -386,9 +425,11 @@ static const char page_body[] =
     "<h2 id=\"history-head\">History: this run among the runs of its program</h2>\n"
     "<p id=\"history-note\"></p>\n"
     "<section id=\"history\" hidden>\n"
-    "<h3>Trend per m-object over the timed runs up to this one</h3>\n"
+    "<h3>Trend per m-object over the runs up to this one</h3>\n"
     "<div class=\"legend\"><span class=\"meas\"></span>measured<span class=\"pred\"></span>"
-    "predicted<span class=\"over\"></span>overhead (core cycles; this run ringed)</div>\n"
+    "predicted<span class=\"over\"></span>overhead (core cycles, timed runs)"
+    "<span class=\"memops\"></span>memory operations (counted runs)<span class=\"misses\">"
+    "</span>last-level misses (simulated runs); this run ringed</div>\n"
     "<div id=\"trends\"></div>\n"
     "<h3>Diff against the baseline run</h3><p id=\"diff-note\"></p>\n"
     "<div class=\"toolbar\"><button id=\"diff-csv\">Download CSV</button></div>\n"
@@ -420,18 +461,16 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
           "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
           "<title>mtool report: ", fp);
-    html_text(fp, r->pass1->binary);
+    html_text(fp, r->stored ? r->stored->run->path : r->pass1->binary);
     fprintf(fp, "</title>\n<style>\n%s</style></head>\n<body>\n%s"
                 "<script type=\"application/json\" id=\"mtool-data\">{", mt_report_page_css,
             page_body);
-    uint32_t nshown;
-    uint32_t *file_slot = shown_files(r, &nshown);
-    write_program(fp, r);
+    if (r->stored)
+        mt_report_write_stored(fp, r);
+    else
+        write_rundir(fp, r);
     fputs(",\"version\":\"" MTOOL_VERSION "\"", fp);
-    write_objects(fp, r, file_slot);
-    write_files(fp, r, file_slot, nshown);
-    write_disassembly(fp, r);
-    write_history(fp, r);
+    write_history(fp, &r->history);
     fprintf(fp, ",\"stall_thresholds\":{\"model_error_pct\":%g,\"memory_bound_pct\":%g}",
             MT_STALL_MODEL_ERROR_PCT, MT_STALL_MEMORY_BOUND_PCT);
     fputs(",\"sim\":", fp); /* checked JSON (run/rundir.c's reader) */
@@ -439,6 +478,5 @@ void mt_report_write_html(FILE *fp, const mt_report *r)
         json_embedded(fp, r->sim_json, strlen(r->sim_json));
     else
         fputs("null", fp);
-    free(file_slot);
     fprintf(fp, "}</script>\n<script>\n%s</script>\n</body></html>\n", mt_report_page_js);
 }

@@ -9,7 +9,32 @@
 extern const char mt_report_page_css[];
 extern const char mt_report_page_js[];
 
-/* history.c's allocations (r->history of a report of `nobjects`). */
-void mt_report_history_free(mt_report_history *h, size_t nobjects);
+/* history.c's allocations (r->history). */
+void mt_report_history_free(mt_report_history *h);
+/* The trends of the objects `objects` (stable ids) of run h->run, up to
+ * it, and the diff of `baseline` (a RUN spec; NULL: the program's previous
+ * run) against it. */
+int mt_report_history_views(mt_store *s, mt_report_history *h, const int64_t *objects, size_t n,
+                            const char *baseline, mt_error *err);
+
+/* stored.c: run `row` (taken) of s built from the history alone; `why`:
+ * the reason its run directory is not read, the start of r->stored->missing. */
+int mt_report_load_stored(mt_store *s, mt_store_run_row *row, const char *why, mt_report *r,
+                          mt_error *err);
+void mt_report_stored_free(mt_report_stored *st);
+/* The page's figures of a report built from the history (the keys
+ * html.c writes from a run directory: binary ... disasm). */
+void mt_report_write_stored(FILE *fp, const mt_report *r);
+
+/* html.c's writers, shared with stored.c: a JSON string safe inside a
+ * <script> element; ",KEY:NUMBER" (NAN: null); a source file's text (or
+ * null, with why); a stored object's name as `mtool history` writes it
+ * (PROC, PROC/LOOP-PATH, a data object's name), allocated. */
+void mt_report_json_text(FILE *fp, const char *s);
+void mt_report_json_key_number(FILE *fp, const char *key, double v);
+/* ",KEY:COUNT", a count held in a double written whole (NAN: null). */
+void mt_report_json_key_count(FILE *fp, const char *key, double v);
+void mt_report_write_source(FILE *fp, const char *path);
+char *mt_report_stored_name(const mt_store_object_row *o);
 
 #endif

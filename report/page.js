@@ -28,11 +28,17 @@
     if (a >= 1e4) return (v / 1e3).toFixed(1) + ' k';
     return String(Math.round(v * 100) / 100);
   }
+  /* A figure the run does not have is null (a page built from the history
+   * alone: report/stored.c). */
+  const known = v => v !== null && v !== undefined && isFinite(v);
   function pct(a, b) {
-    return b ? (a / b * 100).toFixed(1) + '%' : '\u2013';
+    return known(a) && b ? (a / b * 100).toFixed(1) + '%' : '\u2013';
   }
   function signedPct(a, b) {
-    return b ? (a >= 0 ? '+' : '') + (a / b * 100).toFixed(0) + '%' : '\u2013';
+    return known(a) && b ? (a >= 0 ? '+' : '') + (a / b * 100).toFixed(0) + '%' : '\u2013';
+  }
+  function fixed(v, digits) {
+    return known(v) ? v.toFixed(digits) : '\u2013';
   }
 
   /* ---- overview: MTOOL's figure 2 ---- */
@@ -58,6 +64,12 @@
   function renderOverview() {
     document.getElementById('binary').textContent =
       data.argv.join(' ') + '  (mtool ' + data.version + ')';
+    if (data.stored) {
+      const note = document.getElementById('stored-note');
+      note.textContent = 'Run ' + data.stored.run + ' (mtool ' + data.stored.tool + ') from the ' +
+        'history: ' + data.stored.missing + '.';
+      note.hidden = false;
+    }
     const p = data.program;
     const box = document.getElementById('overview');
     box.appendChild(barChart([
@@ -92,26 +104,45 @@
   }
 
   /* ---- m-objects: histogram and table ---- */
+  /* Without cycles (a counted or simulated run from the history) a bar is
+   * the object's memory operations or last-level misses. */
+  const timed = objects.some(o => known(o.measured));
+  const untimedFigure = objects.some(o => known(o.ll_misses)) ? 'll_misses' : 'memops';
+  const untimedName = untimedFigure === 'll_misses' ? 'last-level misses (simulated)'
+                                                    : 'memory operations';
+  function bar(o) {
+    if (!timed) {
+      const v = known(o[untimedFigure]) ? o[untimedFigure] : 0;
+      return {first: v, over: 0, length: v, key: v, title: num(v) + ' ' + untimedName, text: num(v)};
+    }
+    const over = Math.max(o.overhead, 0);
+    return {first: o.predicted, over: over, length: Math.max(o.measured, o.predicted), key: o.measured,
+            title: num(o.overhead) + ' cycles overhead', text: signedPct(o.overhead, o.predicted)};
+  }
+
   function renderHistogram() {
+    if (!timed)
+      document.querySelector('.legend').textContent = 'bars: ' + untimedName +
+        ' (this run has no cycles)';
     const order = objects.map((o, i) => i)
-      .sort((a, b) => objects[b].measured - objects[a].measured).slice(0, 40);
+      .sort((a, b) => bar(objects[b]).key - bar(objects[a]).key).slice(0, 40);
     const labelW = 300, h = 20, width = 1000;
-    const max = Math.max(1, ...order.map(i => Math.max(objects[i].measured, objects[i].predicted)));
+    const max = Math.max(1, ...order.map(i => bar(objects[i]).length));
     const scale = (width - labelW - 90) / max;
     const svg = document.getElementById('histogram');
     svg.setAttribute('width', width);
     svg.setAttribute('height', order.length * h + 4);
     order.forEach((i, k) => {
-      const o = objects[i], y = k * h + 2;
+      const o = objects[i], y = k * h + 2, b = bar(o);
       const g = svgEl('g', {class: 'bar', 'data-index': i});
       const label = o.spec.length > 44 ? o.spec.slice(0, 43) + '\u2026' : o.spec;
-      g.appendChild(svgEl('title', {}, o.spec + ': ' + num(o.overhead) + ' cycles overhead'));
+      g.appendChild(svgEl('title', {}, o.spec + ': ' + b.title));
       g.appendChild(svgEl('text', {x: 0, y: y + 13}, label));
-      const wp = o.predicted * scale, wo = Math.max(o.overhead, 0) * scale;
-      g.appendChild(svgEl('rect', {x: labelW, y: y, width: wp, height: h - 5, class: 'pred'}));
+      const wp = b.first * scale, wo = b.over * scale;
+      g.appendChild(svgEl('rect', {x: labelW, y: y, width: wp, height: h - 5,
+                                   class: timed ? 'pred' : 'meas'}));
       g.appendChild(svgEl('rect', {x: labelW + wp, y: y, width: wo, height: h - 5, class: 'over'}));
-      g.appendChild(svgEl('text', {x: labelW + wp + wo + 4, y: y + 13},
-                          signedPct(o.overhead, o.predicted)));
+      g.appendChild(svgEl('text', {x: labelW + wp + wo + 4, y: y + 13}, b.text));
       g.addEventListener('click', () => openObject(i));
       svg.appendChild(g);
     });
@@ -129,11 +160,14 @@
      value: o => o.predicted ? o.overhead / o.predicted : 0,
      csv: o => o.predicted ? o.overhead / o.predicted * 100 : ''},
     {key: 'memops', label: 'memory ops', text: o => num(o.memops)},
-    {key: 'extra', label: 'extra cycles / mem op', text: o => o.extra.toFixed(2)},
+    {key: 'extra', label: 'extra cycles / mem op', text: o => fixed(o.extra, 2)},
     {key: 'share', label: 'share of overhead', text: o => pct(o.overhead, data.program.overhead),
      value: o => o.overhead,
-     csv: o => data.program.overhead ? o.overhead / data.program.overhead * 100 : ''},
-  ];
+     csv: o => known(o.overhead) && data.program.overhead ? o.overhead / data.program.overhead * 100
+                                                          : ''},
+    {key: 'll_misses', label: 'LL misses', text: o => num(o.ll_misses),
+     shown: () => objects.some(o => known(o.ll_misses))},
+  ].filter(c => !c.shown || c.shown());
   let sortKey = 'overhead', sortDescending = true, tableOrder = [];
 
   /* ---- CSV export: made here, saved through a Blob (works from file://) ---- */
@@ -165,6 +199,13 @@
                    tableOrder.map(i => columns.map(c => (c.csv || (o => o[c.key]))(objects[i]))));
   }
 
+  /* Texts by locale, numbers by value, a figure the run lacks (null) below every number. */
+  function compareValues(x, y) {
+    if (typeof x === 'string' || typeof y === 'string') return String(x).localeCompare(String(y));
+    const kx = known(x), ky = known(y);
+    return kx && ky ? x - y : kx ? 1 : ky ? -1 : 0;
+  }
+
   function renderTable() {
     const table = document.getElementById('objects-table');
     const headRow = el('tr');
@@ -184,21 +225,25 @@
       () => download('mtool-objects.csv', objectsCsv()));
   }
 
+  /* The header a table is sorted by shows its direction (page.css's arrows). */
+  function markSorted(table, key, descending) {
+    for (const th of table.querySelectorAll('th')) {
+      if (th.dataset.key === key)
+        th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
+      else
+        th.removeAttribute('aria-sort');
+    }
+  }
+
   function fillTable() {
     const table = document.getElementById('objects-table');
     const col = columns.find(c => c.key === sortKey);
     const value = col.value || (o => o[col.key]);
     const order = objects.map((o, i) => i).sort((a, b) => {
-      const x = value(objects[a]), y = value(objects[b]);
-      const cmp = typeof x === 'string' ? x.localeCompare(y) : x - y;
+      const cmp = compareValues(value(objects[a]), value(objects[b]));
       return sortDescending ? -cmp : cmp;
     });
-    for (const th of table.querySelectorAll('th')) {
-      if (th.dataset.key === sortKey)
-        th.setAttribute('aria-sort', sortDescending ? 'descending' : 'ascending');
-      else
-        th.removeAttribute('aria-sort');
-    }
+    markSorted(table, sortKey, sortDescending);
     const tbody = table.querySelector('tbody');
     tbody.textContent = '';
     tableOrder = order;
@@ -377,10 +422,13 @@
     row('measured', num(o.measured) + ' cycles');
     row('overhead', num(o.overhead) + ' (' + signedPct(o.overhead, o.predicted) + ')');
     row('memory ops', num(o.memops));
-    row('\u2003in its loops', num(o.memops_in_loops) + ' (' + o.loops + ' loops)');
-    row('\u2003outside loops', num(o.memops_own - o.memops_in_loops));
-    row('\u2003in its calls', num(o.memops - o.memops_own) + ' (' + o.calls + ' call sites ran)');
-    row('extra cycles / mem op', o.extra.toFixed(2));
+    if (known(o.memops_own)) {
+      row('\u2003in its loops', num(o.memops_in_loops) + ' (' + o.loops + ' loops)');
+      row('\u2003outside loops', num(o.memops_own - o.memops_in_loops));
+      row('\u2003in its calls', num(o.memops - o.memops_own) + ' (' + o.calls + ' call sites ran)');
+    }
+    if (known(o.ll_misses)) row('last-level misses (simulated)', num(o.ll_misses));
+    row('extra cycles / mem op', fixed(o.extra, 2));
     info.appendChild(dl);
     info.appendChild(el('p', {}, 'Estimable: pass 2 times only objects whose callees\u2019 work ' +
                         'is predicted on their behalf (report.json has the notes of each).'));
@@ -460,6 +508,12 @@
 
   function renderFlame() {
     const root = flameTree(), svg = document.getElementById('flame');
+    if (data.stored) { /* the history keeps no nesting of objects */
+      svg.hidden = true;
+      document.getElementById('flame-info').textContent = 'No call tree: the objects\u2019 ' +
+        'nesting is in the run directory, not in the history.';
+      return;
+    }
     const width = 1000, h = 18, frames = [];
     (function place(n, x, w, depth, drawnShare) {
       frames.push({n, x, w, depth, drawnShare});
@@ -803,22 +857,36 @@
   /* ---- history: trends and the diff against a baseline (report/history.c) ---- */
   const history = data.history;
 
-  /* One object's runs as a small chart: measured, predicted and overhead
-   * cycles per run (x: the runs in order, labelled by id), one point each. */
-  function trendChart(points) {
+  /* A trend chart per kind of figure the object's runs have: a timed run's
+   * cycles, a counted run's memory operations (shown when a run without
+   * cycles has them: a timed run's are pass 1's counts again), a simulated
+   * run's last-level misses.  [class, index in a point, unit]. */
+  const trendGroups = [
+    {series: [['measured', 1], ['predicted', 2], ['overhead', 3]], unit: 'cycles',
+     shown: pts => pts.some(p => p[1] !== null)},
+    {series: [['memops', 4]], unit: 'memory operations',
+     shown: pts => pts.some(p => p[4] !== null && p[1] === null)},
+    {series: [['misses', 5]], unit: 'last-level misses', shown: pts => pts.some(p => p[5] !== null)},
+  ];
+
+  /* One object's runs as a small chart of one group's series (x: the runs
+   * holding them, in order, labelled by id), one point each. */
+  function trendChart(all, group) {
+    const points = all.filter(p => group.series.some(([, f]) => p[f] !== null));
     const w = 330, h = 110, left = 56, right = 22, top = 8, bottom = 20;
-    const values = points.flatMap(p => [p[1], p[2], p[3]]).filter(v => v !== null);
+    const values = points.flatMap(p => group.series.map(([, f]) => p[f])).filter(v => v !== null);
     const lo = Math.min(0, ...values), hi = Math.max(1, ...values);
     const x = k => left + (points.length > 1 ? k * (w - left - right) / (points.length - 1)
                                             : (w - left - right) / 2);
     const y = v => top + (hi - v) * (h - top - bottom) / (hi - lo);
-    const svg = svgEl('svg', {width: w, height: h, class: 'trend', role: 'img'});
+    const svg = svgEl('svg', {width: w, height: h, class: 'trend', role: 'img',
+                              'data-unit': group.unit});
     svg.appendChild(svgEl('line', {x1: left, x2: w - right, y1: y(0), y2: y(0), class: 'axis'}));
     svg.appendChild(svgEl('text', {x: left - 4, y: top + 8, class: 'tick'}, num(hi)));
     svg.appendChild(svgEl('text', {x: left - 4, y: y(0) + 4, class: 'tick'}, '0'));
     if (lo < 0)
       svg.appendChild(svgEl('text', {x: left - 4, y: h - bottom, class: 'tick'}, num(lo)));
-    [['measured', 1], ['predicted', 2], ['overhead', 3]].forEach(([cls, f]) => {
+    group.series.forEach(([cls, f]) => {
       const drawn = points.map((p, k) => [k, p]).filter(([, p]) => p[f] !== null);
       svg.appendChild(svgEl('polyline', {class: 'series ' + cls,
         points: drawn.map(([k, p]) => x(k).toFixed(1) + ',' + y(p[f]).toFixed(1)).join(' ')}));
@@ -826,7 +894,8 @@
         const c = svgEl('circle', {cx: x(k), cy: y(p[f]), r: p[0] === history.run ? 4 : 2.5,
                                    class: 'point ' + cls + (p[0] === history.run ? ' this' : ''),
                                    'data-run': p[0], 'data-value': p[f]});
-        c.appendChild(svgEl('title', {}, 'run ' + p[0] + ': ' + num(p[f]) + ' cycles ' + cls));
+        c.appendChild(svgEl('title', {}, 'run ' + p[0] + ': ' + num(p[f]) + ' ' +
+                            (group.unit === 'cycles' ? 'cycles ' + cls : group.unit)));
         svg.appendChild(c);
       }
     });
@@ -840,10 +909,12 @@
   function renderTrends() {
     const box = document.getElementById('trends');
     objects.forEach((o, i) => {
+      const points = history.trend[i];
       const fig = el('figure', {class: 'trend', 'data-index': i});
-      fig.appendChild(el('figcaption', {}, o.spec + ' \u2014 ' + history.trend[i].length +
-                         (history.trend[i].length === 1 ? ' run' : ' runs')));
-      fig.appendChild(trendChart(history.trend[i]));
+      fig.appendChild(el('figcaption', {}, o.spec + ' \u2014 ' + points.length +
+                         (points.length === 1 ? ' run' : ' runs')));
+      for (const g of trendGroups)
+        if (g.shown(points)) fig.appendChild(trendChart(points, g));
       box.appendChild(fig);
     });
   }
@@ -857,19 +928,50 @@
     const status = d => d.regressed ? 'regressed' : d.improved ? 'improved' : 'unchanged';
     return history.diff.map(d => Object.assign({status: status(d)}, d))
       .concat(history.new.map(d => Object.assign({status: 'new'}, d)))
-      .concat(history.gone.map(d => Object.assign({status: 'gone'}, d)));
+      .concat(history.gone.map(d => Object.assign({status: 'gone'}, d)))
+      .map(d => Object.assign(d, {delta: known(d.after) && known(d.before) ? d.after - d.before
+                                                                          : undefined}));
   }
+  /* value: what a column sorts by; a change from zero (null) is the largest. */
   const diffColumns = [
     {key: 'name', label: 'object', text: d => d.name},
     {key: 'kind', label: 'kind', text: d => d.kind},
     {key: 'place', label: 'at', text: d => d.place},
     {key: 'before', label: 'baseline', text: d => num(d.before)},
     {key: 'after', label: 'this run', text: d => num(d.after)},
+    {key: 'delta', label: 'delta', text: d => d.delta === undefined ? ''
+      : (d.delta >= 0 ? '+' : '') + num(d.delta)},
     {key: 'change', label: 'change', text: d => d.change === undefined ? '' : d.change === null
-      ? 'from 0' : (d.change >= 0 ? '+' : '') + d.change.toFixed(1) + '%'},
+      ? 'from 0' : (d.change >= 0 ? '+' : '') + d.change.toFixed(1) + '%',
+     value: d => d.change === null ? Infinity : d.change},
     {key: 'share', label: 'share', text: d => d.share === undefined ? '' : d.share.toFixed(1) + '%'},
     {key: 'status', label: 'status', text: d => d.status},
   ];
+  /* null: regressions first, then the pairs most worsened first (the store's order). */
+  let diffSortKey = null, diffDescending = true, diffOrder = [];
+
+  function fillDiff(rows) {
+    const table = document.getElementById('diff-table');
+    const col = diffColumns.find(c => c.key === diffSortKey);
+    const value = col ? col.value || (d => d[col.key]) : null;
+    diffOrder = rows.map((d, k) => k).sort((a, b) => {
+      if (!col)
+        return (rows[b].status === 'regressed') - (rows[a].status === 'regressed') || a - b;
+      const cmp = compareValues(value(rows[a]), value(rows[b]));
+      return (diffDescending ? -cmp : cmp) || a - b;
+    });
+    markSorted(table, diffSortKey, diffDescending);
+    const tbody = table.querySelector('tbody');
+    tbody.textContent = '';
+    for (const k of diffOrder) {
+      const d = rows[k];
+      const tr = el('tr', {class: d.status, 'data-delta': known(d.delta) ? d.delta : '',
+                           'data-change': d.change === null ? 'Infinity' : known(d.change)
+                             ? d.change : ''});
+      for (const c of diffColumns) tr.appendChild(el('td', {}, c.text(d)));
+      tbody.appendChild(tr);
+    }
+  }
 
   function renderDiff() {
     const note = document.getElementById('diff-note'), table = document.getElementById('diff-table');
@@ -884,19 +986,26 @@
       metricNames[history.metric] + ': ' + regressed + ' regressed by more than ' +
       history.threshold + '% holding at least ' + history.min_share + '% of either run\u2019s ' +
       'total (the rule of mtool history regressions ' + history.run + ' ' + history.baseline +
-      '); improved: better by more than ' + history.threshold + '%.';
+      '); improved: better by more than ' + history.threshold + '%.  Regressions first; click ' +
+      'a heading to sort by it.';
     const head = el('tr');
-    for (const c of diffColumns) head.appendChild(el('th', {scope: 'col'}, c.label));
-    table.appendChild(el('thead')).appendChild(head);
-    const tbody = table.appendChild(el('tbody'));
-    for (const d of rows) {
-      const tr = el('tr', {class: d.status});
-      for (const c of diffColumns) tr.appendChild(el('td', {}, c.text(d)));
-      tbody.appendChild(tr);
+    for (const c of diffColumns) {
+      const th = el('th', {scope: 'col', 'data-key': c.key}, c.label);
+      th.addEventListener('click', () => {
+        diffDescending = diffSortKey === c.key ? !diffDescending
+                                               : !['name', 'kind', 'place'].includes(c.key);
+        diffSortKey = c.key;
+        fillDiff(rows);
+      });
+      head.appendChild(th);
     }
+    table.appendChild(el('thead')).appendChild(head);
+    table.appendChild(el('tbody'));
+    fillDiff(rows);
     document.getElementById('diff-csv').addEventListener('click', () => download(
       'mtool-diff-' + history.baseline + '-' + history.run + '.csv',
-      csvText(diffColumns.map(c => c.key), rows.map(d => diffColumns.map(c => d[c.key])))));
+      csvText(diffColumns.map(c => c.key),
+              diffOrder.map(k => diffColumns.map(c => rows[k][c.key])))));
   }
 
   function renderHistory() {
@@ -905,7 +1014,7 @@
       note.textContent = 'This run is not in the history: ' + history.why;
       return;
     }
-    note.textContent = 'Run ' + history.run + ' of the history; each object\u2019s timed runs ' +
+    note.textContent = 'Run ' + history.run + ' of the history; each object\u2019s runs ' +
       'up to it (mtool history trend), and the diff against run ' + (history.baseline || '\u2013') +
       ' (mtool report --baseline RUN picks another).';
     document.getElementById('history').hidden = false;

@@ -60,10 +60,13 @@ typedef struct {
     uint32_t object;          /* MT_NONE when outside every timed object */
 } mt_report_insn;
 
-/* One timed run of an object in the history. */
+/* One run of an object in the history: a timed run's cycles, a counted
+ * (or timed) run's memory operations, a simulated run's misses. */
 typedef struct {
     int64_t run;
     double measured, predicted, overhead; /* core cycles (NAN: not stored) */
+    double memops;            /* pass 1's memory operations (NAN: a simulated run) */
+    double ll_misses;         /* the run's last-level misses (NAN: not simulated) */
 } mt_report_point;
 
 /* The reported run in the history (history.c): run 0 and `why` when it is
@@ -73,6 +76,7 @@ typedef struct {
     char *why;
     mt_report_point **trend;  /* per object, oldest first, up to the run */
     size_t *ntrend;
+    size_t nobjects;          /* of trend[] */
     mt_store_diff diff;       /* baseline (a) -> run (b) */
     mt_store_metric metric;
     mt_store_compared *compared; /* the pairs, most worsened first */
@@ -80,7 +84,23 @@ typedef struct {
     bool *regressed;          /* per pair: mt_store_regressed at the CI gate's defaults */
 } mt_report_history;
 
+/* A run whose page is built from the history alone: its run directory is
+ * gone, holds a later run, or was never recorded (count, sim, runs stored
+ * before mtool recorded them). */
 typedef struct {
+    mt_store_run_row *run;
+    mt_store_object_row *objects; /* shown: a timed run's timed objects, largest overhead
+                                     first; else its code objects, most memory operations
+                                     (a simulated run's: references) first, the first
+                                     MT_REPORT_MAX_STORED; the run's others after them */
+    size_t nobjects, nrows;
+    char *missing;                /* why, and what the page lacks: one sentence */
+} mt_report_stored;
+#define MT_REPORT_MAX_STORED 100
+
+typedef struct {
+    mt_report_stored *stored;  /* not NULL: the page is built from the history alone,
+                                  and none of the fields below but history is set */
     const mt_pass1 *pass1;
     const mt_program *prog;    /* refined with pass 1 */
     mt_pass1 own_pass1;        /* what mt_report_load read (a pass 2 result's are borrowed) */
@@ -114,6 +134,15 @@ void mt_report_free(mt_report *r);
  * and cannot be compared. */
 int mt_report_load_history(mt_report *r, const char *rundir, const char *db, const char *baseline,
                            mt_error *err);
+
+/* The report of history run `spec` (an id, "last", "last~K") of the
+ * history at `db`: read from its run directory when that still holds it
+ * (the stamp the history recorded is its pass2.tsv's, mt_store_rundir_stamp),
+ * else (also when that directory cannot be read: its binary rebuilt since)
+ * built from the history alone (r->stored says what it lacks and why).
+ * -1 with err, one line, when there is no history there or no such run. */
+int mt_report_load_run(const char *spec, const char *db, const char *baseline, FILE *log,
+                       mt_report *r, mt_error *err);
 
 /* The HTML page: one file, inline CSS, script and SVG, no network request;
  * program-derived text is data to the page, never markup. */

@@ -252,6 +252,22 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  remedy INTEGER,\n"
     SAVED_COLUMNS
     "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n",
+    /* 6 -> 7: where a run's files are and whether they still hold it
+     * (`mtool report RUN`): rundir, the run directory's absolute path;
+     * rundir_stamp, the SHA-256 of its pass2.tsv as the run left it (a
+     * later pass 2 there rewrites the file); a timed run's program
+     * figures (pass2.tsv's: predicted, measured and the timed objects'
+     * overhead cycles; the memory operations inside the outermost timed
+     * objects), the page's overview when the run directory is gone.  NULL
+     * in older runs and where a run has none.  Added columns: no table is
+     * rebuilt. */
+    "ALTER TABLE runs ADD COLUMN rundir TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN rundir_stamp TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN predicted_cycles REAL;\n"
+    "ALTER TABLE runs ADD COLUMN measured_cycles REAL;\n"
+    "ALTER TABLE runs ADD COLUMN objects_overhead_cycles REAL;\n"
+    "ALTER TABLE runs ADD COLUMN memory_ops_in_objects INTEGER;\n"
+    "CREATE INDEX runs_by_stamp ON runs(rundir_stamp) WHERE rundir_stamp IS NOT NULL;\n",
 };
 
 char *mt_store_default_path(void)

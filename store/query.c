@@ -12,7 +12,8 @@
     "SELECT r.id, r.finished, r.tool, p.name, p.path, p.sha256, p.build_id, r.command_line, "    \
     "r.arguments, r.cwd, r.machine, r.mtool_version, r.ran, r.exit_status, r.user_s, r.sys_s, " \
     "r.wall_s, r.base_user_s, r.base_sys_s, r.base_wall_s, r.memory_ops, r.instructions, "      \
-    "r.nobjects, (SELECT machine FROM sim_runs WHERE run_id = r.id) "                             \
+    "r.nobjects, (SELECT machine FROM sim_runs WHERE run_id = r.id), r.rundir, r.rundir_stamp, " \
+    "r.predicted_cycles, r.measured_cycles, r.objects_overhead_cycles, r.memory_ops_in_objects " \
     "FROM runs r JOIN programs p ON p.id = r.program_id "
 
 /* An object's row in a run: counted and timed runs' from figures, then
@@ -79,6 +80,12 @@ static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
     r->instructions = (uint64_t)sqlite3_column_int64(st, 21);
     r->nobjects = (uint32_t)sqlite3_column_int64(st, 22);
     r->sim_machine = mt_store_col_text(st, 23);
+    r->rundir = mt_store_col_text(st, 24);
+    r->rundir_stamp = mt_store_col_text(st, 25);
+    r->timed = sqlite3_column_type(st, 26) != SQLITE_NULL;
+    r->program_time = (mt_store_program_time){mt_store_col_real(st, 26), mt_store_col_real(st, 27),
+                                              mt_store_col_real(st, 28),
+                                              (uint64_t)sqlite3_column_int64(st, 29)};
 }
 
 /* The simulated columns from `col` on: last level, references, misses. */
@@ -201,24 +208,27 @@ static bool all_digits(const char *t)
     return true;
 }
 
+bool mt_store_is_run_spec(const char *spec)
+{
+    return all_digits(spec) || strcmp(spec, "last") == 0 ||
+           (strncmp(spec, "last~", 5) == 0 && all_digits(spec + 5));
+}
+
 int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int64_t *id,
                          mt_error *err)
 {
     sqlite3_stmt *st;
     long long back = 0;
+    if (!mt_store_is_run_spec(spec)) {
+        mt_error_set(err, "'%s' is not a run: give an id, 'last' or 'last~K'", spec);
+        return -1;
+    }
     if (all_digits(spec)) {
         if (mt_store_prepare(s, "SELECT id FROM runs WHERE id = ?", &st, err) != 0)
             return -1;
         sqlite3_bind_int64(st, 1, strtoll(spec, NULL, 10));
     } else {
-        if (strcmp(spec, "last") == 0)
-            back = 0;
-        else if (strncmp(spec, "last~", 5) == 0 && all_digits(spec + 5))
-            back = strtoll(spec + 5, NULL, 10);
-        else {
-            mt_error_set(err, "'%s' is not a run: give an id, 'last' or 'last~K'", spec);
-            return -1;
-        }
+        back = spec[4] == '~' ? strtoll(spec + 5, NULL, 10) : 0;
         if (mt_store_prepare(s, "SELECT r.id FROM runs r JOIN programs p ON p.id = r.program_id "
                                 "WHERE " PROGRAM_IS(1) " ORDER BY r.id DESC LIMIT 1 OFFSET ?2",
                              &st, err) != 0)
@@ -238,6 +248,18 @@ int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int
     mt_error_set(err, "%s: no run '%s'%s%s", s->path, spec, program ? " of " : "",
                  program ? program : "");
     return -1;
+}
+
+int mt_store_run_of_stamp(mt_store *s, const char *stamp, int64_t *run, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "SELECT max(id) FROM runs WHERE rundir_stamp = ?", &st, err) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *run = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0; /* NULL reads as 0 */
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : mt_store_fail(s, err, "looking up a run");
 }
 
 int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err)
@@ -633,6 +655,8 @@ void mt_store_run_rows_free(mt_store_run_row *rows, size_t n)
         for (size_t k = 0; k < MT_ARRAY_LEN(texts); k++)
             free(texts[k]);
         free(r->sim_machine);
+        free(r->rundir);
+        free(r->rundir_stamp);
     }
     free(rows);
 }

@@ -26,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 6
+#define MT_STORE_SCHEMA_VERSION 7
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -204,6 +204,18 @@ typedef struct {
     size_t nproblems;
 } mt_store_sim;
 
+/* The program's figures in a timed run (pass 2): core cycles, and the
+ * memory operations inside the outermost timed objects. */
+typedef struct {
+    double predicted, measured, objects_overhead;
+    uint64_t memory_ops_in_objects;
+} mt_store_program_time;
+
+/* What identifies the run a run directory holds: the SHA-256 (hex) of its
+ * pass2.tsv, which every pass 2 there writes anew; -1 with err when the
+ * file cannot be read (no pass 2 there, or the directory is gone). */
+int mt_store_rundir_stamp(const char *rundir, char stamp[65], mt_error *err);
+
 typedef struct {
     const char *tool;            /* "count", "time", "run", "sim" */
     double finished;             /* when the result was stored: Unix time, seconds */
@@ -221,6 +233,9 @@ typedef struct {
     mt_store_figures *figures;
     size_t nfigures;
     const mt_store_sim *sim;     /* a simulated run's figures (then nfigures is 0), or NULL */
+    const char *rundir;          /* its run directory, absolute; NULL: none */
+    const char *rundir_stamp;    /* mt_store_rundir_stamp's of it when stored; NULL: none */
+    const mt_store_program_time *timed; /* a timed run's program figures; NULL: none */
 } mt_store_run;
 
 /* Stores the build (first time only: sites and their identities) and the run
@@ -262,6 +277,9 @@ typedef struct {
     uint64_t memory_ops, instructions; /* sums over executed procedures */
     uint32_t nobjects;
     char *sim_machine;          /* a simulated run's machine, summarised; else NULL */
+    char *rundir, *rundir_stamp; /* NULL: none recorded (mt_store_run's) */
+    bool timed;                 /* the program's figures below were stored */
+    mt_store_program_time program_time; /* a timed run's (mt_store_run's) */
 } mt_store_run_row;
 
 /* A simulated run's figures of one object: present only in a row of a
@@ -305,6 +323,10 @@ int mt_store_list(mt_store *s, const mt_store_filter *f, mt_store_run_row **rows
  * among the runs of `program` when it is not NULL. */
 int mt_store_resolve_run(mt_store *s, const char *spec, const char *program, int64_t *id,
                          mt_error *err);
+/* Whether `spec` is written as a RUN is: digits, "last" or "last~K". */
+bool mt_store_is_run_spec(const char *spec);
+/* The newest run stored with rundir_stamp `stamp` (mt_store_rundir_stamp's), 0 when none. */
+int mt_store_run_of_stamp(mt_store *s, const char *stamp, int64_t *run, mt_error *err);
 /* One run (an array of one, freed with mt_store_run_rows_free(row, 1)). */
 int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *err);
 /* The levels of a simulated run's machine, in its order (none for another run). */

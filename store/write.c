@@ -116,6 +116,14 @@ static int64_t insert_program(mt_store *s, const mt_store_build *b, const char *
     return id;
 }
 
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text)
+{
+    if (text)
+        sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, col);
+}
+
 typedef struct {
     sqlite3_stmt *object, *site;
 } site_writer;
@@ -139,15 +147,9 @@ static int64_t insert_site(mt_store *s, site_writer *w, int64_t program, const c
     sqlite3_bind_int64(st, 2, object);
     sqlite3_bind_text(st, 3, site->procedure, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, site->named);
-    if (site->loop_path)
-        sqlite3_bind_text(st, 5, site->loop_path, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 5);
+    bind_text_or_null(st, 5, site->loop_path);
     sqlite3_bind_int(st, 6, (int)site->depth);
-    if (site->file)
-        sqlite3_bind_text(st, 7, site->file, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 7);
+    bind_text_or_null(st, 7, site->file);
     sqlite3_bind_int64(st, 8, site->line);
     sqlite3_bind_int64(st, 9, site->proc_line);
     sqlite3_bind_int64(st, 10, (int64_t)site->address);
@@ -267,6 +269,17 @@ static int resolve_sites(mt_store *s, const mt_store_build *b, int64_t program, 
     return rc;
 }
 
+int mt_store_rundir_stamp(const char *rundir, char stamp[65], mt_error *err)
+{
+    char *path = mt_xasprintf("%s/pass2.tsv", rundir);
+    uint8_t sha[32];
+    int rc = mt_file_sha256(path, sha, err);
+    free(path);
+    if (rc == 0)
+        mt_sha256_hex(sha, stamp);
+    return rc;
+}
+
 static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_run *r,
                           int64_t program, mt_error *err)
 {
@@ -285,7 +298,10 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
     if (mt_store_prepare(s, "INSERT INTO runs(program_id, tool, finished, command_line, arguments, "
                             "cwd, machine, mtool_version, ran, exit_status, user_s, sys_s, wall_s, "
                             "base_user_s, base_sys_s, base_wall_s, memory_ops, instructions, "
-                            "nobjects) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) == 0) {
+                            "nobjects, rundir, rundir_stamp, predicted_cycles, measured_cycles, "
+                            "objects_overhead_cycles, memory_ops_in_objects) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         &st, err) == 0) {
         sqlite3_bind_int64(st, 1, program);
         sqlite3_bind_text(st, 2, r->tool, -1, SQLITE_STATIC);
         sqlite3_bind_double(st, 3, r->finished);
@@ -306,6 +322,13 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
         sqlite3_bind_int64(st, 17, (int64_t)memops);
         sqlite3_bind_int64(st, 18, (int64_t)insns);
         sqlite3_bind_int64(st, 19, (int64_t)(r->nfigures + (r->sim ? r->sim->nfigures : 0)));
+        bind_text_or_null(st, 20, r->rundir);
+        bind_text_or_null(st, 21, r->rundir_stamp);
+        const mt_store_program_time *t = r->timed;
+        mt_store_bind_real(st, 22, t ? t->predicted : NAN);
+        mt_store_bind_real(st, 23, t ? t->measured : NAN);
+        mt_store_bind_real(st, 24, t ? t->objects_overhead : NAN);
+        mt_store_bind_count(st, 25, t ? t->memory_ops_in_objects : MT_STORE_NO_COUNT);
         id = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db)
                                              : mt_store_fail(s, err, "storing the run");
         sqlite3_finalize(st);

@@ -111,6 +111,52 @@ EOF2
 cat "$W/histcheck.out"
 tally "$W/histcheck.out"
 
+# `mtool report RUN` (report/history.c): the history records each timed
+# run's directory and a stamp of its pass2.tsv.  "last" is run 3, read from
+# its directory (mem3); mem holds run 2 (`time` rewrote its pass2.tsv after
+# run 1), so run 1's page is built from the history alone, and so is run 3's
+# once mem3 is removed; run 4, a count, has no run directory.  Oracles: the
+# run directories' report.json (written by pass 2) and the history's tables
+# read with python's sqlite3 (tests/report_run_check.py).
+cp "$W/mem3/report.json" "$W/mem3-report.json"
+"$MTOOL" report last -o "$W/last.html" > /dev/null 2> "$W/last.err"
+check "report last: exit 0, a page, no note on stderr: $(tail -1 "$W/last.err")" \
+    "[ $? = 0 ] && [ -s '$W/last.html' ] && ! grep -q '^report: ' '$W/last.err'"
+mtool_abs=$(cd "$(dirname "$MTOOL")" && pwd)/$(basename "$MTOOL")
+(cd "$W" && "$mtool_abs" report 2 > /dev/null 2> "$W/run2.err")
+check "report 2: exit 0, the page at ./mtool-run-2.html" "[ $? = 0 ] && [ -s '$W/mtool-run-2.html' ]"
+"$MTOOL" report 1 -o "$W/run1.html" > /dev/null 2> "$W/run1.err"
+check "report 1: exit 0, one line saying its run directory holds another run and what the page lacks" \
+    "[ $? = 0 ] && [ \$(grep -c '^report: ' '$W/run1.err') = 1 ] && grep -q '^report: run 1.s run directory .*/mem holds another run now.*built from the history alone: no figures per source line' '$W/run1.err'"
+rm -r "$W/mem3"
+"$MTOOL" report 3 -o "$W/gone.html" > /dev/null 2> "$W/gone.err"
+check "report 3, its run directory removed: exit 0, one line saying it is gone" \
+    "[ $? = 0 ] && [ \$(grep -c '^report: ' '$W/gone.err') = 1 ] && grep -q '^report: run 3.s run directory is gone' '$W/gone.err'"
+"$MTOOL" count -o "$W/counted" -- "$bin" > /dev/null 2> "$W/count.err"
+"$MTOOL" report last -o "$W/count.html" > /dev/null 2> "$W/countrep.err"
+check "report last after a stored count (run 4): exit 0, its page from the history: $(tail -1 "$W/countrep.err")" \
+    "[ $? = 0 ] && grep -q '^report: run 4 (.mtool count.) recorded no run directory.*no cycles' '$W/countrep.err'"
+"$MTOOL" report 3 --callgrind "$W/gone.cg" -o "$W/gone2.html" 2> "$W/bad.err"
+check "--callgrind of a page from the history alone: exit 1, one line, neither file" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && [ ! -e '$W/gone.cg' ] && [ ! -e '$W/gone2.html' ]"
+"$MTOOL" report 99 -o "$W/bad-run.html" 2> "$W/bad.err"
+check "report of no such run: exit 1, one line naming it, no page" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q \"no run '99'\" '$W/bad.err' && [ ! -e '$W/bad-run.html' ]"
+MTOOL_HISTORY="$W/none.db" "$MTOOL" report last -o "$W/bad-run.html" 2> "$W/bad.err"
+check "report RUN without a history: exit 1, one line naming it, no page, no history made" \
+    "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'no history at $W/none.db' '$W/bad.err' && [ ! -e '$W/bad-run.html' ] && [ ! -e '$W/none.db' ]"
+mkdir "$W/last"
+(cd "$W" && "$mtool_abs" report last 2> "$W/bad.err")
+check "an argument both a RUN and a directory: exit 2, one line saying to write ./last" \
+    "[ $? = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q './last' '$W/bad.err'"
+rmdir "$W/last"
+python3 "$HERE/report_run_check.py" "$MTOOL_HISTORY" "$W/last.html" "$W/mem3-report.json" \
+    "$W/mtool-run-2.html" "$W/mem/report.json" "$W/run1.html" "$W/gone.html" "$W/count.html" \
+    > "$W/runcheck.out" 2>&1 || grep -q '^not ok' "$W/runcheck.out" ||
+    echo "not ok - report_run_check.py failed: $(tail -1 "$W/runcheck.out")" >> "$W/runcheck.out"
+cat "$W/runcheck.out"
+tally "$W/runcheck.out"
+
 # A stripped copy of the sample (no symbols, no DWARF): the page shows the
 # timed procedures' disassembly; the oracle is the analysis' blocks
 # (mtool analyze --json --blocks) and their counts in counts.tsv (pass 1,
@@ -137,9 +183,19 @@ check "the stripped page has disassembly and no source file" \
 # The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
 # makes the page again with it (tests/report_sim_check.py); the page's views
 # of it are checked in chromium below.
-"$MTOOL" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+"$MTOOL" sim --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
 check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
     "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
+# The simulated run is stored (run 5): its page from the history has its
+# code objects' last-level misses as the history's tables hold them.
+"$MTOOL" report last -o "$W/simrun.html" > /dev/null 2> "$W/simrun.err"
+check "report last after a stored sim: its page from the history: $(tail -1 "$W/simrun.err")" \
+    "[ $? = 0 ] && grep -q '^report: run 5 (.mtool sim.) recorded no run directory.*last-level misses shown' '$W/simrun.err'"
+python3 "$HERE/report_run_check.py" --sim "$MTOOL_HISTORY" "$W/simrun.html" > "$W/simruncheck.out" 2>&1 ||
+    grep -q '^not ok' "$W/simruncheck.out" ||
+    echo "not ok - report_run_check.py --sim failed: $(tail -1 "$W/simruncheck.out")" >> "$W/simruncheck.out"
+cat "$W/simruncheck.out"
+tally "$W/simruncheck.out"
 python3 "$HERE/report_sim_check.py" "$W/mem" "$W/sim.out" > "$W/simcheck.out" 2>&1 ||
     grep -q '^not ok' "$W/simcheck.out" ||
     echo "not ok - report_sim_check.py failed: $(tail -1 "$W/simcheck.out")" >> "$W/simcheck.out"
@@ -251,6 +307,15 @@ check "two stored runs of the hostile sample and their page: $(tail -1 "$W/hosti
 check "the symbol is in the history's diff, escaped, and nowhere as markup" \
     "grep -qF '\"diff\":[{\"name\":\"ev\\u003cscript\\u003ealert(\\\"x\\\")' '$W/hostile.hist/report.html' && ! grep -qF -e '<script>alert' -e '$esc' '$W/hostile.hist/report.html'"
 
+# Its run directory moved away, `mtool report last` builds the page of the
+# hostile run from the history: the symbol is data there too.
+mv "$W/hostile.hist" "$W/hostile.moved"
+"$MTOOL" report last -o "$W/hostile-stored.html" > "$W/hostile.report" 2>&1
+check "report last of the hostile run from the history: exit 0, no escape on the terminal" \
+    "[ $? = 0 ] && grep -q 'is gone' '$W/hostile.report' && ! grep -q '$esc' '$W/hostile.report'"
+check "the symbol is in its objects, escaped, and nowhere as markup" \
+    "grep -qF '{\"spec\":\"ev\\u003cscript\\u003ealert(\\\"x\\\")' '$W/hostile-stored.html' && ! grep -qF -e '<script>alert' -e '$esc' -e '$bel' '$W/hostile-stored.html'"
+
 # Bad input: one line naming the file, exit 1 (2 for usage), no page.
 "$MTOOL" report > /dev/null 2> "$W/bad.err"
 check "report without a run directory: usage, exit 2" "[ $? = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ]"
@@ -277,7 +342,9 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
     mkdir -p "$W/shots"
     CHROMIUM=$chromium HISTORY_PAGE="$W/mem3.html" HISTORY_ORACLE="$W/hist-oracle.json" \
-        HOSTILE_HISTORY_PAGE="$W/hostile.hist/report.html" STRIPPED_RUNDIR="$W/stripped" \
+        HOSTILE_HISTORY_PAGE="$W/hostile.moved/report.html" \
+        HOSTILE_STORED_PAGE="$W/hostile-stored.html" STRIPPED_RUNDIR="$W/stripped" \
+        STORED_PAGE="$W/gone.html" STORED_ORACLE_PAGE="$W/last.html" COUNT_PAGE="$W/count.html" \
         STRIPPED_ORACLE="$W/strip-oracle.json" \
         node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
         ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||

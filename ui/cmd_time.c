@@ -454,7 +454,8 @@ static int save_report(const char *rundir, const mt_pass2_result *rp, mt_error *
 
 /* ---- pass 2 ------------------------------------------------------------------ */
 
-static int record_history(const mt_pass2_result *rp, int argc, char **argv, const char *tool)
+static int record_history(const char *rundir, const mt_pass2_result *rp, int argc, char **argv,
+                          const char *tool)
 {
     const mt_pass1 *p1 = &rp->pass1;
     const mt_run_result *run = &rp->run;
@@ -475,7 +476,12 @@ static int record_history(const mt_pass2_result *rp, int argc, char **argv, cons
                          .ran = true, .exit_status = mt_exit_code(run->status),
                          .user_s = run->user, .sys_s = run->sys, .wall_s = run->wall,
                          .base_user_s = p1->base_user, .base_sys_s = p1->base_sys,
-                         .base_wall_s = p1->base_wall};
+                         .base_wall_s = p1->base_wall, .rundir = rundir,
+                         .timed = &(mt_store_program_time){rp->program_predicted,
+                                                           rp->program_measured >= 0
+                                                               ? rp->program_measured : NAN,
+                                                           rp->objects_overhead,
+                                                           rp->memops_in_objects}};
     return mt_history_finish(h, &hr);
 }
 
@@ -512,7 +518,7 @@ static int pass2(const char *rundir, const time_args *a, int argc, char **argv, 
     /* Failing to store is said on its own line; the exit status stays the
      * program's. */
     if (!a->no_store)
-        record_history(&rp, argc, argv, tool);
+        record_history(rundir, &rp, argc, argv, tool);
 out:
     mt_pass2_result_free(&rp);
     return rc;

@@ -123,6 +123,14 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
                         .base_user_s = r->base_user_s, .base_sys_s = r->base_sys_s,
                         .base_wall_s = r->base_wall_s, .figures = h->figures,
                         .nfigures = h->nfigures, .sim = h->sim};
+    /* A run directory that cannot be stamped is not recorded: `mtool report
+     * RUN` could not tell its run from a later one there. */
+    char stamp[65];
+    mt_error stamp_err;
+    bool stamped = r->rundir && mt_store_rundir_stamp(r->rundir, stamp, &stamp_err) == 0;
+    run.rundir = stamped ? r->rundir : NULL;
+    run.rundir_stamp = stamped ? stamp : NULL;
+    run.timed = r->timed;
     mt_store *s = h->ok ? mt_store_open(path, MT_STORE_WRITE, &h->err) : NULL;
     int64_t id = s ? mt_store_add_run(s, &h->build, &run, &h->err) : -1;
     if (id > 0) {

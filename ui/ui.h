@@ -7,6 +7,7 @@
 
 #include "../run/run.h"
 #include "../sim/sim.h"
+#include "../store/store.h"
 
 typedef struct {
     const char *name;
@@ -48,6 +49,9 @@ typedef struct {
     bool ran;                  /* false: nothing ran (profiles merged) */
     int exit_status;
     double user_s, sys_s, wall_s, base_user_s, base_sys_s, base_wall_s; /* NAN when absent */
+    const char *rundir;        /* a timed run's directory, absolute (its pass2.tsv stamps
+                                  the run: mt_store_rundir_stamp); NULL: none */
+    const mt_store_program_time *timed; /* a timed run's program figures; NULL: none */
 } mt_history_run;
 mt_history *mt_history_begin(const mt_program *prog, const char *bin);
 /* entries: times control entered the object from outside it (a loop's:

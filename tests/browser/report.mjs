@@ -336,15 +336,99 @@ if (process.env.HISTORY_PAGE) {
   const csv = parseCsv(await downloadCsv(page, '#diff-csv'));
   check('the diff CSV has the table\'s rows: names, places and statuses',
         csv.length === diff.length + 1 && csv.slice(1).every((r, k) =>
-          r[0] === diff[k][0] && r[2] === diff[k][2] && r[7] === diff[k][7]),
+          r[0] === diff[k][0] && r[2] === diff[k][2] && r[8] === diff[k][8]),
         JSON.stringify(csv.slice(0, 3)));
   check('its regressed rows are the marked ones',
-        csv.filter(r => r[7] === 'regressed').map(r => r[0]).join(' ') === marked.join(' '));
+        csv.filter(r => r[8] === 'regressed').map(r => r[0]).join(' ') === marked.join(' '));
+  // Sorting the diff: regressions first by default; by delta, relative
+  // change and name on a click, a second click reversing.  The oracle of
+  // each row's figures is the page's data (the store's before and after).
+  const statuses = diff.map(r => r[8]);
+  const firstOther = statuses.findIndex(t => t !== 'regressed');
+  check('the diff opens with the regressions first',
+        marked.length > 0 && (firstOther < 0 || statuses.slice(firstOther).every(t => t !== 'regressed')),
+        statuses.join(' '));
+  const diffData = await page.$eval('#mtool-data', e => JSON.parse(e.textContent).history);
+  const deltaOf = new Map(diffData.diff.map(d => [d.name, d.after - d.before]));
+  const sortedBy = async (key, value) => {
+    await page.click('#diff-table th[data-key=' + key + ']');
+    return page.$$eval('#diff-table tbody tr', (trs, v) => trs.map(tr => v === 'name'
+      ? tr.firstChild.textContent : tr.dataset[v]), value);
+  };
+  const isSorted = (xs, desc, cmp) => xs.every((x, i) => i === 0 ||
+    (desc ? cmp(xs[i - 1], x) >= 0 : cmp(xs[i - 1], x) <= 0));
+  const num = (a, b) => (a === '' ? -Infinity : Number(a)) - (b === '' ? -Infinity : Number(b));
+  let deltas = await sortedBy('delta', 'delta');
+  check('clicking "delta" sorts by after \u2212 before, largest first',
+        isSorted(deltas, true, num) && deltas.filter(v => v !== '').length === deltaOf.size,
+        deltas.join(' '));
+  const names = await page.$$eval('#diff-table tbody tr', trs => trs.map(tr => tr.firstChild.textContent));
+  check('its deltas are the stored figures\' (after \u2212 before of each object)',
+        names.every((n, k) => deltas[k] === '' || Math.abs(Number(deltas[k]) - deltaOf.get(n)) <=
+                              1e-6 * Math.max(1, Math.abs(deltaOf.get(n)))));
+  deltas = await sortedBy('delta', 'delta');
+  check('clicking it again sorts least first', isSorted(deltas.filter(v => v !== ''), false, num),
+        deltas.join(' '));
+  const changes = await sortedBy('change', 'change');
+  check('clicking "change" sorts by relative change, largest (from 0) first',
+        isSorted(changes, true, num), changes.join(' '));
+  const byName = await sortedBy('name', 'name');
+  check('clicking "object" sorts by name', isSorted(byName, false, (a, b) => a.localeCompare(b)),
+        byName.join(' '));
+  const csvSorted = parseCsv(await downloadCsv(page, '#diff-csv'));
+  check('the diff CSV follows the order shown',
+        csvSorted.slice(1).map(r => r[0]).join('\n') === byName.join('\n'));
   if (shots) {
     await page.$eval('#history-head', e => e.scrollIntoView());
     await page.screenshot({path: path.join(shots, 'history.png')});
   }
   check('no console error (history)', seen.errors.length === 0, seen.errors.join(' | '));
+  await page.close();
+}
+
+/* ---- a run's page built from the history alone (`mtool report 3`, its run
+ * directory removed): the oracle is the page the run directory gave
+ * (`mtool report last` before the removal) ---- */
+if (process.env.STORED_PAGE) {
+  const {page, seen} = await open(process.env.STORED_PAGE);
+  const fromDir = await open(process.env.STORED_ORACLE_PAGE);
+  const note = await page.$eval('#stored-note', e => e.hidden ? '' : e.textContent);
+  check('the page says it is built from the history and why', /^Run 3 .*is gone.*history alone/.test(note),
+        note);
+  const specsOf = async p => (await p.page.$$eval('#mtool-data', e =>
+    JSON.parse(e[0].textContent).objects.map(o => o.measured))).sort((a, b) => a - b);
+  const [mine, theirs] = [await specsOf({page}), await specsOf(fromDir)];
+  check('its objects table has the run directory page\'s objects (' + theirs.length + ')',
+        (await rows(page)).length === theirs.length &&
+        mine.every((v, i) => Math.abs(v - theirs[i]) <= 1e-5 * Math.max(1, v)));
+  await page.click('#objects-table tbody tr');
+  const shown = await page.$eval('#code .line.hot', r => r.lastChild.textContent).catch(() => null);
+  check('clicking the top object shows its first source line', shown !== null && shown.length > 0,
+        shown);
+  check('the flame graph is replaced by a note', await page.$eval('#flame', e => e.hidden));
+  check('main\'s trend chart has runs 1-3 of cycles',
+        (await page.$$eval('#trends figure.trend', fs => fs.filter(f =>
+          f.querySelector('figcaption').textContent.startsWith('main \u2014'))
+          .map(f => [...f.querySelectorAll('circle.point.measured')].map(c => c.dataset.run).join(' '))))
+          .join() === '1 2 3');
+  if (shots) await page.screenshot({path: path.join(shots, 'stored.png'), fullPage: false});
+  check('no console error (page from the history)', seen.errors.length === 0 &&
+        fromDir.seen.errors.length === 0, seen.errors.join(' | '));
+  await page.close();
+  await fromDir.page.close();
+}
+
+/* ---- a counted run's page from the history: memory-operation bars and trends ---- */
+if (process.env.COUNT_PAGE) {
+  const {page, seen} = await open(process.env.COUNT_PAGE);
+  const data = await page.$eval('#mtool-data', e => JSON.parse(e.textContent));
+  const bars = await page.$$eval('#histogram g.bar', gs => gs.map(g => g.lastChild.textContent));
+  check('the histogram\'s bars are memory operations (' + bars.length + ')',
+        bars.length === Math.min(40, data.objects.length) && bars.every(t => t !== '\u2013'));
+  const memopsCharts = await page.$$eval('#trends svg.trend[data-unit="memory operations"]',
+                                         s => s.length);
+  check('trend charts of memory operations for the counted run', memopsCharts > 0);
+  check('no console error (counted run)', seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }
 
@@ -367,6 +451,18 @@ if (process.env.HOSTILE_HISTORY_PAGE) {
         parseCsv(text).some(r => r[0].startsWith(want)));
   check('it made no element (history): the page has its two scripts only',
         (await page.$$eval('script', s => s.length)) === 2 && seen.dialogs.length === 0);
+  await page.close();
+}
+
+/* ---- the hostile symbol in a page from the history alone ---- */
+if (process.env.HOSTILE_STORED_PAGE) {
+  const {page, seen} = await open(process.env.HOSTILE_STORED_PAGE);
+  const hostile = 'ev<script>alert("x")</script>\x1b]0;pwned\x07\x1b[31mRED&amp;';
+  check('the hostile symbol is text in the objects table of a page from the history',
+        (await rows(page)).some(r => r[0].startsWith(hostile)));
+  check('it made no element (page from the history): two scripts, no dialog',
+        (await page.$$eval('script', s => s.length)) === 2 && seen.dialogs.length === 0 &&
+        seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }
 

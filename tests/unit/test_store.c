@@ -273,12 +273,15 @@ static void test_round_trip(const char *dir)
     fill_run(&r, figs, b.nsites, 1);
     int64_t id1 = mt_store_add_run(s, &b, &r, &err);
     fill_run(&r, figs, b.nsites, 2);
+    r.rundir = "/tmp/rundir";
+    r.rundir_stamp = "5eed";
+    r.timed = &(mt_store_program_time){100.5, 250.25, 120, 77};
     int64_t id2 = mt_store_add_run(s, &b, &r, &err);
     CHECK(id1 == 1 && id2 == 2, "store: two runs stored, ids 1 and 2");
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "6"), "store: schema version 6 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "7"), "store: schema version 7 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -296,6 +299,23 @@ static void test_round_trip(const char *dir)
     CHECK(strcmp(run->arguments, "[\"it's\"]") == 0, "store: arguments as JSON (%s)", run->arguments);
     CHECK(run->exit_status == 3 && run->user_s == 1.5 && isnan(run->base_user_s),
           "store: exit status, times, absent baseline as NULL");
+    CHECK(run->rundir && !strcmp(run->rundir, "/tmp/rundir") && !strcmp(run->rundir_stamp, "5eed") &&
+          run->timed && run->program_time.predicted == 100.5 &&
+          run->program_time.measured == 250.25 && run->program_time.objects_overhead == 120 &&
+          run->program_time.memory_ops_in_objects == 77,
+          "store: the run directory, its stamp and the program's timed figures read back");
+    mt_store_run_row *first;
+    CHECK(mt_store_get_run(s, id1, &first, &err) == 0 && !first->rundir && !first->rundir_stamp &&
+          !first->timed, "store: a run without them reads NULLs");
+    mt_store_run_rows_free(first, 1);
+    int64_t stamped = -1, unknown = -1;
+    CHECK(mt_store_run_of_stamp(s, "5eed", &stamped, &err) == 0 && stamped == id2 &&
+          mt_store_run_of_stamp(s, "beef", &unknown, &err) == 0 && unknown == 0,
+          "store: the run of a stamp (%lld), 0 for an unknown stamp", (long long)stamped);
+    CHECK(mt_store_is_run_spec("12") && mt_store_is_run_spec("last") &&
+          mt_store_is_run_spec("last~3") && !mt_store_is_run_spec("last~") &&
+          !mt_store_is_run_spec("runs/12") && !mt_store_is_run_spec(""),
+          "store: RUN specs are ids, last and last~K");
     CHECK(run->memory_ops == 3 * 2 * (1 + 3 + 5 + 7 + 9), "store: run total sums procedures only "
                                                          "(%llu)", (unsigned long long)run->memory_ops);
     mt_store_run_rows_free(run, 1);
@@ -435,11 +455,56 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the tables versions 5 and 6
- * added (sim_figures with the columns 6 added to it). */
+/* An older file made from a new one: without the columns version 7 added,
+ * then without the tables versions 5 and 6 added (sim_figures with the
+ * columns 6 added to it). */
+#define DROP_VERSION_7_COLUMNS                                                              \
+    "DROP INDEX runs_by_stamp; ALTER TABLE runs DROP COLUMN rundir; "                       \
+    "ALTER TABLE runs DROP COLUMN rundir_stamp; ALTER TABLE runs DROP COLUMN predicted_cycles; " \
+    "ALTER TABLE runs DROP COLUMN measured_cycles; "                                        \
+    "ALTER TABLE runs DROP COLUMN objects_overhead_cycles; "                                \
+    "ALTER TABLE runs DROP COLUMN memory_ops_in_objects; "
 #define DROP_VERSION_5_TABLES                                                               \
+    DROP_VERSION_7_COLUMNS                                                                  \
     "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
     "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
+
+/* A version-6 file (runs without their directory) becomes version 7: its
+ * runs kept, read with no run directory, stamp or program figures; a new
+ * run stores them. */
+static void test_migration_from_v6(const char *dir)
+{
+    char *path = mt_xasprintf("%s/v6.db", dir);
+    mt_error err;
+    mt_store_build b = synthetic_build(3, "c5");
+    mt_store_figures figs[6];
+    mt_store_run r;
+    int64_t id;
+    mt_store *s = open_with_a_run(path, &b, figs, &r, &id, &err);
+    mt_store_close(s);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_7_COLUMNS "PRAGMA user_version = 6; COMMIT",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "5"),
+          "migrate: a version-6 history with a run made");
+    s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_run_row *row = NULL;
+    CHECK(s && query_is(path, "PRAGMA user_version", "7") && mt_store_get_run(s, 1, &row, &err) == 0 &&
+              !row->rundir && !row->rundir_stamp && !row->timed,
+          "migrate: version 7, the run kept with no run directory (%s)", s ? "" : err.msg);
+    mt_store_run_rows_free(row, row ? 1 : 0);
+    r.rundir = "/tmp/v6";
+    r.rundir_stamp = "5eed";
+    int64_t next = -1;
+    CHECK(s && mt_store_add_run(s, &b, &r, &err) == 2 &&
+              mt_store_run_of_stamp(s, "5eed", &next, &err) == 0 && next == 2,
+          "migrate: the migrated file stores a run with its run directory");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
 
 static void test_migration_from_v1(const char *dir)
 {
@@ -475,14 +540,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "6") &&
+    CHECK(query_is(path, "PRAGMA user_version", "7") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 6, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 7, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -607,12 +672,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "6") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "7") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 6 (through 3, 4 and 5), every object kept, references intact (%s)",
+          "migrate: version 7 (through 3, 4, 5 and 6), every object kept, references intact (%s)",
           s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
@@ -912,6 +977,7 @@ int main(void)
     test_simulated_run(dir);
     test_regions_stored(dir);
     test_migration_from_v2(dir);
+    test_migration_from_v6(dir);
     test_same_build_again(dir);
     test_trend_across_blocks(dir);
     test_migration_from_v1(dir);

@@ -183,14 +183,19 @@ check "the stripped page has disassembly and no source file" \
 # The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
 # makes the page again with it (tests/report_sim_check.py); the page's views
 # of it are checked in chromium below.
-"$MTOOL" sim --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+"$MTOOL" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
 check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
     "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
-# The simulated run is stored (run 5): its page from the history has its
-# code objects' last-level misses as the history's tables hold them.
-"$MTOOL" report last -o "$W/simrun.html" > /dev/null 2> "$W/simrun.err"
-check "report last after a stored sim: its page from the history: $(tail -1 "$W/simrun.err")" \
-    "[ $? = 0 ] && grep -q '^report: run 5 (.mtool sim.) recorded no run directory.*last-level misses shown' '$W/simrun.err'"
+# A stored simulated run (`sim -- BIN`, of a small sample, after a count of
+# it: runs 5 and 6): its page from the history has its code objects'
+# last-level misses as the history's tables hold them, and their trends the
+# count's memory operations and the simulation's misses.
+walks="$SAMPLES_SIM/walks-gcc-O2"
+"$MTOOL" count -o "$W/walks" -- "$walks" > /dev/null 2> "$W/walks.err" &&
+    "$MTOOL" sim --D1=8K,4,64 --LL=256K,8,64 -- "$walks" > /dev/null 2>> "$W/walks.err" &&
+    "$MTOOL" report last -o "$W/simrun.html" > /dev/null 2> "$W/simrun.err"
+check "report last after a stored sim: its page from the history: $(tail -1 "$W/walks.err")" \
+    "[ $? = 0 ] && grep -q '^report: run 6 (.mtool sim.) recorded no run directory.*last-level misses shown' '$W/simrun.err'"
 python3 "$HERE/report_run_check.py" --sim "$MTOOL_HISTORY" "$W/simrun.html" > "$W/simruncheck.out" 2>&1 ||
     grep -q '^not ok' "$W/simruncheck.out" ||
     echo "not ok - report_run_check.py --sim failed: $(tail -1 "$W/simruncheck.out")" >> "$W/simruncheck.out"
@@ -345,6 +350,7 @@ if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && 
         HOSTILE_HISTORY_PAGE="$W/hostile.moved/report.html" \
         HOSTILE_STORED_PAGE="$W/hostile-stored.html" STRIPPED_RUNDIR="$W/stripped" \
         STORED_PAGE="$W/gone.html" STORED_ORACLE_PAGE="$W/last.html" COUNT_PAGE="$W/count.html" \
+        SIM_RUN_PAGE="$W/simrun.html" \
         STRIPPED_ORACLE="$W/strip-oracle.json" \
         node "$HERE/browser/report.mjs" "$W/mem" "$W/hostile.run" "$W/sharing" \
         ${REPORT_SCREENSHOTS:-} > "$W/browser.out" 2>&1 ||

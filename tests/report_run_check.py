@@ -13,7 +13,7 @@ whose directory holds run 2 since) and GONE_PAGE (run 3, its directory
 removed) are built from the history alone, COUNT_PAGE (run 4, a count) too:
 their figures are the history's, read here with sqlite3 (not through
 mtool), and GONE_PAGE's measured cycles are again LAST_REPORT_JSON's.
-SIM_PAGE (`report last` after a stored `mtool sim RUNDIR`) has the code
+SIM_PAGE (`report last` after a stored `mtool sim -- BIN`) has the code
 objects' last-level misses the history's sim_figures hold, at the level
 sim_runs names the last.  One "ok - ..." / "not ok - ..." line per
 assertion."""
@@ -55,10 +55,16 @@ def check_simulated(db, path):
               all(o["measured"] is None and o["memops"] is None for o in p["objects"]),
               f"its {len(p['objects'])} objects have the history's {last.upper()} misses, "
               "no cycles or memory operations", wrong[:3])
-    main = [i for i, o in enumerate(p["objects"]) if o["spec"] == "main"]
-    trend = p["history"]["trend"][main[0]] if main else []
-    tap.check(trend and trend[-1][0] == run and trend[-1][5] == rows.get("main"),
-              "main's trend ends with the simulated run's last-level misses", trend[-1:])
+    top = p["objects"][0]["spec"] if p["objects"] else None
+    trend = p["history"]["trend"][0] if p["objects"] else []
+    counted = con.execute("SELECT f.run_id, f.memory_ops FROM figures f JOIN sites s ON "
+                          "s.id = f.site_id JOIN runs r ON r.id = f.run_id WHERE r.tool = 'count' "
+                          "AND s.procedure || coalesce('/' || s.loop_path, '') = ? "
+                          "ORDER BY f.run_id DESC LIMIT 1", (top,)).fetchone()
+    tap.check(len(trend) >= 2 and trend[-1][0] == run and trend[-1][5] == rows.get(top) and
+              counted and [counted[0], counted[1]] == [trend[-2][0], trend[-2][4]],
+              f"{top}'s trend: the count's memory operations, then the simulated run's "
+              "last-level misses", trend[-2:])
     sys.exit(1 if tap.failed else 0)
 
 

@@ -46,7 +46,7 @@ const char mt_report_usage[] =
     "                   default: the previous run of the same program)\n";
 
 typedef struct {
-    const char *rundir, *html, *callgrind, *baseline;
+    const char *run_or_dir, *html, *callgrind, *baseline; /* RUN or RUNDIR */
 } report_args;
 
 static int parse_args(int argc, char **argv, report_args *a)
@@ -61,14 +61,14 @@ static int parse_args(int argc, char **argv, report_args *a)
             a->callgrind = argv[++i];
         else if (strcmp(s, "--baseline") == 0 && has_value)
             a->baseline = argv[++i];
-        else if (s[0] != '-' && !a->rundir)
-            a->rundir = s;
+        else if (s[0] != '-' && !a->run_or_dir)
+            a->run_or_dir = s;
         else {
             mt_ui_error("report: unexpected argument '%s'; see 'mtool help report'", s);
             return -1;
         }
     }
-    if (!a->rundir) {
+    if (!a->run_or_dir) {
         mt_ui_error("report: no run or run directory given; see 'mtool help report'");
         return -1;
     }
@@ -195,19 +195,19 @@ int mt_cmd_report(int argc, char **argv)
     report_args a;
     if (parse_args(argc, argv, &a) != 0)
         return 2;
-    bool run = mt_store_is_run_spec(a.rundir), dir = is_directory(a.rundir);
+    bool run = mt_store_is_run_spec(a.run_or_dir), dir = is_directory(a.run_or_dir);
     if (run && dir) {
         mt_ui_error("report: '%s' is both a run of the history and a directory: write ./%s for "
-                    "the directory", a.rundir, a.rundir);
+                    "the directory", a.run_or_dir, a.run_or_dir);
         return 2;
     }
     char *html = NULL;
     int rc;
     if (run)
-        rc = write_run_report(a.rundir, &a, &html);
+        rc = write_run_report(a.run_or_dir, &a, &html);
     else {
-        html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.rundir);
-        rc = write_report(a.rundir, NULL, html, a.callgrind, a.baseline);
+        html = a.html ? mt_xstrdup(a.html) : mt_xasprintf("%s/report.html", a.run_or_dir);
+        rc = write_report(a.run_or_dir, NULL, html, a.callgrind, a.baseline);
     }
     if (rc == 0) {
         char *shown = mt_ui_escape(html);

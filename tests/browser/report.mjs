@@ -432,6 +432,21 @@ if (process.env.COUNT_PAGE) {
   await page.close();
 }
 
+/* ---- a simulated run's page from the history: its last-level misses ---- */
+if (process.env.SIM_RUN_PAGE) {
+  const {page, seen} = await open(process.env.SIM_RUN_PAGE);
+  const data = await page.$eval('#mtool-data', e => JSON.parse(e.textContent));
+  const col = await page.$$eval('#objects-table th', ths => ths.findIndex(t => t.dataset.key === 'll_misses'));
+  const shownMisses = await page.$$eval('#objects-table tbody tr', (trs, c) =>
+    trs.map(tr => tr.children[c].textContent), col);
+  check('the objects table has a column of last-level misses, one cell per object',
+        col >= 0 && shownMisses.length === data.objects.length && shownMisses.every(t => t !== '\u2013'));
+  check('trend charts of last-level misses for the simulated run',
+        (await page.$$eval('#trends svg.trend[data-unit="last-level misses"]', s => s.length)) > 0);
+  check('no console error (simulated run)', seen.errors.length === 0, seen.errors.join(' | '));
+  await page.close();
+}
+
 /* ---- the hostile symbol in the history's diff and its CSV ---- */
 if (process.env.HOSTILE_HISTORY_PAGE) {
   const {page, seen} = await open(process.env.HOSTILE_HISTORY_PAGE);

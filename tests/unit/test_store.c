@@ -487,7 +487,7 @@ static void test_migration_from_v6(const char *dir)
     int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_7_COLUMNS "PRAGMA user_version = 6; COMMIT",
                           NULL, NULL, NULL);
     sqlite3_close(db);
-    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "5"),
+    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "6"),
           "migrate: a version-6 history with a run made");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_run_row *row = NULL;

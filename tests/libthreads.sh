@@ -29,12 +29,27 @@ iters=${ITERS:-1000000} reps=${REPS:-3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mtool-libthreads.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$work/history.db
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; }
+. "$(dirname "$0")/lib.sh"
 
 # most_counted COUNTS PROCEDURE: the count of its most executed block, in
 # these samples the header of its one loop.
 most_counted() { awk -F'\t' -v p="$2" '$3 == p && $2 > m { m = $2 } END { print m + 0 }' "$1"; }
+
+# counted_apart WHAT ORIG OUT ERR COUNTS PROCEDURE SUMMARY HEADER: the run's
+# output OUT is the original's, its summary (in ERR) says SUMMARY ("P
+# processes, T threads, exit status S": a slot per thread, a profile per
+# process) and PROCEDURE's loop header ran exactly HEADER times.
+counted_apart() {
+    local what=$1 orig=$2 out=$3 err=$4 counts=$5 proc=$6 summary=$7 want=$8 header
+    header=$(most_counted "$counts" "$proc")
+    if cmp -s "$orig" "$out" && grep -q "^mtool count: .*: $summary\$" "$err" &&
+        [ "$header" = "$want" ]; then
+        ok "$what"
+    else
+        not_ok "$what: $(grep '^mtool count' "$err"); loop header $header of $want;" \
+            "output $(cmp "$orig" "$out" 2>&1 || true)"
+    fi
+}
 
 # Predictions are not under test: one calibration serves every count (each
 # would calibrate again on a busy machine, whose profile is not kept).
@@ -72,9 +87,7 @@ done
     ok "4 threads started by a library: $reps of $reps counts with a slot per thread, the library's counts equal callgrind's, its loop header exactly 4 x $iters" ||
     not_ok "4 threads started by a library: $exact of $reps counts exact"
 if ! grep -q 'warning: it can call' "$work/run1.err" &&
-    python3 -c 'import json, sys
-libs = {l["name"]: l for l in json.load(open(sys.argv[1]))["libraries"]}
-sys.exit(libs["libmtthreads.so"]["starts_with"] is not None)' "$work/run1/count.json"; then
+    [ "$(starts_with "$work/run1/count.json" libmtthreads.so)" = null ]; then
     ok "a library whose pthread_create and fork are wrapped is not warned about (starts_with null)"
 else
     not_ok "libmtthreads.so still warned about: $(grep -A1 '^library libmtthreads' "$work/run1.err" | tail -1)"
@@ -84,15 +97,9 @@ fi
 "$bin" 4 "$iters" "$iters" > "$work/fork.orig" 2>&1
 "$mtool" count --no-store --no-baseline -o "$work/fork" -- "$bin" 4 "$iters" "$iters" \
     > "$work/fork.out" 2> "$work/fork.err"
-status=$?
-header=$(most_counted "$work/fork/libs/libmtthreads.so.counts.tsv" run_job)
-if [ $status -eq $orig ] && cmp -s "$work/fork.orig" "$work/fork.out" &&
-    grep -q '^mtool count: .*: 2 processes, 6 threads, exit status 4$' "$work/fork.err" &&
-    [ "$header" = $((5 * iters)) ]; then
-    ok "a process forked by a library: a profile of its own, the loop header exactly 5 x $iters"
-else
-    not_ok "fork in a library: exit $status; $(grep '^mtool count' "$work/fork.err"); loop header $header of $((5 * iters))"
-fi
+counted_apart "a process forked by a library: a profile of its own, the loop header exactly 5 x $iters" \
+    "$work/fork.orig" "$work/fork.out" "$work/fork.err" "$work/fork/libs/libmtthreads.so.counts.tsv" \
+    run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
 
 # std::thread: libstdc++ starts the threads of a C++ program.
 cat > "$work/thr.cpp" <<'CXX'
@@ -131,15 +138,9 @@ if g++ -O2 -g -o "$work/thr" "$work/thr.cpp" -pthread; then
     "$work/thr" "$iters" > "$work/thr.orig" 2>&1
     "$mtool" count --no-store --no-baseline -o "$work/cxx" -- "$work/thr" "$iters" \
         > "$work/thr.out" 2> "$work/thr.err"
-    header=$(most_counted "$work/cxx/counts.tsv" _ZL4drawil)
-    if cmp -s "$work/thr.orig" "$work/thr.out" &&
-        grep -q '^mtool count: .*: 1 process, 5 threads, exit status 0$' "$work/thr.err" &&
-        grep -q '^library libstdc++.so.6 (.*): [0-9]* of [0-9]* procedures instrumented' "$work/thr.err" &&
-        [ "$header" = $((4 * iters)) ]; then
-        ok "std::thread threads started by libstdc++'s copy: a slot each, their loop counted exactly 4 x $iters"
-    else
-        not_ok "std::thread: $(grep -E '^mtool count|^library libstdc' "$work/thr.err" | tr '\n' ' '); loop header $header of $((4 * iters))"
-    fi
+    counted_apart "std::thread threads started by libstdc++'s copy: a slot each, their loop counted exactly 4 x $iters" \
+        "$work/thr.orig" "$work/thr.out" "$work/thr.err" "$work/cxx/counts.tsv" _ZL4drawil \
+        "1 process, 5 threads, exit status 0" $((4 * iters))
 else
     not_ok "std::thread: cannot build the C++ program"
 fi
@@ -168,14 +169,9 @@ if cc -O2 -fopenmp -fPIC -shared -o "$work/libmtomp.so" "$work/omp.c" &&
     "$work/ompmain" x x x > "$work/omp.orig" 2>&1
     "$mtool" count --no-store --no-baseline --libs libmtomp -o "$work/omp" -- "$work/ompmain" x x x \
         > "$work/omp.out" 2> "$work/omp.err"
-    header=$(most_counted "$work/omp/libs/libmtomp.so.counts.tsv" omp_sum._omp_fn.0)
-    if cmp -s "$work/omp.orig" "$work/omp.out" &&
-        grep -q '^mtool count: .*: 1 process, 4 threads, exit status 0$' "$work/omp.err" &&
-        [ "$header" = $((4 * iters)) ]; then
-        ok "an OpenMP region in a library: a slot per thread, its loop counted exactly 4 x $iters"
-    else
-        not_ok "OpenMP in a library: $(grep '^mtool count' "$work/omp.err"); loop header $header of $((4 * iters))"
-    fi
+    counted_apart "an OpenMP region in a library: a slot per thread, its loop counted exactly 4 x $iters" \
+        "$work/omp.orig" "$work/omp.out" "$work/omp.err" "$work/omp/libs/libmtomp.so.counts.tsv" \
+        omp_sum._omp_fn.0 "1 process, 4 threads, exit status 0" $((4 * iters))
 else
     not_ok "OpenMP in a library: cannot build it"
 fi
@@ -202,3 +198,4 @@ sys.stdout.write(" ".join(r.choice(w) + str(r.randint(0, 99)) for _ in range(400
 else
     ok "# SKIP xz -T2: xz-utils not installed"
 fi
+print_totals

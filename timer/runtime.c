@@ -943,7 +943,6 @@ static void calibrate_timers(void)
     rt.hdr->timer_bias = rt.timer_bias;
 }
 
-/* Called by entry.S with the initial stack; returns the original entry. */
 /* The real callee of wrapper `w` in this blob's object: a PLT stub or
  * procedure of it, or what the loader stored in its GOT slot (-fno-plt). */
 static uintptr_t own_callee(int w)
@@ -953,6 +952,7 @@ static uintptr_t own_callee(int w)
                                  : mt_params.wrap_real[w] + bias;
 }
 
+/* The executable's, once the loader has filled its GOT (at its entry). */
 static void find_wrap_callees(void)
 {
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
@@ -970,6 +970,7 @@ static long trace_fd(char **envp)
     return fd;
 }
 
+/* Called by entry.S with the initial stack; returns the original entry. */
 HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;

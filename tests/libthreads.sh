@@ -47,7 +47,7 @@ counted_apart() {
         ok "$what"
     else
         not_ok "$what: $(grep '^mtool count' "$err"); loop header $header of $want;" \
-            "output $(cmp "$orig" "$out" 2>&1 || true)"
+            "output $(cmp -s "$orig" "$out" && echo identical || echo differs)"
     fi
 }
 

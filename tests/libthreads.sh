@@ -13,6 +13,7 @@
 #     about one that calls thrd_create, which is not wrapped);
 #   - the same with a child process the library forks: 2 processes (the
 #     child's profile its own), the loop header exactly 5 x ITERS times;
+#     and with the library built -fno-plt (calls through its GOT slots);
 #   - a C++ program whose std::thread threads libstdc++ starts: 4 slots, the
 #     loop of its threads counted exactly 4 x ITERS times;
 #   - an OpenMP region in a library (libgomp left original): 4 slots, its
@@ -100,6 +101,25 @@ fi
 counted_apart "a process forked by a library: a profile of its own, the loop header exactly 5 x $iters" \
     "$work/fork.orig" "$work/fork.out" "$work/fork.err" "$work/fork/libs/libmtthreads.so.counts.tsv" \
     run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
+
+# The same library built -fno-plt: its calls load the GOT slot, the copy
+# calls the wrappers directly and they read the slot.
+src=$(cd "$(dirname "$0")/../samples" && pwd)
+mkdir -p "$work/noplt"
+if cc -O2 -fno-plt -fPIC -shared -Wl,-soname,libmtthreads.so -o "$work/noplt/libmtthreads.so" \
+        "$src/shlib_threads.c" -pthread &&
+    cc -O2 -o "$work/noplt/usethreads" "$src/usethreads.c" -L"$work/noplt" -lmtthreads \
+        -Wl,-rpath,'$ORIGIN'; then
+    "$work/noplt/usethreads" 4 "$iters" "$iters" > "$work/noplt.orig" 2>&1
+    "$mtool" count --no-store --no-baseline -o "$work/noplt/run" -- "$work/noplt/usethreads" 4 \
+        "$iters" "$iters" > "$work/noplt.out" 2> "$work/noplt.err"
+    counted_apart "threads and a process started through the GOT (-fno-plt): a slot and a profile each, the loop header exactly 5 x $iters" \
+        "$work/noplt.orig" "$work/noplt.out" "$work/noplt.err" \
+        "$work/noplt/run/libs/libmtthreads.so.counts.tsv" run_job \
+        "2 processes, 6 threads, exit status 4" $((5 * iters))
+else
+    not_ok "-fno-plt: cannot build the library"
+fi
 
 # std::thread: libstdc++ starts the threads of a C++ program.
 cat > "$work/thr.cpp" <<'CXX'

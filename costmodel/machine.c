@@ -523,7 +523,8 @@ static const char *parse_loop_ops_line(const char *rest, mt_machine *m)
 }
 
 /* `latency LEVEL CYCLES SPREAD BYTES [STREAM]`: a dependent load takes at
- * least a cycle and, even across a socket, well under 5000; no level is
+ * least a cycle and, even across a socket, well under 5000, and no fewer
+ * cycles than at a shallower level of the profile; no level is
  * chased over less than a KiB or more than a TiB; a line walked in order
  * takes more than 0 and at most what a dependent load takes (profiles
  * before it was measured have no STREAM). */
@@ -548,6 +549,11 @@ static const char *parse_latency_line(const char *rest, mt_machine *m)
         return "bytes outside [1 KiB, 1 TiB]";
     if (n == 5 && !(stream > 0 && stream <= cycles))
         return "stream cycles outside (0, CYCLES]";
+    for (int k = 0; k < MT_MEM_LEVELS; k++)
+        if (m->mem_latency[k].cycles > 0 && k != l &&
+            (k < l ? cycles < m->mem_latency[k].cycles : cycles > m->mem_latency[k].cycles))
+            return k < l ? "cycles below a shallower level's (a deeper level is never faster)"
+                         : "cycles above a deeper level's (a deeper level is never faster)";
     m->mem_latency[l] = (mt_mem_latency){cycles, spread, bytes, stream};
     return NULL;
 }

@@ -60,11 +60,15 @@ struct sim_mp {
     size_t ndir, cap_dir;
     shared_line *lines;
     size_t nlines, cap_lines;
+    uint32_t code, data;       /* the objects of the reference being simulated */
     sim_map pair_index;        /* code << 32 | data -> index in pairs */
     mt_sim_coherence_pair *pairs;
     size_t npairs, cap_pairs;
-    sim_map threads;           /* thread number + 1 -> 1: the threads seen */
+    sim_map threads;           /* thread number + 1 -> its index in thread_stats */
     uint32_t thread;           /* the thread of the references that follow */
+    mt_sim_thread_stats *thread_stats; /* per thread, in order of appearance */
+    size_t nthread_stats, cap_thread_stats;
+    mt_sim_cpu_stats *ts;      /* the current thread's tallies (in thread_stats) */
     int32_t *tids;             /* a traced run's thread ids, in order of appearance */
     size_t ntids, cap_tids;
     uint64_t clock;            /* writes to shared lines so far */
@@ -202,6 +206,7 @@ void sim_mp_free(struct sim_mp *mp)
     free(mp->lines);
     free(mp->pairs);
     free(mp->tids);
+    free(mp->thread_stats);
     for (size_t i = 0; i < MT_ARRAY_LEN(mp->sorted); i++)
         free(mp->sorted[i]);
     free(mp);
@@ -217,6 +222,12 @@ unsigned mt_sim_private_levels(const mt_sim *s)
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu)
 {
     return s->mp && cpu < s->mp->ncpus ? &s->mp->stats[cpu] : NULL;
+}
+
+const mt_sim_thread_stats *mt_sim_threads(const mt_sim *s, size_t *n)
+{
+    *n = s->mp ? s->mp->nthread_stats : 0;
+    return s->mp ? s->mp->thread_stats : NULL;
 }
 
 unsigned mt_sim_nodes(const mt_sim *s) { return s->mp ? s->mp->nnodes : 1; }
@@ -248,10 +259,15 @@ void mt_sim_set_thread(mt_sim *s, uint32_t k)
         return;
     mp->thread = k;
     mp->current = k < mp->ncpu_map ? mp->cpu_map[k] : k % mp->ncpus;
-    if (sim_map_get(&mp->threads, (uint64_t)k + 1) == SIM_NONE) {
-        sim_map_put(&mp->threads, (uint64_t)k + 1, 1);
+    uint32_t i = sim_map_get(&mp->threads, (uint64_t)k + 1);
+    if (i == SIM_NONE) {
+        i = (uint32_t)mp->nthread_stats;
+        mt_sim_thread_stats t = {.thread = k, .cpu = mp->current, .stats = {.threads = 1}};
+        MT_PUSH(mp->thread_stats, mp->nthread_stats, mp->cap_thread_stats, t);
+        sim_map_put(&mp->threads, (uint64_t)k + 1, i);
         mp->stats[mp->current].threads++;
     }
+    mp->ts = &mp->thread_stats[i].stats;
 }
 
 void mt_sim_set_tid(mt_sim *s, int32_t tid)
@@ -364,10 +380,27 @@ static bool written_since_lost(const shared_line *sh, uint64_t words, unsigned c
     return false;
 }
 
+/* The coherence tallies of the reference being simulated's (code, data)
+ * pair (valid until the next call: the array grows). */
+static mt_sim_coherence_pair *pair_of(struct sim_mp *mp)
+{
+    uint64_t key = (uint64_t)mp->code << 32 | mp->data;
+    uint32_t i = sim_map_get(&mp->pair_index, key);
+    if (i == SIM_NONE) {
+        mt_sim_coherence_pair p = {.code = mp->code, .data = mp->data};
+        i = (uint32_t)mp->npairs;
+        MT_PUSH(mp->pairs, mp->npairs, mp->cap_pairs, p);
+        sim_map_put(&mp->pair_index, key, i);
+    }
+    return &mp->pairs[i];
+}
+
 /* The owner's Modified copy supplies the line to c (a three-hop miss). */
 static void intervene(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigned c, uint64_t addr)
 {
     mp->stats[c].interventions++;
+    mp->ts->interventions++;
+    pair_of(mp)->interventions++;
     mp->stats[e->owner].interventions_served++;
     if (mp->supplier == NO_CPU)
         mp->supplier = e->owner;
@@ -386,6 +419,8 @@ static void invalidate_others(struct sim_mp *mp, dir_entry *e, shared_line *sh, 
             mp->stats[d].invalidations_received[__builtin_ctz(l)]++;
         sim_line_invalidate(mp->cpu[d], addr);
         mp->stats[c].invalidations_sent++;
+        mp->ts->invalidations_sent++;
+        pair_of(mp)->invalidations++;
         e->lost |= 1u << d;
         if (sh) { /* always there: d and c both referenced the line */
             sh->lost_at[d] = mp->clock;
@@ -431,6 +466,8 @@ static void write_line(struct sim_mp *mp, dir_entry *e, shared_line *sh, unsigne
     }
     if (mine) { /* Shared: an upgrade */
         mp->stats[c].upgrades++;
+        mp->ts->upgrades++;
+        pair_of(mp)->upgrades++;
         if (sh)
             sh->pub.upgrades++;
     } else if (e->owner != NO_CPU && e->dirty)
@@ -492,14 +529,25 @@ static void snapshot(const mt_sim *h, level_counts out)
         memcpy(out[l], mt_sim_level(h, l)->cause, sizeof out[l]);
 }
 
-/* The misses hierarchy h just counted, into c's tallies from outer level
- * `base` on, a coherence miss moved from its 3C cause to coherence at each
- * level it missed; whether the reference left h (missed at a last level);
- * *missed: at how many levels it missed. */
+/* d misses of cause k at level l into a CPU's or a thread's tallies, a
+ * coherence miss's moved from its 3C cause (private levels only). */
+static void add_misses(mt_sim_cpu_stats *t, unsigned l, int k, uint64_t d, bool coherence)
+{
+    t->misses[l] += d;
+    t->cause[l][k] += d;
+    if (coherence) {
+        t->cause[l][k]--;
+        t->coherence[l]++;
+    }
+}
+
+/* The misses hierarchy h just counted, into c's and its thread's tallies
+ * from outer level `base` on, a coherence miss moved from its 3C cause to
+ * coherence at each level it missed; whether the reference left h (missed
+ * at a last level); *missed: at how many levels it missed. */
 static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, level_counts before,
                          const verdict *v, unsigned *missed)
 {
-    mt_sim_cpu_stats *cs = &mp->stats[mp->current];
     bool left = false;
     *missed = 0;
     for (unsigned l = 0; l < mt_sim_level_count(h); l++) {
@@ -510,36 +558,20 @@ static bool count_misses(struct sim_mp *mp, const mt_sim *h, unsigned base, leve
             if (!d)
                 continue;
             missed_here = true;
-            cs->misses[base + l] += d;
-            cs->cause[base + l][k] += d;
+            add_misses(&mp->stats[mp->current], base + l, k, d, v->coherence && !base);
+            add_misses(mp->ts, base + l, k, d, v->coherence && !base);
             left |= h->lv[l].below < 0;
-            if (v->coherence && !base) {
-                cs->cause[l][k]--;
-                cs->coherence[l]++;
-            }
         }
         *missed += missed_here;
     }
     return left;
 }
 
-static void tally_coherence_pair(struct sim_mp *mp, uint32_t code, uint32_t data, bool true_sh)
-{
-    uint64_t key = (uint64_t)code << 32 | data;
-    uint32_t i = sim_map_get(&mp->pair_index, key);
-    if (i == SIM_NONE) {
-        mt_sim_coherence_pair p = {.code = code, .data = data};
-        i = (uint32_t)mp->npairs;
-        MT_PUSH(mp->pairs, mp->npairs, mp->cap_pairs, p);
-        sim_map_put(&mp->pair_index, key, i);
-    }
-    true_sh ? mp->pairs[i].true_sharing++ : mp->pairs[i].false_sharing++;
-}
-
 static void tally_served(struct sim_mp *mp, uint32_t code, uint32_t data, mt_sim_served at)
 {
     unsigned c = mp->current;
     mp->stats[c].served[at]++;
+    mp->ts->served[at]++;
     uint64_t key = (uint64_t)code << 32 | data;
     if (mp->last_served[c] && mp->last_served_key[c] == key) { /* the common case: a loop */
         mp->served[mp->last_served[c] - 1].served[at]++;
@@ -592,7 +624,10 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
         mt_sim_set_thread(s, mp->thread);
     unsigned c = mp->current;
     mp->stats[c].refs++;
+    mp->ts->refs++;
     mp->supplier = NO_CPU;
+    mp->code = code;
+    mp->data = data;
     verdict v = {0};
     if (kind != MT_SIM_IFETCH) /* code is read-only: no coherence (sim.h) */
         for (uint64_t l = addr >> mp->line_shift; l <= (addr + size - 1) >> mp->line_shift; l++)
@@ -604,7 +639,8 @@ void sim_mp_access(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, ui
     bool left = count_misses(mp, mp->cpu[c], 0, before, &v, &missed);
     if (v.coherence) {
         v.true_sharing ? mp->stats[c].true_sharing++ : mp->stats[c].false_sharing++;
-        tally_coherence_pair(mp, code, data, v.true_sharing);
+        v.true_sharing ? mp->ts->true_sharing++ : mp->ts->false_sharing++;
+        v.true_sharing ? pair_of(mp)->true_sharing++ : pair_of(mp)->false_sharing++;
     }
     if (!left) {
         tally_served(mp, code, data, missed ? MT_SIM_AT_PRIVATE : MT_SIM_AT_L1);

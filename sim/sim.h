@@ -381,6 +381,19 @@ typedef struct {
     uint64_t served[MT_SIM_NSERVED]; /* its references by where served; they sum to refs */
 } mt_sim_cpu_stats;
 
+/* One thread's share of its CPU's figures: its references, misses per
+ * level by cause (coherence the 4th), true and false sharing misses, the
+ * invalidations its writes sent, the interventions its misses needed, its
+ * upgrades, its references by where served.  What a CPU's caches undergo
+ * for others (invalidations received, interventions served) belongs to no
+ * thread: 0 here, and `threads` is 1. */
+typedef struct {
+    uint32_t thread;                 /* its number: the din column, or a traced run's
+                                        order of appearance */
+    unsigned cpu;
+    mt_sim_cpu_stats stats;
+} mt_sim_thread_stats;
+
 /* References per (code object, data object, CPU) by where they were served,
  * sorted by (code, data, cpu). */
 typedef struct {
@@ -388,10 +401,14 @@ typedef struct {
     uint64_t served[MT_SIM_NSERVED];
 } mt_sim_served_pair;
 
-/* Coherence misses per (code object, data object), sorted by them. */
+/* Coherence misses and events per (code object, data object), sorted by
+ * them: an event is counted against the reference that caused it (the
+ * invalidations a write sent, one per CPU whose copy went; a miss a
+ * Modified copy elsewhere supplied; a write hit on a Shared line). */
 typedef struct {
     uint32_t code, data;
     uint64_t true_sharing, false_sharing;
+    uint64_t invalidations, interventions, upgrades;
 } mt_sim_coherence_pair;
 
 /* A line two CPUs referenced: its coherence events, and per CPU the words
@@ -429,6 +446,10 @@ bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node);
 bool mt_sim_inherit_policy(mt_sim *s, int32_t creator);
 /* After mt_sim_finish: per CPU (NULL for a uniprocessor simulator). */
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu);
+/* Per thread, in order of their first reference (none for a uniprocessor
+ * simulator); they sum to the CPUs' references, misses, sharing misses,
+ * invalidations sent, interventions, upgrades and classes. */
+const mt_sim_thread_stats *mt_sim_threads(const mt_sim *s, size_t *n);
 /* Copies, valid until the same accessor is called again or mt_sim_free:
  * pairs sorted by (code, data); shared lines by coherence misses, most
  * first, then address. */
@@ -610,6 +631,9 @@ typedef struct mt_trace_merge mt_trace_merge;
 mt_trace_merge *mt_trace_merge_new(mt_trace_order order, uint32_t window, mt_trace_sink sink,
                                    void *ctx);
 void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n);
+/* The same for records in a malloc'd block of which the merge takes charge
+ * (it frees it): no copy. */
+void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uint32_t n);
 /* Every frame held out, in the order. */
 void mt_trace_merge_drain(mt_trace_merge *m);
 void mt_trace_merge_free(mt_trace_merge *m);

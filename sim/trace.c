@@ -701,16 +701,32 @@ static void frame_times(mt_trace_merge *m, merge_thread *t, held_frame *f)
     }
 }
 
+/* Whether record i of thread t's frame f comes before thread u's next
+ * record (u NULL: no other thread holds one): before it in time, or at the
+ * same time from a frame that arrived first. */
+static bool before_next(const mt_trace_merge *m, const merge_thread *t, const held_frame *f,
+                        uint32_t i, const merge_thread *u)
+{
+    if (!u)
+        return true;
+    const held_frame *g = &u->frames[u->head];
+    uint64_t ti = record_time(m, t, f, i), until = record_time(m, u, g, g->next);
+    return ti < until || (ti == until && f->seq < g->seq);
+}
+
 /* Whether thread a's next record comes before thread b's. */
 static bool earlier(const mt_trace_merge *m, const merge_thread *a, const merge_thread *b)
 {
-    const held_frame *fa = &a->frames[a->head], *fb = &b->frames[b->head];
-    uint64_t ta = record_time(m, a, fa, fa->next), tb = record_time(m, b, fb, fb->next);
-    return ta < tb || (ta == tb && fa->seq < fb->seq);
+    const held_frame *fa = &a->frames[a->head];
+    return before_next(m, a, fa, fa->next, b);
 }
 
 /* Out: the run of the earliest thread's records up to the next thread's
- * next one. */
+ * next one.  A frame's record times never decrease (record_time is linear
+ * in the index), so where the run ends is found by bisection, not record
+ * by record: callgrind, `mtool sim --misses-only --cachegrind --
+ * phases-gcc-O2 400` (one thread, 5.06 M records), emit_run 172.5 -> 0.3
+ * million instructions (34 a record: a division per record_time). */
 static void emit_run(mt_trace_merge *m)
 {
     merge_thread *first = NULL, *second = NULL;
@@ -726,14 +742,16 @@ static void emit_run(mt_trace_merge *m)
         }
     }
     held_frame *f = &first->frames[first->head];
-    const held_frame *g = second ? &second->frames[second->head] : NULL;
-    uint64_t until = g ? record_time(m, second, g, g->next) : UINT64_MAX;
-    uint32_t from = f->next;
-    do
-        m->last_time = record_time(m, first, f, f->next++);
-    while (f->next < f->n &&
-           (record_time(m, first, f, f->next) < until ||
-            (g && record_time(m, first, f, f->next) == until && f->seq < g->seq)));
+    uint32_t from = f->next, lo = from + 1, hi = f->n; /* the run ends in [lo, hi] */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (before_next(m, first, f, mid, second))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    f->next = lo;
+    m->last_time = record_time(m, first, f, lo - 1);
     m->sink(m->ctx, first->tid, f->records + from, f->next - from);
     if (f->next < f->n)
         return;
@@ -751,9 +769,20 @@ void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record 
     }
     if (!n)
         return;
+    mt_trace_record *copy = mt_xmalloc(n * sizeof *r);
+    memcpy(copy, r, n * sizeof *r);
+    mt_trace_merge_take(m, tid, copy, n);
+}
+
+void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uint32_t n)
+{
+    if (m->order == MT_TRACE_BY_ARRIVAL || !n) {
+        mt_trace_merge_frame(m, tid, r, n);
+        free(r);
+        return;
+    }
     merge_thread *t = thread_of(m, tid);
-    held_frame f = {.records = mt_xmalloc(n * sizeof *r), .n = n, .seq = m->seq++};
-    memcpy(f.records, r, n * sizeof *r);
+    held_frame f = {.records = r, .n = n, .seq = m->seq++};
     frame_times(m, t, &f);
     if (t->head && t->n == t->cap) { /* the frames gone make room: a busy thread's
                                         queue never empties */

@@ -64,6 +64,8 @@ double mt_store_metric_value(const mt_store_object_row *o, mt_store_metric m)
     case MT_METRIC_SIM_MISSES: return mt_store_sim_misses(o, m.slot, m.cause);
     case MT_METRIC_SIM_LINES: return sim_lines(o, m.slot);
     case MT_METRIC_SIM_SPATIAL_USE: return mt_store_sim_spatial_use(o, m.slot);
+    case MT_METRIC_SIM_MP:
+        return o->sim.present && m.slot < MT_STORE_NMP ? count_value(o->sim.mp[m.slot]) : NAN;
     default: return count_value(o->memory_ops);
     }
 }

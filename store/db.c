@@ -23,6 +23,15 @@
     "  " l "_cold INTEGER, " l "_capacity INTEGER, " l "_conflict INTEGER, " l "_lines INTEGER, " \
     l "_bytes_used INTEGER,\n"
 
+/* What a what-if remedy saves (a whole run's, or a problem's by its
+ * proposed remedy): misses per level slot, every cause (NULL without the
+ * level), conflict and coherence misses over the levels, sharing misses,
+ * remote references, stall cycles (NULL without latencies); negative: more. */
+#define SAVED_COLUMNS                                                                       \
+    "  i1_saved INTEGER, d1_saved INTEGER, l2_saved INTEGER, l3_saved INTEGER,\n"           \
+    "  l4_saved INTEGER, conflict_saved INTEGER, coherence_saved INTEGER,\n"               \
+    "  sharing_saved INTEGER, remote_saved INTEGER, cycles_saved REAL,\n"
+
 /* migrations[v] brings schema version v to v + 1.  Never edit a released
  * entry: append a new one and bump MT_STORE_SCHEMA_VERSION. */
 static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
@@ -210,6 +219,39 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  CHECK((site_id IS NULL) <> (data_site_id IS NULL)),\n"
     "  PRIMARY KEY(run_block, object_id, run_id)) WITHOUT ROWID;\n"
     "CREATE INDEX sim_figures_by_run ON sim_figures(run_id);\n",
+    /* 5 -> 6: per object of a simulated run with cpus > 1 its coherence
+     * misses and events and its references by where served beyond its
+     * node's caches (NULL with one CPU and in rows stored before); a run's
+     * what-if remedies with their predicted savings, and its top problems
+     * with the remedy proposed for each.  Columns added, no row rewritten. */
+    "ALTER TABLE sim_figures ADD COLUMN true_sharing INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN false_sharing INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN invalidations INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN interventions INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN upgrades INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN local_refs INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN remote_refs INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN remote_dirty_refs INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN three_hop_refs INTEGER;\n"
+    "CREATE TABLE sim_remedies(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  position INTEGER NOT NULL,\n"
+    "  kind TEXT NOT NULL,\n"
+    "  remedy TEXT NOT NULL,\n"
+    SAVED_COLUMNS
+    "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n"
+    "CREATE TABLE sim_problems(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  position INTEGER NOT NULL,\n"
+    "  code TEXT NOT NULL,\n"
+    "  data TEXT NOT NULL,\n"
+    "  i1_misses INTEGER, d1_misses INTEGER, l2_misses INTEGER, l3_misses INTEGER,\n"
+    "  l4_misses INTEGER,\n"
+    "  true_sharing INTEGER NOT NULL, false_sharing INTEGER NOT NULL, remote INTEGER NOT NULL,\n"
+    "  cycles REAL,\n"
+    "  remedy INTEGER,\n"
+    SAVED_COLUMNS
+    "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n",
 };
 
 char *mt_store_default_path(void)

@@ -25,6 +25,32 @@
     "_lines, 'bytes_used', f." l "_bytes_used) END"
 #define JSON_SLOTS(m)                                                                      \
     m("I1", "i1") ", " m("D1", "d1") ", " m("L2", "l2") ", " m("L3", "l3") ", " m("L4", "l4")
+/* A simulated object's processors' figures (cpus > 1), null with one CPU. */
+#define JSON_PROCESSORS                                                                    \
+    "'processors', CASE WHEN f.true_sharing IS NULL THEN NULL ELSE json_object("           \
+    "'true_sharing', f.true_sharing, 'false_sharing', f.false_sharing, 'invalidations', "    \
+    "f.invalidations, 'interventions', f.interventions, 'upgrades', f.upgrades, "           \
+    "'local_refs', f.local_refs, 'remote_refs', f.remote_refs, 'remote_dirty_refs', "      \
+    "f.remote_dirty_refs, 'three_hop_refs', f.three_hop_refs) END"
+/* What a remedy saves (sim_remedies' and sim_problems' *_saved columns). */
+#define JSON_SAVED(t)                                                                      \
+    "json_object('misses', json_patch('{}', json_object('I1', " t ".i1_saved, 'D1', " t    \
+    ".d1_saved, 'L2', " t ".l2_saved, 'L3', " t ".l3_saved, 'L4', " t ".l4_saved)), "        \
+    "'conflict', " t ".conflict_saved, 'coherence', " t ".coherence_saved, 'sharing', " t   \
+    ".sharing_saved, 'remote', " t ".remote_saved, 'cycles', " t ".cycles_saved)"
+/* A --what-if run's remedies and problems, null without. */
+#define JSON_WHAT_IF                                                                       \
+    "'what_if', CASE WHEN NOT EXISTS (SELECT 1 FROM sim_remedies WHERE run_id = r.id) "    \
+    "THEN NULL ELSE json_object('remedies', (SELECT json_group_array(json(x)) FROM "       \
+    "(SELECT json_object('kind', m.kind, 'text', m.remedy, 'saved', json(" JSON_SAVED("m")  \
+    ")) AS x FROM sim_remedies m WHERE m.run_id = r.id ORDER BY m.position)), "            \
+    "'problems', (SELECT json_group_array(json(x)) FROM (SELECT json_object('code', "      \
+    "q.code, 'data', q.data, 'misses', json_patch('{}', json_object('I1', q.i1_misses, "    \
+    "'D1', q.d1_misses, 'L2', q.l2_misses, 'L3', q.l3_misses, 'L4', q.l4_misses)), "       \
+    "'true_sharing', q.true_sharing, 'false_sharing', q.false_sharing, 'remote', "         \
+    "q.remote, 'cycles', q.cycles, 'proposed', q.remedy, 'saved', CASE WHEN q.remedy IS "  \
+    "NULL THEN NULL ELSE json(" JSON_SAVED("q") ") END) AS x FROM sim_problems q "         \
+    "WHERE q.run_id = r.id ORDER BY q.position))) END"
 
 static const char json_sql[] =
     "SELECT json_object('id', r.id, 'finished', r.finished, 'tool', r.tool, 'program', p.name, "
@@ -45,9 +71,10 @@ static const char json_sql[] =
     "'data_objects', (SELECT json_group_array(json(x)) FROM (SELECT json_object('object', "
     "f.object_id, 'name', d.name, 'kind', d.kind, 'address', d.address, 'size', d.size, "
     "'refs', f.refs, 'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
-    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) "))) AS x "
+    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")), "
+    JSON_PROCESSORS ") AS x "
     "FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = r.id "
-    "ORDER BY f.object_id))) END, "
+    "ORDER BY f.object_id)), " JSON_WHAT_IF ") END, "
     "'objects', (SELECT json_group_array(json(o)) FROM ("
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'entries', f.entries, "
     "'iterations', f.iterations, 'instructions', f.instructions, 'memory_ops', f.memory_ops, "
@@ -56,7 +83,8 @@ static const char json_sql[] =
     "WHERE f.run_id = r.id UNION ALL "
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'simulated', json_object('refs', f.refs, "
     "'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
-    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")))) "
+    "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")), "
+    JSON_PROCESSORS ")) "
     "FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = r.id))) "
     "FROM runs r JOIN programs p ON p.id = r.program_id LEFT JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY r.id";
@@ -73,17 +101,25 @@ static const char json_sql[] =
     "NULL AS " l "_cold_misses, NULL AS " l "_capacity_misses, NULL AS " l "_conflict_misses"
 #define CSV_USE_NULLS(l) "NULL AS " l "_lines, NULL AS " l "_bytes_used"
 #define CSV_SLOT_USE(l) "f." l "_lines, f." l "_bytes_used"
+#define CSV_MP_COLUMNS                                                                     \
+    "f.true_sharing, f.false_sharing, f.invalidations, f.interventions, f.upgrades, "      \
+    "f.local_refs, f.remote_refs, f.remote_dirty_refs, f.three_hop_refs"
+#define CSV_MP_NULLS                                                                       \
+    "NULL AS true_sharing, NULL AS false_sharing, NULL AS invalidations, "                 \
+    "NULL AS interventions, NULL AS upgrades, NULL AS local_refs, NULL AS remote_refs, "   \
+    "NULL AS remote_dirty_refs, NULL AS three_hop_refs"
 #define CSV_SIM_FIGURES                                                                    \
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.refs, sr.last_level, "                    \
     SIM_MISS_COLUMNS("f.") ", " CSV_SLOT_USE("i1") ", " CSV_SLOT_USE("d1") ", "            \
-    CSV_SLOT_USE("l2") ", " CSV_SLOT_USE("l3") ", " CSV_SLOT_USE("l4")
+    CSV_SLOT_USE("l2") ", " CSV_SLOT_USE("l3") ", " CSV_SLOT_USE("l4") ", " CSV_MP_COLUMNS
 #define CSV_FROM(table)                                                                    \
     " FROM " table " f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "  \
     "JOIN programs p ON p.id = r.program_id "
 
 /* One row per run and object; a simulated run's rows have its references,
  * last level, misses per level slot by cause (named as the metrics of
- * `history diff`) and line use per slot, the counts and cycles empty, and
+ * `history diff`), line use per slot and the processors' figures (cpus > 1),
+ * the counts and cycles empty, and
  * the other way round; its data objects' rows come after its code
  * objects', with kind `data`, their name and kind in data_name and
  * data_kind. */
@@ -93,7 +129,8 @@ static const char csv_sql[] =
     "NULL AS last_level, " CSV_SLOT_NULLS("i1") ", " CSV_SLOT_NULLS("d1") ", "
     CSV_SLOT_NULLS("l2") ", " CSV_SLOT_NULLS("l3") ", " CSV_SLOT_NULLS("l4") ", "
     CSV_USE_NULLS("i1") ", " CSV_USE_NULLS("d1") ", " CSV_USE_NULLS("l2") ", "
-    CSV_USE_NULLS("l3") ", " CSV_USE_NULLS("l4") ", NULL AS data_name, NULL AS data_kind"
+    CSV_USE_NULLS("l3") ", " CSV_USE_NULLS("l4") ", " CSV_MP_NULLS
+    ", NULL AS data_name, NULL AS data_kind"
     CSV_FROM("figures") WHERE_SELECTED "UNION ALL "
     CSV_RUN_AND_OBJECT CSV_SIM_FIGURES ", NULL, NULL"
     CSV_FROM("sim_figures") "JOIN sim_runs sr ON sr.run_id = r.id " WHERE_SELECTED "UNION ALL "

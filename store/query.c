@@ -29,10 +29,16 @@
     "s.depth, s.named, s.address, s.shape, "
 #define NO_USE_COLUMNS                                                                      \
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+/* The processors' figures (mt_store_mp_figure's order), NULL in counted runs. */
+#define MP_COLUMNS                                                                          \
+    "f.true_sharing, f.false_sharing, f.invalidations, f.interventions, f.upgrades, "      \
+    "f.local_refs, f.remote_refs, f.remote_dirty_refs, f.three_hop_refs"
+#define NO_MP_COLUMNS "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 #define COUNTED_OBJECTS                                                                     \
     OBJECT_PLACE "f.entries, f.instructions, f.memory_ops, f.measured_cycles, "             \
     "f.predicted_cycles, f.overhead_cycles, f.iterations, f.site_id AS site, "                   \
-    "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS ", " NO_USE_COLUMNS ", NULL "     \
+    "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS ", " NO_USE_COLUMNS ", NULL, "    \
+    NO_MP_COLUMNS " "                                                                          \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
 /* Data sites' ids follow code sites' in build order: 2^40 is past any site id. */
 #define SLOT_USE(l)                                                                         \
@@ -45,14 +51,15 @@
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, "                                            \
     "coalesce(f.site_id, 1099511627776 + f.data_site_id), f.refs, r.last_level, f.refs, "  \
     SIM_MISS_COLUMNS("f.") ", " SLOT_USE("i1") ", " SLOT_USE("d1") ", " SLOT_USE("l2") ", " \
-    SLOT_USE("l3") ", " SLOT_USE("l4") ", d.kind FROM sim_figures f "                       \
+    SLOT_USE("l3") ", " SLOT_USE("l4") ", d.kind, " MP_COLUMNS " FROM sim_figures f "      \
     "JOIN sim_runs r ON r.run_id = f.run_id LEFT JOIN sites s ON s.id = f.site_id "         \
     "LEFT JOIN data_sites d ON d.id = f.data_site_id "
 /* Both, each restricted by `where` (the same parameters). */
 #define OBJECTS_WHERE(where) COUNTED_OBJECTS where " UNION ALL " SIMULATED_OBJECTS where
 /* Where read_sim_figures' line use and the data kind start. */
 enum { SIM_COLUMN = 20, USE_COLUMN = SIM_COLUMN + 2 + MT_STORE_SIM_LEVELS * MT_STORE_NCAUSES,
-       DATA_KIND_COLUMN = USE_COLUMN + 3 * MT_STORE_SIM_LEVELS };
+       DATA_KIND_COLUMN = USE_COLUMN + 3 * MT_STORE_SIM_LEVELS,
+       MP_COLUMN = DATA_KIND_COLUMN + 1 };
 
 static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
 {
@@ -91,6 +98,8 @@ static void read_sim_figures(sqlite3_stmt *st, int col, mt_store_sim_row *sim)
         sim->bytes_used[l] = mt_store_col_count(st, USE_COLUMN + 3 * l + 1);
         sim->line[l] = (uint32_t)sqlite3_column_int64(st, USE_COLUMN + 3 * l + 2);
     }
+    for (int k = 0; k < MT_STORE_NMP; k++)
+        sim->mp[k] = mt_store_col_count(st, MP_COLUMN + k);
 }
 
 static void read_object(sqlite3_stmt *st, mt_store_object_row *o)
@@ -525,6 +534,8 @@ int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_err
                          "DELETE FROM sim_figures WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sim_levels WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sim_runs WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sim_remedies WHERE run_id NOT IN (SELECT id FROM runs);"
+                         "DELETE FROM sim_problems WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sites WHERE program_id NOT IN (SELECT program_id FROM runs);"
                          "DELETE FROM data_sites WHERE program_id NOT IN "
                          "(SELECT program_id FROM runs);"

@@ -1,7 +1,9 @@
 /* store/simulated.c — a simulated run (`mtool sim`) in the history: its
  * machine summarised, each level's description and totals, per code object
  * and per data object its references, misses per level by cause and the use
- * of the lines it brought in (docs/HISTORY.md, schema version 5). */
+ * of the lines it brought in, with cpus > 1 its coherence misses and events
+ * and where its references were served; the run's what-if remedies and
+ * proposals (docs/HISTORY.md, schema version 6). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,6 +22,20 @@ int mt_store_sim_level_slot(const char *name)
 {
     for (unsigned k = 0; k <= MT_STORE_SIM_LEVELS; k++)
         if (!strcasecmp(name, slot_names[k]))
+            return (int)k;
+    return -1;
+}
+
+static const char *const mp_names[MT_STORE_NMP] = {
+    "true_sharing", "false_sharing", "invalidations", "interventions", "upgrades",
+    "local_refs", "remote_refs", "remote_dirty_refs", "three_hop_refs"};
+
+const char *mt_store_mp_name(unsigned k) { return k < MT_STORE_NMP ? mp_names[k] : "?"; }
+
+int mt_store_mp_figure_of(const char *name)
+{
+    for (unsigned k = 0; k < MT_STORE_NMP; k++)
+        if (!strcmp(name, mp_names[k]))
             return (int)k;
     return -1;
 }
@@ -78,12 +94,20 @@ static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, 
 #define SLOT_FIGURES(l) SIM_SLOT_MISSES("", l) ", " l "_lines, " l "_bytes_used"
 #define SLOT_COLUMNS SLOT_FIGURES("i1") ", " SLOT_FIGURES("d1") ", " SLOT_FIGURES("l2") ", " \
                      SLOT_FIGURES("l3") ", " SLOT_FIGURES("l4")
-#define SLOT_VALUES "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
-enum { SLOT_NVALUES = MT_STORE_NCAUSES + 2, FIRST_SLOT_COLUMN = 6 };
+/* Then the processors' figures, in mt_store_mp_figure's order. */
+#define MP_COLUMNS "true_sharing, false_sharing, invalidations, interventions, upgrades, " \
+                   "local_refs, remote_refs, remote_dirty_refs, three_hop_refs"
+#define FIGURE_COLUMNS SLOT_COLUMNS ", " MP_COLUMNS
+#define FIGURE_VALUES "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+enum { SLOT_NVALUES = MT_STORE_NCAUSES + 2, FIRST_SLOT_COLUMN = 6,
+       FIRST_MP_COLUMN = FIRST_SLOT_COLUMN + MT_STORE_SIM_LEVELS * SLOT_NVALUES };
+_Static_assert(sizeof FIGURE_VALUES == 2 * (FIRST_MP_COLUMN - FIRST_SLOT_COLUMN + MT_STORE_NMP),
+               "a value per figure column");
 
-/* Binds every slot's figures from FIRST_SLOT_COLUMN on. */
-static void bind_slots(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCAUSES],
-                       const uint64_t *lines, const uint64_t *bytes_used)
+/* Binds every slot's figures from FIRST_SLOT_COLUMN on, then the
+ * processors' figures. */
+static void bind_figures(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCAUSES],
+                         const uint64_t *lines, const uint64_t *bytes_used, const uint64_t *mp)
 {
     for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         int col = FIRST_SLOT_COLUMN + l * SLOT_NVALUES;
@@ -92,6 +116,8 @@ static void bind_slots(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCAUS
         mt_store_bind_count(st, col + MT_STORE_NCAUSES, lines[l]);
         mt_store_bind_count(st, col + MT_STORE_NCAUSES + 1, bytes_used[l]);
     }
+    for (int k = 0; k < MT_STORE_NMP; k++)
+        mt_store_bind_count(st, FIRST_MP_COLUMN + k, mp[k]);
 }
 
 static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
@@ -99,7 +125,7 @@ static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, site_id, object_id, refs, "
-                            SLOT_COLUMNS ") VALUES (?,?,?,?,?," SLOT_VALUES ")", &st, err) != 0)
+                            FIGURE_COLUMNS ") VALUES (?,?,?,?,?," FIGURE_VALUES ")", &st, err) != 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sim->nfigures; i++) {
@@ -109,7 +135,8 @@ static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 3, refs[f->site].site);
         sqlite3_bind_int64(st, 4, refs[f->site].object);
         sqlite3_bind_int64(st, 5, (int64_t)f->refs);
-        bind_slots(st, (const uint64_t(*)[MT_STORE_NCAUSES])f->misses, f->lines, f->bytes_used);
+        bind_figures(st, (const uint64_t(*)[MT_STORE_NCAUSES])f->misses, f->lines, f->bytes_used,
+                     f->mp);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing simulated figures");
         sqlite3_reset(st);
@@ -194,7 +221,7 @@ static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, data_site_id, object_id, "
-                            "refs, " SLOT_COLUMNS ") VALUES (?,?,?,?,?," SLOT_VALUES ")", &st,
+                            "refs, " FIGURE_COLUMNS ") VALUES (?,?,?,?,?," FIGURE_VALUES ")", &st,
                          err) != 0)
         return -1;
     int rc = 0;
@@ -210,13 +237,185 @@ static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 3, ref.site);
         sqlite3_bind_int64(st, 4, ref.object);
         sqlite3_bind_int64(st, 5, (int64_t)d->refs);
-        bind_slots(st, (const uint64_t(*)[MT_STORE_NCAUSES])d->misses, d->lines, d->bytes_used);
+        bind_figures(st, (const uint64_t(*)[MT_STORE_NCAUSES])d->misses, d->lines, d->bytes_used,
+                     d->mp);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing a data object's simulated figures");
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+/* ---- what-if remedies and problems ---- */
+
+#define SAVED_COLUMNS "i1_saved, d1_saved, l2_saved, l3_saved, l4_saved, conflict_saved, " \
+                      "coherence_saved, sharing_saved, remote_saved, cycles_saved"
+#define SAVED_VALUES "?,?,?,?,?,?,?,?,?,?"
+enum { NSAVED = MT_STORE_SIM_LEVELS + 5 };
+
+static void bind_saving(sqlite3_stmt *st, int col, const mt_store_saving *v)
+{
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        if (v->misses[l] == MT_STORE_NO_SAVING)
+            sqlite3_bind_null(st, col + l);
+        else
+            sqlite3_bind_int64(st, col + l, v->misses[l]);
+    const int64_t sums[] = {v->conflict, v->coherence, v->sharing, v->remote};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(sums); k++)
+        sqlite3_bind_int64(st, col + MT_STORE_SIM_LEVELS + k, sums[k]);
+    mt_store_bind_real(st, col + NSAVED - 1, v->cycles);
+}
+
+static mt_store_saving col_saving(sqlite3_stmt *st, int col)
+{
+    mt_store_saving v;
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        v.misses[l] = sqlite3_column_type(st, col + l) == SQLITE_NULL
+                          ? MT_STORE_NO_SAVING : sqlite3_column_int64(st, col + l);
+    int64_t *sums[] = {&v.conflict, &v.coherence, &v.sharing, &v.remote};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(sums); k++)
+        *sums[k] = sqlite3_column_int64(st, col + MT_STORE_SIM_LEVELS + k);
+    v.cycles = mt_store_col_real(st, col + NSAVED - 1);
+    return v;
+}
+
+static int insert_remedies(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "INSERT INTO sim_remedies(run_id, position, kind, remedy, "
+                            SAVED_COLUMNS ") VALUES (?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sim->nremedies; i++) {
+        const mt_store_remedy *r = &sim->remedies[i];
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, (int64_t)i);
+        sqlite3_bind_text(st, 3, r->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, r->text, -1, SQLITE_STATIC);
+        bind_saving(st, 5, &r->saved);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = mt_store_fail(s, err, "storing a what-if remedy");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int insert_problems(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+{
+    sqlite3_stmt *st;
+    if (mt_store_prepare(s, "INSERT INTO sim_problems(run_id, position, code, data, i1_misses, "
+                            "d1_misses, l2_misses, l3_misses, l4_misses, true_sharing, "
+                            "false_sharing, remote, cycles, remedy, " SAVED_COLUMNS ") VALUES "
+                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sim->nproblems; i++) {
+        const mt_store_problem *p = &sim->problems[i];
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, (int64_t)i);
+        sqlite3_bind_text(st, 3, p->code, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, p->data, -1, SQLITE_STATIC);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            mt_store_bind_count(st, 5 + l, p->misses[l]);
+        sqlite3_bind_int64(st, 10, (int64_t)p->true_sharing);
+        sqlite3_bind_int64(st, 11, (int64_t)p->false_sharing);
+        sqlite3_bind_int64(st, 12, (int64_t)p->remote);
+        mt_store_bind_real(st, 13, p->cycles);
+        if (p->remedy >= 0) { /* no proposal: the saving stays NULL */
+            sqlite3_bind_int64(st, 14, p->remedy);
+            bind_saving(st, 15, &p->saved);
+        }
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = mt_store_fail(s, err, "storing a what-if problem");
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void read_remedy(sqlite3_stmt *st, mt_store_remedy *r)
+{
+    *r = (mt_store_remedy){.kind = mt_store_col_text(st, 0), .text = mt_store_col_text(st, 1),
+                           .saved = col_saving(st, 2)};
+}
+
+static void read_problem(sqlite3_stmt *st, mt_store_problem *p)
+{
+    *p = (mt_store_problem){.code = mt_store_col_text(st, 0), .data = mt_store_col_text(st, 1),
+                            .true_sharing = (uint64_t)sqlite3_column_int64(st, 7),
+                            .false_sharing = (uint64_t)sqlite3_column_int64(st, 8),
+                            .remote = (uint64_t)sqlite3_column_int64(st, 9),
+                            .cycles = mt_store_col_real(st, 10), .remedy = -1};
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        p->misses[l] = mt_store_col_count(st, 2 + l);
+    if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
+        p->remedy = sqlite3_column_int(st, 11);
+        p->saved = col_saving(st, 12);
+    }
+}
+
+int mt_store_sim_whatif(mt_store *s, int64_t run, mt_store_remedy **remedies, size_t *nremedies,
+                        mt_store_problem **problems, size_t *nproblems, mt_error *err)
+{
+    *remedies = NULL;
+    *problems = NULL;
+    *nremedies = *nproblems = 0;
+    sqlite3_stmt *rs, *ps;
+    if (mt_store_prepare(s, "SELECT kind, remedy, " SAVED_COLUMNS " FROM sim_remedies WHERE "
+                            "run_id = ? ORDER BY position", &rs, err) != 0)
+        return -1;
+    if (mt_store_prepare(s, "SELECT code, data, i1_misses, d1_misses, l2_misses, l3_misses, "
+                            "l4_misses, true_sharing, false_sharing, remote, cycles, remedy, "
+                            SAVED_COLUMNS " FROM sim_problems WHERE run_id = ? ORDER BY "
+                            "position", &ps, err) != 0) {
+        sqlite3_finalize(rs);
+        return -1;
+    }
+    sqlite3_bind_int64(rs, 1, run);
+    sqlite3_bind_int64(ps, 1, run);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(rs)) == SQLITE_ROW) {
+        mt_store_remedy r;
+        read_remedy(rs, &r);
+        MT_PUSH(*remedies, *nremedies, cap, r);
+    }
+    cap = 0;
+    while (rc == SQLITE_DONE) {
+        if ((rc = sqlite3_step(ps)) != SQLITE_ROW)
+            break;
+        mt_store_problem p;
+        read_problem(ps, &p);
+        MT_PUSH(*problems, *nproblems, cap, p);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(rs);
+    sqlite3_finalize(ps);
+    if (rc == SQLITE_DONE)
+        return 0;
+    mt_store_whatif_free(*remedies, *nremedies, *problems, *nproblems);
+    *remedies = NULL;
+    *problems = NULL;
+    *nremedies = *nproblems = 0;
+    return mt_store_fail(s, err, "reading a simulated run's what-if remedies");
+}
+
+void mt_store_whatif_free(mt_store_remedy *remedies, size_t nremedies,
+                          mt_store_problem *problems, size_t nproblems)
+{
+    for (size_t i = 0; i < nremedies; i++) {
+        free((char *)remedies[i].kind);
+        free((char *)remedies[i].text);
+    }
+    for (size_t i = 0; i < nproblems; i++) {
+        free((char *)problems[i].code);
+        free((char *)problems[i].data);
+    }
+    free(remedies);
+    free(problems);
 }
 
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
@@ -227,9 +426,10 @@ int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const
         return -1;
     }
     if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0 ||
-        insert_sim_figures(s, sim, run, refs, err) != 0)
+        insert_sim_figures(s, sim, run, refs, err) != 0 ||
+        insert_sim_data(s, sim, run, b, err) != 0)
         return -1;
-    return insert_sim_data(s, sim, run, b, err);
+    return insert_remedies(s, sim, run, err) == 0 ? insert_problems(s, sim, run, err) : -1;
 }
 
 /* Misses at the deepest slot the run has, then above it; then by name. */
@@ -254,7 +454,7 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
     sqlite3_stmt *st;
     *data = NULL;
     *n = 0;
-    if (mt_store_prepare(s, "SELECT d.name, d.kind, d.address, d.size, f.refs, " SLOT_COLUMNS
+    if (mt_store_prepare(s, "SELECT d.name, d.kind, d.address, d.size, f.refs, " FIGURE_COLUMNS
                             " FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id "
                             "WHERE f.run_id = ?", &st, err) != 0)
         return -1;
@@ -273,6 +473,8 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
             d.lines[l] = mt_store_col_count(st, col + MT_STORE_NCAUSES);
             d.bytes_used[l] = mt_store_col_count(st, col + MT_STORE_NCAUSES + 1);
         }
+        for (int k = 0; k < MT_STORE_NMP; k++)
+            d.mp[k] = mt_store_col_count(st, FIRST_MP_COLUMN - 1 + k);
         MT_PUSH(*data, *n, cap, d);
     }
     sqlite3_finalize(st);

@@ -26,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 5
+#define MT_STORE_SCHEMA_VERSION 6
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -112,6 +112,22 @@ const char *mt_store_sim_level_name(unsigned slot);
 /* The slot of a level name (case-insensitive, "LL" included), -1 if none. */
 int mt_store_sim_level_slot(const char *name);
 
+/* A simulated run with cpus > 1 (sim.h, "processors", "nodes and home
+ * memory"): per code and data object its coherence misses (true and false
+ * sharing) and events (invalidations sent, interventions, upgrades: counted
+ * against the reference that caused each) and its references served past
+ * its node's caches, by class.  MT_STORE_NO_COUNT in a uniprocessor run's
+ * rows.  Each is a metric of the same name (mt_store_mp_name). */
+typedef enum {
+    MT_STORE_TRUE_SHARING, MT_STORE_FALSE_SHARING, MT_STORE_INVALIDATIONS,
+    MT_STORE_INTERVENTIONS, MT_STORE_UPGRADES, MT_STORE_LOCAL_REFS, MT_STORE_REMOTE_REFS,
+    MT_STORE_REMOTE_DIRTY_REFS, MT_STORE_THREE_HOP_REFS, MT_STORE_NMP
+} mt_store_mp_figure;
+/* "true_sharing", ... "three_hop_refs": the column's and the metric's name. */
+const char *mt_store_mp_name(unsigned k);
+/* The figure of a name, -1 if none. */
+int mt_store_mp_figure_of(const char *name);
+
 /* One level of the simulated machine, with the run's totals there. */
 typedef struct {
     unsigned slot;
@@ -131,6 +147,7 @@ typedef struct {
     uint64_t refs;
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
+    uint64_t mp[MT_STORE_NMP];
 } mt_store_sim_figures;
 
 /* One data object's simulated figures (dataobj/): its references, misses
@@ -145,7 +162,33 @@ typedef struct {
     uint64_t refs;
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
+    uint64_t mp[MT_STORE_NMP];
 } mt_store_sim_data;
+
+/* What a what-if remedy saves (`mtool sim --what-if`, sim.h's "what-if
+ * remedies"): against the whole run, or a problem's by the remedy proposed
+ * for it.  Negative: more. */
+#define MT_STORE_NO_SAVING INT64_MIN /* a level slot the machine lacks */
+typedef struct {
+    int64_t misses[MT_STORE_SIM_LEVELS]; /* per level slot, every cause */
+    int64_t conflict, coherence;         /* summed over the levels */
+    int64_t sharing, remote;             /* true + false sharing misses; remote references */
+    double cycles;                       /* stall cycles; NAN without latencies */
+} mt_store_saving;
+typedef struct {
+    const char *kind;            /* mt_whatif_kind_name's */
+    const char *text;            /* what it is, in words */
+    mt_store_saving saved;       /* against the run */
+} mt_store_remedy;
+/* A top problem (a code x data cell) and the remedy proposed for it. */
+typedef struct {
+    const char *code, *data;     /* the cell's objects, named */
+    uint64_t misses[MT_STORE_SIM_LEVELS]; /* per level slot, every cause; NO_COUNT: no level */
+    uint64_t true_sharing, false_sharing, remote;
+    double cycles;               /* NAN without latencies */
+    int remedy;                  /* index in the run's remedies, -1: none saves it */
+    mt_store_saving saved;       /* by that remedy, on the cell */
+} mt_store_problem;
 
 typedef struct {
     const char *machine;         /* the description, summarised as flags */
@@ -155,6 +198,10 @@ typedef struct {
     size_t nfigures;
     mt_store_sim_data *data;     /* data objects, when the trace gave them */
     size_t ndata;
+    mt_store_remedy *remedies;   /* --what-if's, in the order it tried them */
+    size_t nremedies;
+    mt_store_problem *problems;  /* most problem misses first */
+    size_t nproblems;
 } mt_store_sim;
 
 typedef struct {
@@ -228,6 +275,7 @@ typedef struct {
     uint64_t refs;
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
+    uint64_t mp[MT_STORE_NMP];   /* MT_STORE_NO_COUNT: one CPU, or stored before */
 } mt_store_sim_row;
 
 /* One object's figures in one run, with where it was.  A data object of a
@@ -267,6 +315,12 @@ int mt_store_sim_levels(mt_store *s, int64_t run, mt_store_sim_level **levels, s
 int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data, size_t *n,
                              mt_error *err);
 void mt_store_sim_data_free(mt_store_sim_data *data, size_t n);
+/* A simulated run's what-if remedies and problems (none without
+ * --what-if): mt_store_whatif_free. */
+int mt_store_sim_whatif(mt_store *s, int64_t run, mt_store_remedy **remedies, size_t *nremedies,
+                        mt_store_problem **problems, size_t *nproblems, mt_error *err);
+void mt_store_whatif_free(mt_store_remedy *remedies, size_t nremedies,
+                          mt_store_problem *problems, size_t nproblems);
 /* Every object of a run, most memory operations (a simulated run's:
  * references) first; a simulated run's data objects among them
  * (data_kind set). */
@@ -308,11 +362,11 @@ void mt_store_diff_free(mt_store_diff *d);
 typedef enum {
     MT_METRIC_AUTO, MT_METRIC_MEMOPS, MT_METRIC_INSNS, MT_METRIC_ENTRIES, MT_METRIC_MEASURED,
     MT_METRIC_PREDICTED, MT_METRIC_OVERHEAD, MT_METRIC_SIM_REFS, MT_METRIC_SIM_MISSES,
-    MT_METRIC_SIM_LINES, MT_METRIC_SIM_SPATIAL_USE
+    MT_METRIC_SIM_LINES, MT_METRIC_SIM_SPATIAL_USE, MT_METRIC_SIM_MP
 } mt_store_metric_kind;
 typedef struct {
     mt_store_metric_kind kind;
-    unsigned slot;
+    unsigned slot;               /* MT_METRIC_SIM_MP: the mt_store_mp_figure */
     int cause;
 } mt_store_metric;
 

@@ -42,6 +42,8 @@ expect() {
 # in D1 and L2); C0 reads word 0 (a coherence miss, false: only word 1 was
 # written; C1's M supplies it); C0 writes word 0 (an upgrade, C1
 # invalidated); C1 reads word 0 (coherence, true: C0 wrote it; intervention).
+# Per object (the trace names none: code and data object 0) the same events,
+# each counted against the reference that caused it.
 expect "intervention, upgrade, false then true sharing" protocol.din \
     cpu0.misses.D1.cold=1 cpu0.misses.D1.coherence=1 cpu0.misses.L2.coherence=1 \
     cpu1.misses.D1.cold=1 cpu1.misses.D1.coherence=1 \
@@ -52,7 +54,9 @@ expect "intervention, upgrade, false then true sharing" protocol.din \
     cpu0.invalidations_received.D1=1 cpu0.invalidations_received.L2=1 \
     level.D1.misses=4 level.D1.causes.cold=2 level.D1.causes.conflict=0 \
     line0.true_sharing=1 line0.false_sharing=1 line0.invalidations=2 line0.interventions=3 \
-    line0.upgrades=2 line0.read_words.1=1 line0.written_words.1=2 line0.written_words.0=1
+    line0.upgrades=2 line0.read_words.1=1 line0.written_words.1=2 line0.written_words.0=1 \
+    code0.invalidations=2 code0.interventions=3 code0.upgrades=2 code0.false_sharing=1 \
+    data0.invalidations=2 data0.interventions=3 data0.upgrades=2 data0.true_sharing=1
 
 # Reads only: Exclusive then Shared, nothing sent, no coherence miss; words
 # are watched from the second CPU's first reference on (C0's word 0 before it
@@ -111,17 +115,36 @@ expect "true sharing counter" true_sharing.din \
 
 # Threads 0 and 2 on CPU 0, 1 and 3 on CPU 1: a line threads 0 and 2 share
 # is one CPU's, no coherence.
+# Per thread (in order of first reference: 0, 2, 1, 3): thread 0 writes
+# 8000 (cold) and reads it (a hit), thread 2 reads and writes it (hits),
+# thread 1 reads 9000 (cold), thread 3 reads it (a hit).
 expect "threads on CPUs (k mod N)" threads.din \
     cpu0.threads=2 cpu1.threads=2 cpu0.refs=4 cpu1.refs=2 cpu0.misses.D1.cold=1 \
-    cpu1.misses.D1.cold=1 cpu0.invalidations_sent=0 cpu0.upgrades=0
+    cpu1.misses.D1.cold=1 cpu0.invalidations_sent=0 cpu0.upgrades=0 \
+    thread0.thread=0 thread0.cpu=0 thread0.refs=2 thread0.misses.D1.misses=1 \
+    thread1.thread=2 thread1.cpu=0 thread1.refs=2 thread1.misses.D1.misses=0 \
+    thread2.thread=1 thread2.cpu=1 thread2.refs=1 thread2.misses.D1.cold=1 \
+    thread3.thread=3 thread3.cpu=1 thread3.refs=1 thread3.misses.D1.misses=0
 
 # The same threads placed by --cpu-map: 0 and 1 on CPU 0, 2 and 3 on CPU 1.
 # Thread 2 reads thread 0's written line (an intervention), writes it (an
 # upgrade), thread 0 reads it again (coherence, true; an intervention).
+# Per thread: thread 0 a cold write and a true-sharing read (an
+# intervention); thread 2 a cold read (an intervention) and an upgrade
+# sending one invalidation; threads 1 and 3 a cold read each (CPU 0 and 1),
+# thread 1's from memory (local), thread 3's from the shared L3 (node).
 FLAGS=--cpu-map=0,0,1,1
 expect "threads placed by --cpu-map" threads.din \
     cpu0.threads=2 cpu1.threads=2 cpu0.refs=3 cpu1.refs=3 cpu1.interventions=1 \
-    cpu1.upgrades=1 cpu0.true_sharing=1 cpu0.interventions=1 cpu0.invalidations_received.D1=1
+    cpu1.upgrades=1 cpu0.true_sharing=1 cpu0.interventions=1 cpu0.invalidations_received.D1=1 \
+    thread0.thread=0 thread0.cpu=0 thread0.refs=2 thread0.misses.D1.cold=1 \
+    thread0.misses.D1.coherence=1 thread0.true_sharing=1 thread0.interventions=1 \
+    thread0.upgrades=0 thread0.invalidations_sent=0 \
+    thread1.thread=2 thread1.cpu=1 thread1.refs=2 thread1.misses.D1.cold=1 \
+    thread1.interventions=1 thread1.upgrades=1 thread1.invalidations_sent=1 \
+    thread1.true_sharing=0 \
+    thread2.thread=1 thread2.cpu=0 thread2.misses.D1.cold=1 thread2.served.local=1 \
+    thread3.thread=3 thread3.cpu=1 thread3.misses.D1.cold=1 thread3.served.node=1
 FLAGS=
 
 # The word picture of the false-sharing line, text.
@@ -223,9 +246,21 @@ problems = [f"{n}: {k} is {get(n, k)}" for n, k, ok in [
     ("padded.b", "false_sharing", get("padded.b", "false_sharing") + get("padded.b", "true_sharing") == 0),
     ("total", "true_sharing", get("total", "true_sharing") > 0),
     ("total", "false_sharing", get("total", "false_sharing") == 0)] if not ok]
+# Each CPU figures are those of its threads summed (the per-thread oracle).
+def tally(st):
+    return [st["refs"], st["true_sharing"], st["false_sharing"], st["invalidations_sent"],
+            st["interventions"], st["upgrades"], st["served"]] + [
+            st["misses"][l][k] for l in st["misses"] for k in st["misses"][l]]
+for c in p["per_cpu"]:
+    mine = [tally(t) for t in p["per_thread"] if t["cpu"] == c["cpu"]]
+    summed = [sum(x[i] for x in mine) if not isinstance(mine[0][i], dict) else
+              {k: sum(x[i][k] for x in mine) for k in mine[0][i]} for i in range(len(mine[0]))] \
+        if mine else None
+    if summed != tally(c):
+        problems.append("cpu %d: the figures of its threads do not sum to its own" % c["cpu"])
 print("; ".join(problems))
 sys.exit(bool(problems))' "$OUT/sharing.json" > "$OUT/diff" 2>&1; then
-    ok "coherence: sharing: false on adjacent.a/b, none on padded.a/b, true on total"
+    ok "coherence: sharing: false on adjacent.a/b, none on padded.a/b, true on total; each CPU's figures its threads' summed"
 else
     not_ok "coherence: sharing: $(head -1 "$OUT/diff")"
 fi

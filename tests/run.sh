@@ -217,6 +217,11 @@ run "MPI jobs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 # The run history: every command, rebuilt samples, concurrent writers, damage.
 run "history" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history.sh
+# Simulated multiprocessor runs in the history: coherence and where served per
+# object as diff/regressions/trend metrics (false sharing fixed by padding),
+# --what-if's remedies and proposals stored and shown.
+run "history of multiprocessor runs" env MTOOL="$ASAN/mtool" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history_mp.sh
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

@@ -155,6 +155,9 @@ one_line_error "a profile with a streaming cost above its latency" 1 "machine pr
 sed 's/^latency L2 [0-9.]*/latency L2 0.2/' "$W/profile.good" > "$prof"
 one_line_error "a profile with a latency out of range" 1 "machine profile key .latency. value .L2 0.2 .*cycles outside" \
     "$MTOOL" sim "$W/run"
+sed 's/^latency L1 [0-9.]*/latency L1 4999/' "$W/profile.good" > "$prof"
+one_line_error "a profile whose L1 latency is above L2's" 1 "machine profile key .latency. value .L2 .*a deeper level is never faster" \
+    "$MTOOL" sim "$W/run"
 cp "$W/profile.good" "$prof"
 fi
 

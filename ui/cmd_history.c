@@ -57,7 +57,10 @@ const char mt_history_usage[] =
     "LEVEL_CAUSE_misses, LEVEL_lines (lines brought in) and LEVEL_spatial_use (% of\n"
     "their bytes used: regresses when it drops), LEVEL one of i1, d1, l2, l3, l4, ll\n"
     "(the run's last level), CAUSE one of cold, capacity, conflict (d1_misses,\n"
-    "ll_capacity_misses, d1_spatial_use); or auto (default: overhead, else measured\n"
+    "ll_capacity_misses, d1_spatial_use); of simulated runs with cpus > 1\n"
+    "true_sharing, false_sharing (coherence misses), invalidations, interventions,\n"
+    "upgrades, local_refs, remote_refs, remote_dirty_refs, three_hop_refs (references\n"
+    "served by memory or another node's cache); or auto (default: overhead, else measured\n"
     "cycles, else memory operations, else last-level misses, whichever both runs\n"
     "have).  Data objects are compared as procedures and loops are, their share\n"
     "taken of the data objects' total.\n"
@@ -78,6 +81,11 @@ static const char *const cause_names[MT_STORE_NCAUSES] = {"cold", "capacity", "c
  * "d1_lines", "d1_spatial_use": its line use. */
 static bool parse_sim_metric(const char *name, mt_store_metric *m)
 {
+    int mp = mt_store_mp_figure_of(name);
+    if (mp >= 0) { /* true_sharing, remote_refs, ...: a processors' figure */
+        *m = (mt_store_metric){MT_METRIC_SIM_MP, (unsigned)mp, -1};
+        return true;
+    }
     const char *us = strchr(name, '_');
     char level[4];
     if (!us || us - name >= (ptrdiff_t)sizeof level)
@@ -110,6 +118,8 @@ static void metric_title(mt_store_metric m, char *buf, size_t n)
         snprintf(buf, n, "%s lines brought in (simulated)", level);
     else if (m.kind == MT_METRIC_SIM_SPATIAL_USE)
         snprintf(buf, n, "%s spatial use, %% of the bytes brought in (simulated)", level);
+    else if (m.kind == MT_METRIC_SIM_MP)
+        snprintf(buf, n, "%s (simulated processors)", mt_store_mp_name(m.slot));
     else if (m.kind != MT_METRIC_SIM_MISSES)
         snprintf(buf, n, "%s", metric_titles[m.kind]);
     else
@@ -431,6 +441,130 @@ static void print_sim_object(FILE *fp, const mt_store_object_row *o, const char 
     free(place);
 }
 
+/* ---- processors' figures and what-if remedies of simulated runs ---- */
+
+static const char mp_note[] =
+    "(simulated processors, cpus > 1: coherence misses true and false sharing; events counted\n"
+    " against the reference that caused them: invalidations sent, interventions, upgrades;\n"
+    " references served by local memory, remote memory, a remote dirty copy, three hops)\n";
+
+static bool has_mp(const uint64_t *mp) { return mp[0] != MT_STORE_NO_COUNT; }
+
+/* first_column NULL: none (the data objects' table of `show`). */
+static void print_mp_header(FILE *fp, const char *first_column, int name_width)
+{
+    if (first_column)
+        fprintf(fp, "  %6s", first_column);
+    fprintf(fp, "  %-*s %8s %8s %8s %8s %8s %10s %10s %10s %10s\n", name_width, "name", "true",
+            "false", "inval.", "interv.", "upgrades", "local", "remote", "rem.dirty", "three-hop");
+}
+
+static void print_mp_figures(FILE *fp, const uint64_t *mp)
+{
+    static const int widths[MT_STORE_NMP] = {8, 8, 8, 8, 8, 10, 10, 10, 10};
+    for (int k = 0; k < MT_STORE_NMP; k++)
+        fprintf(fp, " %*" PRIu64, widths[k], mp[k]);
+    fputc('\n', fp);
+}
+
+/* The processors' table of the simulated rows that have its figures. */
+static void print_mp_objects(const mt_store_object_row *rows, size_t n, size_t top,
+                             const char *first_title,
+                             void (*first_column)(const mt_store_object_row *, char *, size_t))
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < n && (!top || shown < top); i++) {
+        if (!rows[i].sim.present || !has_mp(rows[i].sim.mp))
+            continue;
+        if (!shown++)
+            print_mp_header(stdout, first_title, 32);
+        char first[32], *label = object_label(&rows[i]);
+        first_column(&rows[i], first, sizeof first);
+        printf("  %6s  %-32s", first, label);
+        print_mp_figures(stdout, rows[i].sim.mp);
+        free(label);
+    }
+    if (shown)
+        fputs(mp_note, stdout);
+}
+
+/* One saving: misses per level slot the run has, conflict and coherence,
+ * sharing, remote, cycles. */
+static void print_saving(const mt_store_saving *v, const bool *slots)
+{
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        if (slots[l])
+            printf(" %9" PRId64, v->misses[l]);
+    printf(" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64, v->conflict, v->coherence,
+           v->sharing, v->remote);
+    if (isnan(v->cycles))
+        printf(" %12s\n", "-");
+    else
+        printf(" %12.0f\n", v->cycles);
+}
+
+static void print_saving_header(const char *first, int width, const bool *slots)
+{
+    printf("  %-*s", width, first);
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        if (slots[l])
+            printf(" %9s", mt_store_sim_level_name((unsigned)l));
+    printf(" %9s %9s %9s %9s %12s\n", "conflict", "coherence", "sharing", "remote", "cycles");
+}
+
+/* A simulated run's what-if remedies (`mtool sim --what-if`) and the
+ * proposal for each top problem, as stored: predicted savings. */
+static int print_whatif(mt_store *s, int64_t run)
+{
+    mt_store_remedy *rem;
+    mt_store_problem *prob;
+    size_t nr, np;
+    mt_error err;
+    if (mt_store_sim_whatif(s, run, &rem, &nr, &prob, &np, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    bool slots[MT_STORE_SIM_LEVELS] = {false};
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        slots[l] = nr && rem[0].saved.misses[l] != MT_STORE_NO_SAVING;
+    if (nr) {
+        printf("\n  what-if remedies (mtool sim --what-if: predicted savings against the run, "
+               "misses per level, then over the levels; negative: more)\n");
+        print_saving_header("remedy", 64, slots);
+    }
+    for (size_t i = 0; i < nr; i++) {
+        char *text = mt_ui_escape(rem[i].text);
+        printf("  %-64s", text);
+        free(text);
+        print_saving(&rem[i].saved, slots);
+    }
+    if (np)
+        printf("\n  proposals (top problems, code x data, and the remedy that saves each most: "
+               "its predicted saving in that cell)\n");
+    for (size_t i = 0; i < np; i++) {
+        const mt_store_problem *p = &prob[i];
+        char *code = mt_ui_escape(p->code), *data = mt_ui_escape(p->data);
+        printf("  %s x %s:", code, data);
+        free(code);
+        free(data);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            if (p->misses[l] != MT_STORE_NO_COUNT)
+                printf(" %s %" PRIu64, mt_store_sim_level_name((unsigned)l), p->misses[l]);
+        printf(", true sharing %" PRIu64 ", false sharing %" PRIu64 ", remote %" PRIu64 "\n",
+               p->true_sharing, p->false_sharing, p->remote);
+        if (p->remedy < 0 || (size_t)p->remedy >= nr) {
+            printf("    no remedy tried saves it\n");
+            continue;
+        }
+        char *text = mt_ui_escape(rem[p->remedy].text);
+        printf("    proposed: %-52s", text);
+        free(text);
+        print_saving(&p->saved, slots);
+    }
+    mt_store_whatif_free(rem, nr, prob, np);
+    return 0;
+}
+
 /* The rows of a run (`show`) or of an object's runs (`trend`): counted and
  * timed ones in one table, simulated ones in another (their figures are
  * others); at most `top` of each when top > 0.  first_column(row) says
@@ -468,6 +602,7 @@ static void print_object_tables(const mt_store_object_row *rows, size_t n, size_
             shown++;
         }
     fputs(sim_note, stdout);
+    print_mp_objects(rows, n, top, first_title, first_column);
 }
 
 static void object_id_column(const mt_store_object_row *o, char *buf, size_t n)
@@ -524,6 +659,16 @@ static int print_sim_data(mt_store *s, const mt_store_run_row *r, size_t top,
     }
     if (n)
         printf("\n");
+    for (size_t i = 0; i < n && has_mp(data[0].mp) && (!top || i < top); i++) {
+        if (!i)
+            print_mp_header(stdout, NULL, 40);
+        char *name = mt_ui_escape(data[i].name);
+        printf("  %-40s", name);
+        free(name);
+        print_mp_figures(stdout, data[i].mp);
+    }
+    if (n && has_mp(data[0].mp))
+        printf("%s\n", mp_note);
     mt_store_sim_data_free(data, n);
     return 0;
 }
@@ -675,6 +820,8 @@ static int cmd_show(mt_store *s, const history_args *a)
     if (rc == 0) /* the data objects were listed with the levels */
         print_object_tables(objs, code_objects_first(objs, n), a->top, "object",
                             object_id_column);
+    if (rc == 0 && r.sim_machine && print_whatif(s, r.id) != 0)
+        rc = 1;
     mt_store_object_rows_free(objs, n);
     mt_store_run_rows_free(rp, 1);
     return rc;

@@ -1040,11 +1040,11 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
         if (run_what_if(a, s, m, names.data, &w) == 0) {
             with.whatif = w;
             rc = write_report(&with, s, m, &counts, map, names.data, NULL);
+            if (rc == 0 && !a->no_store && map->prog)
+                mt_history_record_sim(s, m, map->prog, names.data, w, a->argc, a->argv,
+                                      (char *[]){(char *)a->binary, NULL}, NULL);
             free(w);
         }
-        if (rc == 0 && !a->no_store && map->prog)
-            mt_history_record_sim(s, m, map->prog, names.data, a->argc, a->argv,
-                                  (char *[]){(char *)a->binary, NULL}, NULL);
     }
     mt_data_map_free(names.data);
     mt_sim_free(s);
@@ -1123,7 +1123,8 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
     int rc = write_report(a, s, m, &c, &map, r->data, NULL);
     if (rc == 0 && !a->no_store)
-        mt_history_record_sim(s, m, r->prog, r->data, a->argc, a->argv, a->program, &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, a->argc, a->argv, a->program,
+                              &r->run);
     return rc == 0 ? mt_exit_code(r->run.status) : rc;
 }
 
@@ -1331,7 +1332,8 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     /* Only a whole trace is a run of the program's figures: pass 2's objects
      * alone would show every other procedure with no miss. */
     if (rc == 0 && !a->no_store && a->all)
-        mt_history_record_sim(s, m, r->prog, r->data, a->argc, a->argv, r->pass1.argv, &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, a->argc, a->argv,
+                              r->pass1.argv, &r->run);
     else if (rc == 0 && !a->no_store)
         fprintf(stderr, "mtool: sim: not stored in the history: only pass 2's objects were "
                         "traced (--all traces the whole program)\n");

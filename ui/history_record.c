@@ -159,6 +159,25 @@ static void size_text(uint64_t size, char *buf, size_t n)
     snprintf(buf, n, "%" PRIu64, size);
 }
 
+/* The processors' settings, when there are several (sim.h's defaults left
+ * out): " cpus=2 nodes=2 placement=interleave ...". */
+static void processors_summary(FILE *mem, const mt_sim_machine *m)
+{
+    if (m->cpus <= 1)
+        return;
+    fprintf(mem, " cpus=%u", m->cpus);
+    if (m->shared[0])
+        fprintf(mem, " shared=%s", m->shared);
+    for (unsigned t = 0; t < m->ncpu_map; t++)
+        fprintf(mem, "%s%u", t ? "," : " cpu_map=", m->cpu_map[t]);
+    if (m->nodes > 1)
+        fprintf(mem, " nodes=%u page=%" PRIu64 " placement=%s", m->nodes, m->page,
+                mt_sim_placement_name(m->placement));
+    for (unsigned k = 0; k < m->nplaces; k++)
+        fprintf(mem, " place=0x%" PRIx64 "-0x%" PRIx64 "=%u", m->place[k].lo, m->place[k].hi,
+                m->place[k].node);
+}
+
 /* The machine as the settings that make it again (`mtool sim --set
  * KEY=VALUE`), defaults left out, then where it came from:
  * "D1=8K,4,64 LL=64K,8,64 L2.inclusion=inclusive (sysfs + flags)". */
@@ -185,6 +204,7 @@ static char *machine_summary(const mt_sim *s, const mt_sim_machine *m)
     }
     if (m->straddle_line)
         fprintf(mem, " straddle=line");
+    processors_summary(mem, m);
     if (random)
         fprintf(mem, " seed=%" PRIu64, m->seed);
     fprintf(mem, " (%s)", m->source);
@@ -224,10 +244,13 @@ static mt_store_sim_level *sim_levels(mt_sim *s, unsigned *slot_of)
 }
 
 /* A site's figures before the first reference: zero misses and line use
- * at the levels the machine has, none (NULL) at the others. */
+ * at the levels the machine has, none (NULL) at the others; zero
+ * processors' figures with several CPUs, none with one. */
 static mt_store_sim_figures empty_figures(uint32_t site, mt_sim *s, const unsigned *slot_of)
 {
     mt_store_sim_figures f = {.site = site};
+    for (int k = 0; k < MT_STORE_NMP; k++)
+        f.mp[k] = mt_sim_cpus(s) > 1 ? 0 : MT_STORE_NO_COUNT;
     for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         for (int c = 0; c < MT_STORE_NCAUSES; c++)
             f.misses[l][c] = MT_STORE_NO_COUNT;
@@ -266,6 +289,25 @@ static void add_pair(mt_store_sim_figures *f, mt_sim *s, const unsigned *slot_of
 {
     f->refs += p->refs;
     add_misses(f->misses, (const uint64_t(*)[MT_SIM_NCAUSES])p->misses, s, slot_of);
+}
+
+/* A (code, data) pair's coherence misses and events added to an object's. */
+static void add_coherence(uint64_t *mp, const mt_sim_coherence_pair *p)
+{
+    mp[MT_STORE_TRUE_SHARING] += p->true_sharing;
+    mp[MT_STORE_FALSE_SHARING] += p->false_sharing;
+    mp[MT_STORE_INVALIDATIONS] += p->invalidations;
+    mp[MT_STORE_INTERVENTIONS] += p->interventions;
+    mp[MT_STORE_UPGRADES] += p->upgrades;
+}
+
+/* A (code, data, CPU) triple's references served past its node's caches. */
+static void add_served(uint64_t *mp, const mt_sim_served_pair *p)
+{
+    mp[MT_STORE_LOCAL_REFS] += p->served[MT_SIM_AT_LOCAL];
+    mp[MT_STORE_REMOTE_REFS] += p->served[MT_SIM_AT_REMOTE];
+    mp[MT_STORE_REMOTE_DIRTY_REFS] += p->served[MT_SIM_AT_REMOTE_DIRTY];
+    mp[MT_STORE_THREE_HOP_REFS] += p->served[MT_SIM_AT_THREE_HOP];
 }
 
 /* The sites of code object `code` and of every object enclosing it, in
@@ -328,6 +370,15 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
             add_use(f->lines, f->bytes_used, s, slot_of, &uses[i]);
         }
     }
+    size_t nc, ns;
+    const mt_sim_coherence_pair *cp = mt_sim_coherence_pairs(s, &nc);
+    for (size_t i = 0; i < nc; i++)
+        for (size_t k = enclosing_sites(prog, b, cp[i].code, &sites, &cap); k--;)
+            add_coherence(site_figures(by_site, touched, sites[k], s, slot_of)->mp, &cp[i]);
+    const mt_sim_served_pair *sp = mt_sim_served_pairs(s, &ns);
+    for (size_t i = 0; i < ns; i++)
+        for (size_t k = enclosing_sites(prog, b, sp[i].code, &sites, &cap); k--;)
+            add_served(site_figures(by_site, touched, sites[k], s, slot_of)->mp, &sp[i]);
     free(sites);
     *n = 0;
     for (size_t site = 0; site < b->nsites; site++)
@@ -363,6 +414,7 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         memcpy(x->misses, f.misses, sizeof x->misses);
         memcpy(x->lines, f.lines, sizeof x->lines);
         memcpy(x->bytes_used, f.bytes_used, sizeof x->bytes_used);
+        memcpy(x->mp, f.mp, sizeof x->mp);
         add_misses(x->misses, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, s, slot_of);
         row_of[rows[i].id] = (uint32_t)i + 1;
     }
@@ -371,15 +423,89 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         if (r)
             add_use(out[r - 1].lines, out[r - 1].bytes_used, s, slot_of, &uses[k]);
     }
+    size_t nc, ns;
+    const mt_sim_coherence_pair *cp = mt_sim_coherence_pairs(s, &nc);
+    for (size_t k = 0; k < nc; k++) {
+        uint32_t r = cp[k].data < mt_data_map_count(d) ? row_of[cp[k].data] : 0;
+        if (r)
+            add_coherence(out[r - 1].mp, &cp[k]);
+    }
+    const mt_sim_served_pair *sp = mt_sim_served_pairs(s, &ns);
+    for (size_t k = 0; k < ns; k++) {
+        uint32_t r = sp[k].data < mt_data_map_count(d) ? row_of[sp[k].data] : 0;
+        if (r)
+            add_served(out[r - 1].mp, &sp[k]);
+    }
     free(row_of);
     free(rows);
     *n = nrows;
     return out;
 }
 
+/* A what-if saving in the history's level slots. */
+static mt_store_saving saving_of(const mt_sim *s, const unsigned *slot_of,
+                                 const mt_whatif_figures *base, const mt_whatif_figures *now)
+{
+    mt_sim_saving v;
+    mt_sim_whatif_saving(s, base, now, &v);
+    mt_store_saving out = {.conflict = v.conflict, .coherence = v.coherence,
+                           .sharing = v.sharing, .remote = v.remote, .cycles = v.cycles};
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        out.misses[l] = MT_STORE_NO_SAVING;
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        if (slot_of[l] < MT_STORE_SIM_LEVELS)
+            out.misses[slot_of[l]] = v.level[l];
+    return out;
+}
+
+/* --what-if's remedies (texts allocated) with what each saves the run. */
+static mt_store_remedy *whatif_remedies(const mt_sim *s, const mt_whatif_report *w,
+                                        const mt_data_map *d, const unsigned *slot_of)
+{
+    mt_store_remedy *out = mt_xcalloc(w->nremedies + 1, sizeof *out);
+    for (unsigned i = 0; i < w->nremedies; i++) {
+        char text[MT_SIM_REMEDY_TEXT_MAX];
+        mt_sim_remedy_text(&w->remedy[i], d, text, sizeof text);
+        out[i] = (mt_store_remedy){.kind = mt_whatif_kind_name(w->remedy[i].kind),
+                                   .text = mt_xstrdup(text),
+                                   .saved = saving_of(s, slot_of, &w->base, &w->remedy[i].total)};
+    }
+    return out;
+}
+
+/* --what-if's top problems (names allocated), each with its proposal. */
+static mt_store_problem *whatif_problems(const mt_sim *s, const mt_whatif_report *w,
+                                         const mt_data_map *d, const mt_program *prog,
+                                         const unsigned *slot_of)
+{
+    mt_store_problem *out = mt_xcalloc(w->ncells + 1, sizeof *out);
+    for (unsigned c = 0; c < w->ncells; c++) {
+        char code[MT_SIM_CODE_NAME_MAX], data[MT_SIM_CODE_NAME_MAX];
+        mt_sim_code_name(prog, w->code[c], code, sizeof code);
+        mt_sim_object_name(d, prog, true, w->data[c], data, sizeof data);
+        const mt_whatif_figures *f = &w->base_cell[c];
+        mt_store_problem *p = &out[c];
+        *p = (mt_store_problem){.code = mt_xstrdup(code), .data = mt_xstrdup(data),
+                                .true_sharing = f->true_sharing,
+                                .false_sharing = f->false_sharing, .remote = f->remote,
+                                .cycles = f->cycles < 0 ? NAN : f->cycles, .remedy = w->best[c]};
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            p->misses[l] = MT_STORE_NO_COUNT;
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+            if (slot_of[l] < MT_STORE_SIM_LEVELS) {
+                p->misses[slot_of[l]] = 0;
+                for (int k = 0; k <= MT_WHATIF_COHERENCE; k++)
+                    p->misses[slot_of[l]] += f->misses[l][k];
+            }
+        if (p->remedy >= 0)
+            p->saved = saving_of(s, slot_of, f, &w->remedy[p->remedy].cell[c]);
+    }
+    return out;
+}
+
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, int argc, char **argv, char **prog_argv,
-                          const mt_run_result *run)
+                          const mt_data_map *data, const mt_whatif_report *whatif, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run)
 {
     mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
                         .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
@@ -395,6 +521,12 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
         sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
         sim.data = sim_data(s, data, slot_of, &sim.ndata);
     }
+    if (h->ok && whatif) {
+        sim.remedies = whatif_remedies(s, whatif, data, slot_of);
+        sim.nremedies = whatif->nremedies;
+        sim.problems = whatif_problems(s, whatif, data, prog, slot_of);
+        sim.nproblems = whatif->ncells;
+    }
     h->sim = &sim;
     int rc = mt_history_finish(h, &r);
     free(machine);
@@ -403,5 +535,13 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     for (size_t i = 0; i < sim.ndata; i++)
         free((char *)sim.data[i].name);
     free(sim.data);
+    for (size_t i = 0; i < sim.nremedies; i++)
+        free((char *)sim.remedies[i].text);
+    free(sim.remedies);
+    for (size_t i = 0; i < sim.nproblems; i++) {
+        free((char *)sim.problems[i].code);
+        free((char *)sim.problems[i].data);
+    }
+    free(sim.problems);
     return rc;
 }

@@ -144,13 +144,18 @@ static void json_stall(FILE *fp, double stall)
         fprintf(fp, "%.0f", stall);
 }
 
+void mt_sim_numa_served_json(FILE *fp, const mt_sim *s, const uint64_t *served)
+{
+    fprintf(fp, "\"served\": ");
+    json_classes(fp, served);
+    fprintf(fp, ", \"served_stall_cycles\": ");
+    json_stall(fp, mt_sim_served_stall(mt_sim_mp_machine(s), served));
+}
+
 void mt_sim_numa_cpu_json(FILE *fp, const mt_sim *s, unsigned cpu)
 {
-    const mt_sim_cpu_stats *st = mt_sim_cpu(s, cpu);
-    fprintf(fp, "\"node\": %u, \"served\": ", mt_sim_cpu_node(s, cpu));
-    json_classes(fp, st->served);
-    fprintf(fp, ", \"served_stall_cycles\": ");
-    json_stall(fp, mt_sim_served_stall(mt_sim_mp_machine(s), st->served));
+    fprintf(fp, "\"node\": %u, ", mt_sim_cpu_node(s, cpu));
+    mt_sim_numa_served_json(fp, s, mt_sim_cpu(s, cpu)->served);
 }
 
 static void json_objects(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog,

@@ -3,6 +3,7 @@
  * (code x data cell) the remedy that saves it most, as text or JSON
  * (docs/SIMULATOR.md, "What-if remedies"). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +11,7 @@
 
 /* ---- what a remedy is, in words ---- */
 
-#define REMEDY_TEXT_MAX (MT_SIM_CODE_NAME_MAX + 128)
-
-static void remedy_text(const mt_whatif_remedy *r, const mt_data_map *d, char *buf, size_t n)
+void mt_sim_remedy_text(const mt_whatif_remedy *r, const mt_data_map *d, char *buf, size_t n)
 {
     char name[MT_SIM_CODE_NAME_MAX];
     switch (r->kind) {
@@ -65,21 +64,32 @@ static void text_cycles(FILE *fp, double base, double now)
         fprintf(fp, " %14.0f", base - now);
 }
 
+void mt_sim_whatif_saving(const mt_sim *s, const mt_whatif_figures *base,
+                          const mt_whatif_figures *now, mt_sim_saving *out)
+{
+    *out = (mt_sim_saving){.cycles = base->cycles < 0 || now->cycles < 0
+                                         ? NAN : base->cycles - now->cycles};
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+        out->level[l] = (int64_t)level_misses(base, l) - (int64_t)level_misses(now, l);
+        out->conflict += saved_misses(base, now, l, MT_SIM_CONFLICT);
+        out->coherence += saved_misses(base, now, l, MT_WHATIF_COHERENCE);
+    }
+    out->sharing = (int64_t)(base->true_sharing + base->false_sharing) -
+                   (int64_t)(now->true_sharing + now->false_sharing);
+    out->remote = (int64_t)base->remote - (int64_t)now->remote;
+}
+
 /* One row: saved misses per level, then conflict and coherence summed over
  * the levels, remote references, cycles. */
 static void text_saved(FILE *fp, const mt_sim *s, const mt_whatif_figures *base,
                        const mt_whatif_figures *now)
 {
-    int64_t conflict = 0, coherence = 0;
-    for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
-        fprintf(fp, " %10" PRId64, (int64_t)level_misses(base, l) - (int64_t)level_misses(now, l));
-        conflict += saved_misses(base, now, l, MT_SIM_CONFLICT);
-        coherence += saved_misses(base, now, l, MT_WHATIF_COHERENCE);
-    }
-    fprintf(fp, " %10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64, conflict, coherence,
-            (int64_t)(base->true_sharing + base->false_sharing) -
-                (int64_t)(now->true_sharing + now->false_sharing),
-            (int64_t)base->remote - (int64_t)now->remote);
+    mt_sim_saving v;
+    mt_sim_whatif_saving(s, base, now, &v);
+    for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+        fprintf(fp, " %10" PRId64, v.level[l]);
+    fprintf(fp, " %10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64, v.conflict, v.coherence,
+            v.sharing, v.remote);
     text_cycles(fp, base->cycles, now->cycles);
     fputc('\n', fp);
 }
@@ -104,8 +114,8 @@ static void text_remedies(FILE *fp, const mt_sim *s, const mt_whatif_report *w,
                                      "misses]");
     text_heads(fp, s, "remedy");
     for (unsigned i = 0; i < w->nremedies; i++) {
-        char raw[REMEDY_TEXT_MAX];
-        remedy_text(&w->remedy[i], d, raw, sizeof raw);
+        char raw[MT_SIM_REMEDY_TEXT_MAX];
+        mt_sim_remedy_text(&w->remedy[i], d, raw, sizeof raw);
         char *text = mt_ui_escape(raw);
         fprintf(fp, "  %-66s", text);
         free(text);
@@ -134,8 +144,8 @@ static void text_problem(FILE *fp, const mt_sim *s, const mt_whatif_report *w, u
         return;
     }
     const mt_whatif_remedy *r = &w->remedy[w->best[c]];
-    char raw[REMEDY_TEXT_MAX];
-    remedy_text(r, d, raw, sizeof raw);
+    char raw[MT_SIM_REMEDY_TEXT_MAX];
+    mt_sim_remedy_text(r, d, raw, sizeof raw);
     char *text = mt_ui_escape(raw);
     fprintf(fp, "    proposed: %-54s", text);
     free(text);
@@ -213,8 +223,8 @@ static void json_saved(FILE *fp, const mt_sim *s, const mt_whatif_figures *base,
 
 static void json_remedy_head(FILE *fp, const mt_whatif_remedy *r, const mt_data_map *d)
 {
-    char text[REMEDY_TEXT_MAX];
-    remedy_text(r, d, text, sizeof text);
+    char text[MT_SIM_REMEDY_TEXT_MAX];
+    mt_sim_remedy_text(r, d, text, sizeof text);
     fprintf(fp, "\"kind\": \"%s\", \"text\": ", mt_whatif_kind_name(r->kind));
     mt_json_string(fp, text);
     if (r->kind == MT_WHATIF_PAD_WORDS || r->kind == MT_WHATIF_PAD_ROWS) {

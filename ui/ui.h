@@ -70,11 +70,13 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
  * traced process, NULL for a trace file.  Stored: per level the machine's
  * description and the totals, per procedure and loop its references and
  * misses per level by cause, and with `data` (NULL: none) per data object
- * its references, misses and line use.  As mt_history_finish: 0, or -1
- * said. */
+ * its references, misses and line use; with cpus > 1 per object its
+ * coherence misses and events and references by where served; with
+ * `whatif` (NULL: none) its remedies and proposals.  As mt_history_finish:
+ * 0, or -1 said. */
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, int argc, char **argv, char **prog_argv,
-                          const mt_run_result *run);
+                          const mt_data_map *data, const mt_whatif_report *whatif, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run);
 int mt_cmd_report(int argc, char **argv);
 extern const char mt_report_usage[];
 /* RUNDIR's HTML report at `html` and, when `callgrind` is not NULL, its
@@ -126,6 +128,9 @@ void mt_sim_object_name(const mt_data_map *d, const mt_program *prog, bool by_da
  * processors object's node fields and per code and data object classes. */
 void mt_sim_numa_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 void mt_sim_numa_cpu_json(FILE *fp, const mt_sim *s, unsigned cpu);
+/* `"served": {CLASS: n}, "served_stall_cycles": C|null` of a CPU's or a
+ * thread's classes. */
+void mt_sim_numa_served_json(FILE *fp, const mt_sim *s, const uint64_t *served);
 void mt_sim_numa_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 /* What-if remedies (sim_whatif.c; docs/SIMULATOR.md, "What-if remedies"):
  * the remedies' savings and the top problems' proposed remedies, text or
@@ -134,6 +139,21 @@ void mt_sim_whatif_text(FILE *fp, const mt_sim *s, const mt_whatif_report *w,
                         const mt_data_map *d, const mt_program *prog);
 void mt_sim_whatif_json(FILE *fp, const mt_sim *s, const mt_whatif_report *w,
                         const mt_data_map *d, const mt_program *prog);
+/* A remedy in words ("pad adjacent.a: each 8-byte word on a 64-byte line of
+ * its own"), raw: escape it to show it. */
+#define MT_SIM_REMEDY_TEXT_MAX (MT_SIM_CODE_NAME_MAX + 128)
+void mt_sim_remedy_text(const mt_whatif_remedy *r, const mt_data_map *d, char *buf, size_t n);
+/* What `now` saves against `base` (negative: more), as the report's rows:
+ * misses per level (every cause), conflict and coherence misses over the
+ * levels, sharing misses, remote references, stall cycles (NAN without
+ * latencies). */
+typedef struct {
+    int64_t level[MT_SIM_MAX_LEVELS];
+    int64_t conflict, coherence, sharing, remote;
+    double cycles;
+} mt_sim_saving;
+void mt_sim_whatif_saving(const mt_sim *s, const mt_whatif_figures *base,
+                          const mt_whatif_figures *now, mt_sim_saving *out);
 
 /* What the rewriter did: instrumented share, procedures left out (all of
  * them when verbose, else the first ten). */

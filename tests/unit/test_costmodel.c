@@ -174,8 +174,10 @@ static void test_two_block_loop(void)
     mt_predict_block(predictor, header, sizeof header, 0x1000, &in_loop, &h);
     in_loop.taken_exit = true;
     mt_predict_block(predictor, latch, sizeof latch, 0x1005, &in_loop, &l);
-    CHECK(near(joint.cycles, 1 / machine.taken_per_cycle) && joint.limit == MT_BOUND_TAKEN &&
-              joint.cycles < h.cycles + l.cycles,
+    /* Taken branches bound it; on a core whose add latency is one taken
+     * branch's time (Zen 3) the add chain ties, and either may be named. */
+    CHECK(near(joint.cycles, 1 / machine.taken_per_cycle) &&
+              near(joint.bounds[MT_BOUND_TAKEN], joint.cycles) && joint.cycles < h.cycles + l.cycles,
           "two-block loop predicted together: %.2f cycles (taken branches), apart %.2f + %.2f",
           joint.cycles, h.cycles, l.cycles);
     double rec = mt_predict_recurrence(predictor, r, 2, NULL);

@@ -278,7 +278,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "5"), "store: schema version 5 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "6"), "store: schema version 6 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -435,9 +435,11 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the tables version 5 added. */
+/* An older file made from a new one: without the tables versions 5 and 6
+ * added (sim_figures with the columns 6 added to it). */
 #define DROP_VERSION_5_TABLES                                                               \
-    "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; "
+    "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
+    "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
 
 static void test_migration_from_v1(const char *dir)
 {
@@ -473,14 +475,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "5") &&
+    CHECK(query_is(path, "PRAGMA user_version", "6") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 5, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 6, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -605,12 +607,13 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "5") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "6") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 5 (through 3 and 4), every object kept, references intact (%s)", s ? "" : err.msg);
+          "migrate: version 6 (through 3, 4 and 5), every object kept, references intact (%s)",
+          s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
     mt_store_build rb = region_build("v2r", 0, addrs, 2);
@@ -799,8 +802,29 @@ static void test_simulated_run(const char *dir)
             for (int c = 0; c < MT_STORE_NCAUSES; c++)
                 sf[k].misses[l][c] = l == 1 || l == 3 ? (uint64_t)(10 * l + c + k) : MT_STORE_NO_COUNT;
     }
+    for (int f = 0; f < MT_STORE_NMP; f++) { /* site 0: distinct processors' figures; 1: none */
+        sf[0].mp[f] = (uint64_t)(f + 1) * 7;
+        sf[1].mp[f] = MT_STORE_NO_COUNT;
+    }
+    mt_store_remedy rem[2] = {
+        {.kind = "line", .text = "line of 32 bytes at every level",
+         .saved = {.misses = {MT_STORE_NO_SAVING, -3, MT_STORE_NO_SAVING, 4, MT_STORE_NO_SAVING},
+                   .conflict = 1, .coherence = 2, .sharing = 3, .remote = 5, .cycles = NAN}},
+        {.kind = "pad_words", .text = "pad x: each 8-byte word on a 64-byte line of its own",
+         .saved = {.misses = {MT_STORE_NO_SAVING, 6, MT_STORE_NO_SAVING, -1, MT_STORE_NO_SAVING},
+                   .conflict = 0, .coherence = 12, .sharing = 6, .remote = -2, .cycles = 56}}};
+    mt_store_problem prob[2] = {
+        {.code = "worker", .data = "x", .misses = {MT_STORE_NO_COUNT, 8, MT_STORE_NO_COUNT, 1,
+                                                  MT_STORE_NO_COUNT},
+         .true_sharing = 1, .false_sharing = 6, .remote = 2, .cycles = 448, .remedy = 1,
+         .saved = {.misses = {MT_STORE_NO_SAVING, 3, MT_STORE_NO_SAVING, 0, MT_STORE_NO_SAVING},
+                   .coherence = 6, .sharing = 3, .remote = 1, .cycles = 108}},
+        {.code = "main", .data = "y", .misses = {MT_STORE_NO_COUNT, 2, MT_STORE_NO_COUNT, 2,
+                                                MT_STORE_NO_COUNT},
+         .cycles = NAN, .remedy = -1}};
     mt_store_sim sim = {.machine = "D1=8K,4,64 L3=64K,8,64 (flags)", .levels = levels,
-                        .nlevels = 2, .figures = sf, .nfigures = 2};
+                        .nlevels = 2, .figures = sf, .nfigures = 2, .remedies = rem,
+                        .nremedies = 2, .problems = prob, .nproblems = 2};
     r.tool = "sim";
     r.nfigures = 0;
     r.sim = &sim;
@@ -819,9 +843,43 @@ static void test_simulated_run(const char *dir)
               objs[i].instructions == MT_STORE_NO_COUNT && objs[i].entries == MT_STORE_NO_COUNT;
         for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
             ok &= objs[i].sim.misses[l][2] == sf[k].misses[l][2];
+        for (int f = 0; f < MT_STORE_NMP; f++) {
+            double v = mt_store_metric_value(&objs[i], (mt_store_metric){MT_METRIC_SIM_MP,
+                                                                         (unsigned)f, -1});
+            ok &= objs[i].sim.mp[f] == sf[k].mp[f] &&
+                  (k ? isnan(v) : v == (double)sf[k].mp[f]);
+        }
         ok &= i == 0 || objs[i - 1].sim.refs >= objs[i].sim.refs;
     }
-    CHECK(ok, "sim: the simulated run's objects read back exactly, most references first");
+    CHECK(ok, "sim: the simulated run's objects read back exactly (the processors' figures, "
+              "NULL ones not compared), most references first");
+    mt_store_remedy *rb = NULL;
+    mt_store_problem *pb = NULL;
+    size_t nrb = 0, npb = 0;
+    ok = s && mt_store_sim_whatif(s, 2, &rb, &nrb, &pb, &npb, &err) == 0 && nrb == 2 && npb == 2;
+    for (size_t i = 0; ok && i < 2; i++) {
+        ok &= !strcmp(rb[i].kind, rem[i].kind) && !strcmp(rb[i].text, rem[i].text) &&
+              !memcmp(rb[i].saved.misses, rem[i].saved.misses, sizeof rem[i].saved.misses) &&
+              rb[i].saved.conflict == rem[i].saved.conflict &&
+              rb[i].saved.coherence == rem[i].saved.coherence &&
+              rb[i].saved.sharing == rem[i].saved.sharing &&
+              rb[i].saved.remote == rem[i].saved.remote &&
+              (isnan(rem[i].saved.cycles) ? isnan(rb[i].saved.cycles)
+                                          : rb[i].saved.cycles == rem[i].saved.cycles);
+        ok &= !strcmp(pb[i].code, prob[i].code) && !strcmp(pb[i].data, prob[i].data) &&
+              !memcmp(pb[i].misses, prob[i].misses, sizeof prob[i].misses) &&
+              pb[i].true_sharing == prob[i].true_sharing &&
+              pb[i].false_sharing == prob[i].false_sharing && pb[i].remote == prob[i].remote &&
+              pb[i].remedy == prob[i].remedy;
+    }
+    ok &= ok && pb[0].cycles == 448 && isnan(pb[1].cycles) && pb[0].saved.cycles == 108 &&
+          pb[0].saved.misses[1] == 3 && pb[0].saved.misses[0] == MT_STORE_NO_SAVING &&
+          pb[0].saved.coherence == 6 && pb[0].saved.remote == 1;
+    CHECK(ok, "sim: the what-if remedies and problems read back exactly, in order");
+    mt_store_whatif_free(rb, nrb, pb, npb);
+    CHECK(s && mt_store_sim_whatif(s, 1, &rb, &nrb, &pb, &npb, &err) == 0 && nrb == 0 && npb == 0,
+          "sim: a run without --what-if has no remedy");
+    mt_store_whatif_free(rb, nrb, pb, npb);
     CHECK(s && mt_store_sim_levels(s, 2, &back, &nl, &err) == 0 && nl == 2 && back[0].slot == 1 &&
               back[1].slot == 3 && !strcmp(back[1].inclusion, "inclusive") &&
               !strcmp(back[1].prefetch, "stride") && back[0].bytes_used == 320 &&

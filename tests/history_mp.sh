@@ -1,0 +1,226 @@
+#!/bin/sh
+# tests/history_mp.sh — simulated multiprocessor runs in the history
+# (docs/HISTORY.md, "Processors and what-if remedies"): per data and code
+# object its coherence misses and events and where its references were
+# served, as metrics of `history diff`, `regressions` and `trend`; a
+# --what-if run's remedies and proposals stored and shown by `history show`.
+#
+# Hand din traces on samples/sharing.c's binary first (exact counts, worked
+# out in the comments), then the sample itself traced on two CPUs, built
+# adjacent and then rebuilt with -DPAD_ADJACENT into the same path (a
+# rebuild: its objects keep their identities).
+#
+#   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/history_mp.sh
+set -u
+MTOOL=${MTOOL:-build/asan/mtool}
+SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
+TESTS=$(dirname "$0")
+W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-history-mp.XXXXXX")
+trap 'rm -rf "$W"' EXIT INT TERM
+export XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h.db"
+
+. "$TESTS/lib.sh"
+sql() { "$MTOOL" history sql "$1" | tail -n +2 | tr '\t\n' '  ' | sed 's/ $//'; }
+# is WHAT GOT WANT
+is() {
+    if [ "$2" = "$3" ]; then ok "history_mp: $1"; else not_ok "history_mp: $1: got '$2', expected '$3'"; fi
+}
+
+SHARING=$SAMPLES_SIM/sharing-gcc-O2
+if [ ! -x "$SHARING" ] || [ ! -x "$SHARING-padded" ]; then
+    not_ok "history_mp: $SHARING and $SHARING-padded not built (make samples)"
+    print_totals
+    exit
+fi
+MP=$TESTS/whatif/mp.txt # two CPUs, private D1 (2 sets x 2 ways) and L2, shared L3, latencies
+
+# ---- hand traces on the sample's binary ------------------------------------------------
+# `adjacent` is at 0x4180 in both builds (link time; a din trace with
+# --binary is at link-time addresses): .a at 0x4180, .b at 0x4188, and in the
+# padded build .b a line further, at 0x41c0.
+mkdir -p "$W/bin"
+for build in "" -padded; do
+    nm "$SHARING$build" | grep -q '^0000000000004180 b adjacent$' ||
+        not_ok "history_mp: adjacent is not at 0x4180 in sharing-gcc-O2$build (the traces below assume it)"
+done
+# Four rounds of thread 0 writing adjacent.a and thread 1 adjacent.b (one
+# line): 2 cold misses, then every write misses, a coherence miss, false
+# sharing (only the other word was written since the line was lost), each
+# write after the first an intervention (the other CPU's Modified copy) and
+# one invalidation of the other's copy, no upgrade.  Against the reference
+# that caused them: adjacent.a (thread 0: writes 1-4) false 3, interventions
+# 3, invalidations 3; adjacent.b (thread 1) false 3, interventions 4,
+# invalidations 4.  Memory (one node: local) served the first write only:
+# local 1 on adjacent.a.
+i=0
+while [ $i -lt 4 ]; do
+    printf '1 4180 8 0\n1 4188 8 1\n' >> "$W/adjacent.din"
+    printf '1 4180 8 0\n1 41c0 8 1\n' >> "$W/padded.din"
+    i=$((i + 1))
+done
+cp "$SHARING" "$W/bin/sharing"
+"$MTOOL" sim --machine "$MP" --trace "$W/adjacent.din" --binary "$W/bin/sharing" --what-if \
+    --json -o "$W/adjacent.json" 2> "$W/err" || not_ok "history_mp: adjacent.din: $(head -1 "$W/err")"
+cp "$SHARING-padded" "$W/bin/sharing"
+# The padded build: each CPU writes its own line: 2 cold misses, no coherence.
+"$MTOOL" sim --machine "$MP" --trace "$W/padded.din" --binary "$W/bin/sharing" \
+    -o "$W/padded.txt" 2> "$W/err" || not_ok "history_mp: padded.din: $(head -1 "$W/err")"
+
+FIGS="true_sharing, false_sharing, invalidations, interventions, upgrades, local_refs, remote_refs, remote_dirty_refs, three_hop_refs"
+data_figures() {
+    sql "SELECT $FIGS FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = $1 AND d.name = '$2'"
+}
+is "adjacent.a stored: false 3, invalidations 3, interventions 3, local 1" \
+    "$(data_figures 1 adjacent.a)" "0 3 3 3 0 1 0 0 0"
+is "adjacent.b stored: false 3, invalidations 4, interventions 4" \
+    "$(data_figures 1 adjacent.b)" "0 3 4 4 0 0 0 0 0"
+is "padded build: no coherence on adjacent.a" "$(data_figures 2 adjacent.a)" "0 0 0 0 0 1 0 0 0"
+is "padded build: no coherence on adjacent.b, its line from memory" \
+    "$(data_figures 2 adjacent.b)" "0 0 0 0 0 1 0 0 0"
+# The same sums as the report's per-CPU view (an independent tally: per CPU,
+# not per object).
+per_cpu=$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["processors"]["per_cpu"]
+print(sum(c["invalidations_sent"] for c in p), sum(c["interventions"] for c in p),
+      sum(c["false_sharing"] for c in p))' "$W/adjacent.json")
+is "the data objects' events sum to the per-CPU view's" \
+    "$(sql "SELECT sum(invalidations), sum(interventions), sum(false_sharing) FROM sim_figures WHERE run_id = 1 AND data_site_id IS NOT NULL")" \
+    "$per_cpu"
+# The padded build's trace again on one CPU (run 3): its objects have no
+# processors' figures (NULL, never compared), not zeros.
+"$MTOOL" sim --D1=256,2,64 --trace "$W/padded.din" --binary "$W/bin/sharing" -o "$W/uni.txt" \
+    2> "$W/err" || not_ok "history_mp: one CPU: $(head -1 "$W/err")"
+is "a uniprocessor run's processors' figures are NULL, not 0" \
+    "$(sql "SELECT count(*) > 0, count(true_sharing) + count(remote_refs) FROM sim_figures WHERE run_id = 3 AND data_site_id IS NOT NULL")" \
+    "1 0"
+
+"$MTOOL" history diff 1 2 --metric false_sharing > "$W/diff.txt" 2>&1
+if sed -n '/^improved/,/^unchanged/p' "$W/diff.txt" | grep -Eq 'adjacent\.a .* 3 -> 0 ' &&
+    sed -n '/^improved/,/^unchanged/p' "$W/diff.txt" | grep -Eq 'adjacent\.b .* 3 -> 0 ' &&
+    grep -q '^regressed (0)' "$W/diff.txt"; then
+    ok "history_mp: diff by false_sharing: adjacent.a and .b improved, 3 -> 0, nothing regressed"
+else
+    not_ok "history_mp: diff by false_sharing: $(tr '\n' '|' < "$W/diff.txt" | cut -c1-300)"
+fi
+"$MTOOL" history regressions 2 1 --metric false_sharing > "$W/reg.txt" 2>&1
+is "regressions of the padded build against the adjacent one: none (exit 0)" "$?" 0
+"$MTOOL" history regressions 1 2 --metric interventions > "$W/reg.txt" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -Eq 'adjacent\.a .* 0 -> 3 ' "$W/reg.txt" &&
+    grep -Eq 'adjacent\.b .* 0 -> 4 ' "$W/reg.txt"; then
+    ok "history_mp: regressions in the reverse order flag adjacent.a and .b by interventions (exit 1)"
+else
+    not_ok "history_mp: reverse regressions: exit $rc: $(tr '\n' '|' < "$W/reg.txt" | cut -c1-300)"
+fi
+"$MTOOL" history trend adjacent.b > "$W/trend.txt" 2>&1
+if grep -Eq '^ +1 +adjacent\.b +0 +3 +4 +4 +0 ' "$W/trend.txt" &&
+    grep -Eq '^ +2 +adjacent\.b +0 +0 +0 +0 +0 ' "$W/trend.txt"; then
+    ok "history_mp: trend of adjacent.b lists its processors' figures in both runs"
+else
+    not_ok "history_mp: trend adjacent.b: $(tr '\n' '|' < "$W/trend.txt" | cut -c1-300)"
+fi
+
+# What-if, run 1: padding adjacent.a (or .b) puts each CPU on a line of its
+# own: D1 and L2 each save the 6 coherence misses (12 over the levels), the
+# L3 takes one more cold miss (two lines), 6 sharing misses saved; the
+# stall, at mp.txt's latencies, 56 cycles less (tests/whatif.sh's case).
+# Stored as the report gave it (its JSON the oracle of every remedy).
+is "the padding of adjacent.a stored with its predicted saving" \
+    "$(sql "SELECT kind, d1_saved, l2_saved, l3_saved, coherence_saved, sharing_saved, remote_saved, cycles_saved FROM sim_remedies WHERE run_id = 1 AND remedy LIKE 'pad adjacent.a:%'")" \
+    "pad_words 6 6 -1 12 6 0 56.0"
+stored_remedies=$(sql "SELECT kind, remedy, d1_saved, l2_saved, l3_saved, sharing_saved, cycles_saved FROM sim_remedies WHERE run_id = 1 ORDER BY position")
+reported=$(python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["what_if"]
+def cyc(v): return "" if v is None else "%.1f" % v
+print(" ".join("%s %s %d %d %d %d %s" % (r["kind"], r["text"], r["saved"]["misses"]["D1"]["total"],
+      r["saved"]["misses"]["L2"]["total"], r["saved"]["misses"]["L3"]["total"],
+      r["saved"]["true_sharing"] + r["saved"]["false_sharing"], cyc(r["saved"]["cycles"]))
+      for r in w["remedies"]))' "$W/adjacent.json")
+is "every remedy stored as the report gave it" "$stored_remedies" "$reported"
+# The problems: adjacent.a's cell (3 false sharing misses) gets the padding
+# of adjacent.a (3 sharing misses saved in the cell, the run's 56 cycles);
+# adjacent.b's cell none: padding either object moves the L3's one cold
+# miss of the line into b's cell (b's line is then brought in by b alone),
+# so the cell's stall grows by 52 cycles though its 3 misses go, and the
+# what-if proposes by cycles saved (sim/whatif.c).  As the report said.
+is "two problems stored, the first with the padding proposed, the second with none" \
+    "$(sql "SELECT p.data, coalesce(r.kind, 'none'), p.false_sharing, coalesce(p.sharing_saved, '-') FROM sim_problems p LEFT JOIN sim_remedies r ON r.run_id = p.run_id AND r.position = p.remedy WHERE p.run_id = 1 ORDER BY p.position")" \
+    "adjacent.a pad_words 3 3 adjacent.b none 3 -"
+is "the problems' proposals as the report gave them" \
+    "$(sql "SELECT p.data, coalesce(r.remedy, 'none') FROM sim_problems p LEFT JOIN sim_remedies r ON r.run_id = p.run_id AND r.position = p.remedy WHERE p.run_id = 1 ORDER BY p.position")" \
+    "$(python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["what_if"]
+print(" ".join("%s %s" % (p["data_name"], "none" if p["best"] is None else w["remedies"][p["best"]]["text"])
+               for p in w["problems"]))' "$W/adjacent.json")"
+"$MTOOL" history show 1 > "$W/show.txt" 2>&1
+if grep -q '^  what-if remedies' "$W/show.txt" &&
+    grep -Eq '^  pad adjacent\.a: each 8-byte word on a 64-byte line of its own +0? *6 +6 +-1 ' "$W/show.txt" &&
+    grep -Eq '^    proposed: pad adjacent\.[ab]: ' "$W/show.txt" &&
+    grep -Eq '^  adjacent\.b +0 +3 +4 +4 +0 ' "$W/show.txt"; then
+    ok "history_mp: show lists the remedies, the proposals and the data objects' processors' figures"
+else
+    not_ok "history_mp: show: $(grep -A3 'what-if' "$W/show.txt" | tr '\n' '|' | cut -c1-300)"
+fi
+"$MTOOL" history show 2 > "$W/show2.txt" 2>&1
+check "history_mp: show of a run without --what-if lists no remedy" \
+    "! grep -q 'what-if' '$W/show2.txt'"
+check "history_mp: the machine summary names the processors" \
+    "grep -q '^  simulated machine: .* cpus=2 ' '$W/show.txt'"
+# Both exports: the processors' figures per object (the CSV's columns named
+# as the metrics), the JSON's what_if as stored.
+"$MTOOL" history export --csv -o "$W/h.csv" 2> "$W/err"
+is "CSV: adjacent.b's processors' figures in run 1 and 2, none in the one-CPU run 3" \
+    "$(python3 -c 'import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["data_name"] == "adjacent.b"]
+print(" ".join("%s:%s/%s/%s" % (r["run"], r["false_sharing"], r["interventions"], r["local_refs"])
+               for r in rows))' "$W/h.csv")" "1:3/4/0 2:0/0/1 3://"
+"$MTOOL" history export --json -o "$W/h.json" 2> "$W/err"
+is "JSON: run 1's what_if as stored (remedies, the first problem's proposal), none in run 2" \
+    "$(python3 -c 'import json, sys
+runs = json.load(open(sys.argv[1]))
+w = runs[0]["simulated"]["what_if"]
+pad = [r for r in w["remedies"] if r["text"].startswith("pad adjacent.a:")][0]
+b = [d for d in runs[0]["simulated"]["data_objects"] if d["name"] == "adjacent.b"][0]
+print(len(w["remedies"]), pad["saved"]["misses"]["D1"], pad["saved"]["cycles"],
+      w["remedies"][w["problems"][0]["proposed"]]["kind"], w["problems"][1]["proposed"],
+      b["processors"]["invalidations"], runs[1]["simulated"]["what_if"])' "$W/h.json")" \
+    "$(sql "SELECT count(*) FROM sim_remedies WHERE run_id = 1") 6 56.0 pad_words None 4 None"
+
+# ---- the sample traced on two CPUs -------------------------------------------------------
+# Its threads share a line only when their frames interleave: on a loaded
+# machine one thread may finish before the other starts, and then the run
+# has no false sharing; up to three runs until adjacent is falsely shared.
+export MTOOL_HISTORY="$W/sample.db"
+cp "$SHARING" "$W/bin/sharing"
+for attempt in 1 2 3; do
+    "$MTOOL" sim --set cpus=2 -o "$W/s.txt" -- "$W/bin/sharing" > /dev/null 2> "$W/err" ||
+        not_ok "history_mp: sharing traced: $(head -1 "$W/err")"
+    adjacent_run=$(sql "SELECT max(id) FROM runs")
+    falsely=$(sql "SELECT sum(f.false_sharing) FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = $adjacent_run AND d.name LIKE 'adjacent.%'")
+    [ "${falsely:-0}" -gt 0 ] && break
+done
+cp "$SHARING-padded" "$W/bin/sharing"
+"$MTOOL" sim --set cpus=2 -o "$W/p.txt" -- "$W/bin/sharing" > /dev/null 2> "$W/err" ||
+    not_ok "history_mp: sharing-padded traced: $(head -1 "$W/err")"
+padded_run=$(sql "SELECT max(id) FROM runs")
+is "sample: false sharing on adjacent.a/.b in the adjacent build (3 tries)" \
+    "$([ "${falsely:-0}" -gt 0 ] && echo yes)" yes
+is "sample: none in the padded build" \
+    "$(sql "SELECT sum(f.false_sharing + f.true_sharing) FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = $padded_run AND d.name LIKE 'adjacent.%'")" 0
+"$MTOOL" history diff "$adjacent_run" "$padded_run" --metric false_sharing > "$W/sdiff.txt" 2>&1
+if sed -n '/^improved/,/^unchanged/p' "$W/sdiff.txt" | grep -Eq 'adjacent\.[ab] .* -> 0 ' &&
+    ! sed -n '/^regressed/,/^improved/p' "$W/sdiff.txt" | grep -q 'adjacent\.'; then
+    ok "history_mp: sample diff: adjacent's false sharing improved to 0, not a regression"
+else
+    not_ok "history_mp: sample diff: $(tr '\n' '|' < "$W/sdiff.txt" | cut -c1-300)"
+fi
+"$MTOOL" history regressions "$adjacent_run" "$padded_run" --metric false_sharing > "$W/sreg.txt" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -Eq 'adjacent\.[ab] .* 0 -> [1-9]' "$W/sreg.txt"; then
+    ok "history_mp: sample regressions in the reverse order flag adjacent (exit 1)"
+else
+    not_ok "history_mp: sample reverse regressions: exit $rc: $(tr '\n' '|' < "$W/sreg.txt" | cut -c1-300)"
+fi
+"$MTOOL" history regressions "$padded_run" "$adjacent_run" --metric false_sharing > /dev/null 2>&1
+is "sample: regressions of the padded build by false_sharing: none (exit 0)" "$?" 0
+print_totals

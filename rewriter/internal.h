@@ -311,7 +311,7 @@ struct rw_code {
     size_t nequation_words, cap_equations;
     uint32_t nderived;         /* blocks whose count is derived: no probe */
     bool derive_counts;        /* derive what flow determines (counters.c) */
-    bool library;              /* a shared library's copy: no call sites recorded, no wrappers */
+    bool library;              /* a shared library's copy: no call sites recorded */
     size_t cap_counters;
     uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
     uint32_t ntable_checks;    /* jump-table reads whose index is checked (a counter each) */

@@ -182,7 +182,10 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
  * allocator (the heap's data objects): find their callees (PLT stubs of dynamic executables, the procedures themselves in static
  * ones, found by any alias of their symbol, or the GOT slots that calls of
  * code built with -fno-plt go through).  Before relocation: calls through
- * those slots become direct calls to the wrappers. */
+ * those slots become direct calls to the wrappers.  A library copy's calls
+ * too: its blob's wrappers hand them to the executable's runtime, so the
+ * threads a library starts get slots of their own (timer/runtime.c,
+ * SERVING). */
 static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
 {
     static const char *const names[] = {
@@ -634,8 +637,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.counter_base = opt->counter_base;
     for (uint32_t k = 0; k < opt->counter_base; k++) /* the other objects' counters */
         MT_PUSH(c.counter_addrs, c.ncounters, c.cap_counters, (uint64_t)0);
-    if (!opt->library)
-        find_wrapped_callees(&c, &rt);
+    find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
     report->ntimed = count_timed(&c);

@@ -72,7 +72,8 @@ typedef struct {
     uint64_t libs_set;
     bool library;              /* prog is a shared library: a copy whose entry jumps the
                                   executable's runtime writes; no runtime of its own runs,
-                                  so no wrappers, timers, tracing or call-target records */
+                                  so no timers, tracing or call-target records, and its
+                                  wrappers serve it through the executable's runtime */
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that

@@ -251,11 +251,11 @@ typedef struct {
                                finds them for the original, not from beside the copy) */
     bool dlopened;          /* opened by dlopen in this run or an earlier one, not
                                listed by the loader for BIN */
-    const char *starts;     /* a thread or process creation it calls itself
-                               ("pthread_create", "fork", ...), or NULL: what it
-                               starts counts into its creator's counters (the
-                               runtime's wrappers serve the executable's calls
-                               only), so concurrent threads may lose increments */
+    const char *starts;     /* a thread or process creation it calls itself that
+                               the runtime does not wrap ("thrd_create", "_Fork",
+                               "clone", "clone3"), or NULL: what that starts counts
+                               into its creator's counters, so concurrent threads
+                               may lose increments */
     mt_program *prog;
     mt_instrumented ins;
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */

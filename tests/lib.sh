@@ -35,6 +35,13 @@ refused() {
     fi
     rm -f "$r_err"
 }
+# starts_with COUNT_JSON LIBRARY: what count.json says the library can start
+# itself unwrapped (its `starts_with`), "null" when nothing.
+starts_with() {
+    python3 -c 'import json, sys
+libs = {l["name"]: l for l in json.load(open(sys.argv[1]))["libraries"]}
+print(json.dumps(libs[sys.argv[2]]["starts_with"]))' "$1" "$2"
+}
 # print_totals: the closing line; fails when an assertion did.
 print_totals() {
     echo "$passed passed, $failed failed"

@@ -105,6 +105,10 @@ count "$OUT/counts" "pass-1 counts: instrumented behavior and callgrind oracle"
 # counts against callgrind, --libs none, a library left original.
 run "shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs.sh
+# Threads and processes a library starts itself: a slot and a profile each,
+# exact counts (against callgrind, and the loops' known trip counts).
+run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
+    SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libthreads.sh
 
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"

@@ -163,6 +163,12 @@ static struct {
 /* The real syscall() (rt.wrap_callee's), for entry.S's wrapper of it. */
 HIDDEN uintptr_t mt_real_syscall;
 
+/* In a library copy's blob, whose runtime never starts: the run-time
+ * address of the executable's blob, whose runtime serves this copy's
+ * wrappers (SERVING); written by that runtime when it activates the copy,
+ * before any of the copy's relocated code can run.  0 in the executable. */
+static uintptr_t serving_blob;
+
 /* One line on stderr: the program's own output is never touched otherwise. */
 static void say(const char *msg)
 {
@@ -859,6 +865,14 @@ static bool already_active(const mt_rt_params *p, uintptr_t l_addr)
     return same_bytes((const void *)(first->vaddr + l_addr), first->bytes, first->len);
 }
 
+/* Points the wrappers of the library copy whose blob is at `blob` at this
+ * runtime: its serving_blob, at the same offset in its blob as in ours. */
+static void serve_copy(uintptr_t blob)
+{
+    uintptr_t at = blob + ((uintptr_t)&serving_blob - (uintptr_t)mt_blob_start);
+    __atomic_store_n((uintptr_t *)at, (uintptr_t)mt_blob_start, __ATOMIC_RELEASE);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -874,12 +888,16 @@ static void activate_library(uintptr_t l_addr)
     if (!read_safely(l_addr + EHDR_ENTRY, &entry, sizeof entry) || entry < own->entry_offset)
         return;
     uintptr_t blob = l_addr + entry - own->entry_offset;
-    if (!read_safely(blob, &h, sizeof h) || h.magic != MT_RT_MAGIC || h.version != MT_RT_VERSION ||
-        h.entry_offset != own->entry_offset || !read_safely(blob + h.params_offset, &p, sizeof p))
+    /* The same header: the same blob build, whose routines and variables
+     * lie at the same offsets as this one's (serve_copy). */
+    if (!read_safely(blob, &h, sizeof h) || !same_bytes(&h, own, sizeof h) ||
+        !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        blob - p.blob_vaddr == l_addr && p.npatches && !already_active(&p, l_addr))
+        blob - p.blob_vaddr == l_addr && p.npatches && !already_active(&p, l_addr)) {
+        serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
+    }
 }
 
 /* Every loaded copy of the set not active yet (the executable's own params
@@ -925,15 +943,20 @@ static void calibrate_timers(void)
     rt.hdr->timer_bias = rt.timer_bias;
 }
 
-/* Called by entry.S with the initial stack; returns the original entry. */
-/* The real callee of each wrapper: a PLT stub or procedure of the
- * executable, or what the loader stored in its GOT slot (-fno-plt). */
+/* The real callee of wrapper `w` in this blob's object: a PLT stub or
+ * procedure of it, or what the loader stored in its GOT slot (-fno-plt). */
+static uintptr_t own_callee(int w)
+{
+    uintptr_t bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
+    return mt_params.wrap_got[w] ? *(const uintptr_t *)(mt_params.wrap_got[w] + bias)
+                                 : mt_params.wrap_real[w] + bias;
+}
+
+/* The executable's, once the loader has filled its GOT (at its entry). */
 static void find_wrap_callees(void)
 {
     for (int w = 0; w < MT_RT_WRAP_COUNT; w++)
-        rt.wrap_callee[w] = mt_params.wrap_got[w]
-                                ? *(const uintptr_t *)(mt_params.wrap_got[w] + rt.bias)
-                                : mt_params.wrap_real[w] + rt.bias;
+        rt.wrap_callee[w] = own_callee(w);
     mt_real_syscall = rt.wrap_callee[MT_RT_WRAP_SYSCALL];
 }
 
@@ -947,6 +970,7 @@ static long trace_fd(char **envp)
     return fd;
 }
 
+/* Called by entry.S with the initial stack; returns the original entry. */
 HIDDEN uintptr_t mt_runtime_init(long *sp)
 {
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
@@ -993,13 +1017,27 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
 
 /* ---- wrappers (call sites in instrumented code are redirected here) ------ */
 
-#define REAL(id, type) ((type)rt.wrap_callee[MT_RT_WRAP_##id])
+/* A library copy's calls are redirected to its own blob's wrappers, like
+ * the executable's, but that blob's runtime never starts (its state is
+ * the executable's runtime's): the copy's wrapper calls its object's own
+ * real callee (REAL) through the routines of the executable's runtime,
+ * SERVING(routine), which lies at the same offset in that runtime's blob
+ * (activate_library checks that the headers are the same). */
+#define REAL(id, type) \
+    ((type)(mt_params.is_library ? own_callee(MT_RT_WRAP_##id) : rt.wrap_callee[MT_RT_WRAP_##id]))
+#define SERVING(routine)                                                                     \
+    (mt_params.is_library                                                                    \
+         ? (__typeof__(&routine))(__atomic_load_n(&serving_blob, __ATOMIC_ACQUIRE) +          \
+                                  ((uintptr_t)&routine - (uintptr_t)mt_blob_start))          \
+         : &routine)
+
+typedef int (*fork_fn)(void);
 
 /* fork: the child's counts go to a file of its own, from zero, at the same
  * address (the calling thread's %gs keeps pointing at its slot). */
-HIDDEN int mt_wrap_FORK(void)
+static int fork_counted(fork_fn real)
 {
-    int pid = REAL(FORK, int (*)(void))();
+    int pid = real();
     if (pid != 0 || !rt.hdr)
         return pid;
     uintptr_t slot = 0;
@@ -1020,6 +1058,8 @@ HIDDEN int mt_wrap_FORK(void)
     return pid;
 }
 
+HIDDEN int mt_wrap_FORK(void) { return SERVING(fork_counted)(REAL(FORK, fork_fn)); }
+
 /* Threads: a trampoline record lives in a page of its own until the new
  * thread has read it (thread creation costs far more than an mmap). */
 typedef struct {
@@ -1036,21 +1076,28 @@ static void *thread_start(void *p)
     return r.start(r.arg);
 }
 
-HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)(void *), void *arg)
+typedef int (*create_fn)(void *, const void *, void *(*)(void *), void *);
+
+static int create_thread(create_fn real, void *thread, const void *attr, void *(*start)(void *),
+                         void *arg)
 {
-    typedef int (*create_fn)(void *, const void *, void *(*)(void *), void *);
     thread_start_rec *r = rt.hdr ? map(NULL, PAGE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0) : NULL;
     if (!r) /* the thread shares its creator's slot: counts stay, exactness may not */
-        return REAL(PTHREAD_CREATE, create_fn)(thread, attr, start, arg);
+        return real(thread, attr, start, arg);
     r->start = start;
     r->arg = arg;
     r->creator = traced_creator();
     frame_before_wait();
-    int rc = REAL(PTHREAD_CREATE, create_fn)(thread, attr, thread_start, r);
+    int rc = real(thread, attr, thread_start, r);
     frame_after_wait();
     if (rc != 0)
         sys3(SYS_MUNMAP, (long)r, PAGE, 0);
     return rc;
+}
+
+HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)(void *), void *arg)
+{
+    return SERVING(create_thread)(REAL(PTHREAD_CREATE, create_fn), thread, attr, start, arg);
 }
 
 /* OpenMP: every thread of a parallel region runs `fn`; the region is
@@ -1073,25 +1120,26 @@ typedef void (*omp_fn)(void *);
 
 HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned flags)
 {
-    omp_rec r = {fn, data, traced_creator()};
-    REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(omp_start, &r, n, flags);
+    omp_rec r = {fn, data, SERVING(traced_creator)()};
+    REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(SERVING(omp_start), &r, n,
+                                                                       flags);
 }
 
 HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, unsigned count,
                                            unsigned flags)
 {
-    omp_rec r = {fn, data, traced_creator()};
+    omp_rec r = {fn, data, SERVING(traced_creator)()};
     REAL(GOMP_PARALLEL_SECTIONS, void (*)(omp_fn, void *, unsigned, unsigned, unsigned))(
-        omp_start, &r, n, count, flags);
+        SERVING(omp_start), &r, n, count, flags);
 }
 
 #define LOOP_WRAPPER(id)                                                                       \
     HIDDEN void mt_wrap_##id(omp_fn fn, void *data, unsigned n, long start, long end, long incr, \
                              long chunk, unsigned flags)                                       \
     {                                                                                          \
-        omp_rec r = {fn, data, traced_creator()};                                              \
+        omp_rec r = {fn, data, SERVING(traced_creator)()};                                     \
         REAL(id, void (*)(omp_fn, void *, unsigned, long, long, long, long, unsigned))(        \
-            omp_start, &r, n, start, end, incr, chunk, flags);                                 \
+            SERVING(omp_start), &r, n, start, end, incr, chunk, flags);                        \
     }
 LOOP_WRAPPER(GOMP_PARALLEL_LOOP_STATIC)
 LOOP_WRAPPER(GOMP_PARALLEL_LOOP_DYNAMIC)
@@ -1102,9 +1150,10 @@ LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED)
 HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n, long start,
                                                long end, long incr, unsigned flags)
 {
-    omp_rec r = {fn, data, traced_creator()};
-    REAL(GOMP_PARALLEL_LOOP_RUNTIME, void (*)(omp_fn, void *, unsigned, long, long, long, unsigned))(
-        omp_start, &r, n, start, end, incr, flags);
+    omp_rec r = {fn, data, SERVING(traced_creator)()};
+    typedef void (*loop_runtime_fn)(omp_fn, void *, unsigned, long, long, long, unsigned);
+    REAL(GOMP_PARALLEL_LOOP_RUNTIME, loop_runtime_fn)(SERVING(omp_start), &r, n, start, end, incr,
+                                                      flags);
 }
 
 /* ---- the allocator (tracing copies only: MT_RT_HEAP_WRAPPERS) ------------- */

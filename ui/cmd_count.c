@@ -333,10 +333,10 @@ static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
                     name, path, how, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
                     t->insns, t->reads + t->writes);
             if (lib->starts)
-                fprintf(fp, "  warning: it can call %s itself: a thread or process it "
-                            "starts counts into its creator's counters, and threads running at "
-                            "once may then lose counts of this library (what the program "
-                            "starts itself counts apart)\n",
+                fprintf(fp, "  warning: it can call %s itself, which mtool does not wrap: a "
+                            "thread or process it starts that way counts into its creator's "
+                            "counters, and threads running at once may then lose counts of "
+                            "this library (what pthread_create and fork start counts apart)\n",
                         lib->starts);
         }
         free(name);

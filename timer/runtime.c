@@ -411,11 +411,13 @@ HIDDEN uint64_t mt_timer_unwind(uint64_t threshold)
 HIDDEN uint64_t mt_timer_close_above(uint64_t record)
 {
     mt_slot_header *s = current_slot();
-    uint64_t frames = MT_SLOT_FRAMES_OFFSET(mt_params.ncounters, mt_params.ntimers);
+    /* Down to the sentinel, found by its rsp: a library copy's runtime
+     * runs this too, and its own params do not say where the slot's
+     * frames start (the executable's do). */
     uint64_t at = s->timer_top;
-    while (at > frames && timer_frame(s, at)->record != record)
+    while (timer_frame(s, at)->rsp != ~(uint64_t)0 && timer_frame(s, at)->record != record)
         at -= MT_FRAME_SIZE;
-    if (at == frames)
+    if (timer_frame(s, at)->rsp == ~(uint64_t)0)
         return 0;
     uint64_t now = rdtsc();
     while (s->timer_top > at)
@@ -859,6 +861,15 @@ static bool already_active(const mt_rt_params *p, uintptr_t l_addr)
     return same_bytes((const void *)(first->vaddr + l_addr), first->bytes, first->len);
 }
 
+/* Whether a library copy's timer records are the slot's: placed after
+ * this executable's counters, inside its records. */
+static bool timers_fit(const mt_rt_params *p)
+{
+    return !p->ntimers || (p->slot_ncounters == mt_params.ncounters &&
+                           p->timer_base <= mt_params.ntimers &&
+                           p->ntimers <= mt_params.ntimers - p->timer_base);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -878,7 +889,8 @@ static void activate_library(uintptr_t l_addr)
         h.entry_offset != own->entry_offset || !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        blob - p.blob_vaddr == l_addr && p.npatches && !already_active(&p, l_addr))
+        timers_fit(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
+        !already_active(&p, l_addr))
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
 }
 

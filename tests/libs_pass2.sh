@@ -1,0 +1,76 @@
+#!/bin/bash
+# tests/libs_pass2.sh — pass 2 through a program's shared libraries
+# (docs/ARCHITECTURE.md "Shared libraries"), on usememlib-gcc-O2, whose
+# memory-bound pointer chase is in its own libmtmem.so (samples/memlib.c):
+#   - `mtool run` (libraries counted by default): the program's output and
+#     exit status are the original's in every pass;
+#   - the library's chase loop is timed as an m-object named
+#     libmtmem.so:memlib_chase (report.txt and report.json, whose row says its
+#     object), measured above predicted: every step is a dependent load that
+#     misses L1, which the prediction assumes it hits;
+#   - pass2.tsv (the executable's objects, for sim and the HTML report) names
+#     no library object;
+#   - with --libs none, pass 2 times the executable alone: no row names a
+#     library, and its objects are the ones the run with libraries timed in
+#     the executable (each object's selection is its own).
+#
+#   MTOOL=build/mtool SAMPLES_LIBS=build/samples-libs bash tests/libs_pass2.sh
+set -u
+mtool=${MTOOL:-build/mtool}
+dir=${SAMPLES_LIBS:-build/samples-libs}
+bin=$dir/usememlib-gcc-O2
+work=$(mktemp -d "${TMPDIR:-/tmp}/mtool-libs2.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$work/history.db
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+
+"$bin" > "$work/orig.out"
+orig=$?
+"$mtool" run --no-store --no-html -o "$work/all" -- "$bin" > "$work/all.out" 2> "$work/all.err"
+status=$?
+# stdout: the program's output of each run (baseline, counted, timed), then the report
+runs=$(grep -c '^chase ' "$work/all.out")
+if [ $status -eq $orig ] && [ "$runs" -ge 3 ] &&
+    [ "$(grep '^chase ' "$work/all.out" | sort -u)" = "$(cat "$work/orig.out")" ]; then
+    ok "mtool run: output of its $runs runs and exit status ($status) identical to the original's"
+else
+    not_ok "mtool run: exit $status (original $orig), $runs runs' output $(grep '^chase ' "$work/all.out" | sort -u | tr '\n' ' '); $(tail -2 "$work/all.err")"
+fi
+
+python3 - "$work/all/report.json" <<'PY' && ok "report.json: libmtmem.so:memlib_chase's loop timed, measured above predicted" || not_ok "report.json: no library loop measured above predicted"
+import json, sys
+rows = json.load(open(sys.argv[1]))["objects"]
+chase = [r for r in rows if r.get("object") == "libmtmem.so" and r["kind"] == "loop"
+         and r["procedure"] == "memlib_chase" and r["name"].startswith("libmtmem.so:memlib_chase: loop")]
+for r in chase:
+    print("# %s: entries %d, measured %.4g, predicted %.4g cycles" % (r["name"], r["entries"], r["measured_cycles"], r["predicted_cycles"]))
+sys.exit(0 if len(chase) == 1 and chase[0]["entries"] == 1 and
+         chase[0]["measured_cycles"] > chase[0]["predicted_cycles"] > 0 else 1)
+PY
+grep -qE '^  loop +1 .* libmtmem\.so:memlib_chase: loop at 0x[0-9a-f]+ \(depth 1\), memlib\.c:' "$work/all/report.txt" &&
+    ok "report.txt names the loop libmtmem.so:memlib_chase with its source" ||
+    not_ok "report.txt: no libmtmem.so:memlib_chase row"
+grep -q 'mtool time: [1-9][0-9]* of them in shared libraries' "$work/all.err" &&
+    ok "pass 2 says how many of its objects are in libraries" || not_ok "pass 2 did not time library objects"
+if [ -s "$work/all/pass2.tsv" ] && ! grep -q 'memlib' "$work/all/pass2.tsv"; then
+    ok "pass2.tsv keeps the executable's objects only"
+else
+    not_ok "pass2.tsv: $(grep memlib "$work/all/pass2.tsv" 2>&1 | head -1)"
+fi
+
+# The copy of the executable alone runs from the cache, where its $ORIGIN
+# rpath finds no libmtmem.so (tests/libs.sh).
+export LD_LIBRARY_PATH=$dir
+"$mtool" count --no-store --no-baseline --libs none -o "$work/none" -- "$bin" > "$work/none.out" 2> "$work/none.err"
+"$mtool" time --no-store --no-html "$work/none" > "$work/none.time" 2> "$work/none.time.err"
+status=$? # the program's
+objects() { grep '^object' "$1" | cut -f2 | sort; }
+if [ $status -eq $orig ] && [ -s "$work/none/report.json" ] && ! grep -q 'libmtmem' "$work/none/report.txt" "$work/none/report.json" &&
+    ! grep -q 'in shared libraries$' "$work/none.time.err" &&
+    [ "$(objects "$work/none/pass2.tsv")" = "$(objects "$work/all/pass2.tsv")" ] &&
+    [ "$(grep '^chase ' "$work/none.out" "$work/none.time" -h | sort -u)" = "$(cat "$work/orig.out")" ]; then
+    ok "--libs none: the executable alone timed, its objects those of the run with libraries"
+else
+    not_ok "--libs none: exit $status; $(grep -h 'libmtmem' "$work/none/report.txt" | head -1); $(tail -1 "$work/none.time.err")"
+fi

@@ -56,10 +56,14 @@ const char mt_run_usage[] =
     "  -o RUNDIR        where to keep both passes (default: a new directory under\n"
     "                   $XDG_CACHE_HOME/mtool/runs)\n"
     "  --confirm        after pass 1's estimate, ask whether to go on (MTOOL's\n"
-    "                   'proceed?'), on the terminal\n" TIME_OPTIONS;
+    "                   'proceed?'), on the terminal\n"
+    "  --libs all|none|NAME,...  the shared libraries counted and timed with BIN\n"
+    "                   ('mtool count --libs'; default: every one it loads but glibc's)\n"
+    TIME_OPTIONS;
 
 typedef struct {
     const char *rundir;
+    char *libs;       /* run: pass 1's --libs (NULL: its default) */
     bool inner_first, json, no_store, no_html, confirm;
     double coverage, timer_bias;
     int top, runs, max_regions;
@@ -95,6 +99,8 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
             a->confirm = true;
         else if (strcmp(s, "-o") == 0 && is_run && i + 1 < argc)
             a->rundir = argv[++i];
+        else if (strcmp(s, "--libs") == 0 && is_run && i + 1 < argc && argv[i + 1][0])
+            a->libs = argv[++i];
         else if (strcmp(s, "--coverage") == 0 && i + 1 < argc &&
                  (a->coverage = strtod(argv[++i], &end)) > 0 && a->coverage <= 1 && !*end)
             ;
@@ -573,17 +579,21 @@ int mt_cmd_run(int argc, char **argv)
         return 2;
     }
     char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
-    /* Pass 1 is `mtool count -o RUNDIR --no-store -- BIN ARGS`: the history
+    /* Pass 1 is `mtool count -o RUNDIR --no-store [--libs SPEC] -- BIN ARGS`: the history
      * gets one run, pass 2's, with both passes' figures. */
     size_t nprog = 0;
     while (a.argv[nprog])
         nprog++;
-    char **cargv = mt_xcalloc(nprog + 6, sizeof *cargv);
+    char **cargv = mt_xcalloc(nprog + 8, sizeof *cargv);
     size_t k = 0;
     cargv[k++] = "count";
     cargv[k++] = "-o";
     cargv[k++] = rundir;
     cargv[k++] = "--no-store";
+    if (a.libs) { /* pass 2 times what pass 1 counted */
+        cargv[k++] = "--libs";
+        cargv[k++] = a.libs;
+    }
     cargv[k++] = "--";
     for (size_t i = 0; i < nprog; i++)
         cargv[k++] = a.argv[i];

@@ -392,6 +392,32 @@ static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
     s->timer_top -= MT_FRAME_SIZE;
 }
 
+/* Whether the record at slot offset `record` is one of this copy's own. */
+static bool own_record(uint64_t record)
+{
+    uint64_t first = MT_SLOT_RECORDS_OFFSET(mt_params.slot_ncounters ? mt_params.slot_ncounters
+                                                                     : mt_params.ncounters) +
+                     (uint64_t)mt_params.timer_base * MT_REC_SIZE;
+    return record >= first && record < first + (uint64_t)mt_params.ntimers * MT_REC_SIZE;
+}
+
+/* Called by a stop whose object was entered from an outside call of the
+ * object below it (`frame`, just popped; the caller's outside clock just
+ * resumed at its t0 + elapsed).  In a library copy whose object was
+ * entered from another object's outside call (the executable's, timing its
+ * calls through the PLT as outside time, not predicting them), the
+ * object's whole time is outside time of that caller: the pause was for
+ * callbacks into the caller's own code.  The frame's own outside time was
+ * added to the caller's already. */
+HIDDEN uint64_t mt_timer_outside_resumed(uint64_t frame)
+{
+    mt_timer_frame *f = (mt_timer_frame *)(uintptr_t)frame, *caller = f - 1;
+    if (!mt_params.is_library || own_record(caller->record))
+        return 0;
+    caller->outside += caller->outside_t0 - f->t0 - f->outside;
+    return 0;
+}
+
 /* Called by a start event at %rsp `threshold` (plus one for procedures)
  * when the top frame's %rsp is below it: that frame's procedure was left
  * by longjmp or an exception.  Closes every such frame; returns the new top. */

@@ -305,10 +305,17 @@ int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *
 
 /* The set's identity: the executable's content and each library's, in
  * order (each library's range follows from the ones before it). */
+uint64_t rn_set_id(const uint64_t *words, uint32_t n)
+{
+    uint64_t *zeros = mt_xcalloc((size_t)n + 1, sizeof *zeros);
+    uint64_t set = mt_timer_set_id(words, zeros, n) | 1; /* never 0: "none" */
+    free(zeros);
+    return set;
+}
+
 static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *set, mt_error *err)
 {
     uint64_t *words = mt_xcalloc(l->nlibs + 2, sizeof *words);
-    uint64_t *zeros = mt_xcalloc(l->nlibs + 2, sizeof *zeros);
     uint8_t hash[32];
     int rc = mt_file_sha256(bin, hash, err);
     if (rc == 0)
@@ -316,9 +323,8 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
     for (size_t i = 0; rc == 0 && i < l->nlibs; i++)
         if (!l->libs[i].note && (rc = mt_file_sha256(l->libs[i].path, hash, err)) == 0)
             memcpy(&words[i + 1], hash, 8);
-    *set = mt_timer_set_id(words, zeros, (uint32_t)l->nlibs + 1) | 1; /* never 0: "none" */
+    *set = rn_set_id(words, (uint32_t)l->nlibs + 1);
     free(words);
-    free(zeros);
     return rc;
 }
 

@@ -140,15 +140,13 @@ static uint64_t timed_set(const mt_pass2_result *r, const mt_timed_object *const
 {
     size_t n = 0;
     uint64_t *words = mt_xcalloc(r->libs.nlibs + 2, sizeof *words);
-    uint64_t *zeros = mt_xcalloc(r->libs.nlibs + 2, sizeof *zeros);
     words[n++] = r->libs.set;
     for (size_t i = 0; i < r->libs.nlibs; i++)
         if (!r->libs.libs[i].note)
             words[n++] = mt_timed_objects_id(r->libs.libs[i].prog, timed[i], ntimed[i]);
     words[n++] = mt_timed_objects_id(r->prog, own, nown);
-    uint64_t set = mt_timer_set_id(words, zeros, (uint32_t)n) | 1;
+    uint64_t set = rn_set_id(words, (uint32_t)n);
     free(words);
-    free(zeros);
     return set;
 }
 

@@ -150,6 +150,17 @@ static uint64_t timed_set(const mt_pass2_result *r, const mt_timed_object *const
     return set;
 }
 
+/* The threads a library starts itself run in their creator's slot
+ * (docs/ARCHITECTURE.md, "Shared libraries"): concurrent ones share its
+ * timer frames too. */
+static void warn_shared_slot(FILE *log, const mt_pass1_library *lib)
+{
+    char name[512];
+    mt_escape_text(name, sizeof name, lib->name);
+    fprintf(log, "mtool time: warning: %s calls %s itself: threads it starts share their "
+                 "creator's timers, and its objects' figures may mix them\n", name, lib->starts);
+}
+
 /* The timed copies of the executable and its counted libraries, each
  * timing its part of `timed` (the joined selection's order), and the
  * environment that loads the libraries' for the runs. */
@@ -178,6 +189,9 @@ static int instrument_with_libraries(const mt_pass2_options *o, mt_pass2_result 
                  ? -1 : 0;
     if (rc == 0 && o->log)
         fprintf(o->log, "mtool time: %u of them in shared libraries\n", at);
+    for (size_t i = 0; rc == 0 && o->log && i < nlibs; i++)
+        if (nparts[i] && r->libs.libs[i].starts)
+            warn_shared_slot(o->log, &r->libs.libs[i]);
     free(seen);
     free(parts);
     free(nparts);

@@ -16,8 +16,9 @@ static bool inside(const mt_candidate *x, const mt_candidate *y, const bool *yin
 {
     const mt_program *prog = y->prog;
     if (x == y || x->prog != prog)
-        return false; /* another object's code: its calls into it go through the PLT,
-                         which y's timers count as outside time */
+        return false; /* another object's code: the executable's calls into a library
+                         go through the PLT, outside time for y, library objects
+                         included (timer/runtime.c, mt_timer_outside_resumed) */
     if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
         if (y->loop == MT_NONE && !y->region.n)
             return true;

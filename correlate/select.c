@@ -592,6 +592,12 @@ void mt_selection_free(mt_selection *s)
     memset(s, 0, sizeof *s);
 }
 
+static void name_object(mt_candidate *to, const mt_candidate *from, const char *object)
+{
+    *to = *from;
+    to->object = object;
+}
+
 void mt_selection_join(const mt_selection *parts, const char *const *objects, size_t nparts,
                        mt_selection *out)
 {
@@ -605,10 +611,10 @@ void mt_selection_join(const mt_selection *parts, const char *const *objects, si
     }
     out->cands = mt_xcalloc(out->ncands + 1, sizeof *out->cands);
     size_t at = 0;
-    for (int timed = 1; timed >= 0; timed--)
-        for (size_t k = 0; k < nparts; k++)
-            for (size_t j = timed ? 0 : parts[k].ntimed; j < (timed ? parts[k].ntimed : parts[k].ncands); j++) {
-                out->cands[at] = parts[k].cands[j];
-                out->cands[at++].object = objects[k];
-            }
+    for (size_t k = 0; k < nparts; k++) /* the timed ones, in record order */
+        for (size_t j = 0; j < parts[k].ntimed; j++)
+            name_object(&out->cands[at++], &parts[k].cands[j], objects[k]);
+    for (size_t k = 0; k < nparts; k++)
+        for (size_t j = parts[k].ntimed; j < parts[k].ncands; j++)
+            name_object(&out->cands[at++], &parts[k].cands[j], objects[k]);
 }

@@ -13,6 +13,7 @@
 #     calls into libraries are measured apart, not predicted), not as its own;
 #   - pass2.tsv (the executable's objects, for sim and the HTML report) names
 #     no library object;
+#   - damaged library counts are refused in one line naming the file;
 #   - with `mtool run --libs none`, pass 2 times the executable alone: no row names a
 #     library, and its objects are the ones the run with libraries timed in
 #     the executable (each object's selection is its own).
@@ -88,4 +89,16 @@ if [ $status -eq $orig ] && [ -s "$work/none/report.json" ] && ! grep -q 'libmtm
     ok "--libs none: the executable alone timed, its objects those of the run with libraries"
 else
     not_ok "--libs none: exit $status; $(grep -h 'libmtmem' "$work/none/report.txt" | head -1); $(tail -1 "$work/none.time.err")"
+fi
+
+# A library's counts that are no counts: pass 2 refused, one line naming the file.
+cp -r "$work/all" "$work/bad"
+echo "garbage line" >> "$work/bad/libs/libmtmem.so.counts.tsv"
+"$mtool" time --no-store --no-html "$work/bad" > /dev/null 2> "$work/bad.err"
+status=$?
+if [ $status = 1 ] && [ "$(wc -l < "$work/bad.err")" = 1 ] &&
+    grep -q -F "mtool: $work/bad/libs/libmtmem.so.counts.tsv:" "$work/bad.err"; then
+    ok "damaged library counts: refused in one line naming the file"
+else
+    not_ok "damaged library counts: exit $status, $(head -2 "$work/bad.err")"
 fi

@@ -78,6 +78,9 @@ typedef struct {
     double predicted;         /* core cycles, inclusive of estimable callees */
     uint8_t status;           /* mt_candidate_status */
     char warning[160];        /* an estimability heuristic used, or why none applied */
+    const mt_program *prog;   /* the object whose code it is (mt_select's prog) */
+    const char *object;       /* that object's shared library file name, named in reports
+                                 as OBJECT:PROCEDURE; NULL: the executable */
 } mt_candidate;
 
 typedef struct {
@@ -94,6 +97,13 @@ typedef struct {
 void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out);
 void mt_selection_free(mt_selection *s);
+/* One selection of the objects timed together (a program and its shared
+ * libraries, docs/ARCHITECTURE.md "Shared libraries"): each part's timed
+ * candidates, part after part (the order of their timer records), then
+ * every part's others; totals summed.  Each part's candidates are named
+ * with objects[k] (NULL: the executable). */
+void mt_selection_join(const mt_selection *parts, const char *const *objects, size_t nparts,
+                       mt_selection *out);
 const char *mt_candidate_status_name(uint8_t status);
 
 /* ---- regions (regions.c) ---------------------------------------------------- */
@@ -140,7 +150,7 @@ typedef struct {
  * `nruns` runs (runs[r][i]: object i, its position in the timed list),
  * sorted by overhead, largest first.  An object's measured time is its least
  * over the runs: other load only ever adds time; the most gives the spread. */
-mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
+mt_mobject_figures *mt_correlate(const mt_selection *sel,
                                  mt_timer_totals *const *runs, size_t nruns,
                                  const mt_correlate_clock *clk, size_t *nrows);
 

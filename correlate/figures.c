@@ -11,11 +11,14 @@
  * hand, in a larger region), or a procedure that y's code calls (an
  * estimable y's callees work only on its behalf: all of their time is
  * inside y).  `yin`: y's blocks. */
-static bool inside(const mt_program *prog, const mt_candidate *x, const mt_candidate *y,
-                   const bool *yin, const bool *reach)
+static bool inside(const mt_candidate *x, const mt_candidate *y, const bool *yin,
+                   const bool *reach)
 {
-    if (x == y)
-        return false;
+    const mt_program *prog = y->prog;
+    if (x == y || x->prog != prog)
+        return false; /* another object's code: the executable's calls into a library
+                         go through the PLT, outside time for y, library objects
+                         included (timer/runtime.c, mt_timer_outside_resumed) */
     if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
         if (y->loop == MT_NONE && !y->region.n)
             return true;
@@ -41,8 +44,9 @@ static bool inside(const mt_program *prog, const mt_candidate *x, const mt_candi
 
 /* Procedures reachable by calls from object y (blocks `yin`): its calls,
  * then any call of the procedures they reach. */
-static void reachable(const mt_program *prog, const mt_candidate *y, const bool *yin, bool *reach)
+static void reachable(const mt_candidate *y, const bool *yin, bool *reach)
 {
+    const mt_program *prog = y->prog;
     memset(reach, 0, prog->nprocs * sizeof *reach);
     uint32_t *stack = mt_xcalloc(prog->nprocs + 1, sizeof *stack);
     size_t n = 0;
@@ -78,12 +82,15 @@ static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk
     return (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle;
 }
 
-mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel,
-                                 mt_timer_totals *const *runs, size_t nruns,
-                                 const mt_correlate_clock *clk, size_t *nrows)
+mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const *runs,
+                                 size_t nruns, const mt_correlate_clock *clk, size_t *nrows)
 {
     mt_mobject_figures *rows = mt_xcalloc(sel->ntimed + 1, sizeof *rows);
-    bool *reach = mt_xcalloc(prog->nprocs + 1, sizeof *reach);
+    uint32_t most_procs = 0;
+    for (size_t j = 0; j < sel->ntimed; j++)
+        if (sel->cands[j].prog->nprocs > most_procs)
+            most_procs = sel->cands[j].prog->nprocs;
+    bool *reach = mt_xcalloc((size_t)most_procs + 1, sizeof *reach);
     for (size_t i = 0; i < sel->ntimed; i++) {
         size_t best = 0;
         double least = net_cycles(&runs[0][i], clk), most = least;
@@ -109,10 +116,10 @@ mt_mobject_figures *mt_correlate(const mt_program *prog, const mt_selection *sel
         r->outermost = true;
     }
     for (size_t j = 0; j < sel->ntimed; j++) {
-        bool *yin = mt_candidate_blocks(prog, &sel->cands[j]);
-        reachable(prog, &sel->cands[j], yin, reach);
+        bool *yin = mt_candidate_blocks(sel->cands[j].prog, &sel->cands[j]);
+        reachable(&sel->cands[j], yin, reach);
         for (size_t i = 0; i < sel->ntimed; i++)
-            if (inside(prog, &sel->cands[i], &sel->cands[j], yin, reach))
+            if (inside(&sel->cands[i], &sel->cands[j], yin, reach))
                 rows[i].outermost = false;
         free(yin);
     }

@@ -574,8 +574,10 @@ void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint
                 sorted[k++] = out->cands[j];
     free(out->cands);
     out->cands = sorted;
-    for (size_t j = 0; j < out->ncands && out->cands[j].status == MT_CAND_TIMED; j++)
-        out->ntimed++;
+    for (size_t j = 0; j < out->ncands; j++) {
+        out->cands[j].prog = prog;
+        out->ntimed += out->cands[j].status == MT_CAND_TIMED;
+    }
     free(order);
     mt_inclusive_free(&s.inclusive);
     free(s.calls);
@@ -588,4 +590,31 @@ void mt_selection_free(mt_selection *s)
 {
     free(s->cands);
     memset(s, 0, sizeof *s);
+}
+
+static void name_object(mt_candidate *to, const mt_candidate *from, const char *object)
+{
+    *to = *from;
+    to->object = object;
+}
+
+void mt_selection_join(const mt_selection *parts, const char *const *objects, size_t nparts,
+                       mt_selection *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; k < nparts; k++) {
+        out->ncands += parts[k].ncands;
+        out->ntimed += parts[k].ntimed;
+        out->memops_total += parts[k].memops_total;
+        out->memops_selected += parts[k].memops_selected;
+        out->predicted_total += parts[k].predicted_total;
+    }
+    out->cands = mt_xcalloc(out->ncands + 1, sizeof *out->cands);
+    size_t at = 0;
+    for (size_t k = 0; k < nparts; k++) /* the timed ones, in record order */
+        for (size_t j = 0; j < parts[k].ntimed; j++)
+            name_object(&out->cands[at++], &parts[k].cands[j], objects[k]);
+    for (size_t k = 0; k < nparts; k++)
+        for (size_t j = parts[k].ntimed; j < parts[k].ncands; j++)
+            name_object(&out->cands[at++], &parts[k].cands[j], objects[k]);
 }

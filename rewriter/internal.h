@@ -329,6 +329,9 @@ struct rw_code {
     /* Pass 2 (timers.c). */
     const struct mt_timed_object *timed; /* the m-objects to time, by record index */
     uint32_t ntimed;
+    uint32_t timer_base;       /* record of timed[0] in the slot (mt_rt_params.timer_base) */
+    uint32_t slot_ncounters;   /* counters of the slot its records follow: a library's
+                                  executable's, else ncounters once all are placed */
     bool *outside_calls;       /* per procedure: bracket its PLT calls (reachable from a timed object) */
     rw_event *events;
     size_t nevents, cap_events;

@@ -1199,7 +1199,7 @@ static void emit_gs_abs(rw_buf *out, uint8_t rex, uint8_t opcode, uint8_t reg, u
 static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at,
                              mt_error *err)
 {
-    uint32_t site = (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->ntimed) +
+    uint32_t site = (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->timer_base + c->ntimed) +
                                (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE);
     bool inline_first = !operand_uses_r11(ri);
     size_t start = out->len, n = emit_operand_copy(out, ri, at, inline_first);

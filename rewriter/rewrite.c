@@ -331,19 +331,38 @@ uint64_t mt_call_graph_id(const mt_program *prog)
     return id;
 }
 
-uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n)
+/* The (procedure entry, object key) pairs of a copy's timer records:
+ * `base` pairs 0 (other objects' records) then its own objects'. */
+static uint32_t timer_pairs(const mt_program *prog, const mt_timed_object *timed, uint32_t n,
+                            uint32_t base, uint64_t **procs, uint64_t **keys)
 {
-    uint64_t *procs = mt_xmalloc((n + 1) * sizeof *procs);
-    uint64_t *keys = mt_xmalloc((n + 1) * sizeof *keys);
+    *procs = mt_xcalloc((size_t)base + n + 1, sizeof **procs);
+    *keys = mt_xcalloc((size_t)base + n + 1, sizeof **keys);
     for (uint32_t o = 0; o < n; o++) {
-        procs[o] = prog->procs[timed[o].proc].entry;
-        keys[o] = mt_timed_object_key(prog, &timed[o]);
+        (*procs)[base + o] = prog->procs[timed[o].proc].entry;
+        (*keys)[base + o] = mt_timed_object_key(prog, &timed[o]);
     }
-    uint64_t id = mt_timer_set_id(procs, keys, n);
+    return base + n;
+}
+
+static uint64_t timer_pairs_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n,
+                               uint32_t base)
+{
+    uint64_t *procs, *keys;
+    uint64_t id = mt_timer_set_id(procs, keys, timer_pairs(prog, timed, n, base, &procs, &keys));
     free(procs);
     free(keys);
     return id;
 }
+
+uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n)
+{
+    return timer_pairs_id(prog, timed, n, 0);
+}
+
+/* The records a copy's own params and map describe: a library its own, an
+ * executable the whole slot's (the libraries' before its own). */
+static uint32_t map_timer_base(const rw_code *c) { return c->library ? 0 : c->timer_base; }
 
 static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, const rw_code *c,
                         const mt_elf_file *in, const mt_rewrite_options *opt,
@@ -368,8 +387,10 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.images_vaddr = L->images_vaddr;
     params.nimages = L->nimages;
     params.params_file_offset = L->params_file_offset;
-    params.ntimers = c->ntimed;
-    params.timers_id = mt_timed_objects_id(c->prog, c->timed, c->ntimed);
+    params.ntimers = map_timer_base(c) + c->ntimed;
+    params.timers_id = timer_pairs_id(c->prog, c->timed, c->ntimed, map_timer_base(c));
+    params.timer_base = c->timer_base;
+    params.slot_ncounters = c->slot_ncounters;
     memcpy(params.binary_hash, hash, 32);
     snprintf(params.default_dir, sizeof params.default_dir, "%s", opt->profile_dir);
     snprintf(params.program_name, sizeof params.program_name, "%s", opt->program_name);
@@ -414,27 +435,31 @@ static void pad_to(rw_buf *b, uint64_t len)
 static void append_map(rw_buf *file, const rw_code *c, const uint8_t hash[32])
 {
     rw_buf_align(file, 8, 0);
-    uint32_t version = c->nequation_words ? 4 : c->ntimed || c->ncall_sites ? 3 : 1;
+    uint64_t *procs, *keys;
+    uint32_t ntimers = timer_pairs(c->prog, c->timed, c->ntimed, map_timer_base(c), &procs, &keys);
+    uint32_t version = c->nequation_words ? 4 : ntimers || c->ncall_sites ? 3 : 1;
     static const uint64_t magic[] = {0, MAP_MAGIC, 0, MAP3_MAGIC, MAP4_MAGIC};
     map_trailer t = {.map_offset = file->len, .ncounters = c->ncounters, .version = version,
                      .magic = magic[version]};
     memcpy(t.binary_hash, hash, 32);
     for (uint32_t i = 0; i < c->ncounters; i++)
         rw_buf_u64(file, c->counter_addrs[i]);
+    for (uint32_t i = 0; version > 1 && i < ntimers; i++) {
+        rw_buf_u64(file, procs[i]);
+        rw_buf_u64(file, keys[i]);
+    }
+    free(procs);
+    free(keys);
     if (version == 1) {
         rw_buf_put(file, &t, sizeof t);
         return;
-    }
-    for (uint32_t i = 0; i < c->ntimed; i++) {
-        rw_buf_u64(file, c->prog->procs[c->timed[i].proc].entry);
-        rw_buf_u64(file, mt_timed_object_key(c->prog, &c->timed[i]));
     }
     for (uint32_t i = 0; i < c->ncall_sites; i++)
         rw_buf_u64(file, c->call_site_addrs[i]);
     for (size_t i = 0; i < c->nequation_words; i++)
         rw_buf_u64(file, c->equations[i]);
     map4_trailer t4 = {.nequation_words = c->nequation_words,
-                       .v2 = {.ntimers = c->ntimed, .ncall_sites = c->ncall_sites, .v1 = t}};
+                       .v2 = {.ntimers = ntimers, .ncall_sites = c->ncall_sites, .v1 = t}};
     if (version == 4)
         rw_buf_put(file, &t4, sizeof t4);
     else
@@ -613,8 +638,10 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_buf file = {0};
     struct stat st;
     const char *why = refused(&in, opt->library);
-    if (!why && opt->library && (opt->ntimed || opt->trace))
-        why = "a shared library is only counted (pass 1), not timed or traced yet";
+    if (!why && opt->library && opt->trace)
+        why = "a shared library is counted (pass 1) and timed (pass 2), not traced yet";
+    if (!why && opt->library && opt->ntimed && !opt->slot_counters)
+        why = "a shared library's timers need the executable's counters (slot_counters)";
     if (why) {
         mt_error_set(err, "%s: %s", prog->path, why);
         goto out_input;
@@ -635,6 +662,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.ntraced = opt->ntraced;
     c.library = opt->library;
     c.counter_base = opt->counter_base;
+    c.timer_base = opt->timer_base;
+    c.slot_ncounters = opt->library ? opt->slot_counters : 0;
     for (uint32_t k = 0; k < opt->counter_base; k++) /* the other objects' counters */
         MT_PUSH(c.counter_addrs, c.ncounters, c.cap_counters, (uint64_t)0);
     find_wrapped_callees(&c, &rt);

@@ -72,8 +72,15 @@ typedef struct {
     uint64_t libs_set;
     bool library;              /* prog is a shared library: a copy whose entry jumps the
                                   executable's runtime writes; no runtime of its own runs,
-                                  so no timers, tracing or call-target records, and its
-                                  wrappers serve it through the executable's runtime */
+                                  so no tracing or call-target records; its wrappers
+                                  serve it through the executable's runtime */
+    /* Timers of a set (pass 2 through libraries): the objects' records are
+     * timer_base.. of the slot's, the libraries' first and the executable's
+     * last (it sizes the slot for all: its map starts with timer_base pairs
+     * 0, the others' records); a library's records follow slot_counters
+     * counters, the executable's ncounters. */
+    uint32_t timer_base;
+    uint32_t slot_counters;
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that

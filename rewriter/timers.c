@@ -548,8 +548,9 @@ static bool emit_event(const rw_code *c, const rw_event *ev, uint64_t vaddr, rw_
     if (d < INT32_MIN || d > INT32_MAX)
         return false;
     size_t start = out->len;
-    uint32_t record =
-        (uint32_t)(MT_SLOT_RECORDS_OFFSET(c->ncounters) + (uint64_t)ev->obj * MT_REC_SIZE);
+    uint32_t slot_ncounters = c->slot_ncounters ? c->slot_ncounters : c->ncounters;
+    uint32_t record = (uint32_t)(MT_SLOT_RECORDS_OFFSET(slot_ncounters) +
+                                 ((uint64_t)c->timer_base + ev->obj) * MT_REC_SIZE);
     rw_buf_put(out, c->blob + ec->offset, ec->len);
     rw_buf_patch_u32(out, start + ec->record, record);
     rw_buf_patch_u32(out, start + ec->push, record);

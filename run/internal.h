@@ -30,4 +30,8 @@ void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint
                    mt_pass1_totals *t);
 void rn_pass1_totals_free(mt_pass1_totals *t);
 
+/* The identity of a set of objects counted or timed together (libs.c):
+ * FNV-1a over `words` (contents, timed lists), never 0 (no set). */
+uint64_t rn_set_id(const uint64_t *words, uint32_t n);
+
 #endif

@@ -4,6 +4,7 @@
  * per-thread slot, and the environment that makes the loader take the
  * copies for one run (LD_AUDIT with timer/audit.c). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -304,10 +305,17 @@ int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *
 
 /* The set's identity: the executable's content and each library's, in
  * order (each library's range follows from the ones before it). */
+uint64_t rn_set_id(const uint64_t *words, uint32_t n)
+{
+    uint64_t *zeros = mt_xcalloc((size_t)n + 1, sizeof *zeros);
+    uint64_t set = mt_timer_set_id(words, zeros, n) | 1; /* never 0: "none" */
+    free(zeros);
+    return set;
+}
+
 static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *set, mt_error *err)
 {
     uint64_t *words = mt_xcalloc(l->nlibs + 2, sizeof *words);
-    uint64_t *zeros = mt_xcalloc(l->nlibs + 2, sizeof *zeros);
     uint8_t hash[32];
     int rc = mt_file_sha256(bin, hash, err);
     if (rc == 0)
@@ -315,9 +323,8 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
     for (size_t i = 0; rc == 0 && i < l->nlibs; i++)
         if (!l->libs[i].note && (rc = mt_file_sha256(l->libs[i].path, hash, err)) == 0)
             memcpy(&words[i + 1], hash, 8);
-    *set = mt_timer_set_id(words, zeros, (uint32_t)l->nlibs + 1) | 1; /* never 0: "none" */
+    *set = rn_set_id(words, (uint32_t)l->nlibs + 1);
     free(words);
-    free(zeros);
     return rc;
 }
 
@@ -353,7 +360,10 @@ static void rewrite_library(mt_pass1_library *lib, uint32_t base, uint64_t set)
     mt_analyze_options_init(&opt);
     mt_error err;
     if (!(lib->prog = mt_analyze(lib->path, &opt, &err)) ||
-        mt_instrument_in_set(lib->prog, lib->path, base, set, true, &lib->ins, &err) != 0 ||
+        mt_instrument_in_set(lib->prog, lib->path,
+                             &(mt_rewrite_options){.counter_base = base, .libs_set = set,
+                                                   .library = true},
+                             &lib->ins, &err) != 0 ||
         mt_counter_map_read(lib->ins.path, &lib->map, &err) != 0) {
         lib->note = mt_xstrdup(err.msg);
         for (char *c = lib->note; *c; c++)
@@ -478,6 +488,76 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libra
     return rc;
 }
 
+/* ---- pass 2 through them ------------------------------------------------------ */
+
+/* The libraries pass 1 counted, by the counts it kept of each
+ * (RUNDIR/libs/NAME.counts.tsv): "NAME,NAME...", or "none". */
+static char *counted_in(const char *rundir)
+{
+    char *dir = mt_xasprintf("%s/libs", rundir), *spec = mt_xstrdup("");
+    static const char suffix[] = ".counts.tsv";
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), k = sizeof suffix - 1;
+        if (n <= k || strcmp(e->d_name + n - k, suffix) != 0)
+            continue;
+        char *more = mt_xasprintf("%s%s%.*s", spec, spec[0] ? "," : "", (int)(n - k), e->d_name);
+        free(spec);
+        spec = more;
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    if (!spec[0]) {
+        free(spec);
+        spec = mt_xstrdup("none");
+    }
+    return spec;
+}
+
+int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_libraries *out,
+                               mt_error *err)
+{
+    char *spec = counted_in(rundir);
+    int rc = mt_pass1_libraries_prepare(bin, spec, out, NULL, err);
+    out->owned_spec = spec; /* out->spec's text */
+    for (size_t i = 0; rc == 0 && i < out->nlibs; i++) {
+        mt_pass1_library *lib = &out->libs[i];
+        if (lib->note)
+            continue;
+        char *path = mt_xasprintf("%s/libs/%s.counts.tsv", rundir, lib->name);
+        if (!(lib->counts = mt_rundir_read_counts(path, lib->prog, err)))
+            rc = -1;
+        else
+            mt_refine_with_pass1(lib->prog, lib->counts, NULL, 0);
+        free(path);
+    }
+    return rc;
+}
+
+int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,
+                            const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
+                            mt_error *err)
+{
+    uint32_t counter_base = 0, timer_base = 0;
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        if (lib->note)
+            continue;
+        mt_rewrite_options member = {.counter_base = counter_base, .libs_set = set,
+                                     .library = true, .timers_only = true, .timed = timed[i],
+                                     .ntimed = ntimed[i], .timer_base = timer_base,
+                                     .slot_counters = slot_counters};
+        counter_base = lib->map.ncounters;
+        timer_base += ntimed[i];
+        mt_instrumented_free(&lib->ins); /* the counting copy: the timed one loads instead */
+        if (mt_instrument_in_set(lib->prog, lib->path, &member, &lib->ins, err) != 0)
+            return -1;
+    }
+    l->set = set;
+    return 0;
+}
+
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts)
 {
     for (size_t i = 0; i < l->nlibs; i++)
@@ -498,8 +578,10 @@ void mt_pass1_libraries_free(mt_pass1_libraries *l)
         mt_instrumented_free(&lib->ins);
         mt_counter_map_free(&lib->map);
         rn_pass1_totals_free(&lib->totals);
+        free(lib->counts);
     }
     free(l->libs);
+    free(l->owned_spec);
     for (char **e = l->env; e && *e; e++)
         free(*e);
     free(l->env);

@@ -181,7 +181,8 @@ static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
 {
     if (!r->libs.set)
         return mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err);
-    return mt_instrument_in_set(r->prog, bin, r->libs.ncounters, r->libs.set, false, &r->ins, err);
+    mt_rewrite_options member = {.counter_base = r->libs.ncounters, .libs_set = r->libs.set};
+    return mt_instrument_in_set(r->prog, bin, &member, &r->ins, err);
 }
 
 /* What --libs asks, or the default: every library a run loads but glibc's

@@ -44,7 +44,7 @@ static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *
         if (o->log)
             fprintf(o->log, "mtool time: running the timed copy (%d of %d)\n", k + 1, o->runs);
         if (mt_clear_profiles(t->profiles, err) != 0 ||
-            mt_run_program(t->ins.path, r->pass1.argv, t->profiles, &one, err) != 0 ||
+            mt_run_program_env(t->ins.path, r->pass1.argv, t->profiles, r->libs.env, &one, err) != 0 ||
             mt_profile_merge(t->profiles, &t->map, &t->merges[k], err) != 0)
             return -1;
         rn_warn_damaged_profiles(o->log, t->profiles, &t->merges[k]);
@@ -91,16 +91,131 @@ static void summarize(mt_pass2_result *r)
         }
 }
 
-/* Selects the m-objects, times them and correlates. */
-static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
-                        mt_error *err)
+/* The selection options pass 2 was given. */
+static mt_select_options select_options(const mt_pass2_options *o)
 {
     mt_select_options so;
     mt_select_options_init(&so);
     so.coverage = o->coverage;
     so.inner_first = o->inner_first;
     so.max_regions = o->max_regions;
-    mt_select(r->prog, &r->costs, counts, &so, &r->sel);
+    return so;
+}
+
+/* The m-objects of each counted library and of the executable, each
+ * selected among its own procedures (covering its own memory operations),
+ * joined in the order of their timer records: the libraries' first. */
+static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
+                          mt_error *err)
+{
+    mt_select_options so = select_options(o);
+    mt_selection *parts = mt_xcalloc(r->libs.nlibs + 1, sizeof *parts);
+    const char **objects = mt_xcalloc(r->libs.nlibs + 1, sizeof *objects);
+    size_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->libs.nlibs; i++) {
+        const mt_pass1_library *lib = &r->libs.libs[i];
+        mt_program_costs costs;
+        if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, &costs, err)) != 0)
+            continue;
+        mt_select(lib->prog, &costs, lib->counts, &so, &parts[n]);
+        objects[n++] = lib->name;
+        mt_program_costs_free(&costs);
+    }
+    mt_select(r->prog, &r->costs, counts, &so, &parts[n]);
+    objects[n++] = NULL;
+    if (rc == 0)
+        mt_selection_join(parts, objects, n, &r->sel);
+    for (size_t k = 0; k < n; k++)
+        mt_selection_free(&parts[k]);
+    free(parts);
+    free(objects);
+    return rc;
+}
+
+/* The pass-2 set: pass 1's and every object's timed list, so that a timed
+ * copy only ever activates library copies timing the same objects. */
+static uint64_t timed_set(const mt_pass2_result *r, const mt_timed_object *const *timed,
+                          const uint32_t *ntimed, const mt_timed_object *own, uint32_t nown)
+{
+    size_t n = 0;
+    uint64_t *words = mt_xcalloc(r->libs.nlibs + 2, sizeof *words);
+    words[n++] = r->libs.set;
+    for (size_t i = 0; i < r->libs.nlibs; i++)
+        if (!r->libs.libs[i].note)
+            words[n++] = mt_timed_objects_id(r->libs.libs[i].prog, timed[i], ntimed[i]);
+    words[n++] = mt_timed_objects_id(r->prog, own, nown);
+    uint64_t set = rn_set_id(words, (uint32_t)n);
+    free(words);
+    return set;
+}
+
+/* The threads a library starts itself run in their creator's slot
+ * (docs/ARCHITECTURE.md, "Shared libraries"): concurrent ones share its
+ * timer frames too. */
+static void warn_shared_slot(FILE *log, const mt_pass1_library *lib)
+{
+    char name[512];
+    mt_escape_text(name, sizeof name, lib->name);
+    fprintf(log, "mtool time: warning: %s calls %s itself: threads it starts share their "
+                 "creator's timers, and its objects' figures may mix them\n", name, lib->starts);
+}
+
+/* The timed copies of the executable and its counted libraries, each
+ * timing its part of `timed` (the joined selection's order), and the
+ * environment that loads the libraries' for the runs. */
+static int instrument_with_libraries(const mt_pass2_options *o, mt_pass2_result *r,
+                                     const mt_timed_object *timed, timed_runs *t, mt_error *err)
+{
+    size_t nlibs = r->libs.nlibs;
+    const mt_timed_object **parts = mt_xcalloc(nlibs + 1, sizeof *parts);
+    uint32_t *nparts = mt_xcalloc(nlibs + 1, sizeof *nparts), at = 0;
+    for (size_t i = 0; i < nlibs; i++) {
+        parts[i] = &timed[at];
+        while (!r->libs.libs[i].note && at < r->sel.ntimed &&
+               r->sel.cands[at].object == r->libs.libs[i].name)
+            nparts[i]++, at++;
+    }
+    uint32_t nown = (uint32_t)r->sel.ntimed - at;
+    mt_rewrite_options exe = {.counter_base = r->libs.ncounters, .timers_only = true,
+                              .timed = &timed[at], .ntimed = nown, .timer_base = at,
+                              .libs_set = timed_set(r, parts, nparts, &timed[at], nown)};
+    char *seen = mt_xasprintf("%s/dlopened.txt", t->profiles);
+    int rc = mt_instrument_in_set(r->prog, r->pass1.binary, &exe, &t->ins, err) != 0 ||
+                     mt_counter_map_read(t->ins.path, &t->map, err) != 0 ||
+                     mt_pass2_libraries_time(&r->libs, parts, nparts, exe.libs_set,
+                                             t->map.ncounters, err) != 0 ||
+                     mt_pass1_libraries_env(&r->libs, r->pass1.binary, t->ins.path, seen, err) != 0
+                 ? -1 : 0;
+    if (rc == 0 && o->log)
+        fprintf(o->log, "mtool time: %u of them in shared libraries\n", at);
+    for (size_t i = 0; rc == 0 && o->log && i < nlibs; i++)
+        if (nparts[i] && r->libs.libs[i].starts)
+            warn_shared_slot(o->log, &r->libs.libs[i]);
+    free(seen);
+    free(parts);
+    free(nparts);
+    return rc;
+}
+
+/* The timed copy (with its libraries' when pass 1 counted some). */
+static int instrument_timed(const mt_pass2_options *o, mt_pass2_result *r,
+                            const mt_timed_object *timed, timed_runs *t, mt_error *err)
+{
+    if (!r->libs.set)
+        return mt_instrument_cached(r->prog, r->pass1.binary, timed, (uint32_t)r->sel.ntimed,
+                                    false, &t->ins, err) != 0 ||
+                       mt_counter_map_read(t->ins.path, &t->map, err) != 0
+                   ? -1 : 0;
+    return instrument_with_libraries(o, r, timed, t, err);
+}
+
+/* Selects the m-objects, times them and correlates. */
+static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
+                        mt_error *err)
+{
+    if (select_objects(o, r, counts, err) != 0)
+        return -1;
     if (o->log)
         fprintf(o->log, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
                         "instrumenting them\n", r->sel.ntimed, r->sel.ncands);
@@ -109,10 +224,8 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
         timed[i] = mt_candidate_object(&r->sel.cands[i]);
     timed_runs t = {.profiles = mt_xasprintf("%s/profiles-time", o->rundir)};
     double bias = NAN;
-    int rc = mt_instrument_cached(r->prog, r->pass1.binary, timed, (uint32_t)r->sel.ntimed, false, &t.ins,
-                                  err) != 0 ||
-                     mt_counter_map_read(t.ins.path, &t.map, err) != 0 ||
-                     mt_make_dirs(t.profiles, err) != 0 || run_timed(o, r, &t, err) != 0
+    int rc = instrument_timed(o, r, timed, &t, err) != 0 || mt_make_dirs(t.profiles, err) != 0 ||
+                     run_timed(o, r, &t, err) != 0
                  ? -1 : 0;
     if (rc == 0 && t.map.ntimers != r->sel.ntimed) {
         mt_error_set(err, "%s: %u objects timed, %zu selected: rewriter and selection disagree",
@@ -121,7 +234,7 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
     }
     if (rc == 0 && (rc = choose_bias(o, &t, &bias, err)) == 0) {
         mt_correlate_clock clk = {.tsc_per_cycle = r->run.tsc_per_cycle, .timer_bias_ticks = bias};
-        r->rows = mt_correlate(r->prog, &r->sel, t.totals, (size_t)o->runs, &clk, &r->nrows);
+        r->rows = mt_correlate(&r->sel, t.totals, (size_t)o->runs, &clk, &r->nrows);
         r->timer_bias = bias;
     }
     timed_runs_free(&t);
@@ -147,6 +260,7 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
                      /* every file of the run directory read before a
                       * calibration can take seconds: bad input fails first */
                      mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
+                     mt_pass2_libraries_prepare(o->rundir, r->pass1.binary, &r->libs, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      mt_predict_program(&r->machine, r->prog, false, &r->costs, err) != 0 ||
                      time_objects(o, r, counts, err) != 0
@@ -172,6 +286,7 @@ void mt_pass2_result_free(mt_pass2_result *r)
 {
     free(r->rows);
     mt_selection_free(&r->sel);
+    mt_pass1_libraries_free(&r->libs);
     mt_program_costs_free(&r->costs);
     mt_program_free(r->prog);
     mt_pass1_free(&r->pass1);

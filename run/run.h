@@ -44,12 +44,14 @@ typedef struct {
  * the rewriter's report (the cache's report.tsv). */
 int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed_object *timed,
                          uint32_t ntimed, bool trace, mt_instrumented *out, mt_error *err);
-/* The counting copy of `bin` as one object of a set counted together
- * (docs/ARCHITECTURE.md, "Shared libraries"): its counters from
- * counter_base on, activating (or, a `library`, activated with) the copies
- * of the same libs_set.  Library copies are cached under CACHE/libs/. */
-int mt_instrument_in_set(const mt_program *prog, const char *bin, uint32_t counter_base,
-                         uint64_t libs_set, bool library, mt_instrumented *out, mt_error *err);
+/* The copy of `bin` as one object of a set counted or timed together
+ * (docs/ARCHITECTURE.md, "Shared libraries"), `member` saying which:
+ * counter_base, libs_set, library; for pass 2 (timers_only) its timed
+ * objects, timer_base and, a library, slot_counters.  Activating
+ * (or, a `library`, activated with) the copies of the same libs_set.
+ * Library copies are cached under CACHE/libs/. */
+int mt_instrument_in_set(const mt_program *prog, const char *bin, const mt_rewrite_options *member,
+                         mt_instrumented *out, mt_error *err);
 void mt_instrumented_free(mt_instrumented *ins);
 /* Identity of this mtool build, so a rebuilt rewriter never reuses copies
  * made by an older one. */
@@ -260,6 +262,7 @@ typedef struct {
     mt_instrumented ins;
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */
     mt_pass1_totals totals;
+    uint64_t *counts;       /* pass 2: pass 1's counts of its blocks (mt_block_offsets) */
 } mt_pass1_library;
 
 typedef struct {
@@ -272,6 +275,7 @@ typedef struct {
     bool by_default;        /* spec is the default, not --libs */
     char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., MTOOL_ORIGIN=...,
                                MTOOL_LIBS_SEEN=..., NULL-terminated */
+    char *owned_spec;       /* pass 2: spec, made from what pass 1 counted */
 } mt_pass1_libraries;
 
 /* The shared libraries BIN needs (transitively, as its loader finds them)
@@ -295,6 +299,16 @@ int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *
 /* Each counted library's counts from the merged counts of the set. */
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts);
 void mt_pass1_libraries_free(mt_pass1_libraries *l);
+/* Pass 2: the libraries RUNDIR's pass 1 counted (its libs/NAME.counts.tsv;
+ * none: out->set 0), analyzed, each refined with its counts (lib->counts). */
+int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_libraries *out,
+                               mt_error *err);
+/* Their timed copies, in place of the counting ones (lib->ins): library i
+ * (counted ones) times timed[i][0 .. ntimed[i]), its records after the
+ * previous ones', after slot_counters counters, in the set `set`. */
+int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,
+                            const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
+                            mt_error *err);
 
 /* ---- MPI jobs (mpi.c; docs/REPORT.md, "MPI jobs") ------------------------------ */
 
@@ -431,7 +445,10 @@ typedef struct {
     mt_program *prog;          /* refined with pass 1 (mt_refine_with_pass1) */
     mt_machine machine;        /* the profile predicted with: its self-check */
     mt_program_costs costs;
-    mt_selection sel;
+    mt_selection sel;          /* of the executable and the libraries, their candidates
+                                  named by their object (mt_candidate.object) */
+    mt_pass1_libraries libs;   /* the shared libraries pass 1 counted, timed with it
+                                  (their analyses are the candidates' programs) */
     mt_mobject_figures *rows;  /* measured objects, as correlate ranks them */
     size_t nrows;
     mt_run_result run;         /* the least loaded run; tsc_per_cycle the runs' mean */

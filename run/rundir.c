@@ -537,6 +537,8 @@ int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error
             r->program_predicted, r->program_measured, r->objects_overhead);
     for (size_t i = 0; i < r->nrows; i++) {
         const mt_mobject_figures *f = &r->rows[i];
+        if (f->cand->object)
+            continue; /* a library's: its readers (sim, the HTML report) read the executable */
         mt_timed_object o = mt_candidate_object(f->cand);
         char spec[1024];
         mt_timed_object_format(r->prog, &o, spec, sizeof spec);

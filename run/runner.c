@@ -253,17 +253,20 @@ int mt_instrument_cached(const mt_program *prog, const char *bin, const mt_timed
     return rc;
 }
 
-int mt_instrument_in_set(const mt_program *prog, const char *bin, uint32_t counter_base,
-                         uint64_t libs_set, bool library, mt_instrumented *out, mt_error *err)
+int mt_instrument_in_set(const mt_program *prog, const char *bin, const mt_rewrite_options *member,
+                         mt_instrumented *out, mt_error *err)
 {
-    char set[32];
-    snprintf(set, sizeof set, "-l%016" PRIx64, libs_set);
+    char set[160];
+    int n = snprintf(set, sizeof set, "-l%016" PRIx64, member->libs_set);
+    if (member->timers_only) /* a pass-2 member: its objects, brackets and records */
+        snprintf(set + n, sizeof set - (size_t)n, "-t%016" PRIx64 "-g%016" PRIx64 "-r%u-%u",
+                 mt_timed_objects_id(prog, member->timed, member->ntimed), mt_call_graph_id(prog),
+                 member->timer_base, member->slot_counters);
     uint8_t hash[32];
-    char *dir = copy_dir(bin, library ? "libs" : "instrumented", set, hash, err);
+    char *dir = copy_dir(bin, member->library ? "libs" : "instrumented", set, hash, err);
     if (!dir)
         return -1;
-    mt_rewrite_options ro = {.counter_base = counter_base, .libs_set = libs_set,
-                             .library = library};
+    mt_rewrite_options ro = *member;
     int rc = instrument_into(dir, prog, bin, &ro, hash, out, err);
     free(dir);
     return rc;

@@ -35,7 +35,10 @@
  * site the flags are dead and the red zone is free (the ABI).  The call's
  * start is kept in the top frame; a timed object entered from inside it (a
  * callback, such as qsort's comparator) pauses it, and its exit resumes it,
- * so callbacks' time is not counted as outside time. */
+ * so callbacks' time is not counted as outside time; but a library copy's
+ * object entered from another object's outside call (the executable's call
+ * through the PLT) is that call's outside time all the same
+ * (mt_timer_outside_resumed). */
 #include "timer.h"
 
     .text
@@ -223,6 +226,8 @@ mt_timer_\name:
     shl $32, %rdx
     or %rdx, %rax
     mov %rax, MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rsi)
+    mov %rsi, %rax                      /* the frame just popped */
+    CALL_C mt_timer_outside_resumed
     jmp 2b
 .endm
 

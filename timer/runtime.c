@@ -398,6 +398,32 @@ static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
     s->timer_top -= MT_FRAME_SIZE;
 }
 
+/* Whether the record at slot offset `record` is one of this copy's own. */
+static bool own_record(uint64_t record)
+{
+    uint64_t first = MT_SLOT_RECORDS_OFFSET(mt_params.slot_ncounters ? mt_params.slot_ncounters
+                                                                     : mt_params.ncounters) +
+                     (uint64_t)mt_params.timer_base * MT_REC_SIZE;
+    return record >= first && record < first + (uint64_t)mt_params.ntimers * MT_REC_SIZE;
+}
+
+/* Called by a stop whose object was entered from an outside call of the
+ * object below it (`frame`, just popped; the caller's outside clock just
+ * resumed at its t0 + elapsed).  In a library copy whose object was
+ * entered from another object's outside call (the executable's, timing its
+ * calls through the PLT as outside time, not predicting them), the
+ * object's whole time is outside time of that caller: the pause was for
+ * callbacks into the caller's own code.  The frame's own outside time was
+ * added to the caller's already. */
+HIDDEN uint64_t mt_timer_outside_resumed(uint64_t frame)
+{
+    mt_timer_frame *f = (mt_timer_frame *)(uintptr_t)frame, *caller = f - 1;
+    if (!mt_params.is_library || own_record(caller->record))
+        return 0;
+    caller->outside += caller->outside_t0 - f->t0 - f->outside;
+    return 0;
+}
+
 /* Called by a start event at %rsp `threshold` (plus one for procedures)
  * when the top frame's %rsp is below it: that frame's procedure was left
  * by longjmp or an exception.  Closes every such frame; returns the new top. */
@@ -417,11 +443,13 @@ HIDDEN uint64_t mt_timer_unwind(uint64_t threshold)
 HIDDEN uint64_t mt_timer_close_above(uint64_t record)
 {
     mt_slot_header *s = current_slot();
-    uint64_t frames = MT_SLOT_FRAMES_OFFSET(mt_params.ncounters, mt_params.ntimers);
+    /* Down to the sentinel, found by its rsp: a library copy's runtime
+     * runs this too, and its own params do not say where the slot's
+     * frames start (the executable's do). */
     uint64_t at = s->timer_top;
-    while (at > frames && timer_frame(s, at)->record != record)
+    while (timer_frame(s, at)->rsp != ~(uint64_t)0 && timer_frame(s, at)->record != record)
         at -= MT_FRAME_SIZE;
-    if (at == frames)
+    if (timer_frame(s, at)->rsp == ~(uint64_t)0)
         return 0;
     uint64_t now = rdtsc();
     while (s->timer_top > at)
@@ -873,6 +901,15 @@ static void serve_copy(uintptr_t blob)
     __atomic_store_n((uintptr_t *)at, (uintptr_t)mt_blob_start, __ATOMIC_RELEASE);
 }
 
+/* Whether a library copy's timer records are the slot's: placed after
+ * this executable's counters, inside its records. */
+static bool timers_fit(const mt_rt_params *p)
+{
+    return !p->ntimers || (p->slot_ncounters == mt_params.ncounters &&
+                           p->timer_base <= mt_params.ntimers &&
+                           p->ntimers <= mt_params.ntimers - p->timer_base);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -894,7 +931,8 @@ static void activate_library(uintptr_t l_addr)
         !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        blob - p.blob_vaddr == l_addr && p.npatches && !already_active(&p, l_addr)) {
+        timers_fit(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
+        !already_active(&p, l_addr)) {
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
     }

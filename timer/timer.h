@@ -217,9 +217,14 @@ typedef struct {
      * start-up; 0 images: the runtime writes the jumps itself. */
     uint64_t images_vaddr;
     uint32_t nimages;
-    uint32_t reserved;
+    /* Timers of a set (pass 2 through libraries): this object's records are
+     * [timer_base, timer_base + ntimers) of the slot's; the executable's
+     * ntimers counts every object's (the libraries' first).  A library's
+     * records lie after slot_ncounters counters, the executable's ncounters
+     * (0: a copy without timers or the executable, its own). */
+    uint32_t timer_base;
     uint32_t trace_records;         /* records per trace frame: the copy traces, else 0 */
-    uint32_t reserved2;
+    uint32_t slot_ncounters;
     uint64_t params_file_offset;    /* where this very block lies in the file: the
                                        runtime maps images only from a file that
                                        holds the same block there */

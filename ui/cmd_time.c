@@ -56,10 +56,14 @@ const char mt_run_usage[] =
     "  -o RUNDIR        where to keep both passes (default: a new directory under\n"
     "                   $XDG_CACHE_HOME/mtool/runs)\n"
     "  --confirm        after pass 1's estimate, ask whether to go on (MTOOL's\n"
-    "                   'proceed?'), on the terminal\n" TIME_OPTIONS;
+    "                   'proceed?'), on the terminal\n"
+    "  --libs all|none|NAME,...  the shared libraries counted and timed with BIN\n"
+    "                   (as 'mtool count --libs'; default: all but glibc's)\n"
+    TIME_OPTIONS;
 
 typedef struct {
     const char *rundir;
+    char *libs;       /* run: pass 1's --libs (NULL: its default) */
     bool inner_first, json, no_store, no_html, confirm;
     double coverage, timer_bias;
     int top, runs, max_regions;
@@ -95,6 +99,8 @@ static int parse_args(int argc, char **argv, bool is_run, time_args *a)
             a->confirm = true;
         else if (strcmp(s, "-o") == 0 && is_run && i + 1 < argc)
             a->rundir = argv[++i];
+        else if (strcmp(s, "--libs") == 0 && is_run && i + 1 < argc && argv[i + 1][0])
+            a->libs = argv[++i];
         else if (strcmp(s, "--coverage") == 0 && i + 1 < argc &&
                  (a->coverage = strtod(argv[++i], &end)) > 0 && a->coverage <= 1 && !*end)
             ;
@@ -142,38 +148,42 @@ static const char *kind_of(const mt_candidate *c)
 }
 
 /* The object's first block: entry, loop header or region start. */
-static uint32_t first_block(const mt_program *prog, const mt_candidate *c)
+static uint32_t first_block(const mt_candidate *c)
 {
     return c->region.n ? c->region.first
-           : c->loop == MT_NONE ? 0 : prog->procs[c->proc].loops[c->loop].header;
+           : c->loop == MT_NONE ? 0 : c->prog->procs[c->proc].loops[c->loop].header;
 }
 
 /* "file:first-last" over the object's blocks (its address without DWARF). */
-static void source_range(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
+static void source_range(const mt_candidate *c, char *buf, size_t n)
 {
-    const mt_procedure *p = &prog->procs[c->proc];
-    bool *in = mt_candidate_blocks(prog, c);
+    const mt_procedure *p = &c->prog->procs[c->proc];
+    bool *in = mt_candidate_blocks(c->prog, c);
     uint32_t *blocks = mt_xcalloc(p->nblocks + 1, sizeof *blocks), nb = 0;
     for (uint32_t b = 0; b < p->nblocks; b++)
         if (in[b])
             blocks[nb++] = b;
-    mt_ui_source_range(prog, p, blocks, nb, buf, n);
+    mt_ui_source_range(c->prog, p, blocks, nb, buf, n);
     if (!buf[0])
-        snprintf(buf, n, "0x%" PRIx64, p->blocks[first_block(prog, c)].start);
+        snprintf(buf, n, "0x%" PRIx64, p->blocks[first_block(c)].start);
     free(blocks);
     free(in);
 }
 
-static void object_name(const mt_program *prog, const mt_candidate *c, char *buf, size_t n)
+/* Its procedure, LIB:PROCEDURE in a shared library (docs/REPORT.md). */
+static void object_name(const mt_candidate *c, char *buf, size_t n)
 {
-    const mt_procedure *p = &prog->procs[c->proc];
+    const mt_procedure *p = &c->prog->procs[c->proc];
+    char proc[384];
+    snprintf(proc, sizeof proc, "%s%s%s", c->object ? c->object : "", c->object ? ":" : "",
+             p->name);
     if (c->region.n)
-        snprintf(buf, n, "%s: region %u of %u at 0x%" PRIx64, p->name, c->region.k, c->region.n,
+        snprintf(buf, n, "%s: region %u of %u at 0x%" PRIx64, proc, c->region.k, c->region.n,
                  p->blocks[c->region.first].start);
     else if (c->loop == MT_NONE)
-        snprintf(buf, n, "%s", p->name);
+        snprintf(buf, n, "%s", proc);
     else
-        snprintf(buf, n, "%s: loop at 0x%" PRIx64 " (depth %u)", p->name,
+        snprintf(buf, n, "%s: loop at 0x%" PRIx64 " (depth %u)", proc,
                  p->blocks[p->loops[c->loop].header].start, p->loops[c->loop].depth);
 }
 
@@ -253,9 +263,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     for (size_t i = 0; i < rp->nrows && (int)i < top; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
         char raw[512], *name, *src, *warn;
-        object_name(rp->prog, r->cand, raw, sizeof raw);
+        object_name(r->cand, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(rp->prog, r->cand, raw, sizeof raw);
+        source_range(r->cand, raw, sizeof raw);
         src = mt_ui_escape(raw);
         row_warnings(r, raw, sizeof raw);
         warn = mt_ui_escape(raw);
@@ -306,9 +316,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         if ((int)shown > top)
             continue;
         char raw[512], *name, *src, *warn = mt_ui_escape(c->warning);
-        object_name(rp->prog, c, raw, sizeof raw);
+        object_name(c, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(rp->prog, c, raw, sizeof raw);
+        source_range(c, raw, sizeof raw);
         src = mt_ui_escape(raw);
         int column = fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  ",
                              mt_candidate_status_name(c->status), kind_of(c), c->entries,
@@ -324,18 +334,22 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
 }
 
-static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate *c)
+static void json_candidate(FILE *fp, const mt_candidate *c)
 {
     char name[512], src[512];
-    object_name(prog, c, name, sizeof name);
-    source_range(prog, c, src, sizeof src);
-    const mt_procedure *p = &prog->procs[c->proc];
+    object_name(c, name, sizeof name);
+    source_range(c, src, sizeof src);
+    const mt_procedure *p = &c->prog->procs[c->proc];
     fprintf(fp, "\"kind\":\"%s\",\"name\":", kind_of(c));
     mt_json_string(fp, name);
+    if (c->object) { /* a shared library's (absent: the executable's) */
+        fputs(",\"object\":", fp);
+        mt_json_string(fp, c->object);
+    }
     fputs(",\"procedure\":", fp);
     mt_json_string(fp, p->name);
     fprintf(fp, ",\"address\":\"0x%" PRIx64 "\",\"source\":",
-            p->blocks[first_block(prog, c)].start);
+            p->blocks[first_block(c)].start);
     mt_json_string(fp, src);
     if (c->region.n) {
         fprintf(fp, ",\"region\":%u,\"regions\":%u,\"region_end\":", c->region.k, c->region.n);
@@ -346,7 +360,7 @@ static void json_candidate(FILE *fp, const mt_program *prog, const mt_candidate 
     }
     char spec[600];
     mt_timed_object o = mt_candidate_object(c);
-    mt_timed_object_format(prog, &o, spec, sizeof spec);
+    mt_timed_object_format(c->prog, &o, spec, sizeof spec);
     fputs(",\"time_spec\":", fp);
     mt_json_string(fp, spec);
     fputs(",\"note\":", fp);
@@ -399,7 +413,7 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
         char warn[512];
         row_warnings(r, warn, sizeof warn);
         fputs(i ? ",{" : "{", fp);
-        json_candidate(fp, rp->prog, r->cand);
+        json_candidate(fp, r->cand);
         fprintf(fp, ",\"entries\":%" PRIu64 ",\"recursive_entries\":%" PRIu64
                     ",\"nonlocal_exits\":%" PRIu64 ",\"open_at_exit\":%" PRIu64 ",\"measured_cycles\":",
                 r->entries, r->recursive, r->nonlocal_exits, r->open);
@@ -427,7 +441,7 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
     for (size_t j = sel->ntimed; j < sel->ncands; j++) {
         fputs(first ? "{" : ",{", fp);
         first = false;
-        json_candidate(fp, rp->prog, &sel->cands[j]);
+        json_candidate(fp, &sel->cands[j]);
         fputc('}', fp);
     }
     fputs("]}\n", fp);
@@ -462,6 +476,8 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
+        if (r->cand->object)
+            continue; /* the history keeps the executable's objects (not yet libraries') */
         if (r->cand->region.n)
             mt_history_add_region(h, r->cand->proc, r->cand->region.first, r->cand->region.end,
                                   r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
@@ -569,17 +585,21 @@ int mt_cmd_run(int argc, char **argv)
         return 2;
     }
     char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
-    /* Pass 1 is `mtool count -o RUNDIR --no-store -- BIN ARGS`: the history
+    /* Pass 1 is `mtool count -o RUNDIR --no-store [--libs SPEC] -- BIN ARGS`: the history
      * gets one run, pass 2's, with both passes' figures. */
     size_t nprog = 0;
     while (a.argv[nprog])
         nprog++;
-    char **cargv = mt_xcalloc(nprog + 6, sizeof *cargv);
+    char **cargv = mt_xcalloc(nprog + 8, sizeof *cargv);
     size_t k = 0;
     cargv[k++] = "count";
     cargv[k++] = "-o";
     cargv[k++] = rundir;
     cargv[k++] = "--no-store";
+    if (a.libs) { /* pass 2 times what pass 1 counted */
+        cargv[k++] = "--libs";
+        cargv[k++] = a.libs;
+    }
     cargv[k++] = "--";
     for (size_t i = 0; i < nprog; i++)
         cargv[k++] = a.argv[i];

@@ -358,6 +358,31 @@ static void test_select(void)
     CHECK(fabs(sum - (1600000 + 100 * 10)) < 1,
           "select: the regions' predictions add up to the procedure's (%.0f)", sum);
     CHECK(loopy_regions == 0, "select: a procedure whose memory operations are in a loop is not cut");
+
+    /* A library's selection and the executable's, joined as pass 2 times
+     * them: timed candidates part after part (their records' order), then
+     * the others; totals summed; each named by its object. */
+    mt_selection parts[2] = {sel, sel}, joined;
+    const char *objects[2] = {"liba.so", NULL};
+    mt_selection_join(parts, objects, 2, &joined);
+    bool in_order = joined.ncands == 2 * sel.ncands && joined.ntimed == 2 * sel.ntimed;
+    size_t others = sel.ncands - sel.ntimed;
+    for (size_t i = 0; in_order && others && i < joined.ncands; i++) {
+        bool timed_part = i < 2 * sel.ntimed;
+        size_t part = timed_part ? i / sel.ntimed : (i - 2 * sel.ntimed) / others;
+        size_t j = timed_part ? i % sel.ntimed : sel.ntimed + (i - 2 * sel.ntimed) % others;
+        in_order = joined.cands[i].object == objects[part] && joined.cands[i].prog == &t.prog &&
+                   joined.cands[i].proc == sel.cands[j].proc &&
+                   joined.cands[i].status == sel.cands[j].status &&
+                   (joined.cands[i].status == MT_CAND_TIMED) == (i < joined.ntimed);
+    }
+    CHECK(sel.ntimed > 0 && sel.ncands > sel.ntimed && in_order,
+          "select: joined parts keep each part's timed candidates first, part after part, then "
+          "the others, each named by its object");
+    CHECK(joined.memops_total == 2 * sel.memops_total &&
+              fabs(joined.predicted_total - 2 * sel.predicted_total) < 1e-6,
+          "select: a join's totals are its parts' sums");
+    mt_selection_free(&joined);
     mt_selection_free(&sel);
 
     o.max_regions = 0;

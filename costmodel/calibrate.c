@@ -37,6 +37,7 @@
 #include <x86intrin.h>
 
 #include "costmodel.h"
+#include "internal.h"
 
 #define REPS "40"
 #define NREPS 40.0
@@ -667,7 +668,7 @@ static void report_line(FILE *report, const char *name, const sample_stats *runs
             value > 0 ? 100 * (med - value) / value : 0);
 }
 
-static double median_of(double *v, int n)
+double cm_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, by_value);
     return v[n / 2];
@@ -788,7 +789,7 @@ static void measure_clock_refs(mt_clock_refs *r, void *buf)
         add[i] = a / clock[i];
         fmul[i] = f / clock[i];
     }
-    double c = median_of(clock, REF_ROUNDS);
+    double c = cm_median(clock, REF_ROUNDS);
     r->imul = 3 * c;
     r->add_rr = densest(add, REF_ROUNDS) * c;
     qsort(fmul, REF_ROUNDS, sizeof *fmul, by_value);
@@ -1296,7 +1297,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     m->probe_cycles = d[PR];
     m->loads_per_cycle = 1 / m->timing[MT_IC_LOAD][MT_W128].rthroughput;
     m->stores_per_cycle = 1 / m->timing[MT_IC_STORE][MT_W128].rthroughput;
-    m->tsc_per_cycle = median_of(ratio_all, nratio);
+    m->tsc_per_cycle = cm_median(ratio_all, nratio);
     struct timespec ts0, ts1;
     clock_gettime(CLOCK_MONOTONIC, &ts0);
     uint64_t c0 = __rdtsc();

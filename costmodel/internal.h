@@ -88,4 +88,7 @@ unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t 
  * load whose address comes from what it loaded in an earlier iteration. */
 bool cm_chases(const cm_insn *ins, size_t n);
 
+/* The median of v[0..n) (v reordered; calibrate.c). */
+double cm_median(double *v, int n);
+
 #endif

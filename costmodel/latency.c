@@ -32,7 +32,7 @@
 #include <string.h>
 #include <x86intrin.h>
 
-#include "costmodel.h"
+#include "internal.h"
 
 #define LINE 64u
 
@@ -80,19 +80,6 @@ static void **build_chase(size_t lines)
 #define SEGMENT 4096L
 #define MAX_SEGMENTS (HOPS / SEGMENT + 2)
 
-static int by_ticks(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (reordered). */
-static double median_segment(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_ticks);
-    return v[n / 2];
-}
-
 /* TSC ticks per hop of `hops` dependent loads from p, the median of its
  * segments; *p is where it ended (the next chase goes on from there, and
  * the compiler cannot drop it). */
@@ -112,7 +99,7 @@ static double chase_ticks(void ***p, long hops)
     }
     __asm__ volatile("" : : "r"(q)); /* the chase's end is used: its loads stay */
     *p = q;
-    return median_segment(per_hop, n);
+    return cm_median(per_hop, n);
 }
 
 /* TSC ticks of one walk over `lines` lines (a multiple of 4) from p in
@@ -151,7 +138,7 @@ static double stream_ticks(const char *buf, size_t lines)
         per_line[n] = (double)walk_ticks(buf + done * LINE, len) / (double)len;
         done += len;
     }
-    return median_segment(per_line, n);
+    return cm_median(per_line, n);
 }
 
 /* One level: its working set chased `runs` times after one pass that
@@ -212,7 +199,7 @@ static double parallel_ticks(void **q[PARALLEL], long rounds)
     }
     for (int k = 0; k < PARALLEL; k++)
         __asm__ volatile("" : : "r"(q[k]));
-    return median_segment(per_hop, n);
+    return cm_median(per_hop, n);
 }
 
 /* The memory level's chase again, PARALLEL pointers spread over it. */

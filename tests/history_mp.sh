@@ -10,6 +10,12 @@
 # adjacent and then rebuilt with -DPAD_ADJACENT into the same path (a
 # rebuild: its objects keep their identities).
 #
+# The pages `mtool report RUN` makes of these runs (their history view: the
+# processors' figures, their diff, the what-if, the trend charts) are
+# checked against the history read with python's sqlite3
+# (tests/history_mp_page.py), then in chromium (tests/browser/mp.mjs:
+# skipped when chromium or playwright-core is missing).
+#
 #   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/history_mp.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
@@ -24,6 +30,37 @@ sql() { "$MTOOL" history sql "$1" | tail -n +2 | tr '\t\n' '  ' | sed 's/ $//'; 
 # is WHAT GOT WANT
 is() {
     if [ "$2" = "$3" ]; then ok "history_mp: $1"; else not_ok "history_mp: $1: got '$2', expected '$3'"; fi
+}
+
+# page RUN: `mtool report RUN`'s page of $MTOOL_HISTORY, its data checked
+# against the history (the oracle for the browser written beside it); the
+# browser's arguments gathered in $pages.
+pages=
+page() {
+    p=$W/page-$(basename "$MTOOL_HISTORY" .db)-$1
+    "$MTOOL" report "$1" -o "$p.html" > /dev/null 2> "$W/err" ||
+        not_ok "history_mp: report $1: $(head -1 "$W/err")"
+    python3 "$TESTS/history_mp_page.py" "$MTOOL_HISTORY" "$1" "$p.html" "$p.json" \
+        > "$W/page.out" 2>&1 || grep -q '^not ok' "$W/page.out" ||
+        echo "not ok - history_mp_page.py $1 failed: $(tail -1 "$W/page.out")" >> "$W/page.out"
+    sed 's/^\(not \)\{0,1\}ok - /&history_mp: page: /' "$W/page.out"
+    tally "$W/page.out"
+    pages="$pages $p.html $p.json"
+}
+# browser: the pages gathered in chromium.
+browser() {
+    chromium=${CHROMIUM:-/usr/bin/chromium}
+    if [ ! -x "$chromium" ] || [ ! -d "$TESTS/browser/node_modules/playwright-core" ] ||
+        ! command -v node > /dev/null; then
+        echo "# history_mp: chromium, node or playwright-core missing: the pages not opened"
+        return
+    fi
+    # shellcheck disable=SC2086 # $pages: paths without spaces (mktemp's)
+    CHROMIUM=$chromium node "$TESTS/browser/mp.mjs" $pages > "$W/browser.out" 2>&1 ||
+        grep -q '^not ok' "$W/browser.out" ||
+        echo "not ok - tests/browser/mp.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"
+    sed 's/^\(not \)\{0,1\}ok - /&history_mp: browser: /' "$W/browser.out"
+    tally "$W/browser.out"
 }
 
 SHARING=$SAMPLES_SIM/sharing-gcc-O2
@@ -186,6 +223,13 @@ print(len(w["remedies"]), pad["saved"]["misses"]["D1"], pad["saved"]["cycles"],
       b["processors"]["invalidations"], runs[1]["simulated"]["what_if"])' "$W/h.json")" \
     "$(sql "SELECT count(*) FROM sim_remedies WHERE run_id = 1") 6 56.0 pad_words None 4 None"
 
+# The pages of run 1 (the what-if's remedies and proposals) and run 2
+# (against run 1: false sharing 3 -> 0 on both fields).
+page 1
+page 2
+check "history_mp: page 2's diff has two objects (adjacent.a and .b)" \
+    "grep -q '^ok - its diff against run 1: 2 objects' '$W/page.out'"
+
 # ---- the sample traced on two CPUs -------------------------------------------------------
 # Its threads share a line only when their frames interleave: on a loaded
 # machine one thread may finish before the other starts, and then the run
@@ -223,4 +267,10 @@ else
 fi
 "$MTOOL" history regressions "$padded_run" "$adjacent_run" --metric false_sharing > /dev/null 2>&1
 is "sample: regressions of the padded build by false_sharing: none (exit 0)" "$?" 0
+# The padded run's page: its code objects' trend charts with a false-sharing
+# point per run of the sample (the adjacent ones above it), the diff.
+page "$padded_run"
+check "history_mp: the padded run's page has its code objects' trends" \
+    "grep -Eq '^ok - the trend points of its code objects \([1-9][0-9]* shown\)' '$W/page.out'"
+browser
 print_totals

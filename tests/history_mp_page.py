@@ -39,7 +39,8 @@ def objects_of(con, run):
     for row in con.execute(
             f"SELECT s.procedure, s.loop_path, {COLUMNS} FROM sim_figures f JOIN sites s "
             "ON s.id = f.site_id WHERE f.run_id = ? AND f.true_sharing IS NOT NULL", (run,)):
-        got[("code", code_name(row[0], row[1]))] = dict(zip(FIGURES, row[2:]))
+        kind = "loop" if row[1] else "procedure"
+        got[(kind, code_name(row[0], row[1]))] = dict(zip(FIGURES, row[2:]))
     for row in con.execute(
             f"SELECT d.name, {COLUMNS} FROM sim_figures f JOIN data_sites d "
             "ON d.id = f.data_site_id WHERE f.run_id = ? AND f.true_sharing IS NOT NULL", (run,)):
@@ -107,7 +108,7 @@ def main():
                     got_w["remedies"][p["proposed"]]["text"]) for p in got_w["problems"]] ==
                   [(p["code"], p["data"], p["proposed"]) for p in w["problems"]],
                   f"its {len(w['problems'])} problems propose sim_problems' remedies")
-    codes = [name for kind, name in want if kind == "code"]
+    codes = [name for kind, name in want if kind != "data"]
     trends = trends_of(con, run, codes)
     shown = {o["spec"] if "spec" in o else o["name"]: i
              for i, o in enumerate(page_data(page_path)["objects"])}

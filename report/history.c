@@ -181,8 +181,8 @@ bool mt_report_has_mp(const mt_store_object_row *o)
     return !isnan(mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, 0, -1}));
 }
 
-/* A simulated run of cpus > 1: its objects' processors' figures and its
- * what-if remedies and problems (nothing kept for another run). */
+/* A simulated run of cpus > 1: its objects' processors' figures, its
+ * what-if remedies and problems, its threads (nothing kept for another run). */
 static int load_processors(mt_store *s, mt_report_history *h, mt_error *err)
 {
     if (mt_store_run_objects(s, h->run, &h->mp_rows, &h->nmp_rows, err) != 0)
@@ -196,8 +196,10 @@ static int load_processors(mt_store *s, mt_report_history *h, mt_error *err)
         h->nmp_rows = 0;
         return 0;
     }
-    return mt_store_sim_whatif(s, h->run, &h->remedies, &h->nremedies, &h->problems,
-                               &h->nproblems, err);
+    if (mt_store_sim_whatif(s, h->run, &h->remedies, &h->nremedies, &h->problems,
+                            &h->nproblems, err) != 0)
+        return -1;
+    return mt_store_sim_threads(s, h->run, &h->threads, &h->nthreads, err);
 }
 
 int mt_report_history_views(mt_store *s, mt_report_history *h, const int64_t *objects, size_t n,
@@ -340,5 +342,6 @@ void mt_report_history_free(mt_report_history *h)
     mt_store_diff_free(&h->diff);
     mt_store_object_rows_free(h->mp_rows, h->nmp_rows);
     mt_store_whatif_free(h->remedies, h->nremedies, h->problems, h->nproblems);
+    free(h->threads);
     memset(h, 0, sizeof *h);
 }

@@ -441,6 +441,7 @@ static const char page_body[] =
     "this run</h3><table class=\"objects\" id=\"mp-table\"></table>\n"
     "<h3>Processors: against the baseline run</h3><p id=\"mp-diff-note\"></p>"
     "<table class=\"objects\" id=\"mp-diff-table\"></table>\n"
+    "<h3>Processors: per thread</h3><table class=\"objects\" id=\"mp-thread-table\"></table>\n"
     "<div id=\"mp-whatif\" hidden></div></div></section>\n"
     "<h2 id=\"simulation-head\">Simulation: misses, their causes and the stall they cost</h2>\n"
     "<p id=\"no-simulation\">No simulation in this run directory: <code>mtool sim RUNDIR</code> "

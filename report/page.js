@@ -1172,6 +1172,15 @@
           td.className = d.after[key] > d.before[key] ? 'worse' : 'better';
       }));
     }
+    const levels = Object.keys(pr.threads.length ? pr.threads[0].misses : {});
+    fillFigures(document.getElementById('mp-thread-table'), ['thread', 'CPU', 'references']
+      .concat(levels.map(l => l + ' misses'), ['stall cycles'], MP_FIGURES.map(f => f[1])),
+      pr.threads.map(t => ({attrs: Object.assign(figureAttrs(t, 'thread'), {'data-thread': t.thread,
+        'data-cpu': t.cpu, 'data-refs': t.refs,
+        'data-stall': t.stall_cycles === null ? '' : t.stall_cycles}),
+        cells: [String(t.thread), String(t.cpu), num(t.refs)].concat(levels.map(l =>
+          num(t.misses[l])), [t.stall_cycles === null ? '\u2013' : num(t.stall_cycles)],
+          MP_FIGURES.map(([key]) => num(t.figures[key])))})));
     if (pr.what_if) renderWhatIf(document.getElementById('mp-whatif'), pr.what_if);
   }
 

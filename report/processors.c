@@ -3,8 +3,9 @@
  * its coherence misses and events and where its references were served
  * (store.h's mp figures, named as the metrics: mt_store_mp_name), the
  * --what-if remedies with what each saves over the run, the top problems
- * with the remedy proposed for each, and, against the baseline, each
- * object's figures before and after.
+ * with the remedy proposed for each, per thread the same figures (and its
+ * misses per level, the stall of where its references were served), and,
+ * against the baseline, each object's figures before and after.
  *
  * Conventions: counts are written whole; a saving is negative when the
  * remedy costs more; null: no such figure (a level slot the machine lacks,
@@ -15,16 +16,24 @@
 
 #include "internal.h"
 
-/* ",KEY:{name: figure, ...}" of o's processors' figures. */
-static void write_mp_figures(FILE *fp, const char *key, const mt_store_object_row *o)
+/* ",KEY:{name: figure, ...}" of the nine processors' figures. */
+static void write_figures(FILE *fp, const char *key, const double *mp)
 {
     fprintf(fp, ",\"%s\":{", key);
     for (unsigned k = 0; k < MT_STORE_NMP; k++) {
         fprintf(fp, "%s\"%s\":", k ? "," : "", mt_store_mp_name(k));
-        mt_report_json_count(fp, mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, k,
-                                                                             -1}));
+        mt_report_json_count(fp, mp[k]);
     }
     fputc('}', fp);
+}
+
+/* ",KEY:{...}" of o's processors' figures. */
+static void write_mp_figures(FILE *fp, const char *key, const mt_store_object_row *o)
+{
+    double mp[MT_STORE_NMP];
+    for (unsigned k = 0; k < MT_STORE_NMP; k++)
+        mp[k] = mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, k, -1});
+    write_figures(fp, key, mp);
 }
 
 /* "KEY":{"D1": n, ...} over the level slots the machine has. */
@@ -151,6 +160,26 @@ static void write_diff(FILE *fp, const mt_report_history *h)
     fputc(']', fp);
 }
 
+static void write_threads(FILE *fp, const mt_report_history *h)
+{
+    fputs(",\"threads\":[", fp);
+    for (size_t i = 0; i < h->nthreads; i++) {
+        const mt_store_sim_thread *t = &h->threads[i];
+        fprintf(fp, "%s{\"thread\":%" PRIu32 ",\"cpu\":%" PRIu32 ",\"refs\":%" PRIu64 ",",
+                i ? "," : "", t->thread, t->cpu, t->refs);
+        double misses[MT_STORE_SIM_LEVELS], mp[MT_STORE_NMP];
+        for (unsigned slot = 0; slot < MT_STORE_SIM_LEVELS; slot++)
+            misses[slot] = t->misses[slot] == MT_STORE_NO_COUNT ? NAN : (double)t->misses[slot];
+        write_slot_counts(fp, "misses", misses);
+        for (unsigned k = 0; k < MT_STORE_NMP; k++)
+            mp[k] = (double)t->mp[k];
+        write_figures(fp, "figures", mp);
+        mt_report_json_key_number(fp, "stall_cycles", t->stall_cycles);
+        fputc('}', fp);
+    }
+    fputc(']', fp);
+}
+
 void mt_report_write_processors(FILE *fp, const mt_report_history *h)
 {
     if (!h->nmp_rows)
@@ -158,6 +187,7 @@ void mt_report_write_processors(FILE *fp, const mt_report_history *h)
     fputs(",\"processors\":{", fp);
     write_objects(fp, h);
     write_diff(fp, h);
+    write_threads(fp, h);
     if (h->nremedies) {
         fputs(",\"what_if\":{", fp);
         write_remedies(fp, h);

@@ -84,14 +84,16 @@ typedef struct {
     size_t ncompared;
     bool *regressed;          /* per pair: mt_store_regressed at the CI gate's defaults */
     /* A simulated run of cpus > 1: its objects (code and data; those
-     * with processors' figures shown), and its --what-if remedies and
-     * problems.  None for another run. */
+     * with processors' figures shown), its --what-if remedies and
+     * problems, its threads.  None for another run. */
     mt_store_object_row *mp_rows;
     size_t nmp_rows;
     mt_store_remedy *remedies;
     size_t nremedies;
     mt_store_problem *problems;
     size_t nproblems;
+    mt_store_sim_thread *threads; /* its per-thread view */
+    size_t nthreads;
 } mt_report_history;
 
 /* A run whose page is built from the history alone: its run directory is

@@ -3,7 +3,8 @@
 # (docs/HISTORY.md, "Processors and what-if remedies"): per data and code
 # object its coherence misses and events and where its references were
 # served, as metrics of `history diff`, `regressions` and `trend`; a
-# --what-if run's remedies and proposals stored and shown by `history show`.
+# --what-if run's remedies and proposals stored and shown by `history show`;
+# its per-thread view (schema 8's sim_threads) too, and in the JSON export.
 #
 # Hand din traces on samples/sharing.c's binary first (exact counts, worked
 # out in the comments), then the sample itself traced on two CPUs, built
@@ -123,6 +124,20 @@ print(sum(c["invalidations_sent"] for c in p), sum(c["interventions"] for c in p
 is "the data objects' events sum to the per-CPU view's" \
     "$(sql "SELECT sum(invalidations), sum(interventions), sum(false_sharing) FROM sim_figures WHERE run_id = 1 AND data_site_id IS NOT NULL")" \
     "$per_cpu"
+# The per-thread view stored as the report gave it (its JSON's per_thread:
+# thread 0 on CPU 0 wrote adjacent.a, 3 false sharing misses, the line's
+# one cold miss from memory; thread 1 on CPU 1 its 4 interventions).
+is "the threads stored as the report's per-thread view" \
+    "$(sql "SELECT thread, cpu, refs, d1_misses, l2_misses, l3_misses, true_sharing, false_sharing, invalidations, interventions, upgrades, local_refs, remote_refs, stall_cycles FROM sim_threads WHERE run_id = 1 ORDER BY position")" \
+    "$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["processors"]["per_thread"]
+print(" ".join("%d %d %d %d %d %d %d %d %d %d %d %d %d %.1f" % (t["thread"], t["cpu"], t["refs"],
+      t["misses"]["D1"]["misses"], t["misses"]["L2"]["misses"], t["misses"]["L3"]["misses"],
+      t["true_sharing"], t["false_sharing"], t["invalidations_sent"], t["interventions"],
+      t["upgrades"], t["served"]["local"], t["served"]["remote"], t["served_stall_cycles"])
+      for t in p))' "$W/adjacent.json")"
+is "thread 1 of the hand trace: 4 interventions, 4 invalidations sent" \
+    "$(sql "SELECT interventions, invalidations FROM sim_threads WHERE run_id = 1 AND thread = 1")" "4 4"
 # The padded build's trace again on one CPU (run 3): its objects have no
 # processors' figures (NULL, never compared), not zeros.
 "$MTOOL" sim --D1=256,2,64 --trace "$W/padded.din" --binary "$W/bin/sharing" -o "$W/uni.txt" \
@@ -198,6 +213,8 @@ if grep -q '^  what-if remedies' "$W/show.txt" &&
 else
     not_ok "history_mp: show: $(grep -A3 'what-if' "$W/show.txt" | tr '\n' '|' | cut -c1-300)"
 fi
+check "history_mp: show lists the threads: thread 1 on CPU 1, 4 references, false 3, inval. 4" \
+    "sed -n '/^  per thread/,\$p' '$W/show.txt' | grep -Eq '^ +1 +1 +4 +4 +4 +0 +144 +0 +3 +4 +4 +0 '"
 "$MTOOL" history show 2 > "$W/show2.txt" 2>&1
 check "history_mp: show of a run without --what-if lists no remedy" \
     "! grep -q 'what-if' '$W/show2.txt'"
@@ -222,6 +239,12 @@ print(len(w["remedies"]), pad["saved"]["misses"]["D1"], pad["saved"]["cycles"],
       w["remedies"][w["problems"][0]["proposed"]]["kind"], w["problems"][1]["proposed"],
       b["processors"]["invalidations"], runs[1]["simulated"]["what_if"])' "$W/h.json")" \
     "$(sql "SELECT count(*) FROM sim_remedies WHERE run_id = 1") 6 56.0 pad_words None 4 None"
+is "JSON: run 1's threads as stored, none in the one-CPU run 3" \
+    "$(python3 -c 'import json, sys
+runs = json.load(open(sys.argv[1]))
+print(" ".join("%d:%d:%d:%d" % (t["thread"], t["cpu"], t["false_sharing"], t["interventions"])
+               for t in runs[0]["simulated"]["threads"]), len(runs[2]["simulated"]["threads"]))' "$W/h.json")" \
+    "$(sql "SELECT group_concat(thread || ':' || cpu || ':' || false_sharing || ':' || interventions, ' ') FROM (SELECT * FROM sim_threads WHERE run_id = 1 ORDER BY position)") 0"
 
 # The pages of run 1 (the what-if's remedies and proposals) and run 2
 # (against run 1: false sharing 3 -> 0 on both fields).

@@ -7,8 +7,8 @@ against the history read here with sqlite3 (not through mtool):
 
 Checks the page's data (history.processors: per code and data object its
 nine processors' figures; the diff against the baseline run the page names;
-the what-if remedies and the problems' proposals; the trend points of its
-code objects), then writes ORACLE_OUT, the same figures from the history,
+the what-if remedies and the problems' proposals; its threads; the trend
+points of its code objects), then writes ORACLE_OUT, the same figures from the history,
 for tests/browser/mp.mjs to check the rendered page against.  One
 "ok - ..." / "not ok - ..." line per assertion."""
 import json
@@ -57,6 +57,13 @@ def what_if_of(con, run):
         "SELECT code, data, remedy, sharing_saved FROM sim_problems WHERE run_id = ? "
         "ORDER BY position", (run,))]
     return {"remedies": remedies, "problems": problems}
+
+
+def threads_of(con, run):
+    return [{"thread": t, "cpu": c, "refs": r, "stall_cycles": st,
+             "figures": dict(zip(FIGURES, rest))} for t, c, r, st, *rest in con.execute(
+        f"SELECT thread, cpu, refs, stall_cycles, {', '.join(FIGURES)} FROM sim_threads "
+        "WHERE run_id = ? ORDER BY position", (run,))]
 
 
 def trends_of(con, run, names):
@@ -108,6 +115,12 @@ def main():
                     got_w["remedies"][p["proposed"]]["text"]) for p in got_w["problems"]] ==
                   [(p["code"], p["data"], p["proposed"]) for p in w["problems"]],
                   f"its {len(w['problems'])} problems propose sim_problems' remedies")
+    threads = threads_of(con, run)
+    tap.check(len(threads) >= 2 and
+              [{k: t[k] for k in ("thread", "cpu", "refs", "stall_cycles", "figures")}
+               for t in pr["threads"]] == threads,
+              f"its {len(threads)} threads: CPU, references, stall and the nine figures are "
+              "sim_threads'", pr["threads"][:1])
     codes = [name for kind, name in want if kind != "data"]
     trends = trends_of(con, run, codes)
     shown = {o["spec"] if "spec" in o else o["name"]: i
@@ -120,7 +133,7 @@ def main():
                "objects": [{"kind": k, "name": n, "figures": f} for (k, n), f in want.items()],
                "diff": [{"kind": k, "name": n, "before": b, "after": a}
                         for (k, n), (b, a) in want_diff.items()],
-               "what_if": w if w["remedies"] else None, "trends": trends},
+               "what_if": w if w["remedies"] else None, "trends": trends, "threads": threads},
               open(oracle_path, "w"))
 
 

@@ -1,8 +1,8 @@
 // tests/browser/mp.mjs — the history view of a simulated run of two CPUs in
 // a real browser (Debian's chromium, playwright-core): its objects'
 // coherence and NUMA figures, their before and after against the baseline,
-// the what-if remedies and the problems' proposals, the trend charts'
-// coherence points.  Oracle: tests/history_mp_page.py's ORACLE, the history
+// the what-if remedies and the problems' proposals, the per-thread table,
+// the trend charts' coherence points.  Oracle: tests/history_mp_page.py's ORACLE, the history
 // read with python's sqlite3, not by the page's code.
 //
 //   node tests/browser/mp.mjs PAGE ORACLE [PAGE ORACLE ...]
@@ -82,6 +82,15 @@ for (let a = 0; a + 1 < args.length; a += 2) {
     check(run + 'no what-if remedies shown: none stored',
           await page.$eval('#mp-whatif', e => e.hidden));
   }
+
+  const threads = await page.$$eval('#mp-thread-table tbody tr', (trs, figs) => trs.map(tr =>
+    [tr.dataset.thread, tr.dataset.cpu, tr.dataset.refs, tr.dataset.stall]
+      .concat(figs.map(f => tr.dataset[f])).join(' ')), FIGURES.map(dataKey));
+  const wantThreads = oracle.threads.map(t => [t.thread, t.cpu, t.refs, t.stall_cycles]
+    .concat(FIGURES.map(f => t.figures[f])).join(' '));
+  check(run + 'the per-thread table: ' + wantThreads.length + ' threads, their CPU, references, ' +
+        'stall and nine figures as the history holds them',
+        wantThreads.length >= 2 && threads.join('|') === wantThreads.join('|'), threads.join('|'));
 
   for (const [name, points] of Object.entries(oracle.trends)) {
     const drawn = await page.$$eval('#trends figure.trend', (figs, n) => figs.filter(f =>

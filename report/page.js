@@ -622,19 +622,25 @@
   /* The cross-check: pass 2's measured overhead beside the simulated stall. */
   function renderStall() {
     const st = sim.stall, table = document.getElementById('stall-table');
+    /* More than one CPU: the coherence stall estimate beside the overhead too. */
+    const mp = sim.processors && sim.processors.cpus > 1;
     const head = el('tr');
     for (const t of ['object', 'overhead', '% of predicted', 'stall estimate', '% of predicted',
-                     'overlapped .. serial', 'estimate / overhead'])
+                     'overlapped .. serial', 'estimate / overhead']
+           .concat(mp ? ['coherence misses', 'coherence stall', 'coherence / overhead'] : []))
       head.appendChild(el('th', {scope: 'col'}, t));
     table.appendChild(el('thead')).appendChild(head);
     const body = table.appendChild(el('tbody'));
     for (const o of st.objects) {
-      const tr = el('tr');
       const s = o.stall, over = o.overhead_cycles;
+      const tr = el('tr', {'data-name': o.name, 'data-overhead': over,
+                           'data-coherence': mp ? s.coherence_cycles : ''});
       for (const t of [o.name, num(over), signedPct(over, o.predicted_cycles), num(s.estimate_cycles),
                        signedPct(s.estimate_cycles, o.predicted_cycles),
                        num(s.overlapped_cycles) + ' .. ' + num(s.serial_cycles),
-                       over > 0 ? (s.estimate_cycles / over).toFixed(2) : '\u2013'])
+                       over > 0 ? (s.estimate_cycles / over).toFixed(2) : '\u2013']
+             .concat(mp ? [num(s.coherence_misses), num(s.coherence_cycles),
+                           over > 0 ? (s.coherence_cycles / over).toFixed(3) : '\u2013'] : []))
         tr.appendChild(el('td', {}, t));
       body.appendChild(tr);
     }

@@ -50,6 +50,26 @@ static void write_slot_counts(FILE *fp, const char *key, const double *per_slot)
     fputc('}', fp);
 }
 
+/* "KEY":{...} of per-slot counts, MT_STORE_NO_COUNT where the machine has
+ * no such level. */
+static void write_slot_misses(FILE *fp, const char *key, const uint64_t *per_slot)
+{
+    double misses[MT_STORE_SIM_LEVELS];
+    for (unsigned slot = 0; slot < MT_STORE_SIM_LEVELS; slot++)
+        misses[slot] = per_slot[slot] == MT_STORE_NO_COUNT ? NAN : (double)per_slot[slot];
+    write_slot_counts(fp, key, misses);
+}
+
+/* An array's element (the first without a comma) opened with two texts. */
+static void open_with_texts(FILE *fp, size_t i, const char *k1, const char *v1, const char *k2,
+                            const char *v2)
+{
+    fprintf(fp, "%s{\"%s\":", i ? "," : "", k1);
+    mt_report_json_text(fp, v1);
+    fprintf(fp, ",\"%s\":", k2);
+    mt_report_json_text(fp, v2);
+}
+
 static void write_saving(FILE *fp, const mt_store_saving *v)
 {
     double misses[MT_STORE_SIM_LEVELS];
@@ -69,10 +89,7 @@ static void write_remedies(FILE *fp, const mt_report_history *h)
     fputs("\"remedies\":[", fp);
     for (size_t i = 0; i < h->nremedies; i++) {
         const mt_store_remedy *m = &h->remedies[i];
-        fputs(i ? ",{\"kind\":" : "{\"kind\":", fp);
-        mt_report_json_text(fp, m->kind);
-        fputs(",\"text\":", fp);
-        mt_report_json_text(fp, m->text);
+        open_with_texts(fp, i, "kind", m->kind, "text", m->text);
         fputs(",\"saved\":", fp);
         write_saving(fp, &m->saved);
         fputc('}', fp);
@@ -86,15 +103,9 @@ static void write_problems(FILE *fp, const mt_report_history *h)
     fputs(",\"problems\":[", fp);
     for (size_t i = 0; i < h->nproblems; i++) {
         const mt_store_problem *q = &h->problems[i];
-        fputs(i ? ",{\"code\":" : "{\"code\":", fp);
-        mt_report_json_text(fp, q->code);
-        fputs(",\"data\":", fp);
-        mt_report_json_text(fp, q->data);
-        double misses[MT_STORE_SIM_LEVELS];
-        for (unsigned slot = 0; slot < MT_STORE_SIM_LEVELS; slot++)
-            misses[slot] = q->misses[slot] == MT_STORE_NO_COUNT ? NAN : (double)q->misses[slot];
+        open_with_texts(fp, i, "code", q->code, "data", q->data);
         fputc(',', fp);
-        write_slot_counts(fp, "misses", misses);
+        write_slot_misses(fp, "misses", q->misses);
         mt_report_json_key_count(fp, "true_sharing", (double)q->true_sharing);
         mt_report_json_key_count(fp, "false_sharing", (double)q->false_sharing);
         mt_report_json_key_count(fp, "remote", (double)q->remote);
@@ -167,10 +178,8 @@ static void write_threads(FILE *fp, const mt_report_history *h)
         const mt_store_sim_thread *t = &h->threads[i];
         fprintf(fp, "%s{\"thread\":%" PRIu32 ",\"cpu\":%" PRIu32 ",\"refs\":%" PRIu64 ",",
                 i ? "," : "", t->thread, t->cpu, t->refs);
-        double misses[MT_STORE_SIM_LEVELS], mp[MT_STORE_NMP];
-        for (unsigned slot = 0; slot < MT_STORE_SIM_LEVELS; slot++)
-            misses[slot] = t->misses[slot] == MT_STORE_NO_COUNT ? NAN : (double)t->misses[slot];
-        write_slot_counts(fp, "misses", misses);
+        double mp[MT_STORE_NMP];
+        write_slot_misses(fp, "misses", t->misses);
         for (unsigned k = 0; k < MT_STORE_NMP; k++)
             mp[k] = (double)t->mp[k];
         write_figures(fp, "figures", mp);

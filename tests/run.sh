@@ -237,6 +237,10 @@ run "history" env MTOOL="$ASAN/mtool" \
 # --what-if's remedies and proposals stored and shown.
 run "history of multiprocessor runs" env MTOOL="$ASAN/mtool" \
     SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/history_mp.sh
+# Multi-threaded programs end to end (run, then sim --set cpus=2 RUNDIR): every
+# thread's trace merged, the coherence stall beside pass 2's overhead.
+run "multi-threaded programs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+    SAMPLES_SIM="${SAMPLES_SIM:-$(dirname "$SAMPLES")/samples-sim}" sh tests/mp_programs.sh
 
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"

@@ -109,7 +109,7 @@ bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/startup.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/history.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench sh bench/sim.sh
-	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench SAMPLES2=$(BUILD)/samples-pass2 sh bench/trace.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench SAMPLES2=$(BUILD)/samples-pass2 SAMPLES_SIM=$(BUILD)/samples-sim sh bench/trace.sh
 	@$(MAKE) -s -C tests BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/tests/dump_timers
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench python3 bench/costmodel/run.py

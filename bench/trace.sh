@@ -11,12 +11,17 @@
 # per level and per code object (run at the same addresses, setarch -R);
 # then the sampled modes: their
 # slowdown, speed-up over the exact run and the error of their D1 and LL
-# miss estimates against it.
+# miss estimates against it.  Last, issue 16's figure: a 2-thread program
+# (samples/sharing.c) simulated on 2 CPUs with coherence, on 1 CPU, and under
+# Cachegrind (which runs threads one at a time and has no coherence):
+# references per second and the ratio to Cachegrind.
 #
-#   MTOOL=build/mtool SAMPLES2=build/samples-pass2 BENCH_DIR=build/bench sh bench/trace.sh
+#   MTOOL=build/mtool SAMPLES2=build/samples-pass2 SAMPLES_SIM=build/samples-sim \
+#   BENCH_DIR=build/bench sh bench/trace.sh
 set -u
 MTOOL=${MTOOL:-build/mtool}
 SAMPLES2=${SAMPLES2:-build/samples-pass2}
+SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
 BENCH_DIR=${BENCH_DIR:-build/bench}
 mkdir -p "$BENCH_DIR"
 BENCH_DIR=$(cd "$BENCH_DIR" && pwd) # XDG_CACHE_HOME is ignored unless absolute
@@ -114,3 +119,28 @@ for prog in phases-gcc-O2 phases-clang-O2; do
         }'
     done
 done
+
+# Threads: the same references simulated on 2 CPUs (coherence) and on 1.
+bin=$SAMPLES_SIM/sharing-gcc-O2
+echo "== trace: a 2-thread program ($(basename "$bin")) on 2 simulated CPUs with coherence, on 1, and Cachegrind"
+if "$MTOOL" sim --no-store --set cpus=2 $GEOMETRY --json -o "$BENCH_DIR/threads.json" -- "$bin" 2000000 > /dev/null \
+    2> "$BENCH_DIR/threads.err"; then
+    refs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"])' "$BENCH_DIR/threads.json")
+    native=$(best "$bin" 2000000)
+    # shellcheck disable=SC2086
+    two=$(best "$MTOOL" sim --no-store --set cpus=2 $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 2000000)
+    # shellcheck disable=SC2086
+    one=$(best "$MTOOL" sim --no-store $GEOMETRY -o "$BENCH_DIR/trace.report" -- "$bin" 2000000)
+    # shellcheck disable=SC2086
+    cg=$(best valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$BENCH_DIR/trace.cg" "$bin" 2000000)
+    awk -v n="$refs" -v b="$native" -v t="$two" -v o="$one" -v c="$cg" 'BEGIN {
+        split(b, B, " "); split(t, T, " "); split(o, O, " "); split(c, C, " ")
+        for (i = 1; i <= 2; i++) if (B[i] < 0.01) B[i] = 0.01
+        printf "trace: threads: %d refs: native %.2f s; 2 CPUs %.2fx (%.1f M refs/s), 1 CPU %.2fx (%.1f M refs/s), cachegrind %.2fx\n",
+            n, B[1], T[1] / B[1], n / T[1] / 1e6, O[1] / B[1], n / O[1] / 1e6, C[1] / B[1]
+        printf "trace: threads: 2 CPUs against 1: %.2fx the time; cachegrind / 2 CPUs %.2f (goal: no slower, >= 1: %s); CPU time: %.2f\n",
+            T[1] / O[1], C[1] / T[1], (C[1] / T[1] >= 1 ? "PASS" : "MISS"), C[2] / T[2]
+    }'
+else
+    echo "trace: threads: mtool sim --set cpus=2 failed: $(tail -1 "$BENCH_DIR/threads.err")"
+fi

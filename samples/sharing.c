@@ -11,8 +11,12 @@
  * on CPU 0 with the second worker when there are two CPUs. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+/* Increments per counter per thread: ROUNDS, or the first argument (bench/trace.sh
+ * gives more, for a simulation long enough to time). */
 #define ROUNDS 200000
+static long rounds = ROUNDS;
 #define LINE 64
 
 /* -DPAD_ADJACENT: the padding `mtool sim --what-if` proposes for it, applied
@@ -37,8 +41,8 @@ static pthread_barrier_t phase;
 static long bump(long *counter)
 {
     pthread_barrier_wait(&phase);
-    long last = 0;
-    for (int i = 0; i < ROUNDS; i++)
+    long last = 0, n = rounds; /* read once: no reference to `rounds` in the loop */
+    for (long i = 0; i < n; i++)
         last = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED) + 1;
     return last;
 }
@@ -49,11 +53,13 @@ static void *worker(void *arg)
     long own = bump(t ? &adjacent.b : &adjacent.a);
     own += bump(t ? &padded.b : &padded.a);
     bump(&total);
-    return (void *)own; /* 2 x ROUNDS: its two counters */
+    return (void *)own; /* 2 x rounds: its two counters */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        rounds = atol(argv[1]);
     pthread_t tid[2];
     pthread_barrier_init(&phase, NULL, 2);
     for (long t = 0; t < 2; t++)

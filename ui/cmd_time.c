@@ -155,7 +155,7 @@ static uint32_t first_block(const mt_candidate *c)
 }
 
 /* "file:first-last" over the object's blocks (its address without DWARF). */
-static void source_range(const mt_candidate *c, char *buf, size_t n)
+void mt_time_source_range(const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &c->prog->procs[c->proc];
     bool *in = mt_candidate_blocks(c->prog, c);
@@ -171,7 +171,7 @@ static void source_range(const mt_candidate *c, char *buf, size_t n)
 }
 
 /* Its procedure, LIB:PROCEDURE in a shared library (docs/REPORT.md). */
-static void object_name(const mt_candidate *c, char *buf, size_t n)
+void mt_time_object_name(const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &c->prog->procs[c->proc];
     char proc[384];
@@ -263,9 +263,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     for (size_t i = 0; i < rp->nrows && (int)i < top; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
         char raw[512], *name, *src, *warn;
-        object_name(r->cand, raw, sizeof raw);
+        mt_time_object_name(r->cand, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(r->cand, raw, sizeof raw);
+        mt_time_source_range(r->cand, raw, sizeof raw);
         src = mt_ui_escape(raw);
         row_warnings(r, raw, sizeof raw);
         warn = mt_ui_escape(raw);
@@ -316,9 +316,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         if ((int)shown > top)
             continue;
         char raw[512], *name, *src, *warn = mt_ui_escape(c->warning);
-        object_name(c, raw, sizeof raw);
+        mt_time_object_name(c, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(c, raw, sizeof raw);
+        mt_time_source_range(c, raw, sizeof raw);
         src = mt_ui_escape(raw);
         int column = fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  ",
                              mt_candidate_status_name(c->status), kind_of(c), c->entries,
@@ -332,13 +332,14 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     }
     if ((int)shown > top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
+    mt_time_print_ranks(fp, rp);
 }
 
 static void json_candidate(FILE *fp, const mt_candidate *c)
 {
     char name[512], src[512];
-    object_name(c, name, sizeof name);
-    source_range(c, src, sizeof src);
+    mt_time_object_name(c, name, sizeof name);
+    mt_time_source_range(c, src, sizeof src);
     const mt_procedure *p = &c->prog->procs[c->proc];
     fprintf(fp, "\"kind\":\"%s\",\"name\":", kind_of(c));
     mt_json_string(fp, name);
@@ -444,7 +445,9 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
         json_candidate(fp, &sel->cands[j]);
         fputc('}', fp);
     }
-    fputs("]}\n", fp);
+    fputc(']', fp);
+    mt_time_json_ranks(fp, rp);
+    fputs("}\n", fp);
 }
 
 static int save_report(const char *rundir, const mt_pass2_result *rp, mt_error *err)
@@ -578,12 +581,6 @@ int mt_cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, true, &a);
     if (rc)
         return rc;
-    if (mt_mpi_is_launcher(a.argv[0])) { /* before a pass 1 whose pass 2 would be refused */
-        mt_ui_error("run: %s: an MPI job is counted only, pass 2 through a launcher is not "
-                    "supported yet: use 'mtool count -- %s ...' (docs/REPORT.md, \"MPI jobs\")",
-                    a.argv[0], a.argv[0]);
-        return 2;
-    }
     char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
     /* Pass 1 is `mtool count -o RUNDIR --no-store [--libs SPEC] -- BIN ARGS`: the history
      * gets one run, pass 2's, with both passes' figures. */

@@ -28,6 +28,22 @@ extern const char mt_count_usage[];
 int mt_cmd_rank(int argc, char **argv);
 void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top);
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job);
+/* Load imbalance over an MPI job's ranks: the most over the mean (1 =
+ * balanced; NAN when the total is 0), ranks with a NAN figure left out,
+ * and the index of the rank with the most (the lowest on a tie). */
+typedef struct {
+    double imbalance;
+    uint32_t max_rank;
+} mt_ui_imbalance;
+mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n);
+/* MPI jobs in `time` (time_ranks.c): per m-object, each rank's figures and
+ * the imbalance of measured time, in the text report and report.json
+ * ("mpi": null without a job). */
+void mt_time_print_ranks(FILE *fp, const mt_pass2_result *rp);
+void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp);
+/* An m-object's name (LIB:PROCEDURE: loop at ADDR (depth D)...) and source range (cmd_time.c). */
+void mt_time_object_name(const mt_candidate *c, char *buf, size_t n);
+void mt_time_source_range(const mt_candidate *c, char *buf, size_t n);
 int mt_cmd_time(int argc, char **argv);
 extern const char mt_time_usage[];
 int mt_cmd_run(int argc, char **argv);

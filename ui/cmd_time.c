@@ -477,6 +477,8 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
     const mt_pass1 *p1 = &rp->pass1;
     const mt_run_result *run = &rp->run;
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
+    for (uint32_t k = 0; k < rp->nranks; k++)
+        mt_history_add_rank(h, rp->ranks[k].rank, rp->ranks[k].host);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
         if (r->cand->object)
@@ -490,6 +492,7 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
                            r->cand->loop == MT_NONE ? r->entries : r->cand->entries,
                            r->cand->iterations, r->cand->insns, r->cand->memops, r->measured,
                            r->cand->predicted);
+        mt_time_history_ranks(h, rp, r);
     }
     mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
                          .ran = true, .exit_status = mt_exit_code(run->status),

@@ -125,3 +125,13 @@ void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp)
     }
     fputs("]}", fp);
 }
+
+void mt_time_history_ranks(mt_history *h, const mt_pass2_result *rp, const mt_mobject_figures *row)
+{
+    size_t t = timed_index(rp, row);
+    for (uint32_t k = 0; k < rp->nranks; k++) {
+        const mt_pass2_rank *r = &rp->ranks[k];
+        mt_history_add_rank_figures(h, r->rank, r->objects[t].entries, r->cands[t].memops,
+                                    r->objects[t].measured, r->cands[t].predicted);
+    }
+}

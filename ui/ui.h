@@ -41,6 +41,9 @@ mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n);
  * ("mpi": null without a job). */
 void mt_time_print_ranks(FILE *fp, const mt_pass2_result *rp);
 void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp);
+typedef struct mt_history mt_history;
+/* The job's row `row` per rank, into the history after the row itself. */
+void mt_time_history_ranks(mt_history *h, const mt_pass2_result *rp, const mt_mobject_figures *row);
 /* An m-object's name (LIB:PROCEDURE: loop at ADDR (depth D)...) and source range (cmd_time.c). */
 void mt_time_object_name(const mt_candidate *c, char *buf, size_t n);
 void mt_time_source_range(const mt_candidate *c, char *buf, size_t n);
@@ -56,7 +59,6 @@ extern const char mt_history_usage[];
  * MT_NONE) and loop, finish with the run's circumstances.  finish stores
  * in $MTOOL_HISTORY (or the XDG data directory), prints where or one error
  * line, frees everything, and returns 0 or -1. */
-typedef struct mt_history mt_history;
 typedef struct {
     const char *tool;          /* "count", ... */
     int argc;                  /* the subcommand's arguments, from its name on */
@@ -82,6 +84,12 @@ void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entrie
 void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_t end, uint32_t k,
                            uint64_t entries, uint64_t instructions, uint64_t memory_ops,
                            double measured, double predicted);
+/* An MPI job's rank and its host (NULL: not recorded); then, after each
+ * mt_history_add or mt_history_add_region of the job's figures, that
+ * object's figures in each rank. */
+void mt_history_add_rank(mt_history *h, int rank, const char *host);
+void mt_history_add_rank_figures(mt_history *h, int rank, uint64_t entries, uint64_t memory_ops,
+                                 double measured, double predicted);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 /* A simulated run (`mtool sim`), recorded whole: the machine `m` as the
  * finished simulator `s` ran it, its code objects (mt_code_object_split's

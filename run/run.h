@@ -136,6 +136,28 @@ int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_cou
 /* The job's launcher command line (*argv into *buf, both to free), or
  * *argv NULL when RUNDIR's pass 1 was no job. */
 int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *err);
+/* mpi/pass2.tsv: an MPI job's last pass 2 per rank (written with pass2.tsv,
+ * for the HTML report): its ranks, and each timed object's figures per
+ * rank (spec as pass2.tsv's; predicted NAN where the rank's counts do not
+ * predict it).  No file: nranks 0. */
+typedef struct {
+    int rank;
+    char *host;               /* NULL: not recorded */
+} mt_job_rank;
+typedef struct {
+    char *spec;
+    int rank;
+    uint64_t entries;
+    double predicted, measured; /* core cycles */
+} mt_job_figures;
+typedef struct {
+    mt_job_rank *ranks;
+    size_t nranks;
+    mt_job_figures *figures;
+    size_t nfigures;
+} mt_job_pass2;
+int mt_rundir_read_job_pass2(const char *rundir, mt_job_pass2 *p, mt_error *err);
+void mt_job_pass2_free(mt_job_pass2 *p);
 /* Rank N's pass-1 counts, laid out as mt_rundir_read_counts'. */
 uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
                                      mt_error *err);

@@ -24,7 +24,8 @@
 #     counts, its predictions per rank in the ratio of the rows printed),
 #     the history's run with the same figures per rank; the stencil
 #     unbalanced on purpose (rank 0 four units of rows) is found imbalanced
-#     with rank 0 the slowest, balanced (one unit each) predicted balanced.
+#     with rank 0 the slowest, balanced (one unit each) predicted balanced;
+#     its report.html's per-rank view in chromium (tests/browser/mpi.mjs).
 # Skipped, with a message, when mpirun or the MPI sample is missing.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_MPI=build/samples-mpi \
@@ -154,6 +155,20 @@ run_job unbalanced 4
 pycheck sweep "$W/run-unbalanced/report.json" 1.5 4 0 "run, rank 0 4 units"
 run_job balanced 1
 pycheck sweep "$W/run-balanced/report.json" 1 1.5 - "run, one unit each"
+
+# The unbalanced job's report.html in a browser: its per-rank view against report.json.
+chromium=${CHROMIUM:-/usr/bin/chromium}
+if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
+    CHROMIUM=$chromium node "$HERE/browser/mpi.mjs" "$W/run-unbalanced" > "$W/browser.out" 2>&1 ||
+        grep -q '^not ok' "$W/browser.out" ||
+        echo "not ok - tests/browser/mpi.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"
+    cat "$W/browser.out"
+    tally "$W/browser.out"
+elif [ -n "${CI:-}" ]; then
+    not_ok "browser tests: chromium ($chromium) or tests/browser/node_modules missing in CI (.ci/install-deps.sh installs both)"
+else
+    echo "# skip browser tests: needs $chromium and tests/browser/node_modules (sh .ci/install-deps.sh)"
+fi
 
 # The history keeps the job as one run of the program.
 check "the history holds each job as one run of the program (2 counts, 1 time, 2 runs)" \

@@ -220,6 +220,26 @@ int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv
 
 /* ---- after the job ------------------------------------------------------------- */
 
+int mt_mpi_collect_step(const char *profiles, mt_error *err)
+{
+    const char *cmd = getenv("MTOOL_MPI_COLLECT");
+    if (!cmd || !*cmd)
+        return 0;
+    char *env[] = {mt_xasprintf("MTOOL_PROFILES=%s", profiles), NULL};
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    mt_run_result res;
+    int rc = mt_run_program_env("/bin/sh", argv, NULL, env, &res, err);
+    if (rc == 0 && res.status != 0) {
+        char why[128];
+        mt_describe_status(why, sizeof why, res.status);
+        mt_error_set(err, "MTOOL_MPI_COLLECT: the collect step failed (%s): the job's ranks on "
+                          "other hosts are not in %s", why, profiles);
+        rc = -1;
+    }
+    free(env[0]);
+    return rc;
+}
+
 /* The first line of DIR/host, or NULL. */
 static char *read_host(const char *dir)
 {

@@ -258,6 +258,8 @@ static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *
     if (r->ran && mt_run_program_env(job ? job->launcher : r->ins.path, argv, r->profiles,
                                      r->libs.env, &r->run, err) != 0)
         return -1;
+    if (job && r->ran && mt_mpi_collect_step(r->profiles, err) != 0)
+        return -1;
     if (job && mt_mpi_collect(job, r->profiles, &r->map, o->log, err) != 0)
         return -1;
     for (uint32_t i = 0; job && i < job->nranks; i++)

@@ -21,7 +21,8 @@ int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profil
     char **argv;
     if (mt_mpi_clear(profiles, err) != 0 ||
         !(argv = mt_mpi_wrapped_argv(job, timed_copy, profiles, err)) ||
-        mt_run_program_env(job->launcher, argv, profiles, env, run, err) != 0)
+        mt_run_program_env(job->launcher, argv, profiles, env, run, err) != 0 ||
+        mt_mpi_collect_step(profiles, err) != 0)
         return -1;
     return mt_mpi_collect(job, profiles, map, log, err);
 }

@@ -388,6 +388,12 @@ int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv
  * the job's merge. */
 int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_counter_map *map, FILE *log,
                    mt_error *err);
+/* The collect step of a job whose ranks ran on several hosts without a
+ * shared RUN (docs/REPORT.md, "MPI jobs"): after each launch, before the
+ * merge, $MTOOL_MPI_COLLECT (when set) run by /bin/sh with
+ * MTOOL_PROFILES=PROFILES, to bring the other hosts' rank-N directories
+ * there; -1 with err when it fails. */
+int mt_mpi_collect_step(const char *profiles, mt_error *err);
 /* Frees job->ranks (nranks 0). */
 void mt_mpi_ranks_free(mt_mpi_job *job);
 void mt_mpi_job_free(mt_mpi_job *job);

@@ -25,7 +25,11 @@
 #     the history's run with the same figures per rank; the stencil
 #     unbalanced on purpose (rank 0 four units of rows) is found imbalanced
 #     with rank 0 the slowest, balanced (one unit each) predicted balanced;
-#     its report.html's per-rank view in chromium (tests/browser/mpi.mjs).
+#     its report.html's per-rank view in chromium (tests/browser/mpi.mjs);
+#   - several hosts: ranks 2 and 3 simulated on hostB (their directories
+#     moved off RUN, tagged hostB) come back through the collect step
+#     ($MTOOL_MPI_COLLECT): one report with each rank's host; a collect step
+#     that fails is one error line.
 # Skipped, with a message, when mpirun or the MPI sample is missing.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_MPI=build/samples-mpi \
@@ -170,9 +174,38 @@ else
     echo "# skip browser tests: needs $chromium and tests/browser/node_modules (sh .ci/install-deps.sh)"
 fi
 
+# Several hosts without a shared RUN: the collect step ($MTOOL_MPI_COLLECT, run
+# after each launch) brings the other hosts' rank directories into RUN/profiles.
+# Simulated: ranks 2 and 3 "ran on hostB", whose disk is $W/hostB (their
+# directories moved there, their host file hostB's name), then collected.
+cat > "$W/collect.sh" << EOF
+mkdir -p "$W/hostB"
+for r in 2 3; do
+    rm -rf "$W/hostB/rank-\$r"
+    mv "\$MTOOL_PROFILES/rank-\$r" "$W/hostB/" && echo hostB > "$W/hostB/rank-\$r/host"
+done
+# the collect step proper; on real hosts: rsync -a hostB:"\$MTOOL_PROFILES"/ "\$MTOOL_PROFILES"/
+cp -a "$W/hostB"/rank-* "\$MTOOL_PROFILES"/
+EOF
+rd=$W/hosts
+$MPIRUN -n 4 "$PROG" $STEPS 0 4 > "$rd.orig" 2> /dev/null
+MTOOL_MPI_COLLECT="sh $W/collect.sh" "$MTOOL" run -o "$rd" -- $MPIRUN -n 4 "$PROG" $STEPS 0 4 \
+    > "$rd.out" 2> "$rd.err"
+status=$?
+check "two hosts, collected: run exits 0, hostB's ranks in the report" \
+    "[ $status -eq 0 ] && [ \$(grep -c ' hostB\$' '$rd/report.txt') -ge 2 ]"
+h=$(hostname)
+pycheck pass2 "$rd/report.json" "$rd/count.json" "$rd.orig" "$MTOOL_HISTORY" 4 $STEPS \
+    "two hosts, collected" "$h,$h,hostB,hostB"
+MTOOL_MPI_COLLECT="exit 3" "$MTOOL" count --no-store -o "$W/nocollect" -- $MPIRUN -n 2 "$PROG" 2 \
+    > /dev/null 2> "$W/nocollect.err"
+status=$?
+check "a collect step that fails: exit 1, one line naming MTOOL_MPI_COLLECT, no count.json" \
+    "[ $status -eq 1 ] && [ \$(wc -l < '$W/nocollect.err') -eq 1 ] && grep -q 'MTOOL_MPI_COLLECT: the collect step failed' '$W/nocollect.err' && [ ! -e '$W/nocollect/count.json' ]"
+
 # The history keeps the job as one run of the program.
-check "the history holds each job as one run of the program (2 counts, 1 time, 2 runs)" \
-    "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 5 ]"
+check "the history holds each job as one run of the program (2 counts, 1 time, 3 runs)" \
+    "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 6 ]"
 
 # No launcher: as before.
 plain=$SAMPLES/matmul-gcc-O2

@@ -9,8 +9,10 @@ tests/mpi.sh.  Prints ok / not ok lines.
       order), which tests/mpi.sh checks against callgrind; the job's totals the sum of the
       ranks'; the stencil's sweep loop imbalanced as the slabs the program printed
       ("rank R rows N"): max / mean of the rows, the most on the rank with the most rows
-  pass2 REPORT_JSON COUNT_JSON PROGRAM_STDOUT HISTORY_DB NRANKS STEPS NAME  (HISTORY_DB - : none)
-      an MPI job's pass 2 (report.json's "mpi"): one rank each 0..N-1 on this host; per
+  pass2 REPORT_JSON COUNT_JSON PROGRAM_STDOUT HISTORY_DB NRANKS STEPS NAME [HOSTS]
+      (HISTORY_DB - : none; HOSTS: each rank's host, comma-separated, else this host's)
+      an MPI job's pass 2 (report.json's "mpi"): one rank each 0..N-1 on its host (as
+      count.json names it too); per
       object, each rank's figures, its imbalance the max / mean of the ranks' measured and
       slowest_rank the rank with the most; with one timed run (report.json's runs), the
       ranks' measured summing to the job's (the job's timers are every rank's merged; over
@@ -186,16 +188,18 @@ def check_history(db, mpi, nranks, name):
           f"{got[:2]} vs {want[:2]}")
 
 
-def cmd_pass2(report_path, count_path, stdout_path, db, nranks, steps, name):
+def cmd_pass2(report_path, count_path, stdout_path, db, nranks, steps, name, hosts=None):
     d, count, nranks, steps = load(report_path), load(count_path), int(nranks), int(steps)
     mpi = d.get("mpi")
     if not mpi:
         check(False, f"{name}: report.json has the job's ranks", "mpi is null")
         return
-    host = socket.gethostname()
+    hosts = hosts.split(",") if hosts else [socket.gethostname()] * nranks
     check([r["rank"] for r in mpi["ranks"]] == list(range(nranks)) and
-          all(r["host"] == host for r in mpi["ranks"]),
-          f"{name}: ranks 0..{nranks - 1}, each on this host ({host})", str(mpi["ranks"]))
+          [r["host"] for r in mpi["ranks"]] == hosts and
+          [r["host"] for r in count["mpi"]["ranks"]] == hosts,
+          f"{name}: ranks 0..{nranks - 1} on hosts {','.join(sorted(set(hosts)))}, in report.json "
+          "and count.json", f"{mpi['ranks']}, count.json {count['mpi']['ranks']}")
     objects = {o["name"]: o for o in d["objects"]}
     check_rank_figures(mpi, objects, nranks, d["runs"], name)
     sweep = check_sweep(mpi, objects, count, slab_rows(stdout_path), steps, name)

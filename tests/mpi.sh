@@ -161,18 +161,7 @@ run_job balanced 1
 pycheck sweep "$W/run-balanced/report.json" 1 1.5 - "run, one unit each"
 
 # The unbalanced job's report.html in a browser: its per-rank view against report.json.
-chromium=${CHROMIUM:-/usr/bin/chromium}
-if [ -x "$chromium" ] && [ -d "$HERE/browser/node_modules/playwright-core" ] && command -v node > /dev/null; then
-    CHROMIUM=$chromium node "$HERE/browser/mpi.mjs" "$W/run-unbalanced" > "$W/browser.out" 2>&1 ||
-        grep -q '^not ok' "$W/browser.out" ||
-        echo "not ok - tests/browser/mpi.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"
-    cat "$W/browser.out"
-    tally "$W/browser.out"
-elif [ -n "${CI:-}" ]; then
-    not_ok "browser tests: chromium ($chromium) or tests/browser/node_modules missing in CI (.ci/install-deps.sh installs both)"
-else
-    echo "# skip browser tests: needs $chromium and tests/browser/node_modules (sh .ci/install-deps.sh)"
-fi
+browser_test "$HERE/browser/mpi.mjs" "$W/run-unbalanced"
 
 # Several hosts without a shared RUN: the collect step ($MTOOL_MPI_COLLECT, run
 # after each launch) brings the other hosts' rank directories into RUN/profiles.

@@ -154,11 +154,13 @@ run_job() { # NAME RANK0_UNITS: `mtool run` of the 4-rank job, then its checks
         "grep -q '^MPI job: per object' '$rd.show' && grep -q 'sweep loop 1: imbalance' '$rd.show' && [ \$(grep -c '^ *[0-3] .* $(hostname)\$' '$rd.show') -ge 4 ]"
 }
 run_job unbalanced 4
-# Rows 4:1:1:1, max / mean 16/7 = 2.29: measured time follows the work even on
-# a loaded machine (a rank's timers count its own loop, not its waits).
-pycheck sweep "$W/run-unbalanced/report.json" 1.5 4 0 "run, rank 0 4 units"
+# Rows 4:1:1:1, max / mean 16/7 = 2.29; balanced, 1: measured time follows the
+# work (a rank's timers count its own loop, not its waits), 1.75 between the two
+# leaving room for a loaded machine (2.28 unbalanced, 1.28 balanced under ASan
+# with 4 ranks on 2 vCPUs).
+pycheck sweep "$W/run-unbalanced/report.json" 1.75 4 0 "run, rank 0 4 units"
 run_job balanced 1
-pycheck sweep "$W/run-balanced/report.json" 1 1.5 - "run, one unit each"
+pycheck sweep "$W/run-balanced/report.json" 1 1.75 - "run, one unit each"
 
 # The unbalanced job's report.html in a browser: its per-rank view against report.json.
 browser_test "$HERE/browser/mpi.mjs" "$W/run-unbalanced"

@@ -43,6 +43,10 @@ const char mt_time_usage[] =
     "RUNDIR/report.json and RUNDIR/report.html (as 'mtool report' writes it).\n"
     "Exits with the program's exit status.\n"
     "\n"
+    "After a count of an MPI job ('mtool count -- mpirun ... PROG'), each timed run\n"
+    "is the launcher's, and the report adds each m-object's figures per rank and\n"
+    "its load imbalance (docs/REPORT.md, \"MPI jobs\").\n"
+    "\n"
     "options:\n" TIME_OPTIONS;
 
 const char mt_run_usage[] =
@@ -50,7 +54,9 @@ const char mt_run_usage[] =
     "\n"
     "The whole two-pass workflow: 'mtool count' (pass 1: block counts, predicted\n"
     "time, MTOOL's figure 2), then 'mtool time' (pass 2: timed m-objects, the\n"
-    "report).  Progress goes to stderr, the report to stdout.\n"
+    "report).  Progress goes to stderr, the report to stdout.  With an MPI launcher\n"
+    "as the command ('mtool run -- mpirun -n 4 ./app ARGS'), both passes run the job\n"
+    "through it, with per-rank figures (docs/REPORT.md, \"MPI jobs\").\n"
     "\n"
     "options:\n"
     "  -o RUNDIR        where to keep both passes (default: a new directory under\n"

@@ -236,6 +236,19 @@ static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *j
     free_rank_rows(rows, n);
 }
 
+void mt_ui_json_launcher(FILE *fp, char **argv)
+{
+    fputs("\"launcher\":", fp);
+    mt_json_string(fp, argv[0]);
+    fputs(",\"launcher_arguments\":[", fp);
+    for (int i = 1; argv[i]; i++) {
+        if (i > 1)
+            fputc(',', fp);
+        mt_json_string(fp, argv[i]);
+    }
+    fputc(']', fp);
+}
+
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job)
 {
     fputs(",\"mpi\":", fp);
@@ -243,15 +256,9 @@ void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job
         fputs("null", fp);
         return;
     }
-    fputs("{\"launcher\":", fp);
-    mt_json_string(fp, job->argv[0]);
-    fputs(",\"launcher_arguments\":[", fp);
-    for (int i = 1; job->argv[i]; i++) {
-        if (i > 1)
-            fputc(',', fp);
-        mt_json_string(fp, job->argv[i]);
-    }
-    fprintf(fp, "],\"ranks\":[");
+    fputc('{', fp);
+    mt_ui_json_launcher(fp, job->argv);
+    fprintf(fp, ",\"ranks\":[");
     uint64_t *memops = mt_xcalloc(job->nranks, sizeof *memops);
     for (uint32_t i = 0; i < job->nranks; i++) {
         const mt_mpi_rank *r = &job->ranks[i];

@@ -90,14 +90,9 @@ void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp)
         fputs("null", fp);
         return;
     }
-    fputs("{\"launcher\":", fp);
-    mt_json_string(fp, rp->launcher_argv[0]);
-    fputs(",\"launcher_arguments\":[", fp);
-    for (int i = 1; rp->launcher_argv[i]; i++) {
-        fputs(i > 1 ? "," : "", fp);
-        mt_json_string(fp, rp->launcher_argv[i]);
-    }
-    fputs("],\"ranks\":[", fp);
+    fputc('{', fp);
+    mt_ui_json_launcher(fp, rp->launcher_argv);
+    fputs(",\"ranks\":[", fp);
     for (uint32_t k = 0; k < rp->nranks; k++) {
         fprintf(fp, "%s{\"rank\":%d,\"host\":", k ? "," : "", rp->ranks[k].rank);
         if (rp->ranks[k].host)

@@ -36,6 +36,8 @@ typedef struct {
     uint32_t max_rank;
 } mt_ui_imbalance;
 mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n);
+/* "launcher":ARGV[0],"launcher_arguments":[ARGV[1]...] (count.json's and report.json's "mpi"). */
+void mt_ui_json_launcher(FILE *fp, char **argv);
 /* MPI jobs in `time` (time_ranks.c): per m-object, each rank's figures and
  * the imbalance of measured time, in the text report and report.json
  * ("mpi": null without a job). */

@@ -325,6 +325,7 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
         mt_rundir_refine(rundir, r->own_prog, &counts, err) != 0 ||
         mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
         mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
+        mt_rundir_read_job_pass2(rundir, &r->job, err) != 0 ||
         mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
         (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0)) {
         free(counts);
@@ -342,7 +343,8 @@ int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *
     uint64_t *counts = mt_rundir_read_counts(path, r->prog, err);
     free(path);
     if (!counts || mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
-        mt_rundir_read_sim(rundir, &r->sim_json, err) != 0) {
+        mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
+        mt_rundir_read_job_pass2(rundir, &r->job, err) != 0) {
         free(counts);
         return -1;
     }
@@ -356,6 +358,7 @@ void mt_report_free(mt_report *r)
     free(r->objects);
     free(r->lines);
     free(r->sim_json);
+    mt_job_pass2_free(&r->job);
     free(r->insns);
     mt_report_history_free(&r->history);
     mt_report_stored_free(r->stored);

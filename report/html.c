@@ -387,6 +387,39 @@ static void write_history(FILE *fp, const mt_report_history *h)
     fputc('}', fp);
 }
 
+/* An MPI job's figures per rank ("mpi": null when none): its ranks, and
+ * per timed object (spec) and rank the rank's entries, predicted and
+ * measured cycles. */
+static void write_job(FILE *fp, const mt_job_pass2 *job)
+{
+    fputs(",\"mpi\":", fp);
+    if (!job->nranks) {
+        fputs("null", fp);
+        return;
+    }
+    fputs("{\"ranks\":[", fp);
+    for (size_t i = 0; i < job->nranks; i++) {
+        fprintf(fp, "%s{\"rank\":%d,\"host\":", i ? "," : "", job->ranks[i].rank);
+        if (job->ranks[i].host)
+            mt_report_json_text(fp, job->ranks[i].host);
+        else
+            fputs("null", fp);
+        fputc('}', fp);
+    }
+    fputs("],\"figures\":[", fp);
+    for (size_t i = 0; i < job->nfigures; i++) {
+        const mt_job_figures *f = &job->figures[i];
+        fputs(i ? ",{\"spec\":" : "{\"spec\":", fp);
+        mt_report_json_text(fp, f->spec);
+        fprintf(fp, ",\"rank\":%d", f->rank);
+        mt_report_json_key_count(fp, "entries", (double)f->entries);
+        mt_report_json_key_number(fp, "predicted", f->predicted);
+        mt_report_json_key_number(fp, "measured", f->measured);
+        fputc('}', fp);
+    }
+    fputs("]}", fp);
+}
+
 /* The figures of the page read from a run directory (binary ... disasm). */
 static void write_rundir(FILE *fp, const mt_report *r)
 {
@@ -396,6 +429,7 @@ static void write_rundir(FILE *fp, const mt_report *r)
     write_objects(fp, r, file_slot);
     write_files(fp, r, file_slot, nshown);
     write_disassembly(fp, r);
+    write_job(fp, &r->job);
     fputs(",\"stored\":null", fp);
     free(file_slot);
 }
@@ -425,6 +459,11 @@ static const char page_body[] =
     "<button id=\"prev\">&#9664; PREV</button><button id=\"next\">NEXT &#9654;</button>"
     "<span id=\"position\">bottlenecks by overhead: NEXT starts at the largest</span></div>\n"
     "<div id=\"source-view\"><div id=\"code\"></div><div id=\"info\"></div></div>\n"
+    "<section id=\"mpi\" hidden><h2>MPI job: each rank's time per m-object</h2>\n"
+    "<p id=\"mpi-note\"></p>\n"
+    "<div class=\"legend\"><span class=\"pred\"></span>predicted<span class=\"over\"></span>"
+    "overhead (measured &minus; predicted), per rank; imbalance: the most measured over the "
+    "ranks' mean</div>\n<div id=\"mpi-objects\"></div></section>\n"
     "<h2 id=\"history-head\">History: this run among the runs of its program</h2>\n"
     "<p id=\"history-note\"></p>\n"
     "<section id=\"history\" hidden>\n"

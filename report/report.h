@@ -125,6 +125,7 @@ typedef struct {
     size_t nlines;
     uint64_t memops_total, memops_in_objects; /* counted; in the outermost objects */
     char *sim_json;            /* `mtool sim RUNDIR`'s sim.json, NULL when none */
+    mt_job_pass2 job;          /* an MPI job's figures per rank (mpi/pass2.tsv; nranks 0: none) */
     mt_report_insn *insns;     /* the timed objects' procedures without source lines */
     size_t ninsns;
     mt_report_history history;

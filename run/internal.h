@@ -34,4 +34,16 @@ void rn_pass1_totals_free(mt_pass1_totals *t);
  * FNV-1a over `words` (contents, timed lists), never 0 (no set). */
 uint64_t rn_set_id(const uint64_t *words, uint32_t n);
 
+/* Pass 2 of an MPI job (pass2_ranks.c): one timed run, the launcher
+ * running timed_copy in every rank (each rank's timers merged apart in
+ * job->ranks); then each rank's figures for the job's timed objects
+ * (r->ranks), from every run's jobs[k]. */
+int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profiles,
+                     char *const *env, const mt_counter_map *map, FILE *log, mt_run_result *run,
+                     mt_error *err);
+int rn_job_correlate_ranks(const mt_pass2_options *o, mt_pass2_result *r,
+                           const mt_select_options *so, const mt_mpi_job *jobs,
+                           const mt_correlate_clock *clk, mt_error *err);
+void rn_pass2_ranks_free(mt_pass2_result *r);
+
 #endif

@@ -168,22 +168,6 @@ int mt_mpi_clear(const char *profiles, mt_error *err)
     return rc;
 }
 
-int mt_mpi_check_not_job(const char *rundir, mt_error *err)
-{
-    char *profiles = mt_xasprintf("%s/profiles", rundir);
-    DIR *d = opendir(profiles);
-    free(profiles);
-    bool job = false;
-    for (struct dirent *e; d && !job && (e = readdir(d));)
-        job = rank_of_name(e->d_name) >= 0;
-    if (d)
-        closedir(d);
-    if (job)
-        mt_error_set(err, "%s: the pass 1 of an MPI job (profiles/rank-N): pass 2 through a "
-                          "launcher is not supported yet (docs/REPORT.md, \"MPI jobs\")", rundir);
-    return job ? -1 : 0;
-}
-
 /* ---- the per-rank wrapper ------------------------------------------------------ */
 
 static int rank_from_environment(void)
@@ -235,6 +219,26 @@ int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv
 }
 
 /* ---- after the job ------------------------------------------------------------- */
+
+int mt_mpi_collect_step(const char *profiles, mt_error *err)
+{
+    const char *cmd = getenv("MTOOL_MPI_COLLECT");
+    if (!cmd || !*cmd)
+        return 0;
+    char *env[] = {mt_xasprintf("MTOOL_PROFILES=%s", profiles), NULL};
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    mt_run_result res;
+    int rc = mt_run_program_env("/bin/sh", argv, NULL, env, &res, err);
+    if (rc == 0 && res.status != 0) {
+        char why[128];
+        mt_describe_status(why, sizeof why, res.status);
+        mt_error_set(err, "MTOOL_MPI_COLLECT: the collect step failed (%s): the job's ranks on "
+                          "other hosts are not in %s", why, profiles);
+        rc = -1;
+    }
+    free(env[0]);
+    return rc;
+}
 
 /* The first line of DIR/host, or NULL. */
 static char *read_host(const char *dir)
@@ -313,9 +317,10 @@ static int find_ranks(mt_mpi_job *job, const char *profiles, mt_error *err)
     return 0;
 }
 
-int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_program *prog,
-                   const mt_counter_map *map, FILE *log, mt_error *err)
+int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_counter_map *map, FILE *log,
+                   mt_error *err)
 {
+    mt_mpi_ranks_free(job);
     if (find_ranks(job, profiles, err) != 0)
         return -1;
     for (uint32_t i = 0; i < job->nranks; i++) {
@@ -325,12 +330,11 @@ int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_program *prog
             mt_profile_merge(r->dir, map, &r->merge, err) != 0)
             return -1;
         rn_warn_damaged_profiles(log, r->dir, &r->merge);
-        rn_accumulate(prog, map, r->merge.counts, &r->totals);
     }
     return 0;
 }
 
-void mt_mpi_job_free(mt_mpi_job *job)
+void mt_mpi_ranks_free(mt_mpi_job *job)
 {
     for (uint32_t i = 0; i < job->nranks; i++) {
         mt_mpi_rank *r = &job->ranks[i];
@@ -340,6 +344,13 @@ void mt_mpi_job_free(mt_mpi_job *job)
         rn_pass1_totals_free(&r->totals);
     }
     free(job->ranks);
+    job->ranks = NULL;
+    job->nranks = 0;
+}
+
+void mt_mpi_job_free(mt_mpi_job *job)
+{
+    mt_mpi_ranks_free(job);
     free(job->launcher);
     free(job->program);
     free(job->program_argv);

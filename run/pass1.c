@@ -258,8 +258,12 @@ static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *
     if (r->ran && mt_run_program_env(job ? job->launcher : r->ins.path, argv, r->profiles,
                                      r->libs.env, &r->run, err) != 0)
         return -1;
-    if (job && mt_mpi_collect(job, r->profiles, r->prog, &r->map, o->log, err) != 0)
+    if (job && r->ran && mt_mpi_collect_step(r->profiles, err) != 0)
         return -1;
+    if (job && mt_mpi_collect(job, r->profiles, &r->map, o->log, err) != 0)
+        return -1;
+    for (uint32_t i = 0; job && i < job->nranks; i++)
+        rn_accumulate(r->prog, &r->map, job->ranks[i].merge.counts, &job->ranks[i].totals);
     return mt_profile_merge(r->profiles, &r->map, &r->merge, err);
 }
 
@@ -298,8 +302,14 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 
 int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
 {
-    return mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, &r->libs, r->argv,
-                                 r->baseline ? &r->base : NULL, err);
+    if (mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, &r->libs, r->argv,
+                              r->baseline ? &r->base : NULL, err) != 0)
+        return -1;
+    if (r->job && mt_rundir_write_job(r->rundir, r->prog, &r->map, r->job, err) != 0) {
+        mt_rundir_forget_pass1(r->rundir); /* pass 2 would run the program without its launcher */
+        return -1;
+    }
+    return 0;
 }
 
 void rn_pass1_totals_free(mt_pass1_totals *t)

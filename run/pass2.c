@@ -18,10 +18,14 @@ typedef struct {
     profile_merge *merges;
     mt_timer_totals **totals;
     int nmerged;
+    mt_mpi_job *jobs;           /* an MPI job: each run's ranks (NULL: no job) */
 } timed_runs;
 
-static void timed_runs_free(timed_runs *t)
+static void timed_runs_free(timed_runs *t, int runs)
 {
+    for (int k = 0; t->jobs && k < runs; k++)
+        mt_mpi_job_free(&t->jobs[k]);
+    free(t->jobs);
     for (int k = 0; k < t->nmerged; k++)
         mt_profile_merge_free(&t->merges[k]);
     free(t->merges);
@@ -44,7 +48,10 @@ static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *
         if (o->log)
             fprintf(o->log, "mtool time: running the timed copy (%d of %d)\n", k + 1, o->runs);
         if (mt_clear_profiles(t->profiles, err) != 0 ||
-            mt_run_program_env(t->ins.path, r->pass1.argv, t->profiles, r->libs.env, &one, err) != 0 ||
+            (t->jobs ? rn_job_run_timed(&t->jobs[k], t->ins.path, t->profiles, r->libs.env,
+                                        &t->map, o->log, &one, err)
+                     : mt_run_program_env(t->ins.path, r->pass1.argv, t->profiles, r->libs.env,
+                                          &one, err)) != 0 ||
             mt_profile_merge(t->profiles, &t->map, &t->merges[k], err) != 0)
             return -1;
         rn_warn_damaged_profiles(o->log, t->profiles, &t->merges[k]);
@@ -210,6 +217,20 @@ static int instrument_timed(const mt_pass2_options *o, mt_pass2_result *r,
     return instrument_with_libraries(o, r, timed, t, err);
 }
 
+/* An MPI job's pass 1: every timed run is its launcher's (one job per run,
+ * each holding that run's ranks). */
+static int open_jobs(const mt_pass2_options *o, const mt_pass2_result *r, timed_runs *t,
+                     mt_error *err)
+{
+    if (!r->launcher_argv)
+        return 0;
+    t->jobs = mt_xcalloc((size_t)o->runs, sizeof *t->jobs);
+    for (int k = 0; k < o->runs; k++)
+        if (mt_mpi_job_open(r->launcher_argv, &t->jobs[k], err) != 0)
+            return -1;
+    return 0;
+}
+
 /* Selects the m-objects, times them and correlates. */
 static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
                         mt_error *err)
@@ -224,7 +245,8 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
         timed[i] = mt_candidate_object(&r->sel.cands[i]);
     timed_runs t = {.profiles = mt_xasprintf("%s/profiles-time", o->rundir)};
     double bias = NAN;
-    int rc = instrument_timed(o, r, timed, &t, err) != 0 || mt_make_dirs(t.profiles, err) != 0 ||
+    int rc = open_jobs(o, r, &t, err) != 0 || instrument_timed(o, r, timed, &t, err) != 0 ||
+                     mt_make_dirs(t.profiles, err) != 0 ||
                      run_timed(o, r, &t, err) != 0
                  ? -1 : 0;
     if (rc == 0 && t.map.ntimers != r->sel.ntimed) {
@@ -236,8 +258,11 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
         mt_correlate_clock clk = {.tsc_per_cycle = r->run.tsc_per_cycle, .timer_bias_ticks = bias};
         r->rows = mt_correlate(&r->sel, t.totals, (size_t)o->runs, &clk, &r->nrows);
         r->timer_bias = bias;
+        mt_select_options so = select_options(o);
+        if (t.jobs)
+            rc = rn_job_correlate_ranks(o, r, &so, t.jobs, &clk, err);
     }
-    timed_runs_free(&t);
+    timed_runs_free(&t, o->runs);
     free(timed);
     return rc;
 }
@@ -253,8 +278,8 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     bool calibrated;
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
-    int rc = mt_mpi_check_not_job(o->rundir, err) != 0 ||
-                     mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
+    int rc = mt_rundir_read_pass1(o->rundir, &r->pass1, err) != 0 ||
+                     mt_rundir_read_job(o->rundir, &r->launcher_buf, &r->launcher_argv, err) != 0 ||
                      mt_rundir_check_binary(&r->pass1, err) != 0 ||
                      !(r->prog = mt_analyze(r->pass1.binary, &opt, err)) ||
                      /* every file of the run directory read before a
@@ -284,6 +309,7 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
 
 void mt_pass2_result_free(mt_pass2_result *r)
 {
+    rn_pass2_ranks_free(r);
     free(r->rows);
     mt_selection_free(&r->sel);
     mt_pass1_libraries_free(&r->libs);

@@ -127,6 +127,41 @@ typedef struct {
     mt_pass2_object *objects; /* largest overhead first, as pass 2 ranked them */
     size_t nobjects;
 } mt_pass2_record;
+/* An MPI job's pass 1 (docs/REPORT.md, "MPI jobs"): mpi/rank-N.counts.tsv
+ * per rank (as counts.tsv), then mpi/launcher (the launcher's command line,
+ * as argv), which pass 2 runs again. */
+struct mt_mpi_job;
+int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                        const struct mt_mpi_job *job, mt_error *err);
+/* The job's launcher command line (*argv into *buf, both to free), or
+ * *argv NULL when RUNDIR's pass 1 was no job. */
+int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *err);
+/* mpi/pass2.tsv: an MPI job's last pass 2 per rank (written with pass2.tsv,
+ * for the HTML report): its ranks, and each timed object's figures per
+ * rank (spec as pass2.tsv's; predicted NAN where the rank's counts do not
+ * predict it).  No file: nranks 0. */
+typedef struct {
+    int rank;
+    char *host;               /* NULL: not recorded */
+} mt_job_rank;
+typedef struct {
+    char *spec;
+    int rank;
+    uint64_t entries;
+    double predicted, measured; /* core cycles */
+} mt_job_figures;
+typedef struct {
+    mt_job_rank *ranks;
+    size_t nranks;
+    mt_job_figures *figures;
+    size_t nfigures;
+} mt_job_pass2;
+int mt_rundir_read_job_pass2(const char *rundir, mt_job_pass2 *p, mt_error *err);
+void mt_job_pass2_free(mt_job_pass2 *p);
+/* Rank N's pass-1 counts, laid out as mt_rundir_read_counts'. */
+uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
+                                     mt_error *err);
+
 /* Refused (one line naming the file) when there is none (no pass 2 yet),
  * a line does not parse, or an object is not one of prog's. */
 int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
@@ -320,7 +355,7 @@ typedef struct {
     profile_merge merge;
     mt_pass1_totals totals;
 } mt_mpi_rank;
-typedef struct {
+typedef struct mt_mpi_job {
     char **argv;            /* the launcher's command line (the caller's) */
     char *launcher;         /* its executable, searched in $PATH */
     int program_index;      /* argv[program_index] names the program */
@@ -342,19 +377,25 @@ int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err);
  * NULL with err when mtool cannot name its own executable). */
 char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
                            mt_error *err);
-/* -1 with err when RUNDIR holds an MPI job's pass 1, which pass 2 cannot
- * time yet (it would run the program without its launcher). */
-int mt_mpi_check_not_job(const char *rundir, mt_error *err);
 /* Removes an earlier job's rank directories (their profiles, host, the directory). */
 int mt_mpi_clear(const char *profiles, mt_error *err);
 /* The wrapper, in each rank: MTOOL_OUT=PROFILES/rank-N (N from the
  * launcher's environment), the host name in its `host` file, then execs
  * instrumented with argv; returns (-1 with err) only when that fails. */
 int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv, mt_error *err);
-/* After the job: every rank's profiles merged and summed apart (job->ranks),
- * and linked into PROFILES as rank-N.NAME.mtp for the job's merge. */
-int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_program *prog,
-                   const mt_counter_map *map, FILE *log, mt_error *err);
+/* After the job: every rank's profiles merged apart (job->ranks, replacing
+ * an earlier collect's), and linked into PROFILES as rank-N.NAME.mtp for
+ * the job's merge. */
+int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_counter_map *map, FILE *log,
+                   mt_error *err);
+/* The collect step of a job whose ranks ran on several hosts without a
+ * shared RUN (docs/REPORT.md, "MPI jobs"): after each launch, before the
+ * merge, $MTOOL_MPI_COLLECT (when set) run by /bin/sh with
+ * MTOOL_PROFILES=PROFILES, to bring the other hosts' rank-N directories
+ * there; -1 with err when it fails. */
+int mt_mpi_collect_step(const char *profiles, mt_error *err);
+/* Frees job->ranks (nranks 0). */
+void mt_mpi_ranks_free(mt_mpi_job *job);
 void mt_mpi_job_free(mt_mpi_job *job);
 
 typedef struct {
@@ -440,6 +481,14 @@ typedef struct {
     FILE *log;              /* progress and warnings (NULL: none) */
 } mt_pass2_options;
 
+/* One rank of an MPI job's pass 2 (pass2_ranks.c). */
+typedef struct {
+    int rank;
+    char *host;                /* as the rank's first timed run recorded it (NULL: none) */
+    mt_candidate *cands;       /* the job's timed objects, predicted with this rank's counts */
+    mt_mobject_figures *objects; /* the same order: objects[i].cand == &cands[i] */
+} mt_pass2_rank;
+
 typedef struct {
     mt_pass1 pass1;            /* what pass 2 built on */
     mt_program *prog;          /* refined with pass 1 (mt_refine_with_pass1) */
@@ -462,6 +511,10 @@ typedef struct {
     int runs;
     double off_cpu;            /* least share of wall time a run spent descheduled */
     bool inner_first;
+    char **launcher_argv;      /* an MPI job's launcher command line (NULL: no job) */
+    char *launcher_buf;
+    mt_pass2_rank *ranks;      /* an MPI job's ranks, by rank (nranks 0: no job) */
+    uint32_t nranks;
 } mt_pass2_result;
 
 /* Reads the pass-1 run (refused when the binary changed since), analyzes

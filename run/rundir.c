@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,18 @@ int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, si
 
 /* ---- argv and pass1.txt: what `mtool time RUNDIR` builds on ---------------- */
 
+/* A command line as NAME: each argument followed by a NUL (the one byte an
+ * argument cannot hold). */
+static int write_command_line(const char *rundir, const char *name, char **argv, mt_error *err)
+{
+    mt_outfile out;
+    if (open_rundir_output(&out, rundir, name, err) != 0)
+        return -1;
+    for (char **a = argv; *a; a++)
+        fwrite(*a, 1, strlen(*a) + 1, out.fp);
+    return mt_outfile_commit(&out, err);
+}
+
 /* argv: the program's command line, each argument followed by a NUL (the one
  * byte an argument cannot hold).  pass1.txt: KEY<TAB>VALUE lines, the
  * binary's path escaped, its content hash, the uninstrumented run's times. */
@@ -274,11 +287,8 @@ static int write_argv_and_pass1(const char *rundir, char **argv, const mt_run_re
     mt_outfile out;
     int rc = !bin ? (mt_error_set(err, "%s: cannot resolve its path", argv[0]), -1)
                   : mt_file_sha256(bin, sha, err);
-    if (rc == 0 && (rc = open_rundir_output(&out, rundir, "argv", err)) == 0) {
-        for (char **a = argv; *a; a++)
-            fwrite(*a, 1, strlen(*a) + 1, out.fp);
-        rc = mt_outfile_commit(&out, err);
-    }
+    if (rc == 0)
+        rc = write_command_line(rundir, "argv", argv, err);
     if (rc == 0 && (rc = open_rundir_output(&out, rundir, "pass1.txt", err)) == 0) {
         fprintf(out.fp, "# the pass-1 run 'mtool time' builds on\nbinary\t");
         mt_tsv_field(out.fp, bin);
@@ -323,20 +333,30 @@ static char *slurp(const char *path, size_t *len, mt_error *err)
     return buf;
 }
 
+/* A command line kept as NAME: each argument followed by a NUL; *buf holds
+ * the words *argv points into.  -1 when unreadable or empty. */
+static int read_command_line(const char *rundir, const char *name, char **buf, char ***argv,
+                             mt_error *err)
+{
+    char *path = rundir_file(rundir, name);
+    size_t len = 0, n = 0;
+    *buf = slurp(path, &len, err);
+    if (*buf) {
+        for (size_t i = 0; i < len; i++)
+            n += (*buf)[i] == '\0';
+        *argv = mt_xcalloc(n + 1, sizeof **argv);
+        for (size_t i = 0, k = 0; k < n; i += strlen(*buf + i) + 1)
+            (*argv)[k++] = *buf + i;
+        if (!n)
+            mt_error_set(err, "%s: an empty command line", path);
+    }
+    free(path);
+    return *buf && n ? 0 : -1;
+}
+
 static int read_argv(const char *rundir, mt_pass1 *p, mt_error *err)
 {
-    char *path = rundir_file(rundir, "argv");
-    size_t len = 0, n = 0;
-    p->argv_buf = slurp(path, &len, err);
-    free(path);
-    if (!p->argv_buf)
-        return -1;
-    for (size_t i = 0; i < len; i++)
-        n += p->argv_buf[i] == '\0';
-    p->argv = mt_xcalloc(n + 1, sizeof *p->argv);
-    for (size_t i = 0, k = 0; k < n; i += strlen(p->argv_buf + i) + 1)
-        p->argv[k++] = p->argv_buf + i;
-    return n ? 0 : -1;
+    return read_command_line(rundir, "argv", &p->argv_buf, &p->argv, err);
 }
 
 static void read_pass1_field(mt_pass1 *p, const char *key, const char *value)
@@ -454,11 +474,12 @@ static int remove_stale(const char *rundir, const char *name, mt_error *err)
     return rc;
 }
 
-/* Every libs/NAME.counts.tsv an earlier pass 1 left (it may have counted
- * other libraries, or none), and libs/ itself once empty. */
-static int remove_stale_library_counts(const char *rundir, mt_error *err)
+/* Every SUBDIR/NAME.counts.tsv an earlier pass 1 left (libs/: it may have
+ * counted other libraries, or none; mpi/: another job's ranks), and SUBDIR
+ * itself once empty. */
+static int remove_stale_counts(const char *rundir, const char *subdir, mt_error *err)
 {
-    char *dir = rundir_file(rundir, "libs");
+    char *dir = rundir_file(rundir, subdir);
     DIR *d = opendir(dir);
     int rc = !d && errno != ENOENT ? -1 : 0;
     if (rc != 0)
@@ -511,7 +532,8 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
     /* an earlier pass 2 timed another pass 1's objects, and its simulation
      * traced them */
     if (remove_stale(rundir, "pass2.tsv", err) != 0 || remove_stale(rundir, "sim.json", err) != 0 ||
-        remove_stale_library_counts(rundir, err) != 0)
+        remove_stale(rundir, "mpi/launcher", err) != 0 || remove_stale(rundir, "mpi/pass2.tsv", err) != 0 ||
+        remove_stale_counts(rundir, "libs", err) != 0 || remove_stale_counts(rundir, "mpi", err) != 0)
         return -1;
     if (write_format(rundir, err) != 0 ||
         write_counts_named(rundir, "counts.tsv", prog, map, merge->counts, err) != 0 ||
@@ -519,6 +541,149 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
         write_library_counts(rundir, libs, merge->counts, err) != 0)
         return -1;
     return write_argv_and_pass1(rundir, argv, base, err);
+}
+
+/* ---- mpi/: an MPI job's launcher and each rank's counts ---------------------------- */
+
+static char *rank_counts_name(int rank)
+{
+    return mt_xasprintf("mpi/rank-%d.counts.tsv", rank);
+}
+
+int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                        const mt_mpi_job *job, mt_error *err)
+{
+    char *dir = rundir_file(rundir, "mpi");
+    int rc = mt_make_dirs(dir, err);
+    free(dir);
+    for (uint32_t i = 0; rc == 0 && i < job->nranks; i++) {
+        char *name = rank_counts_name(job->ranks[i].rank);
+        rc = write_counts_named(rundir, name, prog, map, job->ranks[i].merge.counts, err);
+        free(name);
+    }
+    /* the launcher last: a run directory with it has every rank's counts */
+    return rc == 0 ? write_command_line(rundir, "mpi/launcher", job->argv, err) : -1;
+}
+
+int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *err)
+{
+    *buf = NULL;
+    *argv = NULL;
+    char *path = rundir_file(rundir, "mpi/launcher");
+    bool job = access(path, F_OK) == 0;
+    free(path);
+    return job ? read_command_line(rundir, "mpi/launcher", buf, argv, err) : 0;
+}
+
+uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
+                                     mt_error *err)
+{
+    char *name = rank_counts_name(rank), *path = rundir_file(rundir, name);
+    uint64_t *counts = mt_rundir_read_counts(path, prog, err);
+    free(path);
+    free(name);
+    return counts;
+}
+
+/* A finite number, the whole field. */
+static bool parse_figure(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end && isfinite(*v);
+}
+
+/* mpi/pass2.tsv: an MPI job's pass 2 per rank, for the HTML report:
+ * `rank<TAB>N<TAB>HOST` per rank (HOST empty: not recorded), then
+ * `object<TAB>SPEC<TAB>RANK<TAB>ENTRIES<TAB>PREDICTED<TAB>MEASURED` per timed
+ * object (the executable's, in pass2.tsv's order) and rank; PREDICTED nan
+ * where the rank's own counts do not predict the object. */
+static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err)
+{
+    mt_outfile out;
+    if (open_rundir_output(&out, rundir, "mpi/pass2.tsv", err) != 0)
+        return -1;
+    fputs("# an MPI job's pass 2 per rank, core cycles\n# rank\tRANK\tHOST\n"
+          "# object\tSPEC\tRANK\tENTRIES\tPREDICTED\tMEASURED\n", out.fp);
+    for (uint32_t k = 0; k < r->nranks; k++) {
+        fprintf(out.fp, "rank\t%d\t", r->ranks[k].rank);
+        mt_tsv_field(out.fp, r->ranks[k].host ? r->ranks[k].host : "");
+        fputc('\n', out.fp);
+    }
+    for (size_t i = 0; i < r->nrows; i++) {
+        const mt_candidate *c = r->rows[i].cand;
+        if (c->object)
+            continue;
+        mt_timed_object o = mt_candidate_object(c);
+        char spec[1024];
+        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
+        size_t t = (size_t)(c - r->sel.cands);
+        for (uint32_t k = 0; k < r->nranks; k++) {
+            fputs("object\t", out.fp);
+            mt_tsv_field(out.fp, spec);
+            fprintf(out.fp, "\t%d\t%" PRIu64 "\t%.9g\t%.9g\n", r->ranks[k].rank,
+                    r->ranks[k].objects[t].entries, r->ranks[k].cands[t].predicted,
+                    r->ranks[k].objects[t].measured);
+        }
+    }
+    return mt_outfile_commit(&out, err);
+}
+
+static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt_error *err)
+{
+    char *f[6], *end;
+    int n = split_fields(r->line, f, 6);
+    long rank = n >= 3 ? strtol(f[n == 3 ? 1 : 2], &end, 10) : -1;
+    bool rank_ok = n >= 3 && *f[n == 3 ? 1 : 2] && !*end && rank >= 0 && rank <= INT_MAX;
+    if (n == 3 && !strcmp(f[0], "rank") && rank_ok) {
+        mt_job_rank k = {(int)rank, f[2][0] ? mt_xstrdup(f[2]) : NULL};
+        MT_PUSH(p->ranks, p->nranks, caps[0], k);
+        return 0;
+    }
+    mt_job_figures o = {.rank = (int)rank};
+    double entries;
+    if (n != 6 || strcmp(f[0], "object") != 0 || !rank_ok || !parse_figure(f[3], &entries) ||
+        entries < 0 || (strcmp(f[4], "nan") != 0 && !parse_figure(f[4], &o.predicted)) ||
+        !parse_figure(f[5], &o.measured)) {
+        mt_error_set(err, "%s:%d: not a line of a job's pass 2 (rank<TAB>N<TAB>HOST, or "
+                          "object<TAB>SPEC<TAB>RANK<TAB>3 figures)", r->path, r->lineno);
+        return -1;
+    }
+    if (!strcmp(f[4], "nan"))
+        o.predicted = NAN;
+    o.entries = (uint64_t)entries;
+    o.spec = mt_xstrdup(f[1]);
+    MT_PUSH(p->figures, p->nfigures, caps[1], o);
+    return 0;
+}
+
+int mt_rundir_read_job_pass2(const char *rundir, mt_job_pass2 *p, mt_error *err)
+{
+    memset(p, 0, sizeof *p);
+    char *path = rundir_file(rundir, "mpi/pass2.tsv");
+    line_reader r = {0};
+    int rc = access(path, F_OK) != 0 && errno == ENOENT ? 0 : open_lines(&r, path, err) != 0 ? -1 : 1;
+    size_t caps[2] = {0, 0};
+    while (rc == 1 && next_line(&r))
+        if (r.line[0] != '#' && read_job_pass2_line(&r, p, caps, err) != 0)
+            rc = -1;
+    if (rc == 1)
+        close_lines(&r);
+    free(path);
+    if (rc < 0)
+        mt_job_pass2_free(p);
+    return rc < 0 ? -1 : 0;
+}
+
+void mt_job_pass2_free(mt_job_pass2 *p)
+{
+    for (size_t i = 0; i < p->nranks; i++)
+        free(p->ranks[i].host);
+    for (size_t i = 0; i < p->nfigures; i++)
+        free(p->figures[i].spec);
+    free(p->ranks);
+    free(p->figures);
+    memset(p, 0, sizeof *p);
 }
 
 /* ---- pass2.tsv: the m-objects pass 2 timed, for `mtool sim RUNDIR` --------- */
@@ -547,7 +712,10 @@ int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error
         fprintf(out.fp, "\t%" PRIu64 "\t%.9g\t%.9g\t%d\n", f->cand->memops, f->cand->predicted,
                 f->measured, f->outermost);
     }
-    return mt_outfile_commit(&out, err);
+    if (mt_outfile_commit(&out, err) != 0)
+        return -1;
+    /* a job's figures per rank beside them; none left from an earlier job's */
+    return r->nranks ? write_job_pass2(rundir, r, err) : remove_stale(rundir, "mpi/pass2.tsv", err);
 }
 
 void mt_pass2_record_free(mt_pass2_record *p)
@@ -559,12 +727,6 @@ void mt_pass2_record_free(mt_pass2_record *p)
 }
 
 /* A finite number, the whole field. */
-static bool parse_figure(const char *s, double *v)
-{
-    char *end;
-    *v = strtod(s, &end);
-    return end != s && !*end && isfinite(*v);
-}
 
 static int read_pass2_line(line_reader *r, const mt_program *prog, mt_pass2_record *p,
                            size_t *cap, mt_error *err)

@@ -1,11 +1,11 @@
 /* samples/mpi_stencil.c — a 2D Jacobi stencil split into slabs of rows, one
  * per MPI rank, with a halo exchange (MPI_Sendrecv) between neighbours at
- * every step.  The split is deliberately unbalanced: rank 0 gets twice the
- * rows of every other rank, so the sweep's memory operations per rank are
- * in the ratio of the slabs (tests/mpi.sh checks mtool's load imbalance
- * against the rows printed here).
+ * every step.  The split is deliberately unbalanced: rank 0 gets RANK0_UNITS
+ * units of rows (2 by default), every other rank one, so the sweep's memory
+ * operations and time per rank are in the ratio of the slabs (tests/mpi.sh
+ * checks mtool's load imbalance against the rows printed here).
  *
- *   mpirun -n RANKS mpi_stencil [STEPS [EXIT_STATUS]]
+ *   mpirun -n RANKS mpi_stencil [STEPS [EXIT_STATUS [RANK0_UNITS]]]
  *
  * Rank 0 prints the rows of every slab and a checksum of the grid, the same
  * for every run with the same ranks; with EXIT_STATUS, rank 0 exits with it
@@ -16,8 +16,8 @@
 
 enum { COLS = 256, UNIT_ROWS = 48 };
 
-/* Rows of rank r of n: rank 0 two units, the others one each. */
-static int slab_rows(int r) { return r == 0 ? 2 * UNIT_ROWS : UNIT_ROWS; }
+/* Rows of rank r: rank 0 rank0_units units, the others one each. */
+static int slab_rows(int r, int rank0_units) { return r == 0 ? rank0_units * UNIT_ROWS : UNIT_ROWS; }
 
 /* One Jacobi step over the slab's own rows (1..rows); rows 0 and rows+1
  * are the neighbours' halo. */
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int steps = argc > 1 ? atoi(argv[1]) : 20;
-    int rows = slab_rows(rank);
+    int rank0_units = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 2;
+    int rows = slab_rows(rank, rank0_units);
     double *a = calloc((size_t)(rows + 2) * COLS, sizeof *a);
     double *b = calloc((size_t)(rows + 2) * COLS, sizeof *b);
     if (!a || !b)

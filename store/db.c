@@ -290,6 +290,26 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  remote_dirty_refs INTEGER NOT NULL, three_hop_refs INTEGER NOT NULL,\n"
     "  stall_cycles REAL,\n"
     "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n",
+    /* 8 -> 9: MPI jobs (docs/REPORT.md, "MPI jobs"): a job is one run (its
+     * figures the whole job's, in `figures`); run_ranks names each rank's
+     * host, rank_figures holds each timed object's figures per rank (NULL
+     * where a rank has none).  New tables only: nothing is rebuilt. */
+    "CREATE TABLE run_ranks(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  rank INTEGER NOT NULL,\n"
+    "  host TEXT,\n"
+    "  PRIMARY KEY(run_id, rank)) WITHOUT ROWID;\n"
+    "CREATE TABLE rank_figures(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
+    "  rank INTEGER NOT NULL,\n"
+    "  object_id INTEGER NOT NULL REFERENCES objects(id),\n"
+    "  entries INTEGER,\n"
+    "  memory_ops INTEGER,\n"
+    "  measured_cycles REAL,\n"
+    "  predicted_cycles REAL,\n"
+    "  overhead_cycles REAL,\n"
+    "  PRIMARY KEY(run_id, site_id, rank)) WITHOUT ROWID;\n",
 };
 
 char *mt_store_default_path(void)

@@ -26,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 8
+#define MT_STORE_SCHEMA_VERSION 9
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -227,6 +227,18 @@ typedef struct {
  * file cannot be read (no pass 2 there, or the directory is gone). */
 int mt_store_rundir_stamp(const char *rundir, char stamp[65], mt_error *err);
 
+/* An MPI job's rank (schema 8): its host, and per timed object its
+ * figures in that rank alone (site: as mt_store_figures'; iterations and
+ * instructions not kept). */
+typedef struct {
+    int rank;
+    const char *host;            /* NULL: not recorded */
+} mt_store_rank;
+typedef struct {
+    int rank;
+    mt_store_figures f;
+} mt_store_rank_figures;
+
 typedef struct {
     const char *tool;            /* "count", "time", "run", "sim" */
     double finished;             /* when the result was stored: Unix time, seconds */
@@ -247,6 +259,10 @@ typedef struct {
     const char *rundir;          /* its run directory, absolute; NULL: none */
     const char *rundir_stamp;    /* mt_store_rundir_stamp's of it when stored; NULL: none */
     const mt_store_program_time *timed; /* a timed run's program figures; NULL: none */
+    const mt_store_rank *ranks;  /* an MPI job's ranks (nranks 0: no job) */
+    size_t nranks;
+    const mt_store_rank_figures *rank_figures;
+    size_t nrank_figures;
 } mt_store_run;
 
 /* Stores the build (first time only: sites and their identities) and the run
@@ -361,6 +377,19 @@ int mt_store_sim_threads(mt_store *s, int64_t run, mt_store_sim_thread **threads
 /* Every object of a run, most memory operations (a simulated run's:
  * references) first; a simulated run's data objects among them
  * (data_kind set). */
+/* An MPI job's figures per rank (schema 8): one row per object and rank,
+ * objects in the order of their largest overhead in the job's figures,
+ * ranks ascending; *n 0 for a run that was no job. */
+typedef struct {
+    int64_t object;
+    int rank;
+    char *host, *procedure, *loop_path; /* host NULL: not recorded */
+    uint64_t entries, memory_ops;       /* MT_STORE_NO_COUNT: NULL */
+    double measured_cycles, predicted_cycles, overhead_cycles;
+} mt_store_rank_row;
+int mt_store_run_ranks(mt_store *s, int64_t run, mt_store_rank_row **rows, size_t *n,
+                       mt_error *err);
+void mt_store_rank_rows_free(mt_store_rank_row *rows, size_t n);
 int mt_store_run_objects(mt_store *s, int64_t run, mt_store_object_row **rows, size_t *n,
                          mt_error *err);
 /* OBJECT: a data object's name (whole, or a heap site's without its

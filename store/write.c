@@ -390,6 +390,7 @@ int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_ru
         resolve_sites(s, b, program, known, against, name, refs, err) == 0 &&
         (run = insert_run(s, b, r, program, err)) > 0 &&
         insert_figures(s, r, run, refs, err) == 0 &&
+        mt_store_insert_ranks(s, r, run, refs, err) == 0 &&
         (!r->sim || mt_store_insert_sim(s, r->sim, run, refs,
                                         &(mt_store_sim_build){program, against, name}, err) == 0) &&
         mt_store_exec(s, "COMMIT", err) == 0)

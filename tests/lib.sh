@@ -47,3 +47,23 @@ print_totals() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+# browser_test SCRIPT ARGS...: node SCRIPT ARGS (a tests/browser/*.mjs) in
+# Debian's chromium ($CHROMIUM), its ok / not ok lines printed and tallied;
+# skipped with a message without chromium or tests/browser/node_modules,
+# a failure in CI (.ci/install-deps.sh installs both).
+browser_test() {
+    bt_chromium=${CHROMIUM:-/usr/bin/chromium}
+    if [ -x "$bt_chromium" ] && [ -d "$(dirname "$1")/node_modules/playwright-core" ] &&
+        command -v node > /dev/null; then
+        bt_out=$(mktemp "${TMPDIR:-/tmp}/mtool-browser.XXXXXX")
+        CHROMIUM=$bt_chromium node "$@" > "$bt_out" 2>&1 || grep -q '^not ok' "$bt_out" ||
+            echo "not ok - $1 failed: $(tail -3 "$bt_out" | tr '\n' ' ')" >> "$bt_out"
+        cat "$bt_out"
+        tally "$bt_out"
+        rm -f "$bt_out"
+    elif [ -n "${CI:-}" ]; then
+        not_ok "browser tests: chromium ($bt_chromium) or tests/browser/node_modules missing in CI (.ci/install-deps.sh installs both)"
+    else
+        echo "# skip browser tests: needs $bt_chromium and tests/browser/node_modules (sh .ci/install-deps.sh)"
+    fi
+}

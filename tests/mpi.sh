@@ -16,7 +16,20 @@
 #     imbalance is its slabs' max / mean as the program printed them;
 #   - a program given without a launcher is counted as before ("mpi": null,
 #     no rank directories); a launcher without a program is one error line;
-#   - pass 2 (time, run) through a launcher, not done yet, is refused.
+#   - pass 2 through the launcher (`mtool time RUN` after a count of the job,
+#     `mtool run -- mpirun ...`): report.json's per-rank figures and
+#     imbalance per m-object (tests/mpi_check.py pass2: the imbalance from
+#     the per-rank figures, their sum the job's, sweep's loop entered STEPS
+#     times per rank, its memory operations per rank pass 1's per-rank
+#     counts, its predictions per rank in the ratio of the rows printed),
+#     the history's run with the same figures per rank; the stencil
+#     unbalanced on purpose (rank 0 four units of rows) is found imbalanced
+#     with rank 0 the slowest, balanced (one unit each) predicted balanced;
+#     its report.html's per-rank view in chromium (tests/browser/mpi.mjs);
+#   - several hosts: ranks 2 and 3 simulated on hostB (their directories
+#     moved off RUN, tagged hostB) come back through the collect step
+#     ($MTOOL_MPI_COLLECT): one report with each rank's host; a collect step
+#     that fails is one error line.
 # Skipped, with a message, when mpirun or the MPI sample is missing.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES_MPI=build/samples-mpi \
@@ -116,20 +129,74 @@ status=$?
 check "a rank's exit status 3: count exits as mpirun does ($orig)" "[ $orig -ne 0 ] && [ $status -eq $orig ]"
 check "a rank's exit status 3: the same stdout" "cmp -s '$W/exit.orig' '$W/exit.inst'"
 
-# Pass 2 through a launcher is not done: refused in one line, nothing run
-# without the launcher.
+# Pass 2 of the 2-rank job counted above: its launcher runs again, each rank timed.
 "$MTOOL" time "$W/n2/run" > "$W/time.out" 2> "$W/time.err"
 status=$?
-check "time on a job's run directory: exit 1, one line naming it" \
-    "[ $status -eq 1 ] && [ \$(wc -l < '$W/time.err') -eq 1 ] && grep -q 'n2/run: the pass 1 of an MPI job' '$W/time.err' && [ ! -s '$W/time.out' ]"
-"$MTOOL" run -o "$W/run" -- $MPIRUN -n 2 "$PROG" > "$W/run.out" 2> "$W/run.err"
+$MPIRUN -n 2 "$PROG" $STEPS > "$W/time.orig" 2> /dev/null
+check "time on a job's run directory: exit 0, the report lists 2 ranks" \
+    "[ $status -eq 0 ] && grep -q 'MPI job (mpirun): 2 ranks' '$W/time.out'"
+pycheck pass2 "$W/n2/run/report.json" "$W/n2/run/count.json" "$W/time.orig" "$MTOOL_HISTORY" 2 $STEPS \
+    "time, 2 ranks"
+
+# run through the launcher, rank 0 given four units of rows: found imbalanced.
+run_job() { # NAME RANK0_UNITS: `mtool run` of the 4-rank job, then its checks
+    rd=$W/run-$1
+    $MPIRUN -n 4 "$PROG" $STEPS 0 "$2" > "$rd.orig" 2> /dev/null
+    # three timed runs: each rank's least time, a preemption (4 ranks on fewer CPUs) in one left out
+    "$MTOOL" run --runs 3 -o "$rd" -- $MPIRUN -n 4 "$PROG" $STEPS 0 "$2" > "$rd.out" 2> "$rd.err"
+    status=$?
+    check "run, 4 ranks, rank 0 $2 units: exit 0, the report lists 4 ranks" \
+        "[ $status -eq 0 ] && grep -q 'MPI job (mpirun): 4 ranks' '$rd.out' && grep -q 'MPI job (mpirun): 4 ranks' '$rd/report.txt'"
+    pycheck pass2 "$rd/report.json" "$rd/count.json" "$rd.orig" "$MTOOL_HISTORY" 4 $STEPS \
+        "run, 4 ranks, rank 0 $2 units"
+    "$MTOOL" history show last > "$rd.show" 2>&1
+    check "run, 4 ranks, rank 0 $2 units: history show gives each object's imbalance and 4 ranks" \
+        "grep -q '^MPI job: per object' '$rd.show' && grep -q 'sweep loop 1: imbalance' '$rd.show' && [ \$(grep -c '^ *[0-3] .* $(hostname)\$' '$rd.show') -ge 4 ]"
+}
+run_job unbalanced 4
+# Rows 4:1:1:1, max / mean 16/7 = 2.29; balanced, 1: measured time follows the
+# work (a rank's timers count its own loop, not its waits), 1.75 between the two
+# leaving room for a loaded machine (2.28 unbalanced, 1.28 balanced under ASan
+# with 4 ranks on 2 vCPUs).
+pycheck sweep "$W/run-unbalanced/report.json" 1.75 4 0 "run, rank 0 4 units"
+run_job balanced 1
+pycheck sweep "$W/run-balanced/report.json" 1 1.75 - "run, one unit each"
+
+# The unbalanced job's report.html in a browser: its per-rank view against report.json.
+browser_test "$HERE/browser/mpi.mjs" "$W/run-unbalanced"
+
+# Several hosts without a shared RUN: the collect step ($MTOOL_MPI_COLLECT, run
+# after each launch) brings the other hosts' rank directories into RUN/profiles.
+# Simulated: ranks 2 and 3 "ran on hostB", whose disk is $W/hostB (their
+# directories moved there, their host file hostB's name), then collected.
+cat > "$W/collect.sh" << EOF
+mkdir -p "$W/hostB"
+for r in 2 3; do
+    rm -rf "$W/hostB/rank-\$r"
+    mv "\$MTOOL_PROFILES/rank-\$r" "$W/hostB/" && echo hostB > "$W/hostB/rank-\$r/host"
+done
+# the collect step proper; on real hosts: rsync -a hostB:"\$MTOOL_PROFILES"/ "\$MTOOL_PROFILES"/
+cp -a "$W/hostB"/rank-* "\$MTOOL_PROFILES"/
+EOF
+rd=$W/hosts
+$MPIRUN -n 4 "$PROG" $STEPS 0 4 > "$rd.orig" 2> /dev/null
+MTOOL_MPI_COLLECT="sh $W/collect.sh" "$MTOOL" run -o "$rd" -- $MPIRUN -n 4 "$PROG" $STEPS 0 4 \
+    > "$rd.out" 2> "$rd.err"
 status=$?
-check "run through a launcher: exit 2, one line, nothing run" \
-    "[ $status -eq 2 ] && [ \$(wc -l < '$W/run.err') -eq 1 ] && [ ! -s '$W/run.out' ] && [ ! -e '$W/run' ]"
+check "two hosts, collected: run exits 0, hostB's ranks in the report" \
+    "[ $status -eq 0 ] && [ \$(grep -c ' hostB\$' '$rd/report.txt') -ge 2 ]"
+h=$(hostname)
+pycheck pass2 "$rd/report.json" "$rd/count.json" "$rd.orig" "$MTOOL_HISTORY" 4 $STEPS \
+    "two hosts, collected" "$h,$h,hostB,hostB"
+MTOOL_MPI_COLLECT="exit 3" "$MTOOL" count --no-store -o "$W/nocollect" -- $MPIRUN -n 2 "$PROG" 2 \
+    > /dev/null 2> "$W/nocollect.err"
+status=$?
+check "a collect step that fails: exit 1, one line naming MTOOL_MPI_COLLECT, no count.json" \
+    "[ $status -eq 1 ] && [ \$(wc -l < '$W/nocollect.err') -eq 1 ] && grep -q 'MTOOL_MPI_COLLECT: the collect step failed' '$W/nocollect.err' && [ ! -e '$W/nocollect/count.json' ]"
 
 # The history keeps the job as one run of the program.
-check "the history holds each job as one run of the program" \
-    "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 2 ]"
+check "the history holds each job as one run of the program (2 counts, 1 time, 3 runs)" \
+    "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 6 ]"
 
 # No launcher: as before.
 plain=$SAMPLES/matmul-gcc-O2

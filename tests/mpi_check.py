@@ -9,6 +9,17 @@ tests/mpi.sh.  Prints ok / not ok lines.
       order), which tests/mpi.sh checks against callgrind; the job's totals the sum of the
       ranks'; the stencil's sweep loop imbalanced as the slabs the program printed
       ("rank R rows N"): max / mean of the rows, the most on the rank with the most rows
+  pass2 REPORT_JSON COUNT_JSON PROGRAM_STDOUT HISTORY_DB NRANKS STEPS NAME [HOSTS]
+      (HISTORY_DB - : none; HOSTS: each rank's host, comma-separated, else this host's)
+      an MPI job's pass 2 (report.json's "mpi"): one rank each 0..N-1 on its host (as
+      count.json names it too); per
+      object, each rank's figures, its imbalance the max / mean of the ranks' measured and
+      slowest_rank the rank with the most; with one timed run (report.json's runs), the
+      ranks' measured summing to the job's (the job's timers are every rank's merged; over
+      several runs each figure is its own least); sweep's loop entered STEPS
+      times in every rank, its memory operations per rank those count.json has for it,
+      its predicted cycles per rank in the ratio of the slabs' rows the program printed;
+      the history's last run holds the same figures per rank (rank_figures, run_ranks)
   plain JSON NAME
       a program run without a launcher: "mpi" is null
 """
@@ -104,6 +115,113 @@ def cmd_job(js_path, stdout_path, report_md, nranks, name, *rank_paths):
           str(per_row))
 
 
+def rel_close(a, b, tol):
+    return a is not None and b is not None and abs(a - b) <= tol * max(abs(a), abs(b), 1e-300)
+
+
+def check_rank_figures(mpi, objects, nranks, runs, name):
+    wrong = []
+    for o in mpi["objects"]:
+        ranks = [r["rank"] for r in o["per_rank"]]
+        if ranks != list(range(nranks)):
+            wrong.append(f"{o['name']}: ranks {ranks}")
+            continue
+        measured = [r["measured_cycles"] for r in o["per_rank"]]
+        want = max(measured) * nranks / sum(measured)
+        if not rel_close(o["imbalance"], want, 1e-4):
+            wrong.append(f"{o['name']}: imbalance {o['imbalance']} vs {want}")
+        if o["slowest_rank"] != measured.index(max(measured)):
+            wrong.append(f"{o['name']}: slowest {o['slowest_rank']} vs {measured.index(max(measured))}")
+        # the figures are written with 6 significant digits: within that of the larger
+        bad = [r for r in o["per_rank"]
+               if abs(r["overhead_cycles"] - (r["measured_cycles"] - r["predicted_cycles"])) >
+               1e-5 * max(r["measured_cycles"], r["predicted_cycles"])]
+        if bad:
+            wrong.append(f"{o['name']}: overhead is not measured - predicted in rank {bad[0]['rank']}")
+        job = objects[o["name"]]
+        if runs == 1 and not rel_close(sum(measured), job["measured_cycles"], 1e-4):
+            wrong.append(f"{o['name']}: ranks' measured sum to {sum(measured)}, the job's is "
+                         f"{job['measured_cycles']}")
+    summed = "; the ranks' measured sum to the job's" if runs == 1 else ""
+    check(mpi["objects"] and not wrong and len(mpi["objects"]) == len(objects),
+          f"{name}: every object's figures per rank, imbalance, slowest rank{summed} "
+          f"({len(mpi['objects'])} objects)", "; ".join(wrong[:4]))
+
+
+def check_sweep(mpi, objects, count, rows, steps, name):
+    sweep = [o for o in mpi["objects"]
+             if objects[o["name"]]["procedure"] == "sweep" and objects[o["name"]]["kind"] == "loop"]
+    counted = [lp for lp in count["mpi"]["loops"] if lp["procedure"] == "sweep" and lp["depth"] == 1]
+    if len(sweep) != 1 or len(counted) != 1 or len(rows) != len(mpi["ranks"]):
+        check(False, f"{name}: sweep's loop timed, counted and the slabs printed",
+              f"{len(sweep)} timed, {len(counted)} counted, rows {rows}")
+        return None
+    per_rank = sweep[0]["per_rank"]
+    check(all(r["entries"] == steps for r in per_rank),
+          f"{name}: sweep's loop entered {steps} times in every rank", str([r["entries"] for r in per_rank]))
+    check([r["memory_ops"] for r in per_rank] == counted[0]["memory_ops_per_rank"],
+          f"{name}: sweep's memory operations per rank are pass 1's per-rank counts",
+          f"{[r['memory_ops'] for r in per_rank]} vs {counted[0]['memory_ops_per_rank']}")
+    per_row = [r["predicted_cycles"] / n for r, n in zip(per_rank, rows)]
+    check(max(per_row) <= 1.01 * min(per_row),
+          f"{name}: sweep's predicted cycles per rank are in the ratio of the rows {rows} (1%)",
+          str(per_row))
+    return sweep[0]
+
+
+def check_history(db, mpi, nranks, name):
+    import sqlite3
+    c = sqlite3.connect(db)
+    run = c.execute("SELECT max(id) FROM runs").fetchone()[0]
+    hosts = c.execute("SELECT rank, host FROM run_ranks WHERE run_id = ? ORDER BY rank", (run,)).fetchall()
+    check(hosts == [(r["rank"], r["host"]) for r in mpi["ranks"]],
+          f"{name}: the history's run names each rank and its host", str(hosts))
+    stored = c.execute("SELECT rank, measured_cycles, predicted_cycles FROM rank_figures "
+                       "WHERE run_id = ? ORDER BY rank", (run,)).fetchall()
+    want = sorted((r["rank"], r["measured_cycles"], r["predicted_cycles"])
+                  for o in mpi["objects"] for r in o["per_rank"])
+    got = sorted(stored)
+    same = len(got) == len(want) == nranks * len(mpi["objects"]) and all(
+        g[0] == w[0] and rel_close(g[1], w[1], 1e-5) and rel_close(g[2], w[2], 1e-5)
+        for g, w in zip(got, want))
+    check(same, f"{name}: the history holds every object's figures in every rank ({len(got)} rows)",
+          f"{got[:2]} vs {want[:2]}")
+
+
+def cmd_pass2(report_path, count_path, stdout_path, db, nranks, steps, name, hosts=None):
+    d, count, nranks, steps = load(report_path), load(count_path), int(nranks), int(steps)
+    mpi = d.get("mpi")
+    if not mpi:
+        check(False, f"{name}: report.json has the job's ranks", "mpi is null")
+        return
+    hosts = hosts.split(",") if hosts else [socket.gethostname()] * nranks
+    check([r["rank"] for r in mpi["ranks"]] == list(range(nranks)) and
+          [r["host"] for r in mpi["ranks"]] == hosts and
+          [r["host"] for r in count["mpi"]["ranks"]] == hosts,
+          f"{name}: ranks 0..{nranks - 1} on hosts {','.join(sorted(set(hosts)))}, in report.json "
+          "and count.json", f"{mpi['ranks']}, count.json {count['mpi']['ranks']}")
+    objects = {o["name"]: o for o in d["objects"]}
+    check_rank_figures(mpi, objects, nranks, d["runs"], name)
+    sweep = check_sweep(mpi, objects, count, slab_rows(stdout_path), steps, name)
+    if sweep:
+        print(f"# {name}: sweep's loop: imbalance {sweep['imbalance']:.3f}, slowest rank "
+              f"{sweep['slowest_rank']}")
+    if db != "-":
+        check_history(db, mpi, nranks, name)
+
+
+def cmd_sweep(report_path, low, high, rank, name):
+    """sweep's loop measured imbalance within [low, high], slowest on `rank` (- for any)."""
+    d = load(report_path)
+    objects = {o["name"]: o for o in d["objects"]}
+    sweep = [o for o in d["mpi"]["objects"] if objects[o["name"]]["procedure"] == "sweep"]
+    im = sweep[0]["imbalance"] if sweep else None
+    check(sweep and float(low) <= im <= float(high) and
+          (rank == "-" or sweep[0]["slowest_rank"] == int(rank)),
+          f"{name}: sweep's measured imbalance {im} in [{low}, {high}], slowest rank "
+          f"{sweep[0]['slowest_rank'] if sweep else None} (want {rank})")
+
+
 def cmd_plain(js_path, name):
     d = load(js_path)
     check("mpi" in d and d["mpi"] is None, f"{name}: no launcher, \"mpi\" is null",
@@ -112,7 +230,7 @@ def cmd_plain(js_path, name):
 
 def main(argv):
     cmd, args = argv[1], argv[2:]
-    {"job": cmd_job, "plain": cmd_plain}[cmd](*args)
+    {"job": cmd_job, "plain": cmd_plain, "pass2": cmd_pass2, "sweep": cmd_sweep}[cmd](*args)
     return 0 if tap.failed == 0 else 1
 
 

@@ -805,6 +805,54 @@ static size_t code_objects_first(mt_store_object_row *rows, size_t n)
     return ncode;
 }
 
+/* One object's rows of an MPI job (rows[0 .. n), its ranks ascending). */
+static void print_rank_object(const mt_store_rank_row *rows, size_t n)
+{
+    double *measured = mt_xcalloc(n + 1, sizeof *measured);
+    for (size_t i = 0; i < n; i++)
+        measured[i] = rows[i].measured_cycles;
+    mt_ui_imbalance im = mt_ui_imbalance_of(measured, (uint32_t)n);
+    free(measured);
+    char *proc = mt_ui_escape(rows[0].procedure), *path = mt_ui_escape(rows[0].loop_path ? rows[0].loop_path : "");
+    printf("  object %" PRId64 " %s%s%s: imbalance %.2fx, slowest rank %d\n", rows[0].object, proc,
+           rows[0].loop_path ? " loop " : "", path, im.imbalance, rows[im.max_rank].rank);
+    free(proc);
+    free(path);
+    printf("    %6s %10s %13s %13s %13s  %s\n", "rank", "entries", "measured", "predicted",
+           "overhead", "host");
+    for (size_t i = 0; i < n; i++) {
+        char *host = mt_ui_escape(rows[i].host ? rows[i].host : "?");
+        printf("    %6d %10" PRIu64 " %13.4g %13.4g %13.4g  %s\n", rows[i].rank, rows[i].entries,
+               rows[i].measured_cycles, rows[i].predicted_cycles, rows[i].overhead_cycles, host);
+        free(host);
+    }
+}
+
+/* An MPI job's figures per rank and the imbalance of each object's measured
+ * time (nothing for a run that was no job). */
+static int print_ranks(mt_store *s, int64_t run, size_t top)
+{
+    mt_store_rank_row *rows;
+    size_t n;
+    mt_error err;
+    if (mt_store_run_ranks(s, run, &rows, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    size_t objects = 0;
+    for (size_t i = 0, end; i < n; i = end) {
+        for (end = i + 1; end < n && rows[end].object == rows[i].object; end++)
+            ;
+        if (objects++ == 0)
+            printf("\nMPI job: per object, each rank's figures (core cycles; imbalance: max / mean "
+                   "of measured over ranks):\n");
+        if (!top || objects <= top)
+            print_rank_object(rows + i, end - i);
+    }
+    mt_store_rank_rows_free(rows, n);
+    return 0;
+}
+
 static int cmd_show(mt_store *s, const history_args *a)
 {
     if (a->npos != 1) {
@@ -859,6 +907,8 @@ static int cmd_show(mt_store *s, const history_args *a)
         print_object_tables(objs, code_objects_first(objs, n), a->top, "object",
                             object_id_column);
     if (rc == 0 && r.sim_machine && (print_whatif(s, r.id) != 0 || print_threads(s, r.id) != 0))
+        rc = 1;
+    if (rc == 0 && !r.sim_machine && print_ranks(s, r.id, a->top) != 0)
         rc = 1;
     mt_store_object_rows_free(objs, n);
     mt_store_run_rows_free(rp, 1);

@@ -43,6 +43,10 @@ const char mt_time_usage[] =
     "RUNDIR/report.json and RUNDIR/report.html (as 'mtool report' writes it).\n"
     "Exits with the program's exit status.\n"
     "\n"
+    "After a count of an MPI job ('mtool count -- mpirun ... PROG'), each timed run\n"
+    "is the launcher's, and the report adds each m-object's figures per rank and\n"
+    "its load imbalance (docs/REPORT.md, \"MPI jobs\").\n"
+    "\n"
     "options:\n" TIME_OPTIONS;
 
 const char mt_run_usage[] =
@@ -50,7 +54,9 @@ const char mt_run_usage[] =
     "\n"
     "The whole two-pass workflow: 'mtool count' (pass 1: block counts, predicted\n"
     "time, MTOOL's figure 2), then 'mtool time' (pass 2: timed m-objects, the\n"
-    "report).  Progress goes to stderr, the report to stdout.\n"
+    "report).  Progress goes to stderr, the report to stdout.  With an MPI launcher\n"
+    "as the command ('mtool run -- mpirun -n 4 ./app ARGS'), both passes run the job\n"
+    "through it, with per-rank figures (docs/REPORT.md, \"MPI jobs\").\n"
     "\n"
     "options:\n"
     "  -o RUNDIR        where to keep both passes (default: a new directory under\n"
@@ -155,7 +161,7 @@ static uint32_t first_block(const mt_candidate *c)
 }
 
 /* "file:first-last" over the object's blocks (its address without DWARF). */
-static void source_range(const mt_candidate *c, char *buf, size_t n)
+void mt_time_source_range(const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &c->prog->procs[c->proc];
     bool *in = mt_candidate_blocks(c->prog, c);
@@ -171,7 +177,7 @@ static void source_range(const mt_candidate *c, char *buf, size_t n)
 }
 
 /* Its procedure, LIB:PROCEDURE in a shared library (docs/REPORT.md). */
-static void object_name(const mt_candidate *c, char *buf, size_t n)
+void mt_time_object_name(const mt_candidate *c, char *buf, size_t n)
 {
     const mt_procedure *p = &c->prog->procs[c->proc];
     char proc[384];
@@ -263,9 +269,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     for (size_t i = 0; i < rp->nrows && (int)i < top; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
         char raw[512], *name, *src, *warn;
-        object_name(r->cand, raw, sizeof raw);
+        mt_time_object_name(r->cand, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(r->cand, raw, sizeof raw);
+        mt_time_source_range(r->cand, raw, sizeof raw);
         src = mt_ui_escape(raw);
         row_warnings(r, raw, sizeof raw);
         warn = mt_ui_escape(raw);
@@ -316,9 +322,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
         if ((int)shown > top)
             continue;
         char raw[512], *name, *src, *warn = mt_ui_escape(c->warning);
-        object_name(c, raw, sizeof raw);
+        mt_time_object_name(c, raw, sizeof raw);
         name = mt_ui_escape(raw);
-        source_range(c, raw, sizeof raw);
+        mt_time_source_range(c, raw, sizeof raw);
         src = mt_ui_escape(raw);
         int column = fprintf(fp, "  %-15s %-9s %12" PRIu64 " entries %14.4g predicted  ",
                              mt_candidate_status_name(c->status), kind_of(c), c->entries,
@@ -332,13 +338,14 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     }
     if ((int)shown > top)
         fprintf(fp, "  ... %zu more (report.json has all)\n", shown - (size_t)top);
+    mt_time_print_ranks(fp, rp);
 }
 
 static void json_candidate(FILE *fp, const mt_candidate *c)
 {
     char name[512], src[512];
-    object_name(c, name, sizeof name);
-    source_range(c, src, sizeof src);
+    mt_time_object_name(c, name, sizeof name);
+    mt_time_source_range(c, src, sizeof src);
     const mt_procedure *p = &c->prog->procs[c->proc];
     fprintf(fp, "\"kind\":\"%s\",\"name\":", kind_of(c));
     mt_json_string(fp, name);
@@ -444,7 +451,9 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
         json_candidate(fp, &sel->cands[j]);
         fputc('}', fp);
     }
-    fputs("]}\n", fp);
+    fputc(']', fp);
+    mt_time_json_ranks(fp, rp);
+    fputs("}\n", fp);
 }
 
 static int save_report(const char *rundir, const mt_pass2_result *rp, mt_error *err)
@@ -474,6 +483,8 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
     const mt_pass1 *p1 = &rp->pass1;
     const mt_run_result *run = &rp->run;
     mt_history *h = mt_history_begin(rp->prog, p1->binary);
+    for (uint32_t k = 0; k < rp->nranks; k++)
+        mt_history_add_rank(h, rp->ranks[k].rank, rp->ranks[k].host);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
         if (r->cand->object)
@@ -487,6 +498,7 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
                            r->cand->loop == MT_NONE ? r->entries : r->cand->entries,
                            r->cand->iterations, r->cand->insns, r->cand->memops, r->measured,
                            r->cand->predicted);
+        mt_time_history_ranks(h, rp, r);
     }
     mt_history_run hr = {.tool = tool, .argc = argc, .argv = argv, .prog_argv = p1->argv,
                          .ran = true, .exit_status = mt_exit_code(run->status),
@@ -578,12 +590,6 @@ int mt_cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, true, &a);
     if (rc)
         return rc;
-    if (mt_mpi_is_launcher(a.argv[0])) { /* before a pass 1 whose pass 2 would be refused */
-        mt_ui_error("run: %s: an MPI job is counted only, pass 2 through a launcher is not "
-                    "supported yet: use 'mtool count -- %s ...' (docs/REPORT.md, \"MPI jobs\")",
-                    a.argv[0], a.argv[0]);
-        return 2;
-    }
     char *rundir = a.rundir ? mt_xstrdup(a.rundir) : mt_default_rundir(a.argv[0]);
     /* Pass 1 is `mtool count -o RUNDIR --no-store [--libs SPEC] -- BIN ARGS`: the history
      * gets one run, pass 2's, with both passes' figures. */

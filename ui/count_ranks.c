@@ -36,22 +36,32 @@ typedef struct {
     uint64_t *per_rank;
 } rank_row;
 
-typedef struct {
-    double imbalance; /* max / mean over ranks */
-    uint32_t max_rank; /* index into job->ranks */
-} imbalance;
-
-static imbalance imbalance_of(const uint64_t *per_rank, uint32_t n)
+mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n)
 {
-    imbalance im = {NAN, 0};
-    uint64_t total = 0;
+    mt_ui_imbalance im = {NAN, 0};
+    double total = 0;
+    uint32_t counted = 0;
     for (uint32_t i = 0; i < n; i++) {
+        if (isnan(per_rank[i]))
+            continue;
         total += per_rank[i];
-        if (per_rank[i] > per_rank[im.max_rank])
+        counted++;
+        if (isnan(per_rank[im.max_rank]) || per_rank[i] > per_rank[im.max_rank])
             im.max_rank = i;
     }
-    if (total)
-        im.imbalance = (double)per_rank[im.max_rank] * n / (double)total;
+    if (total > 0)
+        im.imbalance = per_rank[im.max_rank] * counted / total;
+    return im;
+}
+
+/* Of counts (exact as doubles below 2^53). */
+static mt_ui_imbalance imbalance_of(const uint64_t *per_rank, uint32_t n)
+{
+    double *v = mt_xcalloc(n + 1, sizeof *v);
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = (double)per_rank[i];
+    mt_ui_imbalance im = mt_ui_imbalance_of(v, n);
+    free(v);
     return im;
 }
 
@@ -146,7 +156,7 @@ static void print_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *
     fprintf(fp, "  %9s %8s %16s  %s\n", "imbalance", "max rank", "memory ops",
             loops ? "loop (depth) in procedure, at" : "procedure, at");
     for (size_t i = 0; i < n && (int)i < top; i++) {
-        imbalance im = imbalance_of(rows[i].per_rank, job->nranks);
+        mt_ui_imbalance im = imbalance_of(rows[i].per_rank, job->nranks);
         const mt_procedure *p = &prog->procs[rows[i].proc];
         char src[512];
         char *name = mt_ui_escape(p->name), *at = mt_ui_escape(object_source(prog, &rows[i], src,
@@ -182,7 +192,7 @@ void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *jo
                 r->merge.nprocesses, r->totals.blocks, r->totals.insns, memops[i], host);
         free(host);
     }
-    imbalance im = imbalance_of(memops, job->nranks);
+    mt_ui_imbalance im = imbalance_of(memops, job->nranks);
     fprintf(fp, "  memory operations: imbalance %.2fx (max / mean over ranks), the most on rank %d\n",
             im.imbalance, job->ranks[im.max_rank].rank);
     free(memops);
@@ -194,7 +204,7 @@ void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *jo
 
 static void json_imbalance(FILE *fp, const mt_mpi_job *job, const uint64_t *per_rank)
 {
-    imbalance im = imbalance_of(per_rank, job->nranks);
+    mt_ui_imbalance im = imbalance_of(per_rank, job->nranks);
     fputs(",\"imbalance\":", fp);
     mt_json_number(fp, im.imbalance);
     fprintf(fp, ",\"max_rank\":%d", job->ranks[im.max_rank].rank);
@@ -226,6 +236,19 @@ static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *j
     free_rank_rows(rows, n);
 }
 
+void mt_ui_json_launcher(FILE *fp, char **argv)
+{
+    fputs("\"launcher\":", fp);
+    mt_json_string(fp, argv[0]);
+    fputs(",\"launcher_arguments\":[", fp);
+    for (int i = 1; argv[i]; i++) {
+        if (i > 1)
+            fputc(',', fp);
+        mt_json_string(fp, argv[i]);
+    }
+    fputc(']', fp);
+}
+
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job)
 {
     fputs(",\"mpi\":", fp);
@@ -233,15 +256,9 @@ void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job
         fputs("null", fp);
         return;
     }
-    fputs("{\"launcher\":", fp);
-    mt_json_string(fp, job->argv[0]);
-    fputs(",\"launcher_arguments\":[", fp);
-    for (int i = 1; job->argv[i]; i++) {
-        if (i > 1)
-            fputc(',', fp);
-        mt_json_string(fp, job->argv[i]);
-    }
-    fprintf(fp, "],\"ranks\":[");
+    fputc('{', fp);
+    mt_ui_json_launcher(fp, job->argv);
+    fprintf(fp, ",\"ranks\":[");
     uint64_t *memops = mt_xcalloc(job->nranks, sizeof *memops);
     for (uint32_t i = 0; i < job->nranks; i++) {
         const mt_mpi_rank *r = &job->ranks[i];

@@ -27,6 +27,11 @@ struct mt_history {
     mt_store_figures *figures;
     size_t nfigures, cap;
     const mt_store_sim *sim;  /* a simulated run's figures, or NULL */
+    mt_store_rank *ranks;     /* an MPI job's ranks (hosts copied) */
+    size_t nranks, ranks_cap;
+    uint32_t last_site;       /* the site mt_history_add* last added, MT_NONE: none */
+    mt_store_rank_figures *rank_figures;
+    size_t nrank_figures, rank_figures_cap;
     bool ok;
     mt_error err;
 };
@@ -35,6 +40,7 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin)
 {
     mt_history *h = mt_xcalloc(1, sizeof *h);
     h->prog = prog;
+    h->last_site = MT_NONE;
     char abs_path[PATH_MAX];
     uint8_t sha[32];
     if (!realpath(bin, abs_path))
@@ -52,7 +58,7 @@ void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entrie
 {
     if (!h->ok)
         return;
-    uint32_t site = mt_store_site_of(&h->build, proc, loop);
+    uint32_t site = h->last_site = mt_store_site_of(&h->build, proc, loop);
     if (site == MT_NONE)
         return; /* PLT stubs are never objects */
     mt_store_figures f = {.site = site, .entries = entries,
@@ -70,17 +76,39 @@ void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_
     if (!h->ok)
         return;
     size_t before = h->build.nsites;
-    uint32_t site = mt_store_build_add_region(&h->build, h->prog, proc, first, end, k);
+    uint32_t site = h->last_site = mt_store_build_add_region(&h->build, h->prog, proc, first, end, k);
     if (site == MT_NONE)
         return;
-    if (h->build.nsites > before) /* sites after it moved up */
+    if (h->build.nsites > before) { /* sites after it moved up */
         for (size_t i = 0; i < h->nfigures; i++)
             h->figures[i].site += h->figures[i].site >= site;
+        for (size_t i = 0; i < h->nrank_figures; i++)
+            h->rank_figures[i].f.site += h->rank_figures[i].f.site >= site;
+    }
     mt_store_figures f = {.site = site, .entries = entries, .iterations = MT_STORE_NO_COUNT,
                           .instructions = instructions, .memory_ops = memory_ops,
                           .measured_cycles = measured, .predicted_cycles = predicted,
                           .overhead_cycles = measured - predicted};
     MT_PUSH(h->figures, h->nfigures, h->cap, f);
+}
+
+void mt_history_add_rank(mt_history *h, int rank, const char *host)
+{
+    mt_store_rank r = {rank, host ? mt_xstrdup(host) : NULL};
+    MT_PUSH(h->ranks, h->nranks, h->ranks_cap, r);
+}
+
+void mt_history_add_rank_figures(mt_history *h, int rank, uint64_t entries, uint64_t memory_ops,
+                                 double measured, double predicted)
+{
+    if (!h->ok || h->last_site == MT_NONE)
+        return;
+    mt_store_rank_figures rf = {rank, {.site = h->last_site,
+                                       .entries = entries, .iterations = MT_STORE_NO_COUNT,
+                                       .memory_ops = memory_ops, .measured_cycles = measured,
+                                       .predicted_cycles = predicted,
+                                       .overhead_cycles = measured - predicted}};
+    MT_PUSH(h->rank_figures, h->nrank_figures, h->rank_figures_cap, rf);
 }
 
 /* "host, CPU model, N cpus, Linux release": enough to tell machines apart
@@ -122,7 +150,9 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
                         .user_s = r->user_s, .sys_s = r->sys_s, .wall_s = r->wall_s,
                         .base_user_s = r->base_user_s, .base_sys_s = r->base_sys_s,
                         .base_wall_s = r->base_wall_s, .figures = h->figures,
-                        .nfigures = h->nfigures, .sim = h->sim};
+                        .nfigures = h->nfigures, .sim = h->sim, .ranks = h->ranks,
+                        .nranks = h->nranks, .rank_figures = h->rank_figures,
+                        .nrank_figures = h->nrank_figures};
     /* A run directory that cannot be stamped is not recorded: `mtool report
      * RUN` could not tell its run from a later one there. */
     char stamp[65];
@@ -147,6 +177,10 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
     free(path);
     mt_store_build_free(&h->build);
     free(h->figures);
+    for (size_t i = 0; i < h->nranks; i++)
+        free((char *)h->ranks[i].host);
+    free(h->ranks);
+    free(h->rank_figures);
     free(h);
     return rc;
 }

@@ -28,6 +28,27 @@ extern const char mt_count_usage[];
 int mt_cmd_rank(int argc, char **argv);
 void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top);
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job);
+/* Load imbalance over an MPI job's ranks: the most over the mean (1 =
+ * balanced; NAN when the total is 0), ranks with a NAN figure left out,
+ * and the index of the rank with the most (the lowest on a tie). */
+typedef struct {
+    double imbalance;
+    uint32_t max_rank;
+} mt_ui_imbalance;
+mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n);
+/* "launcher":ARGV[0],"launcher_arguments":[ARGV[1]...] (count.json's and report.json's "mpi"). */
+void mt_ui_json_launcher(FILE *fp, char **argv);
+/* MPI jobs in `time` (time_ranks.c): per m-object, each rank's figures and
+ * the imbalance of measured time, in the text report and report.json
+ * ("mpi": null without a job). */
+void mt_time_print_ranks(FILE *fp, const mt_pass2_result *rp);
+void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp);
+typedef struct mt_history mt_history;
+/* The job's row `row` per rank, into the history after the row itself. */
+void mt_time_history_ranks(mt_history *h, const mt_pass2_result *rp, const mt_mobject_figures *row);
+/* An m-object's name (LIB:PROCEDURE: loop at ADDR (depth D)...) and source range (cmd_time.c). */
+void mt_time_object_name(const mt_candidate *c, char *buf, size_t n);
+void mt_time_source_range(const mt_candidate *c, char *buf, size_t n);
 int mt_cmd_time(int argc, char **argv);
 extern const char mt_time_usage[];
 int mt_cmd_run(int argc, char **argv);
@@ -40,7 +61,6 @@ extern const char mt_history_usage[];
  * MT_NONE) and loop, finish with the run's circumstances.  finish stores
  * in $MTOOL_HISTORY (or the XDG data directory), prints where or one error
  * line, frees everything, and returns 0 or -1. */
-typedef struct mt_history mt_history;
 typedef struct {
     const char *tool;          /* "count", ... */
     int argc;                  /* the subcommand's arguments, from its name on */
@@ -66,6 +86,12 @@ void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entrie
 void mt_history_add_region(mt_history *h, uint32_t proc, uint32_t first, uint32_t end, uint32_t k,
                            uint64_t entries, uint64_t instructions, uint64_t memory_ops,
                            double measured, double predicted);
+/* An MPI job's rank and its host (NULL: not recorded); then, after each
+ * mt_history_add or mt_history_add_region of the job's figures, that
+ * object's figures in each rank. */
+void mt_history_add_rank(mt_history *h, int rank, const char *host);
+void mt_history_add_rank_figures(mt_history *h, int rank, uint64_t entries, uint64_t memory_ops,
+                                 double measured, double predicted);
 int mt_history_finish(mt_history *h, const mt_history_run *r);
 /* A simulated run (`mtool sim`), recorded whole: the machine `m` as the
  * finished simulator `s` ran it, its code objects (mt_code_object_split's

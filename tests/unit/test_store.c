@@ -281,7 +281,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "8"), "store: schema version 8 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "9"), "store: schema version 9 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -455,10 +455,12 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the table version 8 added,
- * then without the columns version 7 added, then without the tables
- * versions 5 and 6 added (sim_figures with the columns 6 added to it). */
-#define DROP_VERSION_8_TABLE "DROP TABLE sim_threads; "
+/* An older file made from a new one: without the tables version 9 added,
+ * then the table version 8 added, then the columns version 7 added, then
+ * without the tables versions 5 and 6 added (sim_figures with the columns 6
+ * added to it). */
+#define DROP_VERSION_9_TABLES "DROP TABLE rank_figures; DROP TABLE run_ranks; "
+#define DROP_VERSION_8_TABLE DROP_VERSION_9_TABLES "DROP TABLE sim_threads; "
 #define DROP_VERSION_7_COLUMNS                                                              \
     DROP_VERSION_8_TABLE                                                                    \
     "DROP INDEX runs_by_stamp; ALTER TABLE runs DROP COLUMN rundir; "                       \
@@ -471,7 +473,7 @@ static void test_trend_across_blocks(const char *dir)
     "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
     "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
 
-/* A version-6 file (runs without their directory) becomes version 8: its
+/* A version-6 file (runs without their directory) becomes version 9: its
  * runs kept, read with no run directory, stamp or program figures; a new
  * run stores them. */
 static void test_migration_from_v6(const char *dir)
@@ -493,9 +495,9 @@ static void test_migration_from_v6(const char *dir)
           "migrate: a version-6 history with a run made");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_run_row *row = NULL;
-    CHECK(s && query_is(path, "PRAGMA user_version", "8") && mt_store_get_run(s, 1, &row, &err) == 0 &&
+    CHECK(s && query_is(path, "PRAGMA user_version", "9") && mt_store_get_run(s, 1, &row, &err) == 0 &&
               !row->rundir && !row->rundir_stamp && !row->timed,
-          "migrate: version 8, the run kept with no run directory (%s)", s ? "" : err.msg);
+          "migrate: version 9, the run kept with no run directory (%s)", s ? "" : err.msg);
     mt_store_run_rows_free(row, row ? 1 : 0);
     r.rundir = "/tmp/v6";
     r.rundir_stamp = "5eed";
@@ -508,8 +510,8 @@ static void test_migration_from_v6(const char *dir)
     free(path);
 }
 
-/* A version-7 file (no per-thread view) becomes version 8: sim_threads
- * made, empty, its run kept. */
+/* A version-7 file (no per-thread view, no MPI ranks) becomes version 9:
+ * sim_threads, run_ranks and rank_figures made, empty, its run kept. */
 static void test_migration_from_v7(const char *dir)
 {
     char *path = mt_xasprintf("%s/v7.db", dir);
@@ -530,10 +532,13 @@ static void test_migration_from_v7(const char *dir)
     mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_sim_thread *t = NULL;
     size_t n = 1;
-    CHECK(s && query_is(path, "PRAGMA user_version", "8") &&
+    CHECK(s && query_is(path, "PRAGMA user_version", "9") &&
               mt_store_sim_threads(s, 1, &t, &n, &err) == 0 && n == 0 &&
+              query_is(path, "SELECT count(*) FROM run_ranks", "0") &&
+              query_is(path, "SELECT count(*) FROM rank_figures", "0") &&
               query_is(path, "SELECT count(*) FROM runs", "1"),
-          "migrate: version 8, sim_threads made and empty, the run kept (%s)", s ? "" : err.msg);
+          "migrate: version 9, sim_threads and the MPI tables made and empty, the run kept (%s)",
+          s ? "" : err.msg);
     free(t);
     mt_store_close(s);
     free_build(&b);
@@ -574,14 +579,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "8") &&
+    CHECK(query_is(path, "PRAGMA user_version", "9") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 8, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 9, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -706,12 +711,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "8") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "9") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 8 (through 3, 4, 5, 6 and 7), every object kept, references intact (%s)",
+          "migrate: version 9 (through 3, 4, 5, 6, 7 and 8), every object kept, references intact (%s)",
           s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};

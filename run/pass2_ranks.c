@@ -1,0 +1,127 @@
+/* run/pass2_ranks.c — pass 2 of an MPI job (docs/REPORT.md, "MPI jobs"):
+ * each timed run is the launcher running the timed copy in every rank
+ * through the `_rank` wrapper (mpi.c), and besides the job's figures (every
+ * rank's timers merged, as any program's) each rank gets its own: the
+ * job's timed objects predicted with that rank's pass-1 counts
+ * (mpi/rank-N.counts.tsv) and measured by that rank's timers alone.
+ * Conventions: ranks in rank order, objects in the timed list's order;
+ * a rank's object that its own selection does not hold (it executed none
+ * of it, or its regions were cut elsewhere) is predicted NAN. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profiles,
+                     char *const *env, const mt_counter_map *map, FILE *log, mt_run_result *run,
+                     mt_error *err)
+{
+    char **argv;
+    if (mt_mpi_clear(profiles, err) != 0 ||
+        !(argv = mt_mpi_wrapped_argv(job, timed_copy, profiles, err)) ||
+        mt_run_program_env(job->launcher, argv, profiles, env, run, err) != 0 ||
+        mt_mpi_collect_step(profiles, err) != 0)
+        return -1;
+    return mt_mpi_collect(job, profiles, map, log, err);
+}
+
+static bool same_object(const mt_candidate *a, const mt_candidate *b)
+{
+    return a->proc == b->proc && a->loop == b->loop && a->region.n == b->region.n &&
+           (a->region.n == 0 ||
+            (a->region.first == b->region.first && a->region.end == b->region.end));
+}
+
+/* The job's timed objects, each predicted as this rank's counts predict it. */
+static mt_candidate *rank_candidates(const mt_selection *job_sel, const mt_selection *rank_sel)
+{
+    mt_candidate *cands = mt_xcalloc(job_sel->ntimed + 1, sizeof *cands);
+    for (size_t i = 0; i < job_sel->ntimed; i++) {
+        cands[i] = job_sel->cands[i];
+        cands[i].predicted = NAN;
+        for (size_t j = 0; j < rank_sel->ncands; j++)
+            if (same_object(&cands[i], &rank_sel->cands[j])) {
+                cands[i].predicted = rank_sel->cands[j].predicted;
+                cands[i].memops = rank_sel->cands[j].memops;
+                break;
+            }
+        if (isnan(cands[i].predicted))
+            cands[i].memops = 0;
+    }
+    return cands;
+}
+
+/* Every run found the same ranks in the same order (a rank that wrote no
+ * profile in one run would pair another rank's timers with its counts). */
+static int check_same_ranks(const mt_mpi_job *jobs, int runs, mt_error *err)
+{
+    for (int k = 1; k < runs; k++) {
+        bool same = jobs[k].nranks == jobs[0].nranks;
+        for (uint32_t i = 0; same && i < jobs[0].nranks; i++)
+            same = jobs[k].ranks[i].rank == jobs[0].ranks[i].rank;
+        if (!same) {
+            mt_error_set(err, "%s: timed run %d found %u ranks, run 1 %u: the job's ranks changed",
+                         jobs[k].argv[0], k + 1, jobs[k].nranks, jobs[0].nranks);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int correlate_rank(const mt_pass2_options *o, const mt_pass2_result *r,
+                          const mt_select_options *so, const mt_mpi_job *jobs, uint32_t i,
+                          const mt_correlate_clock *clk, mt_pass2_rank *out, mt_error *err)
+{
+    out->rank = jobs[0].ranks[i].rank;
+    out->host = jobs[0].ranks[i].host ? mt_xstrdup(jobs[0].ranks[i].host) : NULL;
+    uint64_t *counts = mt_rundir_read_rank_counts(o->rundir, out->rank, r->prog, err);
+    if (!counts)
+        return -1;
+    mt_selection own;
+    mt_select(r->prog, &r->costs, counts, so, &own);
+    free(counts);
+    out->cands = rank_candidates(&r->sel, &own);
+    mt_selection_free(&own);
+    mt_selection timed = {.cands = out->cands, .ncands = r->sel.ntimed, .ntimed = r->sel.ntimed};
+    mt_timer_totals **runs = mt_xcalloc((size_t)o->runs, sizeof *runs);
+    for (int k = 0; k < o->runs; k++)
+        runs[k] = jobs[k].ranks[i].merge.timers;
+    size_t nrows;
+    mt_mobject_figures *rows = mt_correlate(&timed, runs, (size_t)o->runs, clk, &nrows);
+    free(runs);
+    /* back into the timed list's order */
+    out->objects = mt_xcalloc(r->sel.ntimed + 1, sizeof *out->objects);
+    for (size_t j = 0; j < nrows; j++)
+        out->objects[rows[j].cand - out->cands] = rows[j];
+    free(rows);
+    return 0;
+}
+
+int rn_job_correlate_ranks(const mt_pass2_options *o, mt_pass2_result *r,
+                           const mt_select_options *so, const mt_mpi_job *jobs,
+                           const mt_correlate_clock *clk, mt_error *err)
+{
+    if (check_same_ranks(jobs, o->runs, err) != 0)
+        return -1;
+    r->ranks = mt_xcalloc(jobs[0].nranks, sizeof *r->ranks);
+    for (uint32_t i = 0; i < jobs[0].nranks; i++) {
+        r->nranks++;
+        if (correlate_rank(o, r, so, jobs, i, clk, &r->ranks[i], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void rn_pass2_ranks_free(mt_pass2_result *r)
+{
+    for (uint32_t i = 0; i < r->nranks; i++) {
+        free(r->ranks[i].host);
+        free(r->ranks[i].cands);
+        free(r->ranks[i].objects);
+    }
+    free(r->ranks);
+    free(r->launcher_argv);
+    free(r->launcher_buf);
+}

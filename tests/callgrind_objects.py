@@ -9,11 +9,15 @@ Reads callgrind outputs written with --dump-instr=yes --compress-pos=no
 file's `positions:` says; the line after `calls=` is the call's inclusive
 cost, charged to the callee already, and is skipped).
 
-usage: callgrind_objects.py [--counted NAME,...] CALLGRIND_OUT...
-  without --counted: one line per object, "IR<TAB>PATH", most first;
-  with it: "COUNTED_IR TOTAL_IR PERCENT", COUNTED_IR the Ir of the objects
-  whose file name is one of NAME (the executable given by its file name too).
+usage: callgrind_objects.py [--counted COUNT_JSON | --exe BIN] CALLGRIND_OUT...
+  alone: one line per object, "IR<TAB>PATH", most first;
+  --counted: "COUNTED_IR TOTAL_IR PERCENT", COUNTED_IR the Ir of the objects
+  the run of COUNT_JSON (`mtool count`'s) counted: its binary and the
+  libraries it made a copy of; --exe: of BIN alone.  Objects are the same
+  file when their real paths are (callgrind names liblzma.so.5.4.1 where
+  the loader says liblzma.so.5).
 """
+import json
 import os
 import sys
 
@@ -40,10 +44,19 @@ def ir_per_object(paths):
     return per
 
 
+def counted_files(option, value):
+    if option == "--exe":
+        paths = [value]
+    else:
+        run = json.load(open(value))
+        paths = [run["binary"]] + [lib["path"] for lib in run["libraries"] or [] if lib["copy"]]
+    return {os.path.realpath(p) for p in paths}
+
+
 def main(argv):
     counted = None
-    if len(argv) > 2 and argv[1] == "--counted":
-        counted = set(argv[2].split(","))
+    if len(argv) > 2 and argv[1] in ("--counted", "--exe"):
+        counted = counted_files(argv[1], argv[2])
         argv = argv[2:]
     per = ir_per_object(argv[1:])
     if counted is None:
@@ -51,7 +64,7 @@ def main(argv):
             print(f"{ir}\t{obj}")
         return 0
     total = sum(per.values())
-    inside = sum(ir for obj, ir in per.items() if os.path.basename(obj) in counted)
+    inside = sum(ir for obj, ir in per.items() if os.path.realpath(obj) in counted)
     print(f"{inside} {total} {100.0 * inside / total if total else 0:.2f}")
     return 0 if total else 1
 

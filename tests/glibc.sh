@@ -81,18 +81,15 @@ named_libc() {
         same_counts "$1" libc.so.6 --at-least 10
 }
 
-# coverage NAME EXE: the share of callgrind's instructions in the objects
-# run NAME counted, 95% or more; the executable's share said beside it.
+# coverage NAME BIN: the share of callgrind's instructions in the objects
+# run NAME counted, 95% or more; BIN's own share said beside it.
 coverage() {
-    local name=$1 counted=$2 lib before after
-    for lib in $(ls "$work/$name/libs" | sed -n 's/\.counts\.tsv$//p'); do
-        counted=$counted,$lib
-    done
-    read -r _ _ before < <(python3 "$here/callgrind_objects.py" --counted "$2" "$work/$name".cg.*)
-    read -r _ _ after < <(python3 "$here/callgrind_objects.py" --counted "$counted" "$work/$name".cg.*)
+    local name=$1 before after
+    read -r _ _ before < <(python3 "$here/callgrind_objects.py" --exe "$2" "$work/$name".cg.*)
+    read -r _ _ after < <(python3 "$here/callgrind_objects.py" --counted "$work/$name/count.json" "$work/$name".cg.*)
     python3 -c 'import sys; sys.exit(not float(sys.argv[1]) >= 95.0)' "$after" &&
-        ok "$name: $after% of the executed instructions in counted objects ($counted; the executable alone: $before%)" ||
-        not_ok "$name: $after% of the executed instructions in counted objects ($counted), below 95% (the executable alone: $before%)"
+        ok "$name: $after% of the executed instructions in counted objects (the executable alone: $before%)" ||
+        not_ok "$name: $after% of the executed instructions in counted objects, below 95% (the executable alone: $before%)"
 }
 
 # sed: its regex runs in libc.  Its libc counts are not compared:
@@ -101,11 +98,11 @@ coverage() {
 sedprog='s/([0-9])([0-9]*)/\2\1/g'
 same_run sed /usr/bin/sed -E "$sedprog" "$work/in.txt"
 callgrind_run sed /usr/bin/sed -E "$sedprog" "$work/in.txt"
-coverage sed sed
+coverage sed /usr/bin/sed
 same_run gzip /usr/bin/gzip -c "$work/in.txt"
 callgrind_run gzip /usr/bin/gzip -c "$work/in.txt"
 named_libc gzip
-coverage gzip gzip
+coverage gzip /usr/bin/gzip
 # mawk: libm's sin, exp and log, libc's sprintf; libm's counts are exact.
 awkprog='BEGIN { for (i = 1; i < 20000; i++) { s += sin(i) + exp(-i / 1e6) + log(i)
     t = sprintf("%d %.3f", i, s); n += length(t) }; printf("%.6f %d\n", s, n) }'
@@ -113,7 +110,7 @@ same_run mawk /usr/bin/mawk "$awkprog"
 callgrind_run mawk /usr/bin/mawk "$awkprog"
 same_counts mawk libm.so.6 < "$work/mawk/libs/libm.so.6.counts.tsv"
 named_libc mawk
-coverage mawk mawk
+coverage mawk /usr/bin/mawk
 
 # What the process does, with libc's copy active: every mode of behavior.
 for mode in all signals fork exec _exit abort segv; do

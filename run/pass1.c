@@ -185,8 +185,8 @@ static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
     return mt_instrument_in_set(r->prog, bin, &member, &r->ins, err);
 }
 
-/* What --libs asks, or the default: every library a run loads, glibc's
- * included (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
+/* What --libs asks, or the default: every library a run loads but glibc's
+ * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
  * are among them, and the others cost it nothing but their activation);
  * none for merged profiles, whose copy was made without them, or a job. */
 static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_result *r)
@@ -201,10 +201,7 @@ static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_res
 static int prepare_libraries(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
                              mt_error *err)
 {
-    if (mt_pass1_libraries_prepare(bin, libraries_asked(o, r), &r->libs, o->log, err) != 0)
-        return -1;
-    r->libs.by_default = !o->libs;
-    return 0;
+    return mt_pass1_libraries_prepare(bin, libraries_asked(o, r), !o->libs, &r->libs, o->log, err);
 }
 
 static int libraries_env(mt_pass1_result *r, const char *bin, mt_error *err)

@@ -6,7 +6,7 @@
 #   - output and exit status are the original's, for every mode of
 #     behavior-gcc-O2 (signals, fork, exec, _exit, abort, a fatal signal)
 #     and for threads-gcc-O2;
-#   - libc.so.6 (and libm.so.6 for mawk) is counted by default; libm's
+#   - libc.so.6 (and libm.so.6 for mawk) is counted with --libs all; libm's
 #     block counts equal callgrind's on the original, and libc's in its
 #     procedures named in .dynsym, for every block either ran 10 times or
 #     more (named_libc says why these);
@@ -25,14 +25,14 @@ export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$wo
 libdir=$(dirname "$(ldd /usr/bin/sed | awk '$1 == "libc.so.6" { print $3 }')")
 seq 1 20000 > "$work/in.txt"
 
-# same_run NAME CMD...: the original and `mtool count` (default --libs) of
+# same_run NAME CMD...: the original and `mtool count --libs all` of
 # CMD give the same output and status; the run is kept in $work/NAME.
 same_run() {
     local name=$1
     shift
     "$@" > "$work/$name.orig" 2>&1
     local want=$?
-    "$mtool" count --no-store --no-baseline -o "$work/$name" -- "$@" > "$work/$name.out" 2> "$work/$name.err"
+    "$mtool" count --no-store --no-baseline --libs all -o "$work/$name" -- "$@" > "$work/$name.out" 2> "$work/$name.err"
     local got=$?
     if [ $got -eq $want ] && cmp -s "$work/$name.orig" "$work/$name.out"; then
         ok "$name: output and exit status ($got) identical to the original's, glibc counted"

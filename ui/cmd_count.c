@@ -48,11 +48,11 @@ const char mt_count_usage[] =
     "                   the ones it needs (transitively) and the ones earlier counts saw it\n"
     "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
     "                   loaded for this run only, glibc's (libc, libm) included; the loader\n"
-    "                   stays original.  Default: all, among them the ones the program spends\n"
-    "                   time in, which the summary names (none with --profiles or an MPI\n"
-    "                   launcher).  A library first seen opened by dlopen is said not\n"
-    "                   counted, and counted from the next count.  Their procedures are\n"
-    "                   named LIB:PROCEDURE\n"
+    "                   stays original.  Default: all but glibc's, among them the ones the\n"
+    "                   program spends time in, which the summary names (none with\n"
+    "                   --profiles or an MPI launcher).  A library first seen opened by\n"
+    "                   dlopen is said not counted, and counted from the next count.  Their\n"
+    "                   procedures are named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
 
 typedef struct {
@@ -294,7 +294,7 @@ static void print_library_names(FILE *fp, const mt_pass1_libraries *l, bool ran)
 }
 
 /* What --libs chose, and the counted libraries the program spent time in
- * (ran code in): by default every library it loads (glibc's too) is
+ * (ran code in): by default every library it loads but glibc's is
  * counted, and the ones it spends time in are among them. */
 static void print_library_choice(FILE *fp, const mt_pass1_libraries *l)
 {
@@ -302,7 +302,7 @@ static void print_library_choice(FILE *fp, const mt_pass1_libraries *l)
         return;
     char *spec = mt_ui_escape(l->spec);
     fprintf(fp, "libraries (%s--libs %s%s): the program ran code in", l->by_default ? "default " : "",
-            spec, l->by_default ? ": every library it loads" : "");
+            spec, l->by_default ? ": every library it loads but glibc's" : "");
     print_library_names(fp, l, true);
     fputs("; counted, no code ran in", fp);
     print_library_names(fp, l, false);

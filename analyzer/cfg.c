@@ -64,6 +64,12 @@ typedef struct {
     mt_data_ref *data_refs; /* addresses inside code stored in data */
     size_t ndata_refs;
     uint32_t *next_part;    /* cfg_builder.next_part */
+    /* Addresses inside a procedure, not its entry, that another one's code
+     * materializes (glibc's sigaction takes __restore_rt, one byte into
+     * the procedure its FDE starts, as the signal return): entries like
+     * the ones jumps make (add_foreign_entries). */
+    uint64_t *inner_refs;
+    size_t ninner_refs, cap_inner_refs;
 } cfg_program;
 
 /* What one build produces besides the procedure's own fields. */
@@ -72,6 +78,8 @@ typedef struct {
     size_t nwarnings, cap_warnings;
     uint32_t *refs; /* procedures whose entry the code materializes */
     size_t nrefs, cap_refs;
+    uint64_t *inner_refs; /* cfg_program.inner_refs this build found */
+    size_t ninner_refs, cap_inner_refs;
 } cfg_side;
 
 static void side_free(cfg_side *s)
@@ -80,6 +88,7 @@ static void side_free(cfg_side *s)
         free(s->warnings[i]);
     free(s->warnings);
     free(s->refs);
+    free(s->inner_refs);
     memset(s, 0, sizeof *s);
 }
 
@@ -279,14 +288,26 @@ static bool callee_is_noreturn(const cfg_program *cp, uint64_t target)
     return q != MT_NONE && cp->prog->procs[q].noreturn;
 }
 
-static void note_reference(const cfg_program *cp, cfg_side *side, uint64_t ref)
+/* A code address procedure `self` materializes: a procedure's entry (now
+ * callable indirectly), or, by a rip-relative `lea` (an immediate inside
+ * another procedure's bounds is more often a constant, O_CLOEXEC's
+ * 0x80000), an address inside another procedure. */
+static void note_reference(const cfg_program *cp, cfg_side *side, uint32_t self, uint64_t ref,
+                           bool rip_relative)
 {
     const mt_program *prog = cp->prog;
-    if (!prog->nprocs || ref < prog->procs[0].entry || ref > prog->procs[prog->nprocs - 1].entry)
+    if (!prog->nprocs || ref < prog->procs[0].entry)
         return;
-    uint32_t q = mt_procedure_with_entry(prog, ref);
-    if (q != MT_NONE && !prog->procs[q].address_taken)
-        MT_PUSH(side->refs, side->nrefs, side->cap_refs, q);
+    uint32_t q = ref <= prog->procs[prog->nprocs - 1].entry ? mt_procedure_with_entry(prog, ref)
+                                                             : MT_NONE;
+    if (q != MT_NONE) {
+        if (!prog->procs[q].address_taken)
+            MT_PUSH(side->refs, side->nrefs, side->cap_refs, q);
+        return;
+    }
+    q = rip_relative ? proc_containing(cp, ref) : MT_NONE;
+    if (q != MT_NONE && q != self && !split_parts_of_one_function(prog, q, self))
+        MT_PUSH(side->inner_refs, side->ninner_refs, side->cap_inner_refs, ref);
 }
 
 /* Decodes one path from `addr` until it ends or meets decoded code. */
@@ -306,7 +327,7 @@ static void decode_path(cfg_builder *b, const cfg_program *cp, cfg_side *side, u
         mt_insn_facts f;
         mt_insn_facts_of(insn, &f);
         if (f.ref)
-            note_reference(cp, side, f.ref);
+            note_reference(cp, side, b->self, f.ref, insn->id == X86_INS_LEA);
         if (f.ref > b->lo && f.ref < b->hi)
             b->inner_address = true;
         cfg_insn rec = {addr, f.target, (uint8_t)insn->size, f.flow, f.reads, f.writes, 0,
@@ -860,6 +881,9 @@ static void apply_sides(mt_program *prog, build_job *job)
                 mt_warn(prog, "%s", s->warnings[w]);
         for (size_t r = 0; r < s->nrefs; r++)
             prog->procs[s->refs[r]].address_taken = true;
+        for (size_t r = 0; r < s->ninner_refs; r++)
+            MT_PUSH(job->cp_mut->inner_refs, job->cp_mut->ninner_refs, job->cp_mut->cap_inner_refs,
+                    s->inner_refs[r]);
         side_free(s);
     }
 }
@@ -986,14 +1010,33 @@ static bool is_new_foreign_entry(const cfg_program *cp, uint32_t q, uint64_t tar
     return true;
 }
 
+/* Procedures to build again, each once per round. */
+typedef struct {
+    uint32_t *todo;
+    size_t n, cap;
+    bool *queued;
+} rebuild_list;
+
+/* `target`, inside procedure q (MT_NONE: none), an entry of q from elsewhere. */
+static void add_foreign_entry(cfg_program *cp, uint32_t q, uint64_t target, rebuild_list *r)
+{
+    if (q == MT_NONE || !is_new_foreign_entry(cp, q, target))
+        return;
+    foreign_entries *fe = &cp->foreign[q];
+    MT_PUSH(fe->addrs, fe->n, fe->cap, target);
+    if (!r->queued[q]) {
+        r->queued[q] = true;
+        MT_PUSH(r->todo, r->n, r->cap, q);
+    }
+}
+
 static void add_foreign_entries(cfg_program *cp, mt_decoder *dec)
 {
     mt_program *prog = cp->prog;
     cp->foreign = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *cp->foreign);
     bool *queued = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *queued);
     for (int round = 0; round < 4; round++) {
-        uint32_t *todo = NULL;
-        size_t ntodo = 0, cap = 0;
+        rebuild_list r = {.queued = queued};
         for (uint32_t p = 0; p < prog->nprocs; p++) {
             const mt_procedure *proc = &prog->procs[p];
             for (uint32_t e = 0; e < proc->nedges; e++) {
@@ -1001,16 +1044,13 @@ static void add_foreign_entries(cfg_program *cp, mt_decoder *dec)
                 if (edge->dst != MT_NONE || !edge->target || edge->kind == MT_EDGE_RETURN)
                     continue;
                 uint32_t q = proc_containing(cp, edge->target);
-                if (q == MT_NONE || q == p || !is_new_foreign_entry(cp, q, edge->target))
-                    continue;
-                foreign_entries *fe = &cp->foreign[q];
-                MT_PUSH(fe->addrs, fe->n, fe->cap, edge->target);
-                if (!queued[q]) {
-                    queued[q] = true;
-                    MT_PUSH(todo, ntodo, cap, q);
-                }
+                add_foreign_entry(cp, q == p ? MT_NONE : q, edge->target, &r);
             }
         }
+        for (size_t k = 0; k < cp->ninner_refs; k++)
+            add_foreign_entry(cp, proc_containing(cp, cp->inner_refs[k]), cp->inner_refs[k], &r);
+        uint32_t *todo = r.todo;
+        size_t ntodo = r.n;
         for (size_t k = 0; k < ntodo; k++)
             queued[todo[k]] = false;
         if (ntodo)
@@ -1106,4 +1146,5 @@ void mt_build_cfgs(const mt_elf_file *img, mt_program *prog)
     free(cp.pads);
     free(cp.data_refs);
     free(cp.next_part);
+    free(cp.inner_refs);
 }

@@ -610,13 +610,23 @@ static bool shared_library(const mt_elf_file *in)
     return in->ehdr.e_type == ET_DYN && !mt_elf_file_phdr(in, PT_INTERP) && !(flags_1 & DF_1_PIE);
 }
 
+/* What the loader can load as a library: position-independent, not a PIE.
+ * An interpreter is allowed: libc.so.6 has one so that it runs as a program
+ * (it prints its version), and it is loaded as a library all the same. */
+static bool loadable_library(const mt_elf_file *in)
+{
+    uint64_t flags_1;
+    mt_elf_file_dynamic(in, DT_FLAGS_1, &flags_1);
+    return in->ehdr.e_type == ET_DYN && !(flags_1 & DF_1_PIE);
+}
+
 /* NULL, or why `in` cannot be instrumented. */
 static const char *refused(const mt_elf_file *in, bool library)
 {
     if (shared_library(in) && !library)
         return "a shared library: instrument it with the program that loads it "
                "(mtool count --libs)";
-    if (!shared_library(in) && library)
+    if (!loadable_library(in) && library)
         return "not a shared library";
     if (instrumented_by_mtool(in))
         return "already instrumented by mtool: instrument the original binary";

@@ -71,14 +71,23 @@ static char *loader_list(const char *interp, const char *bin, mt_error *err)
     return text;
 }
 
-/* glibc's own objects: they run inside the loader and before the runtime
- * starts, and capstone 4 cannot decode the AVX-512 string functions its
- * ifuncs select on this machine: not counted in this slice. */
+/* The loader (ld-linux): the kernel maps it with the program, before any
+ * audit library, so no copy of it can be loaded.  glibc's other objects
+ * are counted like any library when asked for (docs/ARCHITECTURE.md,
+ * "glibc's own objects"). */
+static bool the_loader(const char *name)
+{
+    return strncmp(name, "ld-linux", strlen("ld-linux")) == 0;
+}
+
+/* glibc's libraries but the loader: left out of the default, whose counts
+ * every test and user run makes (libc's analysis adds about 0.5 s of
+ * mtool's time to each), counted with --libs all or by name. */
 static bool part_of_glibc(const char *name)
 {
     static const char *const glibc[] = {"libc.so", "libm.so", "libpthread.so", "libdl.so",
                                         "librt.so", "libmvec.so", "libresolv.so", "libutil.so",
-                                        "libanl.so", "ld-linux", "libBrokenLocale.so"};
+                                        "libanl.so", "libBrokenLocale.so"};
     for (size_t i = 0; i < sizeof glibc / sizeof *glibc; i++)
         if (strncmp(name, glibc[i], strlen(glibc[i])) == 0)
             return true;
@@ -123,14 +132,16 @@ static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *
 }
 
 /* Why a library named by `spec` stays original, or NULL: it is counted. */
-static char *note_for(const char *spec, const char *name, const char *path)
+static char *note_for(const char *spec, bool by_default, const char *name, const char *path)
 {
     if (!named(spec, name))
         return mt_xstrdup("not asked for");
+    if (by_default && part_of_glibc(name))
+        return mt_xstrdup("part of glibc: counted with --libs all or --libs NAME");
     if (strcmp(path, "not found") == 0)
         return mt_xstrdup("not found by the loader");
-    if (part_of_glibc(name))
-        return mt_xstrdup("part of glibc: not counted yet");
+    if (the_loader(name))
+        return mt_xstrdup("the loader: mapped by the kernel, no copy can replace it");
     if (path[0] != '/' || strchr(path, '\n') || strchr(path, '\t'))
         return mt_xstrdup("its path cannot be handed to the audit library");
     return NULL;
@@ -141,7 +152,7 @@ static void add_library(mt_pass1_libraries *l, size_t *cap, const char *name, co
 {
     mt_pass1_library lib = {.name = mt_xstrdup(name), .path = mt_xstrdup(path),
                             .asked = named(spec, name), .dlopened = dlopened,
-                            .note = note_for(spec, name, path)};
+                            .note = note_for(spec, l->by_default, name, path)};
     MT_PUSH(l->libs, l->nlibs, *cap, lib);
 }
 
@@ -284,7 +295,7 @@ int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *
             continue; /* counted, or seen twice (dlclose, dlopen) */
         add_library(l, &cap, file_name(paths[i]), paths[i], l->spec, true);
         mt_pass1_library *lib = &l->libs[l->nlibs - 1];
-        char *why = note_for("all", lib->name, lib->path); /* another count may ask for it */
+        char *why = note_for("all", false, lib->name, lib->path); /* another count may ask for it */
         if (!why)
             fresh[nnew++] = paths[i];
         if (!lib->note)
@@ -449,11 +460,12 @@ int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *c
     return 0;
 }
 
-int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libraries *out,
-                               FILE *log, mt_error *err)
+int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
+                               mt_pass1_libraries *out, FILE *log, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->spec = spec;
+    out->by_default = by_default;
     if (strcmp(spec, "none") == 0)
         return 0;
     char *interp, *text;
@@ -519,7 +531,7 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
                                mt_error *err)
 {
     char *spec = counted_in(rundir);
-    int rc = mt_pass1_libraries_prepare(bin, spec, out, NULL, err);
+    int rc = mt_pass1_libraries_prepare(bin, spec, false, out, NULL, err);
     out->owned_spec = spec; /* out->spec's text */
     for (size_t i = 0; rc == 0 && i < out->nlibs; i++) {
         mt_pass1_library *lib = &out->libs[i];

@@ -201,10 +201,7 @@ static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_res
 static int prepare_libraries(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
                              mt_error *err)
 {
-    if (mt_pass1_libraries_prepare(bin, libraries_asked(o, r), &r->libs, o->log, err) != 0)
-        return -1;
-    r->libs.by_default = !o->libs;
-    return 0;
+    return mt_pass1_libraries_prepare(bin, libraries_asked(o, r), !o->libs, &r->libs, o->log, err);
 }
 
 static int libraries_env(mt_pass1_result *r, const char *bin, mt_error *err)

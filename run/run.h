@@ -316,11 +316,11 @@ typedef struct {
 /* The shared libraries BIN needs (transitively, as its loader finds them)
  * and the ones earlier counts saw it open with dlopen, that `spec` names
  * ("all", "none", NAME,...), each analyzed and rewritten (cached) into its
- * range of counters.  glibc's own libraries stay original.  -1 with err
- * only when the list cannot be had; a library that cannot be rewritten
- * gets a note. */
-int mt_pass1_libraries_prepare(const char *bin, const char *spec, mt_pass1_libraries *out,
-                               FILE *log, mt_error *err);
+ * range of counters, glibc's included (the loader is not) but `by_default`
+ * (no --libs).  -1 with err only when the list cannot be had; a library
+ * that cannot be rewritten gets a note. */
+int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
+                               mt_pass1_libraries *out, FILE *log, mt_error *err);
 /* The environment that loads the copies for one run of `copy` (BIN's
  * counting copy), the objects dlopen maps that are no copy written to the
  * file `seen`. */

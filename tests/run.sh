@@ -124,6 +124,10 @@ run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_coun
 # Pass 2 through them: a library's memory-bound loop timed and named LIB:PROC.
 run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs_pass2.sh
+# glibc's own libraries counted (Debian's sed, gzip, mawk; behavior's modes):
+# output, libm's and libc's counts against callgrind, coverage.
+run "glibc's libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" SAMPLES="$SAMPLES" \
+    bash tests/glibc.sh
 
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"

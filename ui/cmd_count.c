@@ -47,12 +47,12 @@ const char mt_count_usage[] =
     "  --libs all|none|NAME,...  count the blocks of the shared libraries BIN loads too:\n"
     "                   the ones it needs (transitively) and the ones earlier counts saw it\n"
     "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
-    "                   loaded for this run only; glibc's own stay original.  Default: all,\n"
-    "                   every library but glibc's, among them the ones the program spends\n"
-    "                   time in, which the summary names (none with --profiles or an MPI\n"
-    "                   launcher).  A library first seen opened by dlopen is said not\n"
-    "                   counted, and counted from the next count.  Their procedures are\n"
-    "                   named LIB:PROCEDURE\n"
+    "                   loaded for this run only, glibc's (libc, libm) included; the loader\n"
+    "                   stays original.  Default: all but glibc's, among them the ones the\n"
+    "                   program spends time in, which the summary names (none with\n"
+    "                   --profiles or an MPI launcher).  A library first seen opened by\n"
+    "                   dlopen is said not counted, and counted from the next count.  Their\n"
+    "                   procedures are named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
 
 typedef struct {

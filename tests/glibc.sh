@@ -1,0 +1,121 @@
+#!/bin/bash
+# tests/glibc.sh — glibc's own libraries (libc.so.6, libm.so.6) counted as
+# any library (docs/ARCHITECTURE.md, "glibc's own objects"), on Debian's own
+# sed (regex in libc), gzip and mawk (libm), and on samples/behavior.c and
+# samples/threads.c:
+#   - output and exit status are the original's, for every mode of
+#     behavior-gcc-O2 (signals, fork, exec, _exit, abort, a fatal signal)
+#     and for threads-gcc-O2;
+#   - libc.so.6 (and libm.so.6 for mawk) is counted with --libs all; libm's
+#     block counts equal callgrind's on the original, and libc's in its
+#     procedures named in .dynsym, for every block either ran 10 times or
+#     more (named_libc says why these);
+#   - the share of callgrind's instructions that falls in counted objects
+#     is 95% or more with glibc counted (tests/callgrind_objects.py).
+#
+#   MTOOL=build/mtool CHECKER=build/tests/check_counts SAMPLES=build/samples bash tests/glibc.sh
+set -u
+mtool=${MTOOL:-build/mtool} checker=${CHECKER:-build/tests/check_counts}
+samples=${SAMPLES:-build/samples}
+here=$(dirname "$0")
+work=$(mktemp -d "${TMPDIR:-/tmp}/mtool-glibc.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$work/history.db
+. "$here/lib.sh"
+libdir=$(dirname "$(ldd /usr/bin/sed | awk '$1 == "libc.so.6" { print $3 }')")
+seq 1 20000 > "$work/in.txt"
+
+# same_run NAME CMD...: the original and `mtool count --libs all` of
+# CMD give the same output and status; the run is kept in $work/NAME.
+same_run() {
+    local name=$1
+    shift
+    "$@" > "$work/$name.orig" 2>&1
+    local want=$?
+    "$mtool" count --no-store --no-baseline --libs all -o "$work/$name" -- "$@" > "$work/$name.out" 2> "$work/$name.err"
+    local got=$?
+    if [ $got -eq $want ] && cmp -s "$work/$name.orig" "$work/$name.out"; then
+        ok "$name: output and exit status ($got) identical to the original's, glibc counted"
+    else
+        not_ok "$name: exit $got (original $want), output $(cmp "$work/$name.orig" "$work/$name.out" 2>&1); $(grep -v '^ ' "$work/$name.err" | tail -2)"
+    fi
+}
+
+# callgrind_run NAME CMD...: callgrind on the original, outputs $work/NAME.cg.*.
+callgrind_run() {
+    local name=$1
+    shift
+    valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
+        --callgrind-out-file="$work/$name.cg.%p" "$@" > "$work/$name.vg.out" 2> "$work/$name.vg.log"
+}
+
+# same_counts NAME LIB [CHECKER OPTIONS]: LIB counted in run NAME, its block
+# counts (the lines of libs/LIB.counts.tsv on stdin) equal callgrind's.
+same_counts() {
+    local name=$1 lib=$2
+    shift 2
+    if ! grep -q "^library $lib (.*): [0-9]* of [0-9]* procedures instrumented" "$work/$name.err"; then
+        not_ok "$name: $lib not counted: $(grep "^library $lib" "$work/$name.err")"
+        return
+    fi
+    cat > "$work/$name.$lib.tsv"
+    "$checker" "$@" "$libdir/$lib" "$work/$name.$lib.tsv" "$work/$name".cg.* > "$work/$name.$lib.check" 2>&1
+    grep -E '^(ok|not ok) .*counted blocks equal' "$work/$name.$lib.check" > "$work/$name.$lib.verdict"
+    sed "s/^\(ok\|not ok\) - /&$name: /" "$work/$name.$lib.verdict"
+    grep '^# block' "$work/$name.$lib.check" | head -3
+    if [ -s "$work/$name.$lib.verdict" ]; then
+        tally "$work/$name.$lib.verdict"
+    else
+        not_ok "$name: check_counts gave no verdict on $lib: $(tail -1 "$work/$name.$lib.check")"
+    fi
+}
+
+# libc's procedures named in its .dynsym, but getenv (the counted run has
+# mtool's variables in its environment, valgrind its own), run 10 times or
+# more: its local procedures (sub_*) hold the string functions glibc's
+# ifuncs choose by CPUID, which valgrind answers otherwise (other variants,
+# other cache sizes and thresholds), and what runs fewer times is start-up
+# and exit (check_counts --at-least).
+named_libc() {
+    awk -F'\t' '/^#/ || ($3 !~ /^sub_/ && $3 != "getenv")' "$work/$1/libs/libc.so.6.counts.tsv" |
+        same_counts "$1" libc.so.6 --at-least 10
+}
+
+# coverage NAME BIN: the share of callgrind's instructions in the objects
+# run NAME counted, 95% or more; BIN's own share said beside it.
+coverage() {
+    local name=$1 before after
+    read -r _ _ before < <(python3 "$here/callgrind_objects.py" --exe "$2" "$work/$name".cg.*)
+    read -r _ _ after < <(python3 "$here/callgrind_objects.py" --counted "$work/$name/count.json" "$work/$name".cg.*)
+    python3 -c 'import sys; sys.exit(not float(sys.argv[1]) >= 95.0)' "$after" &&
+        ok "$name: $after% of the executed instructions in counted objects (the executable alone: $before%)" ||
+        not_ok "$name: $after% of the executed instructions in counted objects, below 95% (the executable alone: $before%)"
+}
+
+# sed: its regex runs in libc.  Its libc counts are not compared:
+# libselinux's constructor reads /proc with getline before the entry,
+# uncounted (the original code runs then).
+sedprog='s/([0-9])([0-9]*)/\2\1/g'
+same_run sed /usr/bin/sed -E "$sedprog" "$work/in.txt"
+callgrind_run sed /usr/bin/sed -E "$sedprog" "$work/in.txt"
+coverage sed /usr/bin/sed
+same_run gzip /usr/bin/gzip -c "$work/in.txt"
+callgrind_run gzip /usr/bin/gzip -c "$work/in.txt"
+named_libc gzip
+coverage gzip /usr/bin/gzip
+# mawk: libm's sin, exp and log, libc's sprintf; libm's counts are exact.
+awkprog='BEGIN { for (i = 1; i < 20000; i++) { s += sin(i) + exp(-i / 1e6) + log(i)
+    t = sprintf("%d %.3f", i, s); n += length(t) }; printf("%.6f %d\n", s, n) }'
+same_run mawk /usr/bin/mawk "$awkprog"
+callgrind_run mawk /usr/bin/mawk "$awkprog"
+same_counts mawk libm.so.6 < "$work/mawk/libs/libm.so.6.counts.tsv"
+named_libc mawk
+coverage mawk /usr/bin/mawk
+
+# What the process does, with libc's copy active: every mode of behavior.
+for mode in all signals fork exec _exit abort segv; do
+    same_run "behavior-$mode" "$samples/behavior-gcc-O2" "$mode"
+done
+same_run threads "$samples/threads-gcc-O2"
+
+print_totals

@@ -409,7 +409,9 @@ enum {
 
 /* The call-site records [first, end) of the slot's belong to a library
  * copy loaded at `base` (run-time minus link-time addresses) in this
- * process: written when the runtime activates it. */
+ * process: written when the runtime activates it.  The sites of copies
+ * past the table's end are read at the executable's load bias, where their
+ * targets lie in no procedure of theirs: callees unknown, never wrong. */
 typedef struct {
     uint32_t first, end;
     uint64_t base;

@@ -58,7 +58,7 @@ static const char *check_header(const mt_profile_header *h, uint64_t file_size)
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
     if (h->version < 1 || h->version > MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported (this mtool reads versions 1 to 4)";
+        return "profile format version not supported (this mtool reads versions 1 to 7)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
@@ -128,6 +128,8 @@ static const char *read_profile(int fd, uint64_t size, mt_profile *out)
         h->ntimers = 0;
     if (h->version < 4)
         h->trace_records = 0;
+    if (h->version < 7)
+        h->nlibraries = 0;
     if (h->trace_records > MT_TRACE_RECORDS)
         return "corrupt header: more trace records per frame than a runtime writes";
     out->nslots = usable_slots(h);
@@ -182,15 +184,29 @@ static void add_call_target(mt_call_site_totals *t, uint64_t target, uint64_t ca
     t->targets[k].calls += calls;
 }
 
+/* What makes site i's run-time targets link-time addresses of its object:
+ * the load base of the library copy whose range holds it (the last one
+ * activated there: a copy opened again may lie elsewhere), else the
+ * executable's load bias. */
+static uint64_t site_object_base(const mt_profile_header *h, uint32_t i)
+{
+    uint32_t n = h->nlibraries < MT_PROFILE_LIBRARIES ? h->nlibraries : MT_PROFILE_LIBRARIES;
+    for (uint32_t k = n; k-- > 0;)
+        if (h->libraries[k].first <= i && i < h->libraries[k].end)
+            return h->libraries[k].base;
+    return h->load_bias;
+}
+
 /* (Files older than version 3 recorded no call sites: they add none.) */
 static void add_call_sites(profile_merge *m, const mt_profile *p, uint32_t s)
 {
     for (uint32_t i = 0; i < p->header.ncall_sites; i++) {
         const mt_call_site_record *r = &p->call_sites[(uint64_t)s * p->header.ncall_sites + i];
         mt_call_site_totals *t = &m->call_sites[i];
+        uint64_t base = site_object_base(&p->header, i);
         for (int k = 0; k < MT_CALL_TARGETS && r->targets[k].target; k++)
             if (r->targets[k].calls)
-                add_call_target(t, r->targets[k].target - p->header.load_bias, r->targets[k].calls);
+                add_call_target(t, r->targets[k].target - base, r->targets[k].calls);
         t->overflow += r->overflow;
     }
 }

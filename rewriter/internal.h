@@ -311,11 +311,15 @@ struct rw_code {
     size_t nequation_words, cap_equations;
     uint32_t nderived;         /* blocks whose count is derived: no probe */
     bool derive_counts;        /* derive what flow determines (counters.c) */
-    bool library;              /* a shared library's copy: no call sites recorded */
+    bool library;              /* a shared library's copy: its call sites are recorded
+                                  only where slot_ncounters places them */
     size_t cap_counters;
-    uint32_t ncall_sites;      /* calls through pointers whose targets are recorded */
+    uint32_t ncall_sites;      /* calls through pointers whose targets are recorded,
+                                  call_site_base included */
+    uint32_t call_site_base;   /* this object's first call-site record in the slot */
     uint32_t ntable_checks;    /* jump-table reads whose index is checked (a counter each) */
-    uint64_t *call_site_addrs; /* ... the address of each one's instruction */
+    uint64_t *call_site_addrs; /* ... the address of each one's instruction (0 for the
+                                  call_site_base records of other objects before ours) */
     size_t cap_call_sites;
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
     uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */

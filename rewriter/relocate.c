@@ -908,9 +908,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     for (uint32_t l = 0; l < p->nloops; l++)
         if (p->loops[l].header != 0)
             rp.insns[block_first[p->loops[l].header]].loop_header = true;
-    if (!c->timers_only && !c->library) /* a library's site records would lie past the
-                                             executable's counters: not recorded */
-        add_call_sites(c, p, &rp, block_first);
+    if (!c->timers_only && (!c->library || (c->slot_ncounters && !c->ntimed)))
+        add_call_sites(c, p, &rp, block_first); /* a library's lie past the slot's counters */
     if (c->trace)
         rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first);
     add_fallback_counters(c, &rp);
@@ -1199,8 +1198,11 @@ static void emit_gs_abs(rw_buf *out, uint8_t rex, uint8_t opcode, uint8_t reg, u
 static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at,
                              mt_error *err)
 {
-    uint32_t site = (uint32_t)(MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->timer_base + c->ntimed) +
-                               (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE);
+    /* A library's records follow the executable's counters in a slot
+     * without timers; the executable's own slot is sized by its params. */
+    uint64_t records = c->library ? MT_SLOT_CALL_SITES_OFFSET(c->slot_ncounters, 0)
+                                  : MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->timer_base + c->ntimed);
+    uint32_t site = (uint32_t)(records + (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE);
     bool inline_first = !operand_uses_r11(ri);
     size_t start = out->len, n = emit_operand_copy(out, ri, at, inline_first);
     bool ok = n > 0;

@@ -381,6 +381,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.libs_set = opt->libs_set;
     params.is_library = c->library;
     params.ncall_sites = c->ncall_sites;
+    params.call_site_base = c->call_site_base;
     params.trace_records = c->trace ? MT_TRACE_RECORDS : 0;
     params.patches_vaddr = L->patches_vaddr;
     params.npatches = L->npatches;
@@ -676,6 +677,9 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.slot_ncounters = opt->library ? opt->slot_counters : 0;
     for (uint32_t k = 0; k < opt->counter_base; k++) /* the other objects' counters */
         MT_PUSH(c.counter_addrs, c.ncounters, c.cap_counters, (uint64_t)0);
+    c.call_site_base = opt->call_site_base;
+    for (uint32_t k = 0; k < opt->call_site_base; k++) /* ... and call-site records */
+        MT_PUSH(c.call_site_addrs, c.ncall_sites, c.cap_call_sites, (uint64_t)0);
     find_wrapped_callees(&c, &rt);
     rw_timers_init(&c, rt.bytes, opt->timed, opt->ntimed);
     choose_procedures(&c, !prog->static_linked, opt, report);
@@ -688,7 +692,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->nloop_registers = c.nloop_registers;
     report->nderived = c.nderived;
     report->nwrapped_calls = c.nwrapped_calls;
-    report->ncall_sites = c.ncall_sites;
+    report->ncall_sites = c.ncall_sites - c.call_site_base;
     report->ntimer_events = c.nevents_placed;
     report->ntimer_events_saving_flags = c.nevents_saving_flags;
     report->ntrampolines = (uint32_t)c.ntramps;

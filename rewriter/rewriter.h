@@ -72,7 +72,7 @@ typedef struct {
     uint64_t libs_set;
     bool library;              /* prog is a shared library: a copy whose entry jumps the
                                   executable's runtime writes; no runtime of its own runs,
-                                  so no tracing or call-target records; its wrappers
+                                  so no tracing; its call-target records and wrappers
                                   serve it through the executable's runtime */
     /* Timers of a set (pass 2 through libraries): the objects' records are
      * timer_base.. of the slot's, the libraries' first and the executable's
@@ -81,6 +81,12 @@ typedef struct {
      * counters, the executable's ncounters. */
     uint32_t timer_base;
     uint32_t slot_counters;
+    /* Call-site records of a set (pass 1): the objects' records are
+     * call_site_base.. of the slot's, the libraries' first and the
+     * executable's last (its map starts with call_site_base addresses 0).
+     * A library records its calls through pointers only when slot_counters
+     * says where the slot's records lie (a counting slot: no timers). */
+    uint32_t call_site_base;
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that
@@ -153,7 +159,8 @@ typedef struct {
                                   region (MT_TIMER_REGION set: mt_timed_object_key) */
     uint64_t timers_id;        /* mt_timer_set_id of those pairs (profiles carry it) */
     uint32_t ncall_sites;      /* pass 1: calls through pointers whose targets are recorded: */
-    uint64_t *call_sites;      /* ... record i is the call (or tail jump) at call_sites[i] */
+    uint64_t *call_sites;      /* ... record i is the call (or tail jump) at call_sites[i]
+                                  (0: another object's record, a set's call_site_base) */
     /* Derived blocks (rewriter/counters.c): their counters have no probe.
      * Equation words: n << 32 | counter i, then the n counters whose sum is
      * counter i's count; a term is counted or derived by an earlier

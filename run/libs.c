@@ -382,6 +382,45 @@ static void rewrite_library(mt_pass1_library *lib, uint32_t base, uint64_t set)
     }
 }
 
+/* The call-site records a library's copy may need: its analysis's calls
+ * and tail jumps through pointers (the rewriter records those of the
+ * procedures it relocates). */
+static uint32_t call_sites_bound(const mt_program *prog)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++)
+            n += prog->procs[p].calls[k].kind == MT_CALL_INDIRECT;
+    return n;
+}
+
+void mt_pass1_libraries_call_sites(mt_pass1_libraries *l, uint32_t slot_counters)
+{
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        uint32_t end = i + 1 < l->nlibs ? l->libs[i + 1].call_site_base : l->ncall_sites;
+        mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = l->set,
+                                     .library = true, .slot_counters = slot_counters,
+                                     .call_site_base = lib->call_site_base};
+        mt_instrumented ins;
+        mt_counter_map map;
+        mt_error ignored;
+        if (lib->note || end == lib->call_site_base ||
+            mt_instrument_in_set(lib->prog, lib->path, &member, &ins, &ignored) != 0)
+            continue;
+        if (mt_counter_map_read(ins.path, &map, &ignored) != 0 ||
+            map.ncounters != lib->map.ncounters || map.ncall_sites > end) {
+            mt_instrumented_free(&ins);
+            mt_counter_map_free(&map);
+            continue;
+        }
+        mt_instrumented_free(&lib->ins);
+        mt_counter_map_free(&lib->map);
+        lib->ins = ins;
+        lib->map = map;
+    }
+}
+
 /* The audit library, from mtool's own bytes into the cache once per build. */
 static char *audit_library(mt_error *err)
 {
@@ -490,10 +529,14 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_defaul
         if (log && lib->asked)
             fprintf(log, "mtool: %s %s\n", lib->note ? "leaving original:" : "instrumenting",
                     lib->name);
+        lib->counter_base = out->ncounters;
+        lib->call_site_base = out->ncall_sites;
         if (!lib->note)
             rewrite_library(lib, out->ncounters, out->set);
         if (!lib->note)
             out->ncounters = lib->map.ncounters;
+        if (!lib->note)
+            out->ncall_sites += call_sites_bound(lib->prog);
         if (!lib->note)
             lib->starts = creation_imported(lib->path);
     }
@@ -537,12 +580,7 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
         mt_pass1_library *lib = &out->libs[i];
         if (lib->note)
             continue;
-        char *path = mt_xasprintf("%s/libs/%s.counts.tsv", rundir, lib->name);
-        if (!(lib->counts = mt_rundir_read_counts(path, lib->prog, err)))
-            rc = -1;
-        else
-            mt_refine_with_pass1(lib->prog, lib->counts, NULL, 0);
-        free(path);
+        rc = mt_rundir_refine_library(rundir, lib->name, lib->prog, &lib->counts, err);
     }
     return rc;
 }

@@ -181,8 +181,20 @@ static int instrument(mt_pass1_result *r, const char *bin, mt_error *err)
 {
     if (!r->libs.set)
         return mt_instrument_cached(r->prog, bin, NULL, 0, false, &r->ins, err);
-    mt_rewrite_options member = {.counter_base = r->libs.ncounters, .libs_set = r->libs.set};
+    mt_rewrite_options member = {.counter_base = r->libs.ncounters, .libs_set = r->libs.set,
+                                 .call_site_base = r->libs.ncall_sites};
     return mt_instrument_in_set(r->prog, bin, &member, &r->ins, err);
+}
+
+/* The counter map of the copy; the libraries' copies recording their calls
+ * through pointers once the slot's counters are known. */
+static int read_map(mt_pass1_result *r, mt_error *err)
+{
+    if (mt_counter_map_read(r->ins.path, &r->map, err) != 0)
+        return -1;
+    if (r->libs.set)
+        mt_pass1_libraries_call_sites(&r->libs, r->map.ncounters);
+    return 0;
 }
 
 /* What --libs asks, or the default: every library a run loads but glibc's
@@ -283,7 +295,7 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
         prepare_libraries(o, r, bin, err) != 0 || instrument(r, bin, err) != 0 ||
-        mt_counter_map_read(r->ins.path, &r->map, err) != 0 || libraries_env(r, bin, err) != 0 ||
+        read_map(r, err) != 0 || libraries_env(r, bin, err) != 0 ||
         (r->baseline && run_baseline(exe, o->argv, o->baseline_runs, r, err) != 0) ||
         run_counted(o, r, err) != 0 || libraries_seen(r, bin, err) != 0)
         return -1;

@@ -112,6 +112,10 @@ int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err);
  * laid out as mt_block_offsets) and its calls through pointers refine the
  * analysis, once. */
 int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts, mt_error *err);
+/* The same for the shared library `name` pass 1 counted:
+ * libs/NAME.counts.tsv and libs/NAME.call_targets.tsv. */
+int mt_rundir_refine_library(const char *rundir, const char *name, mt_program *prog,
+                             uint64_t **counts, mt_error *err);
 
 /* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,
  * removed by a new pass 1), for `mtool sim RUNDIR`. */
@@ -295,7 +299,9 @@ typedef struct {
                                may lose increments */
     mt_program *prog;
     mt_instrumented ins;
-    mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot */
+    mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot;
+                               its call-site records [call_site_base, map.ncall_sites) */
+    uint32_t counter_base, call_site_base;
     mt_pass1_totals totals;
     uint64_t *counts;       /* pass 2: pass 1's counts of its blocks (mt_block_offsets) */
 } mt_pass1_library;
@@ -305,6 +311,9 @@ typedef struct {
                                opened by dlopen */
     size_t nlibs;
     uint32_t ncounters;     /* of every library copy: the executable's counter_base */
+    uint32_t ncall_sites;   /* call-site records set aside for them, each library's as
+                               many as its analysis has calls through pointers: the
+                               executable's call_site_base */
     uint64_t set;           /* their libs_set (0: none counted) */
     const char *spec;       /* what was asked: "all", "none" or NAME,... */
     bool by_default;        /* spec is the default, not --libs */
@@ -321,6 +330,12 @@ typedef struct {
  * that cannot be rewritten gets a note. */
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
                                mt_pass1_libraries *out, FILE *log, mt_error *err);
+/* Once the executable's counting copy is made (its counters, the slot's,
+ * known: slot_counters), each library with calls through pointers is made
+ * again recording their targets, in its range of the slot's call-site
+ * records (docs/ARCHITECTURE.md, "Shared libraries"); a library whose copy
+ * cannot be made so keeps the one without records. */
+void mt_pass1_libraries_call_sites(mt_pass1_libraries *l, uint32_t slot_counters);
 /* The environment that loads the copies for one run of `copy` (BIN's
  * counting copy), the objects dlopen maps that are no copy written to the
  * file `seen`. */

@@ -192,26 +192,34 @@ uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_err
 
 /* ---- call_targets.tsv: pass 1's calls through pointers -------------------- */
 
-/* Per recorded site, its targets (link-time addresses; one in a shared
- * library lands far outside the executable) with their calls, and the
- * calls to targets past a thread's record ("overflow"). */
-static int write_call_targets(const char *rundir, const mt_program *prog,
-                              const mt_counter_map *map, const profile_merge *merge, mt_error *err)
+/* Per recorded site of one object (0 in the map: another object's), its
+ * targets (link-time addresses of that object) with their calls; a target
+ * in none of its procedures ("outside": another object's, or code its
+ * analysis does not know) and the calls to targets past a thread's record
+ * ("overflow") name no callee. */
+static int write_call_targets_named(const char *rundir, const char *name, const mt_program *prog,
+                                    const mt_counter_map *map, const profile_merge *merge,
+                                    mt_error *err)
 {
     mt_outfile out;
-    if (open_rundir_output(&out, rundir, "call_targets.tsv", err) != 0)
+    if (open_rundir_output(&out, rundir, name, err) != 0)
         return -1;
     fprintf(out.fp, "# site\ttarget\tcalls\tcallee\n");
-    for (uint32_t i = 0; i < map->ncall_sites; i++) {
+    for (uint32_t i = 0; i < map->ncall_sites && i < merge->ncall_sites; i++) {
         const mt_call_site_totals *t = &merge->call_sites[i];
-        for (uint32_t k = 0; k < t->ntargets; k++) {
-            uint32_t q = mt_procedure_with_entry(prog, t->targets[k].target);
-            fprintf(out.fp, "0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\t", map->call_sites[i],
-                    t->targets[k].target, t->targets[k].calls);
+        for (uint32_t k = 0; map->call_sites[i] && k < t->ntargets; k++) {
+            uint64_t target = t->targets[k].target;
+            uint32_t q = mt_procedure_with_entry(prog, target);
+            fprintf(out.fp, "0x%" PRIx64 "\t", map->call_sites[i]);
+            if (mt_procedure_at(prog, target) == MT_NONE)
+                fprintf(out.fp, "outside");
+            else
+                fprintf(out.fp, "0x%" PRIx64, target);
+            fprintf(out.fp, "\t%" PRIu64 "\t", t->targets[k].calls);
             mt_tsv_field(out.fp, q == MT_NONE ? "?" : prog->procs[q].name);
             fputc('\n', out.fp);
         }
-        if (t->overflow)
+        if (map->call_sites[i] && t->overflow)
             fprintf(out.fp, "0x%" PRIx64 "\toverflow\t%" PRIu64 "\t?\n", map->call_sites[i],
                     t->overflow);
     }
@@ -223,9 +231,10 @@ static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_err
     char *f[4], *end;
     memset(c, 0, sizeof *c);
     if (split_fields(r->line, f, 4) < 3 || sscanf(f[0], "0x%" SCNx64, &c->site) != 1 ||
-        (strcmp(f[1], "overflow") != 0 && sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
+        (strcmp(f[1], "overflow") != 0 && strcmp(f[1], "outside") != 0 &&
+         sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
         (c->calls = strtoull(f[2], &end, 10), end == f[2] || *end)) {
-        mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET or "
+        mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET, outside or "
                           "overflow<TAB>CALLS)", r->path, r->lineno);
         return -1;
     }
@@ -446,11 +455,23 @@ int mt_rundir_check_binary(const mt_pass1 *p, mt_error *err)
 
 /* The program as pass 1 saw it run: its counts (into *counts) and its
  * calls through pointers refine the analysis, once. */
-int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts,
-                             mt_error *err)
+/* libs/NAME.counts.tsv and libs/NAME.call_targets.tsv: each counted shared
+ * library's blocks and calls through pointers, as counts.tsv and
+ * call_targets.tsv ('/' in a name becomes '_'); pass 2 reads them back
+ * (mt_rundir_refine_library). */
+static char *library_file(const char *name, const char *suffix)
 {
-    char *counts_path = mt_xasprintf("%s/counts.tsv", rundir);
-    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
+    char *file = mt_xasprintf("libs/%s.%s", name, suffix);
+    for (char *c = file + 5; *c && c < file + 5 + strlen(name); c++)
+        *c = *c == '/' ? '_' : *c;
+    return file;
+}
+
+/* Counts and calls through pointers read from these two files refine the
+ * analysis (a missing call-target file: none). */
+static int refine_from(const char *counts_path, const char *targets_path, mt_program *prog,
+                       uint64_t **counts, mt_error *err)
+{
     mt_call_target_count *targets = NULL;
     size_t ntargets = 0;
     bool read = (*counts = mt_rundir_read_counts(counts_path, prog, err)) &&
@@ -458,9 +479,32 @@ int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts,
     if (read)
         mt_refine_with_pass1(prog, *counts, targets, ntargets);
     free(targets);
+    return read ? 0 : -1;
+}
+
+int mt_rundir_refine(const char *rundir, mt_program *prog, uint64_t **counts,
+                             mt_error *err)
+{
+    char *counts_path = mt_xasprintf("%s/counts.tsv", rundir);
+    char *targets_path = mt_xasprintf("%s/call_targets.tsv", rundir);
+    int rc = refine_from(counts_path, targets_path, prog, counts, err);
     free(targets_path);
     free(counts_path);
-    return read ? 0 : -1;
+    return rc;
+}
+
+int mt_rundir_refine_library(const char *rundir, const char *name, mt_program *prog,
+                             uint64_t **counts, mt_error *err)
+{
+    char *counts_file = library_file(name, "counts.tsv");
+    char *targets_file = library_file(name, "call_targets.tsv");
+    char *counts_path = rundir_file(rundir, counts_file), *targets_path = rundir_file(rundir, targets_file);
+    int rc = refine_from(counts_path, targets_path, prog, counts, err);
+    free(counts_path);
+    free(targets_path);
+    free(counts_file);
+    free(targets_file);
+    return rc;
 }
 
 /* Removes a file an earlier pass left that no longer goes with the run. */
@@ -474,9 +518,20 @@ static int remove_stale(const char *rundir, const char *name, mt_error *err)
     return rc;
 }
 
-/* Every SUBDIR/NAME.counts.tsv an earlier pass 1 left (libs/: it may have
- * counted other libraries, or none; mpi/: another job's ranks), and SUBDIR
- * itself once empty. */
+/* NAME.counts.tsv or NAME.call_targets.tsv (write_library_files). */
+static bool is_counts_file(const char *name)
+{
+    static const char *const suffixes[] = {".counts.tsv", ".call_targets.tsv"};
+    size_t n = strlen(name);
+    for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++)
+        if (n > strlen(suffixes[k]) && strcmp(name + n - strlen(suffixes[k]), suffixes[k]) == 0)
+            return true;
+    return false;
+}
+
+/* Every SUBDIR/NAME.counts.tsv and NAME.call_targets.tsv an earlier pass 1
+ * left (libs/: it may have counted other libraries, or none; mpi/: another
+ * job's ranks), and SUBDIR itself once empty. */
 static int remove_stale_counts(const char *rundir, const char *subdir, mt_error *err)
 {
     char *dir = rundir_file(rundir, subdir);
@@ -485,9 +540,7 @@ static int remove_stale_counts(const char *rundir, const char *subdir, mt_error 
     if (rc != 0)
         mt_error_set(err, "%s: %s", dir, strerror(errno));
     for (struct dirent *e; d && rc == 0 && (e = readdir(d));) {
-        size_t n = strlen(e->d_name), suffix = strlen(".counts.tsv");
-        if (n > suffix && strcmp(e->d_name + n - suffix, ".counts.tsv") == 0 &&
-            unlinkat(dirfd(d), e->d_name, 0) != 0) {
+        if (is_counts_file(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) != 0) {
             mt_error_set(err, "%s/%s: cannot remove it: %s", dir, e->d_name, strerror(errno));
             rc = -1;
         }
@@ -502,25 +555,24 @@ static int remove_stale_counts(const char *rundir, const char *subdir, mt_error 
 
 /* ---- the whole pass 1 ------------------------------------------------------------ */
 
-/* libs/NAME.counts.tsv: each counted shared library's blocks, as
- * counts.tsv ('/' in a name becomes '_'); not read back yet (pass 2 does
- * not time libraries): for the oracle and the user. */
-static int write_library_counts(const char *rundir, const mt_pass1_libraries *libs,
-                                const uint64_t *counts, mt_error *err)
+static int write_library_files(const char *rundir, const mt_pass1_libraries *libs,
+                               const profile_merge *merge, mt_error *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < libs->nlibs; i++) {
         const mt_pass1_library *lib = &libs->libs[i];
         if (lib->note)
             continue;
-        char *dir = rundir_file(rundir, "libs"), *name = mt_xasprintf("libs/%s.counts.tsv", lib->name);
-        for (char *c = name + 5; *c; c++)
-            *c = *c == '/' ? '_' : *c;
+        char *dir = rundir_file(rundir, "libs"), *counts = library_file(lib->name, "counts.tsv"),
+             *targets = library_file(lib->name, "call_targets.tsv");
         rc = mt_make_dirs(dir, err);
         if (rc == 0)
-            rc = write_counts_named(rundir, name, lib->prog, &lib->map, counts, err);
+            rc = write_counts_named(rundir, counts, lib->prog, &lib->map, merge->counts, err);
+        if (rc == 0)
+            rc = write_call_targets_named(rundir, targets, lib->prog, &lib->map, merge, err);
         free(dir);
-        free(name);
+        free(counts);
+        free(targets);
     }
     return rc;
 }
@@ -537,8 +589,8 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
         return -1;
     if (write_format(rundir, err) != 0 ||
         write_counts_named(rundir, "counts.tsv", prog, map, merge->counts, err) != 0 ||
-        write_call_targets(rundir, prog, map, merge, err) != 0 ||
-        write_library_counts(rundir, libs, merge->counts, err) != 0)
+        write_call_targets_named(rundir, "call_targets.tsv", prog, map, merge, err) != 0 ||
+        write_library_files(rundir, libs, merge, err) != 0)
         return -1;
     return write_argv_and_pass1(rundir, argv, base, err);
 }

@@ -262,6 +262,9 @@ int mt_instrument_in_set(const mt_program *prog, const char *bin, const mt_rewri
         snprintf(set + n, sizeof set - (size_t)n, "-t%016" PRIx64 "-g%016" PRIx64 "-r%u-%u",
                  mt_timed_objects_id(prog, member->timed, member->ntimed), mt_call_graph_id(prog),
                  member->timer_base, member->slot_counters);
+    else if (member->call_site_base || member->slot_counters) /* where its call-site records lie */
+        snprintf(set + n, sizeof set - (size_t)n, "-c%u-%u", member->call_site_base,
+                 member->slot_counters);
     uint8_t hash[32];
     char *dir = copy_dir(bin, member->library ? "libs" : "instrumented", set, hash, err);
     if (!dir)

@@ -7,11 +7,21 @@
  * goes to a*i + c mod n, a full-period generator (c odd, a - 1 a multiple
  * of 4), so consecutive steps land far apart; writing it is one streaming
  * store per entry. */
+static long successor(long i, long n)
+{
+    return (long)((6364136223846793005ul * (unsigned long)i + 1442695040888963407ul) &
+                  (unsigned long)(n - 1));
+}
+
+/* Called through a pointer, once per entry: the library's calls through
+ * pointers are recorded in pass 1 (tests/libs_pass2.sh: n calls from the
+ * `call *` in memlib_ring to successor). */
+long (*volatile memlib_successor)(long, long) = successor;
+
 void memlib_ring(long *next, long n)
 {
     for (long i = 0; i < n; i++)
-        next[i] = (long)((6364136223846793005ul * (unsigned long)i + 1442695040888963407ul) &
-                         (unsigned long)(n - 1));
+        next[i] = memlib_successor(i, n);
 }
 
 /* Follows the ring for `steps` steps from entry 0; the sum of the entries

@@ -138,15 +138,16 @@ else
     not_ok "default --libs: exit $status; ${choice:-no choice line}; $(grep -E '^library' "$work/default.err" | head -3)"
 fi
 
-# A pass 1 that counts fewer libraries leaves no stale libs/*.counts.tsv.
+# A pass 1 that counts fewer libraries leaves no stale libs/*.counts.tsv
+# nor libs/*.call_targets.tsv.
 stale=()
 for libs in all libmtshlib none; do
     LD_LIBRARY_PATH=$dir "$mtool" count --no-store --no-baseline --libs $libs -o "$work/stale" -- "$bin" 500 \
         > /dev/null 2>&1
     stale[${#stale[@]}]=$(ls "$work/stale/libs" 2>&1 | tr '\n' ' ')
 done
-if [ "${stale[0]}" = "libc.so.6.counts.tsv libmtinit.so.counts.tsv libmtshlib.so.counts.tsv " ] &&
-    [ "${stale[1]}" = "libmtshlib.so.counts.tsv " ] && [ -s "$work/stale/counts.tsv" ] && [ ! -e "$work/stale/libs" ]; then
+if [ "${stale[0]}" = "libc.so.6.call_targets.tsv libc.so.6.counts.tsv libmtinit.so.call_targets.tsv libmtinit.so.counts.tsv libmtshlib.so.call_targets.tsv libmtshlib.so.counts.tsv " ] &&
+    [ "${stale[1]}" = "libmtshlib.so.call_targets.tsv libmtshlib.so.counts.tsv " ] && [ -s "$work/stale/counts.tsv" ] && [ ! -e "$work/stale/libs" ]; then
     ok "a later pass 1 removes the library counts an earlier one left (--libs all, NAME, none)"
 else
     not_ok "stale library counts: after all, libmtshlib, none: ${stale[*]}"

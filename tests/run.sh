@@ -122,7 +122,7 @@ run "shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
 run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libthreads.sh
 # Pass 2 through them: a library's memory-bound loop timed and named LIB:PROC.
-run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" \
+run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs_pass2.sh
 # glibc's own libraries counted (Debian's sed, gzip, mawk; behavior's modes):
 # output, libm's and libc's counts against callgrind, coverage.

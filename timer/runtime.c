@@ -910,6 +910,27 @@ static bool timers_fit(const mt_rt_params *p)
                            p->ntimers <= mt_params.ntimers - p->timer_base);
 }
 
+/* Whether a library copy's call-site records are the slot's: after this
+ * executable's counters in a slot without timers, inside its records. */
+static bool call_sites_fit(const mt_rt_params *p)
+{
+    return p->ncall_sites <= p->call_site_base ||
+           (p->slot_ncounters == mt_params.ncounters && !mt_params.ntimers &&
+            p->ncall_sites <= mt_params.ncall_sites);
+}
+
+/* The library's call-site records, their targets run-time addresses of
+ * this process: the header says where the copy lies for the reader. */
+static void note_call_sites(const mt_rt_params *p, uintptr_t l_addr)
+{
+    mt_profile_header *h = rt.hdr;
+    if (p->ncall_sites <= p->call_site_base || !h || h->nlibraries >= MT_PROFILE_LIBRARIES)
+        return;
+    h->libraries[h->nlibraries] =
+        (mt_profile_library){.first = p->call_site_base, .end = p->ncall_sites, .base = l_addr};
+    __atomic_store_n(&h->nlibraries, h->nlibraries + 1, __ATOMIC_RELEASE);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -931,8 +952,9 @@ static void activate_library(uintptr_t l_addr)
         !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        timers_fit(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
+        timers_fit(&p) && call_sites_fit(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
         !already_active(&p, l_addr)) {
+        note_call_sites(&p, l_addr);
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
     }
@@ -1087,8 +1109,11 @@ static int fork_counted(fork_fn real)
         rt.slots[i] = NULL;
     open_profile(NULL, MT_PROFILE_FORKED);
     /* The child keeps the parent's command line. */
-    if (rt.hdr)
+    if (rt.hdr) { /* ... and its libraries, where they were */
         copy_bytes(rt.hdr->args, parent->args, sizeof parent->args);
+        copy_bytes(rt.hdr->libraries, parent->libraries, sizeof parent->libraries);
+        rt.hdr->nlibraries = parent->nlibraries;
+    }
     if (parent != rt.hdr)
         sys3(SYS_MUNMAP, (long)parent, MT_PROFILE_HEADER_SIZE, 0);
     if (slot && rt.hdr)

@@ -23,7 +23,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 8
+#define MT_RT_VERSION 9
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -76,8 +76,10 @@
  * pointer in a counting copy, `push TARGET; push $SITE; call
  * mt_timer_record_call_target` counts the target in the site's table: the
  * first MT_CALL_TARGETS distinct targets each with their calls, the rest
- * together in `overflow`.  Run-time addresses (the header's load_bias
- * makes them link-time ones). */
+ * together in `overflow`.  Run-time addresses: the header's load_bias makes
+ * the executable's link-time ones; a library copy's sites are a range of
+ * the slot's whose load base the runtime puts in the header's `libraries`
+ * when it activates the copy (version 7). */
 #define MT_CALL_TARGETS 15
 #define MT_CALL_SITE_SIZE 256
 #define MT_CALL_SITE_OVERFLOW (16 * MT_CALL_TARGETS)
@@ -235,6 +237,10 @@ typedef struct {
     uint64_t libs_set;
     uint32_t counter_base;
     uint32_t is_library;            /* this copy is a library's: its runtime never starts */
+    /* Its call-site records are [call_site_base, ncall_sites) of the slot's
+     * (pass 1 of a set; a library's follow slot_ncounters counters). */
+    uint32_t call_site_base;
+    uint32_t reserved;
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code
@@ -285,7 +291,7 @@ typedef struct {
  * timers (ntimers reads as 0 from the header's zero padding), version 2
  * files no call sites. */
 #define MT_PROFILE_MAGIC 0x31464f5250544dull /* "MTPROF1" */
-#define MT_PROFILE_VERSION 6
+#define MT_PROFILE_VERSION 7
 #define MT_PROFILE_HEADER_SIZE 4096u
 #define MT_SLOT_COUNTERS_OFFSET 64u
 #define MT_SLOT_RECORDS_OFFSET(n) (MT_SLOT_COUNTERS_OFFSET + (uint64_t)(n) * 8u)
@@ -401,6 +407,17 @@ enum {
     MT_PROFILE_FALLBACK = 1u << 1, /* never set in a file: see runtime.c */
 };
 
+/* The call-site records [first, end) of the slot's belong to a library
+ * copy loaded at `base` (run-time minus link-time addresses) in this
+ * process: written when the runtime activates it.  The sites of copies
+ * past the table's end are read at the executable's load bias, where their
+ * targets lie in no procedure of theirs: callees unknown, never wrong. */
+typedef struct {
+    uint32_t first, end;
+    uint64_t base;
+} mt_profile_library;
+#define MT_PROFILE_LIBRARIES 48
+
 typedef struct {
     uint64_t magic;                 /* MT_PROFILE_MAGIC */
     uint32_t version;               /* MT_PROFILE_VERSION */
@@ -425,7 +442,8 @@ typedef struct {
                                        the time it brackets, measured at start-up (the
                                        least of 16 batches of 64 empty pairs); 0 = none */
     uint32_t trace_records;         /* records per slot's trace frame (version 4), 0 = none */
-    uint32_t reserved2;
+    uint32_t nlibraries;            /* entries of `libraries` in use (version 7) */
+    mt_profile_library libraries[MT_PROFILE_LIBRARIES];
 } mt_profile_header;
 
 /* A trace frame: the records that follow it were made by thread `tid`. */

@@ -13,7 +13,8 @@
  * second instruction when it has one, and skipped otherwise.
  *
  * Calls through pointers: for every `call *X` of a counted procedure that
- * callgrind saw run, call_targets.tsv (next to COUNTS_TSV) must list the
+ * callgrind saw run, call_targets.tsv (next to COUNTS_TSV; X.call_targets.tsv
+ * for X.counts.tsv, a library's) must list the
  * same calls per target in the binary, and the same number of calls in all
  * (targets in shared libraries are compared as one sum, a record's overflow
  * standing for the targets it did not name).  Tail jumps through pointers
@@ -447,8 +448,13 @@ int main(int argc, char **argv)
     count_list cg = {0};
     call_list cg_calls = {0}, recorded = {0};
     read_callgrind_counts(argv + 3, argc - 3, binary, &cg, &cg_calls);
+    /* X.counts.tsv's calls are in X.call_targets.tsv (a library's, in the
+     * run directory's libs/), any other file's in call_targets.tsv beside it */
     char *dir = strdup(argv[2]), *slash = strrchr(dir, '/');
-    char *targets_path = mt_xasprintf("%s/call_targets.tsv", slash ? (*slash = 0, dir) : ".");
+    size_t len = strlen(argv[2]), suffix = strlen("counts.tsv");
+    char *targets_path = len >= suffix && strcmp(argv[2] + len - suffix, "counts.tsv") == 0
+                             ? mt_xasprintf("%.*scall_targets.tsv", (int)(len - suffix), argv[2])
+                             : mt_xasprintf("%s/call_targets.tsv", slash ? (*slash = 0, dir) : ".");
     read_call_targets(targets_path, &file, &recorded);
     csh cs;
     cs_open(CS_ARCH_X86, CS_MODE_64, &cs);

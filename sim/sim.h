@@ -704,17 +704,22 @@ typedef struct {
     double cycles[MT_SIM_MAX_LEVELS + 1];
     double stream[MT_SIM_MAX_LEVELS + 1];
     double parallelism;     /* misses in flight at once */
+    double walk;            /* cycles a page walk adds to a load */
+    unsigned walk_level;    /* the simulated TLB level whose misses are walks + 1; 0: the
+                               simulator has no TLB */
 } mt_stall_latencies;
 /* The machine profile's latencies and streaming costs
  * (mt_calibrate_latencies) onto the simulated levels by name (D1 = L1; I1
- * takes none), and its memory-level parallelism; -1 with err naming what
- * the profile has no figure for. */
+ * takes none), its memory-level parallelism and page-walk cost; -1 with err
+ * naming what the profile has no figure for. */
 int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latencies *out,
                           mt_error *err);
 
 typedef struct {
     uint64_t refs;                       /* simulated references of its code objects */
     uint64_t misses[MT_SIM_MAX_LEVELS];  /* per simulated level */
+    uint64_t walks;                      /* page walks (the last TLB level's misses) */
+    double walk_cycles;                  /* walks x the walk's cost: in every figure below */
     uint64_t new_lines, regular, written; /* mt_stall_streams': changes of line, those
                                              judged regular, those by a write */
     double regular_share;                /* regular / new_lines (0 without) */

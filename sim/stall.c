@@ -20,13 +20,22 @@
  * not wait for a pointer it loads; a pointer chase over a large set lands
  * in a new page nearly every time).  The irregular misses of a loop that
  * chases no pointer (mt_chasing_loops) are independent: what L3 and memory
- * add is overlapped by the memory-level parallelism, what L2 adds stays
- * serial (it stands in for the TLB, which is not simulated: the column
- * walk of matmul_cols crosses a page every second miss, and overlapping
- * that too took its estimate from 0.94 to 0.15 of its overhead on the Xeon
- * family 6 model 207).  Both ends are reported: the serial sum
- * (no overlap) and every miss overlapped (the less of the streamed sum and
- * the serial sum divided by the memory-level parallelism).
+ * add is overlapped by the memory-level parallelism, what L2 adds too
+ * when the TLB is simulated (without it, what L2 adds stays serial: it
+ * stands in for the TLB, the column walk of matmul_cols crossing a page
+ * every second miss, and overlapping that too took its estimate from 0.94
+ * to 0.15 of its overhead on the Xeon family 6 model 207).  Both ends are
+ * reported: the serial sum (no overlap) and every miss overlapped (the
+ * less of the streamed sum and the serial sum divided by the memory-level
+ * parallelism).
+ *
+ * The TLB (profile version 6, a simulator with a data TLB): the levels'
+ * latencies are measured without page walks (costmodel/latency.c), and
+ * every page walk the simulated TLB counts (its last level's misses) adds
+ * the calibrated walk cost to every figure, serial, in streams too: a
+ * hardware prefetcher stops at the page's end, and the first load in the
+ * next page waits for its walk.  A miss in TLB1 that TLB2 holds costs a
+ * few cycles and is not charged.
  *
  * Why the streaming cost and not the parallelism for regular misses: the
  * prefetchers bring a stream's lines ahead, from memory at the bandwidth's
@@ -149,7 +158,14 @@ int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latenci
                           "calibrate'", m->source);
         return -1;
     }
+    if (!(m->tlb_walk_cycles > 0)) {
+        mt_error_set(err, "the machine profile (%s) has no page-walk cost (its latencies include "
+                          "walks): run 'mtool calibrate'", m->source);
+        return -1;
+    }
     out->parallelism = m->mem_parallelism;
+    out->walk = m->tlb_walk_cycles;
+    out->walk_level = mt_sim_tlb_count(s);
     return 0;
 }
 
@@ -197,7 +213,9 @@ static void stall_of_pair(const mt_sim_pair *pair, unsigned nlevels, const code_
                           const mt_stall_latencies *lat, mt_stall *out)
 {
     double serial = 0, streamed = 0, past_l2 = 0;
-    bool first = true; /* the first data level: its misses are served by L2 */
+    /* the first data level, whose misses L2 serves: overlapped only when
+     * L2 no longer stands in for the TLB */
+    bool first = !lat->walk_level;
     for (unsigned l = 0; l < nlevels; l++) {
         uint64_t misses = 0;
         for (int c = 0; c < MT_SIM_NCAUSES; c++)
@@ -211,16 +229,20 @@ static void stall_of_pair(const mt_sim_pair *pair, unsigned nlevels, const code_
         }
         first = first && !(lat->cycles[l] > 0);
     }
+    uint64_t walks = lat->walk_level ? pair->tlb_misses[lat->walk_level - 1] : 0;
+    double walking = (double)walks * lat->walk;
+    out->walks += walks;
+    out->walk_cycles += walking;
     out->refs += pair->refs;
-    out->serial += serial;
-    out->streamed += streamed;
+    out->serial += serial + walking;
+    out->streamed += streamed + walking;
     double regular = cs ? share(cs->regular, cs->new_lines) : 0;
     double written = cs ? share(cs->written, cs->new_lines) : 0;
     bool independent = cs && cs->independent;
     out->independent_refs += independent ? pair->refs : 0;
     double overlapped = independent ? past_l2 * (1 - 1 / lat->parallelism) : 0;
     out->estimate += (serial - overlapped) * (1 - regular) +
-                     fmin(serial, streamed * (1 + written)) * regular;
+                     fmin(serial, streamed * (1 + written)) * regular + walking;
 }
 
 /* The stall of the code objects codes[] marks. */

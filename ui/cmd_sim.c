@@ -1211,8 +1211,8 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         if (r->machine.mem_latency[l].cycles > 0)
             fprintf(fp, " %s %.1f/%.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles,
                     r->machine.mem_latency[l].stream_cycles);
-    fprintf(fp, "; %.1f misses in flight\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
-            r->machine.mem_parallelism, "  object", "overhead", "%", "stall est.", "%",
+    fprintf(fp, "; %.1f misses in flight; a page walk %.1f\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
+            r->machine.mem_parallelism, r->machine.tlb_walk_cycles, "  object", "overhead", "%", "stall est.", "%",
             "[overlapped .. serial]", "est/ovh", "regular");
     for (size_t i = 0; i < r->pass2.nobjects; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
@@ -1259,6 +1259,8 @@ static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
     mt_json_number(fp, st->lower);
     fprintf(fp, ", \"serial_cycles\": ");
     mt_json_number(fp, st->serial);
+    fprintf(fp, ", \"walks\": %" PRIu64 ", \"walk_cycles\": ", st->walks);
+    mt_json_number(fp, st->walk_cycles);
     fprintf(fp, "}");
 }
 
@@ -1281,6 +1283,8 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
         }
     fprintf(fp, "}, \"parallelism\": ");
     mt_json_number(fp, r->machine.mem_parallelism);
+    fprintf(fp, ", \"walk_cycles\": ");
+    mt_json_number(fp, r->machine.tlb_walk_cycles);
     fprintf(fp, ", \"profile\": ");
     mt_json_string(fp, r->machine.source);
     fprintf(fp, ",\n    \"objects\": [");

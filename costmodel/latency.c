@@ -31,15 +31,17 @@
  * memory-sized set lands on a new 4 KiB page nearly every hop, past the
  * last-level TLB's reach, and under a hypervisor each walk is nested (2D):
  * on the AMD EPYC Zen 3 (family 25 model 1, 2-vCPU KVM guest) "L3" read
- * 530-610 cycles a hop, a walk included.  So each level's chase runs on
+ * 530-610 cycles a hop, a walk included (with walks apart, loaded by other
+ * sessions: L3 464-543, memory 570-696, a walk 128-1314 over six
+ * calibrations: docs/COST-MODEL.md).  So each level's chase runs on
  * a mapping advised huge (madvise MADV_HUGEPAGE: 2 MiB pages, a few dozen
  * of which the TLB holds), and /proc/self/smaps's AnonHugePages says
  * whether the kernel granted them; where it did not, the chase visits the
  * lines of a 4 KiB page (in random order) before moving to another page
  * (in random order), and a set of more pages than the last TLB level
  * holds has the walk's share, walk / lines a page, taken off each hop.
- * The walk itself: a chase through one line in each of PAGES_WALKED 4 KiB
- * pages (advised not huge), more than the TLB holds, against a chase
+ * The walk itself: a chase through one line in each of pages_walked()
+ * 4 KiB pages (advised not huge), more than the TLB holds, against a chase
  * through the same number of lines packed together: the difference is
  * what a walk adds to a load.  A walk that reads no slower than its
  * packed chase is re-measured, then refused. */

@@ -110,9 +110,7 @@ share = o["stall"]["regular"] / o["stall"]["new_lines"]
 written = o["stall"]["written"] / o["stall"]["new_lines"]
 say(o["stall"]["independent_refs"] == o["stall"]["refs"] > 0,
     "matmul_cols's loop chases no pointer: all its references independent")
-# with the TLB simulated, every miss below D1 overlaps; without, L2's stays
-# serial (it stands in for the TLB)
-past = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses) if tlb or i > 0)
+past = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses) if i > 0)
 overlapped = past * (1 - 1 / st["parallelism"])
 want = ((cache - overlapped) * (1 - share) + min(cache, cstreamed * (1 + written)) * share +
         walking)
@@ -120,7 +118,7 @@ want = ((cache - overlapped) * (1 - share) + min(cache, cstreamed * (1 + written
 # each with its own regular share; the object's share is their weighted mean
 say(abs(want - o["stall"]["estimate_cycles"]) <= 1e-2 * want,
     f"estimate = the regular share ({share:.2f}) streamed, its written lines ({written:.2f}) "
-    f"twice, the rest serial but for the misses below D1 (L2 without a TLB), overlapped "
+    f"twice, the rest serial but for the misses past L2, overlapped "
     f"{st['parallelism']:.1f}-fold, + walks ({want:.6g} against {o['stall']['estimate_cycles']:.6g}; misses {misses})")
 say(o["overhead_cycles"] == 5000000 and o["name"].startswith("matmul_cols@0x") and
     o["kind"] == "loop", "the object and its overhead as pass2.tsv has them")

@@ -32,8 +32,7 @@
  * last-level TLB's reach, and under a hypervisor each walk is nested (2D):
  * on the AMD EPYC Zen 3 (family 25 model 1, 2-vCPU KVM guest) "L3" read
  * 530-610 cycles a hop, a walk included (with walks apart, loaded by other
- * sessions: L3 464-543, memory 570-696, a walk 128-1314 over six
- * calibrations: docs/COST-MODEL.md).  So each level's chase runs on
+ * sessions: L3 464-543, memory 570-696, a walk 558-621: docs/COST-MODEL.md).  So each level's chase runs on
  * a mapping advised huge (madvise MADV_HUGEPAGE: 2 MiB pages, a few dozen
  * of which the TLB holds), and /proc/self/smaps's AnonHugePages says
  * whether the kernel granted them; where it did not, the chase visits the
@@ -41,10 +40,10 @@
  * (in random order), and a set of more pages than the last TLB level
  * holds has the walk's share, walk / lines a page, taken off each hop.
  * The walk itself: a chase through one line in each of pages_walked()
- * 4 KiB pages (advised not huge), more than the TLB holds, against a chase
- * through the same number of lines packed together: the difference is
- * what a walk adds to a load.  A walk that reads no slower than its
- * packed chase is re-measured, then refused. */
+ * 4 KiB pages (advised not huge), more than the TLB holds, against the
+ * same chase on huge pages (or, without them, as many lines packed
+ * together): the difference is what a walk adds to a load.  A walk chase
+ * that reads no slower than its control is re-measured, then refused. */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <inttypes.h>
@@ -322,66 +321,84 @@ static size_t pages_walked(const mt_machine *m)
     return n < 8192 ? 8192 : n;
 }
 
-/* Ticks a hop of the walk chase (one line in each of `pages` 4 KiB pages,
- * at an offset that moves with the page so that the lines spread over the
- * caches' sets) and of the packed chase (as many lines, contiguous, on
- * huge pages if granted), the fastest of `runs` each. */
-static int walk_ticks_pair(size_t pages, int runs, double *walked, double *packed)
+/* The walk chase's lines: one in each of `pages` 4 KiB pages, at an offset
+ * that moves with the page (the lines spread over the caches' sets), in a
+ * random order of the pages. */
+static void link_one_line_a_page(char *buf, uint32_t *order, size_t pages)
 {
-    chase_mem wm, pm;
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < pages; i++)
+        order[i] = (uint32_t)(i * LINES_A_PAGE + (i * 37) % LINES_A_PAGE);
+    shuffle(order, pages, &seed);
+    link_cycle(buf, order, pages, LINE);
+}
+
+/* Ticks a hop of the walk chase (one line a 4 KiB page, on 4 KiB pages)
+ * and of its control, the fastest of `runs` each.  The control is the same
+ * lines on huge pages, which the TLB holds: all that differs is the walk.
+ * Where huge pages are not granted it is as many lines packed together
+ * (the nearest set without walks; but lines one a page come slower than
+ * packed ones even without walks: on the AMD EPYC Zen 3, family 25 model 1,
+ * loaded, 524-622 cycles of difference against huge pages, 714-1223
+ * against packed lines, and 398-456 between a 128 MiB random chase on 4 KiB
+ * pages and on huge pages). */
+static int walk_ticks_pair(size_t pages, int runs, double *walked, double *control)
+{
+    chase_mem wm, cm;
     if (chase_map(&wm, pages * PAGE, false) != 0)
         return -1;
-    if (chase_map(&pm, pages * LINE, true) != 0) {
+    if (chase_map(&cm, pages * PAGE, true) != 0) {
         chase_unmap(&wm);
         return -1;
     }
     uint32_t *order = malloc(pages * sizeof *order);
     if (!order) {
         chase_unmap(&wm);
-        chase_unmap(&pm);
+        chase_unmap(&cm);
         return -1;
     }
-    uint64_t seed = 0x2545f4914f6cdd1dull;
-    for (size_t i = 0; i < pages; i++)
-        order[i] = (uint32_t)(i * LINES_A_PAGE + (i * 37) % LINES_A_PAGE);
-    shuffle(order, pages, &seed);
-    link_cycle(wm.buf, order, pages, LINE);
-    for (size_t i = 0; i < pages; i++)
-        order[i] = (uint32_t)i;
-    shuffle(order, pages, &seed);
-    link_cycle(pm.buf, order, pages, LINE);
+    link_one_line_a_page(wm.buf, order, pages);
+    if (cm.huge) {
+        link_one_line_a_page(cm.buf, order, pages);
+    } else {
+        uint64_t seed = 0x9e3779b97f4a7c15ull;
+        for (size_t i = 0; i < pages; i++)
+            order[i] = (uint32_t)i;
+        shuffle(order, pages, &seed);
+        link_cycle(cm.buf, order, pages, LINE);
+    }
     free(order);
     double worst;
     void **p = (void **)wm.buf; /* page 0 holds its line at offset 0 */
     chase_runs(&p, pages, runs, walked, &worst);
-    p = (void **)pm.buf;
-    chase_runs(&p, pages, runs, packed, &worst);
+    p = (void **)cm.buf;
+    chase_runs(&p, pages, runs, control, &worst);
     chase_unmap(&wm);
-    chase_unmap(&pm);
+    chase_unmap(&cm);
     return 0;
 }
 
-/* The cycles a page walk adds to a load: the walk chase against the packed
- * one, re-measured while it reads no slower (another tenant's burst), up
+/* The cycles a page walk adds to a load: the walk chase against its control
+ * (the same lines without walks), re-measured while it reads no slower (a burst), up
  * to LEVEL_TRIES times. */
 static int measure_walk(mt_machine *m, int runs, int tries, mt_error *err)
 {
     size_t pages = pages_walked(m);
-    double walked = 0, packed = 0;
+    double walked = 0, control = 0;
     for (int t = 0; t < tries; t++) {
-        if (walk_ticks_pair(pages, runs, &walked, &packed) != 0) {
+        if (walk_ticks_pair(pages, runs, &walked, &control) != 0) {
             mt_error_set(err, "calibrate: cannot allocate the page-walk chase (%zu pages)", pages);
             return -1;
         }
-        if (walked > packed) {
-            m->tlb_walk_cycles = (walked - packed) / m->tsc_per_cycle;
+        if (walked > control) {
+            m->tlb_walk_cycles = (walked - control) / m->tsc_per_cycle;
             return 0;
         }
     }
-    mt_error_set(err, "calibrate: page walk: a chase through %zu pages read %.1f cycles a hop, "
-                      "no slower than %.1f through as many lines packed together, in %d tries: "
+    mt_error_set(err, "calibrate: page walk: a chase through one line in each of %zu pages read "
+                      "%.1f cycles a hop, no slower than %.1f without walks, in %d tries: "
                       "something else ran on this core; run 'mtool calibrate' again on an idle "
-                      "machine", pages, walked / m->tsc_per_cycle, packed / m->tsc_per_cycle,
+                      "machine", pages, walked / m->tsc_per_cycle, control / m->tsc_per_cycle,
                  tries);
     return -1;
 }
@@ -500,7 +517,7 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
     }
     if (report)
         fprintf(report, "  page walk %8.1f cycles added to a load (%zu pages, one line each, "
-                        "against as many lines packed); TLB %" PRIu32 " + %" PRIu32
+                        "against the same on huge pages); TLB %" PRIu32 " + %" PRIu32
                         " entries (cpuid); levels chased %s\n", m->tlb_walk_cycles,
                 pages_walked(m), m->tlb[0].entries, m->tlb[1].entries,
                 m->latency_huge_pages ? "on huge pages" : "page by page, a walk's share taken off");

@@ -725,8 +725,8 @@ typedef struct {
     double regular_share;                /* regular / new_lines (0 without) */
     double serial;      /* core cycles: every miss waited for alone (the upper bound) */
     double streamed;    /* every miss at the cost of a line in a stream */
-    double lower;       /* the less of streamed and serial / parallelism: every miss
-                           overlapped */
+    double lower;       /* the less of streamed (its walks / parallelism) and serial /
+                           parallelism: every miss overlapped */
     double estimate;    /* the regular share streamed (written lines twice), the rest
                            serial, or over the parallelism in loops chasing no pointer */
     uint64_t independent_refs; /* refs of loops chasing no pointer */

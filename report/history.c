@@ -141,7 +141,9 @@ static int load_trend(mt_store *s, mt_report_history *h, size_t i, int64_t objec
         const mt_store_object_row *o = &rows[k];
         mt_report_point p = {o->run, o->measured_cycles, o->predicted_cycles, o->overhead_cycles,
                              o->memory_ops == MT_STORE_NO_COUNT ? NAN : (double)o->memory_ops,
-                             mt_store_sim_misses(o, MT_STORE_SIM_LL, -1)};
+                             mt_store_sim_misses(o, MT_STORE_SIM_LL, -1), {0}};
+        for (unsigned f = 0; f < MT_STORE_NMP; f++)
+            p.mp[f] = mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, f, -1});
         if (o->run <= h->run && !o->data_kind)
             MT_PUSH(h->trend[i], h->ntrend[i], cap, p);
     }
@@ -174,6 +176,32 @@ static int load_diff(mt_store *s, mt_report_history *h, const char *baseline, mt
     return 0;
 }
 
+bool mt_report_has_mp(const mt_store_object_row *o)
+{
+    return !isnan(mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, 0, -1}));
+}
+
+/* A simulated run of cpus > 1: its objects' processors' figures, its
+ * what-if remedies and problems, its threads (nothing kept for another run). */
+static int load_processors(mt_store *s, mt_report_history *h, mt_error *err)
+{
+    if (mt_store_run_objects(s, h->run, &h->mp_rows, &h->nmp_rows, err) != 0)
+        return -1;
+    bool any = false;
+    for (size_t i = 0; i < h->nmp_rows && !any; i++)
+        any = mt_report_has_mp(&h->mp_rows[i]);
+    if (!any) {
+        mt_store_object_rows_free(h->mp_rows, h->nmp_rows);
+        h->mp_rows = NULL;
+        h->nmp_rows = 0;
+        return 0;
+    }
+    if (mt_store_sim_whatif(s, h->run, &h->remedies, &h->nremedies, &h->problems,
+                            &h->nproblems, err) != 0)
+        return -1;
+    return mt_store_sim_threads(s, h->run, &h->threads, &h->nthreads, err);
+}
+
 int mt_report_history_views(mt_store *s, mt_report_history *h, const int64_t *objects, size_t n,
                             const char *baseline, mt_error *err)
 {
@@ -183,6 +211,8 @@ int mt_report_history_views(mt_store *s, mt_report_history *h, const int64_t *ob
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = load_trend(s, h, i, objects[i], err);
+    if (rc == 0)
+        rc = load_processors(s, h, err);
     return rc == 0 ? load_diff(s, h, baseline, err) : -1;
 }
 
@@ -310,5 +340,8 @@ void mt_report_history_free(mt_report_history *h)
     free(h->compared);
     free(h->regressed);
     mt_store_diff_free(&h->diff);
+    mt_store_object_rows_free(h->mp_rows, h->nmp_rows);
+    mt_store_whatif_free(h->remedies, h->nremedies, h->problems, h->nproblems);
+    free(h->threads);
     memset(h, 0, sizeof *h);
 }

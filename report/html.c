@@ -63,9 +63,8 @@ static void html_text(FILE *fp, const char *s)
     }
 }
 
-/* A count held in a double (NAN: none), written whole, where
- * mt_json_number's 6 digits would round it. */
-static void json_count(FILE *fp, double v)
+/* Where mt_json_number's 6 digits would round a count. */
+void mt_report_json_count(FILE *fp, double v)
 {
     if (isfinite(v))
         fprintf(fp, "%.0f", v);
@@ -76,7 +75,7 @@ static void json_count(FILE *fp, double v)
 void mt_report_json_key_count(FILE *fp, const char *key, double v)
 {
     fprintf(fp, ",\"%s\":", key);
-    json_count(fp, v);
+    mt_report_json_count(fp, v);
 }
 
 void mt_report_json_key_number(FILE *fp, const char *key, double v)
@@ -273,9 +272,7 @@ char *mt_report_stored_name(const mt_store_object_row *o)
                         : mt_xstrdup(o->procedure);
 }
 
-/* A stored object's name and place, as `mtool history` names them
- * (PROC, PROC/LOOP-PATH; FILE:LINE), unescaped: the page shows text. */
-static void write_stored_object(FILE *fp, const mt_store_object_row *o)
+void mt_report_write_stored_object(FILE *fp, const mt_store_object_row *o)
 {
     char *name = mt_report_stored_name(o);
     char *place = o->data_kind ? mt_xstrdup(o->data_kind)
@@ -301,7 +298,8 @@ static const char *metric_key(mt_store_metric m)
 }
 
 /* Per object, per run: [run, measured, predicted, overhead, memops,
- * ll_misses], null where the run has no such figure. */
+ * ll_misses, then the processors' figures in store.h's order (true_sharing
+ * ... three_hop_refs)], null where the run has no such figure. */
 static void write_trends(FILE *fp, const mt_report_history *h)
 {
     fputs(",\"trend\":[", fp);
@@ -316,9 +314,13 @@ static void write_trends(FILE *fp, const mt_report_history *h)
                 mt_json_number(fp, cycles[f]);
             }
             fputc(',', fp);
-            json_count(fp, p->memops);
+            mt_report_json_count(fp, p->memops);
             fputc(',', fp);
-            json_count(fp, p->ll_misses);
+            mt_report_json_count(fp, p->ll_misses);
+            for (unsigned f = 0; f < MT_STORE_NMP; f++) {
+                fputc(',', fp);
+                mt_report_json_count(fp, p->mp[f]);
+            }
             fputc(']', fp);
         }
         fputc(']', fp);
@@ -334,7 +336,7 @@ static void write_diff(FILE *fp, const mt_report_history *h)
     for (size_t k = 0; k < h->ncompared; k++) {
         const mt_store_compared *c = &h->compared[k];
         fputs(k ? "," : "", fp);
-        write_stored_object(fp, &d->b[c->row]);
+        mt_report_write_stored_object(fp, &d->b[c->row]);
         mt_report_json_key_number(fp, "before", c->before);
         mt_report_json_key_number(fp, "after", c->after);
         mt_report_json_key_number(fp, "change", c->change); /* null: from zero */
@@ -347,7 +349,7 @@ static void write_diff(FILE *fp, const mt_report_history *h)
     for (size_t j = 0; j < d->nb; j++)
         if (d->b_to_a[j] == MT_NONE) {
             fputs(first ? "" : ",", fp);
-            write_stored_object(fp, &d->b[j]);
+            mt_report_write_stored_object(fp, &d->b[j]);
             fputc('}', fp);
             first = false;
         }
@@ -356,7 +358,7 @@ static void write_diff(FILE *fp, const mt_report_history *h)
     for (size_t i = 0; i < d->na; i++)
         if (!d->a_paired[i]) {
             fputs(first ? "" : ",", fp);
-            write_stored_object(fp, &d->a[i]);
+            mt_report_write_stored_object(fp, &d->a[i]);
             fputc('}', fp);
             first = false;
         }
@@ -381,6 +383,7 @@ static void write_history(FILE *fp, const mt_report_history *h)
                 metric_key(h->metric), MT_STORE_REGRESSION_PCT, MT_STORE_MIN_SHARE_PCT);
         write_diff(fp, h);
     }
+    mt_report_write_processors(fp, h);
     fputc('}', fp);
 }
 
@@ -433,7 +436,13 @@ static const char page_body[] =
     "<div id=\"trends\"></div>\n"
     "<h3>Diff against the baseline run</h3><p id=\"diff-note\"></p>\n"
     "<div class=\"toolbar\"><button id=\"diff-csv\">Download CSV</button></div>\n"
-    "<table class=\"objects\" id=\"diff-table\"></table></section>\n"
+    "<table class=\"objects\" id=\"diff-table\"></table>\n"
+    "<div id=\"mp-history\" hidden><h3>Processors: coherence and NUMA figures per object, "
+    "this run</h3><table class=\"objects\" id=\"mp-table\"></table>\n"
+    "<h3>Processors: against the baseline run</h3><p id=\"mp-diff-note\"></p>"
+    "<table class=\"objects\" id=\"mp-diff-table\"></table>\n"
+    "<h3>Processors: per thread</h3><table class=\"objects\" id=\"mp-thread-table\"></table>\n"
+    "<div id=\"mp-whatif\" hidden></div></div></section>\n"
     "<h2 id=\"simulation-head\">Simulation: misses, their causes and the stall they cost</h2>\n"
     "<p id=\"no-simulation\">No simulation in this run directory: <code>mtool sim RUNDIR</code> "
     "traces the timed objects through the cache simulator, keeps its result in the run "
@@ -453,7 +462,10 @@ static const char page_body[] =
     "<div id=\"coherence\" hidden><h3>Coherence misses per object</h3><p id=\"coherence-note\">"
     "</p><div class=\"legend\"><span class=\"true-sharing\"></span>true sharing"
     "<span class=\"false-sharing\"></span>false sharing</div>\n"
-    "<table class=\"objects\" id=\"coherence-table\"></table></div></section>\n";
+    "<table class=\"objects\" id=\"coherence-table\"></table>\n"
+    "<h3>Per CPU</h3><table class=\"objects\" id=\"cpu-table\"></table>\n"
+    "<h3>Per thread</h3><table class=\"objects\" id=\"thread-table\"></table></div>\n"
+    "<div id=\"whatif\" hidden></div></section>\n";
 
 void mt_report_write_html(FILE *fp, const mt_report *r)
 {

@@ -17,6 +17,9 @@ void mt_report_history_free(mt_report_history *h);
 int mt_report_history_views(mt_store *s, mt_report_history *h, const int64_t *objects, size_t n,
                             const char *baseline, mt_error *err);
 
+/* Whether a stored object has processors' figures (a run of cpus > 1). */
+bool mt_report_has_mp(const mt_store_object_row *o);
+
 /* stored.c: run `row` (taken) of s built from the history alone; `why`:
  * the reason its run directory is not read, the start of r->stored->missing. */
 int mt_report_load_stored(mt_store *s, mt_store_run_row *row, const char *why, mt_report *r,
@@ -34,7 +37,17 @@ void mt_report_json_text(FILE *fp, const char *s);
 void mt_report_json_key_number(FILE *fp, const char *key, double v);
 /* ",KEY:COUNT", a count held in a double written whole (NAN: null). */
 void mt_report_json_key_count(FILE *fp, const char *key, double v);
+/* A count held in a double (NAN: null), written whole. */
+void mt_report_json_count(FILE *fp, double v);
 void mt_report_write_source(FILE *fp, const char *path);
 char *mt_report_stored_name(const mt_store_object_row *o);
+/* A stored object's name and place, as `mtool history` names them (PROC,
+ * PROC/LOOP-PATH; FILE:LINE), unescaped (the page shows text): an open
+ * JSON object {"name", "kind", "place" the caller adds to and closes. */
+void mt_report_write_stored_object(FILE *fp, const mt_store_object_row *o);
+
+/* processors.c: the history view's processors' figures of h->run (a
+ * simulated run of cpus > 1: ",processors:{...}"; nothing for another). */
+void mt_report_write_processors(FILE *fp, const mt_report_history *h);
 
 #endif

@@ -622,19 +622,25 @@
   /* The cross-check: pass 2's measured overhead beside the simulated stall. */
   function renderStall() {
     const st = sim.stall, table = document.getElementById('stall-table');
+    /* More than one CPU: the coherence stall estimate beside the overhead too. */
+    const mp = sim.processors && sim.processors.cpus > 1;
     const head = el('tr');
     for (const t of ['object', 'overhead', '% of predicted', 'stall estimate', '% of predicted',
-                     'overlapped .. serial', 'estimate / overhead'])
+                     'overlapped .. serial', 'estimate / overhead']
+           .concat(mp ? ['coherence misses', 'coherence stall', 'coherence / overhead'] : []))
       head.appendChild(el('th', {scope: 'col'}, t));
     table.appendChild(el('thead')).appendChild(head);
     const body = table.appendChild(el('tbody'));
     for (const o of st.objects) {
-      const tr = el('tr');
       const s = o.stall, over = o.overhead_cycles;
+      const tr = el('tr', {'data-name': o.name, 'data-overhead': over,
+                           'data-coherence': mp ? s.coherence_cycles : ''});
       for (const t of [o.name, num(over), signedPct(over, o.predicted_cycles), num(s.estimate_cycles),
                        signedPct(s.estimate_cycles, o.predicted_cycles),
                        num(s.overlapped_cycles) + ' .. ' + num(s.serial_cycles),
-                       over > 0 ? (s.estimate_cycles / over).toFixed(2) : '\u2013'])
+                       over > 0 ? (s.estimate_cycles / over).toFixed(2) : '\u2013']
+             .concat(mp ? [num(s.coherence_misses), num(s.coherence_cycles),
+                           over > 0 ? (s.coherence_cycles / over).toFixed(3) : '\u2013'] : []))
         tr.appendChild(el('td', {}, t));
       body.appendChild(tr);
     }
@@ -805,35 +811,148 @@
     }
   }
 
+  /* ---- processors (cpus > 1): coherence and NUMA figures, what-if remedies ----
+   * The simulation view reads them from sim.json, the history view from the
+   * history (report/processors.c); both as {name, kind, figures} with the
+   * history's figure names (store.h's mp figures). */
+  const MP_FIGURES = [['true_sharing', 'true sharing'], ['false_sharing', 'false sharing'],
+    ['invalidations', 'invalidations'], ['interventions', 'interventions'],
+    ['upgrades', 'upgrades'], ['local_refs', 'local'], ['remote_refs', 'remote'],
+    ['remote_dirty_refs', 'remote dirty'], ['three_hop_refs', 'three-hop']];
+
+  /* A table of a header row and rows of {attrs, cells}. */
+  function fillFigures(table, labels, rows) {
+    const head = el('tr');
+    for (const t of labels) head.appendChild(el('th', {scope: 'col'}, t));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    for (const r of rows) {
+      const tr = body.appendChild(el('tr', r.attrs));
+      for (const t of r.cells) tr.appendChild(el('td', {}, t));
+    }
+    return body;
+  }
+  const dataKey = key => 'data-' + key.replace(/_/g, '-');
+
+  /* A row's attributes: its kind, each figure (data-true-sharing, ...). */
+  function figureAttrs(o, kind) {
+    const attrs = {'data-kind': kind};
+    for (const [key] of MP_FIGURES) attrs[dataKey(key)] = o.figures[key];
+    return attrs;
+  }
+
+  /* sim.json's objects as the history's: coherence figures by id, where
+   * their references were served (processors.served_*) by id too. */
+  function simMpObjects(list, served, kind) {
+    const at = new Map((served || []).map(o => [o.id, o.served]));
+    return (list || []).map(o => {
+      const sv = at.get(o.id) || {};
+      return {id: o.id, name: o.name, kind, figures: {
+        true_sharing: o.true_sharing, false_sharing: o.false_sharing,
+        invalidations: o.invalidations, interventions: o.interventions, upgrades: o.upgrades,
+        local_refs: sv.local || 0, remote_refs: sv.remote || 0,
+        remote_dirty_refs: sv.remote_dirty || 0, three_hop_refs: sv.three_hop || 0}};
+    });
+  }
+
   /* Coherence misses per object when more than one CPU was simulated. */
   function renderCoherence() {
     const pr = sim.processors;
     if (!pr || pr.cpus < 2) return;
     document.getElementById('coherence').hidden = false;
-    const table = document.getElementById('coherence-table');
-    const head = el('tr');
-    for (const t of ['object', 'kind', 'true sharing', 'false sharing', ''])
-      head.appendChild(el('th', {scope: 'col'}, t));
-    table.appendChild(el('thead')).appendChild(head);
-    const body = table.appendChild(el('tbody'));
-    const rows = (pr.code_objects || []).map(o => ({o, kind: 'code'}))
-      .concat((pr.data_objects || []).map(o => ({o, kind: 'data'})));
-    const max = Math.max(1, ...rows.map(r => r.o.true_sharing + r.o.false_sharing));
-    for (const {o, kind} of rows) {
-      const tr = el('tr', {'data-kind': kind, 'data-id': o.id, 'data-true': o.true_sharing,
-                           'data-false': o.false_sharing});
-      for (const t of [o.name, kind, num(o.true_sharing), num(o.false_sharing)])
-        tr.appendChild(el('td', {}, t));
-      const svg = svgEl('svg', {width: 200, height: 12});
-      const wt = 200 * o.true_sharing / max, wf = 200 * o.false_sharing / max;
+    const rows = simMpObjects(pr.code_objects, pr.served_code_objects, 'code')
+      .concat(simMpObjects(pr.data_objects, pr.served_data_objects, 'data'));
+    const sharing = o => o.figures.true_sharing + o.figures.false_sharing;
+    const max = Math.max(1, ...rows.map(sharing));
+    const body = fillFigures(document.getElementById('coherence-table'),
+      ['object', 'kind'].concat(MP_FIGURES.map(f => f[1]), ['']),
+      rows.map(o => ({attrs: Object.assign(figureAttrs(o, o.kind), {'data-id': o.id,
+        'data-true': o.figures.true_sharing, 'data-false': o.figures.false_sharing}),
+        cells: [o.name, o.kind].concat(MP_FIGURES.map(([key]) => num(o.figures[key])), [''])})));
+    [...body.children].forEach((tr, k) => {
+      const f = rows[k].figures, svg = svgEl('svg', {width: 200, height: 12});
+      const wt = 200 * f.true_sharing / max, wf = 200 * f.false_sharing / max;
       svg.appendChild(svgEl('rect', {x: 0, y: 1, width: wt, height: 10, class: 'true-sharing'}));
       svg.appendChild(svgEl('rect', {x: wt, y: 1, width: wf, height: 10, class: 'false-sharing'}));
-      tr.appendChild(el('td', {})).appendChild(svg);
-      body.appendChild(tr);
-    }
+      tr.lastChild.appendChild(svg);
+    });
     document.getElementById('coherence-note').textContent = pr.cpus + ' CPUs simulated (' +
       pr.protocol + '); misses of a line another CPU wrote: true sharing when the words used ' +
-      'were written, false sharing when only others on the line were.';
+      'were written, false sharing when only others on the line were; invalidations, ' +
+      'interventions and upgrades counted against the reference that caused them; local, ' +
+      'remote, remote dirty and three-hop: its references served past its node\u2019s caches.';
+    renderPerCpu(pr);
+  }
+
+  /* The per-CPU and per-thread views of sim.json. */
+  function renderPerCpu(pr) {
+    const misses = m => simLevels.map(l => num(m[l] ? m[l].misses : 0));
+    const served = v => ['local', 'remote', 'remote_dirty', 'three_hop'].map(k => num(v[k]));
+    const labels = simLevels.map(l => l + ' misses').concat(['true sharing', 'false sharing',
+      'invalidations sent', 'interventions', 'upgrades', 'local', 'remote', 'remote dirty',
+      'three-hop', 'served stall cycles']);
+    const figures = c => misses(c.misses).concat([num(c.true_sharing), num(c.false_sharing),
+      num(c.invalidations_sent), num(c.interventions), num(c.upgrades)], served(c.served),
+      [num(c.served_stall_cycles)]);
+    fillFigures(document.getElementById('cpu-table'), ['CPU', 'node', 'threads', 'references']
+      .concat(labels), pr.per_cpu.map(c => ({attrs: {'data-cpu': c.cpu, 'data-refs': c.refs},
+        cells: [String(c.cpu), String(c.node), String(c.threads), num(c.refs)]
+          .concat(figures(c))})));
+    fillFigures(document.getElementById('thread-table'), ['thread', 'CPU', 'references']
+      .concat(labels), (pr.per_thread || []).map(t => ({attrs: {'data-thread': t.thread,
+        'data-refs': t.refs}, cells: [String(t.thread), String(t.cpu), num(t.refs)]
+          .concat(figures(t))})));
+  }
+
+  /* sim.json's what_if as the history's (report/processors.c): a saving's
+   * misses per level (every cause), sharing (true + false), remote, cycles. */
+  function simSaving(v) {
+    const misses = {};
+    for (const l of Object.keys(v.misses)) misses[l] = v.misses[l].total;
+    return {misses, sharing: v.true_sharing + v.false_sharing, remote: v.remote,
+            cycles: v.cycles === undefined ? null : v.cycles};
+  }
+  function simWhatIf(w) {
+    return {remedies: w.remedies.map(r => ({kind: r.kind, text: r.text, saved: simSaving(r.saved)})),
+      problems: w.problems.map(p => {
+        const misses = {};
+        for (const l of Object.keys(p.figures.misses)) misses[l] = p.figures.misses[l].total;
+        return {code: p.code_name, data: p.data_name, misses,
+                true_sharing: p.figures.true_sharing, false_sharing: p.figures.false_sharing,
+                remote: p.figures.remote, cycles: p.figures.cycles, proposed: p.best,
+                saved: p.best === null ? null : simSaving(p.saved[p.best])};
+      })};
+  }
+  const signedNum = v => v === null || v === undefined ? '\u2013' : (v > 0 ? '+' : '') + num(v);
+  const savingCells = (v, levels) => levels.map(l => v ? signedNum(v.misses[l]) : '\u2013')
+    .concat(v ? [signedNum(v.sharing), signedNum(v.remote), signedNum(v.cycles)]
+              : ['\u2013', '\u2013', '\u2013']);
+
+  /* What-if remedies with what each saves, and the remedy proposed for each
+   * top problem, into box (its tables made here). */
+  function renderWhatIf(box, w) {
+    box.hidden = false;
+    const levels = Object.keys(w.remedies.length ? w.remedies[0].saved.misses : {});
+    const saved = levels.map(l => l + ' saved').concat(['sharing saved', 'remote saved',
+                                                        'cycles saved']);
+    box.appendChild(el('h3', {}, 'What-if remedies, simulated on the same trace'));
+    box.appendChild(el('p', {}, 'What each remedy saves over the run: misses per level (every ' +
+      'cause), sharing misses (true + false), remote references, stall cycles; negative: more.'));
+    fillFigures(box.appendChild(el('table', {class: 'objects remedies'})),
+      ['remedy', 'kind'].concat(saved), w.remedies.map((r, k) => ({
+        attrs: {'data-position': k, 'data-kind': r.kind, 'data-cycles': r.saved.cycles},
+        cells: [r.text, r.kind].concat(savingCells(r.saved, levels))})));
+    box.appendChild(el('h3', {}, 'Top problems and the remedy proposed for each'));
+    box.appendChild(el('p', {}, 'A problem: a code \u00d7 data cell; the remedy proposed saves ' +
+      'it the most stall cycles (none: no remedy saves it any); its saving on the cell.'));
+    fillFigures(box.appendChild(el('table', {class: 'objects problems'})),
+      ['code', 'data'].concat(levels.map(l => l + ' misses'), ['true sharing', 'false sharing',
+        'remote', 'stall cycles', 'proposed remedy'], saved),
+      w.problems.map(p => ({attrs: {'data-proposed': p.proposed === null ? '' : p.proposed},
+        cells: [p.code, p.data].concat(levels.map(l => num(p.misses[l])), [num(p.true_sharing),
+          num(p.false_sharing), num(p.remote), p.cycles === null ? '\u2013' : num(p.cycles),
+          p.proposed === null ? 'none' : w.remedies[p.proposed].text],
+          savingCells(p.saved, levels))})));
   }
 
   function renderSimulation() {
@@ -852,6 +971,7 @@
     renderHeatmap();
     renderUse();
     renderCoherence();
+    if (sim.what_if) renderWhatIf(document.getElementById('whatif'), simWhatIf(sim.what_if));
   }
 
   /* ---- history: trends and the diff against a baseline (report/history.c) ---- */
@@ -860,13 +980,20 @@
   /* A trend chart per kind of figure the object's runs have: a timed run's
    * cycles, a counted run's memory operations (shown when a run without
    * cycles has them: a timed run's are pass 1's counts again), a simulated
-   * run's last-level misses.  [class, index in a point, unit]. */
+   * run's last-level misses, a run of more than one CPU's coherence misses
+   * and events and where its references were served.  [class, index in a
+   * point, unit]. */
   const trendGroups = [
     {series: [['measured', 1], ['predicted', 2], ['overhead', 3]], unit: 'cycles',
      shown: pts => pts.some(p => p[1] !== null)},
     {series: [['memops', 4]], unit: 'memory operations',
      shown: pts => pts.some(p => p[4] !== null && p[1] === null)},
     {series: [['misses', 5]], unit: 'last-level misses', shown: pts => pts.some(p => p[5] !== null)},
+    {series: [['true-sharing', 6], ['false-sharing', 7], ['invalidations', 8],
+              ['interventions', 9], ['upgrades', 10]], unit: 'coherence misses and events',
+     shown: pts => pts.some(p => p[6] !== null)},
+    {series: [['local', 11], ['remote', 12], ['remote-dirty', 13], ['three-hop', 14]],
+     unit: 'references served past the node', shown: pts => pts.some(p => p[11] !== null)},
   ];
 
   /* One object's runs as a small chart of one group's series (x: the runs
@@ -1020,6 +1147,47 @@
     document.getElementById('history').hidden = false;
     renderTrends();
     renderDiff();
+    if (history.processors) renderMpHistory(history.processors);
+  }
+
+  /* A run of more than one CPU: its objects' coherence and NUMA figures,
+   * before and after against the baseline, its what-if remedies. */
+  function renderMpHistory(pr) {
+    document.getElementById('mp-history').hidden = false;
+    fillFigures(document.getElementById('mp-table'), ['object', 'kind', 'at']
+      .concat(MP_FIGURES.map(f => f[1])), pr.objects.map(o => ({attrs: figureAttrs(o, o.kind),
+        cells: [o.name, o.kind, o.place].concat(MP_FIGURES.map(([key]) => num(o.figures[key])))})));
+    const note = document.getElementById('mp-diff-note');
+    if (!history.baseline || !pr.diff.length) {
+      note.textContent = history.baseline ? 'No object of run ' + history.baseline +
+        ' paired with this run\u2019s has processors\u2019 figures (a run of one CPU?).'
+        : 'No baseline run to compare with.';
+    } else {
+      note.textContent = 'Run ' + history.baseline + ' \u2192 run ' + history.run + ' (mtool ' +
+        'history diff ' + history.baseline + ' ' + history.run + ' --metric false_sharing, ...); ' +
+        'marked worse: more of a figure other than local references.';
+      const body = fillFigures(document.getElementById('mp-diff-table'), ['object', 'kind', 'at']
+        .concat(MP_FIGURES.map(f => f[1])), pr.diff.map(d => ({attrs: {'data-kind': d.kind},
+          cells: [d.name, d.kind, d.place].concat(MP_FIGURES.map(([key]) =>
+            num(d.before[key]) + ' \u2192 ' + num(d.after[key])))})));
+      [...body.children].forEach((tr, k) => MP_FIGURES.forEach(([key], f) => {
+        const d = pr.diff[k], td = tr.children[3 + f];
+        td.dataset.before = d.before[key];
+        td.dataset.after = d.after[key];
+        if (key !== 'local_refs' && d.after[key] !== d.before[key])
+          td.className = d.after[key] > d.before[key] ? 'worse' : 'better';
+      }));
+    }
+    const levels = Object.keys(pr.threads.length ? pr.threads[0].misses : {});
+    fillFigures(document.getElementById('mp-thread-table'), ['thread', 'CPU', 'references']
+      .concat(levels.map(l => l + ' misses'), ['stall cycles'], MP_FIGURES.map(f => f[1])),
+      pr.threads.map(t => ({attrs: Object.assign(figureAttrs(t, 'thread'), {'data-thread': t.thread,
+        'data-cpu': t.cpu, 'data-refs': t.refs,
+        'data-stall': t.stall_cycles === null ? '' : t.stall_cycles}),
+        cells: [String(t.thread), String(t.cpu), num(t.refs)].concat(levels.map(l =>
+          num(t.misses[l])), [t.stall_cycles === null ? '\u2013' : num(t.stall_cycles)],
+          MP_FIGURES.map(([key]) => num(t.figures[key])))})));
+    if (pr.what_if) renderWhatIf(document.getElementById('mp-whatif'), pr.what_if);
   }
 
   renderOverview();

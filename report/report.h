@@ -67,6 +67,7 @@ typedef struct {
     double measured, predicted, overhead; /* core cycles (NAN: not stored) */
     double memops;            /* pass 1's memory operations (NAN: a simulated run) */
     double ll_misses;         /* the run's last-level misses (NAN: not simulated) */
+    double mp[MT_STORE_NMP];  /* a run of cpus > 1: its processors' figures (NAN: else) */
 } mt_report_point;
 
 /* The reported run in the history (history.c): run 0 and `why` when it is
@@ -82,6 +83,17 @@ typedef struct {
     mt_store_compared *compared; /* the pairs, most worsened first */
     size_t ncompared;
     bool *regressed;          /* per pair: mt_store_regressed at the CI gate's defaults */
+    /* A simulated run of cpus > 1: its objects (code and data; those
+     * with processors' figures shown), its --what-if remedies and
+     * problems, its threads.  None for another run. */
+    mt_store_object_row *mp_rows;
+    size_t nmp_rows;
+    mt_store_remedy *remedies;
+    size_t nremedies;
+    mt_store_problem *problems;
+    size_t nproblems;
+    mt_store_sim_thread *threads; /* its per-thread view */
+    size_t nthreads;
 } mt_report_history;
 
 /* A run whose page is built from the history alone: its run directory is

@@ -730,6 +730,12 @@ typedef struct {
     double estimate;    /* the regular share streamed (written lines twice), the rest
                            serial, or over the parallelism in loops chasing no pointer */
     uint64_t independent_refs; /* refs of loops chasing no pointer */
+    /* cpus > 1: its true and false sharing misses (at the first private
+     * level), and the coherence stall: each a load the last simulated
+     * level serves, waited for alone (a line another CPU took is no stream
+     * a prefetcher follows); 0 with one CPU. */
+    uint64_t coherence_misses;
+    double coherence;
 } mt_stall;
 /* The stall of m-object `o` of prog: the misses of the code objects of its
  * blocks and of every procedure they call, directly or not (code objects

@@ -251,6 +251,24 @@ static void stall_of_pair(const mt_sim_pair *pair, unsigned nlevels, const code_
                      (independent ? walking / lat->parallelism : walking);
 }
 
+/* The coherence misses of the code objects codes[] marks and their stall:
+ * each what the last level adds over an L1 hit (the first level with a
+ * latency: D1), alone. */
+static void coherence_of_codes(mt_sim *s, const mt_stall_latencies *lat, const bool *codes,
+                               uint32_t ncodes, mt_stall *out)
+{
+    unsigned nlevels = mt_sim_level_count(s), l1 = 0;
+    while (l1 < nlevels && !(lat->cycles[l1] > 0))
+        l1++;
+    double each = l1 < nlevels ? fmax(0, lat->cycles[nlevels - 1] - lat->cycles[l1]) : 0;
+    size_t n;
+    const mt_sim_coherence_pair *pairs = mt_sim_coherence_pairs(s, &n);
+    for (size_t i = 0; i < n; i++)
+        if (pairs[i].code < ncodes && codes[pairs[i].code])
+            out->coherence_misses += pairs[i].true_sharing + pairs[i].false_sharing;
+    out->coherence = (double)out->coherence_misses * each;
+}
+
 /* The stall of the code objects codes[] marks. */
 static void stall_of_codes(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
                            const bool *codes, uint32_t ncodes, mt_stall *out)
@@ -275,6 +293,7 @@ static void stall_of_codes(mt_sim *s, const mt_stall_streams *st, const mt_stall
     /* every miss overlapped: walks too, P-fold */
     out->lower = fmin(out->streamed - out->walk_cycles * (1 - 1 / lat->parallelism),
                       out->serial / lat->parallelism);
+    coherence_of_codes(s, lat, codes, ncodes, out);
 }
 
 void mt_stall_of_object(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,

@@ -268,6 +268,28 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "ALTER TABLE runs ADD COLUMN objects_overhead_cycles REAL;\n"
     "ALTER TABLE runs ADD COLUMN memory_ops_in_objects INTEGER;\n"
     "CREATE INDEX runs_by_stamp ON runs(rundir_stamp) WHERE rundir_stamp IS NOT NULL;\n",
+    /* 7 -> 8: a simulated run of cpus > 1, per thread (sim.h's per-thread
+     * view): the CPU it ran on, its references, its misses per level slot
+     * (every cause, coherence too; NULL: the machine has no such level),
+     * its coherence misses and events and its references served past its
+     * node's caches (sim_figures' names; invalidations: those its writes
+     * sent), and the stall cycles of where they were served (NULL without
+     * latencies); position: sim.h's order (of first reference).  A new
+     * table: no row of an older run. */
+    "CREATE TABLE sim_threads(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  position INTEGER NOT NULL,\n"
+    "  thread INTEGER NOT NULL,\n"
+    "  cpu INTEGER NOT NULL,\n"
+    "  refs INTEGER NOT NULL,\n"
+    "  i1_misses INTEGER, d1_misses INTEGER, l2_misses INTEGER, l3_misses INTEGER,\n"
+    "  l4_misses INTEGER,\n"
+    "  true_sharing INTEGER NOT NULL, false_sharing INTEGER NOT NULL,\n"
+    "  invalidations INTEGER NOT NULL, interventions INTEGER NOT NULL,\n"
+    "  upgrades INTEGER NOT NULL, local_refs INTEGER NOT NULL, remote_refs INTEGER NOT NULL,\n"
+    "  remote_dirty_refs INTEGER NOT NULL, three_hop_refs INTEGER NOT NULL,\n"
+    "  stall_cycles REAL,\n"
+    "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n",
 };
 
 char *mt_store_default_path(void)

@@ -52,6 +52,18 @@
     "NULL THEN NULL ELSE json(" JSON_SAVED("q") ") END) AS x FROM sim_problems q "         \
     "WHERE q.run_id = r.id ORDER BY q.position))) END"
 
+/* A simulated run's threads (cpus > 1), an empty array with one CPU. */
+#define JSON_THREADS                                                                       \
+    "'threads', (SELECT json_group_array(json(x)) FROM (SELECT json_object('thread', "     \
+    "t.thread, 'cpu', t.cpu, 'refs', t.refs, 'misses', json_patch('{}', json_object('I1', " \
+    "t.i1_misses, 'D1', t.d1_misses, 'L2', t.l2_misses, 'L3', t.l3_misses, 'L4', "         \
+    "t.l4_misses)), 'true_sharing', t.true_sharing, 'false_sharing', t.false_sharing, "     \
+    "'invalidations', t.invalidations, 'interventions', t.interventions, 'upgrades', "      \
+    "t.upgrades, 'local_refs', t.local_refs, 'remote_refs', t.remote_refs, "              \
+    "'remote_dirty_refs', t.remote_dirty_refs, 'three_hop_refs', t.three_hop_refs, "       \
+    "'stall_cycles', t.stall_cycles) AS x FROM sim_threads t WHERE t.run_id = r.id "       \
+    "ORDER BY t.position))"
+
 static const char json_sql[] =
     "SELECT json_object('id', r.id, 'finished', r.finished, 'tool', r.tool, 'program', p.name, "
     "'path', p.path, 'sha256', p.sha256, 'build_id', p.build_id, 'command_line', r.command_line, "
@@ -74,7 +86,7 @@ static const char json_sql[] =
     "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")), "
     JSON_PROCESSORS ") AS x "
     "FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = r.id "
-    "ORDER BY f.object_id)), " JSON_WHAT_IF ") END, "
+    "ORDER BY f.object_id)), " JSON_WHAT_IF ", " JSON_THREADS ") END, "
     "'objects', (SELECT json_group_array(json(o)) FROM ("
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'entries', f.entries, "
     "'iterations', f.iterations, 'instructions', f.instructions, 'memory_ops', f.memory_ops, "

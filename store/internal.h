@@ -77,6 +77,8 @@ typedef struct {
  * data objects (store/simulated.c), inside mt_store_add_run's transaction. */
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
                         const mt_store_sim_build *b, mt_error *err);
+/* threads.c: a simulated run's per-thread figures (sim_threads). */
+int mt_store_insert_sim_threads(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err);
 
 /* A run's objects, in build order (each procedure before its loops) or
  * most memory operations first. */

@@ -429,7 +429,9 @@ int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const
         insert_sim_figures(s, sim, run, refs, err) != 0 ||
         insert_sim_data(s, sim, run, b, err) != 0)
         return -1;
-    return insert_remedies(s, sim, run, err) == 0 ? insert_problems(s, sim, run, err) : -1;
+    if (insert_remedies(s, sim, run, err) != 0 || insert_problems(s, sim, run, err) != 0)
+        return -1;
+    return mt_store_insert_sim_threads(s, sim, run, err);
 }
 
 /* Misses at the deepest slot the run has, then above it; then by name. */

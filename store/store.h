@@ -26,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 7
+#define MT_STORE_SCHEMA_VERSION 8
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -190,6 +190,15 @@ typedef struct {
     mt_store_saving saved;       /* by that remedy, on the cell */
 } mt_store_problem;
 
+/* One thread of a simulated run of cpus > 1 (sim.h's per-thread view). */
+typedef struct {
+    uint32_t thread, cpu;        /* its number (sim.h's), the CPU it ran on */
+    uint64_t refs;
+    uint64_t misses[MT_STORE_SIM_LEVELS]; /* per level slot, every cause; NO_COUNT: no level */
+    uint64_t mp[MT_STORE_NMP];   /* invalidations: those its writes sent */
+    double stall_cycles;         /* of where its references were served; NAN: no latencies */
+} mt_store_sim_thread;
+
 typedef struct {
     const char *machine;         /* the description, summarised as flags */
     mt_store_sim_level *levels;  /* in the machine's order, the last level last */
@@ -202,6 +211,8 @@ typedef struct {
     size_t nremedies;
     mt_store_problem *problems;  /* most problem misses first */
     size_t nproblems;
+    mt_store_sim_thread *threads; /* cpus > 1: per thread, in sim.h's order */
+    size_t nthreads;
 } mt_store_sim;
 
 /* The program's figures in a timed run (pass 2): core cycles, and the
@@ -343,6 +354,10 @@ int mt_store_sim_whatif(mt_store *s, int64_t run, mt_store_remedy **remedies, si
                         mt_store_problem **problems, size_t *nproblems, mt_error *err);
 void mt_store_whatif_free(mt_store_remedy *remedies, size_t nremedies,
                           mt_store_problem *problems, size_t nproblems);
+/* A simulated run's threads (none with one CPU, or stored before schema 8),
+ * in sim.h's order (malloc'd). */
+int mt_store_sim_threads(mt_store *s, int64_t run, mt_store_sim_thread **threads, size_t *n,
+                         mt_error *err);
 /* Every object of a run, most memory operations (a simulated run's:
  * references) first; a simulated run's data objects among them
  * (data_kind set). */

@@ -3,12 +3,19 @@
 # (docs/HISTORY.md, "Processors and what-if remedies"): per data and code
 # object its coherence misses and events and where its references were
 # served, as metrics of `history diff`, `regressions` and `trend`; a
-# --what-if run's remedies and proposals stored and shown by `history show`.
+# --what-if run's remedies and proposals stored and shown by `history show`;
+# its per-thread view (schema 8's sim_threads) too, and in the JSON export.
 #
 # Hand din traces on samples/sharing.c's binary first (exact counts, worked
 # out in the comments), then the sample itself traced on two CPUs, built
 # adjacent and then rebuilt with -DPAD_ADJACENT into the same path (a
 # rebuild: its objects keep their identities).
+#
+# The pages `mtool report RUN` makes of these runs (their history view: the
+# processors' figures, their diff, the what-if, the trend charts) are
+# checked against the history read with python's sqlite3
+# (tests/history_mp_page.py), then in chromium (tests/browser/mp.mjs:
+# skipped when chromium or playwright-core is missing).
 #
 #   MTOOL=build/asan/mtool SAMPLES_SIM=build/samples-sim sh tests/history_mp.sh
 set -u
@@ -24,6 +31,37 @@ sql() { "$MTOOL" history sql "$1" | tail -n +2 | tr '\t\n' '  ' | sed 's/ $//'; 
 # is WHAT GOT WANT
 is() {
     if [ "$2" = "$3" ]; then ok "history_mp: $1"; else not_ok "history_mp: $1: got '$2', expected '$3'"; fi
+}
+
+# page RUN: `mtool report RUN`'s page of $MTOOL_HISTORY, its data checked
+# against the history (the oracle for the browser written beside it); the
+# browser's arguments gathered in $pages.
+pages=
+page() {
+    p=$W/page-$(basename "$MTOOL_HISTORY" .db)-$1
+    "$MTOOL" report "$1" -o "$p.html" > /dev/null 2> "$W/err" ||
+        not_ok "history_mp: report $1: $(head -1 "$W/err")"
+    python3 "$TESTS/history_mp_page.py" "$MTOOL_HISTORY" "$1" "$p.html" "$p.json" \
+        > "$W/page.out" 2>&1 || grep -q '^not ok' "$W/page.out" ||
+        echo "not ok - history_mp_page.py $1 failed: $(tail -1 "$W/page.out")" >> "$W/page.out"
+    sed 's/^\(not \)\{0,1\}ok - /&history_mp: page: /' "$W/page.out"
+    tally "$W/page.out"
+    pages="$pages $p.html $p.json"
+}
+# browser: the pages gathered in chromium.
+browser() {
+    chromium=${CHROMIUM:-/usr/bin/chromium}
+    if [ ! -x "$chromium" ] || [ ! -d "$TESTS/browser/node_modules/playwright-core" ] ||
+        ! command -v node > /dev/null; then
+        echo "# history_mp: chromium, node or playwright-core missing: the pages not opened"
+        return
+    fi
+    # shellcheck disable=SC2086 # $pages: paths without spaces (mktemp's)
+    CHROMIUM=$chromium node "$TESTS/browser/mp.mjs" $pages > "$W/browser.out" 2>&1 ||
+        grep -q '^not ok' "$W/browser.out" ||
+        echo "not ok - tests/browser/mp.mjs failed: $(tail -3 "$W/browser.out" | tr '\n' ' ')" >> "$W/browser.out"
+    sed 's/^\(not \)\{0,1\}ok - /&history_mp: browser: /' "$W/browser.out"
+    tally "$W/browser.out"
 }
 
 SHARING=$SAMPLES_SIM/sharing-gcc-O2
@@ -86,6 +124,20 @@ print(sum(c["invalidations_sent"] for c in p), sum(c["interventions"] for c in p
 is "the data objects' events sum to the per-CPU view's" \
     "$(sql "SELECT sum(invalidations), sum(interventions), sum(false_sharing) FROM sim_figures WHERE run_id = 1 AND data_site_id IS NOT NULL")" \
     "$per_cpu"
+# The per-thread view stored as the report gave it (its JSON's per_thread:
+# thread 0 on CPU 0 wrote adjacent.a, 3 false sharing misses, the line's
+# one cold miss from memory; thread 1 on CPU 1 its 4 interventions).
+is "the threads stored as the report's per-thread view" \
+    "$(sql "SELECT thread, cpu, refs, d1_misses, l2_misses, l3_misses, true_sharing, false_sharing, invalidations, interventions, upgrades, local_refs, remote_refs, stall_cycles FROM sim_threads WHERE run_id = 1 ORDER BY position")" \
+    "$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["processors"]["per_thread"]
+print(" ".join("%d %d %d %d %d %d %d %d %d %d %d %d %d %.1f" % (t["thread"], t["cpu"], t["refs"],
+      t["misses"]["D1"]["misses"], t["misses"]["L2"]["misses"], t["misses"]["L3"]["misses"],
+      t["true_sharing"], t["false_sharing"], t["invalidations_sent"], t["interventions"],
+      t["upgrades"], t["served"]["local"], t["served"]["remote"], t["served_stall_cycles"])
+      for t in p))' "$W/adjacent.json")"
+is "thread 1 of the hand trace: 4 interventions, 4 invalidations sent" \
+    "$(sql "SELECT interventions, invalidations FROM sim_threads WHERE run_id = 1 AND thread = 1")" "4 4"
 # The padded build's trace again on one CPU (run 3): its objects have no
 # processors' figures (NULL, never compared), not zeros.
 "$MTOOL" sim --D1=256,2,64 --trace "$W/padded.din" --binary "$W/bin/sharing" -o "$W/uni.txt" \
@@ -161,6 +213,8 @@ if grep -q '^  what-if remedies' "$W/show.txt" &&
 else
     not_ok "history_mp: show: $(grep -A3 'what-if' "$W/show.txt" | tr '\n' '|' | cut -c1-300)"
 fi
+check "history_mp: show lists the threads: thread 1 on CPU 1, 4 references, false 3, inval. 4" \
+    "sed -n '/^  per thread/,\$p' '$W/show.txt' | grep -Eq '^ +1 +1 +4 +4 +4 +0 +144 +0 +3 +4 +4 +0 '"
 "$MTOOL" history show 2 > "$W/show2.txt" 2>&1
 check "history_mp: show of a run without --what-if lists no remedy" \
     "! grep -q 'what-if' '$W/show2.txt'"
@@ -185,6 +239,19 @@ print(len(w["remedies"]), pad["saved"]["misses"]["D1"], pad["saved"]["cycles"],
       w["remedies"][w["problems"][0]["proposed"]]["kind"], w["problems"][1]["proposed"],
       b["processors"]["invalidations"], runs[1]["simulated"]["what_if"])' "$W/h.json")" \
     "$(sql "SELECT count(*) FROM sim_remedies WHERE run_id = 1") 6 56.0 pad_words None 4 None"
+is "JSON: run 1's threads as stored, none in the one-CPU run 3" \
+    "$(python3 -c 'import json, sys
+runs = json.load(open(sys.argv[1]))
+print(" ".join("%d:%d:%d:%d" % (t["thread"], t["cpu"], t["false_sharing"], t["interventions"])
+               for t in runs[0]["simulated"]["threads"]), len(runs[2]["simulated"]["threads"]))' "$W/h.json")" \
+    "$(sql "SELECT group_concat(thread || ':' || cpu || ':' || false_sharing || ':' || interventions, ' ') FROM (SELECT * FROM sim_threads WHERE run_id = 1 ORDER BY position)") 0"
+
+# The pages of run 1 (the what-if's remedies and proposals) and run 2
+# (against run 1: false sharing 3 -> 0 on both fields).
+page 1
+page 2
+check "history_mp: page 2's diff has two objects (adjacent.a and .b)" \
+    "grep -q '^ok - its diff against run 1: 2 objects' '$W/page.out'"
 
 # ---- the sample traced on two CPUs -------------------------------------------------------
 # Its threads share a line only when their frames interleave: on a loaded
@@ -223,4 +290,10 @@ else
 fi
 "$MTOOL" history regressions "$padded_run" "$adjacent_run" --metric false_sharing > /dev/null 2>&1
 is "sample: regressions of the padded build by false_sharing: none (exit 0)" "$?" 0
+# The padded run's page: its code objects' trend charts with a false-sharing
+# point per run of the sample (the adjacent ones above it), the diff.
+page "$padded_run"
+check "history_mp: the padded run's page has its code objects' trends" \
+    "grep -Eq '^ok - the trend points of its code objects \([1-9][0-9]* shown\)' '$W/page.out'"
+browser
 print_totals

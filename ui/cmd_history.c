@@ -450,12 +450,15 @@ static const char mp_note[] =
 
 static bool has_mp(const uint64_t *mp) { return mp[0] != MT_STORE_NO_COUNT; }
 
-/* first_column NULL: none (the data objects' table of `show`). */
+/* first_column NULL: none (the data objects' table of `show`); name_width
+ * < 0: no name column, the figures' titles after what the caller printed. */
 static void print_mp_header(FILE *fp, const char *first_column, int name_width)
 {
     if (first_column)
         fprintf(fp, "  %6s", first_column);
-    fprintf(fp, "  %-*s %8s %8s %8s %8s %8s %10s %10s %10s %10s\n", name_width, "name", "true",
+    if (name_width >= 0)
+        fprintf(fp, "  %-*s", name_width, "name");
+    fprintf(fp, " %8s %8s %8s %8s %8s %10s %10s %10s %10s\n", "true",
             "false", "inval.", "interv.", "upgrades", "local", "remote", "rem.dirty", "three-hop");
 }
 
@@ -562,6 +565,41 @@ static int print_whatif(mt_store *s, int64_t run)
         print_saving(&p->saved, slots);
     }
     mt_store_whatif_free(rem, nr, prob, np);
+    return 0;
+}
+
+/* A simulated run's per-thread view (cpus > 1), as stored. */
+static int print_threads(mt_store *s, int64_t run)
+{
+    mt_store_sim_thread *t;
+    size_t n;
+    mt_error err;
+    if (mt_store_sim_threads(s, run, &t, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    if (n) {
+        printf("\n  per thread (the CPU it ran on, its references, misses per level, the stall "
+               "cycles of where its\n  references were served, then as per object; inval.: "
+               "those its writes sent)\n  %6s %4s %12s", "thread", "cpu", "refs");
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            if (t[0].misses[l] != MT_STORE_NO_COUNT)
+                printf(" %9s", mt_store_sim_level_name((unsigned)l));
+        printf(" %12s", "stall");
+        print_mp_header(stdout, NULL, -1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        printf("  %6" PRIu32 " %4" PRIu32 " %12" PRIu64, t[i].thread, t[i].cpu, t[i].refs);
+        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+            if (t[i].misses[l] != MT_STORE_NO_COUNT)
+                printf(" %9" PRIu64, t[i].misses[l]);
+        if (isnan(t[i].stall_cycles))
+            printf(" %12s", "-");
+        else
+            printf(" %12.0f", t[i].stall_cycles);
+        print_mp_figures(stdout, t[i].mp);
+    }
+    free(t);
     return 0;
 }
 
@@ -820,7 +858,7 @@ static int cmd_show(mt_store *s, const history_args *a)
     if (rc == 0) /* the data objects were listed with the levels */
         print_object_tables(objs, code_objects_first(objs, n), a->top, "object",
                             object_id_column);
-    if (rc == 0 && r.sim_machine && print_whatif(s, r.id) != 0)
+    if (rc == 0 && r.sim_machine && (print_whatif(s, r.id) != 0 || print_threads(s, r.id) != 0))
         rc = 1;
     mt_store_object_rows_free(objs, n);
     mt_store_run_rows_free(rp, 1);

@@ -1197,9 +1197,33 @@ struct stall_report {
     mt_stall *stalls;         /* per pass-2 object */
     mt_stall outside;
     mt_stall_agreement agree;
+    unsigned cpus;            /* simulated: more than one, the coherence stall shown */
 };
 
 static double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : NAN; }
+
+/* cpus > 1: pass 2's overhead beside the coherence stall estimate. */
+static void print_coherence_stall_text(FILE *fp, const stall_report *sr)
+{
+    const mt_trace_result *r = sr->r;
+    fprintf(fp, "coherence stall estimate per m-object (%u CPUs: its code objects' true and "
+                "false sharing misses, each a\nload the last level serves, alone; core cycles, "
+                "%% of its prediction):\n%-40s %11s %9s %11s %11s %9s %9s\n", sr->cpus,
+            "  object", "overhead", "%", "coherence", "stall", "%", "/ovh");
+    for (size_t i = 0; i < r->pass2.nobjects; i++) {
+        const mt_pass2_object *p = &r->pass2.objects[i];
+        const mt_stall *st = &sr->stalls[i];
+        double overhead = p->measured - p->predicted;
+        char *name = mt_ui_escape(p->spec);
+        char ratio[16] = "-";
+        if (overhead > 0)
+            snprintf(ratio, sizeof ratio, "%.3f", st->coherence / overhead);
+        fprintf(fp, "  %-38s %11.4g %+8.1f%% %11" PRIu64 " %11.4g %+8.1f%% %9s\n", name,
+                overhead, pct_of(overhead, p->predicted), st->coherence_misses, st->coherence,
+                pct_of(st->coherence, p->predicted), ratio);
+        free(name);
+    }
+}
 
 static void print_stall_text(FILE *fp, const stall_report *sr)
 {
@@ -1229,6 +1253,8 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         free(name);
     }
     const mt_stall_agreement *ag = &sr->agree;
+    if (sr->cpus > 1)
+        print_coherence_stall_text(fp, sr);
     fprintf(fp, "agreement: %zu of %zu pairs of objects ordered the same by overhead %% and by "
                 "stall estimate %% (objects measured more than %.0f%% below their prediction left "
                 "out)", ag->concordant, ag->pairs, MT_STALL_MODEL_ERROR_PCT);
@@ -1250,8 +1276,11 @@ static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
     for (unsigned l = 0; l < nlevels; l++)
         fprintf(fp, "%s%" PRIu64, l ? ", " : "", st->misses[l]);
     fprintf(fp, "], \"new_lines\": %" PRIu64 ", \"regular\": %" PRIu64 ", \"written\": %" PRIu64
-                ", \"independent_refs\": %" PRIu64 ", \"estimate_cycles\": ", st->new_lines,
-            st->regular, st->written, st->independent_refs);
+                ", \"independent_refs\": %" PRIu64 ", \"coherence_misses\": %" PRIu64
+                ", \"coherence_cycles\": ", st->new_lines, st->regular, st->written,
+            st->independent_refs, st->coherence_misses);
+    mt_json_number(fp, st->coherence);
+    fprintf(fp, ", \"estimate_cycles\": ");
     mt_json_number(fp, st->estimate);
     fprintf(fp, ", \"streamed_cycles\": ");
     mt_json_number(fp, st->streamed);
@@ -1387,7 +1416,8 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
                          const mt_trace_result *r)
 {
     stall_report sr = {.rundir = a->rundir, .r = r,
-                       .stalls = mt_xcalloc(r->pass2.nobjects + 1, sizeof *sr.stalls)};
+                       .stalls = mt_xcalloc(r->pass2.nobjects + 1, sizeof *sr.stalls),
+                       .cpus = mt_sim_cpus(s)};
     mt_sim_estimate_counts(s); /* the stalls of a sampled run from its estimates */
     mt_trace_stalls(r, s, sr.stalls, &sr.outside, &sr.agree);
     int rc = write_rundir_report(a, s, m, &sr);

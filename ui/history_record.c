@@ -511,6 +511,31 @@ static mt_store_problem *whatif_problems(const mt_sim *s, const mt_whatif_report
     return out;
 }
 
+/* The per-thread view of a run of cpus > 1 (none for one CPU). */
+static mt_store_sim_thread *sim_threads(const mt_sim *s, const unsigned *slot_of, size_t *n)
+{
+    const mt_sim_thread_stats *t = mt_sim_threads(s, n);
+    mt_store_sim_thread *out = mt_xcalloc(*n + 1, sizeof *out);
+    for (size_t i = 0; i < *n; i++) {
+        const mt_sim_cpu_stats *c = &t[i].stats;
+        mt_store_sim_thread *o = &out[i];
+        double stall = mt_sim_served_stall(mt_sim_mp_machine(s), c->served);
+        *o = (mt_store_sim_thread){.thread = t[i].thread, .cpu = t[i].cpu, .refs = c->refs,
+                                   .stall_cycles = stall < 0 ? NAN : stall,
+                                   .mp = {c->true_sharing, c->false_sharing,
+                                          c->invalidations_sent, c->interventions, c->upgrades,
+                                          c->served[MT_SIM_AT_LOCAL], c->served[MT_SIM_AT_REMOTE],
+                                          c->served[MT_SIM_AT_REMOTE_DIRTY],
+                                          c->served[MT_SIM_AT_THREE_HOP]}};
+        for (int slot = 0; slot < MT_STORE_SIM_LEVELS; slot++)
+            o->misses[slot] = MT_STORE_NO_COUNT;
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++)
+            if (slot_of[l] < MT_STORE_SIM_LEVELS)
+                o->misses[slot_of[l]] = c->misses[l];
+    }
+    return out;
+}
+
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
                           const mt_data_map *data, const mt_whatif_report *whatif, int argc,
                           char **argv, char **prog_argv, const mt_run_result *run)
@@ -528,6 +553,7 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     if (h->ok) {
         sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
         sim.data = sim_data(s, data, slot_of, &sim.ndata);
+        sim.threads = sim_threads(s, slot_of, &sim.nthreads);
     }
     if (h->ok && whatif) {
         sim.remedies = whatif_remedies(s, whatif, data, slot_of);
@@ -551,5 +577,6 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
         free((char *)sim.problems[i].data);
     }
     free(sim.problems);
+    free(sim.threads);
     return rc;
 }

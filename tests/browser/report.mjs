@@ -265,6 +265,43 @@ await page.close();
     .concat(pr.data_objects.map(o => ['data', o.name, o.true_sharing, o.false_sharing].join(' ')));
   check('its rows are sim.json\'s true and false sharing per code and data object',
         shown.join('|') === want.join('|'), shown.join('|'));
+  // Its events and where its references were served: sim.json's
+  // processors.{code,data}_objects and served_{code,data}_objects by id.
+  const servedOf = (list, id) => ((list || []).find(o => o.id === id) || {served: {}}).served;
+  const figs = (o, served) => [o.invalidations, o.interventions, o.upgrades, served.local || 0,
+    served.remote || 0, served.remote_dirty || 0, served.three_hop || 0].join(' ');
+  const events = await page.$$eval('#coherence-table tbody tr', trs => trs.map(tr =>
+    ['invalidations', 'interventions', 'upgrades', 'localRefs', 'remoteRefs', 'remoteDirtyRefs',
+     'threeHopRefs'].map(k => tr.dataset[k]).join(' ')));
+  const wantEvents = pr.code_objects.map(o => figs(o, servedOf(pr.served_code_objects, o.id)))
+    .concat(pr.data_objects.map(o => figs(o, servedOf(pr.served_data_objects, o.id))));
+  check('and their invalidations, interventions, upgrades, local, remote, remote dirty and ' +
+        'three-hop references', events.join('|') === wantEvents.join('|'), events.join('|'));
+  const cpus = await page.$$eval('#cpu-table tbody tr', trs => trs.map(tr =>
+    tr.dataset.cpu + ':' + tr.dataset.refs));
+  check('the per-CPU table has sim.json\'s CPUs and their references',
+        cpus.join(' ') === pr.per_cpu.map(c => c.cpu + ':' + c.refs).join(' '), cpus.join(' '));
+  const threads = await page.$$eval('#thread-table tbody tr', trs => trs.map(tr =>
+    tr.dataset.thread + ':' + tr.dataset.refs));
+  check('the per-thread table has sim.json\'s threads and their references',
+        threads.length >= 2 &&
+        threads.join(' ') === pr.per_thread.map(t => t.thread + ':' + t.refs).join(' '),
+        threads.join(' '));
+  if (sim.what_if) {
+    const w = sim.what_if;
+    const remedies = await page.$$eval('#whatif table.remedies tbody tr', trs => trs.map(tr =>
+      tr.firstChild.textContent + '|' + tr.dataset.cycles));
+    check('the what-if table has sim.json\'s ' + w.remedies.length + ' remedies and their ' +
+          'cycles saved', remedies.join('\n') === w.remedies.map(r => r.text + '|' +
+            r.saved.cycles).join('\n'), remedies.join(' / '));
+    const proposed = await page.$$eval('#whatif table.problems tbody tr', trs => trs.map(tr =>
+      tr.dataset.proposed));
+    check('each problem proposes sim.json\'s best remedy',
+          proposed.join(' ') === w.problems.map(p => p.best === null ? '' : p.best).join(' '),
+          proposed.join(' '));
+  } else {
+    check('sim.json of the threaded sample has a what-if (mtool sim --what-if)', false);
+  }
   check('no console error (threaded)', seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }

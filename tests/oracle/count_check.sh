@@ -18,7 +18,6 @@ name=$(basename "$bin")${1:+ $*}
 d=$work/$(basename "$bin")${1:+-$(echo "$*" | tr -c 'a-zA-Z0-9_\n' -)}
 rm -rf "$d"
 mkdir -p "$d/profiles" "$d/orig" "$d/inst"
-export XDG_CACHE_HOME="$d/cache"
 # Both copies run under paths of the same length and name: programs that
 # look at argv[0] take the same paths.
 cp -p "$bin" "$d/orig/"
@@ -28,14 +27,27 @@ inst=$d/inst/$(basename "$bin")
 # The plain runs get exactly the environment valgrind gives its client
 # (LD_PRELOAD of its core, GLIBCXX_FORCE_NEW...), in its order: programs that
 # look at their environment, such as gawk filling ENVIRON, then do the same
-# work in every run.  MTOOL_OUT is in all of them, at the same place.
-MTOOL_OUT=/ valgrind -q --tool=callgrind --callgrind-out-file=/dev/null /usr/bin/env -0 > "$d/env" 2> /dev/null
+# work in every run.  MTOOL_OUT and XDG_CACHE_HOME (each check's own) are in
+# all of them, at the same place.  Asking valgrind for that environment costs
+# as much as a sample's callgrind run, and it is the same for every check
+# made from the same environment: it is asked once per WORKDIR and
+# environment (named by their hash; written to a temporary file and renamed,
+# as checks run in parallel).
+export XDG_CACHE_HOME=/
+client_env=$work/valgrind-client.$(env -0 | sha256sum | cut -c1-16).env
+if [ ! -s "$client_env" ]; then
+    tmp=$(mktemp "$client_env.XXXXXX")
+    MTOOL_OUT=/ valgrind -q --tool=callgrind --callgrind-out-file=/dev/null /usr/bin/env -0 > "$tmp" 2> /dev/null
+    mv -f "$tmp" "$client_env"
+fi
+export XDG_CACHE_HOME="$d/cache"
 like_valgrind() { # OUT ERR PROFILE_DIR CMD...
     local vars out=$1 err=$2 dir=$3 i
     shift 3
-    mapfile -d '' -t vars < "$d/env"
+    mapfile -d '' -t vars < "$client_env"
     for i in "${!vars[@]}"; do
         [[ ${vars[$i]} == MTOOL_OUT=* ]] && vars[$i]=MTOOL_OUT=$dir
+        [[ ${vars[$i]} == XDG_CACHE_HOME=* ]] && vars[$i]=XDG_CACHE_HOME=$XDG_CACHE_HOME
     done
     env -i "${vars[@]}" "$@" > "$out" 2> "$err"
 }

@@ -281,7 +281,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "7"), "store: schema version 7 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "8"), "store: schema version 8 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -455,10 +455,12 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the columns version 7 added,
- * then without the tables versions 5 and 6 added (sim_figures with the
- * columns 6 added to it). */
+/* An older file made from a new one: without the table version 8 added,
+ * then without the columns version 7 added, then without the tables
+ * versions 5 and 6 added (sim_figures with the columns 6 added to it). */
+#define DROP_VERSION_8_TABLE "DROP TABLE sim_threads; "
 #define DROP_VERSION_7_COLUMNS                                                              \
+    DROP_VERSION_8_TABLE                                                                    \
     "DROP INDEX runs_by_stamp; ALTER TABLE runs DROP COLUMN rundir; "                       \
     "ALTER TABLE runs DROP COLUMN rundir_stamp; ALTER TABLE runs DROP COLUMN predicted_cycles; " \
     "ALTER TABLE runs DROP COLUMN measured_cycles; "                                        \
@@ -469,7 +471,7 @@ static void test_trend_across_blocks(const char *dir)
     "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
     "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
 
-/* A version-6 file (runs without their directory) becomes version 7: its
+/* A version-6 file (runs without their directory) becomes version 8: its
  * runs kept, read with no run directory, stamp or program figures; a new
  * run stores them. */
 static void test_migration_from_v6(const char *dir)
@@ -491,9 +493,9 @@ static void test_migration_from_v6(const char *dir)
           "migrate: a version-6 history with a run made");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_run_row *row = NULL;
-    CHECK(s && query_is(path, "PRAGMA user_version", "7") && mt_store_get_run(s, 1, &row, &err) == 0 &&
+    CHECK(s && query_is(path, "PRAGMA user_version", "8") && mt_store_get_run(s, 1, &row, &err) == 0 &&
               !row->rundir && !row->rundir_stamp && !row->timed,
-          "migrate: version 7, the run kept with no run directory (%s)", s ? "" : err.msg);
+          "migrate: version 8, the run kept with no run directory (%s)", s ? "" : err.msg);
     mt_store_run_rows_free(row, row ? 1 : 0);
     r.rundir = "/tmp/v6";
     r.rundir_stamp = "5eed";
@@ -501,6 +503,38 @@ static void test_migration_from_v6(const char *dir)
     CHECK(s && mt_store_add_run(s, &b, &r, &err) == 2 &&
               mt_store_run_of_stamp(s, "5eed", &next, &err) == 0 && next == 2,
           "migrate: the migrated file stores a run with its run directory");
+    mt_store_close(s);
+    free_build(&b);
+    free(path);
+}
+
+/* A version-7 file (no per-thread view) becomes version 8: sim_threads
+ * made, empty, its run kept. */
+static void test_migration_from_v7(const char *dir)
+{
+    char *path = mt_xasprintf("%s/v7.db", dir);
+    mt_error err;
+    mt_store_build b = synthetic_build(3, "c7");
+    mt_store_figures figs[6];
+    mt_store_run r;
+    int64_t id;
+    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_8_TABLE "PRAGMA user_version = 7; COMMIT",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "7") &&
+              query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'sim_threads'", "0"),
+          "migrate: a version-7 history with a run made");
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_sim_thread *t = NULL;
+    size_t n = 1;
+    CHECK(s && query_is(path, "PRAGMA user_version", "8") &&
+              mt_store_sim_threads(s, 1, &t, &n, &err) == 0 && n == 0 &&
+              query_is(path, "SELECT count(*) FROM runs", "1"),
+          "migrate: version 8, sim_threads made and empty, the run kept (%s)", s ? "" : err.msg);
+    free(t);
     mt_store_close(s);
     free_build(&b);
     free(path);
@@ -540,14 +574,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "7") &&
+    CHECK(query_is(path, "PRAGMA user_version", "8") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 7, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 8, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -672,12 +706,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "7") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "8") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 7 (through 3, 4, 5 and 6), every object kept, references intact (%s)",
+          "migrate: version 8 (through 3, 4, 5, 6 and 7), every object kept, references intact (%s)",
           s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
@@ -985,6 +1019,7 @@ int main(void)
     test_regions_stored(dir);
     test_migration_from_v2(dir);
     test_migration_from_v6(dir);
+    test_migration_from_v7(dir);
     test_same_build_again(dir);
     test_trend_across_blocks(dir);
     test_migration_from_v1(dir);

@@ -1,4 +1,4 @@
-/* tests/unwind/sigprof.c — asynchronous unwinding: a profiling timer
+/* tests/unwind/sigprof.c — asynchronous unwinding: a timer's SIGPROF
  * interrupts a loop of calls at arbitrary instructions (prologues,
  * epilogues, probes) and the handler unwinds with backtrace().  Every
  * sample taken while outer() runs must have frames leading back to main's
@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
+#include <time.h>
 #include <ucontext.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -74,13 +74,28 @@ int main(void)
     sa.sa_sigaction = on_prof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(SIGPROF, &sa, NULL);
-    struct itimerval it = {{0, 200}, {0, 200}};
-    setitimer(ITIMER_PROF, &it, NULL);
+    /* A POSIX timer on CLOCK_MONOTONIC, not ITIMER_PROF: the kernel keeps
+     * the profiling clock by scheduler ticks (4 ms at HZ=250), so 3000
+     * samples took 12 s of CPU a run; this clock is a high-resolution timer
+     * and fires every 200 us.  Where it fires while the process is off the
+     * CPU, the signal arrives as it resumes, at the instruction it was
+     * preempted at: still an arbitrary one. */
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_SIGNAL;
+    ev.sigev_signo = SIGPROF;
+    timer_t timer;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0) {
+        perror("timer_create");
+        return 2;
+    }
+    struct itimerspec every = {{0, 200000}, {0, 200000}}, off = {{0, 0}, {0, 0}};
+    timer_settime(timer, 0, &every, NULL);
     long r = 0;
     while (samples < SAMPLES)
         r += outer(200000);
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_PROF, &off, NULL);
+    timer_settime(timer, 0, &off, NULL);
+    timer_delete(timer);
     printf("samples %d, %d did not reach main\n", (int)samples, (int)bad);
     for (int i = 0; i < bad && i < MAXBAD; i++)
         printf("  at %p\n", bad_pc[i]);

@@ -1236,8 +1236,8 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
             fprintf(fp, " %s %.1f/%.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles,
                     r->machine.mem_latency[l].stream_cycles);
     fprintf(fp, "; %.1f misses in flight; a page walk %.1f\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
-            r->machine.mem_parallelism, r->machine.tlb_walk_cycles, "  object", "overhead", "%", "stall est.", "%",
-            "[overlapped .. serial]", "est/ovh", "regular");
+            r->machine.mem_parallelism, r->machine.tlb_walk_cycles, "  object", "overhead", "%",
+            "stall est.", "%", "[overlapped .. serial]", "est/ovh", "regular");
     for (size_t i = 0; i < r->pass2.nobjects; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];

@@ -32,7 +32,7 @@
  * last-level TLB's reach, and under a hypervisor each walk is nested (2D):
  * on the AMD EPYC Zen 3 (family 25 model 1, 2-vCPU KVM guest) "L3" read
  * 530-610 cycles a hop, a walk included (with walks apart, loaded by other
- * sessions: L3 464-543, memory 570-696, a walk 558-621: docs/COST-MODEL.md).  So each level's chase runs on
+ * sessions: L3 464-543, memory 558-696, a walk 558-679: docs/COST-MODEL.md).  So each level's chase runs on
  * a mapping advised huge (madvise MADV_HUGEPAGE: 2 MiB pages, a few dozen
  * of which the TLB holds), and /proc/self/smaps's AnonHugePages says
  * whether the kernel granted them; where it did not, the chase visits the

@@ -41,7 +41,8 @@
  * several walkers).  On the memory sample (AMD EPYC Zen 3, family 25 model
  * 1, loaded: overheads corrected by compute_poly's inflation), walks
  * charged serial everywhere took dispatch_chunks's gather to 6.1 times
- * its overhead and link_nodes's to 1.5; overlapped there, 1.03 and 0.24.
+ * its overhead and link_nodes's to 1.5; overlapped there, 1.10 and 0.35
+ * (before the TLB: 0.59 and 0.21; docs/SIMULATOR.md has the others).
  * A miss in TLB1 that TLB2 holds costs a few cycles and is not charged.
  *
  * Why the streaming cost and not the parallelism for regular misses: the

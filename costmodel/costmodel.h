@@ -84,8 +84,9 @@ typedef struct {
  * forwarding, chains through nested loops; 4: immediate folding, the
  * data latency of cmov, add/sub/and/inc/dec + jcc fusion, the cycles of
  * small loops by their op count, and the model's self-check; 5: the latency
- * of each level of the memory hierarchy). */
-#define MT_MACHINE_PROFILE_VERSION 5
+ * of each level of the memory hierarchy; 6: those latencies without page
+ * walks, the data TLB's levels and the walk's cost). */
+#define MT_MACHINE_PROFILE_VERSION 6
 
 /* The load-to-use latency of a level of the memory hierarchy (latency.c):
  * L1, L2, L3, L4, then memory. */
@@ -98,6 +99,13 @@ typedef struct {
     double stream_cycles; /* core cycles a line of the same set walked in address order takes,
                              one independent load a line; 0: not measured (older profiles) */
 } mt_mem_latency;
+
+/* A level of the data TLB for 4 KiB pages: translations held, in sets of
+ * `ways` (ways = entries: fully associative). */
+typedef struct {
+    uint32_t entries, ways;
+} mt_tlb_level;
+#define MT_TLB_LEVELS 2
 
 typedef struct {
     char cpu_model[128];     /* "model name" of /proc/cpuinfo: the profile's key */
@@ -179,6 +187,14 @@ typedef struct {
     /* Misses to memory the core keeps in flight at once (latency.c: 16
      * independent chases against one); 0: not measured. */
     double mem_parallelism;
+    /* The data TLB (latency.c; profile version 6): its 4 KiB levels as cpuid
+     * told them (entries 0: not told), the cycles a page walk adds to a load
+     * (0: not measured; then mem_latency's figures include walks, as
+     * version 5's did), and whether the latency chases ran on huge pages
+     * (the TLB then held their pages; else a walk's share was subtracted). */
+    mt_tlb_level tlb[MT_TLB_LEVELS];
+    double tlb_walk_cycles;
+    bool latency_huge_pages;
 } mt_machine;
 
 /* Other CPUs busier than this (%) during a calibration: a KVM guest's vCPUs
@@ -431,6 +447,10 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
  * m->mem_latency; a line per level on `report` (may be NULL). */
 int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
                            FILE *report, mt_error *err);
+/* This CPU's data TLB levels for 4 KiB pages from cpuid (AMD: leaves
+ * 0x80000005 and 0x80000006; Intel: leaf 0x18), at most `max`, first level
+ * first: how many it told (0 on another CPU, or a hypervisor hiding them). */
+int mt_tlb_from_cpuid(mt_tlb_level *out, int max);
 /* "L1", "L2", "L3", "L4", "memory": the names the profile's latency lines use. */
 const char *mt_mem_level_name(int level);
 

@@ -25,11 +25,33 @@
  * overlap as far as the level's bandwidth lets them).  That, not the chase,
  * is what a sequential sweep pays: on the Xeon family 6 model 207 a line of
  * a 256 MiB chase took 535 cycles, of a 256 MiB walk ~20; the stall
- * estimate charges it to the misses it judges regular. */
+ * estimate charges it to the misses it judges regular.
+ *
+ * The TLB apart (profile version 6): a random chase over an L3- or
+ * memory-sized set lands on a new 4 KiB page nearly every hop, past the
+ * last-level TLB's reach, and under a hypervisor each walk is nested (2D):
+ * on the AMD EPYC Zen 3 (family 25 model 1, 2-vCPU KVM guest) "L3" read
+ * 530-610 cycles a hop, a walk included (with walks apart, loaded by other
+ * sessions: L3 464-543, memory 558-696, a walk 558-679: docs/COST-MODEL.md).  So each level's chase runs on
+ * a mapping advised huge (madvise MADV_HUGEPAGE: 2 MiB pages, a few dozen
+ * of which the TLB holds), and /proc/self/smaps's AnonHugePages says
+ * whether the kernel granted them; where it did not, the chase visits the
+ * lines of a 4 KiB page (in random order) before moving to another page
+ * (in random order), and a set of more pages than the last TLB level
+ * holds has the walk's share, walk / lines a page, taken off each hop.
+ * The walk itself: a chase through one line in each of pages_walked()
+ * 4 KiB pages (advised not huge), more than the TLB holds, against the
+ * same chase on huge pages (or, without them, as many lines packed
+ * together): the difference is what a walk adds to a load.  A walk chase
+ * that reads no slower than its control is re-measured, then refused. */
 #define _GNU_SOURCE
+#include <cpuid.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <x86intrin.h>
 
 #include "internal.h"
@@ -48,30 +70,104 @@ static uint64_t xorshift(uint64_t *s)
     return *s;
 }
 
-/* `lines` lines linked in one random cycle (Sattolo: every permutation
- * it makes is a single cycle, so a chase visits every line). */
-static void **build_chase(size_t lines)
+/* a[0..n) in a random order (Fisher-Yates). */
+static void shuffle(uint32_t *a, size_t n, uint64_t *seed)
 {
-    char *buf = aligned_alloc(LINE, lines * LINE);
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(xorshift(seed) % i);
+        uint32_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* The lines of buf at offsets order[0..n) * stride linked in that order,
+ * the last back to the first: one cycle through all of them. */
+static void link_cycle(char *buf, const uint32_t *order, size_t n, size_t stride)
+{
+    for (size_t i = 0; i < n; i++)
+        *(void **)(buf + (size_t)order[i] * stride) = buf + (size_t)order[(i + 1) % n] * stride;
+}
+
+#define PAGE 4096u
+#define LINES_A_PAGE (PAGE / LINE)
+#define HUGE_PAGE (2u << 20)
+
+/* A chase's memory: an anonymous mapping aligned to 2 MiB, advised huge or
+ * not; huge: the kernel granted huge pages for most of it. */
+typedef struct {
+    char *map, *buf;
+    size_t map_len;
+    bool huge;
+} chase_mem;
+
+/* The kB of AnonHugePages of the mapping holding addr (/proc/self/smaps), or 0. */
+static uint64_t huge_kib_at(const void *addr)
+{
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    if (!fp)
+        return 0;
+    char line[512];
+    bool inside = false;
+    uint64_t kib = 0;
+    while (fgets(line, sizeof line, fp)) {
+        unsigned long lo, hi, v;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (inside && sscanf(line, "AnonHugePages: %lu kB", &v) == 1) {
+            kib = v;
+            break;
+        }
+    }
+    fclose(fp);
+    return kib;
+}
+
+/* bytes of memory for a chase, every page written (faulted in: a huge page
+ * is granted, if at all, at the first touch). */
+static int chase_map(chase_mem *cm, size_t bytes, bool huge)
+{
+    size_t advised = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    cm->map_len = advised + HUGE_PAGE; /* room to align: every advised huge page inside */
+    cm->map = mmap(NULL, cm->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (cm->map == MAP_FAILED)
+        return -1;
+    cm->buf = (char *)(((uintptr_t)cm->map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    madvise(cm->buf, advised, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); /* advice only */
+    memset(cm->buf, 1, bytes);
+    cm->huge = huge && huge_kib_at(cm->buf) * 1024 >= bytes / 2;
+    return 0;
+}
+
+static void chase_unmap(chase_mem *cm) { munmap(cm->map, cm->map_len); }
+
+/* The `lines` lines of buf in one random cycle (every hop to any line), or,
+ * by_page, the lines of each 4 KiB page in a random order, the pages in a
+ * random order (`lines` a multiple of a page's). */
+static int build_chase(char *buf, size_t lines, bool by_page)
+{
     uint32_t *order = malloc(lines * sizeof *order);
-    if (!buf || !order) {
-        free(buf);
-        free(order);
-        return NULL;
-    }
+    if (!order)
+        return -1;
     uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < lines; i++)
-        order[i] = (uint32_t)i;
-    for (size_t i = lines - 1; i > 0; i--) {
-        size_t j = (size_t)(xorshift(&seed) % i);
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
+    size_t group = by_page ? LINES_A_PAGE : lines;
+    uint32_t *pages = malloc(lines / group * sizeof *pages);
+    if (!pages) {
+        free(order);
+        return -1;
     }
-    for (size_t i = 0; i < lines; i++)
-        *(void **)(buf + (size_t)order[i] * LINE) = buf + (size_t)order[(i + 1) % lines] * LINE;
+    for (size_t g = 0; g < lines / group; g++)
+        pages[g] = (uint32_t)g;
+    shuffle(pages, lines / group, &seed);
+    for (size_t g = 0; g < lines / group; g++) {
+        for (size_t i = 0; i < group; i++)
+            order[g * group + i] = (uint32_t)(pages[g] * group + i);
+        shuffle(order + g * group, group, &seed);
+    }
+    link_cycle(buf, order, lines, LINE);
+    free(pages);
     free(order);
-    return (void **)buf;
+    return 0;
 }
 
 /* Hops (or lines walked) a timed segment covers: at memory latency 4096
@@ -141,39 +237,170 @@ static double stream_ticks(const char *buf, size_t lines)
     return cm_median(per_line, n);
 }
 
+/* `lines` lines (a multiple of a page's) on memory advised huge, linked in
+ * one random cycle, or page by page when huge pages were not granted. */
+static int map_chase(chase_mem *cm, size_t lines)
+{
+    if (lines < LINES_A_PAGE || lines > UINT32_MAX || chase_map(cm, lines * LINE, true) != 0)
+        return -1;
+    if (build_chase(cm->buf, lines, !cm->huge) != 0) {
+        chase_unmap(cm);
+        return -1;
+    }
+    return 0;
+}
+
+/* TLB entries taken for the last level's when cpuid tells none: fewer
+ * than any x86 core of the last decade holds (Skylake and Zen 1 1536, Zen 3
+ * and Golden Cove 2048), so a walk's share is subtracted whenever it may be
+ * paid. */
+#define TLB_REACH_UNKNOWN 1024u
+
+static uint32_t tlb_reach(const mt_machine *m)
+{
+    uint32_t n = m->tlb[1].entries ? m->tlb[1].entries : m->tlb[0].entries;
+    return n ? n : TLB_REACH_UNKNOWN;
+}
+
+/* Ticks per hop of `runs` chases from *p (the fastest) into *best, and the
+ * slowest into *worst; one warming pass of at most HOPS hops first. */
+static void chase_runs(void ***p, size_t lines, int runs, double *best, double *worst)
+{
+    chase_ticks(p, (long)fmin((double)lines, HOPS));
+    *best = INFINITY;
+    *worst = 0;
+    for (int r = 0; r < runs; r++) {
+        double t = chase_ticks(p, HOPS);
+        *best = fmin(*best, t);
+        *worst = fmax(*worst, t);
+    }
+}
+
 /* One level: its working set chased `runs` times after one pass that
  * brings it into the level (at most HOPS hops: the memory level's set is
- * never all cached anyway), then walked `runs` times after one walk that
- * leaves its lines in the level (every line written by build_chase: the
- * walk reads memory, not the kernel's zero page). */
-static int measure_level(mt_mem_latency *lat, uint64_t bytes, int runs, double tsc_per_cycle,
-                         mt_error *err)
+ * never all cached anyway), on huge pages or page by page (the walk's
+ * share subtracted when the set's pages are more than the TLB holds),
+ * then walked `runs` times after one walk that leaves its lines in the
+ * level (every line written by build_chase: the walk reads memory, not the
+ * kernel's zero page).  *huge: whether its pages were huge. */
+static int measure_level(mt_mem_latency *lat, uint64_t bytes, int runs, const mt_machine *m,
+                         bool *huge, mt_error *err)
 {
-    size_t lines = (size_t)(bytes / LINE);
-    void **start = lines >= 4 && lines <= UINT32_MAX ? build_chase(lines) : NULL;
-    if (!start) {
+    size_t lines = (size_t)(bytes / LINE) / LINES_A_PAGE * LINES_A_PAGE;
+    chase_mem cm;
+    if (map_chase(&cm, lines) != 0) {
         mt_error_set(err, "calibrate: cannot allocate a %llu-byte pointer chase",
                      (unsigned long long)bytes);
         return -1;
     }
-    void **p = start;
-    chase_ticks(&p, (long)fmin((double)lines, HOPS));
-    double best = INFINITY, worst = 0;
-    for (int r = 0; r < runs; r++) {
-        double t = chase_ticks(&p, HOPS) / tsc_per_cycle;
-        best = fmin(best, t);
-        worst = fmax(worst, t);
-    }
+    *huge = cm.huge;
+    void **p = (void **)cm.buf;
+    double best, worst;
+    chase_runs(&p, lines, runs, &best, &worst);
+    best /= m->tsc_per_cycle;
+    worst /= m->tsc_per_cycle;
+    double walk_share = !cm.huge && lines / LINES_A_PAGE > tlb_reach(m)
+                            ? m->tlb_walk_cycles / LINES_A_PAGE : 0;
     lat->bytes = (double)bytes;
-    lat->cycles = best;
+    lat->cycles = fmax(1, best - walk_share);
     lat->spread_pct = 100 * (worst - best) / best;
-    stream_ticks((const char *)start, lines);
+    stream_ticks(cm.buf, lines);
     double stream = INFINITY;
     for (int r = 0; r < runs; r++)
-        stream = fmin(stream, stream_ticks((const char *)start, lines) / tsc_per_cycle);
-    lat->stream_cycles = fmin(stream, best); /* a walk never waits longer than a chase */
-    free(start);
+        stream = fmin(stream, stream_ticks(cm.buf, lines) / m->tsc_per_cycle);
+    lat->stream_cycles = fmin(stream, lat->cycles); /* a walk never waits longer than a chase */
+    chase_unmap(&cm);
     return 0;
+}
+
+/* Pages the walk chase goes through: eight times the last TLB level's
+ * entries, at least 8192 (32 MiB of address space, 512 KiB of lines). */
+static size_t pages_walked(const mt_machine *m)
+{
+    size_t n = 8 * (size_t)tlb_reach(m);
+    return n < 8192 ? 8192 : n;
+}
+
+/* The walk chase's lines: one in each of `pages` 4 KiB pages, at an offset
+ * that moves with the page (the lines spread over the caches' sets), in a
+ * random order of the pages. */
+static void link_one_line_a_page(char *buf, uint32_t *order, size_t pages)
+{
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < pages; i++)
+        order[i] = (uint32_t)(i * LINES_A_PAGE + (i * 37) % LINES_A_PAGE);
+    shuffle(order, pages, &seed);
+    link_cycle(buf, order, pages, LINE);
+}
+
+/* Ticks a hop of the walk chase (one line a 4 KiB page, on 4 KiB pages)
+ * and of its control, the fastest of `runs` each.  The control is the same
+ * lines on huge pages, which the TLB holds: all that differs is the walk.
+ * Where huge pages are not granted it is as many lines packed together
+ * (the nearest set without walks; but lines one a page come slower than
+ * packed ones even without walks: on the AMD EPYC Zen 3, family 25 model 1,
+ * loaded, 524-622 cycles of difference against huge pages, 714-1223
+ * against packed lines, and 398-456 between a 128 MiB random chase on 4 KiB
+ * pages and on huge pages). */
+static int walk_ticks_pair(size_t pages, int runs, double *walked, double *control)
+{
+    chase_mem wm, cm;
+    if (chase_map(&wm, pages * PAGE, false) != 0)
+        return -1;
+    if (chase_map(&cm, pages * PAGE, true) != 0) {
+        chase_unmap(&wm);
+        return -1;
+    }
+    uint32_t *order = malloc(pages * sizeof *order);
+    if (!order) {
+        chase_unmap(&wm);
+        chase_unmap(&cm);
+        return -1;
+    }
+    link_one_line_a_page(wm.buf, order, pages);
+    if (cm.huge) {
+        link_one_line_a_page(cm.buf, order, pages);
+    } else {
+        uint64_t seed = 0x9e3779b97f4a7c15ull;
+        for (size_t i = 0; i < pages; i++)
+            order[i] = (uint32_t)i;
+        shuffle(order, pages, &seed);
+        link_cycle(cm.buf, order, pages, LINE);
+    }
+    free(order);
+    double worst;
+    void **p = (void **)wm.buf; /* page 0 holds its line at offset 0 */
+    chase_runs(&p, pages, runs, walked, &worst);
+    p = (void **)cm.buf;
+    chase_runs(&p, pages, runs, control, &worst);
+    chase_unmap(&wm);
+    chase_unmap(&cm);
+    return 0;
+}
+
+/* The cycles a page walk adds to a load: the walk chase against its control
+ * (the same lines without walks), re-measured while it reads no slower (a burst), up
+ * to LEVEL_TRIES times. */
+static int measure_walk(mt_machine *m, int runs, int tries, mt_error *err)
+{
+    size_t pages = pages_walked(m);
+    double walked = 0, control = 0;
+    for (int t = 0; t < tries; t++) {
+        if (walk_ticks_pair(pages, runs, &walked, &control) != 0) {
+            mt_error_set(err, "calibrate: cannot allocate the page-walk chase (%zu pages)", pages);
+            return -1;
+        }
+        if (walked > control) {
+            m->tlb_walk_cycles = (walked - control) / m->tsc_per_cycle;
+            return 0;
+        }
+    }
+    mt_error_set(err, "calibrate: page walk: a chase through one line in each of %zu pages read "
+                      "%.1f cycles a hop, no slower than %.1f without walks, in %d tries: "
+                      "something else ran on this core; run 'mtool calibrate' again on an idle "
+                      "machine", pages, walked / m->tsc_per_cycle, control / m->tsc_per_cycle,
+                 tries);
+    return -1;
 }
 
 /* Misses the core keeps in flight (memory-level parallelism): PARALLEL
@@ -205,13 +432,14 @@ static double parallel_ticks(void **q[PARALLEL], long rounds)
 /* The memory level's chase again, PARALLEL pointers spread over it. */
 static int measure_parallelism(mt_machine *m, uint64_t bytes, int runs, mt_error *err)
 {
-    size_t lines = (size_t)(bytes / LINE);
-    char *start = lines >= 2 * PARALLEL && lines <= UINT32_MAX ? (char *)build_chase(lines) : NULL;
-    if (!start) {
+    size_t lines = (size_t)(bytes / LINE) / LINES_A_PAGE * LINES_A_PAGE;
+    chase_mem cm;
+    if (lines < 2 * PARALLEL * LINES_A_PAGE || map_chase(&cm, lines) != 0) {
         mt_error_set(err, "calibrate: cannot allocate a %llu-byte pointer chase",
                      (unsigned long long)bytes);
         return -1;
     }
+    char *start = cm.buf;
     void **q[PARALLEL];
     for (int k = 0; k < PARALLEL; k++)
         q[k] = (void **)(start + (size_t)k * (lines / PARALLEL) * LINE);
@@ -219,7 +447,7 @@ static int measure_parallelism(mt_machine *m, uint64_t bytes, int runs, mt_error
     for (int r = 0; r < runs; r++)
         best = fmin(best, parallel_ticks(q, HOPS / PARALLEL) / m->tsc_per_cycle);
     m->mem_parallelism = fmax(1, m->mem_latency[MT_MEM_MEMORY].cycles / best);
-    free(start);
+    chase_unmap(&cm);
     return 0;
 }
 
@@ -235,14 +463,18 @@ static int out_of_order_level(const mt_machine *m)
     return -1;
 }
 
+/* Every level; m->latency_huge_pages: every chase ran on huge pages. */
 static int measure_levels(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
                           mt_error *err)
 {
+    m->latency_huge_pages = true;
     for (int l = 0; l < MT_MEM_LEVELS; l++) {
         memset(&m->mem_latency[l], 0, sizeof m->mem_latency[l]);
+        bool huge = true;
         if (working_set[l] &&
-            measure_level(&m->mem_latency[l], working_set[l], runs, m->tsc_per_cycle, err) != 0)
+            measure_level(&m->mem_latency[l], working_set[l], runs, m, &huge, err) != 0)
             return -1;
+        m->latency_huge_pages &= !working_set[l] || huge;
     }
     return 0;
 }
@@ -260,6 +492,10 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
         return -1;
     }
     runs = runs < 3 ? 3 : runs > 5 ? 5 : runs; /* short chases, the fastest of a few */
+    memset(m->tlb, 0, sizeof m->tlb);
+    mt_tlb_from_cpuid(m->tlb, MT_TLB_LEVELS);
+    if (measure_walk(m, runs, LEVEL_TRIES, err) != 0)
+        return -1;
     int bad = -1;
     for (int try = 0; try < LEVEL_TRIES; try++) {
         if (measure_levels(m, working_set, runs, err) != 0)
@@ -279,6 +515,12 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
                      m->mem_latency[deeper].cycles, LEVEL_TRIES);
         return -1;
     }
+    if (report)
+        fprintf(report, "  page walk %8.1f cycles added to a load (%zu pages, one line each, "
+                        "against the same on huge pages); TLB %" PRIu32 " + %" PRIu32
+                        " entries (cpuid); levels chased %s\n", m->tlb_walk_cycles,
+                pages_walked(m), m->tlb[0].entries, m->tlb[1].entries,
+                m->latency_huge_pages ? "on huge pages" : "page by page, a walk's share taken off");
     for (int l = 0; l < MT_MEM_LEVELS && report; l++)
         if (m->mem_latency[l].cycles > 0)
             fprintf(report, "  latency %-6s %8.1f cycles a dependent load (spread %.1f%%), %.2f "
@@ -293,6 +535,67 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
         fprintf(report, "  memory-level parallelism: %.1f misses in flight (%d independent "
                         "chases at once against one)\n", m->mem_parallelism, PARALLEL);
     return 0;
+}
+
+/* AMD's code for an L2 TLB's associativity (leaf 0x80000006): ways, or 0
+ * for disabled or reserved codes; 0xF fully associative. */
+static uint32_t amd_ways(uint32_t code, uint32_t entries)
+{
+    static const uint32_t ways[16] = {0, 1, 2, 3, 4, 0, 8, 0, 16, 0, 32, 48, 64, 96, 128, 0};
+    return code == 0xF ? entries : code == 5 ? 6 : ways[code];
+}
+
+static int tlb_amd(mt_tlb_level *out, int max)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000006)
+        return 0;
+    int n = 0;
+    __cpuid(0x80000005, a, b, c, d);
+    uint32_t entries = (b >> 16) & 0xff, code = b >> 24;
+    if (entries && code && n < max)
+        out[n++] = (mt_tlb_level){entries, code == 0xff ? entries : code};
+    __cpuid(0x80000006, a, b, c, d);
+    entries = (b >> 16) & 0xfff;
+    uint32_t ways = amd_ways(b >> 28, entries);
+    if (n == 1 && entries && ways && entries % ways == 0 && n < max)
+        out[n++] = (mt_tlb_level){entries, ways};
+    return n;
+}
+
+/* Intel's leaf 0x18: the data (1), unified (3) or load-only (4) TLBs of
+ * 4 KiB pages, by level. */
+static int tlb_intel(mt_tlb_level *out, int max)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || a < 0x18)
+        return 0;
+    __cpuid_count(0x18, 0, a, b, c, d);
+    unsigned subleaves = a;
+    mt_tlb_level found[MT_TLB_LEVELS + 1] = {{0, 0}};
+    for (unsigned i = 0; i <= subleaves && i < 64; i++) {
+        __cpuid_count(0x18, i, a, b, c, d);
+        unsigned type = d & 0x1f, level = (d >> 5) & 7;
+        if (!(b & 1) || (type != 1 && type != 3 && type != 4) || level < 1 ||
+            level > MT_TLB_LEVELS || found[level].entries)
+            continue;
+        uint32_t ways = b >> 16, entries = ways * c;
+        if (entries)
+            found[level] = (mt_tlb_level){entries, d & 0x100 ? entries : ways};
+    }
+    int n = 0;
+    for (int l = 1; l <= MT_TLB_LEVELS && n < max && found[l].entries; l++)
+        out[n++] = found[l];
+    return n;
+}
+
+int mt_tlb_from_cpuid(mt_tlb_level *out, int max)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    bool intel = b == 0x756e6547; /* "Genu" */
+    return intel ? tlb_intel(out, max) : tlb_amd(out, max);
 }
 
 const char *mt_mem_level_name(int level)

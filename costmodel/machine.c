@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -366,6 +367,15 @@ static void write_latencies(FILE *fp, const mt_machine *m)
     if (m->mem_parallelism > 0)
         fprintf(fp, "# misses to memory in flight at once\nmem_parallelism %.2f\n",
                 m->mem_parallelism);
+    if (m->tlb_walk_cycles > 0)
+        fprintf(fp, "# the latencies above without page walks (chased on huge pages: 1, or a walk's "
+                    "share subtracted: 0); the cycles a walk adds\nlatency_huge_pages %d\n"
+                    "tlb_walk_cycles %.1f\n", m->latency_huge_pages, m->tlb_walk_cycles);
+    for (int l = 0; l < MT_TLB_LEVELS; l++)
+        if (m->tlb[l].entries)
+            fprintf(fp, "%stlb %d %" PRIu32 " %" PRIu32 "\n",
+                    l ? "" : "# data TLB, 4 KiB pages (cpuid): level, entries, ways\n", l + 1,
+                    m->tlb[l].entries, m->tlb[l].ways);
 }
 
 void mt_machine_write(FILE *fp, const mt_machine *m)
@@ -558,6 +568,27 @@ static const char *parse_latency_line(const char *rest, mt_machine *m)
     return NULL;
 }
 
+/* `tlb LEVEL ENTRIES WAYS`: level 1 or 2, at most 65536 entries in sets of
+ * WAYS (a divisor of ENTRIES); level 2 only after level 1. */
+static const char *parse_tlb_line(const char *rest, mt_machine *m)
+{
+    int level;
+    unsigned entries, ways;
+    char extra;
+    if (sscanf(rest, "%d %u %u %c", &level, &entries, &ways, &extra) != 3)
+        return "expected LEVEL ENTRIES WAYS";
+    if (level < 1 || level > MT_TLB_LEVELS)
+        return "level not 1 or 2";
+    if (entries < 1 || entries > 65536)
+        return "entries outside 1..65536";
+    if (ways < 1 || entries % ways)
+        return "ways not a divisor of the entries";
+    if (level == 2 && !m->tlb[0].entries)
+        return "level 2 before level 1";
+    m->tlb[level - 1] = (mt_tlb_level){entries, ways};
+    return NULL;
+}
+
 /* A numeric key: where it goes and the values a real machine can have. */
 typedef struct {
     const char *key;
@@ -580,6 +611,8 @@ static const number_key number_keys[] = {
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
     NUM(check_worst_error_pct, -100, 1e5), NUM(calibration_busy_pct, 0, 100),
     NUM(mem_parallelism, 0, 64),
+    /* a nested (2D) walk under a hypervisor reads up to 24 entries */
+    NUM(tlb_walk_cycles, 0, 5000), FLAG(latency_huge_pages),
 };
 
 static const char *parse_number_key(const number_key *k, const char *rest, mt_machine *m)
@@ -632,6 +665,8 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         return parse_loop_ops_line(rest, m);
     if (!strcmp(key, "latency"))
         return parse_latency_line(rest, m);
+    if (!strcmp(key, "tlb"))
+        return parse_tlb_line(rest, m);
     for (size_t i = 0; i < MT_ARRAY_LEN(number_keys); i++)
         if (!strcmp(key, number_keys[i].key))
             return parse_number_key(&number_keys[i], rest, m);
@@ -646,6 +681,7 @@ int mt_machine_parse(FILE *fp, const char *name, mt_machine *m, mt_error *err)
     memset(m->bypass, 0, sizeof m->bypass);
     memset(m->loop_ops_cycles, 0, sizeof m->loop_ops_cycles); /* likewise */
     memset(m->mem_latency, 0, sizeof m->mem_latency);          /* likewise */
+    memset(m->tlb, 0, sizeof m->tlb);                          /* likewise */
     m->version = 1; /* the first profiles had no version line */
     char line[1024];
     int lineno = 0;

@@ -19,7 +19,8 @@
  * calibrate within a second of what it took without them: on the Xeon
  * family 6 model 207 (a 300 MiB L3 that other tenants share) that makes
  * "memory" a set the L3 could hold, and its figure what a load costs at
- * that size there, TLB misses included.  Without sysfs's caches, none. */
+ * that size there (page walks apart: costmodel/latency.c).  Without sysfs's
+ * caches, none. */
 static void latency_working_sets(uint64_t ws[MT_MEM_LEVELS])
 {
     enum { MIB = 1 << 20 };
@@ -44,8 +45,9 @@ static void latency_working_sets(uint64_t ws[MT_MEM_LEVELS])
 int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err)
 {
     if (log)
-        fprintf(log, "mtool: the machine profile (%s) has no memory latencies or streaming "
-                     "costs: measuring them now, for this run ('mtool calibrate' keeps them)\n", m->source);
+        fprintf(log, "mtool: the machine profile (%s) has no memory latencies, streaming "
+                     "costs or page-walk cost: measuring them now, for this run ('mtool "
+                     "calibrate' keeps them)\n", m->source);
     uint64_t ws[MT_MEM_LEVELS];
     latency_working_sets(ws);
     double kept = m->tsc_per_cycle; /* the clock now, not the profile's */

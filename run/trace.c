@@ -218,7 +218,8 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
                      mt_rundir_read_pass2(o->rundir, r->prog, &r->pass2, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      (!(r->machine.mem_latency[0].cycles > 0 &&
-                        r->machine.mem_latency[0].stream_cycles > 0) &&
+                        r->machine.mem_latency[0].stream_cycles > 0 &&
+                        r->machine.tlb_walk_cycles > 0) &&
                       mt_run_measure_latencies(&r->machine, o->log, err) != 0) ||
                      mt_stall_latencies_of(o->sim, &r->machine, &r->latencies, err) != 0
                  ? -1 : 0;

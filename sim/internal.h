@@ -137,6 +137,8 @@ struct mt_sim {
     mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */
     struct sim_mp *mp;        /* non-NULL: cpus > 1, the CPUs' hierarchies (mp.c) */
     struct sim_log *log;      /* non-NULL: references recorded for what-if replays */
+    struct sim_tlb *tlb;      /* non-NULL: the data TLB (tlb.c); with cpus > 1 only the
+                                 CPUs' sums, each CPU's hierarchy translating */
 };
 
 /* The longest line of the machine's levels (sample.c: its sets' unit;
@@ -199,6 +201,14 @@ void sim_log_ref(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint
                  uint32_t data, uint64_t pc);
 void sim_log_flush(mt_sim *s);
 void sim_log_free(struct sim_log *log);
+
+/* The data TLB (tlb.c): its state for a machine (NULL without TLB
+ * levels), the translations of one data reference tallied into p, the
+ * figures of another TLB of the same levels added (a CPU's, mp.c). */
+struct sim_tlb *sim_tlb_new(const mt_sim_machine *m);
+void sim_tlb_free(struct sim_tlb *t);
+void sim_tlb_access(struct sim_tlb *t, uint64_t addr, uint32_t size, mt_sim_pair *p);
+void sim_tlb_add_stats(struct sim_tlb *to, const struct sim_tlb *from);
 
 /* Nodes (numa.c): the settings machine.c hands on (sim.h's keys nodes,
  * page, placement, place, latency.*), their lines in a description file

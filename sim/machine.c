@@ -36,6 +36,21 @@ void mt_sim_machine_init(mt_sim_machine *m)
     m->cpus = 1;
     m->nodes = 1;
     m->page = 4096;
+    for (unsigned i = 0; i < MT_SIM_MAX_TLB; i++)
+        snprintf(m->tlb[i].name, sizeof m->tlb[i].name, "TLB%u", i + 1);
+    m->tlb_page = 4096;
+}
+
+/* This machine's data TLB for 4 KiB pages, as cpuid tells it. */
+static void tlb_from_cpuid(mt_sim_machine *m)
+{
+    mt_tlb_level levels[MT_SIM_MAX_TLB];
+    m->ntlb = (unsigned)mt_tlb_from_cpuid(levels, MT_SIM_MAX_TLB);
+    for (unsigned i = 0; i < m->ntlb; i++) {
+        m->tlb[i].present = true;
+        m->tlb[i].entries = levels[i].entries;
+        m->tlb[i].ways = levels[i].ways;
+    }
 }
 
 /* "48K", "2048K", "300M", "64": bytes, or 0 when it is no size. */
@@ -121,6 +136,7 @@ static void set_geometry(mt_sim_level_desc *d, uint64_t size, uint32_t ways, uin
 int mt_sim_machine_from_sysfs(mt_sim_machine *m, const char *root, mt_error *err)
 {
     mt_sim_machine_init(m);
+    bool this_machine = !root;
     if (!root)
         root = SYSFS_CACHE;
     for (unsigned i = 0;; i++) {
@@ -165,6 +181,8 @@ int mt_sim_machine_from_sysfs(mt_sim_machine *m, const char *root, mt_error *err
             return -1;
         }
     snprintf(m->source, sizeof m->source, "sysfs");
+    if (this_machine) /* this machine's caches: its TLB too (not a test's tree) */
+        tlb_from_cpuid(m);
     return 0;
 }
 
@@ -347,8 +365,50 @@ static int set_processors(mt_sim_machine *m, const char *key, const char *value,
     return 0;
 }
 
+/* TLB1 | TLB2 = ENTRIES,WAYS or none; tlb_page = SIZE. */
+static int set_tlb(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
+{
+    if (!strcmp(key, "tlb_page")) {
+        uint64_t page = parse_size(value);
+        if (page < 4096 || (page & (page - 1))) {
+            mt_error_set(err, "tlb_page: expected a power of two of 4K or more");
+            return -1;
+        }
+        m->tlb_page = page;
+        return 0;
+    }
+    unsigned i = (unsigned)(key[3] - '1');
+    if (!strcmp(value, "none")) {
+        for (unsigned k = i; k < MT_SIM_MAX_TLB; k++)
+            m->tlb[k].present = false;
+        m->ntlb = m->ntlb < i ? m->ntlb : i;
+        return 0;
+    }
+    if (i > m->ntlb) {
+        mt_error_set(err, "%s: TLB%u comes first", key, i);
+        return -1;
+    }
+    char buf[64], extra;
+    unsigned entries, ways;
+    snprintf(buf, sizeof buf, "%s", value);
+    if (sscanf(buf, "%u,%u%c", &entries, &ways, &extra) != 2 || !entries || !ways ||
+        entries > 65536 || entries % ways) {
+        mt_error_set(err, "%s: expected ENTRIES,WAYS: whole numbers, ENTRIES at most 65536 and "
+                          "a multiple of WAYS", key);
+        return -1;
+    }
+    m->tlb[i].present = true;
+    m->tlb[i].entries = entries;
+    m->tlb[i].ways = ways;
+    if (m->ntlb < i + 1)
+        m->ntlb = i + 1;
+    return 0;
+}
+
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
 {
+    if (!strcmp(key, "TLB1") || !strcmp(key, "TLB2") || !strcmp(key, "tlb_page"))
+        return set_tlb(m, key, value, err);
     if (!strcmp(key, "straddle")) {
         if (strcmp(value, "access") && strcmp(value, "line")) {
             mt_error_set(err, "straddle: expected access or line");
@@ -418,6 +478,9 @@ void mt_sim_machine_cachegrind(mt_sim_machine *m)
         levels[i]->prefetch = MT_SIM_PREFETCH_NONE;
     }
     m->straddle_line = false;
+    for (unsigned i = 0; i < MT_SIM_MAX_TLB; i++)
+        m->tlb[i].present = false;
+    m->ntlb = 0;
 }
 
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
@@ -513,6 +576,11 @@ void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)
                 m->shared[0] ? m->shared : m->nlower ? m->lower[m->nlower - 1].name : "none");
     for (unsigned i = 0; i < m->ncpu_map; i++)
         fprintf(fp, "%s%u%s", i ? "," : "cpu_map = ", m->cpu_map[i], i + 1 < m->ncpu_map ? "" : "\n");
+    for (unsigned i = 0; i < m->ntlb; i++) /* none: a description as it was before the TLB */
+        fprintf(fp, "%s = %" PRIu32 ",%" PRIu32 "\n", m->tlb[i].name, m->tlb[i].entries,
+                m->tlb[i].ways);
+    if (m->ntlb && m->tlb_page != 4096)
+        fprintf(fp, "tlb_page = %" PRIu64 "\n", m->tlb_page);
     sim_numa_write(fp, m);
 }
 

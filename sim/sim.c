@@ -74,6 +74,7 @@ static mt_sim *sim_describe(const mt_sim_machine *m)
 mt_sim *mt_sim_new(const mt_sim_machine *m)
 {
     mt_sim *s = sim_describe(m);
+    s->tlb = sim_tlb_new(m);
     if (m->cpus > 1) {
         sim_mp_new(s, m);
         return s;
@@ -105,6 +106,7 @@ void mt_sim_free(mt_sim *s)
     sim_fast_free(s->fast);
     sim_mp_free(s->mp);
     sim_log_free(s->log);
+    sim_tlb_free(s->tlb);
     for (unsigned i = 0; i < s->nlevels; i++) {
         sim_level *L = &s->lv[i];
         free(L->tags);
@@ -709,6 +711,8 @@ __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_
     if (step == SIM_COUNT)
         p = pair_of(s, code, data);
     p->refs++;
+    if (s->tlb && kind != MT_SIM_IFETCH)
+        sim_tlb_access(s->tlb, addr, size, p);
     int top = kind == MT_SIM_IFETCH && s->i1 >= 0 ? s->i1 : s->d1;
     level_access(s, top, addr, size, kind, data, p);
     place_victims(s);
@@ -840,6 +844,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n)
         for (unsigned l = 0; l < s->nlevels; l++)
             for (int c = 0; c < MT_SIM_NCAUSES; c++)
                 t[nt - 1].misses[l] += p[i].misses[l][c];
+        for (unsigned l = 0; l < MT_SIM_MAX_TLB; l++)
+            t[nt - 1].tlb_misses[l] += p[i].tlb_misses[l];
     }
     free(s->sorted[3]);
     s->sorted[3] = t;

@@ -134,6 +134,37 @@ typedef enum {
 #define MT_SIM_MPOL_MF_MOVE 2u
 #define MT_SIM_MPOL_MF_MOVE_ALL 4u
 
+/* ---- the data TLB (tlb.c; docs/SIMULATOR.md, "The TLB") ----
+ *
+ * Conventions:
+ *  - Up to MT_SIM_MAX_TLB levels of data TLB ("TLB1", "TLB2"), each
+ *    `entries` translations in sets of `ways` (ways = entries: fully
+ *    associative), LRU; a page's set is its page number modulo the sets.
+ *    One page size for all of them, the description's tlb_page (4 KiB
+ *    unless given; 2 MiB stands for a program on huge pages).
+ *  - Every read and write translates each page it touches, once: a
+ *    reference straddling two pages is two translations (either straddle
+ *    rule).  A translation looks TLB1 up, on a miss TLB2, on a miss there
+ *    the page is walked; every level that missed is filled (TLB2 holds
+ *    what TLB1 evicted only when it holds it anyway: non-inclusive).  The
+ *    last level's misses are the page walks.
+ *  - Instruction fetches go through no data TLB (no instruction TLB is
+ *    modelled).  TLB misses are tallied per (code, data) pair beside the
+ *    cache misses, and per level (refs, misses).
+ *  - With cpus > 1 each CPU has its TLBs (the levels' figures are the
+ *    CPUs' sums); the misses-only simulator and the sampled modes simulate
+ *    no TLB (their reports show none). */
+#define MT_SIM_MAX_TLB 2
+typedef struct {
+    char name[8];                    /* "TLB1", "TLB2" */
+    bool present;
+    uint32_t entries, ways;
+} mt_sim_tlb_desc;
+typedef struct {
+    const mt_sim_tlb_desc *desc;
+    uint64_t refs, misses;           /* translations looked up here; those it missed */
+} mt_sim_tlb_stats;
+
 typedef struct {
     mt_sim_level_desc i1, d1;        /* i1.present false: fetches go to D1 */
     mt_sim_level_desc lower[MT_SIM_MAX_LOWER];
@@ -147,6 +178,9 @@ typedef struct {
     unsigned ncpu_map;
     unsigned nodes;                  /* CPU c on node c * nodes / cpus; each its own shared levels */
     uint64_t page;                   /* bytes, a power of two (default 4 KiB) */
+    mt_sim_tlb_desc tlb[MT_SIM_MAX_TLB]; /* the data TLB's levels, ntlb of them */
+    unsigned ntlb;
+    uint64_t tlb_page;               /* bytes a translation covers (default 4 KiB) */
     mt_sim_placement placement;
     mt_sim_place place[MT_SIM_MAX_PLACES]; /* explicit homes, before the policy */
     unsigned nplaces;
@@ -158,7 +192,8 @@ typedef struct {
 void mt_sim_machine_init(mt_sim_machine *m);
 /* This machine's caches from sysfs (`root` NULL: /sys/devices/system/cpu/
  * cpu0/cache), replacement LRU, non-inclusive, write-allocate; -1 with
- * "ROOT: ..." when it is absent or unreadable. */
+ * "ROOT: ..." when it is absent or unreadable.  With root NULL the data
+ * TLB's 4 KiB levels from cpuid (mt_tlb_from_cpuid), when it tells them. */
 int mt_sim_machine_from_sysfs(mt_sim_machine *m, const char *root, mt_error *err);
 /* A description file (docs/SIMULATOR.md): `version = 1`, then `key = value`
  * lines as mt_sim_machine_set takes them, `#` comments.  Replaces *m;
@@ -178,10 +213,13 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   nodes = N (1..cpus);  page = SIZE;  placement = first-touch | interleave;
  *   place = LO-HI=NODE (hex or decimal bytes, HI excluded; up to 16, added);
  *   latency.CLASS = CYCLES (CLASS: mt_sim_served_name's)
+ *   TLB1 | TLB2 = ENTRIES,WAYS, or "none": that TLB level and the one below;
+ *   tlb_page = SIZE (4K or more, a power of two)
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
- * the last, LRU, write-allocate, non-inclusive, no prefetch, straddle=access. */
+ * the last, LRU, write-allocate, non-inclusive, no prefetch, straddle=access,
+ * no TLB (Cachegrind has none). */
 void mt_sim_machine_cachegrind(mt_sim_machine *m);
 /* A description the simulator can run: D1 present, sizes a whole number of
  * sets, lines powers of two, ... -1 with the first problem. */
@@ -221,6 +259,7 @@ typedef struct {
     uint32_t code, data;
     uint64_t refs;
     uint64_t misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+    uint64_t tlb_misses[MT_SIM_MAX_TLB]; /* translations missed per TLB level */
 } mt_sim_pair;
 
 /* Causes of replacement: at `level`, lines of `victim` evicted to make room
@@ -312,6 +351,11 @@ void mt_sim_finish(mt_sim *s);
 /* Levels in order: I1 (if present), D1, then the lower ones. */
 unsigned mt_sim_level_count(const mt_sim *s);
 const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
+/* The data TLB's levels simulated (0: none, see "the data TLB"), each one's
+ * figures; the page size they translate. */
+unsigned mt_sim_tlb_count(const mt_sim *s);
+const mt_sim_tlb_stats *mt_sim_tlb(const mt_sim *s, unsigned i);
+uint64_t mt_sim_tlb_page(const mt_sim *s);
 /* Tallies, sorted by (code, data), (level, evictor, victim), (level, data),
  * (level, code):
  * copies, valid until the same accessor is called again or mt_sim_free. */
@@ -326,6 +370,7 @@ typedef struct {
     uint32_t code;
     uint64_t refs;
     uint64_t misses[MT_SIM_MAX_LEVELS];
+    uint64_t tlb_misses[MT_SIM_MAX_TLB]; /* the full simulator's; 0 in the misses-only one */
 } mt_sim_code_tally;
 const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 
@@ -659,24 +704,29 @@ typedef struct {
     double cycles[MT_SIM_MAX_LEVELS + 1];
     double stream[MT_SIM_MAX_LEVELS + 1];
     double parallelism;     /* misses in flight at once */
+    double walk;            /* cycles a page walk adds to a load */
+    unsigned walk_level;    /* the simulated TLB level whose misses are walks + 1; 0: the
+                               simulator has no TLB */
 } mt_stall_latencies;
 /* The machine profile's latencies and streaming costs
  * (mt_calibrate_latencies) onto the simulated levels by name (D1 = L1; I1
- * takes none), and its memory-level parallelism; -1 with err naming what
- * the profile has no figure for. */
+ * takes none), its memory-level parallelism and page-walk cost; -1 with err
+ * naming what the profile has no figure for. */
 int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latencies *out,
                           mt_error *err);
 
 typedef struct {
     uint64_t refs;                       /* simulated references of its code objects */
     uint64_t misses[MT_SIM_MAX_LEVELS];  /* per simulated level */
+    uint64_t walks;                      /* page walks (the last TLB level's misses) */
+    double walk_cycles;                  /* walks x the walk's cost: in every figure below */
     uint64_t new_lines, regular, written; /* mt_stall_streams': changes of line, those
                                              judged regular, those by a write */
     double regular_share;                /* regular / new_lines (0 without) */
     double serial;      /* core cycles: every miss waited for alone (the upper bound) */
     double streamed;    /* every miss at the cost of a line in a stream */
-    double lower;       /* the less of streamed and serial / parallelism: every miss
-                           overlapped */
+    double lower;       /* the less of streamed (its walks / parallelism) and serial /
+                           parallelism: every miss overlapped */
     double estimate;    /* the regular share streamed (written lines twice), the rest
                            serial, or over the parallelism in loops chasing no pointer */
     uint64_t independent_refs; /* refs of loops chasing no pointer */

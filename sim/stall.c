@@ -21,12 +21,29 @@
  * in a new page nearly every time).  The irregular misses of a loop that
  * chases no pointer (mt_chasing_loops) are independent: what L3 and memory
  * add is overlapped by the memory-level parallelism, what L2 adds stays
- * serial (it stands in for the TLB, which is not simulated: the column
- * walk of matmul_cols crosses a page every second miss, and overlapping
- * that too took its estimate from 0.94 to 0.15 of its overhead on the Xeon
- * family 6 model 207).  Both ends are reported: the serial sum
- * (no overlap) and every miss overlapped (the less of the streamed sum and
- * the serial sum divided by the memory-level parallelism).
+ * serial.  It stands in for what the TLB's walks leave out: the column walk
+ * of matmul_cols crosses a page every second miss, TLB1 misses that TLB2
+ * holds (not charged); overlapping it too took matmul_cols's estimate from
+ * 0.94 to 0.15 of its overhead on the Xeon family 6 model 207, and from
+ * 0.72 to 0.40 on the AMD EPYC Zen 3 family 25 model 1 with the TLB
+ * simulated (its matrix within TLB2's reach: 129 walks).  Both ends are
+ * reported: the serial sum (no overlap) and every miss overlapped (the
+ * less of the streamed sum and the serial sum divided by the memory-level
+ * parallelism).
+ *
+ * The TLB (profile version 6, a simulator with a data TLB): the levels'
+ * latencies are measured without page walks (costmodel/latency.c), and
+ * every page walk the simulated TLB counts (its last level's misses) adds
+ * the calibrated walk cost W: to the serial and streamed sums whole (a
+ * hardware prefetcher stops at the page's end, and the first load in the
+ * next page waits for its walk), to the estimate whole too, but overlapped
+ * like the misses past L2 in a loop that chases no pointer (a core has
+ * several walkers).  On the memory sample (AMD EPYC Zen 3, family 25 model
+ * 1, loaded: overheads corrected by compute_poly's inflation), walks
+ * charged serial everywhere took dispatch_chunks's gather to 6.1 times
+ * its overhead and link_nodes's to 1.5; overlapped there, 1.10 and 0.35
+ * (before the TLB: 0.59 and 0.21; docs/SIMULATOR.md has the others).
+ * A miss in TLB1 that TLB2 holds costs a few cycles and is not charged.
  *
  * Why the streaming cost and not the parallelism for regular misses: the
  * prefetchers bring a stream's lines ahead, from memory at the bandwidth's
@@ -149,7 +166,14 @@ int mt_stall_latencies_of(const mt_sim *s, const mt_machine *m, mt_stall_latenci
                           "calibrate'", m->source);
         return -1;
     }
+    if (!(m->tlb_walk_cycles > 0)) {
+        mt_error_set(err, "the machine profile (%s) has no page-walk cost (its latencies include "
+                          "walks): run 'mtool calibrate'", m->source);
+        return -1;
+    }
     out->parallelism = m->mem_parallelism;
+    out->walk = m->tlb_walk_cycles;
+    out->walk_level = mt_sim_tlb_count(s);
     return 0;
 }
 
@@ -211,16 +235,21 @@ static void stall_of_pair(const mt_sim_pair *pair, unsigned nlevels, const code_
         }
         first = first && !(lat->cycles[l] > 0);
     }
+    uint64_t walks = lat->walk_level ? pair->tlb_misses[lat->walk_level - 1] : 0;
+    double walking = (double)walks * lat->walk;
+    out->walks += walks;
+    out->walk_cycles += walking;
     out->refs += pair->refs;
-    out->serial += serial;
-    out->streamed += streamed;
+    out->serial += serial + walking;
+    out->streamed += streamed + walking;
     double regular = cs ? share(cs->regular, cs->new_lines) : 0;
     double written = cs ? share(cs->written, cs->new_lines) : 0;
     bool independent = cs && cs->independent;
     out->independent_refs += independent ? pair->refs : 0;
     double overlapped = independent ? past_l2 * (1 - 1 / lat->parallelism) : 0;
     out->estimate += (serial - overlapped) * (1 - regular) +
-                     fmin(serial, streamed * (1 + written)) * regular;
+                     fmin(serial, streamed * (1 + written)) * regular +
+                     (independent ? walking / lat->parallelism : walking);
 }
 
 /* The coherence misses of the code objects codes[] marks and their stall:
@@ -262,7 +291,9 @@ static void stall_of_codes(mt_sim *s, const mt_stall_streams *st, const mt_stall
             out->written += st->codes[c].written;
         }
     out->regular_share = share(out->regular, out->new_lines);
-    out->lower = fmin(out->streamed, out->serial / lat->parallelism);
+    /* every miss overlapped: walks too, P-fold */
+    out->lower = fmin(out->streamed - out->walk_cycles * (1 - 1 / lat->parallelism),
+                      out->serial / lat->parallelism);
     coherence_of_codes(s, lat, codes, ncodes, out);
 }
 

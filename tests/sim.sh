@@ -116,6 +116,57 @@ printf '0 0\n0 100\n0 200\n0 300\n0 400\n0 500\n' > "$OUT/stride.din"
 expect "stride prefetch" stride.din "D1 misses 3 D1 prefetch_hits 3 D1 prefetches 4 \
 D1 prefetch_unused 1" --D1=256,4,64 --prefetch=stride
 
+# --- the data TLB (docs/SIMULATOR.md, "The TLB"): translations of 4 KiB pages ---
+# tlb_expect NAME TRACE "LEVEL MISSES..." WALK_PAIR FLAGS...: each TLB level's
+# misses, and the one (code, data) pair's misses at the last TLB level.
+tlb_expect() {
+    name=$1 trace=$2 want=$3 pair=$4
+    shift 4
+    if ! "$MTOOL" sim --trace "$OUT/$trace" --json -o "$OUT/r.json" --I1=none --L2=none \
+        --D1=256,4,64 "$@" 2> "$OUT/err"; then
+        fail "sim: TLB $name: $(head -1 "$OUT/err")"
+        return
+    fi
+    got=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+levels = " ".join("%s %d" % (l["name"], l["misses"]) for l in d["tlb"]["levels"])
+last = d["tlb"]["levels"][-1]["name"]
+print(levels + " / " + " ".join(str(p["tlb_misses"][last]) for p in d["pairs"]))' "$OUT/r.json")
+    if [ "$got" = "$want / $pair" ]; then
+        ok "sim: TLB $name"
+    else
+        fail "sim: TLB $name: got '$got', expected '$want / $pair'"
+    fi
+}
+# Hit: a read, a read at the end of the same page, a write in it: 1 miss.
+printf '0 0\n0 ff8 8\n1 10 4\n' > "$OUT/tlb_hit.din"
+tlb_expect "hit" tlb_hit.din "TLB1 1" 1 --TLB1=4,4 --TLB2=none
+# Capacity: pages 0-4 then 0 in 4 entries fully associative (LRU): 6 misses.
+printf '0 0\n0 1000\n0 2000\n0 3000\n0 4000\n0 0\n' > "$OUT/tlb_cap.din"
+tlb_expect "capacity" tlb_cap.din "TLB1 6" 6 --TLB1=4,4 --TLB2=none
+# Conflict: pages 0 2 4 0 all in set 0 of 2 sets x 2 ways: 4 misses; the
+# same 4 entries fully associative keep page 0: 3.
+printf '0 0\n0 2000\n0 4000\n0 0\n' > "$OUT/tlb_conf.din"
+tlb_expect "conflict, 2-way" tlb_conf.din "TLB1 4" 4 --TLB1=4,2 --TLB2=none
+tlb_expect "no conflict, fully associative" tlb_conf.din "TLB1 3" 3 --TLB1=4,4 --TLB2=none
+# Page crossing: 8 bytes at 0xffc translate pages 0 and 1 (2 misses), then
+# page 1 hits.
+printf '0 ffc 8\n0 1000 4\n' > "$OUT/tlb_cross.din"
+tlb_expect "a straddling access crosses a page" tlb_cross.din "TLB1 2" 2 --TLB1=4,4 --TLB2=none
+# Two levels: pages 0 1 2 0 through TLB1 of 2 entries and TLB2 of 8: TLB1
+# misses all 4, TLB2 holds page 0 (3 walks).
+tlb_expect "two levels" tlb_conf.din "TLB1 4 TLB2 3" 3 --TLB1=2,2 --TLB2=8,8
+# 2 MiB pages: pages 0-4 of 4 KiB are one.
+tlb_expect "2 MiB pages" tlb_cap.din "TLB1 1" 1 --TLB1=4,4 --TLB2=none --tlb-page=2M
+# Cachegrind's model has no TLB: no "tlb" in the report.
+"$MTOOL" sim --trace "$OUT/tlb_cap.din" --json -o "$OUT/r.json" --cachegrind --D1=256,4,64 \
+    --LL=1K,4,64 --I1=none > /dev/null 2>&1
+if python3 -c 'import json,sys; sys.exit("tlb" in json.load(open(sys.argv[1])))' "$OUT/r.json"; then
+    ok "sim: --cachegrind simulates no TLB"
+else
+    fail "sim: --cachegrind simulates no TLB"
+fi
+
 # --- line use per code object (--binary: code objects are its procedures) ---
 # walks' walk_rows reads the first 8 bytes of 16 lines (12.5% of each used),
 # then walk_cols reads 8 lines whole, 8 bytes at a time (100%, 7 reuses a
@@ -176,6 +227,10 @@ bad "an unknown format" "expected din or lackey" --trace "$OUT/cold.din" --forma
 bad "a geometry that is no whole number of sets" "whole number of sets" \
     --trace "$OUT/cold.din" --D1=1000,3,64
 bad "an unknown replacement" "replacement" --trace "$OUT/cold.din" --replacement=fifo
+bad "a TLB whose entries are no multiple of its ways" "TLB1: expected ENTRIES,WAYS" \
+    --trace "$OUT/cold.din" --D1=32K,8,64 --TLB1=6,4
+bad "TLB2 before TLB1" "TLB2: TLB1 comes first" --trace "$OUT/cold.din" --D1=32K,8,64 \
+    --TLB1=none --TLB2=64,4
 printf 'version = 2\nD1 = 32K,8,64\n' > "$OUT/machine.txt"
 bad "a machine file of another version" "machine.txt:1: version" --trace "$OUT/cold.din" \
     --machine "$OUT/machine.txt"
@@ -186,10 +241,11 @@ bad "a file name with a newline stays on one line" 'ax\\x0ayb.din:2:' --trace "$
 
 # --print-machine writes a description --machine reads back.
 if "$MTOOL" sim --print-machine --D1=32K,8,64 --L2=none --LL=1M,16,64 --I1=none \
-        --replacement=plru > "$OUT/m.txt" 2> "$OUT/err" &&
+        --replacement=plru --TLB1=64,4 --TLB2=1024,8 --tlb-page=2M > "$OUT/m.txt" 2> "$OUT/err" &&
     "$MTOOL" sim --machine "$OUT/m.txt" --print-machine > "$OUT/m2.txt" 2>> "$OUT/err" &&
     cmp -s "$OUT/m.txt" "$OUT/m2.txt" && grep -q '^L2 = 1048576,16,64$' "$OUT/m.txt" &&
-    grep -q '^D1.replacement = plru$' "$OUT/m.txt"; then
+    grep -q '^D1.replacement = plru$' "$OUT/m.txt" && grep -q '^TLB2 = 1024,8$' "$OUT/m.txt" &&
+    grep -q '^tlb_page = 2097152$' "$OUT/m.txt"; then
     ok "sim: --print-machine round-trips through --machine"
 else
     fail "sim: --print-machine round trip: $(head -1 "$OUT/err")"

@@ -7,9 +7,9 @@
 #     matmul_cols's loop alone, every reference simulated is matmul_cols's,
 #     and --all brings matmul_rows and main back; the loop's D1 misses are
 #     the same either way (the cheap mode's error is in the levels below);
-#   - each estimate recomputed from the JSON's own misses and latencies;
-#   - a profile without latencies (older, or shipped): they are measured
-#     for the run, not kept;
+#   - each estimate recomputed from the JSON's own misses, walks and latencies;
+#   - a profile without latencies (older, or shipped), or without the page
+#     walk's cost (version 5): they are measured for the run, not kept;
 #   - bad input: no pass 2 yet, a damaged or foreign pass2.tsv, a profile
 #     with a latency out of range, --all without RUNDIR: one line each, exit
 #     1 (2 for usage), no report; a new pass 1 removes the old pass2.tsv.
@@ -84,31 +84,44 @@ names = [l["name"] for l in cols["levels"]]
 lat = st["latency_cycles"]
 cycles = [lat["L1" if n == "D1" else n] for n in names if n != "I1"] + [lat["memory"]]
 misses = [m for n, m in zip(names, o["stall"]["misses"]) if n != "I1"]
-serial = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses))
-say(abs(serial - o["stall"]["serial_cycles"]) <= 1e-4 * serial and serial > 0,
-    f"serial stall = misses per level x the latency the level below adds ({serial:.6g})")
+walking = o["stall"]["walks"] * st["walk_cycles"]
+tlb = cols.get("tlb")
+walks = sum(c["tlb_misses"][tlb["levels"][-1]["name"]] for c in cols["code_objects"]
+            if c.get("procedure") == "matmul_cols" and c.get("loop")) if tlb else 0
+say(st["walk_cycles"] > 0 and abs(walking - o["stall"]["walk_cycles"]) <= 1e-4 * max(walking, 1)
+    and o["stall"]["walks"] == walks and (walks > 0) == bool(tlb),
+    f"walks = the simulated TLB's last-level misses ({walks}), each at the walk's cost "
+    f"({st['walk_cycles']:.1f} cycles)")
+cache = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses))
+serial = cache + walking
+say(abs(serial - o["stall"]["serial_cycles"]) <= 1e-4 * serial and cache > 0,
+    f"serial stall = misses per level x the latency the level below adds, + walks ({serial:.6g})")
 stream = st["stream_cycles"]
 scycles = [stream["L1" if n == "D1" else n] for n in names if n != "I1"] + [stream["memory"]]
-streamed = sum(m * min(max(0, scycles[i + 1] - scycles[i]), cycles[i + 1] - cycles[i])
-               for i, m in enumerate(misses))
+cstreamed = sum(m * min(max(0, scycles[i + 1] - scycles[i]), cycles[i + 1] - cycles[i])
+                for i, m in enumerate(misses))
+streamed = cstreamed + walking
 say(abs(streamed - o["stall"]["streamed_cycles"]) <= 1e-4 * max(streamed, 1) and
     0 < streamed < serial, f"streamed stall = misses per level x the streaming cost the level "
-    f"below adds ({streamed:.6g}), below the serial one")
-say(abs(o["stall"]["overlapped_cycles"] - min(streamed, serial / st["parallelism"])) <= 1e-4 * serial,
-    "overlapped = the less of the streamed stall and the serial one / the parallelism")
+    f"below adds, + walks ({streamed:.6g}), below the serial one")
+say(abs(o["stall"]["overlapped_cycles"] - min(cstreamed + walking / st["parallelism"],
+                                                serial / st["parallelism"])) <= 1e-4 * serial,
+    "overlapped = the less of the streamed stall (its walks overlapped) and the serial one / "
+    "the parallelism")
 share = o["stall"]["regular"] / o["stall"]["new_lines"]
 written = o["stall"]["written"] / o["stall"]["new_lines"]
 say(o["stall"]["independent_refs"] == o["stall"]["refs"] > 0,
     "matmul_cols's loop chases no pointer: all its references independent")
-past_l2 = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses) if i > 0)
-overlapped = past_l2 * (1 - 1 / st["parallelism"])
-want = (serial - overlapped) * (1 - share) + min(serial, streamed * (1 + written)) * share
+past = sum(m * max(0, cycles[i + 1] - cycles[i]) for i, m in enumerate(misses) if i > 0)
+overlapped = past * (1 - 1 / st["parallelism"])
+want = ((cache - overlapped) * (1 - share) + min(cache, cstreamed * (1 + written)) * share +
+        walking / st["parallelism"])  # the loop chases no pointer: its walks overlap too
 # within 1%: the estimate is summed per code object (the loop nest's three),
 # each with its own regular share; the object's share is their weighted mean
 say(abs(want - o["stall"]["estimate_cycles"]) <= 1e-2 * want,
     f"estimate = the regular share ({share:.2f}) streamed, its written lines ({written:.2f}) "
-    f"twice, the rest serial but for the misses past L2, overlapped {st['parallelism']:.1f}-fold "
-    f"({want:.6g} against {o['stall']['estimate_cycles']:.6g}; misses {misses})")
+    f"twice, the rest serial but for the misses past L2, overlapped "
+    f"{st['parallelism']:.1f}-fold, + walks as much overlapped ({want:.6g} against {o['stall']['estimate_cycles']:.6g}; misses {misses})")
 say(o["overhead_cycles"] == 5000000 and o["name"].startswith("matmul_cols@0x") and
     o["kind"] == "loop", "the object and its overhead as pass2.tsv has them")
 say(not st["outside_traced"] and every["stall"]["outside_traced"],
@@ -142,13 +155,15 @@ older_profile() {
     cp "$prof" "$W/profile.old"
     "$MTOOL" sim --json -o "$W/old.json" "$W/run" > /dev/null 2> "$W/old.err"
     check "$2: measured for the run, said in one line, not kept" \
-        "[ $? = 0 ] && grep -q 'has no memory latencies or streaming costs: measuring them now' '$W/old.err' &&
+        "[ $? = 0 ] && grep -q 'has no memory latencies, streaming costs or page-walk cost: measuring them now' '$W/old.err' &&
          python3 -c 'import json,sys; l = json.load(open(sys.argv[1]))[\"stall\"][sys.argv[2]]; sys.exit(not 0 < l[\"L1\"] < l[\"memory\"])' '$W/old.json' $3 &&
          cmp -s '$prof' '$W/profile.old'"
 }
 older_profile '/^latency /d' "a profile without latencies (older, or shipped)" latency_cycles
 older_profile 's/^\(latency [^ ]* [^ ]* [^ ]* [^ ]*\) [^ ]*$/\1/' \
     "a profile with latencies and no streaming costs (calibrated before them)" stream_cycles
+older_profile '/^tlb_walk_cycles /d' \
+    "a profile without a page walk's cost (version 5: latencies with walks)" latency_cycles
 sed 's/^\(latency L2 \([^ ]*\) [^ ]* [^ ]*\) [^ ]*$/\1 9\2/' "$W/profile.good" > "$prof"
 one_line_error "a profile with a streaming cost above its latency" 1 "machine profile key .latency. value .L2 .*stream cycles outside" \
     "$MTOOL" sim "$W/run"
@@ -157,6 +172,9 @@ one_line_error "a profile with a latency out of range" 1 "machine profile key .l
     "$MTOOL" sim "$W/run"
 sed 's/^latency L1 [0-9.]*/latency L1 4999/' "$W/profile.good" > "$prof"
 one_line_error "a profile whose L1 latency is above L2's" 1 "machine profile key .latency. value .L2 .*a deeper level is never faster" \
+    "$MTOOL" sim "$W/run"
+sed 's/^tlb_walk_cycles .*/tlb_walk_cycles 7000/' "$W/profile.good" > "$prof"
+one_line_error "a profile with a page walk's cost out of range" 1 "machine profile key .tlb_walk_cycles. value .7000.: outside" \
     "$MTOOL" sim "$W/run"
 cp "$W/profile.good" "$prof"
 fi

@@ -65,6 +65,9 @@ const char mt_sim_usage[] =
     "                        and memory (CPU c on node c * nodes / cpus)\n"
     "  --placement=first-touch|interleave  the home node of each page\n"
     "  --place=LO-HI=NODE    pages of bytes [LO, HI) homed on NODE (repeatable)\n"
+    "  --TLB1=E,W --TLB2=E,W the data TLB's levels: entries, ways (default: cpuid's);\n"
+    "                        'none' drops the level and the one below\n"
+    "  --tlb-page=SIZE       the page a translation covers (default 4K; 2M: huge pages)\n"
     "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
     "                        L2.inclusion=inclusive, ...)\n"
     "  --cachegrind          Cachegrind's model: I1, D1 and the last level only, LRU,\n"
@@ -122,6 +125,9 @@ static const char *const setting_flags[][2] = {
     {"--nodes=", "nodes"},
     {"--placement=", "placement"},
     {"--place=", "place"},
+    {"--TLB1=", "TLB1"},
+    {"--TLB2=", "TLB2"},
+    {"--tlb-page=", "tlb_page"},
 };
 
 static int parse_setting(sim_args *a, const char *s)
@@ -336,6 +342,7 @@ static void json_sampling(FILE *fp, mt_sim *s)
 typedef struct {
     uint32_t code;
     uint64_t refs, misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
+    uint64_t tlb_misses[MT_SIM_MAX_TLB];
 } code_row;
 
 static uint64_t row_misses(const code_row *r, unsigned level)
@@ -372,6 +379,8 @@ static code_row *code_rows(mt_sim *s, size_t *n)
         for (unsigned l = 0; l < MT_SIM_MAX_LEVELS; l++)
             for (int c = 0; c < MT_SIM_NCAUSES; c++)
                 r->misses[l][c] += p[i].misses[l][c];
+        for (unsigned l = 0; l < MT_SIM_MAX_TLB; l++)
+            r->tlb_misses[l] += p[i].tlb_misses[l];
     }
     sort_level = mt_sim_level_count(s) - 1;
     qsort(rows, nr, sizeof *rows, compare_rows);
@@ -415,6 +424,11 @@ static void print_machine_line(FILE *fp, const mt_sim *s, const mt_sim_machine *
         if (d->prefetch != MT_SIM_PREFETCH_NONE)
             fprintf(fp, " %s prefetch", mt_sim_prefetch_name(d->prefetch));
     }
+    for (unsigned i = 0; i < mt_sim_tlb_count(s); i++) {
+        const mt_sim_tlb_desc *d = mt_sim_tlb(s, i)->desc;
+        fprintf(fp, ", %s %" PRIu32 " entries %" PRIu32 "-way %" PRIu64 " KiB pages", d->name,
+                d->entries, d->ways, mt_sim_tlb_page(s) >> 10);
+    }
     fputc('\n', fp);
 }
 
@@ -429,6 +443,19 @@ static void print_levels(FILE *fp, const mt_sim *s)
                 st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
                 st->cause[MT_SIM_COLD], st->cause[MT_SIM_CAPACITY], st->cause[MT_SIM_CONFLICT],
                 st->evictions, st->writebacks);
+    }
+}
+
+/* The data TLB's levels (none printed when it was not simulated). */
+static void print_tlb(FILE *fp, const mt_sim *s)
+{
+    for (unsigned i = 0; i < mt_sim_tlb_count(s); i++) {
+        const mt_sim_tlb_stats *st = mt_sim_tlb(s, i);
+        fprintf(fp, "%s%-5s %14" PRIu64 " %12" PRIu64 " %6.2f%%%s\n",
+                i ? "" : "\ndata TLB translations (a page each; the last level's misses are page "
+                         "walks):\n",
+                st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
+                i + 1 == mt_sim_tlb_count(s) ? " walks" : "");
     }
 }
 
@@ -479,6 +506,9 @@ static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
             n > SHOWN ? ", the first 20" : "", "name", "refs");
     for (unsigned l = 0; l < mt_sim_level_count(s); l++)
         fprintf(fp, " %10s", mt_sim_level(s, l)->desc->name);
+    unsigned ntlb = mt_sim_tlb_count(s);
+    if (ntlb)
+        fprintf(fp, " %10s", "walks");
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
         char raw[MT_SIM_CODE_NAME_MAX];
@@ -488,6 +518,8 @@ static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
         free(name);
         for (unsigned l = 0; l < mt_sim_level_count(s); l++)
             fprintf(fp, " %10" PRIu64, rows[i].misses[l]);
+        if (ntlb)
+            fprintf(fp, " %10" PRIu64, rows[i].tlb_misses[ntlb - 1]);
         fputc('\n', fp);
     }
     free(rows);
@@ -555,6 +587,7 @@ static void print_text(FILE *fp, const sim_args *a, mt_sim *s, const mt_sim_mach
     print_heading(fp, a, s, m, c, map);
     print_sampling(fp, s);
     print_levels(fp, s);
+    print_tlb(fp, s);
     print_code_objects(fp, s, map);
     print_code_use(fp, s, map);
     if (data)
@@ -630,6 +663,31 @@ void mt_sim_json_misses(FILE *fp, const mt_sim *s, const uint64_t (*misses)[MT_S
     fprintf(fp, "}");
 }
 
+/* , "tlb_misses": {"TLB1": n, ...} of a code row or pair, when the TLB was
+ * simulated. */
+static void json_tlb_misses(FILE *fp, const mt_sim *s, const uint64_t *misses)
+{
+    for (unsigned l = 0; l < mt_sim_tlb_count(s); l++)
+        fprintf(fp, "%s\"%s\": %" PRIu64 "%s", l ? ", " : ", \"tlb_misses\": {",
+                mt_sim_tlb(s, l)->desc->name, misses[l], l + 1 == mt_sim_tlb_count(s) ? "}" : "");
+}
+
+/* "tlb": the data TLB's page size and levels, when it was simulated. */
+static void json_tlb(FILE *fp, const mt_sim *s)
+{
+    if (!mt_sim_tlb_count(s))
+        return;
+    fprintf(fp, ",\n  \"tlb\": {\"page\": %" PRIu64 ", \"levels\": [", mt_sim_tlb_page(s));
+    for (unsigned l = 0; l < mt_sim_tlb_count(s); l++) {
+        const mt_sim_tlb_stats *st = mt_sim_tlb(s, l);
+        fprintf(fp, "%s{\"name\": \"%s\", \"entries\": %" PRIu32 ", \"ways\": %" PRIu32
+                    ", \"refs\": %" PRIu64 ", \"misses\": %" PRIu64 "}",
+                l ? ", " : "", st->desc->name, st->desc->entries, st->desc->ways, st->refs,
+                st->misses);
+    }
+    fprintf(fp, "]}");
+}
+
 /* "procedure" and "loop" (its header's address, or null) of a code object
  * of the binary. */
 static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
@@ -669,6 +727,7 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
         json_code_head(fp, map, i, rows[i].code, rows[i].refs);
         fprintf(fp, ", \"misses\": ");
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
+        json_tlb_misses(fp, s, rows[i].tlb_misses);
         fprintf(fp, ", \"use\": ");
         mt_sim_json_use(fp, s, uses, nuses, rows[i].code);
         fprintf(fp, "}");
@@ -687,6 +746,7 @@ static void json_tallies(FILE *fp, mt_sim *s)
                     ", \"misses\": ",
                 i ? "," : "", p[i].code, p[i].data, p[i].refs);
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
+        json_tlb_misses(fp, s, p[i].tlb_misses);
         fprintf(fp, "}");
     }
     const mt_sim_eviction *e = mt_sim_evictions(s, &n);
@@ -740,6 +800,7 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
         fprintf(fp, "%s\n", i + 1 < mt_sim_level_count(s) ? "," : "");
     }
     fprintf(fp, "  ]");
+    json_tlb(fp, s);
     json_sampling(fp, s);
     json_code_objects(fp, s, map);
     json_tallies(fp, s);
@@ -1174,9 +1235,9 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         if (r->machine.mem_latency[l].cycles > 0)
             fprintf(fp, " %s %.1f/%.1f", mt_mem_level_name(l), r->machine.mem_latency[l].cycles,
                     r->machine.mem_latency[l].stream_cycles);
-    fprintf(fp, "; %.1f misses in flight\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
-            r->machine.mem_parallelism, "  object", "overhead", "%", "stall est.", "%",
-            "[overlapped .. serial]", "est/ovh", "regular");
+    fprintf(fp, "; %.1f misses in flight; a page walk %.1f\n%-40s %11s %9s %11s %9s %21s %7s %8s\n",
+            r->machine.mem_parallelism, r->machine.tlb_walk_cycles, "  object", "overhead", "%",
+            "stall est.", "%", "[overlapped .. serial]", "est/ovh", "regular");
     for (size_t i = 0; i < r->pass2.nobjects; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];
@@ -1227,6 +1288,8 @@ static void json_stall(FILE *fp, const mt_stall *st, unsigned nlevels)
     mt_json_number(fp, st->lower);
     fprintf(fp, ", \"serial_cycles\": ");
     mt_json_number(fp, st->serial);
+    fprintf(fp, ", \"walks\": %" PRIu64 ", \"walk_cycles\": ", st->walks);
+    mt_json_number(fp, st->walk_cycles);
     fprintf(fp, "}");
 }
 
@@ -1249,6 +1312,8 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
         }
     fprintf(fp, "}, \"parallelism\": ");
     mt_json_number(fp, r->machine.mem_parallelism);
+    fprintf(fp, ", \"walk_cycles\": ");
+    mt_json_number(fp, r->machine.tlb_walk_cycles);
     fprintf(fp, ", \"profile\": ");
     mt_json_string(fp, r->machine.source);
     fprintf(fp, ",\n    \"objects\": [");

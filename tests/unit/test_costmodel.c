@@ -706,6 +706,10 @@ static void test_profile_file(void)
     memset(m.loop_ops_cycles, 0, sizeof m.loop_ops_cycles);
     m.loop_ops_cycles[9] = 2;
     m.loop_ops_cycles[24] = 4.5;
+    m.tlb[0] = (mt_tlb_level){64, 64};
+    m.tlb[1] = (mt_tlb_level){2048, 8};
+    m.tlb_walk_cycles = 128.5;
+    m.latency_huge_pages = true;
     snprintf(m.cpu_model, sizeof m.cpu_model, "Test CPU 9000");
     CHECK(mt_machine_save(&m, path, &err) == 0 && mt_machine_read(path, &back, &err) == 0 &&
               back.timing[MT_IC_FMA][MT_W256].latency == 4.25 &&
@@ -718,7 +722,9 @@ static void test_profile_file(void)
               back.timing[MT_IC_VSTLF][MT_W128].latency == 8.5 && back.fold_latency == 0.125 &&
               back.fold_shift_cycles == 1.75 && back.cmov_data_cycles == 1.5 && back.fuse_alu_jcc &&
               back.loop_ops_cycles[9] == 2 && back.loop_ops_cycles[24] == 4.5 &&
-              back.loop_ops_cycles[10] == 0,
+              back.loop_ops_cycles[10] == 0 && back.tlb[0].entries == 64 &&
+              back.tlb[0].ways == 64 && back.tlb[1].entries == 2048 && back.tlb[1].ways == 8 &&
+              back.tlb_walk_cycles == 128.5 && back.latency_huge_pages,
           "machine profile written and read back");
     CHECK(back.version == MT_MACHINE_PROFILE_VERSION, "a new profile carries this mtool's version");
     FILE *fp = fopen(path, "w");
@@ -745,6 +751,24 @@ static void test_profile_file(void)
     CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, ":2:") &&
               strstr(err.msg, "'loop_ops'"),
           "a small-loop entry beyond the table is refused: %s", err.msg);
+    static const struct {
+        const char *text, *key, *why;
+    } bad_tlb[] = {
+        {"tlb 1 64 64\ntlb 2 2048 7\n", "'2 2048 7'", "ways not a divisor"},
+        {"tlb 2 2048 8\n", "'2 2048 8'", "level 2 before level 1"},
+        {"tlb 3 64 4\n", "'3 64 4'", "level not 1 or 2"},
+        {"tlb 1 0 1\n", "'1 0 1'", "entries outside"},
+        {"tlb_walk_cycles 9000\n", "'9000'", "outside the range"},
+        {"latency_huge_pages 2\n", "'2'", "not 0 or 1"},
+    };
+    for (size_t i = 0; i < MT_ARRAY_LEN(bad_tlb); i++) {
+        fp = fopen(path, "w");
+        fprintf(fp, "version 6\n%s", bad_tlb[i].text);
+        fclose(fp);
+        CHECK(mt_machine_read(path, &back, &err) != 0 && strstr(err.msg, bad_tlb[i].key) &&
+                  strstr(err.msg, bad_tlb[i].why),
+              "a bad TLB key is refused, naming the value and why: %s", err.msg);
+    }
     fp = fopen(path, "w");
     fputs("dispatch_width 4\nmoves_take_alu 0.5\n", fp);
     fclose(fp);

@@ -926,6 +926,69 @@ static void test_misses_only(void)
           "misses-only refuses an inclusive L2 (%s)", err.msg);
 }
 
+/* The data TLB (sim.h, "the data TLB"): per pair and per level, fetches
+ * not translated, each CPU its own TLB, none when sampled or misses-only. */
+static void test_tlb(void)
+{
+    mt_sim_machine m = machine("4K,4,64", NULL, NULL);
+    mt_error err;
+    CHECK(mt_sim_machine_set(&m, "TLB1", "2,2", &err) == 0 &&
+              mt_sim_machine_set(&m, "TLB2", "4,4", &err) == 0 && m.ntlb == 2,
+          "TLB1 and TLB2 set");
+    mt_sim *s = mt_sim_new(&m);
+    /* pages 0, 1 by code 1 on object 7; page 2 by code 2 on object 8 (TLB1
+     * drops page 0); page 0 by code 1 again: TLB1 misses, TLB2 holds it;
+     * a fetch of page 9 translates nothing. */
+    mt_sim_access(s, 0x0000, 8, MT_SIM_READ, 1, 7, 0);
+    mt_sim_access(s, 0x1000, 8, MT_SIM_WRITE, 1, 7, 0);
+    mt_sim_access(s, 0x2000, 8, MT_SIM_READ, 2, 8, 0);
+    mt_sim_access(s, 0x0008, 8, MT_SIM_READ, 1, 7, 0);
+    mt_sim_access(s, 0x9000, 4, MT_SIM_IFETCH, 1, 0, 0);
+    mt_sim_finish(s);
+    size_t n;
+    const mt_sim_pair *p = mt_sim_pairs(s, &n);
+    CHECK(mt_sim_tlb_count(s) == 2 && mt_sim_tlb(s, 0)->refs == 4 &&
+              mt_sim_tlb(s, 0)->misses == 4 && mt_sim_tlb(s, 1)->refs == 4 &&
+              mt_sim_tlb(s, 1)->misses == 3 && mt_sim_tlb_page(s) == 4096,
+          "TLB1 4 translations, 4 misses; TLB2 4, 3 (walks)");
+    CHECK(n == 3 && p[1].code == 1 && p[1].data == 7 && p[1].tlb_misses[0] == 3 &&
+              p[1].tlb_misses[1] == 2 && p[2].code == 2 && p[2].tlb_misses[0] == 1 &&
+              p[2].tlb_misses[1] == 1 && p[0].tlb_misses[0] == 0,
+          "per pair: (1, 7) 3 TLB1 misses and 2 walks, (2, 8) 1 and 1, the fetch's none");
+    mt_sim_free(s);
+    /* Two CPUs: threads 0 and 1 each translate page 0 once: a walk each. */
+    mt_sim_machine_set(&m, "cpus", "2", &err);
+    mt_sim_machine_set(&m, "L2", "64K,8,64", &err);
+    s = mt_sim_new(&m);
+    for (uint32_t t = 0; t < 2; t++) {
+        mt_sim_set_thread(s, t);
+        mt_sim_access(s, 0x0, 8, MT_SIM_READ, 1, 7, 0);
+        mt_sim_access(s, 0x8, 8, MT_SIM_READ, 1, 7, 0);
+    }
+    mt_sim_finish(s);
+    p = mt_sim_pairs(s, &n);
+    CHECK(mt_sim_tlb(s, 1)->refs == 2 && mt_sim_tlb(s, 1)->misses == 2 && mt_sim_tlb(s, 0)->refs == 4 &&
+              n == 1 && p[0].tlb_misses[1] == 2,
+          "two CPUs: a TLB each (2 walks, summed in the level and the pair)");
+    mt_sim_free(s);
+    mt_sim_machine one = machine("4K,4,64", NULL, NULL);
+    mt_sim_machine_set(&one, "TLB1", "4,4", &err);
+    s = mt_sim_new_misses_only(&one, &err);
+    CHECK(s && mt_sim_tlb_count(s) == 0, "the misses-only simulator simulates no TLB");
+    mt_sim_free(s);
+    s = mt_sim_new(&one);
+    mt_sim_sample smp;
+    mt_sim_sample_parse(&smp, MT_SIM_SAMPLE_TIME, "1/2", &err);
+    mt_sim_set_sample(s, &smp);
+    CHECK(mt_sim_tlb_count(s) == 0, "a sampled simulator simulates no TLB");
+    mt_sim_free(s);
+    CHECK(mt_sim_machine_set(&one, "TLB1", "6,4", &err) != 0 && strstr(err.msg, "TLB1: ") &&
+              mt_sim_machine_set(&one, "tlb_page", "1K", &err) != 0 &&
+              strstr(err.msg, "tlb_page: ") && mt_sim_machine_set(&one, "TLB1", "none", &err) == 0 &&
+              one.ntlb == 0,
+          "bad TLB settings refused, naming the key; 'none' drops the TLB");
+}
+
 int main(void)
 {
     test_cold();
@@ -951,5 +1014,6 @@ int main(void)
     test_sample_time();
     test_misses_only();
     test_feed_batch();
+    test_tlb();
     return unit_finish();
 }

@@ -112,6 +112,9 @@ run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_coun
 # Pass 2 through them: a library's memory-bound loop timed and named LIB:PROC.
 run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs_pass2.sh
+# Library objects in pass2.tsv, report.json, the page and the history, on
+# Debian's sqlite3 and a Python extension module opened by dlopen.
+run "shared libraries, reports and history" env MTOOL="$ASAN/mtool" bash tests/libs_report.sh
 
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"

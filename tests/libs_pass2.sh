@@ -14,7 +14,8 @@
 #   - pass2.tsv (for sim, the HTML report and the history) names the chase
 #     loop in its library column, and `mtool report` reads it back: report.html
 #     has the row libmtmem.so:memlib_chase, said to be in the library;
-#   - damaged library counts are refused in one line naming the file;
+#   - damaged library counts, and a pass2.tsv naming a library pass 1 did
+#     not count, are refused in one line naming the file;
 #   - with `mtool run --libs none`, pass 2 times the executable alone: no row names a
 #     library, and its objects are the ones the run with libraries timed in
 #     the executable (each object's selection is its own).
@@ -81,6 +82,19 @@ if grep -q '"spec":"libmtmem.so:memlib_chase@0x[0-9a-f]*","procedure":"libmtmem.
     ok "mtool report: report.html has the library's loop, named by its library"
 else
     not_ok "mtool report: no libmtmem.so row in report.html; $(tail -1 "$work/report.err")"
+fi
+
+# A library object of a library pass 1 did not count: refused, one line
+# naming the file and its line.
+cp -r "$work/all" "$work/badlib"
+sed -i 's/\tlibmtmem\.so$/\tlibother.so/' "$work/badlib/pass2.tsv"
+"$mtool" report -o "$work/badlib.html" "$work/badlib" > /dev/null 2> "$work/badlib.err"
+status=$?
+if [ $status = 1 ] && [ "$(wc -l < "$work/badlib.err")" = 1 ] && [ ! -e "$work/badlib.html" ] &&
+    grep -qE "^mtool: report: $work/badlib/pass2\.tsv:[0-9]+: an object of libother\.so, a library this run directory's pass 1 did not count$" "$work/badlib.err"; then
+    ok "pass2.tsv naming a library pass 1 did not count: refused in one line naming the file"
+else
+    not_ok "pass2.tsv with another library: exit $status, $(head -2 "$work/badlib.err")"
 fi
 
 # The copy of the executable alone runs from the cache, where its $ORIGIN

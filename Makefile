@@ -114,6 +114,7 @@ bench: all samples
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench DUMP_TIMERS=$(BUILD)/tests/dump_timers sh bench/timers.sh
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench python3 bench/costmodel/run.py
 	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench SAMPLES2=$(BUILD)/samples-pass2 sh bench/perturbation.sh
+	@MTOOL=$(BUILD)/mtool BENCH_DIR=$(BUILD)/bench bash bench/libs.sh
 
 fuzz:
 	@$(MAKE) -s -C tests/fuzz

@@ -3,7 +3,7 @@
 set -e
 PKGS="build-essential clang libnuma-dev libcapstone-dev libzydis-dev libelf-dev libdwarf-dev libsqlite3-dev zlib1g-dev nettle-dev
       valgrind gfortran binutils llvm-14 llvm-19 time dpkg-dev python3 chromium
-      openmpi-bin libopenmpi-dev"
+      openmpi-bin libopenmpi-dev sqlite3 xz-utils bzip2 zstd"
 # The report's browser tests (tests/browser) drive chromium with npm's playwright-core.
 command -v npm > /dev/null || PKGS="$PKGS nodejs npm"
 missing=""

@@ -109,7 +109,8 @@ static void find_parents(mt_report *r, const held_blocks *held, const uint32_t *
         for (size_t j = 0; j < r->nobjects; j++) {
             bool larger = held[j].size > held[i].size || (held[j].size == held[i].size && j > i);
             bool tighter = o->parent == MT_NONE || held[j].size < held[o->parent].size;
-            if (j != i && larger && tighter &&
+            bool same_program = r->pass2.objects[j].prog == r->pass2.objects[i].prog;
+            if (j != i && larger && tighter && same_program &&
                 holds(&held[j], r->objects[j].proc, o->proc, head[i]))
                 o->parent = (uint32_t)j;
         }
@@ -126,10 +127,32 @@ static uint64_t object_entries(const mt_program *prog, const uint64_t *counts,
     return counts[first[t->proc] + head];
 }
 
+/* A shared library's object: its figures from the library's own analysis
+ * and counts; its lines are not the executable's (file 0: the page shows
+ * neither source nor disassembly of libraries), it owns none of them. */
+static void library_object(const mt_pass2_object *src, mt_report_object *o, held_blocks *held,
+                           uint32_t *head)
+{
+    const mt_program *prog = src->prog;
+    const mt_timed_object *t = &src->object;
+    const mt_procedure *p = &prog->procs[t->proc];
+    uint64_t *first = mt_block_offsets(prog);
+    o->library = src->lib->name;
+    free(o->spec);
+    o->spec = mt_xasprintf("%s:%s", src->lib->name, src->spec);
+    *head = t->region ? t->region_first : t->loop != MT_NONE ? p->loops[t->loop].header : 0;
+    o->address = p->blocks[*head].start;
+    o->entries = object_entries(prog, src->lib->counts, first, t, *head);
+    *held = blocks_held(prog, t);
+    describe_blocks(prog, src->lib->counts, first, o, held->in);
+    o->file = o->first_line = o->last_line = 0;
+    free(first);
+}
+
 /* Objects from pass2.tsv, with their parents, and owner[] (laid out as the
- * counts): the index of the innermost object holding each block (in its
- * own blocks or its callees'), the one holding the fewest blocks, or
- * MT_NONE. */
+ * executable's counts): the index of the innermost object holding each
+ * block (in its own blocks or its callees'), the one holding the fewest
+ * blocks, or MT_NONE. */
 static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *first,
                           uint32_t *owner, uint32_t *owner_size)
 {
@@ -140,7 +163,6 @@ static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *
     for (size_t i = 0; i < r->nobjects; i++) {
         const mt_pass2_object *src = &r->pass2.objects[i];
         const mt_timed_object *t = &src->object;
-        const mt_procedure *p = &r->prog->procs[t->proc];
         mt_report_object *o = &r->objects[i];
         o->spec = mt_xstrdup(src->spec);
         o->kind = kind_of(t);
@@ -151,11 +173,16 @@ static void build_objects(mt_report *r, const uint64_t *counts, const uint64_t *
         o->overhead = src->measured - src->predicted;
         o->extra_per_memop = src->memops ? o->overhead / (double)src->memops : 0;
         o->outermost = src->outermost;
+        if (src->lib) { /* its memory operations are not among the executable's */
+            library_object(src, o, &held[i], &head[i]);
+            continue;
+        }
+        if (o->outermost)
+            r->memops_in_objects += o->memops;
+        const mt_procedure *p = &r->prog->procs[t->proc];
         head[i] = t->region ? t->region_first : t->loop != MT_NONE ? p->loops[t->loop].header : 0;
         o->address = p->blocks[head[i]].start;
         o->entries = object_entries(r->prog, counts, first, t, head[i]);
-        if (o->outermost)
-            r->memops_in_objects += o->memops;
         held[i] = blocks_held(r->prog, t);
         describe_blocks(r->prog, counts, first, o, held[i].in);
         claim_blocks(r->prog, first, t->proc, &held[i], (uint32_t)i, owner, owner_size);
@@ -235,8 +262,8 @@ static void find_hot_lines(mt_report *r)
         double best = -1;
         for (size_t k = 0; k < r->nlines; k++) {
             const mt_report_line *l = &r->lines[k];
-            if (l->proc == o->proc && l->file == o->file && l->line >= o->first_line &&
-                l->line <= o->last_line && l->overhead > best) {
+            if (!o->library && l->proc == o->proc && l->file == o->file &&
+                l->line >= o->first_line && l->line <= o->last_line && l->overhead > best) {
                 o->hot_line = l->line;
                 best = l->overhead;
             }
@@ -249,7 +276,7 @@ static void find_hot_lines(mt_report *r)
 static bool shown_as_disassembly(const mt_report *r, uint32_t p)
 {
     for (size_t i = 0; i < r->nobjects; i++)
-        if (r->objects[i].proc == p && !r->objects[i].file)
+        if (!r->objects[i].library && r->objects[i].proc == p && !r->objects[i].file)
             return true;
     return false;
 }
@@ -323,7 +350,8 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
         mt_rundir_check_binary(&r->own_pass1, err) != 0 ||
         !(r->prog = r->own_prog = mt_analyze(r->own_pass1.binary, &opt, err)) ||
         mt_rundir_refine(rundir, r->own_prog, &counts, err) != 0 ||
-        mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+        mt_pass2_libraries_prepare(rundir, r->own_pass1.binary, &r->own_libs, err) != 0 ||
+        mt_rundir_read_pass2(rundir, r->prog, &r->own_libs, &r->pass2, err) != 0 ||
         mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
         mt_rundir_read_job_pass2(rundir, &r->job, err) != 0 ||
         mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
@@ -342,7 +370,7 @@ int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *
     char *path = mt_xasprintf("%s/counts.tsv", rundir);
     uint64_t *counts = mt_rundir_read_counts(path, r->prog, err);
     free(path);
-    if (!counts || mt_rundir_read_pass2(rundir, r->prog, &r->pass2, err) != 0 ||
+    if (!counts || mt_rundir_read_pass2(rundir, r->prog, &p->libs, &r->pass2, err) != 0 ||
         mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
         mt_rundir_read_job_pass2(rundir, &r->job, err) != 0) {
         free(counts);
@@ -363,6 +391,7 @@ void mt_report_free(mt_report *r)
     mt_report_history_free(&r->history);
     mt_report_stored_free(r->stored);
     mt_pass2_record_free(&r->pass2);
+    mt_pass1_libraries_free(&r->own_libs);
     mt_program_free(r->own_prog);
     mt_pass1_free(&r->own_pass1);
     memset(r, 0, sizeof *r);

@@ -32,14 +32,24 @@ static bool same_measured(double stored, double written)
     return fabs(stored - written) <= 1e-8 * fmax(fabs(stored), 1);
 }
 
-/* Row of `rows` of report object o (same kind, same address), or MT_NONE. */
-static uint32_t row_of_object(const mt_store_object_row *rows, size_t n, const mt_report_object *o)
+/* Row of `rows` of report object i (same kind, address and procedure: a
+ * library's, LIB:PROCEDURE, has addresses of its own file), or MT_NONE. */
+static uint32_t row_of_object(const mt_store_object_row *rows, size_t n, const mt_report *r,
+                              size_t i)
 {
+    const mt_report_object *o = &r->objects[i];
+    const char *proc = r->pass2.objects[i].prog->procs[o->proc].name;
+    size_t lib = o->library ? strlen(o->library) : 0;
     bool loop = !strcmp(o->kind, "loop"), region = !strcmp(o->kind, "region");
-    for (size_t i = 0; i < n; i++)
-        if (!rows[i].data_kind && rows[i].address == o->address && rows[i].is_loop == loop &&
-            rows[i].is_region == region)
-            return (uint32_t)i;
+    for (size_t k = 0; k < n; k++) {
+        const char *name = rows[k].procedure;
+        bool named = lib ? !strncmp(name, o->library, lib) && name[lib] == ':' &&
+                               !strcmp(name + lib + 1, proc)
+                         : !strcmp(name, proc);
+        if (!rows[k].data_kind && rows[k].address == o->address && rows[k].is_loop == loop &&
+            rows[k].is_region == region && named)
+            return (uint32_t)k;
+    }
     return MT_NONE;
 }
 
@@ -49,7 +59,7 @@ static bool is_this_run(const mt_report *r, const mt_store_object_row *rows, siz
                         bool measured, int64_t *obj_ids)
 {
     for (size_t i = 0; i < r->nobjects; i++) {
-        uint32_t k = row_of_object(rows, n, &r->objects[i]);
+        uint32_t k = row_of_object(rows, n, r, i);
         if (k == MT_NONE ||
             (measured && !same_measured(rows[k].measured_cycles, r->objects[i].measured)))
             return false;

@@ -135,8 +135,16 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         const mt_report_object *o = &r->objects[i];
         fputs(i ? ",{\"spec\":" : "{\"spec\":", fp);
         mt_report_json_text(fp, o->spec);
+        const char *proc = r->pass2.objects[i].prog->procs[o->proc].name;
+        char *named = o->library ? mt_xasprintf("%s:%s", o->library, proc) : NULL;
         fputs(",\"procedure\":", fp);
-        mt_report_json_text(fp, r->prog->procs[o->proc].name);
+        mt_report_json_text(fp, named ? named : proc);
+        free(named);
+        fputs(",\"library\":", fp);
+        if (o->library)
+            mt_report_json_text(fp, o->library);
+        else
+            fputs("null", fp);
         fprintf(fp, ",\"kind\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"memops\":%" PRIu64
                     ",\"memops_own\":%" PRIu64 ",\"memops_in_loops\":%" PRIu64
                     ",\"loops\":%u,\"calls\":%u,\"outermost\":%s,\"entries\":%" PRIu64
@@ -150,7 +158,7 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         mt_report_json_key_number(fp, "extra", o->extra_per_memop);
         fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u,\"disasm\":%d}",
                 o->file ? (int)file_slot[o->file] : -1, o->first_line, o->last_line, o->hot_line,
-                disassembly_slot(r, o->proc));
+                o->library ? -1 : disassembly_slot(r, o->proc));
     }
     fputc(']', fp);
 }

@@ -430,6 +430,9 @@
     if (known(o.ll_misses)) row('last-level misses (simulated)', num(o.ll_misses));
     row('extra cycles / mem op', fixed(o.extra, 2));
     info.appendChild(dl);
+    if (o.library)
+      info.appendChild(el('p', {}, 'In the shared library ' + o.library + ': the page shows ' +
+                          'no source or disassembly of libraries, only the executable\u2019s.'));
     info.appendChild(el('p', {}, 'Estimable: pass 2 times only objects whose callees\u2019 work ' +
                         'is predicted on their behalf (report.json has the notes of each).'));
     if (!o.outermost)

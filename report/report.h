@@ -19,9 +19,11 @@
 
 /* One m-object pass 2 timed, with where its blocks are in the source. */
 typedef struct {
-    char *spec;               /* as report.json's time_spec */
+    char *spec;               /* as report.json's time_spec; LIB:SPEC in a shared library */
+    const char *library;      /* the shared library it is in (its name), NULL: the
+                                 executable; the page shows no lines nor disassembly of it */
     const char *kind;         /* "procedure", "loop" or "region" */
-    uint32_t proc;
+    uint32_t proc;            /* in its program: the executable's or the library's */
     uint64_t address;         /* entry, loop header or the region's first block */
     uint64_t memops;          /* inclusive of callees (pass 1) */
     uint64_t memops_own;      /* of its own blocks */
@@ -118,6 +120,8 @@ typedef struct {
     mt_pass1 own_pass1;        /* what mt_report_load read (a pass 2 result's are borrowed) */
     mt_program *own_prog;
     mt_pass2_record pass2;
+    mt_pass1_libraries own_libs; /* the counted libraries mt_report_load read (a pass 2
+                                    result's are borrowed), their objects' programs */
     mt_model_check check;
     mt_report_object *objects; /* pass 2's order: largest overhead first */
     size_t nobjects;

@@ -118,10 +118,16 @@ int mt_rundir_refine_library(const char *rundir, const char *name, mt_program *p
                              uint64_t **counts, mt_error *err);
 
 /* pass2.tsv: the m-objects the last pass 2 timed (written by mt_run_pass2,
- * removed by a new pass 1), for `mtool sim RUNDIR`. */
+ * removed by a new pass 1), for `mtool sim RUNDIR`, the HTML report and the
+ * history: the executable's and its counted libraries' (docs/REPORT.md,
+ * "pass2.tsv"). */
+typedef struct mt_pass1_library_s mt_pass1_library;     /* below */
+typedef struct mt_pass1_libraries_s mt_pass1_libraries; /* below */
 typedef struct {
-    mt_timed_object object;   /* in the program analyzed from pass1.txt's binary */
-    char *spec;               /* its spec (mt_timed_object_format) */
+    mt_timed_object object;   /* in prog */
+    const mt_program *prog;   /* the executable's (pass1.txt's binary) or lib's */
+    const mt_pass1_library *lib; /* the counted library it is in, NULL: the executable */
+    char *spec;               /* its spec in prog (mt_timed_object_format) */
     uint64_t memops;          /* pass 1's, inclusive of callees */
     double predicted, measured; /* core cycles: the cost model's, the least timed */
     bool outermost;           /* not nested in another timed object */
@@ -167,9 +173,11 @@ uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_prog
                                      mt_error *err);
 
 /* Refused (one line naming the file) when there is none (no pass 2 yet),
- * a line does not parse, or an object is not one of prog's. */
-int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
-                         mt_error *err);
+ * a line does not parse, or an object is not one of prog's or of its
+ * library's in libs (mt_pass2_libraries_prepare's; NULL: the libraries'
+ * objects are skipped, the executable's read). */
+int mt_rundir_read_pass2(const char *rundir, const mt_program *prog,
+                         const mt_pass1_libraries *libs, mt_pass2_record *p, mt_error *err);
 void mt_pass2_record_free(mt_pass2_record *p);
 /* machine.txt: the machine profile the last pass 2 predicted with (the
  * profile format of costmodel/machine.c).  *found false (and 0) when there
@@ -284,7 +292,7 @@ typedef struct {
 
 /* A shared library of the program (libs.c): counted with it, or left
  * original with the reason. */
-typedef struct {
+typedef struct mt_pass1_library_s {
     char *name;             /* as the program needs it (DT_NEEDED): liblzma.so.5 */
     char *path;             /* the file the loader finds */
     char *note;             /* NULL: counted; else why it stays original (one line) */
@@ -306,7 +314,7 @@ typedef struct {
     uint64_t *counts;       /* pass 2: pass 1's counts of its blocks (mt_block_offsets) */
 } mt_pass1_library;
 
-typedef struct {
+typedef struct mt_pass1_libraries_s {
     mt_pass1_library *libs; /* in the order the loader lists them, then the ones
                                opened by dlopen */
     size_t nlibs;

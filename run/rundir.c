@@ -749,20 +749,23 @@ int mt_rundir_write_pass2(const char *rundir, const mt_pass2_result *r, mt_error
         return -1;
     fprintf(out.fp, "# the m-objects pass 2 timed, core cycles\n"
                     "# program\tpredicted\tmeasured\tobjects_overhead\n"
-                    "# object\tspec\tmemory_ops\tpredicted\tmeasured\toutermost\n"
+                    "# object\tspec\tmemory_ops\tpredicted\tmeasured\toutermost[\tlibrary]\n"
                     "program\t%.9g\t%.9g\t%.9g\n",
             r->program_predicted, r->program_measured, r->objects_overhead);
     for (size_t i = 0; i < r->nrows; i++) {
         const mt_mobject_figures *f = &r->rows[i];
-        if (f->cand->object)
-            continue; /* a library's: its readers (sim, the HTML report) read the executable */
         mt_timed_object o = mt_candidate_object(f->cand);
         char spec[1024];
-        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
+        mt_timed_object_format(f->cand->prog, &o, spec, sizeof spec);
         fprintf(out.fp, "object\t");
         mt_tsv_field(out.fp, spec);
-        fprintf(out.fp, "\t%" PRIu64 "\t%.9g\t%.9g\t%d\n", f->cand->memops, f->cand->predicted,
+        fprintf(out.fp, "\t%" PRIu64 "\t%.9g\t%.9g\t%d", f->cand->memops, f->cand->predicted,
                 f->measured, f->outermost);
+        if (f->cand->object) { /* a shared library's: its spec is in that library */
+            fputc('\t', out.fp);
+            mt_tsv_field(out.fp, f->cand->object);
+        }
+        fputc('\n', out.fp);
     }
     if (mt_outfile_commit(&out, err) != 0)
         return -1;
@@ -780,40 +783,75 @@ void mt_pass2_record_free(mt_pass2_record *p)
 
 /* A finite number, the whole field. */
 
-static int read_pass2_line(line_reader *r, const mt_program *prog, mt_pass2_record *p,
-                           size_t *cap, mt_error *err)
+/* The counted library of `name` in libs, NULL when pass 1 counted none of
+ * that name. */
+static const mt_pass1_library *counted_library(const mt_pass1_libraries *libs, const char *name)
 {
-    char *f[6];
-    int n = split_fields(r->line, f, 6);
-    if (n == 4 && !strcmp(f[0], "program") && parse_figure(f[1], &p->program_predicted) &&
-        parse_figure(f[2], &p->program_measured) && parse_figure(f[3], &p->objects_overhead))
-        return 0;
-    mt_pass2_object o = {0};
+    for (size_t i = 0; i < libs->nlibs; i++)
+        if (!libs->libs[i].note && !strcmp(libs->libs[i].name, name))
+            return &libs->libs[i];
+    return NULL;
+}
+
+/* One object line: *keep false for a library's object when the reader
+ * asked for the executable's alone (libs NULL). */
+static int read_pass2_object(line_reader *r, char **f, int n, const mt_program *prog,
+                             const mt_pass1_libraries *libs, mt_pass2_object *o, bool *keep,
+                             mt_error *err)
+{
     double memops;
-    if (n != 6 || strcmp(f[0], "object") != 0 || !parse_figure(f[2], &memops) || memops < 0 ||
-        !parse_figure(f[3], &o.predicted) || !(o.predicted > 0) || !parse_figure(f[4], &o.measured) ||
-        (strcmp(f[5], "0") != 0 && strcmp(f[5], "1") != 0)) {
+    if ((n != 6 && n != 7) || strcmp(f[0], "object") != 0 || !parse_figure(f[2], &memops) ||
+        memops < 0 || !parse_figure(f[3], &o->predicted) || !(o->predicted > 0) ||
+        !parse_figure(f[4], &o->measured) || (strcmp(f[5], "0") != 0 && strcmp(f[5], "1") != 0) ||
+        (n == 7 && !f[6][0])) {
         mt_error_set(err, "%s:%d: not a pass-2 line (program<TAB>3 figures, or "
-                          "object<TAB>SPEC<TAB>4 figures)", r->path, r->lineno);
+                          "object<TAB>SPEC<TAB>4 figures[<TAB>LIBRARY])", r->path, r->lineno);
         return -1;
     }
+    *keep = n == 6 || libs;
+    if (!*keep)
+        return 0;
+    if (n == 7 && !(o->lib = counted_library(libs, f[6]))) {
+        char name[256];
+        mt_escape_text(name, sizeof name, f[6]);
+        mt_error_set(err, "%s:%d: an object of %s, a library this run directory's pass 1 did "
+                          "not count", r->path, r->lineno, name);
+        return -1;
+    }
+    o->prog = o->lib ? o->lib->prog : prog;
     mt_error why;
-    if (mt_timed_object_parse(prog, f[1], &o.object, &why) != 0) {
+    if (mt_timed_object_parse(o->prog, f[1], &o->object, &why) != 0) {
         mt_error_set(err, "%s:%d: %.300s (objects of another binary?)", r->path, r->lineno,
                      why.msg);
         return -1;
     }
-    o.memops = (uint64_t)memops;
-    o.outermost = f[5][0] == '1';
+    o->memops = (uint64_t)memops;
+    o->outermost = f[5][0] == '1';
     char spec[1024]; /* as pass 2 names it, however the file spelt it */
-    mt_timed_object_format(prog, &o.object, spec, sizeof spec);
-    o.spec = mt_xstrdup(spec);
-    MT_PUSH(p->objects, p->nobjects, *cap, o);
+    mt_timed_object_format(o->prog, &o->object, spec, sizeof spec);
+    o->spec = mt_xstrdup(spec);
     return 0;
 }
 
-int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_record *p,
-                         mt_error *err)
+static int read_pass2_line(line_reader *r, const mt_program *prog, const mt_pass1_libraries *libs,
+                           mt_pass2_record *p, size_t *cap, mt_error *err)
+{
+    char *f[8];
+    int n = split_fields(r->line, f, 8);
+    if (n == 4 && !strcmp(f[0], "program") && parse_figure(f[1], &p->program_predicted) &&
+        parse_figure(f[2], &p->program_measured) && parse_figure(f[3], &p->objects_overhead))
+        return 0;
+    mt_pass2_object o = {0};
+    bool keep;
+    if (read_pass2_object(r, f, n, prog, libs, &o, &keep, err) != 0)
+        return -1;
+    if (keep)
+        MT_PUSH(p->objects, p->nobjects, *cap, o);
+    return 0;
+}
+
+int mt_rundir_read_pass2(const char *rundir, const mt_program *prog,
+                         const mt_pass1_libraries *libs, mt_pass2_record *p, mt_error *err)
 {
     memset(p, 0, sizeof *p);
     if (check_format(rundir, err) != 0)
@@ -833,7 +871,7 @@ int mt_rundir_read_pass2(const char *rundir, const mt_program *prog, mt_pass2_re
         if (r.line[0] == '#')
             continue;
         program |= !strncmp(r.line, "program\t", 8);
-        rc = read_pass2_line(&r, prog, p, &cap, err);
+        rc = read_pass2_line(&r, prog, libs, p, &cap, err);
     }
     if (rc == 0 && !program) {
         mt_error_set(err, "%s: no program line", path);

@@ -215,7 +215,7 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
     uint64_t *counts = NULL; /* pass 2's view: its calls through pointers included */
     bool calibrated;
     int rc = mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
-                     mt_rundir_read_pass2(o->rundir, r->prog, &r->pass2, err) != 0 ||
+                     mt_rundir_read_pass2(o->rundir, r->prog, NULL, &r->pass2, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      (!(r->machine.mem_latency[0].cycles > 0 &&
                         r->machine.mem_latency[0].stream_cycles > 0 &&

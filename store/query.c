@@ -558,10 +558,15 @@ int mt_store_gc(mt_store *s, double before, size_t keep, size_t *removed, mt_err
                          "DELETE FROM sim_runs WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sim_remedies WHERE run_id NOT IN (SELECT id FROM runs);"
                          "DELETE FROM sim_problems WHERE run_id NOT IN (SELECT id FROM runs);"
-                         "DELETE FROM sites WHERE program_id NOT IN (SELECT program_id FROM runs);"
+                         /* a library's build has no runs of its own: its sites stay
+                          * while a run's figures name them */
+                         "DELETE FROM sites WHERE program_id NOT IN (SELECT program_id FROM runs) "
+                         "AND program_id NOT IN (SELECT s.program_id FROM figures f JOIN sites s "
+                         "ON s.id = f.site_id);"
                          "DELETE FROM data_sites WHERE program_id NOT IN "
                          "(SELECT program_id FROM runs);"
-                         "DELETE FROM programs WHERE id NOT IN (SELECT program_id FROM runs);"
+                         "DELETE FROM programs WHERE id NOT IN (SELECT program_id FROM runs) "
+                         "AND id NOT IN (SELECT program_id FROM sites);"
                          "DELETE FROM objects WHERE id NOT IN (SELECT object_id FROM sites) AND "
                          "id NOT IN (SELECT object_id FROM data_sites);"
                          "COMMIT", err) != 0)

@@ -73,11 +73,25 @@ static char **loop_paths(const mt_procedure *p)
     return paths;
 }
 
+/* A site's procedure name: LIBRARY:PROCEDURE in a shared library's build. */
+static char *site_procedure(const mt_store_build *b, const mt_procedure *p)
+{
+    return b->library ? mt_xasprintf("%s:%s", b->library, p->name) : mt_xstrdup(p->name);
+}
+
 void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
                                  const uint8_t sha256[32], mt_store_build *out)
 {
+    mt_store_build_from_library(prog, NULL, abs_path, sha256, out);
+}
+
+void mt_store_build_from_library(const mt_program *prog, const char *library,
+                                 const char *abs_path, const uint8_t sha256[32],
+                                 mt_store_build *out)
+{
     memset(out, 0, sizeof *out);
     out->path = mt_xstrdup(abs_path);
+    out->library = library ? mt_xstrdup(library) : NULL;
     snprintf(out->build_id, sizeof out->build_id, "%s", prog->build_id);
     mt_sha256_hex(sha256, out->sha256);
     out->proc_site = mt_xcalloc(prog->nprocs + 1, sizeof *out->proc_site);
@@ -89,7 +103,7 @@ void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
             continue;
         out->proc_site[pi] = (uint32_t)out->nsites;
         bool named = (p->sources & (MT_SRC_SYMTAB | MT_SRC_DYNSYM)) != 0;
-        mt_store_site site = {.procedure = mt_xstrdup(p->name), .named = named,
+        mt_store_site site = {.procedure = site_procedure(out, p), .named = named,
                               .file = file_of(prog, &p->blocks[0]), .line = p->blocks[0].line,
                               .proc_line = p->blocks[0].line, .address = p->entry,
                               .shape = procedure_shape(p)};
@@ -98,7 +112,8 @@ void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
         for (uint32_t l = 0; l < p->nloops; l++) {
             const mt_loop *lp = &p->loops[l];
             const mt_block *h = &p->blocks[lp->header];
-            mt_store_site ls = {.is_loop = true, .procedure = mt_xstrdup(p->name), .named = named,
+            mt_store_site ls = {.is_loop = true, .procedure = site_procedure(out, p),
+                                .named = named,
                                 .loop_path = paths[l], .depth = lp->depth, .file = file_of(prog, h),
                                 .line = h->line, .proc_line = p->blocks[0].line,
                                 .address = h->start, .shape = loop_shape(p, lp)};
@@ -144,7 +159,7 @@ uint32_t mt_store_build_add_region(mt_store_build *b, const mt_program *prog, ui
     bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
     mt_region_blocks(p, first, end, in);
     const mt_store_site *ps = &b->sites[b->proc_site[proc]];
-    mt_store_site site = {.is_region = true, .procedure = mt_xstrdup(p->name), .named = ps->named,
+    mt_store_site site = {.is_region = true, .procedure = site_procedure(b, p), .named = ps->named,
                           .loop_path = path, .file = file_of(prog, &p->blocks[first]),
                           .line = p->blocks[first].line, .proc_line = ps->proc_line,
                           .address = address, .shape = region_shape(p, in)};
@@ -170,5 +185,6 @@ void mt_store_build_free(mt_store_build *b)
     mt_store_sites_free(b->sites, b->nsites);
     free(b->proc_site);
     free(b->path);
+    free(b->library);
     memset(b, 0, sizeof *b);
 }

@@ -68,6 +68,9 @@ typedef struct {
 
 typedef struct {
     char *path;             /* absolute path of the binary */
+    char *library;          /* a shared library's name as programs need it (libbz2.so.1.0):
+                               the build's program name, its sites' procedures named
+                               LIBRARY:PROCEDURE; NULL: an executable, named by its file */
     char build_id[41];      /* NT_GNU_BUILD_ID, "" when absent */
     char sha256[65];        /* content hash, hex */
     mt_store_site *sites;   /* every procedure (PLT stubs excepted), each followed by its
@@ -79,6 +82,11 @@ typedef struct {
 /* The sites of `prog` (sha256 from mt_file_sha256). */
 void mt_store_build_from_program(const mt_program *prog, const char *abs_path,
                                  const uint8_t sha256[32], mt_store_build *out);
+/* The sites of shared library `library` (its name as programs need it),
+ * procedures named LIBRARY:PROCEDURE, as reports name them. */
+void mt_store_build_from_library(const mt_program *prog, const char *library,
+                                 const char *abs_path, const uint8_t sha256[32],
+                                 mt_store_build *out);
 /* Site index of loop `loop` of procedure `proc` (MT_NONE: the procedure itself). */
 uint32_t mt_store_site_of(const mt_store_build *b, uint32_t proc, uint32_t loop);
 /* Adds the site of region k of procedure `proc`, the blocks from `first` up
@@ -238,6 +246,14 @@ typedef struct {
     int rank;
     mt_store_figures f;
 } mt_store_rank_figures;
+/* A shared library's figures in a run (pass 2 times its objects too): its
+ * build (mt_store_build_from_library) is stored as a program of its own,
+ * never the run's, and its sites' figures are the run's. */
+typedef struct {
+    const mt_store_build *build;
+    mt_store_figures *figures;   /* sites of build */
+    size_t nfigures;
+} mt_store_library_figures;
 
 typedef struct {
     const char *tool;            /* "count", "time", "run", "sim" */
@@ -263,6 +279,8 @@ typedef struct {
     size_t nranks;
     const mt_store_rank_figures *rank_figures;
     size_t nrank_figures;
+    const mt_store_library_figures *libs; /* a timed run's objects in shared libraries */
+    size_t nlibs;
 } mt_store_run;
 
 /* Stores the build (first time only: sites and their identities) and the run

@@ -321,7 +321,10 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
             mt_store_bind_real(st, 11 + k, times[k]);
         sqlite3_bind_int64(st, 17, (int64_t)memops);
         sqlite3_bind_int64(st, 18, (int64_t)insns);
-        sqlite3_bind_int64(st, 19, (int64_t)(r->nfigures + (r->sim ? r->sim->nfigures : 0)));
+        size_t nobjects = r->nfigures + (r->sim ? r->sim->nfigures : 0);
+        for (size_t i = 0; i < r->nlibs; i++)
+            nobjects += r->libs[i].nfigures;
+        sqlite3_bind_int64(st, 19, (int64_t)nobjects);
         bind_text_or_null(st, 20, r->rundir);
         bind_text_or_null(st, 21, r->rundir_stamp);
         const mt_store_program_time *t = r->timed;
@@ -338,8 +341,8 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
     return id;
 }
 
-static int insert_figures(mt_store *s, const mt_store_run *r, int64_t run, const site_ref *refs,
-                          mt_error *err)
+static int insert_figures(mt_store *s, const mt_store_figures *figures, size_t nfigures,
+                          int64_t run, const site_ref *refs, mt_error *err)
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO figures(run_block, run_id, site_id, object_id, entries, "
@@ -348,8 +351,8 @@ static int insert_figures(mt_store *s, const mt_store_run *r, int64_t run, const
                          &st, err) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->nfigures; i++) {
-        const mt_store_figures *f = &r->figures[i];
+    for (size_t i = 0; rc == 0 && i < nfigures; i++) {
+        const mt_store_figures *f = &figures[i];
         sqlite3_bind_int64(st, 1, mt_store_run_block(run));
         sqlite3_bind_int64(st, 2, run);
         sqlite3_bind_int64(st, 3, refs[f->site].site);
@@ -369,6 +372,45 @@ static int insert_figures(mt_store *s, const mt_store_run *r, int64_t run, const
     return rc;
 }
 
+/* A build stored (the first time: with its sites matched against the
+ * previous build of its name) and refs[] set to its sites' ids; its
+ * program's id, *against the build its sites were matched with, *name its
+ * program name (malloc'd), or -1 with err. */
+static int64_t store_build(mt_store *s, const mt_store_build *b, double now, site_ref *refs,
+                           int64_t *against, char **name, mt_error *err)
+{
+    char *copy = mt_xstrdup(b->path);
+    *name = mt_xstrdup(b->library ? b->library : basename(copy));
+    free(copy);
+    int64_t program = find_program(s, b->sha256, err);
+    bool known = program > 0;
+    *against = known ? program : program == 0 ? previous_build(s, *name, b->path, 0, err) : -1;
+    if (*against >= 0 && !known)
+        program = insert_program(s, b, *name, now, err);
+    return program > 0 && *against >= 0 &&
+                   resolve_sites(s, b, program, known, *against, *name, refs, err) == 0
+               ? program : -1;
+}
+
+/* A timed run's figures of its libraries' objects, each library's build
+ * stored as a program of its own. */
+static int insert_library_figures(mt_store *s, const mt_store_run *r, int64_t run, mt_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nlibs; i++) {
+        const mt_store_library_figures *l = &r->libs[i];
+        site_ref *refs = mt_xcalloc(l->build->nsites + 1, sizeof *refs);
+        int64_t against;
+        char *name;
+        rc = store_build(s, l->build, r->finished, refs, &against, &name, err) < 0 ||
+                     insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0
+                 ? -1 : 0;
+        free(name);
+        free(refs);
+    }
+    return rc;
+}
+
 int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_run *r,
                          mt_error *err)
 {
@@ -378,18 +420,13 @@ int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_ru
     }
     if (mt_store_exec(s, "BEGIN IMMEDIATE", err) != 0)
         return -1;
-    char *copy = mt_xstrdup(b->path);
-    const char *name = basename(copy);
     site_ref *refs = mt_xcalloc(b->nsites + 1, sizeof *refs);
-    int64_t run = -1, program = find_program(s, b->sha256, err);
-    bool known = program > 0;
-    int64_t against = known ? program : program == 0 ? previous_build(s, name, b->path, 0, err) : -1;
-    if (against >= 0 && !known)
-        program = insert_program(s, b, name, r->finished, err);
-    if (program > 0 && against >= 0 &&
-        resolve_sites(s, b, program, known, against, name, refs, err) == 0 &&
-        (run = insert_run(s, b, r, program, err)) > 0 &&
-        insert_figures(s, r, run, refs, err) == 0 &&
+    int64_t run = -1, against;
+    char *name;
+    int64_t program = store_build(s, b, r->finished, refs, &against, &name, err);
+    if (program > 0 && (run = insert_run(s, b, r, program, err)) > 0 &&
+        insert_figures(s, r->figures, r->nfigures, run, refs, err) == 0 &&
+        insert_library_figures(s, r, run, err) == 0 &&
         mt_store_insert_ranks(s, r, run, refs, err) == 0 &&
         (!r->sim || mt_store_insert_sim(s, r->sim, run, refs,
                                         &(mt_store_sim_build){program, against, name}, err) == 0) &&
@@ -399,6 +436,6 @@ int64_t mt_store_add_run(mt_store *s, const mt_store_build *b, const mt_store_ru
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 done:
     free(refs);
-    free(copy);
+    free(name);
     return run;
 }

@@ -11,9 +11,11 @@
 #   - the executable's loop of rounds, which calls the chase through the PLT
 #     in each round, counts the library loop's time as outside time (its
 #     calls into libraries are measured apart, not predicted), not as its own;
-#   - pass2.tsv (the executable's objects, for sim and the HTML report) names
-#     no library object;
-#   - damaged library counts are refused in one line naming the file;
+#   - pass2.tsv (for sim, the HTML report and the history) names the chase
+#     loop in its library column, and `mtool report` reads it back: report.html
+#     has the row libmtmem.so:memlib_chase, said to be in the library;
+#   - damaged library counts, and a pass2.tsv naming a library pass 1 did
+#     not count, are refused in one line naming the file;
 #   - with `mtool run --libs none`, pass 2 times the executable alone: no row names a
 #     library, and its objects are the ones the run with libraries timed in
 #     the executable (each object's selection is its own).
@@ -83,10 +85,29 @@ grep -qE '^  loop +8 .* libmtmem\.so:memlib_chase: loop at 0x[0-9a-f]+ \(depth 1
     not_ok "report.txt: no libmtmem.so:memlib_chase row"
 grep -q 'mtool time: [1-9][0-9]* of them in shared libraries' "$work/all.err" &&
     ok "pass 2 says how many of its objects are in libraries" || not_ok "pass 2 did not time library objects"
-if [ -s "$work/all/pass2.tsv" ] && ! grep -q 'memlib' "$work/all/pass2.tsv"; then
-    ok "pass2.tsv keeps the executable's objects only"
+if [ "$(awk -F'\t' '$1 == "object" && $2 ~ /^memlib_chase[:@]/ && $7 == "libmtmem.so"' "$work/all/pass2.tsv" | wc -l)" = 1 ]; then
+    ok "pass2.tsv names the library's chase loop, its library in the last column"
 else
     not_ok "pass2.tsv: $(grep memlib "$work/all/pass2.tsv" 2>&1 | head -1)"
+fi
+"$mtool" report -o "$work/all.html" "$work/all" > /dev/null 2> "$work/report.err"
+if grep -q '"spec":"libmtmem.so:memlib_chase@0x[0-9a-f]*","procedure":"libmtmem.so:memlib_chase","library":"libmtmem.so","kind":"loop"' "$work/all.html"; then
+    ok "mtool report: report.html has the library's loop, named by its library"
+else
+    not_ok "mtool report: no libmtmem.so row in report.html; $(tail -1 "$work/report.err")"
+fi
+
+# A library object of a library pass 1 did not count: refused, one line
+# naming the file and its line.
+cp -r "$work/all" "$work/badlib"
+sed -i 's/\tlibmtmem\.so$/\tlibother.so/' "$work/badlib/pass2.tsv"
+"$mtool" report -o "$work/badlib.html" "$work/badlib" > /dev/null 2> "$work/badlib.err"
+status=$?
+if [ $status = 1 ] && [ "$(wc -l < "$work/badlib.err")" = 1 ] && [ ! -e "$work/badlib.html" ] &&
+    grep -qE "^mtool: report: $work/badlib/pass2\.tsv:[0-9]+: an object of libother\.so, a library this run directory's pass 1 did not count$" "$work/badlib.err"; then
+    ok "pass2.tsv naming a library pass 1 did not count: refused in one line naming the file"
+else
+    not_ok "pass2.tsv with another library: exit $status, $(head -2 "$work/badlib.err")"
 fi
 
 # The copy of the executable alone runs from the cache, where its $ORIGIN
@@ -94,7 +115,7 @@ fi
 export LD_LIBRARY_PATH=$dir
 "$mtool" run --no-store --no-html --libs none -o "$work/none" -- "$bin" $args > "$work/none.out" 2> "$work/none.time.err"
 status=$? # the program's
-objects() { grep '^object' "$1" | cut -f2 | sort; }
+objects() { awk -F'\t' '$1 == "object" && NF == 6 { print $2 }' "$1" | sort; } # the executable's
 if [ $status -eq $orig ] && [ -s "$work/none/report.json" ] && ! grep -q 'libmtmem' "$work/none/report.txt" "$work/none/report.json" &&
     ! grep -q 'in shared libraries$' "$work/none.time.err" &&
     [ "$(objects "$work/none/pass2.tsv")" = "$(objects "$work/all/pass2.tsv")" ] &&

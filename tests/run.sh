@@ -128,6 +128,9 @@ run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts"
 # output, libm's and libc's counts against callgrind, coverage.
 run "glibc's libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" SAMPLES="$SAMPLES" \
     bash tests/glibc.sh
+# Library objects in pass2.tsv, report.json, the page and the history, on
+# Debian's sqlite3 and a Python extension module opened by dlopen.
+run "shared libraries, reports and history" env MTOOL="$ASAN/mtool" bash tests/libs_report.sh
 
 run "runtime" bash tests/runtime/run.sh "$ASAN/mtool"
 run "unwind" bash tests/unwind/run.sh "$ASAN/mtool"

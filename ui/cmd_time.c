@@ -477,18 +477,31 @@ static int save_report(const char *rundir, const mt_pass2_result *rp, mt_error *
 
 /* ---- pass 2 ------------------------------------------------------------------ */
 
+/* The history of the object of candidate c: h, or its library's (made
+ * the first time one of its objects comes). */
+static mt_history *history_of_object(mt_history *h, mt_history **of_lib,
+                                     const mt_pass1_libraries *libs, const mt_candidate *c)
+{
+    for (size_t i = 0; c->object && i < libs->nlibs; i++)
+        if (libs->libs[i].name == c->object)
+            return of_lib[i] ? of_lib[i]
+                             : (of_lib[i] = mt_history_library(h, c->prog, libs->libs[i].name,
+                                                               libs->libs[i].path));
+    return h;
+}
+
 static int record_history(const char *rundir, const mt_pass2_result *rp, int argc, char **argv,
                           const char *tool)
 {
     const mt_pass1 *p1 = &rp->pass1;
     const mt_run_result *run = &rp->run;
-    mt_history *h = mt_history_begin(rp->prog, p1->binary);
+    mt_history *exe = mt_history_begin(rp->prog, p1->binary);
     for (uint32_t k = 0; k < rp->nranks; k++)
-        mt_history_add_rank(h, rp->ranks[k].rank, rp->ranks[k].host);
+        mt_history_add_rank(exe, rp->ranks[k].rank, rp->ranks[k].host);
+    mt_history **of_lib = mt_xcalloc(rp->libs.nlibs + 1, sizeof *of_lib);
     for (size_t i = 0; i < rp->nrows; i++) {
         const mt_mobject_figures *r = &rp->rows[i];
-        if (r->cand->object)
-            continue; /* the history keeps the executable's objects (not yet libraries') */
+        mt_history *h = history_of_object(exe, of_lib, &rp->libs, r->cand);
         if (r->cand->region.n)
             mt_history_add_region(h, r->cand->proc, r->cand->region.first, r->cand->region.end,
                                   r->cand->region.k, r->entries, r->cand->insns, r->cand->memops,
@@ -510,7 +523,8 @@ static int record_history(const char *rundir, const mt_pass2_result *rp, int arg
                                                                ? rp->program_measured : NAN,
                                                            rp->objects_overhead,
                                                            rp->memops_in_objects}};
-    return mt_history_finish(h, &hr);
+    free(of_lib);
+    return mt_history_finish(exe, &hr);
 }
 
 static int pass2(const char *rundir, const time_args *a, int argc, char **argv, const char *tool)

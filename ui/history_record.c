@@ -32,11 +32,14 @@ struct mt_history {
     uint32_t last_site;       /* the site mt_history_add* last added, MT_NONE: none */
     mt_store_rank_figures *rank_figures;
     size_t nrank_figures, rank_figures_cap;
+    mt_history **libs;        /* the shared libraries' (mt_history_library) */
+    size_t nlibs;
     bool ok;
     mt_error err;
 };
 
-mt_history *mt_history_begin(const mt_program *prog, const char *bin)
+/* The build of `bin` (a shared library's when `library` is not NULL). */
+static mt_history *history_of(const mt_program *prog, const char *bin, const char *library)
 {
     mt_history *h = mt_xcalloc(1, sizeof *h);
     h->prog = prog;
@@ -46,10 +49,53 @@ mt_history *mt_history_begin(const mt_program *prog, const char *bin)
     if (!realpath(bin, abs_path))
         mt_error_set(&h->err, "%s: %s", bin, strerror(errno));
     else if (mt_file_sha256(bin, sha, &h->err) == 0) {
-        mt_store_build_from_program(prog, abs_path, sha, &h->build);
+        mt_store_build_from_library(prog, library, abs_path, sha, &h->build);
         h->ok = true;
     }
     return h;
+}
+
+mt_history *mt_history_begin(const mt_program *prog, const char *bin)
+{
+    return history_of(prog, bin, NULL);
+}
+
+mt_history *mt_history_library(mt_history *h, const mt_program *prog, const char *name,
+                               const char *path)
+{
+    mt_history *lib = history_of(prog, path, name);
+    if (!lib->ok && h->ok) { /* the run is not stored without it */
+        h->err = lib->err;
+        h->ok = false;
+    }
+    h->libs = mt_xrealloc(h->libs, (h->nlibs + 1) * sizeof *h->libs);
+    h->libs[h->nlibs++] = lib;
+    return lib;
+}
+
+/* Frees h's build, figures and ranks, its libraries' too. */
+static void history_free(mt_history *h)
+{
+    for (size_t i = 0; i < h->nlibs; i++)
+        history_free(h->libs[i]);
+    free(h->libs);
+    mt_store_build_free(&h->build);
+    free(h->figures);
+    for (size_t i = 0; i < h->nranks; i++)
+        free((char *)h->ranks[i].host);
+    free(h->ranks);
+    free(h->rank_figures);
+    free(h);
+}
+
+/* The libraries' figures as the store takes them (pointing into h's). */
+static mt_store_library_figures *library_figures(const mt_history *h)
+{
+    mt_store_library_figures *out = mt_xcalloc(h->nlibs + 1, sizeof *out);
+    for (size_t i = 0; i < h->nlibs; i++)
+        out[i] = (mt_store_library_figures){&h->libs[i]->build, h->libs[i]->figures,
+                                            h->libs[i]->nfigures};
+    return out;
 }
 
 void mt_history_add(mt_history *h, uint32_t proc, uint32_t loop, uint64_t entries,
@@ -161,6 +207,9 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
     run.rundir = stamped ? r->rundir : NULL;
     run.rundir_stamp = stamped ? stamp : NULL;
     run.timed = r->timed;
+    mt_store_library_figures *libs = library_figures(h);
+    run.libs = libs;
+    run.nlibs = h->nlibs;
     mt_store *s = h->ok ? mt_store_open(path, MT_STORE_WRITE, &h->err) : NULL;
     int64_t id = s ? mt_store_add_run(s, &h->build, &run, &h->err) : -1;
     if (id > 0) {
@@ -172,16 +221,11 @@ int mt_history_finish(mt_history *h, const mt_history_run *r)
     } else
         mt_ui_error("history: %s; run not stored (--no-store skips the history)", h->err.msg);
     mt_store_close(s);
+    free(libs);
     free(argv);
     free(machine);
     free(path);
-    mt_store_build_free(&h->build);
-    free(h->figures);
-    for (size_t i = 0; i < h->nranks; i++)
-        free((char *)h->ranks[i].host);
-    free(h->ranks);
-    free(h->rank_figures);
-    free(h);
+    history_free(h);
     return rc;
 }
 

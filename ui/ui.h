@@ -74,6 +74,11 @@ typedef struct {
     const mt_store_program_time *timed; /* a timed run's program figures; NULL: none */
 } mt_history_run;
 mt_history *mt_history_begin(const mt_program *prog, const char *bin);
+/* The figures of shared library `name` (its file `path`, analyzed as
+ * `prog`) in h's run: add them to the history returned, which h owns and
+ * stores and frees with its own (its sites named NAME:PROCEDURE). */
+mt_history *mt_history_library(mt_history *h, const mt_program *prog, const char *name,
+                               const char *path);
 /* entries: times control entered the object from outside it (a loop's:
  * mt_loop_entries); iterations: a loop's header executions (not stored for
  * a procedure); measured and predicted: core cycles, NAN when not measured

@@ -232,6 +232,7 @@ static void free_build(mt_store_build *b)
     }
     free(b->sites);
     free(b->path);
+    free(b->library);
 }
 
 static char *query_text(const char *path, const char *sql)
@@ -685,6 +686,82 @@ static void test_regions_stored(const char *dir)
     free(path);
 }
 
+/* A library build of `nprocs` procedures (and their loops) named `name`. */
+static mt_store_build library_build(size_t nprocs, const char *sha, const char *name)
+{
+    mt_store_build b = synthetic_build(nprocs, sha);
+    free(b.path);
+    b.path = mt_xasprintf("/usr/lib/%s", name);
+    b.library = mt_xstrdup(name);
+    return b;
+}
+
+/* A timed run of build exe with figures of every site of lib. */
+static int64_t store_with_library(mt_store *s, const mt_store_build *exe, const mt_store_build *lib,
+                                  mt_error *err)
+{
+    mt_store_figures *figs = mt_xcalloc(exe->nsites + 1, sizeof *figs);
+    mt_store_figures *lib_figs = mt_xcalloc(lib->nsites + 1, sizeof *lib_figs);
+    mt_store_run r;
+    fill_run(&r, figs, exe->nsites, 1);
+    mt_store_run lr;
+    fill_run(&lr, lib_figs, lib->nsites, 7);
+    mt_store_library_figures libs = {lib, lib_figs, lib->nsites};
+    r.libs = &libs;
+    r.nlibs = 1;
+    int64_t id = mt_store_add_run(s, exe, &r, err);
+    free(figs);
+    free(lib_figs);
+    return id;
+}
+
+/* A run's library objects: the library a build of its own (named by the
+ * library), its sites' figures the run's; a rebuilt library's objects are
+ * the same objects; gc keeps a library build that figures name, and drops
+ * one that none do. */
+static void test_library_figures(const char *dir)
+{
+    char *path = mt_xasprintf("%s/libs.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build exe = synthetic_build(2, "exe");
+    mt_store_build lib1 = library_build(3, "lib1", "libx.so.1");
+    mt_store_build lib2 = library_build(3, "lib2", "libx.so.1");
+    int64_t id1 = s ? store_with_library(s, &exe, &lib1, &err) : -1;
+    int64_t id2 = id1 > 0 ? store_with_library(s, &exe, &lib2, &err) : -1;
+    CHECK(id1 == 1 && id2 == 2, "libraries: two runs stored (%s)", id2 == 2 ? "" : err.msg);
+    CHECK(query_is(path, "SELECT group_concat(name || ':' || sha256) FROM (SELECT * FROM programs "
+                         "ORDER BY id)", "big:exe,libx.so.1:lib1,libx.so.1:lib2"),
+          "libraries: each library build a program of its own, named by the library");
+    CHECK(query_is(path, "SELECT group_concat(p.name) FROM runs r JOIN programs p ON "
+                         "p.id = r.program_id", "big,big"),
+          "libraries: the runs are the executable's");
+    CHECK(query_is(path, "SELECT count(*) FROM figures f JOIN sites s ON s.id = f.site_id JOIN "
+                         "programs p ON p.id = s.program_id WHERE f.run_id = 2 AND "
+                         "p.name = 'libx.so.1' AND f.memory_ops % 7 = 0", "6"),
+          "libraries: the run's figures of the library's 6 sites, the library's own");
+    CHECK(query_is(path, "SELECT nobjects FROM runs WHERE id = 2", "10"),
+          "libraries: nobjects counts the executable's 4 objects and the library's 6");
+    CHECK(query_is(path, "SELECT count(DISTINCT f.object_id) FROM figures f JOIN sites s ON "
+                         "s.id = f.site_id JOIN programs p ON p.id = s.program_id WHERE "
+                         "p.name = 'libx.so.1'", "6"),
+          "libraries: the rebuilt library's sites are the first build's objects");
+    size_t removed = 0;
+    bool gc = s && mt_store_gc(s, 0, 1, &removed, &err) == 0 && removed == 1;
+    mt_store_close(s);
+    CHECK(gc, "libraries: gc keeping the last run removed one (%s)", gc ? "" : err.msg);
+    CHECK(query_is(path, "SELECT group_concat(sha256) FROM (SELECT p.sha256 FROM programs p "
+                         "WHERE EXISTS (SELECT 1 FROM sites s WHERE s.program_id = p.id) "
+                         "ORDER BY p.id)", "exe,lib2"),
+          "libraries: gc kept the library build run 2 names, with its sites, and dropped the other");
+    CHECK(query_is(path, "SELECT count(*) FROM programs", "2"),
+          "libraries: the dropped library build's program row is gone too");
+    free_build(&exe);
+    free_build(&lib1);
+    free_build(&lib2);
+    free(path);
+}
+
 /* A version-2 file (objects could not be regions) becomes version 3 (then 4): the
  * objects table rebuilt with every object and reference kept. */
 static void test_migration_from_v2(const char *dir)
@@ -1022,6 +1099,7 @@ int main(void)
     test_round_trip(dir);
     test_simulated_run(dir);
     test_regions_stored(dir);
+    test_library_figures(dir);
     test_migration_from_v2(dir);
     test_migration_from_v6(dir);
     test_migration_from_v7(dir);

@@ -186,6 +186,7 @@ void sim_mp_free(struct sim_mp *mp);
  * recorded, no writeback: its data goes to the CPU that takes it); its dirty
  * copies made clean (written back as another CPU reads it). */
 uint32_t sim_line_levels(const mt_sim *s, uint64_t addr);
+bool sim_line_held(const mt_sim *s, uint64_t addr); /* at any level */
 void sim_line_invalidate(mt_sim *s, uint64_t addr);
 void sim_line_clean(mt_sim *s, uint64_t addr);
 

@@ -462,11 +462,13 @@ uint32_t sim_line_levels(const mt_sim *s, uint64_t addr)
     return levels;
 }
 
-/* Measured (callgrind, the consumer of `mtool sim --set cpus=2 --
- * sharing-gcc-O2 200000`, Cachegrind's geometry): the directory's check
- * that a holder still holds the line, by sim_line_levels (every level:
- * I1's ways scanned for a data line), XXXX -> XXXX instructions a
- * reference; D1 first, the level that holds a data line most often. */
+/* Whether any level holds the line at addr: the directory's check that a
+ * holder still holds it (mp.c).  D1 first, the level that holds a data
+ * line most often, and no further once found; by sim_line_levels (every
+ * level, I1's ways scanned for a data line) it cost, in callgrind
+ * instructions a record of the whole of `mtool sim --set cpus=2 $GEOMETRY
+ * -- sharing-gcc-O2 200000` (bench/trace.sh's Cachegrind geometry), 1637
+ * -> 1383; bench/mp_same.sh's din trace 2452 -> 2364. */
 bool sim_line_held(const mt_sim *s, uint64_t addr)
 {
     const sim_level *D = &s->lv[s->d1];

@@ -136,6 +136,8 @@ struct mt_sim {
     bool uncounted;           /* warming up: tallies of replacement and line use left alone */
     mt_sim_pair warm_pair;    /* what warming references tally into, thrown away */
     struct sim_mp *mp;        /* non-NULL: cpus > 1, the CPUs' hierarchies (mp.c) */
+    uint64_t level_misses;    /* misses counted at every level so far (mp.c's
+                                 count_misses looks no further while it stays) */
     struct sim_log *log;      /* non-NULL: references recorded for what-if replays */
     struct sim_tlb *tlb;      /* non-NULL: the data TLB (tlb.c); with cpus > 1 only the
                                  CPUs' sums, each CPU's hierarchy translating */

@@ -698,6 +698,7 @@ static void level_access(mt_sim *s, int li, uint64_t addr, uint32_t size, mt_sim
         prefetch_stride(s, li, addr, data);
     if (cause < 0)
         return;
+    s->level_misses++;
     p->misses[li][cause]++;
     if (s->sampler)
         sim_sample_miss(s, (unsigned)li, set_of(L, first));

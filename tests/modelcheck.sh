@@ -48,7 +48,7 @@ else
     # with --check-only on a hand-written profile (the shipped figures).
     ok "calibrate -r 3 # SKIP the calibration refused to measure: $(tail -1 "$W/cal.err")"
     mkdir -p "$W/config/mtool"
-    printf 'version 5\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
+    printf 'version 6\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
     "$MTOOL" calibrate --check-only -r 3 > "$W/cal.out" 2> "$W/cal.err"
     check "calibrate --check-only on a hand-written profile exits 0: $(tail -1 "$W/cal.err")" "[ $? = 0 ]"
 fi
@@ -78,8 +78,8 @@ check "the errors are predicted / measured - 1 (within rounding)" \
 key() { awk -v k="$1" '$1 == k { print $2 }' "$prof"; }
 n=$(key check_kernels) med=$(key check_median_error_pct) worst=$(key check_worst_error_pct)
 wk=$(key check_worst_kernel)
-check "the profile is version 5 and holds the check (kernels $n, median $med%, worst $worst% $wk)" \
-    "[ \"\$(key version)\" = 5 ] && [ -n '$n' ] && [ -n '$med' ] && [ -n '$worst' ] && [ -n '$wk' ]"
+check "the profile is version 6 and holds the check (kernels $n, median $med%, worst $worst% $wk)" \
+    "[ \"\$(key version)\" = 6 ] && [ -n '$n' ] && [ -n '$med' ] && [ -n '$worst' ] && [ -n '$wk' ]"
 # Latencies per level (pointer chases): every level sysfs gives up to L3,
 # and memory, in order, within what any machine's loads take (a cycle to a
 # few thousand), each with its spread; the same figures on calibrate's report.
@@ -178,7 +178,7 @@ check "a checked error within 10%: stated, no warning" \
      json small \"assert d['warning'] is None and d['checked'] is True\""
 
 # A version-3 profile (before the check): reports say "not checked".
-grep -v -e '^check_' -e '^# the model' "$W/profile.calibrated" | sed 's/^version 5/version 3/' > "$prof"
+grep -v -e '^check_' -e '^# the model' "$W/profile.calibrated" | sed 's/^version 6/version 3/' > "$prof"
 reports old
 check "a profile without the check: every report says 'not checked'" \
     "(for f in count costs txt; do grep -q 'model check on this CPU: not checked' '$W/old.'\$f || exit 1; done)"

@@ -158,7 +158,7 @@ static void read_callgrind_counts(char **paths, int n, const char *binary, count
 static uint64_t oracle_count(const count_list *cg, uint64_t addr)
 {
     addr_count key = {.addr = addr};
-    const addr_count *hit = bsearch(&key, cg->v, cg->n, sizeof key, cmp_addr);
+    const addr_count *hit = cg->n ? bsearch(&key, cg->v, cg->n, sizeof key, cmp_addr) : NULL;
     return hit ? hit->count : 0;
 }
 
@@ -289,7 +289,7 @@ static void print_coverage(csh cs, const mt_program *prog, const loaded_file *fi
                 continue;
             ran++;
             addr_count key = {.addr = start};
-            bool hit = bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr) != NULL;
+            bool hit = counted->n && bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr) != NULL;
             covered += hit;
             lost += !hit;
             lost_runs += hit ? 0 : runs;
@@ -325,9 +325,13 @@ static void read_call_targets(const char *path, const loaded_file *file, call_li
             continue;
         char *end;
         call_count c = {.site = strtoull(line, &end, 16)};
-        bool overflow = strncmp(end + 1, "overflow", 8) == 0;
-        if (overflow) {
-            c.target = OVERFLOW_TARGET;
+        /* "overflow": calls past the site's record; "outside": targets in
+         * no procedure of the binary (another object's code), compared as
+         * callgrind's targets outside the binary are, as one sum */
+        bool overflow = strncmp(end + 1, "overflow", 8) == 0,
+             outside = strncmp(end + 1, "outside", 7) == 0;
+        if (overflow || outside) {
+            c.target = overflow ? OVERFLOW_TARGET : 0;
             end += 1 + strcspn(end + 1, "\t");
         } else {
             c.target = strtoull(end + 1, &end, 16);
@@ -354,7 +358,7 @@ static bool recorded_call(const mt_program *prog, const count_list *counted, uin
     if (b == MT_NONE || (prog->static_linked && proc->blocks[b].file == 0))
         return false;
     addr_count key = {.addr = proc->entry};
-    if (!bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr))
+    if (!counted->n || !bsearch(&key, counted->v, counted->n, sizeof key, cmp_addr))
         return false;
     for (uint32_t k = 0; k < proc->ncalls; k++)
         if (proc->calls[k].addr == site)
@@ -369,7 +373,7 @@ static void fold_overflow(call_list *want, const call_list *got)
 {
     for (size_t i = 0; i < want->n; i++) {
         call_count overflow = {.site = want->v[i].site, .target = OVERFLOW_TARGET};
-        if (bsearch(&overflow, got->v, got->n, sizeof overflow, cmp_call) &&
+        if (got->n && bsearch(&overflow, got->v, got->n, sizeof overflow, cmp_call) &&
             !bsearch(&want->v[i], got->v, got->n, sizeof want->v[i], cmp_call))
             want->v[i].target = OVERFLOW_TARGET;
     }

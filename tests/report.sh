@@ -15,6 +15,8 @@
 #       sh tests/report.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
+# The memory sample's simulation with MTOOL_SIM when given (as tests/pass2.sh).
+MTOOL_SIM=${MTOOL_SIM:-$MTOOL}
 SAMPLES2=${SAMPLES2:-build/samples-pass2}
 SAMPLES_SIM=${SAMPLES_SIM:-$(dirname "$SAMPLES2")/samples-sim}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -183,7 +185,7 @@ check "the stripped page has disassembly and no source file" \
 # The simulation: `mtool sim RUNDIR` keeps its JSON report as sim.json and
 # makes the page again with it (tests/report_sim_check.py); the page's views
 # of it are checked in chromium below.
-"$MTOOL" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+"$MTOOL_SIM" sim --no-store --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
 check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
     "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
 # A stored simulated run (`sim -- BIN`, of a small sample, after a count of

@@ -150,12 +150,12 @@ run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" 
 # Pass 2 end to end: selection, timed copies without counters, the report's
 # ranking of kernels with known memory behavior, repeated runs, Fortran and
 # threads, bad run directories.
-run "pass 2" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
+run "pass 2" env MTOOL="$ASAN/mtool" MTOOL_SIM="${BUILD:-build}/mtool" SAMPLES="$SAMPLES" \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh
 
 # The HTML report and the Callgrind export: self-contained, callgrind_annotate's
 # per-line totals, a hostile symbol, bad input, and the page in chromium.
-run "report" env MTOOL="$ASAN/mtool" \
+run "report" env MTOOL="$ASAN/mtool" MTOOL_SIM="${BUILD:-build}/mtool" \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/report.sh
 
 # Pass 1's JSON (count --json, count.json): the text summary's figures,

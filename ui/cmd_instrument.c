@@ -264,10 +264,22 @@ static int write_env(char *const *env, const char *path, mt_error *err)
     return mt_outfile_commit(&f, err);
 }
 
+/* Libraries of the set that have a counting copy (the others are left
+ * original, with their note). */
+static size_t counted_libraries(const mt_pass1_libraries *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->nlibs; i++)
+        n += !l->libs[i].note;
+    return n;
+}
+
 /* --libs: BIN's copy in the set of its libraries' copies (pass 1's, as
  * `mtool count --libs` makes them: run/pass1.c), to OUT; the environment
  * that loads those copies to OUT.env.  No dlopen list (MTOOL_LIBS_SEEN
- * empty): no mtool run reads it afterwards. */
+ * empty): no mtool run reads it afterwards.  What preparing the libraries
+ * says (each library's line, a name matching none) is shown once OUT is
+ * written; a refusal is one line. */
 static int instrument_with_libraries(const instrument_args *a, const char *out_abs, mt_error *err)
 {
     mt_analyze_options opt;
@@ -278,10 +290,15 @@ static int instrument_with_libraries(const instrument_args *a, const char *out_a
     mt_pass1_libraries libs;
     mt_instrumented ins = {0};
     mt_counter_map map = {0};
-    char *env_path = mt_xasprintf("%s.env", out_abs);
-    int rc = mt_pass1_libraries_prepare(a->bin, a->libs, false, &libs, stderr, err);
-    if (rc == 0 && !libs.set) {
-        mt_error_set(err, "%s: --libs %s: no library to count", a->bin, a->libs);
+    char *env_path = mt_xasprintf("%s.env", out_abs), *said = NULL;
+    size_t said_len = 0;
+    FILE *log = open_memstream(&said, &said_len);
+    int rc = mt_pass1_libraries_prepare(a->bin, a->libs, false, &libs, log ? log : stderr, err);
+    if (log)
+        fclose(log);
+    if (rc == 0 && counted_libraries(&libs) == 0) {
+        mt_error_set(err, "%s: --libs %s: no library to count (mtool count --libs %s -- BIN says why)",
+                     a->bin, a->libs, a->libs);
         rc = -1;
     }
     mt_rewrite_options member = {.counter_base = libs.ncounters, .libs_set = libs.set,
@@ -295,10 +312,12 @@ static int instrument_with_libraries(const instrument_args *a, const char *out_a
     if (rc == 0 && (rc = mt_pass1_libraries_env(&libs, a->bin, out_abs, "", err)) == 0)
         rc = write_env(libs.env, env_path, err);
     if (rc == 0) {
+        fputs(said ? said : "", stderr);
         mt_print_rewrite_report(stderr, prog, &ins.rewrite, a->verbose);
         fprintf(stderr, "wrote %s and %s (its environment); profiles go to $MTOOL_OUT\n", a->out, env_path);
     }
     free(env_path);
+    free(said);
     mt_counter_map_free(&map);
     mt_instrumented_free(&ins);
     mt_pass1_libraries_free(&libs);

@@ -161,7 +161,7 @@ instrument() { # ORIG OUT LOG
 instrument_cmd_text() { # ORIG OUT
     if is_library_suite; then
         echo "LD_LIBRARY_PATH=$(library_dir) XDG_CACHE_HOME=$WORK/cache" \
-            "${INSTRUMENT_CMD:-$MTOOL instrument --counts --libs $(library_name)} $1 -o $2.elf (and its launcher $2)"
+            "${INSTRUMENT_CMD:-$MTOOL instrument --counts --libs $(library_name)} $1 -o $2.elf \"#\" $2: its launcher"
     elif [ -n "$INSTRUMENT_CMD" ]; then echo "$INSTRUMENT_CMD $1 $2"; else echo "$MTOOL instrument --counts $1 -o $2"; fi
 }
 
@@ -173,6 +173,23 @@ resolve_exes() {
         r=$(real_exe "$e") || return 1
         EXES+=("$r")
     done
+    if is_library_suite; then
+        r=$(library_users_left_out)
+        [ -z "$r" ] || { echo "run.sh: executables that load $(library_name) left out of exes_$prog:$r" >&2; return 1; }
+    fi
+    return 0
+}
+
+# The executables of the build tree that load the library (DT_NEEDED) but
+# are not in EXES nor a copy of one: the suite could run them uncounted.
+library_users_left_out() {
+    local f e mine
+    while IFS= read -r -d '' f; do
+        is_elf "$f" && readelf -d "$f" 2>/dev/null | grep -q "(NEEDED).*\[$(library_name)\]" || continue
+        mine=0
+        for e in "${EXES[@]}"; do cmp -s "$f" "$e" && mine=1; done
+        [ $mine -eq 1 ] || printf ' %s' "${f#./}"
+    done < <(find . -type f -perm -u+x ! -name '*.so*' -print0)
 }
 
 # Originals and instrumented copies wait in $WORK/PROG/swap/{orig,inst}/EXE,
@@ -364,7 +381,7 @@ run_one() {
         echo "FAIL $label: build failed ($out/build.log; cd $src)"
         return 1
     fi
-    resolve_exes || { echo "FAIL $label: executables not found"; return 1; }
+    resolve_exes 2> "$out/exes.log" || { echo "FAIL $label: executables: $(tail -1 "$out/exes.log")"; return 1; }
 
     log "$prog: test suite, original"
     local t0=$SECONDS
@@ -562,6 +579,10 @@ PY
 callgrind_one() {
     prog=$1
     shift
+    if is_library_suite; then
+        echo "run.sh: --callgrind takes a program; a library's one command is its oracle: run.sh --only $prog --keep ($WORK/$prog/results/oracle)" >&2
+        return 2
+    fi
     local d=$WORK/$prog/callgrind
     prepare "$prog"
     ensure_packages valgrind

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../rewriter/rewriter.h"
 #include "ui.h"
@@ -307,10 +308,12 @@ static int instrument_with_libraries(const instrument_args *a, const char *out_a
         rc = mt_instrument_in_set(prog, a->bin, &member, &ins, err);
     if (rc == 0 && (rc = mt_counter_map_read(ins.path, &map, err)) == 0)
         mt_pass1_libraries_call_sites(&libs, map.ncounters);
-    if (rc == 0)
-        rc = copy_executable(ins.path, out_abs, err);
+    /* OUT first: its directory, real, is the $ORIGIN the environment maps */
+    bool wrote = rc == 0 && (rc = copy_executable(ins.path, out_abs, err)) == 0;
     if (rc == 0 && (rc = mt_pass1_libraries_env(&libs, a->bin, out_abs, "", err)) == 0)
         rc = write_env(libs.env, env_path, err);
+    if (rc != 0 && wrote)
+        unlink(out_abs); /* no OUT without its environment */
     if (rc == 0) {
         fputs(said ? said : "", stderr);
         mt_print_rewrite_report(stderr, prog, &ins.rewrite, a->verbose);

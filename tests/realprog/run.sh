@@ -13,6 +13,11 @@
 #      executable (mtool count --profiles); every profile must belong to one;
 #   4. run one command of the program against the callgrind oracle
 #      (tests/oracle/count_check.sh): identical output, exact block counts.
+# A library's suite (lib_P in programs.sh: liblzma, libbz2) is built in a
+# second unpack of its package's source, its executables replaced by
+# launchers of `mtool instrument --libs` copies, its profiles merged with
+# --libs and summed per library, its oracle on the library's counts
+# (library_oracle); tests/realprog/README.md, "Libraries' own suites".
 # Sources and builds are cached in $MTOOL_REALPROG_DIR (default
 # /var/tmp/mtool-realprog); a second run downloads and rebuilds nothing.
 #

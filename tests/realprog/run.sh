@@ -141,6 +141,7 @@ write_launcher() {
         echo '#!/bin/bash'
         echo "# tests/realprog/run.sh: the counting copy with the environment that loads its libraries' copies"
         for v in "${vars[@]}"; do printf 'export %q\n' "$v"; done
+        # shellcheck disable=SC2016 # the launcher's own $0 and $@
         printf 'exec -a "$0" %q "$@"\n' "$1"
     } > "$3"
     chmod 755 "$3"
@@ -166,7 +167,7 @@ instrument() { # ORIG OUT LOG
 instrument_cmd_text() { # ORIG OUT
     if is_library_suite; then
         echo "LD_LIBRARY_PATH=$(library_dir) XDG_CACHE_HOME=$WORK/cache" \
-            "${INSTRUMENT_CMD:-$MTOOL instrument --counts --libs $(library_name)} $1 -o $2.elf \"#\" $2: its launcher"
+            "${INSTRUMENT_CMD:-$MTOOL instrument --counts --libs $(library_name)} $1 -o $2.elf  # $2: its launcher"
     elif [ -n "$INSTRUMENT_CMD" ]; then echo "$INSTRUMENT_CMD $1 $2"; else echo "$MTOOL instrument --counts $1 -o $2"; fi
 }
 
@@ -190,7 +191,9 @@ resolve_exes() {
 library_users_left_out() {
     local f e mine
     while IFS= read -r -d '' f; do
-        is_elf "$f" && readelf -d "$f" 2>/dev/null | grep -q "(NEEDED).*\[$(library_name)\]" || continue
+        if ! is_elf "$f" || ! readelf -d "$f" 2>/dev/null | grep -q "(NEEDED).*\[$(library_name)\]"; then
+            continue
+        fi
         mine=0
         for e in "${EXES[@]}"; do cmp -s "$f" "$e" && mine=1; done
         [ $mine -eq 1 ] || printf ' %s' "${f#./}"
@@ -303,10 +306,11 @@ merge_profiles() {
     for e in "${EXES[@]}"; do
         name=$(basename "$e")
         rm -rf "$out/merge-$name"
-        local -a libs=()
-        is_library_suite && libs=(env LD_LIBRARY_PATH="$(library_dir)")
-        if "${libs[@]}" XDG_CACHE_HOME=$WORK/cache "$MTOOL" count --profiles "$out/prof-inst" \
-            ${libs:+--libs "$(library_name)"} -o "$out/merge-$name" -- "$e" > "$out/merge-$name.txt" 2>&1; then
+        # a library's suite: its counts too, found as the suite's loader found it
+        local -a loader=() libs=()
+        is_library_suite && loader=(LD_LIBRARY_PATH="$(library_dir)") libs=(--libs "$(library_name)")
+        if env "${loader[@]}" XDG_CACHE_HOME="$WORK/cache" "$MTOOL" count --profiles "$out/prof-inst" \
+            "${libs[@]}" -o "$out/merge-$name" -- "$e" > "$out/merge-$name.txt" 2>&1; then
             # Its summary line (the first on a machine already calibrated;
             # on a new one, the calibration's lines come first).
             txt=$(grep -m1 '^mtool count: ' "$out/merge-$name.txt" || head -1 "$out/merge-$name.txt")

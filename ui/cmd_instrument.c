@@ -49,14 +49,15 @@ const char mt_instrument_usage[] =
     "                      (repeatable): for code that something runs from its\n"
     "                      original bytes, such as valgrind's trampolines, which\n"
     "                      its guest executes\n"
-    "  --libs all|NAME,... also count the shared libraries BIN loads (as 'mtool count\n"
-    "                      --libs'): OUT is BIN's copy of that set, and OUT.env the\n"
-    "                      environment that loads the libraries' copies (LD_AUDIT,\n"
-    "                      MTOOL_LIBS, MTOOL_ORIGIN; NAME=VALUE entries ending in a NUL\n"
-    "                      byte, as `env -0` prints them): OUT counts them only when\n"
-    "                      it runs with it (a suite's harness gives each executable its\n"
-    "                      own).  Libraries opened by dlopen are not followed.  Not\n"
-    "                      with --time, --skip or the probe options\n"
+    "  --libs all|NAME,... also count the shared libraries BIN loads (as 'mtool\n"
+    "                      count --libs'): OUT is BIN's copy of that set, and\n"
+    "                      OUT.env the environment that loads the libraries'\n"
+    "                      copies (LD_AUDIT, MTOOL_LIBS, MTOOL_ORIGIN; NAME=VALUE\n"
+    "                      entries ending in a NUL byte, as `env -0` prints them):\n"
+    "                      OUT counts them only when it runs with it (a suite's\n"
+    "                      harness gives each executable its own).  Libraries\n"
+    "                      opened by dlopen are not followed.  Not with --time,\n"
+    "                      --skip, --profile-dir or the probe options\n"
     "  -v, --verbose       list every procedure left out, with the reason\n";
 
 typedef struct {
@@ -317,7 +318,14 @@ static int instrument_with_libraries(const instrument_args *a, const char *out_a
     if (rc == 0) {
         fputs(said ? said : "", stderr);
         mt_print_rewrite_report(stderr, prog, &ins.rewrite, a->verbose);
-        fprintf(stderr, "wrote %s and %s (its environment); profiles go to $MTOOL_OUT\n", a->out, env_path);
+        char *dir = mt_xstrdup(ins.path), *out = mt_ui_escape(a->out), *env = mt_ui_escape(env_path),
+             *profiles = mt_ui_escape(dirname(dir));
+        fprintf(stderr, "wrote %s and %s (its environment); profiles go to $MTOOL_OUT or %s/profiles\n",
+                out, env, profiles);
+        free(dir);
+        free(out);
+        free(env);
+        free(profiles);
     }
     free(env_path);
     free(said);

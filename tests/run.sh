@@ -121,6 +121,10 @@ run "shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
 # exact counts (against callgrind, and the loops' known trip counts).
 run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libthreads.sh
+# A counting copy with its libraries' copies for a harness to run
+# (instrument --libs, the environment in OUT.env): counts against callgrind.
+run "instrument --libs" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
+    SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/instrument_libs.sh
 # Pass 2 through them: a library's memory-bound loop timed and named LIB:PROC.
 run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs_pass2.sh

@@ -49,6 +49,8 @@ struct sim_fast_mp {
     int d1;                    /* D1's index among them */
     bool read_fast;            /* an I1 takes the fetches: D1 holds data lines only */
     mt_sim *cpu[MT_SIM_MAX_CPUS];
+    sim_fast_top top[MT_SIM_MAX_CPUS]; /* each CPU's D1 for the MRU test, */
+    bool top_ok;               /* when the test can be made (fast.c's sim_fast_top_of) */
     mt_sim *shared;            /* NULL: every level private */
     uint8_t cpu_map[64];
     unsigned ncpu_map;
@@ -93,6 +95,8 @@ sim_fast_mp *sim_fast_mp_new(const mt_sim_machine *m)
         fm->cpu[c] = mt_sim_new_misses_only(&cpu, &err); /* checked: cannot fail */
     if (has_shared)
         fm->shared = mt_sim_new_misses_only(&shared, &err);
+    for (unsigned c = 0; c < fm->ncpus; c++)
+        fm->top_ok = sim_fast_top_of(fm->cpu[c]->fast, &fm->top[c]);
     fm->nprivate = fm->cpu[0]->nlevels;
     fm->d1 = fm->cpu[0]->d1;
     fm->read_fast = m->i1.present;
@@ -310,7 +314,7 @@ static void slow_ref(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind 
 static inline bool fast_hit(const sim_fast_mp *fm, sim_fast_top top, uint64_t addr,
                             uint64_t end, bool write)
 {
-    if (!sim_fast_top_hit(top, addr, end))
+    if (!fm->top_ok || !sim_fast_top_hit(top, addr, end))
         return false;
     return write ? fm->mine[fm->current] == (addr >> fm->line_shift) + 1 : fm->read_fast;
 }
@@ -323,9 +327,8 @@ void sim_fast_mp_access(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_ki
     sim_fast *f = levels_of(fm, fm->current);
     uint64_t *row = sim_fast_row(f, code);
     row[0]++;
-    sim_fast_top top;
-    if (kind != MT_SIM_IFETCH && sim_fast_top_of(f, &top) &&
-        fast_hit(fm, top, addr, addr + size - 1, kind == MT_SIM_WRITE)) {
+    if (kind != MT_SIM_IFETCH &&
+        fast_hit(fm, fm->top[fm->current], addr, addr + size - 1, kind == MT_SIM_WRITE)) {
         sim_fast_count_top_hits(f, kind == MT_SIM_READ, kind == MT_SIM_WRITE);
         return;
     }
@@ -340,9 +343,9 @@ uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t
     if (!fm->threads.n)
         sim_fast_mp_set_thread(fm, fm->thread);
     sim_fast *f = levels_of(fm, fm->current);
-    sim_fast_top top;
-    if (!sim_fast_top_of(f, &top))
+    if (!fm->top_ok)
         return 0;
+    const sim_fast_top top = fm->top[fm->current];
     uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
     uint32_t code = 0, i = 0;
     uint64_t *row = NULL;

@@ -21,7 +21,12 @@
  * that line is silent when its CPU holds the line Modified, which the
  * directory said at the CPU's last write to it through the directory and
  * no reference to the line has gone through the directory since (`mine`,
- * below), and no word of it is watched (one CPU referenced it). */
+ * below).  On a line two CPUs referenced, the words such writes wrote are
+ * kept aside and given their writer and a write clock when the CPU's
+ * `mine` goes (the next directory reference to the line, the CPU's next
+ * write through the directory, a flush): the same verdicts of true and
+ * false sharing, as the clock is only compared within one line, and no
+ * invalidation of the line (its CPUs' lost_at) came between. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,8 +72,10 @@ struct sim_fast_mp {
     sim_word_writers *lines;   /* lines two CPUs referenced: their words' writers */
     size_t nlines, cap_lines;
     uint64_t clock;            /* writes to watched lines so far */
-    uint64_t mine[MT_SIM_MAX_CPUS]; /* per CPU: line + 1 it holds Modified, unwatched, with no
-                                       directory reference to it since (0: none) */
+    uint64_t mine[MT_SIM_MAX_CPUS]; /* per CPU: line + 1 it holds Modified, with no directory
+                                       reference to it since (0: none), */
+    uint32_t mine_watched[MT_SIM_MAX_CPUS]; /* its index + 1 in lines when watched, */
+    uint64_t pending[MT_SIM_MAX_CPUS]; /* the words its silent writes wrote since */
     mt_sim_cpu_stats stats[MT_SIM_MAX_CPUS];
     mt_sim_code_tally *sorted;
 };
@@ -235,6 +242,14 @@ static void write_line(sim_fast_mp *fm, fm_entry *e, sim_word_writers *w, unsign
     e->dirty = true;
 }
 
+/* c's `mine` goes: the words its silent writes wrote take their writer. */
+static void release_mine(sim_fast_mp *fm, unsigned c)
+{
+    if (fm->mine_watched[c])
+        sim_words_written(&fm->lines[fm->mine_watched[c] - 1], fm->pending[c], c, ++fm->clock);
+    fm->mine[c] = fm->pending[c] = fm->mine_watched[c] = 0;
+}
+
 /* One line of c's reference [ref, ref + size), before it goes down c's
  * levels: mp.c's coherence_line. */
 static void coherence_line(sim_fast_mp *fm, unsigned c, uint64_t line, uint64_t ref,
@@ -243,7 +258,7 @@ static void coherence_line(sim_fast_mp *fm, unsigned c, uint64_t line, uint64_t 
     uint64_t addr = line << fm->line_shift;
     fm_entry *e = entry_of(fm, line);
     if (e->owner != NO_CPU && fm->mine[e->owner] == line + 1)
-        fm->mine[e->owner] = 0; /* the directory decides again */
+        release_mine(fm, (unsigned)e->owner); /* the directory decides again */
     prune(fm, e, addr);
     if (!e->shared && e->first_cpu != c) {
         sim_word_writers w;
@@ -266,8 +281,9 @@ static void coherence_line(sim_fast_mp *fm, unsigned c, uint64_t line, uint64_t 
     write_line(fm, e, w, c, addr);
     if (w)
         sim_words_written(w, words, c, ++fm->clock);
-    else
-        fm->mine[c] = line + 1;
+    release_mine(fm, c);
+    fm->mine[c] = line + 1;
+    fm->mine_watched[c] = e->shared;
 }
 
 /* ---- references ---- */
@@ -310,13 +326,23 @@ static void slow_ref(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind 
 }
 
 /* Whether a data reference [addr, end] of the current CPU takes no
- * directory and no level beyond D1's MRU test (the Notes at the top). */
-static inline bool fast_hit(const sim_fast_mp *fm, sim_fast_top top, uint64_t addr,
-                            uint64_t end, bool write)
+ * directory and no level beyond D1's MRU test (the Notes at the top); a
+ * silent write's words kept aside on a watched line. */
+static inline bool fast_hit(sim_fast_mp *fm, sim_fast_top top, uint64_t addr, uint64_t end,
+                            bool write)
 {
     if (!fm->top_ok || !sim_fast_top_hit(top, addr, end))
         return false;
-    return write ? fm->mine[fm->current] == (addr >> fm->line_shift) + 1 : fm->read_fast;
+    if (!write)
+        return fm->read_fast;
+    unsigned c = fm->current;
+    uint64_t line = addr >> fm->line_shift;
+    if (fm->mine[c] != line + 1)
+        return false;
+    if (fm->mine_watched[c])
+        fm->pending[c] |= sim_words_of(fm->line_shift, line << fm->line_shift, addr,
+                                       (uint32_t)(end - addr + 1));
+    return true;
 }
 
 void sim_fast_mp_access(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind kind,
@@ -393,7 +419,8 @@ void sim_fast_mp_flush(sim_fast_mp *fm)
     for (size_t i = 0; i < fm->ndir; i++)
         fm->dir[i] = (fm_entry){.owner = NO_CPU, .first_cpu = fm->dir[i].first_cpu,
                                 .shared = fm->dir[i].shared};
-    memset(fm->mine, 0, sizeof fm->mine);
+    for (unsigned c = 0; c < fm->ncpus; c++)
+        release_mine(fm, c);
 }
 
 /* ---- results ---- */

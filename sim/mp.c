@@ -14,7 +14,6 @@
 #include "internal.h"
 
 #define NO_CPU (-1)
-#define WORD_SHIFT 3 /* true and false sharing are told apart in 8-byte words */
 
 /* A line two CPUs referenced: the public record, and what tells true from
  * false sharing. */
@@ -120,9 +119,9 @@ int sim_mp_check(const mt_sim_machine *m, mt_error *err)
         mt_error_set(err, "cpus = %u: takes straddle = access", m->cpus);
         return -1;
     }
-    if (m->d1.line > MT_SIM_MAX_WORDS << WORD_SHIFT) {
+    if (m->d1.line > MT_SIM_MAX_WORDS << SIM_WORD_SHIFT) {
         mt_error_set(err, "cpus = %u: D1's line is above %d bytes", m->cpus,
-                     MT_SIM_MAX_WORDS << WORD_SHIFT);
+                     MT_SIM_MAX_WORDS << SIM_WORD_SHIFT);
         return -1;
     }
     const mt_sim_level_desc *private_levels[MT_SIM_MAX_LEVELS];
@@ -185,7 +184,7 @@ void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
             mp->shared[n] = mt_sim_new(&sh);
     }
     mp->line_shift = (uint32_t)__builtin_ctzll(m->d1.line);
-    mp->words = (m->d1.line + 7) >> WORD_SHIFT;
+    mp->words = (m->d1.line + 7) >> SIM_WORD_SHIFT;
     s->mp = mp;
 }
 
@@ -386,16 +385,6 @@ void sim_word_writers_init(sim_word_writers *w)
 {
     memset(w, 0, sizeof *w);
     memset(w->writer, NO_CPU, sizeof w->writer);
-}
-
-uint64_t sim_words_of(uint32_t line_shift, uint64_t addr, uint64_t ref, uint32_t size)
-{
-    uint64_t lo = ref > addr ? ref - addr : 0;
-    uint64_t end = addr + ((uint64_t)1 << line_shift) - 1, last = ref + size - 1;
-    uint64_t hi = (last < end ? last : end) - addr;
-    unsigned a = (unsigned)(lo >> WORD_SHIFT), b = (unsigned)(hi >> WORD_SHIFT);
-    uint64_t upto = b >= 63 ? ~0ull : (1ull << (b + 1)) - 1;
-    return upto & ~((1ull << a) - 1);
 }
 
 bool sim_written_since_lost(const sim_word_writers *w, uint64_t words, unsigned c)

@@ -315,9 +315,10 @@ static void levels_ref(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kin
 
 /* A reference that did not take a fast path: the directory for each of
  * its lines (not for a fetch: code is read-only), then the levels. */
-static void slow_ref(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind kind,
-                     uint32_t code, uint64_t *row)
+static void slow_ref(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind, uint32_t code,
+                     uint64_t *row)
 {
+    sim_fast_mp *fm = ctx;
     fm_verdict v = {0};
     if (kind != MT_SIM_IFETCH)
         for (uint64_t l = addr >> fm->line_shift; l <= (addr + size - 1) >> fm->line_shift; l++)
@@ -328,9 +329,9 @@ static void slow_ref(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind 
 /* Whether a data reference [addr, end] of the current CPU takes no
  * directory and no level beyond D1's MRU test (the Notes at the top); a
  * silent write's words kept aside on a watched line. */
-static inline bool fast_hit(sim_fast_mp *fm, sim_fast_top top, uint64_t addr, uint64_t end,
-                            bool write)
+static inline bool fast_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write)
 {
+    sim_fast_mp *fm = ctx;
     if (!fm->top_ok || !sim_fast_top_hit(top, addr, end))
         return false;
     if (!write)
@@ -368,46 +369,10 @@ uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t
 {
     if (!fm->threads.n)
         sim_fast_mp_set_thread(fm, fm->thread);
-    sim_fast *f = levels_of(fm, fm->current);
     if (!fm->top_ok)
         return 0;
-    const sim_fast_top top = fm->top[fm->current];
-    uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
-    uint32_t code = 0, i = 0;
-    uint64_t *row = NULL;
-    for (; i < n; i++, r++) {
-        unsigned kind = r->kind;
-        uint64_t addr = r->addr, end = addr + r->size - 1;
-        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
-            break;
-        if (!row || r->code != code) {
-            code = r->code;
-            row = sim_fast_row(f, code);
-        }
-        if (kind != MT_TRACE_WRITE) {
-            reads++;
-            row[0]++;
-            if (fast_hit(fm, top, addr, end, false))
-                hits[MT_SIM_READ]++;
-            else
-                slow_ref(fm, addr, r->size, MT_SIM_READ, code, row);
-        }
-        if (kind != MT_TRACE_READ) {
-            writes++;
-            modifies += kind == MT_TRACE_MODIFY;
-            row[0]++;
-            if (fast_hit(fm, top, addr, end, true))
-                hits[MT_SIM_WRITE]++;
-            else
-                slow_ref(fm, addr, r->size, MT_SIM_WRITE, code, row);
-        }
-    }
-    sim_fast_count_top_hits(f, hits[MT_SIM_READ], hits[MT_SIM_WRITE]);
-    counts->records += i;
-    counts->reads += reads;
-    counts->writes += writes;
-    counts->modifies += modifies;
-    return i;
+    return sim_batch_records(fm, levels_of(fm, fm->current), fm->top[fm->current], r, n, counts,
+                             sim_fast_row, fast_hit, slow_ref);
 }
 
 void sim_fast_mp_flush(sim_fast_mp *fm)

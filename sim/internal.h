@@ -196,6 +196,60 @@ static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
     return line == end >> L.line_shift && L.tags[(line & L.set_mask) * L.ways] == line + 1;
 }
 
+/* The loop of a batch of a tracing copy's plain references (fast.c's
+ * sim_fast_records, fast_mp.c's; their comments say what it takes and
+ * why it is exact): each reference counted, then `hit` (a test that
+ * changes nothing it does not say) or else `miss` (the reference from its
+ * top level on); D1's hits counted once at the end.  Inlined into each
+ * with its functions, so the one-CPU loop stays as it was. */
+typedef bool sim_batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write);
+typedef void sim_batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                            uint32_t code, uint64_t *row);
+typedef uint64_t *sim_batch_row(sim_fast *f, uint32_t code);
+void sim_fast_count_top_hits(sim_fast *f, uint64_t reads, uint64_t writes);
+static inline __attribute__((always_inline)) uint32_t
+sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_record *r, uint32_t n,
+                  mt_trace_feed_counts *counts, sim_batch_row *row_of, sim_batch_hit *hit,
+                  sim_batch_miss *miss)
+{
+    uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
+    uint32_t code = 0, i = 0;
+    uint64_t *row = NULL;
+    for (; i < n; i++, r++) {
+        unsigned kind = r->kind;
+        uint64_t addr = r->addr, end = addr + r->size - 1;
+        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
+            break;
+        if (!row || r->code != code) {
+            code = r->code;
+            row = row_of(f, code);
+        }
+        if (kind != MT_TRACE_WRITE) {
+            reads++;
+            row[0]++;
+            if (hit(ctx, top, addr, end, false))
+                hits[MT_SIM_READ]++;
+            else
+                miss(ctx, addr, r->size, MT_SIM_READ, code, row);
+        }
+        if (kind != MT_TRACE_READ) {
+            writes++;
+            modifies += kind == MT_TRACE_MODIFY;
+            row[0]++;
+            if (hit(ctx, top, addr, end, true))
+                hits[MT_SIM_WRITE]++;
+            else
+                miss(ctx, addr, r->size, MT_SIM_WRITE, code, row);
+        }
+    }
+    sim_fast_count_top_hits(f, hits[MT_SIM_READ], hits[MT_SIM_WRITE]);
+    counts->records += i;
+    counts->reads += reads;
+    counts->writes += writes;
+    counts->modifies += modifies;
+    return i;
+}
+
 /* The pieces the processors' misses-only simulator (fast_mp.c) drives a
  * CPU's or the shared levels' with: D1 hits a batch counted; a code
  * object's row (its references first); one reference from its top level
@@ -203,7 +257,6 @@ static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
  * top one first, then the levels below it in order); a line's levels
  * (bit i = level i), whether any level holds it, the line dropped from
  * every level. */
-void sim_fast_count_top_hits(sim_fast *f, uint64_t reads, uint64_t writes);
 uint64_t *sim_fast_row(sim_fast *f, uint32_t code);
 unsigned sim_fast_ref(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind,
                       uint64_t *row);

@@ -845,18 +845,7 @@ static void text_cpus_misses_only(FILE *fp, const mt_sim *s)
             fprintf(fp, "\n");
         }
     }
-    fprintf(fp, "\n%-6s %12s %12s %12s %12s %13s %12s %12s\n", "cpu", "true-shar.",
-            "false-shar.", "inval.sent", "inval.recv", "interventions", "served", "upgrades");
-    for (unsigned c = 0; c < mt_sim_cpus(s); c++) {
-        const mt_sim_cpu_stats *st = mt_sim_cpu(s, c);
-        uint64_t received = 0;
-        for (unsigned l = 0; l < np; l++)
-            received += st->invalidations_received[l];
-        fprintf(fp, "%-6u %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %13" PRIu64
-                    " %12" PRIu64 " %12" PRIu64 "\n",
-                c, st->true_sharing, st->false_sharing, st->invalidations_sent, received,
-                st->interventions, st->interventions_served, st->upgrades);
-    }
+    mt_sim_cpu_events_text(fp, s);
 }
 
 /* cpus > 1: "processors", with the fields of the full report's per_cpu it

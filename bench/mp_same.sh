@@ -1,10 +1,10 @@
 #!/bin/sh
 # bench/mp_same.sh — the multiprocessor simulator's speed tricks change no
-# count (docs/SIMULATOR.md, "Speed"): a generated din trace of 3 threads
-# (adjacent counters and a queue written by all: true and false sharing;
-# each thread's own array; random references over 16 MiB; fetches; stack
-# traffic; 1 to 32 bytes, some over two lines; runs of 1 to 300 records a
-# thread) simulated by two mtool binaries under eight configurations
+# count (docs/SIMULATOR.md, "Speed"): bench/mp_trace.py's din trace of 3
+# threads (adjacent counters and a queue written by all: true and false
+# sharing; each thread's own array; random references over 16 MiB; fetches;
+# stack traffic; 1 to 32 bytes, some over two lines; runs of 1 to 300
+# records a thread) simulated by two mtool binaries under eight configurations
 # (processors, nodes and placement, shared boundary, replacement,
 # inclusion, prefetch, thread mapping); their JSON reports must be equal
 # byte for byte.  BASE is the mtool before the change (e.g. main's build).

@@ -14,8 +14,12 @@
 #     the same addresses): matmul, linked (PIE), kernels' addressing modes
 #     (rep movsb among them), AVX2 gathers where the CPU has them; matmul
 #     and kernels (rep movsb/stosq, %fs, threads) against Cachegrind;
+#   - several CPUs (sim/fast_mp.c): tests/coherence.sh's hand traces with
+#     and without an I1, bench/mp_trace.py's 3 threads under five
+#     configurations and the random trace on threads, each CPU's coherence
+#     figures against the full simulator's too;
 #   - what the report omits (absent, not zero), options it refuses with one
-#     line, and that it is not stored in the history.
+#     line (nodes > 1 among them), and that it is not stored in the history.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples sh tests/sim_misses_only.sh
 set -u

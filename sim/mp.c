@@ -165,6 +165,7 @@ static mt_sim_machine shared_machine(const mt_sim_machine *m, unsigned from)
     p.d1 = m->lower[from];
     p.d1.inclusion = MT_SIM_NON_INCLUSIVE;
     p.ntlb = 0; /* the CPUs translate; a shared level sees physical lines */
+    p.itlb.present = false;
     p.nlower = m->nlower - from - 1;
     for (unsigned i = 0; i < p.nlower; i++)
         p.lower[i] = m->lower[from + 1 + i];
@@ -829,6 +830,7 @@ void sim_mp_finish(mt_sim *s)
         for (unsigned l = 0; l < mp->nprivate; l++)
             add_level_stats(&s->lv[l].stats, mt_sim_level(mp->cpu[c], l));
         sim_tlb_add_stats(s->tlb, mp->cpu[c]->tlb);
+        sim_tlb_add_stats(s->itlb, mp->cpu[c]->itlb);
     }
     for (unsigned l = 0; l < mp->nprivate; l++) /* coherence taken out of the 3C causes */
         for (int k = 0; k < MT_SIM_NCAUSES; k++) {

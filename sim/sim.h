@@ -364,7 +364,8 @@ const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
 unsigned mt_sim_tlb_count(const mt_sim *s);
 const mt_sim_tlb_stats *mt_sim_tlb(const mt_sim *s, unsigned i);
 uint64_t mt_sim_tlb_page(const mt_sim *s);
-/* The instruction TLB's level and figures, NULL when it is not simulated. */
+/* The instruction TLB's level and figures, NULL when it is not simulated
+ * or translated no fetch (a trace without fetches: a traced run's). */
 const mt_sim_tlb_stats *mt_sim_itlb(const mt_sim *s);
 /* Tallies, sorted by (code, data), (level, evictor, victim), (level, data),
  * (level, code):

@@ -116,4 +116,7 @@ const mt_sim_tlb_stats *mt_sim_tlb(const mt_sim *s, unsigned i) { return &s->tlb
 
 uint64_t mt_sim_tlb_page(const mt_sim *s) { return s->tlb ? 1ull << s->tlb->page_shift : 0; }
 
-const mt_sim_tlb_stats *mt_sim_itlb(const mt_sim *s) { return s->itlb ? &s->itlb->lv[0].stats : NULL; }
+const mt_sim_tlb_stats *mt_sim_itlb(const mt_sim *s)
+{
+    return s->itlb && s->itlb->lv[0].stats.refs ? &s->itlb->lv[0].stats : NULL;
+}

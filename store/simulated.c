@@ -69,61 +69,74 @@ static int insert_sim_run(mt_store *s, const mt_store_sim *sim, int64_t run, mt_
     return rc;
 }
 
-static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+/* Binds row i of `rows` from column 3 on (1 and 2: the run, the position). */
+typedef void bind_row_fn(sqlite3_stmt *st, const void *rows, size_t i);
+
+/* n rows of a run by position (0 first), each bound by `bind`; `what` names
+ * a row in an error. */
+static int insert_positions(mt_store *s, const char *sql, int64_t run, const void *rows, size_t n,
+                            bind_row_fn *bind, const char *what, mt_error *err)
 {
     sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_levels(run_id, position, level, size, ways, line, "
-                            "replacement, inclusion, write_allocate, prefetch, refs, misses, cold, "
-                            "capacity, conflict, evictions, writebacks, lines, bytes_used) "
-                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) != 0)
+    if (mt_store_prepare(s, sql, &st, err) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nlevels; i++) {
-        const mt_store_sim_level *l = &sim->levels[i];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, mt_store_sim_level_name(l->slot), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (int64_t)l->size);
-        sqlite3_bind_int64(st, 5, l->ways);
-        sqlite3_bind_int64(st, 6, l->line);
-        sqlite3_bind_text(st, 7, l->replacement, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 8, l->inclusion, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 9, l->write_allocate);
-        sqlite3_bind_text(st, 10, l->prefetch, -1, SQLITE_STATIC);
-        const uint64_t totals[] = {l->refs, l->misses, l->cause[MT_STORE_COLD],
-                                   l->cause[MT_STORE_CAPACITY], l->cause[MT_STORE_CONFLICT],
-                                   l->evictions, l->writebacks, l->lines, l->bytes_used};
-        for (int k = 0; k < (int)MT_ARRAY_LEN(totals); k++)
-            sqlite3_bind_int64(st, 11 + k, (int64_t)totals[k]);
+        bind(st, rows, i);
         if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a simulated level");
+            rc = mt_store_fail(s, err, what);
         sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
     }
     sqlite3_finalize(st);
     return rc;
 }
 
+static void bind_level(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_sim_level *l = (const mt_store_sim_level *)rows + i;
+    sqlite3_bind_text(st, 3, mt_store_sim_level_name(l->slot), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (int64_t)l->size);
+    sqlite3_bind_int64(st, 5, l->ways);
+    sqlite3_bind_int64(st, 6, l->line);
+    sqlite3_bind_text(st, 7, l->replacement, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, l->inclusion, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 9, l->write_allocate);
+    sqlite3_bind_text(st, 10, l->prefetch, -1, SQLITE_STATIC);
+    const uint64_t totals[] = {l->refs, l->misses, l->cause[MT_STORE_COLD],
+                               l->cause[MT_STORE_CAPACITY], l->cause[MT_STORE_CONFLICT],
+                               l->evictions, l->writebacks, l->lines, l->bytes_used};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(totals); k++)
+        sqlite3_bind_int64(st, 11 + k, (int64_t)totals[k]);
+}
+
+static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+{
+    return insert_positions(s, "INSERT INTO sim_levels(run_id, position, level, size, ways, line, "
+                               "replacement, inclusion, write_allocate, prefetch, refs, misses, "
+                               "cold, capacity, conflict, evictions, writebacks, lines, "
+                               "bytes_used) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            run, sim->levels, sim->nlevels, bind_level, "storing a simulated level",
+                            err);
+}
+
+static void bind_tlb_level(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_sim_tlb_level *l = (const mt_store_sim_tlb_level *)rows + i;
+    sqlite3_bind_text(st, 3, l->name, -1, SQLITE_STATIC);
+    const uint64_t figures[] = {l->entries, l->ways, l->page, l->refs, l->misses};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(figures); k++)
+        sqlite3_bind_int64(st, 4 + k, (int64_t)figures[k]);
+}
+
 static int insert_tlb_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_tlb_levels(run_id, position, level, entries, ways, "
-                            "page, refs, misses) VALUES (?,?,?,?,?,?,?,?)", &st, err) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->ntlb_levels; i++) {
-        const mt_store_sim_tlb_level *l = &sim->tlb_levels[i];
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, l->name, -1, SQLITE_STATIC);
-        const uint64_t figures[] = {l->entries, l->ways, l->page, l->refs, l->misses};
-        for (int k = 0; k < (int)MT_ARRAY_LEN(figures); k++)
-            sqlite3_bind_int64(st, 4 + k, (int64_t)figures[k]);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a simulated TLB level");
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return insert_positions(s, "INSERT INTO sim_tlb_levels(run_id, position, level, entries, "
+                               "ways, page, refs, misses) VALUES (?,?,?,?,?,?,?,?)",
+                            run, sim->tlb_levels, sim->ntlb_levels, bind_tlb_level,
+                            "storing a simulated TLB level", err);
 }
 
 /* A level slot's figures of a code or data object: misses by cause, lines
@@ -324,60 +337,48 @@ static mt_store_saving col_saving(sqlite3_stmt *st, int col)
     return v;
 }
 
+static void bind_remedy(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_remedy *r = (const mt_store_remedy *)rows + i;
+    sqlite3_bind_text(st, 3, r->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->text, -1, SQLITE_STATIC);
+    bind_saving(st, 5, &r->saved);
+}
+
 static int insert_remedies(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_remedies(run_id, position, kind, remedy, "
-                            SAVED_COLUMNS ") VALUES (?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nremedies; i++) {
-        const mt_store_remedy *r = &sim->remedies[i];
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, r->kind, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, r->text, -1, SQLITE_STATIC);
-        bind_saving(st, 5, &r->saved);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a what-if remedy");
-        sqlite3_reset(st);
+    return insert_positions(s, "INSERT INTO sim_remedies(run_id, position, kind, remedy, "
+                               SAVED_COLUMNS ") VALUES (?,?,?,?," SAVED_VALUES ")",
+                            run, sim->remedies, sim->nremedies, bind_remedy,
+                            "storing a what-if remedy", err);
+}
+
+static void bind_problem(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_problem *p = (const mt_store_problem *)rows + i;
+    sqlite3_bind_text(st, 3, p->code, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, p->data, -1, SQLITE_STATIC);
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        mt_store_bind_count(st, 5 + l, p->misses[l]);
+    sqlite3_bind_int64(st, 10, (int64_t)p->true_sharing);
+    sqlite3_bind_int64(st, 11, (int64_t)p->false_sharing);
+    sqlite3_bind_int64(st, 12, (int64_t)p->remote);
+    mt_store_bind_real(st, 13, p->cycles);
+    if (p->remedy >= 0) { /* no proposal: the saving stays NULL */
+        sqlite3_bind_int64(st, 14, p->remedy);
+        bind_saving(st, 15, &p->saved);
     }
-    sqlite3_finalize(st);
-    return rc;
 }
 
 static int insert_problems(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_problems(run_id, position, code, data, i1_misses, "
-                            "d1_misses, l2_misses, l3_misses, l4_misses, true_sharing, "
-                            "false_sharing, remote, cycles, remedy, " SAVED_COLUMNS ") VALUES "
-                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nproblems; i++) {
-        const mt_store_problem *p = &sim->problems[i];
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, p->code, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, p->data, -1, SQLITE_STATIC);
-        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
-            mt_store_bind_count(st, 5 + l, p->misses[l]);
-        sqlite3_bind_int64(st, 10, (int64_t)p->true_sharing);
-        sqlite3_bind_int64(st, 11, (int64_t)p->false_sharing);
-        sqlite3_bind_int64(st, 12, (int64_t)p->remote);
-        mt_store_bind_real(st, 13, p->cycles);
-        if (p->remedy >= 0) { /* no proposal: the saving stays NULL */
-            sqlite3_bind_int64(st, 14, p->remedy);
-            bind_saving(st, 15, &p->saved);
-        }
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a what-if problem");
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return insert_positions(s, "INSERT INTO sim_problems(run_id, position, code, data, "
+                               "i1_misses, d1_misses, l2_misses, l3_misses, l4_misses, "
+                               "true_sharing, false_sharing, remote, cycles, remedy, "
+                               SAVED_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                               SAVED_VALUES ")",
+                            run, sim->problems, sim->nproblems, bind_problem,
+                            "storing a what-if problem", err);
 }
 
 static void read_remedy(sqlite3_stmt *st, mt_store_remedy *r)

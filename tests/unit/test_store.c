@@ -518,23 +518,35 @@ static void test_migration_from_v6(const char *dir)
     free(path);
 }
 
+/* A history at `path` holding one counted run, made version `version`
+ * by `drop` (SQL taking out what later versions added): true when made. */
+static bool older_history(const char *path, const char *tag, const char *drop, int version)
+{
+    mt_error err;
+    mt_store_build b = synthetic_build(3, tag);
+    mt_store_figures figs[6];
+    mt_store_run r;
+    int64_t id;
+    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
+    free_build(&b);
+    char *sql = mt_xasprintf("BEGIN; %sPRAGMA user_version = %d; COMMIT", drop, version);
+    char want[16];
+    snprintf(want, sizeof want, "%d", version);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    free(sql);
+    return id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", want);
+}
+
 /* A version-7 file (no per-thread view, no MPI ranks) becomes version 10:
  * sim_threads, run_ranks and rank_figures made, empty, its run kept. */
 static void test_migration_from_v7(const char *dir)
 {
     char *path = mt_xasprintf("%s/v7.db", dir);
     mt_error err;
-    mt_store_build b = synthetic_build(3, "c7");
-    mt_store_figures figs[6];
-    mt_store_run r;
-    int64_t id;
-    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_8_TABLE "PRAGMA user_version = 7; COMMIT",
-                          NULL, NULL, NULL);
-    sqlite3_close(db);
-    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "7") &&
+    CHECK(older_history(path, "c7", DROP_VERSION_8_TABLE, 7) &&
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'sim_threads'", "0"),
           "migrate: a version-7 history with a run made");
     mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -549,7 +561,6 @@ static void test_migration_from_v7(const char *dir)
           s ? "" : err.msg);
     free(t);
     mt_store_close(s);
-    free_build(&b);
     free(path);
 }
 
@@ -559,17 +570,7 @@ static void test_migration_from_v9(const char *dir)
 {
     char *path = mt_xasprintf("%s/v9.db", dir);
     mt_error err;
-    mt_store_build b = synthetic_build(3, "c9");
-    mt_store_figures figs[6];
-    mt_store_run r;
-    int64_t id;
-    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_10_TLB "PRAGMA user_version = 9; COMMIT",
-                          NULL, NULL, NULL);
-    sqlite3_close(db);
-    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "9") &&
+    CHECK(older_history(path, "c9", DROP_VERSION_10_TLB, 9) &&
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'sim_tlb_levels'",
                        "0"),
           "migrate: a version-9 history with a run made");
@@ -586,7 +587,6 @@ static void test_migration_from_v9(const char *dir)
           "kept (%s)", s ? "" : err.msg);
     free(t);
     mt_store_close(s);
-    free_build(&b);
     free(path);
 }
 

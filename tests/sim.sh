@@ -361,6 +361,28 @@ for bin in "$SAMPLES/matmul-gcc-O2-nopie" "$SAMPLES/linked-gcc-O2-nopie"; do
     cross_check "$bin" $GEOMETRY
 done
 
+# The ITLB on a real program's fetches: matmul's lackey trace (the loader,
+# libc and the binary, whose code spans many pages) through 4 entries of 2
+# ways, against an independent replay (tests/itlb_oracle.py); every miss
+# lands on a code object.
+lackey="$OUT/matmul-gcc-O2-nopie.lackey"
+if [ -s "$lackey" ] &&
+    "$MTOOL" sim --trace "$lackey" --format lackey --binary "$SAMPLES/matmul-gcc-O2-nopie" \
+        --no-store --ITLB=4,2 --json -o "$OUT/itlb.json" 2> "$OUT/err"; then
+    want=$(python3 "$(dirname "$0")/itlb_oracle.py" "$lackey" 4 2)
+    got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["itlb"]["refs"], d["itlb"]["misses"], sum(c["itlb_misses"] for c in d["code_objects"]))' \
+        "$OUT/itlb.json")
+    if [ "$got" = "$want ${want#* }" ]; then
+        ok "sim: ITLB on matmul's lackey trace: $want translations, misses as replayed apart"
+    else
+        fail "sim: ITLB on matmul's lackey trace: got '$got', replayed '$want'"
+    fi
+else
+    fail "sim: ITLB on matmul's lackey trace: $(head -1 "$OUT/err")"
+fi
+
 # --- samples of known behaviour (samples/walks.c, chase.c, aos.c, reuse.c) ---
 # PIE builds, sized for this simulated geometry (not this machine's caches):
 # their Cachegrind cross-check, then the miss causes, spatial and temporal

@@ -187,8 +187,8 @@ check "the version-3 file as made: version 3 ($v3_version), 25 figures, count ru
 python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1])
 for r in c.execute("SELECT run_id, site_id, entries, iterations, instructions, memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures ORDER BY 1, 2"): print(*r)' "$W/v3.db" > "$W/v3.migrated"
-check "migrated (to version 9): entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
-    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 9 && diff $W/v3.expected $W/v3.migrated"
+check "migrated (to version 10): entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
+    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 10 && diff $W/v3.expected $W/v3.migrated"
 check "migrated: integrity ok, figures still indexed by run" \
     "test \"\$(\"$MTOOL\" history --db $W/v3.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 1 '"
 "$MTOOL" history --db "$W/v3.db" show 1 > "$W/v3.show"
@@ -442,8 +442,8 @@ before_version=$(v4_version)
 v4_rows > "$W/v4.after"
 check "the version-4 file as made: version 4 ($before_version), 3 runs (count, count, time), 24 figures" \
     "test '$before_version' = 4 && test \$(grep -c '^figures ' $W/v4.before) = 24 && test \$(grep -c '^runs ' $W/v4.before) = 3 && test \$(grep -c 'mtool count\\|mtool time' $W/v4.list) = 3"
-check "migrated to version 9: every figure, object, site and run kept as it was, no run with a run directory" \
-    "! test -s $W/e && test \$(v4_version) = 9 && cmp -s $W/v4.before $W/v4.after && test \"\$(\"$MTOOL\" history --db $W/v4.db sql 'SELECT count(*) FROM runs WHERE rundir IS NOT NULL OR rundir_stamp IS NOT NULL OR predicted_cycles IS NOT NULL' | tail -1)\" = 0"
+check "migrated to version 10: every figure, object, site and run kept as it was, no run with a run directory" \
+    "! test -s $W/e && test \$(v4_version) = 10 && cmp -s $W/v4.before $W/v4.after && test \"\$(\"$MTOOL\" history --db $W/v4.db sql 'SELECT count(*) FROM runs WHERE rundir IS NOT NULL OR rundir_stamp IS NOT NULL OR predicted_cycles IS NOT NULL' | tail -1)\" = 0"
 check "migrated: integrity ok, the simulated tables there and empty" \
     "test \"\$(\"$MTOOL\" history --db $W/v4.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sim_figures; SELECT count(*) FROM sim_runs; SELECT count(*) FROM data_sites\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 0 0 0 '"
 MTOOL_HISTORY="$W/v4.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/loops" 7 1000 > /dev/null 2>&1

@@ -375,7 +375,7 @@ d = json.load(open(sys.argv[1]))
 print(d["itlb"]["refs"], d["itlb"]["misses"], sum(c["itlb_misses"] for c in d["code_objects"]))' \
         "$OUT/itlb.json")
     if [ "$got" = "$want ${want#* }" ]; then
-        ok "sim: ITLB on matmul's lackey trace: $want translations, misses as replayed apart"
+        ok "sim: ITLB on matmul's lackey trace: translations and misses ($want) as replayed apart"
     else
         fail "sim: ITLB on matmul's lackey trace: got '$got', replayed '$want'"
     fi

@@ -459,6 +459,10 @@ int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVE
  * 0x80000005 and 0x80000006; Intel: leaf 0x18), at most `max`, first level
  * first: how many it told (0 on another CPU, or a hypervisor hiding them). */
 int mt_tlb_from_cpuid(mt_tlb_level *out, int max);
+/* The first-level instruction TLB of 4 KiB pages as cpuid tells it
+ * (Intel's leaf 0x18 instruction or unified level 1, AMD's leaf
+ * 0x80000005): 1 with *out, 0 when cpuid does not say. */
+int mt_itlb_from_cpuid(mt_tlb_level *out);
 /* "L1", "L2", "L3", "L4", "memory": the names the profile's latency lines use. */
 const char *mt_mem_level_name(int level);
 

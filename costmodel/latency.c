@@ -563,9 +563,13 @@ static int tlb_amd(mt_tlb_level *out, int max)
     return n;
 }
 
-/* Intel's leaf 0x18: the data (1), unified (3) or load-only (4) TLBs of
- * 4 KiB pages, by level. */
-static int tlb_intel(mt_tlb_level *out, int max)
+/* Intel's leaf 0x18 TLB types (its EDX bits 4:0). */
+#define INTEL_DATA_TLBS (1u << 1 | 1u << 3 | 1u << 4) /* data, unified, load-only */
+#define INTEL_INSTRUCTION_TLBS (1u << 2 | 1u << 3)    /* instruction, unified */
+
+/* Intel's leaf 0x18: the TLBs of 4 KiB pages of the types `types` marks,
+ * by level. */
+static int tlb_intel(mt_tlb_level *out, int max, unsigned types)
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d) || a < 0x18)
@@ -576,7 +580,7 @@ static int tlb_intel(mt_tlb_level *out, int max)
     for (unsigned i = 0; i <= subleaves && i < 64; i++) {
         __cpuid_count(0x18, i, a, b, c, d);
         unsigned type = d & 0x1f, level = (d >> 5) & 7;
-        if (!(b & 1) || (type != 1 && type != 3 && type != 4) || level < 1 ||
+        if (!(b & 1) || type > 31 || !(types >> type & 1) || level < 1 ||
             level > MT_TLB_LEVELS || found[level].entries)
             continue;
         uint32_t ways = b >> 16, entries = ways * c;
@@ -595,7 +599,26 @@ int mt_tlb_from_cpuid(mt_tlb_level *out, int max)
     if (!__get_cpuid(0, &a, &b, &c, &d))
         return 0;
     bool intel = b == 0x756e6547; /* "Genu" */
-    return intel ? tlb_intel(out, max) : tlb_amd(out, max);
+    return intel ? tlb_intel(out, max, INTEL_DATA_TLBS) : tlb_amd(out, max);
+}
+
+int mt_itlb_from_cpuid(mt_tlb_level *out)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    if (b == 0x756e6547) /* "Genu" */
+        return tlb_intel(out, 1, INTEL_INSTRUCTION_TLBS);
+    if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000005)
+        return 0;
+    /* AMD's leaf 0x80000005 EBX: the L1 instruction TLB of 4 KiB pages,
+     * entries in bits 7:0, ways in 15:8 (0xff: fully associative). */
+    __cpuid(0x80000005, a, b, c, d);
+    uint32_t entries = b & 0xff, code = (b >> 8) & 0xff;
+    if (!entries || !code)
+        return 0;
+    *out = (mt_tlb_level){entries, code == 0xff ? entries : code};
+    return entries % out->ways == 0;
 }
 
 const char *mt_mem_level_name(int level)

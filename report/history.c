@@ -151,7 +151,11 @@ static int load_trend(mt_store *s, mt_report_history *h, size_t i, int64_t objec
         const mt_store_object_row *o = &rows[k];
         mt_report_point p = {o->run, o->measured_cycles, o->predicted_cycles, o->overhead_cycles,
                              o->memory_ops == MT_STORE_NO_COUNT ? NAN : (double)o->memory_ops,
-                             mt_store_sim_misses(o, MT_STORE_SIM_LL, -1), {0}};
+                             mt_store_sim_misses(o, MT_STORE_SIM_LL, -1), {0},
+                             mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_TLB,
+                                                                        MT_STORE_PAGE_WALKS, -1}),
+                             mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_TLB,
+                                                                        MT_STORE_ITLB_MISSES, -1})};
         for (unsigned f = 0; f < MT_STORE_NMP; f++)
             p.mp[f] = mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_MP, f, -1});
         if (o->run <= h->run && !o->data_kind)

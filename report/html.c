@@ -307,7 +307,8 @@ static const char *metric_key(mt_store_metric m)
 
 /* Per object, per run: [run, measured, predicted, overhead, memops,
  * ll_misses, then the processors' figures in store.h's order (true_sharing
- * ... three_hop_refs)], null where the run has no such figure. */
+ * ... three_hop_refs), page_walks, itlb_misses], null where the run has no
+ * such figure. */
 static void write_trends(FILE *fp, const mt_report_history *h)
 {
     fputs(",\"trend\":[", fp);
@@ -329,6 +330,10 @@ static void write_trends(FILE *fp, const mt_report_history *h)
                 fputc(',', fp);
                 mt_report_json_count(fp, p->mp[f]);
             }
+            fputc(',', fp);
+            mt_report_json_count(fp, p->page_walks);
+            fputc(',', fp);
+            mt_report_json_count(fp, p->itlb_misses);
             fputc(']', fp);
         }
         fputc(']', fp);

@@ -167,6 +167,10 @@
                                                           : ''},
     {key: 'll_misses', label: 'LL misses', text: o => num(o.ll_misses),
      shown: () => objects.some(o => known(o.ll_misses))},
+    {key: 'page_walks', label: 'page walks', text: o => num(o.page_walks),
+     shown: () => objects.some(o => known(o.page_walks))},
+    {key: 'itlb_misses', label: 'ITLB misses', text: o => num(o.itlb_misses),
+     shown: () => objects.some(o => known(o.itlb_misses))},
   ].filter(c => !c.shown || c.shown());
   let sortKey = 'overhead', sortDescending = true, tableOrder = [];
 
@@ -428,6 +432,11 @@
       row('\u2003in its calls', num(o.memops - o.memops_own) + ' (' + o.calls + ' call sites ran)');
     }
     if (known(o.ll_misses)) row('last-level misses (simulated)', num(o.ll_misses));
+    if (known(o.page_walks))
+      row('data TLB misses (simulated)', ['tlb1_misses', 'tlb2_misses'].filter(k => known(o[k]))
+        .map((k, i) => 'TLB' + (i + 1) + ' ' + num(o[k])).join(', ') + '; page walks ' +
+        num(o.page_walks) + (known(o.walk_cycles) ? ' (' + num(o.walk_cycles) + ' cycles)' : ''));
+    if (known(o.itlb_misses)) row('ITLB misses (simulated)', num(o.itlb_misses));
     row('extra cycles / mem op', fixed(o.extra, 2));
     info.appendChild(dl);
     if (o.library)
@@ -984,8 +993,8 @@
    * cycles, a counted run's memory operations (shown when a run without
    * cycles has them: a timed run's are pass 1's counts again), a simulated
    * run's last-level misses, a run of more than one CPU's coherence misses
-   * and events and where its references were served.  [class, index in a
-   * point, unit]. */
+   * and events and where its references were served, a simulated TLB's page
+   * walks and ITLB misses.  [class, index in a point, unit]. */
   const trendGroups = [
     {series: [['measured', 1], ['predicted', 2], ['overhead', 3]], unit: 'cycles',
      shown: pts => pts.some(p => p[1] !== null)},
@@ -997,6 +1006,8 @@
      shown: pts => pts.some(p => p[6] !== null)},
     {series: [['local', 11], ['remote', 12], ['remote-dirty', 13], ['three-hop', 14]],
      unit: 'references served past the node', shown: pts => pts.some(p => p[11] !== null)},
+    {series: [['walks', 15], ['itlb', 16]], unit: 'page walks and ITLB misses',
+     shown: pts => pts.some(p => p[15] !== null || p[16] !== null)},
   ];
 
   /* One object's runs as a small chart of one group's series (x: the runs

@@ -70,6 +70,7 @@ typedef struct {
     double memops;            /* pass 1's memory operations (NAN: a simulated run) */
     double ll_misses;         /* the run's last-level misses (NAN: not simulated) */
     double mp[MT_STORE_NMP];  /* a run of cpus > 1: its processors' figures (NAN: else) */
+    double page_walks, itlb_misses; /* a simulated TLB's (NAN: none) */
 } mt_report_point;
 
 /* The reported run in the history (history.c): run 0 and `why` when it is

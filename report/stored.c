@@ -157,6 +157,14 @@ static void write_objects(FILE *fp, const mt_report_stored *st, const int *file_
         mt_report_json_key_number(fp, "overhead", o->overhead_cycles);
         mt_report_json_key_number(fp, "extra", memops > 0 ? o->overhead_cycles / memops : NAN);
         mt_report_json_key_count(fp, "ll_misses", mt_store_sim_misses(o, MT_STORE_SIM_LL, -1));
+        for (unsigned k = 0; k < MT_STORE_NTLB; k++) /* tlb1_misses ... itlb_misses */
+            mt_report_json_key_count(fp, mt_store_tlb_name(k),
+                                     mt_store_metric_value(o, (mt_store_metric){MT_METRIC_SIM_TLB,
+                                                                                 k, -1}));
+        mt_report_json_key_number(fp, mt_store_tlb_name(MT_STORE_WALK_CYCLES),
+                                  mt_store_metric_value(o, (mt_store_metric){
+                                                               MT_METRIC_SIM_TLB,
+                                                               MT_STORE_WALK_CYCLES, -1}));
         fprintf(fp, ",\"file\":%d,\"first\":%u,\"last\":%u,\"hot\":%u,\"disasm\":-1}", file_of[i],
                 o->line, o->line, o->line);
         free(name);

@@ -141,6 +141,7 @@ struct mt_sim {
     struct sim_log *log;      /* non-NULL: references recorded for what-if replays */
     struct sim_tlb *tlb;      /* non-NULL: the data TLB (tlb.c); with cpus > 1 only the
                                  CPUs' sums, each CPU's hierarchy translating */
+    struct sim_tlb *itlb;     /* non-NULL: the instruction TLB (tlb.c), likewise */
     struct sim_fast_mp *fast_mp; /* non-NULL: a misses-only simulator of cpus > 1 */
 };
 
@@ -361,12 +362,14 @@ void sim_log_ref(mt_sim *s, uint64_t addr, uint32_t size, mt_sim_kind kind, uint
 void sim_log_flush(mt_sim *s);
 void sim_log_free(struct sim_log *log);
 
-/* The data TLB (tlb.c): its state for a machine (NULL without TLB
- * levels), the translations of one data reference tallied into p, the
+/* The TLBs (tlb.c): the data TLB's state for a machine (NULL without TLB
+ * levels), the instruction TLB's (NULL without ITLB); the translations of
+ * one reference, each level's misses tallied into misses[level]; the
  * figures of another TLB of the same levels added (a CPU's, mp.c). */
 struct sim_tlb *sim_tlb_new(const mt_sim_machine *m);
+struct sim_tlb *sim_itlb_new(const mt_sim_machine *m);
 void sim_tlb_free(struct sim_tlb *t);
-void sim_tlb_access(struct sim_tlb *t, uint64_t addr, uint32_t size, mt_sim_pair *p);
+void sim_tlb_access(struct sim_tlb *t, uint64_t addr, uint32_t size, uint64_t *misses);
 void sim_tlb_add_stats(struct sim_tlb *to, const struct sim_tlb *from);
 
 /* Nodes (numa.c): the settings machine.c hands on (sim.h's keys nodes,

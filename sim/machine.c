@@ -38,10 +38,12 @@ void mt_sim_machine_init(mt_sim_machine *m)
     m->page = 4096;
     for (unsigned i = 0; i < MT_SIM_MAX_TLB; i++)
         snprintf(m->tlb[i].name, sizeof m->tlb[i].name, "TLB%u", i + 1);
+    snprintf(m->itlb.name, sizeof m->itlb.name, "ITLB");
     m->tlb_page = 4096;
 }
 
-/* This machine's data TLB for 4 KiB pages, as cpuid tells it. */
+/* This machine's data and instruction TLBs for 4 KiB pages, as cpuid
+ * tells them. */
 static void tlb_from_cpuid(mt_sim_machine *m)
 {
     mt_tlb_level levels[MT_SIM_MAX_TLB];
@@ -50,6 +52,12 @@ static void tlb_from_cpuid(mt_sim_machine *m)
         m->tlb[i].present = true;
         m->tlb[i].entries = levels[i].entries;
         m->tlb[i].ways = levels[i].ways;
+    }
+    mt_tlb_level itlb;
+    if (mt_itlb_from_cpuid(&itlb)) {
+        m->itlb.present = true;
+        m->itlb.entries = itlb.entries;
+        m->itlb.ways = itlb.ways;
     }
 }
 
@@ -365,9 +373,32 @@ static int set_processors(mt_sim_machine *m, const char *key, const char *value,
     return 0;
 }
 
-/* TLB1 | TLB2 = ENTRIES,WAYS or none; tlb_page = SIZE. */
+/* d's ENTRIES,WAYS from `value` (key: for the error). */
+static int set_tlb_geometry(mt_sim_tlb_desc *d, const char *key, const char *value,
+                            mt_error *err)
+{
+    char buf[64], extra;
+    unsigned entries, ways;
+    snprintf(buf, sizeof buf, "%s", value);
+    if (sscanf(buf, "%u,%u%c", &entries, &ways, &extra) != 2 || !entries || !ways ||
+        entries > 65536 || entries % ways) {
+        mt_error_set(err, "%s: expected ENTRIES,WAYS: whole numbers, ENTRIES at most 65536 and "
+                          "a multiple of WAYS", key);
+        return -1;
+    }
+    d->present = true;
+    d->entries = entries;
+    d->ways = ways;
+    return 0;
+}
+
+/* TLB1 | TLB2 | ITLB = ENTRIES,WAYS or none; tlb_page = SIZE. */
 static int set_tlb(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
 {
+    if (!strcmp(key, "ITLB")) {
+        m->itlb.present = false;
+        return strcmp(value, "none") ? set_tlb_geometry(&m->itlb, key, value, err) : 0;
+    }
     if (!strcmp(key, "tlb_page")) {
         uint64_t page = parse_size(value);
         if (page < 4096 || (page & (page - 1))) {
@@ -388,18 +419,8 @@ static int set_tlb(mt_sim_machine *m, const char *key, const char *value, mt_err
         mt_error_set(err, "%s: TLB%u comes first", key, i);
         return -1;
     }
-    char buf[64], extra;
-    unsigned entries, ways;
-    snprintf(buf, sizeof buf, "%s", value);
-    if (sscanf(buf, "%u,%u%c", &entries, &ways, &extra) != 2 || !entries || !ways ||
-        entries > 65536 || entries % ways) {
-        mt_error_set(err, "%s: expected ENTRIES,WAYS: whole numbers, ENTRIES at most 65536 and "
-                          "a multiple of WAYS", key);
+    if (set_tlb_geometry(&m->tlb[i], key, value, err) != 0)
         return -1;
-    }
-    m->tlb[i].present = true;
-    m->tlb[i].entries = entries;
-    m->tlb[i].ways = ways;
     if (m->ntlb < i + 1)
         m->ntlb = i + 1;
     return 0;
@@ -407,7 +428,8 @@ static int set_tlb(mt_sim_machine *m, const char *key, const char *value, mt_err
 
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err)
 {
-    if (!strcmp(key, "TLB1") || !strcmp(key, "TLB2") || !strcmp(key, "tlb_page"))
+    if (!strcmp(key, "TLB1") || !strcmp(key, "TLB2") || !strcmp(key, "ITLB") ||
+        !strcmp(key, "tlb_page"))
         return set_tlb(m, key, value, err);
     if (!strcmp(key, "straddle")) {
         if (strcmp(value, "access") && strcmp(value, "line")) {
@@ -481,6 +503,7 @@ void mt_sim_machine_cachegrind(mt_sim_machine *m)
     for (unsigned i = 0; i < MT_SIM_MAX_TLB; i++)
         m->tlb[i].present = false;
     m->ntlb = 0;
+    m->itlb.present = false;
 }
 
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
@@ -579,7 +602,9 @@ void mt_sim_machine_write(FILE *fp, const mt_sim_machine *m)
     for (unsigned i = 0; i < m->ntlb; i++) /* none: a description as it was before the TLB */
         fprintf(fp, "%s = %" PRIu32 ",%" PRIu32 "\n", m->tlb[i].name, m->tlb[i].entries,
                 m->tlb[i].ways);
-    if (m->ntlb && m->tlb_page != 4096)
+    if (m->itlb.present)
+        fprintf(fp, "ITLB = %" PRIu32 ",%" PRIu32 "\n", m->itlb.entries, m->itlb.ways);
+    if ((m->ntlb || m->itlb.present) && m->tlb_page != 4096)
         fprintf(fp, "tlb_page = %" PRIu64 "\n", m->tlb_page);
     sim_numa_write(fp, m);
 }

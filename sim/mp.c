@@ -159,6 +159,7 @@ bool sim_mp_machines(const mt_sim_machine *m, mt_sim_machine *cpu, mt_sim_machin
     shared->d1 = m->lower[from];
     shared->d1.inclusion = MT_SIM_NON_INCLUSIVE;
     shared->ntlb = 0; /* the CPUs translate; a shared level sees physical lines */
+    shared->itlb.present = false;
     shared->nlower = m->nlower - from - 1;
     for (unsigned i = 0; i < shared->nlower; i++)
         shared->lower[i] = m->lower[from + 1 + i];
@@ -835,6 +836,7 @@ void sim_mp_finish(mt_sim *s)
         for (unsigned l = 0; l < mp->nprivate; l++)
             sim_add_level_stats(&s->lv[l].stats, mt_sim_level(mp->cpu[c], l));
         sim_tlb_add_stats(s->tlb, mp->cpu[c]->tlb);
+        sim_tlb_add_stats(s->itlb, mp->cpu[c]->itlb);
     }
     for (unsigned l = 0; l < mp->nprivate; l++) /* coherence taken out of the 3C causes */
         for (int k = 0; k < MT_SIM_NCAUSES; k++) {

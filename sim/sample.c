@@ -171,7 +171,8 @@ void mt_sim_set_sample(mt_sim *s, const mt_sim_sample *smp)
     if (smp->mode == MT_SIM_EXACT)
         return;
     sim_tlb_free(s->tlb); /* sampled sets or periods say nothing of the pages' reuse */
-    s->tlb = NULL;
+    sim_tlb_free(s->itlb);
+    s->tlb = s->itlb = NULL;
     struct sim_sampler *sm = mt_xcalloc(1, sizeof *sm);
     sm->cfg = *smp;
     uint32_t longest = 0;

@@ -75,6 +75,7 @@ mt_sim *mt_sim_new(const mt_sim_machine *m)
 {
     mt_sim *s = sim_describe(m);
     s->tlb = sim_tlb_new(m);
+    s->itlb = sim_itlb_new(m);
     if (m->cpus > 1) {
         sim_mp_new(s, m);
         return s;
@@ -107,6 +108,7 @@ void mt_sim_free(mt_sim *s)
     sim_mp_free(s->mp);
     sim_log_free(s->log);
     sim_tlb_free(s->tlb);
+    sim_tlb_free(s->itlb);
     for (unsigned i = 0; i < s->nlevels; i++) {
         sim_level *L = &s->lv[i];
         free(L->tags);
@@ -735,7 +737,9 @@ __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_
         p = pair_of(s, code, data);
     p->refs++;
     if (s->tlb && kind != MT_SIM_IFETCH)
-        sim_tlb_access(s->tlb, addr, size, p);
+        sim_tlb_access(s->tlb, addr, size, p->tlb_misses);
+    if (s->itlb && kind == MT_SIM_IFETCH)
+        sim_tlb_access(s->itlb, addr, size, &p->itlb_misses);
     int top = kind == MT_SIM_IFETCH && s->i1 >= 0 ? s->i1 : s->d1;
     level_access(s, top, addr, size, kind, data, p);
     place_victims(s);
@@ -879,6 +883,7 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n)
                 t[nt - 1].misses[l] += p[i].misses[l][c];
         for (unsigned l = 0; l < MT_SIM_MAX_TLB; l++)
             t[nt - 1].tlb_misses[l] += p[i].tlb_misses[l];
+        t[nt - 1].itlb_misses += p[i].itlb_misses;
     }
     free(s->sorted[3]);
     s->sorted[3] = t;

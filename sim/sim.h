@@ -148,9 +148,14 @@ typedef enum {
  *    the page is walked; every level that missed is filled (TLB2 holds
  *    what TLB1 evicted only when it holds it anyway: non-inclusive).  The
  *    last level's misses are the page walks.
- *  - Instruction fetches go through no data TLB (no instruction TLB is
- *    modelled).  TLB misses are tallied per (code, data) pair beside the
- *    cache misses, and per level (refs, misses).
+ *  - Instruction fetches go through no data TLB but through the
+ *    instruction TLB, one level ("ITLB", the first-level instruction TLB;
+ *    same page size, sets and LRU), when the description has one: a fetch
+ *    translates each page it touches like a read.  What an ITLB miss goes
+ *    to (a unified or an instruction second-level TLB, a walk) is not
+ *    modelled: its misses are counted, never charged as walks (stall.c).
+ *  - TLB misses are tallied per (code, data) pair beside the cache misses
+ *    (ITLB misses in the pair of the fetch), and per level (refs, misses).
  *  - With cpus > 1 each CPU has its TLBs (the levels' figures are the
  *    CPUs' sums); the misses-only simulator and the sampled modes simulate
  *    no TLB (their reports show none). */
@@ -179,6 +184,7 @@ typedef struct {
     unsigned nodes;                  /* CPU c on node c * nodes / cpus; each its own shared levels */
     uint64_t page;                   /* bytes, a power of two (default 4 KiB) */
     mt_sim_tlb_desc tlb[MT_SIM_MAX_TLB]; /* the data TLB's levels, ntlb of them */
+    mt_sim_tlb_desc itlb;            /* the instruction TLB ("ITLB"), when present */
     unsigned ntlb;
     uint64_t tlb_page;               /* bytes a translation covers (default 4 KiB) */
     mt_sim_placement placement;
@@ -214,12 +220,13 @@ int mt_sim_machine_read(mt_sim_machine *m, const char *path, mt_error *err);
  *   place = LO-HI=NODE (hex or decimal bytes, HI excluded; up to 16, added);
  *   latency.CLASS = CYCLES (CLASS: mt_sim_served_name's)
  *   TLB1 | TLB2 = ENTRIES,WAYS, or "none": that TLB level and the one below;
- *   tlb_page = SIZE (4K or more, a power of two)
+ *   ITLB = ENTRIES,WAYS, or "none": the instruction TLB;
+ *   tlb_page = SIZE (4K or more, a power of two; the ITLB's too)
  * -1 with "KEY: reason" (the caller adds where it came from). */
 int mt_sim_machine_set(mt_sim_machine *m, const char *key, const char *value, mt_error *err);
 /* Cachegrind's configuration on the levels given: no level between L1 and
  * the last, LRU, write-allocate, non-inclusive, no prefetch, straddle=access,
- * no TLB (Cachegrind has none). */
+ * no TLB nor ITLB (Cachegrind has none). */
 void mt_sim_machine_cachegrind(mt_sim_machine *m);
 /* A description the simulator can run: D1 present, sizes a whole number of
  * sets, lines powers of two, ... -1 with the first problem. */
@@ -260,6 +267,7 @@ typedef struct {
     uint64_t refs;
     uint64_t misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
     uint64_t tlb_misses[MT_SIM_MAX_TLB]; /* translations missed per TLB level */
+    uint64_t itlb_misses;                /* fetches' translations the ITLB missed */
 } mt_sim_pair;
 
 /* Causes of replacement: at `level`, lines of `victim` evicted to make room
@@ -361,6 +369,9 @@ const mt_sim_level_stats *mt_sim_level(const mt_sim *s, unsigned i);
 unsigned mt_sim_tlb_count(const mt_sim *s);
 const mt_sim_tlb_stats *mt_sim_tlb(const mt_sim *s, unsigned i);
 uint64_t mt_sim_tlb_page(const mt_sim *s);
+/* The instruction TLB's level and figures, NULL when it is not simulated
+ * or translated no fetch (a trace without fetches: a traced run's). */
+const mt_sim_tlb_stats *mt_sim_itlb(const mt_sim *s);
 /* Tallies, sorted by (code, data), (level, evictor, victim), (level, data),
  * (level, code):
  * copies, valid until the same accessor is called again or mt_sim_free. */
@@ -376,6 +387,7 @@ typedef struct {
     uint64_t refs;
     uint64_t misses[MT_SIM_MAX_LEVELS];
     uint64_t tlb_misses[MT_SIM_MAX_TLB]; /* the full simulator's; 0 in the misses-only one */
+    uint64_t itlb_misses;                /* likewise */
 } mt_sim_code_tally;
 const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
 

@@ -43,7 +43,10 @@
  * charged serial everywhere took dispatch_chunks's gather to 6.1 times
  * its overhead and link_nodes's to 1.5; overlapped there, 1.10 and 0.35
  * (before the TLB: 0.59 and 0.21; docs/SIMULATOR.md has the others).
- * A miss in TLB1 that TLB2 holds costs a few cycles and is not charged.
+ * A miss in TLB1 that TLB2 holds costs a few cycles and is not charged;
+ * nor is an ITLB miss: the simulated ITLB is one level, what its misses go
+ * to (a unified STLB on Intel, an L2 ITLB on AMD's Zen) is not modelled and
+ * holds most of them, and W is a load's walk, not a fetch's.
  *
  * Why the streaming cost and not the parallelism for regular misses: the
  * prefetchers bring a stream's lines ahead, from memory at the bandwidth's

@@ -1,6 +1,7 @@
-/* sim/tlb.c — the data TLB: translations of the pages a reference touches
- * through up to two set-associative LRU levels, misses tallied per level
- * and per (code, data) pair.  The conventions are sim.h's "the data TLB". */
+/* sim/tlb.c — the TLBs: translations of the pages a reference touches
+ * through set-associative LRU levels, misses tallied per level and per
+ * (code, data) pair: the data TLB's up to two levels, the instruction
+ * TLB's one.  The conventions are sim.h's "the data TLB". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,16 +22,15 @@ struct sim_tlb {
     unsigned page_shift;
 };
 
-struct sim_tlb *sim_tlb_new(const mt_sim_machine *m)
+/* A TLB of the n levels `desc` describes, translating pages of `page` bytes. */
+static struct sim_tlb *tlb_of(const mt_sim_tlb_desc *desc, unsigned n, uint64_t page)
 {
-    if (!m->ntlb)
-        return NULL;
     struct sim_tlb *t = mt_xcalloc(1, sizeof *t);
-    t->n = m->ntlb;
-    t->page_shift = (unsigned)__builtin_ctzll(m->tlb_page);
+    t->n = n;
+    t->page_shift = (unsigned)__builtin_ctzll(page);
     for (unsigned i = 0; i < t->n; i++) {
         tlb_level *L = &t->lv[i];
-        L->desc = m->tlb[i];
+        L->desc = desc[i];
         L->stats.desc = &L->desc;
         L->ways = L->desc.ways;
         L->sets = L->desc.entries / L->ways;
@@ -38,6 +38,16 @@ struct sim_tlb *sim_tlb_new(const mt_sim_machine *m)
         L->stamp = mt_xcalloc(L->desc.entries, sizeof *L->stamp);
     }
     return t;
+}
+
+struct sim_tlb *sim_tlb_new(const mt_sim_machine *m)
+{
+    return m->ntlb ? tlb_of(m->tlb, m->ntlb, m->tlb_page) : NULL;
+}
+
+struct sim_tlb *sim_itlb_new(const mt_sim_machine *m)
+{
+    return m->itlb.present ? tlb_of(&m->itlb, 1, m->tlb_page) : NULL;
 }
 
 void sim_tlb_free(struct sim_tlb *t)
@@ -72,8 +82,8 @@ static bool tlb_lookup_fill(tlb_level *L, uint64_t page)
 }
 
 /* One translation: down the levels until one holds the page; each level
- * that missed now holds it. */
-static void translate(struct sim_tlb *t, uint64_t page, mt_sim_pair *p)
+ * that missed now holds it, its miss tallied in misses[level]. */
+static void translate(struct sim_tlb *t, uint64_t page, uint64_t *misses)
 {
     for (unsigned i = 0; i < t->n; i++) {
         tlb_level *L = &t->lv[i];
@@ -81,15 +91,15 @@ static void translate(struct sim_tlb *t, uint64_t page, mt_sim_pair *p)
         if (tlb_lookup_fill(L, page))
             return;
         L->stats.misses++;
-        p->tlb_misses[i]++;
+        misses[i]++;
     }
 }
 
-void sim_tlb_access(struct sim_tlb *t, uint64_t addr, uint32_t size, mt_sim_pair *p)
+void sim_tlb_access(struct sim_tlb *t, uint64_t addr, uint32_t size, uint64_t *misses)
 {
     uint64_t first = addr >> t->page_shift, last = (addr + size - 1) >> t->page_shift;
     for (uint64_t page = first; page <= last; page++)
-        translate(t, page, p);
+        translate(t, page, misses);
 }
 
 void sim_tlb_add_stats(struct sim_tlb *to, const struct sim_tlb *from)
@@ -105,3 +115,8 @@ unsigned mt_sim_tlb_count(const mt_sim *s) { return s->tlb ? s->tlb->n : 0; }
 const mt_sim_tlb_stats *mt_sim_tlb(const mt_sim *s, unsigned i) { return &s->tlb->lv[i].stats; }
 
 uint64_t mt_sim_tlb_page(const mt_sim *s) { return s->tlb ? 1ull << s->tlb->page_shift : 0; }
+
+const mt_sim_tlb_stats *mt_sim_itlb(const mt_sim *s)
+{
+    return s->itlb && s->itlb->lv[0].stats.refs ? &s->itlb->lv[0].stats : NULL;
+}

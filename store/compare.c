@@ -66,6 +66,11 @@ double mt_store_metric_value(const mt_store_object_row *o, mt_store_metric m)
     case MT_METRIC_SIM_SPATIAL_USE: return mt_store_sim_spatial_use(o, m.slot);
     case MT_METRIC_SIM_MP:
         return o->sim.present && m.slot < MT_STORE_NMP ? count_value(o->sim.mp[m.slot]) : NAN;
+    case MT_METRIC_SIM_TLB:
+        if (!o->sim.present || m.slot > MT_STORE_NTLB)
+            return NAN;
+        return m.slot == MT_STORE_WALK_CYCLES ? o->sim.tlb.walk_cycles
+                                              : count_value(o->sim.tlb.misses[m.slot]);
     default: return count_value(o->memory_ops);
     }
 }

@@ -310,6 +310,27 @@ static const char *const migrations[MT_STORE_SCHEMA_VERSION] = {
     "  predicted_cycles REAL,\n"
     "  overhead_cycles REAL,\n"
     "  PRIMARY KEY(run_id, site_id, rank)) WITHOUT ROWID;\n",
+    /* 9 -> 10: the simulated TLBs (docs/SIMULATOR.md, "The TLB"): per code
+     * and data object its data TLB misses per level, page walks, ITLB
+     * misses (NULL: no such level, a data object's ITLB, older runs) and
+     * the walks' cycles in the stall estimate (NULL without a machine
+     * profile); sim_tlb_levels, the run's TLB levels and totals.  Added
+     * columns and a new table: nothing is rebuilt. */
+    "ALTER TABLE sim_figures ADD COLUMN tlb1_misses INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN tlb2_misses INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN page_walks INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN itlb_misses INTEGER;\n"
+    "ALTER TABLE sim_figures ADD COLUMN walk_cycles REAL;\n"
+    "CREATE TABLE sim_tlb_levels(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  position INTEGER NOT NULL,\n"
+    "  level TEXT NOT NULL,\n"
+    "  entries INTEGER NOT NULL,\n"
+    "  ways INTEGER NOT NULL,\n"
+    "  page INTEGER NOT NULL,\n"
+    "  refs INTEGER NOT NULL,\n"
+    "  misses INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(run_id, position)) WITHOUT ROWID;\n",
 };
 
 char *mt_store_default_path(void)

@@ -32,6 +32,19 @@
     "f.invalidations, 'interventions', f.interventions, 'upgrades', f.upgrades, "           \
     "'local_refs', f.local_refs, 'remote_refs', f.remote_refs, 'remote_dirty_refs', "      \
     "f.remote_dirty_refs, 'three_hop_refs', f.three_hop_refs) END"
+/* A simulated object's TLB figures (schema 10), those its machine had;
+ * null without a TLB or in an older run. */
+#define JSON_TLB                                                                           \
+    "'tlb', CASE WHEN coalesce(f.page_walks, f.itlb_misses) IS NULL THEN NULL ELSE "       \
+    "json_patch('{}', json_object('tlb1_misses', f.tlb1_misses, 'tlb2_misses', "           \
+    "f.tlb2_misses, 'page_walks', f.page_walks, 'itlb_misses', f.itlb_misses, "            \
+    "'walk_cycles', f.walk_cycles)) END"
+/* A simulated run's TLB levels (schema 10), an empty array without. */
+#define JSON_TLB_LEVELS                                                                    \
+    "'tlb_levels', (SELECT json_group_array(json(x)) FROM (SELECT json_object('level', "   \
+    "t.level, 'entries', t.entries, 'ways', t.ways, 'page', t.page, 'refs', t.refs, "      \
+    "'misses', t.misses) AS x FROM sim_tlb_levels t WHERE t.run_id = r.id "                \
+    "ORDER BY t.position))"
 /* What a remedy saves (sim_remedies' and sim_problems' *_saved columns). */
 #define JSON_SAVED(t)                                                                      \
     "json_object('misses', json_patch('{}', json_object('I1', " t ".i1_saved, 'D1', " t    \
@@ -79,12 +92,12 @@ static const char json_sql[] =
     "'refs', l.refs, 'misses', l.misses, 'cold', l.cold, 'capacity', l.capacity, "
     "'conflict', l.conflict, 'evictions', l.evictions, 'writebacks', l.writebacks, "
     "'lines', l.lines, 'bytes_used', l.bytes_used) AS lv FROM sim_levels l "
-    "WHERE l.run_id = r.id ORDER BY l.position)), "
+    "WHERE l.run_id = r.id ORDER BY l.position)), " JSON_TLB_LEVELS ", "
     "'data_objects', (SELECT json_group_array(json(x)) FROM (SELECT json_object('object', "
     "f.object_id, 'name', d.name, 'kind', d.kind, 'address', d.address, 'size', d.size, "
     "'refs', f.refs, 'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
     "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")), "
-    JSON_PROCESSORS ") AS x "
+    JSON_PROCESSORS ", " JSON_TLB ") AS x "
     "FROM sim_figures f JOIN data_sites d ON d.id = f.data_site_id WHERE f.run_id = r.id "
     "ORDER BY f.object_id)), " JSON_WHAT_IF ", " JSON_THREADS ") END, "
     "'objects', (SELECT json_group_array(json(o)) FROM ("
@@ -96,7 +109,7 @@ static const char json_sql[] =
     "SELECT json_object(" JSON_OBJECT_PLACE ", 'simulated', json_object('refs', f.refs, "
     "'misses', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_MISSES) ")), "
     "'use', json_patch('{}', json_object(" JSON_SLOTS(JSON_SLOT_USE) ")), "
-    JSON_PROCESSORS ")) "
+    JSON_PROCESSORS ", " JSON_TLB ")) "
     "FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = r.id))) "
     "FROM runs r JOIN programs p ON p.id = r.program_id LEFT JOIN sim_runs sr ON sr.run_id = r.id "
     WHERE_SELECTED "ORDER BY r.id";
@@ -120,17 +133,22 @@ static const char json_sql[] =
     "NULL AS true_sharing, NULL AS false_sharing, NULL AS invalidations, "                 \
     "NULL AS interventions, NULL AS upgrades, NULL AS local_refs, NULL AS remote_refs, "   \
     "NULL AS remote_dirty_refs, NULL AS three_hop_refs"
+#define CSV_TLB_NULLS                                                                      \
+    "NULL AS tlb1_misses, NULL AS tlb2_misses, NULL AS page_walks, NULL AS itlb_misses, "  \
+    "NULL AS walk_cycles"
 #define CSV_SIM_FIGURES                                                                    \
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.refs, sr.last_level, "                    \
     SIM_MISS_COLUMNS("f.") ", " CSV_SLOT_USE("i1") ", " CSV_SLOT_USE("d1") ", "            \
-    CSV_SLOT_USE("l2") ", " CSV_SLOT_USE("l3") ", " CSV_SLOT_USE("l4") ", " CSV_MP_COLUMNS
+    CSV_SLOT_USE("l2") ", " CSV_SLOT_USE("l3") ", " CSV_SLOT_USE("l4") ", " CSV_MP_COLUMNS \
+    ", " SIM_TLB_COLUMNS("f.")
 #define CSV_FROM(table)                                                                    \
     " FROM " table " f JOIN sites s ON s.id = f.site_id JOIN runs r ON r.id = f.run_id "  \
     "JOIN programs p ON p.id = r.program_id "
 
 /* One row per run and object; a simulated run's rows have its references,
  * last level, misses per level slot by cause (named as the metrics of
- * `history diff`), line use per slot and the processors' figures (cpus > 1),
+ * `history diff`), line use per slot, the processors' figures (cpus > 1)
+ * and the TLB's,
  * the counts and cycles empty, and
  * the other way round; its data objects' rows come after its code
  * objects', with kind `data`, their name and kind in data_name and
@@ -141,7 +159,7 @@ static const char csv_sql[] =
     "NULL AS last_level, " CSV_SLOT_NULLS("i1") ", " CSV_SLOT_NULLS("d1") ", "
     CSV_SLOT_NULLS("l2") ", " CSV_SLOT_NULLS("l3") ", " CSV_SLOT_NULLS("l4") ", "
     CSV_USE_NULLS("i1") ", " CSV_USE_NULLS("d1") ", " CSV_USE_NULLS("l2") ", "
-    CSV_USE_NULLS("l3") ", " CSV_USE_NULLS("l4") ", " CSV_MP_NULLS
+    CSV_USE_NULLS("l3") ", " CSV_USE_NULLS("l4") ", " CSV_MP_NULLS ", " CSV_TLB_NULLS
     ", NULL AS data_name, NULL AS data_kind"
     CSV_FROM("figures") WHERE_SELECTED "UNION ALL "
     CSV_RUN_AND_OBJECT CSV_SIM_FIGURES ", NULL, NULL"

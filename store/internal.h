@@ -51,6 +51,9 @@ static inline bool mt_store_path_is_region(const char *loop_path)
 /* SQL condition on programs p: ?N is NULL, its name or its path. */
 #define PROGRAM_IS(n) "(?" #n " IS NULL OR p.name = ?" #n " OR p.path = ?" #n ")"
 
+/* The TLB's figures of an object (mt_store_tlb_figure's order, walk_cycles last). */
+#define SIM_TLB_COLUMNS(t) t "tlb1_misses, " t "tlb2_misses, " t "page_walks, " t "itlb_misses, " \
+                           t "walk_cycles"
 /* sim_figures' miss columns, slot by slot (I1, D1, L2, L3, L4), cause by
  * cause (cold, capacity, conflict: mt_store_cause's order), each with the
  * prefix t (a table alias and its dot, or ""). */

@@ -35,11 +35,13 @@
     "f.true_sharing, f.false_sharing, f.invalidations, f.interventions, f.upgrades, "      \
     "f.local_refs, f.remote_refs, f.remote_dirty_refs, f.three_hop_refs"
 #define NO_MP_COLUMNS "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+/* Then the TLB's (SIM_TLB_COLUMNS), NULL in counted runs. */
+#define NO_TLB_COLUMNS "NULL, NULL, NULL, NULL, NULL"
 #define COUNTED_OBJECTS                                                                     \
     OBJECT_PLACE "f.entries, f.instructions, f.memory_ops, f.measured_cycles, "             \
     "f.predicted_cycles, f.overhead_cycles, f.iterations, f.site_id AS site, "                   \
     "f.memory_ops AS weight, NULL, NULL, " SIM_MISS_NULLS ", " NO_USE_COLUMNS ", NULL, "    \
-    NO_MP_COLUMNS " "                                                                          \
+    NO_MP_COLUMNS ", " NO_TLB_COLUMNS " "                                                   \
     "FROM figures f JOIN sites s ON s.id = f.site_id "
 /* Data sites' ids follow code sites' in build order: 2^40 is past any site id. */
 #define SLOT_USE(l)                                                                         \
@@ -52,7 +54,8 @@
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, "                                            \
     "coalesce(f.site_id, 1099511627776 + f.data_site_id), f.refs, r.last_level, f.refs, "  \
     SIM_MISS_COLUMNS("f.") ", " SLOT_USE("i1") ", " SLOT_USE("d1") ", " SLOT_USE("l2") ", " \
-    SLOT_USE("l3") ", " SLOT_USE("l4") ", d.kind, " MP_COLUMNS " FROM sim_figures f "      \
+    SLOT_USE("l3") ", " SLOT_USE("l4") ", d.kind, " MP_COLUMNS ", " SIM_TLB_COLUMNS("f.")   \
+    " FROM sim_figures f "                                                                  \
     "JOIN sim_runs r ON r.run_id = f.run_id LEFT JOIN sites s ON s.id = f.site_id "         \
     "LEFT JOIN data_sites d ON d.id = f.data_site_id "
 /* Both, each restricted by `where` (the same parameters). */
@@ -60,7 +63,7 @@
 /* Where read_sim_figures' line use and the data kind start. */
 enum { SIM_COLUMN = 20, USE_COLUMN = SIM_COLUMN + 2 + MT_STORE_SIM_LEVELS * MT_STORE_NCAUSES,
        DATA_KIND_COLUMN = USE_COLUMN + 3 * MT_STORE_SIM_LEVELS,
-       MP_COLUMN = DATA_KIND_COLUMN + 1 };
+       MP_COLUMN = DATA_KIND_COLUMN + 1, TLB_COLUMN = MP_COLUMN + MT_STORE_NMP };
 
 static void read_run(sqlite3_stmt *st, mt_store_run_row *r)
 {
@@ -107,6 +110,9 @@ static void read_sim_figures(sqlite3_stmt *st, int col, mt_store_sim_row *sim)
     }
     for (int k = 0; k < MT_STORE_NMP; k++)
         sim->mp[k] = mt_store_col_count(st, MP_COLUMN + k);
+    for (int k = 0; k < MT_STORE_NTLB; k++)
+        sim->tlb.misses[k] = mt_store_col_count(st, TLB_COLUMN + k);
+    sim->tlb.walk_cycles = mt_store_col_real(st, TLB_COLUMN + MT_STORE_NTLB);
 }
 
 static void read_object(sqlite3_stmt *st, mt_store_object_row *o)

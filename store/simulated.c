@@ -2,8 +2,9 @@
  * machine summarised, each level's description and totals, per code object
  * and per data object its references, misses per level by cause and the use
  * of the lines it brought in, with cpus > 1 its coherence misses and events
- * and where its references were served; the run's what-if remedies and
- * proposals (docs/HISTORY.md, schema version 6). */
+ * and where its references were served, its TLB misses and page walks;
+ * the run's TLB levels; the run's what-if remedies and proposals
+ * (docs/HISTORY.md, schema versions 6 and 10). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,6 +41,19 @@ int mt_store_mp_figure_of(const char *name)
     return -1;
 }
 
+static const char *const tlb_names[MT_STORE_NTLB + 1] = {
+    "tlb1_misses", "tlb2_misses", "page_walks", "itlb_misses", "walk_cycles"};
+
+const char *mt_store_tlb_name(unsigned k) { return k <= MT_STORE_NTLB ? tlb_names[k] : "?"; }
+
+int mt_store_tlb_figure_of(const char *name)
+{
+    for (unsigned k = 0; k <= MT_STORE_NTLB; k++)
+        if (!strcmp(name, tlb_names[k]))
+            return (int)k;
+    return -1;
+}
+
 static int insert_sim_run(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
     sqlite3_stmt *st;
@@ -55,38 +69,74 @@ static int insert_sim_run(mt_store *s, const mt_store_sim *sim, int64_t run, mt_
     return rc;
 }
 
-static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+/* Binds row i of `rows` from column 3 on (1 and 2: the run, the position). */
+typedef void bind_row_fn(sqlite3_stmt *st, const void *rows, size_t i);
+
+/* n rows of a run by position (0 first), each bound by `bind`; `what` names
+ * a row in an error. */
+static int insert_positions(mt_store *s, const char *sql, int64_t run, const void *rows, size_t n,
+                            bind_row_fn *bind, const char *what, mt_error *err)
 {
     sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_levels(run_id, position, level, size, ways, line, "
-                            "replacement, inclusion, write_allocate, prefetch, refs, misses, cold, "
-                            "capacity, conflict, evictions, writebacks, lines, bytes_used) "
-                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st, err) != 0)
+    if (mt_store_prepare(s, sql, &st, err) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nlevels; i++) {
-        const mt_store_sim_level *l = &sim->levels[i];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, mt_store_sim_level_name(l->slot), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (int64_t)l->size);
-        sqlite3_bind_int64(st, 5, l->ways);
-        sqlite3_bind_int64(st, 6, l->line);
-        sqlite3_bind_text(st, 7, l->replacement, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 8, l->inclusion, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 9, l->write_allocate);
-        sqlite3_bind_text(st, 10, l->prefetch, -1, SQLITE_STATIC);
-        const uint64_t totals[] = {l->refs, l->misses, l->cause[MT_STORE_COLD],
-                                   l->cause[MT_STORE_CAPACITY], l->cause[MT_STORE_CONFLICT],
-                                   l->evictions, l->writebacks, l->lines, l->bytes_used};
-        for (int k = 0; k < (int)MT_ARRAY_LEN(totals); k++)
-            sqlite3_bind_int64(st, 11 + k, (int64_t)totals[k]);
+        bind(st, rows, i);
         if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a simulated level");
+            rc = mt_store_fail(s, err, what);
         sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+static void bind_level(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_sim_level *l = (const mt_store_sim_level *)rows + i;
+    sqlite3_bind_text(st, 3, mt_store_sim_level_name(l->slot), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (int64_t)l->size);
+    sqlite3_bind_int64(st, 5, l->ways);
+    sqlite3_bind_int64(st, 6, l->line);
+    sqlite3_bind_text(st, 7, l->replacement, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, l->inclusion, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 9, l->write_allocate);
+    sqlite3_bind_text(st, 10, l->prefetch, -1, SQLITE_STATIC);
+    const uint64_t totals[] = {l->refs, l->misses, l->cause[MT_STORE_COLD],
+                               l->cause[MT_STORE_CAPACITY], l->cause[MT_STORE_CONFLICT],
+                               l->evictions, l->writebacks, l->lines, l->bytes_used};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(totals); k++)
+        sqlite3_bind_int64(st, 11 + k, (int64_t)totals[k]);
+}
+
+static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+{
+    return insert_positions(s, "INSERT INTO sim_levels(run_id, position, level, size, ways, line, "
+                               "replacement, inclusion, write_allocate, prefetch, refs, misses, "
+                               "cold, capacity, conflict, evictions, writebacks, lines, "
+                               "bytes_used) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            run, sim->levels, sim->nlevels, bind_level, "storing a simulated level",
+                            err);
+}
+
+static void bind_tlb_level(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_sim_tlb_level *l = (const mt_store_sim_tlb_level *)rows + i;
+    sqlite3_bind_text(st, 3, l->name, -1, SQLITE_STATIC);
+    const uint64_t figures[] = {l->entries, l->ways, l->page, l->refs, l->misses};
+    for (int k = 0; k < (int)MT_ARRAY_LEN(figures); k++)
+        sqlite3_bind_int64(st, 4 + k, (int64_t)figures[k]);
+}
+
+static int insert_tlb_levels(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
+{
+    return insert_positions(s, "INSERT INTO sim_tlb_levels(run_id, position, level, entries, "
+                               "ways, page, refs, misses) VALUES (?,?,?,?,?,?,?,?)",
+                            run, sim->tlb_levels, sim->ntlb_levels, bind_tlb_level,
+                            "storing a simulated TLB level", err);
 }
 
 /* A level slot's figures of a code or data object: misses by cause, lines
@@ -97,17 +147,21 @@ static int insert_sim_levels(mt_store *s, const mt_store_sim *sim, int64_t run, 
 /* Then the processors' figures, in mt_store_mp_figure's order. */
 #define MP_COLUMNS "true_sharing, false_sharing, invalidations, interventions, upgrades, " \
                    "local_refs, remote_refs, remote_dirty_refs, three_hop_refs"
-#define FIGURE_COLUMNS SLOT_COLUMNS ", " MP_COLUMNS
-#define FIGURE_VALUES "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+/* Then the TLB's, in mt_store_tlb_figure's order, walk_cycles last. */
+#define FIGURE_COLUMNS SLOT_COLUMNS ", " MP_COLUMNS ", " SIM_TLB_COLUMNS("")
+#define FIGURE_VALUES "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 enum { SLOT_NVALUES = MT_STORE_NCAUSES + 2, FIRST_SLOT_COLUMN = 6,
-       FIRST_MP_COLUMN = FIRST_SLOT_COLUMN + MT_STORE_SIM_LEVELS * SLOT_NVALUES };
-_Static_assert(sizeof FIGURE_VALUES == 2 * (FIRST_MP_COLUMN - FIRST_SLOT_COLUMN + MT_STORE_NMP),
+       FIRST_MP_COLUMN = FIRST_SLOT_COLUMN + MT_STORE_SIM_LEVELS * SLOT_NVALUES,
+       FIRST_TLB_COLUMN = FIRST_MP_COLUMN + MT_STORE_NMP };
+_Static_assert(sizeof FIGURE_VALUES ==
+                   2 * (FIRST_TLB_COLUMN - FIRST_SLOT_COLUMN + MT_STORE_NTLB + 1),
                "a value per figure column");
 
 /* Binds every slot's figures from FIRST_SLOT_COLUMN on, then the
- * processors' figures. */
+ * processors' figures, then the TLB's. */
 static void bind_figures(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCAUSES],
-                         const uint64_t *lines, const uint64_t *bytes_used, const uint64_t *mp)
+                         const uint64_t *lines, const uint64_t *bytes_used, const uint64_t *mp,
+                         const mt_store_sim_tlb *tlb)
 {
     for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
         int col = FIRST_SLOT_COLUMN + l * SLOT_NVALUES;
@@ -118,6 +172,9 @@ static void bind_figures(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCA
     }
     for (int k = 0; k < MT_STORE_NMP; k++)
         mt_store_bind_count(st, FIRST_MP_COLUMN + k, mp[k]);
+    for (int k = 0; k < MT_STORE_NTLB; k++)
+        mt_store_bind_count(st, FIRST_TLB_COLUMN + k, tlb->misses[k]);
+    mt_store_bind_real(st, FIRST_TLB_COLUMN + MT_STORE_NTLB, tlb->walk_cycles);
 }
 
 static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
@@ -136,7 +193,7 @@ static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 4, refs[f->site].object);
         sqlite3_bind_int64(st, 5, (int64_t)f->refs);
         bind_figures(st, (const uint64_t(*)[MT_STORE_NCAUSES])f->misses, f->lines, f->bytes_used,
-                     f->mp);
+                     f->mp, &f->tlb);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing simulated figures");
         sqlite3_reset(st);
@@ -238,7 +295,7 @@ static int insert_sim_data(mt_store *s, const mt_store_sim *sim, int64_t run,
         sqlite3_bind_int64(st, 4, ref.object);
         sqlite3_bind_int64(st, 5, (int64_t)d->refs);
         bind_figures(st, (const uint64_t(*)[MT_STORE_NCAUSES])d->misses, d->lines, d->bytes_used,
-                     d->mp);
+                     d->mp, &d->tlb);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = mt_store_fail(s, err, "storing a data object's simulated figures");
         sqlite3_reset(st);
@@ -280,60 +337,48 @@ static mt_store_saving col_saving(sqlite3_stmt *st, int col)
     return v;
 }
 
+static void bind_remedy(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_remedy *r = (const mt_store_remedy *)rows + i;
+    sqlite3_bind_text(st, 3, r->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->text, -1, SQLITE_STATIC);
+    bind_saving(st, 5, &r->saved);
+}
+
 static int insert_remedies(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_remedies(run_id, position, kind, remedy, "
-                            SAVED_COLUMNS ") VALUES (?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nremedies; i++) {
-        const mt_store_remedy *r = &sim->remedies[i];
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, r->kind, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, r->text, -1, SQLITE_STATIC);
-        bind_saving(st, 5, &r->saved);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a what-if remedy");
-        sqlite3_reset(st);
+    return insert_positions(s, "INSERT INTO sim_remedies(run_id, position, kind, remedy, "
+                               SAVED_COLUMNS ") VALUES (?,?,?,?," SAVED_VALUES ")",
+                            run, sim->remedies, sim->nremedies, bind_remedy,
+                            "storing a what-if remedy", err);
+}
+
+static void bind_problem(sqlite3_stmt *st, const void *rows, size_t i)
+{
+    const mt_store_problem *p = (const mt_store_problem *)rows + i;
+    sqlite3_bind_text(st, 3, p->code, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, p->data, -1, SQLITE_STATIC);
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
+        mt_store_bind_count(st, 5 + l, p->misses[l]);
+    sqlite3_bind_int64(st, 10, (int64_t)p->true_sharing);
+    sqlite3_bind_int64(st, 11, (int64_t)p->false_sharing);
+    sqlite3_bind_int64(st, 12, (int64_t)p->remote);
+    mt_store_bind_real(st, 13, p->cycles);
+    if (p->remedy >= 0) { /* no proposal: the saving stays NULL */
+        sqlite3_bind_int64(st, 14, p->remedy);
+        bind_saving(st, 15, &p->saved);
     }
-    sqlite3_finalize(st);
-    return rc;
 }
 
 static int insert_problems(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err)
 {
-    sqlite3_stmt *st;
-    if (mt_store_prepare(s, "INSERT INTO sim_problems(run_id, position, code, data, i1_misses, "
-                            "d1_misses, l2_misses, l3_misses, l4_misses, true_sharing, "
-                            "false_sharing, remote, cycles, remedy, " SAVED_COLUMNS ") VALUES "
-                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?," SAVED_VALUES ")", &st, err) != 0)
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nproblems; i++) {
-        const mt_store_problem *p = &sim->problems[i];
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, p->code, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, p->data, -1, SQLITE_STATIC);
-        for (int l = 0; l < MT_STORE_SIM_LEVELS; l++)
-            mt_store_bind_count(st, 5 + l, p->misses[l]);
-        sqlite3_bind_int64(st, 10, (int64_t)p->true_sharing);
-        sqlite3_bind_int64(st, 11, (int64_t)p->false_sharing);
-        sqlite3_bind_int64(st, 12, (int64_t)p->remote);
-        mt_store_bind_real(st, 13, p->cycles);
-        if (p->remedy >= 0) { /* no proposal: the saving stays NULL */
-            sqlite3_bind_int64(st, 14, p->remedy);
-            bind_saving(st, 15, &p->saved);
-        }
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = mt_store_fail(s, err, "storing a what-if problem");
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return insert_positions(s, "INSERT INTO sim_problems(run_id, position, code, data, "
+                               "i1_misses, d1_misses, l2_misses, l3_misses, l4_misses, "
+                               "true_sharing, false_sharing, remote, cycles, remedy, "
+                               SAVED_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                               SAVED_VALUES ")",
+                            run, sim->problems, sim->nproblems, bind_problem,
+                            "storing a what-if problem", err);
 }
 
 static void read_remedy(sqlite3_stmt *st, mt_store_remedy *r)
@@ -426,6 +471,7 @@ int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const
         return -1;
     }
     if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0 ||
+        insert_tlb_levels(s, sim, run, err) != 0 ||
         insert_sim_figures(s, sim, run, refs, err) != 0 ||
         insert_sim_data(s, sim, run, b, err) != 0)
         return -1;
@@ -477,6 +523,9 @@ int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data,
         }
         for (int k = 0; k < MT_STORE_NMP; k++)
             d.mp[k] = mt_store_col_count(st, FIRST_MP_COLUMN - 1 + k);
+        for (int k = 0; k < MT_STORE_NTLB; k++)
+            d.tlb.misses[k] = mt_store_col_count(st, FIRST_TLB_COLUMN - 1 + k);
+        d.tlb.walk_cycles = mt_store_col_real(st, FIRST_TLB_COLUMN - 1 + MT_STORE_NTLB);
         MT_PUSH(*data, *n, cap, d);
     }
     sqlite3_finalize(st);
@@ -539,4 +588,29 @@ int mt_store_sim_levels(mt_store *s, int64_t run, mt_store_sim_level **levels, s
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "reading a simulated run's levels");
+}
+
+int mt_store_sim_tlb_levels(mt_store *s, int64_t run, mt_store_sim_tlb_level **levels, size_t *n,
+                            mt_error *err)
+{
+    sqlite3_stmt *st;
+    *levels = NULL;
+    *n = 0;
+    if (mt_store_prepare(s, "SELECT level, entries, ways, page, refs, misses FROM sim_tlb_levels "
+                            "WHERE run_id = ? ORDER BY position", &st, err) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        mt_store_sim_tlb_level l = {.entries = (uint32_t)sqlite3_column_int64(st, 1),
+                                    .ways = (uint32_t)sqlite3_column_int64(st, 2),
+                                    .page = (uint64_t)sqlite3_column_int64(st, 3),
+                                    .refs = (uint64_t)sqlite3_column_int64(st, 4),
+                                    .misses = (uint64_t)sqlite3_column_int64(st, 5)};
+        copy_name(l.name, sizeof l.name, st, 0);
+        MT_PUSH(*levels, *n, cap, l);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : mt_store_fail(s, err, "reading a simulated run's TLB levels");
 }

@@ -26,7 +26,7 @@
 #include "../analyzer/analyzer.h"
 #include "../common/util.h"
 
-#define MT_STORE_SCHEMA_VERSION 9
+#define MT_STORE_SCHEMA_VERSION 10
 
 /* A count a figures row does not have (NULL in the table): the entries of a
  * loop stored before version 4 by `count`, the iterations of anything but a
@@ -136,6 +136,38 @@ const char *mt_store_mp_name(unsigned k);
 /* The figure of a name, -1 if none. */
 int mt_store_mp_figure_of(const char *name);
 
+/* A simulated run's TLB figures per object (schema 10; sim.h's "the data
+ * TLB"): translations missed at the data TLB's first and second levels,
+ * page walks (the last data TLB level's misses), fetches' translations the
+ * instruction TLB missed; MT_STORE_NO_COUNT where the machine had no such
+ * level (a data object's ITLB misses too) and in runs stored before.
+ * walk_cycles: the page walks at the machine profile's calibrated walk
+ * cost (what the stall estimate adds for them), NAN without a profile.
+ * Each is a metric of its name (mt_store_tlb_name). */
+typedef enum {
+    MT_STORE_TLB1_MISSES, MT_STORE_TLB2_MISSES, MT_STORE_PAGE_WALKS, MT_STORE_ITLB_MISSES,
+    MT_STORE_NTLB
+} mt_store_tlb_figure;
+#define MT_STORE_WALK_CYCLES MT_STORE_NTLB /* walk_cycles' metric slot, after the counts */
+typedef struct {
+    uint64_t misses[MT_STORE_NTLB];
+    double walk_cycles;
+} mt_store_sim_tlb;
+/* "tlb1_misses", ... "itlb_misses", "walk_cycles" (k = MT_STORE_WALK_CYCLES):
+ * the column's and the metric's name. */
+const char *mt_store_tlb_name(unsigned k);
+/* The figure of a name (MT_STORE_WALK_CYCLES included), -1 if none. */
+int mt_store_tlb_figure_of(const char *name);
+
+/* One TLB level of the simulated machine (TLB1, TLB2, ITLB), with the
+ * run's totals there (schema 10). */
+typedef struct {
+    char name[8];
+    uint32_t entries, ways;
+    uint64_t page;               /* bytes a translation covers */
+    uint64_t refs, misses;
+} mt_store_sim_tlb_level;
+
 /* One level of the simulated machine, with the run's totals there. */
 typedef struct {
     unsigned slot;
@@ -156,6 +188,7 @@ typedef struct {
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
     uint64_t mp[MT_STORE_NMP];
+    mt_store_sim_tlb tlb;
 } mt_store_sim_figures;
 
 /* One data object's simulated figures (dataobj/): its references, misses
@@ -171,6 +204,7 @@ typedef struct {
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
     uint64_t mp[MT_STORE_NMP];
+    mt_store_sim_tlb tlb;
 } mt_store_sim_data;
 
 /* What a what-if remedy saves (`mtool sim --what-if`, sim.h's "what-if
@@ -211,6 +245,8 @@ typedef struct {
     const char *machine;         /* the description, summarised as flags */
     mt_store_sim_level *levels;  /* in the machine's order, the last level last */
     size_t nlevels;
+    mt_store_sim_tlb_level *tlb_levels; /* the data TLB's levels, then the ITLB */
+    size_t ntlb_levels;
     mt_store_sim_figures *figures;
     size_t nfigures;
     mt_store_sim_data *data;     /* data objects, when the trace gave them */
@@ -339,6 +375,7 @@ typedef struct {
     uint64_t misses[MT_STORE_SIM_LEVELS][MT_STORE_NCAUSES];
     uint64_t lines[MT_STORE_SIM_LEVELS], bytes_used[MT_STORE_SIM_LEVELS];
     uint64_t mp[MT_STORE_NMP];   /* MT_STORE_NO_COUNT: one CPU, or stored before */
+    mt_store_sim_tlb tlb;
 } mt_store_sim_row;
 
 /* One object's figures in one run, with where it was.  A data object of a
@@ -377,6 +414,10 @@ int mt_store_get_run(mt_store *s, int64_t id, mt_store_run_row **row, mt_error *
 /* The levels of a simulated run's machine, in its order (none for another run). */
 int mt_store_sim_levels(mt_store *s, int64_t run, mt_store_sim_level **levels, size_t *n,
                         mt_error *err);
+/* The TLB levels of a simulated run's machine (none for another run, a
+ * machine without TLB, or a run stored before schema 10), malloc'd. */
+int mt_store_sim_tlb_levels(mt_store *s, int64_t run, mt_store_sim_tlb_level **levels, size_t *n,
+                            mt_error *err);
 /* A simulated run's data objects, most last-level misses first (names and
  * kinds allocated: mt_store_sim_data_free). */
 int mt_store_sim_data_of_run(mt_store *s, int64_t run, mt_store_sim_data **data, size_t *n,
@@ -446,11 +487,13 @@ void mt_store_diff_free(mt_store_diff *d);
 typedef enum {
     MT_METRIC_AUTO, MT_METRIC_MEMOPS, MT_METRIC_INSNS, MT_METRIC_ENTRIES, MT_METRIC_MEASURED,
     MT_METRIC_PREDICTED, MT_METRIC_OVERHEAD, MT_METRIC_SIM_REFS, MT_METRIC_SIM_MISSES,
-    MT_METRIC_SIM_LINES, MT_METRIC_SIM_SPATIAL_USE, MT_METRIC_SIM_MP
+    MT_METRIC_SIM_LINES, MT_METRIC_SIM_SPATIAL_USE, MT_METRIC_SIM_MP, MT_METRIC_SIM_TLB
 } mt_store_metric_kind;
 typedef struct {
     mt_store_metric_kind kind;
-    unsigned slot;               /* MT_METRIC_SIM_MP: the mt_store_mp_figure */
+    unsigned slot;               /* MT_METRIC_SIM_MP: the mt_store_mp_figure;
+                                    MT_METRIC_SIM_TLB: the mt_store_tlb_figure or
+                                    MT_STORE_WALK_CYCLES */
     int cause;
 } mt_store_metric;
 

@@ -187,8 +187,8 @@ check "the version-3 file as made: version 3 ($v3_version), 25 figures, count ru
 python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1])
 for r in c.execute("SELECT run_id, site_id, entries, iterations, instructions, memory_ops, measured_cycles, predicted_cycles, overhead_cycles FROM figures ORDER BY 1, 2"): print(*r)' "$W/v3.db" > "$W/v3.migrated"
-check "migrated (to version 9): entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
-    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 9 && diff $W/v3.expected $W/v3.migrated"
+check "migrated (to version 10): entries of count runs' loops unknown, their header counts as iterations, every other figure kept" \
+    "! test -s $W/e && test \"\$(\"$MTOOL\" history --db $W/v3.db sql 'PRAGMA user_version' | tail -1)\" = 10 && diff $W/v3.expected $W/v3.migrated"
 check "migrated: integrity ok, figures still indexed by run" \
     "test \"\$(\"$MTOOL\" history --db $W/v3.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 1 '"
 "$MTOOL" history --db "$W/v3.db" show 1 > "$W/v3.show"
@@ -366,6 +366,41 @@ MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --trace "$W/hand.din" --D1=8K,4,64 -o "$W
 check "a trace without --binary is not stored (no program to file it under)" \
     "! grep -q stored $W/e && test \"\$(ssql 'SELECT count(*) FROM runs')\" = 4"
 
+# The simulated TLBs stored (schema 10), a hand trace: a fetch at walk_rows,
+# reads of pages 0x10 0x11 0x12 0x10; a fetch outside the binary (0x900000),
+# one at walk_cols (walk_rows' page), reads of pages 0x10 and 0x13.  TLB1 of
+# 2 entries (LRU), no TLB2: walk_rows 4 misses (page 0x12 evicts 0x10),
+# walk_cols 1 (0x10 still held, 0x13 new); each a page walk.  ITLB of 1:
+# every fetch misses (walk_rows 1, walk_cols 1).  Run 2: TLB1 of 4 entries,
+# walk_rows 3 walks.
+cols_at=$(nm "$walks" | awk '$3 == "walk_cols" { print $1 }')
+printf '2 %s 4\n0 10000 8\n0 11000 8\n0 12000 8\n0 10000 8\n2 900000 4\n2 %s 4\n0 10008 8\n0 13000 8\n' \
+    "$rows_at" "$cols_at" > "$W/tlb.din"
+for tlb1 in 2,2 4,4; do
+    MTOOL_HISTORY="$W/tlb.db" "$MTOOL" sim --trace "$W/tlb.din" --binary "$walks" --I1=8K,4,64 \
+        --D1=8K,4,64 --L2=none --TLB1=$tlb1 --TLB2=none --ITLB=1,1 -o "$W/sx.txt" 2> "$W/tlb.err"
+done
+tsql() { "$MTOOL" history --db "$W/tlb.db" sql "$1" | tail -n +2; }
+tlb_of() { tsql "SELECT f.tlb1_misses || ' ' || ifnull(f.tlb2_misses, '-') || ' ' || f.page_walks || ' ' || f.itlb_misses || ' ' || ifnull(f.walk_cycles, '-') FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE f.run_id = $1 AND s.procedure = '$2' AND s.loop_path IS NULL"; }
+check "TLB figures stored per code object: walk_rows 4 TLB1 misses, no TLB2, 4 walks, 1 ITLB miss; walk_cols 1 1 (no profile: no walk cycles)" \
+    "test \"\$(tlb_of 1 walk_rows)\" = '4 - 4 1 -' && test \"\$(tlb_of 1 walk_cols)\" = '1 - 1 1 -' && test \"\$(tlb_of 2 walk_rows)\" = '3 - 3 1 -'"
+check "the run's TLB levels stored: TLB1 6 translations 5 misses, ITLB 3 fetches 3 misses" \
+    "test \"\$(tsql \"SELECT group_concat(level || ' ' || entries || ' ' || ways || ' ' || page || ' ' || refs || ' ' || misses, ', ') FROM sim_tlb_levels WHERE run_id = 1\")\" = 'TLB1 2 2 4096 6 5, ITLB 1 1 4096 3 3'"
+check "the data objects' walks add up to the run's (5), no ITLB misses of data" \
+    "test \"\$(tsql 'SELECT sum(page_walks) || \" \" || count(itlb_misses) FROM sim_figures WHERE run_id = 1 AND data_site_id IS NOT NULL')\" = '5 0'"
+"$MTOOL" history --db "$W/tlb.db" diff 1 2 --metric page_walks > "$W/tdiff" 2>&1
+check "diff 1 2 by page_walks: walk_rows improved (4 -> 3), walk_cols unchanged" \
+    "grep -q 'by page_walks (simulated TLB)' $W/tdiff && sed -n '/^improved/,/^unchanged/p' $W/tdiff | grep -Eq '^ +#[0-9]+ +walk_rows +walks.c:[0-9]+ +4 -> 3 ' && ! sed -n '/^regressed/,/^unchanged/p' $W/tdiff | grep -q walk_cols"
+check "regressions 1 2 by page_walks: exit 1, walk_rows; by itlb_misses: exit 0" \
+    "\"$MTOOL\" history --db $W/tlb.db regressions 1 2 --metric page_walks > $W/treg; test \$? -eq 1 && grep -q 'walk_rows ' $W/treg && \"$MTOOL\" history --db $W/tlb.db regressions 1 2 --metric itlb_misses > /dev/null"
+"$MTOOL" history --db "$W/tlb.db" show 1 > "$W/tshow"
+"$MTOOL" history --db "$W/tlb.db" export --json -o "$W/tlb.json"
+check "show lists the TLB levels; export has each object's TLB figures" \
+    "grep -Eq '^  TLB1 +2 +2 +4K +6 +5\$' $W/tshow && grep -Eq '^  ITLB +1 +1 +4K +3 +3\$' $W/tshow && python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))[0]
+t = {o[\"procedure\"]: o[\"simulated\"][\"tlb\"] for o in r[\"objects\"] if o[\"kind\"] == \"procedure\"}
+sys.exit(t[\"walk_rows\"] != {\"tlb1_misses\": 4, \"page_walks\": 4, \"itlb_misses\": 1} or len(r[\"simulated\"][\"tlb_levels\"]) != 2)' $W/tlb.json"
+
 # A history that cannot be written: sim says so on its own line, keeps its
 # report and exits with the program's status (3), as count does.
 mkdir "$W/simdir.db"
@@ -407,8 +442,8 @@ before_version=$(v4_version)
 v4_rows > "$W/v4.after"
 check "the version-4 file as made: version 4 ($before_version), 3 runs (count, count, time), 24 figures" \
     "test '$before_version' = 4 && test \$(grep -c '^figures ' $W/v4.before) = 24 && test \$(grep -c '^runs ' $W/v4.before) = 3 && test \$(grep -c 'mtool count\\|mtool time' $W/v4.list) = 3"
-check "migrated to version 9: every figure, object, site and run kept as it was, no run with a run directory" \
-    "! test -s $W/e && test \$(v4_version) = 9 && cmp -s $W/v4.before $W/v4.after && test \"\$(\"$MTOOL\" history --db $W/v4.db sql 'SELECT count(*) FROM runs WHERE rundir IS NOT NULL OR rundir_stamp IS NOT NULL OR predicted_cycles IS NOT NULL' | tail -1)\" = 0"
+check "migrated to version 10: every figure, object, site and run kept as it was, no run with a run directory" \
+    "! test -s $W/e && test \$(v4_version) = 10 && cmp -s $W/v4.before $W/v4.after && test \"\$(\"$MTOOL\" history --db $W/v4.db sql 'SELECT count(*) FROM runs WHERE rundir IS NOT NULL OR rundir_stamp IS NOT NULL OR predicted_cycles IS NOT NULL' | tail -1)\" = 0"
 check "migrated: integrity ok, the simulated tables there and empty" \
     "test \"\$(\"$MTOOL\" history --db $W/v4.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sim_figures; SELECT count(*) FROM sim_runs; SELECT count(*) FROM data_sites\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 0 0 0 '"
 MTOOL_HISTORY="$W/v4.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/loops" 7 1000 > /dev/null 2>&1

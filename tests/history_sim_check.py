@@ -12,7 +12,10 @@ as `mtool history export --json` has it, against the report `mtool sim
     its header address, the history's site address) plus those of the loops
     directly inside it (stored paths P.k), so an innermost loop equals its
     code object;
-  - every data object: its kind, references, misses and line use per level.
+  - every data object: its kind, references, misses and line use per level;
+  - with a simulated TLB, each procedure's and loop's TLB misses per level,
+    page walks (the report's last TLB level's misses) and ITLB misses,
+    summed as the misses are (the report gives data objects none).
 
 Prints one line per failed check and exits 1, else a summary."""
 import json
@@ -21,10 +24,26 @@ import sys
 CAUSES = ("cold", "capacity", "conflict")
 
 
-def figures(refs, misses, use):
-    """(refs, {(level, cause or line use figure): n}) of one object."""
+def reported_tlb(obj):
+    """An object of the report's TLB figures by the history's names."""
+    tm = obj.get("tlb_misses", {})
+    tlb = {"tlb1_misses": tm.get("TLB1"), "tlb2_misses": tm.get("TLB2"),
+           "page_walks": tm[list(tm)[-1]] if tm else None,
+           "itlb_misses": obj.get("itlb_misses")}
+    return {k: v for k, v in tlb.items() if v is not None}
+
+
+def stored_tlb(simulated):
+    """A stored object's TLB counts (walk cycles aside: the report has none)."""
+    return {k: v for k, v in (simulated.get("tlb") or {}).items() if k != "walk_cycles"}
+
+
+def figures(refs, misses, use, tlb):
+    """(refs, {(level, cause or line use figure): n}) of one object, its TLB
+    figures as ("tlb", name)."""
     counts = {(lv, c): by[c] for lv, by in misses.items() for c in CAUSES}
     counts.update({(lv, k): u[k] for lv, u in use.items() for k in ("lines", "bytes_used")})
+    counts.update({("tlb", k): v for k, v in tlb.items()})
     return refs, counts
 
 
@@ -80,7 +99,7 @@ def main():
     for co in report["code_objects"]:
         if "procedure" not in co:
             continue  # outside the binary's procedures: in the totals only
-        f = figures(co["refs"], co["misses"], co["use"])
+        f = figures(co["refs"], co["misses"], co["use"], reported_tlb(co))
         per_proc[co["procedure"]] = add(per_proc.get(co["procedure"], empty), f)
         if co["loop"]:
             key = (co["procedure"], int(co["loop"], 16))
@@ -91,7 +110,7 @@ def main():
     checked = 0
     for o in objects:
         s = o["simulated"]
-        stored = figures(s["refs"], s["misses"], s["use"])
+        stored = figures(s["refs"], s["misses"], s["use"], stored_tlb(s))
         if set(s["misses"]) != {lv["name"] for lv in report["levels"]}:
             failures.append(f"{o['procedure']}/{o['loop_path']}: levels {sorted(s['misses'])}")
         if o["kind"] == "procedure":
@@ -103,7 +122,8 @@ def main():
                         "." not in path[len(o["loop_path"]) + 1:]:
                     expected = add(expected, figures(inner["simulated"]["refs"],
                                                      inner["simulated"]["misses"],
-                                                     inner["simulated"]["use"]))
+                                                     inner["simulated"]["use"],
+                                                     stored_tlb(inner["simulated"])))
         nonzero = {k: v for k, v in expected[1].items() if v}
         if stored[0] != expected[0] or {k: v for k, v in stored[1].items() if v} != nonzero:
             failures.append(f"{o['procedure']}/{o['loop_path']}: stored {stored}, "

@@ -167,6 +167,74 @@ else
     fail "sim: --cachegrind simulates no TLB"
 fi
 
+# --- the instruction TLB (docs/SIMULATOR.md, "The TLB"): fetches' pages ---
+# itlb_expect NAME TRACE "REFS MISSES / PAIR MISSES... / TLB1 MISSES" FLAGS...: the
+# ITLB's translations and misses, each (code, data) pair's ITLB misses, the
+# data TLB's misses (fetches never reach it).
+itlb_expect() {
+    name=$1 trace=$2 want=$3
+    shift 3
+    if ! "$MTOOL" sim --trace "$OUT/$trace" --json -o "$OUT/r.json" --I1=none --L2=none \
+        --D1=256,4,64 --TLB2=none "$@" 2> "$OUT/err"; then
+        fail "sim: ITLB $name: $(head -1 "$OUT/err")"
+        return
+    fi
+    got=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+i = d.get("itlb", {"refs": "-", "misses": "-"})
+print(i["refs"], i["misses"], "/", " ".join(str(p.get("itlb_misses", "-")) for p in d["pairs"]),
+      "/", d["tlb"]["levels"][0]["misses"])' "$OUT/r.json")
+    if [ "$got" = "$want" ]; then
+        ok "sim: ITLB $name"
+    else
+        fail "sim: ITLB $name: got '$got', expected '$want'"
+    fi
+}
+# Pages 0 1 2 fetched through 2 entries (LRU): 3 misses, page 2 evicts 0;
+# 4 bytes at 0xffe are pages 0 (a miss, evicting 1) and 1 (a miss); page 0
+# again hits: 6 translations, 5 misses.  A read of page 5 goes to TLB1 only.
+printf '2 0 4\n2 1000 4\n2 2000 4\n2 ffe 4\n2 0 4\n0 5000 8\n' > "$OUT/itlb.din"
+itlb_expect "fetches over pages, a straddling fetch" itlb.din "6 5 / 5 / 1" --ITLB=2,2 --TLB1=4,4
+# Conflict: pages 0 2 4 0 in set 0 of 2 sets x 2 ways: 4 misses; fully
+# associative: 3.  The data TLB sees none of them.
+printf '2 0\n2 2000\n2 4000\n2 0\n' > "$OUT/itlb_conf.din"
+itlb_expect "conflict, 2-way" itlb_conf.din "4 4 / 4 / 0" --ITLB=4,2 --TLB1=4,4
+itlb_expect "no conflict, fully associative" itlb_conf.din "4 3 / 3 / 0" --ITLB=4,4 --TLB1=4,4
+# 2 MiB pages: 0, 0x2000, 0x4000 are one page.
+itlb_expect "2 MiB pages" itlb_conf.din "4 1 / 1 / 0" --ITLB=4,2 --TLB1=4,4 --tlb-page=2M
+# No ITLB: no "itlb" in the report, no ITLB misses in a pair.
+itlb_expect "ITLB=none" itlb_conf.din "- - / - / 0" --ITLB=none --TLB1=4,4
+"$MTOOL" sim --trace "$OUT/itlb.din" --json -o "$OUT/r.json" --cachegrind --D1=256,4,64 \
+    --LL=1K,4,64 --I1=1K,4,64 > /dev/null 2>&1
+if python3 -c 'import json,sys; sys.exit("itlb" in json.load(open(sys.argv[1])))' "$OUT/r.json"; then
+    ok "sim: --cachegrind simulates no ITLB"
+else
+    fail "sim: --cachegrind simulates no ITLB"
+fi
+# Per code object: walks' walk_rows and walk_cols share a 4 KiB page; a
+# fetch outside the binary (code object 0) at 0x900000 in between evicts it
+# from a 1-entry ITLB: rows, outside, cols, outside, rows: 2 + 2 + 1 misses.
+walks_bin="$SAMPLES_SIM/walks-gcc-O2"
+rows_at=$(nm "$walks_bin" | awk '$3 == "walk_rows" { print $1 }')
+cols_at=$(nm "$walks_bin" | awk '$3 == "walk_cols" { print $1 }')
+printf '2 %s 4\n2 900000 4\n2 %s 4\n2 900000 4\n2 %s 4\n' "$rows_at" "$cols_at" "$rows_at" \
+    > "$OUT/itlb_code.din"
+if "$MTOOL" sim --trace "$OUT/itlb_code.din" --binary "$walks_bin" --no-store --I1=8K,4,64 \
+        --D1=512,2,64 --L2=none --ITLB=1,1 --json -o "$OUT/ic.json" 2> "$OUT/err" &&
+    "$MTOOL" sim --trace "$OUT/itlb_code.din" --binary "$walks_bin" --no-store --I1=8K,4,64 \
+        --D1=512,2,64 --L2=none --ITLB=1,1 -o "$OUT/ic.txt" 2>> "$OUT/err" &&
+    [ $((0x$rows_at >> 12)) -eq $((0x$cols_at >> 12)) ] &&
+    python3 -c 'import json, sys
+d = {c["name"]: c["itlb_misses"] for c in json.load(open(sys.argv[1]))["code_objects"]}
+want = {"walk_rows": 2, "walk_cols": 1, "(outside the binary\x27s procedures)": 2}
+sys.exit(d != want and "ITLB misses per code object: %s" % d)' "$OUT/ic.json" &&
+    grep -Eq '^walk_rows .* 2$' "$OUT/ic.txt" && grep -Eq '^walk_cols .* 1$' "$OUT/ic.txt" &&
+    grep -q '^ITLB  *5  *5 ' "$OUT/ic.txt"; then
+    ok "sim: ITLB misses per code object: walk_rows 2, walk_cols 1, outside 2"
+else
+    fail "sim: ITLB misses per code object: $(head -1 "$OUT/err") $(grep -h 'ITLB misses' "$OUT/err")"
+fi
+
 # --- line use per code object (--binary: code objects are its procedures) ---
 # walks' walk_rows reads the first 8 bytes of 16 lines (12.5% of each used),
 # then walk_cols reads 8 lines whole, 8 bytes at a time (100%, 7 reuses a
@@ -174,7 +242,6 @@ fi
 # not relocated) makes the reads after it that procedure's.  A D1 of 8
 # lines: the rows' lines leave as the columns' come in, the columns' are
 # still there at the end and count as they are then.
-walks_bin="$SAMPLES_SIM/walks-gcc-O2"
 {
     printf '2 %s 4\n' "$(nm "$walks_bin" | awk '$3 == "walk_rows" { print $1 }')"
     for k in $(seq 0 15); do printf '0 %x 8\n' $((0x10000 + k * 64)); done
@@ -231,6 +298,8 @@ bad "a TLB whose entries are no multiple of its ways" "TLB1: expected ENTRIES,WA
     --trace "$OUT/cold.din" --D1=32K,8,64 --TLB1=6,4
 bad "TLB2 before TLB1" "TLB2: TLB1 comes first" --trace "$OUT/cold.din" --D1=32K,8,64 \
     --TLB1=none --TLB2=64,4
+bad "an ITLB whose entries are no multiple of its ways" "ITLB: expected ENTRIES,WAYS" \
+    --trace "$OUT/cold.din" --D1=32K,8,64 --ITLB=6,4
 printf 'version = 2\nD1 = 32K,8,64\n' > "$OUT/machine.txt"
 bad "a machine file of another version" "machine.txt:1: version" --trace "$OUT/cold.din" \
     --machine "$OUT/machine.txt"
@@ -241,11 +310,12 @@ bad "a file name with a newline stays on one line" 'ax\\x0ayb.din:2:' --trace "$
 
 # --print-machine writes a description --machine reads back.
 if "$MTOOL" sim --print-machine --D1=32K,8,64 --L2=none --LL=1M,16,64 --I1=none \
-        --replacement=plru --TLB1=64,4 --TLB2=1024,8 --tlb-page=2M > "$OUT/m.txt" 2> "$OUT/err" &&
+        --replacement=plru --TLB1=64,4 --TLB2=1024,8 --ITLB=32,4 --tlb-page=2M > "$OUT/m.txt" \
+        2> "$OUT/err" &&
     "$MTOOL" sim --machine "$OUT/m.txt" --print-machine > "$OUT/m2.txt" 2>> "$OUT/err" &&
     cmp -s "$OUT/m.txt" "$OUT/m2.txt" && grep -q '^L2 = 1048576,16,64$' "$OUT/m.txt" &&
     grep -q '^D1.replacement = plru$' "$OUT/m.txt" && grep -q '^TLB2 = 1024,8$' "$OUT/m.txt" &&
-    grep -q '^tlb_page = 2097152$' "$OUT/m.txt"; then
+    grep -q '^ITLB = 32,4$' "$OUT/m.txt" && grep -q '^tlb_page = 2097152$' "$OUT/m.txt"; then
     ok "sim: --print-machine round-trips through --machine"
 else
     fail "sim: --print-machine round trip: $(head -1 "$OUT/err")"
@@ -290,6 +360,28 @@ fi
 for bin in "$SAMPLES/matmul-gcc-O2-nopie" "$SAMPLES/linked-gcc-O2-nopie"; do
     cross_check "$bin" $GEOMETRY
 done
+
+# The ITLB on a real program's fetches: matmul's lackey trace (the loader,
+# libc and the binary, whose code spans many pages) through 4 entries of 2
+# ways, against an independent replay (tests/itlb_oracle.py); every miss
+# lands on a code object.
+lackey="$OUT/matmul-gcc-O2-nopie.lackey"
+if [ -s "$lackey" ] &&
+    "$MTOOL" sim --trace "$lackey" --format lackey --binary "$SAMPLES/matmul-gcc-O2-nopie" \
+        --no-store --ITLB=4,2 --json -o "$OUT/itlb.json" 2> "$OUT/err"; then
+    want=$(python3 "$(dirname "$0")/itlb_oracle.py" "$lackey" 4 2)
+    got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["itlb"]["refs"], d["itlb"]["misses"], sum(c["itlb_misses"] for c in d["code_objects"]))' \
+        "$OUT/itlb.json")
+    if [ "$got" = "$want ${want#* }" ]; then
+        ok "sim: ITLB on matmul's lackey trace: translations and misses ($want) as replayed apart"
+    else
+        fail "sim: ITLB on matmul's lackey trace: got '$got', replayed '$want'"
+    fi
+else
+    fail "sim: ITLB on matmul's lackey trace: $(head -1 "$OUT/err")"
+fi
 
 # --- samples of known behaviour (samples/walks.c, chase.c, aos.c, reuse.c) ---
 # PIE builds, sized for this simulated geometry (not this machine's caches):

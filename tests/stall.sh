@@ -130,6 +130,31 @@ EOF
 cat "$W/py.out"
 tally "$W/py.out"
 
+# The --all run stored in the history (schema 10): each procedure's page
+# walks as the report's code objects of it have them (the last TLB level's
+# misses), their cycles at the walk's cost the stall estimate charged (the
+# matrices' pages walked by matmul_rows first: matmul_cols finds them in
+# TLB2).
+"$MTOOL" history sql "SELECT s.procedure, f.page_walks, f.walk_cycles FROM sim_figures f JOIN sites s ON s.id = f.site_id WHERE s.loop_path IS NULL" \
+    > "$W/walks.tsv" 2> "$W/walks.err"
+check "the history has each procedure's page walks and walk cycles as sim --all RUNDIR found them" \
+    "python3 - '$W/all.json' '$W/walks.tsv' <<'EOF2'
+import json, sys
+every = json.load(open(sys.argv[1]))
+last = every['tlb']['levels'][-1]['name']
+cost = every['stall']['walk_cycles']
+want = {}
+for c in every['code_objects']:
+    if 'procedure' in c:
+        want[c['procedure']] = want.get(c['procedure'], 0) + c['tlb_misses'][last]
+rows = [l.rstrip('\\n').split('\\t') for l in open(sys.argv[2])][1:]
+got = {p: (int(w), float(c)) for p, w, c in rows}
+bad = [p for p in want if p not in got or got[p][0] != want[p] or
+       abs(got[p][1] - want[p] * cost) > 1e-6 * max(1, want[p] * cost)]
+sys.exit(bad and 'stored %s, reported %s at %s cycles' % (got, want, cost) or
+         (not sum(want.values()) and 'no procedure walks a page'))
+EOF2"
+
 # Damaged and foreign pass2.tsv.
 printf 'program\t1\t2\t3\nobject\tmatmul_cols:0\tmany\t1\t2\t1\n' > "$W/run/pass2.tsv"
 one_line_error "a pass2.tsv figure that is no number" 1 "pass2.tsv:2: not a pass-2 line" \

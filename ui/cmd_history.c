@@ -60,7 +60,9 @@ const char mt_history_usage[] =
     "ll_capacity_misses, d1_spatial_use); of simulated runs with cpus > 1\n"
     "true_sharing, false_sharing (coherence misses), invalidations, interventions,\n"
     "upgrades, local_refs, remote_refs, remote_dirty_refs, three_hop_refs (references\n"
-    "served by memory or another node's cache); or auto (default: overhead, else measured\n"
+    "served by memory or another node's cache); with a simulated TLB tlb1_misses,\n"
+    "tlb2_misses, page_walks, itlb_misses and walk_cycles (the walks' cycles in the\n"
+    "stall estimate: simulated runs of a RUNDIR); or auto (default: overhead, else measured\n"
     "cycles, else memory operations, else last-level misses, whichever both runs\n"
     "have).  Data objects are compared as procedures and loops are, their share\n"
     "taken of the data objects' total.\n"
@@ -84,6 +86,11 @@ static bool parse_sim_metric(const char *name, mt_store_metric *m)
     int mp = mt_store_mp_figure_of(name);
     if (mp >= 0) { /* true_sharing, remote_refs, ...: a processors' figure */
         *m = (mt_store_metric){MT_METRIC_SIM_MP, (unsigned)mp, -1};
+        return true;
+    }
+    int tlb = mt_store_tlb_figure_of(name);
+    if (tlb >= 0) { /* tlb1_misses, page_walks, walk_cycles, ...: a TLB's figure */
+        *m = (mt_store_metric){MT_METRIC_SIM_TLB, (unsigned)tlb, -1};
         return true;
     }
     const char *us = strchr(name, '_');
@@ -120,6 +127,8 @@ static void metric_title(mt_store_metric m, char *buf, size_t n)
         snprintf(buf, n, "%s spatial use, %% of the bytes brought in (simulated)", level);
     else if (m.kind == MT_METRIC_SIM_MP)
         snprintf(buf, n, "%s (simulated processors)", mt_store_mp_name(m.slot));
+    else if (m.kind == MT_METRIC_SIM_TLB)
+        snprintf(buf, n, "%s (simulated TLB)", mt_store_tlb_name(m.slot));
     else if (m.kind != MT_METRIC_SIM_MISSES)
         snprintf(buf, n, "%s", metric_titles[m.kind]);
     else
@@ -711,8 +720,33 @@ static int print_sim_data(mt_store *s, const mt_store_run_row *r, size_t top,
     return 0;
 }
 
-/* A simulated run's machine and its totals per level, then its data
- * objects (at most `top`). */
+/* A simulated run's TLB levels and its totals there (nothing without). */
+static int print_sim_tlb_levels(mt_store *s, const mt_store_run_row *r)
+{
+    mt_store_sim_tlb_level *levels;
+    size_t n;
+    mt_error err;
+    if (mt_store_sim_tlb_levels(s, r->id, &levels, &n, &err) != 0) {
+        mt_ui_error("%s", err.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const mt_store_sim_tlb_level *l = &levels[i];
+        if (!i)
+            printf("  %-5s %10s %5s %7s %14s %12s\n", "TLB", "entries", "ways", "page",
+                   "translations", "misses");
+        printf("  %-5s %10" PRIu32 " %5" PRIu32 " %6" PRIu64 "K %14" PRIu64 " %12" PRIu64 "\n",
+               l->name, l->entries, l->ways, l->page >> 10, l->refs, l->misses);
+    }
+    if (n)
+        printf("  (the last data TLB level's misses are the page walks; metrics tlb1_misses, "
+               "tlb2_misses, page_walks, itlb_misses, walk_cycles)\n\n");
+    free(levels);
+    return 0;
+}
+
+/* A simulated run's machine and its totals per level, then its TLB
+ * levels, then its data objects (at most `top`). */
 static int print_sim_levels(mt_store *s, const mt_store_run_row *r, size_t top)
 {
     mt_store_sim_level *levels;
@@ -739,7 +773,9 @@ static int print_sim_levels(mt_store *s, const mt_store_run_row *r, size_t top)
                l->evictions, l->writebacks, used);
     }
     printf("  (used: bytes of the lines brought in that were referenced before they left)\n\n");
-    int rc = print_sim_data(s, r, top, levels, n);
+    int rc = print_sim_tlb_levels(s, r);
+    if (rc == 0)
+        rc = print_sim_data(s, r, top, levels, n);
     free(levels);
     return rc;
 }

@@ -67,6 +67,7 @@ const char mt_sim_usage[] =
     "  --place=LO-HI=NODE    pages of bytes [LO, HI) homed on NODE (repeatable)\n"
     "  --TLB1=E,W --TLB2=E,W the data TLB's levels: entries, ways (default: cpuid's);\n"
     "                        'none' drops the level and the one below\n"
+    "  --ITLB=E,W            the instruction TLB: entries, ways (default: cpuid's); 'none'\n"
     "  --tlb-page=SIZE       the page a translation covers (default 4K; 2M: huge pages)\n"
     "  --set KEY=VALUE       any setting of the description file (D1.prefetch=stride,\n"
     "                        L2.inclusion=inclusive, ...)\n"
@@ -127,6 +128,7 @@ static const char *const setting_flags[][2] = {
     {"--place=", "place"},
     {"--TLB1=", "TLB1"},
     {"--TLB2=", "TLB2"},
+    {"--ITLB=", "ITLB"},
     {"--tlb-page=", "tlb_page"},
 };
 
@@ -342,7 +344,7 @@ static void json_sampling(FILE *fp, mt_sim *s)
 typedef struct {
     uint32_t code;
     uint64_t refs, misses[MT_SIM_MAX_LEVELS][MT_SIM_NCAUSES];
-    uint64_t tlb_misses[MT_SIM_MAX_TLB];
+    uint64_t tlb_misses[MT_SIM_MAX_TLB], itlb_misses;
 } code_row;
 
 static uint64_t row_misses(const code_row *r, unsigned level)
@@ -381,6 +383,7 @@ static code_row *code_rows(mt_sim *s, size_t *n)
                 r->misses[l][c] += p[i].misses[l][c];
         for (unsigned l = 0; l < MT_SIM_MAX_TLB; l++)
             r->tlb_misses[l] += p[i].tlb_misses[l];
+        r->itlb_misses += p[i].itlb_misses;
     }
     sort_level = mt_sim_level_count(s) - 1;
     qsort(rows, nr, sizeof *rows, compare_rows);
@@ -429,6 +432,11 @@ static void print_machine_line(FILE *fp, const mt_sim *s, const mt_sim_machine *
         fprintf(fp, ", %s %" PRIu32 " entries %" PRIu32 "-way %" PRIu64 " KiB pages", d->name,
                 d->entries, d->ways, mt_sim_tlb_page(s) >> 10);
     }
+    const mt_sim_tlb_stats *itlb = mt_sim_itlb(s);
+    if (itlb)
+        fprintf(fp, ", %s %" PRIu32 " entries %" PRIu32 "-way %" PRIu64 " KiB pages",
+                itlb->desc->name, itlb->desc->entries, itlb->desc->ways,
+                mt_sim_tlb_page(s) >> 10);
     fputc('\n', fp);
 }
 
@@ -457,6 +465,11 @@ static void print_tlb(FILE *fp, const mt_sim *s)
                 st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
                 i + 1 == mt_sim_tlb_count(s) ? " walks" : "");
     }
+    const mt_sim_tlb_stats *itlb = mt_sim_itlb(s);
+    if (itlb)
+        fprintf(fp, "\ninstruction TLB translations (a page each fetch touches):\n%-5s %14" PRIu64
+                    " %12" PRIu64 " %6.2f%%\n",
+                itlb->desc->name, itlb->refs, itlb->misses, percent(itlb->misses, itlb->refs));
 }
 
 static void print_use(FILE *fp, const mt_sim *s)
@@ -509,6 +522,9 @@ static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
     unsigned ntlb = mt_sim_tlb_count(s);
     if (ntlb)
         fprintf(fp, " %10s", "walks");
+    bool itlb = mt_sim_itlb(s) != NULL;
+    if (itlb)
+        fprintf(fp, " %10s", "ITLB");
     fputc('\n', fp);
     for (size_t i = 0; i < n && i < SHOWN; i++) {
         char raw[MT_SIM_CODE_NAME_MAX];
@@ -520,6 +536,8 @@ static void print_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
             fprintf(fp, " %10" PRIu64, rows[i].misses[l]);
         if (ntlb)
             fprintf(fp, " %10" PRIu64, rows[i].tlb_misses[ntlb - 1]);
+        if (itlb)
+            fprintf(fp, " %10" PRIu64, rows[i].itlb_misses);
         fputc('\n', fp);
     }
     free(rows);
@@ -672,6 +690,13 @@ static void json_tlb_misses(FILE *fp, const mt_sim *s, const uint64_t *misses)
                 mt_sim_tlb(s, l)->desc->name, misses[l], l + 1 == mt_sim_tlb_count(s) ? "}" : "");
 }
 
+/* , "itlb_misses": n of a code row or pair, when the ITLB was simulated. */
+static void json_itlb_misses(FILE *fp, const mt_sim *s, uint64_t misses)
+{
+    if (mt_sim_itlb(s))
+        fprintf(fp, ", \"itlb_misses\": %" PRIu64, misses);
+}
+
 /* "tlb": the data TLB's page size and levels, when it was simulated. */
 static void json_tlb(FILE *fp, const mt_sim *s)
 {
@@ -686,6 +711,18 @@ static void json_tlb(FILE *fp, const mt_sim *s)
                 st->misses);
     }
     fprintf(fp, "]}");
+}
+
+/* "itlb": the instruction TLB's page size, level and totals, when it was
+ * simulated. */
+static void json_itlb(FILE *fp, const mt_sim *s)
+{
+    const mt_sim_tlb_stats *st = mt_sim_itlb(s);
+    if (st)
+        fprintf(fp, ",\n  \"itlb\": {\"page\": %" PRIu64 ", \"name\": \"%s\", \"entries\": %" PRIu32
+                    ", \"ways\": %" PRIu32 ", \"refs\": %" PRIu64 ", \"misses\": %" PRIu64 "}",
+                mt_sim_tlb_page(s), st->desc->name, st->desc->entries, st->desc->ways, st->refs,
+                st->misses);
 }
 
 /* "procedure" and "loop" (its header's address, or null) of a code object
@@ -728,6 +765,7 @@ static void json_code_objects(FILE *fp, mt_sim *s, const mt_sim_code_map *map)
         fprintf(fp, ", \"misses\": ");
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses);
         json_tlb_misses(fp, s, rows[i].tlb_misses);
+        json_itlb_misses(fp, s, rows[i].itlb_misses);
         fprintf(fp, ", \"use\": ");
         mt_sim_json_use(fp, s, uses, nuses, rows[i].code);
         fprintf(fp, "}");
@@ -747,6 +785,7 @@ static void json_tallies(FILE *fp, mt_sim *s)
                 i ? "," : "", p[i].code, p[i].data, p[i].refs);
         mt_sim_json_misses(fp, s, (const uint64_t(*)[MT_SIM_NCAUSES])p[i].misses);
         json_tlb_misses(fp, s, p[i].tlb_misses);
+        json_itlb_misses(fp, s, p[i].itlb_misses);
         fprintf(fp, "}");
     }
     const mt_sim_eviction *e = mt_sim_evictions(s, &n);
@@ -801,6 +840,7 @@ static void print_json_fields(FILE *fp, const sim_args *a, mt_sim *s, const mt_s
     }
     fprintf(fp, "  ]");
     json_tlb(fp, s);
+    json_itlb(fp, s);
     json_sampling(fp, s);
     json_code_objects(fp, s, map);
     json_tallies(fp, s);
@@ -1179,7 +1219,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
             with.whatif = w;
             rc = write_report(&with, s, m, &counts, map, names.data, NULL);
             if (rc == 0 && !a->no_store && map->prog)
-                mt_history_record_sim(s, m, map->prog, names.data, w, a->argc, a->argv,
+                mt_history_record_sim(s, m, map->prog, names.data, w, NAN, a->argc, a->argv,
                                       (char *[]){(char *)a->binary, NULL}, NULL);
             free(w);
         }
@@ -1261,8 +1301,8 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
     int rc = write_report(a, s, m, &c, &map, r->data, NULL);
     if (rc == 0 && !a->no_store)
-        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, a->argc, a->argv, a->program,
-                              &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, NAN, a->argc, a->argv,
+                              a->program, &r->run);
     return rc == 0 ? mt_exit_code(r->run.status) : rc;
 }
 
@@ -1504,8 +1544,8 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     /* Only a whole trace is a run of the program's figures: pass 2's objects
      * alone would show every other procedure with no miss. */
     if (rc == 0 && !a->no_store && a->all)
-        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, a->argc, a->argv,
-                              r->pass1.argv, &r->run);
+        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, r->machine.tlb_walk_cycles,
+                              a->argc, a->argv, r->pass1.argv, &r->run);
     else if (rc == 0 && !a->no_store)
         fprintf(stderr, "mtool: sim: not stored in the history: only pass 2's objects were "
                         "traced (--all traces the whole program)\n");

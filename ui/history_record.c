@@ -329,12 +329,69 @@ static mt_store_sim_level *sim_levels(mt_sim *s, unsigned *slot_of)
     return levels;
 }
 
+/* The TLB levels of the machine and the run's totals there: the data
+ * TLB's, then the ITLB (malloc'd, *n of them). */
+static mt_store_sim_tlb_level *sim_tlb_levels(const mt_sim *s, size_t *n)
+{
+    const mt_sim_tlb_stats *itlb = mt_sim_itlb(s);
+    unsigned ntlb = mt_sim_tlb_count(s);
+    mt_store_sim_tlb_level *out = mt_xcalloc(ntlb + 2, sizeof *out);
+    *n = 0;
+    for (unsigned i = 0; i <= ntlb; i++) {
+        const mt_sim_tlb_stats *st = i < ntlb ? mt_sim_tlb(s, i) : itlb;
+        if (!st)
+            continue;
+        mt_store_sim_tlb_level *l = &out[(*n)++];
+        *l = (mt_store_sim_tlb_level){.entries = st->desc->entries, .ways = st->desc->ways,
+                                      .page = mt_sim_tlb_page(s), .refs = st->refs,
+                                      .misses = st->misses};
+        snprintf(l->name, sizeof l->name, "%s", st->desc->name);
+    }
+    return out;
+}
+
+/* An object's TLB figures before its first reference: zero at the levels
+ * the machine has, none (NULL) at the others and in the walk cycles
+ * (tlb_add_walk_cycles's). */
+static mt_store_sim_tlb empty_tlb(const mt_sim *s)
+{
+    unsigned ntlb = mt_sim_tlb_count(s);
+    mt_store_sim_tlb t = {.walk_cycles = NAN};
+    t.misses[MT_STORE_TLB1_MISSES] = ntlb >= 1 ? 0 : MT_STORE_NO_COUNT;
+    t.misses[MT_STORE_TLB2_MISSES] = ntlb >= 2 ? 0 : MT_STORE_NO_COUNT;
+    t.misses[MT_STORE_PAGE_WALKS] = ntlb ? 0 : MT_STORE_NO_COUNT;
+    t.misses[MT_STORE_ITLB_MISSES] = mt_sim_itlb(s) ? 0 : MT_STORE_NO_COUNT;
+    return t;
+}
+
+/* A (code, data) pair's TLB misses added to an object's (those of levels
+ * it has: the ITLB's only to a code object's, `fetches`). */
+static void add_tlb(mt_store_sim_tlb *t, const mt_sim *s, const mt_sim_pair *p, bool fetches)
+{
+    unsigned ntlb = mt_sim_tlb_count(s);
+    for (unsigned l = 0; l < ntlb; l++)
+        t->misses[MT_STORE_TLB1_MISSES + l] += p->tlb_misses[l];
+    if (ntlb)
+        t->misses[MT_STORE_PAGE_WALKS] += p->tlb_misses[ntlb - 1];
+    if (fetches && mt_sim_itlb(s))
+        t->misses[MT_STORE_ITLB_MISSES] += p->itlb_misses;
+}
+
+/* The walk cycles of t's page walks at `walk_cost` cycles each (left NAN
+ * without a cost or a data TLB). */
+static void tlb_add_walk_cycles(mt_store_sim_tlb *t, double walk_cost)
+{
+    if (walk_cost > 0 && t->misses[MT_STORE_PAGE_WALKS] != MT_STORE_NO_COUNT)
+        t->walk_cycles = (double)t->misses[MT_STORE_PAGE_WALKS] * walk_cost;
+}
+
 /* A site's figures before the first reference: zero misses and line use
  * at the levels the machine has, none (NULL) at the others; zero
- * processors' figures with several CPUs, none with one. */
+ * processors' figures with several CPUs, none with one; the TLB's as
+ * empty_tlb's. */
 static mt_store_sim_figures empty_figures(uint32_t site, mt_sim *s, const unsigned *slot_of)
 {
-    mt_store_sim_figures f = {.site = site};
+    mt_store_sim_figures f = {.site = site, .tlb = empty_tlb(s)};
     for (int k = 0; k < MT_STORE_NMP; k++)
         f.mp[k] = mt_sim_cpus(s) > 1 ? 0 : MT_STORE_NO_COUNT;
     for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
@@ -375,6 +432,7 @@ static void add_pair(mt_store_sim_figures *f, mt_sim *s, const unsigned *slot_of
 {
     f->refs += p->refs;
     add_misses(f->misses, (const uint64_t(*)[MT_SIM_NCAUSES])p->misses, s, slot_of);
+    add_tlb(&f->tlb, s, p, true);
 }
 
 /* A (code, data) pair's coherence misses and events added to an object's. */
@@ -433,10 +491,11 @@ static mt_store_sim_figures *site_figures(mt_store_sim_figures *by_site, bool *t
  * added to its object and every object enclosing it, and so is the use of
  * each line it brought in).  Summed over data
  * objects; references outside the binary's procedures (code object 0:
- * libraries, the loader) are in the levels' totals only. */
+ * libraries, the loader) are in the levels' totals only.  Page walks cost
+ * `walk_cost` cycles each (NAN: unknown). */
 static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
                                          const mt_store_build *b, const unsigned *slot_of,
-                                         size_t *n)
+                                         double walk_cost, size_t *n)
 {
     size_t np, nuses, cap = 0;
     const mt_sim_pair *p = mt_sim_pairs(s, &np);
@@ -468,17 +527,19 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
     free(sites);
     *n = 0;
     for (size_t site = 0; site < b->nsites; site++)
-        if (touched[site])
+        if (touched[site]) {
+            tlb_add_walk_cycles(&by_site[site].tlb, walk_cost);
             by_site[(*n)++] = by_site[site];
+        }
     free(touched);
     return by_site;
 }
 
 /* Per data object with a reference: its name (allocated), references,
- * misses per level slot by cause, and the use of the lines it brought in
- * (NULL, nothing, without data objects). */
+ * misses per level slot by cause, the use of the lines it brought in and
+ * its data TLB misses (NULL, nothing, without data objects). */
 static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsigned *slot_of,
-                                   size_t *n)
+                                   double walk_cost, size_t *n)
 {
     *n = 0;
     if (!d)
@@ -501,6 +562,8 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         memcpy(x->lines, f.lines, sizeof x->lines);
         memcpy(x->bytes_used, f.bytes_used, sizeof x->bytes_used);
         memcpy(x->mp, f.mp, sizeof x->mp);
+        x->tlb = f.tlb;
+        x->tlb.misses[MT_STORE_ITLB_MISSES] = MT_STORE_NO_COUNT; /* fetches: the code's */
         add_misses(x->misses, (const uint64_t(*)[MT_SIM_NCAUSES])rows[i].misses, s, slot_of);
         row_of[rows[i].id] = (uint32_t)i + 1;
     }
@@ -509,6 +572,15 @@ static mt_store_sim_data *sim_data(mt_sim *s, const mt_data_map *d, const unsign
         if (r)
             add_use(out[r - 1].lines, out[r - 1].bytes_used, s, slot_of, &uses[k]);
     }
+    size_t np;
+    const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    for (size_t k = 0; k < np; k++) {
+        uint32_t r = p[k].data < mt_data_map_count(d) ? row_of[p[k].data] : 0;
+        if (r)
+            add_tlb(&out[r - 1].tlb, s, &p[k], false);
+    }
+    for (size_t i = 0; i < nrows; i++)
+        tlb_add_walk_cycles(&out[i].tlb, walk_cost);
     size_t nc, ns;
     const mt_sim_coherence_pair *cp = mt_sim_coherence_pairs(s, &nc);
     for (size_t k = 0; k < nc; k++) {
@@ -615,8 +687,9 @@ static mt_store_sim_thread *sim_threads(const mt_sim *s, const unsigned *slot_of
 }
 
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, const mt_whatif_report *whatif, int argc,
-                          char **argv, char **prog_argv, const mt_run_result *run)
+                          const mt_data_map *data, const mt_whatif_report *whatif,
+                          double walk_cost, int argc, char **argv, char **prog_argv,
+                          const mt_run_result *run)
 {
     mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
                         .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
@@ -628,9 +701,10 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     char *machine = machine_summary(s, m);
     mt_store_sim sim = {.machine = machine, .levels = sim_levels(s, slot_of),
                         .nlevels = mt_sim_level_count(s)};
+    sim.tlb_levels = sim_tlb_levels(s, &sim.ntlb_levels);
     if (h->ok) {
-        sim.figures = sim_figures(s, prog, &h->build, slot_of, &sim.nfigures);
-        sim.data = sim_data(s, data, slot_of, &sim.ndata);
+        sim.figures = sim_figures(s, prog, &h->build, slot_of, walk_cost, &sim.nfigures);
+        sim.data = sim_data(s, data, slot_of, walk_cost, &sim.ndata);
         sim.threads = sim_threads(s, slot_of, &sim.nthreads);
     }
     if (h->ok && whatif) {
@@ -643,6 +717,7 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
     int rc = mt_history_finish(h, &r);
     free(machine);
     free(sim.levels);
+    free(sim.tlb_levels);
     free(sim.figures);
     for (size_t i = 0; i < sim.ndata; i++)
         free((char *)sim.data[i].name);

@@ -107,11 +107,14 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
  * misses per level by cause, and with `data` (NULL: none) per data object
  * its references, misses and line use; with cpus > 1 per object its
  * coherence misses and events and references by where served; with
- * `whatif` (NULL: none) its remedies and proposals.  As mt_history_finish:
- * 0, or -1 said. */
+ * `whatif` (NULL: none) its remedies and proposals; with a simulated TLB
+ * per object its TLB misses and page walks, the walks' cycles at
+ * `walk_cost` each (the machine profile's; NAN: none).  As
+ * mt_history_finish: 0, or -1 said. */
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, const mt_whatif_report *whatif, int argc,
-                          char **argv, char **prog_argv, const mt_run_result *run);
+                          const mt_data_map *data, const mt_whatif_report *whatif,
+                          double walk_cost, int argc, char **argv, char **prog_argv,
+                          const mt_run_result *run);
 int mt_cmd_report(int argc, char **argv);
 extern const char mt_report_usage[];
 /* RUNDIR's HTML report at `html` and, when `callgrind` is not NULL, its

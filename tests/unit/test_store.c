@@ -282,7 +282,7 @@ static void test_round_trip(const char *dir)
     mt_store_close(s);
 
     CHECK(query_is(path, "PRAGMA journal_mode", "wal"), "store: WAL journal");
-    CHECK(query_is(path, "PRAGMA user_version", "9"), "store: schema version 9 in user_version");
+    CHECK(query_is(path, "PRAGMA user_version", "10"), "store: schema version 10 in user_version");
     CHECK(query_is(path, "SELECT count(*) FROM sites", "10"),
           "store: sites stored once per build (10, not 20)");
     CHECK(query_is(path, "SELECT count(DISTINCT object_id) FROM figures", "10"),
@@ -456,11 +456,18 @@ static void test_trend_across_blocks(const char *dir)
 
 /* A version-1 file (figures keyed by run; its table definition as released)
  * is rebuilt to version 2 on open, every figure kept. */
-/* An older file made from a new one: without the tables version 9 added,
+/* An older file made from a new one: without the table and columns
+ * version 10 added, then without the tables version 9 added,
  * then the table version 8 added, then the columns version 7 added, then
  * without the tables versions 5 and 6 added (sim_figures with the columns 6
  * added to it). */
-#define DROP_VERSION_9_TABLES "DROP TABLE rank_figures; DROP TABLE run_ranks; "
+#define DROP_VERSION_10_TLB                                                                  \
+    "DROP TABLE sim_tlb_levels; ALTER TABLE sim_figures DROP COLUMN tlb1_misses; "           \
+    "ALTER TABLE sim_figures DROP COLUMN tlb2_misses; "                                      \
+    "ALTER TABLE sim_figures DROP COLUMN page_walks; "                                       \
+    "ALTER TABLE sim_figures DROP COLUMN itlb_misses; "                                      \
+    "ALTER TABLE sim_figures DROP COLUMN walk_cycles; "
+#define DROP_VERSION_9_TABLES DROP_VERSION_10_TLB "DROP TABLE rank_figures; DROP TABLE run_ranks; "
 #define DROP_VERSION_8_TABLE DROP_VERSION_9_TABLES "DROP TABLE sim_threads; "
 #define DROP_VERSION_7_COLUMNS                                                              \
     DROP_VERSION_8_TABLE                                                                    \
@@ -474,7 +481,7 @@ static void test_trend_across_blocks(const char *dir)
     "DROP TABLE sim_figures; DROP TABLE sim_levels; DROP TABLE sim_runs; DROP TABLE data_sites; " \
     "DROP TABLE sim_remedies; DROP TABLE sim_problems; "
 
-/* A version-6 file (runs without their directory) becomes version 9: its
+/* A version-6 file (runs without their directory) becomes version 10: its
  * runs kept, read with no run directory, stamp or program figures; a new
  * run stores them. */
 static void test_migration_from_v6(const char *dir)
@@ -496,9 +503,9 @@ static void test_migration_from_v6(const char *dir)
           "migrate: a version-6 history with a run made");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_run_row *row = NULL;
-    CHECK(s && query_is(path, "PRAGMA user_version", "9") && mt_store_get_run(s, 1, &row, &err) == 0 &&
+    CHECK(s && query_is(path, "PRAGMA user_version", "10") && mt_store_get_run(s, 1, &row, &err) == 0 &&
               !row->rundir && !row->rundir_stamp && !row->timed,
-          "migrate: version 9, the run kept with no run directory (%s)", s ? "" : err.msg);
+          "migrate: version 10, the run kept with no run directory (%s)", s ? "" : err.msg);
     mt_store_run_rows_free(row, row ? 1 : 0);
     r.rundir = "/tmp/v6";
     r.rundir_stamp = "5eed";
@@ -511,38 +518,75 @@ static void test_migration_from_v6(const char *dir)
     free(path);
 }
 
-/* A version-7 file (no per-thread view, no MPI ranks) becomes version 9:
+/* A history at `path` holding one counted run, made version `version`
+ * by `drop` (SQL taking out what later versions added): true when made. */
+static bool older_history(const char *path, const char *tag, const char *drop, int version)
+{
+    mt_error err;
+    mt_store_build b = synthetic_build(3, tag);
+    mt_store_figures figs[6];
+    mt_store_run r;
+    int64_t id;
+    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
+    free_build(&b);
+    char *sql = mt_xasprintf("BEGIN; %sPRAGMA user_version = %d; COMMIT", drop, version);
+    char want[16];
+    snprintf(want, sizeof want, "%d", version);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    free(sql);
+    return id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", want);
+}
+
+/* A version-7 file (no per-thread view, no MPI ranks) becomes version 10:
  * sim_threads, run_ranks and rank_figures made, empty, its run kept. */
 static void test_migration_from_v7(const char *dir)
 {
     char *path = mt_xasprintf("%s/v7.db", dir);
     mt_error err;
-    mt_store_build b = synthetic_build(3, "c7");
-    mt_store_figures figs[6];
-    mt_store_run r;
-    int64_t id;
-    mt_store_close(open_with_a_run(path, &b, figs, &r, &id, &err));
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    int rc = sqlite3_exec(db, "BEGIN; " DROP_VERSION_8_TABLE "PRAGMA user_version = 7; COMMIT",
-                          NULL, NULL, NULL);
-    sqlite3_close(db);
-    CHECK(id == 1 && rc == SQLITE_OK && query_is(path, "PRAGMA user_version", "7") &&
+    CHECK(older_history(path, "c7", DROP_VERSION_8_TABLE, 7) &&
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'sim_threads'", "0"),
           "migrate: a version-7 history with a run made");
     mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
     mt_store_sim_thread *t = NULL;
     size_t n = 1;
-    CHECK(s && query_is(path, "PRAGMA user_version", "9") &&
+    CHECK(s && query_is(path, "PRAGMA user_version", "10") &&
               mt_store_sim_threads(s, 1, &t, &n, &err) == 0 && n == 0 &&
               query_is(path, "SELECT count(*) FROM run_ranks", "0") &&
               query_is(path, "SELECT count(*) FROM rank_figures", "0") &&
               query_is(path, "SELECT count(*) FROM runs", "1"),
-          "migrate: version 9, sim_threads and the MPI tables made and empty, the run kept (%s)",
+          "migrate: version 10, sim_threads and the MPI tables made and empty, the run kept (%s)",
           s ? "" : err.msg);
     free(t);
     mt_store_close(s);
-    free_build(&b);
+    free(path);
+}
+
+/* A version-9 file (no simulated TLB) becomes version 10: sim_tlb_levels
+ * made and empty, sim_figures' TLB columns added, its run kept. */
+static void test_migration_from_v9(const char *dir)
+{
+    char *path = mt_xasprintf("%s/v9.db", dir);
+    mt_error err;
+    CHECK(older_history(path, "c9", DROP_VERSION_10_TLB, 9) &&
+              query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'sim_tlb_levels'",
+                       "0"),
+          "migrate: a version-9 history with a run made");
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_sim_tlb_level *t = NULL;
+    size_t n = 1;
+    CHECK(s && query_is(path, "PRAGMA user_version", "10") &&
+              mt_store_sim_tlb_levels(s, 1, &t, &n, &err) == 0 && n == 0 &&
+              query_is(path, "SELECT count(*) FROM pragma_table_info('sim_figures') WHERE name IN "
+                             "('tlb1_misses', 'tlb2_misses', 'page_walks', 'itlb_misses', "
+                             "'walk_cycles')", "5") &&
+              query_is(path, "SELECT count(*) FROM runs", "1"),
+          "migrate: version 10, sim_tlb_levels made and empty, the TLB columns added, the run "
+          "kept (%s)", s ? "" : err.msg);
+    free(t);
+    mt_store_close(s);
     free(path);
 }
 
@@ -580,14 +624,14 @@ static void test_migration_from_v1(const char *dir)
           "migrate: a version-1 history with 40 runs made");
     s = mt_store_open(path, MT_STORE_READ, &err);
     CHECK(s != NULL, "migrate: a read-only open of version 1 succeeds (%s)", s ? "" : err.msg);
-    CHECK(query_is(path, "PRAGMA user_version", "9") &&
+    CHECK(query_is(path, "PRAGMA user_version", "10") &&
               query_is(path, "SELECT count(*) FROM figures", "400") &&
               query_is(path, "SELECT count(*) FROM figures WHERE run_block <> run_id >> 5", "0") &&
               query_is(path, "SELECT sum(memory_ops) FROM figures",
                        "135300") && /* 3 (1 + ... + 10) (1 + ... + 40) */
               query_is(path, "SELECT count(*) FROM sqlite_master WHERE name = 'figures_by_run'", "1") &&
               query_is(path, "PRAGMA integrity_check", "ok"),
-          "migrate: version 9, all 400 figures kept, blocked by run_id >> 5, indexed by run");
+          "migrate: version 10, all 400 figures kept, blocked by run_id >> 5, indexed by run");
     CHECK(s && trend_is(s, object, 0, 1, 40), "migrate: trend of the migrated runs is exact");
     mt_store_close(s);
     s = mt_store_open(path, MT_STORE_WRITE, &err);
@@ -788,12 +832,12 @@ static void test_migration_from_v2(const char *dir)
     CHECK(object > 0 && rc == SQLITE_OK && refused && query_is(path, "PRAGMA user_version", "2"),
           "migrate: a version-2 history whose objects cannot be regions");
     s = mt_store_open(path, MT_STORE_WRITE, &err);
-    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "9") &&
+    CHECK(s != NULL && query_is(path, "PRAGMA user_version", "10") &&
               query_is(path, "SELECT count(*) FROM objects", "10") &&
               query_is(path, "SELECT count(*) FROM pragma_foreign_key_check", "0") &&
               query_is(path, "PRAGMA integrity_check", "ok") &&
               query_is(path, "SELECT sql LIKE '%region%' FROM sqlite_master WHERE name = 'objects'", "1"),
-          "migrate: version 9 (through 3, 4, 5, 6, 7 and 8), every object kept, references intact (%s)",
+          "migrate: version 10 (through 3, 4, 5, 6, 7 and 8), every object kept, references intact (%s)",
           s ? "" : err.msg);
     CHECK(s && trend_is(s, object, 0, 1, 10), "migrate: trend of the migrated runs is exact");
     const uint64_t addrs[] = {0x2000, 0x2100};
@@ -994,6 +1038,13 @@ static void test_simulated_run(const char *dir)
         sf[0].mp[f] = (uint64_t)(f + 1) * 7;
         sf[1].mp[f] = MT_STORE_NO_COUNT;
     }
+    /* site 0: a TLB of one data level (no TLB2) and an ITLB, walk cycles
+     * known; site 1: no TLB at all */
+    sf[0].tlb = (mt_store_sim_tlb){{17, MT_STORE_NO_COUNT, 17, 5}, 17 * 31.5};
+    sf[1].tlb = (mt_store_sim_tlb){{MT_STORE_NO_COUNT, MT_STORE_NO_COUNT, MT_STORE_NO_COUNT,
+                                    MT_STORE_NO_COUNT}, NAN};
+    mt_store_sim_tlb_level tlb_levels[2] = {{"TLB1", 64, 4, 4096, 90, 17},
+                                            {"ITLB", 32, 32, 2097152, 12, 5}};
     mt_store_remedy rem[2] = {
         {.kind = "line", .text = "line of 32 bytes at every level",
          .saved = {.misses = {MT_STORE_NO_SAVING, -3, MT_STORE_NO_SAVING, 4, MT_STORE_NO_SAVING},
@@ -1012,7 +1063,8 @@ static void test_simulated_run(const char *dir)
          .cycles = NAN, .remedy = -1}};
     mt_store_sim sim = {.machine = "D1=8K,4,64 L3=64K,8,64 (flags)", .levels = levels,
                         .nlevels = 2, .figures = sf, .nfigures = 2, .remedies = rem,
-                        .nremedies = 2, .problems = prob, .nproblems = 2};
+                        .nremedies = 2, .problems = prob, .nproblems = 2,
+                        .tlb_levels = tlb_levels, .ntlb_levels = 2};
     r.tool = "sim";
     r.nfigures = 0;
     r.sim = &sim;
@@ -1037,10 +1089,26 @@ static void test_simulated_run(const char *dir)
             ok &= objs[i].sim.mp[f] == sf[k].mp[f] &&
                   (k ? isnan(v) : v == (double)sf[k].mp[f]);
         }
+        for (unsigned f = 0; f <= MT_STORE_NTLB; f++) {
+            double v = mt_store_metric_value(&objs[i], (mt_store_metric){MT_METRIC_SIM_TLB, f, -1});
+            double want = f == MT_STORE_WALK_CYCLES ? sf[k].tlb.walk_cycles
+                          : sf[k].tlb.misses[f] == MT_STORE_NO_COUNT ? NAN
+                                                                    : (double)sf[k].tlb.misses[f];
+            ok &= isnan(want) ? isnan(v) : v == want;
+        }
         ok &= i == 0 || objs[i - 1].sim.refs >= objs[i].sim.refs;
     }
-    CHECK(ok, "sim: the simulated run's objects read back exactly (the processors' figures, "
-              "NULL ones not compared), most references first");
+    CHECK(ok, "sim: the simulated run's objects read back exactly (the processors' and the TLB's "
+              "figures, NULL ones as none), most references first");
+    mt_store_sim_tlb_level *tb = NULL;
+    size_t ntb = 0;
+    CHECK(s && mt_store_sim_tlb_levels(s, 2, &tb, &ntb, &err) == 0 && ntb == 2 &&
+              !memcmp(tb, tlb_levels, sizeof tlb_levels) &&
+              mt_store_tlb_figure_of("walk_cycles") == MT_STORE_WALK_CYCLES &&
+              mt_store_tlb_figure_of("page_walks") == MT_STORE_PAGE_WALKS &&
+              mt_store_tlb_figure_of("tlb3_misses") < 0,
+          "sim: the TLB levels read back in order; the TLB metrics by name");
+    free(tb);
     mt_store_remedy *rb = NULL;
     mt_store_problem *pb = NULL;
     size_t nrb = 0, npb = 0;
@@ -1103,6 +1171,7 @@ int main(void)
     test_migration_from_v2(dir);
     test_migration_from_v6(dir);
     test_migration_from_v7(dir);
+    test_migration_from_v9(dir);
     test_same_build_again(dir);
     test_trend_across_blocks(dir);
     test_migration_from_v1(dir);

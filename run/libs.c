@@ -637,3 +637,49 @@ void mt_pass1_libraries_free(mt_pass1_libraries *l)
     free(l->env);
     memset(l, 0, sizeof *l);
 }
+
+/* ---- tracing through them (mtool sim) ----------------------------------------- */
+
+void mt_trace_libraries_copy(mt_pass1_libraries *l, uint32_t first_code, uint32_t slot_counters,
+                             uint32_t slot_call_sites, FILE *log)
+{
+    uint32_t code_base = first_code - 1; /* a library's ids start at 1 */
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        if (lib->note)
+            continue;
+        mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = l->set,
+                                     .library = true, .trace = true,
+                                     .slot_counters = slot_counters,
+                                     .call_site_base = lib->call_site_base,
+                                     .slot_call_sites = slot_call_sites, .code_base = code_base};
+        mt_instrumented ins;
+        mt_error err;
+        if (mt_instrument_in_set(lib->prog, lib->path, &member, &ins,
+                                 &err) != 0) {
+            if (log)
+                fprintf(log, "mtool: warning: %s: counted, not traced: %s\n", lib->name, err.msg);
+            continue;
+        }
+        mt_instrumented_free(&lib->ins);
+        lib->ins = ins;
+        lib->code_base = code_base;
+        code_base += mt_code_object_loops(lib->prog, lib->prog->nprocs) - 1;
+    }
+}
+
+const mt_pass1_library *mt_trace_library_of(const mt_pass1_libraries *l, uint32_t code,
+                                            uint32_t *own)
+{
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (lib->note || !lib->code_base || code <= lib->code_base)
+            continue;
+        uint32_t k = code - lib->code_base;
+        if (k < mt_code_object_loops(lib->prog, lib->prog->nprocs)) {
+            *own = k;
+            return lib;
+        }
+    }
+    return NULL;
+}

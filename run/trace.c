@@ -135,7 +135,7 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
         unsetenv("MTOOL_TRACE_FD");
         return -1;
     }
-    rc = mt_run_program(r->ins.path, argv, profiles, &r->run, err);
+    rc = mt_run_program_env(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
     pthread_join(th, NULL);
@@ -244,6 +244,51 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
     return rc;
 }
 
+/* What dlopen maps that is no copy, written by the audit library. */
+static char *seen_file(const char *profiles) { return mt_xasprintf("%s/dlopened.txt", profiles); }
+
+/* BIN's tracing copy, with the shared libraries o->libs names (`mtool
+ * count`'s default without it; none for a run directory, whose pass 2 timed
+ * the executable's objects) traced in one set with it, as count counts
+ * them: their copies, and the environment that loads them (docs/SIMULATOR.md,
+ * "Libraries"). */
+static int instrument_traced(const mt_trace_options *o, mt_trace_result *r, char **argv,
+                             const mt_timed_object *traced, uint32_t ntraced,
+                             const char *profiles, mt_counter_map *map, mt_error *err)
+{
+    const char *spec = o->libs ? o->libs : o->rundir ? "none" : "all";
+    if (mt_pass1_libraries_prepare(argv[0], spec, !o->libs, &r->libs, o->log, err) != 0)
+        return -1;
+    if (!r->libs.set)
+        return mt_instrument_cached(r->prog, argv[0], traced, ntraced, true, &r->ins, err) != 0 ||
+                       mt_counter_map_read(r->ins.path, map, err) != 0
+                   ? -1 : 0;
+    mt_rewrite_options member = {.counter_base = r->libs.ncounters, .libs_set = r->libs.set,
+                                 .call_site_base = r->libs.ncall_sites, .trace = true,
+                                 .traced = traced, .ntraced = ntraced};
+    if (mt_instrument_in_set(r->prog, argv[0], &member, &r->ins, err) != 0 ||
+        mt_counter_map_read(r->ins.path, map, err) != 0)
+        return -1;
+    mt_trace_libraries_copy(&r->libs, mt_code_object_loops(r->prog, r->prog->nprocs),
+                            map->ncounters, map->ncall_sites, o->log);
+    char *seen = seen_file(profiles);
+    int rc = mt_pass1_libraries_env(&r->libs, argv[0], r->ins.path, seen, err);
+    free(seen);
+    return rc;
+}
+
+/* The libraries the run opened with dlopen that were not traced: said,
+ * and remembered for the next run of BIN (as count does). */
+static void libraries_seen(mt_trace_result *r, const char *bin, const char *profiles, FILE *log)
+{
+    char *seen = seen_file(profiles);
+    mt_error err;
+    if (r->libs.set && mt_pass1_libraries_seen(&r->libs, bin, seen, &err) != 0 && log)
+        fprintf(log, "mtool: warning: %s\n", err.msg);
+    unlink(seen);
+    free(seen);
+}
+
 int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -257,24 +302,23 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     mt_timed_object *traced;
     uint32_t ntraced;
     mt_counter_map map = {0};
-    int rc = program_to_trace(o, r, &argv, &traced, &ntraced, err) != 0 ||
-                     mt_instrument_cached(r->prog, argv[0], traced, ntraced, true, &r->ins,
-                                          err) != 0 ||
-                     mt_counter_map_read(r->ins.path, &map, err) != 0
-                 ? -1 : 0;
-    free(traced);
-    if (rc != 0)
-        return -1;
-    /* A misses-only simulator tallies no data object: no map, and no
-     * lookup a record (the feed gives every reference data object 0). */
-    bool data_objects = !mt_sim_is_misses_only(o->sim);
-    if (data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err))) {
-        mt_counter_map_free(&map);
+    if (program_to_trace(o, r, &argv, &traced, &ntraced, err) != 0) {
+        free(traced);
         return -1;
     }
     char *profiles = profile_dir(err);
-    if (!profiles) {
+    int rc = profiles ? instrument_traced(o, r, argv, traced, ntraced, profiles, &map, err) : -1;
+    free(traced);
+    /* A misses-only simulator tallies no data object: no map, and no
+     * lookup a record (the feed gives every reference data object 0). */
+    bool data_objects = !mt_sim_is_misses_only(o->sim);
+    if (rc == 0 && data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err)))
+        rc = -1;
+    if (rc != 0) {
         mt_counter_map_free(&map);
+        if (profiles)
+            remove_dir(profiles);
+        free(profiles);
         return -1;
     }
     consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim), .streams = r->streams};
@@ -289,6 +333,7 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
         fprintf(o->log, "mtool: warning: %s\n", err->msg);
     }
+    libraries_seen(r, argv[0], profiles, o->log);
     mt_trace_merge_drain(c.merge);
     mt_trace_merge_free(c.merge);
     r->leftover = c.leftover;
@@ -329,5 +374,6 @@ void mt_trace_result_free(mt_trace_result *r)
     mt_instrumented_free(&r->ins);
     mt_program_free(r->prog);
     mt_data_map_free(r->data);
+    mt_pass1_libraries_free(&r->libs);
     memset(r, 0, sizeof *r);
 }

@@ -370,13 +370,18 @@ int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const 
                             const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
                             mt_error *err);
 
-/* Tracing through them (`mtool sim`): once the executable's tracing copy
- * is made (the slot's counters and call-site records known), each counted
- * library's tracing copy in place of its counting one, its code objects
- * numbered from first_code on (after the executable's, the libraries'
- * before it).  A library whose tracing copy cannot be made keeps its
- * counting copy, untraced, said on `log`. */
-void mt_trace_libraries_copy(mt_pass1_libraries *l, uint32_t first_code, uint32_t slot_counters,
+/* Tracing through them (`mtool sim`): each counted library's code objects
+ * numbered from first_code on (lib->code_base: after the executable's, the
+ * libraries' before it); the first code object after theirs. */
+uint32_t mt_trace_libraries_number(mt_pass1_libraries *l, uint32_t first_code);
+/* Once the executable's tracing copy is made (the slot's counters and
+ * call-site records known), each numbered library's tracing copy in place
+ * of its counting one: of the blocks of traced[i][0 .. ntraced[i]) only,
+ * none when ntraced[i] is 0, or every block (traced NULL).  A library
+ * traced in no block, or whose tracing copy cannot be made (said on `log`),
+ * keeps its counting copy, untraced: its code_base becomes 0. */
+void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const *traced,
+                             const uint32_t *ntraced, uint32_t slot_counters,
                              uint32_t slot_call_sites, FILE *log);
 /* The library whose code objects hold the trace's code object `code`, its
  * own id in *own; NULL: none does (the executable's, or none). */

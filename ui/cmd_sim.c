@@ -35,7 +35,8 @@ const char mt_sim_usage[] =
     "are named LIB:PROCEDURE.\n"
     "With RUNDIR (after 'mtool run' or 'mtool time'), traces that run's program and\n"
     "arguments, only the m-objects pass 2 timed and what they call (--all: every\n"
-    "procedure), and sets each object's stall estimate (simulated misses per level x\n"
+    "procedure; the libraries' objects too, in the libraries its pass 1 counted),\n"
+    "and sets each object's stall estimate (simulated misses per level x\n"
     "the latency 'mtool calibrate' measured there; the misses of streams it sees\n"
     "coming at what a line of a walk in address order costs there)\n"
     "beside the overhead pass 2 measured, with how they agree; the JSON report is\n"
@@ -85,8 +86,8 @@ const char mt_sim_usage[] =
     "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
     "  --libs all|none|NAME,...  the shared libraries traced with -- BIN (default:\n"
-    "                        every one it loads but glibc's, as 'mtool count'; with\n"
-    "                        RUNDIR none, and the ones named whole)\n"
+    "                        every one it loads but glibc's, as 'mtool count'; RUNDIR\n"
+    "                        traces the ones its pass 1 counted: their objects)\n"
     "  --all                 with RUNDIR: trace every procedure, not only pass 2's objects\n"
     "                        (then the stall outside them is estimated too)\n"
     "  --what-if             simulate the same references again once per remedy (pad or\n"
@@ -221,8 +222,9 @@ static int parse_args(sim_args *a, int argc, char **argv)
         mt_ui_error("sim: --all goes with RUNDIR (the objects of a pass 2)");
         return -1;
     }
-    if (a->libs && !a->program && !a->rundir) {
-        mt_ui_error("sim: --libs goes with -- BIN ARGS or RUNDIR (a traced run)");
+    if (a->libs && !a->program) {
+        mt_ui_error("sim: --libs goes with -- BIN ARGS (RUNDIR traces the libraries its pass 1 "
+                    "counted)");
         return -1;
     }
     if (a->load_base && !a->binary) {
@@ -1261,6 +1263,18 @@ struct stall_report {
 
 static double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : NAN; }
 
+/* A pass-2 object's name as reports give it: SPEC, or LIB:SPEC for a
+ * library's (report/data.c); escaped for a terminal line when `escaped`. */
+static char *object_name(const mt_pass2_object *p, bool escaped)
+{
+    char *raw = p->lib ? mt_xasprintf("%s:%s", p->lib->name, p->spec) : mt_xstrdup(p->spec);
+    if (!escaped)
+        return raw;
+    char *shown = mt_ui_escape(raw);
+    free(raw);
+    return shown;
+}
+
 /* cpus > 1: pass 2's overhead beside the coherence stall estimate. */
 static void print_coherence_stall_text(FILE *fp, const stall_report *sr)
 {
@@ -1273,7 +1287,7 @@ static void print_coherence_stall_text(FILE *fp, const stall_report *sr)
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];
         double overhead = p->measured - p->predicted;
-        char *name = mt_ui_escape(p->spec);
+        char *name = object_name(p, true);
         char ratio[16] = "-";
         if (overhead > 0)
             snprintf(ratio, sizeof ratio, "%.3f", st->coherence / overhead);
@@ -1301,7 +1315,7 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];
         double overhead = p->measured - p->predicted;
-        char *name = mt_ui_escape(p->spec);
+        char *name = object_name(p, true);
         char ratio[16] = "-"; /* no overhead to explain */
         if (overhead > 0)
             snprintf(ratio, sizeof ratio, "%.2f", st->estimate / overhead);
@@ -1379,9 +1393,15 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
     for (size_t i = 0; i < r->pass2.nobjects; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
         fprintf(fp, "%s\n      {\"name\": ", i ? "," : "");
-        mt_json_string(fp, p->spec);
+        char *name = object_name(p, false);
+        mt_json_string(fp, name);
+        free(name);
+        if (p->lib) {
+            fprintf(fp, ", \"library\": ");
+            mt_json_string(fp, p->lib->name);
+        }
         fprintf(fp, ", \"procedure\": ");
-        mt_json_string(fp, r->prog->procs[p->object.proc].name);
+        mt_json_string(fp, p->prog->procs[p->object.proc].name);
         fprintf(fp, ", \"kind\": \"%s\", \"outermost\": %s, \"memory_ops\": %" PRIu64
                     ", \"predicted_cycles\": ",
                 p->object.region ? "region" : p->object.loop == MT_NONE ? "procedure" : "loop",
@@ -1520,7 +1540,7 @@ int mt_cmd_sim(int argc, char **argv)
                                report_program);
     if (a.rundir) /* pass 1's program: pass 2's objects, or everything with --all */
         return simulate_traced(&a, &m,
-                               (mt_trace_options){.rundir = a.rundir, .all = a.all, .libs = a.libs},
+                               (mt_trace_options){.rundir = a.rundir, .all = a.all},
                                report_rundir);
     mt_sim_code_map map = {0};
     if (a.binary && open_code_map(&a, format, &map) != 0)

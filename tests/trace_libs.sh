@@ -13,6 +13,10 @@
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without a traced run is refused;
+#   - `mtool sim RUNDIR` after `mtool run` (pass 2 times the library's chase
+#     loop): the loop traced in the library's copy, its stall estimate in the
+#     text's table and sim.json (named libmtmem.so:memlib_chase@0x..., its
+#     references exactly the chase's steps);
 #   - Debian's xz -T2 -9 (liblzma's worker threads; --block-size so that a
 #     small file makes two blocks, one per worker) with --set cpus=2: the
 #     compressed file identical to the original xz's, liblzma's code objects
@@ -102,6 +106,27 @@ check "trace libs: --libs NAME the program does not load: said" \
     "grep -q 'nosuchlib is no shared library the program needs' '$OUT/err'"
 refused "trace libs: --libs with --trace" "--libs goes with" "$OUT/x.txt" \
     "$MTOOL" sim --libs all --trace /dev/null -o "$OUT/x.txt"
+
+# RUNDIR: pass 2 times the library's chase loop (tests/libs_pass2.sh); sim
+# traces it (and what it calls) in the library's tracing copy, its stall
+# estimate beside the overhead pass 2 measured.  Oracle: the loop makes one
+# load a step, STEPS in all, and nothing it calls touches memory.
+STEPS=400000
+"$MTOOL" run --no-store --no-html -o "$OUT/run" -- "$bin" 65536 $STEPS 4 > /dev/null 2> "$OUT/run.err"
+if grep -q 'libmtmem.so$' "$OUT/run/pass2.tsv" 2> /dev/null; then
+    "$MTOOL" sim --no-store -o "$OUT/rundir.txt" "$OUT/run" > /dev/null 2> "$OUT/rundir.err"
+    check "trace libs: sim RUNDIR: the stall table has libmtmem.so:memlib_chase's loop" \
+        "grep -q '^  libmtmem.so:memlib_chase@0x' '$OUT/rundir.txt'"
+    stall=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["stall"]["objects"]
+o = [x for x in d if x.get("library") == "libmtmem.so" and x["procedure"] == "memlib_chase"]
+print(o[0]["stall"]["refs"], o[0]["stall"]["estimate_cycles"] > 0, o[0]["name"]) if o else print("none")' \
+        "$OUT/run/sim.json" 2> /dev/null)
+    check "trace libs: sim RUNDIR: the chase loop's stall: $STEPS references, a positive estimate (got: ${stall:-no sim.json})" \
+        "[ '${stall%% *}' = $STEPS ] && echo '$stall' | grep -q ' True libmtmem.so:memlib_chase@0x'"
+else
+    not_ok "trace libs: pass 2 timed no object of libmtmem.so ($(tail -1 "$OUT/run.err"))"
+fi
 
 # xz -T2: liblzma's two workers, one block each.
 if [ -x /usr/bin/xz ] && ldd /usr/bin/xz | grep -q liblzma; then

@@ -324,14 +324,22 @@ static int instrument_traced(const mt_trace_options *o, mt_trace_result *r, char
     return rc;
 }
 
-/* The libraries the run opened with dlopen that were not traced: said,
- * and remembered for the next run of BIN (as count does). */
+/* The libraries the run opened with dlopen that were no copies: joined to
+ * the list, untraced, and remembered, so that the next run of BIN traces
+ * them (as count counts them from its next count). */
 static void libraries_seen(mt_trace_result *r, const char *bin, const char *profiles, FILE *log)
 {
     char *seen = seen_file(profiles);
     mt_error err;
+    size_t known = r->libs.nlibs;
     if (r->libs.set && mt_pass1_libraries_seen(&r->libs, bin, seen, &err) != 0 && log)
         fprintf(log, "mtool: warning: %s\n", err.msg);
+    for (size_t i = known; log && i < r->libs.nlibs; i++) {
+        char name[512];
+        mt_escape_text(name, sizeof name, r->libs.libs[i].name);
+        fprintf(log, "mtool: %s: opened by dlopen, not known before the run: not traced (traced "
+                     "from the next run of this program)\n", name);
+    }
     unlink(seen);
     free(seen);
 }

@@ -13,6 +13,8 @@
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without a traced run is refused;
+#   - dlopen-gcc-O2's libmtdl.so: unknown before its first run (said, not
+#     traced), traced in the second;
 #   - `mtool sim RUNDIR` after `mtool run` (pass 2 times the library's chase
 #     loop): the loop traced in the library's copy, its stall estimate in the
 #     text's table and sim.json (named libmtmem.so:memlib_chase@0x..., its
@@ -106,6 +108,21 @@ check "trace libs: --libs NAME the program does not load: said" \
     "grep -q 'nosuchlib is no shared library the program needs' '$OUT/err'"
 refused "trace libs: --libs with --trace" "--libs goes with" "$OUT/x.txt" \
     "$MTOOL" sim --libs all --trace /dev/null -o "$OUT/x.txt"
+
+# dlopen: libmtdl.so is unknown before the first run (the loader does not
+# list it): said, untraced, remembered; the second run traces it.
+dl=$SAMPLES_LIBS/dlopen-gcc-O2
+"$dl" > "$OUT/dl.want" 2>&1
+for run in 1 2; do
+    "$MTOOL" sim --no-store --misses-only --json -o "$OUT/dl$run.json" -- "$dl" \
+        > "$OUT/dl$run.got" 2> "$OUT/dl$run.err"
+    check "trace libs: dlopen run $run: the output unchanged" "cmp -s '$OUT/dl.want' '$OUT/dl$run.got'"
+done
+check "trace libs: dlopen: the first run says libmtdl.so was not traced" \
+    "grep -q 'libmtdl.so: opened by dlopen, not known before the run: not traced' '$OUT/dl1.err' &&
+     ! grep -q '\"library\": \"libmtdl.so\"' '$OUT/dl1.json'"
+check "trace libs: dlopen: the second run traces libmtdl.so" \
+    "grep -q '\"library\": \"libmtdl.so\"' '$OUT/dl2.json'"
 
 # RUNDIR: pass 2 times the library's chase loop (tests/libs_pass2.sh); sim
 # traces it (and what it calls) in the library's tracing copy, its stall

@@ -341,22 +341,11 @@ static mt_slot_header *current_slot(void)
     return (mt_slot_header *)(uintptr_t)self;
 }
 
-/* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
- * is full. */
+/* The calling thread's full frame sent (mt_trace_flush, below). */
 static void trace_flush_here(void)
 {
     mt_slot_header *s = current_slot();
     trace_send(s, s->tid);
-}
-
-static void serving_trace_flush(void);
-
-HIDDEN void mt_trace_flush(void)
-{
-    if (mt_params.is_library) /* its records are the slot's: the executable's runtime sends them */
-        serving_trace_flush();
-    else
-        trace_flush_here();
 }
 
 static bool tracing(void) { return mt_params.trace_records && rt.hdr; }
@@ -972,8 +961,8 @@ static void activate_library(uintptr_t l_addr)
         !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        timers_fit(&p) && call_sites_fit(&p) && trace_fits(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
-        !already_active(&p, l_addr)) {
+        timers_fit(&p) && call_sites_fit(&p) && trace_fits(&p) && blob - p.blob_vaddr == l_addr &&
+        p.npatches && !already_active(&p, l_addr)) {
         note_call_sites(&p, l_addr);
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
@@ -1111,7 +1100,10 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
                                   ((uintptr_t)&routine - (uintptr_t)mt_blob_start))          \
          : &routine)
 
-static void serving_trace_flush(void) { SERVING(trace_flush_here)(); }
+/* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
+ * is full; a library copy's records are the slot's, which the executable's
+ * runtime sends. */
+HIDDEN void mt_trace_flush(void) { SERVING(trace_flush_here)(); }
 
 typedef int (*fork_fn)(void);
 

@@ -12,7 +12,8 @@
 #     (5) are the original's;
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
-#     said in a warning; --libs without a traced run is refused;
+#     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
+#     refused;
 #   - dlopen-gcc-O2's libmtdl.so: unknown before its first run (said, not
 #     traced), traced in the second;
 #   - `mtool sim RUNDIR` after `mtool run` (pass 2 times the library's chase
@@ -108,6 +109,8 @@ check "trace libs: --libs NAME the program does not load: said" \
     "grep -q 'nosuchlib is no shared library the program needs' '$OUT/err'"
 refused "trace libs: --libs with --trace" "--libs goes with" "$OUT/x.txt" \
     "$MTOOL" sim --libs all --trace /dev/null -o "$OUT/x.txt"
+refused "trace libs: --libs with RUNDIR (it traces its pass 1's libraries)" "--libs goes with" \
+    "$OUT/x.txt" "$MTOOL" sim --libs all -o "$OUT/x.txt" "$OUT"
 
 # dlopen: libmtdl.so is unknown before the first run (the loader does not
 # list it): said, untraced, remembered; the second run traces it.

@@ -60,7 +60,7 @@ print(" ".join(sorted(c["name"] for c in d["code_objects"]
     if command -v valgrind > /dev/null 2>&1; then
         valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/mem.cg" \
             "$bin" $ARGS > /dev/null 2>&1
-        python3 "$(dirname "$0")/cachegrind_check.py" --data --library libmtmem.so=memlib.c \
+        python3 "$(dirname "$0")/cachegrind_check.py" --data --library libmtmem.so=/memlib.c \
             "trace libs: usememlib" "$OUT/mem.cg" "$OUT/mem.json" > "$OUT/mem.check"
         cat "$OUT/mem.check"
         tally "$OUT/mem.check"
@@ -72,7 +72,7 @@ for line in open(sys.argv[1]):
     elif line.startswith("fl="):
         fl = line[3:].strip()
     elif line.startswith("fn="):
-        fn = line[3:].strip() if fl.endswith("memlib.c") else None
+        fn = line[3:].strip() if fl.endswith("/memlib.c") else None
     elif line[:1].isdigit() and fn:
         v = dict(zip(events, map(int, line.split()[1:])))
         cg[fn] = cg.get(fn, 0) + v.get("Dr", 0) + v.get("Dw", 0)

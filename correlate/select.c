@@ -297,6 +297,17 @@ static bool callee_estimable(selector *s, uint32_t q, uint8_t *visiting, rescue_
 
 /* An object that failed Tot = TDES, estimated through the rules: its
  * prediction becomes its own blocks plus every call's averaged cycles. */
+/* What one call at site cs costs the candidate: the callee's average per
+ * call, or its throughput where a leaf's calls overlap the loop around the
+ * site (mt_predicted_inclusive's rule, so a rescued object and an
+ * estimable one are predicted alike). */
+static double callee_per_call(const selector *s, const mt_call_site *cs)
+{
+    if (cs->loop != MT_NONE && mt_call_overlaps_loop(s->prog, s->costs, s->counts, cs->callee))
+        return s->inclusive.per_call_in_loop[cs->callee];
+    return s->average[cs->callee];
+}
+
 static bool rescue(selector *s, mt_candidate *c)
 {
     const mt_procedure *proc = &s->prog->procs[c->proc];
@@ -321,7 +332,7 @@ static bool rescue(selector *s, mt_candidate *c)
             const mt_call_site *cs = &proc->calls[k];
             if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
                 cs->callee != c->proc)
-                own += site_calls(s, c->proc, cs) * s->average[cs->callee];
+                own += site_calls(s, c->proc, cs) * callee_per_call(s, cs);
         }
         c->predicted = own;
         if (why.rule)

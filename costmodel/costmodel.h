@@ -371,9 +371,12 @@ double mt_chain_cycles(const mt_program_costs *c, double chain, double loads, do
 
 /* `with_probes`: also predict every block with pass 1's counter and set
  * probe_cycles to the difference (a loop's on its header), which is what
- * compensates an instrumented run's time for its counters. */
+ * compensates an instrumented run's time for its counters.  `counts`
+ * (parallel to out->costs, or NULL) say which blocks of a called leaf ran:
+ * a leaf whose unrun blocks are its only branches overlaps its caller's
+ * loop as inlined code would (program.c, straight_path). */
 int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
-                       mt_program_costs *out, mt_error *err);
+                       const uint64_t *counts, mt_program_costs *out, mt_error *err);
 /* The same for the procedures with an executed block only (`counts`
  * parallel to out->costs), probes left out of the blocks whose count pass 1
  * derived (`derived`, parallel too; NULL: none); the others keep zero
@@ -411,6 +414,11 @@ typedef struct {
 } mt_inclusive;
 void mt_predicted_inclusive(const mt_program *prog, const mt_program_costs *c,
                             const uint64_t *counts, mt_inclusive *out);
+/* Whether a call from inside a loop to procedure q costs per_call_in_loop
+ * (a leaf that ran straight through: its calls overlap the loop's other
+ * iterations) rather than per_call. */
+bool mt_call_overlaps_loop(const mt_program *prog, const mt_program_costs *c,
+                           const uint64_t *counts, uint32_t q);
 void mt_inclusive_free(mt_inclusive *inc);
 /* A loop's blocks (nested loops included), and with `inc` (or NULL) its
  * calls to estimable callees. */

@@ -71,21 +71,78 @@ static double overlapped_cycles(const mt_procedure *proc, uint32_t b, const mt_b
 
 enum { MAX_SPLICED_BLOCKS = 16 };
 
+/* Pass 1's counts where the prediction has them (counts NULL: a static
+ * prediction, every block taken as run), by the program-wide block index. */
+typedef struct {
+    const uint64_t *counts;
+    const uint64_t *first;
+} run_counts;
+
+static bool block_ran(const run_counts *rc, uint32_t q, uint32_t b)
+{
+    return !rc->counts || rc->counts[rc->first[q] + b] > 0;
+}
+
 /* A callee whose calls from inside a loop overlap the loop's other
  * iterations, as its code would inlined: a leaf that runs straight through
- * (no loops, no calls, no branches), whose code the caller's loop
- * recurrence is traced through (evaluate_path).  Its cost per call there is
- * its throughput, not its critical path: a loop calling a 9-instruction
- * leaf (an 8-cycle chain) ran 3.2 cycles an iteration on the Xeon family 6
- * model 207 and was predicted at 10 with the critical path. */
-static bool overlaps_in_loops(const mt_procedure *q)
+ * (no loops, no calls, one successor a block) in this run, whose code the
+ * caller's loop recurrence is traced through (evaluate_path).  Its cost per
+ * call there is its throughput, not its critical path: a loop calling a
+ * 9-instruction leaf (an 8-cycle chain) ran 3.2 cycles an iteration on the
+ * Xeon family 6 model 207 and was predicted at 10 with the critical path.
+ * With counts, blocks that never ran are left out: a leaf whose error path
+ * (a compare, a call to a reporting procedure) never runs still runs
+ * straight through (samples/memory.c's scale_value: scaled_sum's loop
+ * calling it ran 12.9 cycles an iteration on AMD EPYC Zen 3, family 25
+ * model 1, and was predicted at 35.1 with the leaf's 23-cycle critical
+ * path, at 12.0 with its throughput).  Returns how many blocks one call
+ * runs, listed in `path` in the order it runs them, or 0. */
+static uint32_t straight_path(const mt_program *prog, uint32_t q, const run_counts *rc,
+                              uint32_t path[MAX_SPLICED_BLOCKS])
 {
-    if (q->nloops || q->ncalls || !q->nblocks || q->nblocks > MAX_SPLICED_BLOCKS)
-        return false;
-    for (uint32_t b = 0; b < q->nblocks; b++)
-        if (q->blocks[b].nsucc > 1)
-            return false;
-    return true;
+    const mt_procedure *proc = &prog->procs[q];
+    if (!proc->nblocks || !block_ran(rc, q, 0))
+        return 0;
+    for (uint32_t k = 0; k < proc->ncalls; k++)
+        if (proc->calls[k].block == MT_NONE || block_ran(rc, q, proc->calls[k].block))
+            return 0;
+    uint32_t n = 0, ran = 0;
+    for (uint32_t b = 0; b < proc->nblocks; b++)
+        ran += block_ran(rc, q, b);
+    for (uint32_t b = 0; b != MT_NONE;) {
+        const mt_block *blk = &proc->blocks[b];
+        if (n == MAX_SPLICED_BLOCKS || blk->loop != MT_NONE)
+            return 0;
+        path[n++] = b;
+        uint32_t next = MT_NONE;
+        for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
+            uint32_t d = proc->edges[e].dst;
+            if (proc->edges[e].kind == MT_EDGE_RETURN)
+                continue;
+            if (d == MT_NONE)
+                return 0; /* leaves by a jump: a tail call, a target not followed */
+            if (!block_ran(rc, q, d))
+                continue;
+            if (next != MT_NONE)
+                return 0; /* two successors ran: a branch the calls take both ways */
+            next = d;
+        }
+        b = next;
+    }
+    return n == ran ? n : 0; /* every block that ran is on the path */
+}
+
+static bool overlaps_in_loops(const mt_program *prog, uint32_t q, const run_counts *rc)
+{
+    uint32_t path[MAX_SPLICED_BLOCKS];
+    return straight_path(prog, q, rc, path) > 0;
+}
+
+bool mt_call_overlaps_loop(const mt_program *prog, const mt_program_costs *c,
+                           const uint64_t *counts, uint32_t q)
+{
+    const run_counts rc = {counts, c->first};
+    return overlaps_in_loops(prog, q, &rc);
 }
 
 /* The blocks of loop l's body as laid out: the run of its blocks that are
@@ -122,6 +179,7 @@ typedef struct {
     const bool *in_body;
     const bool *core;  /* runs on every iteration: predicted with the header */
     const probe_set *probes; /* with pass 1's counters, where they are */
+    run_counts rc;     /* which blocks of a called leaf ran (straight_path) */
     uint32_t header;
     uint32_t *path;
     bool *on_path;
@@ -146,13 +204,15 @@ enum { MAX_PATHS = 64, MAX_VISITS = 4096 };
  * store forwarding (a chain through memory, which restarts when the
  * addresses move with each entry). */
 /* The leaf that block b of the walk's procedure calls and whose code an
- * iteration's recurrence is traced through, or NULL. */
-static const mt_procedure *spliced_callee(const path_walk *w, uint32_t b)
+ * iteration's recurrence is traced through, or NULL; its blocks as one
+ * call runs them in `path` (*n of them). */
+static const mt_procedure *spliced_callee(const path_walk *w, uint32_t b,
+                                          uint32_t path[MAX_SPLICED_BLOCKS], uint32_t *n)
 {
     for (uint32_t k = 0; k < w->proc->ncalls; k++) {
         const mt_call_site *s = &w->proc->calls[k];
         if (s->block == b && s->callee != MT_NONE && s->share >= 1 &&
-            overlaps_in_loops(&w->prog->procs[s->callee]))
+            (*n = straight_path(w->prog, s->callee, &w->rc, path)) > 0)
             return &w->prog->procs[s->callee];
     }
     return NULL;
@@ -169,12 +229,13 @@ static bool add_ranges(path_walk *w, uint32_t k, mt_code_range *ranges, size_t *
                                  probe_of(w->proc, w->path[k], w->probes)};
     if (!ranges[(*n)++].code)
         return false;
-    const mt_procedure *q = spliced_callee(w, w->path[k]);
-    for (uint32_t j = 0; q && j < q->nblocks; j++) {
-        const mt_block *qb = &q->blocks[j];
+    uint32_t leaf[MAX_SPLICED_BLOCKS], nleaf = 0;
+    const mt_procedure *q = spliced_callee(w, w->path[k], leaf, &nleaf);
+    for (uint32_t j = 0; q && j < nleaf; j++) {
+        const mt_block *qb = &q->blocks[leaf[j]];
         mt_code_range *r = &ranges[(*n)++];
         *r = (mt_code_range){mt_elf_file_bytes(w->im, qb->start, qb->end - qb->start),
-                             qb->end - qb->start, qb->start, false, probe_of(q, j, w->probes)};
+                             qb->end - qb->start, qb->start, false, probe_of(q, leaf[j], w->probes)};
         if (!r->code)
             return false;
         mt_block_context ctx = {.throughput_only = true, .probe = r->probe};
@@ -330,8 +391,8 @@ static void predict_loop(path_walk *w, mt_block_cost *costs, uint32_t l, uint32_
 }
 
 static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_program *prog,
-                              const mt_procedure *proc, const probe_set *probes, mt_block_cost *costs,
-                              mt_loop_cost *loops)
+                              const mt_procedure *proc, const probe_set *probes, const run_counts *rc,
+                              mt_block_cost *costs, mt_loop_cost *loops)
 {
     for (uint32_t b = 0; b < proc->nblocks; b++) {
         const mt_block *blk = &proc->blocks[b];
@@ -344,7 +405,8 @@ static void predict_procedure(mt_predictor *p, const mt_elf_file *im, const mt_p
     }
     if (!proc->nloops)
         return;
-    path_walk w = {.p = p, .im = im, .prog = prog, .proc = proc, .costs = costs, .probes = probes};
+    path_walk w = {.p = p, .im = im, .prog = prog, .proc = proc, .costs = costs, .probes = probes,
+                   .rc = *rc};
     /* a path's blocks, each with the blocks of a leaf it may call */
     size_t nranges = (proc->nblocks + 1) * (MAX_SPLICED_BLOCKS + 1);
     w.in_body = mt_xcalloc(proc->nblocks, sizeof *w.in_body);
@@ -414,11 +476,11 @@ bool *mt_chasing_loops(const mt_machine *m, const mt_program *prog, mt_error *er
     return chases;
 }
 
-/* Every procedure, or only those with an executed block when `counts` is
- * not NULL. */
+/* Every procedure, or only those with an executed block (`only_executed`,
+ * with counts). */
 static int predict(const mt_machine *m, const mt_program *prog, bool with_probes,
-                   const bool *derived, const uint64_t *counts, mt_program_costs *out,
-                   mt_error *err)
+                   const bool *derived, const uint64_t *counts, bool only_executed,
+                   mt_program_costs *out, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     mt_elf_file im;
@@ -442,17 +504,18 @@ static int predict(const mt_machine *m, const mt_program *prog, bool with_probes
     mt_block_cost *probed = NULL;
     mt_loop_cost *probed_loops = NULL;
     const probe_set none = {0}, counters = {true, derived, out->first, prog};
+    const run_counts rc = {counts, out->first};
     for (uint32_t i = 0; i < prog->nprocs; i++) {
         mt_block_cost *c = &out->costs[out->first[i]];
-        if (counts && !executed(out, counts, i))
+        if (only_executed && !executed(out, counts, i))
             continue;
-        predict_procedure(p, &im, prog, &prog->procs[i], &none, c, &out->loops[out->loop_first[i]]);
+        predict_procedure(p, &im, prog, &prog->procs[i], &none, &rc, c, &out->loops[out->loop_first[i]]);
         if (!with_probes || !prog->procs[i].nblocks)
             continue;
         probed = mt_xrealloc(probed, prog->procs[i].nblocks * sizeof *probed);
         memset(probed, 0, prog->procs[i].nblocks * sizeof *probed);
         probed_loops = mt_xrealloc(probed_loops, (prog->procs[i].nloops + 1) * sizeof *probed_loops);
-        predict_procedure(p, &im, prog, &prog->procs[i], &counters, probed, probed_loops);
+        predict_procedure(p, &im, prog, &prog->procs[i], &counters, &rc, probed, probed_loops);
         for (uint32_t b = 0; b < prog->procs[i].nblocks; b++)
             c[b].probe_cycles = probed[b].cycles > c[b].cycles ? probed[b].cycles - c[b].cycles : 0;
     }
@@ -464,16 +527,16 @@ static int predict(const mt_machine *m, const mt_program *prog, bool with_probes
 }
 
 int mt_predict_program(const mt_machine *m, const mt_program *prog, bool with_probes,
-                       mt_program_costs *out, mt_error *err)
+                       const uint64_t *counts, mt_program_costs *out, mt_error *err)
 {
-    return predict(m, prog, with_probes, NULL, NULL, out, err);
+    return predict(m, prog, with_probes, NULL, counts, false, out, err);
 }
 
 int mt_predict_executed(const mt_machine *m, const mt_program *prog, bool with_probes,
                         const bool *derived, const uint64_t *counts, mt_program_costs *out,
                         mt_error *err)
 {
-    return predict(m, prog, with_probes, derived, counts, out, err);
+    return predict(m, prog, with_probes, derived, counts, true, out, err);
 }
 
 void mt_program_costs_free(mt_program_costs *c)
@@ -581,7 +644,7 @@ static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
         if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
             !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
             continue;
-        bool overlapped = s->loop != MT_NONE && overlaps_in_loops(&prog->procs[s->callee]);
+        bool overlapped = s->loop != MT_NONE && mt_call_overlaps_loop(prog, c, counts, s->callee);
         sum += mt_site_calls(s, counts[c->first[p] + s->block]) *
                (overlapped ? inc->per_call_in_loop[s->callee] : inc->per_call[s->callee]);
     }
@@ -604,7 +667,8 @@ static void inclusive_of(const mt_program *prog, const mt_program_costs *c, cons
     for (uint32_t b = 0; b < proc->nblocks; b++)
         overlapped += (double)counts[c->first[p] + b] * overlapped_cycles(proc, b, &c->costs[c->first[p] + b]);
     inc->per_call[p] = n > 0 ? inc->total[p] / n : 0;
-    inc->per_call_in_loop[p] = n > 0 && overlaps_in_loops(proc) ? overlapped / n : inc->per_call[p];
+    inc->per_call_in_loop[p] = n > 0 && mt_call_overlaps_loop(prog, c, counts, p) ? overlapped / n
+                                                                              : inc->per_call[p];
     state[p] = 2;
 }
 

@@ -33,7 +33,9 @@ static int interpreter_of(const char *bin, char **interp, mt_error *err)
 }
 
 /* What `INTERP --list BIN` prints: the loader's own search (rpath,
- * runpath, $LD_LIBRARY_PATH, its cache), without running BIN. */
+ * runpath, $LD_LIBRARY_PATH, its cache), without running BIN.  A BIN
+ * without a slash is given as ./BIN: the loader would look for it as a
+ * library, in its search path. */
 static char *loader_list(const char *interp, const char *bin, mt_error *err)
 {
     int fds[2];
@@ -41,14 +43,16 @@ static char *loader_list(const char *interp, const char *bin, mt_error *err)
         mt_error_set(err, "cannot make a pipe: %s", strerror(errno));
         return NULL;
     }
+    char *path = strchr(bin, '/') ? mt_xstrdup(bin) : mt_xasprintf("./%s", bin);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        execl(interp, interp, "--list", bin, (char *)NULL);
+        execl(interp, interp, "--list", path, (char *)NULL);
         _exit(127);
     }
+    free(path);
     close(fds[1]);
     char *text = NULL;
     size_t len = 0, cap = 0;

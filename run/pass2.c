@@ -123,7 +123,7 @@ static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const u
     for (size_t i = 0; rc == 0 && i < r->libs.nlibs; i++) {
         const mt_pass1_library *lib = &r->libs.libs[i];
         mt_program_costs costs;
-        if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, &costs, err)) != 0)
+        if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs, err)) != 0)
             continue;
         mt_select(lib->prog, &costs, lib->counts, &so, &parts[n]);
         objects[n++] = lib->name;
@@ -287,7 +287,7 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
                      mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
                      mt_pass2_libraries_prepare(o->rundir, r->pass1.binary, &r->libs, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
-                     mt_predict_program(&r->machine, r->prog, false, &r->costs, err) != 0 ||
+                     mt_predict_program(&r->machine, r->prog, false, counts, &r->costs, err) != 0 ||
                      time_objects(o, r, counts, err) != 0
                  ? -1 : 0;
     free(counts);

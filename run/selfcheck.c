@@ -100,7 +100,7 @@ static void predict_rows(const mt_machine *m, const mt_program *prog, const mt_c
                          int *rc)
 {
     mt_program_costs c;
-    if (mt_predict_program(m, prog, false, &c, err) != 0) {
+    if (mt_predict_program(m, prog, false, NULL, &c, err) != 0) {
         *rc = -1;
         return;
     }

@@ -184,8 +184,8 @@ static inline __attribute__((always_inline)) bool line_hit(fast_level *L, uint64
     }
 }
 
-static void level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,
-                      uint64_t *row);
+static unsigned level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                          uint64_t *row);
 
 /* straddle=line: each line's part of the reference is a reference of its
  * own (sim.c's level_access, the same parts). */
@@ -218,10 +218,12 @@ static __attribute__((noinline)) bool straddle_miss(fast_level *L, uint64_t firs
 
 /* A reference at level li and, while it misses, the levels below: every
  * line it touches is looked up, it counts once, and a miss sends it whole
- * to the next level (sim.h's Notes). */
-static void level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,
-                      uint64_t *row)
+ * to the next level (sim.h's Notes).  Returns at how many levels it missed,
+ * li's first (under straddle=access, which processors take: fast_mp.c). */
+static unsigned level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                          uint64_t *row)
 {
+    unsigned missed = 0;
     while (li >= 0) {
         fast_level *L = &f->lv[li];
         uint64_t first = addr >> L->line_shift, last = (addr + size - 1) >> L->line_shift;
@@ -230,17 +232,19 @@ static void level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_
             miss = !line_hit(L, first, fill);
         } else if (f->straddle_line) {
             split_ref(f, li, addr, size, kind, row);
-            return;
+            return missed;
         } else {
             miss = straddle_miss(L, first, last, fill);
         }
         L->refs[kind]++;
         if (!miss)
-            return;
+            return missed;
+        missed++;
         L->misses[kind]++;
         row[1 + li]++;
         li = L->below;
     }
+    return missed;
 }
 
 /* The row of a code object beyond the direct table. */
@@ -304,28 +308,43 @@ static inline uint64_t *row_of(sim_fast *f, uint32_t code)
     return code < f->ndirect ? f->direct + (size_t)code * f->row : code_row(f, code);
 }
 
-/* D1's geometry in locals, for the batch below: read through a pointer,
- * each test reloaded them after every counter's increment (a uint64_t
- * store may alias them): 12 instructions a test. */
-typedef struct {
-    const uint64_t *tags;
-    uint64_t set_mask;
-    uint32_t ways, line_shift;
-} top_level;
-
-/* Whether [addr, end] lies within the line its D1 set used last: a hit
- * that changes no state at any level (LRU ranks that line first already;
- * nothing below is looked up), so counting it is all there is to do. */
-static inline bool top_mru_hit(top_level L, uint64_t addr, uint64_t end)
+bool sim_fast_top_of(const sim_fast *f, sim_fast_top *top)
 {
-    uint64_t line = addr >> L.line_shift;
-    return line == end >> L.line_shift && L.tags[(line & L.set_mask) * L.ways] == line + 1;
+    const fast_level *D = &f->lv[f->top[MT_SIM_READ]];
+    if (!D->sets_pow2 || f->top[MT_SIM_WRITE] != f->top[MT_SIM_READ])
+        return false;
+    *top = (sim_fast_top){.tags = D->tags, .set_mask = D->set_mask, .ways = D->ways,
+                          .line_shift = D->line_shift};
+    return true;
 }
 
-/* One reference of a record (a read or a write) after the MRU test failed. */
-static inline void record_ref(sim_fast *f, uint64_t addr, uint16_t size, mt_sim_kind kind,
-                              uint64_t *row)
+void sim_fast_count_top_hits(sim_fast *f, uint64_t reads, uint64_t writes)
 {
+    fast_level *D = &f->lv[f->top[MT_SIM_READ]];
+    D->refs[MT_SIM_READ] += reads;
+    D->refs[MT_SIM_WRITE] += writes;
+}
+
+uint64_t *sim_fast_row(sim_fast *f, uint32_t code) { return row_of(f, code); }
+
+unsigned sim_fast_ref(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind, uint64_t *row)
+{
+    return level_ref(f, f->top[kind], addr, size, kind, row);
+}
+
+/* The batch's test and path (sim_batch_records): D1's MRU line, then the
+ * levels. */
+static inline bool batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write)
+{
+    (void)ctx, (void)write;
+    return sim_fast_top_hit(top, addr, end);
+}
+
+static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                              uint32_t code, uint64_t *row)
+{
+    sim_fast *f = ctx;
+    (void)code;
     level_ref(f, f->top[kind], addr, size, kind, row);
 }
 
@@ -340,52 +359,67 @@ static inline void record_ref(sim_fast *f, uint64_t addr, uint16_t size, mt_sim_
  * Callgrind, `mtool sim --misses-only --cachegrind -- phases-gcc-O2 400`
  * (5.06 M references, 3.5 M of them D1 MRU hits): the feed and the
  * simulator 797 -> 567 million instructions (157 -> 112 a reference), the
- * whole command 946 -> 635 million. */
+ * whole command 946 -> 635 million.  The loop is fast_mp.c's too
+ * (sim_batch_records): shared, it costs about one instruction a reference
+ * more here (`mtool sim --misses-only $GEOMETRY -- sharing-gcc-O2 200000`,
+ * 2.4 M references: sim_fast_records 67.4 -> 69.7 million; AMD EPYC Zen 3). */
 uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
                           mt_trace_feed_counts *counts)
 {
-    fast_level *D = &f->lv[f->top[MT_SIM_READ]];
-    if (!D->sets_pow2 || f->top[MT_SIM_WRITE] != f->top[MT_SIM_READ])
+    sim_fast_top top;
+    if (!sim_fast_top_of(f, &top))
         return 0;
-    const top_level top = {.tags = D->tags, .set_mask = D->set_mask, .ways = D->ways,
-                           .line_shift = D->line_shift};
-    uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
-    uint32_t code = 0, i = 0;
-    uint64_t *row = NULL;
-    for (; i < n; i++, r++) {
-        unsigned kind = r->kind;
-        uint64_t addr = r->addr, end = addr + r->size - 1;
-        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
-            break;
-        if (!row || r->code != code) {
-            code = r->code;
-            row = row_of(f, code);
-        }
-        if (kind != MT_TRACE_WRITE) {
-            reads++;
-            row[0]++;
-            if (top_mru_hit(top, addr, end))
-                hits[MT_SIM_READ]++;
-            else
-                record_ref(f, addr, r->size, MT_SIM_READ, row);
-        }
-        if (kind != MT_TRACE_READ) {
-            writes++;
-            modifies += kind == MT_TRACE_MODIFY;
-            row[0]++;
-            if (top_mru_hit(top, addr, end))
-                hits[MT_SIM_WRITE]++;
-            else
-                record_ref(f, addr, r->size, MT_SIM_WRITE, row);
-        }
+    return sim_batch_records(f, f, top, r, n, counts, row_of, batch_hit, batch_miss);
+}
+
+/* ---- one line, for the coherence directory (fast_mp.c) ---- */
+
+/* The way of L holding the line at addr, or NULL. */
+static uint64_t *way_of(const fast_level *L, uint64_t addr)
+{
+    uint64_t line = addr >> L->line_shift;
+    uint32_t set = L->sets_pow2 ? (uint32_t)line & L->set_mask : (uint32_t)(line % L->sets);
+    uint64_t *t = L->tags + (size_t)set * L->ways;
+    for (uint32_t w = 0; w < L->ways; w++)
+        if (t[w] == line + 1)
+            return t + w;
+    return NULL;
+}
+
+uint32_t sim_fast_line_levels(const sim_fast *f, uint64_t addr)
+{
+    uint32_t levels = 0;
+    for (unsigned li = 0; li < f->nlevels; li++)
+        if (way_of(&f->lv[li], addr))
+            levels |= 1u << li;
+    return levels;
+}
+
+/* D1 first, as sim.c's sim_line_held. */
+bool sim_fast_line_held(const sim_fast *f, uint64_t addr)
+{
+    int d1 = f->top[MT_SIM_READ];
+    if (way_of(&f->lv[d1], addr))
+        return true;
+    for (unsigned li = 0; li < f->nlevels; li++)
+        if ((int)li != d1 && way_of(&f->lv[li], addr))
+            return true;
+    return false;
+}
+
+/* The line leaves its way and the ways behind it move up one: an empty way
+ * ranks last, as sim.c's invalidated way with its stamp of 0. */
+void sim_fast_line_invalidate(sim_fast *f, uint64_t addr)
+{
+    for (unsigned li = 0; li < f->nlevels; li++) {
+        const fast_level *L = &f->lv[li];
+        uint64_t *t = way_of(L, addr);
+        if (!t)
+            continue;
+        uint64_t *set_end = L->tags + (size_t)(t - L->tags) / L->ways * L->ways + L->ways;
+        memmove(t, t + 1, (size_t)(set_end - t - 1) * sizeof *t);
+        set_end[-1] = 0;
     }
-    D->refs[MT_SIM_READ] += hits[MT_SIM_READ];
-    D->refs[MT_SIM_WRITE] += hits[MT_SIM_WRITE];
-    counts->records += i;
-    counts->reads += reads;
-    counts->writes += writes;
-    counts->modifies += modifies;
-    return i;
 }
 
 void sim_fast_flush(sim_fast *f)

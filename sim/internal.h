@@ -141,6 +141,7 @@ struct mt_sim {
     struct sim_log *log;      /* non-NULL: references recorded for what-if replays */
     struct sim_tlb *tlb;      /* non-NULL: the data TLB (tlb.c); with cpus > 1 only the
                                  CPUs' sums, each CPU's hierarchy translating */
+    struct sim_fast_mp *fast_mp; /* non-NULL: a misses-only simulator of cpus > 1 */
 };
 
 /* The longest line of the machine's levels (sample.c: its sets' unit;
@@ -173,6 +174,96 @@ uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
 void sim_fast_finish(sim_fast *f, mt_sim *s);
 const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
 
+/* D1's geometry in locals, for the batches (fast.c, fast_mp.c): read
+ * through a pointer, each test reloaded them after every counter's
+ * increment (a uint64_t store may alias them): 12 instructions a test. */
+typedef struct {
+    const uint64_t *tags;
+    uint64_t set_mask;
+    uint32_t ways, line_shift;
+} sim_fast_top;
+
+/* D1's geometry for a batch; false when the batch cannot take this
+ * machine (D1's sets no power of two). */
+bool sim_fast_top_of(const sim_fast *f, sim_fast_top *top);
+
+/* Whether [addr, end] lies within the line its D1 set used last: a hit
+ * that changes no state at any level (LRU ranks that line first already;
+ * nothing below is looked up), so counting it is all there is to do. */
+static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
+{
+    uint64_t line = addr >> L.line_shift;
+    return line == end >> L.line_shift && L.tags[(line & L.set_mask) * L.ways] == line + 1;
+}
+
+/* The loop of a batch of a tracing copy's plain references (fast.c's
+ * sim_fast_records, fast_mp.c's; their comments say what it takes and
+ * why it is exact): each reference counted, then `hit` (a test that
+ * changes nothing it does not say) or else `miss` (the reference from its
+ * top level on); D1's hits counted once at the end.  Inlined into each
+ * with its functions, so the one-CPU loop stays as it was. */
+typedef bool sim_batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write);
+typedef void sim_batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                            uint32_t code, uint64_t *row);
+typedef uint64_t *sim_batch_row(sim_fast *f, uint32_t code);
+void sim_fast_count_top_hits(sim_fast *f, uint64_t reads, uint64_t writes);
+static inline __attribute__((always_inline)) uint32_t
+sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_record *r, uint32_t n,
+                  mt_trace_feed_counts *counts, sim_batch_row *row_of, sim_batch_hit *hit,
+                  sim_batch_miss *miss)
+{
+    uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
+    uint32_t code = 0, i = 0;
+    uint64_t *row = NULL;
+    for (; i < n; i++, r++) {
+        unsigned kind = r->kind;
+        uint64_t addr = r->addr, end = addr + r->size - 1;
+        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
+            break;
+        if (!row || r->code != code) {
+            code = r->code;
+            row = row_of(f, code);
+        }
+        if (kind != MT_TRACE_WRITE) {
+            reads++;
+            row[0]++;
+            if (hit(ctx, top, addr, end, false))
+                hits[MT_SIM_READ]++;
+            else
+                miss(ctx, addr, r->size, MT_SIM_READ, code, row);
+        }
+        if (kind != MT_TRACE_READ) {
+            writes++;
+            modifies += kind == MT_TRACE_MODIFY;
+            row[0]++;
+            if (hit(ctx, top, addr, end, true))
+                hits[MT_SIM_WRITE]++;
+            else
+                miss(ctx, addr, r->size, MT_SIM_WRITE, code, row);
+        }
+    }
+    sim_fast_count_top_hits(f, hits[MT_SIM_READ], hits[MT_SIM_WRITE]);
+    counts->records += i;
+    counts->reads += reads;
+    counts->writes += writes;
+    counts->modifies += modifies;
+    return i;
+}
+
+/* The pieces the processors' misses-only simulator (fast_mp.c) drives a
+ * CPU's or the shared levels' with: D1 hits a batch counted; a code
+ * object's row (its references first); one reference from its top level
+ * on, without the MRU test, returning at how many levels it missed (the
+ * top one first, then the levels below it in order); a line's levels
+ * (bit i = level i), whether any level holds it, the line dropped from
+ * every level. */
+uint64_t *sim_fast_row(sim_fast *f, uint32_t code);
+unsigned sim_fast_ref(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                      uint64_t *row);
+uint32_t sim_fast_line_levels(const sim_fast *f, uint64_t addr);
+bool sim_fast_line_held(const sim_fast *f, uint64_t addr);
+void sim_fast_line_invalidate(sim_fast *f, uint64_t addr);
+
 /* Processors (mp.c): whether a machine's CPUs can be simulated; a
  * simulator of cpus > 1 whose levels hold the CPUs' totals once finished,
  * with every reference, flush and the finish going to the CPUs'. */
@@ -191,6 +282,71 @@ uint32_t sim_line_levels(const mt_sim *s, uint64_t addr);
 bool sim_line_held(const mt_sim *s, uint64_t addr); /* at any level */
 void sim_line_invalidate(mt_sim *s, uint64_t addr);
 void sim_line_clean(mt_sim *s, uint64_t addr);
+
+/* The machines of one CPU's private levels and of the shared ones (their
+ * first as "D1"); false when every level is private (*shared untouched). */
+bool sim_mp_machines(const mt_sim_machine *m, mt_sim_machine *cpu, mt_sim_machine *shared);
+/* A level's counts added to another's. */
+void sim_add_level_stats(mt_sim_level_stats *to, const mt_sim_level_stats *from);
+
+#define SIM_WORD_SHIFT 3 /* true and false sharing are told apart in 8-byte words */
+
+/* A line two CPUs referenced, its words watched (mp.c, fast_mp.c): per
+ * word its last writer and the write clock then, per CPU the clock when it
+ * lost the line (Dubois et al.'s test of true sharing). */
+typedef struct {
+    uint64_t written_at[MT_SIM_MAX_WORDS];
+    int8_t writer[MT_SIM_MAX_WORDS];       /* -1 before any write */
+    uint64_t lost_at[MT_SIM_MAX_CPUS];
+} sim_word_writers;
+void sim_word_writers_init(sim_word_writers *w);
+/* The 8-byte words of the line at `addr` (of 1 << line_shift bytes) that
+ * [ref, ref + size) covers, bit w for bytes 8w..8w+7. */
+/* (Inline: as a call from fast_mp.c's silent writes, 15 callgrind instructions
+ * a record of bench/trace.sh's threads sample.) */
+static inline uint64_t sim_words_of(uint32_t line_shift, uint64_t addr, uint64_t ref, uint32_t size)
+{
+    uint64_t lo = ref > addr ? ref - addr : 0;
+    uint64_t end = addr + ((uint64_t)1 << line_shift) - 1, last = ref + size - 1;
+    uint64_t hi = (last < end ? last : end) - addr;
+    unsigned a = (unsigned)(lo >> SIM_WORD_SHIFT), b = (unsigned)(hi >> SIM_WORD_SHIFT);
+    uint64_t upto = b >= 63 ? ~0ull : (1ull << (b + 1)) - 1;
+    return upto & ~((1ull << a) - 1);
+}
+/* Did another CPU than c write one of `words` since c lost the line? */
+bool sim_written_since_lost(const sim_word_writers *w, uint64_t words, unsigned c);
+/* c wrote `words` at write clock `clock`. */
+void sim_words_written(sim_word_writers *w, uint64_t words, unsigned c, uint64_t clock);
+
+/* A traced run's thread ids, numbered in order of appearance. */
+typedef struct {
+    int32_t *ids;
+    size_t n, cap;
+} sim_thread_ids;
+uint32_t sim_thread_number(sim_thread_ids *t, int32_t tid);
+
+/* The misses-only simulator of several processors (fast_mp.c): whether it
+ * models the machine; its state; the processors' accessors (sim.h's
+ * mt_sim_cpus, ...); a reference's thread; one reference; a batch of a
+ * tracing copy's plain references, as sim_fast_records; a flush; the
+ * totals into s's levels; the code tallies of every CPU and the shared
+ * levels. */
+typedef struct sim_fast_mp sim_fast_mp;
+int sim_fast_mp_check(const mt_sim_machine *m, mt_error *err);
+sim_fast_mp *sim_fast_mp_new(const mt_sim_machine *m);
+void sim_fast_mp_free(sim_fast_mp *fm);
+unsigned sim_fast_mp_cpus(const sim_fast_mp *fm);
+unsigned sim_fast_mp_private_levels(const sim_fast_mp *fm);
+const mt_sim_cpu_stats *sim_fast_mp_cpu(const sim_fast_mp *fm, unsigned c);
+void sim_fast_mp_set_thread(sim_fast_mp *fm, uint32_t k);
+void sim_fast_mp_set_tid(sim_fast_mp *fm, int32_t tid);
+void sim_fast_mp_access(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                        uint32_t code);
+uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t n,
+                             mt_trace_feed_counts *counts);
+void sim_fast_mp_flush(sim_fast_mp *fm);
+void sim_fast_mp_finish(sim_fast_mp *fm, mt_sim *s);
+const mt_sim_code_tally *sim_fast_mp_code_tallies(sim_fast_mp *fm, size_t *n);
 
 /* Processors, for what-if replays (whatif.c): the thread of the
  * references that follow (0 with one CPU); a page's home set before the

@@ -14,15 +14,12 @@
 #include "internal.h"
 
 #define NO_CPU (-1)
-#define WORD_SHIFT 3 /* true and false sharing are told apart in 8-byte words */
 
 /* A line two CPUs referenced: the public record, and what tells true from
  * false sharing. */
 typedef struct {
     mt_sim_shared_line pub;
-    uint64_t written_at[MT_SIM_MAX_WORDS]; /* the write clock of each word's last write */
-    int8_t writer[MT_SIM_MAX_WORDS];       /* its CPU, NO_CPU before any */
-    uint64_t lost_at[MT_SIM_MAX_CPUS];     /* the write clock when each CPU lost the line */
+    sim_word_writers w;
 } shared_line;
 
 /* The directory's entry of a line (in D1's line size). */
@@ -71,8 +68,7 @@ struct sim_mp {
     mt_sim_thread_stats *thread_stats; /* per thread, in order of appearance */
     size_t nthread_stats, cap_thread_stats;
     mt_sim_cpu_stats *ts;      /* the current thread's tallies (in thread_stats) */
-    int32_t *tids;             /* a traced run's thread ids, in order of appearance */
-    size_t ntids, cap_tids;
+    sim_thread_ids tids;       /* a traced run's thread ids */
     uint64_t clock;            /* writes to shared lines so far */
     sim_map served_index[MT_SIM_MAX_CPUS]; /* per CPU: code << 32 | data -> index in served */
     uint64_t last_served_key[MT_SIM_MAX_CPUS]; /* per CPU: the pair of its previous
@@ -123,9 +119,9 @@ int sim_mp_check(const mt_sim_machine *m, mt_error *err)
         mt_error_set(err, "cpus = %u: takes straddle = access", m->cpus);
         return -1;
     }
-    if (m->d1.line > MT_SIM_MAX_WORDS << WORD_SHIFT) {
+    if (m->d1.line > MT_SIM_MAX_WORDS << SIM_WORD_SHIFT) {
         mt_error_set(err, "cpus = %u: D1's line is above %d bytes", m->cpus,
-                     MT_SIM_MAX_WORDS << WORD_SHIFT);
+                     MT_SIM_MAX_WORDS << SIM_WORD_SHIFT);
         return -1;
     }
     const mt_sim_level_desc *private_levels[MT_SIM_MAX_LEVELS];
@@ -149,33 +145,31 @@ int sim_mp_check(const mt_sim_machine *m, mt_error *err)
 }
 
 /* The private levels of one CPU, or the shared ones (the first as "D1"). */
-static mt_sim_machine private_machine(const mt_sim_machine *m, unsigned from)
+bool sim_mp_machines(const mt_sim_machine *m, mt_sim_machine *cpu, mt_sim_machine *shared)
 {
-    mt_sim_machine p = *m;
-    p.cpus = 1;
-    p.nlower = from;
-    return p;
-}
-
-static mt_sim_machine shared_machine(const mt_sim_machine *m, unsigned from)
-{
-    mt_sim_machine p = *m;
-    p.cpus = 1;
-    p.i1.present = false;
-    p.d1 = m->lower[from];
-    p.d1.inclusion = MT_SIM_NON_INCLUSIVE;
-    p.ntlb = 0; /* the CPUs translate; a shared level sees physical lines */
-    p.nlower = m->nlower - from - 1;
-    for (unsigned i = 0; i < p.nlower; i++)
-        p.lower[i] = m->lower[from + 1 + i];
-    return p;
+    unsigned from = (unsigned)first_shared(m);
+    *cpu = *m;
+    cpu->cpus = 1;
+    cpu->nlower = from;
+    if (from >= m->nlower)
+        return false;
+    *shared = *m;
+    shared->cpus = 1;
+    shared->i1.present = false;
+    shared->d1 = m->lower[from];
+    shared->d1.inclusion = MT_SIM_NON_INCLUSIVE;
+    shared->ntlb = 0; /* the CPUs translate; a shared level sees physical lines */
+    shared->nlower = m->nlower - from - 1;
+    for (unsigned i = 0; i < shared->nlower; i++)
+        shared->lower[i] = m->lower[from + 1 + i];
+    return true;
 }
 
 void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
 {
     struct sim_mp *mp = mt_xcalloc(1, sizeof *mp);
-    unsigned from = (unsigned)first_shared(m);
-    mt_sim_machine p = private_machine(m, from);
+    mt_sim_machine p, sh;
+    bool has_shared = sim_mp_machines(m, &p, &sh);
     mp->ncpus = m->cpus;
     mp->nnodes = m->nodes ? m->nodes : 1;
     mp->machine = *m;
@@ -185,13 +179,12 @@ void sim_mp_new(mt_sim *s, const mt_sim_machine *m)
     for (unsigned c = 0; c < mp->ncpus; c++)
         mp->cpu[c] = mt_sim_new(&p);
     mp->nprivate = mt_sim_level_count(mp->cpu[0]);
-    if (from < m->nlower) {
-        mt_sim_machine sh = shared_machine(m, from);
+    if (has_shared) {
         for (unsigned n = 0; n < mp->nnodes; n++)
             mp->shared[n] = mt_sim_new(&sh);
     }
     mp->line_shift = (uint32_t)__builtin_ctzll(m->d1.line);
-    mp->words = (m->d1.line + 7) >> WORD_SHIFT;
+    mp->words = (m->d1.line + 7) >> SIM_WORD_SHIFT;
     s->mp = mp;
 }
 
@@ -213,22 +206,29 @@ void sim_mp_free(struct sim_mp *mp)
     free(mp->dir);
     free(mp->lines);
     free(mp->pairs);
-    free(mp->tids);
+    free(mp->tids.ids);
     free(mp->thread_stats);
     for (size_t i = 0; i < MT_ARRAY_LEN(mp->sorted); i++)
         free(mp->sorted[i]);
     free(mp);
 }
 
-unsigned mt_sim_cpus(const mt_sim *s) { return s->mp ? s->mp->ncpus : 1; }
+unsigned mt_sim_cpus(const mt_sim *s)
+{
+    return s->fast_mp ? sim_fast_mp_cpus(s->fast_mp) : s->mp ? s->mp->ncpus : 1;
+}
 
 unsigned mt_sim_private_levels(const mt_sim *s)
 {
-    return s->mp ? s->mp->nprivate : mt_sim_level_count(s);
+    return s->fast_mp ? sim_fast_mp_private_levels(s->fast_mp)
+           : s->mp    ? s->mp->nprivate
+                      : mt_sim_level_count(s);
 }
 
 const mt_sim_cpu_stats *mt_sim_cpu(const mt_sim *s, unsigned cpu)
 {
+    if (s->fast_mp)
+        return sim_fast_mp_cpu(s->fast_mp, cpu);
     return s->mp && cpu < s->mp->ncpus ? &s->mp->stats[cpu] : NULL;
 }
 
@@ -263,6 +263,10 @@ static mt_sim *hierarchy(const struct sim_mp *mp, unsigned i, unsigned *base)
 void mt_sim_set_thread(mt_sim *s, uint32_t k)
 {
     struct sim_mp *mp = s->mp;
+    if (s->fast_mp) {
+        sim_fast_mp_set_thread(s->fast_mp, k);
+        return;
+    }
     if (!mp || (k == mp->thread && mp->threads.n))
         return;
     mp->thread = k;
@@ -278,17 +282,22 @@ void mt_sim_set_thread(mt_sim *s, uint32_t k)
     mp->ts = &mp->thread_stats[i].stats;
 }
 
+uint32_t sim_thread_number(sim_thread_ids *t, int32_t tid)
+{
+    size_t k = 0;
+    while (k < t->n && t->ids[k] != tid) /* a handful of threads */
+        k++;
+    if (k == t->n)
+        MT_PUSH(t->ids, t->n, t->cap, tid);
+    return (uint32_t)k;
+}
+
 void mt_sim_set_tid(mt_sim *s, int32_t tid)
 {
-    struct sim_mp *mp = s->mp;
-    if (!mp)
-        return;
-    size_t k = 0;
-    while (k < mp->ntids && mp->tids[k] != tid) /* a handful of threads */
-        k++;
-    if (k == mp->ntids)
-        MT_PUSH(mp->tids, mp->ntids, mp->cap_tids, tid);
-    mt_sim_set_thread(s, (uint32_t)k);
+    if (s->fast_mp)
+        sim_fast_mp_set_tid(s->fast_mp, tid);
+    else if (s->mp)
+        mt_sim_set_thread(s, sim_thread_number(&s->mp->tids, tid));
 }
 
 bool mt_sim_set_policy(mt_sim *s, uint32_t mode, uint64_t nodes)
@@ -312,8 +321,8 @@ bool mt_sim_move_page(mt_sim *s, uint64_t addr, uint32_t node)
 bool mt_sim_inherit_policy(mt_sim *s, int32_t creator)
 {
     struct sim_mp *mp = s->mp;
-    for (size_t k = 0; mp && k < mp->ntids; k++)
-        if (mp->tids[k] == creator) {
+    for (size_t k = 0; mp && k < mp->tids.n; k++)
+        if (mp->tids.ids[k] == creator) {
             sim_homes_inherit(&mp->homes, (uint32_t)k, mp->thread);
             return true;
         }
@@ -353,7 +362,7 @@ static dir_entry *entry_of(struct sim_mp *mp, uint64_t line)
 static shared_line *share(struct sim_mp *mp, dir_entry *e, uint64_t line)
 {
     shared_line sh = {.pub = {.addr = line << mp->line_shift, .words = mp->words}};
-    memset(sh.writer, NO_CPU, sizeof sh.writer);
+    sim_word_writers_init(&sh.w);
     MT_PUSH(mp->lines, mp->nlines, mp->cap_lines, sh);
     e->shared = (uint32_t)mp->nlines;
     return &mp->lines[mp->nlines - 1];
@@ -372,27 +381,28 @@ static void prune(struct sim_mp *mp, dir_entry *e, uint64_t addr)
     }
 }
 
-/* The words of the line at `addr` that [ref, ref + size) covers. */
-static uint64_t words_of(const struct sim_mp *mp, uint64_t addr, uint64_t ref, uint32_t size)
+void sim_word_writers_init(sim_word_writers *w)
 {
-    uint64_t lo = ref > addr ? ref - addr : 0;
-    uint64_t end = addr + ((uint64_t)1 << mp->line_shift) - 1, last = ref + size - 1;
-    uint64_t hi = (last < end ? last : end) - addr;
-    unsigned a = (unsigned)(lo >> WORD_SHIFT), b = (unsigned)(hi >> WORD_SHIFT);
-    uint64_t upto = b >= 63 ? ~0ull : (1ull << (b + 1)) - 1;
-    return upto & ~((1ull << a) - 1);
+    memset(w, 0, sizeof *w);
+    memset(w->writer, NO_CPU, sizeof w->writer);
 }
 
-/* Dubois et al.: did another CPU write one of these words since c lost the line? */
-static bool written_since_lost(const shared_line *sh, uint64_t words, unsigned c)
+bool sim_written_since_lost(const sim_word_writers *w, uint64_t words, unsigned c)
 {
     for (; words; words &= words - 1) {
-        int w = __builtin_ctzll(words);
-        if (sh->writer[w] != NO_CPU && sh->writer[w] != (int)c &&
-            sh->written_at[w] > sh->lost_at[c])
+        int i = __builtin_ctzll(words);
+        if (w->writer[i] != NO_CPU && w->writer[i] != (int)c && w->written_at[i] > w->lost_at[c])
             return true;
     }
     return false;
+}
+
+void sim_words_written(sim_word_writers *w, uint64_t words, unsigned c, uint64_t clock)
+{
+    for (; words; words &= words - 1) {
+        w->written_at[__builtin_ctzll(words)] = clock;
+        w->writer[__builtin_ctzll(words)] = (int8_t)c;
+    }
 }
 
 /* The coherence tallies of the reference being simulated's (code, data)
@@ -438,7 +448,7 @@ static void invalidate_others(struct sim_mp *mp, dir_entry *e, shared_line *sh, 
         pair_of(mp)->invalidations++;
         e->lost |= 1u << d;
         if (sh) { /* always there: d and c both referenced the line */
-            sh->lost_at[d] = mp->clock;
+            sh->w.lost_at[d] = mp->clock;
             sh->pub.invalidations++;
         }
     }
@@ -506,9 +516,9 @@ static void coherence_line(struct sim_mp *mp, unsigned c, uint64_t line, uint64_
     shared_line *sh = e->shared ? &mp->lines[e->shared - 1] : NULL;
     if (!sh && e->first_cpu != c)
         sh = share(mp, e, line);
-    uint64_t words = sh ? words_of(mp, addr, ref, size) : 0;
+    uint64_t words = sh ? sim_words_of(mp->line_shift, addr, ref, size) : 0;
     if (!(e->holders & (1u << c)) && (e->lost & (1u << c))) {
-        bool true_sharing = sh && written_since_lost(sh, words, c);
+        bool true_sharing = sh && sim_written_since_lost(&sh->w, words, c);
         if (!v->coherence)
             *v = (verdict){.coherence = true, .true_sharing = true_sharing};
         if (sh)
@@ -527,11 +537,7 @@ static void coherence_line(struct sim_mp *mp, unsigned c, uint64_t line, uint64_
         return;
     }
     sh->pub.written_words[c] |= words;
-    mp->clock++;
-    for (uint64_t w = words; w; w &= w - 1) {
-        sh->written_at[__builtin_ctzll(w)] = mp->clock;
-        sh->writer[__builtin_ctzll(w)] = (int8_t)c;
-    }
+    sim_words_written(&sh->w, words, c, ++mp->clock);
 }
 
 /* ---- references ---- */
@@ -711,8 +717,8 @@ void sim_mp_flush(mt_sim *s)
 
 /* ---- the totals ---- */
 
-/* A level's counts (every field after desc is a uint64_t count) added. */
-static void add_level_stats(mt_sim_level_stats *to, const mt_sim_level_stats *from)
+/* Every field after desc is a uint64_t count. */
+void sim_add_level_stats(mt_sim_level_stats *to, const mt_sim_level_stats *from)
 {
     _Static_assert((sizeof *to - offsetof(mt_sim_level_stats, refs)) % sizeof(uint64_t) == 0,
                    "a level's counts are uint64_t");
@@ -827,7 +833,7 @@ void sim_mp_finish(mt_sim *s)
     for (unsigned c = 0; c < mp->ncpus; c++) {
         mt_sim_finish(mp->cpu[c]);
         for (unsigned l = 0; l < mp->nprivate; l++)
-            add_level_stats(&s->lv[l].stats, mt_sim_level(mp->cpu[c], l));
+            sim_add_level_stats(&s->lv[l].stats, mt_sim_level(mp->cpu[c], l));
         sim_tlb_add_stats(s->tlb, mp->cpu[c]->tlb);
     }
     for (unsigned l = 0; l < mp->nprivate; l++) /* coherence taken out of the 3C causes */
@@ -839,7 +845,7 @@ void sim_mp_finish(mt_sim *s)
     for (unsigned n = 0; n < mp->nnodes && mp->shared[n]; n++) {
         mt_sim_finish(mp->shared[n]);
         for (unsigned l = 0; l < mt_sim_level_count(mp->shared[n]); l++)
-            add_level_stats(&s->lv[mp->nprivate + l].stats, mt_sim_level(mp->shared[n], l));
+            sim_add_level_stats(&s->lv[mp->nprivate + l].stats, mt_sim_level(mp->shared[n], l));
     }
     merge_pairs(s, mp);
     merge_evictions_and_uses(s, mp);

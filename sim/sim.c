@@ -86,24 +86,24 @@ mt_sim *mt_sim_new(const mt_sim_machine *m)
 
 mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err)
 {
-    if (m->cpus > 1) {
-        mt_error_set(err, "cpus: the misses-only simulator models one CPU");
-        return NULL;
-    }
-    if (sim_fast_check(m, err) != 0)
+    if ((m->cpus > 1 ? sim_fast_mp_check(m, err) : sim_fast_check(m, err)) != 0)
         return NULL;
     mt_sim *s = sim_describe(m);
-    s->fast = sim_fast_new(s);
+    if (m->cpus > 1)
+        s->fast_mp = sim_fast_mp_new(m);
+    else
+        s->fast = sim_fast_new(s);
     return s;
 }
 
-bool mt_sim_is_misses_only(const mt_sim *s) { return s->fast != NULL; }
+bool mt_sim_is_misses_only(const mt_sim *s) { return s->fast || s->fast_mp; }
 
 void mt_sim_free(mt_sim *s)
 {
     if (!s)
         return;
     sim_fast_free(s->fast);
+    sim_fast_mp_free(s->fast_mp);
     sim_mp_free(s->mp);
     sim_log_free(s->log);
     sim_tlb_free(s->tlb);
@@ -715,6 +715,10 @@ __attribute__((noinline)) void sim_full_access(mt_sim *s, uint64_t addr, uint32_
                                                mt_sim_kind kind, uint32_t code, uint32_t data,
                                                uint64_t pc)
 {
+    if (s->fast_mp) {
+        sim_fast_mp_access(s->fast_mp, addr, size, kind, code);
+        return;
+    }
     if (s->log)
         sim_log_ref(s, addr, size, kind, code, data, pc);
     if (s->mp) {
@@ -749,6 +753,10 @@ void mt_sim_flush(mt_sim *s)
         sim_fast_flush(s->fast);
         return;
     }
+    if (s->fast_mp) {
+        sim_fast_mp_flush(s->fast_mp);
+        return;
+    }
     if (s->log)
         sim_log_flush(s);
     if (s->mp) {
@@ -772,6 +780,10 @@ void mt_sim_finish(mt_sim *s)
 {
     if (s->fast) {
         sim_fast_finish(s->fast, s);
+        return;
+    }
+    if (s->fast_mp) {
+        sim_fast_mp_finish(s->fast_mp, s);
         return;
     }
     if (s->mp) {
@@ -852,6 +864,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n)
 {
     if (s->fast)
         return sim_fast_code_tallies(s->fast, n);
+    if (s->fast_mp)
+        return sim_fast_mp_code_tallies(s->fast_mp, n);
     size_t np;
     const mt_sim_pair *p = mt_sim_pairs(s, &np); /* sorted by code */
     mt_sim_code_tally *t = mt_xcalloc(np + 1, sizeof *t);

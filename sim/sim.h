@@ -329,7 +329,12 @@ mt_sim *mt_sim_new(const mt_sim_machine *m);
  * counts), no pairs, replacements or object use (those accessors return
  * none), no sampling.  It models LRU, non-inclusive levels without
  * prefetch (Cachegrind's model), write-allocate or not, either straddle
- * rule; NULL with "LEVEL: reason" for another machine. */
+ * rule; NULL with "LEVEL: reason" for another machine.  With cpus > 1
+ * (fast_mp.c), on one node, the processors' directory too: mt_sim_cpu's
+ * references, misses per level, coherence misses per private level, true
+ * and false sharing, invalidations, interventions and upgrades, as the
+ * full simulator's (not its 3C causes or served classes); no per-thread,
+ * per-object or shared-line figures. */
 mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err);
 bool mt_sim_is_misses_only(const mt_sim *s);
 /* Samples the references from now on (a checked sample, before the first
@@ -408,8 +413,8 @@ const mt_sim_code_tally *mt_sim_code_tallies(mt_sim *s, size_t *n);
  *  - words (8 bytes) are tracked only for lines two CPUs have referenced:
  *    per word its last writer, per CPU the words read and written.
  * It takes straddle = access, shared levels non-inclusive, and every private
- * level (I1 too) with D1's line (the coherence unit); no sampling, no
- * misses-only. */
+ * level (I1 too) with D1's line (the coherence unit); no sampling; the
+ * misses-only simulator on one node only. */
 #define MT_SIM_MAX_CPUS 16
 #define MT_SIM_MAX_WORDS 64          /* 8-byte words of a line (lines up to 512 bytes) */
 

@@ -550,10 +550,11 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
     /* Misses only, no data objects: runs of plain references go to the
      * misses-only simulator in a batch (fast.c, sim_fast_records), the
      * other records one by one below. */
-    bool batch = f->sim->fast && !f->data_of;
+    bool batch = (f->sim->fast || f->sim->fast_mp) && !f->data_of;
     for (uint32_t i = 0; i < n; i++, r++) {
         if (batch) {
-            uint32_t k = sim_fast_records(f->sim->fast, r, n - i, &f->counts);
+            uint32_t k = f->sim->fast ? sim_fast_records(f->sim->fast, r, n - i, &f->counts)
+                                      : sim_fast_mp_records(f->sim->fast_mp, r, n - i, &f->counts);
             i += k;
             r += k;
             if (i == n)

@@ -205,7 +205,7 @@ refuse "straddle = line" "straddle = access" --straddle=line
 refuse "a private level of another line" "L2 has not D1's line" --set L2=1K,4,128
 refuse "an I1 of another line" "I1 has not D1's line" --set I1=1K,2,32
 refuse "an inclusive shared level" "non-inclusive" --set L3.inclusion=inclusive
-refuse "misses-only" "one CPU" --misses-only
+refuse "misses-only on 2 nodes" "one node" --misses-only --set cpus=2 --set nodes=2
 refuse "a CPU map beyond cpus" "cpu_map: thread 1 on CPU 2" --cpu-map=0,2
 refuse "a CPU map of no numbers" "cpu_map: expected" --cpu-map=0,x
 refuse "sampled sets" "one CPU" --sample-sets 1/2

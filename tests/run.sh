@@ -121,6 +121,10 @@ run "shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
 # exact counts (against callgrind, and the loops' known trip counts).
 run "threads of shared libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libthreads.sh
+# A counting copy with its libraries' copies for a harness to run
+# (instrument --libs, the environment in OUT.env): counts against callgrind.
+run "instrument --libs" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
+    SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/instrument_libs.sh
 # Pass 2 through them: a library's memory-bound loop timed and named LIB:PROC.
 run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" bash tests/libs_pass2.sh
@@ -185,7 +189,8 @@ run "sampled simulation" env MTOOL="$ASAN/mtool" \
 
 # The misses-only simulator (mtool sim --misses-only): the full simulator's
 # misses per level and per code object exactly, on hand and random traces, a
-# lackey trace and traced runs; Cachegrind's within 1%; what it refuses.
+# lackey trace and traced runs, and on several CPUs each CPU's coherence
+# figures too; Cachegrind's within 1%; what it refuses.
 run "misses-only simulation" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     sh tests/sim_misses_only.sh
 

@@ -14,8 +14,12 @@
 #     the same addresses): matmul, linked (PIE), kernels' addressing modes
 #     (rep movsb among them), AVX2 gathers where the CPU has them; matmul
 #     and kernels (rep movsb/stosq, %fs, threads) against Cachegrind;
+#   - several CPUs (sim/fast_mp.c): tests/coherence.sh's hand traces with
+#     and without an I1, bench/mp_trace.py's 3 threads under five
+#     configurations and the random trace on threads, each CPU's coherence
+#     figures against the full simulator's too;
 #   - what the report omits (absent, not zero), options it refuses with one
-#     line, and that it is not stored in the history.
+#     line (nodes > 1 among them), and that it is not stored in the history.
 #
 #   MTOOL=build/asan/mtool SAMPLES=build/samples sh tests/sim_misses_only.sh
 set -u
@@ -103,6 +107,39 @@ compare "random trace, 4 levels, sets no power of two, 128-byte L2 lines" \
 compare "random trace, 4 levels, no write-allocate, straddle=line" --trace "$OUT/random.din" \
     $FOUR --write-allocate=no --straddle=line
 
+# --- several CPUs (sim/fast_mp.c): the full simulator's per-CPU figures too ---
+# tests/coherence.sh's hand traces (each protocol transition, true and false
+# sharing, a silent eviction, threads on two CPUs), on its machine (no I1:
+# every reference through the directory) and with an I1 (a read of D1's MRU
+# line skips it).
+CO="$HERE/coherence"
+for t in "$CO"/*.din; do
+    compare "2 CPUs: $(basename "$t")" --trace "$t" --machine "$CO/machine.txt"
+    compare "2 CPUs, an I1: $(basename "$t")" --trace "$t" --machine "$CO/machine.txt" \
+        --I1=256,2,64
+done
+# bench/mp_trace.py's 3 threads (adjacent counters and a queue written by all,
+# own arrays, random references, fetches, stacks, straddling references)
+# under the configurations of bench/mp_same.sh the misses-only simulator
+# takes; and a random trace with a flush, its references on threads 0-2.
+python3 "$HERE/../bench/mp_trace.py" 60000 > "$OUT/threads.din"
+awk 'NF == 3 { $4 = NR % 3 } { print }' "$OUT/random.din" > "$OUT/random_threads.din"
+while read -r cfg; do
+    # shellcheck disable=SC2086
+    compare "3 threads: $cfg" --trace "$OUT/threads.din" $cfg
+done <<END
+--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --set cpus=2
+--I1=4K,4,64 --D1=4K,4,64 --L2=32K,8,64 --L3=256K,16,64 --set cpus=3
+--I1=4K,4,64 --D1=4K,4,64 --L2=32K,8,64 --L3=256K,16,64 --set cpus=4 --set shared=none
+--I1=4K,4,64 --D1=4K,4,64 --L2=32K,8,64 --L3=256K,16,64 --set cpus=2 --set shared=L2
+--D1=4K,4,64 --L2=32K,8,64 --L3=256K,16,64 --set cpus=2 --cpu-map=0,0,1 --write-allocate=no
+END
+compare "random trace with a flush, 3 threads on 2 CPUs" --trace "$OUT/random_threads.din" \
+    $FOUR --L2=160K,10,64 --set cpus=2
+"$MTOOL" sim --misses-only --trace "$OUT/threads.din" --set cpus=2 > "$OUT/r.txt" 2>&1
+check "misses-only: 2 CPUs: the text report gives each CPU's coherence and says what it omits" \
+    "grep -q '^processors: 2 CPUs, MESI .*not computed: per-thread' '$OUT/r.txt' && grep -q 'inval.sent' '$OUT/r.txt'"
+
 # --- options it cannot honour: one line, no output ---
 refuse() {
     what=$1
@@ -117,6 +154,10 @@ refuse "an inclusive level" --D1=8K,4,64 --L2=64K,8,64 --inclusion=inclusive
 refuse "an exclusive level" --D1=8K,4,64 --L2=64K,8,64 --inclusion=exclusive
 refuse "set sampling" --D1=8K,4,64 --sample-sets 1/2
 refuse "time sampling" --D1=8K,4,64 --sample-time 10/101
+refuse "nodes = 2" --D1=8K,4,64 --L2=64K,8,64 --set cpus=2 --set nodes=2
+refused "misses-only: refuses 2 CPUs under straddle=line in one line (as the full one)" \
+    "straddle = access" "$OUT/none.json" "$MTOOL" sim --misses-only --trace "$OUT/repl.din" \
+    --D1=8K,4,64 --L2=64K,8,64 --set cpus=2 --straddle=line -o "$OUT/none.json"
 mkdir -p "$OUT/rundir"
 rm -f "$OUT/none.json"
 "$MTOOL" sim --misses-only "$OUT/rundir" -o "$OUT/none.json" > /dev/null 2> "$OUT/err"

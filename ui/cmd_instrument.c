@@ -2,11 +2,14 @@
  * a drop-in replacement of BIN that counts every block of its instrumented
  * procedures and times the m-objects named. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../rewriter/rewriter.h"
 #include "ui.h"
@@ -46,10 +49,19 @@ const char mt_instrument_usage[] =
     "                      (repeatable): for code that something runs from its\n"
     "                      original bytes, such as valgrind's trampolines, which\n"
     "                      its guest executes\n"
+    "  --libs all|NAME,... also count the shared libraries BIN loads (as 'mtool\n"
+    "                      count --libs'): OUT is BIN's copy of that set, and\n"
+    "                      OUT.env the environment that loads the libraries'\n"
+    "                      copies (LD_AUDIT, MTOOL_LIBS, MTOOL_ORIGIN; NAME=VALUE\n"
+    "                      entries ending in a NUL byte, as `env -0` prints them):\n"
+    "                      OUT counts them only when it runs with it (a suite's\n"
+    "                      harness gives each executable its own).  Libraries\n"
+    "                      opened by dlopen are not followed.  Not with --time,\n"
+    "                      --skip, --profile-dir or the probe options\n"
     "  -v, --verbose       list every procedure left out, with the reason\n";
 
 typedef struct {
-    const char *bin, *out, *profile_dir;
+    const char *bin, *out, *profile_dir, *libs;
     bool counts, verbose, no_loop_registers, no_derived_counts, timers_only;
     const char **time_specs;
     size_t ntime_specs, cap_time_specs;
@@ -74,6 +86,8 @@ static int parse_args(int argc, char **argv, instrument_args *a)
             a->verbose = true;
         else if (strcmp(s, "-o") == 0 && i + 1 < argc)
             a->out = argv[++i];
+        else if (strcmp(s, "--libs") == 0 && i + 1 < argc && argv[i + 1][0])
+            a->libs = argv[++i];
         else if (strcmp(s, "--profile-dir") == 0 && i + 1 < argc)
             a->profile_dir = argv[++i];
         else if (strcmp(s, "--time") == 0 && i + 1 < argc) {
@@ -99,6 +113,15 @@ static int parse_args(int argc, char **argv, instrument_args *a)
     }
     if (!a->bin || !a->out || !a->counts) {
         mt_ui_error("instrument: need --counts, BIN and -o OUT; see 'mtool help instrument'");
+        free(a->time_specs);
+        free(a->skip_specs);
+        return 2;
+    }
+    if (a->libs && (a->ntime_specs || a->nskip_specs || a->timers_only || a->no_loop_registers ||
+                    a->no_derived_counts || a->profile_dir)) {
+        /* the set's copies are pass 1's, cached: made with its options only */
+        mt_ui_error("instrument: --libs takes none of --time, --skip, --timers-only, --profile-dir "
+                    "and the probe options");
         free(a->time_specs);
         free(a->skip_specs);
         return 2;
@@ -204,12 +227,134 @@ static int parse_skips(const mt_program *prog, const instrument_args *a, uint32_
     return 0;
 }
 
+/* `path`'s bytes into `out`, executable, written atomically. */
+static int copy_executable(const char *path, const char *out, mt_error *err)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        mt_error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    mt_outfile f;
+    int rc = mt_outfile_open(&f, out, err);
+    char buf[65536];
+    for (size_t n; rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0;)
+        if (fwrite(buf, 1, n, f.fp) != n) {
+            mt_error_set(err, "%s: cannot write: %s", out, strerror(errno));
+            rc = -1;
+        }
+    if (rc == 0 && (ferror(in) || fchmod(fileno(f.fp), 0755) != 0)) {
+        mt_error_set(err, "%s: cannot copy to %s: %s", path, out, strerror(errno));
+        rc = -1;
+    }
+    fclose(in);
+    if (rc == 0)
+        return mt_outfile_commit(&f, err);
+    if (f.fp)
+        mt_outfile_abort(&f);
+    return -1;
+}
+
+/* The environment entries, each ending in a NUL byte, into `path`. */
+static int write_env(char *const *env, const char *path, mt_error *err)
+{
+    mt_outfile f;
+    if (mt_outfile_open(&f, path, err) != 0)
+        return -1;
+    for (size_t i = 0; env && env[i]; i++)
+        fwrite(env[i], 1, strlen(env[i]) + 1, f.fp);
+    return mt_outfile_commit(&f, err);
+}
+
+/* Libraries of the set that have a counting copy (the others are left
+ * original, with their note). */
+static size_t counted_libraries(const mt_pass1_libraries *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->nlibs; i++)
+        n += !l->libs[i].note;
+    return n;
+}
+
+/* --libs: BIN's copy in the set of its libraries' copies (pass 1's, as
+ * `mtool count --libs` makes them: run/pass1.c), to OUT; the environment
+ * that loads those copies to OUT.env.  No dlopen list (MTOOL_LIBS_SEEN
+ * empty): no mtool run reads it afterwards.  What preparing the libraries
+ * says (each library's line, a name matching none) is shown once OUT is
+ * written; a refusal is one line. */
+static int instrument_with_libraries(const instrument_args *a, const char *out_abs, mt_error *err)
+{
+    mt_analyze_options opt;
+    mt_analyze_options_init(&opt);
+    mt_program *prog = mt_analyze(a->bin, &opt, err);
+    if (!prog)
+        return -1;
+    mt_pass1_libraries libs;
+    mt_instrumented ins = {0};
+    mt_counter_map map = {0};
+    char *env_path = mt_xasprintf("%s.env", out_abs), *said = NULL;
+    size_t said_len = 0;
+    FILE *log = open_memstream(&said, &said_len);
+    int rc = mt_pass1_libraries_prepare(a->bin, a->libs, false, &libs, log ? log : stderr, err);
+    if (log)
+        fclose(log);
+    if (rc == 0 && counted_libraries(&libs) == 0) {
+        mt_error_set(err, "%s: --libs %s: no library to count (mtool count --libs %s -- BIN says why)",
+                     a->bin, a->libs, a->libs);
+        rc = -1;
+    }
+    mt_rewrite_options member = {.counter_base = libs.ncounters, .libs_set = libs.set,
+                                 .call_site_base = libs.ncall_sites};
+    if (rc == 0)
+        rc = mt_instrument_in_set(prog, a->bin, &member, &ins, err);
+    if (rc == 0 && (rc = mt_counter_map_read(ins.path, &map, err)) == 0)
+        mt_pass1_libraries_call_sites(&libs, map.ncounters);
+    /* OUT first: its directory, real, is the $ORIGIN the environment maps */
+    bool wrote = rc == 0 && (rc = copy_executable(ins.path, out_abs, err)) == 0;
+    if (rc == 0 && (rc = mt_pass1_libraries_env(&libs, a->bin, out_abs, "", err)) == 0)
+        rc = write_env(libs.env, env_path, err);
+    if (rc != 0 && wrote)
+        unlink(out_abs); /* no OUT without its environment */
+    if (rc == 0) {
+        fputs(said ? said : "", stderr);
+        mt_print_rewrite_report(stderr, prog, &ins.rewrite, a->verbose);
+        char *dir = mt_xstrdup(ins.path), *out = mt_ui_escape(a->out), *env = mt_ui_escape(env_path),
+             *profiles = mt_ui_escape(dirname(dir));
+        fprintf(stderr, "wrote %s and %s (its environment); profiles go to $MTOOL_OUT or %s/profiles\n",
+                out, env, profiles);
+        free(dir);
+        free(out);
+        free(env);
+        free(profiles);
+    }
+    free(env_path);
+    free(said);
+    mt_counter_map_free(&map);
+    mt_instrumented_free(&ins);
+    mt_pass1_libraries_free(&libs);
+    mt_program_free(prog);
+    return rc;
+}
+
 int mt_cmd_instrument(int argc, char **argv)
 {
     instrument_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
+    if (a.libs) {
+        char *out = absolute_path(a.out);
+        mt_error err;
+        rc = out ? instrument_with_libraries(&a, out, &err) : 1;
+        if (!out)
+            mt_ui_error("%s: the output directory does not exist", a.out);
+        else if (rc != 0)
+            mt_ui_error("%s", err.msg);
+        free(out);
+        free(a.time_specs);
+        free(a.skip_specs);
+        return rc ? 1 : 0;
+    }
     char *out_abs = absolute_path(a.out);
     if (!out_abs) {
         mt_ui_error("%s: the output directory does not exist", a.out);

@@ -863,6 +863,78 @@ static const char misses_only_omits[] =
     "miss causes, evictions, writebacks, back-invalidations, prefetches, line use, "
     "code x data pairs, causes of replacement, data objects";
 
+/* What a misses-only report of several CPUs leaves out of the processors'
+ * figures, as its JSON names them. */
+static const char misses_only_mp_omits[] =
+    "per-thread figures, coherence per code and data object, shared lines' words, "
+    "where references were served";
+
+/* cpus > 1: per CPU its threads, references, misses per level (coherence
+ * misses at the private ones) and coherence events. */
+static void text_cpus_misses_only(FILE *fp, const mt_sim *s)
+{
+    unsigned np = mt_sim_private_levels(s);
+    fprintf(fp, "\nprocessors: %u CPUs, MESI directory over the private levels; not computed: "
+                "%s\n%-6s %7s %12s %-5s %12s %12s\n",
+            mt_sim_cpus(s), misses_only_mp_omits, "cpu", "threads", "refs", "level", "misses",
+            "coherence");
+    for (unsigned c = 0; c < mt_sim_cpus(s); c++) {
+        const mt_sim_cpu_stats *st = mt_sim_cpu(s, c);
+        for (unsigned l = 0; l < mt_sim_level_count(s); l++) {
+            if (l)
+                fprintf(fp, "%-6s %7s %12s", "", "", "");
+            else
+                fprintf(fp, "%-6u %7" PRIu64 " %12" PRIu64, c, st->threads, st->refs);
+            fprintf(fp, " %-5s %12" PRIu64, mt_sim_level(s, l)->desc->name, st->misses[l]);
+            if (l < np)
+                fprintf(fp, " %12" PRIu64, st->coherence[l]);
+            fprintf(fp, "\n");
+        }
+    }
+    mt_sim_cpu_events_text(fp, s);
+}
+
+/* cpus > 1: "processors", with the fields of the full report's per_cpu it
+ * computes (a level's misses and, at a private level, its coherence ones). */
+static void json_cpus_misses_only(FILE *fp, const mt_sim *s)
+{
+    unsigned np = mt_sim_private_levels(s), nl = mt_sim_level_count(s);
+    fprintf(fp, ",\n  \"processors\": {\"cpus\": %u, \"protocol\": \"MESI\", "
+                "\"omitted\": [\"cold\", \"capacity\", \"conflict\", \"per_thread\", "
+                "\"code_objects\", \"data_objects\", \"shared_lines\", \"served\"], "
+                "\"private\": [",
+            mt_sim_cpus(s));
+    for (unsigned l = 0; l < np; l++)
+        fprintf(fp, "%s\"%s\"", l ? ", " : "", mt_sim_level(s, l)->desc->name);
+    fprintf(fp, "], \"shared\": [");
+    for (unsigned l = np; l < nl; l++)
+        fprintf(fp, "%s\"%s\"", l > np ? ", " : "", mt_sim_level(s, l)->desc->name);
+    fprintf(fp, "],\n    \"per_cpu\": [");
+    for (unsigned c = 0; c < mt_sim_cpus(s); c++) {
+        const mt_sim_cpu_stats *st = mt_sim_cpu(s, c);
+        fprintf(fp, "%s\n      {\"cpu\": %u, \"threads\": %" PRIu64 ", \"refs\": %" PRIu64
+                    ", \"misses\": {",
+                c ? "," : "", c, st->threads, st->refs);
+        for (unsigned l = 0; l < nl; l++) {
+            fprintf(fp, "%s\"%s\": {\"misses\": %" PRIu64, l ? ", " : "",
+                    mt_sim_level(s, l)->desc->name, st->misses[l]);
+            if (l < np)
+                fprintf(fp, ", \"coherence\": %" PRIu64, st->coherence[l]);
+            fprintf(fp, "}");
+        }
+        fprintf(fp, "},\n       \"true_sharing\": %" PRIu64 ", \"false_sharing\": %" PRIu64
+                    ", \"invalidations_sent\": %" PRIu64 ", \"invalidations_received\": {",
+                st->true_sharing, st->false_sharing, st->invalidations_sent);
+        for (unsigned l = 0; l < np; l++)
+            fprintf(fp, "%s\"%s\": %" PRIu64, l ? ", " : "", mt_sim_level(s, l)->desc->name,
+                    st->invalidations_received[l]);
+        fprintf(fp, "}, \"interventions\": %" PRIu64 ", \"interventions_served\": %" PRIu64
+                    ", \"upgrades\": %" PRIu64 "}",
+                st->interventions, st->interventions_served, st->upgrades);
+    }
+    fprintf(fp, "\n    ]}");
+}
+
 static void print_text_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
                                    const mt_sim_machine *m, const mt_trace_counts *c,
                                    const mt_sim_code_map *map)
@@ -879,6 +951,8 @@ static void print_text_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
                 st->desc->name, st->refs, st->misses, percent(st->misses, st->refs),
                 st->read_misses, st->write_misses, st->fetch_misses);
     }
+    if (mt_sim_cpus(s) > 1)
+        text_cpus_misses_only(fp, s);
     print_code_objects(fp, s, map);
 }
 
@@ -914,7 +988,10 @@ static void print_json_misses_only(FILE *fp, const sim_args *a, mt_sim *s,
     fprintf(fp, "  ],\n  \"code_objects\": [");
     for (size_t i = 0; i < n; i++)
         json_code_misses_only(fp, s, map, i, &rows[i]);
-    fprintf(fp, "\n  ]\n}\n");
+    fprintf(fp, "\n  ]");
+    if (mt_sim_cpus(s) > 1)
+        json_cpus_misses_only(fp, s);
+    fprintf(fp, "\n}\n");
     free(rows);
 }
 

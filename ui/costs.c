@@ -46,12 +46,12 @@ int mt_print_costs(FILE *fp, const mt_program *prog, const char *counts_path,
         mt_error_set(err, "no usable machine profile");
         return -1;
     }
-    mt_program_costs c;
-    if (mt_predict_program(&m, prog, false, &c, err) != 0)
-        return -1;
     uint64_t *counts = NULL;
-    if (counts_path && !(counts = mt_rundir_read_counts(counts_path, prog, err))) {
-        mt_program_costs_free(&c);
+    if (counts_path && !(counts = mt_rundir_read_counts(counts_path, prog, err)))
+        return -1;
+    mt_program_costs c;
+    if (mt_predict_program(&m, prog, false, counts, &c, err) != 0) {
+        free(counts);
         return -1;
     }
     fprintf(fp, "# predicted core cycles per execution, every memory access an L1 hit\n"

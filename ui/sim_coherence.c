@@ -142,6 +142,12 @@ static void text_cpus(FILE *fp, mt_sim *s)
             "level", "misses", "cold", "capacity", "conflict", "coherence");
     for (unsigned c = 0; c < mt_sim_cpus(s); c++)
         text_misses(fp, s, c, mt_sim_cpu(s, c)->threads, mt_sim_cpu(s, c));
+    mt_sim_cpu_events_text(fp, s);
+}
+
+void mt_sim_cpu_events_text(FILE *fp, const mt_sim *s)
+{
+    unsigned np = mt_sim_private_levels(s);
     fprintf(fp, "\n%-6s %12s %12s %12s %12s %13s %12s %12s\n", "cpu", "true-shar.",
             "false-shar.", "inval.sent", "inval.recv", "interventions", "served", "upgrades");
     for (unsigned c = 0; c < mt_sim_cpus(s); c++) {

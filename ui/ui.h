@@ -152,6 +152,9 @@ void mt_sim_data_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_progra
  * NULL) and per shared line, the coherence sections (docs/SIMULATOR.md,
  * "Processors"); nothing for one CPU. */
 void mt_sim_coherence_text(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
+/* Per CPU its true and false sharing misses, invalidations sent and received,
+ * interventions made and served, upgrades (the full and misses-only reports). */
+void mt_sim_cpu_events_text(FILE *fp, const mt_sim *s);
 void mt_sim_coherence_json(FILE *fp, mt_sim *s, const mt_data_map *d, const mt_program *prog);
 /* A code object's name (by_data false) or a data object's (its id when d
  * names none). */

@@ -56,3 +56,17 @@ fetch() {
     fi
     echo "${dir%/}"
 }
+
+# unpack_second PKG SRC KIND: a pristine second unpack of PKG's source (its
+# .dsc beside SRC, the cached one) in $WORK/PKG/KIND/src, for a second
+# configuration (sim.sh's static build, run.sh's shared libraries); prints it.
+unpack_second() {
+    local dir=$WORK/$1/$3
+    if [ ! -d "$dir/src" ]; then
+        rm -rf "$dir" && mkdir -p "$dir"
+        dpkg-source -x "$(ls "$(dirname "$2")"/*.dsc | head -1)" "$dir/src" > "$dir/dpkg-source.log" 2>&1 ||
+            { echo "dpkg-source -x failed: $dir/dpkg-source.log" >&2; return 1; }
+        find "$dir" -maxdepth 1 -type f -name '*.orig.tar.*' -delete
+    fi
+    echo "$dir/src"
+}

@@ -30,6 +30,14 @@
 #              path relative to it.  sim.sh compares mtool sim with
 #              Cachegrind on it, running sim_P: its command (EXE ARGS),
 #              compressing the text on its standard input
+#   package_P, lib_P (a library's suite): P is a shared library, lib_P its
+#              path in the build tree, of Debian source package package_P,
+#              built in a second unpack of its source ($MTOOL_REALPROG_DIR/
+#              PKG/shared); exes_P are the executables that load it (libtool
+#              wrappers resolved to .libs/), each replaced by its counting
+#              copy in the set of the library's copy (`mtool instrument
+#              --libs`) and run with the environment that loads it; one_P's
+#              library block counts are compared with callgrind's
 #   minutes_P  (optional) how long fetching, building and both suite runs may
 #              take on a fresh 2-core machine, at most (default 10): with a
 #              deadline (MTOOL_REALPROG_DEADLINE), P is not started unless it
@@ -37,7 +45,7 @@
 #              under load, rounded up)
 # $JOBS is the -j of run.sh (make jobs, default 2).
 # Order of the default run (first to last).
-PROGRAMS_DEFAULT=(bzip2 gzip xz-utils gawk sed tcl8.6 git cppcheck)
+PROGRAMS_DEFAULT=(bzip2 gzip xz-utils liblzma libbz2 gawk sed tcl8.6 git cppcheck)
 
 # --- shared helpers ---------------------------------------------------------
 
@@ -120,6 +128,46 @@ one_xz-utils() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
 # through pass 1's dynamic call graph.
 pass2_xz-utils() { echo "src/xz/xz -6 -c -T1 INPUT"; }
 pass2_timed_xz-utils() { echo "lzma_lzma_encode lzma_mf_bt4_skip"; }
+
+# --- liblzma: xz-utils built with liblzma shared (no static library: every
+# program links the .so), its `make check` as xz-utils' above: the liblzma
+# unit tests (tests/test_*) and the scripts running xz, xzdec, lzmadec on
+# the test files, every one of these loading the counting liblzma.  The
+# test programs are check_PROGRAMS: built here, `make check` with no TESTS.
+package_liblzma() { echo xz-utils; }
+lib_liblzma() { echo src/liblzma/.libs/liblzma.so.5; }
+deps_liblzma() { :; }
+build_liblzma() {
+    configure_once --disable-static --disable-doc && mk -j"$JOBS" > /dev/null 2>&1 &&
+        mk -j"$JOBS" -C tests check TESTS= > /dev/null 2>&1
+}
+suite_liblzma() { suite_xz-utils; }
+norm_liblzma() { norm_automake; }
+logs_liblzma() { norm_logs tests; }
+exes_liblzma() {
+    echo src/xz/xz src/xzdec/xzdec src/xzdec/lzmadec src/lzmainfo/lzmainfo
+    ls tests/.libs/ | grep '^test_' | sed 's|^|tests/|'
+}
+one_liblzma() { echo "src/xz/xz -6 -c -T1 ChangeLog"; }
+# A first run (second unpack, configure, build, both suites, oracle) took
+# about 9.5 minutes on AMD EPYC Zen 3 (family 25 model 1), 2 vCPUs at load 16.
+minutes_liblzma() { echo 12; }
+
+# --- libbz2: bzip2's Makefile-libbz2_so (Debian's way to libbz2.so.1.0)
+# links bzip2-shared against it; that is the ./bzip2 of the Makefile's
+# `make check` (its 6 runs set LD_LIBRARY_PATH=. themselves), which make is
+# told not to rebuild (-o bzip2: its rule would link libbz2.a in).
+package_libbz2() { echo bzip2; }
+lib_libbz2() { echo libbz2.so.1.0; }
+deps_libbz2() { :; }
+build_libbz2() {
+    make -s -f Makefile-libbz2_so CFLAGS="-O2 -g -fpic -fPIC -Wall -Winline -D_FILE_OFFSET_BITS=64" > /dev/null &&
+        { cmp -s bzip2-shared bzip2 || cp -p bzip2-shared bzip2; }
+}
+suite_libbz2() { make -s -o bzip2 check 2>&1; }
+norm_libbz2() { cat; }
+exes_libbz2() { echo bzip2; }
+one_libbz2() { echo "./bzip2 -9 -c sample1.ref"; }
 
 # --- gawk: test/Makefile's check, some 900 awk programs whose outputs the
 # suite compares itself.  Debian's source lacks the GFDL manual: build and

@@ -107,19 +107,6 @@ TUNABLES+=":glibc.cpu.x86_non_temporal_threshold=2097152:glibc.cpu.x86_rep_movsb
 TUNABLES+=":glibc.cpu.x86_rep_stosb_threshold=2048:glibc.malloc.mmap_threshold=33554432"
 HWCAPS="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD"
 
-# unpack_static PROG SRC: a pristine second unpack of PROG's source (its
-# .dsc beside SRC) in $WORK/PROG/static/src; prints it.
-unpack_static() {
-    local dir=$WORK/$1/static
-    if [ ! -d "$dir/src" ]; then
-        rm -rf "$dir" && mkdir -p "$dir"
-        dpkg-source -x "$(ls "$(dirname "$2")"/*.dsc | head -1)" "$dir/src" > "$dir/dpkg-source.log" 2>&1 ||
-            { echo "dpkg-source -x failed: $dir/dpkg-source.log" >&2; return 1; }
-        find "$dir" -maxdepth 1 -type f -name '*.orig.tar.*' -delete
-    fi
-    echo "$dir/src"
-}
-
 # make_input FILE: 3 MB of gzip's C sources and texts, in name order.
 make_input() {
     local src
@@ -262,7 +249,7 @@ one() {
         echo "SKIP $prog: no source ($(tail -1 "$D/fetch.log"))"
         return 0
     fi
-    static=$(unpack_static "$prog" "$src") || { not_ok "sim $prog: unpacking its source"; return 0; }
+    static=$(unpack_second "$prog" "$src" static) || { not_ok "sim $prog: unpacking its source"; return 0; }
     if ! exe=$(cd "$static" && "static_$prog" 2> "$D/build.log" | tail -1) || [ ! -x "$static/$exe" ]; then
         not_ok "sim $prog: static build ($D/build.log; cd $static)"
         return 0

@@ -655,8 +655,10 @@ static void test_shipped_profiles(void)
               z3.bypass[MT_IC_FADD] == 0 && __builtin_popcount(z3.pipes[MT_IC_ALU]) == 4 &&
               z3.fetch_window == 64 && !z3.moves_take_alu && !z3.stores_take_alu &&
               z3.exit_cycles == 0 && z3.taken_alu_cycles == 0 && z3.chain_loads == 0 &&
-              z3.timing[MT_IC_VSTLF][MT_W128].latency == z3.timing[MT_IC_STLF][MT_W128].latency,
-          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows, no "
+              z3.timing[MT_IC_VSTLF][MT_W128].latency > 8 &&
+              z3.timing[MT_IC_STLF][MT_W128].latency <= 1,
+          "family 25 model 1: the Zen 3 profile (%s; FP add %.0f, 4 ALUs, 64-byte windows, GPR "
+          "forwarding renamed, vector forwarding measured, no "
           "loop-exit, taken-branch, store-data or chain figures)",
           z3.source, z3.timing[MT_IC_FADD][MT_W128].latency);
     bool none = true;

@@ -781,7 +781,10 @@ static void test_vector_feed(void)
  * record-by-record path; every level's counts by kind, every code tally
  * and the feed's counts must be the same, on machines the batch takes
  * (straddle=access and =line, write-allocate or not) and one it hands back
- * (D1's sets no power of two). */
+ * (D1's sets no power of two); and on two and three CPUs (sim/fast_mp.c),
+ * the frames' threads 1, 2, 3 taking turns on them, with and without an
+ * I1 (with one, a read of D1's MRU line skips the directory), each CPU's
+ * figures the same too. */
 static uint64_t xorshift(uint64_t *x)
 {
     *x ^= *x << 13;
@@ -810,21 +813,43 @@ static mt_trace_record random_record(uint64_t *rng)
     return r;
 }
 
+/* The figures per CPU both simulators compute (sim/fast_mp.c's Notes). */
+static bool same_cpus(const mt_sim *a, const mt_sim *b)
+{
+    bool same = mt_sim_cpus(a) == mt_sim_cpus(b);
+    for (unsigned c = 0; same && mt_sim_cpus(a) > 1 && c < mt_sim_cpus(a); c++) {
+        const mt_sim_cpu_stats *x = mt_sim_cpu(a, c), *y = mt_sim_cpu(b, c);
+        same = x->refs == y->refs && x->threads == y->threads &&
+               !memcmp(x->misses, y->misses, sizeof x->misses) &&
+               !memcmp(x->coherence, y->coherence, sizeof x->coherence) &&
+               x->true_sharing == y->true_sharing && x->false_sharing == y->false_sharing &&
+               x->invalidations_sent == y->invalidations_sent &&
+               !memcmp(x->invalidations_received, y->invalidations_received,
+                       sizeof x->invalidations_received) &&
+               x->interventions == y->interventions &&
+               x->interventions_served == y->interventions_served && x->upgrades == y->upgrades;
+    }
+    return same;
+}
+
 static void test_feed_batch(void)
 {
-    const char *machines[][4] = {{"1K,4,64", "4K,8,64", NULL, NULL},
-                                 {"1K,4,64", "4K,8,64", "straddle", "line"},
-                                 {"1K,4,64", "6K,3,128", "write_allocate", "no"},
-                                 {"768,4,64", "4K,8,64", "straddle", "line"},
+    const char *machines[][6] = {{"1K,4,64", "4K,8,64", NULL, NULL, NULL, NULL},
+                                 {"1K,4,64", "4K,8,64", "straddle", "line", NULL, NULL},
+                                 {"1K,4,64", "6K,3,128", "write_allocate", "no", NULL, NULL},
+                                 {"768,4,64", "4K,8,64", "straddle", "line", NULL, NULL},
                                  /* fast.c's scans unrolled for 8, 12 and 16 ways,
                                     their sets overflowing on the 96 lines */
-                                 {"1K,8,64", "4K,16,64", NULL, NULL},
-                                 {"2K,16,64", "3K,12,64", NULL, NULL}};
+                                 {"1K,8,64", "4K,16,64", NULL, NULL, NULL, NULL},
+                                 {"2K,16,64", "3K,12,64", NULL, NULL, NULL, NULL},
+                                 {"1K,4,64", "4K,8,64", "cpus", "2", NULL, NULL},
+                                 {"512,2,64", "4K,8,64", "cpus", "3", "I1", "1K,4,64"},
+                                 {"1K,4,64", "2K,4,64", "cpus", "2", "shared", "none"}};
     for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++) {
         mt_sim_machine m = machine(machines[k][0], machines[k][1], NULL);
         mt_error err;
-        if (machines[k][2])
-            mt_sim_machine_set(&m, machines[k][2], machines[k][3], &err);
+        for (int j = 2; j < 6 && machines[k][j]; j += 2)
+            mt_sim_machine_set(&m, machines[k][j], machines[k][j + 1], &err);
         mt_sim *sims[2] = {mt_sim_new(&m), mt_sim_new_misses_only(&m, &err)};
         mt_trace_feed *feeds[2] = {mt_trace_feed_new(sims[0]), mt_trace_feed_new(sims[1])};
         uint64_t rng = 88172645463325252ull;
@@ -845,9 +870,12 @@ static void test_feed_batch(void)
                             sizeof(mt_trace_feed_counts));
         for (int j = 0; j < 2; j++)
             mt_sim_finish(sims[j]);
-        for (unsigned l = 0; l < 2; l++) {
+        unsigned d1 = machines[k][4] && !strcmp(machines[k][4], "I1"); /* no fetches to I1 */
+        same = same && mt_sim_level(sims[0], d1)->misses && same_cpus(sims[0], sims[1]) &&
+               (mt_sim_cpus(sims[0]) == 1 || mt_sim_cpu(sims[0], 0)->invalidations_sent);
+        for (unsigned l = 0; l < mt_sim_level_count(sims[0]); l++) {
             const mt_sim_level_stats *a = mt_sim_level(sims[0], l), *b = mt_sim_level(sims[1], l);
-            same = same && a->refs && a->misses && a->refs == b->refs &&
+            same = same && a->refs == b->refs &&
                    a->misses == b->misses && a->reads == b->reads &&
                    a->read_misses == b->read_misses && a->writes == b->writes &&
                    a->write_misses == b->write_misses;
@@ -858,16 +886,18 @@ static void test_feed_batch(void)
         same = same && na == 8 && na == nb;
         for (size_t i = 0; same && i < na; i++)
             same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
-                   ta[i].misses[0] == tb[i].misses[0] && ta[i].misses[1] == tb[i].misses[1];
-        CHECK(same, "records fed in a batch (D1 %s, L2 %s, %s=%s): the full simulator's counts "
-                    "per level, kind and code object (D1 %llu refs, %llu misses; misses-only "
-                    "%llu, %llu)",
+                   !memcmp(ta[i].misses, tb[i].misses, sizeof ta[i].misses);
+        CHECK(same, "records fed in a batch (D1 %s, L2 %s, %s=%s%s%s%s%s): the full simulator's "
+                    "counts per level, kind, code object and CPU (D1 %llu refs, %llu misses; "
+                    "misses-only %llu, %llu)",
               machines[k][0], machines[k][1], machines[k][2] ? machines[k][2] : "straddle",
-              machines[k][3] ? machines[k][3] : "access",
-              (unsigned long long)mt_sim_level(sims[0], 0)->refs,
-              (unsigned long long)mt_sim_level(sims[0], 0)->misses,
-              (unsigned long long)mt_sim_level(sims[1], 0)->refs,
-              (unsigned long long)mt_sim_level(sims[1], 0)->misses);
+              machines[k][3] ? machines[k][3] : "access", machines[k][4] ? ", " : "",
+              machines[k][4] ? machines[k][4] : "", machines[k][4] ? "=" : "",
+              machines[k][5] ? machines[k][5] : "",
+              (unsigned long long)mt_sim_level(sims[0], d1)->refs,
+              (unsigned long long)mt_sim_level(sims[0], d1)->misses,
+              (unsigned long long)mt_sim_level(sims[1], d1)->refs,
+              (unsigned long long)mt_sim_level(sims[1], d1)->misses);
         for (int j = 0; j < 2; j++) {
             mt_trace_feed_free(feeds[j]);
             mt_sim_free(sims[j]);
@@ -924,6 +954,16 @@ static void test_misses_only(void)
     mt_sim_machine_set(&r, "inclusion", "inclusive", &err);
     CHECK(!mt_sim_new_misses_only(&r, &err) && strstr(err.msg, "L2: "),
           "misses-only refuses an inclusive L2 (%s)", err.msg);
+    r = machine("4K,4,64", "64K,8,64", NULL);
+    mt_sim_machine_set(&r, "cpus", "2", &err);
+    mt_sim_machine_set(&r, "nodes", "2", &err);
+    CHECK(!mt_sim_new_misses_only(&r, &err) && strstr(err.msg, "nodes = 2"),
+          "misses-only refuses nodes = 2 (%s)", err.msg);
+    r = machine("4K,4,64", "64K,8,64", NULL);
+    mt_sim_machine_set(&r, "cpus", "2", &err);
+    mt_sim_machine_set(&r, "straddle", "line", &err);
+    CHECK(!mt_sim_new_misses_only(&r, &err) && strstr(err.msg, "straddle"),
+          "misses-only with cpus = 2 refuses what the processors do (%s)", err.msg);
 }
 
 /* The data TLB (sim.h, "the data TLB"): per pair and per level, fetches

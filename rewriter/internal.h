@@ -356,6 +356,9 @@ struct rw_code {
     size_t ntrace_refs, cap_trace_refs;
     uint32_t ntrace_sites;     /* instructions whose references are recorded */
     uint32_t ntrace_untraced;  /* memory operands left out (rep cmps/scas, ...) */
+    uint32_t code_base;        /* added to the code objects of its records (a library's) */
+    uint32_t slot_ncall_sites; /* a library's: the slot's call-site records (the
+                                  executable's), before the trace area */
 };
 
 int rw_code_init(rw_code *c, const mt_program *prog, const mt_elf_file *in, mt_error *err);

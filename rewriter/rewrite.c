@@ -392,6 +392,7 @@ static void fill_params(uint8_t *blob, const runtime_blob *rt, const layout *L, 
     params.timers_id = timer_pairs_id(c->prog, c->timed, c->ntimed, map_timer_base(c));
     params.timer_base = c->timer_base;
     params.slot_ncounters = c->slot_ncounters;
+    params.slot_ncall_sites = c->trace ? c->slot_ncall_sites : 0;
     memcpy(params.binary_hash, hash, 32);
     snprintf(params.default_dir, sizeof params.default_dir, "%s", opt->profile_dir);
     snprintf(params.program_name, sizeof params.program_name, "%s", opt->program_name);
@@ -649,8 +650,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     rw_buf file = {0};
     struct stat st;
     const char *why = refused(&in, opt->library);
-    if (!why && opt->library && opt->trace)
-        why = "a shared library is counted (pass 1) and timed (pass 2), not traced yet";
+    if (!why && opt->library && opt->trace && !opt->slot_counters)
+        why = "a shared library's trace records need the executable's counters (slot_counters)";
     if (!why && opt->library && opt->ntimed && !opt->slot_counters)
         why = "a shared library's timers need the executable's counters (slot_counters)";
     if (why) {
@@ -675,6 +676,8 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     c.counter_base = opt->counter_base;
     c.timer_base = opt->timer_base;
     c.slot_ncounters = opt->library ? opt->slot_counters : 0;
+    c.slot_ncall_sites = opt->library ? opt->slot_call_sites : 0;
+    c.code_base = opt->code_base;
     for (uint32_t k = 0; k < opt->counter_base; k++) /* the other objects' counters */
         MT_PUSH(c.counter_addrs, c.ncounters, c.cap_counters, (uint64_t)0);
     c.call_site_base = opt->call_site_base;

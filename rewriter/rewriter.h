@@ -71,8 +71,8 @@ typedef struct {
     uint32_t counter_base;
     uint64_t libs_set;
     bool library;              /* prog is a shared library: a copy whose entry jumps the
-                                  executable's runtime writes; no runtime of its own runs,
-                                  so no tracing; its call-target records and wrappers
+                                  executable's runtime writes; no runtime of its own runs:
+                                  its call-target records, trace records and wrappers
                                   serve it through the executable's runtime */
     /* Timers of a set (pass 2 through libraries): the objects' records are
      * timer_base.. of the slot's, the libraries' first and the executable's
@@ -87,6 +87,14 @@ typedef struct {
      * A library records its calls through pointers only when slot_counters
      * says where the slot's records lie (a counting slot: no timers). */
     uint32_t call_site_base;
+    /* A library's tracing copy (`mtool sim` through libraries): its records
+     * go to the slot's trace area, after slot_counters counters, no timers
+     * and slot_call_sites call-site records (the executable's); its code
+     * objects are code_base + its own ids, after the executable's and the
+     * libraries' before it, so that one number names a code object of the
+     * set. */
+    uint32_t slot_call_sites;
+    uint32_t code_base;
 } mt_rewrite_options;
 
 /* Parses "NAME" (a procedure), "NAME@0xADDR" (its loop headed at that

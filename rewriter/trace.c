@@ -443,7 +443,7 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
     for (uint32_t b = 0; b < p->nblocks; b++) {
         if (!traced[b])
             continue;
-        uint32_t code = mt_code_object_of_block(c->prog, proc, b, loops);
+        uint32_t code = c->code_base + mt_code_object_of_block(c->prog, proc, b, loops);
         uint32_t end = b + 1 < p->nblocks ? block_first[b + 1] : ninsns;
         for (uint32_t k = block_first[b]; k < end; k++) {
             rw_insn *ri = &insns[k];
@@ -474,7 +474,8 @@ static void emit_gs(rw_buf *out, const uint8_t *op, size_t n, uint32_t disp)
 static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t word,
                         uint64_t vaddr, mt_error *err)
 {
-    uint64_t area = MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
+    uint64_t area = c->library ? MT_SLOT_TRACE_OFFSET(c->slot_ncounters, 0, c->slot_ncall_sites)
+                               : MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
     uint32_t index = (uint32_t)(area + MT_TRACE_INDEX);
     uint32_t end = (uint32_t)(area + MT_TRACE_AREA_SIZE(MT_TRACE_RECORDS));
     static const uint8_t load_index[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */

@@ -641,3 +641,67 @@ void mt_pass1_libraries_free(mt_pass1_libraries *l)
     free(l->env);
     memset(l, 0, sizeof *l);
 }
+
+/* ---- tracing through them (mtool sim) ----------------------------------------- */
+
+uint32_t mt_trace_libraries_number(mt_pass1_libraries *l, uint32_t first_code)
+{
+    uint32_t next = first_code;
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        if (lib->note)
+            continue;
+        lib->code_base = next - 1; /* a library's own ids start at 1 */
+        next = lib->code_base + mt_code_object_loops(lib->prog, lib->prog->nprocs);
+    }
+    return next;
+}
+
+void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const *traced,
+                             const uint32_t *ntraced, uint32_t slot_counters,
+                             uint32_t slot_call_sites, FILE *log)
+{
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        if (lib->note || !lib->code_base)
+            continue;
+        mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = l->set,
+                                     .library = true, .trace = true,
+                                     .traced = traced ? traced[i] : NULL,
+                                     .ntraced = traced ? ntraced[i] : 0,
+                                     .slot_counters = slot_counters,
+                                     .call_site_base = lib->call_site_base,
+                                     .slot_call_sites = slot_call_sites,
+                                     .code_base = lib->code_base};
+        mt_instrumented ins;
+        mt_error err;
+        if (traced && !ntraced[i]) { /* none of its blocks: its counting copy */
+            lib->code_base = 0;
+            continue;
+        }
+        if (mt_instrument_in_set(lib->prog, lib->path, &member, &ins, &err) != 0) {
+            if (log)
+                fprintf(log, "mtool: warning: %s: counted, not traced: %s\n", lib->name, err.msg);
+            lib->code_base = 0;
+            continue;
+        }
+        mt_instrumented_free(&lib->ins);
+        lib->ins = ins;
+    }
+}
+
+const mt_pass1_library *mt_trace_library_of(const mt_pass1_libraries *l, uint32_t code,
+                                            uint32_t *own)
+{
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const mt_pass1_library *lib = &l->libs[i];
+        if (lib->note || !lib->code_base || code <= lib->code_base)
+            continue;
+        uint32_t k = code - lib->code_base;
+        if (k < mt_code_object_loops(lib->prog, lib->prog->nprocs)) {
+            *own = k;
+            return lib;
+        }
+    }
+    return NULL;
+}

@@ -310,6 +310,8 @@ typedef struct mt_pass1_library_s {
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot;
                                its call-site records [call_site_base, map.ncall_sites) */
     uint32_t counter_base, call_site_base;
+    uint32_t code_base;     /* tracing: its code object k is the trace's code_base + k
+                               (0: not traced; the executable's ids come first) */
     mt_pass1_totals totals;
     uint64_t *counts;       /* pass 2: pass 1's counts of its blocks (mt_block_offsets) */
 } mt_pass1_library;
@@ -367,6 +369,24 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
 int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,
                             const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
                             mt_error *err);
+
+/* Tracing through them (`mtool sim`): each counted library's code objects
+ * numbered from first_code on (lib->code_base: after the executable's, the
+ * libraries' before it); the first code object after theirs. */
+uint32_t mt_trace_libraries_number(mt_pass1_libraries *l, uint32_t first_code);
+/* Once the executable's tracing copy is made (the slot's counters and
+ * call-site records known), each numbered library's tracing copy in place
+ * of its counting one: of the blocks of traced[i][0 .. ntraced[i]) only,
+ * none when ntraced[i] is 0, or every block (traced NULL).  A library
+ * traced in no block, or whose tracing copy cannot be made (said on `log`),
+ * keeps its counting copy, untraced: its code_base becomes 0. */
+void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const *traced,
+                             const uint32_t *ntraced, uint32_t slot_counters,
+                             uint32_t slot_call_sites, FILE *log);
+/* The library whose code objects hold the trace's code object `code`, its
+ * own id in *own; NULL: none does (the executable's, or none). */
+const mt_pass1_library *mt_trace_library_of(const mt_pass1_libraries *l, uint32_t code,
+                                            uint32_t *own);
 
 /* ---- MPI jobs (mpi.c; docs/REPORT.md, "MPI jobs") ------------------------------ */
 
@@ -456,6 +476,8 @@ typedef struct {
     const char *rundir;     /* or: the program and arguments of this run directory's pass 1,
                                tracing only the m-objects its pass 2 timed (pass2.tsv) */
     bool all;               /* with rundir: trace every procedure all the same */
+    const char *libs;       /* the shared libraries traced too: "all", "none", NAME,...;
+                               NULL: as `mtool count` (all but glibc's) */
     mt_sim *sim;            /* where the references go */
     FILE *log;              /* warnings (NULL: none) */
 } mt_trace_options;
@@ -473,6 +495,9 @@ typedef struct {
     uint64_t frames;        /* frames received while the program ran */
     uint64_t leftover;      /* records read from the profiles after it ended */
     mt_data_map *data;      /* the data objects the references were given (dataobj/) */
+    mt_pass1_libraries libs;/* the shared libraries traced with it (their tracing copies;
+                               the trace's code objects past the executable's are theirs:
+                               mt_trace_library_of) */
 } mt_trace_result;
 
 /* Analyzes BIN (with rundir: pass 1's binary, refused when it changed

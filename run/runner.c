@@ -265,6 +265,10 @@ int mt_instrument_in_set(const mt_program *prog, const char *bin, const mt_rewri
     else if (member->call_site_base || member->slot_counters) /* where its call-site records lie */
         snprintf(set + n, sizeof set - (size_t)n, "-c%u-%u", member->call_site_base,
                  member->slot_counters);
+    if (member->trace) /* what it traces, where its records go, how its code objects are numbered */
+        snprintf(set + strlen(set), sizeof set - strlen(set), "-s%016" PRIx64 "-trace-k%u-%u",
+                 member->ntraced ? mt_timed_objects_id(prog, member->traced, member->ntraced) : 0,
+                 member->slot_call_sites, member->code_base);
     uint8_t hash[32];
     char *dir = copy_dir(bin, member->library ? "libs" : "instrumented", set, hash, err);
     if (!dir)

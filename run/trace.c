@@ -135,7 +135,7 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
         unsetenv("MTOOL_TRACE_FD");
         return -1;
     }
-    rc = mt_run_program(r->ins.path, argv, profiles, &r->run, err);
+    rc = mt_run_program_env(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
     pthread_join(th, NULL);
@@ -167,13 +167,16 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-/* What `mtool sim RUNDIR` traces: pass 2's objects and every procedure
- * they call (their time is the objects'), as objects of the tracing copy. */
-static mt_timed_object *objects_and_callees(const mt_program *prog, const mt_pass2_record *p2,
-                                            uint32_t *n)
+/* What `mtool sim RUNDIR` traces of prog, the executable (lib NULL) or a
+ * library: pass 2's objects in it and every procedure they call (their
+ * time is the objects'), as objects of its tracing copy. */
+static mt_timed_object *objects_and_callees(const mt_program *prog, const mt_pass1_library *lib,
+                                            const mt_pass2_record *p2, uint32_t *n)
 {
     bool *called = mt_xcalloc(prog->nprocs + 1, sizeof *called);
     for (size_t i = 0; i < p2->nobjects; i++) {
+        if (p2->objects[i].lib != lib)
+            continue;
         const mt_timed_object *t = &p2->objects[i].object;
         const mt_procedure *p = &prog->procs[t->proc];
         bool *in = mt_xcalloc(p->nblocks + 1, sizeof *in);
@@ -184,7 +187,8 @@ static mt_timed_object *objects_and_callees(const mt_program *prog, const mt_pas
     mt_timed_object *list = mt_xcalloc(p2->nobjects + prog->nprocs + 1, sizeof *list);
     *n = 0;
     for (size_t i = 0; i < p2->nobjects; i++)
-        list[(*n)++] = p2->objects[i].object;
+        if (p2->objects[i].lib == lib)
+            list[(*n)++] = p2->objects[i].object;
     for (uint32_t q = 0; q < prog->nprocs; q++)
         if (called[q])
             list[(*n)++] = (mt_timed_object){.proc = q, .loop = MT_NONE};
@@ -192,9 +196,43 @@ static mt_timed_object *objects_and_callees(const mt_program *prog, const mt_pas
     return list;
 }
 
+/* independent[c]: code object c of `prog` (the trace's code_base + c) is a
+ * loop that chases no pointer (a procedure's own code is not judged). */
+static int mark_independent(const mt_machine *m, const mt_program *prog, uint32_t code_base,
+                            bool *independent, mt_error *err)
+{
+    bool *chases = mt_chasing_loops(m, prog, err);
+    if (!chases)
+        return -1;
+    uint32_t loops = mt_code_object_loops(prog, 0), ncodes = mt_code_object_loops(prog, prog->nprocs);
+    for (uint32_t c = loops; c <= ncodes; c++)
+        independent[code_base + c] = !chases[c];
+    free(chases);
+    return 0;
+}
+
+/* The streams' tracker of the executable's and its traced libraries' code objects. */
+static int track_streams(mt_trace_result *r, mt_error *err)
+{
+    uint32_t ncodes = mt_trace_libraries_number(&r->libs,
+                                                mt_code_object_loops(r->prog, r->prog->nprocs));
+    bool *independent = mt_xcalloc(ncodes + 1, sizeof *independent);
+    int rc = mark_independent(&r->machine, r->prog, 0, independent, err);
+    for (size_t i = 0; rc == 0 && i < r->libs.nlibs; i++) {
+        const mt_pass1_library *lib = &r->libs.libs[i];
+        if (!lib->note)
+            rc = mark_independent(&r->machine, lib->prog, lib->code_base, independent, err);
+    }
+    if (rc == 0)
+        r->streams = mt_stall_streams_new(ncodes, independent);
+    free(independent);
+    return rc;
+}
+
 /* The program to trace and what of it: BIN ARGS as given, or a run
- * directory's pass 1 and the objects its pass 2 timed (*traced, malloc'd;
- * none with o->all: everything). */
+ * directory's pass 1, the libraries it counted and the objects its pass 2
+ * timed (*traced, the executable's, malloc'd; none with o->all:
+ * everything). */
 static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char ***argv,
                             mt_timed_object **traced, uint32_t *ntraced, mt_error *err)
 {
@@ -215,7 +253,8 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
     uint64_t *counts = NULL; /* pass 2's view: its calls through pointers included */
     bool calibrated;
     int rc = mt_rundir_refine(o->rundir, r->prog, &counts, err) != 0 ||
-                     mt_rundir_read_pass2(o->rundir, r->prog, NULL, &r->pass2, err) != 0 ||
+                     mt_pass2_libraries_prepare(o->rundir, (*argv)[0], &r->libs, err) != 0 ||
+                     mt_rundir_read_pass2(o->rundir, r->prog, &r->libs, &r->pass2, err) != 0 ||
                      mt_run_load_machine(&r->machine, &calibrated, o->log, err) != 0 ||
                      (!(r->machine.mem_latency[0].cycles > 0 &&
                         r->machine.mem_latency[0].stream_cycles > 0 &&
@@ -224,24 +263,85 @@ static int program_to_trace(const mt_trace_options *o, mt_trace_result *r, char 
                      mt_stall_latencies_of(o->sim, &r->machine, &r->latencies, err) != 0
                  ? -1 : 0;
     free(counts);
-    bool *chases = rc == 0 ? mt_chasing_loops(&r->machine, r->prog, err) : NULL;
-    if (rc == 0 && !chases)
-        rc = -1;
-    if (rc == 0) {
-        /* independent: the loops that chase no pointer (a procedure's own
-         * code is not judged) */
-        uint32_t loops = mt_code_object_loops(r->prog, 0);
-        uint32_t ncodes = mt_code_object_loops(r->prog, r->prog->nprocs);
-        bool *independent = mt_xcalloc(ncodes + 1, sizeof *independent);
-        for (uint32_t c = loops; c <= ncodes; c++)
-            independent[c] = !chases[c];
-        r->streams = mt_stall_streams_new(ncodes, independent);
-        free(independent);
-    }
-    free(chases);
+    if (rc == 0)
+        rc = track_streams(r, err);
     if (rc == 0 && !o->all)
-        *traced = objects_and_callees(r->prog, &r->pass2, ntraced);
+        *traced = objects_and_callees(r->prog, NULL, &r->pass2, ntraced);
     return rc;
+}
+
+/* What dlopen maps that is no copy, written by the audit library. */
+static char *seen_file(const char *profiles) { return mt_xasprintf("%s/dlopened.txt", profiles); }
+
+/* The libraries' tracing copies: of a run directory's pass-2 objects in
+ * each and their callees (none: not traced), or whole. */
+static void trace_libraries(const mt_trace_options *o, mt_trace_result *r, const mt_counter_map *map)
+{
+    size_t n = r->libs.nlibs;
+    bool selected = o->rundir && !o->all;
+    mt_timed_object **traced = selected ? mt_xcalloc(n + 1, sizeof *traced) : NULL;
+    uint32_t *ntraced = selected ? mt_xcalloc(n + 1, sizeof *ntraced) : NULL;
+    for (size_t i = 0; selected && i < n; i++)
+        if (!r->libs.libs[i].note)
+            traced[i] = objects_and_callees(r->libs.libs[i].prog, &r->libs.libs[i], &r->pass2,
+                                            &ntraced[i]);
+    mt_trace_libraries_copy(&r->libs, (const mt_timed_object *const *)traced, ntraced,
+                            map->ncounters, map->ncall_sites, o->log);
+    for (size_t i = 0; selected && i < n; i++)
+        free(traced[i]);
+    free(traced);
+    free(ntraced);
+}
+
+/* BIN's tracing copy, with the shared libraries o->libs names (`mtool
+ * count`'s default without it; a run directory's: the ones its pass 1
+ * counted) traced in one set with it, as count counts them: their copies,
+ * and the environment that loads them (docs/SIMULATOR.md, "Libraries"). */
+static int instrument_traced(const mt_trace_options *o, mt_trace_result *r, char **argv,
+                             const mt_timed_object *traced, uint32_t ntraced,
+                             const char *profiles, mt_counter_map *map, mt_error *err)
+{
+    if (!o->rundir &&
+        mt_pass1_libraries_prepare(argv[0], o->libs ? o->libs : "all", !o->libs, &r->libs,
+                                   o->log, err) != 0)
+        return -1;
+    if (!o->rundir)
+        mt_trace_libraries_number(&r->libs, mt_code_object_loops(r->prog, r->prog->nprocs));
+    if (!r->libs.set)
+        return mt_instrument_cached(r->prog, argv[0], traced, ntraced, true, &r->ins, err) != 0 ||
+                       mt_counter_map_read(r->ins.path, map, err) != 0
+                   ? -1 : 0;
+    mt_rewrite_options member = {.counter_base = r->libs.ncounters, .libs_set = r->libs.set,
+                                 .call_site_base = r->libs.ncall_sites, .trace = true,
+                                 .traced = traced, .ntraced = ntraced};
+    if (mt_instrument_in_set(r->prog, argv[0], &member, &r->ins, err) != 0 ||
+        mt_counter_map_read(r->ins.path, map, err) != 0)
+        return -1;
+    trace_libraries(o, r, map);
+    char *seen = seen_file(profiles);
+    int rc = mt_pass1_libraries_env(&r->libs, argv[0], r->ins.path, seen, err);
+    free(seen);
+    return rc;
+}
+
+/* The libraries the run opened with dlopen that were no copies: joined to
+ * the list, untraced, and remembered, so that the next run of BIN traces
+ * them (as count counts them from its next count). */
+static void libraries_seen(mt_trace_result *r, const char *bin, const char *profiles, FILE *log)
+{
+    char *seen = seen_file(profiles);
+    mt_error err;
+    size_t known = r->libs.nlibs;
+    if (r->libs.set && mt_pass1_libraries_seen(&r->libs, bin, seen, &err) != 0 && log)
+        fprintf(log, "mtool: warning: %s\n", err.msg);
+    for (size_t i = known; log && i < r->libs.nlibs; i++) {
+        char name[512];
+        mt_escape_text(name, sizeof name, r->libs.libs[i].name);
+        fprintf(log, "mtool: %s: opened by dlopen, not known before the run: not traced (traced "
+                     "from the next run of this program)\n", name);
+    }
+    unlink(seen);
+    free(seen);
 }
 
 int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
@@ -257,24 +357,23 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     mt_timed_object *traced;
     uint32_t ntraced;
     mt_counter_map map = {0};
-    int rc = program_to_trace(o, r, &argv, &traced, &ntraced, err) != 0 ||
-                     mt_instrument_cached(r->prog, argv[0], traced, ntraced, true, &r->ins,
-                                          err) != 0 ||
-                     mt_counter_map_read(r->ins.path, &map, err) != 0
-                 ? -1 : 0;
-    free(traced);
-    if (rc != 0)
-        return -1;
-    /* A misses-only simulator tallies no data object: no map, and no
-     * lookup a record (the feed gives every reference data object 0). */
-    bool data_objects = !mt_sim_is_misses_only(o->sim);
-    if (data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err))) {
-        mt_counter_map_free(&map);
+    if (program_to_trace(o, r, &argv, &traced, &ntraced, err) != 0) {
+        free(traced);
         return -1;
     }
     char *profiles = profile_dir(err);
-    if (!profiles) {
+    int rc = profiles ? instrument_traced(o, r, argv, traced, ntraced, profiles, &map, err) : -1;
+    free(traced);
+    /* A misses-only simulator tallies no data object: no map, and no
+     * lookup a record (the feed gives every reference data object 0). */
+    bool data_objects = !mt_sim_is_misses_only(o->sim);
+    if (rc == 0 && data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err)))
+        rc = -1;
+    if (rc != 0) {
         mt_counter_map_free(&map);
+        if (profiles)
+            remove_dir(profiles);
+        free(profiles);
         return -1;
     }
     consumer c = {.fd = -1, .feed = mt_trace_feed_new(o->sim), .streams = r->streams};
@@ -289,6 +388,7 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     } else if (rc == 0 && o->log) { /* killed before its profile had a header: nothing left */
         fprintf(o->log, "mtool: warning: %s\n", err->msg);
     }
+    libraries_seen(r, argv[0], profiles, o->log);
     mt_trace_merge_drain(c.merge);
     mt_trace_merge_free(c.merge);
     r->leftover = c.leftover;
@@ -307,14 +407,22 @@ void mt_trace_stalls(const mt_trace_result *r, mt_sim *s, mt_stall *per_object,
     mt_timed_object *objs = mt_xcalloc(n + 1, sizeof *objs);
     double *measured = mt_xcalloc(n + 1, sizeof *measured);
     double *estimate = mt_xcalloc(n + 1, sizeof *estimate);
+    size_t nexe = 0; /* the executable's objects, in objs */
     for (size_t i = 0; i < n; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
-        objs[i] = p->object;
-        mt_stall_of_object(s, r->streams, &r->latencies, r->prog, &objs[i], &per_object[i]);
+        memset(&per_object[i], 0, sizeof per_object[i]);
+        if (!p->lib) {
+            objs[nexe++] = p->object;
+            mt_stall_of_object(s, r->streams, &r->latencies, r->prog, 0, &p->object,
+                               &per_object[i]);
+        } else if (p->lib->code_base) { /* traced: its code objects follow the executable's */
+            mt_stall_of_object(s, r->streams, &r->latencies, p->lib->prog, p->lib->code_base,
+                               &p->object, &per_object[i]);
+        }
         measured[i] = 100 * (p->measured - p->predicted) / p->predicted;
         estimate[i] = 100 * per_object[i].estimate / p->predicted;
     }
-    mt_stall_outside(s, r->streams, &r->latencies, r->prog, objs, n, outside);
+    mt_stall_outside(s, r->streams, &r->latencies, r->prog, objs, nexe, outside);
     mt_stall_agree(measured, estimate, n, agreement);
     free(estimate);
     free(measured);
@@ -329,5 +437,6 @@ void mt_trace_result_free(mt_trace_result *r)
     mt_instrumented_free(&r->ins);
     mt_program_free(r->prog);
     mt_data_map_free(r->data);
+    mt_pass1_libraries_free(&r->libs);
     memset(r, 0, sizeof *r);
 }

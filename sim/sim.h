@@ -757,9 +757,12 @@ typedef struct {
 /* The stall of m-object `o` of prog: the misses of the code objects of its
  * blocks and of every procedure they call, directly or not (code objects
  * are loops and procedures: a region gets its procedure's own references
- * outside loops whole).  `st` may be NULL (then every miss is serial). */
+ * outside loops whole), prog's code object k being the trace's
+ * code_base + k (a shared library's traced with its program; 0: the
+ * executable's).  `st` may be NULL (then every miss is serial). */
 void mt_stall_of_object(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
-                        const mt_program *prog, const mt_timed_object *o, mt_stall *out);
+                        const mt_program *prog, uint32_t code_base, const mt_timed_object *o,
+                        mt_stall *out);
 /* How the estimates agree with pass 2's measured overheads, both as % of
  * the objects' predicted cycles: over the pairs of objects (those measured
  * below -MT_STALL_MODEL_ERROR_PCT, the cost model's over-predictions, left

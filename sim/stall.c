@@ -301,11 +301,12 @@ static void stall_of_codes(mt_sim *s, const mt_stall_streams *st, const mt_stall
 }
 
 void mt_stall_of_object(mt_sim *s, const mt_stall_streams *st, const mt_stall_latencies *lat,
-                        const mt_program *prog, const mt_timed_object *o, mt_stall *out)
+                        const mt_program *prog, uint32_t code_base, const mt_timed_object *o,
+                        mt_stall *out)
 {
-    uint32_t ncodes = mt_code_object_loops(prog, prog->nprocs);
+    uint32_t ncodes = code_base + mt_code_object_loops(prog, prog->nprocs);
     bool *codes = mt_xcalloc(ncodes + 1, sizeof *codes);
-    object_codes(prog, o, codes);
+    object_codes(prog, o, codes + code_base);
     stall_of_codes(s, st, lat, codes, ncodes, out);
     free(codes);
 }

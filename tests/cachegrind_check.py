@@ -2,7 +2,8 @@
 """tests/cachegrind_check.py — mtool sim's misses per procedure against
 Cachegrind's (tests/sim.sh on lackey traces, tests/trace.sh on traced runs).
 
-    cachegrind_check.py [--data [--totals] [--min N]] NAME CACHEGRIND_OUT MTOOL_SIM_JSON
+    cachegrind_check.py [--data [--totals] [--min N] [--library LIB=SOURCE]] NAME
+                        CACHEGRIND_OUT MTOOL_SIM_JSON
 
 Prints one "ok - ..." or "not ok - ..." line.  Figures: I1, D1 and LL misses
 per function (LL unified: instruction and data misses); with --data, D1 and
@@ -10,7 +11,11 @@ LL data misses only (a traced run has no instruction fetches) and no total
 (the trace covers the binary's procedures, not the libraries'), unless
 --totals (a static executable, libc's procedures traced too: then a
 "# NAME: ..." line gives the totals, references and the procedure furthest
-from Cachegrind's).  Every procedure with at least 1000 misses (N with
+from Cachegrind's).  With --library, the procedures of one shared library
+traced with the program (tests/trace_libs.sh): mtool's code objects of
+library LIB (their "library" field) against Cachegrind's functions of its
+source file SOURCE (the path Cachegrind's fl= line ends with: Cachegrind
+3.19 names no object file).  Every procedure with at least 1000 misses (N with
 --min) at a level (Cachegrind's or mtool's) must agree within 1% there,
 and so must the totals.  The misses of a procedure's loops (code objects of
 their own) count as its."""
@@ -18,12 +23,17 @@ import json
 import sys
 
 
-def cachegrind(path, data):
-    """Misses per function, and the data references (Dr + Dw) in all."""
-    events, fn, rows, refs = None, None, {}, 0
+def cachegrind(path, data, source=None):
+    """Misses per function (of file `source` only, when given), and the data
+    references (Dr + Dw) in all."""
+    events, fn, rows, refs, fl = None, None, {}, 0, ""
     for line in open(path):
         if line.startswith("events:"):
             events = line.split()[1:]
+        elif line.startswith("fl="):
+            fl = line[3:].strip()
+        elif line.startswith("fn=") and source and not fl.endswith(source):
+            fn = None
         elif line.startswith("fn="):
             fn = line[3:].strip()
         elif line[:1].isdigit() and fn is not None:
@@ -36,13 +46,16 @@ def cachegrind(path, data):
     return rows, refs
 
 
-def mtool(path):
-    """Misses per procedure, and the references (a modify counts two)."""
+def mtool(path, library=None):
+    """Misses per procedure (of `library` only, when given), and the
+    references (a modify counts two)."""
     d = json.load(open(path))
     names = [lv["name"] for lv in d["levels"]]
     names = names if names[0] == "I1" else [None] + names
     rows = {}
     for c in d["code_objects"]:  # a procedure's loops are summed into it
+        if library and c.get("library") != library:
+            continue
         r = rows.setdefault(c.get("procedure", c["name"]), [0, 0, 0])
         for i, n in enumerate(names[:3]):
             if n:  # by cause, or a --misses-only report's plain counts
@@ -77,8 +90,12 @@ def main():
         args = args[totals:]
         if args[:1] == ["--min"]:
             least, args = int(args[1]), args[2:]
+    library = source = None
+    if args[:1] == ["--library"]:
+        library, source = args[1].split("=", 1)
+        args = args[2:]
     name, cg_path, sim_path = args
-    (cg, cg_refs), (sim, sim_refs) = cachegrind(cg_path, data), mtool(sim_path)
+    (cg, cg_refs), (sim, sim_refs) = cachegrind(cg_path, data, source), mtool(sim_path, library)
     levels = ["I1", "D1", "LL"]
     if not data or totals:
         for rows in (cg, sim):
@@ -100,6 +117,7 @@ def main():
     what = "D1, LL data misses per procedure" if data else "I1, D1, LL misses (totals, procedures)"
     what += " (%d misses or more)" % least if least != 1000 else ""
     what += " and in total" if totals else ""
+    what += " of %s" % library if library else ""
     print("# %s: %d figures checked" % (name, checked))
     if totals:
         summary(name, cg, sim, (cg_refs, sim_refs), compared)

@@ -218,6 +218,13 @@ run "what-if remedies" env MTOOL="$ASAN/mtool" \
 # process's unsent records read from its profile (docs/SIMULATOR.md).
 run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
+# Traced runs through shared libraries (mtool sim -- BIN, --libs; sim
+# RUNDIR on a library m-object): libmtmem.so's misses per procedure against
+# Cachegrind, xz -T2's workers in liblzma on two CPUs (docs/SIMULATOR.md,
+# "Libraries").
+run "traced runs through libraries" env MTOOL="$ASAN/mtool" \
+    SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" sh tests/trace_libs.sh
+
 # AVX-512 code capstone 4 rejects, decoded by Zydis (common/x86_decode): libc
 # with no procedure left on an invalid instruction, on any CPU; where the CPU
 # has AVX-512, glibc's evex string functions counted and traced by hand count.

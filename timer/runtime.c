@@ -341,9 +341,8 @@ static mt_slot_header *current_slot(void)
     return (mt_slot_header *)(uintptr_t)self;
 }
 
-/* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
- * is full. */
-HIDDEN void mt_trace_flush(void)
+/* The calling thread's full frame sent (mt_trace_flush, below). */
+static void trace_flush_here(void)
 {
     mt_slot_header *s = current_slot();
     trace_send(s, s->tid);
@@ -931,6 +930,16 @@ static void note_call_sites(const mt_rt_params *p, uintptr_t l_addr)
     __atomic_store_n(&h->nlibraries, h->nlibraries + 1, __ATOMIC_RELEASE);
 }
 
+/* Whether a library copy's trace records are the slot's: a tracing copy
+ * of this tracing executable's layout (no timers), its trace area where
+ * this one's is. */
+static bool trace_fits(const mt_rt_params *p)
+{
+    return !p->trace_records ||
+           (p->trace_records == mt_params.trace_records && !mt_params.ntimers &&
+            p->slot_ncounters == mt_params.ncounters && p->slot_ncall_sites == mt_params.ncall_sites);
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -952,8 +961,8 @@ static void activate_library(uintptr_t l_addr)
         !read_safely(blob + h.params_offset, &p, sizeof p))
         return;
     if (p.is_library && p.libs_set == mt_params.libs_set && p.ncounters <= mt_params.ncounters &&
-        timers_fit(&p) && call_sites_fit(&p) && blob - p.blob_vaddr == l_addr && p.npatches &&
-        !already_active(&p, l_addr)) {
+        timers_fit(&p) && call_sites_fit(&p) && trace_fits(&p) && blob - p.blob_vaddr == l_addr &&
+        p.npatches && !already_active(&p, l_addr)) {
         note_call_sites(&p, l_addr);
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
@@ -1090,6 +1099,11 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
          ? (__typeof__(&routine))(__atomic_load_n(&serving_blob, __ATOMIC_ACQUIRE) +          \
                                   ((uintptr_t)&routine - (uintptr_t)mt_blob_start))          \
          : &routine)
+
+/* Called by mt_timer_trace_flush (probes.S) when the calling thread's frame
+ * is full; a library copy's records are the slot's, which the executable's
+ * runtime sends. */
+HIDDEN void mt_trace_flush(void) { SERVING(trace_flush_here)(); }
 
 typedef int (*fork_fn)(void);
 
@@ -1232,8 +1246,9 @@ static void send_if_threads(void)
     }
 }
 
-/* A block made by allocator `wrap` (NULL: none, nothing to say). */
-static void *heap_made(int wrap, void *p, uint64_t bytes)
+/* A block made by allocator `wrap` (NULL: none, nothing to say); a
+ * library copy's, in the executable's runtime (SERVING): its trace state. */
+static void *heap_made_here(int wrap, void *p, uint64_t bytes)
 {
     if (p && tracing()) {
         trace_event(MT_TRACE_ALLOC_SIZE, bytes, 0);
@@ -1242,16 +1257,23 @@ static void *heap_made(int wrap, void *p, uint64_t bytes)
     return p;
 }
 
+static void *heap_made(int wrap, void *p, uint64_t bytes)
+{
+    return SERVING(heap_made_here)(wrap, p, bytes);
+}
+
 /* A block about to be retired.  With several threads the frame goes at
  * once: another thread may get the same block back as soon as it is free,
  * and its frame must not reach mtool before this free (timer.h). */
-static void heap_retired(void *p)
+static void heap_retired_here(void *p)
 {
     if (!p || !tracing())
         return;
     trace_event(MT_TRACE_FREE, (uint64_t)(uintptr_t)p, 0);
     send_if_threads();
 }
+
+static void heap_retired(void *p) { SERVING(heap_retired_here)(p); }
 
 typedef void *(*alloc1_fn)(uint64_t);
 typedef void *(*alloc2_fn)(uint64_t, uint64_t);

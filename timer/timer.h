@@ -240,7 +240,10 @@ typedef struct {
     /* Its call-site records are [call_site_base, ncall_sites) of the slot's
      * (pass 1 of a set; a library's follow slot_ncounters counters). */
     uint32_t call_site_base;
-    uint32_t reserved;
+    /* A library's tracing copy: the executable's call-site records, which
+     * with slot_ncounters place the slot's trace area its records go to
+     * (0: a copy that does not trace, or the executable, its own). */
+    uint32_t slot_ncall_sites;
 } mt_rt_params;
 
 /* One entry jump into relocated code.  The file keeps the original code

@@ -30,10 +30,13 @@ const char mt_sim_usage[] =
     "the program runs, code objects being BIN's procedures, data objects its globals\n"
     "and their struct fields (DWARF), heap blocks by allocation site and call path,\n"
     "stack frames by procedure and TLS (per data object, code x data, causes of\n"
-    "replacement); exits with the program's exit status.\n"
+    "replacement); exits with the program's exit status.  The shared libraries it\n"
+    "loads are traced too, as 'mtool count' counts them (--libs): their code objects\n"
+    "are named LIB:PROCEDURE.\n"
     "With RUNDIR (after 'mtool run' or 'mtool time'), traces that run's program and\n"
     "arguments, only the m-objects pass 2 timed and what they call (--all: every\n"
-    "procedure), and sets each object's stall estimate (simulated misses per level x\n"
+    "procedure; the libraries' objects too, in the libraries its pass 1 counted),\n"
+    "and sets each object's stall estimate (simulated misses per level x\n"
     "the latency 'mtool calibrate' measured there; the misses of streams it sees\n"
     "coming at what a line of a walk in address order costs there)\n"
     "beside the overhead pass 2 measured, with how they agree; the JSON report is\n"
@@ -83,6 +86,9 @@ const char mt_sim_usage[] =
     "                        aliasing with loops), WARM (default ON) warm the caches\n"
     "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
+    "  --libs all|none|NAME,...  the shared libraries traced with -- BIN (default:\n"
+    "                        every one it loads but glibc's, as 'mtool count'; RUNDIR\n"
+    "                        traces the ones its pass 1 counted: their objects)\n"
     "  --all                 with RUNDIR: trace every procedure, not only pass 2's objects\n"
     "                        (then the stall outside them is estimated too)\n"
     "  --what-if             simulate the same references again once per remedy (pad or\n"
@@ -99,6 +105,7 @@ typedef struct {
     const char *sample_sets, *sample_time;
     mt_sim_sample sample;         /* from them (mode MT_SIM_EXACT without) */
     char **program;               /* -- BIN ARGS..., NULL-terminated, or NULL */
+    const char *libs;             /* --libs, or NULL: the default */
     const char *rundir;           /* RUNDIR, or NULL */
     int argc;                     /* the command line, for the history */
     char **argv;
@@ -195,6 +202,8 @@ static int parse_args(sim_args *a, int argc, char **argv)
         }
         else if (!strcmp(s, "--all"))
             a->all = true;
+        else if (!strcmp(s, "--libs") && has_value)
+            a->libs = argv[++i];
         else if (s[0] != '-' && !a->rundir)
             a->rundir = s;
         else if (parse_setting(a, s) != 0) {
@@ -213,6 +222,11 @@ static int parse_args(sim_args *a, int argc, char **argv)
     }
     if (a->all && !a->rundir) {
         mt_ui_error("sim: --all goes with RUNDIR (the objects of a pass 2)");
+        return -1;
+    }
+    if (a->libs && !a->program) {
+        mt_ui_error("sim: --libs goes with -- BIN ARGS (RUNDIR traces the libraries its pass 1 "
+                    "counted)");
         return -1;
     }
     if (a->load_base && !a->binary) {
@@ -391,15 +405,40 @@ static code_row *code_rows(mt_sim *s, size_t *n)
     return rows;
 }
 
+/* The shared libraries a traced run traced with its executable, whose code
+ * objects follow the executable's (mt_trace_library_of): set while its
+ * report is written, since every view (per code object, code x data,
+ * coherence, what-if) names code objects through mt_sim_code_name with the
+ * executable's program alone. */
+static const mt_pass1_libraries *traced_libraries;
+static const mt_program *traced_executable;
+
+/* The library of a traced run holding code object `code` (its own id in
+ * *own), or NULL. */
+static const mt_pass1_library *library_of(const mt_program *prog, uint32_t code, uint32_t *own)
+{
+    if (!prog || prog != traced_executable || !traced_libraries)
+        return NULL;
+    return mt_trace_library_of(traced_libraries, code, own);
+}
+
 /* A code object's name: its procedure's, or NAME@0xHEADER for a loop (as
- * `mtool time --time` reads it back). */
+ * `mtool time --time` reads it back); a library's LIB:NAME
+ * (liblzma.so.5:lzma_encode), as reports name library objects. */
 void mt_sim_code_name(const mt_program *prog, uint32_t code, char *buf, size_t n)
 {
     mt_timed_object o = {0};
-    if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop))
+    uint32_t own;
+    const mt_pass1_library *lib = library_of(prog, code, &own);
+    if (lib && mt_code_object_split(lib->prog, own, &o.proc, &o.loop)) {
+        int k = snprintf(buf, n, "%s:", lib->name);
+        if (k >= 0 && (size_t)k < n)
+            mt_timed_object_format(lib->prog, &o, buf + k, n - (size_t)k);
+    } else if (prog && mt_code_object_split(prog, code, &o.proc, &o.loop)) {
         mt_timed_object_format(prog, &o, buf, n);
-    else
+    } else {
         snprintf(buf, n, "%s", prog ? "(outside the binary's procedures)" : "(all code)");
+    }
 }
 
 /* ---- text ---- */
@@ -729,7 +768,14 @@ static void json_itlb(FILE *fp, const mt_sim *s)
  * of the binary. */
 static void json_code_place(FILE *fp, const mt_program *prog, uint32_t code)
 {
-    uint32_t p, l;
+    uint32_t p, l, own;
+    const mt_pass1_library *lib = library_of(prog, code, &own);
+    if (lib) { /* "library": its file name, the place in it */
+        fprintf(fp, ", \"library\": ");
+        mt_json_string(fp, lib->name);
+        prog = lib->prog;
+        code = own;
+    }
     if (!prog || !mt_code_object_split(prog, code, &p, &l))
         return;
     fprintf(fp, ", \"procedure\": ");
@@ -1240,6 +1286,17 @@ static void say_coverage(const mt_trace_result *r)
             w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
             (unsigned long long)r->counts.records, (unsigned long long)r->frames,
             (unsigned long long)r->leftover);
+    for (size_t i = 0; i < r->libs.nlibs; i++) {
+        const mt_pass1_library *lib = &r->libs.libs[i];
+        if (!lib->code_base)
+            continue;
+        const mt_rewrite_report *lw = &lib->ins.rewrite;
+        char *name = mt_ui_escape(lib->name);
+        fprintf(stderr, "mtool: ... and %u of %u procedures of %s: %u instructions, %u references\n",
+                lw->nprocs_instrumented, lw->nprocs_candidates, name, lw->ntrace_sites,
+                lw->ntrace_refs);
+        free(name);
+    }
     if (w->ntrace_untraced)
         fprintf(stderr,
                 "mtool: %u memory operands not traced (rep cmps/scas: they stop before "
@@ -1275,11 +1332,15 @@ static int simulate_traced(const sim_args *a, const mt_sim_machine *m, mt_trace_
         say_coverage(&r);
         sim_args with = *a;
         mt_whatif_report *w;
+        traced_libraries = &r.libs;
+        traced_executable = r.prog;
         if (run_what_if(a, s, m, r.data, &w) == 0) {
             with.whatif = w;
             rc = report(&with, s, m, &r);
             free(w);
         }
+        traced_libraries = NULL;
+        traced_executable = NULL;
     }
     mt_trace_result_free(&r);
     mt_sim_free(s);
@@ -1319,6 +1380,18 @@ struct stall_report {
 
 static double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : NAN; }
 
+/* A pass-2 object's name as reports give it: SPEC, or LIB:SPEC for a
+ * library's (report/data.c); escaped for a terminal line when `escaped`. */
+static char *object_name(const mt_pass2_object *p, bool escaped)
+{
+    char *raw = p->lib ? mt_xasprintf("%s:%s", p->lib->name, p->spec) : mt_xstrdup(p->spec);
+    if (!escaped)
+        return raw;
+    char *shown = mt_ui_escape(raw);
+    free(raw);
+    return shown;
+}
+
 /* cpus > 1: pass 2's overhead beside the coherence stall estimate. */
 static void print_coherence_stall_text(FILE *fp, const stall_report *sr)
 {
@@ -1331,7 +1404,7 @@ static void print_coherence_stall_text(FILE *fp, const stall_report *sr)
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];
         double overhead = p->measured - p->predicted;
-        char *name = mt_ui_escape(p->spec);
+        char *name = object_name(p, true);
         char ratio[16] = "-";
         if (overhead > 0)
             snprintf(ratio, sizeof ratio, "%.3f", st->coherence / overhead);
@@ -1359,7 +1432,7 @@ static void print_stall_text(FILE *fp, const stall_report *sr)
         const mt_pass2_object *p = &r->pass2.objects[i];
         const mt_stall *st = &sr->stalls[i];
         double overhead = p->measured - p->predicted;
-        char *name = mt_ui_escape(p->spec);
+        char *name = object_name(p, true);
         char ratio[16] = "-"; /* no overhead to explain */
         if (overhead > 0)
             snprintf(ratio, sizeof ratio, "%.2f", st->estimate / overhead);
@@ -1437,9 +1510,15 @@ static void print_stall_json(FILE *fp, const stall_report *sr, unsigned nlevels)
     for (size_t i = 0; i < r->pass2.nobjects; i++) {
         const mt_pass2_object *p = &r->pass2.objects[i];
         fprintf(fp, "%s\n      {\"name\": ", i ? "," : "");
-        mt_json_string(fp, p->spec);
+        char *name = object_name(p, false);
+        mt_json_string(fp, name);
+        free(name);
+        if (p->lib) {
+            fprintf(fp, ", \"library\": ");
+            mt_json_string(fp, p->lib->name);
+        }
         fprintf(fp, ", \"procedure\": ");
-        mt_json_string(fp, r->prog->procs[p->object.proc].name);
+        mt_json_string(fp, p->prog->procs[p->object.proc].name);
         fprintf(fp, ", \"kind\": \"%s\", \"outermost\": %s, \"memory_ops\": %" PRIu64
                     ", \"predicted_cycles\": ",
                 p->object.region ? "region" : p->object.loop == MT_NONE ? "procedure" : "loop",
@@ -1574,9 +1653,11 @@ int mt_cmd_sim(int argc, char **argv)
         return 0;
     }
     if (a.program)
-        return simulate_traced(&a, &m, (mt_trace_options){.argv = a.program}, report_program);
+        return simulate_traced(&a, &m, (mt_trace_options){.argv = a.program, .libs = a.libs},
+                               report_program);
     if (a.rundir) /* pass 1's program: pass 2's objects, or everything with --all */
-        return simulate_traced(&a, &m, (mt_trace_options){.rundir = a.rundir, .all = a.all},
+        return simulate_traced(&a, &m,
+                               (mt_trace_options){.rundir = a.rundir, .all = a.all},
                                report_rundir);
     mt_sim_code_map map = {0};
     if (a.binary && open_code_map(&a, format, &map) != 0)

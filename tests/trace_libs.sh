@@ -1,0 +1,187 @@
+#!/bin/sh
+# tests/trace_libs.sh — `mtool sim -- BIN ARGS` through the program's shared
+# libraries (docs/SIMULATOR.md, "Libraries"): their tracing copies load in
+# place of the originals, as count's counting copies do.
+#   - usememlib-gcc-O2, whose pointer chase is in libmtmem.so
+#     (samples/memlib.c): the library's references reach the simulator under
+#     code objects named libmtmem.so:PROCEDURE (text and JSON, whose rows say
+#     their library); its procedures' D1 and LL data misses within 1% of
+#     Cachegrind's with the same geometry (its functions of memlib.c), and
+#     their data references the same within 0.01% (the probes' own
+#     references would add to them); the program's output and exit status
+#     (5) are the original's;
+#   - --libs none: the library runs as it is, untraced: no code object of it,
+#     the output unchanged; --libs NAME that the program does not load is
+#     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
+#     refused;
+#   - dlopen-gcc-O2's libmtdl.so: unknown before its first run (said, not
+#     traced), traced in the second;
+#   - `mtool sim RUNDIR` after `mtool run` (pass 2 times the library's chase
+#     loop): the loop traced in the library's copy, its stall estimate in the
+#     text's table and sim.json (named libmtmem.so:memlib_chase@0x..., its
+#     references exactly the chase's steps);
+#   - Debian's xz -T2 -9 (liblzma's worker threads; --block-size so that a
+#     small file makes two blocks, one per worker) with --set cpus=2: the
+#     compressed file identical to the original xz's, liblzma's code objects
+#     hold nearly all the references, two threads of more than a million
+#     references each on the two CPUs; the coherence figures are printed.
+#
+#   MTOOL=build/mtool SAMPLES_LIBS=build/samples-libs sh tests/trace_libs.sh
+set -u
+MTOOL=${MTOOL:-build/mtool}
+SAMPLES_LIBS=${SAMPLES_LIBS:-build/samples-libs}
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-trace-libs.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT INT TERM
+export XDG_CONFIG_HOME="$OUT/config" XDG_CACHE_HOME="$OUT/cache" MTOOL_HISTORY="$OUT/history.db"
+. "$(dirname "$0")/lib.sh"
+SOURCES=$(cd "$(dirname "$0")/.." && pwd)
+
+bin=$SAMPLES_LIBS/usememlib-gcc-O2
+GEOMETRY="--I1=16384,4,64 --D1=16384,4,64 --LL=262144,8,64"
+# 64 Ki entries of 8 bytes: a 512 KiB ring, twice the LL.
+ARGS="65536 200000"
+
+"$bin" $ARGS > "$OUT/want" 2>&1
+want=$?
+"$MTOOL" sim --cachegrind $GEOMETRY --json -o "$OUT/mem.json" -- "$bin" $ARGS \
+    > "$OUT/got" 2> "$OUT/err"
+got=$?
+check "trace libs: usememlib: exit status $want kept (got $got)" "[ $got -eq $want ]"
+check "trace libs: usememlib: the program's output unchanged" "cmp -s '$OUT/want' '$OUT/got'"
+check "trace libs: usememlib: no damaged trace frame" "! grep -q damaged '$OUT/err'"
+if [ -s "$OUT/mem.json" ]; then
+    rows=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(c["name"] for c in d["code_objects"]
+                      if c.get("library") == "libmtmem.so" and c["refs"] >= 1000)))' \
+        "$OUT/mem.json")
+    check "trace libs: usememlib: the library's loops named libmtmem.so:memlib_chase@..., libmtmem.so:memlib_ring@... (got: $rows)" \
+        "echo '$rows' | grep -q 'libmtmem.so:memlib_chase@0x' && echo '$rows' | grep -q 'libmtmem.so:memlib_ring@0x'"
+    if command -v valgrind > /dev/null 2>&1; then
+        valgrind --tool=cachegrind --cache-sim=yes $GEOMETRY --cachegrind-out-file="$OUT/mem.cg" \
+            "$bin" $ARGS > /dev/null 2>&1
+        python3 "$(dirname "$0")/cachegrind_check.py" --data --library libmtmem.so=/memlib.c \
+            "trace libs: usememlib" "$OUT/mem.cg" "$OUT/mem.json" > "$OUT/mem.check"
+        cat "$OUT/mem.check"
+        tally "$OUT/mem.check"
+        refs=$(python3 -c 'import json, sys
+cg, fn, fl, events = {}, None, "", None
+for line in open(sys.argv[1]):
+    if line.startswith("events:"):
+        events = line.split()[1:]
+    elif line.startswith("fl="):
+        fl = line[3:].strip()
+    elif line.startswith("fn="):
+        fn = line[3:].strip() if fl.endswith("/memlib.c") else None
+    elif line[:1].isdigit() and fn:
+        v = dict(zip(events, map(int, line.split()[1:])))
+        cg[fn] = cg.get(fn, 0) + v.get("Dr", 0) + v.get("Dw", 0)
+sim = {}
+for c in json.load(open(sys.argv[2]))["code_objects"]:
+    if c.get("library") == "libmtmem.so":
+        sim[c["procedure"]] = sim.get(c["procedure"], 0) + c["refs"]
+bad = [p for p in ("memlib_chase", "memlib_ring")
+       if abs(sim.get(p, 0) - cg.get(p, 0)) > 1e-4 * max(cg.get(p, 0), 1) or not cg.get(p)]
+print(" ".join("%s %d/%d" % (p, sim.get(p, 0), cg.get(p, 0)) for p in ("memlib_chase", "memlib_ring")),
+      "BAD" if bad else "")' "$OUT/mem.cg" "$OUT/mem.json")
+        check "trace libs: usememlib: the library's data references, mtool/cachegrind: $refs" \
+            "! echo '$refs' | grep -q BAD"
+    else
+        not_ok "trace libs: valgrind is not installed (the Cachegrind oracle needs it)"
+    fi
+    "$MTOOL" sim --cachegrind $GEOMETRY -o "$OUT/mem.txt" -- "$bin" $ARGS > /dev/null 2>&1
+    check "trace libs: usememlib: the text report names libmtmem.so:memlib_chase's loop" \
+        "grep -q '^libmtmem.so:memlib_chase@0x' '$OUT/mem.txt'"
+else
+    not_ok "trace libs: usememlib: no report ($(head -1 "$OUT/err"))"
+fi
+
+# With --libs none the copy of the executable runs from the cache, where its
+# $ORIGIN finds no libmtmem.so (as with `mtool count --libs none`).
+LD_LIBRARY_PATH=$SAMPLES_LIBS "$MTOOL" sim --libs none --cachegrind $GEOMETRY --json \
+    -o "$OUT/none.json" -- "$bin" $ARGS > "$OUT/got" 2> "$OUT/err"
+check "trace libs: --libs none: the output unchanged" "cmp -s '$OUT/want' '$OUT/got'"
+check "trace libs: --libs none: no code object of the library" \
+    "[ -s '$OUT/none.json' ] && ! grep -q libmtmem '$OUT/none.json'"
+"$MTOOL" sim --libs nosuchlib --cachegrind $GEOMETRY -o "$OUT/nosuch.txt" -- "$bin" $ARGS \
+    > /dev/null 2> "$OUT/err"
+check "trace libs: --libs NAME the program does not load: said" \
+    "grep -q 'nosuchlib is no shared library the program needs' '$OUT/err'"
+refused "trace libs: --libs with --trace" "--libs goes with" "$OUT/x.txt" \
+    "$MTOOL" sim --libs all --trace /dev/null -o "$OUT/x.txt"
+refused "trace libs: --libs with RUNDIR (it traces its pass 1's libraries)" "--libs goes with" \
+    "$OUT/x.txt" "$MTOOL" sim --libs all -o "$OUT/x.txt" "$OUT"
+
+# dlopen: libmtdl.so is unknown before the first run (the loader does not
+# list it): said, untraced, remembered; the second run traces it.
+dl=$SAMPLES_LIBS/dlopen-gcc-O2
+"$dl" > "$OUT/dl.want" 2>&1
+for run in 1 2; do
+    "$MTOOL" sim --no-store --misses-only --json -o "$OUT/dl$run.json" -- "$dl" \
+        > "$OUT/dl$run.got" 2> "$OUT/dl$run.err"
+    check "trace libs: dlopen run $run: the output unchanged" "cmp -s '$OUT/dl.want' '$OUT/dl$run.got'"
+done
+check "trace libs: dlopen: the first run says libmtdl.so was not traced" \
+    "grep -q 'libmtdl.so: opened by dlopen, not known before the run: not traced' '$OUT/dl1.err' &&
+     ! grep -q '\"library\": \"libmtdl.so\"' '$OUT/dl1.json'"
+check "trace libs: dlopen: the second run traces libmtdl.so" \
+    "grep -q '\"library\": \"libmtdl.so\"' '$OUT/dl2.json'"
+
+# RUNDIR: pass 2 times the library's chase loop (tests/libs_pass2.sh); sim
+# traces it (and what it calls) in the library's tracing copy, its stall
+# estimate beside the overhead pass 2 measured.  Oracle: the loop makes one
+# load a step, STEPS in all, and nothing it calls touches memory.
+STEPS=400000
+"$MTOOL" run --no-store --no-html -o "$OUT/run" -- "$bin" 65536 $STEPS 4 > /dev/null 2> "$OUT/run.err"
+if grep -q 'libmtmem.so$' "$OUT/run/pass2.tsv" 2> /dev/null; then
+    "$MTOOL" sim --no-store -o "$OUT/rundir.txt" "$OUT/run" > /dev/null 2> "$OUT/rundir.err"
+    check "trace libs: sim RUNDIR: the stall table has libmtmem.so:memlib_chase's loop" \
+        "grep -q '^  libmtmem.so:memlib_chase@0x' '$OUT/rundir.txt'"
+    stall=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["stall"]["objects"]
+o = [x for x in d if x.get("library") == "libmtmem.so" and x["procedure"] == "memlib_chase"]
+print(o[0]["stall"]["refs"], o[0]["stall"]["estimate_cycles"] > 0, o[0]["name"]) if o else print("none")' \
+        "$OUT/run/sim.json" 2> /dev/null)
+    check "trace libs: sim RUNDIR: the chase loop's stall: $STEPS references, a positive estimate (got: ${stall:-no sim.json})" \
+        "[ '${stall%% *}' = $STEPS ] && echo '$stall' | grep -q ' True libmtmem.so:memlib_chase@0x'"
+else
+    not_ok "trace libs: pass 2 timed no object of libmtmem.so ($(tail -1 "$OUT/run.err"))"
+fi
+
+# xz -T2: liblzma's two workers, one block each.
+if [ -x /usr/bin/xz ] && ldd /usr/bin/xz | grep -q liblzma; then
+    mkdir -p "$OUT/xa" "$OUT/xb"
+    head -c 60000 "$SOURCES/docs/SIMULATOR.md" > "$OUT/xa/f.txt"
+    cp "$OUT/xa/f.txt" "$OUT/xb/f.txt"
+    XZ="-T2 -9 -k -f --block-size=30KiB"
+    /usr/bin/xz $XZ "$OUT/xa/f.txt"
+    "$MTOOL" sim --set cpus=2 --json -o "$OUT/xz.json" -- /usr/bin/xz $XZ "$OUT/xb/f.txt" \
+        > /dev/null 2> "$OUT/xz.err"
+    check "trace libs: xz -T2 -9: the compressed file identical to the original xz's" \
+        "cmp -s '$OUT/xa/f.txt.xz' '$OUT/xb/f.txt.xz'"
+    if [ -s "$OUT/xz.json" ]; then
+        figures=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+lib = sum(c["refs"] for c in d["code_objects"] if c.get("library") == "liblzma.so.5")
+total = sum(c["refs"] for c in d["code_objects"])
+p = d["processors"]
+busy = sorted((t["refs"], t["cpu"]) for t in p["per_thread"])[-2:]
+print("%.4f" % (lib / max(total, 1)), len({c for r, c in busy if r > 1000000}),
+      "liblzma refs %d of %d; threads (refs, cpu) %s; invalidations %d, interventions %d, "
+      "upgrades %d, true sharing %d, false sharing %d" % (
+          lib, total, busy, sum(c["invalidations_sent"] for c in p["per_cpu"]),
+          sum(c["interventions"] for c in p["per_cpu"]), sum(c["upgrades"] for c in p["per_cpu"]),
+          sum(c["true_sharing"] for c in p["per_cpu"]), sum(c["false_sharing"] for c in p["per_cpu"])))' \
+            "$OUT/xz.json")
+        echo "# xz -T2 -9: $figures"
+        share=${figures%% *}
+        rest=${figures#* }
+        check "trace libs: xz -T2 -9: liblzma's code objects hold over 99% of the references ($share)" \
+            "python3 -c 'import sys; sys.exit(not $share > 0.99)'"
+        check "trace libs: xz -T2 -9: two threads of over a million references on two CPUs" \
+            "[ '${rest%% *}' = 2 ]"
+    else
+        not_ok "trace libs: xz -T2 -9: no report ($(head -1 "$OUT/xz.err"))"
+    fi
+fi
+print_totals

@@ -156,6 +156,12 @@ typedef struct {
     uint32_t sources;         /* MT_SRC_* */
     uint32_t parent;          /* for a split part (foo.cold): index of foo, else MT_NONE */
     bool is_plt;              /* a PLT stub: calls to it are calls to an import */
+    bool known_import;        /* a PLT stub whose import is an estimable procedure of a
+                                 counted library (pass 2 joins the analyses, run/libs.c):
+                                 calls to it are known work, predicted and timed inside */
+    bool known_export;        /* a procedure another object calls as its known_import:
+                                 its calls through its own PLT are outside time (brackets)
+                                 whether or not a timed object of its file reaches it */
     bool resolved;            /* every control transfer's target is known */
     char *unresolved_reason;  /* set when !resolved: "indirect jump at 0x...: ..." */
     bool noreturn;            /* never returns to its caller */
@@ -278,6 +284,9 @@ uint64_t *mt_block_offsets(const mt_program *prog);
  * (`counts`: pass-1 block counts laid out as mt_block_offsets). */
 void mt_refine_with_pass1(mt_program *prog, const uint64_t *counts,
                           const mt_call_target_count *targets, size_t ntargets);
+/* Estimability decided again with pass-1 counts (as mt_refine_with_pass1
+ * does after the dynamic calls): after pass 2 marks known imports. */
+void mt_estimate_with_pass1(mt_program *prog, const uint64_t *counts);
 
 /* A procedure's and a loop's entries from pass-1 block counts (`counts` laid
  * out as `first`, mt_block_offsets): the one definition count, m-object

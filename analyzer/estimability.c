@@ -27,7 +27,10 @@
  *          and jumps into split parts weigh 1.
  *
  * Calls to PLT stubs are left out: time spent in shared libraries is measured
- * separately by the timing pass and never predicted.
+ * separately by the timing pass and never predicted — except calls to a
+ * stub marked known_import (pass 2 joined a counted library's analysis: the
+ * stub's import is one of its estimable procedures), which is a leaf node
+ * standing for that procedure's work, predicted per call like any callee's.
  *
  * x is estimable iff its dominator subtree is closed under successors.  For an
  * edge u→w the deepest common dominator of u and w is w when w dominates u,
@@ -90,7 +93,8 @@ typedef struct {
     ext_edge *edges;
     size_t nedges, cap;
     uint8_t *unknown;      /* node has work we cannot see */
-    uint8_t *is_proc;      /* node is a procedure other than a PLT stub */
+    uint8_t *is_proc;      /* node is a procedure other than a PLT stub (but a known
+                              import's, the leaf of its library procedure's work) */
 } ext_graph;
 
 static void add_edge(ext_graph *g, uint32_t u, uint32_t w, double weight, bool is_call)
@@ -147,7 +151,7 @@ static void build_nodes(ext_graph *g, const mt_program *prog)
     g->unknown = mt_xcalloc(g->nnodes, 1);
     g->is_proc = mt_xcalloc(g->nnodes, 1);
     for (uint32_t p = 0; p < prog->nprocs; p++)
-        g->is_proc[p] = !prog->procs[p].is_plt;
+        g->is_proc[p] = !prog->procs[p].is_plt || prog->procs[p].known_import;
 }
 
 /* Loop structure and unresolved control flow of procedure p. */
@@ -195,7 +199,7 @@ static void add_call_edges(ext_graph *g, const mt_program *prog, uint32_t p, con
             g->unknown[from] = 1; /* the callee's work is invisible */
             continue;
         }
-        if (prog->procs[s->callee].is_plt)
+        if (prog->procs[s->callee].is_plt && !prog->procs[s->callee].known_import)
             continue; /* library time is measured, never predicted */
         add_edge(g, from, s->callee, w, true);
     }
@@ -408,7 +412,7 @@ static void store_results(mt_program *prog, const ext_graph *g, const uint8_t *e
 {
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         mt_procedure *proc = &prog->procs[p];
-        bool plt = proc->is_plt;
+        bool plt = proc->is_plt && !proc->known_import;
         proc->estimable = !plt && estimable[p];
         proc->tot = plt ? 0 : tot_of_comp[comp[p]];
         proc->tdes = plt ? -1 : tdes[p];

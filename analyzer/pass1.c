@@ -96,6 +96,11 @@ void mt_refine_with_pass1(mt_program *prog, const uint64_t *counts,
                           const mt_call_target_count *targets, size_t ntargets)
 {
     mt_add_dynamic_calls(prog, targets, ntargets);
+    mt_estimate_with_pass1(prog, counts);
+}
+
+void mt_estimate_with_pass1(mt_program *prog, const uint64_t *counts)
+{
     uint64_t *first = mt_block_offsets(prog);
     uint64_t *sc = site_counts(prog, counts, first), *entries = procedure_entries(prog, counts, first);
     mt_compute_estimability(prog, sc, entries);

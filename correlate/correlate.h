@@ -15,8 +15,12 @@
  * calls, or a negligible product (the last two with a warning).  Nested
  * m-objects are all timed: the timers are nesting-aware.
  *
+ * A call through the PLT to a known import (a counted library's estimable
+ * procedure, joined by pass 2) is a callee like the program's own, at the
+ * library's figures per call (costs->imports); other PLT calls are outside.
+ *
  * Figures: measured = inclusive TSC ticks − ticks spent outside instrumented
- * code (PLT calls: shared libraries, system calls) − the timer's own bias
+ * code (PLT calls but known imports: shared libraries, system calls) − the timer's own bias
  * per entry, in core cycles at the clock ratio measured around the run;
  * predicted = Σ count × cycles over the object's blocks and those of its
  * estimable callees (costmodel); overhead = measured − predicted. */
@@ -83,6 +87,13 @@ typedef struct {
                                  as OBJECT:PROCEDURE; NULL: the executable */
 } mt_candidate;
 
+/* A call from one object into another that is known work (a known import,
+ * run/libs.c): `from`'s PLT stub `stub` reaches procedure `proc` of `to`. */
+typedef struct {
+    const mt_program *from, *to;
+    uint32_t stub, proc;
+} mt_object_call;
+
 typedef struct {
     mt_candidate *cands;      /* every object considered; timed ones first */
     size_t ncands;
@@ -90,6 +101,10 @@ typedef struct {
     uint64_t memops_total;    /* all counted memory operations of the run */
     uint64_t memops_selected; /* own memory operations of the selected procedures */
     double predicted_total;   /* the whole program, core cycles */
+    mt_object_call *object_calls; /* the calls across objects that are known work
+                                 (owned; NULL: none): what they reach is nested in
+                                 the objects making them */
+    size_t nobject_calls;
 } mt_selection;
 
 /* `counts` are pass-1 block counts laid out as `costs`; `prog` has been
@@ -97,6 +112,16 @@ typedef struct {
 void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
                const mt_select_options *o, mt_selection *out);
 void mt_selection_free(mt_selection *s);
+/* What one call of each procedure procs[k] costs, callees included as
+ * selection counts them (pass-1 counts laid out as `costs`): its predicted
+ * cycles per call (inclusive of estimable callees, mt_predicted_inclusive,
+ * or for a procedure MTOOL's rules estimate, its callees' averages) and its
+ * memory operations with its callees', over its calls.  known[k]: the
+ * figure holds for every call, the procedure being estimable or estimated
+ * by the rules, so that another object's call to it is known work (a known
+ * import, run/pass2.c). */
+void mt_procedures_work(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
+                        const uint32_t *procs, size_t n, mt_import_work *out, bool *known);
 /* One selection of the objects timed together (a program and its shared
  * libraries, docs/ARCHITECTURE.md "Shared libraries"): each part's timed
  * candidates, part after part (the order of their timer records), then

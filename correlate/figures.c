@@ -6,19 +6,50 @@
 
 #include "correlate.h"
 
+static void reachable(const mt_candidate *y, const bool *yin, bool *reach);
+
+/* Whether object x of another object's code runs inside y's calls across
+ * objects that are known work (y reaches the stub; the procedure it leads
+ * to is x's or reaches x's).  Other calls into a library go through the PLT
+ * as outside time for y, library objects included (timer/runtime.c,
+ * mt_timer_outside_resumed). */
+static bool inside_across(const mt_selection *sel, const mt_candidate *x, const mt_candidate *y,
+                          const bool *reach)
+{
+    for (size_t k = 0; k < sel->nobject_calls; k++) {
+        const mt_object_call *oc = &sel->object_calls[k];
+        if (oc->from != y->prog || oc->to != x->prog || !reach[oc->stub])
+            continue;
+        if (oc->proc == x->proc)
+            return true;
+        mt_candidate callee = {.proc = oc->proc, .loop = MT_NONE, .prog = oc->to};
+        bool *all = mt_xcalloc(oc->to->procs[oc->proc].nblocks + 1, sizeof *all);
+        bool *there = mt_xcalloc(oc->to->nprocs + 1, sizeof *there);
+        memset(all, 1, oc->to->procs[oc->proc].nblocks * sizeof *all);
+        reachable(&callee, all, there);
+        bool in = there[x->proc];
+        free(all);
+        free(there);
+        if (in)
+            return true;
+    }
+    return false;
+}
+
 /* Whether timed object x lies inside timed object y: a loop inside a loop,
  * a region or its own procedure, a region in its own procedure (or, by
  * hand, in a larger region), or a procedure that y's code calls (an
  * estimable y's callees work only on its behalf: all of their time is
- * inside y).  `yin`: y's blocks. */
-static bool inside(const mt_candidate *x, const mt_candidate *y, const bool *yin,
-                   const bool *reach)
+ * inside y), in its own code or across objects as known work.  `yin`: y's
+ * blocks. */
+static bool inside(const mt_selection *sel, const mt_candidate *x, const mt_candidate *y,
+                   const bool *yin, const bool *reach)
 {
     const mt_program *prog = y->prog;
-    if (x == y || x->prog != prog)
-        return false; /* another object's code: the executable's calls into a library
-                         go through the PLT, outside time for y, library objects
-                         included (timer/runtime.c, mt_timer_outside_resumed) */
+    if (x == y)
+        return false;
+    if (x->prog != prog)
+        return inside_across(sel, x, y, reach);
     if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
         if (y->loop == MT_NONE && !y->region.n)
             return true;
@@ -119,7 +150,7 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
         bool *yin = mt_candidate_blocks(sel->cands[j].prog, &sel->cands[j]);
         reachable(&sel->cands[j], yin, reach);
         for (size_t i = 0; i < sel->ntimed; i++)
-            if (inside(&sel->cands[i], &sel->cands[j], yin, reach))
+            if (inside(sel, &sel->cands[i], &sel->cands[j], yin, reach))
                 rows[i].outermost = false;
         free(yin);
     }

@@ -2,6 +2,7 @@
  * the procedures holding most memory operations, their loops, then
  * themselves, each kept when timable and estimable. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,10 +68,20 @@ static void push_callees(selector *s, uint32_t p, const bool *in, uint32_t *stac
     }
 }
 
+/* The library work of procedure q's calls when q is a known_import stub
+ * (its library procedure's memory operations per call, every call of the
+ * program's), else 0: the stub's own jump is among its own_memops. */
+static uint64_t import_memops(const selector *s, uint32_t q)
+{
+    if (!s->prog->procs[q].known_import || !s->costs->imports)
+        return 0;
+    return (uint64_t)llround(s->calls[q] * s->costs->imports[q].memops);
+}
+
 /* Memory operations of every procedure reachable by executed calls from
- * procedure p's call sites (restricted to `in` when not NULL), once each.
- * An estimable object's descendants work only on its behalf, so this is
- * exactly what it causes. */
+ * procedure p's call sites (restricted to `in` when not NULL), once each,
+ * with the library work of known imports.  An estimable object's
+ * descendants work only on its behalf, so this is exactly what it causes. */
 static uint64_t descendant_memops(selector *s, uint32_t p, const bool *in)
 {
     uint32_t *stack = mt_xcalloc(s->prog->nprocs + 1, sizeof *stack);
@@ -81,7 +92,7 @@ static uint64_t descendant_memops(selector *s, uint32_t p, const bool *in)
     push_callees(s, p, in, stack, &n);
     while (n > 0) {
         uint32_t q = stack[--n];
-        sum += s->own_memops[q];
+        sum += s->own_memops[q] + import_memops(s, q);
         push_callees(s, q, NULL, stack, &n);
     }
     free(stack);
@@ -161,6 +172,12 @@ static void average_calls(selector *s)
                 }
                 continue;
             }
+            if (proc->known_import && s->costs->imports) { /* its library procedure's */
+                s->average[p] = s->costs->imports[p].cycles;
+                state[p] = 2;
+                depth--;
+                continue;
+            }
             double total = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, p);
             for (uint32_t k = 0; k < proc->ncalls; k++) {
                 const mt_call_site *c = &proc->calls[k];
@@ -238,12 +255,12 @@ typedef struct {
     uint32_t callee;
 } rescue_note;
 
-static bool callee_estimable(selector *s, uint32_t q, uint8_t *visiting, rescue_note *why);
+static bool callee_estimable(selector *s, uint32_t q, double whole, uint8_t *visiting, rescue_note *why);
 
 /* Whether the calls of procedure p's call sites (those in `in`, when not
- * NULL) can be predicted per call.  `own`: the object's own cycles, for the
- * negligible-product rule. */
-static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
+ * NULL) can be predicted per call.  `whole`: the object's predicted cycles,
+ * its calls included, for the negligible-product rule. */
+static bool calls_estimable(selector *s, uint32_t p, const bool *in, double whole,
                             uint8_t *visiting, rescue_note *why)
 {
     const mt_procedure *proc = &s->prog->procs[p];
@@ -265,7 +282,7 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
         from_here[c->callee] += site_calls(s, p, c);
     }
     for (uint32_t q = 0; ok && q < s->prog->nprocs; q++) {
-        if (from_here[q] == 0 || q == p || s->prog->procs[q].is_plt)
+        if (from_here[q] == 0 || q == p || (s->prog->procs[q].is_plt && !s->prog->procs[q].known_import))
             continue; /* PLT calls are measured (outside time), recursion timed by depth */
         double share = from_here[q] / s->calls[q];
         if (share >= 0.98) {
@@ -273,7 +290,7 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
                 why->rule = "98% caller", why->callee = q;
         } else if (constant_time_leaf(s, q)) {
             continue; /* exact whoever calls it: no warning */
-        } else if (from_here[q] * s->average[q] < 0.01 * own) {
+        } else if (from_here[q] * s->average[q] < 0.01 * whole) {
             why->rule = "negligible product", why->callee = q;
             continue; /* its error cannot matter, whatever it does */
         } else {
@@ -281,18 +298,21 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double own,
             ok = false;
             break;
         }
-        ok = callee_estimable(s, q, visiting, why); /* its per-call figure must be whole */
+        ok = callee_estimable(s, q, whole, visiting, why); /* its per-call figure must be whole */
     }
     free(from_here);
     return ok;
 }
 
-static bool callee_estimable(selector *s, uint32_t q, uint8_t *visiting, rescue_note *why)
+/* Whether callee q's cycles per call hold for the object being estimated
+ * (predicted cycles `whole`): a product negligible beside that object's
+ * time is negligible however deep the callee sharing it. */
+static bool callee_estimable(selector *s, uint32_t q, double whole, uint8_t *visiting, rescue_note *why)
 {
     if (s->prog->procs[q].estimable || visiting[q])
         return true;
     visiting[q] = 1;
-    return calls_estimable(s, q, NULL, s->average[q] * s->calls[q], visiting, why);
+    return calls_estimable(s, q, NULL, whole, visiting, why);
 }
 
 /* An object that failed Tot = TDES, estimated through the rules: its
@@ -322,18 +342,20 @@ static bool rescue(selector *s, mt_candidate *c)
     } else {
         own = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, c->proc);
     }
+    /* Its prediction if the rules vouch for its calls: the whole that a
+     * negligible product is judged against, at any depth. */
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        const mt_call_site *cs = &proc->calls[k];
+        if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
+            cs->callee != c->proc)
+            own += site_calls(s, c->proc, cs) * callee_per_call(s, cs);
+    }
     uint8_t *visiting = mt_xcalloc(s->prog->nprocs + 1, 1);
     rescue_note why = {.callee = MT_NONE};
     bool ok = calls_estimable(s, c->proc, in, own, visiting, &why);
     free(visiting);
     const char *callee = why.callee < s->prog->nprocs ? s->prog->procs[why.callee].name : "?";
     if (ok) {
-        for (uint32_t k = 0; k < proc->ncalls; k++) {
-            const mt_call_site *cs = &proc->calls[k];
-            if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
-                cs->callee != c->proc)
-                own += site_calls(s, c->proc, cs) * callee_per_call(s, cs);
-        }
         c->predicted = own;
         if (why.rule)
             snprintf(c->warning, sizeof c->warning, "estimated with the %s rule (%s): its time "
@@ -597,9 +619,41 @@ void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint
     free(s.seen);
 }
 
+void mt_procedures_work(const mt_program *prog, const mt_program_costs *costs, const uint64_t *counts,
+                        const uint32_t *procs, size_t n, mt_import_work *out, bool *known)
+{
+    selector s = {.prog = prog, .costs = costs, .counts = counts,
+                  .own_memops = mt_xcalloc(prog->nprocs + 1, sizeof(uint64_t)),
+                  .seen = mt_xcalloc(prog->nprocs + 1, sizeof(uint32_t))};
+    mt_predicted_inclusive(prog, costs, counts, &s.inclusive);
+    average_calls(&s);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t b = 0; b < prog->procs[p].nblocks; b++)
+            s.own_memops[p] += block_memops(&s, p, b);
+    uint8_t *visiting = mt_xcalloc(prog->nprocs + 1, 1);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t q = procs[k];
+        bool estimable = prog->procs[q].estimable;
+        rescue_note why = {.callee = MT_NONE};
+        memset(visiting, 0, prog->nprocs + 1);
+        known[k] = s.calls[q] > 0 &&
+                   (estimable || callee_estimable(&s, q, s.average[q] * s.calls[q], visiting, &why));
+        double memops = (double)(s.own_memops[q] + descendant_memops(&s, q, NULL));
+        out[k] = (mt_import_work){.cycles = estimable ? s.inclusive.per_call[q] : s.average[q],
+                                  .memops = s.calls[q] > 0 ? memops / s.calls[q] : 0};
+    }
+    free(visiting);
+    mt_inclusive_free(&s.inclusive);
+    free(s.calls);
+    free(s.average);
+    free(s.own_memops);
+    free(s.seen);
+}
+
 void mt_selection_free(mt_selection *s)
 {
     free(s->cands);
+    free(s->object_calls);
     memset(s, 0, sizeof *s);
 }
 

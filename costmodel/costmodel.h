@@ -347,6 +347,12 @@ typedef struct {
     bool through_memory;/* that chain passes loads fed by store forwarding */
 } mt_loop_cost;
 
+/* The work of one call into another object, known from that object's own
+ * counts and predictions (a known_import stub's library procedure). */
+typedef struct {
+    double cycles, memops;
+} mt_import_work;
+
 typedef struct {
     mt_block_cost *costs;
     uint64_t *first;     /* nprocs + 1 offsets */
@@ -355,6 +361,11 @@ typedef struct {
     uint64_t *loop_first;
     /* the machine's loop figures: exits, and loads in flight ahead of a chain */
     double exit_trips, exit_cycles, chain_loads;
+    /* Per procedure, what a call to a known_import stub costs: its counted
+     * library procedure's inclusive prediction per call (cycles, and memory
+     * operations for m-object selection); NULL when pass 2 joined none.
+     * Owned by the costs (mt_program_costs_free). */
+    mt_import_work *imports;
 } mt_program_costs;
 
 /* Cycles a loop entry loses at its exit: exit_cycles when the loop runs
@@ -401,7 +412,8 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
                                 const uint64_t *counts, uint32_t proc);
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):
  * its own blocks plus, for each call site to an estimable procedure, the
- * site's count x the callee's inclusive prediction per call.  Recursive
+ * site's count x the callee's inclusive prediction per call (a known_import
+ * stub's: c->imports').  Recursive
  * calls are left out.  A leaf that runs straight through, called from a
  * loop, overlaps the loop's other iterations like inlined code: its cost
  * there is per_call_in_loop (its throughput; the loop's recurrence through

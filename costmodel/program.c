@@ -545,6 +545,7 @@ void mt_program_costs_free(mt_program_costs *c)
     free(c->first);
     free(c->loops);
     free(c->loop_first);
+    free(c->imports);
     memset(c, 0, sizeof *c);
 }
 
@@ -656,6 +657,13 @@ static void inclusive_of(const mt_program *prog, const mt_program_costs *c, cons
 {
     state[p] = 1; /* in progress: a call back into it is recursion, left out */
     const mt_procedure *proc = &prog->procs[p];
+    if (proc->known_import && c->imports) { /* its library procedure's figure */
+        double n = mt_procedure_calls(prog, c->first, counts, p);
+        inc->per_call[p] = inc->per_call_in_loop[p] = c->imports[p].cycles;
+        inc->total[p] = n * c->imports[p].cycles;
+        state[p] = 2;
+        return;
+    }
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         uint32_t q = proc->calls[k].callee;
         if (q != MT_NONE && state[q] == 0)

@@ -336,7 +336,8 @@ struct rw_code {
     uint32_t timer_base;       /* record of timed[0] in the slot (mt_rt_params.timer_base) */
     uint32_t slot_ncounters;   /* counters of the slot its records follow: a library's
                                   executable's, else ncounters once all are placed */
-    bool *outside_calls;       /* per procedure: bracket its PLT calls (reachable from a timed object) */
+    bool *outside_calls;       /* per procedure: bracket its PLT calls (reachable from a timed object
+                                  or a known export); NULL: none */
     rw_event *events;
     size_t nevents, cap_events;
     rw_snip *snips;            /* snips[0] is the empty one */

@@ -319,13 +319,19 @@ uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t 
 
 uint64_t mt_call_graph_id(const mt_program *prog)
 {
-    uint64_t *callers = mt_xcalloc(prog->ncg_edges + 1, sizeof *callers);
-    uint64_t *callees = mt_xcalloc(prog->ncg_edges + 1, sizeof *callees);
+    size_t n = prog->ncg_edges;
+    uint64_t *callers = mt_xcalloc(n + prog->nprocs + 1, sizeof *callers);
+    uint64_t *callees = mt_xcalloc(n + prog->nprocs + 1, sizeof *callees);
     for (uint32_t e = 0; e < prog->ncg_edges; e++) {
         callers[e] = prog->procs[prog->cg_edges[e].caller].entry;
         callees[e] = prog->procs[prog->cg_edges[e].callee].entry;
     }
-    uint64_t id = mt_timer_set_id(callers, callees, prog->ncg_edges);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        if (prog->procs[p].known_import || prog->procs[p].known_export) {
+            callers[n] = prog->procs[p].entry;
+            callees[n++] = (uint64_t)prog->procs[p].known_import | (uint64_t)prog->procs[p].known_export << 1;
+        }
+    uint64_t id = mt_timer_set_id(callers, callees, (uint32_t)n);
     free(callers);
     free(callees);
     return id;

@@ -24,8 +24,11 @@
  *       leads back into the loop (through foo.cold, typically).
  * On one edge, stops run innermost first, then starts outermost first.
  *
- * Calls to PLT stubs in procedures reachable from a timed object are
- * bracketed with outside_enter/exit: their time is accounted separately.
+ * Calls to PLT stubs in procedures reachable from a timed object (or, in a
+ * pass-2 copy, from a known_export: a procedure another object's timed code
+ * calls as known work) are bracketed with outside_enter/exit: their time is
+ * accounted separately.  Calls to a known_import stub are not: the
+ * library's procedure they reach is predicted as the caller's work.
  *
  * Each start or stop event is a copy of the runtime's code for its kind
  * (timer/probes.S, EVENT: an inline fast path, a call to a runtime routine
@@ -421,21 +424,22 @@ static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_
     }
 }
 
-/* Whether a direct call goes to a PLT stub (code this rewrite does not instrument). */
-static bool calls_plt(const rw_code *c, const rw_insn *ri)
+/* Whether a direct call goes to a PLT stub whose import is outside time
+ * (code no copy of the set predicts: not a known_import). */
+static bool calls_outside(const rw_code *c, const rw_insn *ri)
 {
     if (ri->kind != RW_CALL)
         return false;
     uint32_t callee = mt_procedure_at(c->prog, ri->target);
-    return callee != MT_NONE && c->prog->procs[callee].is_plt &&
+    return callee != MT_NONE && c->prog->procs[callee].is_plt && !c->prog->procs[callee].known_import &&
            c->prog->procs[callee].entry == ri->target;
 }
 
 bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
                     const uint32_t *block_first, char **why)
 {
-    if (!c->ntimed)
-        return true;
+    if (!c->outside_calls)
+        return true; /* nothing timed, no bracket */
     const mt_procedure *p = &c->prog->procs[pi];
     size_t npend;
     pending *pend = collect(c, pi, bl, &npend);
@@ -448,7 +452,7 @@ bool rw_timers_plan(rw_code *c, uint32_t pi, rw_proc *rp, const rw_live *bl,
     rp->ntramps = 0;
     if (c->outside_calls && c->outside_calls[pi])
         for (uint32_t k = 0; k < rp->ninsns; k++)
-            if (calls_plt(c, &rp->insns[k])) {
+            if (calls_outside(c, &rp->insns[k])) {
                 rw_event in = {.kind = RW_EV_OUTSIDE_ENTER}, out = {.kind = RW_EV_OUTSIDE_EXIT};
                 list_add(&before[k], &in, 1);
                 list_add(&after[k], &out, 1);
@@ -627,25 +631,39 @@ void rw_timers_free(rw_code *c)
     free(c->outside_calls);
 }
 
+/* Whether procedure p's PLT calls are timed as outside time before any
+ * reachability: a timed object's, or (pass 2) a known export's. */
+static bool outside_root(const rw_code *c, uint32_t p, const mt_timed_object *timed, uint32_t ntimed)
+{
+    if (c->timers_only && c->prog->procs[p].known_export)
+        return true;
+    for (uint32_t o = 0; o < ntimed; o++)
+        if (timed[o].proc == p)
+            return true;
+    return false;
+}
+
 void rw_timers_init(rw_code *c, const uint8_t *blob, const mt_timed_object *timed,
                     uint32_t ntimed)
 {
     c->blob = blob;
     c->timed = timed;
     c->ntimed = ntimed;
-    if (!ntimed)
-        return;
-    /* Procedures reachable in the call graph from a timed object's: their
-     * PLT calls happen while an object is active. */
+    /* Procedures reachable in the call graph from a root: their PLT calls
+     * happen while an object is active. */
     const mt_program *prog = c->prog;
-    c->outside_calls = mt_xcalloc(prog->nprocs + 1, sizeof *c->outside_calls);
     uint32_t *queue = mt_xmalloc((prog->nprocs + 1) * sizeof *queue);
     size_t head = 0, tail = 0;
-    for (uint32_t o = 0; o < ntimed; o++)
-        if (!c->outside_calls[timed[o].proc]) {
-            c->outside_calls[timed[o].proc] = true;
-            queue[tail++] = timed[o].proc;
+    c->outside_calls = mt_xcalloc(prog->nprocs + 1, sizeof *c->outside_calls);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        if (outside_root(c, p, timed, ntimed)) {
+            c->outside_calls[p] = true;
+            queue[tail++] = p;
         }
+    if (tail == 0) { /* nothing timed, no known export: no bracket */
+        free(c->outside_calls);
+        c->outside_calls = NULL;
+    }
     while (head < tail) {
         uint32_t p = queue[head++];
         for (uint32_t e = 0; e < prog->ncg_edges; e++) {

@@ -589,6 +589,98 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
     return rc;
 }
 
+/* The executable's PLT stubs by import name, each resolved (lib != SIZE_MAX)
+ * to the first library in the loader's order defining it. */
+typedef struct {
+    const char *name;       /* the import: the stub's name without "@plt" */
+    size_t len;
+    uint32_t stub;
+    size_t lib;
+    uint64_t value;
+} stub_import;
+
+typedef struct {
+    stub_import *items;
+    size_t n, lib;
+} import_lookup;
+
+static int by_import_name(const void *a, const void *b)
+{
+    const stub_import *x = a, *y = b;
+    int c = strncmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* A function the library defines and exports, for the stubs that import it
+ * and no earlier library defined (the loader's order: the first wins).
+ * Indirect functions are left alone: their symbol is the resolver's. */
+static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
+{
+    import_lookup *look = ctx;
+    int bind = ELF64_ST_BIND(sym->st_info);
+    if (sym->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+        (bind != STB_GLOBAL && bind != STB_WEAK) || !look->n)
+        return;
+    stub_import key = {.name = name, .len = strlen(name)};
+    stub_import *hit = bsearch(&key, look->items, look->n, sizeof key, by_import_name);
+    size_t at = hit ? (size_t)(hit - look->items) : look->n;
+    while (at > 0 && at < look->n && by_import_name(&key, &look->items[at - 1]) == 0)
+        at--; /* bsearch lands on any of the stubs of one name */
+    for (; at < look->n && by_import_name(&key, &look->items[at]) == 0; at++)
+        if (look->items[at].lib == SIZE_MAX) {
+            look->items[at].lib = look->lib;
+            look->items[at].value = sym->st_value;
+        }
+}
+
+/* The executable's stubs named "NAME@plt" by their GOT slot's relocation. */
+static import_lookup plt_imports(const mt_program *exe)
+{
+    import_lookup look = {.items = mt_xcalloc(exe->nprocs + 1, sizeof *look.items)};
+    static const char suffix[] = "@plt";
+    for (uint32_t p = 0; p < exe->nprocs; p++) {
+        const char *name = exe->procs[p].name;
+        size_t n = strlen(name), k = sizeof suffix - 1;
+        if (!exe->procs[p].is_plt || n <= k || strcmp(name + n - k, suffix) != 0)
+            continue;
+        look.items[look.n++] = (stub_import){name, n - k, p, SIZE_MAX, 0};
+    }
+    qsort(look.items, look.n, sizeof *look.items, by_import_name);
+    return look;
+}
+
+void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
+{
+    import_lookup look = plt_imports(exe);
+    free(l->imports); /* joined anew */
+    l->imports = NULL;
+    l->nimports = 0;
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_pass1_library *lib = &l->libs[i];
+        mt_elf_file f;
+        mt_error ignored;
+        if (lib->dlopened || !lib->path || lib->path[0] != '/' ||
+            mt_elf_file_open(&f, lib->path, &ignored) != 0)
+            continue; /* not in the executable's scope, or not found */
+        look.lib = i;
+        mt_elf_file_each_symbol(&f, SHT_DYNSYM, resolve_import, &look);
+        mt_elf_file_close(&f);
+    }
+    size_t cap = 0;
+    for (size_t k = 0; k < look.n; k++) {
+        const stub_import *si = &look.items[k];
+        mt_pass1_library *lib = si->lib == SIZE_MAX ? NULL : &l->libs[si->lib];
+        if (!lib || lib->note || !lib->prog)
+            continue; /* no library defines it, or one not counted (libc by default) */
+        uint32_t q = mt_procedure_with_entry(lib->prog, si->value);
+        if (q == MT_NONE)
+            continue;
+        mt_known_import ki = {si->stub, si->lib, q};
+        MT_PUSH(l->imports, l->nimports, cap, ki);
+    }
+    free(look.items);
+}
+
 int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,
                             const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
                             mt_error *err)
@@ -636,6 +728,7 @@ void mt_pass1_libraries_free(mt_pass1_libraries *l)
     }
     free(l->libs);
     free(l->owned_spec);
+    free(l->imports);
     for (char **e = l->env; e && *e; e++)
         free(*e);
     free(l->env);

@@ -109,30 +109,99 @@ static mt_select_options select_options(const mt_pass2_options *o)
     return so;
 }
 
+/* The executable's calls into counted library `lib` (its costs): each
+ * stub whose library procedure has a figure per call that holds (estimable
+ * there, or by MTOOL's rules) becomes a known import priced at it; the
+ * others stay outside time.  Returns how many became known. */
+static size_t price_imports(mt_pass2_result *r, size_t lib, const mt_program_costs *costs)
+{
+    mt_pass1_libraries *l = &r->libs;
+    mt_pass1_library *from = &l->libs[lib];
+    if (!r->costs.imports)
+        r->costs.imports = mt_xcalloc(r->prog->nprocs + 1, sizeof *r->costs.imports);
+    uint32_t *procs = mt_xcalloc(l->nimports + 1, sizeof *procs);
+    size_t *at = mt_xcalloc(l->nimports + 1, sizeof *at), n = 0, known = 0;
+    for (size_t k = 0; k < l->nimports; k++)
+        if (l->imports[k].lib == lib) {
+            at[n] = k;
+            procs[n++] = l->imports[k].proc;
+        }
+    mt_import_work *work = mt_xcalloc(n + 1, sizeof *work);
+    bool *holds = mt_xcalloc(n + 1, sizeof *holds);
+    mt_procedures_work(from->prog, costs, from->counts, procs, n, work, holds);
+    for (size_t j = 0; j < n; j++) {
+        const mt_known_import *ki = &l->imports[at[j]];
+        if (!holds[j])
+            continue;
+        r->costs.imports[ki->stub] = work[j];
+        r->prog->procs[ki->stub].known_import = true;
+        from->prog->procs[ki->proc].known_export = true;
+        known++;
+    }
+    free(procs);
+    free(at);
+    free(work);
+    free(holds);
+    return known;
+}
+
+/* Only the known imports stay listed (the others are outside time). */
+static void keep_known_imports(mt_pass1_libraries *l, const mt_program *exe)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < l->nimports; k++)
+        if (exe->procs[l->imports[k].stub].known_import)
+            l->imports[n++] = l->imports[k];
+    l->nimports = n;
+}
+
+/* The executable's known imports as calls across objects (correlate/). */
+static mt_object_call *object_calls(const mt_pass2_result *r, size_t *n)
+{
+    const mt_pass1_libraries *l = &r->libs;
+    mt_object_call *calls = mt_xcalloc(l->nimports + 1, sizeof *calls);
+    for (size_t k = 0; k < l->nimports; k++)
+        calls[k] = (mt_object_call){.from = r->prog, .to = l->libs[l->imports[k].lib].prog,
+                                    .stub = l->imports[k].stub, .proc = l->imports[k].proc};
+    *n = l->nimports;
+    return calls;
+}
+
 /* The m-objects of each counted library and of the executable, each
  * selected among its own procedures (covering its own memory operations),
- * joined in the order of their timer records: the libraries' first. */
+ * joined in the order of their timer records: the libraries' first.  The
+ * executable's calls through its PLT into the libraries are joined to
+ * them, and those whose figure per call holds (known imports) priced with
+ * the library's figures before the executable's estimability and
+ * selection. */
 static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
                           mt_error *err)
 {
     mt_select_options so = select_options(o);
     mt_selection *parts = mt_xcalloc(r->libs.nlibs + 1, sizeof *parts);
     const char **objects = mt_xcalloc(r->libs.nlibs + 1, sizeof *objects);
-    size_t n = 0;
+    size_t n = 0, known = 0;
     int rc = 0;
+    mt_pass2_libraries_join(&r->libs, r->prog);
     for (size_t i = 0; rc == 0 && i < r->libs.nlibs; i++) {
         const mt_pass1_library *lib = &r->libs.libs[i];
         mt_program_costs costs;
         if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs, err)) != 0)
             continue;
         mt_select(lib->prog, &costs, lib->counts, &so, &parts[n]);
+        known += price_imports(r, i, &costs);
         objects[n++] = lib->name;
         mt_program_costs_free(&costs);
     }
+    keep_known_imports(&r->libs, r->prog);
+    if (known) /* the calls to them are callees now */
+        mt_estimate_with_pass1(r->prog, counts);
     mt_select(r->prog, &r->costs, counts, &so, &parts[n]);
     objects[n++] = NULL;
-    if (rc == 0)
+    if (rc == 0) {
         mt_selection_join(parts, objects, n, &r->sel);
+        r->sel.object_calls = object_calls(r, &r->sel.nobject_calls);
+    }
     for (size_t k = 0; k < n; k++)
         mt_selection_free(&parts[k]);
     free(parts);
@@ -237,6 +306,9 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
 {
     if (select_objects(o, r, counts, err) != 0)
         return -1;
+    if (o->log && r->libs.nimports)
+        fprintf(o->log, "mtool time: %zu of the executable's imports are known work (procedures of counted "
+                        "libraries estimable or estimated per call)\n", r->libs.nimports);
     if (o->log)
         fprintf(o->log, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
                         "instrumenting them\n", r->sel.ntimed, r->sel.ncands);

@@ -265,6 +265,43 @@ static void test_unknown_work(void)
     free_program(&t);
 }
 
+/* A PLT stub pass 2 joined to a counted library's procedure (known_import)
+ * is a callee like the program's own, one procedure of work: a loop that
+ * alone calls it is estimable with it in its TDES; two callers sharing it
+ * are not (Tot < TDES), while the same calls to an unjoined stub stay left
+ * out (library time is measured). */
+static void test_known_import(void)
+{
+    for (int joined = 0; joined < 2; joined++) {
+        test_program t = {0};
+        uint32_t m = add_proc(&t, "main", LOOP), a = add_proc(&t, "a", FLAT), b = add_proc(&t, "b", FLAT),
+                 one = add_proc(&t, "lzma_code@plt", FLAT), two = add_proc(&t, "lzma_end@plt", FLAT);
+        t.procs[one].is_plt = t.procs[two].is_plt = true;
+        t.procs[one].known_import = t.procs[two].known_import = joined;
+        call(&t, m, 0, a);
+        call(&t, m, 0, b);
+        call(&t, m, 2, one); /* in main's loop only */
+        call(&t, a, 0, two);
+        call(&t, b, 0, two);
+        analyze_program(&t, NULL);
+        const mt_loop *loop = &t.procs[m].loops[0];
+        if (joined) {
+            CHECK(loop->estimable && loop->tdes == 2 && loop->tot == 2 && t.procs[one].estimable,
+                  "known import: the loop calling it alone is estimable, Tot = TDES = 2 (got %g/%g)",
+                  loop->tot, loop->tdes);
+            CHECK(!t.procs[a].estimable && !t.procs[b].estimable && t.procs[a].tot == 1.5 &&
+                      t.procs[a].tdes == 2 && t.procs[m].estimable,
+                  "known import shared by a and b: neither estimable (Tot 1.5 < TDES 2), main is");
+            check_tot_tdes_agree(&t, "known import");
+        } else {
+            CHECK(loop->estimable && loop->tdes == 1 && t.procs[a].estimable && t.procs[b].estimable &&
+                      !t.procs[one].estimable && t.procs[one].tdes < 0,
+                  "unjoined stubs: left out of the call graph (library time measured), no m-objects");
+        }
+        free_program(&t);
+    }
+}
+
 /* A jump from foo's loop into foo.cold: the cold part runs for that loop. */
 static void test_split_part(void)
 {
@@ -539,6 +576,7 @@ int main(void)
     test_recursion();
     test_address_taken_and_entry();
     test_unknown_work();
+    test_known_import();
     test_split_part();
     test_dynamic_counts();
     test_dynamic_call_graph();

@@ -284,7 +284,10 @@ cc -O2 -g -c -o "$W/hostile.o" "$W/hostile.c" &&
 check "the hostile sample builds with its symbol" "nm '$W/hostile' | grep -qF 'ev<script>'"
 "$MTOOL" run --no-store -o "$W/hostile.run" -- "$W/hostile" > "$W/hostile.out" 2>&1
 rm "$W/hostile.c" # the page then says the source is missing, with its lines' figures
-"$MTOOL" sim --no-store "$W/hostile.run" > "$W/hostile.sim" 2>&1
+# One set in 8 simulated: the symbol takes the same way through sim's output
+# and the page, for 29 s of CPU under ASan instead of 195 s (AMD EPYC Zen 3,
+# loaded 2-vCPU guest).
+"$MTOOL" sim --no-store --sample-sets 1/8 "$W/hostile.run" > "$W/hostile.sim" 2>&1
 check "sim of the hostile run exits 0: $(tail -1 "$W/hostile.sim")" "[ $? = 0 ]"
 "$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
 check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"

@@ -335,6 +335,15 @@ static int build(mt_report *r, const mt_machine *machine, uint64_t *counts, mt_e
     return rc;
 }
 
+/* An MPI job's figures per rank and its launcher, as report.json has them. */
+static int read_job(const char *rundir, mt_report *r, mt_error *err)
+{
+    if (mt_rundir_read_job_pass2(rundir, &r->job, err) != 0)
+        return -1;
+    return r->job.nranks ? mt_rundir_read_job(rundir, &r->job_launcher_buf, &r->job_launcher, err)
+                         : 0;
+}
+
 int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -353,7 +362,7 @@ int mt_report_load(const char *rundir, FILE *log, mt_report *r, mt_error *err)
         mt_pass2_libraries_prepare(rundir, r->own_pass1.binary, &r->own_libs, err) != 0 ||
         mt_rundir_read_pass2(rundir, r->prog, &r->own_libs, &r->pass2, err) != 0 ||
         mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
-        mt_rundir_read_job_pass2(rundir, &r->job, err) != 0 ||
+        read_job(rundir, r, err) != 0 ||
         mt_rundir_read_machine(rundir, &machine, &kept, err) != 0 ||
         (!kept && mt_run_load_machine(&machine, &calibrated, log, err) != 0)) {
         free(counts);
@@ -372,7 +381,7 @@ int mt_report_of_pass2(const char *rundir, const mt_pass2_result *p, mt_report *
     free(path);
     if (!counts || mt_rundir_read_pass2(rundir, r->prog, &p->libs, &r->pass2, err) != 0 ||
         mt_rundir_read_sim(rundir, &r->sim_json, err) != 0 ||
-        mt_rundir_read_job_pass2(rundir, &r->job, err) != 0) {
+        read_job(rundir, r, err) != 0) {
         free(counts);
         return -1;
     }
@@ -387,6 +396,8 @@ void mt_report_free(mt_report *r)
     free(r->lines);
     free(r->sim_json);
     mt_job_pass2_free(&r->job);
+    free(r->job_launcher);
+    free(r->job_launcher_buf);
     free(r->insns);
     mt_report_history_free(&r->history);
     mt_report_stored_free(r->stored);

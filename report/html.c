@@ -400,39 +400,6 @@ static void write_history(FILE *fp, const mt_report_history *h)
     fputc('}', fp);
 }
 
-/* An MPI job's figures per rank ("mpi": null when none): its ranks, and
- * per timed object (spec) and rank the rank's entries, predicted and
- * measured cycles. */
-static void write_job(FILE *fp, const mt_job_pass2 *job)
-{
-    fputs(",\"mpi\":", fp);
-    if (!job->nranks) {
-        fputs("null", fp);
-        return;
-    }
-    fputs("{\"ranks\":[", fp);
-    for (size_t i = 0; i < job->nranks; i++) {
-        fprintf(fp, "%s{\"rank\":%d,\"host\":", i ? "," : "", job->ranks[i].rank);
-        if (job->ranks[i].host)
-            mt_report_json_text(fp, job->ranks[i].host);
-        else
-            fputs("null", fp);
-        fputc('}', fp);
-    }
-    fputs("],\"figures\":[", fp);
-    for (size_t i = 0; i < job->nfigures; i++) {
-        const mt_job_figures *f = &job->figures[i];
-        fputs(i ? ",{\"spec\":" : "{\"spec\":", fp);
-        mt_report_json_text(fp, f->spec);
-        fprintf(fp, ",\"rank\":%d", f->rank);
-        mt_report_json_key_count(fp, "entries", (double)f->entries);
-        mt_report_json_key_number(fp, "predicted", f->predicted);
-        mt_report_json_key_number(fp, "measured", f->measured);
-        fputc('}', fp);
-    }
-    fputs("]}", fp);
-}
-
 /* The figures of the page read from a run directory (binary ... disasm). */
 static void write_rundir(FILE *fp, const mt_report *r)
 {
@@ -442,7 +409,7 @@ static void write_rundir(FILE *fp, const mt_report *r)
     write_objects(fp, r, file_slot);
     write_files(fp, r, file_slot, nshown);
     write_disassembly(fp, r);
-    write_job(fp, &r->job);
+    mt_report_write_job(fp, r->job_launcher, &r->job, NULL);
     fputs(",\"stored\":null", fp);
     free(file_slot);
 }

@@ -1204,15 +1204,8 @@
     if (pr.what_if) renderWhatIf(document.getElementById('mp-whatif'), pr.what_if);
   }
 
-  /* ---- an MPI job: each rank's figures per m-object (mpi/pass2.tsv) ---- */
-  function mpiImbalance(measured) {
-    const ok = measured.filter(known);
-    const total = ok.reduce((s, v) => s + v, 0);
-    if (!(total > 0)) return {imbalance: null, slowest: 0};
-    let slowest = 0;
-    measured.forEach((v, i) => { if (known(v) && !(measured[slowest] >= v)) slowest = i; });
-    return {imbalance: measured[slowest] * ok.length / total, slowest: slowest};
-  }
+  /* ---- an MPI job: each rank's figures per m-object (report.json's "mpi",
+   * from mpi/pass2.tsv; imbalance and slowest rank as the C report states them) ---- */
   function renderMpi() {
     const job = data.mpi;
     if (!job) return;
@@ -1221,33 +1214,33 @@
       [...new Set(job.ranks.map(r => r.host === null ? '?' : r.host))].join(', ') +
       '. Each rank’s measured time is its own timers’; its prediction, the object ' +
       'predicted with that rank’s own counts.';
-    const specs = [...new Set(job.figures.map(f => f.spec))];
     const holder = document.getElementById('mpi-objects');
-    const max = Math.max(1, ...job.figures.map(f => Math.max(f.measured, f.predicted || 0)));
+    const max = Math.max(1, ...job.objects.flatMap(o => o.per_rank.map(f =>
+      Math.max(f.measured_cycles, f.predicted_cycles || 0))));
     const width = 480, rowH = 20, labelW = 150;
-    for (const spec of specs) {
-      const rows = job.figures.filter(f => f.spec === spec);
-      const im = mpiImbalance(rows.map(f => f.measured));
-      const head = el('h3', {class: 'mpi-object'}, spec + ': imbalance ' +
-        fixed(im.imbalance, 2) + '×, slowest rank ' + rows[im.slowest].rank);
+    for (const o of job.objects) {
+      const rows = o.per_rank;
+      const head = el('h3', {class: 'mpi-object'}, o.time_spec + ': imbalance ' +
+        fixed(o.imbalance, 2) + '×, slowest rank ' + o.slowest_rank);
       holder.appendChild(head);
       const svg = svgEl('svg', {width: width + labelW + 280, height: rows.length * rowH + 4,
-                                role: 'img', 'aria-label': 'ranks of ' + spec});
+                                role: 'img', 'aria-label': 'ranks of ' + o.time_spec});
       rows.forEach((f, i) => {
         const y = i * rowH + 2;
         const host = job.ranks.find(r => r.rank === f.rank);
         svg.appendChild(svgEl('text', {x: 0, y: y + 13},
           'rank ' + f.rank + (host && host.host !== null ? ' (' + host.host + ')' : '')));
-        const pred = known(f.predicted) ? Math.min(f.predicted, f.measured) : 0;
-        const over = Math.max(f.measured - pred, 0);
+        const measured = f.measured_cycles;
+        const pred = known(f.predicted_cycles) ? Math.min(f.predicted_cycles, measured) : 0;
+        const over = Math.max(measured - pred, 0);
         svg.appendChild(svgEl('rect', {x: labelW, y: y, width: pred / max * width,
                                        height: rowH - 6, class: 'pred'}));
         svg.appendChild(svgEl('rect', {x: labelW + pred / max * width, y: y,
                                        width: over / max * width, height: rowH - 6,
                                        class: 'over'}));
-        svg.appendChild(svgEl('text', {x: labelW + f.measured / max * width + 4, y: y + 13,
+        svg.appendChild(svgEl('text', {x: labelW + measured / max * width + 4, y: y + 13,
                                        class: 'mpi-measured'},
-          num(f.measured) + ' measured, ' + num(f.predicted) + ' predicted'));
+          num(measured) + ' measured, ' + num(f.predicted_cycles) + ' predicted'));
       });
       holder.appendChild(svg);
     }

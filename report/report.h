@@ -131,6 +131,8 @@ typedef struct {
     uint64_t memops_total, memops_in_objects; /* counted; in the outermost objects */
     char *sim_json;            /* `mtool sim RUNDIR`'s sim.json, NULL when none */
     mt_job_pass2 job;          /* an MPI job's figures per rank (mpi/pass2.tsv; nranks 0: none) */
+    char **job_launcher;       /* its launcher's command line (mpi/launcher), NULL: none */
+    char *job_launcher_buf;
     mt_report_insn *insns;     /* the timed objects' procedures without source lines */
     size_t ninsns;
     mt_report_history history;
@@ -165,6 +167,16 @@ int mt_report_load_run(const char *spec, const char *db, const char *baseline, F
 /* The HTML page: one file, inline CSS, script and SVG, no network request;
  * program-derived text is data to the page, never markup. */
 void mt_report_write_html(FILE *fp, const mt_report *r);
+/* ,"mpi": an MPI job's figures per rank (null when job has no ranks),
+ * report.json's format (docs/REPORT.md): its `launcher` (NULL: written
+ * null), ranks, and per object (the job's figures of one spec, together)
+ * its imbalance of measured time, slowest rank and figures per rank;
+ * names[k] the k-th object's name (NULL: its spec). */
+void mt_report_write_job(FILE *fp, char **launcher, const mt_job_pass2 *job,
+                         const char *const *names);
+/* "launcher":ARGV[0],"launcher_arguments":[ARGV[1]...] (count.json's and
+ * report.json's "mpi"). */
+void mt_report_json_launcher(FILE *fp, char **argv);
 /* The Callgrind profile format (valgrind's docs, "Callgrind Format
  * Specification"): events predicted, measured, overhead and memops per
  * source line, fl=/fn= per procedure. */

@@ -125,3 +125,50 @@ void rn_pass2_ranks_free(mt_pass2_result *r)
     free(r->launcher_argv);
     free(r->launcher_buf);
 }
+
+void mt_job_pass2_of(const mt_pass2_result *r, mt_job_pass2 *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->nranks)
+        return;
+    out->nranks = r->nranks;
+    out->ranks = mt_xcalloc(r->nranks, sizeof *out->ranks);
+    for (uint32_t k = 0; k < r->nranks; k++)
+        out->ranks[k] = (mt_job_rank){r->ranks[k].rank,
+                                      r->ranks[k].host ? mt_xstrdup(r->ranks[k].host) : NULL};
+    out->figures = mt_xcalloc(r->nrows * r->nranks + 1, sizeof *out->figures);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const mt_candidate *c = r->rows[i].cand;
+        if (c->object) /* a library's: a job counts the executable alone */
+            continue;
+        mt_timed_object o = mt_candidate_object(c);
+        char spec[1024];
+        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
+        size_t t = (size_t)(c - r->sel.cands);
+        for (uint32_t k = 0; k < r->nranks; k++)
+            out->figures[out->nfigures++] = (mt_job_figures){
+                .spec = mt_xstrdup(spec), .rank = r->ranks[k].rank,
+                .entries = r->ranks[k].objects[t].entries,
+                .predicted = r->ranks[k].cands[t].predicted,
+                .measured = r->ranks[k].objects[t].measured,
+                .memops = r->ranks[k].cands[t].memops};
+    }
+}
+
+mt_imbalance mt_imbalance_of(const double *per_rank, uint32_t n)
+{
+    mt_imbalance im = {NAN, 0};
+    double total = 0;
+    uint32_t counted = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (isnan(per_rank[i]))
+            continue;
+        total += per_rank[i];
+        counted++;
+        if (isnan(per_rank[im.max_rank]) || per_rank[i] > per_rank[im.max_rank])
+            im.max_rank = i;
+    }
+    if (total > 0)
+        im.imbalance = per_rank[im.max_rank] * counted / total;
+    return im;
+}

@@ -147,9 +147,10 @@ int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_cou
  * *argv NULL when RUNDIR's pass 1 was no job. */
 int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *err);
 /* mpi/pass2.tsv: an MPI job's last pass 2 per rank (written with pass2.tsv,
- * for the HTML report): its ranks, and each timed object's figures per
- * rank (spec as pass2.tsv's; predicted NAN where the rank's counts do not
- * predict it).  No file: nranks 0. */
+ * for the HTML report; report.json's "mpi" is written from the same
+ * figures, report/job.c): its ranks, and each timed object's figures per
+ * rank (spec as pass2.tsv's; predicted NAN and memops 0 where the rank's
+ * counts do not predict it).  No file: nranks 0. */
 typedef struct {
     int rank;
     char *host;               /* NULL: not recorded */
@@ -159,6 +160,7 @@ typedef struct {
     int rank;
     uint64_t entries;
     double predicted, measured; /* core cycles */
+    uint64_t memops;          /* the rank's pass-1 count (0 from an mtool before it) */
 } mt_job_figures;
 typedef struct {
     mt_job_rank *ranks;
@@ -168,6 +170,14 @@ typedef struct {
 } mt_job_pass2;
 int mt_rundir_read_job_pass2(const char *rundir, mt_job_pass2 *p, mt_error *err);
 void mt_job_pass2_free(mt_job_pass2 *p);
+/* Load imbalance over an MPI job's ranks: the most over the mean (1 =
+ * balanced; NAN when the total is 0), ranks with a NAN figure left out,
+ * and the index of the rank with the most (the lowest on a tie). */
+typedef struct {
+    double imbalance;
+    uint32_t max_rank;
+} mt_imbalance;
+mt_imbalance mt_imbalance_of(const double *per_rank, uint32_t n);
 /* Rank N's pass-1 counts, laid out as mt_rundir_read_counts'. */
 uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
                                      mt_error *err);
@@ -591,5 +601,8 @@ typedef struct {
  * prediction.  -1 with err (and *r to be freed) when any step fails. */
 int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err);
 void mt_pass2_result_free(mt_pass2_result *r);
+/* An MPI job's pass 2 per rank as mpi/pass2.tsv holds it (nranks 0: no
+ * job): the executable's timed objects, in r's order. */
+void mt_job_pass2_of(const mt_pass2_result *r, mt_job_pass2 *out);
 
 #endif

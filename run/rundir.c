@@ -647,44 +647,39 @@ static bool parse_figure(const char *s, double *v)
 
 /* mpi/pass2.tsv: an MPI job's pass 2 per rank, for the HTML report:
  * `rank<TAB>N<TAB>HOST` per rank (HOST empty: not recorded), then
- * `object<TAB>SPEC<TAB>RANK<TAB>ENTRIES<TAB>PREDICTED<TAB>MEASURED` per timed
- * object (the executable's, in pass2.tsv's order) and rank; PREDICTED nan
- * where the rank's own counts do not predict the object. */
+ * `object<TAB>SPEC<TAB>RANK<TAB>ENTRIES<TAB>PREDICTED<TAB>MEASURED<TAB>MEMORY_OPS`
+ * per timed object (the executable's, in pass2.tsv's order) and rank;
+ * PREDICTED nan where the rank's own counts do not predict the object.
+ * A file of an mtool before MEMORY_OPS is read with 0 there. */
 static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err)
 {
     mt_outfile out;
     if (open_rundir_output(&out, rundir, "mpi/pass2.tsv", err) != 0)
         return -1;
+    mt_job_pass2 job;
+    mt_job_pass2_of(r, &job);
     fputs("# an MPI job's pass 2 per rank, core cycles\n# rank\tRANK\tHOST\n"
-          "# object\tSPEC\tRANK\tENTRIES\tPREDICTED\tMEASURED\n", out.fp);
-    for (uint32_t k = 0; k < r->nranks; k++) {
-        fprintf(out.fp, "rank\t%d\t", r->ranks[k].rank);
-        mt_tsv_field(out.fp, r->ranks[k].host ? r->ranks[k].host : "");
+          "# object\tSPEC\tRANK\tENTRIES\tPREDICTED\tMEASURED\tMEMORY_OPS\n", out.fp);
+    for (size_t k = 0; k < job.nranks; k++) {
+        fprintf(out.fp, "rank\t%d\t", job.ranks[k].rank);
+        mt_tsv_field(out.fp, job.ranks[k].host ? job.ranks[k].host : "");
         fputc('\n', out.fp);
     }
-    for (size_t i = 0; i < r->nrows; i++) {
-        const mt_candidate *c = r->rows[i].cand;
-        if (c->object)
-            continue;
-        mt_timed_object o = mt_candidate_object(c);
-        char spec[1024];
-        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
-        size_t t = (size_t)(c - r->sel.cands);
-        for (uint32_t k = 0; k < r->nranks; k++) {
-            fputs("object\t", out.fp);
-            mt_tsv_field(out.fp, spec);
-            fprintf(out.fp, "\t%d\t%" PRIu64 "\t%.9g\t%.9g\n", r->ranks[k].rank,
-                    r->ranks[k].objects[t].entries, r->ranks[k].cands[t].predicted,
-                    r->ranks[k].objects[t].measured);
-        }
+    for (size_t i = 0; i < job.nfigures; i++) {
+        const mt_job_figures *f = &job.figures[i];
+        fputs("object\t", out.fp);
+        mt_tsv_field(out.fp, f->spec);
+        fprintf(out.fp, "\t%d\t%" PRIu64 "\t%.9g\t%.9g\t%" PRIu64 "\n", f->rank, f->entries,
+                f->predicted, f->measured, f->memops);
     }
+    mt_job_pass2_free(&job);
     return mt_outfile_commit(&out, err);
 }
 
 static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt_error *err)
 {
-    char *f[6], *end;
-    int n = split_fields(r->line, f, 6);
+    char *f[7], *end;
+    int n = split_fields(r->line, f, 7);
     long rank = n >= 3 ? strtol(f[n == 3 ? 1 : 2], &end, 10) : -1;
     bool rank_ok = n >= 3 && *f[n == 3 ? 1 : 2] && !*end && rank >= 0 && rank <= INT_MAX;
     if (n == 3 && !strcmp(f[0], "rank") && rank_ok) {
@@ -693,17 +688,20 @@ static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt
         return 0;
     }
     mt_job_figures o = {.rank = (int)rank};
-    double entries;
-    if (n != 6 || strcmp(f[0], "object") != 0 || !rank_ok || !parse_figure(f[3], &entries) ||
-        entries < 0 || (strcmp(f[4], "nan") != 0 && !parse_figure(f[4], &o.predicted)) ||
-        !parse_figure(f[5], &o.measured)) {
+    double entries, memops = 0;
+    if ((n != 6 && n != 7) || strcmp(f[0], "object") != 0 || !rank_ok ||
+        !parse_figure(f[3], &entries) || entries < 0 ||
+        (strcmp(f[4], "nan") != 0 && !parse_figure(f[4], &o.predicted)) ||
+        !parse_figure(f[5], &o.measured) ||
+        (n == 7 && (!parse_figure(f[6], &memops) || memops < 0))) {
         mt_error_set(err, "%s:%d: not a line of a job's pass 2 (rank<TAB>N<TAB>HOST, or "
-                          "object<TAB>SPEC<TAB>RANK<TAB>3 figures)", r->path, r->lineno);
+                          "object<TAB>SPEC<TAB>RANK<TAB>4 figures)", r->path, r->lineno);
         return -1;
     }
     if (!strcmp(f[4], "nan"))
         o.predicted = NAN;
     o.entries = (uint64_t)entries;
+    o.memops = (uint64_t)memops;
     o.spec = mt_xstrdup(f[1]);
     MT_PUSH(p->figures, p->nfigures, caps[1], o);
     return 0;

@@ -11,11 +11,11 @@
 #     libsqlite3.so.0:..., in `history show`, `history export --json` and the
 #     page `mtool report` builds from the history;
 #   - a Python script that imports _bz2 (an extension module opened by
-#     dlopen) under /usr/bin/python3, twice: the first run says the module is
-#     counted from the next run, the second counts it and names its
-#     procedures in report.json (_bz2...so:NAME), and times the objects of
-#     libbz2.so.1.0 (opened by dlopen too, for the module), which pass2.tsv
-#     and the history carry.
+#     dlopen) under /usr/bin/python3, twice: the first (`mtool count`) says
+#     the module is counted from the next count, the second (`mtool run`)
+#     counts it and names its procedures in report.json (_bz2...so:NAME),
+#     and times the objects of libbz2.so.1.0 (opened by dlopen too, for the
+#     module), which pass2.tsv and the history carry.
 # Skipped (ok with a reason) without sqlite3 or /usr/bin/python3's _bz2.
 #
 #   MTOOL=build/mtool bash tests/libs_report.sh
@@ -115,7 +115,8 @@ c = _bz2.BZ2Compressor(9)
 print(len(data), len(c.compress(data) + c.flush()))
 EOF
     "$py" "$work/bz.py" > "$work/py.orig"
-    "$mtool" run --no-html -o "$work/py1" -- "$py" "$work/bz.py" > "$work/py1.out" 2> "$work/py1.err"
+    # The first only has to meet the module: a count (a pass 2 after it would check nothing).
+    "$mtool" count -o "$work/py1" -- "$py" "$work/bz.py" > "$work/py1.out" 2> "$work/py1.err"
     local first=$?
     "$mtool" run --no-html -o "$work/py2" -- "$py" "$work/bz.py" > "$work/py2.out" 2> "$work/py2.err"
     local second=$?

@@ -20,18 +20,30 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/mtool-tests.XXXXXX")
 export MTOOL_HISTORY="$OUT/history.db"
 trap 'rm -rf "$OUT"' EXIT INT TERM
 passed=0 failed=0
+# cpu_now: $cpu, the user+sys CPU seconds of the processes this shell has
+# waited for (`times`' second line, run in this shell: a subshell's would be
+# its own), which the machine's other load does not inflate as it does the
+# wall time.
+cpu_now() {
+    times > "$OUT/times"
+    cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$OUT/times")
+}
 start=$(date +%s)
 group_start=$start
+cpu_now
+group_cpu=$cpu
 
 # count LOG NAME: add the ok / not ok lines of LOG to the totals, show the
-# failures (with their "#" details) and one summary line.
+# failures (with their "#" details) and one summary line with the group's
+# wall and CPU seconds.
 count() {
     p=$(grep -c '^ok ' "$1") f=$(grep -c '^not ok ' "$1")
     passed=$((passed + p)); failed=$((failed + f))
     grep -e '^not ok' -e '^#' "$1" | head -40
     now=$(date +%s)
-    echo "== $2: $p ok, $f not ok ($((now - group_start)) s)"
-    group_start=$now
+    cpu_now
+    echo "== $2: $p ok, $f not ok ($((now - group_start)) s, $((cpu - group_cpu)) s of CPU)"
+    group_start=$now group_cpu=$cpu
 }
 
 # run NAME CMD...: a test program; a crash or non-zero exit without a
@@ -309,6 +321,7 @@ check_cli "instrument --skip leaves the procedure out, with the reason" \
     "$ASAN/mtool instrument -v --counts --skip main $SAMPLES/matmul-gcc-O2 -o $OUT/skip.inst 2>&1 | grep -q 'not instrumented: main: left as it is on request'"
 count "$OUT/cli" "cli"
 
-echo "# tests took $(( $(date +%s) - start )) s"
+cpu_now
+echo "# tests took $(( $(date +%s) - start )) s, $cpu s of CPU"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -847,7 +847,7 @@ static void print_rank_object(const mt_store_rank_row *rows, size_t n)
     double *measured = mt_xcalloc(n + 1, sizeof *measured);
     for (size_t i = 0; i < n; i++)
         measured[i] = rows[i].measured_cycles;
-    mt_ui_imbalance im = mt_ui_imbalance_of(measured, (uint32_t)n);
+    mt_imbalance im = mt_imbalance_of(measured, (uint32_t)n);
     free(measured);
     char *proc = mt_ui_escape(rows[0].procedure), *path = mt_ui_escape(rows[0].loop_path ? rows[0].loop_path : "");
     printf("  object %" PRId64 " %s%s%s: imbalance %.2fx, slowest rank %d\n", rows[0].object, proc,

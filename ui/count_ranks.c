@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/report.h"
 #include "ui.h"
 
 /* `mtool _rank PROFILES INSTRUMENTED PROG ARGS...`: what the launcher runs
@@ -36,31 +37,13 @@ typedef struct {
     uint64_t *per_rank;
 } rank_row;
 
-mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n)
-{
-    mt_ui_imbalance im = {NAN, 0};
-    double total = 0;
-    uint32_t counted = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (isnan(per_rank[i]))
-            continue;
-        total += per_rank[i];
-        counted++;
-        if (isnan(per_rank[im.max_rank]) || per_rank[i] > per_rank[im.max_rank])
-            im.max_rank = i;
-    }
-    if (total > 0)
-        im.imbalance = per_rank[im.max_rank] * counted / total;
-    return im;
-}
-
 /* Of counts (exact as doubles below 2^53). */
-static mt_ui_imbalance imbalance_of(const uint64_t *per_rank, uint32_t n)
+static mt_imbalance imbalance_of(const uint64_t *per_rank, uint32_t n)
 {
     double *v = mt_xcalloc(n + 1, sizeof *v);
     for (uint32_t i = 0; i < n; i++)
         v[i] = (double)per_rank[i];
-    mt_ui_imbalance im = mt_ui_imbalance_of(v, n);
+    mt_imbalance im = mt_imbalance_of(v, n);
     free(v);
     return im;
 }
@@ -156,7 +139,7 @@ static void print_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *
     fprintf(fp, "  %9s %8s %16s  %s\n", "imbalance", "max rank", "memory ops",
             loops ? "loop (depth) in procedure, at" : "procedure, at");
     for (size_t i = 0; i < n && (int)i < top; i++) {
-        mt_ui_imbalance im = imbalance_of(rows[i].per_rank, job->nranks);
+        mt_imbalance im = imbalance_of(rows[i].per_rank, job->nranks);
         const mt_procedure *p = &prog->procs[rows[i].proc];
         char src[512];
         char *name = mt_ui_escape(p->name), *at = mt_ui_escape(object_source(prog, &rows[i], src,
@@ -192,7 +175,7 @@ void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *jo
                 r->merge.nprocesses, r->totals.blocks, r->totals.insns, memops[i], host);
         free(host);
     }
-    mt_ui_imbalance im = imbalance_of(memops, job->nranks);
+    mt_imbalance im = imbalance_of(memops, job->nranks);
     fprintf(fp, "  memory operations: imbalance %.2fx (max / mean over ranks), the most on rank %d\n",
             im.imbalance, job->ranks[im.max_rank].rank);
     free(memops);
@@ -204,7 +187,7 @@ void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *jo
 
 static void json_imbalance(FILE *fp, const mt_mpi_job *job, const uint64_t *per_rank)
 {
-    mt_ui_imbalance im = imbalance_of(per_rank, job->nranks);
+    mt_imbalance im = imbalance_of(per_rank, job->nranks);
     fputs(",\"imbalance\":", fp);
     mt_json_number(fp, im.imbalance);
     fprintf(fp, ",\"max_rank\":%d", job->ranks[im.max_rank].rank);
@@ -236,19 +219,6 @@ static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *j
     free_rank_rows(rows, n);
 }
 
-void mt_ui_json_launcher(FILE *fp, char **argv)
-{
-    fputs("\"launcher\":", fp);
-    mt_json_string(fp, argv[0]);
-    fputs(",\"launcher_arguments\":[", fp);
-    for (int i = 1; argv[i]; i++) {
-        if (i > 1)
-            fputc(',', fp);
-        mt_json_string(fp, argv[i]);
-    }
-    fputc(']', fp);
-}
-
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job)
 {
     fputs(",\"mpi\":", fp);
@@ -257,7 +227,7 @@ void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job
         return;
     }
     fputc('{', fp);
-    mt_ui_json_launcher(fp, job->argv);
+    mt_report_json_launcher(fp, job->argv);
     fprintf(fp, ",\"ranks\":[");
     uint64_t *memops = mt_xcalloc(job->nranks, sizeof *memops);
     for (uint32_t i = 0; i < job->nranks; i++) {

@@ -2,13 +2,15 @@
  * "MPI jobs"): per m-object, each rank's measured, predicted and overhead
  * (core cycles, run/pass2_ranks.c) and the load imbalance of measured time
  * (max / mean over the ranks, and the slowest rank), in the text report and
- * report.json's "mpi".  Objects in the job's order (largest overhead first). */
+ * report.json's "mpi" (written by report/job.c, as the page's).  Objects in
+ * the job's order (largest overhead first). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/report.h"
 #include "ui.h"
 
 /* Each rank's measured time of the job's row `row` (its timed index). */
@@ -20,10 +22,10 @@ static double *measured_per_rank(const mt_pass2_result *rp, size_t timed)
     return v;
 }
 
-static mt_ui_imbalance object_imbalance(const mt_pass2_result *rp, size_t timed)
+static mt_imbalance object_imbalance(const mt_pass2_result *rp, size_t timed)
 {
     double *v = measured_per_rank(rp, timed);
-    mt_ui_imbalance im = mt_ui_imbalance_of(v, rp->nranks);
+    mt_imbalance im = mt_imbalance_of(v, rp->nranks);
     free(v);
     return im;
 }
@@ -44,7 +46,7 @@ void mt_time_print_ranks(FILE *fp, const mt_pass2_result *rp)
     free(launcher);
     for (size_t i = 0; i < rp->nrows; i++) {
         size_t t = timed_index(rp, &rp->rows[i]);
-        mt_ui_imbalance im = object_imbalance(rp, t);
+        mt_imbalance im = object_imbalance(rp, t);
         char raw[512];
         mt_time_object_name(rp->rows[i].cand, raw, sizeof raw);
         char *name = mt_ui_escape(raw);
@@ -71,54 +73,25 @@ void mt_time_print_ranks(FILE *fp, const mt_pass2_result *rp)
     }
 }
 
-static void json_rank_object(FILE *fp, const mt_pass2_rank *r, size_t t)
-{
-    const mt_mobject_figures *f = &r->objects[t];
-    fprintf(fp, "{\"rank\":%d,\"entries\":%" PRIu64 ",\"measured_cycles\":", r->rank, f->entries);
-    mt_json_number(fp, f->measured);
-    fputs(",\"predicted_cycles\":", fp);
-    mt_json_number(fp, r->cands[t].predicted);
-    fputs(",\"overhead_cycles\":", fp);
-    mt_json_number(fp, f->overhead);
-    fprintf(fp, ",\"memory_ops\":%" PRIu64 "}", r->cands[t].memops);
-}
-
+/* report.json's "mpi": report/job.c's format, the page's too, from the
+ * figures mpi/pass2.tsv keeps; the objects named as report.json's objects[]. */
 void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp)
 {
-    fputs(",\"mpi\":", fp);
-    if (!rp->nranks) {
-        fputs("null", fp);
-        return;
-    }
-    fputc('{', fp);
-    mt_ui_json_launcher(fp, rp->launcher_argv);
-    fputs(",\"ranks\":[", fp);
-    for (uint32_t k = 0; k < rp->nranks; k++) {
-        fprintf(fp, "%s{\"rank\":%d,\"host\":", k ? "," : "", rp->ranks[k].rank);
-        if (rp->ranks[k].host)
-            mt_json_string(fp, rp->ranks[k].host);
-        else
-            fputs("null", fp);
-        fputc('}', fp);
-    }
-    fputs("],\"objects\":[", fp);
-    for (size_t i = 0; i < rp->nrows; i++) {
-        size_t t = timed_index(rp, &rp->rows[i]);
-        mt_ui_imbalance im = object_imbalance(rp, t);
-        char name[512];
-        mt_time_object_name(rp->rows[i].cand, name, sizeof name);
-        fputs(i ? ",{\"name\":" : "{\"name\":", fp);
-        mt_json_string(fp, name);
-        fputs(",\"imbalance\":", fp);
-        mt_json_number(fp, im.imbalance);
-        fprintf(fp, ",\"slowest_rank\":%d,\"per_rank\":[", rp->ranks[im.max_rank].rank);
-        for (uint32_t k = 0; k < rp->nranks; k++) {
-            fputs(k ? "," : "", fp);
-            json_rank_object(fp, &rp->ranks[k], t);
+    mt_job_pass2 job;
+    mt_job_pass2_of(rp, &job);
+    char **names = mt_xcalloc(rp->nrows + 1, sizeof *names);
+    size_t n = 0;
+    for (size_t i = 0; i < rp->nrows; i++)
+        if (!rp->rows[i].cand->object) { /* as mt_job_pass2_of: the executable's */
+            char name[512];
+            mt_time_object_name(rp->rows[i].cand, name, sizeof name);
+            names[n++] = mt_xstrdup(name);
         }
-        fputs("]}", fp);
-    }
-    fputs("]}", fp);
+    mt_report_write_job(fp, rp->launcher_argv, &job, (const char *const *)names);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    mt_job_pass2_free(&job);
 }
 
 void mt_time_history_ranks(mt_history *h, const mt_pass2_result *rp, const mt_mobject_figures *row)

@@ -28,16 +28,6 @@ extern const char mt_count_usage[];
 int mt_cmd_rank(int argc, char **argv);
 void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top);
 void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job);
-/* Load imbalance over an MPI job's ranks: the most over the mean (1 =
- * balanced; NAN when the total is 0), ranks with a NAN figure left out,
- * and the index of the rank with the most (the lowest on a tie). */
-typedef struct {
-    double imbalance;
-    uint32_t max_rank;
-} mt_ui_imbalance;
-mt_ui_imbalance mt_ui_imbalance_of(const double *per_rank, uint32_t n);
-/* "launcher":ARGV[0],"launcher_arguments":[ARGV[1]...] (count.json's and report.json's "mpi"). */
-void mt_ui_json_launcher(FILE *fp, char **argv);
 /* MPI jobs in `time` (time_ranks.c): per m-object, each rank's figures and
  * the imbalance of measured time, in the text report and report.json
  * ("mpi": null without a job). */

@@ -9,27 +9,16 @@
 // One "ok - ..." / "not ok - ..." line per assertion (tests/lib.sh's form).
 import fs from 'node:fs';
 import path from 'node:path';
-import {chromium} from 'playwright-core';
+import {check, open, finish} from './page.mjs';
 
 const FIGURES = ['true_sharing', 'false_sharing', 'invalidations', 'interventions', 'upgrades',
                  'local_refs', 'remote_refs', 'remote_dirty_refs', 'three_hop_refs'];
 const dataKey = f => f.replace(/_(.)/g, (m, c) => c.toUpperCase()); /* dataset's name */
-let failed = 0;
-function check(what, cond, detail) {
-  if (cond) console.log('ok - ' + what);
-  else { failed++; console.log('not ok - ' + what + (detail !== undefined ? ': ' + detail : '')); }
-}
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox']});
 const args = process.argv.slice(2);
 
 for (let a = 0; a + 1 < args.length; a += 2) {
   const oracle = JSON.parse(fs.readFileSync(args[a + 1], 'utf8'));
-  const page = await browser.newPage({viewport: {width: 1100, height: 800}});
-  const errors = [];
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', e => errors.push(String(e)));
-  await page.goto('file://' + path.resolve(args[a]));
+  const {page, seen} = await open(args[a]);
   const run = 'run ' + oracle.run + ': ';
   check(run + 'the processors\' history view is shown',
         await page.$eval('#mp-history', e => !e.hidden && e.offsetParent !== null));
@@ -109,8 +98,7 @@ for (let a = 0; a + 1 < args.length; a += 2) {
     await page.screenshot({path: path.join(process.env.MP_SCREENSHOTS, 'mp-' + oracle.run + '.png'),
                            fullPage: false});
   }
-  check(run + 'no console error', errors.length === 0, errors.join(' | '));
+  check(run + 'no console error', seen.errors.length === 0, seen.errors.join(' | '));
   await page.close();
 }
-await browser.close();
-process.exit(failed ? 1 : 0);
+await finish();

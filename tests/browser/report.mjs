@@ -13,34 +13,10 @@
 // One "ok - ..." / "not ok - ..." line per assertion (tests/lib.sh's form).
 import fs from 'node:fs';
 import path from 'node:path';
-import {chromium} from 'playwright-core';
+import {check, open as openPage, finish} from './page.mjs';
 
 const [memDir, hostileDir, sharingDir, shots] = process.argv.slice(2);
-let failed = 0;
-function check(what, cond, detail) {
-  if (cond) console.log('ok - ' + what);
-  else { failed++; console.log('not ok - ' + what + (detail !== undefined ? ': ' + detail : '')); }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox'],
-});
-
-// A page opened from file://, with every console error, page error, dialog
-// and request other than the page itself recorded.
-async function open(file) {
-  const page = await browser.newPage({viewport: {width: 1100, height: 800}});
-  const seen = {errors: [], requests: [], dialogs: []};
-  const url = 'file://' + path.resolve(file);
-  page.on('console', m => { if (m.type() === 'error') seen.errors.push(m.text()); });
-  page.on('pageerror', e => seen.errors.push(String(e)));
-  page.on('dialog', d => { seen.dialogs.push(d.message()); d.dismiss(); });
-  page.on('request', r => { if (r.url() !== url) seen.requests.push(r.url()); });
-  await page.goto(url);
-  await page.waitForSelector('#objects-table tbody tr');
-  return {page, seen};
-}
+const open = file => openPage(file, '#objects-table tbody tr');
 
 const rows = page => page.$$eval('#objects-table tbody tr',
   trs => trs.map(tr => [...tr.children].map(td => td.textContent)));
@@ -564,6 +540,4 @@ if (process.env.STRIPPED_RUNDIR) {
   await page.close();
 }
 
-await browser.close();
-console.log(failed ? failed + ' failed' : 'all passed');
-process.exit(failed ? 1 : 0);
+await finish();

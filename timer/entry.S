@@ -56,7 +56,29 @@ mt_wrap_SYSCALL:
     je mt_placement_syscall
     cmp $279, %rdi            /* SYS_move_pages */
     je mt_placement_syscall
-    jmp *mt_real_syscall(%rip)
+    mov mt_real_syscall(%rip), %r11
+    test %r11, %r11
+    jz 1f
+    jmp *%r11
+    /* A library copy: its runtime never starts, so nothing set
+     * mt_real_syscall; its own syscall() is looked up (mt_own_syscall),
+     * the argument registers and the stack left as they came. */
+1:  push %rdi
+    push %rsi
+    push %rdx
+    push %rcx
+    push %r8
+    push %r9
+    sub $8, %rsp              /* the call's 16-byte alignment */
+    call mt_own_syscall
+    add $8, %rsp
+    pop %r9
+    pop %r8
+    pop %rcx
+    pop %rdx
+    pop %rsi
+    pop %rdi
+    jmp *%rax
 
 /* Writable data starts on its own page (the rewriter maps it R+W); one
  * word keeps .data non-empty so the flat image reaches mt_blob_end. */

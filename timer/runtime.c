@@ -1467,9 +1467,15 @@ HIDDEN long mt_wrap_MOVE_PAGES(long pid, uint64_t count, void **pages, const int
  * entry.S's mt_wrap_SYSCALL jumps to with the caller's arguments as they
  * were (the seventh, if any, on the stack); the int arguments as the
  * kernel takes them, their low 32 bits. */
+/* The real syscall(): the executable's is found at its entry
+ * (mt_real_syscall); a library copy's runtime never starts, so its own is
+ * looked up on each call (libnuma's mbind: its copy jumped to 0). */
+HIDDEN uintptr_t mt_own_syscall(void) { return own_callee(MT_RT_WRAP_SYSCALL); }
+
 HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e, long f)
 {
-    long rc = ((long (*)(long, ...))mt_real_syscall)(nr, a, b, c, d, e, f);
+    uintptr_t real = mt_params.is_library ? mt_own_syscall() : mt_real_syscall;
+    long rc = ((long (*)(long, ...))real)(nr, a, b, c, d, e, f);
     if (nr == SYS_SET_MEMPOLICY)
         policy_set((int)a, (const uint64_t *)b, (uint64_t)c);
     else if (nr == SYS_MBIND)

@@ -77,7 +77,7 @@ for prog in phases-gcc-O2 phases-clang-O2; do
     $NORAND "$MTOOL" sim --no-store --misses-only --cachegrind $GEOMETRY --json -o "$BENCH_DIR/trace-lean.json" \
         -- "$bin" 4000 > /dev/null 2>&1 || { echo "trace: $prog: mtool sim --misses-only failed"; continue; }
     records=$(sed -n 's/.* \([0-9]*\) records (.*/\1/p' "$BENCH_DIR/trace.err")
-    copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace/"$prog" | head -1)
+    copy=$(ls "$XDG_CACHE_HOME"/mtool/instrumented/*-trace*/"$prog" | head -1)
     native=$(best "$bin" 4000)
     alone=$(MTOOL_OUT="$BENCH_DIR/trace-profiles" best "$copy" 4000)
     # shellcheck disable=SC2086

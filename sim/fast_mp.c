@@ -64,11 +64,9 @@ struct sim_fast_mp {
     sim_map threads;           /* thread number + 1 -> 1: the threads seen */
     sim_thread_ids tids;
     uint32_t line_shift;
-    sim_map dir_index;         /* line -> index in dir */
+    sim_dir_index dir_index;   /* line -> index in dir */
     fm_entry *dir;
     size_t ndir, cap_dir;
-    uint64_t last_line;        /* the line entry_of gave last, its index + 1 (0: none) */
-    uint32_t last_entry;
     sim_word_writers *lines;   /* lines two CPUs referenced: their words' writers */
     size_t nlines, cap_lines;
     uint64_t clock;            /* writes to watched lines so far */
@@ -122,7 +120,7 @@ void sim_fast_mp_free(sim_fast_mp *fm)
     mt_sim_free(fm->shared);
     sim_map_free(&fm->threads);
     free(fm->tids.ids);
-    sim_map_free(&fm->dir_index);
+    sim_map_free(&fm->dir_index.map);
     free(fm->dir);
     free(fm->lines);
     free(fm->sorted);
@@ -159,17 +157,12 @@ void sim_fast_mp_set_tid(sim_fast_mp *fm, int32_t tid)
 
 static fm_entry *entry_of(sim_fast_mp *fm, uint64_t line)
 {
-    if (fm->last_entry && fm->last_line == line)
-        return &fm->dir[fm->last_entry - 1];
-    uint32_t i = sim_map_get(&fm->dir_index, line);
-    if (i == SIM_NONE) {
+    bool added;
+    uint32_t i = sim_dir_lookup(&fm->dir_index, line, (uint32_t)fm->ndir, &added);
+    if (added) {
         fm_entry e = {.owner = NO_CPU, .first_cpu = (uint8_t)fm->current};
-        i = (uint32_t)fm->ndir;
         MT_PUSH(fm->dir, fm->ndir, fm->cap_dir, e);
-        sim_map_put(&fm->dir_index, line, i);
     }
-    fm->last_line = line;
-    fm->last_entry = i + 1;
     return &fm->dir[i];
 }
 

@@ -276,16 +276,8 @@ run "multi-threaded programs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
 MTOOL=$ASAN/mtool sh tests/bad_input.sh > "$OUT/bad" 2>&1
 count "$OUT/bad" "bad input"
 
-: > "$OUT/json"
 if command -v python3 > /dev/null 2>&1; then
-    for bin in "$SAMPLES"/*; do
-        if "$ASAN/mtool" analyze --json "$bin" -o "$OUT/a.json" 2> "$OUT/err" &&
-            python3 -m json.tool "$OUT/a.json" > /dev/null 2>> "$OUT/err"; then
-            echo "ok - $(basename "$bin"): valid JSON" >> "$OUT/json"
-        else
-            echo "not ok - $(basename "$bin"): analyze --json failed or invalid: $(grep -v warning: "$OUT/err" | head -1)" >> "$OUT/json"
-        fi
-    done
+    each_sample "$OUT/json" tests/analyze_json_check.sh "$ASAN/mtool"
     count "$OUT/json" "analyze --json"
 else
     echo "# analyze --json: skipped, python3 is not installed (nothing to validate the JSON with)"

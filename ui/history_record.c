@@ -691,15 +691,29 @@ static mt_store_sim_thread *sim_threads(const mt_sim *s, const unsigned *slot_of
     return out;
 }
 
+/* Whether a reference of the run is in traced library `lib`'s code. */
+static bool library_referenced(mt_sim *s, const mt_pass1_library *lib)
+{
+    size_t np;
+    const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    uint32_t ncodes = mt_code_object_loops(lib->prog, lib->prog->nprocs);
+    for (size_t i = 0; i < np; i++)
+        if (p[i].code > lib->code_base && p[i].code - lib->code_base < ncodes)
+            return true;
+    return false;
+}
+
 /* The code objects of the libraries traced with the program, each
  * library's build a program of its own (as a timed run's library objects),
- * its procedures named LIB:PROCEDURE. */
+ * its procedures named LIB:PROCEDURE; a library whose code made no
+ * reference is not stored (as a timed run stores only the libraries its
+ * objects are in). */
 static void sim_libraries(mt_history *h, mt_sim *s, const mt_pass1_libraries *libs,
                           const unsigned *slot_of, double walk_cost)
 {
     for (size_t i = 0; libs && i < libs->nlibs; i++) {
         const mt_pass1_library *lib = &libs->libs[i];
-        if (lib->note || !lib->code_base) /* not traced */
+        if (lib->note || !lib->code_base || !library_referenced(s, lib)) /* not traced, not run */
             continue;
         mt_history *l = mt_history_library(h, lib->prog, lib->name, lib->path);
         if (l->ok)

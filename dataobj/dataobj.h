@@ -12,7 +12,7 @@
  *    calloc, realloc, aligned_alloc, posix_memalign, memalign, valloc,
  *    operator new/new[], mmap), until its free/delete/munmap; one object per
  *    allocation site and call path, named FUNC@PROC:LINE (FUNC@PROC+0xOFF
- *    without a line);
+ *    without a line; a traced library's PROC is LIB:PROC);
  *  - global: a variable of the executable at a fixed address (DWARF
  *    DW_OP_addr, else an OBJECT symbol with a size), or one of its struct
  *    fields, every array index folded away ("records.key");
@@ -21,9 +21,9 @@
  *  - stack: a reference flagged as the stack's, or inside the range of
  *    them the thread has made: the frame of the procedure whose frame holds
  *    the address, by the shadow call stack the call and ret records build
- *    ("stack:PROC");
+ *    ("stack:PROC", "stack:LIB:PROC" for a traced library's procedure);
  *  - other: everything else (id 0): shared libraries' data, the loader,
- *    blocks the program's libraries allocate themselves. */
+ *    blocks the untraced libraries allocate themselves. */
 #ifndef MTOOL_DATAOBJ_H
 #define MTOOL_DATAOBJ_H
 
@@ -60,6 +60,13 @@ typedef struct mt_data_map mt_data_map;
  * and the symbols only).  NULL with err when the file cannot be opened. */
 mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err);
 void mt_data_map_free(mt_data_map *m);
+/* A shared library traced with the program, its name `name` (as the
+ * program needs it: program-derived), analyzed as `prog`: its code objects
+ * are code_base + its own (mt_code_object_split's of prog), so its
+ * allocation sites, call paths and stack frames are named by its
+ * procedures, "LIB:PROC".  Its globals and TLS stay "other". */
+void mt_data_map_add_library(mt_data_map *m, const char *name, const mt_program *prog,
+                             uint32_t code_base);
 /* Takes the next record of thread `tid` (in the order the thread made
  * them): events update the map and return 0; a reference returns its data
  * object's id. */

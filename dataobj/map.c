@@ -2,7 +2,15 @@
  * (dataobj.h), kept up to date by the run's events: the load bias, the
  * allocator's blocks, and each thread's shadow call stack, built from the
  * return addresses calls push and rets pop (timer.h, MT_TRACE_F_CALL and
- * MT_TRACE_F_RET). */
+ * MT_TRACE_F_RET).
+ *
+ * Conventions: a code object belongs to a module, the executable (module
+ * 0: ids up to its last, mt_code_object_split's) or a shared library
+ * traced with it (ids code_base + its own); a procedure is (module, index
+ * in that module's analysis), index nprocs of the executable standing for
+ * no known procedure.  Call sites are link-time addresses of their module:
+ * the executable's CALL_SITE records are run-time (minus the load bias), a
+ * library copy's are link-time already (rewriter/trace.c). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +46,23 @@ typedef struct {
     uint32_t id;
 } site_slot;
 
+/* The executable or a library traced with it (conventions above). */
+typedef struct {
+    const mt_program *prog;
+    char *name;                /* a library's (program-derived), NULL: the executable */
+    uint32_t code_base, ncodes; /* a library's objects: (code_base, code_base + ncodes) */
+    uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
+} code_module;
+
+/* A procedure of a module. */
+typedef struct {
+    uint32_t module, proc;
+} proc_ref;
+
 struct mt_data_map {
     const mt_program *prog;
+    code_module *modules;      /* [0]: the executable's */
+    size_t nmodules, cap_modules;
     dataobj_statics statics;
     size_t last_static;        /* the variable of the last lookup */
     dataobj_heap *heap;
@@ -50,7 +73,6 @@ struct mt_data_map {
     size_t nthreads, cap_threads, last_thread; /* threads[last_thread]: the last record's */
     site_slot *sites;          /* open addressing, a power of two, at most half full */
     size_t nsites, cap_sites;
-    uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
     uint32_t tls_id;
     uint64_t tls_below;        /* the executable's TLS block: bytes below the thread pointer */
     dataobj_statics tls_vars;  /* its variables, at offsets into the block */
@@ -93,6 +115,16 @@ static void number_statics(mt_data_map *m, dataobj_statics *vars, mt_data_kind k
     }
 }
 
+static void add_module(mt_data_map *m, const mt_program *prog, const char *name,
+                       uint32_t code_base)
+{
+    code_module c = {.prog = prog, .name = name ? mt_xstrdup(name) : NULL,
+                     .code_base = code_base,
+                     .ncodes = mt_code_object_loops(prog, prog->nprocs),
+                     .stack_ids = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *c.stack_ids)};
+    MT_PUSH(m->modules, m->nmodules, m->cap_modules, c);
+}
+
 mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
 {
     mt_elf_file img;
@@ -119,8 +151,14 @@ mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
     number_statics(m, &m->statics, MT_DATA_GLOBAL);
     number_statics(m, &m->tls_vars, MT_DATA_TLS);
     m->heap = dataobj_heap_new();
-    m->stack_ids = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *m->stack_ids);
+    add_module(m, prog, NULL, 0);
     return m;
+}
+
+void mt_data_map_add_library(mt_data_map *m, const char *name, const mt_program *prog,
+                             uint32_t code_base)
+{
+    add_module(m, prog, name, code_base);
 }
 
 void mt_data_map_free(mt_data_map *m)
@@ -139,7 +177,11 @@ void mt_data_map_free(mt_data_map *m)
     for (size_t i = 0; i < m->cap_sites; i++)
         free(m->sites[i].key);
     free(m->sites);
-    free(m->stack_ids);
+    for (size_t i = 0; i < m->nmodules; i++) {
+        free(m->modules[i].name);
+        free(m->modules[i].stack_ids);
+    }
+    free(m->modules);
     dataobj_heap_free(m->heap);
     dataobj_statics_free(&m->statics);
     dataobj_statics_free(&m->tls_vars);
@@ -191,20 +233,53 @@ static uint32_t variable_at(const dataobj_statics *s, size_t *last, uint64_t a)
 
 /* ---- the stack ---- */
 
-static uint32_t procedure_of(const mt_data_map *m, uint32_t code)
+/* The module whose code objects hold `code`: the executable's first,
+ * then the libraries' (few: a scan); 0 for none, as the executable's. */
+static uint32_t module_of(const mt_data_map *m, uint32_t code, uint32_t *own)
 {
-    uint32_t p, l;
-    return mt_code_object_split(m->prog, code, &p, &l) ? p : m->prog->nprocs;
+    *own = code;
+    if (code < m->modules[0].ncodes)
+        return 0;
+    for (size_t i = 1; i < m->nmodules; i++) {
+        const code_module *c = &m->modules[i];
+        if (code > c->code_base && code - c->code_base < c->ncodes) {
+            *own = code - c->code_base;
+            return (uint32_t)i;
+        }
+    }
+    return 0;
 }
 
-static uint32_t stack_object(mt_data_map *m, uint32_t proc)
+static proc_ref procedure_of(const mt_data_map *m, uint32_t code)
 {
-    if (!m->stack_ids[proc]) {
-        const char *name = proc < m->prog->nprocs ? m->prog->procs[proc].name : "(unknown)";
-        m->stack_ids[proc] = add_object(m, (mt_data_object){.name = mt_xasprintf("stack:%s", name),
-                                                            .kind = MT_DATA_STACK});
+    uint32_t own, p, l;
+    uint32_t k = module_of(m, code, &own);
+    const mt_program *prog = m->modules[k].prog;
+    if (mt_code_object_split(prog, own, &p, &l))
+        return (proc_ref){k, p};
+    return (proc_ref){0, m->prog->nprocs};
+}
+
+/* "PROC", a library's "LIB:PROC", or "(unknown)" (malloc'd). */
+static char *procedure_name(const mt_data_map *m, proc_ref r)
+{
+    const code_module *c = &m->modules[r.module];
+    if (r.proc >= c->prog->nprocs)
+        return mt_xstrdup("(unknown)");
+    return c->name ? mt_xasprintf("%s:%s", c->name, c->prog->procs[r.proc].name)
+                   : mt_xstrdup(c->prog->procs[r.proc].name);
+}
+
+static uint32_t stack_object(mt_data_map *m, proc_ref r)
+{
+    uint32_t *id = &m->modules[r.module].stack_ids[r.proc];
+    if (!*id) {
+        char *name = procedure_name(m, r);
+        *id = add_object(m, (mt_data_object){.name = mt_xasprintf("stack:%s", name),
+                                             .kind = MT_DATA_STACK});
+        free(name);
     }
-    return m->stack_ids[proc];
+    return *id;
 }
 
 /* The frame holding `addr`: the caller of the outermost call whose return
@@ -258,23 +333,28 @@ static const char *allocator_name(uint32_t wrap)
 }
 
 /* "PROC:LINE" (the call's line), "PROC+0xOFF" or "PROC" for the call at
- * link-time address `pc` in procedure `proc` (pc 0: unknown). */
-static char *site_name(const mt_data_map *m, uint32_t proc, uint64_t pc)
+ * link-time address `pc` (of its module) in procedure `r` (pc 0: unknown);
+ * PROC is a library's "LIB:PROC". */
+static char *site_name(const mt_data_map *m, proc_ref r, uint64_t pc)
 {
-    const mt_program *prog = m->prog;
-    if (proc >= prog->nprocs)
-        return mt_xstrdup("(unknown)");
-    const mt_procedure *p = &prog->procs[proc];
+    const mt_program *prog = m->modules[r.module].prog;
+    char *name = procedure_name(m, r), *site;
+    if (r.proc >= prog->nprocs)
+        return name;
+    const mt_procedure *p = &prog->procs[r.proc];
     size_t c = pc ? mt_upper_bound_u64(p->calls, p->ncalls, sizeof *p->calls,
                                        offsetof(mt_call_site, addr), pc) : 0;
-    if (c && p->calls[c - 1].addr == pc && p->calls[c - 1].line)
-        return mt_xasprintf("%s:%u", p->name, p->calls[c - 1].line);
     uint32_t b = pc ? mt_block_at(p, pc) : MT_NONE; /* a call the analysis did not list */
-    if (b != MT_NONE && p->blocks[b].line)
-        return mt_xasprintf("%s:%u", p->name, p->blocks[b].line);
-    if (pc)
-        return mt_xasprintf("%s+0x%llx", p->name, (unsigned long long)(pc - p->entry));
-    return mt_xstrdup(p->name);
+    if (c && p->calls[c - 1].addr == pc && p->calls[c - 1].line)
+        site = mt_xasprintf("%s:%u", name, p->calls[c - 1].line);
+    else if (b != MT_NONE && p->blocks[b].line)
+        site = mt_xasprintf("%s:%u", name, p->blocks[b].line);
+    else if (pc)
+        site = mt_xasprintf("%s+0x%llx", name, (unsigned long long)(pc - p->entry));
+    else
+        return name;
+    free(name);
+    return site;
 }
 
 /* The callers above the allocation's own call, innermost first. */
@@ -282,9 +362,11 @@ static char *call_path(const mt_data_map *m, const thread_state *t)
 {
     char *path = mt_xstrdup("");
     for (size_t k = 1; k <= PATH_DEPTH && k < t->ncalls; k++) {
-        uint32_t p = procedure_of(m, t->calls[t->ncalls - 1 - k].code);
-        char *longer = mt_xasprintf("%s%s%s", path, k > 1 ? " <- " : "",
-                                    p < m->prog->nprocs ? m->prog->procs[p].name : "?");
+        proc_ref p = procedure_of(m, t->calls[t->ncalls - 1 - k].code);
+        char *name = p.proc < m->modules[p.module].prog->nprocs ? procedure_name(m, p)
+                                                                  : mt_xstrdup("?");
+        char *longer = mt_xasprintf("%s%s%s", path, k > 1 ? " <- " : "", name);
+        free(name);
         free(path);
         path = longer;
     }
@@ -321,10 +403,11 @@ static void grow_sites(mt_data_map *m)
 static uint32_t heap_object(mt_data_map *m, const thread_state *t, uint32_t wrap)
 {
     const shadow_entry *top = t->ncalls ? &t->calls[t->ncalls - 1] : NULL;
-    uint32_t proc = top ? procedure_of(m, top->code) : m->prog->nprocs;
+    proc_ref proc = top ? procedure_of(m, top->code) : (proc_ref){0, m->prog->nprocs};
     uint64_t pc = top ? top->pc : 0;
     char *path = call_path(m, t);
-    char *key = mt_xasprintf("%u|%llx|%u|%s", wrap, (unsigned long long)pc, proc, path);
+    char *key = mt_xasprintf("%u|%llx|%u|%u|%s", wrap, (unsigned long long)pc, proc.module,
+                             proc.proc, path);
     if (2 * (m->nsites + 1) > m->cap_sites)
         grow_sites(m);
     size_t k = hash_key(key) & (m->cap_sites - 1);
@@ -402,9 +485,11 @@ static __attribute__((noinline)) void event(mt_data_map *m, thread_state *t,
         t->tls_lo = r->addr - m->tls_below;
         t->tls_len = m->tls_below + TCB_BYTES;
         return;
-    case MT_TRACE_CALL_SITE:
-        t->site = r->addr - m->bias;
+    case MT_TRACE_CALL_SITE: { /* a library's is link-time already */
+        uint32_t own;
+        t->site = module_of(m, r->code, &own) ? r->addr : r->addr - m->bias;
         return;
+    }
     case MT_TRACE_ALLOC_SIZE:
         t->alloc_size = r->addr;
         return;

@@ -29,7 +29,7 @@
  * return address: the reader keeps a shadow call stack with them, to name
  * stack frames and allocation call paths.  A call to an allocator the
  * runtime wraps is preceded by one more record, its CALL_SITE (the original
- * call's address).  Not traced, counted in the report: rep cmps/scas (they
+ * call's run-time address; a library copy's: its link-time address).  Not traced, counted in the report: rep cmps/scas (they
  * stop at the first difference, so %rcx is not their count), operands of
  * no stated size (xsave) and 32-bit address forms.
  *
@@ -286,9 +286,13 @@ static void plan_stack(rw_code *c, rw_insn *ri, const cs_insn *insn, uint32_t co
 {
     switch (insn->id) {
     case X86_INS_CALL:
-        if (calls_allocator(c, insn)) /* the site: a rip-relative lea of the call itself */
+        /* The site: a rip-relative lea of the call itself; in a library's
+         * copy its link-time address (an absolute disp32), since the reader
+         * knows the executable's load bias only (dataobj/map.c). */
+        if (calls_allocator(c, insn))
             add_ref(c, ri, (rw_trace_ref){.kind = MT_TRACE_CALL_SITE, .size = 1, .code = code,
-                                          .base = RIP_REG, .index = NO_REG, .scale = 1,
+                                          .base = c->library ? NO_REG : RIP_REG,
+                                          .index = NO_REG, .scale = 1,
                                           .disp = (int64_t)insn->address});
         add_ref(c, ri, stack_ref(code, -8, MT_TRACE_WRITE, MT_TRACE_F_CALL));
         break;

@@ -369,6 +369,11 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     bool data_objects = !mt_sim_is_misses_only(o->sim);
     if (rc == 0 && data_objects && !(r->data = mt_data_map_new(r->prog, o->log, err)))
         rc = -1;
+    for (size_t i = 0; rc == 0 && r->data && i < r->libs.nlibs; i++) {
+        const mt_pass1_library *lib = &r->libs.libs[i];
+        if (!lib->note && lib->code_base) /* traced: its frames and sites named LIB:PROC */
+            mt_data_map_add_library(r->data, lib->name, lib->prog, lib->code_base);
+    }
     if (rc != 0) {
         mt_counter_map_free(&map);
         if (profiles)

@@ -1,7 +1,14 @@
 /* samples/memlib.c — a shared library whose work is memory-bound (pass 2
  * through libraries, tests/libs_pass2.sh): a pointer chase around one
  * cycle of `n` scattered entries, each step a dependent load that misses the
- * caches once the ring is far larger than them. */
+ * caches once the ring is far larger than them.  It can allocate the ring
+ * itself, and walk a block and a frame of its own (memlib_make,
+ * memlib_scratch: data objects of a traced library, tests/trace_libs.sh). */
+#include <stdlib.h>
+
+/* calloc through its GOT slot (`call *calloc@GOTPCREL(%rip)`, as -fno-plt
+ * builds call every function); malloc goes through the PLT. */
+extern void *calloc(size_t nmemb, size_t size) __attribute__((noplt));
 
 /* next[] becomes one cycle through all n entries (n a power of two): i
  * goes to a*i + c mod n, a full-period generator (c odd, a - 1 a multiple
@@ -33,5 +40,37 @@ long memlib_chase(const long *next, long steps)
         at = next[at];
         sum += at;
     }
+    return sum;
+}
+
+/* A ring of n entries allocated here (malloc, through the PLT) and made by
+ * memlib_ring; the caller frees it. */
+long *memlib_make(long n)
+{
+    long *next = malloc((size_t)n * sizeof *next);
+    if (next)
+        memlib_ring(next, n);
+    return next;
+}
+
+/* `rounds` walks over a zeroed block of n entries (calloc, through its GOT
+ * slot), each followed by 256 stores into an array of this procedure's own
+ * frame and one load from it: n * rounds loads of the block, 257 * rounds
+ * references to the frame's array (volatile: each one made). */
+long memlib_scratch(long n, long rounds)
+{
+    volatile long frame[256];
+    volatile long *block = calloc((size_t)n, sizeof *block);
+    long sum = 0;
+    if (!block)
+        return -1;
+    for (long r = 0; r < rounds; r++) {
+        for (long i = 0; i < n; i++)
+            sum += block[i] + r;
+        for (int i = 0; i < 256; i++)
+            frame[i] = sum + i;
+        sum += frame[(r * 7) & 255];
+    }
+    free((void *)block);
     return sum;
 }

@@ -4,23 +4,32 @@
  * the library (a call through the PLT).  Prints the sum and exits with a
  * status of its own, so that a copy that differs shows.
  *
- *   usememlib [ENTRIES [STEPS [ROUNDS]]]   (ENTRIES a power of two) */
+ * With a fourth argument `lib` the library allocates the ring itself
+ * (memlib_make) and walks a block and a frame of its own (memlib_scratch):
+ * tests/trace_libs.sh names them by their sites in the library.
+ *
+ *   usememlib [ENTRIES [STEPS [ROUNDS [lib]]]]   (ENTRIES a power of two) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void memlib_ring(long *next, long n);
 long memlib_chase(const long *next, long steps);
+long *memlib_make(long n);
+long memlib_scratch(long n, long rounds);
 
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 1L << 20, steps = argc > 2 ? atol(argv[2]) : 2 * n;
     long rounds = argc > 3 ? atol(argv[3]) : 1, own = n < 4096 ? n : 4096;
-    long *next = n >= 2 && (n & (n - 1)) == 0 && rounds > 0 ? malloc((size_t)n * sizeof *next)
-                                                            : NULL;
+    int in_lib = argc > 4 && !strcmp(argv[4], "lib");
+    int valid = n >= 2 && (n & (n - 1)) == 0 && rounds > 0;
+    long *next = !valid ? NULL : in_lib ? memlib_make(n) : malloc((size_t)n * sizeof *next);
     if (!next)
         return 1;
-    memlib_ring(next, n);
-    long sum = 0;
+    if (!in_lib)
+        memlib_ring(next, n);
+    long sum = in_lib ? memlib_scratch(own, 4) : 0;
     for (long r = 0; r < rounds; r++) {
         for (long i = 0; i < own; i++)
             sum += next[i] ^ r;

@@ -83,6 +83,10 @@ int mt_store_insert_ranks(mt_store *s, const mt_store_run *r, int64_t run, const
                           mt_error *err);
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,
                         const mt_store_sim_build *b, mt_error *err);
+/* A simulated run's figures of n code sites of one build (refs: its sites'
+ * rows): the program's (mt_store_insert_sim) or a traced library's. */
+int mt_store_insert_sim_figures(mt_store *s, const mt_store_sim_figures *figures, size_t n,
+                                int64_t run, const site_ref *refs, mt_error *err);
 /* threads.c: a simulated run's per-thread figures (sim_threads). */
 int mt_store_insert_sim_threads(mt_store *s, const mt_store_sim *sim, int64_t run, mt_error *err);
 

@@ -4,7 +4,9 @@
  * of the lines it brought in, with cpus > 1 its coherence misses and events
  * and where its references were served, its TLB misses and page walks;
  * the run's TLB levels; the run's what-if remedies and proposals
- * (docs/HISTORY.md, schema versions 6 and 10). */
+ * (docs/HISTORY.md, schema versions 6 and 10).  A traced library's code
+ * objects are its build's sites (write.c stores the build, as a timed
+ * run's library objects), their rows here as the program's. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -177,16 +179,16 @@ static void bind_figures(sqlite3_stmt *st, const uint64_t (*misses)[MT_STORE_NCA
     mt_store_bind_real(st, FIRST_TLB_COLUMN + MT_STORE_NTLB, tlb->walk_cycles);
 }
 
-static int insert_sim_figures(mt_store *s, const mt_store_sim *sim, int64_t run,
-                              const site_ref *refs, mt_error *err)
+int mt_store_insert_sim_figures(mt_store *s, const mt_store_sim_figures *figures, size_t n,
+                                int64_t run, const site_ref *refs, mt_error *err)
 {
     sqlite3_stmt *st;
     if (mt_store_prepare(s, "INSERT INTO sim_figures(run_block, run_id, site_id, object_id, refs, "
                             FIGURE_COLUMNS ") VALUES (?,?,?,?,?," FIGURE_VALUES ")", &st, err) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sim->nfigures; i++) {
-        const mt_store_sim_figures *f = &sim->figures[i];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const mt_store_sim_figures *f = &figures[i];
         sqlite3_bind_int64(st, 1, mt_store_run_block(run));
         sqlite3_bind_int64(st, 2, run);
         sqlite3_bind_int64(st, 3, refs[f->site].site);
@@ -472,7 +474,7 @@ int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const
     }
     if (insert_sim_run(s, sim, run, err) != 0 || insert_sim_levels(s, sim, run, err) != 0 ||
         insert_tlb_levels(s, sim, run, err) != 0 ||
-        insert_sim_figures(s, sim, run, refs, err) != 0 ||
+        mt_store_insert_sim_figures(s, sim->figures, sim->nfigures, run, refs, err) != 0 ||
         insert_sim_data(s, sim, run, b, err) != 0)
         return -1;
     if (insert_remedies(s, sim, run, err) != 0 || insert_problems(s, sim, run, err) != 0)

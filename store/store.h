@@ -282,13 +282,16 @@ typedef struct {
     int rank;
     mt_store_figures f;
 } mt_store_rank_figures;
-/* A shared library's figures in a run (pass 2 times its objects too): its
- * build (mt_store_build_from_library) is stored as a program of its own,
- * never the run's, and its sites' figures are the run's. */
+/* A shared library's figures in a run (pass 2 times its objects too; a
+ * simulated run traced its code): its build (mt_store_build_from_library)
+ * is stored as a program of its own, never the run's, and its sites'
+ * figures are the run's. */
 typedef struct {
     const mt_store_build *build;
     mt_store_figures *figures;   /* sites of build */
     size_t nfigures;
+    const mt_store_sim_figures *sim_figures; /* a simulated run's, sites of build */
+    size_t nsim_figures;
 } mt_store_library_figures;
 
 typedef struct {

@@ -323,7 +323,7 @@ static int64_t insert_run(mt_store *s, const mt_store_build *b, const mt_store_r
         sqlite3_bind_int64(st, 18, (int64_t)insns);
         size_t nobjects = r->nfigures + (r->sim ? r->sim->nfigures : 0);
         for (size_t i = 0; i < r->nlibs; i++)
-            nobjects += r->libs[i].nfigures;
+            nobjects += r->libs[i].nfigures + r->libs[i].nsim_figures;
         sqlite3_bind_int64(st, 19, (int64_t)nobjects);
         bind_text_or_null(st, 20, r->rundir);
         bind_text_or_null(st, 21, r->rundir_stamp);
@@ -392,8 +392,8 @@ static int64_t store_build(mt_store *s, const mt_store_build *b, double now, sit
                ? program : -1;
 }
 
-/* A timed run's figures of its libraries' objects, each library's build
- * stored as a program of its own. */
+/* A timed or simulated run's figures of its libraries' objects, each
+ * library's build stored as a program of its own. */
 static int insert_library_figures(mt_store *s, const mt_store_run *r, int64_t run, mt_error *err)
 {
     int rc = 0;
@@ -403,7 +403,9 @@ static int insert_library_figures(mt_store *s, const mt_store_run *r, int64_t ru
         int64_t against;
         char *name;
         rc = store_build(s, l->build, r->finished, refs, &against, &name, err) < 0 ||
-                     insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0
+                     insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0 ||
+                     mt_store_insert_sim_figures(s, l->sim_figures, l->nsim_figures, run, refs,
+                                                 err) != 0
                  ? -1 : 0;
         free(name);
         free(refs);

@@ -10,6 +10,11 @@
 #     their data references the same within 0.01% (the probes' own
 #     references would add to them); the program's output and exit status
 #     (5) are the original's;
+#   - usememlib-gcc-O2 ... lib, whose library allocates the ring and walks a
+#     block and a frame of its own: their data objects named by their sites
+#     in the library (malloc through the PLT, calloc through its GOT slot)
+#     and stack:libmtmem.so:memlib_scratch, with their references and misses;
+#     the run's library code and data objects in `history trend` and `diff`;
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
@@ -94,6 +99,81 @@ print(" ".join("%s %d/%d" % (p, sim.get(p, 0), cg.get(p, 0)) for p in ("memlib_c
         "grep -q '^libmtmem.so:memlib_chase@0x' '$OUT/mem.txt'"
 else
     not_ok "trace libs: usememlib: no report ($(head -1 "$OUT/err"))"
+fi
+
+# The library's own data objects: with `lib` the library allocates the ring
+# (memlib_make: malloc through its PLT), walks a block (memlib_scratch:
+# calloc through its GOT slot, as -fno-plt builds call) and an array of its
+# own frame.  Oracles: each heap object named by the line of its call in
+# memlib.c (grep) and its call path; the ring's references are the library's
+# ENTRIES writes, the chase's STEPS and main's own loop (at most 4096), and
+# hold every miss of the chase's loop; the block's 4 x 4096 loads; the
+# frame's 257 x 4 references and the procedure's own pushes and pops.  Run
+# stored: the library's code objects and data objects follow in `history
+# trend` and `diff` against the run before (no memlib_make there).
+prev_run=$("$MTOOL" history list 2> /dev/null | awk '$1 ~ /^[0-9]+$/ {last = $1} END {print last}')
+"$bin" $ARGS 1 lib > "$OUT/libwant" 2>&1
+libwant=$?
+"$MTOOL" sim --cachegrind $GEOMETRY --json -o "$OUT/libdata.json" -- "$bin" $ARGS 1 lib \
+    > "$OUT/libgot" 2> "$OUT/liberr"
+libgot=$?
+check "trace libs: usememlib lib: output and exit status $libwant kept (got $libgot)" \
+    "[ $libgot -eq $libwant ] && cmp -s '$OUT/libwant' '$OUT/libgot'"
+make_line=$(grep -n 'malloc(' "$SOURCES/samples/memlib.c" | cut -d: -f1)
+scratch_line=$(grep -n '= calloc(' "$SOURCES/samples/memlib.c" | cut -d: -f1)
+if [ -s "$OUT/libdata.json" ]; then
+    found=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+data = {o["name"]: o for o in d["data_objects"]}
+def misses(o, level):
+    return sum(o["misses"].get(level, {}).values())
+ring = data.get("malloc@libmtmem.so:memlib_make:" + sys.argv[2])
+block = data.get("calloc@libmtmem.so:memlib_scratch:" + sys.argv[3])
+frame = data.get("stack:libmtmem.so:memlib_scratch")
+chase = [c for c in d["code_objects"] if c.get("library") == "libmtmem.so" and c["procedure"] == "memlib_chase" and c.get("loop")]
+last = d["levels"][-1]["name"]
+bad = []
+if not ring or not 65536 + 200000 <= ring["refs"] <= 65536 + 200000 + 4096 or ring["path"] != "main" and not ring["path"].startswith("main <- "):
+    bad.append("ring")
+elif any(misses(ring, l) < sum(misses(c, l) for c in chase) for l in ("D1", last)) or not chase:
+    bad.append("ring misses")
+if not block or block["refs"] != 4 * 4096:
+    bad.append("block")
+if not frame or not 257 * 4 <= frame["refs"] <= 257 * 4 + 32:
+    bad.append("frame")
+if any(o["name"].startswith(("malloc@(unknown)", "calloc@(unknown)")) for o in d["data_objects"]):
+    bad.append("unknown site")
+print("BAD " + ",".join(bad) if bad else "ok",
+      "ring", ring and (ring["refs"], misses(ring, "D1"), misses(ring, last), ring["path"]),
+      "chase", [(misses(c, "D1"), misses(c, last)) for c in chase],
+      "block", block and block["refs"], "frame", frame and frame["refs"])' \
+        "$OUT/libdata.json" "$make_line" "$scratch_line")
+    echo "# usememlib lib: $found"
+    check "trace libs: usememlib lib: the library's heap objects named malloc@libmtmem.so:memlib_make:$make_line and calloc@libmtmem.so:memlib_scratch:$scratch_line, its frame stack:libmtmem.so:memlib_scratch, with their references and misses ($found)" \
+        "[ '${found%% *}' = ok ]"
+    "$MTOOL" sim --cachegrind $GEOMETRY -o "$OUT/libdata.txt" -- "$bin" $ARGS 1 lib \
+        > /dev/null 2> "$OUT/liberr2"
+    check "trace libs: usememlib lib: the text report names the library's heap objects and frame" \
+        "grep -q '^malloc@libmtmem.so:memlib_make:$make_line ' '$OUT/libdata.txt' &&
+         grep -q '^calloc@libmtmem.so:memlib_scratch:$scratch_line ' '$OUT/libdata.txt' &&
+         grep -q '^stack:libmtmem.so:memlib_scratch ' '$OUT/libdata.txt'"
+    lib_run=$(sed -n 's/^run \([0-9]*\) stored.*/\1/p' "$OUT/liberr2")
+    chase_refs=$(python3 -c 'import json, sys
+print(sum(c["refs"] for c in json.load(open(sys.argv[1]))["code_objects"]
+          if c.get("library") == "libmtmem.so" and c["procedure"] == "memlib_chase"))' \
+        "$OUT/libdata.json")
+    "$MTOOL" history trend libmtmem.so:memlib_chase > "$OUT/trend.txt" 2>&1
+    check "trace libs: history trend libmtmem.so:memlib_chase: run $lib_run with its $chase_refs references" \
+        "[ -n '$lib_run' ] && grep -Eq '^ +$lib_run +libmtmem.so:memlib_chase +memlib.c:[0-9]+ +$chase_refs ' '$OUT/trend.txt'"
+    "$MTOOL" history trend "malloc@libmtmem.so:memlib_make:$make_line" > "$OUT/trend_data.txt" 2>&1
+    check "trace libs: history trend of the library's heap object: run $lib_run" \
+        "grep -Eq '^ +$lib_run +malloc@libmtmem.so:memlib_make:$make_line <- main' '$OUT/trend_data.txt'"
+    "$MTOOL" history diff "$prev_run" "$lib_run" > "$OUT/diff.txt" 2>&1
+    check "trace libs: history diff $prev_run $lib_run: libmtmem.so:memlib_make is new, memlib_chase in both" \
+        "sed -n '/^new/,/^gone/p' '$OUT/diff.txt' | grep -q ' libmtmem.so:memlib_make ' &&
+         ! sed -n '/^new/,/^gone/p' '$OUT/diff.txt' | grep -q ' libmtmem.so:memlib_chase '"
+else
+    not_ok "trace libs: usememlib lib: no report ($(head -1 "$OUT/liberr"))"
 fi
 
 # With --libs none the copy of the executable runs from the cache, where its

@@ -326,7 +326,8 @@ typedef struct {
  * thread pointer (its fs base) when it starts (the main thread's only when
  * the loader had set it: not in a static program); CALL_SITE, made by the
  * inserted code before a call to a wrapped allocator, the run-time address
- * of the original call instruction; ALLOC_SIZE then ALLOC (or FREE), made
+ * of the original call instruction (a library copy's: its link-time
+ * address, the library's load base being unknown to mtool); ALLOC_SIZE then ALLOC (or FREE), made
  * by the heap wrappers (MT_RT_HEAP_WRAPPERS) after the allocator returned:
  * the block's bytes, then its address with `code` = the wrapper's
  * MT_RT_WRAP_* id.  A free while the process has several threads sends the
@@ -380,7 +381,8 @@ enum {
     MT_TRACE_LOAD_BIAS,   /* events (no reference): see above; `addr` = the executable's
                              run-time minus link-time addresses */
     MT_TRACE_TLS_BASE,    /* `addr` = the thread's fs base */
-    MT_TRACE_CALL_SITE,   /* `addr` = run-time address of the call to an allocator */
+    MT_TRACE_CALL_SITE,   /* `addr` = run-time address of the call to an allocator (in a
+                             library's copy: its link-time address) */
     MT_TRACE_ALLOC_SIZE,  /* `addr` = bytes of the block the next ALLOC reports */
     MT_TRACE_ALLOC,       /* `addr` = the block; `code` = MT_RT_WRAP_* of the allocator */
     MT_TRACE_FREE,        /* `addr` = the block retired (free, delete, munmap's start) */

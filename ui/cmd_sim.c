@@ -1265,7 +1265,7 @@ static int simulate(const sim_args *a, const mt_sim_machine *m, mt_trace_format 
             with.whatif = w;
             rc = write_report(&with, s, m, &counts, map, names.data, NULL);
             if (rc == 0 && !a->no_store && map->prog)
-                mt_history_record_sim(s, m, map->prog, names.data, w, NAN, a->argc, a->argv,
+                mt_history_record_sim(s, m, map->prog, NULL, names.data, w, NAN, a->argc, a->argv,
                                       (char *[]){(char *)a->binary, NULL}, NULL);
             free(w);
         }
@@ -1362,8 +1362,8 @@ static int report_program(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     mt_sim_code_map map = {.prog = r->prog}; /* the traced copy names its code objects */
     int rc = write_report(a, s, m, &c, &map, r->data, NULL);
     if (rc == 0 && !a->no_store)
-        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, NAN, a->argc, a->argv,
-                              a->program, &r->run);
+        mt_history_record_sim(s, m, r->prog, &r->libs, r->data, a->whatif, NAN, a->argc,
+                              a->argv, a->program, &r->run);
     return rc == 0 ? mt_exit_code(r->run.status) : rc;
 }
 
@@ -1623,7 +1623,8 @@ static int report_rundir(const sim_args *a, mt_sim *s, const mt_sim_machine *m,
     /* Only a whole trace is a run of the program's figures: pass 2's objects
      * alone would show every other procedure with no miss. */
     if (rc == 0 && !a->no_store && a->all)
-        mt_history_record_sim(s, m, r->prog, r->data, a->whatif, r->machine.tlb_walk_cycles,
+        mt_history_record_sim(s, m, r->prog, &r->libs, r->data, a->whatif,
+                              r->machine.tlb_walk_cycles,
                               a->argc, a->argv, r->pass1.argv, &r->run);
     else if (rc == 0 && !a->no_store)
         fprintf(stderr, "mtool: sim: not stored in the history: only pass 2's objects were "

@@ -34,6 +34,8 @@ struct mt_history {
     size_t nrank_figures, rank_figures_cap;
     mt_history **libs;        /* the shared libraries' (mt_history_library) */
     size_t nlibs;
+    mt_store_sim_figures *sim_figures; /* a traced library's code objects (a simulated run) */
+    size_t nsim_figures;
     bool ok;
     mt_error err;
 };
@@ -85,6 +87,7 @@ static void history_free(mt_history *h)
         free((char *)h->ranks[i].host);
     free(h->ranks);
     free(h->rank_figures);
+    free(h->sim_figures);
     free(h);
 }
 
@@ -94,7 +97,8 @@ static mt_store_library_figures *library_figures(const mt_history *h)
     mt_store_library_figures *out = mt_xcalloc(h->nlibs + 1, sizeof *out);
     for (size_t i = 0; i < h->nlibs; i++)
         out[i] = (mt_store_library_figures){&h->libs[i]->build, h->libs[i]->figures,
-                                            h->libs[i]->nfigures};
+                                            h->libs[i]->nfigures, h->libs[i]->sim_figures,
+                                            h->libs[i]->nsim_figures};
     return out;
 }
 
@@ -456,13 +460,14 @@ static void add_served(uint64_t *mp, const mt_sim_served_pair *p)
 
 /* The sites of code object `code` and of every object enclosing it, in
  * *sites (grown as needed; none outside the binary's procedures or in a
- * PLT stub): how many. */
-static size_t enclosing_sites(const mt_program *prog, const mt_store_build *b, uint32_t code,
-                              uint32_t **sites, size_t *cap)
+ * PLT stub): how many.  The binary's code objects are the trace's from
+ * code_base + 1 on (a traced library's; 0: the executable's). */
+static size_t enclosing_sites(const mt_program *prog, uint32_t code_base, const mt_store_build *b,
+                              uint32_t code, uint32_t **sites, size_t *cap)
 {
     uint32_t proc, loop;
     size_t n = 0;
-    if (!mt_code_object_split(prog, code, &proc, &loop))
+    if (code <= code_base || !mt_code_object_split(prog, code - code_base, &proc, &loop))
         return 0;
     for (uint32_t l = loop;; l = prog->procs[proc].loops[l].parent) {
         uint32_t site = mt_store_site_of(b, proc, l);
@@ -493,7 +498,7 @@ static mt_store_sim_figures *site_figures(mt_store_sim_figures *by_site, bool *t
  * objects; references outside the binary's procedures (code object 0:
  * libraries, the loader) are in the levels' totals only.  Page walks cost
  * `walk_cost` cycles each (NAN: unknown). */
-static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
+static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog, uint32_t code_base,
                                          const mt_store_build *b, const unsigned *slot_of,
                                          double walk_cost, size_t *n)
 {
@@ -504,12 +509,12 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
     bool *touched = mt_xcalloc(b->nsites + 1, sizeof *touched);
     uint32_t *sites = NULL;
     for (size_t i = 0; i < np; i++) {
-        size_t k = enclosing_sites(prog, b, p[i].code, &sites, &cap);
+        size_t k = enclosing_sites(prog, code_base, b, p[i].code, &sites, &cap);
         while (k--)
             add_pair(site_figures(by_site, touched, sites[k], s, slot_of), s, slot_of, &p[i]);
     }
     for (size_t i = 0; i < nuses; i++) {
-        size_t k = enclosing_sites(prog, b, uses[i].object, &sites, &cap);
+        size_t k = enclosing_sites(prog, code_base, b, uses[i].object, &sites, &cap);
         while (k--) {
             mt_store_sim_figures *f = site_figures(by_site, touched, sites[k], s, slot_of);
             add_use(f->lines, f->bytes_used, s, slot_of, &uses[i]);
@@ -518,11 +523,11 @@ static mt_store_sim_figures *sim_figures(mt_sim *s, const mt_program *prog,
     size_t nc, ns;
     const mt_sim_coherence_pair *cp = mt_sim_coherence_pairs(s, &nc);
     for (size_t i = 0; i < nc; i++)
-        for (size_t k = enclosing_sites(prog, b, cp[i].code, &sites, &cap); k--;)
+        for (size_t k = enclosing_sites(prog, code_base, b, cp[i].code, &sites, &cap); k--;)
             add_coherence(site_figures(by_site, touched, sites[k], s, slot_of)->mp, &cp[i]);
     const mt_sim_served_pair *sp = mt_sim_served_pairs(s, &ns);
     for (size_t i = 0; i < ns; i++)
-        for (size_t k = enclosing_sites(prog, b, sp[i].code, &sites, &cap); k--;)
+        for (size_t k = enclosing_sites(prog, code_base, b, sp[i].code, &sites, &cap); k--;)
             add_served(site_figures(by_site, touched, sites[k], s, slot_of)->mp, &sp[i]);
     free(sites);
     *n = 0;
@@ -686,10 +691,41 @@ static mt_store_sim_thread *sim_threads(const mt_sim *s, const unsigned *slot_of
     return out;
 }
 
+/* Whether a reference of the run is in traced library `lib`'s code. */
+static bool library_referenced(mt_sim *s, const mt_pass1_library *lib)
+{
+    size_t np;
+    const mt_sim_pair *p = mt_sim_pairs(s, &np);
+    uint32_t ncodes = mt_code_object_loops(lib->prog, lib->prog->nprocs);
+    for (size_t i = 0; i < np; i++)
+        if (p[i].code > lib->code_base && p[i].code - lib->code_base < ncodes)
+            return true;
+    return false;
+}
+
+/* The code objects of the libraries traced with the program, each
+ * library's build a program of its own (as a timed run's library objects),
+ * its procedures named LIB:PROCEDURE; a library whose code made no
+ * reference is not stored (as a timed run stores only the libraries its
+ * objects are in). */
+static void sim_libraries(mt_history *h, mt_sim *s, const mt_pass1_libraries *libs,
+                          const unsigned *slot_of, double walk_cost)
+{
+    for (size_t i = 0; libs && i < libs->nlibs; i++) {
+        const mt_pass1_library *lib = &libs->libs[i];
+        if (lib->note || !lib->code_base || !library_referenced(s, lib)) /* not traced, not run */
+            continue;
+        mt_history *l = mt_history_library(h, lib->prog, lib->name, lib->path);
+        if (l->ok)
+            l->sim_figures = sim_figures(s, lib->prog, lib->code_base, &l->build, slot_of,
+                                         walk_cost, &l->nsim_figures);
+    }
+}
+
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, const mt_whatif_report *whatif,
-                          double walk_cost, int argc, char **argv, char **prog_argv,
-                          const mt_run_result *run)
+                          const mt_pass1_libraries *libs, const mt_data_map *data,
+                          const mt_whatif_report *whatif, double walk_cost, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run)
 {
     mt_history_run r = {.tool = "sim", .argc = argc, .argv = argv, .prog_argv = prog_argv,
                         .ran = run != NULL, .exit_status = run ? mt_exit_code(run->status) : 0,
@@ -703,7 +739,8 @@ int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *
                         .nlevels = mt_sim_level_count(s)};
     sim.tlb_levels = sim_tlb_levels(s, &sim.ntlb_levels);
     if (h->ok) {
-        sim.figures = sim_figures(s, prog, &h->build, slot_of, walk_cost, &sim.nfigures);
+        sim.figures = sim_figures(s, prog, 0, &h->build, slot_of, walk_cost, &sim.nfigures);
+        sim_libraries(h, s, libs, slot_of, walk_cost);
         sim.data = sim_data(s, data, slot_of, walk_cost, &sim.ndata);
         sim.threads = sim_threads(s, slot_of, &sim.nthreads);
     }

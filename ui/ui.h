@@ -91,7 +91,9 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
 /* A simulated run (`mtool sim`), recorded whole: the machine `m` as the
  * finished simulator `s` ran it, its code objects (mt_code_object_split's
  * ids) named by `prog`, the analysis of prog_argv[0] (BIN ARGS...,
- * NULL-terminated; a trace read with --binary: BIN alone); `run` the
+ * NULL-terminated; a trace read with --binary: BIN alone), and those of
+ * the libraries `libs` traced with it (NULL: none) by theirs, each
+ * library's build stored as a program of its own; `run` the
  * traced process, NULL for a trace file.  Stored: per level the machine's
  * description and the totals, per procedure and loop its references and
  * misses per level by cause, and with `data` (NULL: none) per data object
@@ -102,9 +104,9 @@ int mt_history_finish(mt_history *h, const mt_history_run *r);
  * `walk_cost` each (the machine profile's; NAN: none).  As
  * mt_history_finish: 0, or -1 said. */
 int mt_history_record_sim(mt_sim *s, const mt_sim_machine *m, const mt_program *prog,
-                          const mt_data_map *data, const mt_whatif_report *whatif,
-                          double walk_cost, int argc, char **argv, char **prog_argv,
-                          const mt_run_result *run);
+                          const mt_pass1_libraries *libs, const mt_data_map *data,
+                          const mt_whatif_report *whatif, double walk_cost, int argc,
+                          char **argv, char **prog_argv, const mt_run_result *run);
 int mt_cmd_report(int argc, char **argv);
 extern const char mt_report_usage[];
 /* RUNDIR's HTML report at `html` and, when `callgrind` is not NULL, its

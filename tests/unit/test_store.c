@@ -750,7 +750,7 @@ static int64_t store_with_library(mt_store *s, const mt_store_build *exe, const 
     fill_run(&r, figs, exe->nsites, 1);
     mt_store_run lr;
     fill_run(&lr, lib_figs, lib->nsites, 7);
-    mt_store_library_figures libs = {lib, lib_figs, lib->nsites};
+    mt_store_library_figures libs = {.build = lib, .figures = lib_figs, .nfigures = lib->nsites};
     r.libs = &libs;
     r.nlibs = 1;
     int64_t id = mt_store_add_run(s, exe, &r, err);
@@ -1156,6 +1156,84 @@ static void test_simulated_run(const char *dir)
     free(path);
 }
 
+/* A code object's simulated figures with `refs` references and refs / 10
+ * + cause misses at D1, no other level, processor or TLB. */
+static mt_store_sim_figures d1_figures(uint32_t site, uint64_t refs)
+{
+    mt_store_sim_figures f = {.site = site, .refs = refs, .tlb.walk_cycles = NAN};
+    for (int l = 0; l < MT_STORE_SIM_LEVELS; l++) {
+        for (int c = 0; c < MT_STORE_NCAUSES; c++)
+            f.misses[l][c] = l == 1 ? refs / 10 + (uint64_t)c : MT_STORE_NO_COUNT;
+        f.lines[l] = f.bytes_used[l] = MT_STORE_NO_COUNT;
+    }
+    for (int k = 0; k < MT_STORE_NMP; k++)
+        f.mp[k] = MT_STORE_NO_COUNT;
+    for (int k = 0; k < MT_STORE_NTLB; k++)
+        f.tlb.misses[k] = MT_STORE_NO_COUNT;
+    return f;
+}
+
+/* A simulated run's traced library code objects (mtool sim -- BIN through
+ * its libraries): rows naming the library build's sites, read back with
+ * the run's objects, counted in nobjects, and an object's trend found by
+ * its library site's name. */
+static void test_library_sim_figures(const char *dir)
+{
+    char *path = mt_xasprintf("%s/libsim.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build exe = synthetic_build(2, "exe");
+    mt_store_build lib = library_build(3, "lib", "libx.so.1");
+    for (size_t k = 2; k < 4; k++) { /* a library's sites are named LIB:PROCEDURE */
+        free(lib.sites[k].procedure);
+        lib.sites[k].procedure = mt_xstrdup("libx.so.1:chase");
+    }
+    mt_store_sim_level level = {.slot = 1, .size = 8192, .ways = 4, .line = 64,
+                                .replacement = "lru", .inclusion = "non-inclusive",
+                                .prefetch = "none", .write_allocate = true, .refs = 300,
+                                .misses = 30, .cause = {10, 10, 10}};
+    mt_store_sim_figures exe_sf = d1_figures(0, 40), lib_sf[2] = {d1_figures(1, 70),
+                                                                  d1_figures(2, 190)};
+    mt_store_sim sim = {.machine = "D1=8K,4,64 (flags)", .levels = &level, .nlevels = 1,
+                        .figures = &exe_sf, .nfigures = 1};
+    mt_store_run r;
+    fill_run(&r, NULL, 0, 1);
+    r.tool = "sim";
+    r.sim = &sim;
+    mt_store_library_figures libs = {.build = &lib, .sim_figures = lib_sf, .nsim_figures = 2};
+    r.libs = &libs;
+    r.nlibs = 1;
+    int64_t id = s ? mt_store_add_run(s, &exe, &r, &err) : -1;
+    mt_store_close(s);
+    CHECK(id == 1, "library sim: the run stored (%s)", id == 1 ? "" : err.msg);
+    CHECK(query_is(path, "SELECT group_concat(p.name || '/' || f.refs) FROM (SELECT * FROM "
+                         "sim_figures ORDER BY refs) f JOIN sites s ON s.id = f.site_id JOIN "
+                         "programs p ON p.id = s.program_id WHERE f.run_id = 1",
+                   "big/40,libx.so.1/70,libx.so.1/190"),
+          "library sim: the library's rows name its own build's sites");
+    CHECK(query_is(path, "SELECT nobjects FROM runs WHERE id = 1", "3"),
+          "library sim: nobjects counts the executable's object and the library's 2");
+    s = mt_store_open(path, MT_STORE_READ, &err);
+    mt_store_object_row *objs = NULL, *trend = NULL;
+    size_t n = 0, nt = 0;
+    int64_t object = 0;
+    bool ok = s && mt_store_run_objects(s, 1, &objs, &n, &err) == 0 && n == 3;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = objs[i].sim.present && objs[i].sim.misses[1][2] == objs[i].sim.refs / 10 + 2;
+    CHECK(ok, "library sim: the run's 3 code objects read back with their misses");
+    ok = s && mt_store_resolve_object(s, "libx.so.1:chase", NULL, &object, &err) == 0 &&
+         mt_store_trend(s, object, 0, &trend, &nt, &err) == 0 && nt == 1 &&
+         trend[0].sim.refs == 190;
+    CHECK(ok, "library sim: trend of libx.so.1:chase has its 190 references (%s)",
+          ok ? "" : err.msg);
+    mt_store_object_rows_free(objs, n);
+    mt_store_object_rows_free(trend, nt);
+    mt_store_close(s);
+    free_build(&exe);
+    free_build(&lib);
+    free(path);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/mtool-test-store.XXXXXX";
@@ -1168,6 +1246,7 @@ int main(void)
     test_simulated_run(dir);
     test_regions_stored(dir);
     test_library_figures(dir);
+    test_library_sim_figures(dir);
     test_migration_from_v2(dir);
     test_migration_from_v6(dir);
     test_migration_from_v7(dir);

@@ -29,9 +29,10 @@
  * return address: the reader keeps a shadow call stack with them, to name
  * stack frames and allocation call paths.  A call to an allocator the
  * runtime wraps is preceded by one more record, its CALL_SITE (the original
- * call's run-time address; a library copy's: its link-time address).  Not traced, counted in the report: rep cmps/scas (they
- * stop at the first difference, so %rcx is not their count), operands of
- * no stated size (xsave) and 32-bit address forms.
+ * call's run-time address; a library copy's: its link-time address).  Not
+ * traced, counted in the report: rep cmps/scas (they stop at the first
+ * difference, so %rcx is not their count), operands of no stated size
+ * (xsave) and 32-bit address forms.
  *
  * A gather or scatter has an address per vector element, which no `lea`
  * computes: its records are a group (timer/timer.h) the reader expands,

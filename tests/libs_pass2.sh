@@ -32,6 +32,12 @@
 #     ring entry, and agrees with callgrind (check_counts); joined into the
 #     library's analysis, they make memlib_ring's loop estimable and timed,
 #     and without the file the same pass 2 says it is not estimable;
+#   - a library's call through its PLT into another counted library is known
+#     work as the executable's are (usememouter-gcc-O2: libmtmemouter.so's
+#     rounds loop calls libmtmem.so's memlib_chase): its prediction is its
+#     own plus its calls x the chase's per-call prediction, recomputed from
+#     `mtool analyze --costs --counts` on both libraries, the chase's loop
+#     nested in it;
 #   - `mtool run -- xz -9 -k -f FILE` (liblzma, stripped, reaches its encoder
 #     and match finders through pointers) times liblzma objects with measured
 #     and predicted cycles, among them some that the same pass 2 without
@@ -250,6 +256,50 @@ if [ "$with" = timed ] && [ "$without" = "not estimable" ]; then
     ok "memlib_ring's loop: timed with the library's call targets, not estimable without them"
 else
     not_ok "memlib_ring's loop: '$with' with the library's call targets, '$without' without"
+fi
+
+# A library calling another library (usememouter-gcc-O2: libmtmemouter.so's
+# rounds call libmtmem.so's chase through libmtmemouter.so's own PLT; the
+# program then calls the chase through a pointer, 8 more calls): the rounds
+# loop takes the chase as known work, its prediction its own (`mtool
+# analyze --costs --counts` on libmtmemouter.so: the loop's row) plus its 8
+# calls x the chase's per call (count x cycles over the chase's blocks on
+# libmtmem.so's counts, over its 16 calls), the chase's loop nested in it.
+outer=$dir/usememouter-gcc-O2
+oargs="262144 524288 8" # a 2 MB ring twice around, 8 rounds in the library, 8 through the pointer
+"$outer" $oargs > "$work/outer.want"
+owant=$?
+"$mtool" run --no-store --no-html -o "$work/outer" -- "$outer" $oargs > "$work/outer.out" 2> "$work/outer.err"
+status=$?
+"$mtool" analyze --costs --counts "$work/outer/libs/libmtmemouter.so.counts.tsv" "$dir/libmtmemouter.so" > "$work/outer_lib.costs" 2> /dev/null
+"$mtool" analyze --costs --counts "$work/outer/libs/libmtmem.so.counts.tsv" "$dir/libmtmem.so" > "$work/outer_mem.costs" 2> /dev/null
+python3 - "$work/outer/report.json" "$work/outer/pass2.tsv" "$work/outer_lib.costs" "$work/outer_mem.costs" <<'PY' && lib2lib=1 || lib2lib=
+import json, sys
+rows = json.load(open(sys.argv[1]))["objects"]
+loops = {tuple(l.split("\t")[1:3]): float(l.split("\t")[3]) for l in open(sys.argv[3]) if l.startswith("loop\t")}
+chase = [l.rstrip("\n").split("\t") for l in open(sys.argv[4])
+         if l.startswith("0x") and l.split("\t")[1] == "memlib_chase"]
+chase_calls, chase_total = int(chase[0][6]), sum(float(f[7]) for f in chase)
+outer = [r for r in rows if r.get("object") == "libmtmemouter.so" and r["procedure"] == "memouter_rounds"
+         and r["kind"] == "loop"]
+if len(outer) != 1 or chase_calls != 16:
+    print("# rounds loops timed: %d, chase calls %d (want 1 and 16)" % (len(outer), chase_calls))
+    sys.exit(1)
+r = outer[0]
+own = loops[("memouter_rounds", r["name"].split("loop at ")[1].split()[0])]
+want = own + 8 * chase_total / chase_calls
+nested = [l.split("\t") for l in open(sys.argv[2])
+          if l.startswith("object\tmemlib_chase@") and l.rstrip("\n").endswith("\tlibmtmem.so")]
+print("# %s: predicted %.6g, want own %.6g + 8 x the chase's %.6g per call = %.6g; measured %.4g" %
+      (r["name"], r["predicted_cycles"], own, chase_total / chase_calls, want, r["measured_cycles"]))
+sys.exit(0 if abs(r["predicted_cycles"] - want) <= 1e-3 * want and len(nested) == 1 and
+         nested[0][5] == "0" else 1)
+PY
+if [ $status = $owant ] && [ -n "$lib2lib" ] && grep -q "and 1 of the libraries' imports from one another" "$work/outer.err" &&
+    [ "$(grep '^outer ' "$work/outer.out" | sort -u)" = "$(cat "$work/outer.want")" ]; then
+    ok "a library's PLT call into another counted library is known work: the rounds loop predicts its own + 8 calls x the chase's per call, the chase nested in it"
+else
+    not_ok "a library's PLT call into another library: exit $status (want $owant), prediction checked: ${lib2lib:-no}; $(grep 'known work' "$work/outer.err")"
 fi
 
 # xz -9: liblzma's encoder and match finders, reached through pointers.

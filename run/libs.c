@@ -600,7 +600,7 @@ typedef struct {
     uint64_t value;
 } stub_import;
 
-enum { UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1 };
+static const size_t UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1;
 
 typedef struct {
     stub_import *items;

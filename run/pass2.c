@@ -162,8 +162,8 @@ static size_t price_imports(mt_pass2_result *r, mt_program_costs *costs, size_t 
 
 /* Object `from`'s calls into the libraries already priced (done[j]: their
  * own known imports decided), then its estimability again when some became
- * known work: the calls to them are callees now.  Returns how many. */
-static size_t price_caller(mt_pass2_result *r, mt_program_costs *costs, const bool *done,
+ * known work: the calls to them are callees now. */
+static void price_caller(mt_pass2_result *r, mt_program_costs *costs, const bool *done,
                            size_t from, const uint64_t *counts)
 {
     size_t known = 0;
@@ -172,7 +172,6 @@ static size_t price_caller(mt_pass2_result *r, mt_program_costs *costs, const bo
             known += price_imports(r, costs, from, j);
     if (known)
         mt_estimate_with_pass1(caller_prog(r, from), counts);
-    return known;
 }
 
 /* Only the known imports stay listed (the others are outside time). */

@@ -197,7 +197,7 @@ uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_err
  * call-site records, or by its counter_base when it has none;
  * MT_FROM_EXECUTABLE for the executable's; NO_COUNTED_OBJECT: no counted
  * object this pass 1 knows. */
-enum { NO_COUNTED_OBJECT = SIZE_MAX - 1 };
+static const size_t NO_COUNTED_OBJECT = SIZE_MAX - 1;
 static size_t target_object(const mt_pass1_libraries *libs, const mt_merged_call_target *t)
 {
     if (!t->in_library)

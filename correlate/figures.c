@@ -8,26 +8,29 @@
 
 static void reachable(const mt_candidate *y, const bool *yin, bool *reach);
 
-/* Whether object x of another object's code runs inside y's calls across
- * objects that are known work (y reaches the stub; the procedure it leads
- * to is x's or reaches x's).  Other calls into a library go through the PLT
- * as outside time for y, library objects included (timer/runtime.c,
- * mt_timer_outside_resumed). */
-static bool inside_across(const mt_selection *sel, const mt_candidate *x, const mt_candidate *y,
-                          const bool *reach)
+/* Whether object x of another object's code runs inside the calls across
+ * objects that are known work made from the procedures `reach` marks in
+ * object `from` (a stub among them; the procedure it leads to is x's or
+ * reaches x's, in its own object or, at most `depth` calls further, across
+ * that object's known imports: a library calling another).  Other calls
+ * into a library go through the PLT as outside time for y, library objects
+ * included (timer/runtime.c, mt_timer_outside_resumed). */
+static bool inside_across(const mt_selection *sel, const mt_candidate *x, const mt_program *from,
+                          const bool *reach, size_t depth)
 {
-    for (size_t k = 0; k < sel->nobject_calls; k++) {
+    for (size_t k = 0; depth > 0 && k < sel->nobject_calls; k++) {
         const mt_object_call *oc = &sel->object_calls[k];
-        if (oc->from != y->prog || oc->to != x->prog || !reach[oc->stub])
+        if (oc->from != from || !reach[oc->stub])
             continue;
-        if (oc->proc == x->proc)
+        if (oc->to == x->prog && oc->proc == x->proc)
             return true;
         mt_candidate callee = {.proc = oc->proc, .loop = MT_NONE, .prog = oc->to};
         bool *all = mt_xcalloc(oc->to->procs[oc->proc].nblocks + 1, sizeof *all);
         bool *there = mt_xcalloc(oc->to->nprocs + 1, sizeof *there);
         memset(all, 1, oc->to->procs[oc->proc].nblocks * sizeof *all);
         reachable(&callee, all, there);
-        bool in = there[x->proc];
+        bool in = (oc->to == x->prog && there[x->proc]) ||
+                  inside_across(sel, x, oc->to, there, depth - 1);
         free(all);
         free(there);
         if (in)
@@ -49,7 +52,7 @@ static bool inside(const mt_selection *sel, const mt_candidate *x, const mt_cand
     if (x == y)
         return false;
     if (x->prog != prog)
-        return inside_across(sel, x, y, reach);
+        return inside_across(sel, x, y->prog, reach, sel->nobject_calls);
     if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
         if (y->loop == MT_NONE && !y->region.n)
             return true;

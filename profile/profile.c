@@ -169,32 +169,86 @@ static bool is_profile_name(const char *name)
     return n > 4 && strcmp(name + n - 4, ".mtp") == 0;
 }
 
-/* Adds `calls` to link-time target `target` of a merged site. */
-static void add_call_target(mt_call_site_totals *t, uint64_t target, uint64_t calls)
+static int by_object_then_address(const mt_merged_call_target *x, const mt_merged_call_target *y)
 {
-    uint32_t k = 0;
-    while (k < t->ntargets && t->targets[k].target < target)
-        k++;
-    if (k == t->ntargets || t->targets[k].target != target) {
-        t->targets = mt_xrealloc(t->targets, (t->ntargets + 1) * sizeof *t->targets);
-        memmove(&t->targets[k + 1], &t->targets[k], (t->ntargets - k) * sizeof *t->targets);
-        t->targets[k] = (mt_call_target){.target = target};
-        t->ntargets++;
-    }
-    t->targets[k].calls += calls;
+    if (x->in_library != y->in_library)
+        return x->in_library ? 1 : -1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->target < y->target ? -1 : x->target > y->target;
 }
 
-/* What makes site i's run-time targets link-time addresses of its object:
- * the load base of the library copy whose range holds it (the last one
- * activated there: a copy opened again may lie elsewhere), else the
- * executable's load bias. */
-static uint64_t site_object_base(const mt_profile_header *h, uint32_t i)
+/* Adds `one`'s calls to its target of a merged site. */
+static void add_call_target(mt_call_site_totals *t, const mt_merged_call_target *one)
 {
-    uint32_t n = h->nlibraries < MT_PROFILE_LIBRARIES ? h->nlibraries : MT_PROFILE_LIBRARIES;
-    for (uint32_t k = n; k-- > 0;)
-        if (h->libraries[k].first <= i && i < h->libraries[k].end)
-            return h->libraries[k].base;
-    return h->load_bias;
+    uint32_t k = 0;
+    while (k < t->ntargets && by_object_then_address(&t->targets[k], one) < 0)
+        k++;
+    if (k == t->ntargets || by_object_then_address(&t->targets[k], one) != 0) {
+        t->targets = mt_xrealloc(t->targets, (t->ntargets + 1) * sizeof *t->targets);
+        memmove(&t->targets[k + 1], &t->targets[k], (t->ntargets - k) * sizeof *t->targets);
+        t->targets[k] = *one;
+        t->targets[k].calls = 0;
+        t->ntargets++;
+    }
+    t->targets[k].calls += one->calls;
+}
+
+/* The header's entries in use. */
+static uint32_t header_libraries(const mt_profile_header *h)
+{
+    return h->nlibraries < MT_PROFILE_LIBRARIES ? h->nlibraries : MT_PROFILE_LIBRARIES;
+}
+
+/* The object of site i: the library copy whose range holds it (the last
+ * one activated there: a copy opened again may lie elsewhere), else the
+ * executable. */
+static mt_merged_call_target site_object(const mt_profile_header *h, uint32_t i, uint64_t *base)
+{
+    for (uint32_t k = header_libraries(h); k-- > 0;)
+        if (h->libraries[k].first <= i && i < h->libraries[k].end) {
+            *base = h->libraries[k].base;
+            return (mt_merged_call_target){.in_library = true, .first = h->libraries[k].first,
+                                           .end = h->libraries[k].end};
+        }
+    *base = h->load_bias;
+    return (mt_merged_call_target){0};
+}
+
+/* Whether the copy of entry k was activated again later (closed and
+ * opened again: it may lie elsewhere now). */
+static bool activated_again(const mt_profile_header *h, uint32_t k)
+{
+    for (uint32_t j = k + 1; j < header_libraries(h); j++)
+        if (h->libraries[j].first == h->libraries[k].first && h->libraries[j].end == h->libraries[k].end)
+            return true;
+    return false;
+}
+
+/* Run-time target `addr` of site i placed in the object loaded highest at
+ * or below it (the last activated of equal bases), the site's own object
+ * when none lies below it. */
+static mt_merged_call_target place_target(const mt_profile_header *h, uint32_t i, uint64_t addr)
+{
+    uint64_t base;
+    mt_merged_call_target at = site_object(h, i, &base);
+    bool found = h->load_bias <= addr;
+    if (found) {
+        base = h->load_bias;
+        at = (mt_merged_call_target){0};
+    }
+    for (uint32_t k = 0; k < header_libraries(h); k++) {
+        const mt_profile_library *lib = &h->libraries[k];
+        if (lib->base > addr || (found && lib->base < base) || activated_again(h, k))
+            continue;
+        found = true;
+        base = lib->base;
+        at = (mt_merged_call_target){.in_library = true, .first = lib->first, .end = lib->end};
+    }
+    at.target = addr - base;
+    return at;
 }
 
 /* (Files older than version 3 recorded no call sites: they add none.) */
@@ -203,10 +257,13 @@ static void add_call_sites(profile_merge *m, const mt_profile *p, uint32_t s)
     for (uint32_t i = 0; i < p->header.ncall_sites; i++) {
         const mt_call_site_record *r = &p->call_sites[(uint64_t)s * p->header.ncall_sites + i];
         mt_call_site_totals *t = &m->call_sites[i];
-        uint64_t base = site_object_base(&p->header, i);
-        for (int k = 0; k < MT_CALL_TARGETS && r->targets[k].target; k++)
-            if (r->targets[k].calls)
-                add_call_target(t, r->targets[k].target - base, r->targets[k].calls);
+        for (int k = 0; k < MT_CALL_TARGETS && r->targets[k].target; k++) {
+            if (!r->targets[k].calls)
+                continue;
+            mt_merged_call_target one = place_target(&p->header, i, r->targets[k].target);
+            one.calls = r->targets[k].calls;
+            add_call_target(t, &one);
+        }
         t->overflow += r->overflow;
     }
 }

@@ -7,6 +7,7 @@
 #ifndef MTOOL_PROFILE_H
 #define MTOOL_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/util.h"
@@ -22,12 +23,22 @@ typedef struct {
     uint64_t open;             /* still active when the process ended: time lost */
 } mt_timer_totals;
 
+/* A target of a call through a pointer and the object it lies in, as the
+ * profiles' headers place it: the object loaded highest at or below its
+ * run-time address (objects do not overlap; an address past the end of the
+ * object found, in one no header lists, lies in none of its procedures). */
+typedef struct {
+    uint64_t target;           /* link-time address in that object */
+    uint64_t calls;
+    bool in_library;           /* a library copy's (first, end: its header entry,
+                                  mt_profile_library), else the executable's */
+    uint32_t first, end;
+} mt_merged_call_target;
+
 /* The targets one call site through a pointer reached, over threads and
  * processes (pass 1). */
 typedef struct {
-    mt_call_target *targets;   /* link-time addresses (run-time minus each process's
-                                  load bias: a shared library's lands far outside the
-                                  executable) and their calls, by address */
+    mt_merged_call_target *targets; /* by object, then address, with their calls */
     uint32_t ntargets;
     uint64_t overflow;         /* calls to targets past a thread's record: not named */
 } mt_call_site_totals;

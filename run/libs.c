@@ -589,8 +589,9 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
     return rc;
 }
 
-/* The executable's PLT stubs by import name, each resolved (lib != SIZE_MAX)
- * to the first library in the loader's order defining it. */
+/* One calling object's PLT stubs by import name, each resolved to the
+ * first object in the loader's order defining it (lib: a library's index,
+ * else one of the two below). */
 typedef struct {
     const char *name;       /* the import: the stub's name without "@plt" */
     size_t len;
@@ -598,6 +599,8 @@ typedef struct {
     size_t lib;
     uint64_t value;
 } stub_import;
+
+static const size_t UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1;
 
 typedef struct {
     stub_import *items;
@@ -611,8 +614,8 @@ static int by_import_name(const void *a, const void *b)
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* A function the library defines and exports, for the stubs that import it
- * and no earlier library defined (the loader's order: the first wins).
+/* A function the object defines and exports, for the stubs that import it
+ * and no earlier object defined (the loader's order: the first wins).
  * Indirect functions are left alone: their symbol is the resolver's. */
 static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
 {
@@ -627,58 +630,82 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
     while (at > 0 && at < look->n && by_import_name(&key, &look->items[at - 1]) == 0)
         at--; /* bsearch lands on any of the stubs of one name */
     for (; at < look->n && by_import_name(&key, &look->items[at]) == 0; at++)
-        if (look->items[at].lib == SIZE_MAX) {
+        if (look->items[at].lib == UNRESOLVED) {
             look->items[at].lib = look->lib;
             look->items[at].value = sym->st_value;
         }
 }
 
-/* The executable's stubs named "NAME@plt" by their GOT slot's relocation. */
-static import_lookup plt_imports(const mt_program *exe)
+/* The object's stubs named "NAME@plt" by their GOT slot's relocation. */
+static import_lookup plt_imports(const mt_program *prog)
 {
-    import_lookup look = {.items = mt_xcalloc(exe->nprocs + 1, sizeof *look.items)};
+    import_lookup look = {.items = mt_xcalloc(prog->nprocs + 1, sizeof *look.items)};
     static const char suffix[] = "@plt";
-    for (uint32_t p = 0; p < exe->nprocs; p++) {
-        const char *name = exe->procs[p].name;
+    for (uint32_t p = 0; p < prog->nprocs; p++) {
+        const char *name = prog->procs[p].name;
         size_t n = strlen(name), k = sizeof suffix - 1;
-        if (!exe->procs[p].is_plt || n <= k || strcmp(name + n - k, suffix) != 0)
+        if (!prog->procs[p].is_plt || n <= k || strcmp(name + n - k, suffix) != 0)
             continue;
-        look.items[look.n++] = (stub_import){name, n - k, p, SIZE_MAX, 0};
+        look.items[look.n++] = (stub_import){name, n - k, p, UNRESOLVED, 0};
     }
     qsort(look.items, look.n, sizeof *look.items, by_import_name);
     return look;
 }
 
-void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
+/* The exports of the file at `path` resolve what is still unresolved. */
+static void resolve_in(import_lookup *look, const char *path, size_t lib)
 {
-    import_lookup look = plt_imports(exe);
-    free(l->imports); /* joined anew */
-    l->imports = NULL;
-    l->nimports = 0;
+    mt_elf_file f;
+    mt_error ignored;
+    if (mt_elf_file_open(&f, path, &ignored) != 0)
+        return; /* unreadable: what it exports stays unresolved */
+    look->lib = lib;
+    mt_elf_file_each_symbol(&f, SHT_DYNSYM, resolve_import, look);
+    mt_elf_file_close(&f);
+}
+
+/* Object `from`'s stubs (MT_FROM_EXECUTABLE or a counted library) joined
+ * to counted libraries' procedures.  A library's imports are looked up in
+ * the executable first, which the loader searches first (a function it
+ * exports interposes); a stub resolving to its own object is no call
+ * across objects. */
+static void join_imports_of(mt_pass1_libraries *l, size_t from, const mt_program *prog,
+                            const mt_program *exe, size_t *cap)
+{
+    import_lookup look = plt_imports(prog);
+    if (from != MT_FROM_EXECUTABLE)
+        resolve_in(&look, exe->path, IN_EXECUTABLE);
     for (size_t i = 0; i < l->nlibs; i++) {
-        mt_pass1_library *lib = &l->libs[i];
-        mt_elf_file f;
-        mt_error ignored;
-        if (lib->dlopened || !lib->path || lib->path[0] != '/' ||
-            mt_elf_file_open(&f, lib->path, &ignored) != 0)
-            continue; /* not in the executable's scope, or not found */
-        look.lib = i;
-        mt_elf_file_each_symbol(&f, SHT_DYNSYM, resolve_import, &look);
-        mt_elf_file_close(&f);
+        const char *path = l->libs[i].path;
+        /* dlopen'ed objects are not in the global scope; a name without a
+         * '/' is one the loader did not find */
+        if (!l->libs[i].dlopened && path && path[0] == '/')
+            resolve_in(&look, path, i);
     }
-    size_t cap = 0;
     for (size_t k = 0; k < look.n; k++) {
         const stub_import *si = &look.items[k];
-        mt_pass1_library *lib = si->lib == SIZE_MAX ? NULL : &l->libs[si->lib];
-        if (!lib || lib->note || !lib->prog)
+        mt_pass1_library *lib = si->lib < l->nlibs ? &l->libs[si->lib] : NULL;
+        if (!lib || si->lib == from || lib->note || !lib->prog)
             continue; /* no library defines it, or one not counted (libc by default) */
         uint32_t q = mt_procedure_with_entry(lib->prog, si->value);
         if (q == MT_NONE)
             continue;
-        mt_known_import ki = {si->stub, si->lib, q};
-        MT_PUSH(l->imports, l->nimports, cap, ki);
+        mt_known_import ki = {from, si->stub, si->lib, q};
+        MT_PUSH(l->imports, l->nimports, *cap, ki);
     }
     free(look.items);
+}
+
+void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
+{
+    free(l->imports); /* joined anew */
+    l->imports = NULL;
+    l->nimports = 0;
+    size_t cap = 0;
+    join_imports_of(l, MT_FROM_EXECUTABLE, exe, exe, &cap);
+    for (size_t i = 0; i < l->nlibs; i++)
+        if (!l->libs[i].note && l->libs[i].prog)
+            join_imports_of(l, i, l->libs[i].prog, exe, &cap);
 }
 
 int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,

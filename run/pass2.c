@@ -109,33 +109,48 @@ static mt_select_options select_options(const mt_pass2_options *o)
     return so;
 }
 
-/* The executable's calls into counted library `lib` (its costs): each
+/* The calling object of a known import: its analysis, and the costs the
+ * import's figure goes into (the executable's, or library i's in `costs`). */
+static mt_program *caller_prog(const mt_pass2_result *r, size_t from)
+{
+    return from == MT_FROM_EXECUTABLE ? r->prog : r->libs.libs[from].prog;
+}
+
+static mt_program_costs *caller_costs(mt_pass2_result *r, mt_program_costs *costs, size_t from)
+{
+    return from == MT_FROM_EXECUTABLE ? &r->costs : &costs[from];
+}
+
+/* The calls of object `from` into counted library `lib` (its costs): each
  * stub whose library procedure has a figure per call that holds (estimable
- * there, or by MTOOL's rules) becomes a known import priced at it; the
- * others stay outside time.  Returns how many became known. */
-static size_t price_imports(mt_pass2_result *r, size_t lib, const mt_program_costs *costs)
+ * there, or by MTOOL's rules) becomes a known import priced at it in the
+ * caller's costs; the others stay outside time.  Returns how many became
+ * known. */
+static size_t price_imports(mt_pass2_result *r, mt_program_costs *costs, size_t from, size_t lib)
 {
     mt_pass1_libraries *l = &r->libs;
-    mt_pass1_library *from = &l->libs[lib];
-    if (!r->costs.imports)
-        r->costs.imports = mt_xcalloc(r->prog->nprocs + 1, sizeof *r->costs.imports);
+    mt_pass1_library *to = &l->libs[lib];
+    mt_program *prog = caller_prog(r, from);
+    mt_program_costs *into = caller_costs(r, costs, from);
     uint32_t *procs = mt_xcalloc(l->nimports + 1, sizeof *procs);
     size_t *at = mt_xcalloc(l->nimports + 1, sizeof *at), n = 0, known = 0;
     for (size_t k = 0; k < l->nimports; k++)
-        if (l->imports[k].lib == lib) {
+        if (l->imports[k].from == from && l->imports[k].lib == lib) {
             at[n] = k;
             procs[n++] = l->imports[k].proc;
         }
+    if (n && !into->imports)
+        into->imports = mt_xcalloc(prog->nprocs + 1, sizeof *into->imports);
     mt_import_work *work = mt_xcalloc(n + 1, sizeof *work);
     bool *holds = mt_xcalloc(n + 1, sizeof *holds);
-    mt_procedures_work(from->prog, costs, from->counts, procs, n, work, holds);
+    mt_procedures_work(to->prog, &costs[lib], to->counts, procs, n, work, holds);
     for (size_t j = 0; j < n; j++) {
         const mt_known_import *ki = &l->imports[at[j]];
         if (!holds[j])
             continue;
-        r->costs.imports[ki->stub] = work[j];
-        r->prog->procs[ki->stub].known_import = true;
-        from->prog->procs[ki->proc].known_export = true;
+        into->imports[ki->stub] = work[j];
+        prog->procs[ki->stub].known_import = true;
+        to->prog->procs[ki->proc].known_export = true;
         known++;
     }
     free(procs);
@@ -145,23 +160,39 @@ static size_t price_imports(mt_pass2_result *r, size_t lib, const mt_program_cos
     return known;
 }
 
-/* Only the known imports stay listed (the others are outside time). */
-static void keep_known_imports(mt_pass1_libraries *l, const mt_program *exe)
+/* Object `from`'s calls into the libraries already priced (done[j]: their
+ * own known imports decided), then its estimability again when some became
+ * known work: the calls to them are callees now. */
+static void price_caller(mt_pass2_result *r, mt_program_costs *costs, const bool *done,
+                           size_t from, const uint64_t *counts)
 {
+    size_t known = 0;
+    for (size_t j = 0; j < r->libs.nlibs; j++)
+        if (done[j] && j != from)
+            known += price_imports(r, costs, from, j);
+    if (known)
+        mt_estimate_with_pass1(caller_prog(r, from), counts);
+}
+
+/* Only the known imports stay listed (the others are outside time). */
+static void keep_known_imports(mt_pass2_result *r)
+{
+    mt_pass1_libraries *l = &r->libs;
     size_t n = 0;
     for (size_t k = 0; k < l->nimports; k++)
-        if (exe->procs[l->imports[k].stub].known_import)
+        if (caller_prog(r, l->imports[k].from)->procs[l->imports[k].stub].known_import)
             l->imports[n++] = l->imports[k];
     l->nimports = n;
 }
 
-/* The executable's known imports as calls across objects (correlate/). */
+/* The known imports as calls across objects (correlate/). */
 static mt_object_call *object_calls(const mt_pass2_result *r, size_t *n)
 {
     const mt_pass1_libraries *l = &r->libs;
     mt_object_call *calls = mt_xcalloc(l->nimports + 1, sizeof *calls);
     for (size_t k = 0; k < l->nimports; k++)
-        calls[k] = (mt_object_call){.from = r->prog, .to = l->libs[l->imports[k].lib].prog,
+        calls[k] = (mt_object_call){.from = caller_prog(r, l->imports[k].from),
+                                    .to = l->libs[l->imports[k].lib].prog,
                                     .stub = l->imports[k].stub, .proc = l->imports[k].proc};
     *n = l->nimports;
     return calls;
@@ -170,41 +201,54 @@ static mt_object_call *object_calls(const mt_pass2_result *r, size_t *n)
 /* The m-objects of each counted library and of the executable, each
  * selected among its own procedures (covering its own memory operations),
  * joined in the order of their timer records: the libraries' first.  The
- * executable's calls through its PLT into the libraries are joined to
- * them, and those whose figure per call holds (known imports) priced with
- * the library's figures before the executable's estimability and
- * selection. */
+ * calls through the PLT of the executable and of the libraries into
+ * counted libraries are joined to them first, and each object's known
+ * imports (those whose figure per call holds) priced with its callee's
+ * figures before its own estimability and selection: the libraries in
+ * the reverse of the loader's order, which lists a library before the
+ * ones it needs, so that a library's callees are priced before it (a call
+ * into one listed earlier stays outside time), the executable last. */
 static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
                           mt_error *err)
 {
     mt_select_options so = select_options(o);
-    mt_selection *parts = mt_xcalloc(r->libs.nlibs + 1, sizeof *parts);
-    const char **objects = mt_xcalloc(r->libs.nlibs + 1, sizeof *objects);
-    size_t n = 0, known = 0;
+    size_t nlibs = r->libs.nlibs;
+    mt_selection *parts = mt_xcalloc(nlibs + 1, sizeof *parts);
+    mt_program_costs *costs = mt_xcalloc(nlibs + 1, sizeof *costs);
+    bool *done = mt_xcalloc(nlibs + 1, sizeof *done);
+    const char **objects = mt_xcalloc(nlibs + 1, sizeof *objects);
     int rc = 0;
     mt_pass2_libraries_join(&r->libs, r->prog);
-    for (size_t i = 0; rc == 0 && i < r->libs.nlibs; i++) {
-        const mt_pass1_library *lib = &r->libs.libs[i];
-        mt_program_costs costs;
-        if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs, err)) != 0)
+    for (size_t i = nlibs; rc == 0 && i-- > 0;) {
+        mt_pass1_library *lib = &r->libs.libs[i];
+        if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs[i], err)) != 0)
             continue;
-        mt_select(lib->prog, &costs, lib->counts, &so, &parts[n]);
-        known += price_imports(r, i, &costs);
-        objects[n++] = lib->name;
-        mt_program_costs_free(&costs);
+        price_caller(r, costs, done, i, lib->counts);
+        mt_select(lib->prog, &costs[i], lib->counts, &so, &parts[i]);
+        done[i] = true;
     }
-    keep_known_imports(&r->libs, r->prog);
-    if (known) /* the calls to them are callees now */
-        mt_estimate_with_pass1(r->prog, counts);
-    mt_select(r->prog, &r->costs, counts, &so, &parts[n]);
-    objects[n++] = NULL;
     if (rc == 0) {
-        mt_selection_join(parts, objects, n, &r->sel);
+        price_caller(r, costs, done, MT_FROM_EXECUTABLE, counts);
+        keep_known_imports(r);
+        mt_select(r->prog, &r->costs, counts, &so, &parts[nlibs]);
+        mt_selection *joined = mt_xcalloc(nlibs + 1, sizeof *joined); /* parts' shallow copies */
+        size_t n = 0;
+        for (size_t i = 0; i <= nlibs; i++)
+            if (i == nlibs || done[i]) {
+                joined[n] = parts[i];
+                objects[n++] = i == nlibs ? NULL : r->libs.libs[i].name;
+            }
+        mt_selection_join(joined, objects, n, &r->sel);
         r->sel.object_calls = object_calls(r, &r->sel.nobject_calls);
+        free(joined);
     }
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k <= nlibs; k++) {
         mt_selection_free(&parts[k]);
+        mt_program_costs_free(&costs[k]);
+    }
     free(parts);
+    free(costs);
+    free(done);
     free(objects);
     return rc;
 }
@@ -300,6 +344,20 @@ static int open_jobs(const mt_pass2_options *o, const mt_pass2_result *r, timed_
     return 0;
 }
 
+/* How many calls through the PLT became known work, the executable's and
+ * the libraries'. */
+static void log_known_imports(FILE *log, const mt_pass1_libraries *l)
+{
+    size_t own = 0;
+    for (size_t k = 0; k < l->nimports; k++)
+        own += l->imports[k].from == MT_FROM_EXECUTABLE;
+    fprintf(log, "mtool time: %zu of the executable's imports are known work (procedures of counted "
+                 "libraries estimable or estimated per call)", own);
+    if (l->nimports > own)
+        fprintf(log, ", and %zu of the libraries' imports from one another", l->nimports - own);
+    fputc('\n', log);
+}
+
 /* Selects the m-objects, times them and correlates. */
 static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uint64_t *counts,
                         mt_error *err)
@@ -307,8 +365,7 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
     if (select_objects(o, r, counts, err) != 0)
         return -1;
     if (o->log && r->libs.nimports)
-        fprintf(o->log, "mtool time: %zu of the executable's imports are known work (procedures of counted "
-                        "libraries estimable or estimated per call)\n", r->libs.nimports);
+        log_known_imports(o->log, &r->libs);
     if (o->log)
         fprintf(o->log, "mtool time: %zu of %zu candidate m-objects timable and estimable; "
                         "instrumenting them\n", r->sel.ntimed, r->sel.ncands);

@@ -326,12 +326,16 @@ typedef struct mt_pass1_library_s {
     uint64_t *counts;       /* pass 2: pass 1's counts of its blocks (mt_block_offsets) */
 } mt_pass1_library;
 
-/* A call through the executable's PLT into a counted library: its stub,
- * and the procedure of library `lib` the stub's import resolves to
+/* A call through a PLT into a counted library, from the executable or
+ * from another counted library: the calling object, its stub, and the
+ * procedure of library `lib` the stub's import resolves to
  * (mt_pass2_libraries_join); known work when that procedure's figure per
  * call is (pass 2 marks it then: known_import, known_export). */
+#define MT_FROM_EXECUTABLE SIZE_MAX
 typedef struct {
-    uint32_t stub;          /* in the executable's analysis */
+    size_t from;            /* the caller: index in mt_pass1_libraries.libs, or
+                               MT_FROM_EXECUTABLE */
+    uint32_t stub;          /* in the caller's analysis */
     size_t lib;             /* index in mt_pass1_libraries.libs */
     uint32_t proc;          /* in that library's analysis */
 } mt_known_import;
@@ -350,7 +354,7 @@ typedef struct mt_pass1_libraries_s {
     char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., MTOOL_ORIGIN=...,
                                MTOOL_LIBS_SEEN=..., NULL-terminated */
     char *owned_spec;       /* pass 2: spec, made from what pass 1 counted */
-    mt_known_import *imports; /* pass 2: the executable's known imports */
+    mt_known_import *imports; /* pass 2: every object's known imports */
     size_t nimports;
 } mt_pass1_libraries;
 
@@ -385,12 +389,14 @@ void mt_pass1_libraries_free(mt_pass1_libraries *l);
  * none: out->set 0), analyzed, each refined with its counts (lib->counts). */
 int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_libraries *out,
                                mt_error *err);
-/* The executable's calls through its PLT into counted libraries, joined
- * to their analyses (docs/ARCHITECTURE.md, "Pass 2 through the
- * libraries"): each stub's import (its GOT slot's relocation names it) is
- * looked up in the .dynsym of the libraries in the loader's order, the
- * first that defines it as a function; when that library was counted and
- * a procedure starts at the symbol's address, l->imports lists it. */
+/* The calls through the PLT of the executable and of each counted library
+ * into counted libraries, joined to their analyses (docs/ARCHITECTURE.md,
+ * "Pass 2 through the libraries"): each stub's import (its GOT slot's
+ * relocation names it) is looked up where the loader looks (a library's
+ * in the executable first), then in the .dynsym of the libraries in the
+ * loader's order, the first that defines it as a function; when that is
+ * another library that was counted and a procedure starts at the symbol's
+ * address, l->imports lists it. */
 void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe);
 /* Their timed copies, in place of the counting ones (lib->ins): library i
  * (counted ones) times timed[i][0 .. ntimed[i]), its records after the

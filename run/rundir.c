@@ -192,12 +192,59 @@ uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_err
 
 /* ---- call_targets.tsv: pass 1's calls through pointers -------------------- */
 
-/* Per recorded site of one object (0 in the map: another object's), its
- * targets (link-time addresses of that object) with their calls; a target
- * in none of its procedures ("outside": another object's, or code its
- * analysis does not know) and the calls to targets past a thread's record
- * ("overflow") name no callee. */
+/* The counted library a merged target lies in (its index in `libs`), as
+ * the runtime named its copy (timer/timer.h, mt_profile_library): by its
+ * call-site records, or by its counter_base when it has none;
+ * MT_FROM_EXECUTABLE for the executable's; NO_COUNTED_OBJECT: no counted
+ * object this pass 1 knows. */
+static const size_t NO_COUNTED_OBJECT = SIZE_MAX - 1;
+static size_t target_object(const mt_pass1_libraries *libs, const mt_merged_call_target *t)
+{
+    if (!t->in_library)
+        return MT_FROM_EXECUTABLE;
+    for (size_t i = 0; libs && i < libs->nlibs; i++) {
+        const mt_pass1_library *lib = &libs->libs[i];
+        bool records = lib->map.ncall_sites > lib->call_site_base;
+        if (!lib->note && (t->first < t->end ? records && lib->call_site_base == t->first &&
+                                                   lib->map.ncall_sites == t->end
+                                             : !records && lib->counter_base == t->first))
+            return i;
+    }
+    return NO_COUNTED_OBJECT;
+}
+
+/* One target of a site of object `self` (MT_FROM_EXECUTABLE or a library's
+ * index): 0xTARGET in its own procedures, LIB:0xTARGET at a procedure's
+ * entry in another counted library, else outside; then its calls and
+ * callee. */
+static void write_call_target(FILE *fp, const mt_program *prog, size_t self,
+                              const mt_pass1_libraries *libs, const mt_merged_call_target *t)
+{
+    size_t in = target_object(libs, t);
+    const mt_pass1_library *other = in != self && libs && in < libs->nlibs ? &libs->libs[in] : NULL;
+    uint32_t q = MT_NONE;
+    if (in == self && mt_procedure_at(prog, t->target) != MT_NONE) {
+        q = mt_procedure_with_entry(prog, t->target);
+        fprintf(fp, "0x%" PRIx64, t->target);
+    } else if (other && (q = mt_procedure_with_entry(other->prog, t->target)) != MT_NONE) {
+        mt_tsv_field(fp, other->name);
+        fprintf(fp, ":0x%" PRIx64, t->target);
+    } else {
+        fprintf(fp, "outside");
+    }
+    fprintf(fp, "\t%" PRIu64 "\t", t->calls);
+    mt_tsv_field(fp, q == MT_NONE ? "?" : other ? other->prog->procs[q].name : prog->procs[q].name);
+    fputc('\n', fp);
+}
+
+/* Per recorded site of object `self` (0 in the map: another object's), its
+ * targets with their calls: link-time addresses of that object, or of the
+ * counted library another procedure's entry lies in (LIB:0xTARGET); a
+ * target in neither ("outside": an object not counted, code no analysis
+ * knows, or the executable reached from a library) and the calls to
+ * targets past a thread's record ("overflow") name no callee. */
 static int write_call_targets_named(const char *rundir, const char *name, const mt_program *prog,
+                                    size_t self, const mt_pass1_libraries *libs,
                                     const mt_counter_map *map, const profile_merge *merge,
                                     mt_error *err)
 {
@@ -208,16 +255,8 @@ static int write_call_targets_named(const char *rundir, const char *name, const 
     for (uint32_t i = 0; i < map->ncall_sites && i < merge->ncall_sites; i++) {
         const mt_call_site_totals *t = &merge->call_sites[i];
         for (uint32_t k = 0; map->call_sites[i] && k < t->ntargets; k++) {
-            uint64_t target = t->targets[k].target;
-            uint32_t q = mt_procedure_with_entry(prog, target);
             fprintf(out.fp, "0x%" PRIx64 "\t", map->call_sites[i]);
-            if (mt_procedure_at(prog, target) == MT_NONE)
-                fprintf(out.fp, "outside");
-            else
-                fprintf(out.fp, "0x%" PRIx64, target);
-            fprintf(out.fp, "\t%" PRIu64 "\t", t->targets[k].calls);
-            mt_tsv_field(out.fp, q == MT_NONE ? "?" : prog->procs[q].name);
-            fputc('\n', out.fp);
+            write_call_target(out.fp, prog, self, libs, &t->targets[k]);
         }
         if (map->call_sites[i] && t->overflow)
             fprintf(out.fp, "0x%" PRIx64 "\toverflow\t%" PRIu64 "\t?\n", map->call_sites[i],
@@ -226,16 +265,26 @@ static int write_call_targets_named(const char *rundir, const char *name, const 
     return mt_outfile_commit(&out, err);
 }
 
+/* LIB:0xTARGET: a target in another counted object (no name of this
+ * object's analysis: its callee is not this object's). */
+static bool is_other_object_target(const char *field)
+{
+    const char *colon = strrchr(field, ':');
+    uint64_t target;
+    char tail;
+    return colon && colon > field && sscanf(colon + 1, "0x%" SCNx64 "%c", &target, &tail) == 1;
+}
+
 static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_error *err)
 {
     char *f[4], *end;
     memset(c, 0, sizeof *c);
     if (split_fields(r->line, f, 4) < 3 || sscanf(f[0], "0x%" SCNx64, &c->site) != 1 ||
         (strcmp(f[1], "overflow") != 0 && strcmp(f[1], "outside") != 0 &&
-         sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
+         !is_other_object_target(f[1]) && sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
         (c->calls = strtoull(f[2], &end, 10), end == f[2] || *end)) {
-        mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET, outside or "
-                          "overflow<TAB>CALLS)", r->path, r->lineno);
+        mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET, LIB:0xTARGET, "
+                          "outside or overflow<TAB>CALLS)", r->path, r->lineno);
         return -1;
     }
     return 0;
@@ -569,7 +618,7 @@ static int write_library_files(const char *rundir, const mt_pass1_libraries *lib
         if (rc == 0)
             rc = write_counts_named(rundir, counts, lib->prog, &lib->map, merge->counts, err);
         if (rc == 0)
-            rc = write_call_targets_named(rundir, targets, lib->prog, &lib->map, merge, err);
+            rc = write_call_targets_named(rundir, targets, lib->prog, i, libs, &lib->map, merge, err);
         free(dir);
         free(counts);
         free(targets);
@@ -589,7 +638,8 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
         return -1;
     if (write_format(rundir, err) != 0 ||
         write_counts_named(rundir, "counts.tsv", prog, map, merge->counts, err) != 0 ||
-        write_call_targets_named(rundir, "call_targets.tsv", prog, map, merge, err) != 0 ||
+        write_call_targets_named(rundir, "call_targets.tsv", prog, MT_FROM_EXECUTABLE, libs, map, merge,
+                                 err) != 0 ||
         write_library_files(rundir, libs, merge, err) != 0)
         return -1;
     return write_argv_and_pass1(rundir, argv, base, err);

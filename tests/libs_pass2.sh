@@ -32,6 +32,16 @@
 #     ring entry, and agrees with callgrind (check_counts); joined into the
 #     library's analysis, they make memlib_ring's loop estimable and timed,
 #     and without the file the same pass 2 says it is not estimable;
+#   - a library's call through its PLT into another counted library is known
+#     work as the executable's are (usememouter-gcc-O2: libmtmemouter.so's
+#     rounds loop calls libmtmem.so's memlib_chase): its prediction is its
+#     own plus its calls x the chase's per-call prediction, recomputed from
+#     `mtool analyze --costs --counts` on both libraries, the chase's loop
+#     nested in it;
+#   - the program's call through a pointer into a counted library is
+#     recorded in pass 1 as the library and its link-time address there
+#     (call_targets.tsv: 0xSITE, libmtmem.so:0xTARGET, from objdump and nm),
+#     `outside` when that library is not counted;
 #   - `mtool run -- xz -9 -k -f FILE` (liblzma, stripped, reaches its encoder
 #     and match finders through pointers) times liblzma objects with measured
 #     and predicted cycles, among them some that the same pass 2 without
@@ -53,6 +63,24 @@ trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME=$work/cache XDG_CONFIG_HOME=$work/config MTOOL_HISTORY=$work/history.db
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; }
+# The address of the one `call *` in procedure PROC of BINARY (objdump).
+pointer_call() {
+    objdump -d --no-show-raw-insn "$1" |
+        awk -v proc="$2" '$2 == "<" proc ">:" { inside = 1; next } /^$/ { inside = 0 }
+                          inside && /call +\*/ { sub(":", "", $1); print "0x" $1 }'
+}
+# `mtool time` of a run directory whose FILE (relative) was damaged: refused
+# with one line naming it (and its line, when LINE is given).
+refused() { # RUNDIR FILE WHAT [LINE]
+    "$mtool" time --no-store --no-html "$1" > /dev/null 2> "$1.err"
+    local status=$?
+    if [ $status = 1 ] && [ "$(wc -l < "$1.err")" = 1 ] &&
+        grep -q -F "mtool: $1/$2:${4:-}" "$1.err"; then
+        ok "$3: refused in one line naming the file${4:+ and its line}"
+    else
+        not_ok "$3: exit $status, $(head -2 "$1.err")"
+    fi
+}
 
 "$bin" $args > "$work/orig.out"
 orig=$?
@@ -199,20 +227,11 @@ PY
 # A library's counts that are no counts: pass 2 refused, one line naming the file.
 cp -r "$work/all" "$work/bad"
 echo "garbage line" >> "$work/bad/libs/libmtmem.so.counts.tsv"
-"$mtool" time --no-store --no-html "$work/bad" > /dev/null 2> "$work/bad.err"
-status=$?
-if [ $status = 1 ] && [ "$(wc -l < "$work/bad.err")" = 1 ] &&
-    grep -q -F "mtool: $work/bad/libs/libmtmem.so.counts.tsv:" "$work/bad.err"; then
-    ok "damaged library counts: refused in one line naming the file"
-else
-    not_ok "damaged library counts: exit $status, $(head -2 "$work/bad.err")"
-fi
+refused "$work/bad" libs/libmtmem.so.counts.tsv "damaged library counts"
 
 # The library's call through a pointer, against a hand oracle: memlib_ring's
 # one `call *` (objdump) reaches successor (nm) once per ring entry.
-site=$(objdump -d --no-show-raw-insn "$dir/libmtmem.so" |
-    awk '/^[0-9a-f]+ <memlib_ring>:/ { inside = 1; next } /^$/ { inside = 0 }
-         inside && /call +\*/ { sub(":", "", $1); print "0x" $1 }')
+site=$(pointer_call "$dir/libmtmem.so" memlib_ring)
 target=$(nm "$dir/libmtmem.so" | awk '$3 == "successor" { sub(/^0+/, "", $1); print "0x" $1 }')
 entries=${args%% *}
 targets=$work/all/libs/libmtmem.so.call_targets.tsv
@@ -251,6 +270,87 @@ if [ "$with" = timed ] && [ "$without" = "not estimable" ]; then
 else
     not_ok "memlib_ring's loop: '$with' with the library's call targets, '$without' without"
 fi
+
+# A library calling another library (usememouter-gcc-O2: libmtmemouter.so's
+# rounds call libmtmem.so's chase through libmtmemouter.so's own PLT; the
+# program then calls the chase through a pointer, 8 more calls): the rounds
+# loop takes the chase as known work, its prediction its own (`mtool
+# analyze --costs --counts` on libmtmemouter.so: the loop's row) plus its 8
+# calls x the chase's per call (count x cycles over the chase's blocks on
+# libmtmem.so's counts, over its 16 calls), the chase's loop nested in it.
+outer=$dir/usememouter-gcc-O2
+oargs="262144 524288 8" # a 2 MB ring twice around, 8 rounds in the library, 8 through the pointer
+"$outer" $oargs > "$work/outer.want"
+owant=$?
+"$mtool" run --no-store --no-html -o "$work/outer" -- "$outer" $oargs > "$work/outer.out" 2> "$work/outer.err"
+status=$?
+"$mtool" analyze --costs --counts "$work/outer/libs/libmtmemouter.so.counts.tsv" "$dir/libmtmemouter.so" > "$work/outer_lib.costs" 2> /dev/null
+"$mtool" analyze --costs --counts "$work/outer/libs/libmtmem.so.counts.tsv" "$dir/libmtmem.so" > "$work/outer_mem.costs" 2> /dev/null
+python3 - "$work/outer/report.json" "$work/outer/pass2.tsv" "$work/outer_lib.costs" "$work/outer_mem.costs" <<'PY' && lib2lib=1 || lib2lib=
+import json, sys
+rows = json.load(open(sys.argv[1]))["objects"]
+loops = {tuple(l.split("\t")[1:3]): float(l.split("\t")[3]) for l in open(sys.argv[3]) if l.startswith("loop\t")}
+chase = [l.rstrip("\n").split("\t") for l in open(sys.argv[4])
+         if l.startswith("0x") and l.split("\t")[1] == "memlib_chase"]
+chase_calls, chase_total = int(chase[0][6]), sum(float(f[7]) for f in chase)
+outer = [r for r in rows if r.get("object") == "libmtmemouter.so" and r["procedure"] == "memouter_rounds"
+         and r["kind"] == "loop"]
+if len(outer) != 1 or chase_calls != 16:
+    print("# rounds loops timed: %d, chase calls %d (want 1 and 16)" % (len(outer), chase_calls))
+    sys.exit(1)
+r = outer[0]
+own = loops[("memouter_rounds", r["name"].split("loop at ")[1].split()[0])]
+want = own + 8 * chase_total / chase_calls
+nested = [l.split("\t") for l in open(sys.argv[2])
+          if l.startswith("object\tmemlib_chase@") and l.rstrip("\n").endswith("\tlibmtmem.so")]
+print("# %s: predicted %.6g, want own %.6g + 8 x the chase's %.6g per call = %.6g; measured %.4g" %
+      (r["name"], r["predicted_cycles"], own, chase_total / chase_calls, want, r["measured_cycles"]))
+sys.exit(0 if abs(r["predicted_cycles"] - want) <= 1e-3 * want and len(nested) == 1 and
+         nested[0][5] == "0" else 1)
+PY
+if [ $status = $owant ] && [ -n "$lib2lib" ] && grep -q "and 1 of the libraries' imports from one another" "$work/outer.err" &&
+    [ "$(grep '^outer ' "$work/outer.out" | sort -u)" = "$(cat "$work/outer.want")" ]; then
+    ok "a library's PLT call into another counted library is known work: the rounds loop predicts its own + 8 calls x the chase's per call, the chase nested in it"
+else
+    not_ok "a library's PLT call into another library: exit $status (want $owant), prediction checked: ${lib2lib:-no}; $(grep 'known work' "$work/outer.err")"
+fi
+
+# The program's call through a pointer into libmtmem.so, against a hand
+# oracle: main's one `call *` (objdump) reaches memlib_chase (nm -D, in
+# libmtmem.so) once per round, recorded as the library and its link-time
+# address there, not `outside`.
+site=$(pointer_call "$outer" main)
+target=$(nm -D "$dir/libmtmem.so" | awk '$3 == "memlib_chase" { sub(/^0+/, "", $1); print "0x" $1 }')
+if [ -n "$site" ] && [ -n "$target" ] &&
+    grep -qxF "$(printf '%s\tlibmtmem.so:%s\t8\tmemlib_chase' "$site" "$target")" "$work/outer/call_targets.tsv" &&
+    ! grep -q "^$site	outside" "$work/outer/call_targets.tsv"; then
+    ok "the program's call through a pointer into a counted library recorded as libmtmem.so:$target (8 calls from $site)"
+else
+    not_ok "call_targets.tsv: want $site -> libmtmem.so:$target x8, got $(grep -v '^#' "$work/outer/call_targets.tsv" 2>&1 | tr '\n\t' '; ')"
+fi
+# ... and against callgrind on a small ring (check_counts compares a target
+# in another object as callgrind's calls out of the binary).
+rm -f "$work"/cg/*
+valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
+    --callgrind-out-file="$work/cg/cg.%p" "$outer" 4096 8192 8 > /dev/null 2> "$work/vg.log"
+"$mtool" count --no-store -o "$work/outersmall" -- "$outer" 4096 8192 8 > /dev/null 2>&1
+"$checker" "$outer" "$work/outersmall/counts.tsv" "$work"/cg/cg.* > "$work/check" 2>&1
+grep -E '^(ok|not ok) - .*calls through pointers' "$work/check" | sed 's/^\(ok\|not ok\) - /&usememouter (callgrind): /'
+grep -qE '^ok - .*calls through pointers' "$work/check" && grep -q ':0x' "$work/outersmall/call_targets.tsv" ||
+    not_ok "usememouter's calls through pointers not checked against callgrind: $(tail -1 "$work/check")"
+# ... the same with libmtmem.so not counted (--libs libmtmemouter.so): outside.
+"$mtool" count --no-store --libs libmtmemouter.so -o "$work/outer1" -- "$outer" $oargs > /dev/null 2>&1
+if grep -qxF "$(printf '%s\toutside\t8\t?' "$site")" "$work/outer1/call_targets.tsv"; then
+    ok "the same call with its library not counted: recorded as outside"
+else
+    not_ok "call_targets.tsv without libmtmem.so counted: $(grep -v '^#' "$work/outer1/call_targets.tsv" 2>&1 | tr '\n\t' '; ')"
+fi
+
+# A cross-object target that is no LIB:0xTARGET: refused, one line naming
+# the file and its line.
+cp -r "$work/outer" "$work/badtarget"
+sed -i 's/\tlibmtmem\.so:0x[0-9a-f]*\t/\tlibmtmem.so:0xnothex\t/' "$work/badtarget/call_targets.tsv"
+refused "$work/badtarget" call_targets.tsv "a damaged LIB:0xTARGET" "2: not a call-target line"
 
 # xz -9: liblzma's encoder and match finders, reached through pointers.
 xz=$(command -v xz)

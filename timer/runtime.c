@@ -918,15 +918,20 @@ static bool call_sites_fit(const mt_rt_params *p)
             p->ncall_sites <= mt_params.ncall_sites);
 }
 
-/* The library's call-site records, their targets run-time addresses of
- * this process: the header says where the copy lies for the reader. */
+/* Where the library copy lies in this process, for the reader: its
+ * call-site records' targets are run-time addresses of this process, and
+ * so are the targets of any object's calls that land in it.  Every copy
+ * activated while the executable records call targets is listed, one
+ * without records of its own named by its counter_base (first == end). */
 static void note_call_sites(const mt_rt_params *p, uintptr_t l_addr)
 {
     mt_profile_header *h = rt.hdr;
-    if (p->ncall_sites <= p->call_site_base || !h || h->nlibraries >= MT_PROFILE_LIBRARIES)
+    if (!mt_params.ncall_sites || !h || h->nlibraries >= MT_PROFILE_LIBRARIES)
         return;
+    bool own = p->ncall_sites > p->call_site_base;
     h->libraries[h->nlibraries] =
-        (mt_profile_library){.first = p->call_site_base, .end = p->ncall_sites, .base = l_addr};
+        (mt_profile_library){.first = own ? p->call_site_base : p->counter_base,
+                             .end = own ? p->ncall_sites : p->counter_base, .base = l_addr};
     __atomic_store_n(&h->nlibraries, h->nlibraries + 1, __ATOMIC_RELEASE);
 }
 

@@ -414,9 +414,13 @@ enum {
 
 /* The call-site records [first, end) of the slot's belong to a library
  * copy loaded at `base` (run-time minus link-time addresses) in this
- * process: written when the runtime activates it.  The sites of copies
- * past the table's end are read at the executable's load bias, where their
- * targets lie in no procedure of theirs: callees unknown, never wrong. */
+ * process: written when the runtime activates it, for every copy while
+ * the executable records call targets; a copy without records of its own
+ * is named by its counter_base (first == end == counter_base: an empty
+ * range), so that a target any object's call lands in it is placed too
+ * (profile/profile.c).  The sites of copies past the table's end are read
+ * at the executable's load bias, where their targets lie in no procedure
+ * of theirs: callees unknown, never wrong. */
 typedef struct {
     uint32_t first, end;
     uint64_t base;

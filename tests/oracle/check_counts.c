@@ -325,11 +325,13 @@ static void read_call_targets(const char *path, const loaded_file *file, call_li
             continue;
         char *end;
         call_count c = {.site = strtoull(line, &end, 16)};
-        /* "overflow": calls past the site's record; "outside": targets in
-         * no procedure of the binary (another object's code), compared as
-         * callgrind's targets outside the binary are, as one sum */
+        /* "overflow": calls past the site's record; "outside" and
+         * LIB:0xTARGET: targets in no procedure of the binary (another
+         * object's code), compared as callgrind's targets outside the
+         * binary are, as one sum */
+        size_t field = strcspn(end + 1, "\t");
         bool overflow = strncmp(end + 1, "overflow", 8) == 0,
-             outside = strncmp(end + 1, "outside", 7) == 0;
+             outside = strncmp(end + 1, "outside", 7) == 0 || memchr(end + 1, ':', field);
         if (overflow || outside) {
             c.target = overflow ? OVERFLOW_TARGET : 0;
             end += 1 + strcspn(end + 1, "\t");

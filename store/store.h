@@ -289,6 +289,8 @@ typedef struct {
     const mt_store_build *build;
     mt_store_figures *figures;   /* sites of build */
     size_t nfigures;
+    const mt_store_rank_figures *rank_figures; /* an MPI job's per rank, sites of build */
+    size_t nrank_figures;
 } mt_store_library_figures;
 
 typedef struct {

@@ -403,7 +403,9 @@ static int insert_library_figures(mt_store *s, const mt_store_run *r, int64_t ru
         int64_t against;
         char *name;
         rc = store_build(s, l->build, r->finished, refs, &against, &name, err) < 0 ||
-                     insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0
+                     insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0 ||
+                     mt_store_insert_rank_figures(s, l->rank_figures, l->nrank_figures, run, refs,
+                                                  err) != 0
                  ? -1 : 0;
         free(name);
         free(refs);

@@ -12,17 +12,18 @@
 #include "../report/report.h"
 #include "ui.h"
 
-/* `mtool _rank PROFILES INSTRUMENTED PROG ARGS...`: what the launcher runs
- * in place of PROG.  Exits 127 as a shell does when the program cannot run. */
+/* `mtool _rank PROFILES INSTRUMENTED N NAME=VALUE... PROG ARGS...`: what the
+ * launcher runs in place of PROG.  Exits 127 as a shell does when the
+ * program cannot run. */
 int mt_cmd_rank(int argc, char **argv)
 {
-    if (argc < 4) {
-        mt_ui_error("%s: usage: mtool %s PROFILES INSTRUMENTED PROG [ARGS...] (run by mtool count)",
-                    mt_mpi_rank_command, mt_mpi_rank_command);
+    if (argc < 5) {
+        mt_ui_error("%s: usage: mtool %s PROFILES INSTRUMENTED N NAME=VALUE... PROG [ARGS...] "
+                    "(run by mtool count)", mt_mpi_rank_command, mt_mpi_rank_command);
         return 2;
     }
     mt_error err;
-    mt_mpi_rank_exec(argv[1], argv[2], argv + 3, &err);
+    mt_mpi_rank_exec(argc - 1, argv + 1, &err);
     mt_ui_error("%s", err.msg);
     return 127;
 }

@@ -94,7 +94,8 @@ static mt_store_library_figures *library_figures(const mt_history *h)
     mt_store_library_figures *out = mt_xcalloc(h->nlibs + 1, sizeof *out);
     for (size_t i = 0; i < h->nlibs; i++)
         out[i] = (mt_store_library_figures){&h->libs[i]->build, h->libs[i]->figures,
-                                            h->libs[i]->nfigures};
+                                            h->libs[i]->nfigures, h->libs[i]->rank_figures,
+                                            h->libs[i]->nrank_figures};
     return out;
 }
 

@@ -200,7 +200,9 @@ static int read_map(mt_pass1_result *r, mt_error *err)
 /* What --libs asks, or the default: every library a run loads but glibc's
  * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
  * are among them, and the others cost it nothing but their activation);
- * none for merged profiles, whose copy was made without them, or a job. */
+ * none for merged profiles, whose copy was made without them, or a job
+ * (each count would analyze its MPI library and the components that
+ * library opens, seconds to minutes; `--libs` names what a job counts). */
 static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_result *r)
 {
     if (o->libs)

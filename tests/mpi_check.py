@@ -25,7 +25,8 @@ tests/mpi.sh.  Prints ok / not ok lines.
       (RUNDIR/mpi/rank-N.libmtstencil.so.counts.tsv) the library's sweep entered STEPS
       times, its row loop run STEPS x rows and its inner body STEPS x rows x (COLS - 2)
       times (rows as the program printed them: the known trip counts), the ranks summing
-      to the job's libs/libmtstencil.so.counts.tsv; report.json's "mpi" holds the
+      to the job's libs/libmtstencil.so.counts.tsv; count.json's per-rank procedures hold
+      the library's sweep, imbalanced as the rows; report.json's "mpi" holds the
       library's loop ("library": "libmtstencil.so") with its per-rank rows (entered STEPS
       times, predicted in the ratio of the rows), and every object's figures per rank,
       imbalance and slowest rank as in pass2, in the history too
@@ -259,10 +260,25 @@ def check_library_counts(rundir, rows, steps, cols, name):
           f"{name}: the ranks' {lib} counts sum to the job's ({len(job)} blocks)")
 
 
+def check_library_rows(count, rows, name):
+    """count.json's mpi.procedures has the library's sweep: its imbalance as the rows' (1%)."""
+    errors, names = [], set()
+    cj.type_errors(count, cj.SCHEMA, "$", errors, names)
+    check(not errors, f"{name}: count.json's every field present with its type", "; ".join(errors[:5]))
+    sweep = [p for p in count["mpi"]["procedures"]
+             if p["object"] == "libmtstencil.so" and p["name"] == "mtstencil_sweep"]
+    want = max(rows) * len(rows) / sum(rows) if rows else None
+    check(len(sweep) == 1 and want and rel_close(sweep[0]["imbalance"], want, 0.01) and
+          sweep[0]["max_rank"] == rows.index(max(rows)),
+          f"{name}: count.json's per-rank rows hold the library's sweep, its imbalance the rows' "
+          f"max / mean {want:.3f} (1%)", str(sweep)[:200])
+
+
 def cmd_libs(report_path, rundir, stdout_path, db, nranks, steps, cols, name):
     d, nranks, steps, cols = load(report_path), int(nranks), int(steps), int(cols)
     rows = slab_rows(stdout_path)
     check_library_counts(rundir, rows, steps, cols, name)
+    check_library_rows(load(f"{rundir}/count.json"), rows, name)
     mpi = d.get("mpi")
     if not mpi:
         check(False, f"{name}: report.json has the job's ranks", "mpi is null")

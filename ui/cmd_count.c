@@ -387,7 +387,7 @@ static void print_summary(FILE *fp, const summary *s)
         free(rows);
     }
     if (s->job)
-        mt_count_print_ranks(fp, s->prog, s->job, a->top);
+        mt_count_print_ranks(fp, s->prog, s->libs, s->job, a->top);
 }
 
 /* ---- count.json (schema mtool.count, docs/REPORT.md) ---------------------- */
@@ -627,7 +627,7 @@ static void print_json(FILE *fp, const summary *s)
     json_libraries(fp, s->libs);
     json_rows(fp, s, false);
     json_rows(fp, s, true);
-    mt_count_json_ranks(fp, s->prog, s->job);
+    mt_count_json_ranks(fp, s->prog, s->libs, s->job);
     fputs("}\n", fp);
 }
 

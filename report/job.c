@@ -31,10 +31,7 @@ static void write_ranks(FILE *fp, const mt_job_pass2 *job)
     fputs(",\"ranks\":[", fp);
     for (size_t k = 0; k < job->nranks; k++) {
         fprintf(fp, "%s{\"rank\":%d,\"host\":", k ? "," : "", job->ranks[k].rank);
-        if (job->ranks[k].host)
-            mt_report_json_text(fp, job->ranks[k].host);
-        else
-            fputs("null", fp);
+        mt_report_json_text(fp, job->ranks[k].host);
         fputc('}', fp);
     }
     fputc(']', fp);
@@ -63,10 +60,7 @@ static void write_object(FILE *fp, const mt_job_figures *f, size_t n, const char
     mt_report_json_text(fp, name ? name : own ? own : f->spec);
     free(own);
     fputs(",\"library\":", fp);
-    if (f->library)
-        mt_report_json_text(fp, f->library);
-    else
-        fputs("null", fp);
+    mt_report_json_text(fp, f->library);
     fputs(",\"time_spec\":", fp);
     mt_report_json_text(fp, f->spec);
     mt_report_json_key_number(fp, "imbalance", im.imbalance);

@@ -31,8 +31,8 @@
 #     each rank's library counts (mpi/rank-N.libmtstencil.so.counts.tsv)
 #     against the sweep's known trip counts from the rows the program
 #     printed, summing to the job's; the library's loop among the job's
-#     objects per rank in report.json and the history (tests/mpi_check.py
-#     libs);
+#     objects per rank in report.json, report.html and the history
+#     (tests/mpi_check.py libs, tests/browser/mpi.mjs);
 #   - several hosts: ranks 2 and 3 simulated on hostB (their directories
 #     moved off RUN, tagged hostB) come back through the collect step
 #     ($MTOOL_MPI_COLLECT): one report with each rank's host; a collect step
@@ -219,6 +219,8 @@ check "--libs libmtstencil, 3 ranks: run exits 0, libmtstencil.so instrumented, 
 check "--libs libmtstencil, 3 ranks: the job's checksum as without mtool" \
     "grep -qxF '$(tail -1 "$rd.orig")' '$rd.out'"
 pycheck libs "$rd/report.json" "$rd" "$rd.orig" "$MTOOL_HISTORY" 3 $STEPS 256 "--libs libmtstencil, 3 ranks"
+# its report.html: the library's object among the per-rank views, named LIB:SPEC
+browser_test "$HERE/browser/mpi.mjs" "$rd"
 
 # No launcher: as before.
 plain=$SAMPLES/matmul-gcc-O2

@@ -35,6 +35,10 @@ static void json_embedded(FILE *fp, const char *buf, size_t n)
 
 void mt_report_json_text(FILE *fp, const char *s)
 {
+    if (!s) {
+        fputs("null", fp);
+        return;
+    }
     char *buf = NULL;
     size_t n = 0;
     FILE *mem = open_memstream(&buf, &n);
@@ -141,10 +145,7 @@ static void write_objects(FILE *fp, const mt_report *r, const uint32_t *file_slo
         mt_report_json_text(fp, named ? named : proc);
         free(named);
         fputs(",\"library\":", fp);
-        if (o->library)
-            mt_report_json_text(fp, o->library);
-        else
-            fputs("null", fp);
+        mt_report_json_text(fp, o->library);
         fprintf(fp, ",\"kind\":\"%s\",\"address\":\"0x%" PRIx64 "\",\"memops\":%" PRIu64
                     ",\"memops_own\":%" PRIu64 ",\"memops_in_loops\":%" PRIu64
                     ",\"loops\":%u,\"calls\":%u,\"outermost\":%s,\"entries\":%" PRIu64

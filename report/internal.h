@@ -30,7 +30,7 @@ void mt_report_stored_free(mt_report_stored *st);
 void mt_report_write_stored(FILE *fp, const mt_report *r);
 
 /* html.c's writers, shared with stored.c: a JSON string safe inside a
- * <script> element; ",KEY:NUMBER" (NAN: null); a source file's text (or
+ * <script> element (NULL: null); ",KEY:NUMBER" (NAN: null); a source file's text (or
  * null, with why); a stored object's name as `mtool history` writes it
  * (PROC, PROC/LOOP-PATH, a data object's name), allocated. */
 void mt_report_json_text(FILE *fp, const char *s);

@@ -31,10 +31,7 @@ static void write_ranks(FILE *fp, const mt_job_pass2 *job)
     fputs(",\"ranks\":[", fp);
     for (size_t k = 0; k < job->nranks; k++) {
         fprintf(fp, "%s{\"rank\":%d,\"host\":", k ? "," : "", job->ranks[k].rank);
-        if (job->ranks[k].host)
-            mt_report_json_text(fp, job->ranks[k].host);
-        else
-            fputs("null", fp);
+        mt_report_json_text(fp, job->ranks[k].host);
         fputc('}', fp);
     }
     fputc(']', fp);
@@ -49,7 +46,8 @@ static void write_rank_figures(FILE *fp, const mt_job_figures *f)
     fprintf(fp, ",\"memory_ops\":%" PRIu64 "}", f->memops);
 }
 
-/* One object: its figures are job->figures[first .. first + n). */
+/* One object: its figures are job->figures[first .. first + n); named
+ * `name`, else LIBRARY:SPEC (a library's) or SPEC. */
 static void write_object(FILE *fp, const mt_job_figures *f, size_t n, const char *name)
 {
     double *measured = mt_xcalloc(n + 1, sizeof *measured);
@@ -57,8 +55,12 @@ static void write_object(FILE *fp, const mt_job_figures *f, size_t n, const char
         measured[k] = f[k].measured;
     mt_imbalance im = mt_imbalance_of(measured, (uint32_t)n);
     free(measured);
+    char *own = f->library ? mt_xasprintf("%s:%s", f->library, f->spec) : NULL;
     fputs("{\"name\":", fp);
-    mt_report_json_text(fp, name ? name : f->spec);
+    mt_report_json_text(fp, name ? name : own ? own : f->spec);
+    free(own);
+    fputs(",\"library\":", fp);
+    mt_report_json_text(fp, f->library);
     fputs(",\"time_spec\":", fp);
     mt_report_json_text(fp, f->spec);
     mt_report_json_key_number(fp, "imbalance", im.imbalance);
@@ -68,6 +70,13 @@ static void write_object(FILE *fp, const mt_job_figures *f, size_t n, const char
         write_rank_figures(fp, &f[k]);
     }
     fputs("]}", fp);
+}
+
+/* Two figures of one object (an object's are consecutive, one per rank). */
+static bool same_object(const mt_job_figures *a, const mt_job_figures *b)
+{
+    return !strcmp(a->spec, b->spec) && !a->library == !b->library &&
+           (!a->library || !strcmp(a->library, b->library));
 }
 
 void mt_report_write_job(FILE *fp, char **launcher, const mt_job_pass2 *job,
@@ -88,7 +97,7 @@ void mt_report_write_job(FILE *fp, char **launcher, const mt_job_pass2 *job,
     size_t object = 0;
     for (size_t i = 0; i < job->nfigures; object++) {
         size_t n = 1;
-        while (i + n < job->nfigures && !strcmp(job->figures[i + n].spec, job->figures[i].spec))
+        while (i + n < job->nfigures && same_object(&job->figures[i + n], &job->figures[i]))
             n++;
         fputs(object ? "," : "", fp);
         write_object(fp, &job->figures[i], n, names ? names[object] : NULL);

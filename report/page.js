@@ -1220,11 +1220,12 @@
     const width = 480, rowH = 20, labelW = 150;
     for (const o of job.objects) {
       const rows = o.per_rank;
-      const head = el('h3', {class: 'mpi-object'}, o.time_spec + ': imbalance ' +
+      const shown = (o.library === null ? '' : o.library + ':') + o.time_spec;
+      const head = el('h3', {class: 'mpi-object'}, shown + ': imbalance ' +
         fixed(o.imbalance, 2) + '×, slowest rank ' + o.slowest_rank);
       holder.appendChild(head);
       const svg = svgEl('svg', {width: width + labelW + 280, height: rows.length * rowH + 4,
-                                role: 'img', 'aria-label': 'ranks of ' + o.time_spec});
+                                role: 'img', 'aria-label': 'ranks of ' + shown});
       rows.forEach((f, i) => {
         const y = i * rowH + 2;
         const host = job.ranks.find(r => r.rank === f.rank);

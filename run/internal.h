@@ -29,6 +29,9 @@ void rn_warn_damaged_profiles(FILE *log, const char *dir, const profile_merge *m
 void rn_accumulate(const mt_program *prog, const mt_counter_map *map, const uint64_t *counts,
                    mt_pass1_totals *t);
 void rn_pass1_totals_free(mt_pass1_totals *t);
+/* A counted library's counts (the slot's, laid out as its map) derived
+ * and summed into *t as rn_accumulate does (libs.c). */
+void rn_library_accumulate(const mt_pass1_library *lib, uint64_t *counts, mt_pass1_totals *t);
 
 /* The identity of a set of objects counted or timed together (libs.c):
  * FNV-1a over `words` (contents, timed lists), never 0 (no set). */

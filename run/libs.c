@@ -731,13 +731,17 @@ int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const 
     return 0;
 }
 
+void rn_library_accumulate(const mt_pass1_library *lib, uint64_t *counts, mt_pass1_totals *t)
+{
+    mt_counter_map_derive(&lib->map, counts); /* its own range of counts */
+    rn_accumulate(lib->prog, &lib->map, counts, t);
+}
+
 void mt_pass1_libraries_accumulate(mt_pass1_libraries *l, uint64_t *counts)
 {
     for (size_t i = 0; i < l->nlibs; i++)
-        if (!l->libs[i].note) {
-            mt_counter_map_derive(&l->libs[i].map, counts); /* its own range of counts */
-            rn_accumulate(l->libs[i].prog, &l->libs[i].map, counts, &l->libs[i].totals);
-        }
+        if (!l->libs[i].note)
+            rn_library_accumulate(&l->libs[i], counts, &l->libs[i].totals);
 }
 
 void mt_pass1_libraries_free(mt_pass1_libraries *l)

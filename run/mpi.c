@@ -1,9 +1,13 @@
 /* run/mpi.c — MPI jobs: `mtool count -- mpirun ... PROG ARGS`.  A rank
  * may initialise MPI once per launch, so mtool wraps the launcher, not the
  * ranks: it finds PROG among the launcher's arguments, instruments it, and
- * runs the launcher with PROG replaced by `mtool _rank PROFILES COPY PROG`,
- * which gives each rank its own profile directory (PROFILES/rank-N, with
- * the rank's host name in `host`) and execs the instrumented copy.  After
+ * runs the launcher with PROG replaced by `mtool _rank PROFILES COPY N ENV...
+ * PROG`, which gives each rank its own profile directory (PROFILES/rank-N,
+ * with the rank's host name in `host`), sets the N words of environment
+ * that load the libraries' copies (LD_AUDIT...: in the ranks alone, never
+ * in the launcher, whose own libraries they would replace; as arguments,
+ * which every launcher hands its ranks, where OpenMPI's `-x` and MPICH's
+ * `-genv` differ) and execs the instrumented copy.  After
  * the job, every rank's profiles are merged apart (per-rank figures) and
  * hard-linked into PROFILES as rank-N.NAME.mtp, where the job's merge finds
  * them all (docs/REPORT.md, "MPI jobs"). */
@@ -105,7 +109,7 @@ int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err)
 }
 
 char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
-                           mt_error *err)
+                           char *const *env, mt_error *err)
 {
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -117,12 +121,14 @@ char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char
     self[len] = '\0';
     free(job->self);
     job->self = mt_xstrdup(self);
-    int n = 0;
+    int n = 0, nenv = 0;
     while (job->argv[n])
         n++;
-    /* PROG becomes SELF _rank PROFILES COPY PROG: four more words. */
+    while (env && env[nenv])
+        nenv++;
+    /* PROG becomes SELF _rank PROFILES COPY N ENV... PROG: five more words and env's. */
     free(job->wrapped);
-    char **w = job->wrapped = mt_xcalloc((size_t)n + 5, sizeof *w);
+    char **w = job->wrapped = mt_xcalloc((size_t)n + (size_t)nenv + 6, sizeof *w);
     int k = 0;
     for (int i = 0; i < job->program_index; i++)
         w[k++] = job->argv[i];
@@ -130,6 +136,10 @@ char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char
     w[k++] = (char *)mt_mpi_rank_command;
     w[k++] = (char *)profiles;
     w[k++] = (char *)instrumented;
+    snprintf(job->nenv, sizeof job->nenv, "%d", nenv);
+    w[k++] = job->nenv;
+    for (int i = 0; i < nenv; i++)
+        w[k++] = env[i];
     for (int i = job->program_index; i < n; i++)
         w[k++] = job->argv[i];
     return w;
@@ -196,8 +206,40 @@ static int write_host(const char *dir, mt_error *err)
     return mt_outfile_commit(&out, err);
 }
 
-int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv, mt_error *err)
+/* The wrapper's N NAME=VALUE words, set; -1 with err when they are not. */
+static int set_environment(int argc, char **argv, int *used, mt_error *err)
 {
+    char *end;
+    long n = strtol(argv[0], &end, 10);
+    if (!*argv[0] || *end || n < 0 || n > argc - 2) {
+        mt_error_set(err, "%s: not a count of environment words before the program", argv[0]);
+        return -1;
+    }
+    for (int i = 1; i <= n; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (!eq || eq == argv[i]) {
+            mt_error_set(err, "%s: not an environment word (NAME=VALUE)", argv[i]);
+            return -1;
+        }
+        *eq = '\0';
+        int rc = setenv(argv[i], eq + 1, 1);
+        *eq = '=';
+        if (rc != 0) {
+            mt_error_set(err, "%s: cannot set it: %s", argv[i], strerror(errno));
+            return -1;
+        }
+    }
+    *used = (int)n + 1;
+    return 0;
+}
+
+int mt_mpi_rank_exec(int argc, char **argv, mt_error *err)
+{
+    const char *profiles = argv[0], *instrumented = argv[1];
+    int used;
+    if (set_environment(argc - 2, argv + 2, &used, err) != 0)
+        return -1;
+    argv += 2 + used;
     int rank = rank_from_environment();
     if (rank < 0) {
         mt_error_set(err, "%s: no rank in the environment (none of OMPI_COMM_WORLD_RANK, "
@@ -334,6 +376,20 @@ int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_counter_map *
     return 0;
 }
 
+void mt_mpi_accumulate(mt_mpi_job *job, const mt_program *prog, const mt_counter_map *map,
+                       const mt_pass1_libraries *libs)
+{
+    for (uint32_t i = 0; i < job->nranks; i++) {
+        mt_mpi_rank *r = &job->ranks[i];
+        rn_accumulate(prog, map, r->merge.counts, &r->totals);
+        r->lib_totals = mt_xcalloc(libs->nlibs + 1, sizeof *r->lib_totals);
+        r->nlib_totals = libs->nlibs;
+        for (size_t k = 0; k < libs->nlibs; k++)
+            if (!libs->libs[k].note)
+                rn_library_accumulate(&libs->libs[k], r->merge.counts, &r->lib_totals[k]);
+    }
+}
+
 void mt_mpi_ranks_free(mt_mpi_job *job)
 {
     for (uint32_t i = 0; i < job->nranks; i++) {
@@ -342,6 +398,9 @@ void mt_mpi_ranks_free(mt_mpi_job *job)
         free(r->host);
         mt_profile_merge_free(&r->merge);
         rn_pass1_totals_free(&r->totals);
+        for (size_t k = 0; k < r->nlib_totals; k++)
+            rn_pass1_totals_free(&r->lib_totals[k]);
+        free(r->lib_totals);
     }
     free(job->ranks);
     job->ranks = NULL;

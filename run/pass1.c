@@ -200,7 +200,9 @@ static int read_map(mt_pass1_result *r, mt_error *err)
 /* What --libs asks, or the default: every library a run loads but glibc's
  * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
  * are among them, and the others cost it nothing but their activation);
- * none for merged profiles, whose copy was made without them, or a job. */
+ * none for merged profiles, whose copy was made without them, or a job
+ * (each count would analyze its MPI library and the components that
+ * library opens, seconds to minutes; `--libs` names what a job counts). */
 static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_result *r)
 {
     if (o->libs)
@@ -262,17 +264,19 @@ static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *
     if (job && r->ran && mt_mpi_clear(r->profiles, err) != 0)
         return -1;
     char **argv = o->argv;
-    if (job && r->ran && !(argv = mt_mpi_wrapped_argv(job, r->ins.path, r->profiles, err)))
+    if (job && r->ran &&
+        !(argv = mt_mpi_wrapped_argv(job, r->ins.path, r->profiles, r->libs.env, err)))
         return -1;
+    /* a job's ranks set the libraries' environment themselves (mpi.c) */
     if (r->ran && mt_run_program_env(job ? job->launcher : r->ins.path, argv, r->profiles,
-                                     r->libs.env, &r->run, err) != 0)
+                                     job ? NULL : r->libs.env, &r->run, err) != 0)
         return -1;
     if (job && r->ran && mt_mpi_collect_step(r->profiles, err) != 0)
         return -1;
     if (job && mt_mpi_collect(job, r->profiles, &r->map, o->log, err) != 0)
         return -1;
-    for (uint32_t i = 0; job && i < job->nranks; i++)
-        rn_accumulate(r->prog, &r->map, job->ranks[i].merge.counts, &job->ranks[i].totals);
+    if (job)
+        mt_mpi_accumulate(job, r->prog, &r->map, &r->libs);
     return mt_profile_merge(r->profiles, &r->map, &r->merge, err);
 }
 
@@ -284,11 +288,6 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     r->baseline = r->ran && !o->no_baseline;
     if (open_job(o, r, err) != 0)
         return -1;
-    if (r->job && o->libs && strcmp(o->libs, "none") != 0) {
-        /* the audit library would load counting copies into the launcher */
-        mt_error_set(err, "%s: --libs with an MPI launcher is not supported yet", o->argv[0]);
-        return -1;
-    }
     const char *bin = r->argv[0];
     const char *exe = r->job ? r->job->launcher : o->argv[0];
     mt_analyze_options opt;
@@ -314,7 +313,7 @@ int mt_run_pass1_keep(const mt_pass1_result *r, mt_error *err)
     if (mt_rundir_write_pass1(r->rundir, r->prog, &r->map, &r->merge, &r->libs, r->argv,
                               r->baseline ? &r->base : NULL, err) != 0)
         return -1;
-    if (r->job && mt_rundir_write_job(r->rundir, r->prog, &r->map, r->job, err) != 0) {
+    if (r->job && mt_rundir_write_job(r->rundir, r->prog, &r->map, &r->libs, r->job, err) != 0) {
         mt_rundir_forget_pass1(r->rundir); /* pass 2 would run the program without its launcher */
         return -1;
     }

@@ -3,10 +3,11 @@
  * through the `_rank` wrapper (mpi.c), and besides the job's figures (every
  * rank's timers merged, as any program's) each rank gets its own: the
  * job's timed objects predicted with that rank's pass-1 counts
- * (mpi/rank-N.counts.tsv) and measured by that rank's timers alone.
- * Conventions: ranks in rank order, objects in the timed list's order;
- * a rank's object that its own selection does not hold (it executed none
- * of it, or its regions were cut elsewhere) is predicted NAN. */
+ * (mpi/rank-N.counts.tsv, a library's objects with the rank's counts of
+ * that library, mpi/rank-N.LIB.counts.tsv) and measured by that rank's
+ * timers alone.  Conventions: ranks in rank order, objects in the timed
+ * list's order; a rank's object that its own selection does not hold (it
+ * executed none of it, or its regions were cut elsewhere) is predicted NAN. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
@@ -20,8 +21,8 @@ int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profil
 {
     char **argv;
     if (mt_mpi_clear(profiles, err) != 0 ||
-        !(argv = mt_mpi_wrapped_argv(job, timed_copy, profiles, err)) ||
-        mt_run_program_env(job->launcher, argv, profiles, env, run, err) != 0 ||
+        !(argv = mt_mpi_wrapped_argv(job, timed_copy, profiles, env, err)) ||
+        mt_run_program_env(job->launcher, argv, profiles, NULL, run, err) != 0 ||
         mt_mpi_collect_step(profiles, err) != 0)
         return -1;
     return mt_mpi_collect(job, profiles, map, log, err);
@@ -29,24 +30,27 @@ int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profil
 
 static bool same_object(const mt_candidate *a, const mt_candidate *b)
 {
-    return a->proc == b->proc && a->loop == b->loop && a->region.n == b->region.n &&
+    return a->prog == b->prog && a->proc == b->proc && a->loop == b->loop && a->region.n == b->region.n &&
            (a->region.n == 0 ||
             (a->region.first == b->region.first && a->region.end == b->region.end));
 }
 
-/* The job's timed objects, each predicted as this rank's counts predict it. */
-static mt_candidate *rank_candidates(const mt_selection *job_sel, const mt_selection *rank_sel)
+/* The job's timed objects, each predicted as this rank's counts predict it
+ * (own: the rank's selection of each object, nown of them). */
+static mt_candidate *rank_candidates(const mt_selection *job_sel, const mt_selection *own,
+                                     size_t nown)
 {
     mt_candidate *cands = mt_xcalloc(job_sel->ntimed + 1, sizeof *cands);
     for (size_t i = 0; i < job_sel->ntimed; i++) {
         cands[i] = job_sel->cands[i];
         cands[i].predicted = NAN;
-        for (size_t j = 0; j < rank_sel->ncands; j++)
-            if (same_object(&cands[i], &rank_sel->cands[j])) {
-                cands[i].predicted = rank_sel->cands[j].predicted;
-                cands[i].memops = rank_sel->cands[j].memops;
-                break;
-            }
+        bool found = false;
+        for (size_t k = 0; k < nown && !found; k++)
+            for (size_t j = 0; j < own[k].ncands && !found; j++)
+                if ((found = same_object(&cands[i], &own[k].cands[j]))) {
+                    cands[i].predicted = own[k].cands[j].predicted;
+                    cands[i].memops = own[k].cands[j].memops;
+                }
         if (isnan(cands[i].predicted))
             cands[i].memops = 0;
     }
@@ -70,20 +74,67 @@ static int check_same_ranks(const mt_mpi_job *jobs, int runs, mt_error *err)
     return 0;
 }
 
+/* Whether the job timed some object of library `name`. */
+static bool times_library(const mt_pass2_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->sel.ntimed; i++)
+        if (r->sel.cands[i].object == name)
+            return true;
+    return false;
+}
+
+/* The rank's own selection of one object, with the rank's counts of it:
+ * the executable's (lib NULL) on the job's costs, a library's on costs
+ * predicted from the job's counts of it, as pass 2 selected the job's. */
+static int rank_selection(const char *rundir, const mt_pass2_result *r, const mt_select_options *so,
+                          int rank, const mt_pass1_library *lib, mt_selection *out, mt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const mt_program *prog = lib ? lib->prog : r->prog;
+    uint64_t *counts = mt_rundir_read_rank_counts(rundir, rank, lib ? lib->name : NULL, prog, err);
+    if (!counts)
+        return -1;
+    mt_program_costs costs;
+    int rc = 0;
+    if (!lib)
+        mt_select(r->prog, &r->costs, counts, so, out);
+    else if ((rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs, err)) == 0) {
+        mt_select(lib->prog, &costs, counts, so, out);
+        mt_program_costs_free(&costs);
+    }
+    free(counts);
+    return rc;
+}
+
+/* out->cands: the rank's own selections of the executable and of each
+ * library the job timed objects of. */
+static int rank_predictions(const mt_pass2_options *o, const mt_pass2_result *r,
+                            const mt_select_options *so, mt_pass2_rank *out, mt_error *err)
+{
+    size_t nlibs = r->libs.nlibs, n = 0;
+    mt_selection *own = mt_xcalloc(nlibs + 1, sizeof *own);
+    int rc = rank_selection(o->rundir, r, so, out->rank, NULL, &own[n++], err);
+    for (size_t k = 0; rc == 0 && k < nlibs; k++) {
+        const mt_pass1_library *lib = &r->libs.libs[k];
+        if (!lib->note && times_library(r, lib->name))
+            rc = rank_selection(o->rundir, r, so, out->rank, lib, &own[n++], err);
+    }
+    if (rc == 0)
+        out->cands = rank_candidates(&r->sel, own, n);
+    for (size_t k = 0; k < n; k++)
+        mt_selection_free(&own[k]);
+    free(own);
+    return rc;
+}
+
 static int correlate_rank(const mt_pass2_options *o, const mt_pass2_result *r,
                           const mt_select_options *so, const mt_mpi_job *jobs, uint32_t i,
                           const mt_correlate_clock *clk, mt_pass2_rank *out, mt_error *err)
 {
     out->rank = jobs[0].ranks[i].rank;
     out->host = jobs[0].ranks[i].host ? mt_xstrdup(jobs[0].ranks[i].host) : NULL;
-    uint64_t *counts = mt_rundir_read_rank_counts(o->rundir, out->rank, r->prog, err);
-    if (!counts)
+    if (rank_predictions(o, r, so, out, err) != 0)
         return -1;
-    mt_selection own;
-    mt_select(r->prog, &r->costs, counts, so, &own);
-    free(counts);
-    out->cands = rank_candidates(&r->sel, &own);
-    mt_selection_free(&own);
     mt_selection timed = {.cands = out->cands, .ncands = r->sel.ntimed, .ntimed = r->sel.ntimed};
     mt_timer_totals **runs = mt_xcalloc((size_t)o->runs, sizeof *runs);
     for (int k = 0; k < o->runs; k++)
@@ -139,15 +190,14 @@ void mt_job_pass2_of(const mt_pass2_result *r, mt_job_pass2 *out)
     out->figures = mt_xcalloc(r->nrows * r->nranks + 1, sizeof *out->figures);
     for (size_t i = 0; i < r->nrows; i++) {
         const mt_candidate *c = r->rows[i].cand;
-        if (c->object) /* a library's: a job counts the executable alone */
-            continue;
         mt_timed_object o = mt_candidate_object(c);
         char spec[1024];
-        mt_timed_object_format(r->prog, &o, spec, sizeof spec);
+        mt_timed_object_format(c->prog, &o, spec, sizeof spec);
         size_t t = (size_t)(c - r->sel.cands);
         for (uint32_t k = 0; k < r->nranks; k++)
             out->figures[out->nfigures++] = (mt_job_figures){
-                .spec = mt_xstrdup(spec), .rank = r->ranks[k].rank,
+                .spec = mt_xstrdup(spec), .library = c->object ? mt_xstrdup(c->object) : NULL,
+                .rank = r->ranks[k].rank,
                 .entries = r->ranks[k].objects[t].entries,
                 .predicted = r->ranks[k].cands[t].predicted,
                 .measured = r->ranks[k].objects[t].measured,

@@ -138,11 +138,14 @@ typedef struct {
     size_t nobjects;
 } mt_pass2_record;
 /* An MPI job's pass 1 (docs/REPORT.md, "MPI jobs"): mpi/rank-N.counts.tsv
- * per rank (as counts.tsv), then mpi/launcher (the launcher's command line,
- * as argv), which pass 2 runs again. */
+ * per rank (as counts.tsv) and mpi/rank-N.LIB.counts.tsv per rank and
+ * counted library of libs (as libs/LIB.counts.tsv), then mpi/launcher (the
+ * launcher's command line, as argv), which pass 2 runs again. */
 struct mt_mpi_job;
+struct mt_pass1_libraries_s;
 int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                        const struct mt_mpi_job *job, mt_error *err);
+                        const struct mt_pass1_libraries_s *libs, const struct mt_mpi_job *job,
+                        mt_error *err);
 /* The job's launcher command line (*argv into *buf, both to free), or
  * *argv NULL when RUNDIR's pass 1 was no job. */
 int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *err);
@@ -157,6 +160,7 @@ typedef struct {
 } mt_job_rank;
 typedef struct {
     char *spec;
+    char *library;            /* the object's shared library file name (NULL: the executable's) */
     int rank;
     uint64_t entries;
     double predicted, measured; /* core cycles */
@@ -178,9 +182,10 @@ typedef struct {
     uint32_t max_rank;
 } mt_imbalance;
 mt_imbalance mt_imbalance_of(const double *per_rank, uint32_t n);
-/* Rank N's pass-1 counts, laid out as mt_rundir_read_counts'. */
-uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
-                                     mt_error *err);
+/* Rank N's pass-1 counts of the executable (library NULL) or of that
+ * counted library, laid out as mt_rundir_read_counts'. */
+uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const char *library,
+                                     const mt_program *prog, mt_error *err);
 
 /* Refused (one line naming the file) when there is none (no pass 2 yet),
  * a line does not parse, or an object is not one of prog's or of its
@@ -432,6 +437,8 @@ typedef struct {
     char *dir;
     profile_merge merge;
     mt_pass1_totals totals;
+    mt_pass1_totals *lib_totals; /* per library of the count's (mt_mpi_accumulate) */
+    size_t nlib_totals;
 } mt_mpi_rank;
 typedef struct mt_mpi_job {
     char **argv;            /* the launcher's command line (the caller's) */
@@ -442,6 +449,7 @@ typedef struct mt_mpi_job {
     mt_mpi_rank *ranks;     /* by rank, after mt_mpi_collect */
     uint32_t nranks;
     char **wrapped, *self;  /* mt_mpi_wrapped_argv's */
+    char nenv[16];          /* mt_mpi_wrapped_argv's count of environment words */
 } mt_mpi_job;
 extern const char mt_mpi_rank_command[];  /* the per-rank wrapper's hidden command */
 /* Whether cmd's base name is a launcher mtool wraps (mpirun, mpiexec, orterun, srun). */
@@ -451,16 +459,21 @@ bool mt_mpi_is_launcher(const char *cmd);
  * not found. */
 int mt_mpi_job_open(char **argv, mt_mpi_job *job, mt_error *err);
 /* The launcher's command line with the program run through the per-rank
- * wrapper: `mtool _rank PROFILES INSTRUMENTED PROGRAM ARGS...` (owned by job;
- * NULL with err when mtool cannot name its own executable). */
+ * wrapper: `mtool _rank PROFILES INSTRUMENTED N NAME=VALUE... PROGRAM ARGS...`
+ * (owned by job; NULL with err when mtool cannot name its own executable),
+ * the N words env's (NULL: none): the environment that loads the
+ * libraries' copies (mt_pass1_libraries_env), given to the ranks alone,
+ * not to the launcher, and through any launcher as arguments. */
 char **mt_mpi_wrapped_argv(mt_mpi_job *job, const char *instrumented, const char *profiles,
-                           mt_error *err);
+                           char *const *env, mt_error *err);
 /* Removes an earlier job's rank directories (their profiles, host, the directory). */
 int mt_mpi_clear(const char *profiles, mt_error *err);
-/* The wrapper, in each rank: MTOOL_OUT=PROFILES/rank-N (N from the
- * launcher's environment), the host name in its `host` file, then execs
- * instrumented with argv; returns (-1 with err) only when that fails. */
-int mt_mpi_rank_exec(const char *profiles, const char *instrumented, char **argv, mt_error *err);
+/* The wrapper, in each rank, given the words after `_rank` (argc >= 4):
+ * MTOOL_OUT=PROFILES/rank-N (N from the launcher's environment) and the N
+ * NAME=VALUE words set, the host name in its `host` file, then execs
+ * INSTRUMENTED with PROGRAM ARGS...; returns (-1 with err) only when the
+ * words are wrong or that fails. */
+int mt_mpi_rank_exec(int argc, char **argv, mt_error *err);
 /* After the job: every rank's profiles merged apart (job->ranks, replacing
  * an earlier collect's), and linked into PROFILES as rank-N.NAME.mtp for
  * the job's merge. */
@@ -472,6 +485,10 @@ int mt_mpi_collect(mt_mpi_job *job, const char *profiles, const mt_counter_map *
  * MTOOL_PROFILES=PROFILES, to bring the other hosts' rank-N directories
  * there; -1 with err when it fails. */
 int mt_mpi_collect_step(const char *profiles, mt_error *err);
+/* Each collected rank's totals of the executable (prog, map) and of each
+ * counted library of libs (their counts derived in the rank's merge). */
+void mt_mpi_accumulate(mt_mpi_job *job, const mt_program *prog, const mt_counter_map *map,
+                       const mt_pass1_libraries *libs);
 /* Frees job->ranks (nranks 0). */
 void mt_mpi_ranks_free(mt_mpi_job *job);
 void mt_mpi_job_free(mt_mpi_job *job);

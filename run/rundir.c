@@ -647,22 +647,43 @@ int mt_rundir_write_pass1(const char *rundir, const mt_program *prog, const mt_c
 
 /* ---- mpi/: an MPI job's launcher and each rank's counts ---------------------------- */
 
-static char *rank_counts_name(int rank)
+/* mpi/rank-N.counts.tsv, or a library's mpi/rank-N.LIB.counts.tsv ('/' in
+ * LIB becomes '_', as in libs/). */
+static char *rank_counts_name(int rank, const char *library)
 {
-    return mt_xasprintf("mpi/rank-%d.counts.tsv", rank);
+    char *own = library ? library_file(library, "counts.tsv") : NULL;
+    char *name = own ? mt_xasprintf("mpi/rank-%d.%s", rank, own + strlen("libs/"))
+                     : mt_xasprintf("mpi/rank-%d.counts.tsv", rank);
+    free(own);
+    return name;
+}
+
+/* Rank r's counts of the executable and of every counted library. */
+static int write_rank_counts(const char *rundir, const mt_program *prog, const mt_counter_map *map,
+                             const mt_pass1_libraries *libs, const mt_mpi_rank *r, mt_error *err)
+{
+    char *name = rank_counts_name(r->rank, NULL);
+    int rc = write_counts_named(rundir, name, prog, map, r->merge.counts, err);
+    free(name);
+    for (size_t k = 0; rc == 0 && k < libs->nlibs; k++) {
+        const mt_pass1_library *lib = &libs->libs[k];
+        if (lib->note)
+            continue;
+        name = rank_counts_name(r->rank, lib->name);
+        rc = write_counts_named(rundir, name, lib->prog, &lib->map, r->merge.counts, err);
+        free(name);
+    }
+    return rc;
 }
 
 int mt_rundir_write_job(const char *rundir, const mt_program *prog, const mt_counter_map *map,
-                        const mt_mpi_job *job, mt_error *err)
+                        const mt_pass1_libraries *libs, const mt_mpi_job *job, mt_error *err)
 {
     char *dir = rundir_file(rundir, "mpi");
     int rc = mt_make_dirs(dir, err);
     free(dir);
-    for (uint32_t i = 0; rc == 0 && i < job->nranks; i++) {
-        char *name = rank_counts_name(job->ranks[i].rank);
-        rc = write_counts_named(rundir, name, prog, map, job->ranks[i].merge.counts, err);
-        free(name);
-    }
+    for (uint32_t i = 0; rc == 0 && i < job->nranks; i++)
+        rc = write_rank_counts(rundir, prog, map, libs, &job->ranks[i], err);
     /* the launcher last: a run directory with it has every rank's counts */
     return rc == 0 ? write_command_line(rundir, "mpi/launcher", job->argv, err) : -1;
 }
@@ -677,10 +698,10 @@ int mt_rundir_read_job(const char *rundir, char **buf, char ***argv, mt_error *e
     return job ? read_command_line(rundir, "mpi/launcher", buf, argv, err) : 0;
 }
 
-uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const mt_program *prog,
-                                     mt_error *err)
+uint64_t *mt_rundir_read_rank_counts(const char *rundir, int rank, const char *library,
+                                     const mt_program *prog, mt_error *err)
 {
-    char *name = rank_counts_name(rank), *path = rundir_file(rundir, name);
+    char *name = rank_counts_name(rank, library), *path = rundir_file(rundir, name);
     uint64_t *counts = mt_rundir_read_counts(path, prog, err);
     free(path);
     free(name);
@@ -697,10 +718,11 @@ static bool parse_figure(const char *s, double *v)
 
 /* mpi/pass2.tsv: an MPI job's pass 2 per rank, for the HTML report:
  * `rank<TAB>N<TAB>HOST` per rank (HOST empty: not recorded), then
- * `object<TAB>SPEC<TAB>RANK<TAB>ENTRIES<TAB>PREDICTED<TAB>MEASURED<TAB>MEMORY_OPS`
- * per timed object (the executable's, in pass2.tsv's order) and rank;
- * PREDICTED nan where the rank's own counts do not predict the object.
- * A file of an mtool before MEMORY_OPS is read with 0 there. */
+ * `object<TAB>SPEC<TAB>RANK<TAB>ENTRIES<TAB>PREDICTED<TAB>MEASURED<TAB>MEMORY_OPS[<TAB>LIBRARY]`
+ * per timed object (in pass2.tsv's order; LIBRARY: a shared library's
+ * object, SPEC in that library) and rank; PREDICTED nan where the rank's
+ * own counts do not predict the object.  A file of an mtool before
+ * MEMORY_OPS is read with 0 there. */
 static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_error *err)
 {
     mt_outfile out;
@@ -709,7 +731,7 @@ static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_erro
     mt_job_pass2 job;
     mt_job_pass2_of(r, &job);
     fputs("# an MPI job's pass 2 per rank, core cycles\n# rank\tRANK\tHOST\n"
-          "# object\tSPEC\tRANK\tENTRIES\tPREDICTED\tMEASURED\tMEMORY_OPS\n", out.fp);
+          "# object\tSPEC\tRANK\tENTRIES\tPREDICTED\tMEASURED\tMEMORY_OPS[\tLIBRARY]\n", out.fp);
     for (size_t k = 0; k < job.nranks; k++) {
         fprintf(out.fp, "rank\t%d\t", job.ranks[k].rank);
         mt_tsv_field(out.fp, job.ranks[k].host ? job.ranks[k].host : "");
@@ -719,8 +741,13 @@ static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_erro
         const mt_job_figures *f = &job.figures[i];
         fputs("object\t", out.fp);
         mt_tsv_field(out.fp, f->spec);
-        fprintf(out.fp, "\t%d\t%" PRIu64 "\t%.9g\t%.9g\t%" PRIu64 "\n", f->rank, f->entries,
+        fprintf(out.fp, "\t%d\t%" PRIu64 "\t%.9g\t%.9g\t%" PRIu64, f->rank, f->entries,
                 f->predicted, f->measured, f->memops);
+        if (f->library) {
+            fputc('\t', out.fp);
+            mt_tsv_field(out.fp, f->library);
+        }
+        fputc('\n', out.fp);
     }
     mt_job_pass2_free(&job);
     return mt_outfile_commit(&out, err);
@@ -728,8 +755,8 @@ static int write_job_pass2(const char *rundir, const mt_pass2_result *r, mt_erro
 
 static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt_error *err)
 {
-    char *f[7], *end;
-    int n = split_fields(r->line, f, 7);
+    char *f[8], *end;
+    int n = split_fields(r->line, f, 8);
     long rank = n >= 3 ? strtol(f[n == 3 ? 1 : 2], &end, 10) : -1;
     bool rank_ok = n >= 3 && *f[n == 3 ? 1 : 2] && !*end && rank >= 0 && rank <= INT_MAX;
     if (n == 3 && !strcmp(f[0], "rank") && rank_ok) {
@@ -739,13 +766,14 @@ static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt
     }
     mt_job_figures o = {.rank = (int)rank};
     double entries, memops = 0;
-    if ((n != 6 && n != 7) || strcmp(f[0], "object") != 0 || !rank_ok ||
+    if (n < 6 || n > 8 || strcmp(f[0], "object") != 0 || !rank_ok ||
         !parse_figure(f[3], &entries) || entries < 0 ||
         (strcmp(f[4], "nan") != 0 && !parse_figure(f[4], &o.predicted)) ||
         !parse_figure(f[5], &o.measured) ||
-        (n == 7 && (!parse_figure(f[6], &memops) || memops < 0))) {
+        (n >= 7 && (!parse_figure(f[6], &memops) || memops < 0)) || (n == 8 && !f[7][0])) {
         mt_error_set(err, "%s:%d: not a line of a job's pass 2 (rank<TAB>N<TAB>HOST, or "
-                          "object<TAB>SPEC<TAB>RANK<TAB>4 figures)", r->path, r->lineno);
+                          "object<TAB>SPEC<TAB>RANK<TAB>4 figures[<TAB>LIBRARY])", r->path,
+                     r->lineno);
         return -1;
     }
     if (!strcmp(f[4], "nan"))
@@ -753,6 +781,7 @@ static int read_job_pass2_line(line_reader *r, mt_job_pass2 *p, size_t *caps, mt
     o.entries = (uint64_t)entries;
     o.memops = (uint64_t)memops;
     o.spec = mt_xstrdup(f[1]);
+    o.library = n == 8 ? mt_xstrdup(f[7]) : NULL;
     MT_PUSH(p->figures, p->nfigures, caps[1], o);
     return 0;
 }
@@ -779,8 +808,10 @@ void mt_job_pass2_free(mt_job_pass2 *p)
 {
     for (size_t i = 0; i < p->nranks; i++)
         free(p->ranks[i].host);
-    for (size_t i = 0; i < p->nfigures; i++)
+    for (size_t i = 0; i < p->nfigures; i++) {
         free(p->figures[i].spec);
+        free(p->figures[i].library);
+    }
     free(p->ranks);
     free(p->figures);
     memset(p, 0, sizeof *p);

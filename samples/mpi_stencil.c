@@ -9,7 +9,9 @@
  *
  * Rank 0 prints the rows of every slab and a checksum of the grid, the same
  * for every run with the same ranks; with EXIT_STATUS, rank 0 exits with it
- * after MPI_Finalize (for the launcher's exit status). */
+ * after MPI_Finalize (for the launcher's exit status).  Built with
+ * -DSWEEP_IN_LIBRARY (mpi_libstencil), the sweep is in a shared library of
+ * its own, libmtstencil.so (tests/mpi.sh: `--libs` through the launcher). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,11 @@ enum { COLS = 256, UNIT_ROWS = 48 };
 /* Rows of rank r: rank 0 rank0_units units, the others one each. */
 static int slab_rows(int r, int rank0_units) { return r == 0 ? rank0_units * UNIT_ROWS : UNIT_ROWS; }
 
+#ifdef SWEEP_IN_LIBRARY
+/* Built as mpi_libstencil: the sweep is libmtstencil.so's (mpi_stencil_lib.c). */
+void mtstencil_sweep(const double *restrict in, double *restrict out, int rows, int cols);
+#define sweep(in, out, rows) mtstencil_sweep(in, out, rows, COLS)
+#else
 /* One Jacobi step over the slab's own rows (1..rows); rows 0 and rows+1
  * are the neighbours' halo. */
 __attribute__((noinline)) static void sweep(const double *restrict in, double *restrict out,
@@ -29,6 +36,7 @@ __attribute__((noinline)) static void sweep(const double *restrict in, double *r
             out[i * COLS + j] = 0.25 * (in[(i - 1) * COLS + j] + in[(i + 1) * COLS + j] +
                                         in[i * COLS + j - 1] + in[i * COLS + j + 1]);
 }
+#endif
 
 /* The first and last own rows go to the neighbours, their rows come into
  * the halo (MPI_PROC_NULL at the grid's edges: nothing moves). */

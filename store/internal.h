@@ -79,6 +79,9 @@ typedef struct {
 /* Stores a simulated run's machine, level totals, per-object figures and
  * data objects (store/simulated.c), inside mt_store_add_run's transaction. */
 /* An MPI job's ranks and per-rank figures (ranks.c). */
+/* Objects' figures per rank (refs: their build's sites). */
+int mt_store_insert_rank_figures(mt_store *s, const mt_store_rank_figures *figures, size_t n,
+                                 int64_t run, const site_ref *refs, mt_error *err);
 int mt_store_insert_ranks(mt_store *s, const mt_store_run *r, int64_t run, const site_ref *refs,
                           mt_error *err);
 int mt_store_insert_sim(mt_store *s, const mt_store_sim *sim, int64_t run, const site_ref *refs,

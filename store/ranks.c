@@ -1,6 +1,7 @@
 /* store/ranks.c — an MPI job's ranks in the history (schema 8, docs/HISTORY.md):
  * run_ranks (each rank's host) and rank_figures (each timed object's figures
- * in each rank), written with the job's run and read back by `history show`. */
+ * in each rank, its shared libraries' objects' too), written with the job's
+ * run and read back by `history show`. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,15 +34,21 @@ int mt_store_insert_ranks(mt_store *s, const mt_store_run *r, int64_t run, const
 {
     if (!r->nranks)
         return 0;
+    return insert_rank_hosts(s, r, run, err) != 0
+               ? -1 : mt_store_insert_rank_figures(s, r->rank_figures, r->nrank_figures, run, refs, err);
+}
+
+int mt_store_insert_rank_figures(mt_store *s, const mt_store_rank_figures *figures, size_t n,
+                                 int64_t run, const site_ref *refs, mt_error *err)
+{
     sqlite3_stmt *st;
-    if (insert_rank_hosts(s, r, run, err) != 0 ||
-        mt_store_prepare(s, "INSERT INTO rank_figures(run_id, site_id, rank, object_id, entries, "
+    if (mt_store_prepare(s, "INSERT INTO rank_figures(run_id, site_id, rank, object_id, entries, "
                             "memory_ops, measured_cycles, predicted_cycles, overhead_cycles) "
                             "VALUES (?,?,?,?,?,?,?,?,?)", &st, err) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->nrank_figures; i++) {
-        const mt_store_rank_figures *rf = &r->rank_figures[i];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const mt_store_rank_figures *rf = &figures[i];
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_int64(st, 2, refs[rf->f.site].site);
         sqlite3_bind_int(st, 3, rf->rank);

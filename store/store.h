@@ -292,6 +292,8 @@ typedef struct {
     size_t nfigures;
     const mt_store_sim_figures *sim_figures; /* a simulated run's, sites of build */
     size_t nsim_figures;
+    const mt_store_rank_figures *rank_figures; /* an MPI job's per rank, sites of build */
+    size_t nrank_figures;
 } mt_store_library_figures;
 
 typedef struct {

@@ -405,7 +405,9 @@ static int insert_library_figures(mt_store *s, const mt_store_run *r, int64_t ru
         rc = store_build(s, l->build, r->finished, refs, &against, &name, err) < 0 ||
                      insert_figures(s, l->figures, l->nfigures, run, refs, err) != 0 ||
                      mt_store_insert_sim_figures(s, l->sim_figures, l->nsim_figures, run, refs,
-                                                 err) != 0
+                                                 err) != 0 ||
+                     mt_store_insert_rank_figures(s, l->rank_figures, l->nrank_figures, run, refs,
+                                                  err) != 0
                  ? -1 : 0;
         free(name);
         free(refs);

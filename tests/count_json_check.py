@@ -82,9 +82,9 @@ SCHEMA = {
                         "blocks": INT, "instructions": INT, "memory_ops": INT,
                         "memory_reads": INT, "memory_writes": INT}],
              "imbalance": NUM + OPT, "max_rank": INT,
-             "procedures": [{"name": STR, "source": STR, "memory_ops": INT,
+             "procedures": [{"object": STR + OPT, "name": STR, "source": STR, "memory_ops": INT,
                              "memory_ops_per_rank": [INT], "imbalance": NUM + OPT, "max_rank": INT}],
-             "loops": [{"procedure": STR, "loop": INT, "depth": INT, "source": STR,
+             "loops": [{"object": STR + OPT, "procedure": STR, "loop": INT, "depth": INT, "source": STR,
                         "memory_ops": INT, "memory_ops_per_rank": [INT], "imbalance": NUM + OPT,
                         "max_rank": INT}]}, OPT),
 }

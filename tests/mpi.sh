@@ -26,6 +26,13 @@
 #     unbalanced on purpose (rank 0 four units of rows) is found imbalanced
 #     with rank 0 the slowest, balanced (one unit each) predicted balanced;
 #     its report.html's per-rank view in chromium (tests/browser/mpi.mjs);
+#   - `--libs` through the launcher (samples/mpi_stencil.c built with its
+#     sweep in libmtstencil.so, 3 ranks): the job's output as without mtool;
+#     each rank's library counts (mpi/rank-N.libmtstencil.so.counts.tsv)
+#     against the sweep's known trip counts from the rows the program
+#     printed, summing to the job's; the library's loop among the job's
+#     objects per rank in report.json, report.html and the history
+#     (tests/mpi_check.py libs, tests/browser/mpi.mjs);
 #   - several hosts: ranks 2 and 3 simulated on hostB (their directories
 #     moved off RUN, tagged hostB) come back through the collect step
 #     ($MTOOL_MPI_COLLECT): one report with each rank's host; a collect step
@@ -197,6 +204,23 @@ check "a collect step that fails: exit 1, one line naming MTOOL_MPI_COLLECT, no 
 # The history keeps the job as one run of the program.
 check "the history holds each job as one run of the program (2 counts, 1 time, 3 runs)" \
     "[ \$('$MTOOL' history list 2> /dev/null | grep -c mpi_stencil) -eq 6 ]"
+
+# --libs through the launcher: the sweep in a library of the program's own,
+# counted and timed in every rank (3 ranks, rank 0 two units of rows).
+mkdir -p "$W/lib"
+cp "$SAMPLES_MPI/mpi_libstencil-mpicc-O2" "$SAMPLES_MPI/libmtstencil.so" "$W/lib/"
+LIBPROG=$W/lib/mpi_libstencil-mpicc-O2
+rd=$W/libs
+$MPIRUN -n 3 "$LIBPROG" $STEPS 0 2 > "$rd.orig" 2> /dev/null
+"$MTOOL" run --libs libmtstencil -o "$rd" -- $MPIRUN -n 3 "$LIBPROG" $STEPS 0 2 > "$rd.out" 2> "$rd.err"
+status=$?
+check "--libs libmtstencil, 3 ranks: run exits 0, libmtstencil.so instrumented, the report lists 3 ranks" \
+    "[ $status -eq 0 ] && grep -q '^mtool: instrumenting libmtstencil.so' '$rd.err' && grep -q 'MPI job (mpirun): 3 ranks' '$rd/report.txt'"
+check "--libs libmtstencil, 3 ranks: the job's checksum as without mtool" \
+    "grep -qxF '$(tail -1 "$rd.orig")' '$rd.out'"
+pycheck libs "$rd/report.json" "$rd" "$rd.orig" "$MTOOL_HISTORY" 3 $STEPS 256 "--libs libmtstencil, 3 ranks"
+# its report.html: the library's object among the per-rank views, named LIB:SPEC
+browser_test "$HERE/browser/mpi.mjs" "$rd"
 
 # No launcher: as before.
 plain=$SAMPLES/matmul-gcc-O2

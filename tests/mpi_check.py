@@ -20,6 +20,16 @@ tests/mpi.sh.  Prints ok / not ok lines.
       times in every rank, its memory operations per rank those count.json has for it,
       its predicted cycles per rank in the ratio of the slabs' rows the program printed;
       the history's last run holds the same figures per rank (rank_figures, run_ranks)
+  libs REPORT_JSON RUNDIR PROGRAM_STDOUT HISTORY_DB NRANKS STEPS COLS NAME
+      a job of mpi_libstencil counted and timed with --libs libmtstencil: in every rank
+      (RUNDIR/mpi/rank-N.libmtstencil.so.counts.tsv) the library's sweep entered STEPS
+      times, its row loop run STEPS x rows and its inner body STEPS x rows x (COLS - 2)
+      times (rows as the program printed them: the known trip counts), the ranks summing
+      to the job's libs/libmtstencil.so.counts.tsv; count.json's per-rank procedures hold
+      the library's sweep, imbalanced as the rows; report.json's "mpi" holds the
+      library's loop ("library": "libmtstencil.so") with its per-rank rows (entered STEPS
+      times, predicted in the ratio of the rows), and every object's figures per rank,
+      imbalance and slowest rank as in pass2, in the history too
   plain JSON NAME
       a program run without a launcher: "mpi" is null
 """
@@ -222,6 +232,80 @@ def cmd_sweep(report_path, low, high, rank, name):
           f"{sweep[0]['slowest_rank'] if sweep else None} (want {rank})")
 
 
+def read_counts(path):
+    """A counts.tsv: (block address, count, procedure) rows."""
+    rows = []
+    for line in open(path, encoding="utf-8"):
+        if not line.startswith("#"):
+            addr, count, proc = line.rstrip("\n").split("\t")[:3]
+            rows.append((int(addr, 16), int(count), proc))
+    return rows
+
+
+def check_library_counts(rundir, rows, steps, cols, name):
+    lib = "libmtstencil.so"
+    per_rank = [read_counts(f"{rundir}/mpi/rank-{r}.{lib}.counts.tsv") for r in range(len(rows))]
+    for r, (counts, n) in enumerate(zip(per_rank, rows)):
+        sweep = sorted((a, c) for a, c, p in counts if p == "mtstencil_sweep")
+        have = {c for _, c in sweep}
+        want = {steps, steps * n, steps * n * (cols - 2)}
+        check(sweep and sweep[0][1] == steps and want <= have and
+              max(have) == steps * n * (cols - 2),
+              f"{name}: rank {r}'s {lib} sweep entered {steps} times, its rows {steps * n} and "
+              f"its inner body {steps * n * (cols - 2)} times ({n} rows)",
+              f"entry {sweep[0][1] if sweep else None}, counts {sorted(have)}")
+    job = read_counts(f"{rundir}/libs/{lib}.counts.tsv")
+    summed = [sum(c[i][1] for c in per_rank) for i in range(len(job))]
+    check(rows and all(len(c) == len(job) for c in per_rank) and summed == [c for _, c, _ in job],
+          f"{name}: the ranks' {lib} counts sum to the job's ({len(job)} blocks)")
+
+
+def check_library_rows(count, rows, name):
+    """count.json's mpi.procedures has the library's sweep: its imbalance as the rows' (1%)."""
+    errors, names = [], set()
+    cj.type_errors(count, cj.SCHEMA, "$", errors, names)
+    check(not errors, f"{name}: count.json's every field present with its type", "; ".join(errors[:5]))
+    sweep = [p for p in count["mpi"]["procedures"]
+             if p["object"] == "libmtstencil.so" and p["name"] == "mtstencil_sweep"]
+    want = max(rows) * len(rows) / sum(rows) if rows else None
+    check(len(sweep) == 1 and want and rel_close(sweep[0]["imbalance"], want, 0.01) and
+          sweep[0]["max_rank"] == rows.index(max(rows)),
+          f"{name}: count.json's per-rank rows hold the library's sweep, its imbalance the rows' "
+          f"max / mean {want:.3f} (1%)", str(sweep)[:200])
+
+
+def cmd_libs(report_path, rundir, stdout_path, db, nranks, steps, cols, name):
+    d, nranks, steps, cols = load(report_path), int(nranks), int(steps), int(cols)
+    rows = slab_rows(stdout_path)
+    check_library_counts(rundir, rows, steps, cols, name)
+    check_library_rows(load(f"{rundir}/count.json"), rows, name)
+    mpi = d.get("mpi")
+    if not mpi:
+        check(False, f"{name}: report.json has the job's ranks", "mpi is null")
+        return
+    objects = {o["name"]: o for o in d["objects"]}
+    check_rank_figures(mpi, objects, nranks, d["runs"], name)
+    lib = [o for o in mpi["objects"] if o["library"] == "libmtstencil.so" and
+           objects[o["name"]]["procedure"] == "mtstencil_sweep" and
+           objects[o["name"]]["kind"] == "loop"]
+    if not lib:
+        check(False, f"{name}: the library's loop is among the job's objects per rank",
+              str([o["name"] for o in mpi["objects"]]))
+    else:
+        per_rank = lib[0]["per_rank"]
+        check([r["entries"] for r in per_rank] == [steps] * nranks,
+              f"{name}: the library's loop entered {steps} times in every rank",
+              str([r["entries"] for r in per_rank]))
+        per_row = [r["predicted_cycles"] / n for r, n in zip(per_rank, rows)]
+        check(len(rows) == nranks and max(per_row) <= 1.01 * min(per_row),
+              f"{name}: the library's loop predicted per rank in the ratio of the rows {rows} (1%)",
+              str(per_row))
+        print(f"# {name}: {lib[0]['name']}: imbalance {lib[0]['imbalance']:.3f}, slowest rank "
+              f"{lib[0]['slowest_rank']}")
+    if db != "-":
+        check_history(db, mpi, nranks, name)
+
+
 def cmd_plain(js_path, name):
     d = load(js_path)
     check("mpi" in d and d["mpi"] is None, f"{name}: no launcher, \"mpi\" is null",
@@ -230,7 +314,8 @@ def cmd_plain(js_path, name):
 
 def main(argv):
     cmd, args = argv[1], argv[2:]
-    {"job": cmd_job, "plain": cmd_plain, "pass2": cmd_pass2, "sweep": cmd_sweep}[cmd](*args)
+    {"job": cmd_job, "plain": cmd_plain, "pass2": cmd_pass2, "sweep": cmd_sweep,
+     "libs": cmd_libs}[cmd](*args)
     return 0 if tap.failed == 0 else 1
 
 

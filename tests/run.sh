@@ -255,7 +255,8 @@ run "stall estimate" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/stall.s
 
 # MPI jobs through their launcher (2 and 4 ranks): the job unchanged, each
 # rank's counts against callgrind's of that rank, per-rank figures and the
-# stencil's load imbalance (skipped without mpirun).
+# stencil's load imbalance; a library of the program's counted and timed in
+# every rank (--libs, 3 ranks; skipped without mpirun).
 run "MPI jobs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" \
     SAMPLES_MPI="${SAMPLES_MPI:-$(dirname "$SAMPLES")/samples-mpi}" CHECKER="$T/check_counts" \
     sh tests/mpi.sh

@@ -24,7 +24,8 @@ const char mt_count_usage[] =
     "`mtool count -- mpirun -n 4 ./app ARGS`), the program among its arguments is\n"
     "instrumented, each rank counts into RUNDIR/profiles/rank-N, and the summary\n"
     "adds per-rank figures and the load imbalance (max / mean over ranks) of the\n"
-    "top procedures and loops (docs/REPORT.md, \"MPI jobs\").\n"
+    "top procedures and loops (docs/REPORT.md, \"MPI jobs\").  With --libs, each\n"
+    "rank loads the libraries' counting copies (the launcher never does).\n"
     "\n"
     "With --profiles, nothing runs: the profiles an instrumented copy of BIN wrote\n"
     "into DIR (for instance during a test suite, with $MTOOL_OUT=DIR) are merged\n"
@@ -387,7 +388,7 @@ static void print_summary(FILE *fp, const summary *s)
         free(rows);
     }
     if (s->job)
-        mt_count_print_ranks(fp, s->prog, s->job, a->top);
+        mt_count_print_ranks(fp, s->prog, s->libs, s->job, a->top);
 }
 
 /* ---- count.json (schema mtool.count, docs/REPORT.md) ---------------------- */
@@ -627,7 +628,7 @@ static void print_json(FILE *fp, const summary *s)
     json_libraries(fp, s->libs);
     json_rows(fp, s, false);
     json_rows(fp, s, true);
-    mt_count_json_ranks(fp, s->prog, s->job);
+    mt_count_json_ranks(fp, s->prog, s->libs, s->job);
     fputs("}\n", fp);
 }
 

@@ -1,8 +1,9 @@
 /* ui/count_ranks.c — MPI jobs in `mtool count -- mpirun ... PROG`: the
  * per-rank wrapper's hidden command (run/mpi.c does its work), and the
  * per-rank figures of the count summary and of count.json ("mpi",
- * docs/REPORT.md): each rank's totals, and per procedure and loop its
- * memory operations per rank with the load imbalance (max / mean). */
+ * docs/REPORT.md): each rank's totals, and per procedure and loop (the
+ * executable's and each counted library's) its memory operations per
+ * rank with the load imbalance (max / mean). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>
@@ -12,17 +13,18 @@
 #include "../report/report.h"
 #include "ui.h"
 
-/* `mtool _rank PROFILES INSTRUMENTED PROG ARGS...`: what the launcher runs
- * in place of PROG.  Exits 127 as a shell does when the program cannot run. */
+/* `mtool _rank PROFILES INSTRUMENTED N NAME=VALUE... PROG ARGS...`: what the
+ * launcher runs in place of PROG.  Exits 127 as a shell does when the
+ * program cannot run. */
 int mt_cmd_rank(int argc, char **argv)
 {
-    if (argc < 4) {
-        mt_ui_error("%s: usage: mtool %s PROFILES INSTRUMENTED PROG [ARGS...] (run by mtool count)",
-                    mt_mpi_rank_command, mt_mpi_rank_command);
+    if (argc < 5) {
+        mt_ui_error("%s: usage: mtool %s PROFILES INSTRUMENTED N NAME=VALUE... PROG [ARGS...] "
+                    "(run by mtool count)", mt_mpi_rank_command, mt_mpi_rank_command);
         return 2;
     }
     mt_error err;
-    mt_mpi_rank_exec(argv[1], argv[2], argv + 3, &err);
+    mt_mpi_rank_exec(argc - 1, argv + 1, &err);
     mt_ui_error("%s", err.msg);
     return 127;
 }
@@ -30,8 +32,12 @@ int mt_cmd_rank(int argc, char **argv)
 /* Ranks listed on a text line; count.json has them all. */
 enum { SHOWN_RANKS = 8 };
 
-/* One procedure (loop MT_NONE) or loop: its memory operations per rank. */
+/* One procedure (loop MT_NONE) or loop of one object (the executable, or
+ * a counted library): its memory operations per rank. */
 typedef struct {
+    size_t object;          /* 0: the executable; k: library k - 1 of the count's */
+    const char *library;    /* its name (NULL: the executable) */
+    const mt_program *prog;
     uint32_t proc, loop;
     uint64_t total;
     uint64_t *per_rank;
@@ -66,35 +72,57 @@ static int by_total_desc(const void *a, const void *b)
     const rank_row *x = a, *y = b;
     if (x->total != y->total)
         return x->total < y->total ? 1 : -1;
+    if (x->object != y->object)
+        return x->object < y->object ? -1 : 1;
     if (x->proc != y->proc)
         return x->proc < y->proc ? -1 : 1;
     return (x->loop > y->loop) - (x->loop < y->loop);
 }
 
-/* Every procedure (or loop) with memory operations in some rank, the most first. */
-static rank_row *collect_rank_rows(const mt_program *prog, const mt_mpi_job *job, bool loops,
-                                   size_t *n)
+/* Rank r's totals of object k (0: the executable; else library k - 1). */
+static const mt_pass1_totals *object_totals(const mt_mpi_job *job, uint32_t r, size_t k)
 {
-    rank_row *rows = NULL;
-    size_t nrows = 0, cap = 0;
+    return k ? &job->ranks[r].lib_totals[k - 1] : &job->ranks[r].totals;
+}
+
+/* Object k's procedures (or loops) with memory operations in some rank, onto rows. */
+static void collect_object_rows(const mt_program *prog, const char *library, size_t k,
+                                const mt_mpi_job *job, bool loops, rank_row **rows, size_t *n,
+                                size_t *cap)
+{
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         const mt_procedure *proc = &prog->procs[p];
         for (uint32_t l = 0; l < (loops ? proc->nloops : 1); l++) {
-            rank_row row = {.proc = p, .loop = loops ? l : MT_NONE,
+            rank_row row = {.object = k, .library = library, .prog = prog, .proc = p,
+                            .loop = loops ? l : MT_NONE,
                             .per_rank = mt_xcalloc(job->nranks, sizeof *row.per_rank)};
             for (uint32_t r = 0; r < job->nranks; r++) {
-                const mt_pass1_totals *t = &job->ranks[r].totals;
+                const mt_pass1_totals *t = object_totals(job, r, k);
                 row.per_rank[r] = loops ? memops_of_blocks(prog, t, p, proc->loops[l].blocks,
                                                            proc->loops[l].nblocks)
                                         : memops_of_blocks(prog, t, p, NULL, proc->nblocks);
                 row.total += row.per_rank[r];
             }
             if (row.total)
-                MT_PUSH(rows, nrows, cap, row);
+                MT_PUSH(*rows, *n, *cap, row);
             else
                 free(row.per_rank);
         }
     }
+}
+
+/* Every procedure (or loop) of the executable and of the counted libraries
+ * with memory operations in some rank, the most first. */
+static rank_row *collect_rank_rows(const mt_program *prog, const mt_pass1_libraries *libs,
+                                   const mt_mpi_job *job, bool loops, size_t *n)
+{
+    rank_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    collect_object_rows(prog, NULL, 0, job, loops, &rows, &nrows, &cap);
+    for (size_t k = 0; k < libs->nlibs; k++)
+        if (!libs->libs[k].note && k < job->ranks[0].nlib_totals)
+            collect_object_rows(libs->libs[k].prog, libs->libs[k].name, k + 1, job, loops, &rows,
+                                &nrows, &cap);
     if (nrows > 1)
         qsort(rows, nrows, sizeof *rows, by_total_desc);
     *n = nrows;
@@ -108,8 +136,9 @@ static void free_rank_rows(rank_row *rows, size_t n)
     free(rows);
 }
 
-static const char *object_source(const mt_program *prog, const rank_row *row, char *buf, size_t n)
+static const char *object_source(const rank_row *row, char *buf, size_t n)
 {
+    const mt_program *prog = row->prog;
     const mt_procedure *p = &prog->procs[row->proc];
     const mt_block *b = &p->blocks[row->loop == MT_NONE ? 0 : p->loops[row->loop].header];
     if (b->file && b->file < prog->nfiles)
@@ -129,21 +158,23 @@ static void print_per_rank(FILE *fp, const uint64_t *v, uint32_t n)
     fputc('\n', fp);
 }
 
-static void print_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top,
-                            bool loops)
+static void print_rank_rows(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                            const mt_mpi_job *job, int top, bool loops)
 {
     size_t n;
-    rank_row *rows = collect_rank_rows(prog, job, loops, &n);
+    rank_row *rows = collect_rank_rows(prog, libs, job, loops, &n);
     fprintf(fp, "\ntop %s by memory operations, per rank (imbalance: max / mean over ranks):\n",
             loops ? "loops" : "procedures");
     fprintf(fp, "  %9s %8s %16s  %s\n", "imbalance", "max rank", "memory ops",
             loops ? "loop (depth) in procedure, at" : "procedure, at");
     for (size_t i = 0; i < n && (int)i < top; i++) {
         mt_imbalance im = imbalance_of(rows[i].per_rank, job->nranks);
-        const mt_procedure *p = &prog->procs[rows[i].proc];
+        const mt_procedure *p = &rows[i].prog->procs[rows[i].proc];
         char src[512];
-        char *name = mt_ui_escape(p->name), *at = mt_ui_escape(object_source(prog, &rows[i], src,
-                                                                           sizeof src));
+        char *full = mt_xasprintf("%s%s%s", rows[i].library ? rows[i].library : "",
+                                  rows[i].library ? ":" : "", p->name);
+        char *name = mt_ui_escape(full), *at = mt_ui_escape(object_source(&rows[i], src, sizeof src));
+        free(full);
         char *last = loops ? mt_xasprintf("loop (%u) in %s, %s", p->loops[rows[i].loop].depth,
                                           name, at)
                            : mt_xasprintf("%s, %s", name, at);
@@ -158,7 +189,8 @@ static void print_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *
     free_rank_rows(rows, n);
 }
 
-void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top)
+void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                          const mt_mpi_job *job, int top)
 {
     char *launcher = mt_ui_escape(job->argv[0]);
     fprintf(fp, "\nMPI job (%s): %u rank%s, per rank (measured counts):\n", launcher, job->nranks,
@@ -180,7 +212,7 @@ void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *jo
             im.imbalance, job->ranks[im.max_rank].rank);
     free(memops);
     for (int loops = 0; loops < 2; loops++)
-        print_rank_rows(fp, prog, job, top, loops);
+        print_rank_rows(fp, prog, libs, job, top, loops);
 }
 
 /* ---- count.json's "mpi" --------------------------------------------------------- */
@@ -193,21 +225,26 @@ static void json_imbalance(FILE *fp, const mt_mpi_job *job, const uint64_t *per_
     fprintf(fp, ",\"max_rank\":%d", job->ranks[im.max_rank].rank);
 }
 
-static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *job, bool loops)
+static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                           const mt_mpi_job *job, bool loops)
 {
     size_t n;
-    rank_row *rows = collect_rank_rows(prog, job, loops, &n);
+    rank_row *rows = collect_rank_rows(prog, libs, job, loops, &n);
     fprintf(fp, ",\"%s\":[", loops ? "loops" : "procedures");
     for (size_t i = 0; i < n; i++) {
-        const mt_procedure *p = &prog->procs[rows[i].proc];
+        const mt_procedure *p = &rows[i].prog->procs[rows[i].proc];
         char src[512];
-        fputs(i ? ",{" : "{", fp);
-        fputs(loops ? "\"procedure\":" : "\"name\":", fp);
+        fputs(i ? ",{\"object\":" : "{\"object\":", fp);
+        if (rows[i].library)
+            mt_json_string(fp, rows[i].library);
+        else
+            fputs("null", fp);
+        fputs(loops ? ",\"procedure\":" : ",\"name\":", fp);
         mt_json_string(fp, p->name);
         if (loops)
             fprintf(fp, ",\"loop\":%u,\"depth\":%u", rows[i].loop, p->loops[rows[i].loop].depth);
         fputs(",\"source\":", fp);
-        mt_json_string(fp, object_source(prog, &rows[i], src, sizeof src));
+        mt_json_string(fp, object_source(&rows[i], src, sizeof src));
         fprintf(fp, ",\"memory_ops\":%" PRIu64 ",\"memory_ops_per_rank\":[", rows[i].total);
         for (uint32_t r = 0; r < job->nranks; r++)
             fprintf(fp, "%s%" PRIu64, r ? "," : "", rows[i].per_rank[r]);
@@ -219,7 +256,8 @@ static void json_rank_rows(FILE *fp, const mt_program *prog, const mt_mpi_job *j
     free_rank_rows(rows, n);
 }
 
-void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job)
+void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                         const mt_mpi_job *job)
 {
     fputs(",\"mpi\":", fp);
     if (!job) {
@@ -247,7 +285,7 @@ void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job
     fputc(']', fp);
     json_imbalance(fp, job, memops); /* of the ranks' memory operations */
     free(memops);
-    json_rank_rows(fp, prog, job, false);
-    json_rank_rows(fp, prog, job, true);
+    json_rank_rows(fp, prog, libs, job, false);
+    json_rank_rows(fp, prog, libs, job, true);
     fputc('}', fp);
 }

@@ -96,9 +96,13 @@ static mt_store_library_figures *library_figures(const mt_history *h)
 {
     mt_store_library_figures *out = mt_xcalloc(h->nlibs + 1, sizeof *out);
     for (size_t i = 0; i < h->nlibs; i++)
-        out[i] = (mt_store_library_figures){&h->libs[i]->build, h->libs[i]->figures,
-                                            h->libs[i]->nfigures, h->libs[i]->sim_figures,
-                                            h->libs[i]->nsim_figures};
+        out[i] = (mt_store_library_figures){.build = &h->libs[i]->build,
+                                            .figures = h->libs[i]->figures,
+                                            .nfigures = h->libs[i]->nfigures,
+                                            .sim_figures = h->libs[i]->sim_figures,
+                                            .nsim_figures = h->libs[i]->nsim_figures,
+                                            .rank_figures = h->libs[i]->rank_figures,
+                                            .nrank_figures = h->libs[i]->nrank_figures};
     return out;
 }
 

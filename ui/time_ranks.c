@@ -80,15 +80,13 @@ void mt_time_json_ranks(FILE *fp, const mt_pass2_result *rp)
     mt_job_pass2 job;
     mt_job_pass2_of(rp, &job);
     char **names = mt_xcalloc(rp->nrows + 1, sizeof *names);
-    size_t n = 0;
-    for (size_t i = 0; i < rp->nrows; i++)
-        if (!rp->rows[i].cand->object) { /* as mt_job_pass2_of: the executable's */
-            char name[512];
-            mt_time_object_name(rp->rows[i].cand, name, sizeof name);
-            names[n++] = mt_xstrdup(name);
-        }
+    for (size_t i = 0; i < rp->nrows; i++) {
+        char name[512];
+        mt_time_object_name(rp->rows[i].cand, name, sizeof name);
+        names[i] = mt_xstrdup(name);
+    }
     mt_report_write_job(fp, rp->launcher_argv, &job, (const char *const *)names);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < rp->nrows; i++)
         free(names[i]);
     free(names);
     mt_job_pass2_free(&job);

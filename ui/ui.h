@@ -26,8 +26,10 @@ extern const char mt_count_usage[];
  * per-rank figures of count's summary and of count.json ("mpi": null
  * without a job). */
 int mt_cmd_rank(int argc, char **argv);
-void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job, int top);
-void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_mpi_job *job);
+void mt_count_print_ranks(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                          const mt_mpi_job *job, int top);
+void mt_count_json_ranks(FILE *fp, const mt_program *prog, const mt_pass1_libraries *libs,
+                         const mt_mpi_job *job);
 /* MPI jobs in `time` (time_ranks.c): per m-object, each rank's figures and
  * the imbalance of measured time, in the text report and report.json
  * ("mpi": null without a job). */

@@ -18,7 +18,6 @@ const [dir] = process.argv.slice(2);
 const {page, seen} = await open(path.join(dir, 'report.html'), '#objects-table tbody tr');
 
 const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
-const spec = new Map(report.objects.map(o => [o.name, o.time_spec]));
 check('the page opens with no console error and no request', !seen.errors.length && !seen.requests.length,
       seen.errors.concat(seen.requests).join('; '));
 check('the MPI section is shown', await page.$eval('#mpi', s => !s.hidden));
@@ -29,12 +28,13 @@ const same = (a, b) => typeof a === 'number' && typeof b === 'number'
   : a === null || b === null || typeof a !== 'object' ? a === b
   : Object.keys(a).length === Object.keys(b).length &&
     Object.keys(a).every(k => same(a[k], b[k]));
-const named = m => ({...m, objects: m.objects.map(o => ({...o, name: o.time_spec}))});
+const shown = o => (o.library === null ? '' : o.library + ':') + o.time_spec;
+const named = m => ({...m, objects: m.objects.map(o => ({...o, name: shown(o)}))});
 check('the page\'s data is report.json\'s "mpi": launcher, ranks, objects and figures per rank',
       embedded !== null && same(embedded, named(report.mpi)),
       JSON.stringify(embedded).slice(0, 300) + ' vs ' + JSON.stringify(report.mpi).slice(0, 300));
 const heads = await page.$$eval('#mpi-objects h3', hs => hs.map(h => h.textContent));
-const want = report.mpi.objects.map(o => spec.get(o.name) + ': imbalance ' +
+const want = report.mpi.objects.map(o => shown(o) + ': imbalance ' +
   o.imbalance.toFixed(2) + '\u00d7, slowest rank ' + o.slowest_rank);
 check('one view per timed object, with report.json\'s imbalance and slowest rank (' +
       want.length + ')', JSON.stringify(heads) === JSON.stringify(want),

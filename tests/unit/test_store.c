@@ -759,6 +759,69 @@ static int64_t store_with_library(mt_store *s, const mt_store_build *exe, const 
     return id;
 }
 
+/* An MPI job's library objects per rank: stored with the library's sites,
+ * read back by mt_store_run_ranks beside the executable's, each rank's
+ * figures its own. */
+static void test_library_rank_figures(const char *dir)
+{
+    char *path = mt_xasprintf("%s/libranks.db", dir);
+    mt_error err;
+    mt_store *s = mt_store_open(path, MT_STORE_WRITE, &err);
+    mt_store_build exe = synthetic_build(2, "exe");
+    mt_store_build lib = library_build(3, "lib1", "libx.so.1");
+    mt_store_figures *figs = mt_xcalloc(exe.nsites + 1, sizeof *figs);
+    mt_store_figures *lib_figs = mt_xcalloc(lib.nsites + 1, sizeof *lib_figs);
+    mt_store_run r, lr;
+    fill_run(&r, figs, exe.nsites, 1);
+    fill_run(&lr, lib_figs, lib.nsites, 7);
+    const mt_store_rank ranks[] = {{0, "hostA"}, {1, "hostB"}};
+    /* the executable's site 0 and the library's site 2 in both ranks */
+    mt_store_rank_figures exe_ranks[2], lib_ranks[2];
+    for (int k = 0; k < 2; k++) {
+        exe_ranks[k] = (mt_store_rank_figures){k, {.site = 0, .entries = 1, .memory_ops = 5,
+                                                   .measured_cycles = 100 + k,
+                                                   .predicted_cycles = 50,
+                                                   .overhead_cycles = 50 + k}};
+        lib_ranks[k] = (mt_store_rank_figures){k, {.site = 2, .entries = 6, .memory_ops = 7 + k,
+                                                   .measured_cycles = 200 * (k + 1),
+                                                   .predicted_cycles = 90 * (k + 1),
+                                                   .overhead_cycles = 110 * (k + 1)}};
+    }
+    mt_store_library_figures libs = {.build = &lib, .figures = lib_figs, .nfigures = lib.nsites,
+                                     .rank_figures = lib_ranks, .nrank_figures = 2};
+    r.libs = &libs;
+    r.nlibs = 1;
+    r.ranks = ranks;
+    r.nranks = 2;
+    r.rank_figures = exe_ranks;
+    r.nrank_figures = 2;
+    int64_t id = s ? mt_store_add_run(s, &exe, &r, &err) : -1;
+    CHECK(id == 1, "library ranks: the job stored (%s)", id == 1 ? "" : err.msg);
+    CHECK(query_is(path, "SELECT group_concat(x, ',') FROM (SELECT rf.rank || ':' || "
+                         "rf.measured_cycles AS x FROM rank_figures rf JOIN sites s ON "
+                         "s.id = rf.site_id JOIN programs p ON p.id = s.program_id WHERE "
+                         "p.name = 'libx.so.1' ORDER BY rf.rank)",
+                   "0:200.0,1:400.0"),
+          "library ranks: each rank's figures of the library's object, on the library's site");
+    mt_store_rank_row *rows = NULL;
+    size_t n = 0;
+    bool read = s && mt_store_run_ranks(s, id, &rows, &n, &err) == 0;
+    size_t of_lib = 0;
+    for (size_t i = 0; read && i < n; i++)
+        of_lib += rows[i].memory_ops == 7 + (uint64_t)rows[i].rank &&
+                  rows[i].predicted_cycles == 90.0 * (rows[i].rank + 1);
+    CHECK(read && n == 4 && of_lib == 2,
+          "library ranks: read back beside the executable's, 4 rows, 2 the library's (%zu, %zu)",
+          n, of_lib);
+    mt_store_rank_rows_free(rows, n);
+    mt_store_close(s);
+    free(figs);
+    free(lib_figs);
+    free_build(&exe);
+    free_build(&lib);
+    free(path);
+}
+
 /* A run's library objects: the library a build of its own (named by the
  * library), its sites' figures the run's; a rebuilt library's objects are
  * the same objects; gc keeps a library build that figures name, and drops
@@ -1247,6 +1310,7 @@ int main(void)
     test_regions_stored(dir);
     test_library_figures(dir);
     test_library_sim_figures(dir);
+    test_library_rank_figures(dir);
     test_migration_from_v2(dir);
     test_migration_from_v6(dir);
     test_migration_from_v7(dir);

@@ -594,7 +594,7 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
 /* The executable's PLT stubs by import name, each resolved (lib != SIZE_MAX)
  * to the first library in the loader's order defining it. */
 typedef struct {
-    const char *name;       /* the import: the stub's name without "@plt" */
+    const char *name;       /* the stub's import */
     size_t len;
     uint32_t stub;
     size_t lib;
@@ -635,17 +635,15 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
         }
 }
 
-/* The executable's stubs named "NAME@plt" by their GOT slot's relocation. */
+/* The executable's stubs whose GOT slot's relocation names an import (the
+ * analyzer's mt_procedure.import). */
 static import_lookup plt_imports(const mt_program *exe)
 {
     import_lookup look = {.items = mt_xcalloc(exe->nprocs + 1, sizeof *look.items)};
-    static const char suffix[] = "@plt";
     for (uint32_t p = 0; p < exe->nprocs; p++) {
-        const char *name = exe->procs[p].name;
-        size_t n = strlen(name), k = sizeof suffix - 1;
-        if (!exe->procs[p].is_plt || n <= k || strcmp(name + n - k, suffix) != 0)
-            continue;
-        look.items[look.n++] = (stub_import){name, n - k, p, SIZE_MAX, 0};
+        const char *import = exe->procs[p].import;
+        if (exe->procs[p].is_plt && import)
+            look.items[look.n++] = (stub_import){import, strlen(import), p, SIZE_MAX, 0};
     }
     qsort(look.items, look.n, sizeof *look.items, by_import_name);
     return look;

@@ -217,7 +217,7 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
         char plt[160];
         snprintf(plt, sizeof plt, "%s@plt", names[w]);
         uint32_t p = mt_find_procedure(c->prog, plt);
-        uint64_t symbol = p == MT_NONE ? rw_input_function(c->in, names[w]) : 0;
+        uint64_t symbol = p == MT_NONE && !MT_RT_IMPORT_ONLY(w) ? rw_input_function(c->in, names[w]) : 0;
         if (symbol) {
             p = mt_procedure_at(c->prog, symbol);
             if (p != MT_NONE && c->prog->procs[p].entry != symbol)

@@ -344,12 +344,14 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
 }
 
 /* The thread or process creations a library imports (undefined dynamic
- * symbols) that the runtime does not wrap: pthread_create and fork are
- * wrapped in a library's copy as in the executable (timer/runtime.c,
- * SERVING); what these start counts into its creator's counters. */
+ * symbols) that the runtime does not wrap: pthread_create, thrd_create,
+ * fork and _Fork are wrapped in a library's copy as in the executable
+ * (timer/runtime.c, SERVING); what clone and clone3 start (a new stack, a
+ * function of the caller's: docs/ARCHITECTURE.md, "Threads and processes a
+ * library starts") counts into its creator's counters. */
 static void note_creation(void *ctx, const Elf64_Sym *sym, const char *name)
 {
-    static const char *const creations[] = {"thrd_create", "_Fork", "clone", "clone3"};
+    static const char *const creations[] = {"clone", "clone3"};
     const char **starts = ctx;
     for (size_t i = 0; !*starts && sym->st_shndx == SHN_UNDEF &&
                        i < sizeof creations / sizeof *creations; i++)

@@ -311,8 +311,8 @@ typedef struct mt_pass1_library_s {
     bool dlopened;          /* opened by dlopen in this run or an earlier one, not
                                listed by the loader for BIN */
     const char *starts;     /* a thread or process creation it calls itself that
-                               the runtime does not wrap ("thrd_create", "_Fork",
-                               "clone", "clone3"), or NULL: what that starts counts
+                               the runtime does not wrap ("clone", "clone3"), or
+                               NULL: what that starts counts
                                into its creator's counters, so concurrent threads
                                may lose increments */
     mt_program *prog;

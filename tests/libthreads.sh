@@ -15,8 +15,9 @@
 #     child's profile its own), the loop header exactly 5 x ITERS times;
 #     with the library built -fno-plt (calls through its GOT slots); and
 #     with the threads started by C11's thrd_create and the child by
-#     glibc's _Fork (wrapped through the library's imports), the counts
-#     of the threads' run also equal callgrind's;
+#     glibc's _Fork (wrapped through the library's imports: its PLT, and
+#     its GOT built -fno-plt), the counts of the threads' run also equal
+#     callgrind's;
 #   - a C++ program whose std::thread threads libstdc++ starts: 4 slots, the
 #     loop of its threads counted exactly 4 x ITERS times;
 #   - an OpenMP region in a library (libgomp left original): 4 slots, its
@@ -144,6 +145,13 @@ if cc -O2 -fno-plt -fPIC -shared -Wl,-soname,libmtthreads.so -o "$work/noplt/lib
     counted_apart "threads and a process started through the GOT (-fno-plt): a slot and a profile each, the loop header exactly 5 x $iters" \
         "$work/noplt.orig" "$work/noplt.out" "$work/noplt.err" \
         "$work/noplt/run/libs/libmtthreads.so.counts.tsv" run_job \
+        "2 processes, 6 threads, exit status 4" $((5 * iters))
+    "$work/noplt/usethreads" 4 "$iters" "$iters" c11 > "$work/noplt-c11.orig" 2>&1
+    "$mtool" count --no-store --no-baseline -o "$work/noplt/c11" -- "$work/noplt/usethreads" 4 \
+        "$iters" "$iters" c11 > "$work/noplt-c11.out" 2> "$work/noplt-c11.err"
+    counted_apart "thrd_create's threads and a _Fork child through the GOT (-fno-plt): a slot and a profile each, the loop header exactly 5 x $iters" \
+        "$work/noplt-c11.orig" "$work/noplt-c11.out" "$work/noplt-c11.err" \
+        "$work/noplt/c11/libs/libmtthreads.so.counts.tsv" run_job \
         "2 processes, 6 threads, exit status 4" $((5 * iters))
 else
     not_ok "-fno-plt: cannot build the library"

@@ -304,6 +304,11 @@ static void put_procedure(writer *w, const mt_program *prog, uint32_t i, const m
     w_index(w, p->parent);
     W_LIT(w, ",\"plt\":");
     w_bool(w, p->is_plt);
+    W_LIT(w, ",\"import\":");
+    if (p->import)
+        w_string(w, p->import);
+    else
+        W_LIT(w, "null");
     W_LIT(w, ",\"resolved\":");
     w_bool(w, p->resolved);
     W_LIT(w, ",\"unresolved_reason\":");

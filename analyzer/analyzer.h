@@ -156,6 +156,9 @@ typedef struct {
     uint32_t sources;         /* MT_SRC_* */
     uint32_t parent;          /* for a split part (foo.cold): index of foo, else MT_NONE */
     bool is_plt;              /* a PLT stub: calls to it are calls to an import */
+    char *import;             /* a PLT stub: the symbol its GOT slot's relocation names
+                                 ("malloc"); NULL for other procedures, PLT0, an IRELATIVE
+                                 slot (a static binary's) or a slot no relocation names */
     bool known_import;        /* a PLT stub whose import is an estimable procedure of a
                                  counted library (pass 2 joins the analyses, run/libs.c):
                                  calls to it are known work, predicted and timed inside */

@@ -47,7 +47,8 @@ size_t mt_read_eh_call_sites(const mt_elf_file *img, mt_program *prog, mt_eh_cal
 /* plt.c: one entry per PLT stub found in .plt, .plt.sec and .plt.got. */
 typedef struct {
     uint64_t addr, size;
-    char *name; /* "malloc@plt" */
+    char *name;   /* "malloc@plt" */
+    char *import; /* "malloc": the symbol its GOT slot's relocation names, or NULL */
 } mt_plt_stub;
 size_t mt_find_plt_stubs(const mt_elf_file *img, mt_program *prog, mt_plt_stub **out);
 

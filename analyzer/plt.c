@@ -112,24 +112,26 @@ typedef struct {
     size_t n, cap;
 } stub_list;
 
-static char *stub_name(const stub_list *list, const stub_state *st)
+/* The symbol the stub's GOT slot's relocation names (by the slot, else by
+ * the relocation index a lazy entry pushes), or NULL: PLT0, an IRELATIVE
+ * slot (no symbol: "*ABS*+0xADDR"), a slot no relocation names. */
+static char *stub_target(const stub_list *list, const stub_state *st)
 {
     if (st->is_plt0)
-        return mt_xstrdup("_plt0");
+        return NULL;
     const char *name = st->has_slot ? slot_lookup(list->map, st->slot) : NULL;
     Elf64_Rela r;
-    if (!name && st->has_push_index &&
-        mt_elf_file_rela(list->img, list->map->rela_plt, st->push_index, &r)) {
-        char *n = reloc_target_name(list->img, list->map->rela_plt, &r);
-        if (n) {
-            char *full = mt_xasprintf("%s@plt", n);
-            free(n);
-            return full;
-        }
-    }
     if (name)
-        return mt_xasprintf("%s@plt", name);
-    return mt_xasprintf("sub_%llx@plt", (unsigned long long)st->start);
+        return mt_xstrdup(name);
+    if (st->has_push_index && mt_elf_file_rela(list->img, list->map->rela_plt, st->push_index, &r))
+        return reloc_target_name(list->img, list->map->rela_plt, &r);
+    return NULL;
+}
+
+/* An imported symbol's name: not the made-up "*ABS*+0xADDR" of IRELATIVE. */
+static bool is_symbol(const char *target)
+{
+    return target && strncmp(target, "*ABS*", strlen("*ABS*")) != 0;
 }
 
 /* Records the stub that ends at `end` if it jumps through a GOT slot (or is
@@ -137,7 +139,14 @@ static char *stub_name(const stub_list *list, const stub_state *st)
 static void close_stub(stub_list *list, stub_state *st, uint64_t end)
 {
     if (end > st->start && (st->has_slot || st->is_plt0)) {
-        mt_plt_stub stub = {st->start, end - st->start, stub_name(list, st)};
+        char *target = stub_target(list, st);
+        mt_plt_stub stub = {st->start, end - st->start,
+                            st->is_plt0 ? mt_xstrdup("_plt0")
+                            : target    ? mt_xasprintf("%s@plt", target)
+                                        : mt_xasprintf("sub_%llx@plt", (unsigned long long)st->start),
+                            is_symbol(target) ? target : NULL};
+        if (!stub.import)
+            free(target);
         MT_PUSH(list->out, list->n, list->cap, stub);
     }
     memset(st, 0, sizeof *st);

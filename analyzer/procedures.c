@@ -46,6 +46,7 @@ typedef struct {
     const char *name;  /* borrowed: symbol string table, stub name or literal */
     int rank;
     uint32_t sources;
+    const char *import; /* borrowed: a PLT stub's import (mt_plt_stub.import) */
 } candidate;
 
 typedef struct {
@@ -155,7 +156,7 @@ static void add_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
     candidate c = {sym->st_value, sym->st_size, 0, *name ? name : NULL,
                    *name ? symbol_rank(s->source == MT_SRC_DYNSYM, ELF64_ST_BIND(sym->st_info))
                          : RANK_NONE,
-                   s->source};
+                   s->source, NULL};
     add_candidate(s->list, c);
 }
 
@@ -171,7 +172,7 @@ static void add_fde_ranges(const mt_elf_file *img, const mt_fde_range *r, size_t
 {
     for (size_t i = 0; i < n; i++)
         if (mt_elf_file_load_at(img, r[i].begin, PF_X)) {
-            candidate c = {r[i].begin, 0, r[i].end - r[i].begin, NULL, RANK_NONE, MT_SRC_EH_FRAME};
+            candidate c = {r[i].begin, 0, r[i].end - r[i].begin, NULL, RANK_NONE, MT_SRC_EH_FRAME, NULL};
             add_candidate(list, c);
         }
 }
@@ -181,7 +182,7 @@ static void add_plt_stubs(const mt_elf_file *img, const mt_plt_stub *s, size_t n
 {
     for (size_t i = 0; i < n; i++)
         if (mt_elf_file_load_at(img, s[i].addr, PF_X)) {
-            candidate c = {s[i].addr, s[i].size, 0, s[i].name, RANK_PLT, MT_SRC_PLT};
+            candidate c = {s[i].addr, s[i].size, 0, s[i].name, RANK_PLT, MT_SRC_PLT, s[i].import};
             add_candidate(list, c);
         }
 }
@@ -226,6 +227,8 @@ static size_t merge_by_entry(candidate *c, size_t n)
                 m->rank = c[i].rank;
             }
             m->sources |= c[i].sources;
+            if (c[i].import)
+                m->import = c[i].import;
             if (c[i].sym_size > m->sym_size)
                 m->sym_size = c[i].sym_size;
             if (c[i].fde_size > m->fde_size)
@@ -283,6 +286,7 @@ static void make_procedures(const mt_elf_file *img, mt_program *prog, const cand
         p->size = c[i].sym_size ? c[i].sym_size : c[i].fde_size;
         p->parent = MT_NONE;
         p->is_plt = (c[i].sources & MT_SRC_PLT) != 0;
+        p->import = c[i].import ? mt_xstrdup(c[i].import) : NULL;
         p->tdes = -1;
         uint64_t limit = code_end(img, p->entry) - p->entry;
         if (p->size > limit)
@@ -436,7 +440,7 @@ int mt_discover_procedures(const mt_elf_file *img, mt_program *prog, mt_error *e
     size_t nstubs = mt_find_plt_stubs(img, prog, &stubs);
     add_plt_stubs(img, stubs, nstubs, &list);
     if (img->ehdr.e_entry && mt_elf_file_load_at(img, img->ehdr.e_entry, PF_X)) {
-        candidate c = {img->ehdr.e_entry, 0, 0, "_start", RANK_ENTRY, MT_SRC_ENTRY};
+        candidate c = {img->ehdr.e_entry, 0, 0, "_start", RANK_ENTRY, MT_SRC_ENTRY, NULL};
         add_candidate(&list, c);
     }
 
@@ -453,8 +457,10 @@ int mt_discover_procedures(const mt_elf_file *img, mt_program *prog, mt_error *e
         warn_if_only_eh_frame(img, prog);
     }
     free(list.items);
-    for (size_t i = 0; i < nstubs; i++)
+    for (size_t i = 0; i < nstubs; i++) {
         free(stubs[i].name);
+        free(stubs[i].import);
+    }
     free(stubs);
     return rc;
 }

@@ -48,6 +48,7 @@ void mt_program_free(mt_program *prog)
         mt_procedure_free_cfg(p);
         free(p->name);
         free(p->unresolved_reason);
+        free(p->import);
         free(p->code_as_data);
     }
     free(prog->procs);

@@ -135,6 +135,27 @@ static bool asked_to_skip(const mt_rewrite_options *opt, uint32_t proc)
     return false;
 }
 
+/* A procedure the rewriter tries to relocate (rw_code_add may still refuse it). */
+static bool relocatable(const mt_procedure *p)
+{
+    return !p->is_plt && p->nblocks && p->resolved && !p->code_as_data;
+}
+
+void mt_rewrite_bounds(const mt_program *prog, uint32_t *counters, uint32_t *call_sites)
+{
+    *counters = *call_sites = 0;
+    for (uint32_t i = 0; i < prog->nprocs; i++) {
+        const mt_procedure *p = &prog->procs[i];
+        if (!relocatable(p))
+            continue;
+        /* rw_code_add: one counter a block, one a table's checked load */
+        *counters += p->nblocks + p->ntables;
+        /* add_call_sites: one record a call or tail jump through a pointer */
+        for (uint32_t k = 0; k < p->ncalls; k++)
+            *call_sites += p->calls[k].kind == MT_CALL_INDIRECT;
+    }
+}
+
 static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options *opt,
                               mt_rewrite_report *r)
 {
@@ -144,8 +165,7 @@ static void choose_procedures(rw_code *c, bool dynamic, const mt_rewrite_options
     uint32_t *todo = mt_xmalloc((prog->nprocs + 1) * sizeof *todo);
     size_t ntodo = 0;
     for (uint32_t i = 0; i < prog->nprocs; i++)
-        if (!prog->procs[i].is_plt && prog->procs[i].nblocks && prog->procs[i].resolved &&
-            !prog->procs[i].code_as_data)
+        if (relocatable(&prog->procs[i]))
             todo[ntodo++] = i;
     rw_code_predecode(c, todo, ntodo);
     free(todo);
@@ -197,7 +217,7 @@ static void find_wrapped_callees(rw_code *c, const runtime_blob *rt)
         char plt[160];
         snprintf(plt, sizeof plt, "%s@plt", names[w]);
         uint32_t p = mt_find_procedure(c->prog, plt);
-        uint64_t symbol = p == MT_NONE ? rw_input_function(c->in, names[w]) : 0;
+        uint64_t symbol = p == MT_NONE && !MT_RT_IMPORT_ONLY(w) ? rw_input_function(c->in, names[w]) : 0;
         if (symbol) {
             p = mt_procedure_at(c->prog, symbol);
             if (p != MT_NONE && c->prog->procs[p].entry != symbol)

@@ -147,6 +147,12 @@ typedef struct {
 int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rewrite_options *opt,
                       mt_rewrite_report *report, mt_error *err);
 void mt_rewrite_report_free(mt_rewrite_report *report);
+/* The most counters and call-site records of its own (past counter_base
+ * and call_site_base) any copy of prog uses, known from the analysis
+ * before a copy is made: a set's ranges can then be laid out, and the
+ * executable's copy made, before each library is rewritten once
+ * (docs/ARCHITECTURE.md, "Counters: disjoint ranges of the one slot"). */
+void mt_rewrite_bounds(const mt_program *prog, uint32_t *counters, uint32_t *call_sites);
 
 /* The counter map appended (not loaded) at the end of every instrumented
  * file (a library's and an executable counting with libraries start with

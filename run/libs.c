@@ -344,12 +344,14 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
 }
 
 /* The thread or process creations a library imports (undefined dynamic
- * symbols) that the runtime does not wrap: pthread_create and fork are
- * wrapped in a library's copy as in the executable (timer/runtime.c,
- * SERVING); what these start counts into its creator's counters. */
+ * symbols) that the runtime does not wrap: pthread_create, thrd_create,
+ * fork and _Fork are wrapped in a library's copy as in the executable
+ * (timer/runtime.c, SERVING); what clone and clone3 start (a new stack, a
+ * function of the caller's: docs/ARCHITECTURE.md, "Threads and processes a
+ * library starts") counts into its creator's counters. */
 static void note_creation(void *ctx, const Elf64_Sym *sym, const char *name)
 {
-    static const char *const creations[] = {"thrd_create", "_Fork", "clone", "clone3"};
+    static const char *const creations[] = {"clone", "clone3"};
     const char **starts = ctx;
     for (size_t i = 0; !*starts && sym->st_shndx == SHN_UNDEF &&
                        i < sizeof creations / sizeof *creations; i++)
@@ -369,59 +371,56 @@ static const char *creation_imported(const char *path)
     return starts;
 }
 
-static void rewrite_library(mt_pass1_library *lib, uint32_t base, uint64_t set)
+/* Its analysis, or a note: it stays original. */
+static void analyze_library(mt_pass1_library *lib)
 {
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     mt_error err;
-    if (!(lib->prog = mt_analyze(lib->path, &opt, &err)) ||
-        mt_instrument_in_set(lib->prog, lib->path,
-                             &(mt_rewrite_options){.counter_base = base, .libs_set = set,
-                                                   .library = true},
-                             &lib->ins, &err) != 0 ||
-        mt_counter_map_read(lib->ins.path, &lib->map, &err) != 0) {
+    if (!(lib->prog = mt_analyze(lib->path, &opt, &err)))
         lib->note = mt_xstrdup(err.msg);
-        for (char *c = lib->note; *c; c++)
-            *c = *c == '\n' || *c == '\t' ? ' ' : *c;
+}
+
+/* Its counting copy in its ranges (member), or a note: it stays original. */
+static void rewrite_library(mt_pass1_library *lib, const mt_rewrite_options *member)
+{
+    mt_error err;
+    if (mt_instrument_in_set(lib->prog, lib->path, member, &lib->ins, &err) != 0 ||
+        mt_counter_map_read(lib->ins.path, &lib->map, &err) != 0) {
+        mt_instrumented_free(&lib->ins);
+        mt_counter_map_free(&lib->map);
+        lib->note = mt_xstrdup(err.msg);
     }
 }
 
-/* The call-site records a library's copy may need: its analysis's calls
- * and tail jumps through pointers (the rewriter records those of the
- * procedures it relocates). */
-static uint32_t call_sites_bound(const mt_program *prog)
+/* A note is one line of the count report and of MTOOL_LIBS. */
+static void one_line(char *note)
 {
-    uint32_t n = 0;
-    for (uint32_t p = 0; p < prog->nprocs; p++)
-        for (uint32_t k = 0; k < prog->procs[p].ncalls; k++)
-            n += prog->procs[p].calls[k].kind == MT_CALL_INDIRECT;
-    return n;
+    for (char *c = note; c && *c; c++)
+        *c = *c == '\n' || *c == '\t' ? ' ' : *c;
 }
 
-void mt_pass1_libraries_call_sites(mt_pass1_libraries *l, uint32_t slot_counters)
+/* The counting copy of a library: its call-site records (when it has
+ * calls through pointers) past the slot's slot_counters counters, none
+ * when slot_counters is 0. */
+static void counting_copy(mt_pass1_library *lib, uint64_t set, uint32_t slot_counters,
+                          uint32_t call_sites_end)
+{
+    bool records = slot_counters && call_sites_end > lib->call_site_base;
+    mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = set,
+                                 .library = true, .slot_counters = records ? slot_counters : 0,
+                                 .call_site_base = records ? lib->call_site_base : 0};
+    rewrite_library(lib, &member);
+    one_line(lib->note);
+}
+
+void mt_pass1_libraries_copy(mt_pass1_libraries *l, uint32_t slot_counters)
 {
     for (size_t i = 0; i < l->nlibs; i++) {
         mt_pass1_library *lib = &l->libs[i];
         uint32_t end = i + 1 < l->nlibs ? l->libs[i + 1].call_site_base : l->ncall_sites;
-        mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = l->set,
-                                     .library = true, .slot_counters = slot_counters,
-                                     .call_site_base = lib->call_site_base};
-        mt_instrumented ins;
-        mt_counter_map map;
-        mt_error ignored;
-        if (lib->note || end == lib->call_site_base ||
-            mt_instrument_in_set(lib->prog, lib->path, &member, &ins, &ignored) != 0)
-            continue;
-        if (mt_counter_map_read(ins.path, &map, &ignored) != 0 ||
-            map.ncounters != lib->map.ncounters || map.ncall_sites > end) {
-            mt_instrumented_free(&ins);
-            mt_counter_map_free(&map);
-            continue;
-        }
-        mt_instrumented_free(&lib->ins);
-        mt_counter_map_free(&lib->map);
-        lib->ins = ins;
-        lib->map = map;
+        if (!lib->note)
+            counting_copy(lib, l->set, slot_counters, end);
     }
 }
 
@@ -536,13 +535,18 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_defaul
         lib->counter_base = out->ncounters;
         lib->call_site_base = out->ncall_sites;
         if (!lib->note)
-            rewrite_library(lib, out->ncounters, out->set);
-        if (!lib->note)
-            out->ncounters = lib->map.ncounters;
-        if (!lib->note)
-            out->ncall_sites += call_sites_bound(lib->prog);
-        if (!lib->note)
-            lib->starts = creation_imported(lib->path);
+            analyze_library(lib);
+        one_line(lib->note);
+        if (lib->note)
+            continue;
+        /* Its ranges from what any copy of it can use: the executable's
+         * copy, whose counters size the slot, is made before any library's
+         * (mt_pass1_libraries_copy), and each library's once. */
+        uint32_t counters, call_sites;
+        mt_rewrite_bounds(lib->prog, &counters, &call_sites);
+        out->ncounters += counters;
+        out->ncall_sites += call_sites;
+        lib->starts = creation_imported(lib->path);
     }
     return rc;
 }
@@ -593,7 +597,7 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
  * first object in the loader's order defining it (lib: a library's index,
  * else one of the two below). */
 typedef struct {
-    const char *name;       /* the import: the stub's name without "@plt" */
+    const char *name;       /* the stub's import */
     size_t len;
     uint32_t stub;
     size_t lib;
@@ -636,17 +640,15 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
         }
 }
 
-/* The object's stubs named "NAME@plt" by their GOT slot's relocation. */
+/* The object's stubs whose GOT slot's relocation names an import (the
+ * analyzer's mt_procedure.import). */
 static import_lookup plt_imports(const mt_program *prog)
 {
     import_lookup look = {.items = mt_xcalloc(prog->nprocs + 1, sizeof *look.items)};
-    static const char suffix[] = "@plt";
     for (uint32_t p = 0; p < prog->nprocs; p++) {
-        const char *name = prog->procs[p].name;
-        size_t n = strlen(name), k = sizeof suffix - 1;
-        if (!prog->procs[p].is_plt || n <= k || strcmp(name + n - k, suffix) != 0)
-            continue;
-        look.items[look.n++] = (stub_import){name, n - k, p, UNRESOLVED, 0};
+        const char *import = prog->procs[p].import;
+        if (prog->procs[p].is_plt && import)
+            look.items[look.n++] = (stub_import){import, strlen(import), p, UNRESOLVED, 0};
     }
     qsort(look.items, look.n, sizeof *look.items, by_import_name);
     return look;
@@ -712,16 +714,15 @@ int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const 
                             const uint32_t *ntimed, uint64_t set, uint32_t slot_counters,
                             mt_error *err)
 {
-    uint32_t counter_base = 0, timer_base = 0;
+    uint32_t timer_base = 0;
     for (size_t i = 0; i < l->nlibs; i++) {
         mt_pass1_library *lib = &l->libs[i];
         if (lib->note)
             continue;
-        mt_rewrite_options member = {.counter_base = counter_base, .libs_set = set,
+        mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = set,
                                      .library = true, .timers_only = true, .timed = timed[i],
                                      .ntimed = ntimed[i], .timer_base = timer_base,
                                      .slot_counters = slot_counters};
-        counter_base = lib->map.ncounters;
         timer_base += ntimed[i];
         mt_instrumented_free(&lib->ins); /* the counting copy: the timed one loads instead */
         if (mt_instrument_in_set(lib->prog, lib->path, &member, &lib->ins, err) != 0)
@@ -787,7 +788,7 @@ void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const
 {
     for (size_t i = 0; i < l->nlibs; i++) {
         mt_pass1_library *lib = &l->libs[i];
-        if (lib->note || !lib->code_base)
+        if (lib->note)
             continue;
         mt_rewrite_options member = {.counter_base = lib->counter_base, .libs_set = l->set,
                                      .library = true, .trace = true,
@@ -799,18 +800,17 @@ void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const
                                      .code_base = lib->code_base};
         mt_instrumented ins;
         mt_error err;
-        if (traced && !ntraced[i]) { /* none of its blocks: its counting copy */
+        if (traced && !ntraced[i]) /* none of its blocks */
             lib->code_base = 0;
-            continue;
-        }
-        if (mt_instrument_in_set(lib->prog, lib->path, &member, &ins, &err) != 0) {
+        if (lib->code_base && mt_instrument_in_set(lib->prog, lib->path, &member, &ins, &err) != 0) {
             if (log)
                 fprintf(log, "mtool: warning: %s: counted, not traced: %s\n", lib->name, err.msg);
             lib->code_base = 0;
-            continue;
+        } else if (lib->code_base) {
+            lib->ins = ins;
         }
-        mt_instrumented_free(&lib->ins);
-        lib->ins = ins;
+        if (!lib->code_base) /* its counting copy, without call-site records */
+            counting_copy(lib, l->set, 0, 0);
     }
 }
 

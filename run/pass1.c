@@ -193,7 +193,7 @@ static int read_map(mt_pass1_result *r, mt_error *err)
     if (mt_counter_map_read(r->ins.path, &r->map, err) != 0)
         return -1;
     if (r->libs.set)
-        mt_pass1_libraries_call_sites(&r->libs, r->map.ncounters);
+        mt_pass1_libraries_copy(&r->libs, r->map.ncounters);
     return 0;
 }
 

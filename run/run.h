@@ -316,8 +316,8 @@ typedef struct mt_pass1_library_s {
     bool dlopened;          /* opened by dlopen in this run or an earlier one, not
                                listed by the loader for BIN */
     const char *starts;     /* a thread or process creation it calls itself that
-                               the runtime does not wrap ("thrd_create", "_Fork",
-                               "clone", "clone3"), or NULL: what that starts counts
+                               the runtime does not wrap ("clone", "clone3"), or
+                               NULL: what that starts counts
                                into its creator's counters, so concurrent threads
                                may lose increments */
     mt_program *prog;
@@ -349,7 +349,8 @@ typedef struct mt_pass1_libraries_s {
     mt_pass1_library *libs; /* in the order the loader lists them, then the ones
                                opened by dlopen */
     size_t nlibs;
-    uint32_t ncounters;     /* of every library copy: the executable's counter_base */
+    uint32_t ncounters;     /* set aside for every library copy: the executable's
+                               counter_base */
     uint32_t ncall_sites;   /* call-site records set aside for them, each library's as
                                many as its analysis has calls through pointers: the
                                executable's call_site_base */
@@ -365,18 +366,19 @@ typedef struct mt_pass1_libraries_s {
 
 /* The shared libraries BIN needs (transitively, as its loader finds them)
  * and the ones earlier counts saw it open with dlopen, that `spec` names
- * ("all", "none", NAME,...), each analyzed and rewritten (cached) into its
- * range of counters, glibc's included (the loader is not) but `by_default`
- * (no --libs).  -1 with err only when the list cannot be had; a library
- * that cannot be rewritten gets a note. */
+ * ("all", "none", NAME,...), each analyzed and given its ranges of
+ * counters and call-site records (as long as any copy of it can use:
+ * mt_rewrite_bounds), glibc's included (the loader is not) but
+ * `by_default` (no --libs).  -1 with err only when the list cannot be had;
+ * a library that cannot be analyzed gets a note.  No copy is made yet. */
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
                                mt_pass1_libraries *out, FILE *log, mt_error *err);
 /* Once the executable's counting copy is made (its counters, the slot's,
- * known: slot_counters), each library with calls through pointers is made
- * again recording their targets, in its range of the slot's call-site
- * records (docs/ARCHITECTURE.md, "Shared libraries"); a library whose copy
- * cannot be made so keeps the one without records. */
-void mt_pass1_libraries_call_sites(mt_pass1_libraries *l, uint32_t slot_counters);
+ * known: slot_counters), each library's counting copy, made once in the
+ * ranges prepare laid out, recording its calls through pointers in its
+ * range of the slot's call-site records (docs/ARCHITECTURE.md, "Shared
+ * libraries"); a library whose copy cannot be made gets a note. */
+void mt_pass1_libraries_copy(mt_pass1_libraries *l, uint32_t slot_counters);
 /* The environment that loads the copies for one run of `copy` (BIN's
  * counting copy), the objects dlopen maps that are no copy written to the
  * file `seen`. */
@@ -419,7 +421,7 @@ uint32_t mt_trace_libraries_number(mt_pass1_libraries *l, uint32_t first_code);
  * of its counting one: of the blocks of traced[i][0 .. ntraced[i]) only,
  * none when ntraced[i] is 0, or every block (traced NULL).  A library
  * traced in no block, or whose tracing copy cannot be made (said on `log`),
- * keeps its counting copy, untraced: its code_base becomes 0. */
+ * gets its counting copy, untraced: its code_base becomes 0. */
 void mt_trace_libraries_copy(mt_pass1_libraries *l, const mt_timed_object *const *traced,
                              const uint32_t *ntraced, uint32_t slot_counters,
                              uint32_t slot_call_sites, FILE *log);

@@ -10,10 +10,14 @@
 #     callgrind's on the original and its loop header ran exactly 4 x ITERS
 #     times (lost increments of a shared slot would show as fewer); the
 #     report warns nothing about the library (tests/libs.sh: it still does
-#     about one that calls thrd_create, which is not wrapped);
+#     about one that calls clone, which is not wrapped);
 #   - the same with a child process the library forks: 2 processes (the
 #     child's profile its own), the loop header exactly 5 x ITERS times;
-#     and with the library built -fno-plt (calls through its GOT slots);
+#     with the library built -fno-plt (calls through its GOT slots); and
+#     with the threads started by C11's thrd_create and the child by
+#     glibc's _Fork (wrapped through the library's imports: its PLT, and
+#     its GOT built -fno-plt), the counts of the threads' run also equal
+#     callgrind's;
 #   - a C++ program whose std::thread threads libstdc++ starts: 4 slots, the
 #     loop of its threads counted exactly 4 x ITERS times;
 #   - an OpenMP region in a library (libgomp left original): 4 slots, its
@@ -102,6 +106,31 @@ counted_apart "a process forked by a library: a profile of its own, the loop hea
     "$work/fork.orig" "$work/fork.out" "$work/fork.err" "$work/fork/libs/libmtthreads.so.counts.tsv" \
     run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
 
+# The same jobs started by thrd_create and _Fork, through the library's
+# PLT: a slot per thread and a profile for the child, exact counts, and
+# the threads' run (no child: callgrind counts per process) equals
+# callgrind's on the original.
+"$bin" 4 "$iters" "$iters" c11 > "$work/c11.orig" 2>&1
+"$mtool" count --no-store --no-baseline -o "$work/c11" -- "$bin" 4 "$iters" "$iters" c11 \
+    > "$work/c11.out" 2> "$work/c11.err"
+counted_apart "threads of thrd_create and a process of _Fork started by a library: a slot and a profile each, the loop header exactly 5 x $iters" \
+    "$work/c11.orig" "$work/c11.out" "$work/c11.err" "$work/c11/libs/libmtthreads.so.counts.tsv" \
+    run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
+valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
+    --callgrind-out-file="$work/c11cg.%p" "$bin" 4 "$iters" 0 c11 > /dev/null 2> "$work/c11vg.log"
+"$mtool" count --no-store --no-baseline -o "$work/c11t" -- "$bin" 4 "$iters" 0 c11 \
+    > "$work/c11t.out" 2> "$work/c11t.err"
+grep -vP '\t(frame_dummy|register_tm_clones)$' "$work/c11t/libs/libmtthreads.so.counts.tsv" \
+    > "$work/c11t.tsv"
+"$checker" "$lib" "$work/c11t.tsv" "$work"/c11cg.* > "$work/c11check" 2>&1
+if grep -q '^mtool count: .*: 1 process, 5 threads, exit status 4$' "$work/c11t.err" &&
+    grep -q '^ok ' "$work/c11check" && ! grep -q '^not ok' "$work/c11check" &&
+    [ "$(starts_with "$work/c11t/count.json" libmtthreads.so)" = null ]; then
+    ok "thrd_create's 4 threads: a slot each, the library's counts equal callgrind's, no warning"
+else
+    not_ok "thrd_create's threads: $(grep '^mtool count' "$work/c11t.err"); $(grep -E '^(not ok|#)' "$work/c11check" | head -2)"
+fi
+
 # The same library built -fno-plt: its calls load the GOT slot, the copy
 # calls the wrappers directly and they read the slot.
 src=$(cd "$(dirname "$0")/../samples" && pwd)
@@ -116,6 +145,13 @@ if cc -O2 -fno-plt -fPIC -shared -Wl,-soname,libmtthreads.so -o "$work/noplt/lib
     counted_apart "threads and a process started through the GOT (-fno-plt): a slot and a profile each, the loop header exactly 5 x $iters" \
         "$work/noplt.orig" "$work/noplt.out" "$work/noplt.err" \
         "$work/noplt/run/libs/libmtthreads.so.counts.tsv" run_job \
+        "2 processes, 6 threads, exit status 4" $((5 * iters))
+    "$work/noplt/usethreads" 4 "$iters" "$iters" c11 > "$work/noplt-c11.orig" 2>&1
+    "$mtool" count --no-store --no-baseline -o "$work/noplt/c11" -- "$work/noplt/usethreads" 4 \
+        "$iters" "$iters" c11 > "$work/noplt-c11.out" 2> "$work/noplt-c11.err"
+    counted_apart "thrd_create's threads and a _Fork child through the GOT (-fno-plt): a slot and a profile each, the loop header exactly 5 x $iters" \
+        "$work/noplt-c11.orig" "$work/noplt-c11.out" "$work/noplt-c11.err" \
+        "$work/noplt/c11/libs/libmtthreads.so.counts.tsv" run_job \
         "2 processes, 6 threads, exit status 4" $((5 * iters))
 else
     not_ok "-fno-plt: cannot build the library"

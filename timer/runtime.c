@@ -1141,21 +1141,60 @@ static int fork_counted(fork_fn real)
 }
 
 HIDDEN int mt_wrap_FORK(void) { return SERVING(fork_counted)(REAL(FORK, fork_fn)); }
+HIDDEN int mt_wrap_FORK_ONLY(void) { return SERVING(fork_counted)(REAL(FORK_ONLY, fork_fn)); }
 
 /* Threads: a trampoline record lives in a page of its own until the new
  * thread has read it (thread creation costs far more than an mmap). */
 typedef struct {
-    void *(*start)(void *);
+    void *(*start)(void *);         /* pthread_create's */
+    int (*c11_start)(void *);       /* thrd_create's */
     void *arg;
     int32_t creator;                /* traced_creator's */
 } thread_start_rec;
 
-static void *thread_start(void *p)
+/* The new thread's record, read before it runs any instrumented code, with
+ * a slot of its own. */
+static thread_start_rec attach_started(void *p)
 {
     thread_start_rec r = *(thread_start_rec *)p;
     sys3(SYS_MUNMAP, (long)p, PAGE, 0);
     trace_parent(attach_thread(), r.creator);
+    return r;
+}
+
+static void *thread_start(void *p)
+{
+    thread_start_rec r = attach_started(p);
     return r.start(r.arg);
+}
+
+static int c11_thread_start(void *p)
+{
+    thread_start_rec r = attach_started(p);
+    return r.c11_start(r.arg);
+}
+
+/* A record for the thread about to be created, NULL when none can be had:
+ * the thread then shares its creator's slot (counts stay, exactness may
+ * not). */
+static thread_start_rec *start_record(void *arg)
+{
+    thread_start_rec *r = rt.hdr ? map(NULL, PAGE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0) : NULL;
+    if (r) {
+        r->arg = arg;
+        r->creator = traced_creator();
+        frame_before_wait();
+    }
+    return r;
+}
+
+/* After the creation call: the record is the new thread's, or nobody's. */
+static int created(thread_start_rec *r, int rc)
+{
+    frame_after_wait();
+    if (rc != 0) /* pthread_create's and thrd_create's success are both 0 */
+        sys3(SYS_MUNMAP, (long)r, PAGE, 0);
+    return rc;
 }
 
 typedef int (*create_fn)(void *, const void *, void *(*)(void *), void *);
@@ -1163,23 +1202,32 @@ typedef int (*create_fn)(void *, const void *, void *(*)(void *), void *);
 static int create_thread(create_fn real, void *thread, const void *attr, void *(*start)(void *),
                          void *arg)
 {
-    thread_start_rec *r = rt.hdr ? map(NULL, PAGE, MAP_PRIVATE_ | MAP_ANONYMOUS_, -1, 0) : NULL;
-    if (!r) /* the thread shares its creator's slot: counts stay, exactness may not */
+    thread_start_rec *r = start_record(arg);
+    if (!r)
         return real(thread, attr, start, arg);
     r->start = start;
-    r->arg = arg;
-    r->creator = traced_creator();
-    frame_before_wait();
-    int rc = real(thread, attr, thread_start, r);
-    frame_after_wait();
-    if (rc != 0)
-        sys3(SYS_MUNMAP, (long)r, PAGE, 0);
-    return rc;
+    return created(r, real(thread, attr, thread_start, r));
 }
 
 HIDDEN int mt_wrap_PTHREAD_CREATE(void *thread, const void *attr, void *(*start)(void *), void *arg)
 {
     return SERVING(create_thread)(REAL(PTHREAD_CREATE, create_fn), thread, attr, start, arg);
+}
+
+typedef int (*c11_create_fn)(void *, int (*)(void *), void *);
+
+static int create_c11_thread(c11_create_fn real, void *thread, int (*start)(void *), void *arg)
+{
+    thread_start_rec *r = start_record(arg);
+    if (!r)
+        return real(thread, start, arg);
+    r->c11_start = start;
+    return created(r, real(thread, c11_thread_start, r));
+}
+
+HIDDEN int mt_wrap_THRD_CREATE(void *thread, int (*start)(void *), void *arg)
+{
+    return SERVING(create_c11_thread)(REAL(THRD_CREATE, c11_create_fn), thread, start, arg);
 }
 
 /* OpenMP: every thread of a parallel region runs `fn`; the region is

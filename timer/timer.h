@@ -13,9 +13,10 @@
  * under signals, never shared between threads (no lost updates, no shared
  * cache lines), and already on disk when the process ends however it ends
  * (exit, _exit, abort, fatal signal, SIGKILL, exec).  New threads inherit the
- * creator's %gs base; the runtime's wrappers (pthread_create, the libgomp
- * parallel entry points) give them their own slot before they run any
- * instrumented code.  fork's wrapper gives the child its own profile file.
+ * creator's %gs base; the runtime's wrappers (pthread_create, thrd_create,
+ * the libgomp parallel entry points) give them their own slot before they
+ * run any instrumented code.  fork's and _Fork's wrappers give the child
+ * its own profile file.
  *
  * This header is included both by the host (mtool) and by the runtime, so it
  * uses only fixed-size types. */
@@ -23,7 +24,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 9
+#define MT_RT_VERSION 10
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -85,10 +86,16 @@
 #define MT_CALL_SITE_OVERFLOW (16 * MT_CALL_TARGETS)
 
 /* Functions whose call sites in instrumented code the rewriter redirects to
- * a runtime wrapper with the same signature.  X(ID, "symbol name"). */
+ * a runtime wrapper with the same signature.  X(ID, "symbol name").
+ * C11's thrd_create and glibc's _Fork are wrapped through imports only (a
+ * PLT stub or GOT slot), never as a static executable's own functions:
+ * there glibc's thrd_create runs pthread_create's body and its fork calls
+ * _Fork, both wrapped already (MT_RT_IMPORT_ONLY). */
 #define MT_RT_WRAPPERS(X)                                           \
     X(FORK, "fork")                                                 \
     X(PTHREAD_CREATE, "pthread_create")                             \
+    X(THRD_CREATE, "thrd_create")                                   \
+    X(FORK_ONLY, "_Fork")                                           \
     X(GOMP_PARALLEL, "GOMP_parallel")                               \
     X(GOMP_PARALLEL_SECTIONS, "GOMP_parallel_sections")             \
     X(GOMP_PARALLEL_LOOP_STATIC, "GOMP_parallel_loop_static")       \
@@ -148,6 +155,8 @@ enum {
 #undef MT_RT_WRAP_ENUM
     MT_RT_WRAP_COUNT
 };
+/* Wrapped through imports only (MT_RT_WRAPPERS). */
+#define MT_RT_IMPORT_ONLY(w) ((w) == MT_RT_WRAP_THRD_CREATE || (w) == MT_RT_WRAP_FORK_ONLY)
 
 enum {
 #define MT_RT_TIMER_ENUM(id, name) MT_RT_TIMER_##id,

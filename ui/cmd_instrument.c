@@ -298,17 +298,17 @@ static int instrument_with_libraries(const instrument_args *a, const char *out_a
     int rc = mt_pass1_libraries_prepare(a->bin, a->libs, false, &libs, log ? log : stderr, err);
     if (log)
         fclose(log);
-    if (rc == 0 && counted_libraries(&libs) == 0) {
+    mt_rewrite_options member = {.counter_base = libs.ncounters, .libs_set = libs.set,
+                                 .call_site_base = libs.ncall_sites};
+    if (rc == 0 && counted_libraries(&libs) > 0)
+        rc = mt_instrument_in_set(prog, a->bin, &member, &ins, err);
+    if (rc == 0 && ins.path && (rc = mt_counter_map_read(ins.path, &map, err)) == 0)
+        mt_pass1_libraries_copy(&libs, map.ncounters);
+    if (rc == 0 && counted_libraries(&libs) == 0) { /* none analyzed, or none rewritten */
         mt_error_set(err, "%s: --libs %s: no library to count (mtool count --libs %s -- BIN says why)",
                      a->bin, a->libs, a->libs);
         rc = -1;
     }
-    mt_rewrite_options member = {.counter_base = libs.ncounters, .libs_set = libs.set,
-                                 .call_site_base = libs.ncall_sites};
-    if (rc == 0)
-        rc = mt_instrument_in_set(prog, a->bin, &member, &ins, err);
-    if (rc == 0 && (rc = mt_counter_map_read(ins.path, &map, err)) == 0)
-        mt_pass1_libraries_call_sites(&libs, map.ncounters);
     /* OUT first: its directory, real, is the $ORIGIN the environment maps */
     bool wrote = rc == 0 && (rc = copy_executable(ins.path, out_abs, err)) == 0;
     if (rc == 0 && (rc = mt_pass1_libraries_env(&libs, a->bin, out_abs, "", err)) == 0)

@@ -116,7 +116,7 @@ static bool named(const char *spec, const char *name)
 /* A NAME of --libs that is no library of the program is said, not ignored. */
 static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *log)
 {
-    if (!log || strcmp(spec, "all") == 0)
+    if (!log || strcmp(spec, "all") == 0 || strcmp(spec, "none") == 0)
         return;
     for (const char *s = spec; *s;) {
         size_t n = strcspn(s, ",");
@@ -502,13 +502,37 @@ int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *c
     return 0;
 }
 
+/* Whether BIN looks for its libraries in $ORIGIN (its DT_RUNPATH or
+ * DT_RPATH says so): its copy, in the cache, would find none of them
+ * there, so even with --libs none the audit library pins each to the
+ * original's (mt_pass1_libraries_env), counting none. */
+static bool searches_origin(const char *bin)
+{
+    mt_elf_file f;
+    mt_error ignored;
+    if (mt_elf_file_open(&f, bin, &ignored) != 0)
+        return false;
+    static const int64_t paths[] = {DT_RUNPATH, DT_RPATH};
+    uint64_t strtab, at, avail = 0;
+    bool found = false;
+    for (size_t i = 0; i < sizeof paths / sizeof *paths && !found; i++) {
+        const char *text = mt_elf_file_dynamic(&f, DT_STRTAB, &strtab) &&
+                                   mt_elf_file_dynamic(&f, paths[i], &at)
+                               ? (const char *)mt_elf_file_bytes_from(&f, strtab + at, &avail)
+                               : NULL;
+        found = text && memmem(text, strnlen(text, avail), "ORIGIN", 6);
+    }
+    mt_elf_file_close(&f);
+    return found;
+}
+
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
                                mt_pass1_libraries *out, FILE *log, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->spec = spec;
     out->by_default = by_default;
-    if (strcmp(spec, "none") == 0)
+    if (strcmp(spec, "none") == 0 && !searches_origin(bin))
         return 0;
     char *interp, *text;
     if (interpreter_of(bin, &interp, err) != 0)

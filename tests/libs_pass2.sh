@@ -41,7 +41,10 @@
 #   - the program's call through a pointer into a counted library is
 #     recorded in pass 1 as the library and its link-time address there
 #     (call_targets.tsv: 0xSITE, libmtmem.so:0xTARGET, from objdump and nm),
-#     `outside` when that library is not counted;
+#     `outside` when that library is not counted; pass 2 joins it as known
+#     work: main's loop around it is timed, its prediction its own plus its
+#     calls x the chase's per call (as above), and not estimable when the
+#     library is not counted;
 #   - `mtool run -- xz -9 -k -f FILE` (liblzma, stripped, reaches its encoder
 #     and match finders through pointers) times liblzma objects with measured
 #     and predicted cycles, among them some that the same pass 2 without
@@ -344,6 +347,41 @@ if grep -qxF "$(printf '%s\toutside\t8\t?' "$site")" "$work/outer1/call_targets.
     ok "the same call with its library not counted: recorded as outside"
 else
     not_ok "call_targets.tsv without libmtmem.so counted: $(grep -v '^#' "$work/outer1/call_targets.tsv" 2>&1 | tr '\n\t' '; ')"
+fi
+
+# The program's call through that pointer is known work as a PLT call is:
+# main's loop of rounds (timed, estimable) predicts its own (`mtool analyze
+# --costs --counts` on the executable: the loop's row) plus 8 calls x the
+# chase's per call (on libmtmem.so's counts, as above); with libmtmem.so not
+# counted (the target `outside`), the same loop stays not estimable.
+"$mtool" analyze --costs --counts "$work/outer/counts.tsv" "$outer" > "$work/outer_exe.costs" 2> /dev/null
+"$mtool" time --no-store --no-html "$work/outer1" > /dev/null 2>&1
+python3 - "$work/outer/report.json" "$work/outer_exe.costs" "$work/outer_mem.costs" "$work/outer1/report.json" <<'PY' && pointer_known=1 || pointer_known=
+import json, sys
+def main_loop(path, key):
+    return [r for r in json.load(open(path))[key] if "object" not in r and r["procedure"] == "main"
+            and r["kind"] == "loop"]
+costs = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+own = {f[2]: float(f[3]) for f in costs if f[0] == "loop" and f[1] == "main"}
+chase = [l.rstrip("\n").split("\t") for l in open(sys.argv[3])
+         if l.startswith("0x") and l.split("\t")[1] == "memlib_chase"]
+calls, total = int(chase[0][6]), sum(float(f[7]) for f in chase)
+timed, alone = main_loop(sys.argv[1], "objects"), main_loop(sys.argv[4], "not_timed")
+if len(timed) != 1 or len(own) != 1 or calls != 16:
+    print("# main's loops timed: %d, its loops in the costs: %d, chase calls %d (want 1, 1, 16)" % (len(timed), len(own), calls))
+    sys.exit(1)
+r = timed[0]
+want = own[r["address"]] + 8 * total / calls
+print("# %s: predicted %.6g, want own %.6g + 8 x the chase's %.6g per call = %.6g; measured %.4g; "
+      "with libmtmem.so not counted: %s" % (r["name"], r["predicted_cycles"], own[r["address"]], total / calls,
+                                            want, r["measured_cycles"], [a["status"] for a in alone]))
+sys.exit(0 if abs(r["predicted_cycles"] - want) <= 1e-3 * want and r["measured_cycles"] > 0 and
+         [a["status"] for a in alone] == ["not estimable"] else 1)
+PY
+if [ -n "$pointer_known" ] && grep -q "1 of all of them called through pointers" "$work/outer.err"; then
+    ok "the program's call through a pointer into a counted library is known work: main's loop predicts its own + 8 calls x the chase's per call; not estimable with the library not counted"
+else
+    not_ok "the program's call through a pointer into a counted library: prediction checked: ${pointer_known:-no}; $(grep 'known work' "$work/outer.err")"
 fi
 
 # A cross-object target that is no LIB:0xTARGET: refused, one line naming

@@ -2,6 +2,7 @@
  * the procedures holding most memory operations, their loops, then
  * themselves, each kept when timable and estimable. */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,7 @@ typedef struct {
     const char *rule;     /* the last warning-worthy rule used, or NULL */
     const char *failed;   /* why the object stays not estimable */
     uint32_t callee;
+    const mt_cross_callee *cross; /* the callee, in another object, when callee is MT_NONE */
 } rescue_note;
 
 static bool callee_estimable(selector *s, uint32_t q, double whole, uint8_t *visiting, rescue_note *why);
@@ -293,12 +295,12 @@ static bool cross_calls_estimable(const selector *s, const double *from_here, do
         if (from_here[j] == 0 || !work || from_here[j] >= 0.98 * s->cross_calls[j])
             continue;
         if (from_here[j] * work->cycles >= 0.01 * whole) {
-            why->failed = "shares a procedure of another object, called through a pointer, "
-                          "with other callers";
-            why->callee = MT_NONE;
+            why->failed = "shares a callee with other callers";
+            why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
             return false;
         }
         why->rule = "negligible product";
+        why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
     }
     return true;
 }
@@ -326,7 +328,7 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double whol
                               ? "calls through a pointer to code mtool does not count (a shared "
                                 "library, or a call site not recorded)"
                               : "calls code mtool does not count";
-            why->callee = MT_NONE;
+            why->callee = MT_NONE, why->cross = NULL;
             ok = false;
             break;
         }
@@ -339,14 +341,14 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double whol
         double share = from_here[q] / s->calls[q];
         if (share >= 0.98) {
             if (share < 1)
-                why->rule = "98% caller", why->callee = q;
+                why->rule = "98% caller", why->callee = q, why->cross = NULL;
         } else if (constant_time_leaf(s, q)) {
             continue; /* exact whoever calls it: no warning */
         } else if (from_here[q] * s->average[q] < 0.01 * whole) {
-            why->rule = "negligible product", why->callee = q;
+            why->rule = "negligible product", why->callee = q, why->cross = NULL;
             continue; /* its error cannot matter, whatever it does */
         } else {
-            why->failed = "shares a callee with other callers", why->callee = q;
+            why->failed = "shares a callee with other callers", why->callee = q, why->cross = NULL;
             ok = false;
             break;
         }
@@ -411,14 +413,18 @@ static bool rescue(selector *s, mt_candidate *c)
     rescue_note why = {.callee = MT_NONE};
     bool ok = calls_estimable(s, c->proc, in, own, visiting, &why);
     free(visiting);
-    const char *callee = why.callee < s->prog->nprocs ? s->prog->procs[why.callee].name : "?";
+    char callee[96] = "?";
+    if (why.callee < s->prog->nprocs)
+        snprintf(callee, sizeof callee, "%s", s->prog->procs[why.callee].name);
+    else if (why.cross) /* as call_targets.tsv names it */
+        snprintf(callee, sizeof callee, "%s:0x%" PRIx64, why.cross->object, why.cross->target);
     if (ok) {
         c->predicted = own;
         if (why.rule)
             snprintf(c->warning, sizeof c->warning, "estimated with the %s rule (%s): its time "
                      "per call may vary", why.rule, callee);
     } else {
-        bool named = why.failed && why.callee != MT_NONE;
+        bool named = why.failed && (why.callee != MT_NONE || why.cross);
         snprintf(c->warning, sizeof c->warning, "%s%s%s", why.failed ? why.failed : "not estimable",
                  named ? ": " : "", named ? callee : "");
     }

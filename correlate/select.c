@@ -292,8 +292,13 @@ static bool cross_calls_estimable(const selector *s, const double *from_here, do
 {
     for (uint32_t j = 0; j < s->prog->ncross_callees; j++) {
         const mt_import_work *work = s->costs->cross_imports ? &s->costs->cross_imports[j] : NULL;
-        if (from_here[j] == 0 || !work || from_here[j] >= 0.98 * s->cross_calls[j])
+        if (from_here[j] == 0 || !work)
             continue;
+        if (from_here[j] >= 0.98 * s->cross_calls[j]) {
+            if (from_here[j] < s->cross_calls[j])
+                why->rule = "98% caller", why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
+            continue;
+        }
         if (from_here[j] * work->cycles >= 0.01 * whole) {
             why->failed = "shares a callee with other callers";
             why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];

@@ -111,6 +111,9 @@ typedef struct {
     double share;      /* of its block's executions that make this call: 1, or for one
                           target of a call through a pointer its share of the site's
                           calls (mt_add_dynamic_calls) */
+    uint32_t cross_callee; /* a target of a call through a pointer in another object
+                          (callee MT_NONE): 1 + its index in prog->cross_callees; 0: none
+                          (1-based so that a zeroed site names none) */
 } mt_call_site;
 
 /* Calls site `s` made when its block executed `block_count` times. */
@@ -202,6 +205,17 @@ typedef struct {
     double tot, tdes;         /* Tot(v), TDES(v); tdes < 0 when not computed */
 } mt_procedure;
 
+/* A procedure of another counted object that calls through pointers
+ * reached (pass 1's LIB:0xTARGET, mt_add_dynamic_calls): for those calls
+ * what a PLT stub is for calls through the PLT.  Their work is unknown
+ * until pass 2 joins the object's analysis (run/libs.c) and marks it
+ * known_import: a leaf standing for that procedure's work per call. */
+typedef struct {
+    char *object;             /* the object's name as the program needs it */
+    uint64_t target;          /* the procedure's entry, that object's link-time address */
+    bool known_import;
+} mt_cross_callee;
+
 /* A call-graph edge aggregates every call site from caller to callee. */
 typedef struct {
     uint32_t caller, callee;  /* procedure indices */
@@ -225,6 +239,8 @@ typedef struct mt_program {
     mt_cg_edge *cg_edges;     /* sorted by (caller, callee) */
     uint32_t ncg_edges;
     uint32_t nsccs;
+    mt_cross_callee *cross_callees; /* reached through pointers (mt_call_site.cross_callee) */
+    uint32_t ncross_callees;
 
     char **files;             /* source files; files[0] = "" (unknown) */
     uint32_t nfiles;
@@ -263,6 +279,7 @@ typedef struct {
     uint64_t site;     /* address of the call instruction */
     uint64_t target;   /* link-time address reached; 0: calls to targets it did not name */
     uint64_t calls;
+    const char *object;/* the counted object `target` lies in; NULL: the calling one */
 } mt_call_target_count;
 
 /* The dynamic call graph: every call site through a pointer with recorded
@@ -270,7 +287,9 @@ typedef struct {
  * MT_CALL_INDIRECT, callee set, `share` its part of the site's calls), plus
  * the site itself with an unknown callee for the share of calls that went
  * elsewhere (shared libraries, PLT stubs, addresses where no procedure
- * starts, targets not named).  The call graph and its SCCs are rebuilt.
+ * starts, targets not named).  A target in another object (`object`) is a
+ * site of its own with an unknown callee naming it (mt_call_site.cross_callee,
+ * one prog->cross_callees entry per object and target).  The call graph and its SCCs are rebuilt.
  * Called once per analysis (a site already expanded is not again). */
 void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n);
 

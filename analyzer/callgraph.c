@@ -88,7 +88,9 @@ static int cmp_target_by_site(const void *a, const void *b)
     const mt_call_target_count *x = a, *y = b;
     if (x->site != y->site)
         return x->site < y->site ? -1 : 1;
-    return x->target < y->target ? -1 : x->target > y->target;
+    if (x->target != y->target)
+        return x->target < y->target ? -1 : 1;
+    return !x->object || !y->object ? !!x->object - !!y->object : strcmp(x->object, y->object);
 }
 
 /* The targets recorded at `site`: [*first, return) of the sorted list. */
@@ -101,25 +103,41 @@ static size_t targets_at(const mt_call_target_count *t, size_t n, uint64_t site,
     return hi;
 }
 
-/* Replaces the indirect call site `c` by one site per procedure it reached,
- * and itself (callee unknown) for the calls that went elsewhere. */
-static void expand_site(const mt_program *prog, const mt_call_site *c, const mt_call_target_count *t,
+/* The entry of prog->cross_callees for `object`'s procedure at `target`
+ * (added when new): 1 + its index, as mt_call_site.cross_callee. */
+static uint32_t cross_callee_of(mt_program *prog, const char *object, uint64_t target)
+{
+    for (uint32_t j = 0; j < prog->ncross_callees; j++)
+        if (prog->cross_callees[j].target == target && strcmp(prog->cross_callees[j].object, object) == 0)
+            return j + 1;
+    prog->cross_callees = mt_xrealloc(prog->cross_callees,
+                                      (prog->ncross_callees + 1) * sizeof *prog->cross_callees);
+    prog->cross_callees[prog->ncross_callees] = (mt_cross_callee){mt_xstrdup(object), target, false};
+    return ++prog->ncross_callees;
+}
+
+/* Replaces the indirect call site `c` by one site per procedure it reached
+ * (in this object, or in another named by cross_callee), and itself
+ * (callee unknown) for the calls that went elsewhere. */
+static void expand_site(mt_program *prog, const mt_call_site *c, const mt_call_target_count *t,
                         size_t first, size_t end, mt_call_site **out, size_t *n, size_t *cap)
 {
     uint64_t total = 0, elsewhere = 0;
     for (size_t k = first; k < end; k++)
         total += t[k].calls;
     for (size_t k = first; k < end && total; k++) {
-        uint32_t q = t[k].target ? mt_procedure_with_entry(prog, t[k].target) : MT_NONE;
+        bool own = !t[k].object;
+        uint32_t q = own && t[k].target ? mt_procedure_with_entry(prog, t[k].target) : MT_NONE;
         /* A PLT stub reached through a pointer is library time the timers
          * do not set apart (only direct PLT calls are bracketed). */
-        if (q == MT_NONE || prog->procs[q].is_plt) {
+        if (own && (q == MT_NONE || prog->procs[q].is_plt)) {
             elsewhere += t[k].calls;
             continue;
         }
         mt_call_site d = *c;
-        d.target = t[k].target;
+        d.target = own ? t[k].target : 0; /* no address of this object */
         d.callee = q;
+        d.cross_callee = own ? 0 : cross_callee_of(prog, t[k].object, t[k].target);
         d.share = (double)t[k].calls / (double)total;
         MT_PUSH(*out, *n, *cap, d);
     }

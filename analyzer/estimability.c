@@ -30,7 +30,10 @@
  * separately by the timing pass and never predicted — except calls to a
  * stub marked known_import (pass 2 joined a counted library's analysis: the
  * stub's import is one of its estimable procedures), which is a leaf node
- * standing for that procedure's work, predicted per call like any callee's.
+ * standing for that procedure's work, predicted per call like any callee's;
+ * so is a procedure of another object that calls through pointers reached
+ * (prog->cross_callees, one node each) once pass 2 marks it known_import,
+ * unknown work until then.
  *
  * x is estimable iff its dominator subtree is closed under successors.  For an
  * edge u→w the deepest common dominator of u and w is w when w dominates u,
@@ -90,6 +93,7 @@ typedef struct {
 typedef struct {
     uint32_t nprocs, nnodes, root;
     uint32_t *loop_base;   /* node of procs[p].loops[0] */
+    uint32_t cross_base;   /* node of prog->cross_callees[0] */
     ext_edge *edges;
     size_t nedges, cap;
     uint8_t *unknown;      /* node has work we cannot see */
@@ -131,7 +135,7 @@ static uint32_t owner_node(const ext_graph *g, const mt_procedure *proc, uint32_
  * and loops together do not fit. */
 static bool fits_node_numbers(const mt_program *prog)
 {
-    uint64_t total = prog->nprocs;
+    uint64_t total = (uint64_t)prog->nprocs + prog->ncross_callees;
     for (uint32_t p = 0; p < prog->nprocs; p++)
         total += prog->procs[p].nloops;
     return total < MT_NONE - 1;
@@ -146,12 +150,15 @@ static void build_nodes(ext_graph *g, const mt_program *prog)
         g->loop_base[p] = next;
         next += prog->procs[p].nloops;
     }
-    g->root = next;
-    g->nnodes = next + 1;
+    g->cross_base = next;
+    g->root = next + prog->ncross_callees;
+    g->nnodes = g->root + 1;
     g->unknown = mt_xcalloc(g->nnodes, 1);
     g->is_proc = mt_xcalloc(g->nnodes, 1);
     for (uint32_t p = 0; p < prog->nprocs; p++)
         g->is_proc[p] = !prog->procs[p].is_plt || prog->procs[p].known_import;
+    for (uint32_t j = 0; j < prog->ncross_callees; j++)
+        g->is_proc[g->cross_base + j] = prog->cross_callees[j].known_import;
 }
 
 /* Loop structure and unresolved control flow of procedure p. */
@@ -195,6 +202,11 @@ static void add_call_edges(ext_graph *g, const mt_program *prog, uint32_t p, con
         if (w == 0)
             continue; /* never executed: not part of the dynamic call graph */
         uint32_t from = owner_node(g, proc, p, s->loop);
+        uint32_t cross = s->cross_callee - 1; /* MT_NONE for none */
+        if (cross < prog->ncross_callees && prog->cross_callees[cross].known_import) {
+            add_edge(g, from, g->cross_base + cross, w, true);
+            continue;
+        }
         if (s->callee >= prog->nprocs) {
             g->unknown[from] = 1; /* the callee's work is invisible */
             continue;

@@ -53,6 +53,9 @@ void mt_program_free(mt_program *prog)
     }
     free(prog->procs);
     free(prog->cg_edges);
+    for (uint32_t j = 0; j < prog->ncross_callees; j++)
+        free(prog->cross_callees[j].object);
+    free(prog->cross_callees);
     for (uint32_t i = 0; i < prog->nfiles; i++)
         free(prog->files[i]);
     free(prog->files);

@@ -88,10 +88,13 @@ typedef struct {
 } mt_candidate;
 
 /* A call from one object into another that is known work (a known import,
- * run/libs.c): `from`'s PLT stub `stub` reaches procedure `proc` of `to`. */
+ * run/libs.c): `from`'s PLT stub `stub`, or its calls through pointers to
+ * cross callee `cross_callee` (mt_call_site.cross_callee's numbering; 0:
+ * through the stub), reach procedure `proc` of `to`. */
 typedef struct {
     const mt_program *from, *to;
     uint32_t stub, proc;
+    uint32_t cross_callee;
 } mt_object_call;
 
 typedef struct {

@@ -8,19 +8,39 @@
 
 static void reachable(const mt_candidate *y, const bool *yin, bool *reach);
 
+/* Whether the code of object y (procedure `yproc`'s blocks `yin`, and
+ * the procedures `reach` marks) makes call across objects `oc`: calls its
+ * stub, or calls its cross callee through a pointer. */
+static bool makes_call(const mt_object_call *oc, uint32_t yproc, const bool *yin, const bool *reach)
+{
+    if (!oc->cross_callee)
+        return reach[oc->stub];
+    for (uint32_t p = 0; p < oc->from->nprocs; p++) {
+        const mt_procedure *proc = &oc->from->procs[p];
+        for (uint32_t k = 0; (reach[p] || p == yproc) && k < proc->ncalls; k++) {
+            const mt_call_site *c = &proc->calls[k];
+            if (c->cross_callee == oc->cross_callee &&
+                (reach[p] || (c->block != MT_NONE && yin[c->block])))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Whether object x of another object's code runs inside the calls across
- * objects that are known work made from the procedures `reach` marks in
- * object `from` (a stub among them; the procedure it leads to is x's or
+ * objects that are known work made from object `from`'s procedure `yproc`
+ * (blocks `yin`) and the procedures `reach` marks (a stub or a call
+ * through a pointer among them; the procedure it leads to is x's or
  * reaches x's, in its own object or, at most `depth` calls further, across
  * that object's known imports: a library calling another).  Other calls
  * into a library go through the PLT as outside time for y, library objects
  * included (timer/runtime.c, mt_timer_outside_resumed). */
 static bool inside_across(const mt_selection *sel, const mt_candidate *x, const mt_program *from,
-                          const bool *reach, size_t depth)
+                          uint32_t yproc, const bool *yin, const bool *reach, size_t depth)
 {
     for (size_t k = 0; depth > 0 && k < sel->nobject_calls; k++) {
         const mt_object_call *oc = &sel->object_calls[k];
-        if (oc->from != from || !reach[oc->stub])
+        if (oc->from != from || !makes_call(oc, yproc, yin, reach))
             continue;
         if (oc->to == x->prog && oc->proc == x->proc)
             return true;
@@ -30,7 +50,7 @@ static bool inside_across(const mt_selection *sel, const mt_candidate *x, const 
         memset(all, 1, oc->to->procs[oc->proc].nblocks * sizeof *all);
         reachable(&callee, all, there);
         bool in = (oc->to == x->prog && there[x->proc]) ||
-                  inside_across(sel, x, oc->to, there, depth - 1);
+                  inside_across(sel, x, oc->to, oc->proc, all, there, depth - 1);
         free(all);
         free(there);
         if (in)
@@ -52,7 +72,7 @@ static bool inside(const mt_selection *sel, const mt_candidate *x, const mt_cand
     if (x == y)
         return false;
     if (x->prog != prog)
-        return inside_across(sel, x, y->prog, reach, sel->nobject_calls);
+        return inside_across(sel, x, y->prog, y->proc, yin, reach, sel->nobject_calls);
     if (x->proc == y->proc && (x->loop != MT_NONE || x->region.n)) {
         if (y->loop == MT_NONE && !y->region.n)
             return true;

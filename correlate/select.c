@@ -2,6 +2,7 @@
  * the procedures holding most memory operations, their loops, then
  * themselves, each kept when timable and estimable. */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ typedef struct {
     double *calls;            /* per procedure: calls into it (pass 1) */
     double *average;          /* per procedure: predicted cycles per call, every
                                  callee averaged over all its calls */
+    double *cross_calls;      /* per prog->cross_callees entry: calls into it (pass 1) */
 } selector;
 
 static uint64_t count_of(const selector *s, uint32_t p, uint32_t b)
@@ -78,6 +80,22 @@ static uint64_t import_memops(const selector *s, uint32_t q)
     return (uint64_t)llround(s->calls[q] * s->costs->imports[q].memops);
 }
 
+/* The library work of procedure p's calls (those in `in` when not NULL)
+ * through pointers into known imports of another object: each site's
+ * calls x its callee's memory operations per call. */
+static uint64_t cross_import_memops(const selector *s, uint32_t p, const bool *in)
+{
+    const mt_procedure *proc = &s->prog->procs[p];
+    double sum = 0;
+    for (uint32_t k = 0; k < proc->ncalls; k++) {
+        const mt_call_site *c = &proc->calls[k];
+        const mt_import_work *cross = mt_site_cross_import(s->prog, s->costs, c);
+        if (cross && c->block != MT_NONE && (!in || in[c->block]))
+            sum += site_calls(s, p, c) * cross->memops;
+    }
+    return (uint64_t)llround(sum);
+}
+
 /* Memory operations of every procedure reachable by executed calls from
  * procedure p's call sites (restricted to `in` when not NULL), once each,
  * with the library work of known imports.  An estimable object's
@@ -90,9 +108,10 @@ static uint64_t descendant_memops(selector *s, uint32_t p, const bool *in)
     s->stamp++;
     s->seen[p] = s->stamp;
     push_callees(s, p, in, stack, &n);
+    sum += cross_import_memops(s, p, in);
     while (n > 0) {
         uint32_t q = stack[--n];
-        sum += s->own_memops[q] + import_memops(s, q);
+        sum += s->own_memops[q] + import_memops(s, q) + cross_import_memops(s, q, NULL);
         push_callees(s, q, NULL, stack, &n);
     }
     free(stack);
@@ -140,11 +159,14 @@ static void average_calls(selector *s)
     uint32_t n = s->prog->nprocs;
     s->calls = mt_xcalloc(n + 1, sizeof *s->calls);
     s->average = mt_xcalloc(n + 1, sizeof *s->average);
+    s->cross_calls = mt_xcalloc(s->prog->ncross_callees + 1, sizeof *s->cross_calls);
     for (uint32_t p = 0; p < n; p++)
         for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++) {
             const mt_call_site *c = &s->prog->procs[p].calls[k];
             if (c->callee != MT_NONE)
                 s->calls[c->callee] += site_calls(s, p, c);
+            else if (c->cross_callee)
+                s->cross_calls[c->cross_callee - 1] += site_calls(s, p, c);
         }
     for (uint32_t p = 0; p < n; p++)
         if (s->calls[p] == 0 && s->prog->procs[p].nblocks) /* main, callbacks */
@@ -181,7 +203,10 @@ static void average_calls(selector *s)
             double total = mt_predicted_cycles_proc(s->prog, s->costs, s->counts, p);
             for (uint32_t k = 0; k < proc->ncalls; k++) {
                 const mt_call_site *c = &proc->calls[k];
-                if (c->callee != MT_NONE && state[c->callee] == 2)
+                const mt_import_work *cross = mt_site_cross_import(s->prog, s->costs, c);
+                if (cross)
+                    total += site_calls(s, p, c) * cross->cycles;
+                else if (c->callee != MT_NONE && state[c->callee] == 2)
                     total += site_calls(s, p, c) * s->average[c->callee];
             }
             s->average[p] = s->calls[p] > 0 ? total / s->calls[p] : 0;
@@ -253,9 +278,37 @@ typedef struct {
     const char *rule;     /* the last warning-worthy rule used, or NULL */
     const char *failed;   /* why the object stays not estimable */
     uint32_t callee;
+    const mt_cross_callee *cross; /* the callee, in another object, when callee is MT_NONE */
 } rescue_note;
 
 static bool callee_estimable(selector *s, uint32_t q, double whole, uint8_t *visiting, rescue_note *why);
+
+/* Whether the calls through pointers from here into known imports of
+ * another object (`from_here` per prog->cross_callees entry) are this
+ * object's work: as for a known_import stub, nearly all of the callee's
+ * calls come from here, or their product is negligible beside `whole`. */
+static bool cross_calls_estimable(const selector *s, const double *from_here, double whole,
+                                  rescue_note *why)
+{
+    for (uint32_t j = 0; j < s->prog->ncross_callees; j++) {
+        const mt_import_work *work = s->costs->cross_imports ? &s->costs->cross_imports[j] : NULL;
+        if (from_here[j] == 0 || !work)
+            continue;
+        if (from_here[j] >= 0.98 * s->cross_calls[j]) {
+            if (from_here[j] < s->cross_calls[j])
+                why->rule = "98% caller", why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
+            continue;
+        }
+        if (from_here[j] * work->cycles >= 0.01 * whole) {
+            why->failed = "shares a callee with other callers";
+            why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
+            return false;
+        }
+        why->rule = "negligible product";
+        why->callee = MT_NONE, why->cross = &s->prog->cross_callees[j];
+    }
+    return true;
+}
 
 /* Whether the calls of procedure p's call sites (those in `in`, when not
  * NULL) can be predicted per call.  `whole`: the object's predicted cycles,
@@ -265,42 +318,49 @@ static bool calls_estimable(selector *s, uint32_t p, const bool *in, double whol
 {
     const mt_procedure *proc = &s->prog->procs[p];
     double *from_here = mt_xcalloc(s->prog->nprocs + 1, sizeof *from_here);
+    double *cross_here = mt_xcalloc(s->prog->ncross_callees + 1, sizeof *cross_here);
     bool ok = true;
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         const mt_call_site *c = &proc->calls[k];
         if (c->block == MT_NONE || (in && !in[c->block]) || site_calls(s, p, c) == 0)
             continue;
+        if (mt_site_cross_import(s->prog, s->costs, c)) {
+            cross_here[c->cross_callee - 1] += site_calls(s, p, c);
+            continue;
+        }
         if (c->callee == MT_NONE) {
             why->failed = c->kind == MT_CALL_INDIRECT
                               ? "calls through a pointer to code mtool does not count (a shared "
                                 "library, or a call site not recorded)"
                               : "calls code mtool does not count";
-            why->callee = MT_NONE;
+            why->callee = MT_NONE, why->cross = NULL;
             ok = false;
             break;
         }
         from_here[c->callee] += site_calls(s, p, c);
     }
+    ok = ok && cross_calls_estimable(s, cross_here, whole, why);
     for (uint32_t q = 0; ok && q < s->prog->nprocs; q++) {
         if (from_here[q] == 0 || q == p || (s->prog->procs[q].is_plt && !s->prog->procs[q].known_import))
             continue; /* PLT calls are measured (outside time), recursion timed by depth */
         double share = from_here[q] / s->calls[q];
         if (share >= 0.98) {
             if (share < 1)
-                why->rule = "98% caller", why->callee = q;
+                why->rule = "98% caller", why->callee = q, why->cross = NULL;
         } else if (constant_time_leaf(s, q)) {
             continue; /* exact whoever calls it: no warning */
         } else if (from_here[q] * s->average[q] < 0.01 * whole) {
-            why->rule = "negligible product", why->callee = q;
+            why->rule = "negligible product", why->callee = q, why->cross = NULL;
             continue; /* its error cannot matter, whatever it does */
         } else {
-            why->failed = "shares a callee with other callers", why->callee = q;
+            why->failed = "shares a callee with other callers", why->callee = q, why->cross = NULL;
             ok = false;
             break;
         }
         ok = callee_estimable(s, q, whole, visiting, why); /* its per-call figure must be whole */
     }
     free(from_here);
+    free(cross_here);
     return ok;
 }
 
@@ -346,22 +406,30 @@ static bool rescue(selector *s, mt_candidate *c)
      * negligible product is judged against, at any depth. */
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         const mt_call_site *cs = &proc->calls[k];
-        if (cs->callee != MT_NONE && cs->block != MT_NONE && (!in || in[cs->block]) &&
-            cs->callee != c->proc)
+        const mt_import_work *cross = mt_site_cross_import(s->prog, s->costs, cs);
+        if (cs->block == MT_NONE || (in && !in[cs->block]))
+            continue;
+        if (cross)
+            own += site_calls(s, c->proc, cs) * cross->cycles;
+        else if (cs->callee != MT_NONE && cs->callee != c->proc)
             own += site_calls(s, c->proc, cs) * callee_per_call(s, cs);
     }
     uint8_t *visiting = mt_xcalloc(s->prog->nprocs + 1, 1);
     rescue_note why = {.callee = MT_NONE};
     bool ok = calls_estimable(s, c->proc, in, own, visiting, &why);
     free(visiting);
-    const char *callee = why.callee < s->prog->nprocs ? s->prog->procs[why.callee].name : "?";
+    char callee[96] = "?";
+    if (why.callee < s->prog->nprocs)
+        snprintf(callee, sizeof callee, "%s", s->prog->procs[why.callee].name);
+    else if (why.cross) /* as call_targets.tsv names it */
+        snprintf(callee, sizeof callee, "%s:0x%" PRIx64, why.cross->object, why.cross->target);
     if (ok) {
         c->predicted = own;
         if (why.rule)
             snprintf(c->warning, sizeof c->warning, "estimated with the %s rule (%s): its time "
                      "per call may vary", why.rule, callee);
     } else {
-        bool named = why.failed && why.callee != MT_NONE;
+        bool named = why.failed && (why.callee != MT_NONE || why.cross);
         snprintf(c->warning, sizeof c->warning, "%s%s%s", why.failed ? why.failed : "not estimable",
                  named ? ": " : "", named ? callee : "");
     }
@@ -615,6 +683,7 @@ void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint
     mt_inclusive_free(&s.inclusive);
     free(s.calls);
     free(s.average);
+    free(s.cross_calls);
     free(s.own_memops);
     free(s.seen);
 }
@@ -646,6 +715,7 @@ void mt_procedures_work(const mt_program *prog, const mt_program_costs *costs, c
     mt_inclusive_free(&s.inclusive);
     free(s.calls);
     free(s.average);
+    free(s.cross_calls);
     free(s.own_memops);
     free(s.seen);
 }

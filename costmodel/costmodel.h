@@ -366,7 +366,15 @@ typedef struct {
      * operations for m-object selection); NULL when pass 2 joined none.
      * Owned by the costs (mt_program_costs_free). */
     mt_import_work *imports;
+    /* The same per prog->cross_callees entry marked known_import (calls
+     * through pointers into a counted library); NULL when none. */
+    mt_import_work *cross_imports;
 } mt_program_costs;
+
+/* The work per call of call site `s` when its callee is a known import in
+ * another object reached through a pointer, else NULL. */
+const mt_import_work *mt_site_cross_import(const mt_program *prog, const mt_program_costs *c,
+                                           const mt_call_site *s);
 
 /* Cycles a loop entry loses at its exit: exit_cycles when the loop runs
  * more than exit_trips iterations per entry (the predictor does not learn
@@ -413,7 +421,7 @@ double mt_predicted_cycles_proc(const mt_program *prog, const mt_program_costs *
 /* Every procedure's prediction inclusive of its estimable callees (MTOOL):
  * its own blocks plus, for each call site to an estimable procedure, the
  * site's count x the callee's inclusive prediction per call (a known_import
- * stub's: c->imports').  Recursive
+ * stub's: c->imports'; a known cross callee's: c->cross_imports').  Recursive
  * calls are left out.  A leaf that runs straight through, called from a
  * loop, overlaps the loop's other iterations like inlined code: its cost
  * there is per_call_in_loop (its throughput; the loop's recurrence through

@@ -546,7 +546,16 @@ void mt_program_costs_free(mt_program_costs *c)
     free(c->loops);
     free(c->loop_first);
     free(c->imports);
+    free(c->cross_imports);
     memset(c, 0, sizeof *c);
+}
+
+const mt_import_work *mt_site_cross_import(const mt_program *prog, const mt_program_costs *c,
+                                           const mt_call_site *s)
+{
+    uint32_t j = s->cross_callee - 1; /* MT_NONE for none */
+    return c->cross_imports && j < prog->ncross_callees && prog->cross_callees[j].known_import
+               ? &c->cross_imports[j] : NULL;
 }
 
 double mt_loop_exit_cycles(const mt_program_costs *c, double trips, double slack)
@@ -642,6 +651,11 @@ static double callee_cycles(const mt_program *prog, const mt_program_costs *c,
     double sum = 0;
     for (uint32_t k = 0; k < proc->ncalls; k++) {
         const mt_call_site *s = &proc->calls[k];
+        const mt_import_work *cross = mt_site_cross_import(prog, c, s);
+        if (cross && s->block != MT_NONE && (!in_blocks || in_blocks[s->block])) {
+            sum += mt_site_calls(s, counts[c->first[p] + s->block]) * cross->cycles;
+            continue; /* its library procedure's figure, as a known_import stub's */
+        }
         if (s->callee == MT_NONE || s->block == MT_NONE || s->callee == p ||
             !prog->procs[s->callee].estimable || (in_blocks && !in_blocks[s->block]))
             continue;

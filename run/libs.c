@@ -716,10 +716,31 @@ static void join_imports_of(mt_pass1_libraries *l, size_t from, const mt_program
         uint32_t q = mt_procedure_with_entry(lib->prog, si->value);
         if (q == MT_NONE)
             continue;
-        mt_known_import ki = {from, si->stub, si->lib, q};
+        mt_known_import ki = {from, si->stub, si->lib, q, 0};
         MT_PUSH(l->imports, l->nimports, *cap, ki);
     }
     free(look.items);
+}
+
+/* Object `from`'s calls through pointers into procedures of other counted
+ * libraries (its cross callees, named by the library and the procedure's
+ * entry as pass 1 recorded them) joined as its stubs are. */
+static void join_cross_callees_of(mt_pass1_libraries *l, size_t from, const mt_program *prog,
+                                  size_t *cap)
+{
+    for (uint32_t j = 0; j < prog->ncross_callees; j++) {
+        const mt_cross_callee *cc = &prog->cross_callees[j];
+        for (size_t i = 0; i < l->nlibs; i++) {
+            const mt_pass1_library *lib = &l->libs[i];
+            uint32_t q = i == from || lib->note || !lib->prog || strcmp(lib->name, cc->object) != 0
+                             ? MT_NONE : mt_procedure_with_entry(lib->prog, cc->target);
+            if (q == MT_NONE)
+                continue;
+            mt_known_import ki = {from, MT_NONE, i, q, j + 1};
+            MT_PUSH(l->imports, l->nimports, *cap, ki);
+            break;
+        }
+    }
 }
 
 void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
@@ -729,9 +750,12 @@ void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
     l->nimports = 0;
     size_t cap = 0;
     join_imports_of(l, MT_FROM_EXECUTABLE, exe, exe, &cap);
+    join_cross_callees_of(l, MT_FROM_EXECUTABLE, exe, &cap);
     for (size_t i = 0; i < l->nlibs; i++)
-        if (!l->libs[i].note && l->libs[i].prog)
+        if (!l->libs[i].note && l->libs[i].prog) {
             join_imports_of(l, i, l->libs[i].prog, exe, &cap);
+            join_cross_callees_of(l, i, l->libs[i].prog, &cap);
+        }
 }
 
 int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,

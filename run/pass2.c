@@ -141,6 +141,8 @@ static size_t price_imports(mt_pass2_result *r, mt_program_costs *costs, size_t 
         }
     if (n && !into->imports)
         into->imports = mt_xcalloc(prog->nprocs + 1, sizeof *into->imports);
+    if (n && !into->cross_imports)
+        into->cross_imports = mt_xcalloc(prog->ncross_callees + 1, sizeof *into->cross_imports);
     mt_import_work *work = mt_xcalloc(n + 1, sizeof *work);
     bool *holds = mt_xcalloc(n + 1, sizeof *holds);
     mt_procedures_work(to->prog, &costs[lib], to->counts, procs, n, work, holds);
@@ -148,8 +150,13 @@ static size_t price_imports(mt_pass2_result *r, mt_program_costs *costs, size_t 
         const mt_known_import *ki = &l->imports[at[j]];
         if (!holds[j])
             continue;
-        into->imports[ki->stub] = work[j];
-        prog->procs[ki->stub].known_import = true;
+        if (ki->cross_callee) {
+            into->cross_imports[ki->cross_callee - 1] = work[j];
+            prog->cross_callees[ki->cross_callee - 1].known_import = true;
+        } else {
+            into->imports[ki->stub] = work[j];
+            prog->procs[ki->stub].known_import = true;
+        }
         to->prog->procs[ki->proc].known_export = true;
         known++;
     }
@@ -174,13 +181,22 @@ static void price_caller(mt_pass2_result *r, mt_program_costs *costs, const bool
         mt_estimate_with_pass1(caller_prog(r, from), counts);
 }
 
-/* Only the known imports stay listed (the others are outside time). */
+/* Whether pass 2 made import `ki` known work. */
+static bool is_known(const mt_pass2_result *r, const mt_known_import *ki)
+{
+    const mt_program *prog = caller_prog(r, ki->from);
+    return ki->cross_callee ? prog->cross_callees[ki->cross_callee - 1].known_import
+                            : prog->procs[ki->stub].known_import;
+}
+
+/* Only the known imports stay listed (the others are outside time, or
+ * unknown work through pointers). */
 static void keep_known_imports(mt_pass2_result *r)
 {
     mt_pass1_libraries *l = &r->libs;
     size_t n = 0;
     for (size_t k = 0; k < l->nimports; k++)
-        if (caller_prog(r, l->imports[k].from)->procs[l->imports[k].stub].known_import)
+        if (is_known(r, &l->imports[k]))
             l->imports[n++] = l->imports[k];
     l->nimports = n;
 }
@@ -193,7 +209,8 @@ static mt_object_call *object_calls(const mt_pass2_result *r, size_t *n)
     for (size_t k = 0; k < l->nimports; k++)
         calls[k] = (mt_object_call){.from = caller_prog(r, l->imports[k].from),
                                     .to = l->libs[l->imports[k].lib].prog,
-                                    .stub = l->imports[k].stub, .proc = l->imports[k].proc};
+                                    .stub = l->imports[k].stub, .proc = l->imports[k].proc,
+                                    .cross_callee = l->imports[k].cross_callee};
     *n = l->nimports;
     return calls;
 }
@@ -344,17 +361,22 @@ static int open_jobs(const mt_pass2_options *o, const mt_pass2_result *r, timed_
     return 0;
 }
 
-/* How many calls through the PLT became known work, the executable's and
- * the libraries'. */
+/* How many calls into counted libraries became known work, the
+ * executable's and the libraries', and how many of them go through
+ * pointers rather than the PLT. */
 static void log_known_imports(FILE *log, const mt_pass1_libraries *l)
 {
-    size_t own = 0;
-    for (size_t k = 0; k < l->nimports; k++)
+    size_t own = 0, pointers = 0;
+    for (size_t k = 0; k < l->nimports; k++) {
         own += l->imports[k].from == MT_FROM_EXECUTABLE;
+        pointers += l->imports[k].cross_callee != 0;
+    }
     fprintf(log, "mtool time: %zu of the executable's imports are known work (procedures of counted "
                  "libraries estimable or estimated per call)", own);
     if (l->nimports > own)
         fprintf(log, ", and %zu of the libraries' imports from one another", l->nimports - own);
+    if (pointers)
+        fprintf(log, "; %zu of all of them called through pointers", pointers);
     fputc('\n', log);
 }
 

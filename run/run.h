@@ -90,6 +90,8 @@ uint64_t *mt_rundir_read_counts(const char *path, const mt_program *prog, mt_err
  * an older mtool) has none. */
 int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, size_t *nout,
                                 mt_error *err);
+/* Frees what mt_rundir_read_call_targets read (the objects' names with it). */
+void mt_rundir_free_call_targets(mt_call_target_count *targets, size_t n);
 /* argv and pass1.txt: the pass-1 run `mtool time RUNDIR` builds on. */
 typedef struct {
     char *binary, *sha256;    /* absolute path; content hash, hex */
@@ -335,14 +337,18 @@ typedef struct mt_pass1_library_s {
  * from another counted library: the calling object, its stub, and the
  * procedure of library `lib` the stub's import resolves to
  * (mt_pass2_libraries_join); known work when that procedure's figure per
- * call is (pass 2 marks it then: known_import, known_export). */
+ * call is (pass 2 marks it then: known_import, known_export).  Calls
+ * through pointers that pass 1 saw reach a counted library's procedure
+ * (the caller's cross callee, mt_call_site.cross_callee) are joined the
+ * same way, `cross_callee` in place of the stub. */
 #define MT_FROM_EXECUTABLE SIZE_MAX
 typedef struct {
     size_t from;            /* the caller: index in mt_pass1_libraries.libs, or
                                MT_FROM_EXECUTABLE */
-    uint32_t stub;          /* in the caller's analysis */
+    uint32_t stub;          /* in the caller's analysis (MT_NONE: a cross callee) */
     size_t lib;             /* index in mt_pass1_libraries.libs */
     uint32_t proc;          /* in that library's analysis */
+    uint32_t cross_callee;  /* 1 + index in the caller's cross_callees; 0: the stub */
 } mt_known_import;
 
 typedef struct mt_pass1_libraries_s {

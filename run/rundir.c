@@ -265,14 +265,18 @@ static int write_call_targets_named(const char *rundir, const char *name, const 
     return mt_outfile_commit(&out, err);
 }
 
-/* LIB:0xTARGET: a target in another counted object (no name of this
- * object's analysis: its callee is not this object's). */
-static bool is_other_object_target(const char *field)
+/* LIB:0xTARGET: a target in another counted object, read into c (its
+ * object's name and address there: mt_add_dynamic_calls makes it a cross
+ * callee of the calling object). */
+static bool read_other_object_target(char *field, mt_call_target_count *c)
 {
-    const char *colon = strrchr(field, ':');
-    uint64_t target;
+    char *colon = strrchr(field, ':');
     char tail;
-    return colon && colon > field && sscanf(colon + 1, "0x%" SCNx64 "%c", &target, &tail) == 1;
+    if (!colon || colon == field || sscanf(colon + 1, "0x%" SCNx64 "%c", &c->target, &tail) != 1)
+        return false;
+    *colon = '\0';
+    c->object = mt_xstrdup(field);
+    return true;
 }
 
 static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_error *err)
@@ -281,8 +285,9 @@ static int read_call_target_line(line_reader *r, mt_call_target_count *c, mt_err
     memset(c, 0, sizeof *c);
     if (split_fields(r->line, f, 4) < 3 || sscanf(f[0], "0x%" SCNx64, &c->site) != 1 ||
         (strcmp(f[1], "overflow") != 0 && strcmp(f[1], "outside") != 0 &&
-         !is_other_object_target(f[1]) && sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
+         !read_other_object_target(f[1], c) && sscanf(f[1], "0x%" SCNx64, &c->target) != 1) ||
         (c->calls = strtoull(f[2], &end, 10), end == f[2] || *end)) {
+        free((char *)c->object);
         mt_error_set(err, "%s:%d: not a call-target line (0xSITE<TAB>0xTARGET, LIB:0xTARGET, "
                           "outside or overflow<TAB>CALLS)", r->path, r->lineno);
         return -1;
@@ -312,12 +317,19 @@ int mt_rundir_read_call_targets(const char *path, mt_call_target_count **out, si
     }
     close_lines(&r);
     if (rc != 0) {
-        free(t);
+        mt_rundir_free_call_targets(t, n);
         return -1;
     }
     *out = t;
     *nout = n;
     return 0;
+}
+
+void mt_rundir_free_call_targets(mt_call_target_count *targets, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free((char *)targets[i].object);
+    free(targets);
 }
 
 /* ---- argv and pass1.txt: what `mtool time RUNDIR` builds on ---------------- */
@@ -527,7 +539,7 @@ static int refine_from(const char *counts_path, const char *targets_path, mt_pro
                 mt_rundir_read_call_targets(targets_path, &targets, &ntargets, err) == 0;
     if (read)
         mt_refine_with_pass1(prog, *counts, targets, ntargets);
-    free(targets);
+    mt_rundir_free_call_targets(targets, ntargets);
     return read ? 0 : -1;
 }
 

@@ -41,7 +41,12 @@
 #   - the program's call through a pointer into a counted library is
 #     recorded in pass 1 as the library and its link-time address there
 #     (call_targets.tsv: 0xSITE, libmtmem.so:0xTARGET, from objdump and nm),
-#     `outside` when that library is not counted;
+#     `outside` when that library is not counted; pass 2 joins it as known
+#     work: main's loop around it is timed, its prediction its own plus its
+#     calls x the chase's per call (as above), and not estimable when the
+#     library is not counted; built with -fno-plt (usememouter-noplt-gcc-O2),
+#     its calls through the GOT into both libraries are recorded (objdump,
+#     nm) and joined the same way;
 #   - `mtool run -- xz -9 -k -f FILE` (liblzma, stripped, reaches its encoder
 #     and match finders through pointers) times liblzma objects with measured
 #     and predicted cycles, among them some that the same pass 2 without
@@ -344,6 +349,67 @@ if grep -qxF "$(printf '%s\toutside\t8\t?' "$site")" "$work/outer1/call_targets.
     ok "the same call with its library not counted: recorded as outside"
 else
     not_ok "call_targets.tsv without libmtmem.so counted: $(grep -v '^#' "$work/outer1/call_targets.tsv" 2>&1 | tr '\n\t' '; ')"
+fi
+
+# The program's call through that pointer is known work as a PLT call is:
+# main's loop of rounds (timed, estimable) predicts its own (`mtool analyze
+# --costs --counts` on the executable: the loop's row) plus 8 calls x the
+# chase's per call (on libmtmem.so's counts, as above); with libmtmem.so not
+# counted (the target `outside`), the same loop stays not estimable.
+pointer_loop_known() { # RUNDIR BINARY [RUNDIR without libmtmem.so counted]
+    "$mtool" analyze --costs --counts "$1/counts.tsv" "$2" > "$1.exe.costs" 2> /dev/null
+    "$mtool" analyze --costs --counts "$1/libs/libmtmem.so.counts.tsv" "$dir/libmtmem.so" > "$1.mem.costs" 2> /dev/null
+    python3 - "$1/report.json" "$1.exe.costs" "$1.mem.costs" ${3:+"$3/report.json"} <<'PY'
+import json, sys
+def main_loop(path, key):
+    return [r for r in json.load(open(path))[key] if "object" not in r and r["procedure"] == "main"
+            and r["kind"] == "loop"]
+costs = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+own = {f[2]: float(f[3]) for f in costs if f[0] == "loop" and f[1] == "main"}
+chase = [l.rstrip("\n").split("\t") for l in open(sys.argv[3])
+         if l.startswith("0x") and l.split("\t")[1] == "memlib_chase"]
+calls, total = int(chase[0][6]), sum(float(f[7]) for f in chase)
+timed = main_loop(sys.argv[1], "objects")
+alone = [a["status"] for a in main_loop(sys.argv[4], "not_timed")] if len(sys.argv) > 4 else None
+if len(timed) != 1 or len(own) != 1 or calls != 16:
+    print("# main's loops timed: %d, its loops in the costs: %d, chase calls %d (want 1, 1, 16)" % (len(timed), len(own), calls))
+    sys.exit(1)
+r = timed[0]
+want = own[r["address"]] + 8 * total / calls
+print("# %s: predicted %.6g, want own %.6g + 8 x the chase's %.6g per call = %.6g; measured %.4g%s" %
+      (r["name"], r["predicted_cycles"], own[r["address"]], total / calls, want, r["measured_cycles"],
+       "; with libmtmem.so not counted: %s" % alone if alone is not None else ""))
+sys.exit(0 if abs(r["predicted_cycles"] - want) <= 1e-3 * want and r["measured_cycles"] > 0 and
+         alone in (None, ["not estimable"]) else 1)
+PY
+}
+"$mtool" time --no-store --no-html "$work/outer1" > /dev/null 2>&1
+if pointer_loop_known "$work/outer" "$outer" "$work/outer1" &&
+    grep -q "1 of all of them called through pointers" "$work/outer.err"; then
+    ok "the program's call through a pointer into a counted library is known work: main's loop predicts its own + 8 calls x the chase's per call; not estimable with the library not counted"
+else
+    not_ok "the program's call through a pointer into a counted library: $(grep 'known work' "$work/outer.err")"
+fi
+# -fno-plt (usememouter-noplt-gcc-O2): main's calls of memlib_ring and
+# memouter_rounds go through their GOT slots (objdump), recorded as the
+# libraries' procedures (nm -D) and known work as the chase's pointer is.
+noplt=$dir/usememouter-noplt-gcc-O2
+"$mtool" run --no-store --no-html -o "$work/noplt" -- "$noplt" $oargs > "$work/noplt.out" 2> "$work/noplt.err"
+status=$?
+got_call() { # PROCEDURE LIBRARY: "0xSITE<TAB>LIBRARY:0xTARGET<TAB>1<TAB>PROCEDURE"
+    local at=$(objdump -d --no-show-raw-insn "$noplt" |
+        awk -v p="<$1@Base>" '$0 ~ /call +\*/ && index($0, p) { sub(":", "", $1); print "0x" $1 }')
+    local to=$(nm -D "$dir/$2" | awk -v p="$1" '$3 == p { sub(/^0+/, "", $1); print "0x" $1 }')
+    printf '%s\t%s:%s\t1\t%s' "$at" "$2" "$to" "$1"
+}
+if [ $status = $owant ] && [ "$(grep '^outer ' "$work/noplt.out" | sort -u)" = "$(cat "$work/outer.want")" ] &&
+    grep -qxF "$(got_call memlib_ring libmtmem.so)" "$work/noplt/call_targets.tsv" &&
+    grep -qxF "$(got_call memouter_rounds libmtmemouter.so)" "$work/noplt/call_targets.tsv" &&
+    grep -q "3 of all of them called through pointers" "$work/noplt.err" &&
+    pointer_loop_known "$work/noplt" "$noplt"; then
+    ok "-fno-plt: the program's GOT calls into counted libraries recorded and known work as the pointer's, main's loop predicted as with the PLT"
+else
+    not_ok "-fno-plt: exit $status (want $owant), $(grep -c ':0x' "$work/noplt/call_targets.tsv" 2>&1) calls into libraries recorded; $(grep 'known work' "$work/noplt.err")"
 fi
 
 # A cross-object target that is no LIB:0xTARGET: refused, one line naming

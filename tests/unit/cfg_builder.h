@@ -81,6 +81,9 @@ static inline void free_program(test_program *t)
         free(t->procs[i].name);
     }
     free(t->prog.cg_edges);
+    for (uint32_t j = 0; j < t->prog.ncross_callees; j++)
+        free(t->prog.cross_callees[j].object);
+    free(t->prog.cross_callees);
     for (uint32_t i = 0; i < t->prog.nwarnings; i++)
         free(t->prog.warnings[i]);
     free(t->prog.warnings);

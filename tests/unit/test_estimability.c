@@ -376,7 +376,7 @@ static void test_dynamic_call_graph(void)
     t.procs[k1].address_taken = t.procs[k2].address_taken = true;
     analyze_program(&t, NULL);
     uint64_t site = t.procs[d].calls[0].addr;
-    const mt_call_target_count seen[] = {{site, t.procs[k2].entry, 30}, {site, t.procs[k1].entry, 70}};
+    const mt_call_target_count seen[] = {{site, t.procs[k2].entry, 30, NULL}, {site, t.procs[k1].entry, 70, NULL}};
     mt_add_dynamic_calls(&t.prog, seen, MT_ARRAY_LEN(seen));
     const mt_procedure *dp = &t.procs[d];
     CHECK(dp->ncalls == 2 && dp->calls[0].callee == k1 && fabs(dp->calls[0].share - 0.7) < 1e-12 &&
@@ -407,7 +407,7 @@ static void test_dynamic_call_graph(void)
     add_call(&t.procs[d], 2, MT_NONE, MT_CALL_INDIRECT);
     analyze_program(&t, NULL);
     site = t.procs[d].calls[0].addr;
-    const mt_call_target_count lib[] = {{site, t.procs[k1].entry, 9}, {site, 0x7f0000001000ull, 1}};
+    const mt_call_target_count lib[] = {{site, t.procs[k1].entry, 9, NULL}, {site, 0x7f0000001000ull, 1, NULL}};
     mt_add_dynamic_calls(&t.prog, lib, MT_ARRAY_LEN(lib));
     dp = &t.procs[d];
     CHECK(dp->ncalls == 2 && dp->calls[0].callee == k1 && dp->calls[1].callee == MT_NONE &&
@@ -417,6 +417,47 @@ static void test_dynamic_call_graph(void)
     const uint64_t entries3[] = {1, 1, 9};
     mt_compute_estimability(&t.prog, counts3, entries3);
     CHECK(!dp->loops[0].estimable && t.procs[k1].estimable, "... so the loop is not estimable");
+    free_program(&t);
+}
+
+/* Calls through pointers into another object's procedures (pass 1's
+ * LIB:0xTARGET): one cross callee per object and address, unknown work
+ * until pass 2 marks it a known import, then a leaf as a known_import
+ * stub is: main's loop calling libx.so's 0x1000 alone is estimable, a and
+ * b sharing 0x2000 are not; libx.so's 0x2000 and liby.so's are two. */
+static void test_cross_callees(void)
+{
+    test_program t = {0};
+    uint32_t m = add_proc(&t, "main", LOOP), a = add_proc(&t, "a", FLAT), b = add_proc(&t, "b", FLAT);
+    call(&t, m, 0, a);
+    call(&t, m, 0, b);
+    add_call(&t.procs[m], 2, MT_NONE, MT_CALL_INDIRECT); /* in main's loop */
+    add_call(&t.procs[a], 0, MT_NONE, MT_CALL_INDIRECT);
+    add_call(&t.procs[b], 0, MT_NONE, MT_CALL_INDIRECT);
+    analyze_program(&t, NULL);
+    uint64_t sm = t.procs[m].calls[2].addr, sa = t.procs[a].calls[0].addr, sb = t.procs[b].calls[0].addr;
+    const mt_call_target_count seen[] = {{sm, 0x1000, 8, "libx.so"}, {sa, 0x2000, 3, "libx.so"},
+                                         {sb, 0x2000, 5, "libx.so"}, {sb, 0x2000, 5, "liby.so"}};
+    mt_add_dynamic_calls(&t.prog, seen, MT_ARRAY_LEN(seen));
+    const mt_call_site *cm = &t.procs[m].calls[2], *ca = &t.procs[a].calls[0], *cb = t.procs[b].calls;
+    const mt_cross_callee *cc = t.prog.cross_callees;
+    CHECK(t.prog.ncross_callees == 3 && cm->cross_callee && ca->cross_callee && t.procs[b].ncalls == 2 &&
+              cc[cm->cross_callee - 1].target == 0x1000 && ca->cross_callee == cb[0].cross_callee &&
+              cb[0].cross_callee != cb[1].cross_callee &&
+              strcmp(cc[cb[1].cross_callee - 1].object, "liby.so") == 0 && cm->callee == MT_NONE &&
+              cm->target == 0 && cm->loop == 0 && fabs(cb[0].share - 0.5) < 1e-12,
+          "one cross callee per object and address, each site's share of its calls, in its loop");
+    mt_compute_estimability(&t.prog, NULL, NULL);
+    CHECK(!t.procs[m].loops[0].estimable && !t.procs[a].estimable,
+          "cross callees not joined: unknown work, not estimable");
+    for (uint32_t j = 0; j < t.prog.ncross_callees; j++)
+        t.prog.cross_callees[j].known_import = true;
+    mt_compute_estimability(&t.prog, NULL, NULL);
+    const mt_loop *loop = &t.procs[m].loops[0];
+    CHECK(loop->estimable && loop->tot == 2 && loop->tdes == 2 && !t.procs[a].estimable &&
+              t.procs[a].tot == 1.5 && t.procs[a].tdes == 2 && t.procs[m].estimable,
+          "known cross callees: leaves as known imports are (loop Tot = TDES = 2; a shares 0x2000 with b)");
+    check_tot_tdes_agree(&t, "cross callees");
     free_program(&t);
 }
 
@@ -580,6 +621,7 @@ int main(void)
     test_split_part();
     test_dynamic_counts();
     test_dynamic_call_graph();
+    test_cross_callees();
     test_callgraph_edges();
     test_random_programs();
     return unit_finish();

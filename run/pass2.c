@@ -324,7 +324,10 @@ static int instrument_with_libraries(const mt_pass2_options *o, mt_pass2_result 
                                              t->map.ncounters, err) != 0 ||
                      mt_pass1_libraries_env(&r->libs, r->pass1.binary, t->ins.path, seen, err) != 0
                  ? -1 : 0;
-    if (rc == 0 && o->log)
+    bool counted = false; /* none after --libs none ($ORIGIN's pins only) */
+    for (size_t i = 0; i < nlibs; i++)
+        counted |= !r->libs.libs[i].note;
+    if (rc == 0 && o->log && counted)
         fprintf(o->log, "mtool time: %u of them in shared libraries\n", at);
     for (size_t i = 0; rc == 0 && o->log && i < nlibs; i++)
         if (nparts[i] && r->libs.libs[i].starts)

@@ -194,8 +194,8 @@ else
 fi
 
 # The copy of the executable alone runs from the cache, where its $ORIGIN
-# rpath finds no libmtmem.so (tests/libs.sh).
-export LD_LIBRARY_PATH=$dir
+# runpath would find no libmtmem.so: pinned to the original's, none counted
+# (tests/libs.sh).
 "$mtool" run --no-store --no-html --libs none -o "$work/none" -- "$bin" $args > "$work/none.out" 2> "$work/none.time.err"
 status=$? # the program's
 candidates() { # the executable's, timed or not

@@ -804,7 +804,10 @@ static void add_call_sites(rw_code *c, const mt_procedure *p, rw_proc *rp, const
         rw_insn *ri = &rp->insns[last];
         uint8_t modrm = ri->old == cs->addr && (ri->kind == RW_COPY || ri->kind == RW_COPY_RIPREL)
                             ? indirect_branch_modrm(ri) : 0;
-        if (!modrm)
+        /* One record an instruction: a refined analysis (mt_add_dynamic_calls)
+         * lists a site once per target it reached, which mt_rewrite_bounds
+         * does not count (it bounds the copies made before refining). */
+        if (!modrm || ri->call_site)
             continue;
         ri->modrm_offset = modrm;
         MT_PUSH(c->call_site_addrs, c->ncall_sites, c->cap_call_sites, cs->addr);

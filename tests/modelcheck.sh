@@ -50,7 +50,8 @@ else
     mkdir -p "$W/config/mtool"
     printf 'version 6\ncpu_model %s\nsource hand-written (shipped figures)\n' "$model" > "$prof"
     "$MTOOL" calibrate --check-only -r 3 > "$W/cal.out" 2> "$W/cal.err"
-    check "calibrate --check-only on a hand-written profile exits 0: $(tail -1 "$W/cal.err")" "[ $? = 0 ]"
+    rc=$?
+    check "calibrate --check-only on a hand-written profile exits 0: $(tail -1 "$W/cal.err")" "[ $rc = 0 ]"
 fi
 echo "# calibration and check took $(( $(date +%s) - start )) s"
 check "the profile is written where mtool looks for it" "[ -f '$prof' ]"

@@ -34,8 +34,9 @@ traced() {
         "$MTOOL" sim --no-store --set cpus=2 $all -o "$W/$name.txt" "$W/$name" \
             > /dev/null 2> "$W/$name.err" &&
         ln -s "$W/$name/sim.json" "$W/$name.json" # the same simulation's JSON
+    rc=$?
     check "mp_programs: $name: run, then sim --set cpus=2 of its run directory, exit 0: $(tail -1 "$W/$name.err")" \
-        "[ $? = 0 ]"
+        "[ $rc = 0 ]"
 }
 
 # stall_checks NAME: sim.json's coherence stall per m-object is its

@@ -50,7 +50,8 @@ for bin in "$SAMPLES2"/memory-*; do
     # 207), and the other build's kernels are the same source; MTOOL_SIM above.
     if [ "$bin" = "$( (ls "$SAMPLES2"/memory-gcc-*; ls "$SAMPLES2"/memory-*) 2> /dev/null | head -1)" ]; then
         "$MTOOL_SIM" sim --json -o "$W/$name.sim.json" "$W/$name" > /dev/null 2> "$W/$name.sim.err"
-        check "$name: mtool sim RUNDIR exits 0: $(tail -1 "$W/$name.sim.err")" "[ $? = 0 ]"
+        rc=$?
+        check "$name: mtool sim RUNDIR exits 0: $(tail -1 "$W/$name.sim.err")" "[ $rc = 0 ]"
         pycheck stall "$W/$name.sim.json" "$W/$name/report.json" "$name"
     fi
     cp "$W/$name/report.json" "$W/$name.first.json"
@@ -141,8 +142,9 @@ check "time on a version-1 run directory (no format file): read, the same m-obje
     "[ $? = 0 ] && [ $rc2 = 0 ] && [ \"\$(specs '$W/fmt-v1/report.json')\" = \"\$(specs '$W/fmt/report.json')\" ]"
 for v in v3 bad; do
     "$MTOOL" time --no-store "$W/fmt-$v" > /dev/null 2> "$W/fmt-$v.err"
+    rc=$? # before the substitution below sets $? (bash does, dash does not)
     check "time on a run directory of format '$(cat "$W/fmt-$v/format")': refused in one line naming RUNDIR/format, no report" \
-        "[ $? = 1 ] && [ \$(wc -l < '$W/fmt-$v.err') = 1 ] && grep -q -F 'mtool: $W/fmt-$v/format: ' '$W/fmt-$v.err' && [ ! -e '$W/fmt-$v/report.json' ]"
+        "[ $rc = 1 ] && [ \$(wc -l < '$W/fmt-$v.err') = 1 ] && grep -q -F 'mtool: $W/fmt-$v/format: ' '$W/fmt-$v.err' && [ ! -e '$W/fmt-$v/report.json' ]"
 done
 "$MTOOL" analyze --costs --counts "$W/fmt-v3/counts.tsv" "$fmt_bin" > /dev/null 2> "$W/fmt-costs.err"
 check "analyze --costs --counts from a run directory of an unknown format: refused, naming RUNDIR/format" \

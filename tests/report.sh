@@ -33,7 +33,8 @@ markup() { python3 -c 'import re,sys; print(re.sub(r"URL\.(create|revoke)ObjectU
 bin=$(ls "$SAMPLES2"/memory-gcc-* 2> /dev/null | head -1)
 [ -n "$bin" ] || bin=$(ls "$SAMPLES2"/memory-* | head -1)
 "$MTOOL" run -o "$W/mem" -- "$bin" > "$W/run.out" 2> "$W/run.err"
-check "run exits 0 on $(basename "$bin"): $(tail -1 "$W/run.err")" "[ $? = 0 ]"
+rc=$?
+check "run exits 0 on $(basename "$bin"): $(tail -1 "$W/run.err")" "[ $rc = 0 ]"
 check "run writes report.html beside report.json" "[ -s '$W/mem/report.html' ] && grep -q 'report.html' '$W/run.err'"
 inode=$(stat -c %i "$W/mem/report.html")
 "$MTOOL" time --no-html --no-store "$W/mem" > /dev/null 2> "$W/time.err"
@@ -41,7 +42,8 @@ check "time --no-html leaves the page of the run before (same file)" \
     "[ \$(stat -c %i '$W/mem/report.html') = $inode ] && ! grep -q 'report.html' '$W/time.err'"
 
 "$MTOOL" report "$W/mem" -o "$W/page.html" --callgrind "$W/cg.out" > "$W/report.out" 2> "$W/report.err"
-check "report exits 0: $(tail -1 "$W/report.err")" "[ $? = 0 ] && [ -s '$W/page.html' ] && [ -s '$W/cg.out' ]"
+rc=$?
+check "report exits 0: $(tail -1 "$W/report.err")" "[ $rc = 0 ] && [ -s '$W/page.html' ] && [ -s '$W/cg.out' ]"
 markup "$W/page.html" > "$W/markup"
 check "the page loads nothing: no src, href, url() or @import outside its data" \
     "! grep -Eiq 'src=|href=|url\\(|@import' '$W/markup'"
@@ -50,7 +52,8 @@ check "the page forbids every request (Content-Security-Policy default-src 'none
 check "the page embeds the sample's source" "grep -q 'list_walk_random(const node' '$W/page.html'"
 
 callgrind_annotate --auto=yes "$W/cg.out" > "$W/annotated" 2> "$W/annotate.err"
-check "callgrind_annotate reads the export: $(tail -1 "$W/annotate.err")" "[ $? = 0 ]"
+rc=$?
+check "callgrind_annotate reads the export: $(tail -1 "$W/annotate.err")" "[ $rc = 0 ]"
 "$MTOOL" analyze --json --blocks "$bin" > "$W/analysis.json" 2> /dev/null
 python3 "$HERE/report_check.py" "$W/annotated" "$W/page.html" "$W/analysis.json" \
     "$W/mem/counts.tsv" "$W/mem/count.json" memory.c > "$W/check.out" 2>&1 ||
@@ -65,15 +68,18 @@ tally "$W/check.out"
 # finds (the walk's loop among them).  Checked in chromium below too.
 "$MTOOL" time "$W/mem" > /dev/null 2> "$W/time2.err" &&
     "$MTOOL" run -o "$W/mem3" -- "$bin" 3 > /dev/null 2> "$W/run3.err"
+rc=$?
 check "a second (time) and a third (run, scale 3) stored run: $(tail -1 "$W/run3.err")" \
-    "[ $? = 0 ] && grep -q 'run 3 stored' '$W/run3.err'"
+    "[ $rc = 0 ] && grep -q 'run 3 stored' '$W/run3.err'"
 "$MTOOL" history trend main --program "$(basename "$bin")" > "$W/trend.out" 2>&1
 "$MTOOL" history regressions 3 2 > "$W/regressions.out" 2>&1
 check "history regressions 3 2 finds the provoked regressions (exit 1)" "[ $? = 1 ]"
 "$MTOOL" report "$W/mem3" -o "$W/mem3.html" > /dev/null 2> "$W/hist.err"
-check "report of the third run exits 0: $(tail -1 "$W/hist.err")" "[ $? = 0 ]"
+rc=$?
+check "report of the third run exits 0: $(tail -1 "$W/hist.err")" "[ $rc = 0 ]"
 "$MTOOL" report "$W/mem3" --baseline 1 -o "$W/mem3-base1.html" > /dev/null 2> "$W/hist.err"
-check "report --baseline 1 exits 0: $(tail -1 "$W/hist.err")" "[ $? = 0 ]"
+rc=$?
+check "report --baseline 1 exits 0: $(tail -1 "$W/hist.err")" "[ $rc = 0 ]"
 "$MTOOL" report "$W/mem3" --baseline 99 -o "$W/mem3-bad.html" > /dev/null 2> "$W/hist.err"
 check "report --baseline of no run: exit 1, one line naming it, no page" \
     "[ $? = 1 ] && [ \$(wc -l < '$W/hist.err') = 1 ] && grep -q 'baseline 99' '$W/hist.err' && [ ! -e '$W/mem3-bad.html' ]"
@@ -122,8 +128,9 @@ tally "$W/histcheck.out"
 # read with python's sqlite3 (tests/report_run_check.py).
 cp "$W/mem3/report.json" "$W/mem3-report.json"
 "$MTOOL" report last -o "$W/last.html" > /dev/null 2> "$W/last.err"
+rc=$?
 check "report last: exit 0, a page, no note on stderr: $(tail -1 "$W/last.err")" \
-    "[ $? = 0 ] && [ -s '$W/last.html' ] && ! grep -q '^report: ' '$W/last.err'"
+    "[ $rc = 0 ] && [ -s '$W/last.html' ] && ! grep -q '^report: ' '$W/last.err'"
 mtool_abs=$(cd "$(dirname "$MTOOL")" && pwd)/$(basename "$MTOOL")
 (cd "$W" && "$mtool_abs" report 2 > /dev/null 2> "$W/run2.err")
 check "report 2: exit 0, the page at ./mtool-run-2.html" "[ $? = 0 ] && [ -s '$W/mtool-run-2.html' ]"
@@ -136,8 +143,9 @@ check "report 3, its run directory removed: exit 0, one line saying it is gone" 
     "[ $? = 0 ] && [ \$(grep -c '^report: ' '$W/gone.err') = 1 ] && grep -q '^report: run 3.s run directory is gone' '$W/gone.err'"
 "$MTOOL" count -o "$W/counted" -- "$bin" > /dev/null 2> "$W/count.err"
 "$MTOOL" report last -o "$W/count.html" > /dev/null 2> "$W/countrep.err"
+rc=$?
 check "report last after a stored count (run 4): exit 0, its page from the history: $(tail -1 "$W/countrep.err")" \
-    "[ $? = 0 ] && grep -q '^report: run 4 (.mtool count.) recorded no run directory.*no cycles' '$W/countrep.err'"
+    "[ $rc = 0 ] && grep -q '^report: run 4 (.mtool count.) recorded no run directory.*no cycles' '$W/countrep.err'"
 "$MTOOL" report 3 --callgrind "$W/gone.cg" -o "$W/gone2.html" 2> "$W/bad.err"
 check "--callgrind of a page from the history alone: exit 1, one line, neither file" \
     "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && [ ! -e '$W/gone.cg' ] && [ ! -e '$W/gone2.html' ]"
@@ -165,7 +173,8 @@ tally "$W/runcheck.out"
 # what mtool count counts), checked per instruction in chromium below.
 strip -o "$W/memory-stripped" "$bin"
 "$MTOOL" run --no-store -o "$W/stripped" -- "$W/memory-stripped" > /dev/null 2> "$W/strip.err"
-check "run of the stripped sample exits 0: $(tail -1 "$W/strip.err")" "[ $? = 0 ]"
+rc=$?
+check "run of the stripped sample exits 0: $(tail -1 "$W/strip.err")" "[ $rc = 0 ]"
 "$MTOOL" analyze --json --blocks "$W/memory-stripped" > "$W/stripped.json" 2> /dev/null
 python3 - "$W/stripped.json" "$W/stripped/counts.tsv" "$W/strip-oracle.json" <<'EOF2'
 import json, sys
@@ -189,8 +198,9 @@ check "the stripped page has disassembly and no source file" \
 # loaded 2-vCPU guest): the page shows whatever figures sim.json holds, and
 # the full simulation's own figures are checked in tests/pass2.sh.
 "$MTOOL_SIM" sim --no-store --sample-sets 1/8 --json -o "$W/sim.out" "$W/mem" > /dev/null 2> "$W/sim.err"
+rc=$?
 check "sim RUNDIR exits 0 and says it kept sim.json and made report.html: $(tail -1 "$W/sim.err")" \
-    "[ $? = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
+    "[ $rc = 0 ] && grep -q 'kept in .*/sim.json; report written to .*/report.html' '$W/sim.err'"
 # A stored simulated run (`sim -- BIN`, of a small sample, after a count of
 # it: runs 5 and 6): its page from the history has its code objects'
 # last-level misses as the history's tables hold them, and their trends the
@@ -199,8 +209,9 @@ walks="$SAMPLES_SIM/walks-gcc-O2"
 "$MTOOL" count -o "$W/walks" -- "$walks" > /dev/null 2> "$W/walks.err" &&
     "$MTOOL" sim --D1=8K,4,64 --LL=256K,8,64 -- "$walks" > /dev/null 2>> "$W/walks.err" &&
     "$MTOOL" report last -o "$W/simrun.html" > /dev/null 2> "$W/simrun.err"
+rc=$?
 check "report last after a stored sim: its page from the history: $(tail -1 "$W/walks.err")" \
-    "[ $? = 0 ] && grep -q '^report: run 6 (.mtool sim.) recorded no run directory.*last-level misses shown' '$W/simrun.err'"
+    "[ $rc = 0 ] && grep -q '^report: run 6 (.mtool sim.) recorded no run directory.*last-level misses shown' '$W/simrun.err'"
 python3 "$HERE/report_run_check.py" --sim "$MTOOL_HISTORY" "$W/simrun.html" > "$W/simruncheck.out" 2>&1 ||
     grep -q '^not ok' "$W/simruncheck.out" ||
     echo "not ok - report_run_check.py --sim failed: $(tail -1 "$W/simruncheck.out")" >> "$W/simruncheck.out"
@@ -232,16 +243,18 @@ deep="$(printf '%070d' 0 | tr 0 '[')1$(printf '%070d' 0 | tr 0 ']')" # nested pa
 for bad in '[1]' '{"a": 1} x' "{\"a\": $deep}" '{"a": 01}' '{"a": "\q"}' '{"a": tru}' '{"a" 1}'; do
     printf '%s' "$bad" > "$W/simbad/sim.json"
     "$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
+    rc=$? # before the substitution below sets $? (bash does, dash does not)
     check "sim.json '$(printf '%.30s' "$bad")': refused in one line naming it" \
-        "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json' '$W/bad.err'"
+        "[ $rc = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q 'sim.json' '$W/bad.err'"
 done
 printf '{"a": [1.5e-3, -0, "\\u00e9\\n<"], "b": {"c": null, "d": true}}' > "$W/simbad/sim.json"
 "$MTOOL" report "$W/simbad" -o "$W/simbad.html" 2> "$W/bad.err"
 check "a sim.json of another shape is taken (the page then shows no simulation views)" \
     "[ $? = 0 ] && grep -qF '\"sim\":{\"a\": [1.5e-3, -0, \"\\u00e9\\n\\u003c\"]' '$W/simbad.html'"
 "$MTOOL" time --no-store --no-html "$W/simbad" > /dev/null 2> "$W/time.err"
+rc=$?
 check "a new pass 2 removes sim.json: $(tail -1 "$W/time.err")" \
-    "[ $? = 0 ] && [ ! -e '$W/simbad/sim.json' ]"
+    "[ $rc = 0 ] && [ ! -e '$W/simbad/sim.json' ]"
 "$MTOOL" report "$W/simbad" -o "$W/nosim.html" 2> "$W/bad.err"
 check "its page then has no simulation" \
     "[ $? = 0 ] && grep -q '\"sim\":null' '$W/nosim.html'"
@@ -250,7 +263,8 @@ check "its page then has no simulation" \
 # (checked in chromium below).
 "$MTOOL" run --no-store -o "$W/sharing" -- "$SAMPLES_SIM/sharing-gcc-O2" > /dev/null 2> "$W/sharing.err" &&
     "$MTOOL" sim --no-store --set cpus=2 --what-if "$W/sharing" > /dev/null 2>> "$W/sharing.err"
-check "run and sim --set cpus=2 --what-if of the threaded sample exit 0: $(tail -1 "$W/sharing.err")" "[ $? = 0 ]"
+rc=$?
+check "run and sim --set cpus=2 --what-if of the threaded sample exit 0: $(tail -1 "$W/sharing.err")" "[ $rc = 0 ]"
 
 # A procedure named with markup, quotes and terminal escapes (the symbol
 # renamed in the object file: no assembler takes it in a call).
@@ -288,9 +302,11 @@ rm "$W/hostile.c" # the page then says the source is missing, with its lines' fi
 # and the page, for 29 s of CPU under ASan instead of 195 s (AMD EPYC Zen 3,
 # loaded 2-vCPU guest).
 "$MTOOL" sim --no-store --sample-sets 1/8 "$W/hostile.run" > "$W/hostile.sim" 2>&1
-check "sim of the hostile run exits 0: $(tail -1 "$W/hostile.sim")" "[ $? = 0 ]"
+rc=$?
+check "sim of the hostile run exits 0: $(tail -1 "$W/hostile.sim")" "[ $rc = 0 ]"
 "$MTOOL" report "$W/hostile.run" > "$W/hostile.report" 2>&1
-check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $? = 0 ]"
+rc=$?
+check "report of the hostile symbol exits 0: $(tail -1 "$W/hostile.report")" "[ $rc = 0 ]"
 check "no escape byte reaches the terminal from run, sim or report" \
     "! grep -q '$esc' '$W/hostile.out' '$W/hostile.sim' '$W/hostile.report'"
 python3 - "$W/hostile.run/report.html" "$hostile" <<'EOF'
@@ -315,8 +331,9 @@ cp -r "$W/hostile.run" "$W/hostile.hist"
 "$MTOOL" time --no-html "$W/hostile.hist" > /dev/null 2>&1 &&
     "$MTOOL" time --no-html "$W/hostile.hist" > /dev/null 2> "$W/hostile.time" &&
     "$MTOOL" report "$W/hostile.hist" > "$W/hostile.report" 2>&1
+rc=$?
 check "two stored runs of the hostile sample and their page: $(tail -1 "$W/hostile.report")" \
-    "[ $? = 0 ] && ! grep -q '$esc' '$W/hostile.time' '$W/hostile.report'"
+    "[ $rc = 0 ] && ! grep -q '$esc' '$W/hostile.time' '$W/hostile.report'"
 check "the symbol is in the history's diff, escaped, and nowhere as markup" \
     "grep -qF '\"diff\":[{\"name\":\"ev\\u003cscript\\u003ealert(\\\"x\\\")' '$W/hostile.hist/report.html' && ! grep -qF -e '<script>alert' -e '$esc' '$W/hostile.hist/report.html'"
 
@@ -331,7 +348,8 @@ check "the symbol is in its objects, escaped, and nowhere as markup" \
 
 # Bad input: one line naming the file, exit 1 (2 for usage), no page.
 "$MTOOL" report > /dev/null 2> "$W/bad.err"
-check "report without a run directory: usage, exit 2" "[ $? = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ]"
+rc=$?
+check "report without a run directory: usage, exit 2" "[ $rc = 2 ] && [ \$(wc -l < '$W/bad.err') = 1 ]"
 "$MTOOL" report "$W/none" 2> "$W/bad.err"
 check "a missing run directory: exit 1, one line naming it" \
     "[ $? = 1 ] && [ \$(wc -l < '$W/bad.err') = 1 ] && grep -q '$W/none' '$W/bad.err'"

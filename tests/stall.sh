@@ -56,9 +56,11 @@ one_line_error "--all without RUNDIR" 2 "--all goes with RUNDIR" \
 printf '# written by tests/stall.sh\nprogram\t2000000\t9000000\t5000000\nobject\tmatmul_cols:0\t532480\t1000000\t6000000\t1\n' \
     > "$W/run/pass2.tsv"
 "$MTOOL" sim --json -o "$W/cols.json" "$W/run" > /dev/null 2> "$W/cols.err"
-check "sim RUNDIR exits 0: $(tail -1 "$W/cols.err")" "[ $? = 0 ]"
+rc=$?
+check "sim RUNDIR exits 0: $(tail -1 "$W/cols.err")" "[ $rc = 0 ]"
 "$MTOOL" sim --all --json -o "$W/all.json" "$W/run" > /dev/null 2> "$W/all.err"
-check "sim --all RUNDIR exits 0: $(tail -1 "$W/all.err")" "[ $? = 0 ]"
+rc=$?
+check "sim --all RUNDIR exits 0: $(tail -1 "$W/all.err")" "[ $rc = 0 ]"
 "$MTOOL" sim "$W/run" > "$W/cols.txt" 2> /dev/null
 check "the text report sets the estimate beside the overhead, and says how they agree" \
     "grep -q '^stall estimate per m-object' '$W/cols.txt' && grep -q '^  matmul_cols@0x' '$W/cols.txt' &&

@@ -617,12 +617,13 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
     return rc;
 }
 
-/* One calling object's PLT stubs by import name, each resolved to the
+/* The calling objects' PLT stubs by import name, each resolved to the
  * first object in the loader's order defining it (lib: a library's index,
  * else one of the two below). */
 typedef struct {
     const char *name;       /* the stub's import */
     size_t len;
+    size_t from;            /* its object: MT_FROM_EXECUTABLE or a library's index */
     uint32_t stub;
     size_t lib;
     uint64_t value;
@@ -632,7 +633,7 @@ static const size_t UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1;
 
 typedef struct {
     stub_import *items;
-    size_t n, lib;
+    size_t n, cap, lib;
 } import_lookup;
 
 static int by_import_name(const void *a, const void *b)
@@ -643,7 +644,8 @@ static int by_import_name(const void *a, const void *b)
 }
 
 /* A function the object defines and exports, for the stubs that import it
- * and no earlier object defined (the loader's order: the first wins).
+ * and no earlier object defined (the loader's order: the first wins; the
+ * executable is searched for the libraries' stubs, not its own).
  * Indirect functions are left alone: their symbol is the resolver's. */
 static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
 {
@@ -658,24 +660,24 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
     while (at > 0 && at < look->n && by_import_name(&key, &look->items[at - 1]) == 0)
         at--; /* bsearch lands on any of the stubs of one name */
     for (; at < look->n && by_import_name(&key, &look->items[at]) == 0; at++)
-        if (look->items[at].lib == UNRESOLVED) {
+        if (look->items[at].lib == UNRESOLVED &&
+            !(look->lib == IN_EXECUTABLE && look->items[at].from == MT_FROM_EXECUTABLE)) {
             look->items[at].lib = look->lib;
             look->items[at].value = sym->st_value;
         }
 }
 
-/* The object's stubs whose GOT slot's relocation names an import (the
- * analyzer's mt_procedure.import). */
-static import_lookup plt_imports(const mt_program *prog)
+/* Object `from`'s stubs whose GOT slot's relocation names an import (the
+ * analyzer's mt_procedure.import), added to look. */
+static void add_plt_imports(import_lookup *look, const mt_program *prog, size_t from)
 {
-    import_lookup look = {.items = mt_xcalloc(prog->nprocs + 1, sizeof *look.items)};
     for (uint32_t p = 0; p < prog->nprocs; p++) {
         const char *import = prog->procs[p].import;
-        if (prog->procs[p].is_plt && import)
-            look.items[look.n++] = (stub_import){import, strlen(import), p, UNRESOLVED, 0};
+        if (prog->procs[p].is_plt && import) {
+            stub_import si = {import, strlen(import), from, p, UNRESOLVED, 0};
+            MT_PUSH(look->items, look->n, look->cap, si);
+        }
     }
-    qsort(look.items, look.n, sizeof *look.items, by_import_name);
-    return look;
 }
 
 /* The exports of the file at `path` resolve what is still unresolved. */
@@ -690,17 +692,21 @@ static void resolve_in(import_lookup *look, const char *path, size_t lib)
     mt_elf_file_close(&f);
 }
 
-/* Object `from`'s stubs (MT_FROM_EXECUTABLE or a counted library) joined
- * to counted libraries' procedures.  A library's imports are looked up in
+/* Every calling object's stubs (the executable's and the counted
+ * libraries'), resolved where the loader would bind them: a library's in
  * the executable first, which the loader searches first (a function it
- * exports interposes); a stub resolving to its own object is no call
- * across objects. */
-static void join_imports_of(mt_pass1_libraries *l, size_t from, const mt_program *prog,
-                            const mt_program *exe, size_t *cap)
+ * exports interposes), then in the libraries in the loader's order.  Each
+ * object's symbols are read once for all the callers (one scan per
+ * object, not one per caller and object: n^2 scans with --libs all). */
+static import_lookup resolve_all_imports(const mt_pass1_libraries *l, const mt_program *exe)
 {
-    import_lookup look = plt_imports(prog);
-    if (from != MT_FROM_EXECUTABLE)
-        resolve_in(&look, exe->path, IN_EXECUTABLE);
+    import_lookup look = {0};
+    add_plt_imports(&look, exe, MT_FROM_EXECUTABLE);
+    for (size_t i = 0; i < l->nlibs; i++)
+        if (!l->libs[i].note && l->libs[i].prog)
+            add_plt_imports(&look, l->libs[i].prog, i);
+    qsort(look.items, look.n, sizeof *look.items, by_import_name);
+    resolve_in(&look, exe->path, IN_EXECUTABLE);
     for (size_t i = 0; i < l->nlibs; i++) {
         const char *path = l->libs[i].path;
         /* dlopen'ed objects are not in the global scope; a name without a
@@ -708,10 +714,18 @@ static void join_imports_of(mt_pass1_libraries *l, size_t from, const mt_program
         if (!l->libs[i].dlopened && path && path[0] == '/')
             resolve_in(&look, path, i);
     }
-    for (size_t k = 0; k < look.n; k++) {
-        const stub_import *si = &look.items[k];
+    return look;
+}
+
+/* Object `from`'s resolved stubs joined to counted libraries' procedures;
+ * a stub resolving to its own object is no call across objects. */
+static void join_imports_of(mt_pass1_libraries *l, size_t from, const import_lookup *look,
+                            size_t *cap)
+{
+    for (size_t k = 0; k < look->n; k++) {
+        const stub_import *si = &look->items[k];
         mt_pass1_library *lib = si->lib < l->nlibs ? &l->libs[si->lib] : NULL;
-        if (!lib || si->lib == from || lib->note || !lib->prog)
+        if (si->from != from || !lib || si->lib == from || lib->note || !lib->prog)
             continue; /* no library defines it, or one not counted (libc by default) */
         uint32_t q = mt_procedure_with_entry(lib->prog, si->value);
         if (q == MT_NONE)
@@ -719,7 +733,6 @@ static void join_imports_of(mt_pass1_libraries *l, size_t from, const mt_program
         mt_known_import ki = {from, si->stub, si->lib, q, 0};
         MT_PUSH(l->imports, l->nimports, *cap, ki);
     }
-    free(look.items);
 }
 
 /* Object `from`'s calls through pointers into procedures of other counted
@@ -749,13 +762,15 @@ void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
     l->imports = NULL;
     l->nimports = 0;
     size_t cap = 0;
-    join_imports_of(l, MT_FROM_EXECUTABLE, exe, exe, &cap);
+    import_lookup look = resolve_all_imports(l, exe);
+    join_imports_of(l, MT_FROM_EXECUTABLE, &look, &cap);
     join_cross_callees_of(l, MT_FROM_EXECUTABLE, exe, &cap);
     for (size_t i = 0; i < l->nlibs; i++)
         if (!l->libs[i].note && l->libs[i].prog) {
-            join_imports_of(l, i, l->libs[i].prog, exe, &cap);
+            join_imports_of(l, i, &look, &cap);
             join_cross_callees_of(l, i, l->libs[i].prog, &cap);
         }
+    free(look.items);
 }
 
 int mt_pass2_libraries_time(mt_pass1_libraries *l, const mt_timed_object *const *timed,

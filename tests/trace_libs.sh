@@ -15,6 +15,13 @@
 #     in the library (malloc through the PLT, calloc through its GOT slot)
 #     and stack:libmtmem.so:memlib_scratch, with their references and misses;
 #     the run's library code and data objects in `history trend` and `diff`;
+#   - usememlib-gcc-O2 ... statics, whose library walks its own globals
+#     and thread-locals (memlib_statics): a field of a global array of
+#     structs, a static array and a __thread array named
+#     libmtmem.so:memlib_table.key, libmtmem.so:memlib_hist and
+#     libmtmem.so:memlib_tls (by DWARF and symbols, at the load base the
+#     runtime reports, the TLS block __tls_get_addr gave the thread), with
+#     the references and misses the walk makes; "other" nearly empty;
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
@@ -174,6 +181,58 @@ print(sum(c["refs"] for c in json.load(open(sys.argv[1]))["code_objects"]
          ! sed -n '/^new/,/^gone/p' '$OUT/diff.txt' | grep -q ' libmtmem.so:memlib_chase '"
 else
     not_ok "trace libs: usememlib lib: no report ($(head -1 "$OUT/liberr"))"
+fi
+
+# The library's own globals, statics and thread-locals (memlib_statics),
+# ROUNDS=2.  Oracle, the walk (samples/memlib.c), each array aligned to a
+# 64-byte line: a round makes 1024 stores into memlib_hist (8 KiB, 128
+# lines), 512 loads of memlib_table[i].key (one a 64-byte record: 512
+# lines, the field alone read) and 256 stores into memlib_tls (2 KiB, 32
+# lines).  The 16 KiB D1 (64 sets of 4 ways) sees 10 or 11 of these lines
+# in a set between two uses of one: every reference to a new line misses
+# it, each round; the 256 KiB LL (512 sets of 8 ways, at most 3 of them a
+# set) keeps them all: cold misses only.  Before, all were "other": it
+# now holds only the few references of the start-up and the GOT.
+"$bin" 64 64 2 statics > "$OUT/statwant" 2>&1
+statwant=$?
+"$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$OUT/statics.json" -- "$bin" 64 64 2 statics \
+    > "$OUT/statgot" 2> "$OUT/staterr"
+statgot=$?
+check "trace libs: usememlib statics: output and exit status $statwant kept (got $statgot)" \
+    "[ $statgot -eq $statwant ] && cmp -s '$OUT/statwant' '$OUT/statgot'"
+if [ -s "$OUT/statics.json" ]; then
+    found=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+data = {o["name"]: o for o in d["data_objects"]}
+last = d["levels"][-1]["name"]
+rounds = 2
+want = {"libmtmem.so:memlib_table.key": ("field", 512, 512),
+        "libmtmem.so:memlib_hist": ("global", 1024, 128),
+        "libmtmem.so:memlib_tls": ("tls", 256, 32)}
+bad, got = [], []
+for name, (kind, refs, lines) in want.items():
+    o = data.get(name)
+    f = o and (o["kind"], o["refs"], sum(o["misses"]["D1"].values()), o["misses"][last]["cold"],
+               sum(o["misses"][last].values()))
+    got.append("%s %s" % (name, f))
+    if f != (kind, refs * rounds, lines * rounds, lines, lines):
+        bad.append(name)
+other = data.get("(other)", {"refs": 0})["refs"]
+got.append("other %d" % other)
+if other >= 64:
+    bad.append("other")
+print("BAD " + ",".join(bad) if bad else "ok", "; ".join(got))' "$OUT/statics.json")
+    echo "# usememlib statics: $found"
+    check "trace libs: usememlib statics: libmtmem.so:memlib_table.key, memlib_hist, memlib_tls with the walk's references, D1 misses and cold LL misses ($found)" \
+        "[ '${found%% *}' = ok ]"
+    "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$OUT/statics.txt" -- "$bin" 64 64 2 statics \
+        > /dev/null 2>&1
+    check "trace libs: usememlib statics: the text report names them" \
+        "grep -Eq '^libmtmem.so:memlib_table.key +field +1024 ' '$OUT/statics.txt' &&
+         grep -Eq '^libmtmem.so:memlib_hist +global +2048 ' '$OUT/statics.txt' &&
+         grep -Eq '^libmtmem.so:memlib_tls +tls +512 ' '$OUT/statics.txt'"
+else
+    not_ok "trace libs: usememlib statics: no report ($(head -1 "$OUT/staterr"))"
 fi
 
 # With --libs none the copy of the executable runs from the cache, where its

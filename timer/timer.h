@@ -158,8 +158,10 @@ enum {
 #undef MT_RT_WRAP_ENUM
     MT_RT_WRAP_COUNT
 };
-/* Wrapped through imports only (MT_RT_WRAPPERS). */
-#define MT_RT_IMPORT_ONLY(w) ((w) == MT_RT_WRAP_THRD_CREATE || (w) == MT_RT_WRAP_FORK_ONLY)
+/* Wrapped through imports only (MT_RT_WRAPPERS; __tls_get_addr: a
+ * library's, which ld.so exports). */
+#define MT_RT_IMPORT_ONLY(w)                                                                 \
+    ((w) == MT_RT_WRAP_THRD_CREATE || (w) == MT_RT_WRAP_FORK_ONLY || (w) == MT_RT_WRAP_TLS_GET_ADDR)
 
 enum {
 #define MT_RT_TIMER_ENUM(id, name) MT_RT_TIMER_##id,

@@ -20,7 +20,7 @@
  *    "LIB:records.key";
  *  - tls: an %fs-relative reference or one into the thread's TLS blocks:
  *    the executable's TLS variable there (by its STT_TLS symbol), or a
- *    traced library's in its static block once LIBRARY_TLS said where
+ *    traced library's in the block LIBRARY_TLS gave the thread
  *    ("LIB:NAME"), else "(tls)";
  *  - stack: a reference flagged as the stack's, or inside the range of
  *    them the thread has made: the frame of the procedure whose frame holds

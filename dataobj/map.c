@@ -1,6 +1,6 @@
 /* dataobj/map.c — the data object of every reference of a traced run
  * (dataobj.h), kept up to date by the run's events: the load bias, where
- * each traced library lies (its base, its static TLS block), the
+ * each traced library lies (its base, its TLS block in each thread), the
  * allocator's blocks, and each thread's shadow call stack, built from the
  * return addresses calls push and rets pop (timer.h, MT_TRACE_F_CALL and
  * MT_TRACE_F_RET).

@@ -1554,8 +1554,9 @@ HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e
 /* A thread's TLS block of a traced library (general- and local-dynamic
  * TLS, gcc's for -fPIC: the library's code asks ld.so's __tls_get_addr
  * for the address of module id + offset; the block may be static or one
- * ld.so allocates in each thread on its first use, as it does for every
- * library under LD_AUDIT): LIBRARY_TLS with the block's start, made in
+ * ld.so allocates in each thread on its first use, as libmtmem.so's is
+ * under LD_AUDIT, where ld.so sets up the main thread's TLS before it
+ * maps the program's libraries): LIBRARY_TLS with the block's start, made in
  * the copy's runtime, which knows its counter_base.  An event a call: the
  * call itself makes two references (its return address), and nothing
  * per thread is at hand here to remember the block in. */

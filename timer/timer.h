@@ -341,7 +341,7 @@ typedef struct {
  * the loader had set it: not in a static program); CALL_SITE, made by the
  * inserted code before a call to a wrapped allocator, the run-time address
  * of the original call instruction (a library copy's: its link-time
- * address, the library's load base being unknown to mtool); ALLOC_SIZE then
+ * address, which its rewritten code carries); ALLOC_SIZE then
  * ALLOC (or FREE), made by the heap wrappers (MT_RT_HEAP_WRAPPERS) after the
  * allocator returned: the block's bytes, then its address with `code` = the
  * wrapper's MT_RT_WRAP_* id.  A free while the process has several threads sends the

@@ -375,7 +375,8 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     for (size_t i = 0; rc == 0 && r->data && i < r->libs.nlibs; i++) {
         const mt_pass1_library *lib = &r->libs.libs[i];
         if (!lib->note && lib->code_base) /* traced: its frames and sites named LIB:PROC */
-            mt_data_map_add_library(r->data, lib->name, lib->prog, lib->code_base);
+            mt_data_map_add_library(r->data, lib->name, lib->prog, lib->code_base,
+                                    lib->counter_base, o->log);
     }
     if (rc != 0) {
         mt_counter_map_free(&map);

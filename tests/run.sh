@@ -246,7 +246,8 @@ run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
 # Traced runs through shared libraries (mtool sim -- BIN, --libs; sim
 # RUNDIR on a library m-object): libmtmem.so's misses per procedure against
-# Cachegrind, xz -T2's workers in liblzma on two CPUs (docs/SIMULATOR.md,
+# Cachegrind, its heap blocks, frames, globals and thread-locals as data
+# objects, xz -T2's workers in liblzma on two CPUs (docs/SIMULATOR.md,
 # "Libraries").
 run "traced runs through libraries" env MTOOL="$ASAN/mtool" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" sh tests/trace_libs.sh

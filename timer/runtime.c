@@ -979,6 +979,17 @@ static bool trace_fits(const mt_rt_params *p)
             p->slot_ncounters == mt_params.ncounters && p->slot_ncall_sites == mt_params.ncall_sites);
 }
 
+/* A tracing copy just activated: LIBRARY_BASE, sent at once, so that
+ * other threads' later frames, which may reach the copy's data, come
+ * after it. */
+static void trace_library_base(const mt_rt_params *p, uintptr_t l_addr)
+{
+    if (!tracing() || !p->trace_records)
+        return;
+    trace_event(MT_TRACE_LIBRARY_BASE, l_addr, p->counter_base);
+    trace_flush_here();
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -1005,6 +1016,7 @@ static void activate_library(uintptr_t l_addr)
         note_call_sites(&p, l_addr);
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
+        trace_library_base(&p, l_addr);
     }
 }
 
@@ -1583,6 +1595,32 @@ HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e
     else
         pages_moved((int)a, (uint64_t)b, (const uint64_t *)c, (const int32_t *)d);
     return rc;
+}
+
+/* A thread's TLS block of a traced library (general- and local-dynamic
+ * TLS, gcc's for -fPIC: the library's code asks ld.so's __tls_get_addr
+ * for the address of module id + offset; the block may be static or one
+ * ld.so allocates in each thread on its first use, as libmtmem.so's is
+ * under LD_AUDIT, where ld.so sets up the main thread's TLS before it
+ * maps the program's libraries): LIBRARY_TLS with the block's start, made in
+ * the copy's runtime, which knows its counter_base.  An event a call: the
+ * call itself makes two references (its return address), and nothing
+ * per thread is at hand here to remember the block in. */
+typedef struct {
+    uint64_t module, offset;
+} tls_index_;
+
+static void tls_block_seen(uint64_t block, uint32_t library)
+{
+    if (tracing())
+        trace_event(MT_TRACE_LIBRARY_TLS, block, library);
+}
+
+HIDDEN void *mt_wrap_TLS_GET_ADDR(const tls_index_ *ti)
+{
+    void *p = REAL(TLS_GET_ADDR, void *(*)(const tls_index_ *))(ti);
+    SERVING(tls_block_seen)((uint64_t)(uintptr_t)p - ti->offset, mt_params.counter_base);
+    return p;
 }
 
 HIDDEN int mt_wrap_PTHREAD_JOIN(uint64_t thread, void **value)

@@ -24,7 +24,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 10
+#define MT_RT_VERSION 11
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -137,13 +137,16 @@
  * straight on to the real one for any other system call.  Each reports
  * the call as events of the thread's trace frame ("Traced loads and
  * stores") and returns what the real one returned.  pthread_join too: the
- * thread's frame is sent before it waits and stamped again after. */
+ * thread's frame is sent before it waits and stamped again after; and
+ * ld.so's __tls_get_addr, whose answer places a library's TLS block in the
+ * calling thread (LIBRARY_TLS). */
 #define MT_RT_PLACEMENT_WRAPPERS(X)                                 \
     X(SYSCALL, "syscall")                                           \
     X(MBIND, "mbind")                                               \
     X(SET_MEMPOLICY, "set_mempolicy")                               \
     X(MOVE_PAGES, "move_pages")                                     \
-    X(PTHREAD_JOIN, "pthread_join")
+    X(PTHREAD_JOIN, "pthread_join")                                 \
+    X(TLS_GET_ADDR, "__tls_get_addr")
 
 /* What follows is C only; the macros above also serve timer/entry.S. */
 #ifndef __ASSEMBLER__
@@ -155,8 +158,10 @@ enum {
 #undef MT_RT_WRAP_ENUM
     MT_RT_WRAP_COUNT
 };
-/* Wrapped through imports only (MT_RT_WRAPPERS). */
-#define MT_RT_IMPORT_ONLY(w) ((w) == MT_RT_WRAP_THRD_CREATE || (w) == MT_RT_WRAP_FORK_ONLY)
+/* Wrapped through imports only (MT_RT_WRAPPERS; __tls_get_addr: a
+ * library's, which ld.so exports). */
+#define MT_RT_IMPORT_ONLY(w)                                                                 \
+    ((w) == MT_RT_WRAP_THRD_CREATE || (w) == MT_RT_WRAP_FORK_ONLY || (w) == MT_RT_WRAP_TLS_GET_ADDR)
 
 enum {
 #define MT_RT_TIMER_ENUM(id, name) MT_RT_TIMER_##id,
@@ -342,7 +347,7 @@ typedef struct {
  * the loader had set it: not in a static program); CALL_SITE, made by the
  * inserted code before a call to a wrapped allocator, the run-time address
  * of the original call instruction (a library copy's: its link-time
- * address, the library's load base being unknown to mtool); ALLOC_SIZE then
+ * address, which its rewritten code carries); ALLOC_SIZE then
  * ALLOC (or FREE), made by the heap wrappers (MT_RT_HEAP_WRAPPERS) after the
  * allocator returned: the block's bytes, then its address with `code` = the
  * wrapper's MT_RT_WRAP_* id.  A free while the process has several threads sends the
@@ -366,6 +371,14 @@ typedef struct {
  * that other threads' later frames come after it.  A thread created
  * through the wrapped pthread_create (or an OpenMP thread at its first
  * region) says which thread created it: THREAD_PARENT, after its TLS_BASE.
+ * When the executable's runtime activates a library's tracing copy (at
+ * start-up, after a dlopen), it says where the copy lies (version 11):
+ * LIBRARY_BASE, `addr` = its load base (run-time minus link-time
+ * addresses), `code` = its params' counter_base, which names the copy
+ * among the set's; the frame is sent at once.  Each call the copy makes
+ * of __tls_get_addr (MT_RT_WRAP_TLS_GET_ADDR) is followed by LIBRARY_TLS,
+ * `addr` = the start of the copy's TLS block in the calling thread (the
+ * address returned minus the offset asked), `code` = its counter_base.
  * pthread_create and pthread_join send the calling thread's frame before
  * the call and stamp the empty frame again after it: what it recorded
  * before is before what the new (or joined) thread did, and the wait is
@@ -422,6 +435,10 @@ enum {
     MT_TRACE_MOVE_PAGE,   /* `addr` = an address of the page, `code` = its new node */
     MT_TRACE_THREAD_PARENT, /* `addr` = the id of the thread that created this one (its
                                memory policy is the creator's) */
+    MT_TRACE_LIBRARY_BASE, /* `addr` = a traced library copy's load base, `code` = its
+                              counter_base (version 11) */
+    MT_TRACE_LIBRARY_TLS, /* `addr` = the start of its TLS block in this thread, `code` =
+                             its counter_base */
     MT_TRACE_KINDS
 };
 /* Flags of a reference (mt_trace_record.flags, version 5). */

@@ -355,6 +355,15 @@ void sim_fast_mp_access(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_ki
     slow_ref(fm, addr, size, kind, code, row);
 }
 
+/* slow_ref as the batch's miss: whether the reference lies within one line
+ * of D1 does not matter here (the directory looks at every line). */
+static void batch_slow_ref(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                           uint32_t code, uint64_t *row, bool one_line)
+{
+    (void)one_line;
+    slow_ref(ctx, addr, size, kind, code, row);
+}
+
 /* A frame's plain references in a batch, as fast.c's sim_fast_records
  * (the same records taken, the same counts) with the fast paths above. */
 uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t n,
@@ -365,7 +374,7 @@ uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t
     if (!fm->top_ok)
         return 0;
     return sim_batch_records(fm, levels_of(fm, fm->current), fm->top[fm->current], r, n, counts,
-                             sim_fast_row, fast_hit, slow_ref);
+                             sim_fast_row, fast_hit, batch_slow_ref);
 }
 
 void sim_fast_mp_flush(sim_fast_mp *fm)

@@ -196,18 +196,19 @@ static inline __attribute__((always_inline)) bool line_hit(fast_level *L, uint64
         return true;
     if (!fill)
         return line_hit_no_fill(t, L->ways, tag);
-    switch (L->ways) {
-    case 4:
-        return scan_shift(t, 4, tag);
-    case 8:
+    /* 8 and 16 ways (Cachegrind's D1 and LL, most machines' D1 and L2)
+     * tested first: a switch is a search of the four values, 7 instructions
+     * to reach 8 (line_chain 392 -> 370 million, callgrind as at
+     * sim_fast_records). */
+    if (L->ways == 8)
         return scan_shift(t, 8, tag);
-    case 12:
-        return scan_shift(t, 12, tag);
-    case 16:
+    if (L->ways == 16)
         return scan_shift(t, 16, tag);
-    default:
-        return scan_shift(t, L->ways, tag);
-    }
+    if (L->ways == 4)
+        return scan_shift(t, 4, tag);
+    if (L->ways == 12)
+        return scan_shift(t, 12, tag);
+    return scan_shift(t, L->ways, tag);
 }
 
 static unsigned level_ref(sim_fast *f, int li, uint64_t addr, uint32_t size, mt_sim_kind kind,

@@ -257,9 +257,12 @@ sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_recor
     uint64_t *row = NULL;
     for (; r < stop; r++) {
         unsigned kind = r->kind;
-        uint64_t addr = r->addr, end = addr + r->size - 1;
-        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
+        uint32_t size = r->size;
+        if (kind > MT_TRACE_MODIFY)
             break;
+        if (!size)
+            break;
+        uint64_t addr = r->addr, end = addr + size - 1;
         if (r->code != code) {
             if (row)
                 row[0] += (uint64_t)(r - run) + modifies - run_modifies;
@@ -268,18 +271,28 @@ sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_recor
             code = r->code;
             row = row_of(f, code);
         }
-        bool one_line = !((addr ^ end) >> top.line_shift); /* within one line of D1 */
+        /* Within one line of D1 (the expression sim_fast_top_hit tests, so
+         * computed once).  A reference that wraps around the address space
+         * is not, so it fails the MRU test and is looked for on that path
+         * only (the feed takes it: nothing of it counted yet).  With the
+         * size and kind tested apart, callgrind as above: the batch 660 ->
+         * 606 million instructions (with line_chain's call). */
+        bool one_line = addr >> top.line_shift == end >> top.line_shift;
         if (kind != MT_TRACE_WRITE && !hit(ctx, top, addr, end, false)) {
+            if (end < addr)
+                break;
             missed[MT_SIM_READ]++;
-            miss(ctx, addr, r->size, MT_SIM_READ, code, row, one_line);
+            miss(ctx, addr, size, MT_SIM_READ, code, row, one_line);
         }
         if (kind != MT_TRACE_READ) {
+            if (!hit(ctx, top, addr, end, true)) {
+                if (end < addr)
+                    break;
+                missed[MT_SIM_WRITE]++;
+                miss(ctx, addr, size, MT_SIM_WRITE, code, row, one_line);
+            }
             writes++;
             modifies += kind == MT_TRACE_MODIFY;
-            if (!hit(ctx, top, addr, end, true)) {
-                missed[MT_SIM_WRITE]++;
-                miss(ctx, addr, r->size, MT_SIM_WRITE, code, row, one_line);
-            }
         }
     }
     uint32_t taken = (uint32_t)(r - first);

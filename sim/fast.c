@@ -385,10 +385,10 @@ unsigned sim_fast_ref(sim_fast *f, uint64_t addr, uint32_t size, mt_sim_kind kin
 
 /* The batch's test and path (sim_batch_records): D1's MRU line, then the
  * levels. */
-static inline bool batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write)
+static inline bool batch_hit(void *ctx, bool mru, uint64_t addr, uint64_t end, bool write)
 {
-    (void)ctx, (void)write;
-    return sim_fast_top_hit(top, addr, end);
+    (void)ctx, (void)addr, (void)end, (void)write;
+    return mru;
 }
 
 static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,

@@ -219,19 +219,24 @@ bool sim_fast_top_of(const sim_fast *f, sim_fast_top *top);
 /* Whether [addr, end] lies within the line its D1 set used last: a hit
  * that changes no state at any level (LRU ranks that line first already;
  * nothing below is looked up), so counting it is all there is to do. */
+static inline bool sim_fast_top_mru(sim_fast_top L, uint64_t line)
+{
+    return L.tags[(line & L.set_mask) * L.ways] == line + 1;
+}
 static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
 {
     uint64_t line = addr >> L.line_shift;
-    return line == end >> L.line_shift && L.tags[(line & L.set_mask) * L.ways] == line + 1;
+    return line == end >> L.line_shift && sim_fast_top_mru(L, line);
 }
 
 /* The loop of a batch of a tracing copy's plain references (fast.c's
  * sim_fast_records, fast_mp.c's; their comments say what it takes and
  * why it is exact): each reference counted, then `hit` (a test that
- * changes nothing it does not say) or else `miss` (the reference from its
- * top level on); D1's hits counted once at the end.  Inlined into each
- * with its functions, so the one-CPU loop stays as it was. */
-typedef bool sim_batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write);
+ * changes nothing it does not say, given `mru`: sim_fast_top_hit's answer)
+ * or else `miss` (the reference from its top level on); D1's hits counted
+ * once at the end.  Inlined into each with its functions, so the one-CPU
+ * loop stays as it was. */
+typedef bool sim_batch_hit(void *ctx, bool mru, uint64_t addr, uint64_t end, bool write);
 typedef void sim_batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
                             uint32_t code, uint64_t *row, bool one_line);
 typedef uint64_t *sim_batch_row(sim_fast *f, uint32_t code);
@@ -271,21 +276,26 @@ sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_recor
             code = r->code;
             row = row_of(f, code);
         }
-        /* Within one line of D1 (the expression sim_fast_top_hit tests, so
-         * computed once).  A reference that wraps around the address space
-         * is not, so it fails the MRU test and is looked for on that path
-         * only (the feed takes it: nothing of it counted yet).  With the
-         * size and kind tested apart, callgrind as above: the batch 660 ->
-         * 606 million instructions (with line_chain's call). */
-        bool one_line = addr >> top.line_shift == end >> top.line_shift;
-        if (kind != MT_TRACE_WRITE && !hit(ctx, top, addr, end, false)) {
+        /* Within one line of D1, and its set's most recent line: the MRU
+         * test made once for a modify's read and write unless the read
+         * went down the levels.  A reference that wraps around the address
+         * space is not within one line, so it fails the test and is looked
+         * for on that path only (the feed takes it: nothing of it counted
+         * yet).  With the size and kind tested apart, callgrind as above:
+         * the batch 660 -> 606 million instructions (with line_chain's
+         * call); the test made once, 606 -> 599 million. */
+        uint64_t line = addr >> top.line_shift;
+        bool one_line = line == end >> top.line_shift;
+        bool mru = one_line && sim_fast_top_mru(top, line);
+        if (kind != MT_TRACE_WRITE && !hit(ctx, mru, addr, end, false)) {
             if (end < addr)
                 break;
             missed[MT_SIM_READ]++;
             miss(ctx, addr, size, MT_SIM_READ, code, row, one_line);
+            mru = one_line && sim_fast_top_mru(top, line);
         }
         if (kind != MT_TRACE_READ) {
-            if (!hit(ctx, top, addr, end, true)) {
+            if (!hit(ctx, mru, addr, end, true)) {
                 if (end < addr)
                     break;
                 missed[MT_SIM_WRITE]++;

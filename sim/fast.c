@@ -406,10 +406,11 @@ static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_ki
  * per-record work (kind and size checks, the data-object call, the switch,
  * sim_access's size fixes and the dispatch) becomes one loop over a frame's
  * plain references, with the code object's row kept while the code object
- * stays the same and D1's MRU hit counted in locals.  Exact: it takes only
- * what sim_access would take unchanged (a size of 1 or more that does not
- * wrap), reads and writes both go to D1 first, and the MRU test is the one
- * sim_fast_access makes, done again for a modify's write after its read.
+ * stays the same and D1's MRU hits counted apart (derived since: internal.h's
+ * sim_batch_records).  Exact: it takes only what sim_access would take
+ * unchanged (a size of 1 or more that does not wrap), reads and writes both
+ * go to D1 first, and the MRU test is the one sim_fast_access makes, done
+ * again for a modify's write after its read went down the levels.
  * Callgrind, `mtool sim --misses-only --cachegrind -- phases-gcc-O2 400`
  * (5.06 M references, 3.5 M of them D1 MRU hits): the feed and the
  * simulator 797 -> 567 million instructions (157 -> 112 a reference), the

@@ -21,9 +21,13 @@ const char mt_calibrate_usage[] =
     "a loop's exit mispredicts and what that costs, how far the core runs ahead of a\n"
     "chain through memory into the next independent one; and writes the machine\n"
     "profile for this CPU model to\n"
-    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  A run keeps its fastest sample (other\n"
-    "tenants sharing the core only slow samples down); a figure is the second-fastest run's;\n"
-    "their spread is printed.  Takes well under a minute.\n"
+    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  Every sample is bracketed by an ALU\n"
+    "probe and a one-branch loop probe; it is quiet when both run as fast as their\n"
+    "fastest (no other thread on the core).  A figure is the fastest value three quiet\n"
+    "samples agree on within 2%; a benchmark without one is measured again for up to\n"
+    "4 s, and still without one, or a one-branch loop never at a whole number of\n"
+    "cycles (the core shared throughout), calibrate writes no profile and says which.\n"
+    "Takes well under a minute.\n"
     "\n"
     "The core clock is a dependent imul chain (3 cycles an imul on every x86-64 core of\n"
     "the last decade), checked first against a register-register add chain (1 cycle)\n"
@@ -93,8 +97,8 @@ int mt_cmd_calibrate(int argc, char **argv)
         free(path);
         return rc ? 1 : 0;
     }
-    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (fastest sample of each run, second-"
-                    "fastest run, and the range of the runs' fastest)\n", runs, runs == 1 ? "" : "s");
+    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (a figure: the fastest value "
+                    "three quiet samples agree on)\n", runs, runs == 1 ? "" : "s");
     if (mt_run_calibrate(&m, runs, check, stderr, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;

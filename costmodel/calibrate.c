@@ -20,12 +20,14 @@
  * cycle), so it is no clock there; an imul has no such trick on any x86-64
  * core of the last decade.  Before anything else the calibration checks the
  * imul against two independent references (mt_clock_check) and refuses to
- * measure with a clock they contradict.  A run's figure is its fastest kept
- * sample: the vCPU shares its physical core with other tenants' threads
- * (measured on a Zen 5: independent adds take 0.25 cycles each at best,
- * 0.38 in the median sample while a neighbour runs), interference only ever
- * slows a sample, and
- * the model predicts the core running the program alone. */
+ * measure with a clock they contradict.  The vCPU shares its physical core
+ * with other threads (measured on a Zen 5: independent adds take 0.25
+ * cycles each at best, 0.38 in the median sample while a neighbour runs),
+ * and the model predicts the core running the program alone: so two
+ * probes around every sample tell whether the core was this thread's
+ * alone, and a figure is the fastest value that such quiet samples repeat
+ * (mt_repeated_figure); one that none repeat is measured again when the
+ * core is quiet, and still none, no profile is written. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
@@ -530,8 +532,8 @@ static double clock_reference(long iters, void *buf)
  * does not wait for the work before it: a probe right after a long divide
  * chain took part of the chain's tail).  The ALU probe: ten independent
  * register-register add chains, about 5000 cycles; the front-end probe:
- * the one-branch loop, 2000 iterations.  Their fastest over the
- * calibration is the core to itself: a thread on the SMT sibling takes
+ * the one-branch loop, 2000 iterations.  Their fastest readings over the
+ * calibration are the core to itself (quiet_readings): a thread on the SMT sibling takes
  * ALU slots, fetch and branch-prediction cycles, which the clock
  * references (latency chains) do not notice.  Measured on the AMD EPYC
  * Zen 3 (family 25 model 1) under a load of 5 (compilers on the other
@@ -571,11 +573,11 @@ typedef struct {
 static void measure(bench_fn f, double ops, bool zmm, void *buf, int pass, int samples,
                     sample_set *set)
 {
-    const int SAMPLES = samples, MAX_TRIES = 6 * samples;
+    const int max_tries = 6 * samples;
     const long ref_iters = 240, iters = 1000; /* the reference: 29k cycles */
     int kept = 0;
     f(10, buf); /* warm up */
-    for (int t = 0; t < MAX_TRIES && kept < SAMPLES; t++) {
+    for (int t = 0; t < max_tries && kept < samples; t++) {
         double r0 = clock_reference(ref_iters, buf);
         probe_pair p0 = probe_cycles(r0, buf);
         /* Vector registers back to 1.0 before every sample: the compiler's
@@ -588,7 +590,7 @@ static void measure(bench_fn f, double ops, bool zmm, void *buf, int pass, int s
         double x = ticks(f, iters, buf);
         double r1 = clock_reference(ref_iters, buf);
         probe_pair p1 = probe_cycles(r1, buf);
-        if (fabs(r0 - r1) > 0.015 * fmin(r0, r1) && t < MAX_TRIES - SAMPLES)
+        if (fabs(r0 - r1) > 0.015 * fmin(r0, r1) && t < max_tries - samples)
             continue;
         double ratio = (r0 + r1) / 2;
         probe_pair p = {fmax(p0.alu, p1.alu), fmax(p0.front, p1.front)};
@@ -728,8 +730,9 @@ static int by_sample_value(const void *a, const void *b)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-/* Passes are numbered from 0; a calibration makes at most 50 runs and a
- * few more passes, so a 64-bit set holds them. */
+/* Passes are numbered from 0: at most 50 runs, then the passes made again
+ * in quiet moments; past 64 they wrap around in this set, and count as
+ * fewer passes (which only asks for more samples). */
 static int distinct_passes(const mt_cal_sample *s, int n)
 {
     uint64_t seen = 0;
@@ -1357,7 +1360,7 @@ static void measure_bench(size_t i, void *buf, int pass, int samples, sample_set
  * percent of the probes only (on the AMD EPYC Zen 3, family 25 model 1,
  * under a load of 5: the first percentile of the one-branch loop 1.042
  * cycles, its fastest 1.01). */
-static probe_pair fastest_probes(const sample_set *sets, size_t total)
+static probe_pair quiet_readings(const sample_set *sets, size_t total)
 {
     size_t n = 0;
     for (size_t i = 0; i < total; i++)
@@ -1383,7 +1386,7 @@ static probe_pair fastest_probes(const sample_set *sets, size_t total)
  * calibration's fastest; how many benchmarks have none. */
 static int repeat_all(sample_set *sets, mt_repeat *rep, const bool *skip, size_t total)
 {
-    probe_pair fastest = fastest_probes(sets, total);
+    probe_pair fastest = quiet_readings(sets, total);
     int failed = 0;
     for (size_t i = 0; i < total; i++) {
         if (skip[i])
@@ -1427,7 +1430,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
     int failed = repeat_all(sets, rep, skip, total), first_failed = failed, extra = 0;
     size_t next = 0;
     double start = mt_now_seconds();
-    probe_pair quiet = fastest_probes(sets, total);
+    probe_pair quiet = quiet_readings(sets, total);
     while (failed && wait_quiet(quiet, start + EXTRA_SECONDS, buf)) {
         extra++;
         /* A quiet moment may be short: each benchmark a few samples, the
@@ -1442,7 +1445,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
             }
         }
         failed = repeat_all(sets, rep, skip, total);
-        quiet = fastest_probes(sets, total);
+        quiet = quiet_readings(sets, total);
     }
     if (report && extra)
         fprintf(report, "  %d benchmark%s without a figure three quiet samples repeat: measured again "
@@ -1453,7 +1456,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
      * for the whole calibration, and a slow loop figure repeats as well as
      * a right one (the profile the Xeon family 6 model 207 kept that way
      * predicted add_i32 50% long). */
-    double front = fastest_probes(sets, total).front;
+    double front = quiet_readings(sets, total).front;
     if (!mt_front_end_whole(front)) {
         mt_error_set(err, "calibrate: the one-branch loop probe never ran at a whole number of "
                           "cycles an iteration (fastest %.3f): another thread shared this core's "

@@ -410,18 +410,24 @@ static int quiet_samples(const samples *s, probe_floor f)
     return n;
 }
 
-/* Waits, polling every 2 ms for at most `seconds` in all (*waited), until
- * both probes are quiet: the extra samples are then taken when a
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits, polling every 2 ms until `deadline` (CLOCK_MONOTONIC seconds),
+ * until both probes are quiet: the extra samples are then taken when a
  * neighbour has left the core rather than whenever. */
-static void wait_quiet(probe_floor f, double *waited, double seconds)
+static void wait_quiet(probe_floor f, double deadline)
 {
     const struct timespec pause = {0, 2000000L};
-    while (*waited < seconds) {
+    while (now_seconds() < deadline) {
         double r = tsc_per_cycle();
         if (is_quiet(alu_probe(r), front_probe(r), f))
             return;
         nanosleep(&pause, NULL);
-        *waited += 0.002;
     }
 }
 
@@ -454,10 +460,10 @@ static int measure(int passes, const char *out_path, probe_floor floor)
     if (floor.front > 0 && floor.front < f.front)
         f.front = floor.front;
     int extra = 0;
-    double waited = 0;
+    double deadline = now_seconds() + 3.0;
     for (; extra < 3 * passes; extra++) {
         int more = 0;
-        wait_quiet(f, &waited, 3.0);
+        wait_quiet(f, deadline);
         for (size_t k = 0; k < NKERNELS; k++)
             if (quiet_samples(&smp[k], f) < MIN_QUIET) {
                 sample(k, &smp[k]);

@@ -1469,11 +1469,17 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
 
 static int not_repeated(const char *name, const mt_repeat *r, mt_error *err)
 {
-    mt_error_set(err, "calibrate: '%s' repeats no figure: %d samples quiet (the probes around "
-                      "them within %.0f%% of their fastest), the fastest %.3f cycles, and no value "
-                      "that %d of them agree on within %.0f%%, after %.0f s more of "
-                      "trying (the machine too busy to measure it; no profile written)", name,
-                 r->quiet, 100 * QUIET_PROBE, r->figure, REPEAT_MIN, 100 * REPEAT_TOL, EXTRA_SECONDS);
+    char quiet[96];
+    if (r->quiet > 0)
+        snprintf(quiet, sizeof quiet, "%d samples quiet, the fastest %.3f cycles", r->quiet,
+                 r->figure);
+    else
+        snprintf(quiet, sizeof quiet, "no sample quiet");
+    mt_error_set(err, "calibrate: '%s' repeats no figure after %.0f s more of trying: %s (quiet: "
+                      "the probes around a sample within %.0f%% of their quiet readings), and no "
+                      "value %d quiet samples agree on within %.0f%% (another thread kept this "
+                      "core busy; no profile written)", name, EXTRA_SECONDS, quiet,
+                 100 * QUIET_PROBE, REPEAT_MIN, 100 * REPEAT_TOL);
     return -1;
 }
 

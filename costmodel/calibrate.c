@@ -1383,16 +1383,16 @@ static probe_pair quiet_readings(const sample_set *sets, size_t total)
 
 /* Each benchmark's figure (rep[i].agree 0: none repeats), its samples
  * quiet when both probes around them are within QUIET_PROBE of the
- * calibration's fastest; how many benchmarks have none. */
+ * calibration's quiet readings; how many benchmarks have none. */
 static int repeat_all(sample_set *sets, mt_repeat *rep, const bool *skip, size_t total)
 {
-    probe_pair fastest = quiet_readings(sets, total);
+    probe_pair quiet = quiet_readings(sets, total);
     int failed = 0;
     for (size_t i = 0; i < total; i++) {
         if (skip[i])
             continue;
         for (size_t k = 0; k < sets[i].n; k++)
-            sets[i].s[k].quiet = probes_quiet(sets[i].probe[k], fastest);
+            sets[i].s[k].quiet = probes_quiet(sets[i].probe[k], quiet);
         failed += mt_repeated_figure(sets[i].s, (int)sets[i].n, &rep[i]) != 0;
     }
     return failed;

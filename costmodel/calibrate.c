@@ -1459,7 +1459,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
     double front = quiet_readings(sets, total).front;
     if (!mt_front_end_whole(front)) {
         mt_error_set(err, "calibrate: the one-branch loop probe never ran at a whole number of "
-                          "cycles an iteration (fastest %.3f): another thread shared this core's "
+                          "cycles an iteration (at best %.3f): another thread shared this core's "
                           "front end throughout, which slows every loop figure; no profile "
                           "written (calibrate again when the machine is quieter)", front);
         return -1;

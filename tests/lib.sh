@@ -4,6 +4,12 @@
 # "N passed, M failed" line that gives the script its status.  A script that
 # prints only its failures sets quiet_ok=1 before sourcing it.
 passed=0 failed=0
+# The machine profile tests/run.sh calibrated once, installed in a script's
+# private configuration (exported before sourcing this) unless it has one.
+if [ -n "${MTOOL_TEST_MACHINE:-}" ] && [ -n "${XDG_CONFIG_HOME:-}" ] &&
+    [ ! -e "$XDG_CONFIG_HOME/mtool/$(basename "$MTOOL_TEST_MACHINE")" ]; then
+    mkdir -p "$XDG_CONFIG_HOME/mtool" && cp "$MTOOL_TEST_MACHINE" "$XDG_CONFIG_HOME/mtool/"
+fi
 ok() {
     passed=$((passed + 1))
     [ -n "${quiet_ok:-}" ] || echo "ok - $*"

@@ -1344,11 +1344,11 @@ static void measure_bench(size_t i, void *buf, int pass, int samples, sample_set
 
 /* Passes over the benchmarks whose samples repeat no figure yet, each
  * when the probes say the core is quiet (polled every QUIET_POLL_MS), for
- * at most EXTRA_SECONDS: a pass over a few of them takes milliseconds, and
- * a neighbour's compile on the SMT sibling leaves the core now and then
+ * at most the caller's wait (MT_CALIBRATE_WAIT_SECONDS, or a command's
+ * own calibration's, shorter): a pass over a few of them takes
+ * milliseconds, and a neighbour's compile on the SMT sibling leaves the core now and then
  * (on the AMD EPYC Zen 3, family 25 model 1, under a load of 5.5: the
  * one-branch loop alone in 7% of 22000 samples, in stretches). */
-#define EXTRA_SECONDS 6.0
 #define QUIET_POLL_MS 2
 #define PASS_SAMPLES 15 /* samples of a benchmark in a pass */
 #define EXTRA_SAMPLES 5 /* ... in a pass after them */
@@ -1420,7 +1420,7 @@ static bool wait_quiet(probe_pair quiet, double deadline, void *buf)
  * milliseconds, longer than one benchmark's samples), then passes over
  * those whose samples repeat no figure yet. */
 static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *skip, int runs,
-                                  void *buf, FILE *report, mt_error *err)
+                                  double wait_seconds, void *buf, FILE *report, mt_error *err)
 {
     size_t total = MT_ARRAY_LEN(benches) + NDERIVED;
     for (int r = 0; r < runs; r++)
@@ -1431,7 +1431,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
     size_t next = 0;
     double start = mt_now_seconds();
     probe_pair quiet = quiet_readings(sets, total);
-    while (failed && wait_quiet(quiet, start + EXTRA_SECONDS, buf)) {
+    while (failed && wait_quiet(quiet, start + wait_seconds, buf)) {
         extra++;
         /* A quiet moment may be short: each benchmark a few samples, the
          * first of them where the last pass stopped. */
@@ -1467,7 +1467,7 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
     return 0;
 }
 
-static int not_repeated(const char *name, const mt_repeat *r, mt_error *err)
+static int not_repeated(const char *name, const mt_repeat *r, double wait_seconds, mt_error *err)
 {
     char quiet[96];
     if (r->quiet > 0)
@@ -1475,10 +1475,10 @@ static int not_repeated(const char *name, const mt_repeat *r, mt_error *err)
                  r->figure);
     else
         snprintf(quiet, sizeof quiet, "no sample quiet");
-    mt_error_set(err, "calibrate: '%s' repeats no figure after %.0f s more of trying: %s (quiet: "
+    mt_error_set(err, "calibrate: '%s' repeats no figure after %g s more of trying: %s (quiet: "
                       "the probes around a sample within %.0f%% of their quiet readings), and no "
                       "value %d quiet samples agree on within %.0f%% (another thread kept this "
-                      "core busy; no profile written)", name, EXTRA_SECONDS, quiet,
+                      "core busy; no profile written)", name, wait_seconds, quiet,
                  100 * QUIET_PROBE, REPEAT_MIN, 100 * REPEAT_TOL);
     return -1;
 }
@@ -1499,7 +1499,7 @@ static void report_line(FILE *report, const char *name, const sample_set *set, c
             r->figure > 0 ? 100 * (median - r->figure) / r->figure : 0);
 }
 
-int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
+int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_error *err)
 {
     if (runs < 1 || runs > 50) {
         mt_error_set(err, "calibrate: runs must be 1..50");
@@ -1552,7 +1552,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     bool *skip = mt_xcalloc(total, sizeof *skip);
     for (size_t i = 0; i < nb; i++)
         skip[i] = benches[i].avx512 && !m->has_avx512;
-    rc = measure_until_repeated(sets, rep, skip, runs, buf, report, err);
+    rc = measure_until_repeated(sets, rep, skip, runs, wait_seconds, buf, report, err);
     double d[NDERIVED];
     for (size_t i = 0; i < total && rc == 0; i++) {
         if (skip[i])
@@ -1567,7 +1567,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
     for (size_t i = 0; i < total && rc == 0; i++)
         if (!skip[i])
             rc = rep[i].agree ? check_figure(bench_name(i), rep[i].figure, err)
-                              : not_repeated(bench_name(i), &rep[i], err);
+                              : not_repeated(bench_name(i), &rep[i], wait_seconds, err);
     double *ratios = mt_xcalloc(total, sizeof *ratios);
     int nratio = 0;
     for (size_t i = 0; i < total; i++)
@@ -1627,7 +1627,7 @@ int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err)
         fprintf(report, "  other CPUs busy during the measurements: %.0f%% of their time%s\n",
                 m->calibration_busy_pct,
                 m->calibration_busy_pct > MT_CALIBRATION_BUSY_PCT
-                    ? " (one may share this core: figures may be slow)" : "");
+                    ? " (one may share this core: the figures are from its quiet samples)" : "");
     free(buf);
     return check_profile(m, err);
 }

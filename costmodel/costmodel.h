@@ -499,8 +499,12 @@ bool mt_front_end_whole(double fastest_loop);
 
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every
- * measurement; the spread over runs is written to `report` (may be NULL). */
-int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+ * measurement; the spread over runs is written to `report` (may be NULL).
+ * Benchmarks whose samples repeat no figure are measured again in quiet
+ * moments for at most `wait_seconds` (MT_CALIBRATE_WAIT_SECONDS for `mtool
+ * calibrate`; a command calibrating by itself waits less), then refused. */
+int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_error *err);
+#define MT_CALIBRATE_WAIT_SECONDS 6.0
 /* The latency of each level (latency.c), after mt_calibrate (its clock
  * ratio): a random pointer chase over working_set[l] bytes (0: the level is
  * not measured), the fastest of `runs` (3 to 5) short chases, into

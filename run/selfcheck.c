@@ -281,7 +281,7 @@ static void print_table(FILE *fp, const mt_machine *m, const check_row *rows, si
                 run->front, alu, loop);
 }
 
-int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
+int mt_run_selfcheck(mt_machine *m, int passes, double wait_seconds, FILE *report, mt_error *err)
 {
     double t0 = mt_now_seconds();
     m->check_kernels = 0;
@@ -302,8 +302,9 @@ int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     char *results = mt_xasprintf("%s/measured.txt", dir);
     /* The probes' quiet readings: the profile's add throughput and one-
      * branch loop (the same loops calibrate times). */
-    char passes_arg[16], alu_arg[32], front_arg[32];
+    char passes_arg[16], alu_arg[32], front_arg[32], wait_arg[32];
     snprintf(passes_arg, sizeof passes_arg, "%d", passes);
+    snprintf(wait_arg, sizeof wait_arg, "%.2f", wait_seconds);
     snprintf(alu_arg, sizeof alu_arg, "%.4f", m->timing[MT_IC_ALU][MT_W128].rthroughput);
     snprintf(front_arg, sizeof front_arg, "%.4f", m->taken_per_cycle > 0 ? 1 / m->taken_per_cycle : 0);
     mt_program *prog = NULL;
@@ -317,7 +318,7 @@ int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     mt_analyze_options_init(&opt);
     opt.want_lines = false;
     char *count_argv[] = {exe, "count", NULL};
-    char *measure_argv[] = {exe, "measure", passes_arg, results, alu_arg, front_arg, NULL};
+    char *measure_argv[] = {exe, "measure", passes_arg, results, alu_arg, front_arg, wait_arg, NULL};
     int rc = 0;
     if (write_program(exe, err) != 0 || mt_make_dirs(profiles, err) != 0 ||
         !(prog = mt_analyze(exe, &opt, err)) ||
@@ -410,8 +411,9 @@ static void busy_warning(const mt_model_check *c, char *buf, size_t n)
     buf[0] = '\0';
     if (c->busy_pct > MT_CALIBRATION_BUSY_PCT)
         snprintf(buf, n, "the machine profile was calibrated while other CPUs were busy %.0f%% of "
-                         "the time (one may share this core, which slows what calibrate measures): "
-                         "predictions may be too long; run 'mtool calibrate' on an idle machine",
+                         "the time: its compute figures are those samples with the core to itself "
+                         "repeated, its memory latencies were measured with the caches and memory "
+                         "shared and may be long; run 'mtool calibrate' on an idle machine",
                  c->busy_pct);
 }
 

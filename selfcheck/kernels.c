@@ -7,7 +7,7 @@
  * blocks with mtool's own pass 1 and times it uninstrumented:
  *
  *   kernels count               call every kernel once (the pass-1 run)
- *   kernels measure PASSES OUT [ALU FRONT]
+ *   kernels measure PASSES OUT [ALU FRONT [WAIT]]
  *                               PASSES passes over the kernels, one timed call of
  *                               each per pass (and more while quiet samples
  *                               are missing); OUT gets a line per kernel:
@@ -18,7 +18,9 @@
  *                               quiet samples), then "#probe QMIN QUIET_SHARE
  *                               EXTRA_PASSES FMIN"; ALU and FRONT: the probes'
  *                               quiet readings calibrate measured (cycles an
- *                               add, cycles a one-branch loop iteration)
+ *                               add, cycles a one-branch loop iteration);
+ *                               WAIT: the longest the extra samples wait
+ *                               for quiet moments, in all (3 s)
  *   kernels list                the kernel names
  *
  * Every kernel is a procedure k_NAME (noinline) repeating an L1-resident
@@ -434,7 +436,7 @@ static void wait_quiet(probe_floor f, double deadline)
 /* floor: the probes' readings with the core to itself as the calibration
  * measured them (0: not known): a check run while a neighbour kept the
  * core busy throughout never sees them itself. */
-static int measure(int passes, const char *out_path, probe_floor floor)
+static int measure(int passes, const char *out_path, probe_floor floor, double wait_seconds)
 {
     if (passes < 1 || passes > MAX_SAMPLES / 2)
         return 2;
@@ -444,7 +446,7 @@ static int measure(int passes, const char *out_path, probe_floor floor)
     /* Passes over all kernels, so that one kernel's samples are spread in
      * time (a neighbour's burst slows a few of each, not all of one); then,
      * for three times as many passes at most, each when both probes are
-     * quiet (waiting 3 s in all at most), more samples of the kernels with
+     * quiet (waiting wait_seconds in all at most), more samples of the kernels with
      * fewer than three quiet ones (a neighbour busy for seconds). */
     for (int p = 0; p < passes; p++)
         for (size_t k = 0; k < NKERNELS; k++)
@@ -460,7 +462,7 @@ static int measure(int passes, const char *out_path, probe_floor floor)
     if (floor.front > 0 && floor.front < f.front)
         f.front = floor.front;
     int extra = 0;
-    double deadline = now_seconds() + 3.0;
+    double deadline = now_seconds() + wait_seconds;
     for (; extra < 3 * passes; extra++) {
         int more = 0;
         wait_quiet(f, deadline);
@@ -518,11 +520,11 @@ int main(int argc, char **argv)
             kernels[k].run();
         return 0;
     }
-    if ((argc == 4 || argc == 6) && strcmp(argv[1], "measure") == 0) {
-        probe_floor floor = {argc == 6 ? atof(argv[4]) : 0, argc == 6 ? atof(argv[5]) : 0};
-        return measure(atoi(argv[2]), argv[3], floor);
+    if (argc >= 4 && argc <= 7 && argc != 5 && strcmp(argv[1], "measure") == 0) {
+        probe_floor floor = {argc >= 6 ? atof(argv[4]) : 0, argc >= 6 ? atof(argv[5]) : 0};
+        return measure(atoi(argv[2]), argv[3], floor, argc == 7 ? atof(argv[6]) : 3.0);
     }
-    fprintf(stderr, "usage: kernels count | kernels measure PASSES OUT [ALU_FLOOR FRONT_FLOOR] | "
-                    "kernels list\n");
+    fprintf(stderr, "usage: kernels count | kernels measure PASSES OUT [ALU_FLOOR FRONT_FLOOR "
+                    "[WAIT_SECONDS]] | kernels list\n");
     return 2;
 }

@@ -25,7 +25,7 @@ const char mt_calibrate_usage[] =
     "probe and a one-branch loop probe; it is quiet when both run as fast as their\n"
     "fastest (no other thread on the core).  A figure is the fastest value three quiet\n"
     "samples agree on within 2%; a benchmark without one is measured again for up to\n"
-    "4 s, and still without one, or a one-branch loop never at a whole number of\n"
+    "6 s, and still without one, or a one-branch loop never at a whole number of\n"
     "cycles (the core shared throughout), calibrate writes no profile and says which.\n"
     "Takes well under a minute.\n"
     "\n"
@@ -84,7 +84,8 @@ int mt_cmd_calibrate(int argc, char **argv)
         mt_machine_cpu_model(model, sizeof model);
         char *path = out ? mt_xstrdup(out) : mt_machine_profile_path(model);
         int rc = mt_machine_read(path, &m, &err);
-        if (rc == 0 && mt_run_selfcheck(&m, MT_SELFCHECK_PASSES(runs), stderr, &err) == 0) {
+        if (rc == 0 && mt_run_selfcheck(&m, MT_SELFCHECK_PASSES(runs), MT_CALIBRATE_WAIT_SECONDS / 2,
+                                         stderr, &err) == 0) {
             if (dry)
                 mt_machine_write(stdout, &m);
             else if ((rc = mt_machine_save(&m, path, &err)) == 0)
@@ -99,7 +100,7 @@ int mt_cmd_calibrate(int argc, char **argv)
     }
     fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (a figure: the fastest value "
                     "three quiet samples agree on)\n", runs, runs == 1 ? "" : "s");
-    if (mt_run_calibrate(&m, runs, check, stderr, stderr, &err) != 0) {
+    if (mt_run_calibrate(&m, runs, check, MT_CALIBRATE_WAIT_SECONDS, stderr, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;
     }
@@ -108,9 +109,11 @@ int mt_cmd_calibrate(int argc, char **argv)
             mt_now_seconds() - t0);
     if (m.calibration_busy_pct > MT_CALIBRATION_BUSY_PCT)
         fprintf(stderr, "mtool: warning: other CPUs were busy %.0f%% of the time while calibrate "
-                        "measured (one may share this core, which slows what it measures); the "
-                        "profile says so, and so will every report that predicts with it: run "
-                        "'mtool calibrate' again on an idle machine\n", m.calibration_busy_pct);
+                        "measured: the compute figures are those samples with the core to itself "
+                        "repeated, the memory latencies were measured with the caches and memory "
+                        "shared; the profile says so, and so will every report that predicts with "
+                        "it: run 'mtool calibrate' again on an idle machine\n",
+                m.calibration_busy_pct);
     if (dry) {
         mt_machine_write(stdout, &m);
         return 0;

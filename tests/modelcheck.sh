@@ -238,9 +238,9 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
              grep -q 'warning: other CPUs were busy [0-9]*% of the time while this machine was calibrated' '$W/fresh.err' &&
              awk '\$1 == \"calibration_busy_pct\" { b = \$2 } END { exit !(b >= 50) }' '$fresh'"
     else
-        check "a command calibrating by itself beside a busy CPU: refused after its 2 s of waiting for quiet moments (or for its clock), said, nothing kept" \
+        check "a command calibrating by itself beside a busy CPU: refused after its 4 s of waiting for quiet moments (or for its clock), said, nothing kept" \
             "grep -q 'calibrate: ' '$W/fresh.err' && ! grep -q 'machine profile written to' '$W/fresh.err' &&
-             { ! grep -q 'repeats no figure' '$W/fresh.err' || grep -q 'repeats no figure after 2 s more of trying' '$W/fresh.err'; }"
+             { ! grep -q 'repeats no figure' '$W/fresh.err' || grep -q 'repeats no figure after 4 s more of trying' '$W/fresh.err'; }"
     fi
 else
     ok "calibrate beside a busy CPU # SKIP one CPU (or no taskset)"

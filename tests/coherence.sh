@@ -236,7 +236,7 @@ fi
 # Once a process has had a second thread its frames are short (1023
 # records, timer.h), so that the merge orders the threads finely: as many
 # frames as the records sent while it ran, in 1023s, or more.
-frames=$(sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after.*/\1 \2 \3/p' "$OUT/err")
+frames=$(frames_sent "$OUT/err")
 check "coherence: sharing's frames are short (records, frames sent, records after: ${frames:-none})" \
     "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
 if python3 -c 'import json, sys

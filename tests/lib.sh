@@ -15,6 +15,12 @@ ok() {
     [ -n "${quiet_ok:-}" ] || echo "ok - $*"
 }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+# frames_sent ERR: "RECORDS FRAMES AFTER" from a traced run's summary line
+# on stderr (mtool sim -- BIN): its records, the frames sent while the
+# program ran, and the records read from its profile after it ended.
+frames_sent() {
+    sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after.*/\1 \2 \3/p' "$1"
+}
 # check WHAT CMD: the assertion WHAT holds when CMD (eval'd) succeeds.
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 # tally FILE: counts in the ok / not ok lines another checker wrote to FILE.

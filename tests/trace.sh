@@ -68,7 +68,7 @@ for s in matmul-gcc-O2-nopie matmul-gcc-O2 linked-gcc-O2-nopie linked-gcc-O2; do
 done
 # A process that has had one thread only sends long frames (8191 records,
 # timer.h): fewer than one a 1023 records sent while it ran.
-frames=$(sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after.*/\1 \2 \3/p' "$OUT/matmul-gcc-O2.err")
+frames=$(frames_sent "$OUT/matmul-gcc-O2.err")
 check "trace: matmul's frames are long (records, frames sent, records after: ${frames:-none})" \
     "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 10 && \$2 * 4096 < \$1 - \$3) }'"
 traced "$OUT/kernels"

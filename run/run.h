@@ -552,7 +552,8 @@ typedef struct {
     mt_instrumented ins;    /* the tracing copy and the rewriter's report */
     mt_run_result run;      /* the traced run: times and exit status */
     mt_trace_feed_counts counts; /* records read, references simulated */
-    uint64_t frames;        /* frames received while the program ran */
+    uint64_t frames;        /* frames received while the program ran, */
+    uint64_t ring_frames;   /* ... of them through the threads' trace rings */
     uint64_t leftover;      /* records read from the profiles after it ended */
     mt_data_map *data;      /* the data objects the references were given (dataobj/) */
     mt_pass1_libraries libs;/* the shared libraries traced with it (their tracing copies;

@@ -237,8 +237,11 @@ fi
 # records, timer.h), so that the merge orders the threads finely: as many
 # frames as the records sent while it ran, in 1023s, or more.
 frames=$(frames_sent "$OUT/err")
-check "coherence: sharing's frames are short (records, frames sent, records after: ${frames:-none})" \
-    "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
+check "coherence: sharing's frames are short (records, frames sent, records after, through rings: ${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
+# Each thread's through its own slot's ring.
+check "coherence: sharing's frames all came through the threads' trace rings (${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$4 == \$2) }'"
 if python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["processors"]
 rows = {r["name"]: r for r in p["data_objects"]}

@@ -173,6 +173,7 @@ static struct {
     uint64_t timer_bias;            /* mt_profile_header.timer_bias, once measured */
     uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
     long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
+    bool no_ring;                   /* $MTOOL_TRACE_RING=0: frames in their messages */
 } rt;
 
 /* The real syscall() (rt.wrap_callee's), for entry.S's wrapper of it. */
@@ -324,7 +325,7 @@ static void trace_reset(mt_slot_header *s)
 /* The slot's trace ring (timer.h), NULL when the slot is not the file's. */
 static mt_trace_ring *trace_ring(mt_slot_header *s)
 {
-    return s->file_slot ? (mt_trace_ring *)((uint8_t *)s +
+    return s->file_slot && !rt.no_ring ? (mt_trace_ring *)((uint8_t *)s +
                                             MT_SLOT_RING_OFFSET(mt_params.ncounters,
                                                                 mt_params.ntimers,
                                                                 mt_params.ncall_sites,
@@ -1200,6 +1201,8 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
             phnum = aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     rt.trace_fd = trace_fd(envp);
+    const char *ring = env_value(envp, "MTOOL_TRACE_RING");
+    rt.no_ring = ring && ring[0] == '0' && !ring[1];
     open_profile(argv, 0);
     mt_slot_header *slot = rt.hdr ? map_slot(0, NULL) : NULL;
     track(0, slot);

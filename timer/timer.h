@@ -362,6 +362,8 @@ typedef struct {
  * adding one to `released` and waking the futex there when `waiting` is
  * set), then moves `head` past it and sends its message.  A thread that
  * waits for room wakes every 100 ms to see whether mtool is still there.
+ * $MTOOL_TRACE_RING=0 in the program's environment sends every frame in
+ * its message (the tests compare the two ways).
  * Why a ring: the records cross from the program to mtool without the
  * socket's two copies (into the kernel, out of it) and its buffers'
  * allocations: Debian's gzip -9 on 2 MB, `mtool sim --misses-only`, the

@@ -72,6 +72,7 @@ typedef struct {
 
 typedef struct {
     int fd;
+    const char *profiles;      /* the run's profile directory */
     mt_trace_feed *feed;
     mt_trace_merge *merge;
     mt_stall_streams *streams; /* NULL: not tracked */
@@ -142,6 +143,16 @@ static bool queue_pop(frame_queue *q, queued_frame *f)
     return got;
 }
 
+/* Whether `path` names a file of the run's profile directory: the only
+ * files whose rings mtool maps (and writes the tail of), whatever a
+ * message says. */
+static bool in_profiles(const consumer *c, const char *path)
+{
+    size_t n = strlen(c->profiles);
+    return !strncmp(path, c->profiles, n) && path[n] == '/' && path[n + 1] &&
+           !strchr(path + n + 1, '/');
+}
+
 /* The ring at byte `at` of the profile `path`, mapped once: NULL when it
  * cannot be (not a file this run's programs write, or too short). */
 static mt_trace_ring *ring_of(consumer *c, const char *path, uint64_t at)
@@ -150,7 +161,7 @@ static mt_trace_ring *ring_of(consumer *c, const char *path, uint64_t at)
         if (c->rings[i].at == at && !strcmp(c->rings[i].path, path))
             return c->rings[i].ring;
     struct stat st;
-    int fd = at % 4096 ? -1 : open(path, O_RDWR | O_CLOEXEC);
+    int fd = at % 4096 || !in_profiles(c, path) ? -1 : open(path, O_RDWR | O_CLOEXEC);
     void *p = MAP_FAILED;
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size >= at + MT_TRACE_RING_SIZE)
         p = mmap(NULL, MT_TRACE_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
@@ -314,6 +325,7 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     snprintf(fd, sizeof fd, "%d", sv[1]);
     setenv("MTOOL_TRACE_FD", fd, 1);
     c->fd = sv[0];
+    c->profiles = profiles;
     queue_init(&c->queue);
     pthread_t receiver, simulator;
     int rc = pthread_create(&simulator, NULL, simulate, c);

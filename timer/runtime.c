@@ -39,7 +39,7 @@ enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_F
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
 enum { ARCH_SET_GS = 0x1001, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
-enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4, ETIMEDOUT_ = 110 };
+enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4, EPIPE_ = 32, ETIMEDOUT_ = 110 };
 enum { FUTEX_WAIT_ = 0, SIG_SETMASK_ = 2, POLLERR_ = 8, POLLHUP_ = 16 };
 enum { MSG_NOSIGNAL_ = 0x4000 };
 /* The kernel's struct iovec and struct msghdr (x86-64). */
@@ -426,7 +426,7 @@ static void trace_send(mt_slot_header *s, int32_t tid)
             iov[1] = (iovec_){rt.path, str_len(rt.path) + 1};
         }
         msghdr_ msg = {.iov = iov, .iovlen = 2};
-        long r = g && !ringed ? -32 /* EPIPE: the ring's reader is gone */ : -EINTR_;
+        long r = g && !ringed ? -EPIPE_ /* the ring's reader is gone */ : -EINTR_;
         while (r == -EINTR_)
             r = sys3(SYS_SENDMSG, rt.trace_fd, (long)&msg, MSG_NOSIGNAL_);
         if (failed(r)) {

@@ -333,7 +333,7 @@ typedef struct {
 
 /* Traced loads and stores (mtool sim -- BIN; version 4, events and flags
  * version 5).  A slot's trace area:
- *     [int64_t index][uint64_t capacity][mt_trace_frame][mt_trace_record records[r]]
+ *     [int64_t index][uint64_t capacity][16 bytes unused][mt_trace_record records[r]]
  * `index` is minus the 8-byte words left before the records' end, so that
  * the inserted code writes a record at %gs:END(,index,8), adds 2 with a
  * `lea` and calls mt_timer_trace_flush when `jrcxz` finds 0: no flag
@@ -424,7 +424,6 @@ typedef struct {
 #define MT_TRACE_SHARED_RECORDS 1023u
 #define MT_TRACE_INDEX 0
 #define MT_TRACE_CAPACITY 8
-#define MT_TRACE_FRAME 16
 #define MT_TRACE_RECORDS_AT 32
 #define MT_TRACE_AREA_SIZE(r) (MT_TRACE_RECORDS_AT + 16ull * (r))
 /* The ring: 16 frames of a lone thread's length, 128 of several threads'. */

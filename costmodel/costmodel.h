@@ -465,10 +465,46 @@ typedef struct {
  * the measurement that disagrees (calibrate then writes no profile). */
 int mt_clock_check(const mt_clock_refs *r, double *ratio, mt_error *err);
 
+/* One sample of a calibration benchmark (calibrate.c): its figure in core
+ * cycles, the pass over all benchmarks it was taken in, and whether it was
+ * quiet (the probes around it as fast as the calibration's fastest: no
+ * other thread on the physical core meanwhile). */
+typedef struct {
+    double value;
+    int pass;
+    bool quiet;
+} mt_cal_sample;
+
+/* What mt_repeated_figure found: the figure, the quiet samples, how many
+ * samples agree on it, how many of those are quiet, from how many passes. */
+typedef struct {
+    double figure;
+    int quiet, agree, passes, quiet_agree;
+} mt_repeat;
+
+/* The figure a benchmark's samples repeat: the fastest value that three
+ * quiet samples agree on within 2%, from two passes unless all come from
+ * one (the median of those that do); else
+ * the fastest value three samples agree on, when the fastest quiet sample
+ * is within 2% of it (the benchmark runs as fast with a neighbour on the
+ * core).  -1 when neither (out->figure is then the fastest quiet sample,
+ * NAN when there is none). */
+int mt_repeated_figure(const mt_cal_sample *s, int n, mt_repeat *out);
+
+/* Whether the fastest one-branch loop (cycles an iteration) the
+ * calibration saw is a loop with the core's front end to itself: within
+ * 4% of a multiple of half a cycle (1.0 on every x86-64 core measured; a
+ * thread on the SMT sibling makes it 1.1-2.2). */
+bool mt_front_end_whole(double fastest_loop);
+
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every
- * measurement; the spread over runs is written to `report` (may be NULL). */
-int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+ * measurement; the spread over runs is written to `report` (may be NULL).
+ * Benchmarks whose samples repeat no figure are measured again in quiet
+ * moments for at most `wait_seconds` (MT_CALIBRATE_WAIT_SECONDS for `mtool
+ * calibrate`; a command calibrating by itself waits less), then refused. */
+int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_error *err);
+#define MT_CALIBRATE_WAIT_SECONDS 6.0
 /* The latency of each level (latency.c), after mt_calibrate (its clock
  * ratio): a random pointer chase over working_set[l] bytes (0: the level is
  * not measured), the fastest of `runs` (3 to 5) short chases, into

@@ -785,7 +785,7 @@ int mt_repeated_figure(const mt_cal_sample *s, int n, mt_repeat *out)
             q[quiet++] = s[i];
     qsort(q, (size_t)quiet, sizeof *q, by_sample_value);
     double fastest_quiet = quiet ? q[0].value : NAN;
-    *out = (mt_repeat){fastest_quiet, quiet, 0, 0, 0};
+    *out = (mt_repeat){fastest_quiet, quiet, 0, 0, 0, MT_CONFIRMED};
     int rc = fastest_repeated(q, quiet, out);
     if (rc == 0)
         out->quiet_agree = out->agree;
@@ -803,6 +803,35 @@ int mt_repeated_figure(const mt_cal_sample *s, int n, mt_repeat *out)
     }
     free(q);
     return rc;
+}
+
+/* Why a fallback rather than no profile: a benchmark that no quiet
+ * samples confirm within the wait is one a neighbour slowed throughout
+ * (or the probes misjudged), and refusing the whole calibration for it
+ * made every command on the machine calibrate again, each paying the
+ * wait (pass-1 counts 394 s of CPU against 160 s in a make test on the
+ * AMD EPYC Zen 3, family 25 model 1).  The fallback is the figure the
+ * branch's estimator had before quiet samples (a repeated value, which a
+ * lone fast sample cannot make), and the profile names it. */
+int mt_fallback_figure(const mt_cal_sample *s, int n, mt_repeat *out)
+{
+    if (n <= 0)
+        return -1;
+    mt_cal_sample *q = mt_xcalloc((size_t)n, sizeof *q);
+    memcpy(q, s, (size_t)n * sizeof *q);
+    qsort(q, (size_t)n, sizeof *q, by_sample_value);
+    int quiet = out->quiet;
+    *out = (mt_repeat){q[n > 1 ? 1 : 0].value, quiet, 0, 0, 0, MT_FELL_BACK_FASTEST};
+    if (fastest_repeated(q, n, out) == 0)
+        out->how = MT_FELL_BACK_REPEATED;
+    free(q);
+    return 0;
+}
+
+const char *mt_confirm_name(mt_confirm how)
+{
+    static const char *const names[] = {"confirmed", "repeated", "fastest"};
+    return how <= MT_FELL_BACK_FASTEST ? names[how] : "unknown";
 }
 
 bool mt_front_end_whole(double fastest_loop)
@@ -1327,10 +1356,26 @@ static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-static const char *bench_name(size_t i)
+_Static_assert(MT_ARRAY_LEN(benches) + NDERIVED <= MT_CALIBRATION_BENCHES_MAX,
+               "mt_machine.calibration_how has a slot for every benchmark");
+
+size_t mt_calibration_benches(void)
+{
+    return MT_ARRAY_LEN(benches) + NDERIVED;
+}
+
+const char *mt_calibration_bench_name(size_t i)
 {
     size_t nb = MT_ARRAY_LEN(benches);
-    return i < nb ? benches[i].name : derived_names[i - nb];
+    return i < nb ? benches[i].name : i < nb + NDERIVED ? derived_names[i - nb] : NULL;
+}
+
+int mt_calibration_bench_index(const char *name)
+{
+    for (size_t i = 0; i < mt_calibration_benches(); i++)
+        if (!strcmp(name, mt_calibration_bench_name(i)))
+            return (int)i;
+    return -1;
 }
 
 static void measure_bench(size_t i, void *buf, int pass, int samples, sample_set *set)
@@ -1383,16 +1428,22 @@ static probe_pair quiet_readings(const sample_set *sets, size_t total)
 
 /* Each benchmark's figure (rep[i].agree 0: none repeats), its samples
  * quiet when both probes around them are within QUIET_PROBE of the
- * calibration's quiet readings; how many benchmarks have none. */
+ * calibration's quiet readings; how many benchmarks have none.  Quiet
+ * readings whose one-branch loop is at no whole number of cycles were
+ * never the core to itself (another thread had its front end throughout:
+ * a slow loop figure then repeats as well as a right one, and the profile
+ * the Xeon family 6 model 207 kept that way predicted add_i32 50% long),
+ * so no sample is quiet then and every figure falls back. */
 static int repeat_all(sample_set *sets, mt_repeat *rep, const bool *skip, size_t total)
 {
     probe_pair quiet = quiet_readings(sets, total);
+    bool front_alone = mt_front_end_whole(quiet.front);
     int failed = 0;
     for (size_t i = 0; i < total; i++) {
         if (skip[i])
             continue;
         for (size_t k = 0; k < sets[i].n; k++)
-            sets[i].s[k].quiet = probes_quiet(sets[i].probe[k], quiet);
+            sets[i].s[k].quiet = front_alone && probes_quiet(sets[i].probe[k], quiet);
         failed += mt_repeated_figure(sets[i].s, (int)sets[i].n, &rep[i]) != 0;
     }
     return failed;
@@ -1418,9 +1469,10 @@ static bool wait_quiet(probe_pair quiet, double deadline, void *buf)
 /* `runs` passes over every benchmark, so that a benchmark's samples are
  * far apart in time (a busy neighbour on the core lasts tens of
  * milliseconds, longer than one benchmark's samples), then passes over
- * those whose samples repeat no figure yet. */
-static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *skip, int runs,
-                                  double wait_seconds, void *buf, FILE *report, mt_error *err)
+ * those whose quiet samples repeat no figure yet; those still without one
+ * after the wait fall back (mt_fallback_figure). */
+static void measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *skip, int runs,
+                                   double wait_seconds, void *buf, FILE *report)
 {
     size_t total = MT_ARRAY_LEN(benches) + NDERIVED;
     for (int r = 0; r < runs; r++)
@@ -1449,38 +1501,16 @@ static int measure_until_repeated(sample_set *sets, mt_repeat *rep, const bool *
     }
     if (report && extra)
         fprintf(report, "  %d benchmark%s without a figure three quiet samples repeat: measured again "
-                        "in %d more passes over %.1f s, %d still without\n", first_failed,
-                first_failed > 1 ? "s" : "", extra, mt_now_seconds() - start, failed);
-    /* Every sample of a loop slow, and the front-end probe never at a
-     * whole number of cycles: another thread had this core's front end
-     * for the whole calibration, and a slow loop figure repeats as well as
-     * a right one (the profile the Xeon family 6 model 207 kept that way
-     * predicted add_i32 50% long). */
+                        "in %d more passes over %.1f s, %d still without (they fall back)\n",
+                first_failed, first_failed > 1 ? "s" : "", extra, mt_now_seconds() - start, failed);
     double front = quiet_readings(sets, total).front;
-    if (!mt_front_end_whole(front)) {
-        mt_error_set(err, "calibrate: the one-branch loop probe never ran at a whole number of "
-                          "cycles an iteration (at best %.3f): another thread shared this core's "
-                          "front end throughout, which slows every loop figure; no profile "
-                          "written (calibrate again when the machine is quieter)", front);
-        return -1;
-    }
-    return 0;
-}
-
-static int not_repeated(const char *name, const mt_repeat *r, double wait_seconds, mt_error *err)
-{
-    char quiet[96];
-    if (r->quiet > 0)
-        snprintf(quiet, sizeof quiet, "%d samples quiet, the fastest %.3f cycles", r->quiet,
-                 r->figure);
-    else
-        snprintf(quiet, sizeof quiet, "no sample quiet");
-    mt_error_set(err, "calibrate: '%s' repeats no figure after %g s more of trying: %s (quiet: "
-                      "the probes around a sample within %.0f%% of their quiet readings), and no "
-                      "value %d quiet samples agree on within %.0f%% (another thread kept this "
-                      "core busy; no profile written)", name, wait_seconds, quiet,
-                 100 * QUIET_PROBE, REPEAT_MIN, 100 * REPEAT_TOL);
-    return -1;
+    if (report && !mt_front_end_whole(front))
+        fprintf(report, "  the one-branch loop probe never ran at a whole number of cycles an "
+                        "iteration (at best %.3f): another thread shared this core's front end "
+                        "throughout, so no sample was quiet and every figure falls back\n", front);
+    for (size_t i = 0; i < total; i++)
+        if (!skip[i] && !rep[i].agree)
+            mt_fallback_figure(sets[i].s, (int)sets[i].n, &rep[i]);
 }
 
 static void report_line(FILE *report, const char *name, const sample_set *set, const mt_repeat *r,
@@ -1494,9 +1524,43 @@ static void report_line(FILE *report, const char *name, const sample_set *set, c
     double median = cm_median(v, (int)set->n);
     free(v);
     fprintf(report, "  %-24s %8.3f cycles   %d of %zu samples quiet; %d agree, %d of them quiet "
-                    "(%d passes); median sample %+.0f%%\n", name, value, r->quiet, set->n, r->agree,
-            r->quiet_agree, r->passes,
-            r->figure > 0 ? 100 * (median - r->figure) / r->figure : 0);
+                    "(%d passes); median sample %+.0f%%%s%s\n", name, value, r->quiet, set->n,
+            r->agree, r->quiet_agree, r->passes,
+            r->figure > 0 ? 100 * (median - r->figure) / r->figure : 0,
+            r->how == MT_CONFIRMED ? "" : "; fell back: ", r->how == MT_CONFIRMED ? "" :
+            r->how == MT_FELL_BACK_REPEATED ? "the fastest value any three samples repeat"
+                                            : "the second-fastest sample");
+}
+
+/* Which figures quiet samples confirmed and which fell back, into the
+ * profile (m->calibration_how) and one line of the report naming the
+ * latter. */
+static void record_confirmation(mt_machine *m, const mt_repeat *rep, const bool *skip, size_t total,
+                                FILE *report)
+{
+    memset(m->calibration_how, MT_CONFIRMED, sizeof m->calibration_how);
+    m->calibration_confirmed = m->calibration_fallbacks = 0;
+    for (size_t i = 0; i < total; i++) {
+        if (skip[i])
+            continue;
+        m->calibration_how[i] = (uint8_t)rep[i].how;
+        if (rep[i].how == MT_CONFIRMED)
+            m->calibration_confirmed++;
+        else
+            m->calibration_fallbacks++;
+    }
+    if (!report)
+        return;
+    fprintf(report, "  figures confirmed by quiet samples: %.0f of %.0f", m->calibration_confirmed,
+            m->calibration_confirmed + m->calibration_fallbacks);
+    const char *sep = "; fell back (not confirmed within the wait): ";
+    for (size_t i = 0; i < total; i++)
+        if (!skip[i] && rep[i].how != MT_CONFIRMED) {
+            fprintf(report, "%s'%s' (%s)", sep, mt_calibration_bench_name(i),
+                    mt_confirm_name(rep[i].how));
+            sep = ", ";
+        }
+    fputc('\n', report);
 }
 
 int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_error *err)
@@ -1552,13 +1616,14 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
     bool *skip = mt_xcalloc(total, sizeof *skip);
     for (size_t i = 0; i < nb; i++)
         skip[i] = benches[i].avx512 && !m->has_avx512;
-    rc = measure_until_repeated(sets, rep, skip, runs, wait_seconds, buf, report, err);
+    measure_until_repeated(sets, rep, skip, runs, wait_seconds, buf, report);
+    record_confirmation(m, rep, skip, total, report);
     double d[NDERIVED];
     for (size_t i = 0; i < total && rc == 0; i++) {
         if (skip[i])
             continue;
         double v = rep[i].figure - (i < nb ? benches[i].subtract : 0);
-        report_line(report, bench_name(i), &sets[i], &rep[i], v);
+        report_line(report, mt_calibration_bench_name(i), &sets[i], &rep[i], v);
         if (i < nb)
             apply(m, &benches[i], v);
         else
@@ -1566,8 +1631,7 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
     }
     for (size_t i = 0; i < total && rc == 0; i++)
         if (!skip[i])
-            rc = rep[i].agree ? check_figure(bench_name(i), rep[i].figure, err)
-                              : not_repeated(bench_name(i), &rep[i], wait_seconds, err);
+            rc = check_figure(mt_calibration_bench_name(i), rep[i].figure, err);
     double *ratios = mt_xcalloc(total, sizeof *ratios);
     int nratio = 0;
     for (size_t i = 0; i < total; i++)

@@ -91,16 +91,16 @@ int mt_run_calibrate(mt_machine *m, int runs, bool check, double wait_seconds, F
  * with another core's figures (the Zen 5 profile predicted a compute-bound
  * loop on the Xeon family 6 model 207 at +563% "memory overhead").  The
  * profile is cached where `mtool calibrate` writes it, also when other CPUs
- * were busy: every figure is one that samples with this core to itself
- * repeated (the probes around each sample; a core shared throughout is
- * refused), which is what not keeping a busy calibration guarded against,
- * and not keeping it made every command on a busy machine calibrate again.
- * The calibration waits for quiet moments AUTO_WAIT_SECONDS in all (the
- * self-check a third of it) and is not tried again: its clock references
- * are measured again within it, and a calibration refused for want of
- * quiet samples would only wait as long again.  Refused: the shipped
- * profile of this very CPU model, if there is one, else no prediction;
- * and the same, without measuring, for the rest of the process. */
+ * were busy: a figure is one that samples with this core to itself
+ * repeated (the probes around each sample), or, none confirming it within
+ * the wait, a fallback the profile names (costmodel.h, mt_fallback_figure);
+ * not keeping a busy calibration made every command on a busy machine
+ * calibrate again.  The calibration waits for quiet moments
+ * AUTO_WAIT_SECONDS in all (the self-check a third of it) and is not tried
+ * again: it is refused only when its clock references disagree or a figure
+ * is out of range, measured again within it.  Refused: the shipped profile
+ * of this very CPU model, if there is one, else no prediction; and the
+ * same, without measuring, for the rest of the process. */
 static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FILE *log,
                          mt_error *err)
 {
@@ -128,6 +128,12 @@ static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FIL
                      "repeated, but memory latencies were measured with the caches and memory "
                      "shared; the profile says so ('mtool calibrate' on an idle machine measures "
                      "them again)\n", m->calibration_busy_pct);
+    if (rc == 0 && m->calibration_fallbacks > 0 && log)
+        fprintf(log, "mtool: warning: %.0f of the calibration's %.0f figures were not confirmed by "
+                     "samples with this core to itself (another thread shared it): they fell back "
+                     "to the fastest values repeated, and the profile names them ('mtool "
+                     "calibrate' on a quieter machine measures them again)\n",
+                m->calibration_fallbacks, m->calibration_fallbacks + m->calibration_confirmed);
     if (rc == 0) {
         mt_error serr;
         if (mt_machine_save(m, path, &serr) == 0) {

@@ -24,9 +24,12 @@ const char mt_calibrate_usage[] =
     "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  Every sample is bracketed by an ALU\n"
     "probe and a one-branch loop probe; it is quiet when both run as fast as their\n"
     "fastest (no other thread on the core).  A figure is the fastest value three quiet\n"
-    "samples agree on within 2%; a benchmark without one is measured again for up to\n"
-    "6 s, and still without one, or a one-branch loop never at a whole number of\n"
-    "cycles (the core shared throughout), calibrate writes no profile and says which.\n"
+    "samples agree on within 2%; a benchmark without one is measured again in quiet\n"
+    "moments for up to 6 s, and still without one (or with a one-branch loop never at\n"
+    "a whole number of cycles: the core shared throughout) falls back to the fastest\n"
+    "value any three samples repeat, else its second-fastest sample; the report and\n"
+    "the profile ('fallback' lines) name every figure that fell back.  Calibrate\n"
+    "refuses only when its clock references disagree or a figure is out of range.\n"
     "Takes well under a minute.\n"
     "\n"
     "The core clock is a dependent imul chain (3 cycles an imul on every x86-64 core of\n"
@@ -114,6 +117,11 @@ int mt_cmd_calibrate(int argc, char **argv)
                         "shared; the profile says so, and so will every report that predicts with "
                         "it: run 'mtool calibrate' again on an idle machine\n",
                 m.calibration_busy_pct);
+    if (m.calibration_fallbacks > 0)
+        fprintf(stderr, "mtool: warning: %.0f of %.0f figures fell back (no quiet samples confirmed "
+                        "them within the wait: another thread shared this core); the profile names "
+                        "them: run 'mtool calibrate' again on a quieter machine\n",
+                m.calibration_fallbacks, m.calibration_fallbacks + m.calibration_confirmed);
     if (dry) {
         mt_machine_write(stdout, &m);
         return 0;

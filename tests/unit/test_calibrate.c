@@ -1,8 +1,10 @@
 /* tests/unit/test_calibrate.c — the calibration's robust estimator
  * (costmodel/calibrate.c): the figure a benchmark's quiet samples repeat,
  * on synthetic sample sets whose true figure the test sets, and the
- * front-end check that refuses a calibration whose one-branch loop never
- * ran alone.  No machine's figures: the values are made up, the oracle is
+ * fallback a figure takes when no quiet samples confirm one (the
+ * calibration then writes a profile naming it rather than refusing), and
+ * the front-end check that makes no sample quiet when the one-branch loop
+ * never ran alone.  No machine's figures: the values are made up, the oracle is
  * the value each set was generated around. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -168,6 +170,85 @@ static void test_front_end_whole(void)
               shared[i]);
 }
 
+/* A noisy probe: no sample quiet.  The figure must still come, from what
+ * the samples repeat, and say it fell back; a calibration that refused
+ * here (no figure) fails the test. */
+static void test_noisy_probe_falls_back(void)
+{
+    n = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        add(1.52, pass, false); /* a neighbour slowed these... */
+        add(1.90, pass, false);
+        add(1.004, pass, false); /* ...not these, but no probe said so */
+        add(1.000, pass, false);
+    }
+    mt_repeat r = {0};
+    CHECK(mt_repeated_figure(set, n, &r) != 0, "no quiet sample: no confirmed figure");
+    CHECK(mt_fallback_figure(set, n, &r) == 0 && r.how == MT_FELL_BACK_REPEATED &&
+              fabs(r.figure - 1.004) < 1e-9 && r.agree == 6 && r.passes == 3,
+          "falls back to the fastest value six samples of three passes repeat: %.3f (%s, %d "
+          "agree, %d passes)", r.figure, mt_confirm_name(r.how), r.agree, r.passes);
+    n = 0;
+    add(0.70, 0, false); /* one fast sample: the clock moved in step with its references */
+    add(1.00, 1, false);
+    add(1.30, 2, false);
+    add(1.60, 3, true);
+    CHECK(mt_repeated_figure(set, n, &r) != 0 && mt_fallback_figure(set, n, &r) == 0 &&
+              r.how == MT_FELL_BACK_FASTEST && fabs(r.figure - 1.00) < 1e-9,
+          "nothing repeats: the second-fastest sample, not a lone fast one: %.3f (%s)", r.figure,
+          mt_confirm_name(r.how));
+    n = 0;
+    add(2.5, 0, true);
+    CHECK(mt_fallback_figure(set, n, &r) == 0 && r.how == MT_FELL_BACK_FASTEST && r.figure == 2.5,
+          "one sample: itself: %.3f", r.figure);
+    CHECK(mt_fallback_figure(set, 0, &r) != 0, "no samples: no figure at all");
+}
+
+/* Random noisy sets around a known figure, no sample quiet: a fallback
+ * for every one, and within 2% of the truth when a third of the samples
+ * are unslowed (the neighbour gone for a while, which no probe noticed). */
+static void test_random_noisy_sets_fall_back(void)
+{
+    srand(21);
+    int off = 0;
+    double worst = 0;
+    for (int t = 0; t < 400; t++) {
+        double truth = 0.1 * pow(10, 3.0 * rand() / RAND_MAX);
+        int passes = 3 + rand() % 6;
+        n = 0;
+        for (int pass = 0; pass < passes; pass++)
+            for (int k = 0; k < 15; k++) {
+                double noise = (double)rand() / RAND_MAX;
+                add(truth * (rand() % 3 == 0 ? 1 + 0.005 * noise : 1.05 + noise), pass, false);
+            }
+        add(truth * 0.9, 0, false);
+        mt_repeat r = {0};
+        if (mt_fallback_figure(set, n, &r) != 0 || r.how != MT_FELL_BACK_REPEATED) {
+            off++;
+            continue;
+        }
+        double e = fabs(r.figure / truth - 1);
+        worst = fmax(worst, e);
+        off += e > 0.02;
+    }
+    CHECK(off == 0, "400 noisy sets, none quiet: each falls back to a repeated figure within 2%% "
+                    "of the true one (%d not, worst %.2f%%)", off, 100 * worst);
+}
+
+/* Every benchmark has a name the profile's fallback lines can name it by,
+ * and the name finds it again. */
+static void test_bench_names(void)
+{
+    size_t total = mt_calibration_benches(), bad = 0;
+    for (size_t i = 0; i < total; i++) {
+        const char *name = mt_calibration_bench_name(i);
+        bad += !name || !*name || mt_calibration_bench_index(name) != (int)i;
+    }
+    CHECK(total > 100 && total <= MT_CALIBRATION_BENCHES_MAX && bad == 0 &&
+              !mt_calibration_bench_name(total) && mt_calibration_bench_index("no such") < 0,
+          "%zu benchmarks, each named once (%zu not)", total, bad);
+}
+
 int main(void)
 {
     test_tight_cluster_with_slow_samples();
@@ -176,5 +257,8 @@ int main(void)
     test_unslowed_benchmark_confirmed_by_quiet();
     test_random_sets();
     test_front_end_whole();
+    test_noisy_probe_falls_back();
+    test_random_noisy_sets_fall_back();
+    test_bench_names();
     return unit_finish();
 }

@@ -237,6 +237,10 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
         check "calibrate beside a busy CPU: measures it busy, warns, and the profile says so" \
             "awk '\$1 == \"calibration_busy_pct\" { b = \$2 } END { exit !(b >= 50) }' '$W/busycal.txt' &&
              grep -q 'warning: other CPUs were busy [0-9]*% of the time while calibrate measured' '$W/busy.err'"
+        nfell=$(grep -c '^fallback ' "$W/busycal.txt")
+        check "calibrate beside a busy CPU: every figure confirmed or named as a fallback ($nfell), and warned about when one fell back" \
+            "awk '\$1 == \"calibration_confirmed\" { c = \$2 } \$1 == \"fallback\" { f++ } END { exit !(c + f > 100) }' '$W/busycal.txt' &&
+             { [ $nfell = 0 ] || grep -q \"warning: $nfell of [0-9]* figures fell back\" '$W/busy.err'; }"
     else
         check "calibrate beside a busy CPU: refused only for its clock (figures not confirmed fall back), in one line, nothing written" \
             "[ \"\$(grep -c '^mtool: calibrate: ' '$W/busy.err')\" = 1 ] && [ ! -e '$W/busycal.txt' ] &&

@@ -327,24 +327,34 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Core cycles per add of ten independent register-register add chains:
- * about 2000 cycles.  It runs at the core's ALU throughput when this thread
+/* The probes' quiet readings are the figures calibrate measured (argv),
+ * on long loops, and a probe's own fixed cost (the two rdtsc, the loop's
+ * exit) reads as a slower core in a short one: so each probe runs about
+ * 25000 cycles.  On the AMD EPYC Zen 3 (family 25 model 1), loaded 2-vCPU
+ * guest, 3000 readings each: the one-branch loop of 2000 iterations 1.021
+ * cycles in the median reading against 1.003 for 20000 (calibrate's
+ * figure 1.003), 10000 adds 0.2552 cycles each against 0.2520 for 100000
+ * (calibrate's 0.251): half of the 4% a quiet sample may be off its
+ * floor went to the probes' own cost. */
+
+/* Core cycles per add of ten independent register-register add chains,
+ * 100000 adds.  It runs at the core's ALU throughput when this thread
  * has the physical core to itself, and slower while a thread on its SMT
  * sibling (another tenant's vCPU) takes ALU slots, which the imul chain of
  * the clock reference, a latency, does not notice. */
 static double alu_probe(double ratio)
 {
     uint64_t t0 = __rdtsc();
-    for (int i = 0; i < 25; i++)
+    for (int i = 0; i < 250; i++)
         __asm__ volatile(".rept 40\n\tadd %%r8,%%r8\n\tadd %%r9,%%r9\n\tadd %%r10,%%r10\n\t"
                          "add %%r11,%%r11\n\tadd %%r12,%%r12\n\tadd %%r13,%%r13\n\t"
                          "add %%r14,%%r14\n\tadd %%r15,%%r15\n\tadd %%rsi,%%rsi\n\t"
                          "add %%rbx,%%rbx\n\t.endr"
                          ::: "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rsi", "rbx");
-    return (double)(__rdtsc() - t0) / ratio / 10000.0;
+    return (double)(__rdtsc() - t0) / ratio / 100000.0;
 }
 
-/* Core cycles an iteration of the one-branch loop, 2000 iterations: one
+/* Core cycles an iteration of the one-branch loop, 20000 iterations: one
  * a cycle on every x86-64 core measured when this thread has the core's
  * front end to itself; a thread on the SMT sibling (another process
  * compiling) makes it 2.0-2.2 on the AMD EPYC Zen 3 (family 25 model 1),
@@ -353,10 +363,10 @@ static double alu_probe(double ratio)
  * adds the sibling leaves room for, saw as quiet. */
 static double front_probe(double ratio)
 {
-    long n = 2000;
+    long n = 20000;
     uint64_t t0 = __rdtsc();
     __asm__ volatile("jmp 2f\n\t.p2align 6\n2:\n\tdec %0\n\tjnz 2b" : "+r"(n) : : "cc");
-    return (double)(__rdtsc() - t0) / ratio / 2000.0;
+    return (double)(__rdtsc() - t0) / ratio / 20000.0;
 }
 
 enum { MAX_SAMPLES = 400 };

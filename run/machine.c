@@ -12,10 +12,11 @@
 #define AUTO_CALIBRATION_RUNS 3
 /* The longest a command calibrating by itself waits for quiet moments, in
  * all (`mtool calibrate`: MT_CALIBRATE_WAIT_SECONDS and half as long again):
- * it delays the command the user asked for, but a calibration that passes
- * is kept and paid once (on the AMD EPYC Zen 3, family 25 model 1, at load
- * 2.5: 2 s for the benchmarks refused three of three, 4 s passed two of
- * three). */
+ * it delays the command the user asked for, but the calibration is kept
+ * and paid once, and a figure quiet samples did not confirm in that time
+ * falls back to one a shared core may have given (on the AMD EPYC Zen 3,
+ * family 25 model 1, at load 2.5: 2 s for the benchmarks left every
+ * calibration of three with such figures, 4 s one of three). */
 #define AUTO_WAIT_SECONDS 6.0
 
 /* The working set each latency chase takes (costmodel/latency.c), from the

@@ -218,7 +218,11 @@ static inline __attribute__((always_inline)) bool set_ref(uint64_t *t, uint32_t 
  * bytes.  The consumer's CPU time replaying gzip -9's 70.6 M records
  * (500 KB, bench/trace.sh's geometry; AMD EPYC Zen 3, family 25 model 1,
  * loaded 2-vCPU guest, 8 runs each interleaved): 0.524-0.588 -> 0.484-0.528
- * s, the least of each (-8%). */
+ * s (-8% the least of each); the whole of `mtool sim --misses-only` on
+ * gzip -9 of 2 MB, 5 runs each interleaved at load 9-10: user time
+ * 4.09-5.23 -> 3.63-4.60 s.  (AVX2 scans of the sets, without the MRU test
+ * or after it, were slower or no faster: docs/SIMULATOR.md "Misses
+ * only".) */
 static inline __attribute__((always_inline)) bool line_hit(fast_level *L, uint64_t line,
                                                             bool fill)
 {

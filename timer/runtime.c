@@ -351,6 +351,15 @@ static bool trace_reader_gone(void)
     return r == 1 && (p.revents & (POLLHUP_ | POLLERR_));
 }
 
+/* Whether the ring has room up to `end` once mtool has released up to
+ * `tail`.  Signed: a tail past the end (a slot two threads wrote at once,
+ * as a thread libc starts does before the runtime attaches it) is room,
+ * not a wait that would never end. */
+static bool ring_has_room(uint64_t end, uint64_t tail)
+{
+    return (int64_t)(end - tail) <= (int64_t)MT_TRACE_RING_BYTES;
+}
+
 /* Waits until mtool has released the ring up to `end` - MT_TRACE_RING_BYTES
  * (its `tail`), waking every 100 ms to see whether it is still there:
  * false when it is not. */
@@ -358,12 +367,12 @@ static bool ring_room(mt_trace_ring *g, uint64_t end)
 {
     for (;;) {
         uint32_t seen = __atomic_load_n(&g->released, __ATOMIC_ACQUIRE);
-        if (end - __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE) <= MT_TRACE_RING_BYTES)
+        if (ring_has_room(end, __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE)))
             return true;
         /* Said before the tail is read again, as mtool stores the tail
          * before it reads `waiting`: one of the two sees the other. */
         __atomic_store_n(&g->waiting, 1, __ATOMIC_SEQ_CST);
-        if (end - __atomic_load_n(&g->tail, __ATOMIC_SEQ_CST) <= MT_TRACE_RING_BYTES) {
+        if (ring_has_room(end, __atomic_load_n(&g->tail, __ATOMIC_SEQ_CST))) {
             __atomic_store_n(&g->waiting, 0, __ATOMIC_RELAXED);
             return true;
         }

@@ -197,8 +197,8 @@ static int read_map(mt_pass1_result *r, mt_error *err)
     return 0;
 }
 
-/* What --libs asks, or the default: every library a run loads but glibc's
- * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
+/* What --libs asks, or the default: every library a run loads, glibc's
+ * included (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
  * are among them, and the others cost it nothing but their activation);
  * none for merged profiles, whose copy was made without them, or a job
  * (each count would analyze its MPI library and the components that

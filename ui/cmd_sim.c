@@ -87,7 +87,7 @@ const char mt_sim_usage[] =
     "                        uncounted, ON are counted, the rest skipped: estimates\n"
     "  --print-machine       print the machine description and exit\n"
     "  --libs all|none|NAME,...  the shared libraries traced with -- BIN (default:\n"
-    "                        every one it loads but glibc's, as 'mtool count'; RUNDIR\n"
+    "                        every one it loads, glibc's too, as 'mtool count'; RUNDIR\n"
     "                        traces the ones its pass 1 counted: their objects)\n"
     "  --all                 with RUNDIR: trace every procedure, not only pass 2's objects\n"
     "                        (then the stall outside them is estimated too)\n"

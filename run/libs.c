@@ -7,8 +7,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>

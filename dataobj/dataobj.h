@@ -15,14 +15,18 @@
  *    without a line; a traced library's PROC is LIB:PROC);
  *  - global: a variable of the executable at a fixed address (DWARF
  *    DW_OP_addr, else an OBJECT symbol with a size), or one of its struct
- *    fields, every array index folded away ("records.key");
- *  - tls: an %fs-relative reference or one into the thread's TLS block: the
- *    executable's TLS variable there (by its STT_TLS symbol), else "(tls)";
+ *    fields, every array index folded away ("records.key"); a traced
+ *    library's the same at its load base once LIBRARY_BASE said it,
+ *    "LIB:records.key";
+ *  - tls: an %fs-relative reference or one into the thread's TLS blocks:
+ *    the executable's TLS variable there (by its STT_TLS symbol), or a
+ *    traced library's in the block LIBRARY_TLS gave the thread
+ *    ("LIB:NAME"), else "(tls)";
  *  - stack: a reference flagged as the stack's, or inside the range of
  *    them the thread has made: the frame of the procedure whose frame holds
  *    the address, by the shadow call stack the call and ret records build
  *    ("stack:PROC", "stack:LIB:PROC" for a traced library's procedure);
- *  - other: everything else (id 0): shared libraries' data, the loader,
+ *  - other: everything else (id 0): untraced libraries' data, the loader,
  *    blocks the untraced libraries allocate themselves. */
 #ifndef MTOOL_DATAOBJ_H
 #define MTOOL_DATAOBJ_H
@@ -64,9 +68,13 @@ void mt_data_map_free(mt_data_map *m);
  * program needs it: program-derived), analyzed as `prog`: its code objects
  * are code_base + its own (mt_code_object_split's of prog), so its
  * allocation sites, call paths and stack frames are named by its
- * procedures, "LIB:PROC".  Its globals and TLS stay "other". */
+ * procedures, "LIB:PROC".  Its globals, statics and TLS variables (read
+ * from prog's file as the executable's) are "LIB:NAME", placed when the
+ * trace's LIBRARY_BASE and LIBRARY_TLS events with code `id` (its copy's
+ * counter_base) say where; a file that cannot be read is said on `log`,
+ * its variables left "other". */
 void mt_data_map_add_library(mt_data_map *m, const char *name, const mt_program *prog,
-                             uint32_t code_base);
+                             uint32_t code_base, uint32_t id, FILE *log);
 /* Takes the next record of thread `tid` (in the order the thread made
  * them): events update the map and return 0; a reference returns its data
  * object's id. */

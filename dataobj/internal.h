@@ -38,9 +38,11 @@ bool dataobj_read_dwarf(const mt_elf_file *img, dataobj_statics *out);
  * did not describe. */
 void dataobj_read_symbols(const mt_elf_file *img, dataobj_statics *out);
 /* The symbol table's TLS symbols: [start, start + size) an offset into the
- * executable's TLS block (x86-64 variant II: the block starts at the
- * thread pointer minus its rounded size). */
+ * module's TLS block (x86-64 variant II: the executable's starts at the
+ * thread pointer minus its rounded size, a library's further below). */
 void dataobj_read_tls_symbols(const mt_elf_file *img, dataobj_statics *out);
+/* Every variable's and field's name preceded by "PREFIX:" (a library's). */
+void dataobj_statics_prefix(dataobj_statics *s, const char *prefix);
 /* Sorted by start, overlaps dropped (the first, DWARF's, kept). */
 void dataobj_statics_finish(dataobj_statics *s);
 void dataobj_statics_free(dataobj_statics *s);

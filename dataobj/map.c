@@ -1,5 +1,6 @@
 /* dataobj/map.c — the data object of every reference of a traced run
- * (dataobj.h), kept up to date by the run's events: the load bias, the
+ * (dataobj.h), kept up to date by the run's events: the load bias, where
+ * each traced library lies (its base, its TLS block in each thread), the
  * allocator's blocks, and each thread's shadow call stack, built from the
  * return addresses calls push and rets pop (timer.h, MT_TRACE_F_CALL and
  * MT_TRACE_F_RET).
@@ -37,6 +38,8 @@ typedef struct {
     size_t ncalls, cap;
     uint64_t stack_lo, stack_hi; /* addresses of flagged stack references seen */
     uint64_t tls_lo, tls_len;  /* its TLS block and TCB (TLS_BASE), tls_len 0 unknown */
+    uint64_t *library_tls;     /* per module, its TLS block's start in this thread
+                                  (LIBRARY_TLS; 0 unknown), NULL: none known */
     uint64_t site;             /* CALL_SITE's link-time address, for the call that follows */
     uint64_t alloc_size;       /* of the ALLOC to come */
 } thread_state;
@@ -46,12 +49,26 @@ typedef struct {
     uint32_t id;
 } site_slot;
 
+/* A module's variables: its globals and statics at link-time addresses,
+ * its TLS variables at offsets into its TLS block. */
+typedef struct {
+    dataobj_statics statics, tls_vars;
+    size_t last_static, last_tls; /* the variables of the last lookups */
+    uint64_t lo, span;         /* [lo, lo + span): the statics' link-time addresses */
+    uint64_t tls_size;         /* its PT_TLS block, rounded up to its alignment */
+} module_data;
+
 /* The executable or a library traced with it (conventions above). */
 typedef struct {
     const mt_program *prog;
     char *name;                /* a library's (program-derived), NULL: the executable */
     uint32_t code_base, ncodes; /* a library's objects: (code_base, code_base + ncodes) */
     uint32_t *stack_ids;       /* per procedure, then one for none; 0 = not made yet */
+    /* A library's own data (the executable's is the map's exe): */
+    module_data data;
+    uint32_t id;               /* its copy's counter_base, which LIBRARY_* events name */
+    bool placed;               /* LIBRARY_BASE seen: `base` holds */
+    uint64_t base;             /* run-time minus link-time addresses */
 } code_module;
 
 /* A procedure of a module. */
@@ -63,8 +80,7 @@ struct mt_data_map {
     const mt_program *prog;
     code_module *modules;      /* [0]: the executable's */
     size_t nmodules, cap_modules;
-    dataobj_statics statics;
-    size_t last_static;        /* the variable of the last lookup */
+    module_data exe;           /* the executable's variables */
     dataobj_heap *heap;
     uint64_t bias;             /* run-time minus link-time addresses (LOAD_BIAS) */
     mt_data_object *objs;
@@ -75,8 +91,6 @@ struct mt_data_map {
     size_t nsites, cap_sites;
     uint32_t tls_id;
     uint64_t tls_below;        /* the executable's TLS block: bytes below the thread pointer */
-    dataobj_statics tls_vars;  /* its variables, at offsets into the block */
-    size_t last_tls;
 };
 
 /* The TCB above the thread pointer that %fs operands read (its self
@@ -115,50 +129,93 @@ static void number_statics(mt_data_map *m, dataobj_statics *vars, mt_data_kind k
     }
 }
 
-static void add_module(mt_data_map *m, const mt_program *prog, const char *name,
-                       uint32_t code_base)
+static code_module *add_module(mt_data_map *m, const mt_program *prog, const char *name,
+                               uint32_t code_base)
 {
     code_module c = {.prog = prog, .name = name ? mt_xstrdup(name) : NULL,
                      .code_base = code_base,
                      .ncodes = mt_code_object_loops(prog, prog->nprocs),
                      .stack_ids = mt_xcalloc((size_t)prog->nprocs + 1, sizeof *c.stack_ids)};
     MT_PUSH(m->modules, m->nmodules, m->cap_modules, c);
+    return &m->modules[m->nmodules - 1];
+}
+
+/* The variables of the module in `path` (its DWARF and symbol tables; a
+ * DWARF libdwarf cannot read gives one warning on `log` and the symbols
+ * only), named "PREFIX:NAME" with a prefix; -1 with err when the file
+ * cannot be opened. */
+static int read_module_data(const char *path, const char *prefix, module_data *d, FILE *log,
+                            mt_error *err)
+{
+    mt_elf_file img;
+    if (mt_elf_file_open(&img, path, err) != 0)
+        return -1;
+    if (!dataobj_read_dwarf(&img, &d->statics) && log) {
+        char shown[1024];
+        mt_escape_text(shown, sizeof shown, path);
+        fprintf(log, "mtool: warning: %s: DWARF could not be read (libdwarf failed on it); "
+                     "globals by symbol only, without fields\n", shown);
+    }
+    dataobj_read_symbols(&img, &d->statics);
+    dataobj_read_tls_symbols(&img, &d->tls_vars);
+    /* x86-64's TLS variant II: a block starts its rounded size below where
+     * the next one (the executable's: the thread pointer) starts. */
+    const Elf64_Phdr *tls = mt_elf_file_phdr(&img, PT_TLS);
+    if (tls && tls->p_memsz < (1ull << 32)) {
+        uint64_t align = tls->p_align > 1 && tls->p_align < (1ull << 32) ? tls->p_align : 1;
+        d->tls_size = (tls->p_memsz + align - 1) / align * align;
+    }
+    mt_elf_file_close(&img);
+    dataobj_statics_finish(&d->statics);
+    dataobj_statics_finish(&d->tls_vars);
+    if (prefix) {
+        dataobj_statics_prefix(&d->statics, prefix);
+        dataobj_statics_prefix(&d->tls_vars, prefix);
+    }
+    if (d->statics.n) {
+        const dataobj_static *last = &d->statics.v[d->statics.n - 1];
+        d->lo = d->statics.v[0].start;
+        d->span = last->start + last->size - d->lo;
+    }
+    return 0;
+}
+
+static void module_data_free(module_data *d)
+{
+    dataobj_statics_free(&d->statics);
+    dataobj_statics_free(&d->tls_vars);
 }
 
 mt_data_map *mt_data_map_new(const mt_program *prog, FILE *log, mt_error *err)
 {
-    mt_elf_file img;
-    if (mt_elf_file_open(&img, prog->path, err) != 0)
+    module_data exe = {0};
+    if (read_module_data(prog->path, NULL, &exe, log, err) != 0)
         return NULL;
     mt_data_map *m = mt_xcalloc(1, sizeof *m);
     m->prog = prog;
-    if (!dataobj_read_dwarf(&img, &m->statics) && log)
-        fprintf(log, "mtool: warning: %s: DWARF could not be read (libdwarf failed on it); "
-                     "globals by symbol only, without fields\n", prog->path);
-    dataobj_read_symbols(&img, &m->statics);
-    dataobj_read_tls_symbols(&img, &m->tls_vars);
-    /* x86-64's TLS variant II: the executable's block ends at the thread
-     * pointer, its size rounded up to its alignment. */
-    const Elf64_Phdr *tls = mt_elf_file_phdr(&img, PT_TLS);
-    if (tls && tls->p_memsz < (1ull << 32)) {
-        uint64_t align = tls->p_align > 1 && tls->p_align < (1ull << 32) ? tls->p_align : 1;
-        m->tls_below = (tls->p_memsz + align - 1) / align * align;
-    }
-    mt_elf_file_close(&img);
-    dataobj_statics_finish(&m->statics);
-    dataobj_statics_finish(&m->tls_vars);
+    m->exe = exe;
+    m->tls_below = exe.tls_size;
     add_object(m, (mt_data_object){.name = mt_xstrdup("(other)"), .kind = MT_DATA_OTHER});
-    number_statics(m, &m->statics, MT_DATA_GLOBAL);
-    number_statics(m, &m->tls_vars, MT_DATA_TLS);
+    number_statics(m, &m->exe.statics, MT_DATA_GLOBAL);
+    number_statics(m, &m->exe.tls_vars, MT_DATA_TLS);
     m->heap = dataobj_heap_new();
     add_module(m, prog, NULL, 0);
     return m;
 }
 
 void mt_data_map_add_library(mt_data_map *m, const char *name, const mt_program *prog,
-                             uint32_t code_base)
+                             uint32_t code_base, uint32_t id, FILE *log)
 {
-    add_module(m, prog, name, code_base);
+    code_module *c = add_module(m, prog, name, code_base);
+    c->id = id;
+    mt_error err;
+    if (read_module_data(prog->path, name, &c->data, log, &err) != 0) {
+        if (log)
+            fprintf(log, "mtool: warning: %s; its globals and TLS are \"other\"\n", err.msg);
+        return;
+    }
+    number_statics(m, &c->data.statics, MT_DATA_GLOBAL);
+    number_statics(m, &c->data.tls_vars, MT_DATA_TLS);
 }
 
 void mt_data_map_free(mt_data_map *m)
@@ -171,8 +228,10 @@ void mt_data_map_free(mt_data_map *m)
         free(m->objs[i].path);
     }
     free(m->objs);
-    for (size_t i = 0; i < m->nthreads; i++)
+    for (size_t i = 0; i < m->nthreads; i++) {
         free(m->threads[i].calls);
+        free(m->threads[i].library_tls);
+    }
     free(m->threads);
     for (size_t i = 0; i < m->cap_sites; i++)
         free(m->sites[i].key);
@@ -180,11 +239,11 @@ void mt_data_map_free(mt_data_map *m)
     for (size_t i = 0; i < m->nmodules; i++) {
         free(m->modules[i].name);
         free(m->modules[i].stack_ids);
+        module_data_free(&m->modules[i].data);
     }
     free(m->modules);
     dataobj_heap_free(m->heap);
-    dataobj_statics_free(&m->statics);
-    dataobj_statics_free(&m->tls_vars);
+    module_data_free(&m->exe);
     free(m);
 }
 
@@ -210,7 +269,6 @@ static thread_state *thread_of(mt_data_map *m, int32_t tid)
 
 /* ---- globals ---- */
 
-/* The variable or field holding link-time address `a`, 0 for none. */
 /* The variable (or field) of `s` holding `a`, 0 for none; *last: the
  * variable of the last lookup, tried first. */
 static uint32_t variable_at(const dataobj_statics *s, size_t *last, uint64_t a)
@@ -229,6 +287,27 @@ static uint32_t variable_at(const dataobj_statics *s, size_t *last, uint64_t a)
     size_t k = mt_upper_bound_u64(v->fields, v->nfields, sizeof *v->fields,
                                   offsetof(dataobj_field, off), off);
     return k && off - v->fields[k - 1].off < v->fields[k - 1].size ? v->fields[k - 1].id : v->id;
+}
+
+/* The variable or field of a placed library holding run-time address
+ * `addr`, 0 for none. */
+static uint32_t library_variable_at(mt_data_map *m, uint64_t addr)
+{
+    for (size_t i = 1; i < m->nmodules; i++) {
+        code_module *c = &m->modules[i];
+        if (c->placed && addr - c->base - c->data.lo < c->data.span)
+            return variable_at(&c->data.statics, &c->data.last_static, addr - c->base);
+    }
+    return 0;
+}
+
+/* The traced library whose copy's counter_base is `id`, NULL for none. */
+static code_module *library_named(mt_data_map *m, uint32_t id)
+{
+    for (size_t i = 1; i < m->nmodules; i++)
+        if (m->modules[i].id == id)
+            return &m->modules[i];
+    return NULL;
 }
 
 /* ---- the stack ---- */
@@ -440,12 +519,29 @@ static void allocated(mt_data_map *m, thread_state *t, const mt_trace_record *r)
 
 /* ---- records ---- */
 
+/* The TLS variable of a traced library at `addr`, in a block the thread
+ * was told of (LIBRARY_TLS); 0 for none. */
+static uint32_t library_tls_at(mt_data_map *m, const thread_state *t, uint64_t addr)
+{
+    for (size_t i = 1; t->library_tls && i < m->nmodules; i++) {
+        module_data *d = &m->modules[i].data;
+        uint64_t block = t->library_tls[i];
+        if (block && addr - block < d->tls_size)
+            return variable_at(&d->tls_vars, &d->last_tls, addr - block);
+    }
+    return 0;
+}
+
 /* A TLS reference: the executable's variable at that offset of the
- * thread's block when the block is known (TLS_BASE), else "(tls)" (another
- * module's TLS, the TCB, or the main thread of a static program). */
+ * thread's block when the block is known (TLS_BASE), or a traced
+ * library's, else "(tls)" (another module's TLS, the TCB, or the main
+ * thread of a static program). */
 static uint32_t tls_object(mt_data_map *m, const thread_state *t, uint64_t addr)
 {
-    uint32_t id = t->tls_len ? variable_at(&m->tls_vars, &m->last_tls, addr - t->tls_lo) : 0;
+    uint32_t id = t->tls_len ? variable_at(&m->exe.tls_vars, &m->exe.last_tls, addr - t->tls_lo)
+                             : 0;
+    if (!id)
+        id = library_tls_at(m, t, addr);
     if (id)
         return id;
     if (!m->tls_id)
@@ -467,10 +563,35 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
     }
     uint32_t id = dataobj_heap_find(m->heap, r->addr);
     if (!id)
-        id = variable_at(&m->statics, &m->last_static, r->addr - m->bias);
+        id = variable_at(&m->exe.statics, &m->exe.last_static, r->addr - m->bias);
+    if (!id && m->nmodules > 1)
+        id = library_variable_at(m, r->addr);
+    if (!id && t->library_tls) /* a block ld.so allocated: no %fs operand reaches it */
+        id = library_tls_at(m, t, r->addr);
     if (!id && r->addr >= t->stack_lo && r->addr <= t->stack_hi)
         id = stack_at(m, t, r->addr, r->code);
     return id;
+}
+
+/* LIBRARY_BASE: where a traced library's statics lie. */
+static void place_library(mt_data_map *m, const mt_trace_record *r)
+{
+    code_module *c = library_named(m, r->code);
+    if (c) {
+        c->base = r->addr;
+        c->placed = true;
+    }
+}
+
+/* LIBRARY_TLS: where a traced library's TLS block lies in this thread. */
+static void place_library_tls(mt_data_map *m, thread_state *t, const mt_trace_record *r)
+{
+    code_module *c = library_named(m, r->code);
+    if (!c || !c->data.tls_vars.n)
+        return;
+    if (!t->library_tls)
+        t->library_tls = mt_xcalloc(m->nmodules, sizeof *t->library_tls);
+    t->library_tls[c - m->modules] = r->addr;
 }
 
 /* Events and rep counts: no data object of their own. */
@@ -484,6 +605,12 @@ static __attribute__((noinline)) void event(mt_data_map *m, thread_state *t,
     case MT_TRACE_TLS_BASE:
         t->tls_lo = r->addr - m->tls_below;
         t->tls_len = m->tls_below + TCB_BYTES;
+        return;
+    case MT_TRACE_LIBRARY_BASE:
+        place_library(m, r);
+        return;
+    case MT_TRACE_LIBRARY_TLS:
+        place_library_tls(m, t, r);
         return;
     case MT_TRACE_CALL_SITE: { /* a library's is link-time already */
         uint32_t own;

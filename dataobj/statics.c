@@ -1,5 +1,5 @@
-/* dataobj/statics.c — the executable's variables from its symbol tables,
- * and the sorted, disjoint list of variables lookups search. */
+/* dataobj/statics.c — a module's variables from its symbol tables, and
+ * the sorted, disjoint list of variables lookups search. */
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +108,21 @@ void dataobj_statics_finish(dataobj_statics *s)
         s->v[kept++] = *v;
     }
     s->n = kept;
+}
+
+static char *prefixed(char *name, const char *prefix)
+{
+    char *longer = mt_xasprintf("%s:%s", prefix, name);
+    free(name);
+    return longer;
+}
+
+void dataobj_statics_prefix(dataobj_statics *s, const char *prefix)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        dataobj_static *v = &s->v[i];
+        v->name = prefixed(v->name, prefix);
+        for (uint32_t k = 0; k < v->nfields; k++)
+            v->fields[k].name = prefixed(v->fields[k].name, prefix);
+    }
 }

@@ -329,8 +329,6 @@ static int read_one(profile_merge *m, int fd, const char *name, mt_profile *p)
     return 0;
 }
 
-/* Adds the file `name` of `dir` to the merge, or skips it (mt_open_regular:
- * a FIFO named like a profile must not hang the merge). */
 /* Hands the records slot by slot of `p` (open as `fd`) left unsent to fn:
  * NULL or why they cannot be read. */
 static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_leftover_fn fn,
@@ -345,15 +343,20 @@ static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_le
                                                                 h->ncall_sites, r) +
                       MT_SLOT_TRACE_OFFSET(h->ncounters, h->ntimers, h->ncall_sites);
         int64_t index;
-        if (read_exact(fd, &index, sizeof index, at + MT_TRACE_INDEX) != 0)
+        uint64_t capacity; /* the frame: the area's last `capacity` records */
+        if (read_exact(fd, &index, sizeof index, at + MT_TRACE_INDEX) != 0 ||
+            read_exact(fd, &capacity, sizeof capacity, at + MT_TRACE_CAPACITY) != 0)
             why = "cannot read a trace frame";
         else if (index == 0) /* a slot that never traced */
             continue;
-        else if (index > 0 || index % 2 || -index > 2 * (int64_t)r)
+        else if ((capacity = capacity ? capacity : r) > r)
+            why = "corrupt trace frame capacity";
+        else if (index > 0 || index % 2 || -index > 2 * (int64_t)capacity)
             why = "corrupt trace frame index";
         else {
-            uint32_t n = r - (uint32_t)(-index / 2);
-            if (n && read_exact(fd, recs, n * sizeof *recs, at + MT_TRACE_RECORDS_AT) != 0)
+            uint32_t n = (uint32_t)capacity - (uint32_t)(-index / 2);
+            uint64_t first = at + MT_TRACE_RECORDS_AT + (r - capacity) * sizeof *recs;
+            if (n && read_exact(fd, recs, n * sizeof *recs, first) != 0)
                 why = "cannot read trace records";
             else if (n)
                 fn(ctx, p->tids[s], recs, n);
@@ -363,6 +366,8 @@ static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_le
     return why;
 }
 
+/* Adds the file `name` of `dir` to the merge, or skips it (mt_open_regular:
+ * a FIFO named like a profile must not hang the merge). */
 static void merge_file(profile_merge *m, const char *dir, const char *name,
                        const mt_counter_map *map, mt_trace_leftover_fn fn, void *ctx)
 {

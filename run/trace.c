@@ -10,8 +10,8 @@
  *
  * Why a socket and not an in-process simulator or a shared ring: the
  * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60
- * with --misses-only, the transport a sendto per 1023 records, so the
- * traced program runs at the simulator's pace whatever the transport; a
+ * with --misses-only, the transport a message per frame of up to 8191
+ * records, so the traced program runs at the simulator's pace; a
  * socket keeps the simulator
  * out of the program (its memory, its threads, its signals) and, being
  * SEQPACKET, keeps every frame whole however many threads send. */
@@ -27,10 +27,10 @@
 
 #include "internal.h"
 
-/* Frames held for the merge: a thread's frame comes out in time however
+/* Records held for the merge: a thread's frame comes out in time however
  * many frames of the others were sent during it, up to 2^20 records (16
  * MiB) of them. */
-#define MERGE_WINDOW ((1u << 20) / MT_TRACE_RECORDS)
+#define MERGE_WINDOW (1u << 20)
 
 typedef struct {
     int fd;
@@ -78,6 +78,9 @@ static void *consume(void *arg)
             continue;
         }
         c->frames++;
+        if (f.nrecords <= MT_TRACE_SHARED_RECORDS) /* a thread's among several: the
+                                                      window holds a thousand */
+            records = mt_xrealloc(records, f.nrecords * sizeof *records);
         mt_trace_merge_take(c->merge, f.tid, records, f.nrecords);
         records = NULL;
     }
@@ -114,10 +117,10 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     int buf = 4 << 20;
     setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
     /* The program's end: a SEQPACKET socketpair's sender blocks when its
-     * send buffer is full (the default, 208 KiB, holds 3 frames), so with
+     * send buffer is full (the default, 208 KiB, held 3 frames of 1023 records), so with
      * the consumer the slower side the program slept and woke every frame
      * or so; 4 MiB asked (the kernel doubles it, within net.core.wmem_max:
-     * up to ~128 frames) lets it run ahead.  `mtool sim --misses-only --cachegrind --
+     * up to 8 MiB of frames) lets it run ahead.  `mtool sim --misses-only --cachegrind --
      * phases-gcc-O2 4000`, voluntary context switches of mtool and the
      * program: 4900-5700 -> 500-4600, median 5300 -> 2200, 8 runs each
      * interleaved (Xeon family 6 model 207, load 7 on 2 vCPUs). */
@@ -372,7 +375,8 @@ int mt_run_trace(const mt_trace_options *o, mt_trace_result *r, mt_error *err)
     for (size_t i = 0; rc == 0 && r->data && i < r->libs.nlibs; i++) {
         const mt_pass1_library *lib = &r->libs.libs[i];
         if (!lib->note && lib->code_base) /* traced: its frames and sites named LIB:PROC */
-            mt_data_map_add_library(r->data, lib->name, lib->prog, lib->code_base);
+            mt_data_map_add_library(r->data, lib->name, lib->prog, lib->code_base,
+                                    lib->counter_base, o->log);
     }
     if (rc != 0) {
         mt_counter_map_free(&map);

@@ -2,8 +2,9 @@
  * through libraries, tests/libs_pass2.sh): a pointer chase around one
  * cycle of `n` scattered entries, each step a dependent load that misses the
  * caches once the ring is far larger than them.  It can allocate the ring
- * itself, and walk a block and a frame of its own (memlib_make,
- * memlib_scratch: data objects of a traced library, tests/trace_libs.sh). */
+ * itself, walk a block and a frame of its own (memlib_make,
+ * memlib_scratch) and its own globals and thread-locals (memlib_statics):
+ * data objects of a traced library, tests/trace_libs.sh. */
 #include <stdlib.h>
 
 /* calloc through its GOT slot (`call *calloc@GOTPCREL(%rip)`, as -fno-plt
@@ -72,5 +73,35 @@ long memlib_scratch(long n, long rounds)
         sum += frame[(r * 7) & 255];
     }
     free((void *)block);
+    return sum;
+}
+
+/* A library's own variables (memlib_statics): a global array of 64-byte
+ * records, of which only `key` is read; a static array; a thread-local
+ * array (static: its accesses find the block through the module's id, as
+ * a library's local-dynamic TLS does).  Each aligned to a cache line, so
+ * that a walk of n bytes touches n / 64 lines. */
+struct memlib_record {
+    long key;
+    long value[7];
+};
+volatile struct memlib_record memlib_table[512] __attribute__((aligned(64)));
+static volatile long memlib_hist[1024] __attribute__((aligned(64)));
+static __thread volatile long memlib_tls[256] __attribute__((aligned(64)));
+
+/* `rounds` rounds of 1024 stores into memlib_hist, 512 loads of
+ * memlib_table[i].key and 256 stores into memlib_tls: 8 KiB, 512 lines
+ * and 2 KiB, each a whole number of lines. */
+long memlib_statics(long rounds)
+{
+    long sum = 0;
+    for (long r = 0; r < rounds; r++) {
+        for (int i = 0; i < 1024; i++)
+            memlib_hist[i] = r + i;
+        for (int i = 0; i < 512; i++)
+            sum += memlib_table[i].key;
+        for (int i = 0; i < 256; i++)
+            memlib_tls[i] = sum + i;
+    }
     return sum;
 }

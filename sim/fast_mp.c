@@ -322,10 +322,10 @@ static void slow_ref(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind, 
 /* Whether a data reference [addr, end] of the current CPU takes no
  * directory and no level beyond D1's MRU test (the Notes at the top); a
  * silent write's words kept aside on a watched line. */
-static inline bool fast_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write)
+static inline bool fast_hit(void *ctx, bool mru, uint64_t addr, uint64_t end, bool write)
 {
     sim_fast_mp *fm = ctx;
-    if (!fm->top_ok || !sim_fast_top_hit(top, addr, end))
+    if (!mru) /* (the batch's D1 test, or sim_fast_mp_access's) */
         return false;
     if (!write)
         return fm->read_fast;
@@ -347,12 +347,23 @@ void sim_fast_mp_access(sim_fast_mp *fm, uint64_t addr, uint32_t size, mt_sim_ki
     sim_fast *f = levels_of(fm, fm->current);
     uint64_t *row = sim_fast_row(f, code);
     row[0]++;
-    if (kind != MT_SIM_IFETCH &&
-        fast_hit(fm, fm->top[fm->current], addr, addr + size - 1, kind == MT_SIM_WRITE)) {
+    if (kind != MT_SIM_IFETCH && fast_hit(fm,
+                                          fm->top_ok && sim_fast_top_hit(fm->top[fm->current], addr,
+                                                                         addr + size - 1),
+                                          addr, addr + size - 1, kind == MT_SIM_WRITE)) {
         sim_fast_count_top_hits(f, kind == MT_SIM_READ, kind == MT_SIM_WRITE);
         return;
     }
     slow_ref(fm, addr, size, kind, code, row);
+}
+
+/* slow_ref as the batch's miss: whether the reference lies within one line
+ * of D1 does not matter here (the directory looks at every line). */
+static void batch_slow_ref(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
+                           uint32_t code, uint64_t *row, bool one_line)
+{
+    (void)one_line;
+    slow_ref(ctx, addr, size, kind, code, row);
 }
 
 /* A frame's plain references in a batch, as fast.c's sim_fast_records
@@ -365,7 +376,7 @@ uint32_t sim_fast_mp_records(sim_fast_mp *fm, const mt_trace_record *r, uint32_t
     if (!fm->top_ok)
         return 0;
     return sim_batch_records(fm, levels_of(fm, fm->current), fm->top[fm->current], r, n, counts,
-                             sim_fast_row, fast_hit, slow_ref);
+                             sim_fast_row, fast_hit, batch_slow_ref);
 }
 
 void sim_fast_mp_flush(sim_fast_mp *fm)

@@ -219,21 +219,26 @@ bool sim_fast_top_of(const sim_fast *f, sim_fast_top *top);
 /* Whether [addr, end] lies within the line its D1 set used last: a hit
  * that changes no state at any level (LRU ranks that line first already;
  * nothing below is looked up), so counting it is all there is to do. */
+static inline bool sim_fast_top_mru(sim_fast_top L, uint64_t line)
+{
+    return L.tags[(line & L.set_mask) * L.ways] == line + 1;
+}
 static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
 {
     uint64_t line = addr >> L.line_shift;
-    return line == end >> L.line_shift && L.tags[(line & L.set_mask) * L.ways] == line + 1;
+    return line == end >> L.line_shift && sim_fast_top_mru(L, line);
 }
 
 /* The loop of a batch of a tracing copy's plain references (fast.c's
  * sim_fast_records, fast_mp.c's; their comments say what it takes and
  * why it is exact): each reference counted, then `hit` (a test that
- * changes nothing it does not say) or else `miss` (the reference from its
- * top level on); D1's hits counted once at the end.  Inlined into each
- * with its functions, so the one-CPU loop stays as it was. */
-typedef bool sim_batch_hit(void *ctx, sim_fast_top top, uint64_t addr, uint64_t end, bool write);
+ * changes nothing it does not say, given `mru`: sim_fast_top_hit's answer)
+ * or else `miss` (the reference from its top level on); D1's hits counted
+ * once at the end.  Inlined into each with its functions, so the one-CPU
+ * loop stays as it was. */
+typedef bool sim_batch_hit(void *ctx, bool mru, uint64_t addr, uint64_t end, bool write);
 typedef void sim_batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_kind kind,
-                            uint32_t code, uint64_t *row);
+                            uint32_t code, uint64_t *row, bool one_line);
 typedef uint64_t *sim_batch_row(sim_fast *f, uint32_t code);
 void sim_fast_count_top_hits(sim_fast *f, uint64_t reads, uint64_t writes);
 static inline __attribute__((always_inline)) uint32_t
@@ -241,42 +246,75 @@ sim_batch_records(void *ctx, sim_fast *f, sim_fast_top top, const mt_trace_recor
                   mt_trace_feed_counts *counts, sim_batch_row *row_of, sim_batch_hit *hit,
                   sim_batch_miss *miss)
 {
-    uint64_t reads = 0, writes = 0, modifies = 0, hits[2] = {0, 0};
-    uint32_t code = 0, i = 0;
+    /* Only what a record cannot be counted without is counted in the loop
+     * (kept in registers): the writes, the modifies and the references that
+     * missed the MRU test.  The rest follows at the end: reads = records -
+     * writes + modifies; D1's hits = its references (every plain reference
+     * goes to D1 first) - those that went to `miss`; a code object's
+     * references (records + modifies of its run) added when its run ends
+     * (before the next row is looked up: that may move the rows).  Callgrind,
+     * the consumer's batch (sim_fast_records, level_ref apart) of `mtool sim
+     * --misses-only --cachegrind` on gzip -9 of 200 KB, 13.3 M records:
+     * 699 -> 591 million instructions (52 -> 44 a record; AMD EPYC Zen 3). */
+    const mt_trace_record *first = r, *stop = r + n, *run = r;
+    uint64_t writes = 0, modifies = 0, run_modifies = 0, missed[2] = {0, 0};
+    uint32_t code = n ? ~r->code : 0; /* the first record starts a run */
     uint64_t *row = NULL;
-    for (; i < n; i++, r++) {
+    for (; r < stop; r++) {
         unsigned kind = r->kind;
-        uint64_t addr = r->addr, end = addr + r->size - 1;
-        if (kind > MT_TRACE_MODIFY || !r->size || end < addr)
+        uint32_t size = r->size;
+        if (kind > MT_TRACE_MODIFY)
             break;
-        if (!row || r->code != code) {
+        if (!size)
+            break;
+        uint64_t addr = r->addr, end = addr + size - 1;
+        if (r->code != code) {
+            if (row)
+                row[0] += (uint64_t)(r - run) + modifies - run_modifies;
+            run = r;
+            run_modifies = modifies;
             code = r->code;
             row = row_of(f, code);
         }
-        if (kind != MT_TRACE_WRITE) {
-            reads++;
-            row[0]++;
-            if (hit(ctx, top, addr, end, false))
-                hits[MT_SIM_READ]++;
-            else
-                miss(ctx, addr, r->size, MT_SIM_READ, code, row);
+        /* Within one line of D1, and its set's most recent line: the MRU
+         * test made once for a modify's read and write unless the read
+         * went down the levels.  A reference that wraps around the address
+         * space is not within one line, so it fails the test and is looked
+         * for on that path only (the feed takes it: nothing of it counted
+         * yet).  With the size and kind tested apart, callgrind as above:
+         * the batch 660 -> 606 million instructions (with line_chain's
+         * call); the test made once, 606 -> 599 million. */
+        uint64_t line = addr >> top.line_shift;
+        bool one_line = line == end >> top.line_shift;
+        bool mru = one_line && sim_fast_top_mru(top, line);
+        if (kind != MT_TRACE_WRITE && !hit(ctx, mru, addr, end, false)) {
+            if (end < addr)
+                break;
+            missed[MT_SIM_READ]++;
+            miss(ctx, addr, size, MT_SIM_READ, code, row, one_line);
+            mru = one_line && sim_fast_top_mru(top, line);
         }
         if (kind != MT_TRACE_READ) {
+            if (!hit(ctx, mru, addr, end, true)) {
+                if (end < addr)
+                    break;
+                missed[MT_SIM_WRITE]++;
+                miss(ctx, addr, size, MT_SIM_WRITE, code, row, one_line);
+            }
             writes++;
             modifies += kind == MT_TRACE_MODIFY;
-            row[0]++;
-            if (hit(ctx, top, addr, end, true))
-                hits[MT_SIM_WRITE]++;
-            else
-                miss(ctx, addr, r->size, MT_SIM_WRITE, code, row);
         }
     }
-    sim_fast_count_top_hits(f, hits[MT_SIM_READ], hits[MT_SIM_WRITE]);
-    counts->records += i;
+    uint32_t taken = (uint32_t)(r - first);
+    uint64_t reads = taken - writes + modifies;
+    if (row)
+        row[0] += (uint64_t)(r - run) + modifies - run_modifies;
+    sim_fast_count_top_hits(f, reads - missed[MT_SIM_READ], writes - missed[MT_SIM_WRITE]);
+    counts->records += taken;
     counts->reads += reads;
     counts->writes += writes;
     counts->modifies += modifies;
-    return i;
+    return taken;
 }
 
 /* The pieces the processors' misses-only simulator (fast_mp.c) drives a

@@ -685,8 +685,8 @@ typedef enum { MT_TRACE_BY_STAMPS, MT_TRACE_BY_FRAMES, MT_TRACE_BY_ARRIVAL } mt_
 /* "stamps", "frames" or "arrival"; -1 for another name. */
 int mt_trace_order_of(const char *name, mt_trace_order *o);
 /* The merge: frames as they arrive in, runs of one thread's records out to
- * `sink` in the order, at most `window` frames held (the first one out
- * when one more comes: a frame arriving after records later than its own
+ * `sink` in the order, at most `window` records held (the first frame out
+ * when one more comes beyond them: a frame arriving after records later than its own
  * went out comes out as soon as it is the earliest held). */
 typedef void (*mt_trace_sink)(void *ctx, int32_t tid, const mt_trace_record *r, uint32_t n);
 typedef struct mt_trace_merge mt_trace_merge;

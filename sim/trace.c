@@ -627,7 +627,7 @@ struct mt_trace_merge {
     void *ctx;
     merge_thread *threads;
     size_t nthreads, cap_threads;
-    size_t held;
+    size_t held, held_records;
     uint64_t seq, last_time;   /* the time of the last record out */
 };
 
@@ -758,6 +758,7 @@ static void emit_run(mt_trace_merge *m)
         return;
     free(f->records);
     m->held--;
+    m->held_records -= f->n;
     if (++first->head == first->n)
         first->head = first->n = 0;
 }
@@ -793,7 +794,8 @@ void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uin
     }
     MT_PUSH(t->frames, t->n, t->cap, f);
     size_t held = ++m->held;
-    while (m->held > m->window && m->held == held)
+    m->held_records += n;
+    while (m->held_records > m->window && m->held == held)
         emit_run(m);
 }
 

@@ -233,6 +233,12 @@ if "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/sharing.json" -- "$SHARI
 else
     not_ok "coherence: sharing traced: $(head -1 "$OUT/err")"
 fi
+# Once a process has had a second thread its frames are short (1023
+# records, timer.h), so that the merge orders the threads finely: as many
+# frames as the records sent while it ran, in 1023s, or more.
+frames=$(frames_sent "$OUT/err")
+check "coherence: sharing's frames are short (records, frames sent, records after: ${frames:-none})" \
+    "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
 if python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["processors"]
 rows = {r["name"]: r for r in p["data_objects"]}

@@ -18,8 +18,9 @@ SAMPLES=${SAMPLES:-build/samples}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-count-json.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
-# A private cache and configuration: the first count calibrates this machine
-# into it (a few seconds), the others use that profile.
+# A private cache and configuration: the profile tests/run.sh calibrated
+# (tests/lib.sh), else the first count calibrates this machine into it (a
+# few seconds) and the others use that profile.
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/history.db"
 . "$(dirname "$0")/lib.sh"
 pycheck() {

@@ -327,7 +327,7 @@ def cmd_summary(js_path, err_path, counts_tsv, analysis_path, nm_path, report_md
         check(ok, f"{name}: figure 2: seconds = cycles x TSC ratio / TSC rate, overhead = measured - "
               "predicted", json.dumps(f))
     # This machine and the profile in use: a calibration of this CPU (the
-    # test's private config has none at first: the first count calibrates),
+    # one tests/run.sh made, or the first count's),
     # else, when calibrating failed, the shipped profile of this very CPU, else none.
     try:
         model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")

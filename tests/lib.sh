@@ -4,11 +4,23 @@
 # "N passed, M failed" line that gives the script its status.  A script that
 # prints only its failures sets quiet_ok=1 before sourcing it.
 passed=0 failed=0
+# The machine profile tests/run.sh calibrated once, installed in a script's
+# private configuration (exported before sourcing this) unless it has one.
+if [ -n "${MTOOL_TEST_MACHINE:-}" ] && [ -n "${XDG_CONFIG_HOME:-}" ] &&
+    [ ! -e "$XDG_CONFIG_HOME/mtool/$(basename "$MTOOL_TEST_MACHINE")" ]; then
+    mkdir -p "$XDG_CONFIG_HOME/mtool" && cp "$MTOOL_TEST_MACHINE" "$XDG_CONFIG_HOME/mtool/"
+fi
 ok() {
     passed=$((passed + 1))
     [ -n "${quiet_ok:-}" ] || echo "ok - $*"
 }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+# frames_sent ERR: "RECORDS FRAMES AFTER" from a traced run's summary line
+# on stderr (mtool sim -- BIN): its records, the frames sent while the
+# program ran, and the records read from its profile after it ended.
+frames_sent() {
+    sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after.*/\1 \2 \3/p' "$1"
+}
 # check WHAT CMD: the assertion WHAT holds when CMD (eval'd) succeeds.
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 # tally FILE: counts in the ok / not ok lines another checker wrote to FILE.

@@ -83,6 +83,20 @@ if [ ! -x "$ASAN/mtool" ] || [ ! -d "$T" ] || [ -z "$(ls "$SAMPLES" 2>/dev/null)
     exit 1
 fi
 
+# One calibration for every suite.  A predicting command without a profile
+# calibrates by itself, and on a busy machine (make -j2 test keeps both CPUs
+# busy) does not keep it, so every count, run and time of a suite
+# calibrated again: 6 s of wall time each (AMD EPYC Zen 3, load 5).
+# Suites with a configuration of their own get a copy (tests/lib.sh); those
+# about calibration make their own.
+export XDG_CONFIG_HOME="$OUT/config"
+if "${BUILD:-build}/mtool" calibrate -r 3 > "$OUT/calibrate.log" 2>&1; then
+    MTOOL_TEST_MACHINE=$(ls "$OUT/config/mtool"/machine-*.txt)
+    export MTOOL_TEST_MACHINE
+else
+    echo "# calibrate: $(tail -1 "$OUT/calibrate.log"): each suite calibrates by itself"
+fi
+
 for t in "$T"/test_*; do
     name=$(basename "$t")
     case $name in
@@ -233,7 +247,8 @@ run "traced runs" env MTOOL="$ASAN/mtool" SAMPLES="$SAMPLES" sh tests/trace.sh
 
 # Traced runs through shared libraries (mtool sim -- BIN, --libs; sim
 # RUNDIR on a library m-object): libmtmem.so's misses per procedure against
-# Cachegrind, xz -T2's workers in liblzma on two CPUs (docs/SIMULATOR.md,
+# Cachegrind, its heap blocks, frames, globals and thread-locals as data
+# objects, xz -T2's workers in liblzma on two CPUs (docs/SIMULATOR.md,
 # "Libraries").
 run "traced runs through libraries" env MTOOL="$ASAN/mtool" \
     SAMPLES_LIBS="${SAMPLES_LIBS:-build/samples-libs}" sh tests/trace_libs.sh

@@ -66,6 +66,11 @@ traced() {
 for s in matmul-gcc-O2-nopie matmul-gcc-O2 linked-gcc-O2-nopie linked-gcc-O2; do
     traced "$SAMPLES/$s"
 done
+# A process that has had one thread only sends long frames (8191 records,
+# timer.h): fewer than one a 1023 records sent while it ran.
+frames=$(frames_sent "$OUT/matmul-gcc-O2.err")
+check "trace: matmul's frames are long (records, frames sent, records after: ${frames:-none})" \
+    "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 10 && \$2 * 4096 < \$1 - \$3) }'"
 traced "$OUT/kernels"
 # 32-byte vector operands, where the CPU has them (Valgrind 3.19 has no AVX-512).
 if grep -qw avx2 /proc/cpuinfo && cc -O3 -mavx2 -mfma -fno-pie -no-pie -o "$OUT/matmul-avx2" \

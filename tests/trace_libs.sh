@@ -15,12 +15,21 @@
 #     in the library (malloc through the PLT, calloc through its GOT slot)
 #     and stack:libmtmem.so:memlib_scratch, with their references and misses;
 #     the run's library code and data objects in `history trend` and `diff`;
+#   - usememlib-gcc-O2 ... statics, whose library walks its own globals
+#     and thread-locals (memlib_statics): a field of a global array of
+#     structs, a static array and a __thread array named
+#     libmtmem.so:memlib_table.key, libmtmem.so:memlib_hist and
+#     libmtmem.so:memlib_tls (by DWARF and symbols, at the load base the
+#     runtime reports, the TLS block __tls_get_addr gave the thread), with
+#     the references and misses the walk makes, in one thread and in a
+#     second one after it (its own TLS block); "other" nearly empty;
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
 #     refused;
 #   - dlopen-gcc-O2's libmtdl.so: unknown before its first run (said, not
-#     traced), traced in the second;
+#     traced), traced in the second, its static table named
+#     libmtdl.so:table with the references the program makes;
 #   - `mtool sim RUNDIR` after `mtool run` (pass 2 times the library's chase
 #     loop): the loop traced in the library's copy, its stall estimate in the
 #     text's table and sim.json (named libmtmem.so:memlib_chase@0x..., its
@@ -179,6 +188,65 @@ else
     not_ok "trace libs: usememlib lib: no report ($(head -1 "$OUT/liberr"))"
 fi
 
+# The library's own globals, statics and thread-locals (memlib_statics),
+# ROUNDS=2, in one thread (statics), then in a second one after it
+# (statics2).  Oracle, the walk (samples/memlib.c), each array aligned to
+# a 64-byte line: a round makes 1024 stores into memlib_hist (8 KiB, 128
+# lines), 512 loads of memlib_table[i].key (one a 64-byte record: 512
+# lines, the field alone read) and 256 stores into memlib_tls (2 KiB, 32
+# lines, the thread's own block).  The 16 KiB D1 (64 sets of 4 ways) sees
+# 10 or 11 of these lines in a set between two uses of one: every
+# reference to a new line misses it, each round; the 256 KiB LL (512 sets
+# of 8 ways, at most 3 of them a set) keeps them all: cold misses only,
+# the TLS lines once per thread.  Before, all were "other": it now holds
+# only the few references of the start-up and the GOT.
+for mode in statics statics2; do
+    "$bin" 64 64 2 $mode > "$OUT/$mode.want" 2>&1
+    statwant=$?
+    "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" -- "$bin" 64 64 2 $mode \
+        > "$OUT/$mode.got" 2> "$OUT/$mode.err"
+    statgot=$?
+    check "trace libs: usememlib $mode: output and exit status $statwant kept (got $statgot)" \
+        "[ $statgot -eq $statwant ] && cmp -s '$OUT/$mode.want' '$OUT/$mode.got'"
+    if [ ! -s "$OUT/$mode.json" ]; then
+        not_ok "trace libs: usememlib $mode: no report ($(head -1 "$OUT/$mode.err"))"
+        continue
+    fi
+    found=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+threads = 2 if sys.argv[2] == "statics2" else 1
+data = {o["name"]: o for o in d["data_objects"]}
+last = d["levels"][-1]["name"]
+rounds = 2
+# name: kind, references a round, lines, whether each thread has lines of its own
+want = {"libmtmem.so:memlib_table.key": ("field", 512, 512, False),
+        "libmtmem.so:memlib_hist": ("global", 1024, 128, False),
+        "libmtmem.so:memlib_tls": ("tls", 256, 32, True)}
+bad, got = [], []
+for name, (kind, refs, lines, own) in want.items():
+    o = data.get(name)
+    f = o and (o["kind"], o["refs"], sum(o["misses"]["D1"].values()), o["misses"][last]["cold"],
+               sum(o["misses"][last].values()))
+    got.append("%s %s" % (name, f))
+    cold = lines * (threads if own else 1)
+    if f != (kind, refs * rounds * threads, lines * rounds * threads, cold, cold):
+        bad.append(name)
+other = data.get("(other)", {"refs": 0})["refs"]
+got.append("other %d" % other)
+if other >= 64:
+    bad.append("other")
+print("BAD " + ",".join(bad) if bad else "ok", "; ".join(got))' "$OUT/$mode.json" $mode)
+    echo "# usememlib $mode: $found"
+    check "trace libs: usememlib $mode: libmtmem.so:memlib_table.key, memlib_hist, memlib_tls with the walk's references, D1 misses and cold LL misses ($found)" \
+        "[ '${found%% *}' = ok ]"
+done
+"$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$OUT/statics.txt" -- "$bin" 64 64 2 statics \
+    > /dev/null 2>&1
+check "trace libs: usememlib statics: the text report names them" \
+    "grep -Eq '^libmtmem.so:memlib_table.key +field +1024 ' '$OUT/statics.txt' &&
+     grep -Eq '^libmtmem.so:memlib_hist +global +2048 ' '$OUT/statics.txt' &&
+     grep -Eq '^libmtmem.so:memlib_tls +tls +512 ' '$OUT/statics.txt'"
+
 # With --libs none the copy of the executable runs from the cache, where its
 # $ORIGIN finds no libmtmem.so (as with `mtool count --libs none`).
 LD_LIBRARY_PATH=$SAMPLES_LIBS "$MTOOL" sim --libs none --cachegrind $GEOMETRY --json \
@@ -196,14 +264,26 @@ refused "trace libs: --libs with RUNDIR (it traces its pass 1's libraries)" "--l
     "$OUT/x.txt" "$MTOOL" sim --libs all -o "$OUT/x.txt" "$OUT"
 
 # dlopen: libmtdl.so is unknown before the first run (the loader does not
-# list it): said, untraced, remembered; the second run traces it.
+# list it): said, untraced, remembered; the second run traces it, with its
+# static table[256] placed at the base each dlopen gave it (LIBRARY_BASE
+# at each activation).  Oracle (samples/dlopen.c, shlib_dl.c): 2 rounds
+# of dlopen, whose constructor stores the 256 entries, then dl_work
+# loading one entry a step, 1000 steps here and 3000 in each of two
+# threads: 2 x (256 + 7000) references.
 dl=$SAMPLES_LIBS/dlopen-gcc-O2
 "$dl" > "$OUT/dl.want" 2>&1
 for run in 1 2; do
-    "$MTOOL" sim --no-store --misses-only --json -o "$OUT/dl$run.json" -- "$dl" \
+    mode=--misses-only
+    [ $run = 2 ] && mode= # data objects named
+    "$MTOOL" sim --no-store $mode --json -o "$OUT/dl$run.json" -- "$dl" \
         > "$OUT/dl$run.got" 2> "$OUT/dl$run.err"
     check "trace libs: dlopen run $run: the output unchanged" "cmp -s '$OUT/dl.want' '$OUT/dl$run.got'"
 done
+table=$(python3 -c 'import json, sys
+print([o["refs"] for o in json.load(open(sys.argv[1]))["data_objects"] if o["name"] == "libmtdl.so:table"])' \
+    "$OUT/dl2.json" 2> /dev/null)
+check "trace libs: dlopen: the second run names libmtdl.so:table, 2 x (256 + 7000) references (got $table)" \
+    "[ '$table' = '[14512]' ]"
 check "trace libs: dlopen: the first run says libmtdl.so was not traced" \
     "grep -q 'libmtdl.so: opened by dlopen, not known before the run: not traced' '$OUT/dl1.err' &&
      ! grep -q '\"library\": \"libmtdl.so\"' '$OUT/dl1.json'"

@@ -30,7 +30,7 @@
 enum {
     SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
     SYS_PREAD64 = 17, SYS_MADVISE = 28,
-    SYS_GETPID = 39, SYS_SENDTO = 44, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
+    SYS_GETPID = 39, SYS_SENDMSG = 46, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
     SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234, SYS_PROCESS_VM_READV = 310,
 };
@@ -41,6 +41,20 @@ enum { MADV_RANDOM_ = 1 };
 enum { ARCH_SET_GS = 0x1001, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
 enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4 };
 enum { MSG_NOSIGNAL_ = 0x4000 };
+/* The kernel's struct iovec and struct msghdr (x86-64). */
+typedef struct {
+    const void *base;
+    uint64_t len;
+} iovec_;
+typedef struct {
+    void *name;
+    uint32_t namelen;
+    const iovec_ *iov;
+    uint64_t iovlen;
+    void *control;
+    uint64_t controllen;
+    int32_t flags;
+} msghdr_;
 
 static long syscall6(long n, long a, long b, long c, long d, long e, long f)
 {
@@ -273,10 +287,24 @@ static uint8_t *trace_area(mt_slot_header *s)
            MT_SLOT_TRACE_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites);
 }
 
-static mt_trace_record *trace_records(mt_slot_header *s)
+/* The records of slot s's frame: the area's last `capacity` (timer.h). */
+static uint64_t *frame_capacity(mt_slot_header *s)
 {
-    return (mt_trace_record *)(trace_area(s) + MT_TRACE_RECORDS_AT);
+    return (uint64_t *)(trace_area(s) + MT_TRACE_CAPACITY);
 }
+
+static mt_trace_record *frame_stamp(mt_slot_header *s)
+{
+    return (mt_trace_record *)(trace_area(s) + MT_TRACE_RECORDS_AT) +
+           (mt_params.trace_records - *frame_capacity(s));
+}
+
+/* The index of an empty frame, its STAMP alone. */
+static int64_t empty_frame(mt_slot_header *s) { return -2 * (int64_t)(*frame_capacity(s) - 1); }
+
+/* Set by the wrappers that create threads, before the creation: the
+ * frames are short from then on (timer.h), the creator's next one too. */
+static bool several_threads;
 
 /* An empty trace frame (its earlier records, if any, were sent) but for
  * its STAMP, the time the next records come after (timer.h). */
@@ -284,8 +312,12 @@ static void trace_reset(mt_slot_header *s)
 {
     if (!mt_params.trace_records)
         return;
-    *trace_records(s) = (mt_trace_record){.addr = rdtsc(), .kind = MT_TRACE_STAMP};
-    *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = -2 * (int64_t)(mt_params.trace_records - 1);
+    bool shared = several_threads || __atomic_load_n(&rt.hdr->nthreads, __ATOMIC_RELAXED) > 1;
+    *frame_capacity(s) = shared && MT_TRACE_SHARED_RECORDS < mt_params.trace_records
+                             ? MT_TRACE_SHARED_RECORDS
+                             : mt_params.trace_records;
+    *frame_stamp(s) = (mt_trace_record){.addr = rdtsc(), .kind = MT_TRACE_STAMP};
+    *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = empty_frame(s);
 }
 
 /* Sends the records of slot s's frame (made by thread `tid`), its STAMP
@@ -296,8 +328,8 @@ static void trace_send(mt_slot_header *s, int32_t tid)
     uint8_t *area = trace_area(s);
     int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
     mt_trace_frame *f = (mt_trace_frame *)(area + MT_TRACE_FRAME);
-    uint32_t n = mt_params.trace_records - (uint32_t)(-*index / 2);
-    mt_trace_record *stamp = trace_records(s);
+    uint32_t n = (uint32_t)*frame_capacity(s) - (uint32_t)(-*index / 2);
+    mt_trace_record *stamp = frame_stamp(s);
     uint64_t ticks = rdtsc() - stamp->addr;
     ticks = ticks >> 48 ? (1ull << 48) - 1 : ticks;
     stamp->code = (uint32_t)ticks;
@@ -305,10 +337,13 @@ static void trace_send(mt_slot_header *s, int32_t tid)
     f->magic = MT_TRACE_FRAME_MAGIC;
     f->tid = tid;
     f->nrecords = n;
+    /* The frame and its records, which follow it only when the frame
+     * fills the area: one message either way. */
+    iovec_ iov[2] = {{f, sizeof *f}, {stamp, 16ul * n}};
+    msghdr_ msg = {.iov = iov, .iovlen = 2};
     long r = -EINTR_;
     while (n > 1 && rt.trace_fd >= 0 && r == -EINTR_)
-        r = syscall6(SYS_SENDTO, rt.trace_fd, (long)f, (long)(sizeof *f + 16ul * n),
-                     MSG_NOSIGNAL_, 0, 0);
+        r = sys3(SYS_SENDMSG, rt.trace_fd, (long)&msg, MSG_NOSIGNAL_);
     if (n > 1 && failed(r) && rt.trace_fd >= 0) {
         rt.trace_fd = -1; /* mtool is gone: the program goes on, untraced */
         say_lost("sending traced references", r, "the rest of the trace is lost");
@@ -738,9 +773,8 @@ static void frame_after_wait(void)
     if (!tracing() || !attached())
         return;
     mt_slot_header *s = current_slot();
-    int64_t empty = -2 * (int64_t)(mt_params.trace_records - 1);
-    if (*(int64_t *)(trace_area(s) + MT_TRACE_INDEX) == empty)
-        trace_records(s)->addr = rdtsc();
+    if (*(int64_t *)(trace_area(s) + MT_TRACE_INDEX) == empty_frame(s))
+        frame_stamp(s)->addr = rdtsc();
 }
 
 /* The calling thread's id, as the creator of a thread a tracing copy
@@ -945,6 +979,17 @@ static bool trace_fits(const mt_rt_params *p)
             p->slot_ncounters == mt_params.ncounters && p->slot_ncall_sites == mt_params.ncall_sites);
 }
 
+/* A tracing copy just activated: LIBRARY_BASE, sent at once, so that
+ * other threads' later frames, which may reach the copy's data, come
+ * after it. */
+static void trace_library_base(const mt_rt_params *p, uintptr_t l_addr)
+{
+    if (!tracing() || !p->trace_records)
+        return;
+    trace_event(MT_TRACE_LIBRARY_BASE, l_addr, p->counter_base);
+    trace_flush_here();
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
@@ -971,6 +1016,7 @@ static void activate_library(uintptr_t l_addr)
         note_call_sites(&p, l_addr);
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
+        trace_library_base(&p, l_addr);
     }
 }
 
@@ -1183,6 +1229,7 @@ static thread_start_rec *start_record(void *arg)
     if (r) {
         r->arg = arg;
         r->creator = traced_creator();
+        several_threads = true;
         frame_before_wait();
     }
     return r;
@@ -1248,9 +1295,20 @@ static void omp_start(void *p)
 
 typedef void (*omp_fn)(void *);
 
+/* Before a parallel region: at the first, the creator's frame (long while
+ * it was alone) is sent, and the frames are short from then on. */
+static int32_t omp_creator(void)
+{
+    if (!several_threads) {
+        several_threads = true;
+        frame_before_wait();
+    }
+    return traced_creator();
+}
+
 HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned flags)
 {
-    omp_rec r = {fn, data, SERVING(traced_creator)()};
+    omp_rec r = {fn, data, SERVING(omp_creator)()};
     REAL(GOMP_PARALLEL, void (*)(omp_fn, void *, unsigned, unsigned))(SERVING(omp_start), &r, n,
                                                                        flags);
 }
@@ -1258,7 +1316,7 @@ HIDDEN void mt_wrap_GOMP_PARALLEL(omp_fn fn, void *data, unsigned n, unsigned fl
 HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, unsigned count,
                                            unsigned flags)
 {
-    omp_rec r = {fn, data, SERVING(traced_creator)()};
+    omp_rec r = {fn, data, SERVING(omp_creator)()};
     REAL(GOMP_PARALLEL_SECTIONS, void (*)(omp_fn, void *, unsigned, unsigned, unsigned))(
         SERVING(omp_start), &r, n, count, flags);
 }
@@ -1267,7 +1325,7 @@ HIDDEN void mt_wrap_GOMP_PARALLEL_SECTIONS(omp_fn fn, void *data, unsigned n, un
     HIDDEN void mt_wrap_##id(omp_fn fn, void *data, unsigned n, long start, long end, long incr, \
                              long chunk, unsigned flags)                                       \
     {                                                                                          \
-        omp_rec r = {fn, data, SERVING(traced_creator)()};                                     \
+        omp_rec r = {fn, data, SERVING(omp_creator)()};                                     \
         REAL(id, void (*)(omp_fn, void *, unsigned, long, long, long, long, unsigned))(        \
             SERVING(omp_start), &r, n, start, end, incr, chunk, flags);                        \
     }
@@ -1280,7 +1338,7 @@ LOOP_WRAPPER(GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED)
 HIDDEN void mt_wrap_GOMP_PARALLEL_LOOP_RUNTIME(omp_fn fn, void *data, unsigned n, long start,
                                                long end, long incr, unsigned flags)
 {
-    omp_rec r = {fn, data, SERVING(traced_creator)()};
+    omp_rec r = {fn, data, SERVING(omp_creator)()};
     typedef void (*loop_runtime_fn)(omp_fn, void *, unsigned, long, long, long, unsigned);
     REAL(GOMP_PARALLEL_LOOP_RUNTIME, loop_runtime_fn)(SERVING(omp_start), &r, n, start, end, incr,
                                                       flags);
@@ -1537,6 +1595,32 @@ HIDDEN long mt_placement_syscall(long nr, long a, long b, long c, long d, long e
     else
         pages_moved((int)a, (uint64_t)b, (const uint64_t *)c, (const int32_t *)d);
     return rc;
+}
+
+/* A thread's TLS block of a traced library (general- and local-dynamic
+ * TLS, gcc's for -fPIC: the library's code asks ld.so's __tls_get_addr
+ * for the address of module id + offset; the block may be static or one
+ * ld.so allocates in each thread on its first use, as libmtmem.so's is
+ * under LD_AUDIT, where ld.so sets up the main thread's TLS before it
+ * maps the program's libraries): LIBRARY_TLS with the block's start, made in
+ * the copy's runtime, which knows its counter_base.  An event a call: the
+ * call itself makes two references (its return address), and nothing
+ * per thread is at hand here to remember the block in. */
+typedef struct {
+    uint64_t module, offset;
+} tls_index_;
+
+static void tls_block_seen(uint64_t block, uint32_t library)
+{
+    if (tracing())
+        trace_event(MT_TRACE_LIBRARY_TLS, block, library);
+}
+
+HIDDEN void *mt_wrap_TLS_GET_ADDR(const tls_index_ *ti)
+{
+    void *p = REAL(TLS_GET_ADDR, void *(*)(const tls_index_ *))(ti);
+    SERVING(tls_block_seen)((uint64_t)(uintptr_t)p - ti->offset, mt_params.counter_base);
+    return p;
 }
 
 HIDDEN int mt_wrap_PTHREAD_JOIN(uint64_t thread, void **value)

@@ -122,7 +122,7 @@ int main(void)
         make_frames(f + t * FRAMES, t, first_of[t], gap_of[t]);
     qsort(f, THREADS * FRAMES, sizeof *f, by_sending);
 
-    sink_log a = merged(MT_TRACE_BY_ARRIVAL, 256, f, THREADS * FRAMES);
+    sink_log a = merged(MT_TRACE_BY_ARRIVAL, 256 * RECORDS, f, THREADS * FRAMES);
     bool arrival = a.runs == THREADS * FRAMES;
     for (size_t i = 0; arrival && i < a.n; i++)
         arrival = a.r[i].addr == f[i / (RECORDS - 1)].rec[i % (RECORDS - 1) + 1].addr;
@@ -130,7 +130,7 @@ int main(void)
     CHECK(times_back(&a) > 0, "by arrival: the times go back (%zu times; the test's frames "
                               "overlap)", times_back(&a));
 
-    sink_log s = merged(MT_TRACE_BY_STAMPS, 256, f, THREADS * FRAMES);
+    sink_log s = merged(MT_TRACE_BY_STAMPS, 256 * RECORDS, f, THREADS * FRAMES);
     CHECK(program_order(&s), "by stamps: every record once, each thread's in program order");
     CHECK(times_back(&s) == 0, "by stamps: the times never go back (%zu do)", times_back(&s));
     CHECK(s.runs > 2 * THREADS * FRAMES, "by stamps: the threads interleaved within frames "
@@ -146,11 +146,11 @@ int main(void)
     for (size_t k = 0; k < THREADS * FRAMES; k++)
         if (f[k].tid == 2)
             late[n++] = f[k];
-    sink_log w = merged(MT_TRACE_BY_STAMPS, 4, late, n);
-    CHECK(program_order(&w), "window of 4, a thread's frames late: program order kept");
-    CHECK(times_back(&w) > 0, "window of 4, a thread's frames late: they come out late");
+    sink_log w = merged(MT_TRACE_BY_STAMPS, 4 * RECORDS, late, n);
+    CHECK(program_order(&w), "window of 4 frames, a thread's frames late: program order kept");
+    CHECK(times_back(&w) > 0, "window of 4 frames, a thread's frames late: they come out late");
 
-    sink_log fr = merged(MT_TRACE_BY_FRAMES, 256, f, THREADS * FRAMES);
+    sink_log fr = merged(MT_TRACE_BY_FRAMES, 256 * RECORDS, f, THREADS * FRAMES);
     bool whole = program_order(&fr) && fr.runs == THREADS * FRAMES;
     for (size_t i = RECORDS - 1; whole && i < fr.n; i += RECORDS - 1) {
         uint64_t prev = fr.r[i - 1].addr, here = fr.r[i].addr;

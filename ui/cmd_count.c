@@ -50,8 +50,10 @@ const char mt_count_usage[] =
     "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
     "                   loaded for this run only, glibc's (libc, libm) included; the loader\n"
     "                   stays original.  Default: all, glibc's too, among them the ones the\n"
-    "                   program spends time in, which the summary names (none with\n"
-    "                   --profiles or an MPI launcher).  A library first seen opened by\n"
+    "                   program spends time in, which the summary names (none with an\n"
+    "                   MPI launcher; with --profiles, none, or all when the profiles\n"
+    "                   were written with the libraries, as a count's own profiles/ are).\n"
+    "                   A library first seen opened by\n"
     "                   dlopen is said not counted, and counted from the next count.  Their\n"
     "                   procedures are named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";

@@ -31,11 +31,8 @@ fail() { echo "not ok - $*"; }
 
 for s in chase aos heap; do
     bin="$SAMPLES_SIM/$s-gcc-O2"
-    # --libs none: the oracles are the samples' own data objects and call
-    # paths (glibc's, traced by default, add stdio's buffer and libc's
-    # frames below main)
     # shellcheck disable=SC2086
-    if "$MTOOL" sim $GEOMETRY --libs none --json -o "$OUT/$s.json" -- "$bin" > "$OUT/$s.out" 2> "$OUT/$s.err"; then
+    if "$MTOOL" sim $GEOMETRY --json -o "$OUT/$s.json" -- "$bin" > "$OUT/$s.out" 2> "$OUT/$s.err"; then
         python3 "$HERE/dataobj_check.py" "$s" "$OUT/$s.json" "$HERE/../samples/$s.c" "$OUT/$s.out"
     else
         fail "data objects: $s: mtool sim failed: $(head -1 "$OUT/$s.err")"

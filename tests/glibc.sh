@@ -110,6 +110,17 @@ saved=$(stat -c '%i %Y %s' $libc_analysis 2> /dev/null)
 callgrind_run sed /usr/bin/sed -E "$sedprog" "$work/in.txt"
 coverage sed /usr/bin/sed
 same_run gzip /usr/bin/gzip -c "$work/in.txt"
+# Its profiles merged again without --libs: they name no set, and none's
+# copy (mtool instrument's default) has other counters; all's, the
+# count's, has theirs.  The same counts, the executable's and libc's.
+"$mtool" count --no-store --no-baseline --profiles "$work/gzip/profiles" -o "$work/gzipm" \
+    -- /usr/bin/gzip > /dev/null 2> "$work/gzipm.err"
+if cmp -s "$work/gzip/counts.tsv" "$work/gzipm/counts.tsv" &&
+    cmp -s "$work/gzip/libs/libc.so.6.counts.tsv" "$work/gzipm/libs/libc.so.6.counts.tsv"; then
+    ok "count --profiles of a default count's profiles, no --libs: the count's counts, libc's too"
+else
+    not_ok "count --profiles of gzip's default count: $(grep -v '^ ' "$work/gzipm.err" | head -2)"
+fi
 callgrind_run gzip /usr/bin/gzip -c "$work/in.txt"
 named_libc gzip
 coverage gzip /usr/bin/gzip

@@ -180,6 +180,15 @@ typedef struct {
     /* How busy the machine's other CPUs were while mt_calibrate measured,
      * % of their time (calibrate.c's busy meter; 0: idle, one CPU, or not known). */
     double calibration_busy_pct;
+    /* How each calibration benchmark's figure was made (calibrate.c),
+     * indexed as mt_calibration_bench_name: MT_CONFIRMED (or not measured:
+     * a profile without the record, an AVX-512 benchmark on a core without
+     * it) or the fallback a figure that quiet samples did not confirm
+     * within the calibration's wait took; calibration_confirmed counts the
+     * confirmed (0 with calibration_fallbacks 0: not recorded). */
+#define MT_CALIBRATION_BENCHES_MAX 160
+    uint8_t calibration_how[MT_CALIBRATION_BENCHES_MAX];
+    double calibration_confirmed, calibration_fallbacks;
     /* Latency of each level (L1 .. L4, memory) by pointer chases
      * (latency.c); a level the machine lacks, or a profile of version < 5,
      * has 0 cycles. */
@@ -465,10 +474,69 @@ typedef struct {
  * the measurement that disagrees (calibrate then writes no profile). */
 int mt_clock_check(const mt_clock_refs *r, double *ratio, mt_error *err);
 
+/* One sample of a calibration benchmark (calibrate.c): its figure in core
+ * cycles, the pass over all benchmarks it was taken in, and whether it was
+ * quiet (the probes around it as fast as the calibration's fastest: no
+ * other thread on the physical core meanwhile). */
+typedef struct {
+    double value;
+    int pass;
+    bool quiet;
+} mt_cal_sample;
+
+/* How a calibration figure was made: confirmed by quiet samples
+ * (mt_repeated_figure), or, none confirming it within the calibration's
+ * wait, a fallback (mt_fallback_figure): the fastest value three samples
+ * of any kind repeat, else the second-fastest sample. */
+typedef enum { MT_CONFIRMED, MT_FELL_BACK_REPEATED, MT_FELL_BACK_FASTEST } mt_confirm;
+const char *mt_confirm_name(mt_confirm how); /* "confirmed", "repeated", "fastest" */
+
+/* What mt_repeated_figure found: the figure, the quiet samples, how many
+ * samples agree on it, how many of those are quiet, from how many passes,
+ * and how it was made. */
+typedef struct {
+    double figure;
+    int quiet, agree, passes, quiet_agree;
+    mt_confirm how;
+} mt_repeat;
+
+/* The figure a benchmark's samples repeat: the fastest value that three
+ * quiet samples agree on within 2%, from two passes unless all come from
+ * one (the median of those that do); else
+ * the fastest value three samples agree on, when the fastest quiet sample
+ * is within 2% of it (the benchmark runs as fast with a neighbour on the
+ * core).  -1 when neither (out->figure is then the fastest quiet sample,
+ * NAN when there is none). */
+int mt_repeated_figure(const mt_cal_sample *s, int n, mt_repeat *out);
+/* A figure for samples whose quiet ones confirm none (after the wait):
+ * the fastest value three samples agree on, from two passes unless all
+ * come from one (out->how MT_FELL_BACK_REPEATED), else the second-fastest
+ * sample (MT_FELL_BACK_FASTEST; the fastest when there is one).  -1 when
+ * there are no samples. */
+int mt_fallback_figure(const mt_cal_sample *s, int n, mt_repeat *out);
+/* The calibration's benchmarks: how many, and the name of the i-th (the
+ * index of mt_machine.calibration_how); -1 for a name that is none. */
+size_t mt_calibration_benches(void);
+const char *mt_calibration_bench_name(size_t i);
+int mt_calibration_bench_index(const char *name);
+
+/* Whether the fastest one-branch loop (cycles an iteration) the
+ * calibration saw is a loop with the core's front end to itself: within
+ * 4% of a multiple of half a cycle (1.0 on every x86-64 core measured; a
+ * thread on the SMT sibling makes it 1.1-2.2). */
+bool mt_front_end_whole(double fastest_loop);
+
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every
- * measurement; the spread over runs is written to `report` (may be NULL). */
-int mt_calibrate(mt_machine *m, int runs, FILE *report, mt_error *err);
+ * measurement; the spread over runs is written to `report` (may be NULL).
+ * Benchmarks whose quiet samples repeat no figure are measured again in
+ * quiet moments for at most `wait_seconds` (MT_CALIBRATE_WAIT_SECONDS for
+ * `mtool calibrate`; a command calibrating by itself waits less), then
+ * take a fallback figure (mt_fallback_figure), recorded in
+ * m->calibration_how.  Refused (-1) only when the clock references
+ * disagree or a figure is out of range. */
+int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_error *err);
+#define MT_CALIBRATE_WAIT_SECONDS 6.0
 /* The latency of each level (latency.c), after mt_calibrate (its clock
  * ratio): a random pointer chase over working_set[l] bytes (0: the level is
  * not measured), the fastest of `runs` (3 to 5) short chases, into

@@ -378,6 +378,20 @@ static void write_latencies(FILE *fp, const mt_machine *m)
                     m->tlb[l].entries, m->tlb[l].ways);
 }
 
+/* How many of the calibration's figures quiet samples confirmed, and a
+ * line for each that fell back (calibrate.c): its fallback, its benchmark. */
+static void write_confirmation(FILE *fp, const mt_machine *m)
+{
+    if (m->calibration_confirmed + m->calibration_fallbacks == 0)
+        return;
+    fprintf(fp, "# calibration figures quiet samples confirmed; each that fell back: how, benchmark\n"
+                "calibration_confirmed %.0f\n", m->calibration_confirmed);
+    for (size_t i = 0; i < mt_calibration_benches(); i++)
+        if (m->calibration_how[i] != MT_CONFIRMED)
+            fprintf(fp, "fallback %s %s\n", mt_confirm_name(m->calibration_how[i]),
+                    mt_calibration_bench_name(i));
+}
+
 void mt_machine_write(FILE *fp, const mt_machine *m)
 {
     fprintf(fp, "# mtool machine profile (mtool calibrate); cycles are core cycles\n");
@@ -412,6 +426,7 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
             fprintf(fp, "bypass %s %.3f\n", class_names[c], m->bypass[c]);
     fprintf(fp, "# how busy the other CPUs were while calibrate measured, %% of their time\n"
                 "calibration_busy_pct %.0f\n", m->calibration_busy_pct);
+    write_confirmation(fp, m);
     write_latencies(fp, m);
     if (m->check_kernels > 0)
         fprintf(fp, "# the model's self-check: kernels, median |error| %%, worst error %% and its kernel\n"
@@ -589,6 +604,30 @@ static const char *parse_tlb_line(const char *rest, mt_machine *m)
     return NULL;
 }
 
+/* `fallback HOW BENCHMARK`: a calibration figure no quiet samples
+ * confirmed, HOW "repeated" or "fastest", a benchmark listed once. */
+static const char *parse_fallback_line(const char *rest, mt_machine *m)
+{
+    const char *sp = strchr(rest, ' ');
+    if (!sp)
+        return "expected HOW BENCHMARK";
+    mt_confirm how = MT_CONFIRMED;
+    for (mt_confirm h = MT_FELL_BACK_REPEATED; h <= MT_FELL_BACK_FASTEST; h++)
+        if ((size_t)(sp - rest) == strlen(mt_confirm_name(h)) &&
+            !strncmp(rest, mt_confirm_name(h), (size_t)(sp - rest)))
+            how = h;
+    if (how == MT_CONFIRMED)
+        return "not a fallback (repeated or fastest)";
+    int i = mt_calibration_bench_index(sp + 1);
+    if (i < 0)
+        return "not a calibration benchmark";
+    if (m->calibration_how[i] != MT_CONFIRMED)
+        return "benchmark listed twice";
+    m->calibration_how[i] = (uint8_t)how;
+    m->calibration_fallbacks++;
+    return NULL;
+}
+
 /* A numeric key: where it goes and the values a real machine can have. */
 typedef struct {
     const char *key;
@@ -610,6 +649,7 @@ static const number_key number_keys[] = {
     /* the self-check: errors of -100% (nothing predicted) up to 1000x */
     NUM(check_kernels, 0, 1000), NUM(check_median_error_pct, 0, 1e5),
     NUM(check_worst_error_pct, -100, 1e5), NUM(calibration_busy_pct, 0, 100),
+    NUM(calibration_confirmed, 0, MT_CALIBRATION_BENCHES_MAX),
     NUM(mem_parallelism, 0, 64),
     /* a nested (2D) walk under a hypervisor reads up to 24 entries */
     NUM(tlb_walk_cycles, 0, 5000), FLAG(latency_huge_pages),
@@ -667,6 +707,8 @@ static const char *parse_line(const char *key, const char *rest, mt_machine *m)
         return parse_latency_line(rest, m);
     if (!strcmp(key, "tlb"))
         return parse_tlb_line(rest, m);
+    if (!strcmp(key, "fallback"))
+        return parse_fallback_line(rest, m);
     for (size_t i = 0; i < MT_ARRAY_LEN(number_keys); i++)
         if (!strcmp(key, number_keys[i].key))
             return parse_number_key(&number_keys[i], rest, m);

@@ -52,19 +52,28 @@ static uint32_t usable_slots(const mt_profile_header *h)
     return h->nslots < h->capacity ? h->nslots : h->capacity;
 }
 
+/* The bytes of each slot of h's file: runtimes before version 8 kept no
+ * trace ring. */
+static uint64_t slot_size(const mt_profile_header *h)
+{
+    return h->version < 8 ? MT_SLOT_SIZE_V7(h->ncounters, h->ntimers, h->ncall_sites,
+                                            h->trace_records)
+                          : MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites,
+                                         h->trace_records);
+}
+
 /* Why the header cannot be trusted, or NULL. */
 static const char *check_header(const mt_profile_header *h, uint64_t file_size)
 {
     if (h->magic != MT_PROFILE_MAGIC)
         return "not an mtool profile";
     if (h->version < 1 || h->version > MT_PROFILE_VERSION || h->header_size != MT_PROFILE_HEADER_SIZE)
-        return "profile format version not supported (this mtool reads versions 1 to 7)";
+        return "profile format version not supported (this mtool reads versions 1 to 8)";
     if (h->nslots == 0 || h->capacity == 0)
         return "corrupt header: no thread slot";
     /* The runtime publishes a capacity only once the file has that size. */
     uint64_t slots = usable_slots(h);
-    if ((file_size - MT_PROFILE_HEADER_SIZE) / MT_SLOT_SIZE(h->ncounters, h->ntimers, h->ncall_sites, h->trace_records) <
-        slots)
+    if ((file_size - MT_PROFILE_HEADER_SIZE) / slot_size(h) < slots)
         return "truncated: the file is shorter than its slots";
     return NULL;
 }
@@ -97,7 +106,7 @@ static const char *read_open_frames(int fd, mt_profile *out, const mt_slot_heade
 static const char *read_slot(int fd, mt_profile *out, uint32_t s)
 {
     uint64_t n = out->header.ncounters, t = out->header.ntimers, c = out->header.ncall_sites;
-    uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(n, t, c, out->header.trace_records);
+    uint64_t at = MT_PROFILE_HEADER_SIZE + s * slot_size(&out->header);
     mt_slot_header sh;
     if (read_exact(fd, &sh, sizeof sh, at) != 0 ||
         read_exact(fd, out->counts + s * n, (size_t)n * 8, at + MT_SLOT_COUNTERS_OFFSET) != 0 ||
@@ -339,8 +348,7 @@ static const char *read_trace_leftovers(int fd, const mt_profile *p, mt_trace_le
     mt_trace_record *recs = mt_xmalloc(((size_t)r + 1) * sizeof *recs);
     const char *why = NULL;
     for (uint32_t s = 0; s < p->nslots && !why; s++) {
-        uint64_t at = MT_PROFILE_HEADER_SIZE + s * MT_SLOT_SIZE(h->ncounters, h->ntimers,
-                                                                h->ncall_sites, r) +
+        uint64_t at = MT_PROFILE_HEADER_SIZE + s * slot_size(h) +
                       MT_SLOT_TRACE_OFFSET(h->ncounters, h->ntimers, h->ncall_sites);
         int64_t index;
         uint64_t capacity; /* the frame: the area's last `capacity` records */

@@ -10,6 +10,14 @@
 /* Runs of each microbenchmark when a command calibrates by itself: about 3 s
  * (`mtool calibrate` makes 9). */
 #define AUTO_CALIBRATION_RUNS 3
+/* The longest a command calibrating by itself waits for quiet moments, in
+ * all (`mtool calibrate`: MT_CALIBRATE_WAIT_SECONDS and half as long again):
+ * it delays the command the user asked for, but the calibration is kept
+ * and paid once, and a figure quiet samples did not confirm in that time
+ * falls back to one a shared core may have given (on the AMD EPYC Zen 3,
+ * family 25 model 1, at load 2.5: 2 s for the benchmarks left every
+ * calibration of three with such figures, 4 s one of three). */
+#define AUTO_WAIT_SECONDS 6.0
 
 /* The working set each latency chase takes (costmodel/latency.c), from the
  * data caches sysfs describes: a cache level's is half its size, and at
@@ -57,17 +65,18 @@ int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err)
     return rc;
 }
 
-int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err)
+int mt_run_calibrate(mt_machine *m, int runs, bool check, double wait_seconds, FILE *report,
+                     FILE *log, mt_error *err)
 {
     uint64_t ws[MT_MEM_LEVELS];
     latency_working_sets(ws);
-    if (mt_calibrate(m, runs, report, err) != 0 ||
+    if (mt_calibrate(m, runs, wait_seconds, report, err) != 0 ||
         mt_calibrate_latencies(m, ws, runs, report, err) != 0 || mt_machine_check(m, err) != 0)
         return -1;
     if (!check)
         return 0;
     mt_error cerr;
-    if (mt_run_selfcheck(m, MT_SELFCHECK_PASSES(runs), report, &cerr) != 0) {
+    if (mt_run_selfcheck(m, MT_SELFCHECK_PASSES(runs), wait_seconds / 2, report, &cerr) != 0) {
         if (log)
             fprintf(log, "mtool: warning: the model's self-check could not be made (%s): reports "
                          "will say the model is not checked on this CPU\n", cerr.msg);
@@ -82,31 +91,51 @@ int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *lo
 /* No profile calibrated for this CPU: measure it now rather than predict
  * with another core's figures (the Zen 5 profile predicted a compute-bound
  * loop on the Xeon family 6 model 207 at +563% "memory overhead").  The
- * profile is cached where `mtool calibrate` writes it.  A calibration that
- * fails (its clock references disagree on a noisy machine) is tried once
- * more; then the shipped profile of this very CPU model, if there is one,
- * else no prediction at all.  One made while other CPUs were busy is used
- * but not kept. */
+ * profile is cached where `mtool calibrate` writes it, also when other CPUs
+ * were busy: a figure is one that samples with this core to itself
+ * repeated (the probes around each sample), or, none confirming it within
+ * the wait, a fallback the profile names (costmodel.h, mt_fallback_figure);
+ * not keeping a busy calibration made every command on a busy machine
+ * calibrate again.  The calibration waits for quiet moments
+ * AUTO_WAIT_SECONDS in all (the self-check a third of it) and is not tried
+ * again: it is refused only when its clock references disagree or a figure
+ * is out of range, measured again within it.  Refused: the shipped profile
+ * of this very CPU model, if there is one, else no prediction; and the
+ * same, without measuring, for the rest of the process. */
 static int calibrate_now(mt_machine *m, const char *model, bool *calibrated, FILE *log,
                          mt_error *err)
 {
+    /* A refusal holds for the rest of this process: `mtool run` loads the
+     * machine for pass 1 and again for pass 2, minutes apart at most, and
+     * measuring the busy machine again would delay pass 2 as long. */
+    static bool refused;
+    static mt_error refusal;
     char *path = mt_machine_profile_path(model);
-    if (log)
-        fprintf(log, "mtool: no machine profile calibrated for '%s': calibrating this machine now "
-                     "(a few seconds; 'mtool calibrate' measures more runs)\n", model);
-    mt_error cerr;
+    mt_error cerr = refusal;
     int rc = -1;
-    for (int attempt = 0; attempt < 2 && rc != 0; attempt++)
-        rc = mt_run_calibrate(m, AUTO_CALIBRATION_RUNS, true, NULL, log, &cerr);
-    *calibrated = rc == 0;
-    if (rc == 0 && m->calibration_busy_pct > MT_CALIBRATION_BUSY_PCT) {
-        /* Kept, it would slow every later prediction; the next command
-         * calibrates again, perhaps on an idle machine. */
+    if (!refused) {
         if (log)
-            fprintf(log, "mtool: warning: other CPUs were busy %.0f%% of the time while this "
-                         "machine was calibrated (one may share this core): the profile is used "
-                         "for this run and not kept\n", m->calibration_busy_pct);
-    } else if (rc == 0) {
+            fprintf(log, "mtool: no machine profile calibrated for '%s': calibrating this machine "
+                         "now (a few seconds; 'mtool calibrate' measures more runs)\n", model);
+        rc = mt_run_calibrate(m, AUTO_CALIBRATION_RUNS, true, AUTO_WAIT_SECONDS * 2 / 3, NULL, log,
+                              &cerr);
+        refused = rc != 0;
+        refusal = cerr;
+    }
+    *calibrated = rc == 0;
+    if (rc == 0 && m->calibration_busy_pct > MT_CALIBRATION_BUSY_PCT && log)
+        fprintf(log, "mtool: warning: other CPUs were busy %.0f%% of the time while this machine "
+                     "was calibrated: its figures are those that samples with this core to itself "
+                     "repeated, but memory latencies were measured with the caches and memory "
+                     "shared; the profile says so ('mtool calibrate' on an idle machine measures "
+                     "them again)\n", m->calibration_busy_pct);
+    if (rc == 0 && m->calibration_fallbacks > 0 && log)
+        fprintf(log, "mtool: warning: %.0f of the calibration's %.0f figures were not confirmed by "
+                     "samples with this core to itself (another thread shared it): they fell back "
+                     "to the fastest values repeated, and the profile names them ('mtool "
+                     "calibrate' on a quieter machine measures them again)\n",
+                m->calibration_fallbacks, m->calibration_fallbacks + m->calibration_confirmed);
+    if (rc == 0) {
         mt_error serr;
         if (mt_machine_save(m, path, &serr) == 0) {
             if (log)

@@ -219,17 +219,20 @@ int mt_run_load_machine(mt_machine *m, bool *calibrated, FILE *log, mt_error *er
 /* What `mtool calibrate` measures, into *m: `runs` runs of every
  * microbenchmark, their figures and spreads on `report` (or NULL); then,
  * when `check`, the model's self-check (a check that cannot be made leaves
- * the profile "not checked", said on `log`). */
-int mt_run_calibrate(mt_machine *m, int runs, bool check, FILE *report, FILE *log, mt_error *err);
+ * the profile "not checked", said on `log`).  The calibration waits for
+ * quiet moments `wait_seconds` at most, the check half as long. */
+int mt_run_calibrate(mt_machine *m, int runs, bool check, double wait_seconds, FILE *report,
+                     FILE *log, mt_error *err);
 /* The latencies of the memory hierarchy (mt_calibrate_latencies) into a
  * profile that has none (older, or shipped), for this run only: said on
  * `log`. */
 int mt_run_measure_latencies(mt_machine *m, FILE *log, mt_error *err);
 /* The model's self-check: the embedded compute-bound kernels counted by
- * pass 1, predicted with *m and timed `passes` times each; their median and
+ * pass 1, predicted with *m and timed `passes` times each (more samples in
+ * quiet moments, waited for `wait_seconds` at most); their median and
  * worst error go into m (check_*), the table to `report` (or NULL).  -1
  * with err when the check could not be made (m then says "not checked"). */
-int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err);
+int mt_run_selfcheck(mt_machine *m, int passes, double wait_seconds, FILE *report, mt_error *err);
 /* Samples of each kernel the check takes after a calibration of `runs`
  * runs: the fastest of them counts. */
 #define MT_SELFCHECK_PASSES(runs) ((runs) + 6)
@@ -562,7 +565,8 @@ typedef struct {
     mt_instrumented ins;    /* the tracing copy and the rewriter's report */
     mt_run_result run;      /* the traced run: times and exit status */
     mt_trace_feed_counts counts; /* records read, references simulated */
-    uint64_t frames;        /* frames received while the program ran */
+    uint64_t frames;        /* frames received while the program ran, */
+    uint64_t ring_frames;   /* ... of them through the threads' trace rings */
     uint64_t leftover;      /* records read from the profiles after it ended */
     mt_data_map *data;      /* the data objects the references were given (dataobj/) */
     mt_pass1_libraries libs;/* the shared libraries traced with it (their tracing copies;

@@ -156,14 +156,16 @@ static void predict_rows(const mt_machine *m, const mt_program *prog, const mt_c
 }
 
 /* What the kernel program says about its runs: the ALU probe's fastest
- * (cycles per add), the share of quiet samples, the extra passes made. */
+ * (cycles per add), the share of quiet samples, the extra passes made, the
+ * front-end probe's fastest (cycles per iteration of a one-branch loop). */
 typedef struct {
     double probe, quiet_share;
     int extra_passes;
+    double front;
 } check_run;
 
 /* The kernel program's measurements: "NAME KEPT TRIES BEST MEDIAN RATIO
- * QUIET" per kernel, then "#probe QMIN QUIET_SHARE EXTRA_PASSES". */
+ * QUIET" per kernel, then "#probe QMIN QUIET_SHARE EXTRA_PASSES FMIN". */
 static int read_measurements(const char *path, check_row **rows, size_t *nrows, check_run *run,
                              mt_error *err)
 {
@@ -179,7 +181,8 @@ static int read_measurements(const char *path, check_row **rows, size_t *nrows, 
         double median, ratio;
         char best[32];
         if (!strncmp(line, "#probe ", 7)) {
-            sscanf(line + 7, "%lf %lf %d", &run->probe, &run->quiet_share, &run->extra_passes);
+            sscanf(line + 7, "%lf %lf %d %lf", &run->probe, &run->quiet_share, &run->extra_passes,
+                   &run->front);
             continue;
         }
         if (sscanf(line, "%31s %d %d %31s %lf %lf %d", r.name, &r.kept, &r.tries, best, &median,
@@ -262,19 +265,23 @@ static void print_table(FILE *fp, const mt_machine *m, const check_row *rows, si
                     r->tries, r->quiet);
     }
     double alu = m->timing[MT_IC_ALU][MT_W128].rthroughput;
-    bool shared = alu > 0 && run->probe > SHARED_PROBE * alu;
+    double loop = m->taken_per_cycle > 0 ? 1 / m->taken_per_cycle : 0;
+    bool shared = (alu > 0 && run->probe > SHARED_PROBE * alu) ||
+                  (loop > 0 && run->front > SHARED_PROBE * loop);
     fprintf(fp, "  quiet samples: %.0f%% of those kept (the ALU probes around them within 4%% of "
-                "their fastest, %.3f cycles an add%s)%s\n",
+                "their fastest, %.3f cycles an add%s, and the one-branch loop probes, %.3f cycles an "
+                "iteration)%s\n",
             100 * run->quiet_share, run->probe, shared ? "" : ": the physical core not shared",
-            run->extra_passes ? "; more samples taken of kernels with too few" : "");
+            run->front, run->extra_passes ? "; more samples taken of kernels with too few" : "");
     if (shared)
-        fprintf(fp, "  warning: the fastest ALU probe took %.3f cycles an add, %.1f times the %.3f "
-                    "calibrate measured: the physical core was shared throughout the check, so "
-                    "the throughput-bound kernels measured slow and their errors overstate the "
-                    "model's\n", run->probe, run->probe / alu, alu);
+        fprintf(fp, "  warning: the fastest probes took %.3f cycles an add and %.3f a one-branch "
+                    "loop iteration, against the %.3f and %.3f calibrate measured: the physical "
+                    "core was shared throughout the check, so the throughput-bound kernels "
+                    "measured slow and their errors overstate the model's\n", run->probe,
+                run->front, alu, loop);
 }
 
-int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
+int mt_run_selfcheck(mt_machine *m, int passes, double wait_seconds, FILE *report, mt_error *err)
 {
     double t0 = mt_now_seconds();
     m->check_kernels = 0;
@@ -293,8 +300,13 @@ int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     char *exe = mt_xasprintf("%s/mtool-check-kernels", dir);
     char *profiles = mt_xasprintf("%s/profiles", dir);
     char *results = mt_xasprintf("%s/measured.txt", dir);
-    char passes_arg[16];
+    /* The probes' quiet readings: the profile's add throughput and one-
+     * branch loop (the same loops calibrate times). */
+    char passes_arg[16], alu_arg[32], front_arg[32], wait_arg[32];
     snprintf(passes_arg, sizeof passes_arg, "%d", passes);
+    snprintf(wait_arg, sizeof wait_arg, "%.2f", wait_seconds);
+    snprintf(alu_arg, sizeof alu_arg, "%.4f", m->timing[MT_IC_ALU][MT_W128].rthroughput);
+    snprintf(front_arg, sizeof front_arg, "%.4f", m->taken_per_cycle > 0 ? 1 / m->taken_per_cycle : 0);
     mt_program *prog = NULL;
     mt_instrumented ins = {0};
     mt_counter_map map = {0};
@@ -306,7 +318,7 @@ int mt_run_selfcheck(mt_machine *m, int passes, FILE *report, mt_error *err)
     mt_analyze_options_init(&opt);
     opt.want_lines = false;
     char *count_argv[] = {exe, "count", NULL};
-    char *measure_argv[] = {exe, "measure", passes_arg, results, NULL};
+    char *measure_argv[] = {exe, "measure", passes_arg, results, alu_arg, front_arg, wait_arg, NULL};
     int rc = 0;
     if (write_program(exe, err) != 0 || mt_make_dirs(profiles, err) != 0 ||
         !(prog = mt_analyze(exe, &opt, err)) ||
@@ -399,8 +411,9 @@ static void busy_warning(const mt_model_check *c, char *buf, size_t n)
     buf[0] = '\0';
     if (c->busy_pct > MT_CALIBRATION_BUSY_PCT)
         snprintf(buf, n, "the machine profile was calibrated while other CPUs were busy %.0f%% of "
-                         "the time (one may share this core, which slows what calibrate measures): "
-                         "predictions may be too long; run 'mtool calibrate' on an idle machine",
+                         "the time: its compute figures are those samples with the core to itself "
+                         "repeated, its memory latencies were measured with the caches and memory "
+                         "shared and may be long; run 'mtool calibrate' on an idle machine",
                  c->busy_pct);
 }
 

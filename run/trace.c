@@ -1,27 +1,34 @@
 /* run/trace.c — tracing (`mtool sim -- BIN ARGS`): the tracing copy of BIN
  * runs with one end of a SOCK_SEQPACKET socket ($MTOOL_TRACE_FD); each
- * message is one thread's frame of records (timer/timer.h), which a
- * thread of mtool merges with the other threads' by their TSC stamps
- * (sim/trace.c's merge) and feeds to the simulator while the program runs,
- * so the simulation takes the other core.  When the program has ended, the
- * records each thread made after its last frame, still in its profile
- * slot, are merged too: the trace survives exit, _exit, a fatal signal or
- * SIGKILL.
+ * message names one thread's frame of records in that thread's trace ring
+ * (its profile file, which mtool maps: timer/timer.h), or carries the
+ * records itself; a thread of mtool receives the frames, another merges
+ * them with the other threads' by their TSC stamps (sim/trace.c's merge)
+ * and feeds them to the simulator while the program runs, so the
+ * simulation takes the other core, then releases the ring's room.  When
+ * the program has ended, the records each thread made after its last
+ * frame, still in its profile slot, are merged too: the trace survives
+ * exit, _exit, a fatal signal or SIGKILL.
  *
- * Why a socket and not an in-process simulator or a shared ring: the
- * simulator costs 190-275 ns a reference (docs/SIMULATOR.md, "Speed"), 50-60
- * with --misses-only, the transport a message per frame of up to 8191
- * records, so the traced program runs at the simulator's pace; a
- * socket keeps the simulator
- * out of the program (its memory, its threads, its signals) and, being
- * SEQPACKET, keeps every frame whole however many threads send. */
+ * Why not an in-process simulator: the simulator costs 190-275 ns a
+ * reference (docs/SIMULATOR.md, "Speed"), 10-15 with --misses-only, so the
+ * program would run at the simulator's pace on one core; out of the
+ * program it keeps away from the program's memory, threads and signals.
+ * The socket says which frame is ready (in order, whole, however many
+ * threads send) and when the last sender has gone; the rings carry the
+ * records without the socket's copies. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,12 +39,47 @@
  * MiB) of them. */
 #define MERGE_WINDOW (1u << 20)
 
+/* Frames received and not yet merged: the receiver runs ahead of the
+ * simulator by up to this many (128 KiB each at most). */
+#define QUEUED_FRAMES 32u
+
+/* A frame received: its records malloc'd (ring NULL), or in a trace ring
+ * to release up to `end` once merged. */
+typedef struct {
+    int32_t tid;
+    uint32_t n;
+    mt_trace_record *records;
+    mt_trace_ring *ring;
+    uint64_t end;
+} queued_frame;
+
+/* A trace ring mapped: the one at byte `at` of the profile file `path`. */
+typedef struct {
+    char *path;
+    uint64_t at;
+    mt_trace_ring *ring;
+} ring_map;
+
+/* The frames between the receiving thread and the simulating one: a ring
+ * of QUEUED_FRAMES, `closed` once the socket's last sender has gone. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    queued_frame ring[QUEUED_FRAMES];
+    uint32_t head, count;
+    bool closed;
+} frame_queue;
+
 typedef struct {
     int fd;
+    const char *profiles;      /* the run's profile directory */
     mt_trace_feed *feed;
     mt_trace_merge *merge;
     mt_stall_streams *streams; /* NULL: not tracked */
-    uint64_t frames, damaged_frames;
+    frame_queue queue;
+    ring_map *rings;           /* the receiving thread's */
+    size_t nrings, cap_rings;
+    uint64_t frames, ring_frames, damaged_frames;
     uint64_t leftover;         /* records read from the profiles after the program */
 } consumer;
 
@@ -51,13 +93,141 @@ static void consume_records(void *ctx, int32_t tid, const mt_trace_record *recor
         mt_stall_streams_add(c->streams, records, n);
 }
 
-/* Reads frames until every sender has closed its end.  A frame's records
- * are received into a block the merge takes as it is, not into one buffer
- * it would copy them from: callgrind, `mtool sim --misses-only --cachegrind
- * -- phases-gcc-O2 400` (5.06 M records), memcpy 83.2 -> 0.1 million
- * instructions (its `rep movsb` counts a byte an instruction: the gain in
- * time is a 64 KiB copy a frame, not 16 instructions a record). */
-static void *consume(void *arg)
+static void queue_init(frame_queue *q)
+{
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->not_empty, NULL);
+    pthread_cond_init(&q->not_full, NULL);
+}
+
+static void queue_destroy(frame_queue *q)
+{
+    pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->not_empty);
+    pthread_cond_destroy(&q->not_full);
+}
+
+static void queue_push(frame_queue *q, queued_frame f)
+{
+    pthread_mutex_lock(&q->lock);
+    while (q->count == QUEUED_FRAMES)
+        pthread_cond_wait(&q->not_full, &q->lock);
+    q->ring[(q->head + q->count++) % QUEUED_FRAMES] = f;
+    pthread_cond_signal(&q->not_empty);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void queue_close(frame_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->closed = true;
+    pthread_cond_signal(&q->not_empty);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* The next frame, false once the queue is closed and empty. */
+static bool queue_pop(frame_queue *q, queued_frame *f)
+{
+    pthread_mutex_lock(&q->lock);
+    while (!q->count && !q->closed)
+        pthread_cond_wait(&q->not_empty, &q->lock);
+    bool got = q->count > 0;
+    if (got) {
+        *f = q->ring[q->head];
+        q->head = (q->head + 1) % QUEUED_FRAMES;
+        q->count--;
+        pthread_cond_signal(&q->not_full);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return got;
+}
+
+/* Whether `path` names a file of the run's profile directory: the only
+ * files whose rings mtool maps (and writes the tail of), whatever a
+ * message says. */
+static bool in_profiles(const consumer *c, const char *path)
+{
+    size_t n = strlen(c->profiles);
+    return !strncmp(path, c->profiles, n) && path[n] == '/' && path[n + 1] &&
+           !strchr(path + n + 1, '/');
+}
+
+/* The ring at byte `at` of the profile `path`, mapped once: NULL when it
+ * cannot be (not a file this run's programs write, or too short). */
+static mt_trace_ring *ring_of(consumer *c, const char *path, uint64_t at)
+{
+    for (size_t i = 0; i < c->nrings; i++)
+        if (c->rings[i].at == at && !strcmp(c->rings[i].path, path))
+            return c->rings[i].ring;
+    struct stat st;
+    int fd = at % 4096 || !in_profiles(c, path) ? -1 : open(path, O_RDWR | O_CLOEXEC);
+    void *p = MAP_FAILED;
+    if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size >= at + MT_TRACE_RING_SIZE)
+        p = mmap(NULL, MT_TRACE_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED)
+        return NULL;
+    ring_map r = {mt_xstrdup(path), at, p};
+    MT_PUSH(c->rings, c->nrings, c->cap_rings, r);
+    return p;
+}
+
+static void unmap_rings(consumer *c)
+{
+    for (size_t i = 0; i < c->nrings; i++) {
+        munmap(c->rings[i].ring, MT_TRACE_RING_SIZE);
+        free(c->rings[i].path);
+    }
+    free(c->rings);
+}
+
+/* Up to `end` of ring g is mtool's no longer: its thread may write there
+ * (timer.h, "The trace ring").  The tail is stored before `waiting` is
+ * read, as the thread says it waits before it reads the tail. */
+static void ring_release(mt_trace_ring *g, uint64_t end)
+{
+    __atomic_store_n(&g->tail, end, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&g->released, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&g->waiting, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &g->released, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* A message naming a frame in a ring (its `len` bytes: the frame header
+ * in f, the rest in body) as a queued frame: false when damaged. */
+static bool ring_frame(consumer *c, const mt_trace_frame *f, const uint8_t *body, size_t len,
+                       queued_frame *q)
+{
+    const size_t head = sizeof(mt_trace_ring_frame) - sizeof *f; /* `at` and `ring` */
+    if (len <= sizeof *f + head || body[len - sizeof *f - 1] != '\0')
+        return false;
+    uint64_t at, ring, bytes = (uint64_t)f->nrecords * sizeof(mt_trace_record);
+    memcpy(&at, body, 8);
+    memcpy(&ring, body + 8, 8);
+    if (at % MT_TRACE_RING_BYTES + bytes > MT_TRACE_RING_BYTES)
+        return false;
+    mt_trace_ring *g = ring_of(c, (const char *)body + head, ring);
+    if (!g)
+        return false;
+    *q = (queued_frame){f->tid, f->nrecords,
+                        (mt_trace_record *)((uint8_t *)g + 4096 + at % MT_TRACE_RING_BYTES), g,
+                        at + bytes};
+    return true;
+}
+
+/* Reads frames until every sender has closed its end, and queues them for
+ * the simulating thread (simulate, below).  Receiving is a thread of its
+ * own so that taking the frames is not the simulator's time: the
+ * simulator is the slower side, and the program's core, which waits for
+ * it, has time to spare.  A frame in a ring (timer.h) is queued where it
+ * lies; a frame in its message is received into a block the merge takes as
+ * it is, not into one buffer it would copy them from: callgrind, `mtool
+ * sim --misses-only --cachegrind -- phases-gcc-O2 400` (5.06 M records),
+ * memcpy 83.2 -> 0.1 million instructions (its `rep movsb` counts a byte an
+ * instruction: the gain in time is a 64 KiB copy a frame, not 16
+ * instructions a record). */
+static void *receive(void *arg)
 {
     consumer *c = arg;
     mt_trace_frame f;
@@ -72,6 +242,14 @@ static void *consume(void *arg)
             continue;
         if (n <= 0)
             break;
+        queued_frame q;
+        if ((size_t)n >= sizeof f && f.magic == MT_TRACE_RING_MAGIC &&
+            f.nrecords <= MT_TRACE_RECORDS && ring_frame(c, &f, (uint8_t *)records, (size_t)n, &q)) {
+            c->frames++;
+            c->ring_frames++;
+            queue_push(&c->queue, q);
+            continue;
+        }
         if ((size_t)n < sizeof f || f.magic != MT_TRACE_FRAME_MAGIC ||
             f.nrecords > MT_TRACE_RECORDS || (size_t)n != sizeof f + f.nrecords * sizeof *records) {
             c->damaged_frames++;
@@ -81,10 +259,28 @@ static void *consume(void *arg)
         if (f.nrecords <= MT_TRACE_SHARED_RECORDS) /* a thread's among several: the
                                                       window holds a thousand */
             records = mt_xrealloc(records, f.nrecords * sizeof *records);
-        mt_trace_merge_take(c->merge, f.tid, records, f.nrecords);
+        queue_push(&c->queue, (queued_frame){f.tid, f.nrecords, records, NULL, 0});
         records = NULL;
     }
     free(records);
+    queue_close(&c->queue);
+    return NULL;
+}
+
+/* Merges and simulates the frames `receive` queues, until it has closed
+ * the queue. */
+static void *simulate(void *arg)
+{
+    consumer *c = arg;
+    queued_frame f;
+    while (queue_pop(&c->queue, &f)) {
+        if (!f.ring) {
+            mt_trace_merge_take(c->merge, f.tid, f.records, f.n);
+            continue;
+        }
+        mt_trace_merge_lend(c->merge, f.tid, f.records, f.n);
+        ring_release(f.ring, f.end);
+    }
     return NULL;
 }
 
@@ -129,10 +325,17 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     snprintf(fd, sizeof fd, "%d", sv[1]);
     setenv("MTOOL_TRACE_FD", fd, 1);
     c->fd = sv[0];
-    pthread_t th;
-    int rc = pthread_create(&th, NULL, consume, c);
+    c->profiles = profiles;
+    queue_init(&c->queue);
+    pthread_t receiver, simulator;
+    int rc = pthread_create(&simulator, NULL, simulate, c);
+    if (rc == 0 && (rc = pthread_create(&receiver, NULL, receive, c)) != 0) {
+        queue_close(&c->queue);
+        pthread_join(simulator, NULL);
+    }
     if (rc != 0) {
         mt_error_set(err, "cannot start the trace reader: %s", strerror(rc));
+        queue_destroy(&c->queue);
         close(sv[0]);
         close(sv[1]);
         unsetenv("MTOOL_TRACE_FD");
@@ -141,9 +344,13 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     rc = mt_run_program_env(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
-    pthread_join(th, NULL);
+    pthread_join(receiver, NULL);
+    pthread_join(simulator, NULL);
+    queue_destroy(&c->queue);
+    unmap_rings(c);
     close(sv[0]);
     r->frames = c->frames;
+    r->ring_frames = c->ring_frames;
     if (c->damaged_frames && o->log)
         fprintf(o->log, "mtool: warning: %llu damaged trace frames skipped\n",
                 (unsigned long long)c->damaged_frames);

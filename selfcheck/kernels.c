@@ -7,7 +7,8 @@
  * blocks with mtool's own pass 1 and times it uninstrumented:
  *
  *   kernels count               call every kernel once (the pass-1 run)
- *   kernels measure PASSES OUT  PASSES passes over the kernels, one timed call of
+ *   kernels measure PASSES OUT [ALU FRONT [WAIT]]
+ *                               PASSES passes over the kernels, one timed call of
  *                               each per pass (and more while quiet samples
  *                               are missing); OUT gets a line per kernel:
  *                               "NAME KEPT TRIES BEST_CYCLES MEDIAN_CYCLES RATIO QUIET"
@@ -15,7 +16,11 @@
  *                               else the fastest, and the median kept sample;
  *                               TSC ticks per core cycle during the first;
  *                               quiet samples), then "#probe QMIN QUIET_SHARE
- *                               EXTRA_PASSES"
+ *                               EXTRA_PASSES FMIN"; ALU and FRONT: the probes'
+ *                               quiet readings calibrate measured (cycles an
+ *                               add, cycles a one-branch loop iteration);
+ *                               WAIT: the longest the extra samples wait
+ *                               for quiet moments, in all (3 s)
  *   kernels list                the kernel names
  *
  * Every kernel is a procedure k_NAME (noinline) repeating an L1-resident
@@ -29,14 +34,15 @@
  * machine with more runnable threads than CPUs preempts some samples; the
  * references around them do not see it).  Other tenants' threads on the
  * same physical core only ever slow a sample down, so the fastest sample is
- * the kernel alone, and the fastest among the quiet ones (alu_probe) when a
- * neighbour kept the core busy for most of the run. */
+ * the kernel alone, and the fastest among the quiet ones (alu_probe,
+ * front_probe) when a neighbour kept the core busy for most of the run. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <x86intrin.h>
 
 /* Each kernel starts a 64-byte line: its loops sit where they sit whatever
@@ -321,27 +327,52 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Core cycles per add of ten independent register-register add chains:
- * about 2000 cycles.  It runs at the core's ALU throughput when this thread
+/* The probes' quiet readings are the figures calibrate measured (argv),
+ * on long loops, and a probe's own fixed cost (the two rdtsc, the loop's
+ * exit) reads as a slower core in a short one: so each probe runs about
+ * 25000 cycles.  On the AMD EPYC Zen 3 (family 25 model 1), loaded 2-vCPU
+ * guest, 3000 readings each: the one-branch loop of 2000 iterations 1.021
+ * cycles in the median reading against 1.003 for 20000 (calibrate's
+ * figure 1.003), 10000 adds 0.2552 cycles each against 0.2520 for 100000
+ * (calibrate's 0.251): half of the 4% a quiet sample may be off its
+ * floor went to the probes' own cost. */
+
+/* Core cycles per add of ten independent register-register add chains,
+ * 100000 adds.  It runs at the core's ALU throughput when this thread
  * has the physical core to itself, and slower while a thread on its SMT
  * sibling (another tenant's vCPU) takes ALU slots, which the imul chain of
  * the clock reference, a latency, does not notice. */
 static double alu_probe(double ratio)
 {
     uint64_t t0 = __rdtsc();
-    for (int i = 0; i < 25; i++)
+    for (int i = 0; i < 250; i++)
         __asm__ volatile(".rept 40\n\tadd %%r8,%%r8\n\tadd %%r9,%%r9\n\tadd %%r10,%%r10\n\t"
                          "add %%r11,%%r11\n\tadd %%r12,%%r12\n\tadd %%r13,%%r13\n\t"
                          "add %%r14,%%r14\n\tadd %%r15,%%r15\n\tadd %%rsi,%%rsi\n\t"
                          "add %%rbx,%%rbx\n\t.endr"
                          ::: "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rsi", "rbx");
-    return (double)(__rdtsc() - t0) / ratio / 10000.0;
+    return (double)(__rdtsc() - t0) / ratio / 100000.0;
+}
+
+/* Core cycles an iteration of the one-branch loop, 20000 iterations: one
+ * a cycle on every x86-64 core measured when this thread has the core's
+ * front end to itself; a thread on the SMT sibling (another process
+ * compiling) makes it 2.0-2.2 on the AMD EPYC Zen 3 (family 25 model 1),
+ * and slows a loop-bound kernel by up to 2x (saxpy_f32: 4.0 to 8.7 million
+ * cycles a call in checks under a load of 5), which the ALU probe, whose
+ * adds the sibling leaves room for, saw as quiet. */
+static double front_probe(double ratio)
+{
+    long n = 20000;
+    uint64_t t0 = __rdtsc();
+    __asm__ volatile("jmp 2f\n\t.p2align 6\n2:\n\tdec %0\n\tjnz 2b" : "+r"(n) : : "cc");
+    return (double)(__rdtsc() - t0) / ratio / 20000.0;
 }
 
 enum { MAX_SAMPLES = 400 };
 
 typedef struct {
-    double cycles[MAX_SAMPLES], probe[MAX_SAMPLES], ratio[MAX_SAMPLES];
+    double cycles[MAX_SAMPLES], probe[MAX_SAMPLES], front[MAX_SAMPLES], ratio[MAX_SAMPLES];
     int kept, tries;
 } samples;
 
@@ -352,36 +383,70 @@ static void sample(size_t k, samples *s)
     for (int attempt = 0; attempt < 5 && s->kept < MAX_SAMPLES; attempt++) {
         s->tries++;
         long s0 = switches();
-        double r0 = tsc_per_cycle(), q0 = alu_probe(r0);
+        double r0 = tsc_per_cycle(), q0 = alu_probe(r0), f0 = front_probe(r0);
         uint64_t t0 = __rdtsc();
         kernels[k].run();
         uint64_t t1 = __rdtsc();
-        double r1 = tsc_per_cycle(), q1 = alu_probe(r1);
+        double r1 = tsc_per_cycle(), q1 = alu_probe(r1), f1 = front_probe(r1);
         if ((r0 > r1 ? r0 - r1 : r1 - r0) > 0.015 * (r0 < r1 ? r0 : r1) || switches() != s0)
             continue;
         s->ratio[s->kept] = (r0 + r1) / 2;
         s->cycles[s->kept] = (double)(t1 - t0) / s->ratio[s->kept];
         s->probe[s->kept] = q0 > q1 ? q0 : q1;
+        s->front[s->kept] = f0 > f1 ? f0 : f1;
         s->kept++;
         return;
     }
 }
 
-/* A sample is quiet when the ALU probes on either side of it ran within 4%
- * of the fastest probe of the whole run: the physical core was not shared
+/* A sample is quiet when both probes on either side of it ran within 4%
+ * of their fastest of the whole run: the physical core was not shared
  * then (a neighbour may still come and go in the middle). */
 #define QUIET 1.04
 #define MIN_QUIET 3
 
-static int quiet_samples(const samples *s, double qmin)
+typedef struct {
+    double alu, front; /* the fastest probes of the run */
+} probe_floor;
+
+static int is_quiet(double alu, double front, probe_floor f)
+{
+    return alu <= QUIET * f.alu && front <= QUIET * f.front;
+}
+
+static int quiet_samples(const samples *s, probe_floor f)
 {
     int n = 0;
     for (int i = 0; i < s->kept; i++)
-        n += s->probe[i] <= QUIET * qmin;
+        n += is_quiet(s->probe[i], s->front[i], f);
     return n;
 }
 
-static int measure(int passes, const char *out_path)
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits, polling every 2 ms until `deadline` (CLOCK_MONOTONIC seconds),
+ * until both probes are quiet: the extra samples are then taken when a
+ * neighbour has left the core rather than whenever. */
+static void wait_quiet(probe_floor f, double deadline)
+{
+    const struct timespec pause = {0, 2000000L};
+    while (now_seconds() < deadline) {
+        double r = tsc_per_cycle();
+        if (is_quiet(alu_probe(r), front_probe(r), f))
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* floor: the probes' readings with the core to itself as the calibration
+ * measured them (0: not known): a check run while a neighbour kept the
+ * core busy throughout never sees them itself. */
+static int measure(int passes, const char *out_path, probe_floor floor, double wait_seconds)
 {
     if (passes < 1 || passes > MAX_SAMPLES / 2)
         return 2;
@@ -390,20 +455,29 @@ static int measure(int passes, const char *out_path)
         kernels[k].run(); /* warm the caches and the predictors */
     /* Passes over all kernels, so that one kernel's samples are spread in
      * time (a neighbour's burst slows a few of each, not all of one); then,
-     * for as many passes again at most, more samples of the kernels with
-     * fewer than three quiet ones (a neighbour busy for a second). */
+     * for three times as many passes at most, each when both probes are
+     * quiet (waiting wait_seconds in all at most), more samples of the kernels with
+     * fewer than three quiet ones (a neighbour busy for seconds). */
     for (int p = 0; p < passes; p++)
         for (size_t k = 0; k < NKERNELS; k++)
             sample(k, &smp[k]);
-    double qmin = 0;
+    probe_floor f = {0, 0};
     for (size_t k = 0; k < NKERNELS; k++)
-        for (int i = 0; i < smp[k].kept; i++)
-            qmin = qmin == 0 || smp[k].probe[i] < qmin ? smp[k].probe[i] : qmin;
+        for (int i = 0; i < smp[k].kept; i++) {
+            f.alu = f.alu == 0 || smp[k].probe[i] < f.alu ? smp[k].probe[i] : f.alu;
+            f.front = f.front == 0 || smp[k].front[i] < f.front ? smp[k].front[i] : f.front;
+        }
+    if (floor.alu > 0 && floor.alu < f.alu)
+        f.alu = floor.alu;
+    if (floor.front > 0 && floor.front < f.front)
+        f.front = floor.front;
     int extra = 0;
-    for (; extra < passes; extra++) {
+    double deadline = now_seconds() + wait_seconds;
+    for (; extra < 3 * passes; extra++) {
         int more = 0;
+        wait_quiet(f, deadline);
         for (size_t k = 0; k < NKERNELS; k++)
-            if (quiet_samples(&smp[k], qmin) < MIN_QUIET) {
+            if (quiet_samples(&smp[k], f) < MIN_QUIET) {
                 sample(k, &smp[k]);
                 more = 1;
             }
@@ -419,9 +493,10 @@ static int measure(int passes, const char *out_path)
     int nquiet = 0, nall = 0;
     for (size_t k = 0; k < NKERNELS; k++) {
         samples *s = &smp[k];
-        int best = -1, quiet = quiet_samples(s, qmin);
+        int best = -1, quiet = quiet_samples(s, f);
         for (int i = 0; i < s->kept; i++)
-            if ((!quiet || s->probe[i] <= QUIET * qmin) && (best < 0 || s->cycles[i] < s->cycles[best]))
+            if ((!quiet || is_quiet(s->probe[i], s->front[i], f)) &&
+                (best < 0 || s->cycles[i] < s->cycles[best]))
                 best = i;
         nquiet += quiet;
         nall += s->kept;
@@ -434,9 +509,11 @@ static int measure(int passes, const char *out_path)
         fprintf(fp, "%s %d %d %.1f %.1f %.5f %d\n", kernels[k].name, s->kept, s->tries, fastest,
                 s->cycles[s->kept / 2], ratio, quiet);
     }
-    /* The probe: its fastest (cycles per add), and the share of the kept
-     * samples that were quiet; the extra passes made. */
-    fprintf(fp, "#probe %.4f %.3f %d\n", qmin, nall ? (double)nquiet / nall : 0, extra);
+    /* The probes: the ALU's fastest (cycles per add), the share of the
+     * kept samples that were quiet, the extra passes made, the front
+     * end's fastest (cycles per iteration). */
+    fprintf(fp, "#probe %.4f %.3f %d %.4f\n", f.alu, nall ? (double)nquiet / nall : 0, extra,
+            f.front);
     return fclose(fp) == 0 ? 0 : 1;
 }
 
@@ -453,8 +530,11 @@ int main(int argc, char **argv)
             kernels[k].run();
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "measure") == 0)
-        return measure(atoi(argv[2]), argv[3]);
-    fprintf(stderr, "usage: kernels count | kernels measure PASSES OUT | kernels list\n");
+    if (argc >= 4 && argc <= 7 && argc != 5 && strcmp(argv[1], "measure") == 0) {
+        probe_floor floor = {argc >= 6 ? atof(argv[4]) : 0, argc >= 6 ? atof(argv[5]) : 0};
+        return measure(atoi(argv[2]), argv[3], floor, argc == 7 ? atof(argv[6]) : 3.0);
+    }
+    fprintf(stderr, "usage: kernels count | kernels measure PASSES OUT [ALU_FLOOR FRONT_FLOOR "
+                    "[WAIT_SECONDS]] | kernels list\n");
     return 2;
 }

@@ -207,9 +207,9 @@ const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
  * through a pointer, each test reloaded them after every counter's
  * increment (a uint64_t store may alias them): 12 instructions a test. */
 typedef struct {
-    const uint64_t *tags;
+    const uint64_t *mru;      /* per set, the tag of its most recent line */
     uint64_t set_mask;
-    uint32_t ways, line_shift;
+    uint32_t line_shift;
 } sim_fast_top;
 
 /* D1's geometry for a batch; false when the batch cannot take this
@@ -221,7 +221,7 @@ bool sim_fast_top_of(const sim_fast *f, sim_fast_top *top);
  * nothing below is looked up), so counting it is all there is to do. */
 static inline bool sim_fast_top_mru(sim_fast_top L, uint64_t line)
 {
-    return L.tags[(line & L.set_mask) * L.ways] == line + 1;
+    return L.mru[line & L.set_mask] == line + 1;
 }
 static inline bool sim_fast_top_hit(sim_fast_top L, uint64_t addr, uint64_t end)
 {

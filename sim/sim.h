@@ -696,6 +696,9 @@ void mt_trace_merge_frame(mt_trace_merge *m, int32_t tid, const mt_trace_record 
 /* The same for records in a malloc'd block of which the merge takes charge
  * (it frees it): no copy. */
 void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uint32_t n);
+/* The same for records the caller keeps: a lone thread's long frame goes
+ * out at once (after what it holds), any other is copied. */
+void mt_trace_merge_lend(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n);
 /* Every frame held out, in the order. */
 void mt_trace_merge_drain(mt_trace_merge *m);
 void mt_trace_merge_free(mt_trace_merge *m);

@@ -799,6 +799,32 @@ void mt_trace_merge_take(mt_trace_merge *m, int32_t tid, mt_trace_record *r, uin
         emit_run(m);
 }
 
+/* Whether a frame of thread tid's can go out as it comes, held by
+ * nothing: no other thread has sent one yet, and it is a lone thread's
+ * (longer than a frame of several threads': timer.h).  A thread or
+ * process started later records after the frame its creator sent before
+ * starting it (the runtime's wrappers), and its creator's frames are short
+ * from then on. */
+static bool lone_frame(const mt_trace_merge *m, int32_t tid, uint32_t n)
+{
+    return m->order != MT_TRACE_BY_ARRIVAL && n > MT_TRACE_SHARED_RECORDS &&
+           (!m->nthreads || (m->nthreads == 1 && m->threads[0].tid == tid));
+}
+
+void mt_trace_merge_lend(mt_trace_merge *m, int32_t tid, const mt_trace_record *r, uint32_t n)
+{
+    if (!lone_frame(m, tid, n)) {
+        mt_trace_merge_frame(m, tid, r, n);
+        return;
+    }
+    mt_trace_merge_drain(m); /* the thread's earlier frames, in order */
+    merge_thread *t = thread_of(m, tid);
+    held_frame f = {.records = (mt_trace_record *)r, .n = n, .seq = m->seq++};
+    frame_times(m, t, &f);
+    m->last_time = record_time(m, t, &f, n - 1);
+    m->sink(m->ctx, tid, r, n);
+}
+
 void mt_trace_merge_drain(mt_trace_merge *m)
 {
     while (m->held)

@@ -237,8 +237,24 @@ fi
 # records, timer.h), so that the merge orders the threads finely: as many
 # frames as the records sent while it ran, in 1023s, or more.
 frames=$(frames_sent "$OUT/err")
-check "coherence: sharing's frames are short (records, frames sent, records after: ${frames:-none})" \
-    "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
+check "coherence: sharing's frames are short (records, frames sent, records after, through rings: ${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$2 > 1000 && \$2 * 1023 >= \$1 - \$3) }'"
+# Each thread's through its own slot's ring; in their messages
+# ($MTOOL_TRACE_RING=0) the same references per code object (the threads'
+# interleaving, and so the misses, differ from run to run either way).
+check "coherence: sharing's frames all came through the threads' trace rings (${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$4 == \$2) }'"
+for ring in 0 1; do
+    MTOOL_TRACE_RING=$ring "$MTOOL" sim --set cpus=2 --no-store --json -o "$OUT/ring$ring.json" \
+        -- "$SHARING" 20000 > /dev/null 2> "$OUT/ring$ring.err"
+done
+check "coherence: sharing, frames in their messages: none through the rings ($(frames_sent "$OUT/ring0.err"))" \
+    "frames_sent '$OUT/ring0.err' | awk '{ exit !(\$2 > 0 && \$4 == 0) }'"
+check "coherence: sharing, frames through the rings or in their messages: the same references" \
+    "python3 -c 'import json, sys
+refs = lambda f: (f[\"records\"], sorted((c[\"name\"], c[\"refs\"]) for c in f[\"code_objects\"]))
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(refs(a) != refs(b) or not a[\"records\"])' '$OUT/ring0.json' '$OUT/ring1.json'"
 if python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["processors"]
 rows = {r["name"]: r for r in p["data_objects"]}

@@ -15,11 +15,12 @@ ok() {
     [ -n "${quiet_ok:-}" ] || echo "ok - $*"
 }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
-# frames_sent ERR: "RECORDS FRAMES AFTER" from a traced run's summary line
-# on stderr (mtool sim -- BIN): its records, the frames sent while the
-# program ran, and the records read from its profile after it ended.
+# frames_sent ERR: "RECORDS FRAMES AFTER RINGED" from a traced run's summary
+# line on stderr (mtool sim -- BIN): its records, the frames sent while the
+# program ran, the records read from its profile after it ended, and how
+# many of the frames came through the threads' trace rings.
 frames_sent() {
-    sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after.*/\1 \2 \3/p' "$1"
+    sed -n 's/.* \([0-9]*\) records (\([0-9]*\) frames sent while it ran, \([0-9]*\) records after the program ended); \([0-9]*\) frames through the trace rings$/\1 \2 \3 \4/p' "$1"
 }
 # check WHAT CMD: the assertion WHAT holds when CMD (eval'd) succeeds.
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }

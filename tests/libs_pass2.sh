@@ -112,8 +112,8 @@ sys.exit(0 if len(chase) == 1 and chase[0]["entries"] == 8 and
 PY
 # The oracle: the cost model's per-block predictions over each object's own
 # counts, as `mtool analyze --costs --counts` prints them with the machine
-# profile pass 2 predicted with (RUNDIR/machine.txt: a calibration made on a
-# busy machine is not kept, and each command would make its own), installed
+# profile pass 2 predicted with (RUNDIR/machine.txt: the suite's own
+# configuration may have no profile, or a later calibration's), installed
 # for the commands below.
 key=$(awk '$1 == "cpu_model" { $1 = ""; print tolower(substr($0, 2)) }' "$work/all/machine.txt" | sed 's/[^a-z0-9]/-/g')
 mkdir -p "$XDG_CONFIG_HOME/mtool" && cp "$work/all/machine.txt" "$XDG_CONFIG_HOME/mtool/machine-$key.txt"

@@ -57,8 +57,8 @@ counted_apart() {
     fi
 }
 
-# Predictions are not under test: one calibration serves every count (each
-# would calibrate again on a busy machine, whose profile is not kept).
+# Predictions are not under test: one calibration serves every count (the
+# first count would otherwise calibrate, a few seconds).
 "$mtool" calibrate > "$work/calibrate.log" 2>&1 ||
     echo "# calibrate: $(tail -1 "$work/calibrate.log"): every count calibrates"
 

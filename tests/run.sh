@@ -84,9 +84,9 @@ if [ ! -x "$ASAN/mtool" ] || [ ! -d "$T" ] || [ -z "$(ls "$SAMPLES" 2>/dev/null)
 fi
 
 # One calibration for every suite.  A predicting command without a profile
-# calibrates by itself, and on a busy machine (make -j2 test keeps both CPUs
-# busy) does not keep it, so every count, run and time of a suite
-# calibrated again: 6 s of wall time each (AMD EPYC Zen 3, load 5).
+# calibrates by itself, a few seconds, in every suite's private
+# configuration; and before a busy machine's calibration was kept, in
+# every count, run and time: 6 s of wall time each (AMD EPYC Zen 3, load 5).
 # Suites with a configuration of their own get a copy (tests/lib.sh); those
 # about calibration make their own.
 export XDG_CONFIG_HOME="$OUT/config"

@@ -173,7 +173,7 @@ printf 'program\t2000000\t9000000\t5000000\nobject\tmatmul_cols:0\t532480\t10000
     > "$W/run/pass2.tsv"
 prof=$(ls "$W"/config/mtool/machine-*.txt 2> /dev/null)
 if [ -z "$prof" ]; then
-    # no profile kept (calibrate refused three times, or the machine was busy)
+    # no profile kept (calibrate refused three times: its clock references disagreed)
     ok "profiles without latencies or with one out of range # SKIP no calibrated profile: $(tail -1 "$W/cal.err")"
 else
 cp "$prof" "$W/profile.good"

@@ -69,8 +69,24 @@ done
 # A process that has had one thread only sends long frames (8191 records,
 # timer.h): fewer than one a 1023 records sent while it ran.
 frames=$(frames_sent "$OUT/matmul-gcc-O2.err")
-check "trace: matmul's frames are long (records, frames sent, records after: ${frames:-none})" \
-    "echo '${frames:-0 0 0}' | awk '{ exit !(\$2 > 10 && \$2 * 4096 < \$1 - \$3) }'"
+check "trace: matmul's frames are long (records, frames sent, records after, through rings: ${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$2 > 10 && \$2 * 4096 < \$1 - \$3) }'"
+# ... and all came through its trace ring (timer.h), none in a message.
+check "trace: matmul's frames all came through the trace ring (${frames:-none})" \
+    "echo '${frames:-0 0 0 0}' | awk '{ exit !(\$2 > 0 && \$4 == \$2) }'"
+# The same run with the frames in their messages ($MTOOL_TRACE_RING=0, the
+# transport of a slot in anonymous memory): the same report byte for byte
+# (at the same addresses: setarch -R, and environments of one length).
+if setarch "$(uname -m)" -R true 2> /dev/null; then
+    for ring in 0 1; do
+        MTOOL_TRACE_RING=$ring setarch "$(uname -m)" -R "$MTOOL" sim --no-store $GEOMETRY --json \
+            -o "$OUT/ring$ring.json" -- "$SAMPLES/matmul-gcc-O2" > /dev/null 2> "$OUT/ring$ring.err"
+    done
+    check "trace: matmul, frames in their messages: none through the ring ($(frames_sent "$OUT/ring0.err"))" \
+        "frames_sent '$OUT/ring0.err' | awk '{ exit !(\$2 > 0 && \$4 == 0) }'"
+    check "trace: matmul, frames through the ring or in their messages: the same report" \
+        "[ -s '$OUT/ring1.json' ] && cmp -s '$OUT/ring0.json' '$OUT/ring1.json'"
+fi
 traced "$OUT/kernels"
 # 32-byte vector operands, where the CPU has them (Valgrind 3.19 has no AVX-512).
 if grep -qw avx2 /proc/cpuinfo && cc -O3 -mavx2 -mfma -fno-pie -no-pie -o "$OUT/matmul-avx2" \

@@ -28,18 +28,19 @@
 /* ---- system calls ---------------------------------------------------- */
 
 enum {
-    SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_MMAP = 9, SYS_MPROTECT = 10, SYS_MUNMAP = 11,
-    SYS_PREAD64 = 17, SYS_MADVISE = 28,
+    SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_POLL = 7, SYS_MMAP = 9, SYS_MPROTECT = 10,
+    SYS_MUNMAP = 11, SYS_RT_SIGPROCMASK = 14, SYS_PREAD64 = 17, SYS_MADVISE = 28,
     SYS_GETPID = 39, SYS_SENDMSG = 46, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
-    SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234, SYS_PROCESS_VM_READV = 310,
+    SYS_FUTEX = 202, SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234, SYS_PROCESS_VM_READV = 310,
 };
 enum { O_RDONLY_ = 0, O_RDWR_ = 02, O_CREAT_ = 0100, O_EXCL_ = 0200, O_CLOEXEC_ = 02000000 };
 enum { PROT_READ_ = 1, PROT_WRITE_ = 2, MAP_SHARED_ = 1, MAP_PRIVATE_ = 2, MAP_FIXED_ = 0x10,
        MAP_ANONYMOUS_ = 0x20 };
 enum { MADV_RANDOM_ = 1 };
 enum { ARCH_SET_GS = 0x1001, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004, CLOCK_REALTIME_ = 0 };
-enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4 };
+enum { ESRCH_ = 3, ENOENT_ = 2, EEXIST_ = 17, EINTR_ = 4, EPIPE_ = 32, ETIMEDOUT_ = 110 };
+enum { FUTEX_WAIT_ = 0, SIG_SETMASK_ = 2, POLLERR_ = 8, POLLHUP_ = 16 };
 enum { MSG_NOSIGNAL_ = 0x4000 };
 /* The kernel's struct iovec and struct msghdr (x86-64). */
 typedef struct {
@@ -172,6 +173,7 @@ static struct {
     uint64_t timer_bias;            /* mt_profile_header.timer_bias, once measured */
     uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
     long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
+    bool no_ring;                   /* $MTOOL_TRACE_RING=0: frames in their messages */
 } rt;
 
 /* The real syscall() (rt.wrap_callee's), for entry.S's wrapper of it. */
@@ -320,35 +322,119 @@ static void trace_reset(mt_slot_header *s)
     *(int64_t *)(trace_area(s) + MT_TRACE_INDEX) = empty_frame(s);
 }
 
+/* The slot's trace ring (timer.h), NULL when the slot is not the file's. */
+static mt_trace_ring *trace_ring(mt_slot_header *s)
+{
+    return s->file_slot && !rt.no_ring ? (mt_trace_ring *)((uint8_t *)s +
+                                            MT_SLOT_RING_OFFSET(mt_params.ncounters,
+                                                                mt_params.ntimers,
+                                                                mt_params.ncall_sites,
+                                                                mt_params.trace_records))
+                        : NULL;
+}
+
+/* n bytes, as one `rep movsb` (a frame is up to 128 KiB: copy_bytes's
+ * loop would take several times as long). */
+static void copy_fast(void *dst, const void *src, uint64_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+/* Whether mtool has closed its end of the trace socket. */
+static bool trace_reader_gone(void)
+{
+    struct {
+        int32_t fd;
+        int16_t events, revents;
+    } p = {(int32_t)rt.trace_fd, 0, 0};
+    long r = sys3(SYS_POLL, (long)&p, 1, 0);
+    return r == 1 && (p.revents & (POLLHUP_ | POLLERR_));
+}
+
+/* Waits until mtool has released the ring up to `end` - MT_TRACE_RING_BYTES
+ * (its `tail`), waking every 100 ms to see whether it is still there:
+ * false when it is not. */
+static bool ring_room(mt_trace_ring *g, uint64_t end)
+{
+    for (;;) {
+        uint32_t seen = __atomic_load_n(&g->released, __ATOMIC_ACQUIRE);
+        if (end - __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE) <= MT_TRACE_RING_BYTES)
+            return true;
+        /* Said before the tail is read again, as mtool stores the tail
+         * before it reads `waiting`: one of the two sees the other. */
+        __atomic_store_n(&g->waiting, 1, __ATOMIC_SEQ_CST);
+        if (end - __atomic_load_n(&g->tail, __ATOMIC_SEQ_CST) <= MT_TRACE_RING_BYTES) {
+            __atomic_store_n(&g->waiting, 0, __ATOMIC_RELAXED);
+            return true;
+        }
+        struct {
+            long sec, nsec;
+        } timeout = {0, 100000000};
+        long r = syscall6(SYS_FUTEX, (long)&g->released, FUTEX_WAIT_, seen, (long)&timeout, 0, 0);
+        __atomic_store_n(&g->waiting, 0, __ATOMIC_RELAXED);
+        if (r == -ETIMEDOUT_ && trace_reader_gone())
+            return false;
+    }
+}
+
+/* Puts n records (from `records`) in slot s's ring and fills *m with the
+ * message naming them: false when mtool is gone. */
+static bool ring_put(mt_slot_header *s, mt_trace_ring *g, const mt_trace_record *records,
+                     uint32_t n, mt_trace_ring_frame *m)
+{
+    uint64_t bytes = 16ull * n, at = g->head;
+    if (at % MT_TRACE_RING_BYTES + bytes > MT_TRACE_RING_BYTES) /* whole: from the start */
+        at += MT_TRACE_RING_BYTES - at % MT_TRACE_RING_BYTES;
+    if (!ring_room(g, at + bytes))
+        return false;
+    copy_fast((uint8_t *)g + 4096 + at % MT_TRACE_RING_BYTES, records, bytes);
+    g->head = at + bytes;
+    m->at = at;
+    m->ring = slot_offset((uint32_t)(s->file_slot - 1)) +
+              MT_SLOT_RING_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites,
+                                  mt_params.trace_records);
+    return true;
+}
+
 /* Sends the records of slot s's frame (made by thread `tid`), its STAMP
- * given the ticks since it was reset, and empties it.  A frame of its
- * STAMP alone is not sent. */
+ * given the ticks since it was reset, and empties it: through the slot's
+ * ring when it has one, else in the message.  A frame of its STAMP alone
+ * is not sent.  Signals wait meanwhile: a handler's traced code would
+ * write past the full frame. */
 static void trace_send(mt_slot_header *s, int32_t tid)
 {
     uint8_t *area = trace_area(s);
     int64_t *index = (int64_t *)(area + MT_TRACE_INDEX);
-    mt_trace_frame *f = (mt_trace_frame *)(area + MT_TRACE_FRAME);
     uint32_t n = (uint32_t)*frame_capacity(s) - (uint32_t)(-*index / 2);
     mt_trace_record *stamp = frame_stamp(s);
     uint64_t ticks = rdtsc() - stamp->addr;
     ticks = ticks >> 48 ? (1ull << 48) - 1 : ticks;
     stamp->code = (uint32_t)ticks;
     stamp->size = (uint16_t)(ticks >> 32);
-    f->magic = MT_TRACE_FRAME_MAGIC;
-    f->tid = tid;
-    f->nrecords = n;
-    /* The frame and its records, which follow it only when the frame
-     * fills the area: one message either way. */
-    iovec_ iov[2] = {{f, sizeof *f}, {stamp, 16ul * n}};
-    msghdr_ msg = {.iov = iov, .iovlen = 2};
-    long r = -EINTR_;
-    while (n > 1 && rt.trace_fd >= 0 && r == -EINTR_)
-        r = sys3(SYS_SENDMSG, rt.trace_fd, (long)&msg, MSG_NOSIGNAL_);
-    if (n > 1 && failed(r) && rt.trace_fd >= 0) {
-        rt.trace_fd = -1; /* mtool is gone: the program goes on, untraced */
-        say_lost("sending traced references", r, "the rest of the trace is lost");
+    if (n > 1 && rt.trace_fd >= 0) {
+        uint64_t all = ~0ull, old = 0;
+        sys3(SYS_RT_SIGPROCMASK, SIG_SETMASK_, (long)&all, (long)&old);
+        mt_trace_ring *g = trace_ring(s);
+        mt_trace_ring_frame m = {.magic = MT_TRACE_RING_MAGIC, .tid = tid, .nrecords = n};
+        mt_trace_frame f = {.magic = MT_TRACE_FRAME_MAGIC, .tid = tid, .nrecords = n};
+        bool ringed = g && ring_put(s, g, stamp, n, &m);
+        /* The message: the ring's, with the file's name, or the frame and
+         * its records. */
+        iovec_ iov[2] = {{&f, sizeof f}, {stamp, 16ul * n}};
+        if (ringed) {
+            iov[0] = (iovec_){&m, sizeof m};
+            iov[1] = (iovec_){rt.path, str_len(rt.path) + 1};
+        }
+        msghdr_ msg = {.iov = iov, .iovlen = 2};
+        long r = g && !ringed ? -EPIPE_ /* the ring's reader is gone */ : -EINTR_;
+        while (r == -EINTR_)
+            r = sys3(SYS_SENDMSG, rt.trace_fd, (long)&msg, MSG_NOSIGNAL_);
+        if (failed(r)) {
+            rt.trace_fd = -1; /* mtool is gone: the program goes on, untraced */
+            say_lost("sending traced references", r, "the rest of the trace is lost");
+        }
+        sys3(SYS_RT_SIGPROCMASK, SIG_SETMASK_, (long)&old, 0);
     }
-    f->nrecords = 0;
     trace_reset(s);
 }
 
@@ -678,12 +764,14 @@ static mt_slot_header *map_slot(uint32_t index, void *at)
         if (failed(r))
             say_lost("mapping a thread's counters", r, "the counts of that thread are lost");
     }
+    bool from_file = !failed(r);
     if (failed(r))
         r = map_raw(at, rt.slot_size, MAP_PRIVATE_ | MAP_ANONYMOUS_ | fixed, -1, 0);
     if (failed(r))
         return NULL;
     mt_slot_header *sh = (mt_slot_header *)r;
     sh->magic = MT_SLOT_MAGIC;
+    sh->file_slot = from_file ? index + 1ull : 0;
     timers_reset(sh);
     trace_reset(sh);
     __atomic_store_n(&sh->tid, (int32_t)sys3(SYS_GETTID, 0, 0, 0), __ATOMIC_RELEASE);
@@ -1113,6 +1201,8 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
             phnum = aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     rt.trace_fd = trace_fd(envp);
+    const char *ring = env_value(envp, "MTOOL_TRACE_RING");
+    rt.no_ring = ring && ring[0] == '0' && !ring[1];
     open_profile(argv, 0);
     mt_slot_header *slot = rt.hdr ? map_slot(0, NULL) : NULL;
     track(0, slot);
@@ -1162,9 +1252,17 @@ typedef int (*fork_fn)(void);
  * address (the calling thread's %gs keeps pointing at its slot). */
 static int fork_counted(fork_fn real)
 {
+    /* The parent and the child run at once from here: their frames are
+     * short (as a second thread's), and what the parent recorded before
+     * goes first (mtool simulates a long frame as it comes: sim/trace.c's
+     * merge). */
+    several_threads = true;
+    frame_before_wait();
     int pid = real();
-    if (pid != 0 || !rt.hdr)
+    if (pid != 0 || !rt.hdr) {
+        frame_after_wait();
         return pid;
+    }
     uintptr_t slot = 0;
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&slot, 0);
     mt_profile_header *parent = rt.hdr;

@@ -21,9 +21,16 @@ const char mt_calibrate_usage[] =
     "a loop's exit mispredicts and what that costs, how far the core runs ahead of a\n"
     "chain through memory into the next independent one; and writes the machine\n"
     "profile for this CPU model to\n"
-    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  A run keeps its fastest sample (other\n"
-    "tenants sharing the core only slow samples down); a figure is the second-fastest run's;\n"
-    "their spread is printed.  Takes well under a minute.\n"
+    "$XDG_CONFIG_HOME/mtool/machine-MODEL.txt.  Every sample is bracketed by an ALU\n"
+    "probe and a one-branch loop probe; it is quiet when both run as fast as their\n"
+    "fastest (no other thread on the core).  A figure is the fastest value three quiet\n"
+    "samples agree on within 2%; a benchmark without one is measured again in quiet\n"
+    "moments for up to 6 s, and still without one (or with a one-branch loop never at\n"
+    "a whole number of cycles: the core shared throughout) falls back to the fastest\n"
+    "value any three samples repeat, else its second-fastest sample; the report and\n"
+    "the profile ('fallback' lines) name every figure that fell back.  Calibrate\n"
+    "refuses only when its clock references disagree or a figure is out of range.\n"
+    "Takes well under a minute.\n"
     "\n"
     "The core clock is a dependent imul chain (3 cycles an imul on every x86-64 core of\n"
     "the last decade), checked first against a register-register add chain (1 cycle)\n"
@@ -80,7 +87,8 @@ int mt_cmd_calibrate(int argc, char **argv)
         mt_machine_cpu_model(model, sizeof model);
         char *path = out ? mt_xstrdup(out) : mt_machine_profile_path(model);
         int rc = mt_machine_read(path, &m, &err);
-        if (rc == 0 && mt_run_selfcheck(&m, MT_SELFCHECK_PASSES(runs), stderr, &err) == 0) {
+        if (rc == 0 && mt_run_selfcheck(&m, MT_SELFCHECK_PASSES(runs), MT_CALIBRATE_WAIT_SECONDS / 2,
+                                         stderr, &err) == 0) {
             if (dry)
                 mt_machine_write(stdout, &m);
             else if ((rc = mt_machine_save(&m, path, &err)) == 0)
@@ -93,9 +101,9 @@ int mt_cmd_calibrate(int argc, char **argv)
         free(path);
         return rc ? 1 : 0;
     }
-    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (fastest sample of each run, second-"
-                    "fastest run, and the range of the runs' fastest)\n", runs, runs == 1 ? "" : "s");
-    if (mt_run_calibrate(&m, runs, check, stderr, stderr, &err) != 0) {
+    fprintf(stderr, "mtool calibrate: %d run%s of each microbenchmark (a figure: the fastest value "
+                    "three quiet samples agree on)\n", runs, runs == 1 ? "" : "s");
+    if (mt_run_calibrate(&m, runs, check, MT_CALIBRATE_WAIT_SECONDS, stderr, stderr, &err) != 0) {
         mt_ui_error("%s", err.msg);
         return 1;
     }
@@ -104,9 +112,16 @@ int mt_cmd_calibrate(int argc, char **argv)
             mt_now_seconds() - t0);
     if (m.calibration_busy_pct > MT_CALIBRATION_BUSY_PCT)
         fprintf(stderr, "mtool: warning: other CPUs were busy %.0f%% of the time while calibrate "
-                        "measured (one may share this core, which slows what it measures); the "
-                        "profile says so, and so will every report that predicts with it: run "
-                        "'mtool calibrate' again on an idle machine\n", m.calibration_busy_pct);
+                        "measured: the compute figures are those samples with the core to itself "
+                        "repeated, the memory latencies were measured with the caches and memory "
+                        "shared; the profile says so, and so will every report that predicts with "
+                        "it: run 'mtool calibrate' again on an idle machine\n",
+                m.calibration_busy_pct);
+    if (m.calibration_fallbacks > 0)
+        fprintf(stderr, "mtool: warning: %.0f of %.0f figures fell back (no quiet samples confirmed "
+                        "them within the wait: another thread shared this core); the profile names "
+                        "them: run 'mtool calibrate' again on a quieter machine\n",
+                m.calibration_fallbacks, m.calibration_fallbacks + m.calibration_confirmed);
     if (dry) {
         mt_machine_write(stdout, &m);
         return 0;

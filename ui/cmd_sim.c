@@ -1283,10 +1283,10 @@ static void say_coverage(const mt_trace_result *r)
     fprintf(stderr,
             "mtool: traced %u of %u procedures: %u instructions, %u references each time "
             "they run; %llu records (%llu frames sent while it ran, %llu records after the "
-            "program ended)\n",
+            "program ended); %llu frames through the trace rings\n",
             w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
             (unsigned long long)r->counts.records, (unsigned long long)r->frames,
-            (unsigned long long)r->leftover);
+            (unsigned long long)r->leftover, (unsigned long long)r->ring_frames);
     for (size_t i = 0; i < r->libs.nlibs; i++) {
         const mt_pass1_library *lib = &r->libs.libs[i];
         if (!lib->code_base)

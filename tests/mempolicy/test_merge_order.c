@@ -187,6 +187,47 @@ int main(void)
           "a frame left in the file: at its thread's pace (the other thread's record after "
           "its record %zu of %zu)", at - (LONG - 1), l.n);
 
+    /* Frames lent (mt_trace_merge_lend: records in a trace ring, which the
+     * caller reuses as soon as the call returns).  A lone thread's long
+     * frame goes out during the call, after the short one it holds; once
+     * a second thread has sent a frame, a long one is held like any other,
+     * copied: what comes out is what was lent, not what the buffer holds
+     * after. */
+    enum { LENT = MT_TRACE_SHARED_RECORDS + 2 };
+    mt_trace_record *lent = calloc(LENT, sizeof *lent);
+    sink_log g = {0};
+    m = mt_trace_merge_new(MT_TRACE_BY_STAMPS, 1u << 20, sink, &g);
+    uint64_t seq = 1;
+    for (int frame = 0; frame < 4; frame++) {
+        uint32_t n = frame == 0 ? 3 : LENT; /* a short frame first (an early send) */
+        lent[0] = (mt_trace_record){.addr = 100000u * (uint64_t)(frame + 1), .code = 1000,
+                                    .kind = MT_TRACE_STAMP};
+        for (uint32_t i = 1; i < n; i++)
+            lent[i] = (mt_trace_record){.addr = 1ull << 32 | seq++, .size = 8,
+                                        .kind = MT_TRACE_READ};
+        if (frame == 3) /* a second thread's frame came before this one */
+            mt_trace_merge_frame(m, 2, other, 2);
+        size_t before = g.n;
+        mt_trace_merge_lend(m, 1, lent, n);
+        if (frame == 1)
+            CHECK(g.n == before + 2 + LENT - 1,
+                  "a lone thread's long frame lent: out at once, after its held short frame "
+                  "(%zu records out, %d expected)", g.n - before, 2 + LENT - 1);
+        if (frame == 3)
+            CHECK(g.n == before, "a long frame lent after a second thread's: held (%zu out)",
+                  g.n - before);
+        memset(lent, 0xff, LENT * sizeof *lent); /* the ring's next frame */
+    }
+    mt_trace_merge_drain(m);
+    mt_trace_merge_free(m);
+    bool in_order = g.n == seq - 1 + 1;
+    for (size_t i = 0, k = 1; i < g.n && in_order; i++)
+        if (g.r[i].tid == 1)
+            in_order = g.r[i].addr == (1ull << 32 | k++);
+    CHECK(in_order, "frames lent: every record once, in program order, as lent (%zu out)", g.n);
+    free(lent);
+    free(g.r);
+
     free(a.r);
     free(s.r);
     free(w.r);

@@ -66,9 +66,34 @@ int main(void)
               back.check_median_error_pct == 250.5 && back.check_worst_error_pct == 900,
           "a large checked error is a valid profile (reports warn about it)");
 
+    /* Which calibration figures fell back: written as fallback lines,
+     * read back to the same benchmarks; none recorded, none written. */
+    mt_machine_shipped(&m, 25, 1);
+    int lea = mt_calibration_bench_index("lea lat"), loop = mt_calibration_bench_index("loop of 7 ops");
+    m.calibration_how[lea] = MT_FELL_BACK_REPEATED;
+    m.calibration_how[loop] = MT_FELL_BACK_FASTEST;
+    m.calibration_confirmed = 120;
+    m.calibration_fallbacks = 2;
+    CHECK(lea >= 0 && loop >= 0 && mt_machine_save(&m, path, &err) == 0 &&
+              mt_machine_read(path, &back, &err) == 0 && back.calibration_confirmed == 120 &&
+              back.calibration_fallbacks == 2 && back.calibration_how[lea] == MT_FELL_BACK_REPEATED &&
+              back.calibration_how[loop] == MT_FELL_BACK_FASTEST &&
+              !memcmp(back.calibration_how, m.calibration_how, sizeof m.calibration_how),
+          "the figures that fell back are written and read back (%.0f confirmed, %.0f fell back)",
+          back.calibration_confirmed, back.calibration_fallbacks);
+    CHECK(read_text("version 6\ncpu_model Old CPU\n", &back, &err) == 0 &&
+              back.calibration_confirmed == 0 && back.calibration_fallbacks == 0,
+          "a profile without the record reads as none recorded");
+
     static const struct {
         const char *text, *key;
     } bad[] = {
+        {"fallback repeated no such benchmark\n", "'fallback'"},
+        {"fallback confirmed lea lat\n", "'fallback'"},
+        {"fallback lea lat\n", "'fallback'"},
+        {"fallback fastest\n", "'fallback'"},
+        {"fallback fastest lea lat\nfallback repeated lea lat\n", "'fallback'"},
+        {"calibration_confirmed -3\n", "'calibration_confirmed'"},
         {"check_kernels -1\n", "'check_kernels'"},
         {"check_kernels 5000\n", "'check_kernels'"},
         {"check_median_error_pct -2\n", "'check_median_error_pct'"},
@@ -82,7 +107,8 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = read_text(bad[i].text, &back, &err);
-        CHECK(rc != 0 && strstr(err.msg, bad[i].key) && strstr(err.msg, ":1:") &&
+        CHECK(rc != 0 && strstr(err.msg, bad[i].key) &&
+                  (strstr(err.msg, ":1:") || strstr(err.msg, ":2:")) &&
                   !strchr(err.msg, '\x1b'),
               "refused: %s", rc ? err.msg : bad[i].text);
     }

@@ -263,6 +263,11 @@ void mt_analyze_options_init(mt_analyze_options *opt);
  * (no symbols, unresolved jumps, bad DWARF) are listed in prog->warnings. */
 mt_program *mt_analyze(const char *path, const mt_analyze_options *opt, mt_error *err);
 void mt_program_free(mt_program *prog);
+/* An analysis kept in a file (temp + rename) and read back, the same
+ * structure with `bin` as its path; read by the mtool build that wrote it
+ * only (saved.c).  NULL with err set for a file cut short or not one. */
+int mt_program_save(const mt_program *prog, const char *path, mt_error *err);
+mt_program *mt_program_load(const char *path, const char *bin, mt_error *err);
 
 /* Recompute estimability with dynamic call counts: `site_counts` holds, for
  * each procedure in order and each of its call sites in order, how often the

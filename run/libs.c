@@ -5,8 +5,10 @@
  * copies for one run (LD_AUDIT with timer/audit.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -77,16 +79,15 @@ static char *loader_list(const char *interp, const char *bin, mt_error *err)
 
 /* The loader (ld-linux): the kernel maps it with the program, before any
  * audit library, so no copy of it can be loaded.  glibc's other objects
- * are counted like any library when asked for (docs/ARCHITECTURE.md,
+ * are counted like any library, by default too (docs/ARCHITECTURE.md,
  * "glibc's own objects"). */
 static bool the_loader(const char *name)
 {
     return strncmp(name, "ld-linux", strlen("ld-linux")) == 0;
 }
 
-/* glibc's libraries but the loader: left out of the default, whose counts
- * every test and user run makes (libc's analysis adds about 0.5 s of
- * mtool's time to each), counted with --libs all or by name. */
+/* glibc's libraries but the loader: left out of a traced run's default
+ * (mt_trace_libraries_prepare_default). */
 static bool part_of_glibc(const char *name)
 {
     static const char *const glibc[] = {"libc.so", "libm.so", "libpthread.so", "libdl.so",
@@ -136,12 +137,14 @@ static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *
 }
 
 /* Why a library named by `spec` stays original, or NULL: it is counted. */
-static char *note_for(const char *spec, bool by_default, const char *name, const char *path)
+static char *note_for(const char *spec, bool glibc_left, const char *name, const char *path)
 {
     if (!named(spec, name))
         return mt_xstrdup("not asked for");
-    if (by_default && part_of_glibc(name))
-        return mt_xstrdup("part of glibc: counted with --libs all or --libs NAME");
+    if (glibc_left && part_of_glibc(name))
+        return mt_xstrdup("part of glibc: traced with --libs all or --libs NAME (a thread or "
+                          "process it starts would trace into its creator's frame until it "
+                          "has its own)");
     if (strcmp(path, "not found") == 0)
         return mt_xstrdup("not found by the loader");
     if (the_loader(name))
@@ -156,7 +159,7 @@ static void add_library(mt_pass1_libraries *l, size_t *cap, const char *name, co
 {
     mt_pass1_library lib = {.name = mt_xstrdup(name), .path = mt_xstrdup(path),
                             .asked = named(spec, name), .dlopened = dlopened,
-                            .note = note_for(spec, l->by_default, name, path)};
+                            .note = note_for(spec, l->glibc_left, name, path)};
     MT_PUSH(l->libs, l->nlibs, *cap, lib);
 }
 
@@ -336,8 +339,8 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
     if (rc == 0)
         memcpy(&words[0], hash, 8);
     for (size_t i = 0; rc == 0 && i < l->nlibs; i++)
-        if (!l->libs[i].note && (rc = mt_file_sha256(l->libs[i].path, hash, err)) == 0)
-            memcpy(&words[i + 1], hash, 8);
+        if (!l->libs[i].note && (rc = mt_file_sha256(l->libs[i].path, l->libs[i].sha256, err)) == 0)
+            memcpy(&words[i + 1], l->libs[i].sha256, 8);
     *set = rn_set_id(words, (uint32_t)l->nlibs + 1);
     free(words);
     return rc;
@@ -371,14 +374,36 @@ static const char *creation_imported(const char *path)
     return starts;
 }
 
-/* Its analysis, or a note: it stays original. */
+/* CACHE/libs/analysis-SHA256-TOOL: a library's analysis by its content
+ * and this mtool build (mt_program_save's file is its build's layout). */
+static char *saved_analysis(const mt_pass1_library *lib)
+{
+    char hex[65], *dir = libs_cache_dir();
+    mt_sha256_hex(lib->sha256, hex);
+    char *path = mt_xasprintf("%s/analysis-%s-%016" PRIx64, dir, hex, mt_tool_identity());
+    free(dir);
+    return path;
+}
+
+/* Its analysis, or a note: it stays original.  Analyzing libc took most of
+ * a count's own time (about 0.4 s of 0.8 s user for `mawk 'BEGIN{print
+ * 1}'`), the same for every count of every program that loads it: each
+ * analysis is saved by content and read back (a few ms).  A saved one that
+ * cannot be read is made anew; one that cannot be saved costs the next
+ * count its analysis again, never this count. */
 static void analyze_library(mt_pass1_library *lib)
 {
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     mt_error err;
-    if (!(lib->prog = mt_analyze(lib->path, &opt, &err)))
+    char *saved = saved_analysis(lib), *dir = libs_cache_dir();
+    if (!(lib->prog = mt_program_load(saved, lib->path, &err)) &&
+        (lib->prog = mt_analyze(lib->path, &opt, &err)) && mt_make_dirs(dir, &err) == 0)
+        mt_program_save(lib->prog, saved, &err);
+    if (!lib->prog)
         lib->note = mt_xstrdup(err.msg);
+    free(saved);
+    free(dir);
 }
 
 /* Its counting copy in its ranges (member), or a note: it stays original. */
@@ -526,12 +551,13 @@ static bool searches_origin(const char *bin)
     return found;
 }
 
-int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
-                               mt_pass1_libraries *out, FILE *log, mt_error *err)
+static int prepare(const char *bin, const char *spec, bool by_default, bool glibc_left,
+                   mt_pass1_libraries *out, FILE *log, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->spec = spec;
     out->by_default = by_default;
+    out->glibc_left = glibc_left;
     if (strcmp(spec, "none") == 0 && !searches_origin(bin))
         return 0;
     char *interp, *text;
@@ -573,6 +599,18 @@ int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_defaul
         lib->starts = creation_imported(lib->path);
     }
     return rc;
+}
+
+int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
+                               mt_pass1_libraries *out, FILE *log, mt_error *err)
+{
+    return prepare(bin, spec, by_default, false, out, log, err);
+}
+
+int mt_trace_libraries_prepare_default(const char *bin, mt_pass1_libraries *out, FILE *log,
+                                       mt_error *err)
+{
+    return prepare(bin, "all", true, true, out, log, err);
 }
 
 /* ---- pass 2 through them ------------------------------------------------------ */
@@ -634,6 +672,8 @@ static const size_t UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1;
 typedef struct {
     stub_import *items;
     size_t n, cap, lib;
+    void *loaded;           /* the object being read, when mtool has it loaded too */
+    uintptr_t bias;         /* its load bias in mtool */
 } import_lookup;
 
 static int by_import_name(const void *a, const void *b)
@@ -643,16 +683,32 @@ static int by_import_name(const void *a, const void *b)
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
+/* The link-time address of the function an indirect function (IFUNC) of
+ * the object resolves to, or 0.  Its symbol is the resolver's; the loader
+ * calls that in the process, choosing by the CPU (glibc's memcpy, strlen,
+ * ...: the string functions a program calls most).  mtool has glibc's
+ * objects loaded itself, from the same files, on the same CPU and with
+ * the run's environment (GLIBC_TUNABLES), so its own loader's choice is
+ * the run's; an object mtool has not loaded leaves them unknown work. */
+static uint64_t ifunc_choice(const import_lookup *look, const char *name)
+{
+    void *at = look->loaded ? dlsym(look->loaded, name) : NULL;
+    return at ? (uint64_t)((uintptr_t)at - look->bias) : 0;
+}
+
 /* A function the object defines and exports, for the stubs that import it
  * and no earlier object defined (the loader's order: the first wins; the
- * executable is searched for the libraries' stubs, not its own).
- * Indirect functions are left alone: their symbol is the resolver's. */
+ * executable is searched for the libraries' stubs, not its own).  An
+ * indirect function's value is what it resolves to (ifunc_choice). */
 static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     import_lookup *look = ctx;
-    int bind = ELF64_ST_BIND(sym->st_info);
-    if (sym->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+    int bind = ELF64_ST_BIND(sym->st_info), type = ELF64_ST_TYPE(sym->st_info);
+    if (sym->st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
         (bind != STB_GLOBAL && bind != STB_WEAK) || !look->n)
+        return;
+    uint64_t value = type == STT_FUNC ? sym->st_value : ifunc_choice(look, name);
+    if (!value)
         return;
     stub_import key = {.name = name, .len = strlen(name)};
     stub_import *hit = bsearch(&key, look->items, look->n, sizeof key, by_import_name);
@@ -663,7 +719,7 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
         if (look->items[at].lib == UNRESOLVED &&
             !(look->lib == IN_EXECUTABLE && look->items[at].from == MT_FROM_EXECUTABLE)) {
             look->items[at].lib = look->lib;
-            look->items[at].value = sym->st_value;
+            look->items[at].value = value;
         }
 }
 
@@ -680,7 +736,9 @@ static void add_plt_imports(import_lookup *look, const mt_program *prog, size_t 
     }
 }
 
-/* The exports of the file at `path` resolve what is still unresolved. */
+/* The exports of the file at `path` resolve what is still unresolved.
+ * RTLD_NOLOAD: the file when mtool has it loaded already (the loader
+ * matches it by device and inode), never a new object in mtool. */
 static void resolve_in(import_lookup *look, const char *path, size_t lib)
 {
     mt_elf_file f;
@@ -688,7 +746,19 @@ static void resolve_in(import_lookup *look, const char *path, size_t lib)
     if (mt_elf_file_open(&f, path, &ignored) != 0)
         return; /* unreadable: what it exports stays unresolved */
     look->lib = lib;
+    struct link_map *map = NULL;
+    look->loaded = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (look->loaded && dlinfo(look->loaded, RTLD_DI_LINKMAP, &map) != 0)
+        map = NULL;
+    look->bias = map ? map->l_addr : 0;
+    if (!map && look->loaded) {
+        dlclose(look->loaded);
+        look->loaded = NULL;
+    }
     mt_elf_file_each_symbol(&f, SHT_DYNSYM, resolve_import, look);
+    if (look->loaded)
+        dlclose(look->loaded);
+    look->loaded = NULL;
     mt_elf_file_close(&f);
 }
 

@@ -197,12 +197,14 @@ static int read_map(mt_pass1_result *r, mt_error *err)
     return 0;
 }
 
-/* What --libs asks, or the default: every library a run loads but glibc's
- * (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
+/* What --libs asks, or the default: every library a run loads, glibc's
+ * included (docs/ARCHITECTURE.md, "Shared libraries": the ones it spends time in
  * are among them, and the others cost it nothing but their activation);
- * none for merged profiles, whose copy was made without them, or a job
- * (each count would analyze its MPI library and the components that
- * library opens, seconds to minutes; `--libs` names what a job counts). */
+ * none for a job (each count would analyze its MPI library and the
+ * components that library opens, seconds to minutes; `--libs` names what
+ * a job counts).  Merged profiles do not name the set of the copy that
+ * wrote them: `none` is tried first (mtool instrument's default), then
+ * `all` (a count's, whose RUNDIR/profiles they may be: merge_profiles). */
 static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_result *r)
 {
     if (o->libs)
@@ -213,9 +215,9 @@ static const char *libraries_asked(const mt_pass1_options *o, const mt_pass1_res
 /* The libraries' copies and the environment that loads them; what dlopen
  * maps that is no copy is written to PROFILES/dlopened.txt. */
 static int prepare_libraries(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
-                             mt_error *err)
+                             const char *spec, mt_error *err)
 {
-    return mt_pass1_libraries_prepare(bin, libraries_asked(o, r), !o->libs, &r->libs, o->log, err);
+    return mt_pass1_libraries_prepare(bin, spec, !o->libs, &r->libs, o->log, err);
 }
 
 static int libraries_env(mt_pass1_result *r, const char *bin, mt_error *err)
@@ -280,6 +282,34 @@ static int run_counted(const mt_pass1_options *o, mt_pass1_result *r, mt_error *
     return mt_profile_merge(r->profiles, &r->map, &r->merge, err);
 }
 
+/* The counting copy of library set `spec`, its counter map and the
+ * environment that loads its libraries' copies. */
+static int counting_copy(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
+                         const char *spec, mt_error *err)
+{
+    return prepare_libraries(o, r, bin, spec, err) != 0 || instrument(r, bin, err) != 0 ||
+                   read_map(r, err) != 0 || libraries_env(r, bin, err) != 0
+               ? -1
+               : 0;
+}
+
+/* --profiles: the profiles merged into the copy of the set asked; without
+ * --libs, into `none`'s copy, else, when every profile of this binary has
+ * other counters (made with its libraries), into `all`'s. */
+static int merge_profiles(const mt_pass1_options *o, mt_pass1_result *r, const char *bin,
+                          mt_error *err)
+{
+    if (run_counted(o, r, err) == 0)
+        return 0;
+    if (o->libs || r->job || !r->merge.nother)
+        return -1;
+    mt_profile_merge_free(&r->merge);
+    mt_counter_map_free(&r->map);
+    mt_instrumented_free(&r->ins);
+    mt_pass1_libraries_free(&r->libs);
+    return counting_copy(o, r, bin, "all", err) != 0 ? -1 : run_counted(o, r, err);
+}
+
 int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -293,10 +323,10 @@ int mt_run_pass1(const mt_pass1_options *o, mt_pass1_result *r, mt_error *err)
     mt_analyze_options opt;
     mt_analyze_options_init(&opt);
     if (prepare_dirs(o, r, err) != 0 || !(r->prog = mt_analyze(bin, &opt, err)) ||
-        prepare_libraries(o, r, bin, err) != 0 || instrument(r, bin, err) != 0 ||
-        read_map(r, err) != 0 || libraries_env(r, bin, err) != 0 ||
+        counting_copy(o, r, bin, libraries_asked(o, r), err) != 0 ||
         (r->baseline && run_baseline(exe, o->argv, o->baseline_runs, r, err) != 0) ||
-        run_counted(o, r, err) != 0 || libraries_seen(r, bin, err) != 0)
+        (r->ran ? run_counted(o, r, err) : merge_profiles(o, r, bin, err)) != 0 ||
+        libraries_seen(r, bin, err) != 0)
         return -1;
     rn_warn_damaged_profiles(o->log, r->profiles, &r->merge);
     rn_accumulate(r->prog, &r->map, r->merge.counts, &r->totals);

@@ -325,6 +325,8 @@ typedef struct mt_pass1_library_s {
                                NULL: what that starts counts
                                into its creator's counters, so concurrent threads
                                may lose increments */
+    uint8_t sha256[32];     /* its content (counted ones only): the set's identity, its
+                               saved analysis's name */
     mt_program *prog;
     mt_instrumented ins;
     mt_counter_map map;     /* its counters: [counter_base, map.ncounters) of the slot;
@@ -366,6 +368,7 @@ typedef struct mt_pass1_libraries_s {
     uint64_t set;           /* their libs_set (0: none counted) */
     const char *spec;       /* what was asked: "all", "none" or NAME,... */
     bool by_default;        /* spec is the default, not --libs */
+    bool glibc_left;        /* glibc's libraries left original: a traced run's default */
     char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., MTOOL_ORIGIN=...,
                                MTOOL_LIBS_SEEN=..., NULL-terminated */
     char *owned_spec;       /* pass 2: spec, made from what pass 1 counted */
@@ -377,11 +380,18 @@ typedef struct mt_pass1_libraries_s {
  * and the ones earlier counts saw it open with dlopen, that `spec` names
  * ("all", "none", NAME,...), each analyzed and given its ranges of
  * counters and call-site records (as long as any copy of it can use:
- * mt_rewrite_bounds), glibc's included (the loader is not) but
- * `by_default` (no --libs).  -1 with err only when the list cannot be had;
+ * mt_rewrite_bounds), glibc's included (the loader is not); `by_default`:
+ * no --libs named them.  -1 with err only when the list cannot be had;
  * a library that cannot be analyzed gets a note.  No copy is made yet. */
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
                                mt_pass1_libraries *out, FILE *log, mt_error *err);
+/* `mtool sim -- BIN`'s default: every library but glibc's (docs/SIMULATOR.md,
+ * "Libraries": a thread a traced libc starts runs libc's code between its
+ * clone and the runtime's trampoline with its creator's %gs, appending to
+ * the creator's trace frame at the same time as the creator, whose frame
+ * index two threads' increments can carry past its end). */
+int mt_trace_libraries_prepare_default(const char *bin, mt_pass1_libraries *out, FILE *log,
+                                       mt_error *err);
 /* Once the executable's counting copy is made (its counters, the slot's,
  * known: slot_counters), each library's counting copy, made once in the
  * ranges prepare laid out, recording its calls through pointers in its
@@ -540,7 +550,7 @@ typedef struct {
                                tracing only the m-objects its pass 2 timed (pass2.tsv) */
     bool all;               /* with rundir: trace every procedure all the same */
     const char *libs;       /* the shared libraries traced too: "all", "none", NAME,...;
-                               NULL: as `mtool count` (all but glibc's) */
+                               NULL: as `mtool count` (all it loads) */
     mt_sim *sim;            /* where the references go */
     FILE *log;              /* warnings (NULL: none) */
 } mt_trace_options;

@@ -4,7 +4,8 @@ as `mtool history export --json` has it, against the report `mtool sim
 --json` printed for the same run (docs/SIMULATOR.md, docs/HISTORY.md):
 
   - the machine's levels, in order, with the report's totals;
-  - every procedure: references, misses per level by cause and line use
+  - every procedure (a library's named LIB:PROC, as the history names it):
+    references, misses per level by cause and line use
     per level (lines brought in, bytes of them used) equal to the sum of
     the report's code objects of that procedure (its own and its loops':
     the history stores them as `count` does, inclusive);
@@ -99,10 +100,12 @@ def main():
     for co in report["code_objects"]:
         if "procedure" not in co:
             continue  # outside the binary's procedures: in the totals only
+        # a library's procedure is stored as LIB:PROC (glibc's, traced by default)
+        proc = co["library"] + ":" + co["procedure"] if co.get("library") else co["procedure"]
         f = figures(co["refs"], co["misses"], co["use"], reported_tlb(co))
-        per_proc[co["procedure"]] = add(per_proc.get(co["procedure"], empty), f)
+        per_proc[proc] = add(per_proc.get(proc, empty), f)
         if co["loop"]:
-            key = (co["procedure"], int(co["loop"], 16))
+            key = (proc, int(co["loop"], 16))
             per_loop[key] = add(per_loop.get(key, empty), f)
 
     objects = run["objects"]

@@ -17,7 +17,8 @@
 #     with the threads started by C11's thrd_create and the child by
 #     glibc's _Fork (wrapped through the library's imports: its PLT, and
 #     its GOT built -fno-plt), the counts of the threads' run also equal
-#     callgrind's;
+#     callgrind's; a slot per thread whether libc is counted (its own call
+#     of pthread_create inside thrd_create wrapped too) or left original;
 #   - a C++ program whose std::thread threads libstdc++ starts: 4 slots, the
 #     loop of its threads counted exactly 4 x ITERS times;
 #   - an OpenMP region in a library (libgomp left original): 4 slots, its
@@ -115,6 +116,15 @@ counted_apart "a process forked by a library: a profile of its own, the loop hea
     > "$work/c11.out" 2> "$work/c11.err"
 counted_apart "threads of thrd_create and a process of _Fork started by a library: a slot and a profile each, the loop header exactly 5 x $iters" \
     "$work/c11.orig" "$work/c11.out" "$work/c11.err" "$work/c11/libs/libmtthreads.so.counts.tsv" \
+    run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
+# With libc original (--libs naming the library alone) the library's
+# imports are the only wrappers; counted by default, libc's own call of
+# pthread_create inside thrd_create is one too, and the thread is attached
+# once either way ("6 threads", not 10).
+"$mtool" count --no-store --no-baseline --libs libmtthreads -o "$work/c11lib" -- "$bin" 4 "$iters" \
+    "$iters" c11 > "$work/c11lib.out" 2> "$work/c11lib.err"
+counted_apart "thrd_create and _Fork with libc original: a slot and a profile each, the loop header exactly 5 x $iters" \
+    "$work/c11.orig" "$work/c11lib.out" "$work/c11lib.err" "$work/c11lib/libs/libmtthreads.so.counts.tsv" \
     run_job "2 processes, 6 threads, exit status 4" $((5 * iters))
 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
     --callgrind-out-file="$work/c11cg.%p" "$bin" 4 "$iters" 0 c11 > /dev/null 2> "$work/c11vg.log"

@@ -157,6 +157,7 @@ run "shared libraries, pass 2" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts"
 # glibc's own libraries counted (Debian's sed, gzip, mawk; behavior's modes):
 # output, libm's and libc's counts against callgrind, coverage.
 run "glibc's libraries" env MTOOL="$ASAN/mtool" CHECKER="$T/check_counts" SAMPLES="$SAMPLES" \
+    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" \
     bash tests/glibc.sh
 # Library objects in pass2.tsv, report.json, the page and the history, on
 # Debian's sqlite3 and a Python extension module opened by dlopen.

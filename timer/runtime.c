@@ -1306,12 +1306,18 @@ typedef struct {
 } thread_start_rec;
 
 /* The new thread's record, read before it runs any instrumented code, with
- * a slot of its own. */
+ * a slot of its own.  A start can pass two wrappers: a library's
+ * thrd_create wrapped at its import calls libc's, and a counted libc's own
+ * call of pthread_create inside it is wrapped too (as in a static
+ * program), so the thread runs both trampolines: the first attaches it,
+ * the second finds it attached (a second slot would count it as two
+ * threads). */
 static thread_start_rec attach_started(void *p)
 {
     thread_start_rec r = *(thread_start_rec *)p;
     sys3(SYS_MUNMAP, (long)p, PAGE, 0);
-    trace_parent(attach_thread(), r.creator);
+    if (!attached())
+        trace_parent(attach_thread(), r.creator);
     return r;
 }
 

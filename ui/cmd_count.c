@@ -49,9 +49,11 @@ const char mt_count_usage[] =
     "                   the ones it needs (transitively) and the ones earlier counts saw it\n"
     "                   open with dlopen (NAME as liblzma.so.5 or liblzma), rewritten copies\n"
     "                   loaded for this run only, glibc's (libc, libm) included; the loader\n"
-    "                   stays original.  Default: all but glibc's, among them the ones the\n"
-    "                   program spends time in, which the summary names (none with\n"
-    "                   --profiles or an MPI launcher).  A library first seen opened by\n"
+    "                   stays original.  Default: all, glibc's too, among them the ones the\n"
+    "                   program spends time in, which the summary names (none with an\n"
+    "                   MPI launcher; with --profiles, none, or all when the profiles\n"
+    "                   were written with the libraries, as a count's own profiles/ are).\n"
+    "                   A library first seen opened by\n"
     "                   dlopen is said not counted, and counted from the next count.  Their\n"
     "                   procedures are named LIB:PROCEDURE\n"
     "  -v, --verbose    list every procedure left uninstrumented\n";
@@ -295,7 +297,7 @@ static void print_library_names(FILE *fp, const mt_pass1_libraries *l, bool ran)
 }
 
 /* What --libs chose, and the counted libraries the program spent time in
- * (ran code in): by default every library it loads but glibc's is
+ * (ran code in): by default every library it loads, glibc's included, is
  * counted, and the ones it spends time in are among them. */
 static void print_library_choice(FILE *fp, const mt_pass1_libraries *l)
 {
@@ -303,7 +305,7 @@ static void print_library_choice(FILE *fp, const mt_pass1_libraries *l)
         return;
     char *spec = mt_ui_escape(l->spec);
     fprintf(fp, "libraries (%s--libs %s%s): the program ran code in", l->by_default ? "default " : "",
-            spec, l->by_default ? ": every library it loads but glibc's" : "");
+            spec, l->by_default ? ": every library it loads, glibc's included" : "");
     print_library_names(fp, l, true);
     fputs("; counted, no code ran in", fp);
     print_library_names(fp, l, false);

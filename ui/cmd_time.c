@@ -64,7 +64,7 @@ const char mt_run_usage[] =
     "  --confirm        after pass 1's estimate, ask whether to go on (MTOOL's\n"
     "                   'proceed?'), on the terminal\n"
     "  --libs all|none|NAME,...  the shared libraries counted and timed with BIN\n"
-    "                   (as 'mtool count --libs'; default: all but glibc's, none\n"
+    "                   (as 'mtool count --libs'; default: all, glibc's too, none\n"
     "                   for an MPI launcher's program)\n"
     TIME_OPTIONS;
 

@@ -211,7 +211,8 @@ static bool ring_frame(consumer *c, const mt_trace_frame *f, const uint8_t *body
     if (!g)
         return false;
     *q = (queued_frame){f->tid, f->nrecords,
-                        (mt_trace_record *)((uint8_t *)g + 4096 + at % MT_TRACE_RING_BYTES), g,
+                        (mt_trace_record *)((uint8_t *)g + MT_TRACE_RING_DATA +
+                                            at % MT_TRACE_RING_BYTES), g,
                         at + bytes};
     return true;
 }

@@ -396,12 +396,10 @@ static bool ring_put(mt_slot_header *s, mt_trace_ring *g, const mt_trace_record 
         at += MT_TRACE_RING_BYTES - at % MT_TRACE_RING_BYTES;
     if (!ring_room(g, at + bytes))
         return false;
-    copy_fast((uint8_t *)g + 4096 + at % MT_TRACE_RING_BYTES, records, bytes);
+    copy_fast((uint8_t *)g + MT_TRACE_RING_DATA + at % MT_TRACE_RING_BYTES, records, bytes);
     g->head = at + bytes;
     m->at = at;
-    m->ring = slot_offset((uint32_t)(s->file_slot - 1)) +
-              MT_SLOT_RING_OFFSET(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites,
-                                  mt_params.trace_records);
+    m->ring = slot_offset((uint32_t)(s->file_slot - 1)) + (uint64_t)((uint8_t *)g - (uint8_t *)s);
     return true;
 }
 

@@ -428,7 +428,9 @@ typedef struct {
 #define MT_TRACE_AREA_SIZE(r) (MT_TRACE_RECORDS_AT + 16ull * (r))
 /* The ring: 16 frames of a lone thread's length, 128 of several threads'. */
 #define MT_TRACE_RING_BYTES (2ull << 20)
-#define MT_TRACE_RING_SIZE (4096ull + MT_TRACE_RING_BYTES)
+/* The records start after the control page (mt_trace_ring). */
+#define MT_TRACE_RING_DATA 4096ull
+#define MT_TRACE_RING_SIZE (MT_TRACE_RING_DATA + MT_TRACE_RING_BYTES)
 #define MT_TRACE_RING_MAGIC 0x52435254u /* "TRCR" */
 #define MT_TRACE_FRAME_MAGIC 0x45435254u /* "TRCE" */
 /* Record kinds (mt_trace_record.kind). */

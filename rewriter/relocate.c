@@ -305,16 +305,11 @@ static bool operand_uses_r11(const rw_insn *ri)
     return (index | x << 3) == 11 || ((base | b << 3) == 11 && !(mod == 0 && base == 5));
 }
 
-/* Whether `call *X` may be a TLS descriptor's, `call *x@TLSCALL(%rax)`
- * (ff 10, -mtls-dialect=gnu2): its callee keeps every register but %rax,
- * and compilers keep values in %r11 across it. */
-static bool maybe_tls_descriptor_call(const rw_insn *ri)
-{
-    return ri->len == 2 && ri->modrm_offset == 1 && ri->bytes[0] == 0xff && ri->bytes[1] == 0x10;
-}
-
 /* Whether the target's inline record, which loads it into %r11, may run. */
-static bool r11_free(const rw_insn *ri) { return !operand_uses_r11(ri) && !maybe_tls_descriptor_call(ri); }
+static bool r11_free(const rw_insn *ri)
+{
+    return !operand_uses_r11(ri) && !rw_maybe_tls_descriptor_call(ri->bytes, ri->len);
+}
 
 /* Recording a call target before `call *X` (or `jmp *X`), inline where
  * the target was the site's first (nearly always: most sites have one):

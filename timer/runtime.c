@@ -497,8 +497,7 @@ static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
         trace_send(s, s->tid);
 }
 
-/* The thread's TLS_BASE event, when its thread pointer is set (not yet at
- * a static program's entry: the fs base is still 0 there). */
+/* The calling thread's fs base, 0 when unknown. */
 static uint64_t thread_pointer(void)
 {
     uint64_t fs = 0;
@@ -506,6 +505,8 @@ static uint64_t thread_pointer(void)
     return fs;
 }
 
+/* The thread's TLS_BASE event, when its thread pointer is set (not yet at
+ * a static program's entry: the fs base is still 0 there). */
 static void trace_thread_pointer(void)
 {
     uint64_t fs = mt_params.trace_records ? thread_pointer() : 0;

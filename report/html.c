@@ -116,6 +116,8 @@ static void write_program(FILE *fp, const mt_report *r)
     mt_report_json_text(fp, r->check.worst_kernel);
     fputs(",\"profile\":", fp);
     mt_report_json_text(fp, r->check.source);
+    mt_report_json_key_number(fp, "fallbacks", r->check.fallbacks);
+    mt_report_json_key_number(fp, "figures", r->check.fallbacks + r->check.confirmed);
     fputc('}', fp);
 }
 

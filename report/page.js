@@ -100,6 +100,9 @@
     } else {
       row('cost model\u2019s checked error', 'not checked (' + c.profile + ')', 'warn');
     }
+    if (c.fallbacks > 0)
+      row('calibration figures that fell back', c.fallbacks + ' of ' + c.figures +
+          ' (no quiet samples confirmed them: report.txt names them)', 'warn');
     box.appendChild(dl);
   }
 

@@ -238,15 +238,19 @@ int mt_run_selfcheck(mt_machine *m, int passes, double wait_seconds, FILE *repor
 #define MT_SELFCHECK_PASSES(runs) ((runs) + 6)
 /* What every report says beside its figures: the model's checked error on
  * this CPU, from the machine profile, or that it was not checked; a warning
- * line when it is above 10%, and one when the profile was calibrated while
- * other CPUs were busier than MT_CALIBRATION_BUSY_PCT.  Each line starts with `indent`.  The same as
- * a JSON object (report.json, count.json). */
+ * line when it is above 10%, one when the profile was calibrated while
+ * other CPUs were busier than MT_CALIBRATION_BUSY_PCT, and one naming the
+ * calibration's figures that fell back (no quiet samples confirmed them).
+ * Each line starts with `indent`.  The same as a JSON object (report.json,
+ * count.json). */
 typedef struct {
     double kernels;            /* 0: not checked */
     double median_pct, worst_pct;
     char worst_kernel[32];
     char source[64];           /* the profile's */
     double busy_pct;           /* other CPUs' busy share while it was calibrated (%) */
+    double confirmed, fallbacks; /* the calibration's figures (both 0: not recorded) */
+    uint8_t how[MT_CALIBRATION_BENCHES_MAX]; /* per benchmark, mt_confirm */
 } mt_model_check;
 void mt_model_check_of(mt_model_check *c, const mt_machine *m);
 void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent);

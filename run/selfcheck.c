@@ -402,6 +402,32 @@ void mt_model_check_of(mt_model_check *c, const mt_machine *m)
     }
     snprintf(c->source, sizeof c->source, "%s", m->source);
     c->busy_pct = m->calibration_busy_pct;
+    c->confirmed = m->calibration_confirmed;
+    c->fallbacks = m->calibration_fallbacks;
+    memcpy(c->how, m->calibration_how, sizeof c->how);
+}
+
+/* The warning a profile with figures that fell back calls for ("" when
+ * none): how many, and which (their benchmarks, as `mtool calibrate`
+ * names them, and the fallback each took). */
+static void fallback_warning(const mt_model_check *c, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!(c->fallbacks > 0))
+        return;
+    size_t at = (size_t)snprintf(buf, n,
+                                 "%.0f of the machine profile's %.0f calibration figures fell "
+                                 "back (no quiet samples confirmed them, so they may be slow): ",
+                                 c->fallbacks, c->fallbacks + c->confirmed);
+    const char *sep = "";
+    for (size_t i = 0; i < mt_calibration_benches() && at < n; i++)
+        if (c->how[i] != MT_CONFIRMED) {
+            at += (size_t)snprintf(buf + at, n - at, "%s'%s' (%s)", sep,
+                                   mt_calibration_bench_name(i), mt_confirm_name(c->how[i]));
+            sep = ", ";
+        }
+    if (at < n)
+        snprintf(buf + at, n - at, "; run 'mtool calibrate' on an idle machine");
 }
 
 /* The warning a profile calibrated on a busy machine calls for ("" when
@@ -439,7 +465,7 @@ static void check_warning(const mt_model_check *c, char *buf, size_t n)
 
 void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent)
 {
-    char warn[512];
+    char warn[2048];
     if (!(c->kernels > 0)) {
         fprintf(fp, "%smodel check on this CPU: not checked (profile: %s; 'mtool calibrate' "
                     "checks the model on compute-bound kernels)\n", indent,
@@ -453,6 +479,9 @@ void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent)
             fprintf(fp, "%swarning: %s\n", indent, warn);
     }
     busy_warning(c, warn, sizeof warn);
+    if (warn[0])
+        fprintf(fp, "%swarning: %s\n", indent, warn);
+    fallback_warning(c, warn, sizeof warn);
     if (warn[0])
         fprintf(fp, "%swarning: %s\n", indent, warn);
 }
@@ -471,7 +500,7 @@ void mt_model_check_json(FILE *fp, const mt_model_check *c)
         mt_json_string(fp, c->worst_kernel);
     else
         fputs("null", fp);
-    char warn[512];
+    char warn[2048];
     check_warning(c, warn, sizeof warn);
     fprintf(fp, ",\"threshold_percent\":%.0f,\"warning\":", CHECK_WARN_PCT);
     if (warn[0])
@@ -482,6 +511,25 @@ void mt_model_check_json(FILE *fp, const mt_model_check *c)
     fputs(",\"calibration_busy_percent\":", fp);
     mt_json_number(fp, c->busy_pct);
     fputs(",\"busy_warning\":", fp);
+    if (warn[0])
+        mt_json_string(fp, warn);
+    else
+        fputs("null", fp);
+    fputs(",\"calibration_confirmed\":", fp);
+    mt_json_number(fp, c->fallbacks + c->confirmed > 0 ? c->confirmed : NAN);
+    fputs(",\"fallbacks\":[", fp);
+    const char *sep = "";
+    for (size_t i = 0; i < mt_calibration_benches(); i++)
+        if (c->how[i] != MT_CONFIRMED) {
+            fprintf(fp, "%s{\"benchmark\":", sep);
+            mt_json_string(fp, mt_calibration_bench_name(i));
+            fputs(",\"how\":", fp);
+            mt_json_string(fp, mt_confirm_name(c->how[i]));
+            fputc('}', fp);
+            sep = ",";
+        }
+    fallback_warning(c, warn, sizeof warn);
+    fputs("],\"fallback_warning\":", fp);
     if (warn[0])
         mt_json_string(fp, warn);
     else

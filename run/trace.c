@@ -42,6 +42,10 @@
 /* Frames received and not yet merged: the receiver runs ahead of the
  * simulator by up to this many (128 KiB each at most). */
 #define QUEUED_FRAMES 32u
+/* The receiving thread, when the simulating one is behind, waits until it
+ * has this many frames left before it takes the messages waiting for it
+ * (queue_wait_low). */
+#define QUEUE_LOW 1u
 
 /* A frame received: its records malloc'd (ring NULL), or in a trace ring
  * to release up to `end` once merged. */
@@ -118,6 +122,17 @@ static void queue_push(frame_queue *q, queued_frame f)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* Waits while the simulating thread has more than QUEUE_LOW frames to
+ * take: the receiving thread, then, takes the messages that came meanwhile
+ * in one go, instead of being woken by each. */
+static void queue_wait_low(frame_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    while (q->count > QUEUE_LOW)
+        pthread_cond_wait(&q->not_full, &q->lock);
+    pthread_mutex_unlock(&q->lock);
+}
+
 static void queue_close(frame_queue *q)
 {
     pthread_mutex_lock(&q->lock);
@@ -136,8 +151,8 @@ static bool queue_pop(frame_queue *q, queued_frame *f)
     if (got) {
         *f = q->ring[q->head];
         q->head = (q->head + 1) % QUEUED_FRAMES;
-        q->count--;
-        pthread_cond_signal(&q->not_full);
+        if (--q->count == QUEUE_LOW)
+            pthread_cond_signal(&q->not_full);
     }
     pthread_mutex_unlock(&q->lock);
     return got;
@@ -190,7 +205,8 @@ static void ring_release(mt_trace_ring *g, uint64_t end)
 {
     __atomic_store_n(&g->tail, end, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&g->released, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&g->waiting, __ATOMIC_SEQ_CST))
+    if (__atomic_load_n(&g->waiting, __ATOMIC_SEQ_CST) &&
+        end >= __atomic_load_n(&g->wake_at, __ATOMIC_RELAXED))
         syscall(SYS_futex, &g->released, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
@@ -238,7 +254,11 @@ static void *receive(void *arg)
             records = mt_xmalloc(MT_TRACE_RECORDS * sizeof *records);
         struct iovec iov[2] = {{&f, sizeof f}, {records, MT_TRACE_RECORDS * sizeof *records}};
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
-        ssize_t n = recvmsg(c->fd, &msg, 0);
+        ssize_t n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            queue_wait_low(&c->queue);
+            n = recvmsg(c->fd, &msg, 0);
+        }
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

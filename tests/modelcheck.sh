@@ -209,6 +209,25 @@ check "report.json and count.json: checked false, figures null" \
      cjson old \"assert d['checked'] is False and d['kernels'] is None and d['warning'] is None\""
 check "the older profile is also warned about as older" "grep -q 'older mtool' '$W/old.count'"
 
+# ---- figures the calibration fell back on ------------------------------------
+# A figure no quiet samples confirmed (the profile's `fallback` lines) makes
+# every report name it, how it fell back, and how many of how many did.
+FELLWARN="warning: 2 of the machine profile's 40 calibration figures fell back"
+grep -v -e '^fallback ' -e '^calibration_confirmed ' "$W/profile.calibrated" |
+    sed -e 's/^calibration_busy_pct .*/calibration_busy_pct 0/' > "$prof"
+printf 'calibration_confirmed 38\nfallback repeated imul lat\nfallback fastest lea tput\n' >> "$prof"
+reports fell
+check "a profile with figures that fell back: every report names them" \
+    "(for f in count costs txt; do grep -q \"$FELLWARN (no quiet samples confirmed them, so they may be slow): 'lea tput' (fastest), 'imul lat' (repeated)\" '$W/fell.'\$f || exit 1; done) &&
+     json fell \"assert d['calibration_confirmed'] == 38 and d['fallbacks'] == [{'benchmark': 'lea tput', 'how': 'fastest'}, {'benchmark': 'imul lat', 'how': 'repeated'}] and 'idle machine' in d['fallback_warning']\" &&
+     cjson fell \"assert d['calibration_confirmed'] == 38 and len(d['fallbacks']) == 2\""
+grep -v -e '^fallback ' -e '^calibration_confirmed ' "$W/profile.calibrated" > "$prof"
+printf 'calibration_confirmed 40\n' >> "$prof"
+reports allconfirmed
+check "a profile whose figures were all confirmed: no such warning, no fallbacks" \
+    "(for f in count costs txt; do ! grep -q 'calibration figures fell back' '$W/allconfirmed.'\$f || exit 1; done) &&
+     json allconfirmed \"assert d['fallbacks'] == [] and d['fallback_warning'] is None and d['calibration_confirmed'] == 40\""
+
 # ---- a calibration while another CPU is busy ---------------------------------
 # A busy CPU may be this core's SMT sibling (a KVM guest cannot tell), which
 # slows what calibrate measures.  A profile that says so makes every report

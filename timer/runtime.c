@@ -362,8 +362,9 @@ static bool ring_has_room(uint64_t end, uint64_t tail)
 
 /* Waits until mtool has released the ring up to `end` - MT_TRACE_RING_BYTES
  * (its `tail`), waking every 100 ms to see whether it is still there:
- * false when it is not. */
-static bool ring_room(mt_trace_ring *g, uint64_t end)
+ * false when it is not.  When it must wait, it asks to be woken once the
+ * tail reaches `wake_at` (timer.h, "The trace ring"). */
+static bool ring_room(mt_trace_ring *g, uint64_t end, uint64_t wake_at)
 {
     for (;;) {
         uint32_t seen = __atomic_load_n(&g->released, __ATOMIC_ACQUIRE);
@@ -371,6 +372,7 @@ static bool ring_room(mt_trace_ring *g, uint64_t end)
             return true;
         /* Said before the tail is read again, as mtool stores the tail
          * before it reads `waiting`: one of the two sees the other. */
+        __atomic_store_n(&g->wake_at, wake_at, __ATOMIC_RELAXED);
         __atomic_store_n(&g->waiting, 1, __ATOMIC_SEQ_CST);
         if (ring_has_room(end, __atomic_load_n(&g->tail, __ATOMIC_SEQ_CST))) {
             __atomic_store_n(&g->waiting, 0, __ATOMIC_RELAXED);
@@ -394,7 +396,10 @@ static bool ring_put(mt_slot_header *s, mt_trace_ring *g, const mt_trace_record 
     uint64_t bytes = 16ull * n, at = g->head;
     if (at % MT_TRACE_RING_BYTES + bytes > MT_TRACE_RING_BYTES) /* whole: from the start */
         at += MT_TRACE_RING_BYTES - at % MT_TRACE_RING_BYTES;
-    if (!ring_room(g, at + bytes))
+    /* Woken with half the ring free, or all that was written when that is
+     * less (a frame moved to the start: the frames before it end earlier). */
+    uint64_t half = at + bytes - MT_TRACE_RING_BYTES / 2;
+    if (!ring_room(g, at + bytes, half < g->head ? half : g->head))
         return false;
     copy_fast((uint8_t *)g + MT_TRACE_RING_DATA + at % MT_TRACE_RING_BYTES, records, bytes);
     g->head = at + bytes;

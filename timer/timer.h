@@ -360,8 +360,12 @@ typedef struct {
  * The thread writes a frame only where mtool has released what was there
  * (`tail`, which mtool advances to the end of each frame it is done with,
  * adding one to `released` and waking the futex there when `waiting` is
- * set), then moves `head` past it and sends its message.  A thread that
- * waits for room wakes every 100 ms to see whether mtool is still there.
+ * set and the tail has reached `wake_at`), then moves `head` past it and
+ * sends its message.  A thread that finds the ring full waits until half
+ * of it is free (`wake_at`), not for one frame's room: woken once for
+ * several frames, since mtool, the slower side, would otherwise wake it at
+ * every frame it releases.  A thread that waits for room wakes every
+ * 100 ms to see whether mtool is still there.
  * $MTOOL_TRACE_RING=0 in the program's environment sends every frame in
  * its message (the tests compare the two ways).
  * Why a ring: the records cross from the program to mtool without the
@@ -544,7 +548,9 @@ typedef struct {
     uint64_t head;                  /* bytes written (the thread) */
     uint64_t reserved1[7];
     uint64_t tail;                  /* bytes released (mtool) */
-    uint64_t reserved2[7];
+    uint64_t wake_at;               /* while `waiting`: the tail to wake the thread at
+                                       (version 8 files before it: 0, any release) */
+    uint64_t reserved2[6];
     uint32_t released;              /* futex word: releases so far (mtool) */
     uint32_t waiting;               /* the thread waits for room */
 } mt_trace_ring;

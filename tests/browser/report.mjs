@@ -31,6 +31,17 @@ const lines = o => o.source.split(/:(?=[0-9-]+$)/)[1].split('-').map(Number);
 const memops = new Map(report.objects.map(o => [o.time_spec, o.memory_ops]));
 const {page, seen} = await open(path.join(memDir, 'report.html'));
 
+// The calibration's figures that fell back (report.json's model_check): a
+// row of the overview, in the warning colour, exactly when there are some.
+const fell = (report.model_check.fallbacks || []).length;
+const fellRow = await page.$$eval('#overview dt', dts => dts
+  .filter(dt => dt.textContent === 'calibration figures that fell back')
+  .map(dt => ({text: dt.nextElementSibling.textContent,
+               warn: dt.nextElementSibling.classList.contains('warn')})));
+check('the overview names the calibration figures that fell back exactly when report.json has some (' +
+      fell + ')', fell ? fellRow.length === 1 && fellRow[0].warn && fellRow[0].text.startsWith(fell + ' of ')
+                       : fellRow.length === 0, JSON.stringify(fellRow));
+
 let table = await rows(page);
 check('the table has a row per timed object of report.json (' + report.objects.length + ')',
       table.length === report.objects.length, table.length);

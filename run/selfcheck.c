@@ -407,6 +407,11 @@ void mt_model_check_of(mt_model_check *c, const mt_machine *m)
     memcpy(c->how, m->calibration_how, sizeof c->how);
 }
 
+/* Figures that fell back a warning names; the rest are counted (a
+ * calibration on a busy machine may have half of its 131 fall back: the
+ * JSON's `fallbacks` and the profile's lines list them all). */
+#define FALLBACKS_NAMED 6
+
 /* The warning a profile with figures that fell back calls for ("" when
  * none): how many, and which (their benchmarks, as `mtool calibrate`
  * names them, and the fallback each took). */
@@ -419,13 +424,14 @@ static void fallback_warning(const mt_model_check *c, char *buf, size_t n)
                                  "%.0f of the machine profile's %.0f calibration figures fell "
                                  "back (no quiet samples confirmed them, so they may be slow): ",
                                  c->fallbacks, c->fallbacks + c->confirmed);
-    const char *sep = "";
-    for (size_t i = 0; i < mt_calibration_benches() && at < n; i++)
-        if (c->how[i] != MT_CONFIRMED) {
-            at += (size_t)snprintf(buf + at, n - at, "%s'%s' (%s)", sep,
+    unsigned named = 0;
+    for (size_t i = 0; i < mt_calibration_benches() && named < FALLBACKS_NAMED && at < n; i++)
+        if (c->how[i] != MT_CONFIRMED)
+            at += (size_t)snprintf(buf + at, n - at, "%s'%s' (%s)", named++ ? ", " : "",
                                    mt_calibration_bench_name(i), mt_confirm_name(c->how[i]));
-            sep = ", ";
-        }
+    if (at < n && c->fallbacks > named)
+        at += (size_t)snprintf(buf + at, n - at, " and %.0f more (the profile's 'fallback' lines)",
+                               c->fallbacks - named);
     if (at < n)
         snprintf(buf + at, n - at, "; run 'mtool calibrate' on an idle machine");
 }
@@ -465,7 +471,7 @@ static void check_warning(const mt_model_check *c, char *buf, size_t n)
 
 void mt_model_check_print(FILE *fp, const mt_model_check *c, const char *indent)
 {
-    char warn[2048];
+    char warn[1024];
     if (!(c->kernels > 0)) {
         fprintf(fp, "%smodel check on this CPU: not checked (profile: %s; 'mtool calibrate' "
                     "checks the model on compute-bound kernels)\n", indent,
@@ -500,7 +506,7 @@ void mt_model_check_json(FILE *fp, const mt_model_check *c)
         mt_json_string(fp, c->worst_kernel);
     else
         fputs("null", fp);
-    char warn[2048];
+    char warn[1024];
     check_warning(c, warn, sizeof warn);
     fprintf(fp, ",\"threshold_percent\":%.0f,\"warning\":", CHECK_WARN_PCT);
     if (warn[0])

@@ -221,6 +221,17 @@ check "a profile with figures that fell back: every report names them" \
     "(for f in count costs txt; do grep -q \"$FELLWARN (no quiet samples confirmed them, so they may be slow): 'lea tput' (fastest), 'imul lat' (repeated)\" '$W/fell.'\$f || exit 1; done) &&
      json fell \"assert d['calibration_confirmed'] == 38 and d['fallbacks'] == [{'benchmark': 'lea tput', 'how': 'fastest'}, {'benchmark': 'imul lat', 'how': 'repeated'}] and 'idle machine' in d['fallback_warning']\" &&
      cjson fell \"assert d['calibration_confirmed'] == 38 and len(d['fallbacks']) == 2\""
+# Many that fell back: the warning names six and counts the rest; JSON has all.
+grep -v -e '^fallback ' -e '^calibration_confirmed ' "$W/profile.calibrated" > "$prof"
+printf 'calibration_confirmed 32\n' >> "$prof"
+for b in 'add tput' 'lea lat' 'lea tput' 'lea3 lat' 'lea3 tput' 'shift lat' 'shift tput' 'imul lat'; do
+    echo "fallback fastest $b" >> "$prof"
+done
+reports many
+check "many figures fell back: the reports name six, count the other two" \
+    "(for f in count costs txt; do grep -q \"8 of the machine profile's 40 calibration figures fell back .*'shift lat' (fastest) and 2 more (the profile's 'fallback' lines); run\" '$W/many.'\$f || exit 1
+          ! grep -q \"'shift tput' (fastest)\" '$W/many.'\$f || exit 1; done) &&
+     json many \"assert len(d['fallbacks']) == 8 and d['fallbacks'][-1] == {'benchmark': 'imul lat', 'how': 'fastest'}\""
 grep -v -e '^fallback ' -e '^calibration_confirmed ' "$W/profile.calibrated" > "$prof"
 printf 'calibration_confirmed 40\n' >> "$prof"
 reports allconfirmed

@@ -349,9 +349,11 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
 /* The thread or process creations a library imports (undefined dynamic
  * symbols) that the runtime does not wrap: pthread_create, thrd_create,
  * fork and _Fork are wrapped in a library's copy as in the executable
- * (timer/runtime.c, SERVING); what clone and clone3 start (a new stack, a
+ * (timer/runtime.c, SERVING); clone and clone3 are not (a new stack, a
  * function of the caller's: docs/ARCHITECTURE.md, "Threads and processes a
- * library starts") counts into its creator's counters. */
+ * library starts"): what they start counts into its creator's counters
+ * unless libc is counted, whose copy hooks their system calls
+ * (clear_creations_hooked). */
 static void note_creation(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     static const char *const creations[] = {"clone", "clone3"};
@@ -372,6 +374,18 @@ static const char *creation_imported(const char *path)
     mt_elf_file_each_symbol(&f, SHT_DYNSYM, note_creation, &starts);
     mt_elf_file_close(&f);
     return starts;
+}
+
+/* A counted libc's copy gives what its clone and clone3 start a slot or a
+ * profile of its own from the system call on (rewriter/relocate.c, "Tasks
+ * a copy creates"): no library's import of them is inexact then. */
+static void clear_creations_hooked(mt_pass1_libraries *l)
+{
+    bool libc_counted = false;
+    for (size_t i = 0; i < l->nlibs; i++)
+        libc_counted |= !l->libs[i].note && strncmp(l->libs[i].name, "libc.so", 7) == 0;
+    for (size_t i = 0; libc_counted && i < l->nlibs; i++)
+        l->libs[i].starts = NULL;
 }
 
 /* CACHE/libs/analysis-SHA256-TOOL: a library's analysis by its content
@@ -598,6 +612,7 @@ static int prepare(const char *bin, const char *spec, bool by_default, bool glib
         out->ncall_sites += call_sites;
         lib->starts = creation_imported(lib->path);
     }
+    clear_creations_hooked(out);
     return rc;
 }
 

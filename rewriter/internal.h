@@ -105,6 +105,9 @@ void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
 typedef struct rw_insn rw_insn;
 bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
                                const rw_insn *from, const rw_insn *last, const rw_live_proc *lp);
+/* The general register (encoding order) of capstone register `reg`, or -1;
+ * *whole: writing it defines all 64 bits (32- and 64-bit writes do). */
+int rw_gpr_of(unsigned reg, bool *whole);
 /* A general register outside `busy` that inserted code may use, or -1. */
 int rw_live_free_gpr(unsigned busy);
 /* General registers that some direct caller of procedure `pi` keeps live

@@ -505,25 +505,48 @@ static bool creates_task(int64_t nr)
     return nr == SYS_CLONE_ || nr == SYS_FORK_ || nr == SYS_CLONE3_;
 }
 
-/* %rax's value after `insn` given `rax` before it (-1 unknown): known from
- * a move of an immediate into %eax or %rax, unknown after any other write
- * of it (a system call's result included). */
-static int64_t rax_after(csh h, const cs_insn *insn, int64_t rax)
+/* The general registers' values known in a block so far (-1: unknown):
+ * constants propagated through moves of immediates and of whole registers
+ * (`mov $435,%ebx; mov %rbx,%rax`); any other write makes a register
+ * unknown, a system call's result included. */
+typedef struct {
+    int64_t v[16];
+} known_regs;
+
+static void forget_regs(known_regs *k)
+{
+    for (int g = 0; g < 16; g++)
+        k->v[g] = -1;
+}
+
+static void regs_after(csh h, const cs_insn *insn, known_regs *k)
 {
     const cs_x86 *x = &insn->detail->x86;
-    if (insn->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-        (x->operands[0].reg == X86_REG_EAX || x->operands[0].reg == X86_REG_RAX) &&
-        x->operands[1].type == X86_OP_IMM)
-        return x->operands[1].imm >= 0 ? x->operands[1].imm : -1;
+    bool whole = false, src_whole = false;
+    int dst = x->op_count == 2 && x->operands[0].type == X86_OP_REG
+                  ? rw_gpr_of(x->operands[0].reg, &whole) : -1;
+    if (insn->id == X86_INS_MOV && dst >= 0 && whole) {
+        uint64_t width = x->operands[0].size == 4 ? 0xffffffffu : ~(uint64_t)0;
+        int src = x->operands[1].type == X86_OP_REG ? rw_gpr_of(x->operands[1].reg, &src_whole) : -1;
+        int64_t v = x->operands[1].type == X86_OP_IMM ? (int64_t)((uint64_t)x->operands[1].imm & width)
+                    : src >= 0 && src_whole && k->v[src] >= 0 ? (int64_t)((uint64_t)k->v[src] & width)
+                                                                : -1;
+        k->v[dst] = v;
+        return;
+    }
     cs_regs rd, wr;
     uint8_t nrd = 0, nwr = 0;
-    if (insn->id == X86_INS_SYSCALL || cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
-        return -1;
-    for (uint8_t k = 0; k < nwr; k++)
-        if (wr[k] == X86_REG_RAX || wr[k] == X86_REG_EAX || wr[k] == X86_REG_AX ||
-            wr[k] == X86_REG_AH || wr[k] == X86_REG_AL)
-            return -1;
-    return rax;
+    if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+        forget_regs(k);
+        return;
+    }
+    for (uint8_t n = 0; n < nwr; n++) {
+        int g = rw_gpr_of(wr[n], &whole);
+        if (g >= 0)
+            k->v[g] = -1;
+    }
+    if (insn->id == X86_INS_SYSCALL) /* its result, and what the kernel clobbers */
+        k->v[0] = k->v[1] = k->v[11] = -1;
 }
 
 static bool block_at(const mt_procedure *p, uint64_t addr)
@@ -554,7 +577,8 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
     size_t left = blk->end - blk->start;
     uint64_t addr = blk->start;
     bool ok = true;
-    int64_t rax = -1; /* %rax's value set in this block so far, -1 unknown */
+    known_regs known; /* set in this block so far */
+    forget_regs(&known);
     while (left > 0) {
         if (!mt_x86_decode_iter(h, &p, &left, &addr, insn)) {
             *why = mt_xasprintf("cannot decode 0x%llx", (unsigned long long)addr);
@@ -567,15 +591,15 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
             ok = false;
             break;
         }
-        if (insn->id == X86_INS_SYSCALL && creates_task(rax))
-            ri.task_syscall = (uint16_t)rax;
-        rax = rax_after(h, insn, rax);
+        if (insn->id == X86_INS_SYSCALL && creates_task(known.v[0]))
+            ri.task_syscall = (uint16_t)known.v[0];
+        regs_after(h, insn, &known);
         rw_live_insn(h, c->prog, insn, bl, lp);
         MT_PUSH(*insns, *n, *cap, ri);
     }
     cs_free(insn, 1);
-    if (ok && *n && creates_task(rax) && syscall_at(c->in, blk->end))
-        (*insns)[*n - 1].task_syscall_next = (uint16_t)rax; /* kept only if it falls there */
+    if (ok && *n && creates_task(known.v[0]) && syscall_at(c->in, blk->end))
+        (*insns)[*n - 1].task_syscall_next = (uint16_t)known.v[0]; /* kept if it falls there */
     return ok;
 }
 

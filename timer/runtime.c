@@ -1403,27 +1403,40 @@ HIDDEN int mt_wrap_THRD_CREATE(void *thread, int (*start)(void *), void *arg)
 
 /* Tasks that a counted or traced object's own system calls create
  * (rewriter/relocate.c, "Tasks a copy creates"), called in the child
- * before it runs any probe, on whatever stack it was given.  The flags say
- * what it is: without CLONE_VM a process (fork's treatment: a profile of
- * its own); with CLONE_VFORK as well, a task that borrows the parent's
- * memory while the parent waits (posix_spawn): it counts on in the
- * parent's slot, exactly, and nothing of the parent's is written; else a
- * thread, given a slot of its own (a task outside the thread group too:
- * reuse_slot asks the kernel about it by its id alone).  A thread a
- * wrapper created finds itself attached in its trampoline.  The window
- * left: a signal delivered between the system call and this hook runs its
- * handler on the creator's slot (glibc's threads start with signals
- * blocked; a fork child may not). */
+ * before it runs any probe, on whatever stack it was given.  A task of
+ * this process (CLONE_THREAD: getpid() is the profile's) is a thread.
+ * Else the flags say what it is: without CLONE_VM a process (fork's
+ * treatment: a profile of its own); with CLONE_VFORK as well, a task that
+ * borrows the parent's memory while the parent waits (posix_spawn): it
+ * counts on in the parent's slot, exactly, and nothing of the parent's is
+ * written; else a thread outside the thread group, given a slot of its
+ * own (reuse_slot asks the kernel about it by its id alone).  A thread a
+ * wrapper created finds itself attached in its trampoline.  clone's flags
+ * are in %rdi; clone3's in its arguments' memory, which a thread of the
+ * group must not read (its creator may have reused that stack already:
+ * glibc's pthread_create), a process child reads in its own copy, and a
+ * CLONE_VFORK child while its parent waits; only a clone3 with CLONE_VM
+ * alone (no libc issues one) reads them while its creator runs on.  The
+ * window left: a signal delivered between the system call and this hook
+ * runs its handler on the creator's slot (glibc's threads start with
+ * signals blocked; a fork child may not). */
 enum { SYS_CLONE_ = 56, SYS_CLONE3_ = 435 };
 enum { CLONE_VM_ = 0x100, CLONE_VFORK_ = 0x4000 };
+
+static uint64_t clone_flags(long nr, uint64_t arg)
+{
+    if ((int32_t)sys3(SYS_GETPID, 0, 0, 0) == rt.hdr->pid)
+        return CLONE_VM_; /* CLONE_THREAD */
+    return nr == SYS_CLONE3_ ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
+           : nr == SYS_CLONE_ ? arg
+                              : 0; /* SYS_fork */
+}
 
 static void clone_child_here(long nr, uint64_t arg)
 {
     if (!rt.hdr)
         return;
-    uint64_t flags = nr == SYS_CLONE3_ ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
-                     : nr == SYS_CLONE_ ? arg
-                                        : 0; /* SYS_fork */
+    uint64_t flags = clone_flags(nr, arg);
     if (!(flags & CLONE_VM_)) {
         become_child_process();
         return;

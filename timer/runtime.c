@@ -1546,6 +1546,61 @@ static void *heap_made(int wrap, void *p, uint64_t bytes)
     return SERVING(heap_made_here)(wrap, p, bytes);
 }
 
+/* Where the calling thread's frame stands: its STAMP (a frame sent gets a
+ * new one: trace_reset) and its index; stamp 0 when not tracing. */
+typedef struct {
+    uint64_t stamp;
+    int64_t index;
+} frame_mark;
+
+static frame_mark frame_mark_here(void)
+{
+    frame_mark m = {0, 0};
+    if (tracing()) {
+        mt_slot_header *s = current_slot();
+        m.stamp = frame_stamp(s)->addr;
+        m.index = *(int64_t *)(trace_area(s) + MT_TRACE_INDEX);
+    }
+    return m;
+}
+
+static mt_trace_record *frame_record(mt_slot_header *s, int64_t index)
+{
+    return (mt_trace_record *)(trace_area(s) + MT_TRACE_AREA_SIZE(mt_params.trace_records) +
+                               index * 8);
+}
+
+/* A block the allocator wrote itself before returning it (calloc's
+ * zeroing, recorded inside a traced libc): its ALLOC events go before
+ * the records made since `m`, the allocation call's start, so that mtool
+ * gives those stores to the block rather than to "(other)" (the block is
+ * only known once the call returns).  Moved only while every record since
+ * `m` is still in the frame, with room for the events: a frame sent in
+ * between (a zeroing of more records than the frame holds: 1023 once the
+ * process has had a second thread) keeps them after, as before.  Why here
+ * rather than by mtool attributing a range afterwards: the frame's records
+ * are in order already, and the simulator's data objects stay as they are
+ * (an event before the references that fall in its range). */
+static void *heap_made_before_here(frame_mark m, int wrap, void *p, uint64_t bytes)
+{
+    if (!p || !tracing())
+        return p;
+    mt_slot_header *s = current_slot();
+    int64_t *index = (int64_t *)(trace_area(s) + MT_TRACE_INDEX);
+    bool in_frame = m.stamp && frame_stamp(s)->addr == m.stamp && *index >= m.index &&
+                    *index + 4 < 0; /* the two events send nothing */
+    heap_made_here(wrap, p, bytes);
+    if (!in_frame)
+        return p;
+    mt_trace_record *first = frame_record(s, m.index), *end = frame_record(s, *index);
+    mt_trace_record events[2] = {end[-2], end[-1]};
+    for (mt_trace_record *r = end - 1; r - 2 >= first; r--)
+        *r = r[-2];
+    first[0] = events[0];
+    first[1] = events[1];
+    return p;
+}
+
 /* A block about to be retired.  With several threads the frame goes at
  * once: another thread may get the same block back as soon as it is free,
  * and its frame must not reach mtool before this free (timer.h). */
@@ -1571,7 +1626,9 @@ HIDDEN void *mt_wrap_MALLOC(uint64_t n)
 
 HIDDEN void *mt_wrap_CALLOC(uint64_t n, uint64_t size)
 {
-    return heap_made(MT_RT_WRAP_CALLOC, REAL(CALLOC, alloc2_fn)(n, size), n * size);
+    frame_mark m = SERVING(frame_mark_here)();
+    return SERVING(heap_made_before_here)(m, MT_RT_WRAP_CALLOC, REAL(CALLOC, alloc2_fn)(n, size),
+                                         n * size);
 }
 
 /* realloc(p, 0) frees p and returns NULL; a failed realloc leaves p alone. */

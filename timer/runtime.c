@@ -1404,7 +1404,8 @@ HIDDEN int mt_wrap_THRD_CREATE(void *thread, int (*start)(void *), void *arg)
 /* Tasks that a counted or traced object's own system calls create
  * (rewriter/relocate.c, "Tasks a copy creates"), called in the child
  * before it runs any probe, on whatever stack it was given.  A task of
- * this process (CLONE_THREAD: getpid() is the profile's) is a thread.
+ * a thread group it does not lead (CLONE_THREAD: its tid is not its pid)
+ * is a thread.
  * Else the flags say what it is: without CLONE_VM a process (fork's
  * treatment: a profile of its own); with CLONE_VFORK as well, a task that
  * borrows the parent's memory while the parent waits (posix_spawn): it
@@ -1425,8 +1426,8 @@ enum { CLONE_VM_ = 0x100, CLONE_VFORK_ = 0x4000 };
 
 static uint64_t clone_flags(long nr, uint64_t arg)
 {
-    if ((int32_t)sys3(SYS_GETPID, 0, 0, 0) == rt.hdr->pid)
-        return CLONE_VM_; /* CLONE_THREAD */
+    if (sys3(SYS_GETTID, 0, 0, 0) != sys3(SYS_GETPID, 0, 0, 0))
+        return CLONE_VM_; /* CLONE_THREAD, which needs CLONE_VM */
     return nr == SYS_CLONE3_ ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
            : nr == SYS_CLONE_ ? arg
                               : 0; /* SYS_fork */

@@ -1595,7 +1595,7 @@ static void *heap_made_before_here(frame_mark m, int wrap, void *p, uint64_t byt
         return p;
     mt_trace_record *first = frame_record(s, m.index), *end = frame_record(s, *index);
     mt_trace_record events[2] = {end[-2], end[-1]};
-    for (mt_trace_record *r = end - 1; r - 2 >= first; r--)
+    for (mt_trace_record *r = end - 1; r >= first + 2; r--)
         *r = r[-2];
     first[0] = events[0];
     first[1] = events[1];

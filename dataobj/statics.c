@@ -41,6 +41,7 @@ static void add_tls_symbol(void *ctx, const Elf64_Sym *sym, const char *name)
 void dataobj_read_tls_symbols(const mt_elf_file *img, dataobj_statics *out)
 {
     mt_elf_file_each_symbol(img, SHT_SYMTAB, add_tls_symbol, out);
+    mt_elf_file_each_symbol(img, SHT_DYNSYM, add_tls_symbol, out); /* a stripped libc's errno */
 }
 
 static int by_start(const void *a, const void *b)

@@ -95,6 +95,11 @@ typedef struct {
                                  calls (all, unless rw_live_across_calls said less) */
 } rw_live_proc;
 
+/* Whether an instruction's bytes may be a TLS descriptor's call, `call
+ * *x@TLSCALL(%rax)` (ff 10, -mtls-dialect=gnu2), whose callee keeps every
+ * register but %rax: compilers keep values in caller-saved registers
+ * across it. */
+bool rw_maybe_tls_descriptor_call(const uint8_t *bytes, size_t len);
 /* Accumulates one instruction (in block order) into its block and procedure. */
 void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
                   rw_live_proc *lp);

@@ -16,6 +16,8 @@
  *    it calls an import or a pointer, which clobbers them all anyway, or
  *    unless no direct caller keeps them live across its calls (which
  *    rw_live_across_calls finds by solving the callers' liveness);
+ *  - a call that may be a TLS descriptor's (`call *(%rax)`) clobbers %rax
+ *    alone, and is no call outside (a descriptor keeps the rest);
  *  - a tail call, an edge to an unknown target, syscall and int read all. */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
@@ -133,6 +135,11 @@ static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *wri
     }
 }
 
+bool rw_maybe_tls_descriptor_call(const uint8_t *bytes, size_t len)
+{
+    return len == 2 && bytes[0] == 0xff && bytes[1] == 0x10;
+}
+
 static bool calls_outside(const mt_program *prog, const cs_insn *insn)
 {
     const cs_x86 *x = &insn->detail->x86;
@@ -148,7 +155,10 @@ void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *b
     unsigned fr, fw, gr, gw;
     insn_flags(insn, &fr, &fw);
     insn_gprs(h, insn, &gr, &gw);
-    if (insn->id == X86_INS_CALL) {
+    if (insn->id == X86_INS_CALL && rw_maybe_tls_descriptor_call(insn->bytes, insn->size)) {
+        gr = GPRS_ARGS | GPR(R10);
+        gw = GPR(RAX);
+    } else if (insn->id == X86_INS_CALL) {
         bool outside = calls_outside(prog, insn);
         gr = GPRS_ARGS | GPR(R10) | (outside ? 0 : gr);
         gw = outside ? GPRS_CALLER_SAVED : 0;

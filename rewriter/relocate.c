@@ -323,20 +323,27 @@ static bool operand_uses_r11(const rw_insn *ri)
     return (index | x << 3) == 11 || ((base | b << 3) == 11 && !(mod == 0 && base == 5));
 }
 
+/* Whether the target's inline record, which loads it into %r11, may run. */
+static bool r11_free(const rw_insn *ri)
+{
+    return !operand_uses_r11(ri) && !rw_maybe_tls_descriptor_call(ri->bytes, ri->len);
+}
+
 /* Recording a call target before `call *X` (or `jmp *X`), inline where
  * the target was the site's first (nearly always: most sites have one):
  *     mov X,%r11; cmp %r11,%gs:SITE; jne 1f; incq %gs:SITE+8; jmp 2f
  *  1: push %r11; push $SITE; call mt_timer_record_call_target
  *  2: (the original call)
  * %r11 is dead at a call or a tail jump (the ABI: neither an argument nor
- * kept), and so are the flags.  An operand that reads %r11 itself takes
- * the out-of-line form only: push X; push $SITE; call. */
+ * kept; not at a TLS descriptor's call), and so are the flags.  An operand
+ * that reads %r11 itself, or a call that may be a descriptor's, takes the
+ * out-of-line form only: push X; push $SITE; call. */
 #define RECORD_INLINE_TAIL 34 /* cmp 9, jne 2, incq 9, jmp 2, push 2, push 5, call 5 */
 static size_t call_target_len(const rw_insn *ri)
 {
     if (!ri->call_site)
         return 0;
-    if (operand_uses_r11(ri))
+    if (!r11_free(ri))
         return (size_t)ri->len + 10;
     return (size_t)ri->len + (branch_rex(ri) ? 0 : 1) + RECORD_INLINE_TAIL;
 }
@@ -1299,7 +1306,7 @@ static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, u
     uint64_t records = c->library ? MT_SLOT_CALL_SITES_OFFSET(c->slot_ncounters, 0)
                                   : MT_SLOT_CALL_SITES_OFFSET(c->ncounters, c->timer_base + c->ntimed);
     uint32_t site = (uint32_t)(records + (uint64_t)(ri->call_site - 1) * MT_CALL_SITE_SIZE);
-    bool inline_first = !operand_uses_r11(ri);
+    bool inline_first = r11_free(ri);
     size_t start = out->len, n = emit_operand_copy(out, ri, at, inline_first);
     bool ok = n > 0;
     if (inline_first) {

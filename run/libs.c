@@ -487,6 +487,42 @@ static char *origin_of(const char *path)
     return real;
 }
 
+/* Bytes of static TLS the libraries' blocks take (each rounded to its
+ * alignment, with room to align it), read from their files. */
+static uint64_t libraries_tls_bytes(const mt_pass1_libraries *l)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < l->nlibs; i++) {
+        mt_elf_file f;
+        mt_error ignored;
+        if (mt_elf_file_open(&f, l->libs[i].path, &ignored) != 0)
+            continue;
+        const Elf64_Phdr *tls = mt_elf_file_phdr(&f, PT_TLS);
+        if (tls && tls->p_memsz < (1ull << 32) && tls->p_align < (1ull << 32))
+            bytes += tls->p_memsz + 2 * (tls->p_align ? tls->p_align : 1);
+        mt_elf_file_close(&f);
+    }
+    return bytes;
+}
+
+/* Under LD_AUDIT ld.so sets up the static TLS before it maps the program's
+ * libraries: their blocks get the surplus only, glibc's optional part 512
+ * bytes by default, where without it every start-up library's block is
+ * static.  Too little, an initial-exec library fails to load ("cannot
+ * allocate memory in static TLS block") and a TLS-descriptor one goes
+ * dynamic: the surplus grows by the libraries' blocks (a GLIBC_TUNABLES of
+ * the caller's own comes after, and wins). */
+static char *static_tls_tunable(const mt_pass1_libraries *l)
+{
+    enum { GLIBC_OPTIONAL_STATIC_TLS = 512 };
+    const char *before = getenv("GLIBC_TUNABLES");
+    uint64_t bytes = GLIBC_OPTIONAL_STATIC_TLS + libraries_tls_bytes(l);
+    return before && *before
+               ? mt_xasprintf("GLIBC_TUNABLES=glibc.rtld.optional_static_tls=%" PRIu64 ":%s", bytes,
+                              before)
+               : mt_xasprintf("GLIBC_TUNABLES=glibc.rtld.optional_static_tls=%" PRIu64, bytes);
+}
+
 int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *copy,
                            const char *seen, mt_error *err)
 {
@@ -500,6 +536,7 @@ int mt_pass1_libraries_env(mt_pass1_libraries *l, const char *bin, const char *c
     push_env(l, &n, before && *before ? mt_xasprintf("LD_AUDIT=%s:%s", audit, before)
                                       : mt_xasprintf("LD_AUDIT=%s", audit));
     free(audit);
+    push_env(l, &n, static_tls_tunable(l));
     char *list = mt_xstrdup("MTOOL_LIBS=");
     /* Every library the loader found for the original, the ones not
      * counted at their own path: the copy of the executable lives in the

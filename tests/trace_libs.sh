@@ -23,6 +23,12 @@
 #     runtime reports, the TLS block __tls_get_addr gave the thread), with
 #     the references and misses the walk makes, in one thread and in a
 #     second one after it (its own TLS block); "other" nearly empty;
+#   - the same with the library built for initial-exec TLS (libmtmemie.so)
+#     and for TLS descriptors (libmtmemdesc.so, -mtls-dialect=gnu2), which
+#     never call __tls_get_addr: the same names and figures, each thread
+#     in its own block;
+#   - --libs libc.so.6: glibc's own initial-exec errno, set by cat's failed
+#     open, named libc.so.6:errno;
 #   - --libs none: the library runs as it is, untraced: no code object of it,
 #     the output unchanged; --libs NAME that the program does not load is
 #     said in a warning; --libs without -- BIN (a trace file, RUNDIR) is
@@ -206,28 +212,44 @@ fi
 # the TLS lines once per thread.  Before, all were "other": it now holds
 # only the few references of the start-up and the GOT (of code outside
 # glibc, whose own unnamed data is "other" too).
-for mode in statics statics2; do
-    "$bin" 64 64 2 $mode > "$OUT/$mode.want" 2>&1
-    statwant=$?
-    "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" -- "$bin" 64 64 2 $mode \
-        > "$OUT/$mode.got" 2> "$OUT/$mode.err"
-    statgot=$?
-    check "trace libs: usememlib $mode: output and exit status $statwant kept (got $statgot)" \
-        "[ $statgot -eq $statwant ] && cmp -s '$OUT/$mode.want' '$OUT/$mode.got'"
-    if [ ! -s "$OUT/$mode.json" ]; then
-        not_ok "trace libs: usememlib $mode: no report ($(head -1 "$OUT/$mode.err"))"
-        continue
-    fi
-    found=$(python3 -c 'import json, sys
+# The same library built for initial-exec TLS (libmtmemie.so: GOT slots of
+# offsets from the thread pointer) and for TLS descriptors
+# (libmtmemdesc.so, -mtls-dialect=gnu2): neither calls __tls_get_addr, the
+# runtime reads the block's offset from the copy's relocated GOT (or asks
+# its descriptor) in each thread; the same walk, the same figures.  With
+# no static TLS to spare (the user's tunable wins over mtool's), the
+# descriptor's block is dynamic: ld.so allocates one in each thread, at no
+# fixed offset, when the runtime asks the descriptor at the thread's attach.
+for run in "" -ie -desc "-desc glibc.rtld.optional_static_tls=0"; do
+    variant=${run%% *}
+    tunable=
+    [ "$run" = "$variant" ] || tunable=GLIBC_TUNABLES=${run#* }
+    lib=libmtmem${variant#-}.so
+    vbin=$SAMPLES_LIBS/usememlib$variant-gcc-O2
+    for mode in statics statics2; do
+        name="usememlib$variant $mode${tunable:+ (dynamic block)}"
+        "$vbin" 64 64 2 $mode > "$OUT/$mode.want" 2>&1
+        statwant=$?
+        env $tunable "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" \
+            -- "$vbin" 64 64 2 $mode > "$OUT/$mode.got" 2> "$OUT/$mode.err"
+        statgot=$?
+        check "trace libs: $name: output and exit status $statwant kept (got $statgot)" \
+            "[ $statgot -eq $statwant ] && cmp -s '$OUT/$mode.want' '$OUT/$mode.got'"
+        if [ ! -s "$OUT/$mode.json" ]; then
+            not_ok "trace libs: $name: no report ($(head -1 "$OUT/$mode.err"))"
+            continue
+        fi
+        found=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 threads = 2 if sys.argv[2] == "statics2" else 1
+lib = sys.argv[3]
 data = {o["name"]: o for o in d["data_objects"]}
 last = d["levels"][-1]["name"]
 rounds = 2
 # name: kind, references a round, lines, whether each thread has lines of its own
-want = {"libmtmem.so:memlib_table.key": ("field", 512, 512, False),
-        "libmtmem.so:memlib_hist": ("global", 1024, 128, False),
-        "libmtmem.so:memlib_tls": ("tls", 256, 32, True)}
+want = {lib + ":memlib_table.key": ("field", 512, 512, False),
+        lib + ":memlib_hist": ("global", 1024, 128, False),
+        lib + ":memlib_tls": ("tls", 256, 32, True)}
 bad, got = [], []
 for name, (kind, refs, lines, own) in want.items():
     o = data.get(name)
@@ -244,10 +266,11 @@ other = sum(p["refs"] for p in d["code_data"]
 got.append("other %d" % other)
 if other >= 64:
     bad.append("other")
-print("BAD " + ",".join(bad) if bad else "ok", "; ".join(got))' "$OUT/$mode.json" $mode)
-    echo "# usememlib $mode: $found"
-    check "trace libs: usememlib $mode: libmtmem.so:memlib_table.key, memlib_hist, memlib_tls with the walk's references, D1 misses and cold LL misses ($found)" \
-        "[ '${found%% *}' = ok ]"
+print("BAD " + ",".join(bad) if bad else "ok", "; ".join(got))' "$OUT/$mode.json" $mode $lib)
+        echo "# $name: $found"
+        check "trace libs: $name: $lib:memlib_table.key, memlib_hist, memlib_tls with the walk's references, D1 misses and cold LL misses ($found)" \
+            "[ '${found%% *}' = ok ]"
+    done
 done
 "$MTOOL" sim --no-store --cachegrind $GEOMETRY -o "$OUT/statics.txt" -- "$bin" 64 64 2 statics \
     > /dev/null 2>&1
@@ -255,6 +278,22 @@ check "trace libs: usememlib statics: the text report names them" \
     "grep -Eq '^libmtmem.so:memlib_table.key +field +1024 ' '$OUT/statics.txt' &&
      grep -Eq '^libmtmem.so:memlib_hist +global +2048 ' '$OUT/statics.txt' &&
      grep -Eq '^libmtmem.so:memlib_tls +tls +512 ' '$OUT/statics.txt'"
+
+# glibc's own thread-locals are initial-exec: with libc.so.6 traced, cat's
+# failed open sets errno in libc (and cat reads it back to print the
+# error): libc.so.6:errno (.dynsym's STT_TLS symbol of a stripped libc),
+# not "(tls)" or "(other)".
+/bin/cat "$OUT/nosuchfile" > "$OUT/cat.want" 2>&1
+catwant=$?
+"$MTOOL" sim --no-store --libs libc.so.6 --json -o "$OUT/cat.json" -- /bin/cat "$OUT/nosuchfile" \
+    > "$OUT/cat.got" 2> "$OUT/cat.err"
+catgot=$?
+errno_refs=$(python3 -c 'import json, sys
+print([(o["kind"], o["refs"] > 0) for o in json.load(open(sys.argv[1]))["data_objects"]
+       if o["name"] == "libc.so.6:errno"])' "$OUT/cat.json" 2> /dev/null)
+check "trace libs: --libs libc.so.6: cat's exit status $catwant kept (got $catgot)" "[ $catgot -eq $catwant ]"
+check "trace libs: --libs libc.so.6: libc.so.6:errno named, a tls object with references (got ${errno_refs:-no report})" \
+    "[ \"$errno_refs\" = \"[('tls', True)]\" ]"
 
 # With --libs none the copy of the executable runs from the cache, where its
 # $ORIGIN finds no libmtmem.so (as with `mtool count --libs none`).

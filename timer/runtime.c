@@ -497,12 +497,20 @@ static void trace_event(uint8_t kind, uint64_t addr, uint32_t code)
         trace_send(s, s->tid);
 }
 
+/* The calling thread's fs base, 0 when unknown. */
+static uint64_t thread_pointer(void)
+{
+    uint64_t fs = 0;
+    sys3(SYS_ARCH_PRCTL, ARCH_GET_FS, (long)&fs, 0);
+    return fs;
+}
+
 /* The thread's TLS_BASE event, when its thread pointer is set (not yet at
  * a static program's entry: the fs base is still 0 there). */
 static void trace_thread_pointer(void)
 {
-    uint64_t fs = 0;
-    if (mt_params.trace_records && !failed(sys3(SYS_ARCH_PRCTL, ARCH_GET_FS, (long)&fs, 0)) && fs)
+    uint64_t fs = mt_params.trace_records ? thread_pointer() : 0;
+    if (fs)
         trace_event(MT_TRACE_TLS_BASE, fs, 0);
 }
 
@@ -828,6 +836,8 @@ static mt_slot_header *reuse_slot(int32_t tid)
     return NULL;
 }
 
+static void trace_library_tls_blocks(void);
+
 /* Gives the calling thread a slot of its own and points %gs at it; false
  * when there is none (it shares its creator's). */
 static bool attach_thread(void)
@@ -842,6 +852,7 @@ static bool attach_thread(void)
     if (slot) {
         set_gs(slot);
         trace_thread_pointer();
+        trace_library_tls_blocks();
     }
     return slot;
 }
@@ -1088,14 +1099,143 @@ static void trace_library_base(const mt_rt_params *p, uintptr_t l_addr)
     trace_flush_here();
 }
 
+/* ---- a library's static and descriptor TLS --------------------------------
+ * A copy built for initial-exec TLS (its GOT slots hold offsets from the
+ * thread pointer, R_X86_64_TPOFF64) or TLS descriptors (-mtls-dialect=gnu2:
+ * R_X86_64_TLSDESC, whose function returns such an offset) never calls
+ * __tls_get_addr: its block is found through one such relocation of its
+ * own, an anchor, read at start-up once the loader has relocated it.  A
+ * thread's block is then its thread pointer plus the anchor's offset minus
+ * the variable's offset in the block: LIBRARY_TLS, sent at start-up and at
+ * each thread's attach.  A slot holds the same offset in every thread (a
+ * static block); a descriptor is called in each thread, as the copy's code
+ * calls it: a dynamic block (a descriptor ld.so could not give static TLS)
+ * is then allocated in that thread at its attach rather than at first use.
+ * Why not the loader's own answer (dl_iterate_phdr's dlpi_tls_data): this
+ * runtime has no libc, and a traced libc's routine would trace itself. */
+typedef struct {
+    int64_t r_offset;
+    uint64_t r_info;
+    int64_t r_addend;
+} elf_rela_;
+typedef struct {
+    uint32_t st_name;
+    uint8_t st_info, st_other;
+    uint16_t st_shndx;
+    uint64_t st_value, st_size;
+} elf_sym_;
+enum { DT_PLTRELSZ_ = 2, DT_SYMTAB_ = 6, DT_RELA_ = 7, DT_RELASZ_ = 8, DT_JMPREL_ = 23 };
+enum { R_X86_64_TPOFF64_ = 18, R_X86_64_TLSDESC_ = 36, STT_TLS_ = 6 };
+
+typedef struct {
+    uintptr_t slot;   /* run-time address of the GOT slot or the descriptor */
+    uint64_t var;     /* the variable's offset in the copy's block (S + A) */
+    uint32_t library; /* the copy's counter_base */
+    bool descriptor;
+} tls_anchor;
+
+/* Copies of the set with an anchor; written at start-up only. */
+#define MAX_TLS_ANCHORS 64u
+static struct {
+    tls_anchor at[MAX_TLS_ANCHORS];
+    uint32_t n;
+} tls_anchors;
+
+/* A dynamic-section address: glibc adds the load base in place to those it
+ * reads (a writable dynamic section), other loaders may not; an object's
+ * link-time addresses lie below its base. */
+static uintptr_t dynamic_address(uint64_t d, uintptr_t l_addr) { return d >= l_addr ? d : d + l_addr; }
+
+/* A relocation placing a thread-pointer offset of the copy's own block: a
+ * local variable (no symbol) or a TLS symbol it defines. */
+static bool own_tls_relocation(const elf_rela_ *r, const elf_sym_ *symtab, uint64_t *var)
+{
+    uint32_t type = (uint32_t)r->r_info, sym = (uint32_t)(r->r_info >> 32);
+    if (type != R_X86_64_TPOFF64_ && type != R_X86_64_TLSDESC_)
+        return false;
+    if (sym && (!symtab || (symtab[sym].st_info & 0xf) != STT_TLS_ || !symtab[sym].st_shndx))
+        return false;
+    *var = (sym ? symtab[sym].st_value : 0) + (uint64_t)r->r_addend;
+    return true;
+}
+
+/* The copy's first anchor among its relocations (RELA, then JMPREL). */
+static bool find_tls_anchor(const link_map_ *m, tls_anchor *a)
+{
+    const elf_sym_ *symtab = NULL;
+    const elf_rela_ *tables[2] = {NULL, NULL};
+    uint64_t sizes[2] = {0, 0};
+    for (const int64_t *d = (const int64_t *)m->l_ld; d && d[0]; d += 2)
+        if (d[0] == DT_SYMTAB_)
+            symtab = (const elf_sym_ *)dynamic_address((uint64_t)d[1], m->l_addr);
+        else if (d[0] == DT_RELA_)
+            tables[0] = (const elf_rela_ *)dynamic_address((uint64_t)d[1], m->l_addr);
+        else if (d[0] == DT_RELASZ_)
+            sizes[0] = (uint64_t)d[1];
+        else if (d[0] == DT_JMPREL_)
+            tables[1] = (const elf_rela_ *)dynamic_address((uint64_t)d[1], m->l_addr);
+        else if (d[0] == DT_PLTRELSZ_)
+            sizes[1] = (uint64_t)d[1];
+    for (int t = 0; t < 2; t++)
+        for (uint64_t i = 0; tables[t] && i < sizes[t] / sizeof(elf_rela_); i++)
+            if (own_tls_relocation(&tables[t][i], symtab, &a->var)) {
+                a->slot = m->l_addr + (uintptr_t)tables[t][i].r_offset;
+                a->descriptor = (uint32_t)tables[t][i].r_info == R_X86_64_TLSDESC_;
+                return true;
+            }
+    return false;
+}
+
+/* A TLS descriptor's answer for the calling thread, as the copy's code
+ * asks it: %rax = the descriptor, `call *(%rax)`; the function keeps every
+ * other register.  The stack aligned as at a call site. */
+static int64_t descriptor_offset(uintptr_t descriptor)
+{
+    uint64_t rax = descriptor;
+    __asm__ volatile("mov %%rsp, %%r12\n\tand $-16, %%rsp\n\tcall *(%%rax)\n\tmov %%r12, %%rsp"
+                     : "+a"(rax)
+                     :
+                     : "r12", "memory", "cc");
+    return (int64_t)rax;
+}
+
+static void trace_anchor_block(const tls_anchor *a, uint64_t fs)
+{
+    int64_t offset = a->descriptor ? descriptor_offset(a->slot) : *(const int64_t *)a->slot;
+    trace_event(MT_TRACE_LIBRARY_TLS, fs + (uint64_t)offset - a->var, a->library);
+}
+
+/* The calling thread's blocks of every anchored copy (a new thread's). */
+static void trace_library_tls_blocks(void)
+{
+    uint32_t n = __atomic_load_n(&tls_anchors.n, __ATOMIC_ACQUIRE);
+    uint64_t fs = n && tracing() ? thread_pointer() : 0;
+    for (uint32_t i = 0; fs && i < n; i++)
+        trace_anchor_block(&tls_anchors.at[i], fs);
+}
+
+/* A tracing copy activated at start-up (relocated: a dlopen's copy is
+ * activated before its relocation, and has no anchor read): its anchor
+ * kept, and the calling thread's block sent. */
+static void anchor_library_tls(const mt_rt_params *p, const link_map_ *m)
+{
+    tls_anchor *a = &tls_anchors.at[tls_anchors.n];
+    if (!tracing() || !p->trace_records || tls_anchors.n == MAX_TLS_ANCHORS || !find_tls_anchor(m, a))
+        return;
+    a->library = p->counter_base;
+    __atomic_store_n(&tls_anchors.n, tls_anchors.n + 1, __ATOMIC_RELEASE);
+    trace_anchor_block(a, thread_pointer());
+}
+
 /* A library copy of this executable's set is marked by its e_entry, the
  * blob's entry stub (the loader ignores a library's): its params say
  * where its entry jumps are; they are written once %gs points at a slot,
  * so that before (in start-up constructors) its original code runs.  An
  * object dlopen maps is written before anything of it runs: nothing else
  * can reach its code while dlopen has not returned. */
-static void activate_library(uintptr_t l_addr)
+static void activate_library(const link_map_ *m, bool relocated)
 {
+    uintptr_t l_addr = m->l_addr;
     const mt_rt_header *own = (const mt_rt_header *)(const void *)mt_blob_start;
     uint64_t entry;
     mt_rt_header h;
@@ -1115,27 +1255,32 @@ static void activate_library(uintptr_t l_addr)
         serve_copy(blob);
         apply_patches((const mt_rt_patch *)(p.patches_vaddr + l_addr), p.npatches, l_addr);
         trace_library_base(&p, l_addr);
+        if (relocated)
+            anchor_library_tls(&p, m);
     }
 }
 
 /* Every loaded copy of the set not active yet (the executable's own params
- * are no library's).  Called by the audit library after each dlopen that
- * mapped objects (the loader holds its own lock then), by start-up once. */
-HIDDEN void mt_timer_activate_libraries(void)
+ * are no library's), `relocated` at start-up. */
+static void activate_libraries(bool relocated)
 {
     lock(&libs.lock);
     if (libs.ready)
         for (const link_map_ *m = libs.debug->r_map; m; m = m->l_next)
-            activate_library(m->l_addr);
+            activate_library(m, relocated);
     unlock(&libs.lock);
 }
+
+/* Called by the audit library after each dlopen that mapped objects (the
+ * loader holds its own lock then, and relocates them after). */
+HIDDEN void mt_timer_activate_libraries(void) { activate_libraries(false); }
 
 static void start_activating_libraries(const elf_phdr_ *phdr, uint64_t phnum)
 {
     if (!mt_params.libs_set || !(libs.debug = loader_debug(phdr, phnum)))
         return;
     __atomic_store_n(&libs.ready, true, __ATOMIC_RELEASE);
-    mt_timer_activate_libraries();
+    activate_libraries(true);
 }
 
 HIDDEN void mt_timer_calibrate(uint64_t record, long pairs);

@@ -110,6 +110,9 @@ void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
 typedef struct rw_insn rw_insn;
 bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
                                const rw_insn *from, const rw_insn *last, const rw_live_proc *lp);
+/* The general register (encoding order) of capstone register `reg`, or -1;
+ * *whole: writing it defines all 64 bits (32- and 64-bit writes do). */
+int rw_gpr_of(unsigned reg, bool *whole);
 /* A general register outside `busy` that inserted code may use, or -1. */
 int rw_live_free_gpr(unsigned busy);
 /* General registers that some direct caller of procedure `pi` keeps live
@@ -181,6 +184,15 @@ struct rw_insn {
     uint32_t trace_first;
     uint8_t ntrace;
     uint16_t trace_len;
+    /* A `syscall` that creates a task (SYS_clone, SYS_fork or SYS_clone3, its
+       number set in its own block): the number, and the child's hook after it
+       (relocate.c, "Tasks a copy creates"); 0 = none. */
+    uint16_t task_syscall;
+    /* The last instruction of a block that falls out of its procedure into
+       such a `syscall` (glibc's clone3: its unwind entry, a stripped
+       library's only procedure bound, ends right before it): the number; the
+       copy runs the syscall itself, with the hook, and goes on after it. */
+    uint16_t task_syscall_next;
 };
 
 enum {
@@ -329,7 +341,7 @@ struct rw_code {
     uint64_t wrap_real[MT_RT_WRAP_COUNT]; /* original callee of each runtime wrapper */
     uint64_t wrap_new[MT_RT_WRAP_COUNT];  /* wrapper address in the output, 0 = none */
     uint64_t wrap_got[MT_RT_WRAP_COUNT];  /* GOT slot of a callee called through it (-fno-plt) */
-    uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers;
+    uint32_t nprobes_saving_flags, nwrapped_calls, nloop_registers, ntask_hooks;
     bool loop_registers;       /* count self-loops in a dead register (relocate.c) */
     bool timers_only;          /* pass 2: no counter code, only timers (RW_PROBE_MARK) */
     rw_live_callers live_callers; /* what callers keep across calls (liveness.c) */

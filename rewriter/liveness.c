@@ -61,7 +61,7 @@ static const uint8_t gpr_table[X86_REG_ENDING] = {
     GPR_NAMES(15, X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B),
 };
 
-static int gpr_of(unsigned reg, bool *whole)
+int rw_gpr_of(unsigned reg, bool *whole)
 {
     unsigned v = reg < X86_REG_ENDING ? gpr_table[reg] : 0;
     *whole = (v & WHOLE) != 0;
@@ -124,12 +124,12 @@ static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *wri
     }
     bool whole;
     for (uint8_t k = 0; k < nrd; k++) {
-        int g = gpr_of(rd[k], &whole);
+        int g = rw_gpr_of(rd[k], &whole);
         if (g >= 0)
             *reads |= GPR(g);
     }
     for (uint8_t k = 0; k < nwr; k++) {
-        int g = gpr_of(wr[k], &whole);
+        int g = rw_gpr_of(wr[k], &whole);
         if (g >= 0) /* a merged write keeps the old value live */
             *(whole ? writes : reads) |= GPR(g);
     }

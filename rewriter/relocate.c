@@ -18,7 +18,23 @@
  * probe saves flags with lahf/seto after stepping over the red zone (never
  * pushf/popf, which are slow).  Everywhere else the probe is the single
  * instruction, which a signal handler cannot split.  A block that loops on
- * itself counts in a dead register instead (self_loop_register). */
+ * itself counts in a dead register instead (self_loop_register).
+ *
+ * Tasks a copy creates.  A `syscall` whose number its own block sets to
+ * SYS_clone, SYS_fork or SYS_clone3 (glibc's clone, clone3 and _Fork's
+ * inline system call; any library's or program's own) is followed by
+ *     lea -0x80(%rsp),%rsp; push $NR; call mt_timer_after_clone; lea 0x80(%rsp),%rsp
+ * which keeps every register and the flags: in the child (%rax 0) the
+ * runtime gives the new task its slot, or its profile, before any of its
+ * own probes run; in the parent it is a test and a return per task
+ * created, nothing per block.  The stack pointer only goes down first: a
+ * thread's brand-new stack has nothing below it to lose, a leaf's red
+ * zone is stepped over.  Why the system call, not the named entry points
+ * (clone, __clone_internal, _Fork): it covers what calls the kernel
+ * directly (_Fork, a library's clone3) and every libc version, static
+ * programs' included.  SYS_vfork gets nothing: its child shares the
+ * parent's memory and stack until exec, and the parent waits, so counting
+ * on in the parent's slot is exact and writes nothing of the parent's. */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <pthread.h>
@@ -34,6 +50,8 @@
 #define LOOP_LOAD_LEN 9  /* mov %gs:disp32,reg */
 #define LOOP_LEA_LEN 4   /* lea 1(reg),reg */
 #define LOOP_STORE_LEN 9 /* mov reg,%gs:disp32 */
+#define TASK_HOOK_LEN (5 + 5 + 5 + 8) /* lea, push imm32, call, lea */
+enum { SYS_CLONE_ = 56, SYS_FORK_ = 57, SYS_CLONE3_ = 435 };
 
 static const uint8_t probe_save_before[] = {
     0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -0x80(%rsp),%rsp: step over the red zone */
@@ -359,11 +377,14 @@ static size_t check_len(const rw_code *c, const rw_insn *ri)
     return jt ? CHECK_CMP_LEN + CHECK_JBE_LEN + fallback_len(jt) : 0;
 }
 
+static size_t task_hook_len(const rw_insn *ri) { return ri->task_syscall ? TASK_HOOK_LEN : 0; }
+
 /* Bytes emitted after an instruction: the loop counter's store, then the
  * jump to the fall-through successor. */
 static size_t after_len(const rw_insn *ri)
 {
-    return (ri->loop_exit ? LOOP_STORE_LEN : 0) + (ri->fallthrough_jmp ? 5 : 0);
+    return (ri->loop_exit ? LOOP_STORE_LEN : 0) + (ri->fallthrough_jmp ? 5 : 0) +
+           (ri->task_syscall_next ? 2 + TASK_HOOK_LEN : 0);
 }
 
 /* The original entry gets `jmp rel32` (after its endbr64, which indirect
@@ -486,6 +507,69 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
     return true;
 }
 
+static bool creates_task(int64_t nr)
+{
+    return nr == SYS_CLONE_ || nr == SYS_FORK_ || nr == SYS_CLONE3_;
+}
+
+/* The general registers' values known in a block so far (-1: unknown):
+ * constants propagated through moves of immediates and of whole registers
+ * (`mov $435,%ebx; mov %rbx,%rax`); any other write makes a register
+ * unknown, a system call's result included. */
+typedef struct {
+    int64_t v[16];
+} known_regs;
+
+static void forget_regs(known_regs *k)
+{
+    for (int g = 0; g < 16; g++)
+        k->v[g] = -1;
+}
+
+static void regs_after(csh h, const cs_insn *insn, known_regs *k)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    bool whole = false, src_whole = false;
+    int dst = x->op_count == 2 && x->operands[0].type == X86_OP_REG
+                  ? rw_gpr_of(x->operands[0].reg, &whole) : -1;
+    if (insn->id == X86_INS_MOV && dst >= 0 && whole) {
+        uint64_t width = x->operands[0].size == 4 ? 0xffffffffu : ~(uint64_t)0;
+        int src = x->operands[1].type == X86_OP_REG ? rw_gpr_of(x->operands[1].reg, &src_whole) : -1;
+        int64_t v = x->operands[1].type == X86_OP_IMM ? (int64_t)((uint64_t)x->operands[1].imm & width)
+                    : src >= 0 && src_whole && k->v[src] >= 0 ? (int64_t)((uint64_t)k->v[src] & width)
+                                                                : -1;
+        k->v[dst] = v;
+        return;
+    }
+    cs_regs rd, wr;
+    uint8_t nrd = 0, nwr = 0;
+    if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+        forget_regs(k);
+        return;
+    }
+    for (uint8_t n = 0; n < nwr; n++) {
+        int g = rw_gpr_of(wr[n], &whole);
+        if (g >= 0)
+            k->v[g] = -1;
+    }
+    if (insn->id == X86_INS_SYSCALL) /* its result, and what the kernel clobbers */
+        k->v[0] = k->v[1] = k->v[11] = -1;
+}
+
+static bool block_at(const mt_procedure *p, uint64_t addr)
+{
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        if (p->blocks[b].start == addr)
+            return true;
+    return false;
+}
+
+static bool syscall_at(const mt_elf_file *in, uint64_t addr)
+{
+    const uint8_t *b = mt_elf_file_bytes(in, addr, 2);
+    return b && b[0] == 0x0f && b[1] == 0x05;
+}
+
 static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t ntables,
                          const mt_block *blk, rw_insn **insns, uint32_t *n, size_t *cap,
                          rw_live *bl, rw_live_proc *lp, char **why)
@@ -500,6 +584,8 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
     size_t left = blk->end - blk->start;
     uint64_t addr = blk->start;
     bool ok = true;
+    known_regs known; /* set in this block so far */
+    forget_regs(&known);
     while (left > 0) {
         if (!mt_x86_decode_iter(h, &p, &left, &addr, insn)) {
             *why = mt_xasprintf("cannot decode 0x%llx", (unsigned long long)addr);
@@ -512,10 +598,15 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
             ok = false;
             break;
         }
+        if (insn->id == X86_INS_SYSCALL && creates_task(known.v[0]))
+            ri.task_syscall = (uint16_t)known.v[0];
+        regs_after(h, insn, &known);
         rw_live_insn(h, c->prog, insn, bl, lp);
         MT_PUSH(*insns, *n, *cap, ri);
     }
     cs_free(insn, 1);
+    if (ok && *n && creates_task(known.v[0]) && syscall_at(c->in, blk->end))
+        (*insns)[*n - 1].task_syscall_next = (uint16_t)known.v[0]; /* kept if it falls there */
     return ok;
 }
 
@@ -911,6 +1002,8 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
                         p->blocks[b].term != MT_TERM_INDIRECT_JUMP &&
                         p->blocks[b].term != MT_TERM_TAIL_CALL;
         li->fallthrough_jmp = can_fall && !next_follows;
+        if (li->task_syscall_next && (!li->fallthrough_jmp || block_at(p, li->old + li->len)))
+            li->task_syscall_next = 0;
     }
     rw_flow_plan_commit(c, &plan, rp.insns, block_first);
     free(plan.words);
@@ -987,7 +1080,7 @@ static uint64_t layout_proc(rw_code *c, rw_proc *rp, uint64_t at)
         at += ri->pad;
         ri->new_addr = at;
         at += probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) + rw_trace_len(ri) +
-              emitted_len(ri) + after_len(ri) + rw_timers_insn_len(c, ri);
+              emitted_len(ri) + task_hook_len(ri) + after_len(ri) + rw_timers_insn_len(c, ri);
     }
     rp->new_end = at;
     return rw_timers_assign(c, rp, at);
@@ -1236,6 +1329,28 @@ static bool emit_call_target(const rw_code *c, rw_buf *out, const rw_insn *ri, u
     if (!ok)
         mt_error_set(err, "%s: the call-target record of 0x%llx is out of rel32 range",
                      c->in->path, (unsigned long long)ri->old);
+    return ok;
+}
+
+/* The child's hook after a system call that creates a task (the file's
+ * comment, "Tasks a copy creates"); `at` is its address. */
+static bool emit_task_hook(rw_code *c, rw_buf *out, const rw_insn *ri, uint64_t at,
+                           mt_error *err)
+{
+    static const uint8_t below_red_zone[] = {0x48, 0x8d, 0x64, 0x24, 0x80};
+    static const uint8_t back_up[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+    rw_buf_put(out, below_red_zone, sizeof below_red_zone);
+    rw_buf_u8(out, 0x68); /* push imm32: the system call's number, popped by ret $8 */
+    rw_buf_u32(out, ri->task_syscall);
+    uint32_t r = 0;
+    bool ok = rel32(c->timer_entry[MT_RT_TIMER_AFTER_CLONE], at + 5 + 5 + 5, &r);
+    rw_buf_u8(out, 0xe8);
+    rw_buf_u32(out, r);
+    rw_buf_put(out, back_up, sizeof back_up);
+    c->ntask_hooks++;
+    if (!ok)
+        mt_error_set(err, "%s: the task hook after 0x%llx is out of rel32 range", c->in->path,
+                     (unsigned long long)ri->old);
     return ok;
 }
 
@@ -1502,7 +1617,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 !rw_trace_emit(c, ri, vaddr, out, err))
                 return -1;
             uint64_t at = vaddr + out->len;
-            if (!emit_insn(c, out, ri, at, err))
+            if (!emit_insn(c, out, ri, at, err) ||
+                (ri->task_syscall && !emit_task_hook(c, out, ri, vaddr + out->len, err)))
                 return -1;
             if (ri->loop_exit)
                 emit_gs_mov(out, 0x89, ri->loop_reg, counter_disp(ri));
@@ -1511,8 +1627,17 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
             if (ri->fallthrough_jmp) {
                 bool wrapped;
                 uint32_t r;
+                uint64_t fall = ri->old + ri->len;
+                if (ri->task_syscall_next) { /* the syscall it falls into, run here */
+                    static const uint8_t syscall[] = {0x0f, 0x05};
+                    rw_buf_put(out, syscall, sizeof syscall);
+                    rw_insn hooked = {.old = fall, .task_syscall = ri->task_syscall_next};
+                    if (!emit_task_hook(c, out, &hooked, vaddr + out->len, err))
+                        return -1;
+                    fall += sizeof syscall;
+                }
                 uint64_t next = vaddr + out->len + 5;
-                if (!rel32(branch_target(c, ri->old + ri->len, &wrapped), next, &r)) {
+                if (!rel32(branch_target(c, fall, &wrapped), next, &r)) {
                     mt_error_set(err, "%s: fall-through of 0x%llx out of rel32 range", c->in->path,
                                  (unsigned long long)ri->old);
                     return -1;

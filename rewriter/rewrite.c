@@ -721,6 +721,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->nloop_registers = c.nloop_registers;
     report->nderived = c.nderived;
     report->nwrapped_calls = c.nwrapped_calls;
+    report->ntask_hooks = c.ntask_hooks;
     report->ncall_sites = c.ncall_sites - c.call_site_base;
     report->ntimer_events = c.nevents_placed;
     report->ntimer_events_saving_flags = c.nevents_saving_flags;

@@ -128,6 +128,7 @@ typedef struct {
     uint32_t nloop_registers;     /* blocks looping on themselves counted in a register */
     uint32_t nderived;            /* blocks whose count is derived from others': no probe */
     uint32_t nwrapped_calls;      /* call sites redirected to runtime wrappers */
+    uint32_t ntask_hooks;         /* system calls creating a task, the child hooked after */
     uint32_t ncall_sites;         /* calls through pointers whose targets are recorded */
     uint64_t code_bytes;          /* relocated code, probes included */
     uint32_t nfdes;               /* unwind entries written for relocated code */

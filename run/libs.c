@@ -86,19 +86,6 @@ static bool the_loader(const char *name)
     return strncmp(name, "ld-linux", strlen("ld-linux")) == 0;
 }
 
-/* glibc's libraries but the loader: left out of a traced run's default
- * (mt_trace_libraries_prepare_default). */
-static bool part_of_glibc(const char *name)
-{
-    static const char *const glibc[] = {"libc.so", "libm.so", "libpthread.so", "libdl.so",
-                                        "librt.so", "libmvec.so", "libresolv.so", "libutil.so",
-                                        "libanl.so", "libBrokenLocale.so"};
-    for (size_t i = 0; i < sizeof glibc / sizeof *glibc; i++)
-        if (strncmp(name, glibc[i], strlen(glibc[i])) == 0)
-            return true;
-    return false;
-}
-
 /* Whether --libs names `name`: by its file name, or by that name up to ".so". */
 static bool named(const char *spec, const char *name)
 {
@@ -137,14 +124,10 @@ static void warn_unmatched(const char *spec, const mt_pass1_libraries *l, FILE *
 }
 
 /* Why a library named by `spec` stays original, or NULL: it is counted. */
-static char *note_for(const char *spec, bool glibc_left, const char *name, const char *path)
+static char *note_for(const char *spec, const char *name, const char *path)
 {
     if (!named(spec, name))
         return mt_xstrdup("not asked for");
-    if (glibc_left && part_of_glibc(name))
-        return mt_xstrdup("part of glibc: traced with --libs all or --libs NAME (a thread or "
-                          "process it starts would trace into its creator's frame until it "
-                          "has its own)");
     if (strcmp(path, "not found") == 0)
         return mt_xstrdup("not found by the loader");
     if (the_loader(name))
@@ -159,7 +142,7 @@ static void add_library(mt_pass1_libraries *l, size_t *cap, const char *name, co
 {
     mt_pass1_library lib = {.name = mt_xstrdup(name), .path = mt_xstrdup(path),
                             .asked = named(spec, name), .dlopened = dlopened,
-                            .note = note_for(spec, l->glibc_left, name, path)};
+                            .note = note_for(spec, name, path)};
     MT_PUSH(l->libs, l->nlibs, *cap, lib);
 }
 
@@ -302,7 +285,7 @@ int mt_pass1_libraries_seen(mt_pass1_libraries *l, const char *bin, const char *
             continue; /* counted, or seen twice (dlclose, dlopen) */
         add_library(l, &cap, file_name(paths[i]), paths[i], l->spec, true);
         mt_pass1_library *lib = &l->libs[l->nlibs - 1];
-        char *why = note_for("all", false, lib->name, lib->path); /* another count may ask for it */
+        char *why = note_for("all", lib->name, lib->path); /* another count may ask for it */
         if (!why)
             fresh[nnew++] = paths[i];
         if (!lib->note)
@@ -349,9 +332,11 @@ static int set_identity(const char *bin, const mt_pass1_libraries *l, uint64_t *
 /* The thread or process creations a library imports (undefined dynamic
  * symbols) that the runtime does not wrap: pthread_create, thrd_create,
  * fork and _Fork are wrapped in a library's copy as in the executable
- * (timer/runtime.c, SERVING); what clone and clone3 start (a new stack, a
+ * (timer/runtime.c, SERVING); clone and clone3 are not (a new stack, a
  * function of the caller's: docs/ARCHITECTURE.md, "Threads and processes a
- * library starts") counts into its creator's counters. */
+ * library starts"): what they start counts into its creator's counters
+ * unless libc is counted, whose copy hooks their system calls
+ * (clear_creations_hooked). */
 static void note_creation(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     static const char *const creations[] = {"clone", "clone3"};
@@ -372,6 +357,18 @@ static const char *creation_imported(const char *path)
     mt_elf_file_each_symbol(&f, SHT_DYNSYM, note_creation, &starts);
     mt_elf_file_close(&f);
     return starts;
+}
+
+/* A counted libc's copy gives what its clone and clone3 start a slot or a
+ * profile of its own from the system call on (rewriter/relocate.c, "Tasks
+ * a copy creates"): no library's import of them is inexact then. */
+static void clear_creations_hooked(mt_pass1_libraries *l)
+{
+    bool libc_counted = false;
+    for (size_t i = 0; i < l->nlibs; i++)
+        libc_counted |= !l->libs[i].note && strncmp(l->libs[i].name, "libc.so", 7) == 0;
+    for (size_t i = 0; libc_counted && i < l->nlibs; i++)
+        l->libs[i].starts = NULL;
 }
 
 /* CACHE/libs/analysis-SHA256-TOOL: a library's analysis by its content
@@ -588,13 +585,12 @@ static bool searches_origin(const char *bin)
     return found;
 }
 
-static int prepare(const char *bin, const char *spec, bool by_default, bool glibc_left,
-                   mt_pass1_libraries *out, FILE *log, mt_error *err)
+int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
+                               mt_pass1_libraries *out, FILE *log, mt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->spec = spec;
     out->by_default = by_default;
-    out->glibc_left = glibc_left;
     if (strcmp(spec, "none") == 0 && !searches_origin(bin))
         return 0;
     char *interp, *text;
@@ -635,19 +631,8 @@ static int prepare(const char *bin, const char *spec, bool by_default, bool glib
         out->ncall_sites += call_sites;
         lib->starts = creation_imported(lib->path);
     }
+    clear_creations_hooked(out);
     return rc;
-}
-
-int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
-                               mt_pass1_libraries *out, FILE *log, mt_error *err)
-{
-    return prepare(bin, spec, by_default, false, out, log, err);
-}
-
-int mt_trace_libraries_prepare_default(const char *bin, mt_pass1_libraries *out, FILE *log,
-                                       mt_error *err)
-{
-    return prepare(bin, "all", true, true, out, log, err);
 }
 
 /* ---- pass 2 through them ------------------------------------------------------ */

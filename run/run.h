@@ -372,7 +372,6 @@ typedef struct mt_pass1_libraries_s {
     uint64_t set;           /* their libs_set (0: none counted) */
     const char *spec;       /* what was asked: "all", "none" or NAME,... */
     bool by_default;        /* spec is the default, not --libs */
-    bool glibc_left;        /* glibc's libraries left original: a traced run's default */
     char **env;             /* LD_AUDIT=..., MTOOL_LIBS=..., MTOOL_ORIGIN=...,
                                MTOOL_LIBS_SEEN=..., NULL-terminated */
     char *owned_spec;       /* pass 2: spec, made from what pass 1 counted */
@@ -389,13 +388,6 @@ typedef struct mt_pass1_libraries_s {
  * a library that cannot be analyzed gets a note.  No copy is made yet. */
 int mt_pass1_libraries_prepare(const char *bin, const char *spec, bool by_default,
                                mt_pass1_libraries *out, FILE *log, mt_error *err);
-/* `mtool sim -- BIN`'s default: every library but glibc's (docs/SIMULATOR.md,
- * "Libraries": a thread a traced libc starts runs libc's code between its
- * clone and the runtime's trampoline with its creator's %gs, appending to
- * the creator's trace frame at the same time as the creator, whose frame
- * index two threads' increments can carry past its end). */
-int mt_trace_libraries_prepare_default(const char *bin, mt_pass1_libraries *out, FILE *log,
-                                       mt_error *err);
 /* Once the executable's counting copy is made (its counters, the slot's,
  * known: slot_counters), each library's counting copy, made once in the
  * ranges prepare laid out, recording its calls through pointers in its

@@ -525,16 +525,16 @@ static void trace_libraries(const mt_trace_options *o, mt_trace_result *r, const
 }
 
 /* BIN's tracing copy, with the shared libraries o->libs names (without
- * it every library but glibc's; a run directory's: the ones its pass 1
- * counted) traced in one set with it, as count counts them: their copies,
+ * it every library, glibc's included; a run directory's: the ones its pass
+ * 1 counted) traced in one set with it, as count counts them: their copies,
  * and the environment that loads them (docs/SIMULATOR.md, "Libraries"). */
 static int instrument_traced(const mt_trace_options *o, mt_trace_result *r, char **argv,
                              const mt_timed_object *traced, uint32_t ntraced,
                              const char *profiles, mt_counter_map *map, mt_error *err)
 {
     if (!o->rundir &&
-        (o->libs ? mt_pass1_libraries_prepare(argv[0], o->libs, false, &r->libs, o->log, err)
-                 : mt_trace_libraries_prepare_default(argv[0], &r->libs, o->log, err)) != 0)
+        mt_pass1_libraries_prepare(argv[0], o->libs ? o->libs : "all", !o->libs, &r->libs, o->log,
+                                   err) != 0)
         return -1;
     if (!o->rundir)
         mt_trace_libraries_number(&r->libs, mt_code_object_loops(r->prog, r->prog->nprocs));

@@ -47,7 +47,7 @@ SCHEMA = {
         "procedures": INT, "procedures_candidates": INT, "blocks": INT, "blocks_candidates": INT,
         "relocated_code_bytes": INT, "derived_blocks": INT, "probes_saving_flags": INT,
         "self_loops_in_registers": INT,
-        "wrapped_calls": INT, "recorded_call_sites": INT, "table_checks": INT, "unwind_entries": INT,
+        "wrapped_calls": INT, "task_hooks": INT, "recorded_call_sites": INT, "table_checks": INT, "unwind_entries": INT,
         "not_instrumented": [{"procedure": STR, "address": STR, "reason": STR}],
     },
     "executed": {"blocks": INT, "instructions": INT, "memory_ops": INT, "memory_reads": INT,
@@ -158,7 +158,7 @@ def parse_text(path):
         m = re.match(r"  (\d+) bytes of relocated code; (\d+) block counts derived from others' "
                      r"\(no probe\); (\d+) probes save flags; (\d+) self-loops "
                      r"count in a register; (\d+) calls to thread and process creation wrapped; "
-                     r"(\d+) calls through pointers record their targets; (\d+) jump-table reads "
+                     r"(\d+) system calls creating a task hooked; (\d+) calls through pointers record their targets; (\d+) jump-table reads "
                      r"check their index; (\d+) unwind entries",
                      line)
         if m:
@@ -281,7 +281,8 @@ def cmd_summary(js_path, err_path, counts_tsv, analysis_path, nm_path, report_md
           "the text summary says", f"text {t.get('executed')}, json {want}")
     want = [ins[k] for k in ("procedures", "procedures_candidates", "blocks", "blocks_candidates")]
     want2 = [ins[k] for k in ("relocated_code_bytes", "derived_blocks", "probes_saving_flags",
-                              "self_loops_in_registers", "wrapped_calls", "recorded_call_sites",
+                              "self_loops_in_registers", "wrapped_calls", "task_hooks",
+                              "recorded_call_sites",
                               "table_checks", "unwind_entries")]
     shown = [(x["procedure"], x["reason"]) for x in ins["not_instrumented"]][:10]
     check(t.get("instrumentation") == want and t.get("rewriter") == want2 and

@@ -95,8 +95,10 @@ def source_line(source, needle, after):
 def check_heap(d, source, output):
     longs, rounds_a = 4096, 4
     block_lines = longs * 8 // LINE
-    objs = [o for o in d["data_objects"] if o["kind"] == "heap"]
-    check(len(objs) == 2, "heap: two heap objects", f"{[o['name'] for o in objs]}")
+    # The program's own: a traced libc (the default) allocates stdio's buffer
+    # itself, named by its site in libc.
+    objs = [o for o in d["data_objects"] if o["kind"] == "heap" and "@libc.so.6:" not in o["name"]]
+    check(len(objs) == 2, "heap: two heap objects of the program's", f"{[o['name'] for o in objs]}")
     check(output.strip() == "reused", "heap: the second block is at the first's freed address",
           output.strip())
     for proc, rounds in (("fill_first", rounds_a), ("fill_second", 1)):
@@ -109,8 +111,10 @@ def check_heap(d, source, output):
         line = int(re.match(r"malloc@\w+:(\d+)$", o["name"]).group(1))
         check(line == call, f"heap: {o['name']}: the line of {proc}'s malloc call",
               f"{line}, not {call} (the function starts at {first})")
-        check(o["path"] == "main <- _start", f"heap: {o['name']} called from main",
-              o["path"])
+        # main's callers: _start, or libc's start-up when libc is traced
+        check(o["path"].split(" <- ")[0] == "main" and
+              o["path"].split(" <- ")[-1] in ("_start", "libc.so.6:__libc_start_main"),
+              f"heap: {o['name']} called from main", o["path"])
         check(o["blocks"] == 1 and o["size"] == longs * 8, f"heap: {o['name']}: one block of 32 KiB",
               f"{o['blocks']} blocks, {o['size']} bytes")
         want_refs = longs * (1 + rounds)

@@ -512,4 +512,28 @@ mt_timer_trace_flush:
     popfq
     ret
 
+/* After a system call that creates a task (the rewriter's "Tasks a copy
+ * creates", relocate.c): called past the red zone with the call's number
+ * pushed, which `ret $8` pops.  The parent (%rax not 0: the child's id or
+ * an error) only tests; the child (%rax 0) gets its slot or profile from
+ * mt_after_clone(number, %rdi: clone's flags or clone3's arguments) before
+ * it runs any probe.  Every register and the flags are preserved. */
+    .globl mt_timer_after_clone
+    .hidden mt_timer_after_clone
+mt_timer_after_clone:
+    pushfq
+    test %rax, %rax
+    jnz 1f
+    push %rax
+    push %rdx
+    push %rsi
+    mov 40(%rsp), %rax                  /* the number: past rsi, rdx, rax, flags, return */
+    mov %rdi, %rsi
+    CALL_C mt_after_clone
+    pop %rsi
+    pop %rdx
+    pop %rax
+1:  popfq
+    ret $8
+
     .section .note.GNU-stack, "", @progbits

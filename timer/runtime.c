@@ -30,7 +30,7 @@
 enum {
     SYS_WRITE = 1, SYS_OPEN = 2, SYS_CLOSE = 3, SYS_POLL = 7, SYS_MMAP = 9, SYS_MPROTECT = 10,
     SYS_MUNMAP = 11, SYS_RT_SIGPROCMASK = 14, SYS_PREAD64 = 17, SYS_MADVISE = 28,
-    SYS_GETPID = 39, SYS_SENDMSG = 46, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
+    SYS_GETPID = 39, SYS_SENDMSG = 46, SYS_KILL = 62, SYS_FTRUNCATE = 77, SYS_GETCWD = 79, SYS_MKDIR = 83, SYS_UNLINK = 87,
     SYS_READLINK = 89, SYS_GETPPID = 110, SYS_ARCH_PRCTL = 158, SYS_GETTID = 186,
     SYS_FUTEX = 202, SYS_CLOCK_GETTIME = 228, SYS_TGKILL = 234, SYS_PROCESS_VM_READV = 310,
 };
@@ -813,7 +813,9 @@ static void track(uint32_t index, mt_slot_header *slot)
  * slots are tried per call, resuming where the last search stopped: thread
  * creation costs O(1) system calls however many threads are alive.  tgkill
  * says ESRCH only once the thread is gone from the kernel, when it can run
- * no more code; the compare-and-swap keeps two new threads off one slot. */
+ * no more code; it says so at once of a task outside the thread group (a
+ * clone with CLONE_VM alone), which kill, by its id alone, still finds
+ * while it lives.  The compare-and-swap keeps two new threads off one slot. */
 static mt_slot_header *reuse_slot(int32_t tid)
 {
     uint32_t n = __atomic_load_n(&rt.hdr->nslots, __ATOMIC_ACQUIRE);
@@ -825,6 +827,7 @@ static mt_slot_header *reuse_slot(int32_t tid)
         mt_slot_header *s = __atomic_load_n(&rt.slots[i], __ATOMIC_ACQUIRE);
         int32_t owner = s ? __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) : 0;
         if (owner > 0 && sys3(SYS_TGKILL, pid, owner, 0) == -ESRCH_ &&
+            sys3(SYS_KILL, owner, 0, 0) == -ESRCH_ &&
             __atomic_compare_exchange_n(&s->tid, &owner, tid, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
             if (mt_params.trace_records) /* the dead thread's last records (never its
@@ -1405,21 +1408,11 @@ HIDDEN void mt_trace_flush(void) { SERVING(trace_flush_here)(); }
 
 typedef int (*fork_fn)(void);
 
-/* fork: the child's counts go to a file of its own, from zero, at the same
- * address (the calling thread's %gs keeps pointing at its slot). */
-static int fork_counted(fork_fn real)
+/* In a new process (fork, or a clone without CLONE_VM): its counts go to a
+ * file of its own, from zero, at the same address (the calling thread's %gs
+ * keeps pointing at its slot). */
+static void become_child_process(void)
 {
-    /* The parent and the child run at once from here: their frames are
-     * short (as a second thread's), and what the parent recorded before
-     * goes first (mtool simulates a long frame as it comes: sim/trace.c's
-     * merge). */
-    several_threads = true;
-    frame_before_wait();
-    int pid = real();
-    if (pid != 0 || !rt.hdr) {
-        frame_after_wait();
-        return pid;
-    }
     uintptr_t slot = 0;
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&slot, 0);
     mt_profile_header *parent = rt.hdr;
@@ -1438,6 +1431,26 @@ static int fork_counted(fork_fn real)
         sys3(SYS_MUNMAP, (long)parent, MT_PROFILE_HEADER_SIZE, 0);
     if (slot && rt.hdr)
         track(0, map_slot(0, (void *)slot));
+}
+
+static int fork_counted(fork_fn real)
+{
+    /* The parent and the child run at once from here: their frames are
+     * short (as a second thread's), and what the parent recorded before
+     * goes first (mtool simulates a long frame as it comes: sim/trace.c's
+     * merge). */
+    several_threads = true;
+    frame_before_wait();
+    mt_profile_header *before = rt.hdr;
+    int pid = real();
+    /* A counted libc's _Fork gave the child its profile already
+     * (clone_child_here): rt.hdr is that one. */
+    if (pid != 0 || !rt.hdr || rt.hdr != before) {
+        if (pid != 0)
+            frame_after_wait();
+        return pid;
+    }
+    become_child_process();
     return pid;
 }
 
@@ -1538,6 +1551,56 @@ HIDDEN int mt_wrap_THRD_CREATE(void *thread, int (*start)(void *), void *arg)
     return SERVING(create_c11_thread)(REAL(THRD_CREATE, c11_create_fn), thread, start, arg);
 }
 
+/* Tasks that a counted or traced object's own system calls create
+ * (rewriter/relocate.c, "Tasks a copy creates"), called in the child
+ * before it runs any probe, on whatever stack it was given.  A task of
+ * a thread group it does not lead (CLONE_THREAD: its tid is not its pid)
+ * is a thread.
+ * Else the flags say what it is: without CLONE_VM a process (fork's
+ * treatment: a profile of its own); with CLONE_VFORK as well, a task that
+ * borrows the parent's memory while the parent waits (posix_spawn): it
+ * counts on in the parent's slot, exactly, and nothing of the parent's is
+ * written; else a thread outside the thread group, given a slot of its
+ * own (reuse_slot asks the kernel about it by its id alone).  A thread a
+ * wrapper created finds itself attached in its trampoline.  clone's flags
+ * are in %rdi; clone3's in its arguments' memory, which a thread of the
+ * group must not read (its creator may have reused that stack already:
+ * glibc's pthread_create), a process child reads in its own copy, and a
+ * CLONE_VFORK child while its parent waits; only a clone3 with CLONE_VM
+ * alone (no libc issues one) reads them while its creator runs on.  The
+ * window left: a signal delivered between the system call and this hook
+ * runs its handler on the creator's slot (glibc's threads start with
+ * signals blocked; a fork child may not). */
+enum { SYS_CLONE_ = 56, SYS_CLONE3_ = 435 };
+enum { CLONE_VM_ = 0x100, CLONE_VFORK_ = 0x4000 };
+
+static uint64_t clone_flags(long nr, uint64_t arg)
+{
+    if (sys3(SYS_GETTID, 0, 0, 0) != sys3(SYS_GETPID, 0, 0, 0))
+        return CLONE_VM_; /* CLONE_THREAD, which needs CLONE_VM */
+    return nr == SYS_CLONE3_ ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
+           : nr == SYS_CLONE_ ? arg
+                              : 0; /* SYS_fork */
+}
+
+static void clone_child_here(long nr, uint64_t arg)
+{
+    if (!rt.hdr)
+        return;
+    uint64_t flags = clone_flags(nr, arg);
+    if (!(flags & CLONE_VM_)) {
+        become_child_process();
+        return;
+    }
+    if (flags & CLONE_VFORK_)
+        return;
+    int32_t creator = tracing() ? current_slot()->tid : 0;
+    __atomic_store_n(&several_threads, true, __ATOMIC_RELAXED);
+    trace_parent(attach_thread(), creator);
+}
+
+HIDDEN void mt_after_clone(long nr, uint64_t arg) { SERVING(clone_child_here)(nr, arg); }
+
 /* OpenMP: every thread of a parallel region runs `fn`; the region is
  * synchronous, so the record can live on the caller's stack. */
 typedef struct {
@@ -1634,6 +1697,61 @@ static void *heap_made(int wrap, void *p, uint64_t bytes)
     return SERVING(heap_made_here)(wrap, p, bytes);
 }
 
+/* Where the calling thread's frame stands: its STAMP (a frame sent gets a
+ * new one: trace_reset) and its index; stamp 0 when not tracing. */
+typedef struct {
+    uint64_t stamp;
+    int64_t index;
+} frame_mark;
+
+static frame_mark frame_mark_here(void)
+{
+    frame_mark m = {0, 0};
+    if (tracing()) {
+        mt_slot_header *s = current_slot();
+        m.stamp = frame_stamp(s)->addr;
+        m.index = *(int64_t *)(trace_area(s) + MT_TRACE_INDEX);
+    }
+    return m;
+}
+
+static mt_trace_record *frame_record(mt_slot_header *s, int64_t index)
+{
+    return (mt_trace_record *)(trace_area(s) + MT_TRACE_AREA_SIZE(mt_params.trace_records) +
+                               index * 8);
+}
+
+/* A block the allocator wrote itself before returning it (calloc's
+ * zeroing, recorded inside a traced libc): its ALLOC events go before
+ * the records made since `m`, the allocation call's start, so that mtool
+ * gives those stores to the block rather than to "(other)" (the block is
+ * only known once the call returns).  Moved only while every record since
+ * `m` is still in the frame, with room for the events: a frame sent in
+ * between (a zeroing of more records than the frame holds: 1023 once the
+ * process has had a second thread) keeps them after, as before.  Why here
+ * rather than by mtool attributing a range afterwards: the frame's records
+ * are in order already, and the simulator's data objects stay as they are
+ * (an event before the references that fall in its range). */
+static void *heap_made_before_here(frame_mark m, int wrap, void *p, uint64_t bytes)
+{
+    if (!p || !tracing())
+        return p;
+    mt_slot_header *s = current_slot();
+    int64_t *index = (int64_t *)(trace_area(s) + MT_TRACE_INDEX);
+    bool in_frame = m.stamp && frame_stamp(s)->addr == m.stamp && *index >= m.index &&
+                    *index + 4 < 0; /* the two events send nothing */
+    heap_made_here(wrap, p, bytes);
+    if (!in_frame)
+        return p;
+    mt_trace_record *first = frame_record(s, m.index), *end = frame_record(s, *index);
+    mt_trace_record events[2] = {end[-2], end[-1]};
+    for (mt_trace_record *r = end - 1; r >= first + 2; r--)
+        *r = r[-2];
+    first[0] = events[0];
+    first[1] = events[1];
+    return p;
+}
+
 /* A block about to be retired.  With several threads the frame goes at
  * once: another thread may get the same block back as soon as it is free,
  * and its frame must not reach mtool before this free (timer.h). */
@@ -1659,7 +1777,9 @@ HIDDEN void *mt_wrap_MALLOC(uint64_t n)
 
 HIDDEN void *mt_wrap_CALLOC(uint64_t n, uint64_t size)
 {
-    return heap_made(MT_RT_WRAP_CALLOC, REAL(CALLOC, alloc2_fn)(n, size), n * size);
+    frame_mark m = SERVING(frame_mark_here)();
+    return SERVING(heap_made_before_here)(m, MT_RT_WRAP_CALLOC, REAL(CALLOC, alloc2_fn)(n, size),
+                                         n * size);
 }
 
 /* realloc(p, 0) frees p and returns NULL; a failed realloc leaves p alone. */

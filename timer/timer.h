@@ -24,7 +24,7 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 11
+#define MT_RT_VERSION 12
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
@@ -36,6 +36,7 @@
     X(OUTSIDE_EXIT, outside_exit)                                   \
     X(RECORD_CALL_TARGET, record_call_target)                       \
     X(TRACE_FLUSH, trace_flush) /* a trace frame is full */         \
+    X(AFTER_CLONE, after_clone) /* after a task-creating syscall */ \
     X(ACTIVATE_LIBRARIES, activate_libraries) /* void (void), C ABI */
 
 /* Pass-2 timer events: code the rewriter copies from the blob onto the

@@ -336,10 +336,11 @@ static void print_libraries(FILE *fp, const mt_pass1_libraries *l)
                     name, path, how, rw->nprocs_instrumented, rw->nprocs_candidates, t->blocks,
                     t->insns, t->reads + t->writes);
             if (lib->starts)
-                fprintf(fp, "  warning: it can call %s itself, which mtool does not wrap: a "
-                            "thread or process it starts that way counts into its creator's "
-                            "counters, and threads running at once may then lose counts of "
-                            "this library (what pthread_create and fork start counts apart)\n",
+                fprintf(fp, "  warning: it can call %s itself, which mtool hooks only in a "
+                            "counted libc: a thread or process it starts that way counts into "
+                            "its creator's counters, and threads running at once may then lose "
+                            "counts of this library (what pthread_create and fork start counts "
+                            "apart)\n",
                         lib->starts);
         }
         free(name);
@@ -559,10 +560,10 @@ static void print_json(FILE *fp, const summary *s)
     json_u64_field(fp, "blocks_candidates", rw->nblocks_candidates);
     json_u64_field(fp, "relocated_code_bytes", rw->code_bytes);
     fprintf(fp, ",\"derived_blocks\":%u,\"probes_saving_flags\":%u,\"self_loops_in_registers\":%u,"
-                "\"wrapped_calls\":%u,\"recorded_call_sites\":%u,\"table_checks\":%u,"
-                "\"unwind_entries\":%u,\"not_instrumented\":[",
+                "\"wrapped_calls\":%u,\"task_hooks\":%u,\"recorded_call_sites\":%u,"
+                "\"table_checks\":%u,\"unwind_entries\":%u,\"not_instrumented\":[",
             rw->nderived, rw->nprobes_saving_flags, rw->nloop_registers, rw->nwrapped_calls,
-            rw->ncall_sites, rw->ntable_checks, rw->nfdes);
+            rw->ntask_hooks, rw->ncall_sites, rw->ntable_checks, rw->nfdes);
     for (uint32_t i = 0; i < rw->nskipped; i++) {
         const mt_procedure *p = &s->prog->procs[rw->skipped[i].proc];
         fputs(i ? ",{\"procedure\":" : "{\"procedure\":", fp);

@@ -154,10 +154,11 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
     fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u block counts derived from others' "
                 "(no probe); %u probes save flags; %u self-loops count in a register; %u calls to "
-                "thread and process creation wrapped; %u calls through pointers record their "
-                "targets; %u jump-table reads check their index; %u unwind entries\n",
+                "thread and process creation wrapped; %u system calls creating a task hooked; %u "
+                "calls through pointers record their targets; %u jump-table reads check their "
+                "index; %u unwind entries\n",
             r->code_bytes, r->nderived, r->nprobes_saving_flags, r->nloop_registers,
-            r->nwrapped_calls, r->ncall_sites, r->ntable_checks, r->nfdes);
+            r->nwrapped_calls, r->ntask_hooks, r->ncall_sites, r->ntable_checks, r->nfdes);
     uint32_t shown = verbose ? r->nskipped : (r->nskipped < 10 ? r->nskipped : 10);
     for (uint32_t i = 0; i < shown; i++) {
         char *name = mt_ui_escape(prog->procs[r->skipped[i].proc].name),

@@ -348,9 +348,9 @@ run "timers" bash tests/timers/run.sh "$ASAN/mtool" "$T/dump_timers" "$SAMPLES" 
 # Pass 2 end to end: selection, timed copies without counters, the report's
 # ranking of kernels with known memory behavior, repeated runs, Fortran and
 # threads, bad run directories.  The memory sample's gcc build only: its
-# clang build's same checks (about 90 s in CI) are tests/run-full.sh's; clang's
-# code is timed here in phases-clang-O2 and in tests/timers (matmul, control,
-# exceptions, phases).
+# clang build's same 29 checks (a run --runs 5 and three time runs of the
+# sample) are tests/run-full.sh's; clang's code is timed here in
+# phases-clang-O2 and in tests/timers (matmul, control, exceptions, phases).
 run "pass 2" env MTOOL="$ASAN/mtool" MTOOL_SIM="${BUILD:-build}/mtool" SAMPLES="$SAMPLES" \
     MEMORY_BUILDS='memory-gcc-*' \
     SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" sh tests/pass2.sh

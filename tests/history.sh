@@ -13,13 +13,13 @@ MTOOL=${MTOOL:-build/mtool}
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-history.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
 export XDG_CACHE_HOME="$W/cache" XDG_CONFIG_HOME="$W/config" MTOOL_HISTORY="$W/h.db"
-# A machine profile of this mtool's version, made once (a command without
-# one calibrates by itself and says so on stderr, which the concurrent
-# writers' check below reads); measured again when a loaded machine made
-# the clock references disagree.
-for attempt in 1 2 3; do "$MTOOL" calibrate -r 3 > "$W/calibrate.log" 2>&1 && break; done
-
 . tests/lib.sh
+# A machine profile of this mtool's version, tests/run.sh's or made once
+# here (a command without one calibrates by itself and says so on stderr,
+# which the concurrent writers' check below reads); measured again when a
+# loaded machine made the clock references disagree.
+have_machine_profile ||
+    for attempt in 1 2 3; do "$MTOOL" calibrate -r 3 > "$W/calibrate.log" 2>&1 && break; done
 # check WHAT CMD, with CMD's first lines of output shown when it fails.
 check() {
     if eval "$2" > "$W/check.out" 2>&1; then

@@ -10,6 +10,10 @@ if [ -n "${MTOOL_TEST_MACHINE:-}" ] && [ -n "${XDG_CONFIG_HOME:-}" ] &&
     [ ! -e "$XDG_CONFIG_HOME/mtool/$(basename "$MTOOL_TEST_MACHINE")" ]; then
     mkdir -p "$XDG_CONFIG_HOME/mtool" && cp "$MTOOL_TEST_MACHINE" "$XDG_CONFIG_HOME/mtool/"
 fi
+# have_machine_profile: a machine profile is in $XDG_CONFIG_HOME (the one
+# installed above): a suite that needs one but is not about calibration
+# calibrates only without it.
+have_machine_profile() { ls "$XDG_CONFIG_HOME"/mtool/machine-*.txt > /dev/null 2>&1; }
 ok() {
     passed=$((passed + 1))
     [ -n "${quiet_ok:-}" ] || echo "ok - $*"

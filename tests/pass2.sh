@@ -7,6 +7,10 @@
 # Fortran and threads samples run end to end; bad run directories get one
 # line.  Checks on the JSON report are in tests/pass2_check.py.
 #
+# MEMORY_BUILDS, a pattern of the memory sample's builds in SAMPLES2
+# (default memory-*: gcc's and clang's), chooses the builds checked:
+# tests/run.sh checks gcc's, tests/run-full.sh clang's.
+#
 #   MTOOL=build/asan/mtool SAMPLES=build/samples SAMPLES2=build/samples-pass2 sh tests/pass2.sh
 set -u
 MTOOL=${MTOOL:-build/asan/mtool}
@@ -17,6 +21,7 @@ MTOOL=${MTOOL:-build/asan/mtool}
 MTOOL_SIM=${MTOOL_SIM:-$MTOOL}
 SAMPLES=${SAMPLES:-build/samples}
 SAMPLES2=${SAMPLES2:-build/samples-pass2}
+MEMORY_BUILDS=${MEMORY_BUILDS:-memory-*}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/mtool-pass2.XXXXXX")
 trap 'rm -rf "$W"' EXIT INT TERM
@@ -31,7 +36,7 @@ pycheck() {
 # The cost model needs this machine's profile to predict within 10%.
 "$MTOOL" calibrate > "$W/calibrate.log" 2>&1 || not_ok "calibrate: $(tail -1 "$W/calibrate.log")"
 
-for bin in "$SAMPLES2"/memory-*; do
+for bin in "$SAMPLES2"/$MEMORY_BUILDS; do
     name=$(basename "$bin")
     "$bin" > "$W/$name.native" 2>&1
     # Five timed runs each time: an object's least time over them is what a
@@ -52,7 +57,7 @@ for bin in "$SAMPLES2"/memory-*; do
     # On one build only (gcc's, where there is one): its 199 M references
     # take 2 min of CPU under ASan (5 min on the loaded Xeon family 6 model
     # 207), and the other build's kernels are the same source; MTOOL_SIM above.
-    if [ "$bin" = "$( (ls "$SAMPLES2"/memory-gcc-*; ls "$SAMPLES2"/memory-*) 2> /dev/null | head -1)" ]; then
+    if [ "$bin" = "$( (ls "$SAMPLES2"/memory-gcc-*; ls "$SAMPLES2"/$MEMORY_BUILDS) 2> /dev/null | head -1)" ]; then
         "$MTOOL_SIM" sim --json -o "$W/$name.sim.json" "$W/$name" > /dev/null 2> "$W/$name.sim.err"
         rc=$?
         check "$name: mtool sim RUNDIR exits 0: $(tail -1 "$W/$name.sim.err")" "[ $rc = 0 ]"
@@ -162,7 +167,7 @@ mkdir -p "$W/empty"
 "$MTOOL" time "$W/empty" > /dev/null 2> "$W/bad2.err"
 check "time on a directory without pass 1: non-zero, one line" \
     "[ $? -ne 0 ] && [ \$(wc -l < '$W/bad2.err') = 1 ] && [ ! -e '$W/empty/report.json' ]"
-name=$(basename "$(ls "$SAMPLES2"/memory-* | head -1)")
+name=$(basename "$(ls "$SAMPLES2"/$MEMORY_BUILDS | head -1)")
 cp "$SAMPLES/matmul-gcc-O2" "$W/changed"
 sed -i "s|^binary\t.*|binary\t$W/changed|" "$W/$name/pass1.txt"
 "$MTOOL" time "$W/$name" > /dev/null 2> "$W/bad3.err"

@@ -5,7 +5,8 @@
 # default 600), then node instrumented (tests/node/run.sh, when node is
 # installed) and valgrind's memcheck and cachegrind instrumented
 # (tests/valgrind_smoke.sh), each run exactly like the originals, the cache
-# simulator against Cachegrind on every -O2-nopie sample (tests/sim.sh), then the
+# simulator against Cachegrind on every -O2-nopie sample (tests/sim.sh), pass 2
+# on the memory sample's clang build (tests/pass2.sh), then the
 # libFuzzer target for FUZZ_TIME seconds (default 180) when clang can build it.
 #
 # Each binary must give a clean exit, or a clean one-line error; a crash, a
@@ -100,6 +101,15 @@ SIM_GEOMETRY="--I1=32768,8,64 --D1=49152,12,64 --LL=2097152,16,64" MTOOL="$MTOOL
     > "$OUT/sim" 2>&1
 grep -e '^not ok' -e '^#' "$OUT/sim"
 passed=$((passed + $(grep -c '^ok ' "$OUT/sim"))) failed=$((failed + $(grep -c '^not ok' "$OUT/sim")))
+
+# tests/pass2.sh on the memory sample's clang build (tests/run.sh checks
+# gcc's): the report's ranking of its kernels, a second report within 5
+# points (the suite's other checks run again).
+MTOOL="$MTOOL" MTOOL_SIM="${BUILD:-build}/mtool" SAMPLES="$SAMPLES" \
+    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" MEMORY_BUILDS='memory-clang-*' \
+    sh tests/pass2.sh > "$OUT/pass2" 2>&1
+grep -e '^not ok' -e '^#' "$OUT/pass2"
+passed=$((passed + $(grep -c '^ok ' "$OUT/pass2"))) failed=$((failed + $(grep -c '^not ok' "$OUT/pass2")))
 
 if ! command -v clang > /dev/null 2>&1; then
     echo "# fuzzing: skipped, clang is not installed"

@@ -81,16 +81,17 @@ check "analyze --function shows the source file's name escaped" "grep -q 'ho\\\\
 cmd json analyze --json -o "$W/a.json" "$bin"
 check "analyze --json keeps the name's bytes" "python3 '$(dirname "$0")/terminal_json.py' '$W/a.json' '$proc'"
 
-# --libs none in the run: the names checked are the program's own (a
-# library's are escaped as a whole, tests/libs_report.sh), and glibc's
-# copies, counted and timed by default, then traced by sim RUNDIR, cost
-# this suite timed and tracing rewrites of libc under ASan (111 s of CPU
-# against 43 without them, loaded AMD EPYC Zen 3).
+# --libs none in the run and in sim: the names checked are the program's
+# own (a library's are escaped as a whole, tests/libs_report.sh), and
+# glibc's copies, counted, timed and traced by default, cost this suite
+# timed and tracing rewrites of libc under ASan (111 s of CPU against 43
+# without them, loaded AMD EPYC Zen 3), and their data objects would fill
+# sim's first 20 ahead of the procedure's stack frame.
 cmd run run --runs 2 --libs none -o "$W/rd" -- "$bin" 40
 check "run exits 0" "[ $? = 0 ]"
 shown "run (count and time)" "$W/run"
 shown "report.txt" "$W/rd/report.txt"
-cmd sim sim -- "$bin" 2 && shown "sim -- BIN" "$W/sim"
+cmd sim sim --libs none -- "$bin" 2 && shown "sim -- BIN" "$W/sim"
 check "sim names the procedure's stack frame (a data object) escaped" "grep -q 'stack:$escaped' '$W/sim'"
 cmd simrd sim "$W/rd" && shown "sim RUNDIR" "$W/simrd"
 

@@ -65,7 +65,9 @@ refuse "a thread of no number" "mempolicy local 0 t" "expected a decimal thread"
 # second: node 1) created under main's set_mempolicy(PREFERRED, {0}) writes
 # the 2 pages of `spawned`: it inherits the policy, 128 remote (merged as
 # the frames arrive, main's later set_mempolicy(DEFAULT) came first: 128
-# local).
+# local; and so it was with glibc traced, whose records inside
+# pthread_create kept main's frame open past it, until the runtime sent
+# that frame after the call too: frame_cut).
 sample() {
     name=$1 bin=$SAMPLES_SIM/$2
     if [ ! -x "$bin" ]; then

@@ -871,24 +871,21 @@ static bool attached(void)
     return base && ((const mt_slot_header *)base)->tid == (int32_t)sys3(SYS_GETTID, 0, 0, 0);
 }
 
-/* Around a call that may wait on another thread (pthread_create,
- * pthread_join) in a tracing copy: the calling thread's frame sent before,
- * its STAMP taken again after if nothing was recorded since (timer.h). */
-static void frame_before_wait(void)
+/* Around a call that may wait on another thread or start one
+ * (pthread_create, pthread_join, fork) in a tracing copy: the calling
+ * thread's frame sent before and after, each time starting again with a
+ * new STAMP (trace_send; a frame of its STAMP alone is not sent), so that
+ * what it does after the call is ordered after the call's end.  After it,
+ * because a traced libc records inside the call: its frame, stamped before
+ * the call, would otherwise carry what followed (a set_mempolicy after
+ * pthread_create came before the new thread's start, which then took that
+ * policy: tests/mempolicy.sh). */
+static void frame_cut(void)
 {
     if (tracing() && attached()) {
         mt_slot_header *s = current_slot();
         trace_send(s, s->tid);
     }
-}
-
-static void frame_after_wait(void)
-{
-    if (!tracing() || !attached())
-        return;
-    mt_slot_header *s = current_slot();
-    if (*(int64_t *)(trace_area(s) + MT_TRACE_INDEX) == empty_frame(s))
-        frame_stamp(s)->addr = rdtsc();
 }
 
 /* The calling thread's id, as the creator of a thread a tracing copy
@@ -1440,14 +1437,14 @@ static int fork_counted(fork_fn real)
      * goes first (mtool simulates a long frame as it comes: sim/trace.c's
      * merge). */
     several_threads = true;
-    frame_before_wait();
+    frame_cut();
     mt_profile_header *before = rt.hdr;
     int pid = real();
     /* A counted libc's _Fork gave the child its profile already
      * (clone_child_here): rt.hdr is that one. */
     if (pid != 0 || !rt.hdr || rt.hdr != before) {
         if (pid != 0)
-            frame_after_wait();
+            frame_cut();
         return pid;
     }
     become_child_process();
@@ -1504,7 +1501,7 @@ static thread_start_rec *start_record(void *arg)
         r->arg = arg;
         r->creator = traced_creator();
         several_threads = true;
-        frame_before_wait();
+        frame_cut();
     }
     return r;
 }
@@ -1512,7 +1509,7 @@ static thread_start_rec *start_record(void *arg)
 /* After the creation call: the record is the new thread's, or nobody's. */
 static int created(thread_start_rec *r, int rc)
 {
-    frame_after_wait();
+    frame_cut();
     if (rc != 0) /* pthread_create's and thrd_create's success are both 0 */
         sys3(SYS_MUNMAP, (long)r, PAGE, 0);
     return rc;
@@ -1625,7 +1622,7 @@ static int32_t omp_creator(void)
 {
     if (!several_threads) {
         several_threads = true;
-        frame_before_wait();
+        frame_cut();
     }
     return traced_creator();
 }
@@ -2006,8 +2003,8 @@ HIDDEN void *mt_wrap_TLS_GET_ADDR(const tls_index_ *ti)
 
 HIDDEN int mt_wrap_PTHREAD_JOIN(uint64_t thread, void **value)
 {
-    frame_before_wait();
+    frame_cut();
     int rc = REAL(PTHREAD_JOIN, int (*)(uint64_t, void **))(thread, value);
-    frame_after_wait();
+    frame_cut();
     return rc;
 }

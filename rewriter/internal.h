@@ -100,9 +100,13 @@ typedef struct {
  * register but %rax: compilers keep values in caller-saved registers
  * across it. */
 bool rw_maybe_tls_descriptor_call(const uint8_t *bytes, size_t len);
-/* Accumulates one instruction (in block order) into its block and procedure. */
-void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
-                  rw_live_proc *lp);
+/* Accumulates one instruction (in block order) into its block and
+ * procedure.  Returns the general registers (RW_LIVE_GPR bits) whose value
+ * it may change, wholly or in part, as a value known before it must assume:
+ * a call every one (whatever liveness assumes of a local callee, it may
+ * return a value), a system call the kernel's result and clobbers. */
+unsigned rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
+                      rw_live_proc *lp);
 /* Solves live_in for every block once all instructions were accumulated. */
 void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
 /* Whether no status flag (CF included) is live just before instruction

@@ -112,14 +112,16 @@ static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
         *writes = ALL_FLAGS;
 }
 
-/* Registers read (a partial write reads the rest) and wholly written. */
-static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *writes)
+/* Registers read (a partial write reads the rest), wholly written, and
+ * written at all (`changed`: wholly or in part). */
+static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *writes,
+                      unsigned *changed)
 {
     cs_regs rd, wr;
     uint8_t nrd = 0, nwr = 0;
-    *reads = *writes = 0;
+    *reads = *writes = *changed = 0;
     if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
-        *reads = GPRS_ALL;
+        *reads = *changed = GPRS_ALL;
         return;
     }
     bool whole;
@@ -130,8 +132,10 @@ static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *wri
     }
     for (uint8_t k = 0; k < nwr; k++) {
         int g = rw_gpr_of(wr[k], &whole);
-        if (g >= 0) /* a merged write keeps the old value live */
+        if (g >= 0) { /* a merged write keeps the old value live */
             *(whole ? writes : reads) |= GPR(g);
+            *changed |= GPR(g);
+        }
     }
 }
 
@@ -149,12 +153,12 @@ static bool calls_outside(const mt_program *prog, const cs_insn *insn)
     return callee == MT_NONE || prog->procs[callee].is_plt;
 }
 
-void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
-                  rw_live_proc *lp)
+unsigned rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *bl,
+                      rw_live_proc *lp)
 {
-    unsigned fr, fw, gr, gw;
+    unsigned fr, fw, gr, gw, changed;
     insn_flags(insn, &fr, &fw);
-    insn_gprs(h, insn, &gr, &gw);
+    insn_gprs(h, insn, &gr, &gw, &changed);
     if (insn->id == X86_INS_CALL && rw_maybe_tls_descriptor_call(insn->bytes, insn->size)) {
         gr = GPRS_ARGS | GPR(R10);
         gw = GPR(RAX);
@@ -171,6 +175,12 @@ void rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_live *b
     lp->written |= gw;
     bl->use |= (fr | gr) & ~bl->def;
     bl->def |= fw | gw;
+    if (insn->id == X86_INS_CALL || insn->id == X86_INS_INT || insn->id == X86_INS_INT3 ||
+        insn->id == X86_INS_INTO)
+        return GPRS_ALL;
+    if (insn->id == X86_INS_SYSCALL)
+        return changed | GPR(RAX) | GPR(RCX) | GPR(R11);
+    return changed;
 }
 
 /* What a return leaves live for the caller. */

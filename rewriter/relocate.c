@@ -526,7 +526,10 @@ static void forget_regs(known_regs *k)
         k->v[g] = -1;
 }
 
-static void regs_after(csh h, const cs_insn *insn, known_regs *k)
+/* The known values after an instruction that may change the registers
+ * `changed` (rw_live_insn's answer): a whole-register move of a constant or
+ * of a known register keeps it known, every other change forgets it. */
+static void regs_after(const cs_insn *insn, unsigned changed, known_regs *k)
 {
     const cs_x86 *x = &insn->detail->x86;
     bool whole = false, src_whole = false;
@@ -541,19 +544,9 @@ static void regs_after(csh h, const cs_insn *insn, known_regs *k)
         k->v[dst] = v;
         return;
     }
-    cs_regs rd, wr;
-    uint8_t nrd = 0, nwr = 0;
-    if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
-        forget_regs(k);
-        return;
-    }
-    for (uint8_t n = 0; n < nwr; n++) {
-        int g = rw_gpr_of(wr[n], &whole);
-        if (g >= 0)
+    for (int g = 0; g < 16; g++)
+        if (changed & RW_LIVE_GPR(g))
             k->v[g] = -1;
-    }
-    if (insn->id == X86_INS_SYSCALL) /* its result, and what the kernel clobbers */
-        k->v[0] = k->v[1] = k->v[11] = -1;
 }
 
 static bool block_at(const mt_procedure *p, uint64_t addr)
@@ -600,8 +593,7 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
         }
         if (insn->id == X86_INS_SYSCALL && creates_task(known.v[0]))
             ri.task_syscall = (uint16_t)known.v[0];
-        regs_after(h, insn, &known);
-        rw_live_insn(h, c->prog, insn, bl, lp);
+        regs_after(insn, rw_live_insn(h, c->prog, insn, bl, lp), &known);
         MT_PUSH(*insns, *n, *cap, ri);
     }
     cs_free(insn, 1);

@@ -544,13 +544,19 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
 int mt_calibrate_latencies(mt_machine *m, const uint64_t working_set[MT_MEM_LEVELS], int runs,
                            FILE *report, mt_error *err);
 /* This CPU's data TLB levels for 4 KiB pages from cpuid (AMD: leaves
- * 0x80000005 and 0x80000006; Intel: leaf 0x18), at most `max`, first level
- * first: how many it told (0 on another CPU, or a hypervisor hiding them). */
+ * 0x80000005 and 0x80000006; Intel: leaf 0x18, else leaf 2), at most
+ * `max`, first level first: how many it told (0 on another CPU, or a
+ * hypervisor hiding them). */
 int mt_tlb_from_cpuid(mt_tlb_level *out, int max);
 /* The first-level instruction TLB of 4 KiB pages as cpuid tells it
- * (Intel's leaf 0x18 instruction or unified level 1, AMD's leaf
- * 0x80000005): 1 with *out, 0 when cpuid does not say. */
+ * (Intel's leaf 0x18 instruction or unified level 1, else leaf 2; AMD's
+ * leaf 0x80000005): 1 with *out, 0 when cpuid does not say. */
 int mt_itlb_from_cpuid(mt_tlb_level *out);
+/* The TLB levels of 4 KiB pages Intel's leaf 2 descriptors in regs (EAX,
+ * EBX, ECX, EDX) name: the data levels (a shared second level among them),
+ * or with `instruction` the instruction ones; at most `max`, first level
+ * first. */
+int mt_tlb_from_leaf2(const uint32_t regs[4], bool instruction, mt_tlb_level *out, int max);
 /* "L1", "L2", "L3", "L4", "memory": the names the profile's latency lines use. */
 const char *mt_mem_level_name(int level);
 

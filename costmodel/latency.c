@@ -593,13 +593,71 @@ static int tlb_intel(mt_tlb_level *out, int max, unsigned types)
     return n;
 }
 
+/* Intel's leaf 2 descriptor bytes that describe a TLB of 4 KiB pages (the
+ * SDM's "Encoding of CPUID Leaf 2 Descriptors"), typed as leaf 0x18 types
+ * them (data 1, instruction 2, unified 3); ways 0: fully associative.  A
+ * "TLB1" or "shared 2nd-level" descriptor is level 2, every other level 1.
+ * Cores before leaf 0x18 (Skylake and Cascade Lake servers among them)
+ * tell their TLBs only here: a Xeon family 6 model 85 says 0x03 (data, 64
+ * entries, 4-way), 0xb5 (instruction, 64, 8-way) and 0xc3 (shared, 1536,
+ * 6-way). */
+static const struct {
+    uint8_t code, type, level;
+    uint16_t entries;
+    uint8_t ways;
+} leaf2_tlbs[] = {
+    {0x01, 2, 1, 32, 4},   {0x03, 1, 1, 64, 4},   {0x4f, 2, 1, 32, 0},   {0x50, 2, 1, 64, 0},
+    {0x51, 2, 1, 128, 0},  {0x52, 2, 1, 256, 0},  {0x57, 1, 1, 16, 4},   {0x59, 1, 1, 16, 0},
+    {0x5b, 1, 1, 64, 0},   {0x5c, 1, 1, 128, 0},  {0x5d, 1, 1, 256, 0},  {0x61, 2, 1, 48, 0},
+    {0x64, 1, 1, 512, 4},  {0x6a, 1, 1, 64, 8},   {0x6b, 1, 2, 256, 8},  {0xa0, 1, 1, 32, 0},
+    {0xb0, 2, 1, 128, 4},  {0xb2, 2, 1, 64, 4},   {0xb3, 1, 1, 128, 4},  {0xb4, 1, 2, 256, 4},
+    {0xb5, 2, 1, 64, 8},   {0xb6, 2, 1, 128, 8},  {0xba, 1, 2, 64, 4},   {0xc0, 1, 1, 8, 4},
+    {0xc1, 3, 2, 1024, 8}, {0xc2, 1, 1, 16, 4},   {0xc3, 3, 2, 1536, 6}, {0xca, 3, 2, 512, 4},
+};
+
+int mt_tlb_from_leaf2(const uint32_t regs[4], bool instruction, mt_tlb_level *out, int max)
+{
+    unsigned types = instruction ? INTEL_INSTRUCTION_TLBS : INTEL_DATA_TLBS;
+    mt_tlb_level found[MT_TLB_LEVELS + 1] = {{0, 0}};
+    for (int r = 0; r < 4; r++) {
+        if (regs[r] >> 31) /* bit 31: the register holds no descriptors */
+            continue;
+        for (int byte = r == 0 ? 1 : 0; byte < 4; byte++) { /* AL: an iteration count */
+            unsigned code = regs[r] >> 8 * byte & 0xff;
+            for (size_t i = 0; i < sizeof leaf2_tlbs / sizeof *leaf2_tlbs; i++) {
+                if (leaf2_tlbs[i].code != code || !(types >> leaf2_tlbs[i].type & 1) ||
+                    found[leaf2_tlbs[i].level].entries)
+                    continue;
+                uint32_t entries = leaf2_tlbs[i].entries;
+                found[leaf2_tlbs[i].level] =
+                    (mt_tlb_level){entries, leaf2_tlbs[i].ways ? leaf2_tlbs[i].ways : entries};
+            }
+        }
+    }
+    int n = 0;
+    for (int l = 1; l <= MT_TLB_LEVELS && n < max && found[l].entries; l++)
+        out[n++] = found[l];
+    return n;
+}
+
+/* Intel: leaf 0x18 where the core has it, else leaf 2's descriptors. */
+static int tlb_intel_any(mt_tlb_level *out, int max, bool instruction)
+{
+    int n = tlb_intel(out, max, instruction ? INTEL_INSTRUCTION_TLBS : INTEL_DATA_TLBS);
+    unsigned a, b, c, d;
+    if (n || !__get_cpuid(2, &a, &b, &c, &d))
+        return n;
+    const uint32_t regs[4] = {a, b, c, d};
+    return mt_tlb_from_leaf2(regs, instruction, out, max);
+}
+
 int mt_tlb_from_cpuid(mt_tlb_level *out, int max)
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d))
         return 0;
     bool intel = b == 0x756e6547; /* "Genu" */
-    return intel ? tlb_intel(out, max, INTEL_DATA_TLBS) : tlb_amd(out, max);
+    return intel ? tlb_intel_any(out, max, false) : tlb_amd(out, max);
 }
 
 int mt_itlb_from_cpuid(mt_tlb_level *out)
@@ -608,7 +666,7 @@ int mt_itlb_from_cpuid(mt_tlb_level *out)
     if (!__get_cpuid(0, &a, &b, &c, &d))
         return 0;
     if (b == 0x756e6547) /* "Genu" */
-        return tlb_intel(out, 1, INTEL_INSTRUCTION_TLBS);
+        return tlb_intel_any(out, 1, true);
     if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000005)
         return 0;
     /* AMD's leaf 0x80000005 EBX: the L1 instruction TLB of 4 KiB pages,

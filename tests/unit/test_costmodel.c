@@ -832,6 +832,29 @@ static void test_clock_check(void)
     CHECK(mt_clock_check(&none, &ratio, &err) != 0, "a reference that measured nothing is refused");
 }
 
+/* Intel's leaf 2 descriptors: what a Xeon family 6 model 85 (Skylake-SP)
+ * returns, which has no leaf 0x18, and an older core's data TLB0/TLB1. */
+static void test_tlb_leaf2(void)
+{
+    const uint32_t skylake_sp[4] = {0x76036301, 0x00f0b5ff, 0x00000000, 0x00c30000};
+    mt_tlb_level t[MT_TLB_LEVELS];
+    int n = mt_tlb_from_leaf2(skylake_sp, false, t, MT_TLB_LEVELS);
+    CHECK(n == 2 && t[0].entries == 64 && t[0].ways == 4 && t[1].entries == 1536 && t[1].ways == 6,
+          "Skylake-SP's data TLB 64 entries 4-way (0x03), the shared level 1536 6-way (0xc3): %d", n);
+    n = mt_tlb_from_leaf2(skylake_sp, true, t, 1);
+    CHECK(n == 1 && t[0].entries == 64 && t[0].ways == 8,
+          "its instruction TLB 64 entries 8-way (0xb5; 0x76's large pages and AL's count 01 are no 4 KiB TLB)");
+    /* Core 2: 0x56 (4 MiB pages), 0x57 data TLB0 16 4-way, 0xb4 data TLB1 256 4-way, 0x50 instruction 64. */
+    const uint32_t core2[4] = {0x56575001, 0x000000b4, 0x80c30000, 0};
+    n = mt_tlb_from_leaf2(core2, false, t, MT_TLB_LEVELS);
+    CHECK(n == 2 && t[0].entries == 16 && t[0].ways == 4 && t[1].entries == 256 && t[1].ways == 4,
+          "data TLB0 is level 1, TLB1 level 2; a register with bit 31 set is skipped: %d", n);
+    n = mt_tlb_from_leaf2(core2, true, t, 1);
+    CHECK(n == 1 && t[0].entries == 64 && t[0].ways == 64, "0x50: 64 entries, fully associative");
+    const uint32_t none[4] = {0x00000001, 0, 0, 0x000000ff};
+    CHECK(mt_tlb_from_leaf2(none, false, t, MT_TLB_LEVELS) == 0, "no TLB descriptor: none told");
+}
+
 int main(void)
 {
     mt_error err;
@@ -870,6 +893,7 @@ int main(void)
     test_shipped_profiles();
     test_profile_file();
     test_clock_check();
+    test_tlb_leaf2();
     mt_predictor_free(predictor);
     return unit_finish();
 }

@@ -188,9 +188,60 @@ static const double golden_cove_loop_ops[MT_LOOP_OPS_MAX + 1] = {
     0, 0, 0, 1, 1, 1, 1, 1.166, 1.332, 2, 2, 2, 2, 2.164, 2.332, 2.497, 2.663, 2.995, 2.996,
     3.161, 3.329, 3.496, 3.66, 3.845, 3.995};
 
+/* Intel Xeon family 6 model 85 (Cascade Lake, Skylake-SP cores): `mtool
+ * calibrate` on the development VM, a 2-vCPU KVM guest, TSC 2.5 GHz, 28
+ * November 2026 (docs/COST-MODEL.md; 132 of 135 figures confirmed by quiet
+ * samples, the vector divide and square root throughputs the fastest
+ * repeated values).  Four ALUs, two loads a cycle, four ops dispatched a
+ * cycle, no immediate folding, ALU + jcc fusion; gathers at 26 cycles (its
+ * microcode's Gather Data Sampling mitigation); GPR store forwarding 4.4. */
+static const default_row skylake_rows[] = {
+    {MT_IC_ALU, ALUS(4), SAME3(1, 0.251), 0},
+    {MT_IC_CMOV, ALUS(4), SAME3(0.998, 0.167), 0},
+    {MT_IC_LEA, ALUS(2), SAME3(0.999, 0.576), 0},
+    {MT_IC_LEA3, ALUS(1), SAME3(2.997, 0.999), 0},
+    {MT_IC_SHIFT, ALUS(2), SAME3(1.104, 0.501), 0},
+    {MT_IC_IMUL, ALUS(1), SAME3(2.997, 0.999), 0},
+    {MT_IC_MULWIDE, ALUS(1), SAME3(3.995, 1), 0},
+    {MT_IC_DIV32, ALUS(1), SAME3(25.34, 6.018), 0},
+    {MT_IC_DIV64, ALUS(1), SAME3(33.86, 21.0), 0},
+    {MT_IC_BITCNT, ALUS(1), SAME3(2.997, 0.999), 0},
+    {MT_IC_BRANCH, ALUS(1), SAME3(1, 1.012), 0},
+    {MT_IC_LOAD, AGUS(2), SAME3(3.995, 0.5), 0},
+    {MT_IC_LOADX, 0, SAME3(0.998, 0.25), 0},
+    {MT_IC_VLOAD, AGUS(2), SAME3(5.992, 0.5), 0},
+    {MT_IC_STORE, AGUS(1), SAME3(1, 1.002), 0},
+    {MT_IC_STLF, 0, SAME3(4.435, 1), 0},
+    {MT_IC_VSTLF, 0, SAME3(4.995, 1), 0},
+    {MT_IC_VALU, PIPES(MT_PIPE_FP0, 3), {{0.999, 0.333}, {0.999, 0.333}, {0.999, 0.499}}, 1.384},
+    {MT_IC_VSHIFT, FP_PAIR(0, 1), SAME3(1, 0.499), 0},
+    {MT_IC_VIMUL, BIT(MT_PIPE_FP0), SAME3(9.987, 1.164), 0},
+    {MT_IC_VMOV, PIPES(MT_PIPE_FP0, 3), SAME3(0, 0.25), 0},
+    {MT_IC_SHUF, BIT(MT_PIPE_FP2), {{0.999, 0.999}, {2.997, 0.999}, {2.997, 0.999}}, 0},
+    {MT_IC_FADD, FP_PAIR(1, 2), SAME3(3.995, 0.5), 0},
+    {MT_IC_FMUL, FP_PAIR(0, 1), SAME3(3.995, 0.499), 0},
+    {MT_IC_FMA, FP_PAIR(0, 1), SAME3(3.995, 0.5), 0},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP0), SAME3(10.985, 2.996), 0},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP0), {{12.983, 3.995}, {12.983, 8.061}, {12.983, 16.14}}, 0},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP0), {{11.984, 5}, {11.984, 5}, {11.984, 10}}, 0},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP0), SAME3(12.983, 6.04), 0},
+    {MT_IC_CVT, FP_PAIR(0, 1), SAME3(3.995, 0.499), 0},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), {{1.998, 1}, {3, 1}, {3, 1}}, 0},
+    {MT_IC_GATHER, PIPES(MT_PIPE_FP0, 3), {{15, 25.975}, {20, 25.975}, {25, 25.975}}, 0},
+    {MT_IC_HORIZ, PIPES(MT_PIPE_FP0, 3), SAME3(5.992, 2), 0},
+    {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
+};
+
+/* Its small loops by op count (11 ops 4.0 and 21 ops 8.0 cycles where
+ * their neighbours run at the dispatch width: not examined). */
+static const double skylake_loop_ops[MT_LOOP_OPS_MAX + 1] = {
+    0, 0, 0, 1.001, 1.001, 1.25, 1.5, 1.998, 1.999, 2.249, 2.997, 3.995, 2.998, 3.247, 3.497,
+    3.747, 3.996, 4.246, 4.496, 4.745, 4.995, 7.99, 6.991, 5.744, 5.994};
+
 /* The profiles mtool ships, newest core first: a CPU without a calibrated
- * profile gets the one of its family and model, else of its family (Zen 4,
- * family 25 too, is closer to Zen 3 than to Zen 5), else the first. */
+ * profile gets the one of its family and model (or of a model it lists as
+ * the same core), else of its family (Zen 4, family 25 too, is closer to
+ * Zen 3 than to Zen 5), else the first. */
 typedef struct {
     int family, model;
     const char *core;
@@ -204,6 +255,7 @@ typedef struct {
     double fold_latency, fold_shift_cycles, cmov_data_cycles;
     bool fuse_alu_jcc;
     const double *loop_ops; /* MT_LOOP_OPS_MAX + 1 figures, or NULL: none */
+    int same_core[8];       /* other models of this family with the same core, 0-ended */
 } shipped_profile;
 
 /* Figures a core was not measured for are "none": 0, nothing charged (loop
@@ -227,12 +279,31 @@ static const shipped_profile shipped[] = {
      .fold_latency = 0.174, .fold_shift_cycles = 1.82, .cmov_data_cycles = 1.85,
      .fuse_alu_jcc = true, .loop_ops = golden_cove_loop_ops, .rows = golden_cove_rows,
      .nrows = MT_ARRAY_LEN(golden_cove_rows)},
+    /* Skylake's core is also the client Skylake (78, 94), Kaby, Coffee and
+     * Whiskey Lake (142, 158) and Comet Lake (165, 166) one, without
+     * AVX-512: nearer to this than to Golden Cove (no folding, 4 ALUs). */
+    {.family = 6, .model = 85, .core = "Skylake-SP", .vendor = "Intel Xeon",
+     .tsc_per_cycle = 0.9272, .tsc_hz = 2.5e9, .dispatch_width = 4, .loads_per_cycle = 2,
+     .stores_per_cycle = 1, .taken_per_cycle = 1, .probe_cycles = 1.418, .fetch_window = 64,
+     .taken_alu_cycles = 0.254, .exit_trips = 64, .exit_cycles = 20.9, .chain_loads = 20.9,
+     .has_avx512 = true, .fuse_alu_jcc = true, .loop_ops = skylake_loop_ops,
+     .rows = skylake_rows, .nrows = MT_ARRAY_LEN(skylake_rows),
+     .same_core = {78, 94, 142, 158, 165, 166}},
 };
+
+static bool same_core(const shipped_profile *sp, int model)
+{
+    for (const int *m = sp->same_core; *m; m++)
+        if (*m == model)
+            return true;
+    return false;
+}
 
 static const shipped_profile *shipped_for(int family, int model)
 {
     for (size_t i = 0; i < MT_ARRAY_LEN(shipped); i++)
-        if (shipped[i].family == family && shipped[i].model == model)
+        if (shipped[i].family == family &&
+            (shipped[i].model == model || same_core(&shipped[i], model)))
             return &shipped[i];
     for (size_t i = 0; i < MT_ARRAY_LEN(shipped); i++)
         if (shipped[i].family == family)

@@ -243,6 +243,7 @@ static void test_fetch_windows(void)
 static void test_loop_front_end(void)
 {
     mt_machine m = machine;
+    m.dispatch_width = 6.96; /* Zen 5's: the host's may be narrower (a Skylake's 4) */
     m.fetch_window = 0;
     m.loop_split_ops = 6;
     m.loop_line_ops = 12;
@@ -677,6 +678,15 @@ static void test_shipped_profiles(void)
               !gc.moves_take_alu && !gc.stores_take_alu && !strcmp(intel.source, gc.source),
           "family 6 model 207: the Golden Cove-family Xeon profile, with the rename rules and no "
           "op-cache line rule (%s); another family-6 model gets it too", gc.source);
+    mt_machine skx, coffee;
+    mt_machine_shipped(&skx, 6, 85);
+    mt_machine_shipped(&coffee, 6, 158);
+    CHECK(strstr(skx.source, "Skylake-SP") && strstr(skx.source, "family 6 model 85") &&
+              __builtin_popcount(skx.pipes[MT_IC_ALU]) == 4 && skx.fold_latency == 0 &&
+              skx.fuse_alu_jcc && skx.dispatch_width == 4 && skx.loads_per_cycle == 2 &&
+              !strcmp(coffee.source, skx.source),
+          "family 6 model 85: the Skylake-SP profile (4 ALUs, no folding, 4 ops a cycle); a Coffee "
+          "Lake (model 158, the same core) gets it, not Golden Cove's (%s)", coffee.source);
     CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
           "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
           z4.source, other.source);

@@ -363,11 +363,14 @@ mt_timer_\name:
     sub %gs:MT_FRAME_CHILD(%rdx), %rax
     add %rax, %gs:MT_REC_EXCLUSIVE(%rcx)
     mov %gs:MT_FRAME_OUTSIDE(%rdx), %rax
-    add %rax, %gs:MT_REC_OUTSIDE(%rcx)
-    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rdx)
-    sub $MT_FRAME_SIZE, %rdx
+    test %rax, %rax
+    jnz 5f                      /* it made outside calls */
+4:  sub $MT_FRAME_SIZE, %rdx
     mov %rdx, %gs:MT_SLOT_TIMER_TOP
 6:  EVENT_DONE \flags, \redzone
+5:  add %rax, %gs:MT_REC_OUTSIDE(%rcx)
+    add %rax, %gs:MT_FRAME_OUTSIDE-MT_FRAME_SIZE(%rdx)
+    jmp 4b
 7:  cmpq $0, %gs:MT_REC_DEPTH(%rcx)
     je 6b                       /* not active (left by a non-local exit) */
     subq $1, %gs:MT_REC_DEPTH(%rcx)

@@ -40,6 +40,7 @@ typedef struct {
     uint64_t tls_lo, tls_len;  /* its TLS block and TCB (TLS_BASE), tls_len 0 unknown */
     uint64_t *library_tls;     /* per module, its TLS block's start in this thread
                                   (LIBRARY_TLS; 0 unknown), NULL: none known */
+    uint64_t library_tls_lo, library_tls_span; /* [lo, lo + span) holds them all */
     uint64_t site;             /* CALL_SITE's link-time address, for the call that follows */
     uint64_t alloc_size;       /* of the ALLOC to come */
 } thread_state;
@@ -561,13 +562,18 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
         t->stack_hi = r->addr > t->stack_hi ? r->addr : t->stack_hi;
         return stack_at(m, t, r->addr, r->code);
     }
-    uint32_t id = dataobj_heap_find(m->heap, r->addr);
+    /* A library's block reached without %fs (a TLS descriptor's answer
+     * added to the thread pointer, or a block ld.so allocated) before the
+     * heap: another thread's static TLS lies in the mapping glibc made for
+     * its stack, a heap object of its own (mmap@...:pthread_create) when
+     * libc is traced, and a dynamic block in a malloc'd one. */
+    uint32_t id = r->addr - t->library_tls_lo < t->library_tls_span ? library_tls_at(m, t, r->addr) : 0;
+    if (!id)
+        id = dataobj_heap_find(m->heap, r->addr);
     if (!id)
         id = variable_at(&m->exe.statics, &m->exe.last_static, r->addr - m->bias);
     if (!id && m->nmodules > 1)
         id = library_variable_at(m, r->addr);
-    if (!id && t->library_tls) /* a block ld.so allocated: no %fs operand reaches it */
-        id = library_tls_at(m, t, r->addr);
     if (!id && r->addr >= t->stack_lo && r->addr <= t->stack_hi)
         id = stack_at(m, t, r->addr, r->code);
     return id;
@@ -592,6 +598,15 @@ static void place_library_tls(mt_data_map *m, thread_state *t, const mt_trace_re
     if (!t->library_tls)
         t->library_tls = mt_xcalloc(m->nmodules, sizeof *t->library_tls);
     t->library_tls[c - m->modules] = r->addr;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 1; i < m->nmodules; i++)
+        if (t->library_tls[i]) {
+            lo = t->library_tls[i] < lo ? t->library_tls[i] : lo;
+            uint64_t end = t->library_tls[i] + m->modules[i].data.tls_size;
+            hi = end > hi ? end : hi;
+        }
+    t->library_tls_lo = lo;
+    t->library_tls_span = hi - lo;
 }
 
 /* Events and rep counts: no data object of their own. */

@@ -226,17 +226,15 @@ for run in "" -ie -desc "-desc glibc.rtld.optional_static_tls=0"; do
     [ "$run" = "$variant" ] || tunable=GLIBC_TUNABLES=${run#* }
     lib=libmtmem${variant#-}.so
     vbin=$SAMPLES_LIBS/usememlib$variant-gcc-O2
-    # The descriptors with the library alone traced: with libc traced too
-    # (the default), a second thread's static-descriptor block is lost
-    # (memlib_tls 512 of 1024 references, the rest "other"; with the task
-    # hooks' attach or the trampoline's alike), not yet understood.
-    only=
-    [ "$variant" = -desc ] && only="--libs $lib"
+    # With libc traced (the default), a second thread's static block lies in
+    # the mapping glibc made for its stack, itself a heap object
+    # (mmap@libc.so.6:pthread_create): the block must win over it (its
+    # memlib_tls references were that object's, 512 of 1024 named).
     for mode in statics statics2; do
         name="usememlib$variant $mode${tunable:+ (dynamic block)}"
         "$vbin" 64 64 2 $mode > "$OUT/$mode.want" 2>&1
         statwant=$?
-        env $tunable "$MTOOL" sim $only --no-store --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" \
+        env $tunable "$MTOOL" sim --no-store --cachegrind $GEOMETRY --json -o "$OUT/$mode.json" \
             -- "$vbin" 64 64 2 $mode > "$OUT/$mode.got" 2> "$OUT/$mode.err"
         statgot=$?
         check "trace libs: $name: output and exit status $statwant kept (got $statgot)" \

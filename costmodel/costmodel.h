@@ -133,6 +133,12 @@ typedef struct {
      * independent adds: on the Zen 5 about two ALU slots; 0: one slot, the
      * ALU's reciprocal throughput). */
     double taken_alu_cycles;
+    /* Cycles a taken branch adds on the divider's pipe in code holding a
+     * divide (calibrated: a loop of one `div r32` an iteration against the
+     * divide's throughput; the Xeon family 6 model 85's microcoded divide
+     * about 1.5 a loop iteration; 0: none, or a profile older than the
+     * rule). */
+    double divide_loop_cycles;
     /* Loop exits (calibrated; 0: none measured, nothing charged).  A loop
      * entered for more than exit_trips iterations on average mispredicts its
      * exit once per entry and loses exit_cycles, less what the backlog of a

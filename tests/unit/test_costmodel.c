@@ -452,6 +452,38 @@ static void test_loop_alu(void)
     mt_predictor_free(before);
 }
 
+/* A divide in a loop: the taken back edge keeps the divider busy for the
+ * calibrated divide_loop_cycles more (the Xeon family 6 model 85: a loop of
+ * one `div` an iteration 7.98 cycles, divides back to back 6.02). */
+static void test_divide_loop(void)
+{
+    /* mov %r9d,%eax; xor %edx,%edx; div %r8d; dec %rcx; jnz */
+    static const uint8_t loop[] = {0x44, 0x89, 0xc8, 0x31, 0xd2, 0x41, 0xf7, 0xf0,
+                                   0x48, 0xff, 0xc9, 0x75, 0xf3};
+    static const uint8_t two[] = {0x44, 0x89, 0xc8, 0x31, 0xd2, 0x41, 0xf7, 0xf0, 0x44, 0x89,
+                                  0xc8, 0x31, 0xd2, 0x41, 0xf7, 0xf0, 0x48, 0xff, 0xc9, 0x75, 0xee};
+    mt_machine m = machine;
+    for (int w = 0; w < MT_W_COUNT; w++)
+        m.timing[MT_IC_DIV32][w].rthroughput = 6;
+    m.divide_loop_cycles = 0;
+    mt_error err;
+    mt_predictor *without = mt_predictor_new(&m, &err);
+    m.divide_loop_cycles = 1.5;
+    mt_predictor *with = mt_predictor_new(&m, &err);
+    mt_block_context ctx = {.steady_state = true, .taken_exit = true};
+    mt_block_cost a, b, c;
+    mt_predict_block(without, loop, sizeof loop, 0x1000, &ctx, &a);
+    mt_predict_block(with, loop, sizeof loop, 0x1000, &ctx, &b);
+    mt_predict_block(with, two, sizeof two, 0x1000, &ctx, &c);
+    CHECK(near(a.bounds[MT_BOUND_PIPES], 6) && near(b.bounds[MT_BOUND_PIPES], 7.5) &&
+              near(c.bounds[MT_BOUND_PIPES], 13.5),
+          "a loop of one divide: the divider bound %.2f without the rule, %.2f with 1.5 cycles a "
+          "taken branch (7.5 expected); two divides an iteration %.2f (13.5: once an iteration)",
+          a.bounds[MT_BOUND_PIPES], b.bounds[MT_BOUND_PIPES], c.bounds[MT_BOUND_PIPES]);
+    mt_predictor_free(with);
+    mt_predictor_free(without);
+}
+
 /* Rename-time rules a calibration may find (Intel's Golden Cove family;
  * the figures here are made up, each rule checked against its own): an
  * immediate add folded when its flags are dead, a shift after it waiting
@@ -708,6 +740,7 @@ static void test_profile_file(void)
     m.exit_trips = 96;
     m.exit_cycles = 27.5;
     m.taken_alu_cycles = 0.375;
+    m.divide_loop_cycles = 1.875;
     m.stores_take_alu = true;
     m.chain_loads = 40.5;
     m.timing[MT_IC_VSTLF][MT_W128].latency = 8.5;
@@ -734,7 +767,8 @@ static void test_profile_file(void)
               back.timing[MT_IC_VSTLF][MT_W128].latency == 8.5 && back.fold_latency == 0.125 &&
               back.fold_shift_cycles == 1.75 && back.cmov_data_cycles == 1.5 && back.fuse_alu_jcc &&
               back.loop_ops_cycles[9] == 2 && back.loop_ops_cycles[24] == 4.5 &&
-              back.loop_ops_cycles[10] == 0 && back.tlb[0].entries == 64 &&
+              back.loop_ops_cycles[10] == 0 && back.divide_loop_cycles == 1.875 &&
+              back.tlb[0].entries == 64 &&
               back.tlb[0].ways == 64 && back.tlb[1].entries == 2048 && back.tlb[1].ways == 8 &&
               back.tlb_walk_cycles == 128.5 && back.latency_huge_pages,
           "machine profile written and read back");
@@ -897,6 +931,7 @@ int main(void)
     test_bypass_delay();
     test_vector_forwarding();
     test_loop_alu();
+    test_divide_loop();
     test_rename_rules();
     test_loop_exits();
     test_memory_chain();

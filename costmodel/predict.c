@@ -215,7 +215,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
     }
     /* A taken branch in code holding a divide keeps the divider busy for
      * longer on some cores (calibrated: 0 where it does not): a loop of one
-     * `div` an iteration runs 7.5 cycles, divides back to back 6.0 (Xeon
+     * `div` an iteration runs 7.98 cycles, divides back to back 6.02 (Xeon
      * family 6 model 85). */
     if (divider >= 0 && taken > 0 && m->divide_loop_cycles > 0)
         demand(&pd, m->pipes[divider],

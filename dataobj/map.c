@@ -567,7 +567,8 @@ static uint32_t reference(mt_data_map *m, thread_state *t, const mt_trace_record
      * heap: another thread's static TLS lies in the mapping glibc made for
      * its stack, a heap object of its own (mmap@...:pthread_create) when
      * libc is traced, and a dynamic block in a malloc'd one. */
-    uint32_t id = r->addr - t->library_tls_lo < t->library_tls_span ? library_tls_at(m, t, r->addr) : 0;
+    uint32_t id =
+        r->addr - t->library_tls_lo < t->library_tls_span ? library_tls_at(m, t, r->addr) : 0;
     if (!id)
         id = dataobj_heap_find(m->heap, r->addr);
     if (!id)

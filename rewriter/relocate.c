@@ -34,7 +34,15 @@
  * directly (_Fork, a library's clone3) and every libc version, static
  * programs' included.  SYS_vfork gets nothing: its child shares the
  * parent's memory and stack until exec, and the parent waits, so counting
- * on in the parent's slot is exact and writes nothing of the parent's. */
+ * on in the parent's slot is exact and writes nothing of the parent's.
+ * A `syscall` whose number its block does not set (glibc's `syscall()`
+ * function: `mov %rdi,%rax`) may create a task too: before it
+ *     mov %rax,%gs:MT_SLOT_SYSCALL_NR
+ * keeps the number in the thread's slot (no register, no flags, the stack
+ * untouched), and the hook after it pushes MT_SYSCALL_NR_IN_SLOT instead
+ * of a number: the child reads the number there (a forked child has its
+ * copy of the slot; a vfork's parent waits); any other system call
+ * returning 0 costs the child a few compares. */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <pthread.h>
@@ -51,6 +59,7 @@
 #define LOOP_LEA_LEN 4   /* lea 1(reg),reg */
 #define LOOP_STORE_LEN 9 /* mov reg,%gs:disp32 */
 #define TASK_HOOK_LEN (5 + 5 + 5 + 8) /* lea, push imm32, call, lea */
+#define TASK_NR_STORE_LEN 9            /* mov %rax,%gs:disp32 */
 enum { SYS_CLONE_ = 56, SYS_FORK_ = 57, SYS_CLONE3_ = 435 };
 
 static const uint8_t probe_save_before[] = {
@@ -377,7 +386,16 @@ static size_t check_len(const rw_code *c, const rw_insn *ri)
     return jt ? CHECK_CMP_LEN + CHECK_JBE_LEN + fallback_len(jt) : 0;
 }
 
-static size_t task_hook_len(const rw_insn *ri) { return ri->task_syscall ? TASK_HOOK_LEN : 0; }
+/* The store of an unknown system call's number, before it. */
+static size_t task_nr_store_len(const rw_insn *ri)
+{
+    return ri->task_syscall == MT_SYSCALL_NR_IN_SLOT ? TASK_NR_STORE_LEN : 0;
+}
+
+static size_t task_hook_len(const rw_insn *ri)
+{
+    return ri->task_syscall ? task_nr_store_len(ri) + TASK_HOOK_LEN : 0;
+}
 
 /* Bytes emitted after an instruction: the loop counter's store, then the
  * jump to the fall-through successor. */
@@ -593,6 +611,8 @@ static bool decode_block(const rw_code *c, csh h, const rw_table *tables, size_t
         }
         if (insn->id == X86_INS_SYSCALL && creates_task(known.v[0]))
             ri.task_syscall = (uint16_t)known.v[0];
+        else if (insn->id == X86_INS_SYSCALL && known.v[0] < 0)
+            ri.task_syscall = MT_SYSCALL_NR_IN_SLOT;
         regs_after(insn, rw_live_insn(h, c->prog, insn, bl, lp), &known);
         MT_PUSH(*insns, *n, *cap, ri);
     }
@@ -1098,7 +1118,7 @@ static uint64_t local_target(const rw_code *c, const rw_proc *rp, const rw_insn 
 static uint64_t insn_start(const rw_code *c, const rw_insn *ri)
 {
     uint64_t at = ri->new_addr + probe_len(ri->probe) + call_target_len(ri) + check_len(c, ri) +
-                  rw_trace_len(ri);
+                  rw_trace_len(ri) + task_nr_store_len(ri);
     if (c->nsnips)
         at += c->snips[ri->pre].len + c->snips[ri->before].len;
     return at;
@@ -1608,6 +1628,8 @@ int rw_code_emit(rw_code *c, uint64_t vaddr, rw_buf *out, rw_buf *patches, mt_er
                 (ri->table_check && !emit_table_check(c, out, ri, vaddr + out->len, err)) ||
                 !rw_trace_emit(c, ri, vaddr, out, err))
                 return -1;
+            if (task_nr_store_len(ri))
+                emit_gs_mov(out, 0x89, 0, MT_SLOT_SYSCALL_NR); /* mov %rax,%gs:NR */
             uint64_t at = vaddr + out->len;
             if (!emit_insn(c, out, ri, at, err) ||
                 (ri->task_syscall && !emit_task_hook(c, out, ri, vaddr + out->len, err)))

@@ -158,7 +158,7 @@ def parse_text(path):
         m = re.match(r"  (\d+) bytes of relocated code; (\d+) block counts derived from others' "
                      r"\(no probe\); (\d+) probes save flags; (\d+) self-loops "
                      r"count in a register; (\d+) calls to thread and process creation wrapped; "
-                     r"(\d+) system calls creating a task hooked; (\d+) calls through pointers record their targets; (\d+) jump-table reads "
+                     r"(\d+) system calls that may create a task hooked; (\d+) calls through pointers record their targets; (\d+) jump-table reads "
                      r"check their index; (\d+) unwind entries",
                      line)
         if m:

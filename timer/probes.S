@@ -39,6 +39,8 @@
  * object entered from another object's outside call (the executable's call
  * through the PLT) is that call's outside time all the same
  * (mt_timer_outside_resumed). */
+#include <asm/unistd.h>
+
 #include "timer.h"
 
     .text
@@ -517,10 +519,12 @@ mt_timer_trace_flush:
 
 /* After a system call that creates a task (the rewriter's "Tasks a copy
  * creates", relocate.c): called past the red zone with the call's number
- * pushed, which `ret $8` pops.  The parent (%rax not 0: the child's id or
- * an error) only tests; the child (%rax 0) gets its slot or profile from
- * mt_after_clone(number, %rdi: clone's flags or clone3's arguments) before
- * it runs any probe.  Every register and the flags are preserved. */
+ * pushed, which `ret $8` pops; MT_SYSCALL_NR_IN_SLOT when the number is
+ * the slot's (a system call the rewriter could not name, which may create
+ * none).  The parent (%rax not 0: the child's id or an error) only tests;
+ * the child of clone, fork or clone3 (%rax 0) gets its slot or profile
+ * from mt_after_clone(number, %rdi: clone's flags or clone3's arguments)
+ * before it runs any probe.  Every register and the flags are preserved. */
     .globl mt_timer_after_clone
     .hidden mt_timer_after_clone
 mt_timer_after_clone:
@@ -531,9 +535,18 @@ mt_timer_after_clone:
     push %rdx
     push %rsi
     mov 40(%rsp), %rax                  /* the number: past rsi, rdx, rax, flags, return */
-    mov %rdi, %rsi
+    cmp $MT_SYSCALL_NR_IN_SLOT, %rax
+    jne 2f
+    mov %gs:MT_SLOT_SYSCALL_NR, %rax
+    cmp $__NR_clone, %rax
+    je 2f
+    cmp $__NR_fork, %rax
+    je 2f
+    cmp $__NR_clone3, %rax
+    jne 3f                              /* another system call returning 0 */
+2:  mov %rdi, %rsi
     CALL_C mt_after_clone
-    pop %rsi
+3:  pop %rsi
     pop %rdx
     pop %rax
 1:  popfq

@@ -54,6 +54,12 @@
  * Slot header: */
 #define MT_SLOT_TIMER_TOP 8       /* uint64_t: slot offset of the top timer frame */
 #define MT_SLOT_SELF 24           /* uint64_t: the slot's own address (for C code) */
+#define MT_SLOT_SYSCALL_NR 32     /* uint64_t: the number of the last system call the
+                                     rewriter could not name (relocate.c, "Tasks a copy
+                                     creates") */
+/* The task hook's number when the number is MT_SLOT_SYSCALL_NR's (no
+ * system call has it). */
+#define MT_SYSCALL_NR_IN_SLOT 0xffff
 /* Timer frame (one per active m-object, innermost on top): */
 #define MT_FRAME_RSP 0
 #define MT_FRAME_T0 8
@@ -585,6 +591,7 @@ typedef struct {
     uint64_t file_slot;             /* 1 + the slot's index in the file, 0 when the slot
                                        is anonymous memory (no trace ring; version 8) */
     uint64_t self;                  /* MT_SLOT_SELF */
+    uint64_t syscall_nr;            /* MT_SLOT_SYSCALL_NR */
 } mt_slot_header;
 
 /* Per thread and m-object; TSC ticks.  Entries count outermost entries

@@ -154,7 +154,7 @@ void mt_print_rewrite_report(FILE *fp, const mt_program *prog, const mt_rewrite_
             r->nblocks_candidates, percent(r->nblocks_instrumented, r->nblocks_candidates));
     fprintf(fp, "  %" PRIu64 " bytes of relocated code; %u block counts derived from others' "
                 "(no probe); %u probes save flags; %u self-loops count in a register; %u calls to "
-                "thread and process creation wrapped; %u system calls creating a task hooked; %u "
+                "thread and process creation wrapped; %u system calls that may create a task hooked; %u "
                 "calls through pointers record their targets; %u jump-table reads check their "
                 "index; %u unwind entries\n",
             r->code_bytes, r->nderived, r->nprobes_saving_flags, r->nloop_registers,

@@ -624,7 +624,7 @@ int mt_tlb_from_leaf2(const uint32_t regs[4], bool instruction, mt_tlb_level *ou
             continue;
         for (int byte = r == 0 ? 1 : 0; byte < 4; byte++) { /* AL: an iteration count */
             unsigned code = regs[r] >> 8 * byte & 0xff;
-            for (size_t i = 0; i < sizeof leaf2_tlbs / sizeof *leaf2_tlbs; i++) {
+            for (size_t i = 0; i < MT_ARRAY_LEN(leaf2_tlbs); i++) {
                 if (leaf2_tlbs[i].code != code || !(types >> leaf2_tlbs[i].type & 1) ||
                     found[leaf2_tlbs[i].level].entries)
                     continue;

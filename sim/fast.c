@@ -446,6 +446,154 @@ static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_ki
         level_ref(f, f->top[kind], addr, size, kind, row);
 }
 
+/* ---- the filter: D1's MRU test for a chunk, then its misses ----
+ *
+ * Under LRU with write-allocate at D1, every reference within one D1 line
+ * leaves that line its set's most recent, hit or miss; so which set's most
+ * recent line a reference meets is known from the references alone, in
+ * order, without the levels' state.  The filter makes D1's MRU test for a
+ * chunk of records first, in a loop without a branch on its outcome (the
+ * outcome picks where the next miss index goes: `nmiss += miss`), writing
+ * each reference's line as its set's most recent; then the chunk's misses
+ * go down the levels in order (line_chain, D1's MRU test not made again).
+ * Exact: a hit changes no state at any level, so the levels see the same
+ * misses in the same order as the batch's one loop gives them, and D1's
+ * `mru` ends as line_hit leaves it (the last reference to a set is its
+ * last miss's line, or a hit on that same line).  Only records the test
+ * takes whole: plain references within one D1 line; the loop stops at any
+ * other (the feed takes it, then calls again).  Why: in the batch's one
+ * loop the MRU test's branch goes either way (gzip -9: 30% past it), and
+ * its mispredictions were the loop's largest cost: perf, the samples on
+ * the two instructions after that branch, 20% of the batch's.  Measured
+ * (Xeon family 6 model 85): the records of gzip -9 of 500 KB (70.1 M,
+ * bench/trace.sh's geometry) replayed into the feed, its CPU time the
+ * least of 5, the batch's one loop 0.711-0.717 s, the filter 0.544-0.558
+ * s, the same counts; `mtool sim --misses-only` on gzip -9 of 2 MB, the
+ * best of 3 interleaved, 3.39 -> 2.75 s (docs/SIMULATOR.md). */
+#define FILTER_CHUNK 512
+
+/* Whether the filter's rule holds: D1 the top level of reads and writes,
+ * its sets a power of two, write-allocate, and the levels nested
+ * (line_chain can take D1's misses). */
+static bool filter_takes(const sim_fast *f)
+{
+    const fast_level *D = f->chain;
+    return D && D == &f->lv[f->top[MT_SIM_READ]] && f->top[MT_SIM_WRITE] == f->top[MT_SIM_READ] &&
+           D->sets_pow2 && D->write_allocate;
+}
+
+/* A code object's references so far in a chunk: its run [from, to) of
+ * records, and the modifies among them (each a read and a write). */
+static inline void add_run(sim_fast *f, uint32_t code, uint32_t from, uint32_t to,
+                           uint64_t modifies)
+{
+    row_of(f, code)[0] += (uint64_t)(to - from) + modifies;
+}
+
+/* One chunk's MRU tests and its code objects' references: the records
+ * taken (from c on, up to m), the indices of those that missed in
+ * miss_at, their number in *nmiss; the writes (modifies included) and
+ * modifies added to *writes and *modifies.  Its steps, on the replay
+ * above: the filter as first written 0.617-0.621 s; the line's shift a
+ * constant where lines are 64 bytes (a shift by %cl is 3 ops on Intel
+ * cores) and the records prefetched 4 KiB ahead (they come from the
+ * other core's ring: on traced gzip -9 of 2 MB, 2.95-3.62 -> 2.81-2.94 s
+ * wall, 4 rounds), 0.544-0.558 s.  Not kept: the code objects counted in
+ * a loop of their own after this one (0.663 s); the writes and modifies
+ * in one count through a table by kind (0.622 s); chunks of 256 to 2048
+ * records (no difference); a D1 scan without a branch on the way found
+ * (compares and masks: 0.77 s; gcc's conditional moves: 0.578 s). */
+static inline __attribute__((always_inline)) uint32_t
+filter_chunk(sim_fast *f, unsigned shift, const mt_trace_record *c, uint32_t m,
+             uint16_t *miss_at, uint32_t *nmiss, uint64_t *writes, uint64_t *modifies)
+{
+    _Static_assert(MT_TRACE_READ == 0 && MT_TRACE_WRITE == 1 && MT_TRACE_MODIFY == 2,
+                   "kinds summed: a modify counts as two");
+    uint64_t *mru = f->chain->mru;
+    const uint64_t set_mask = f->chain->set_mask;
+    uint32_t misses = 0, i, run = 0, code = c->code;
+    uint64_t w = 0, kinds = 0, run_mod = 0; /* modifies: kinds - w */
+    for (i = 0; i < m; i++) {
+        const mt_trace_record *x = c + i;
+        __builtin_prefetch(x + 256);
+        unsigned kind = x->kind;
+        uint32_t size = x->size;
+        if (kind > MT_TRACE_MODIFY || !size)
+            break;
+        uint64_t addr = x->addr, line = addr >> shift;
+        if (line != (addr + size - 1) >> shift) /* straddling or wrapping */
+            break;
+        if (x->code != code) {
+            add_run(f, code, run, i, kinds - w - run_mod);
+            run = i;
+            run_mod = kinds - w;
+            code = x->code;
+        }
+        uint64_t *slot = &mru[line & set_mask], tag = line + 1;
+        miss_at[misses] = (uint16_t)i;
+        misses += *slot != tag;
+        *slot = tag;
+        w += kind != MT_TRACE_READ;
+        kinds += kind;
+    }
+    if (i > run)
+        add_run(f, code, run, i, kinds - w - run_mod);
+    *nmiss = misses;
+    *writes += w;
+    *modifies += kinds - w;
+    return i;
+}
+
+static uint32_t filter_chunk_64(sim_fast *f, const mt_trace_record *c, uint32_t m,
+                                uint16_t *miss_at, uint32_t *nmiss, uint64_t *writes,
+                                uint64_t *modifies)
+{
+    return filter_chunk(f, 6, c, m, miss_at, nmiss, writes, modifies);
+}
+
+static uint32_t filter_chunk_any(sim_fast *f, const mt_trace_record *c, uint32_t m,
+                                 uint16_t *miss_at, uint32_t *nmiss, uint64_t *writes,
+                                 uint64_t *modifies)
+{
+    return filter_chunk(f, f->chain->line_shift, c, m, miss_at, nmiss, writes, modifies);
+}
+
+/* sim_fast_records by the filter: chunk after chunk while each is taken
+ * whole.  A modify that misses is a read miss; its write then hits (the
+ * read brought the line to D1). */
+static uint32_t filter_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
+                               mt_trace_feed_counts *counts)
+{
+    uint16_t miss_at[FILTER_CHUNK];
+    uint64_t writes = 0, modifies = 0, missed = 0, missed_writes = 0;
+    uint32_t taken = 0;
+    while (taken < n) {
+        const mt_trace_record *c = r + taken;
+        uint32_t m = n - taken < FILTER_CHUNK ? n - taken : FILTER_CHUNK, nmiss;
+        uint32_t k = (f->chain->line_shift == 6 ? filter_chunk_64 : filter_chunk_any)(
+            f, c, m, miss_at, &nmiss, &writes, &modifies);
+        for (uint32_t j = 0; j < nmiss; j++) {
+            const mt_trace_record *x = c + miss_at[j];
+            uint64_t *row = row_of(f, x->code);
+            bool write = x->kind == MT_TRACE_WRITE;
+            missed_writes += write;
+            write ? line_chain_write(f->chain, x->addr, row)
+                  : line_chain_read(f->chain, x->addr, row);
+        }
+        missed += nmiss;
+        taken += k;
+        if (k < m)
+            break;
+    }
+    uint64_t reads = taken - writes + modifies;
+    sim_fast_count_top_hits(f, reads - (missed - missed_writes), writes - missed_writes);
+    counts->records += taken;
+    counts->reads += reads;
+    counts->writes += writes;
+    counts->modifies += modifies;
+    return taken;
+}
+
 /* Records decoded in a batch (sim_fast_records in internal.h): the feed's
  * per-record work (kind and size checks, the data-object call, the switch,
  * sim_access's size fixes and the dispatch) becomes one loop over a frame's
@@ -461,10 +609,14 @@ static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_ki
  * whole command 946 -> 635 million.  The loop is fast_mp.c's too
  * (sim_batch_records): shared, it costs about one instruction a reference
  * more here (`mtool sim --misses-only $GEOMETRY -- sharing-gcc-O2 200000`,
- * 2.4 M references: sim_fast_records 67.4 -> 69.7 million; AMD EPYC Zen 3). */
+ * 2.4 M references: sim_fast_records 67.4 -> 69.7 million; AMD EPYC Zen 3).
+ * Where its rule holds (most machines: a write-allocate D1), the filter
+ * above takes the records instead, the batch's loop the rest. */
 uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
                           mt_trace_feed_counts *counts)
 {
+    if (filter_takes(f))
+        return filter_records(f, r, n, counts);
     sim_fast_top top;
     if (!sim_fast_top_of(f, &top))
         return 0;

@@ -775,7 +775,8 @@ static void test_vector_feed(void)
  * modifies of 1-64 bytes over 96 lines, a third of them straddling; now and
  * then a rep movs group, an event, a damaged record, a reference that would
  * wrap the address space, a code object beyond the direct table), in
- * frames of random length, fed to the full simulator and to the misses-only
+ * frames of random length (now and then longer than sim/fast.c's filter
+ * chunk, nearly all within one line), fed to the full simulator and to the misses-only
  * one, whose feed decodes plain references in a batch (sim/fast.c,
  * sim_fast_records).  Oracle: the full simulator through the feed's
  * record-by-record path; every level's counts by kind, every code tally
@@ -853,11 +854,17 @@ static void test_feed_batch(void)
         mt_sim *sims[2] = {mt_sim_new(&m), mt_sim_new_misses_only(&m, &err)};
         mt_trace_feed *feeds[2] = {mt_trace_feed_new(sims[0]), mt_trace_feed_new(sims[1])};
         uint64_t rng = 88172645463325252ull;
-        mt_trace_record frame[64];
+        mt_trace_record frame[1400];
         for (int round = 0; round < 3000; round++) {
-            uint32_t n = (uint32_t)(xorshift(&rng) % 64);
+            /* now and then a frame longer than the filter's chunk of 512
+               (sim/fast.c), mostly one line's references so that it is
+               taken whole */
+            uint32_t n = (uint32_t)(xorshift(&rng) % (round % 97 ? 64 : 1400));
             for (uint32_t i = 0; i < n; i++)
                 frame[i] = random_record(&rng);
+            for (uint32_t i = 0; n > 64 && i < n; i++)
+                if (frame[i].size && frame[i].kind <= MT_TRACE_MODIFY && i % 300)
+                    frame[i].addr = 0x10000 + (frame[i].addr - 0x10000) / 64 * 64, frame[i].size = 8;
             if (n > 3 && round % 7 == 0) { /* a rep movsq of 5 elements */
                 frame[n - 3] = record(0x10008, 8, MT_TRACE_REP_SOURCE);
                 frame[n - 2] = record(0x10800, 8, MT_TRACE_REP_DEST);

@@ -60,7 +60,6 @@
 #define LOOP_STORE_LEN 9 /* mov reg,%gs:disp32 */
 #define TASK_HOOK_LEN (5 + 5 + 5 + 8) /* lea, push imm32, call, lea */
 #define TASK_NR_STORE_LEN 9            /* mov %rax,%gs:disp32 */
-enum { SYS_CLONE_ = 56, SYS_FORK_ = 57, SYS_CLONE3_ = 435 };
 
 static const uint8_t probe_save_before[] = {
     0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -0x80(%rsp),%rsp: step over the red zone */
@@ -527,7 +526,7 @@ static bool entry_patch_fits(const rw_code *c, uint32_t pi, const rw_insn *first
 
 static bool creates_task(int64_t nr)
 {
-    return nr == SYS_CLONE_ || nr == SYS_FORK_ || nr == SYS_CLONE3_;
+    return nr == MT_NR_CLONE || nr == MT_NR_FORK || nr == MT_NR_CLONE3;
 }
 
 /* The general registers' values known in a block so far (-1: unknown):

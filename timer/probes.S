@@ -39,8 +39,6 @@
  * object entered from another object's outside call (the executable's call
  * through the PLT) is that call's outside time all the same
  * (mt_timer_outside_resumed). */
-#include <asm/unistd.h>
-
 #include "timer.h"
 
     .text
@@ -538,11 +536,11 @@ mt_timer_after_clone:
     cmp $MT_SYSCALL_NR_IN_SLOT, %rax
     jne 2f
     mov %gs:MT_SLOT_SYSCALL_NR, %rax
-    cmp $__NR_clone, %rax
+    cmp $MT_NR_CLONE, %rax
     je 2f
-    cmp $__NR_fork, %rax
+    cmp $MT_NR_FORK, %rax
     je 2f
-    cmp $__NR_clone3, %rax
+    cmp $MT_NR_CLONE3, %rax
     jne 3f                              /* another system call returning 0 */
 2:  mov %rdi, %rsi
     CALL_C mt_after_clone

@@ -1568,15 +1568,14 @@ HIDDEN int mt_wrap_THRD_CREATE(void *thread, int (*start)(void *), void *arg)
  * window left: a signal delivered between the system call and this hook
  * runs its handler on the creator's slot (glibc's threads start with
  * signals blocked; a fork child may not). */
-enum { SYS_CLONE_ = 56, SYS_CLONE3_ = 435 };
 enum { CLONE_VM_ = 0x100, CLONE_VFORK_ = 0x4000 };
 
 static uint64_t clone_flags(long nr, uint64_t arg)
 {
     if (sys3(SYS_GETTID, 0, 0, 0) != sys3(SYS_GETPID, 0, 0, 0))
         return CLONE_VM_; /* CLONE_THREAD, which needs CLONE_VM */
-    return nr == SYS_CLONE3_ ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
-           : nr == SYS_CLONE_ ? arg
+    return nr == MT_NR_CLONE3 ? *(const uint64_t *)(uintptr_t)arg /* clone_args.flags */
+           : nr == MT_NR_CLONE ? arg
                               : 0; /* SYS_fork */
 }
 

@@ -60,6 +60,12 @@
 /* The task hook's number when the number is MT_SLOT_SYSCALL_NR's (no
  * system call has it). */
 #define MT_SYSCALL_NR_IN_SLOT 0xffff
+/* The system calls that create a task (x86-64 numbers, whatever the host
+ * that rewrites): the rewriter hooks them (relocate.c), the hook tells
+ * them from the rest (probes.S), the runtime reads each one's flags. */
+#define MT_NR_CLONE 56
+#define MT_NR_FORK 57
+#define MT_NR_CLONE3 435
 /* Timer frame (one per active m-object, innermost on top): */
 #define MT_FRAME_RSP 0
 #define MT_FRAME_T0 8

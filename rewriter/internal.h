@@ -109,11 +109,13 @@ unsigned rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_liv
                       rw_live_proc *lp);
 /* Solves live_in for every block once all instructions were accumulated. */
 void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp);
-/* Whether no status flag (CF included) is live just before instruction
- * `from` of block b, whose last instruction is `last` (bl solved). */
 typedef struct rw_insn rw_insn;
-bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
-                               const rw_insn *from, const rw_insn *last, const rw_live_proc *lp);
+/* The status flags and general registers live just before each of the n
+ * instructions of block b from `first` on, its last the block's (bl
+ * solved): live[k] for first[k]; false when one cannot be decoded. */
+bool rw_live_before(csh h, const mt_program *prog, const mt_procedure *p, const rw_live *bl,
+                    uint32_t b, const rw_insn *first, uint32_t n, const rw_live_proc *lp,
+                    unsigned *live);
 /* The general register (encoding order) of capstone register `reg`, or -1;
  * *whole: writing it defines all 64 bits (32- and 64-bit writes do). */
 int rw_gpr_of(unsigned reg, bool *whole);
@@ -188,6 +190,8 @@ struct rw_insn {
     uint32_t trace_first;
     uint8_t ntrace;
     uint16_t trace_len;
+    uint8_t trace_form;        /* RW_TRACE_*: how its records are made (trace.c) */
+    uint8_t trace_addr, trace_index; /* ... with which registers (encoding numbers) */
     /* A `syscall` that creates a task (SYS_clone, SYS_fork or SYS_clone3, its
        number set in its own block): the number, and the child's hook after it
        (relocate.c, "Tasks a copy creates"); 0 = none. */
@@ -198,6 +202,12 @@ struct rw_insn {
        copy runs the syscall itself, with the hook, and goes on after it. */
     uint16_t task_syscall_next;
 };
+
+/* How an instruction's records are made (trace.c): with %rax and %rcx
+ * saved in a frame past the red zone; with %rcx and another register, both
+ * dead there (jrcxz); with two other registers and the flags dead there
+ * (add, jnz). */
+enum { RW_TRACE_FRAMED, RW_TRACE_BARE, RW_TRACE_BARE_FLAGS };
 
 enum {
     RW_PROBE_NONE,
@@ -272,7 +282,7 @@ typedef struct rw_code rw_code;
  * blocks start at insns[block_first[b]]); each carries its block's code
  * object (mt_code_object_of_block: the innermost loop, or the procedure). */
 void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
-                   const uint32_t *block_first);
+                   const uint32_t *block_first, const rw_live *bl, const rw_live_proc *lp);
 /* Bytes of code before `ri` that record its references. */
 size_t rw_trace_len(const rw_insn *ri);
 /* Writes that code, `vaddr` being the link-time address of out's start. */
@@ -377,6 +387,7 @@ struct rw_code {
     rw_trace_ref *trace_refs;
     size_t ntrace_refs, cap_trace_refs;
     uint32_t ntrace_sites;     /* instructions whose references are recorded */
+    uint32_t ntrace_bare;      /* ... without saving %rax and %rcx (dead there) */
     uint32_t ntrace_untraced;  /* memory operands left out (rep cmps/scas, ...) */
     uint32_t code_base;        /* added to the code objects of its records (a library's) */
     uint32_t slot_ncall_sites; /* a library's: the slot's call-site records (the

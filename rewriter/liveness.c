@@ -6,7 +6,8 @@
  * The answers must be safe, not tight.  Rules where the code alone does not
  * tell (the ABI and GCC's -fipa-ra decide):
  *  - a call to an import or through a pointer reads the argument registers
- *    and clobbers every caller-saved register (the ABI);
+ *    (and, as every call, its operand's) and clobbers every caller-saved
+ *    register (the ABI);
  *  - a call to a procedure of this file reads the argument registers and
  *    clobbers nothing: with -fipa-ra GCC keeps values in caller-saved
  *    registers across calls to local procedures that do not write them;
@@ -78,14 +79,19 @@ static unsigned flag_bits(uint64_t eflags, uint64_t of, uint64_t sf, uint64_t zf
 }
 
 /* Instructions whose very purpose is to read flags: trusted even when the
- * decoder's flag table is silent about them. */
+ * decoder's flag table is silent about them.  Capstone 4 is for the carry
+ * chains: adc, sbb, rcl, rcr, cmc, adcx and adox list their flags as
+ * written only (a tracing record's `add` before an adc broke liblzma's
+ * range coder). */
 static bool reads_flags_by_name(const char *m)
 {
     return (m[0] == 'j' && strcmp(m, "jmp") != 0 && strncmp(m, "jrcxz", 5) != 0 &&
             strncmp(m, "jecxz", 5) != 0) ||
            strncmp(m, "set", 3) == 0 || strncmp(m, "cmov", 4) == 0 ||
            strncmp(m, "fcmov", 5) == 0 || strncmp(m, "pushf", 5) == 0 ||
-           strcmp(m, "lahf") == 0 || strncmp(m, "loope", 5) == 0 || strncmp(m, "loopne", 6) == 0;
+           strcmp(m, "lahf") == 0 || strncmp(m, "loope", 5) == 0 || strncmp(m, "loopne", 6) == 0 ||
+           strncmp(m, "adc", 3) == 0 || strcmp(m, "adox") == 0 || strcmp(m, "sbb") == 0 ||
+           strcmp(m, "rcl") == 0 || strcmp(m, "rcr") == 0 || strcmp(m, "cmc") == 0;
 }
 
 static void insn_flags(const cs_insn *insn, unsigned *reads, unsigned *writes)
@@ -124,6 +130,12 @@ static void insn_gprs(csh h, const cs_insn *insn, unsigned *reads, unsigned *wri
         *reads = *changed = GPRS_ALL;
         return;
     }
+    /* What capstone 4 leaves out: xlatb reads %rbx and %al, enter %rbp
+     * and %rsp (it lists no register for either). */
+    if (insn->id == X86_INS_XLATB)
+        *reads |= GPR(RBX) | GPR(RAX);
+    else if (insn->id == X86_INS_ENTER)
+        *reads |= GPR(RBP) | GPR(RSP);
     bool whole;
     for (uint8_t k = 0; k < nrd; k++) {
         int g = rw_gpr_of(rd[k], &whole);
@@ -163,8 +175,12 @@ unsigned rw_live_insn(csh h, const mt_program *prog, const cs_insn *insn, rw_liv
         gr = GPRS_ARGS | GPR(R10);
         gw = GPR(RAX);
     } else if (insn->id == X86_INS_CALL) {
+        /* A call reads its own operand's registers (`call *(%r15,%rbx,8)`)
+         * whoever it calls: capstone's reads, kept for every call (dropped
+         * for calls outside before, which let a tracing record clobber
+         * them, and could let a loop counter live in them). */
         bool outside = calls_outside(prog, insn);
-        gr = GPRS_ARGS | GPR(R10) | (outside ? 0 : gr);
+        gr |= GPRS_ARGS | GPR(R10);
         gw = outside ? GPRS_CALLER_SAVED : 0;
         lp->calls_outside |= outside;
     } else if (insn->id == X86_INS_SYSCALL || insn->id == X86_INS_INT ||
@@ -196,6 +212,12 @@ static unsigned live_out(const mt_procedure *p, const rw_live *bl, uint32_t b, u
 {
     unsigned out = 0;
     const mt_block *blk = &p->blocks[b];
+    /* No successor: a call the analysis took for one that does not return
+     * (an error path's), ud2, hlt.  If it returns after all, what follows
+     * may read anything (python3's cold paths: rbx read after a call to a
+     * procedure taken for noreturn). */
+    if (blk->nsucc == 0)
+        return ALL_FLAGS | GPRS_ALL;
     for (uint32_t e = blk->first_succ; e < blk->first_succ + blk->nsucc; e++) {
         const mt_edge *edge = &p->edges[e];
         if (edge->kind == MT_EDGE_RETURN)
@@ -225,22 +247,26 @@ void rw_live_solve(const mt_procedure *p, rw_live *bl, const rw_live_proc *lp)
     }
 }
 
-bool rw_live_flags_dead_before(csh h, const mt_procedure *p, const rw_live *bl, uint32_t b,
-                               const rw_insn *from, const rw_insn *last, const rw_live_proc *lp)
+bool rw_live_before(csh h, const mt_program *prog, const mt_procedure *p, const rw_live *bl,
+                    uint32_t b, const rw_insn *first, uint32_t n, const rw_live_proc *lp,
+                    unsigned *live)
 {
-    unsigned live = live_out(p, bl, b, return_live(lp)) & ALL_FLAGS;
-    for (const rw_insn *ri = last; ri >= from; ri--) {
+    unsigned now = live_out(p, bl, b, return_live(lp));
+    for (uint32_t k = n; k-- > 0;) {
+        const rw_insn *ri = &first[k];
         cs_insn *insn = NULL;
         if (mt_x86_decode(h, ri->bytes, ri->len, ri->old, 1, &insn) != 1) {
             mt_x86_free(insn, 0);
             return false;
         }
-        unsigned reads, writes;
-        insn_flags(insn, &reads, &writes);
+        rw_live one = {0};
+        rw_live_proc scratch = *lp; /* its running facts are the block pass's, not ours */
+        rw_live_insn(h, prog, insn, &one, &scratch);
         mt_x86_free(insn, 1);
-        live = (live & ~writes) | reads;
+        now = (now & ~one.def) | one.use;
+        live[k] = now;
     }
-    return (live & ALL_FLAGS) == 0;
+    return true;
 }
 
 int rw_live_free_gpr(unsigned busy)

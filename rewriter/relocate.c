@@ -872,7 +872,12 @@ static bool plan_table_checks(const rw_code *c, const mt_procedure *p, rw_proc *
                                 (unsigned long long)jt->table, (unsigned long long)jt->load);
             return false;
         }
-        if (!rw_live_flags_dead_before(handle(c), p, bl, b, &rp->insns[k], &rp->insns[last], lp)) {
+        uint32_t n = last - k + 1;
+        unsigned *live = mt_xcalloc(n, sizeof *live);
+        bool flags_dead = rw_live_before(handle(c), c->prog, p, bl, b, &rp->insns[k], n, lp, live) &&
+                          !(live[0] & (RW_LIVE_FLAGS | RW_LIVE_CF));
+        free(live);
+        if (!flags_dead) {
             *why = mt_xasprintf("jump table 0x%llx: flags live where its index would be checked (0x%llx)",
                                 (unsigned long long)jt->table, (unsigned long long)jt->load);
             return false;
@@ -1025,7 +1030,7 @@ bool rw_code_add(rw_code *c, uint32_t pi, char **why)
     if (!c->timers_only && (!c->library || (c->slot_ncounters && !c->ntimed)))
         add_call_sites(c, p, &rp, block_first); /* a library's lie past the slot's counters */
     if (c->trace)
-        rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first);
+        rw_trace_plan(c, rp.insns, rp.ninsns, pi, block_first, bl, &lp);
     add_fallback_counters(c, &rp);
     free(block_first);
     free(bl);

@@ -727,6 +727,7 @@ int mt_rewrite_counts(const mt_program *prog, const char *out_path, const mt_rew
     report->ntimer_events_saving_flags = c.nevents_saving_flags;
     report->ntrampolines = (uint32_t)c.ntramps;
     report->ntrace_sites = c.ntrace_sites;
+    report->ntrace_bare = c.ntrace_bare;
     report->ntrace_refs = (uint32_t)c.ntrace_refs;
     report->ntrace_untraced = c.ntrace_untraced;
     rw_buf_free(&file);

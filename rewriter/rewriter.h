@@ -139,6 +139,7 @@ typedef struct {
     uint32_t ntimer_events_saving_flags; /* ... where flags are live */
     uint32_t ntrampolines;        /* taken-branch and jump-table edges given code */
     uint32_t ntrace_sites;        /* tracing: instructions whose references are recorded */
+    uint32_t ntrace_bare;         /* ... of which without saving registers (dead there) */
     uint32_t ntrace_refs;         /* ... references recorded per execution of them all */
     uint32_t ntrace_untraced;     /* memory operands not traced (rep cmps/scas, operands
                                      of no stated size, prefixed gathers) */

@@ -12,14 +12,25 @@
  *       mov %fs:0,%rcx; lea (%rax,%rcx),%rax    %fs operands: the ABI keeps the
  *                                  thread pointer (the fs base) at %fs:0
  *       mov %gs:INDEX,%rcx
- *       mov %rax,%gs:END(,%rcx,8); movl $CODE,..+8; movl $SIZE|KIND<<16|FLAGS<<24,..+12
+ *       mov %rax,%gs:END(,%rcx,8)
+ *       movabs $CODE|(SIZE|KIND<<16|FLAGS<<24)<<32,%rax; mov %rax,%gs:END+8(,%rcx,8)
  *       lea 2(%rcx),%rcx; mov %rcx,%gs:INDEX
  *       jrcxz 1f; jmp 2f; 1: call mt_timer_trace_flush; 2:
  *       mov (%rsp),%rcx; mov 8(%rsp),%rax      the next operand may use them
  *     pop %rcx; pop %rax; lea 128(%rsp),%rsp
  *
- * Nothing changes the flags (the flush saves them), so no liveness is
- * needed; the inserted code's own loads and stores are never traced.  The
+ * Where the rewriter's liveness finds two general registers dead before
+ * the instruction (and no loop counter in them), its records are made in
+ * those, with neither the frame nor the restores (choose_registers), and
+ * only the flush's call steps over the red zone: lea -128(%rsp),%rsp;
+ * call; lea 128(%rsp),%rsp.  The index is %rcx when it is dead (jrcxz, the
+ * flags untouched), else another where the flags are dead too (add $2 and
+ * jnz).  A loop of the inserted sequence, least of 8 runs (Xeon family 6
+ * model 85): 6.10 TSC ticks a record framed, 4.67 bare; the code and word
+ * in one 8-byte store (movabs) instead of two 4-byte ones, 6.59 -> 6.10
+ * (this core retires one store a cycle).  The framed records change no
+ * flag (the flush saves them); the inserted code's own loads and stores
+ * are never traced.  The
  * references: explicit memory operands (a read-write operand is one
  * MT_TRACE_MODIFY, Cachegrind's one write), the stack traffic of push, pop,
  * call, ret and leave, string instructions (rep movs/stos: %rsi, %rdi and
@@ -73,22 +84,25 @@ static int reg_number(x86_reg r)
     return -1;
 }
 
-/* lea OPERAND,%rax for a base/index/scale/disp operand (no %rip). */
-static void encode_lea(rw_buf *out, unsigned base, unsigned index, unsigned scale, int32_t disp)
+/* lea OPERAND,%dst for a base/index/scale/disp operand (no %rip); the
+ * same length whatever dst (a REX prefix always). */
+static void encode_lea(rw_buf *out, unsigned dst, unsigned base, unsigned index, unsigned scale,
+                       int32_t disp)
 {
-    uint8_t rex = 0x48 | (index != NO_REG && index >= 8 ? 2 : 0) | (base != NO_REG && base >= 8 ? 1 : 0);
-    unsigned ss = scale == 8 ? 3 : scale == 4 ? 2 : scale == 2 ? 1 : 0;
+    uint8_t rex = 0x48 | (dst >= 8 ? 4 : 0) | (index != NO_REG && index >= 8 ? 2 : 0) |
+                  (base != NO_REG && base >= 8 ? 1 : 0);
+    unsigned ss = scale == 8 ? 3 : scale == 4 ? 2 : scale == 2 ? 1 : 0, reg = (dst & 7) << 3;
     rw_buf_u8(out, rex);
     rw_buf_u8(out, 0x8d);
     if (base == NO_REG) { /* [index*scale + disp32] or [disp32] */
-        rw_buf_u8(out, 0x04);
+        rw_buf_u8(out, (uint8_t)(reg | 0x04));
         rw_buf_u8(out, (uint8_t)(ss << 6 | (index == NO_REG ? 4 : index & 7) << 3 | 5));
         rw_buf_u32(out, (uint32_t)disp);
         return;
     }
     unsigned mod = disp == 0 && (base & 7) != 5 ? 0 : disp >= -128 && disp <= 127 ? 1 : 2;
     bool sib = index != NO_REG || (base & 7) == 4;
-    rw_buf_u8(out, (uint8_t)(mod << 6 | (sib ? 4 : base & 7)));
+    rw_buf_u8(out, (uint8_t)(mod << 6 | reg | (sib ? 4 : base & 7)));
     if (sib)
         rw_buf_u8(out, (uint8_t)(ss << 6 | (index == NO_REG ? 4 : index & 7) << 3 | (base & 7)));
     if (mod == 1)
@@ -99,7 +113,13 @@ static void encode_lea(rw_buf *out, unsigned base, unsigned index, unsigned scal
 
 #define LEA_RIP_LEN 7 /* lea disp32(%rip),%rax */
 #define FS_LEN 13     /* mov %fs:0,%rcx; lea (%rax,%rcx),%rax */
-#define RECORD_LEN 73 /* from mov %gs:INDEX,%rcx to the two restores */
+#define RECORD_LEN 68 /* from mov %gs:INDEX,%rcx to the two restores */
+/* ... of a bare instruction's record (rw_insn's trace_form): no restores,
+ * the flush's call past the red zone (lea -128(%rsp),%rsp; call; lea
+ * 128(%rsp),%rsp: 13 bytes more); with the flags' form, `add $2` and a
+ * 2-byte jnz instead of the lea and jrcxz's 4. */
+#define BARE_RECORD_LEN (RECORD_LEN - 9 + 13)
+#define FLAGS_RECORD_LEN (BARE_RECORD_LEN - 2)
 /* Around the records: past the red zone, %rax and %rcx saved; back. */
 static const uint8_t frame_enter[] = {0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x51};
 static const uint8_t frame_leave[] = {0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
@@ -107,7 +127,7 @@ static const uint8_t frame_leave[] = {0x59, 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 
 static size_t lea_len(unsigned base, unsigned index, unsigned scale, int32_t disp)
 {
     rw_buf b = {0};
-    encode_lea(&b, base, index, scale, disp);
+    encode_lea(&b, 0, base, index, scale, disp);
     size_t n = b.len;
     rw_buf_free(&b);
     return n;
@@ -144,20 +164,26 @@ static size_t vector_ref_len(const rw_trace_ref *t)
            (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN + (2 + words) * RECORD_LEN;
 }
 
-static size_t ref_len(const rw_trace_ref *t)
+static size_t ref_len(const rw_trace_ref *t, uint8_t form)
 {
     if (vector_ref(t))
         return vector_ref_len(t);
     size_t n = t->base == RIP_REG ? LEA_RIP_LEN
                                   : lea_len(t->base, t->index, t->scale, (int32_t)t->disp);
-    return n + (t->fs ? FS_LEN : 0) + RECORD_LEN;
+    return n + (t->fs ? FS_LEN : 0) +
+           (form == RW_TRACE_FRAMED  ? RECORD_LEN
+            : form == RW_TRACE_BARE ? BARE_RECORD_LEN
+                                    : FLAGS_RECORD_LEN);
 }
 
 /* Adds reference `t` to instruction `ri` (its references are consecutive
- * in c->trace_refs). */
+ * in c->trace_refs).  A gather's or scatter's group needs the frame (its
+ * index vector goes below the saved registers). */
 static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 {
-    if (t.base == 4) /* %rsp, moved by the frame above */
+    if (vector_ref(&t)) /* a vector instruction has no other reference */
+        ri->trace_form = RW_TRACE_FRAMED, ri->trace_addr = 0, ri->trace_index = 1;
+    if (t.base == 4 && ri->trace_form == RW_TRACE_FRAMED) /* %rsp, moved by the frame */
         t.disp += RED_ZONE + SAVED;
     if (t.base != RIP_REG && (t.disp < INT32_MIN || t.disp > INT32_MAX - SCRATCH)) {
         c->ntrace_untraced++;
@@ -167,7 +193,7 @@ static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
         ri->trace_first = (uint32_t)c->ntrace_refs;
     MT_PUSH(c->trace_refs, c->ntrace_refs, c->cap_trace_refs, t);
     ri->ntrace++;
-    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t));
+    ri->trace_len = (uint16_t)(ri->trace_len + ref_len(&t, ri->trace_form));
 }
 
 /* A stack reference at %rsp + disp (before the instruction). */
@@ -436,8 +462,53 @@ static void mark_traced_blocks(const rw_code *c, uint32_t proc, bool *in)
     free(object);
 }
 
+/* The registers instruction ri's records are made with, given what is
+ * live before it (`live`: flags and general registers): two dead general
+ * registers, the index %rcx when it is dead (jrcxz, the flags untouched)
+ * or another when the flags are dead (add and jnz); else %rax and %rcx,
+ * saved in the frame.  Never %rsp, %r12 (no index), %rbp or %r13 (a base
+ * without displacement needs one: the fixed lengths).  What this rule
+ * asks of liveness.c, which the counters asked less of, found three of
+ * its gaps, now mended there: a call's operand registers, capstone 4's
+ * carry readers (adc, sbb, ...), a block without successor (python3's
+ * cold paths call procedures taken for noreturn that return). */
+static void choose_registers(rw_insn *ri, unsigned live)
+{
+    enum { RAX, RCX, RSP = 4, RBP, R12 = 12, R13 };
+    unsigned busy = (live & RW_LIVE_GPRS) | RW_LIVE_GPR(RSP) | RW_LIVE_GPR(R12) |
+                    RW_LIVE_GPR(RBP) | RW_LIVE_GPR(R13);
+    bool flags_dead = !(live & (RW_LIVE_FLAGS | RW_LIVE_CF));
+    int index = !(busy & RW_LIVE_GPR(RCX)) ? RCX : flags_dead ? rw_live_free_gpr(busy) : -1;
+    int addr = index < 0 ? -1 : rw_live_free_gpr(busy | RW_LIVE_GPR(index));
+    if (addr < 0) {
+        ri->trace_form = RW_TRACE_FRAMED, ri->trace_addr = RAX, ri->trace_index = RCX;
+        return;
+    }
+    ri->trace_form = index == RCX ? RW_TRACE_BARE : RW_TRACE_BARE_FLAGS;
+    ri->trace_addr = (uint8_t)addr;
+    ri->trace_index = (uint8_t)index;
+}
+
+/* Chooses the registers of the instructions of block b (insns [first,
+ * first + n)) from what the rewriter's liveness finds live before each,
+ * a loop counter's register (relocate.c's loop registers) counted live
+ * throughout its block.  Safe, not tight: a block that cannot be decoded
+ * keeps every record framed. */
+static void plan_registers(const rw_code *c, csh h, const mt_procedure *p, uint32_t b,
+                           rw_insn *first, uint32_t n, const rw_live *bl, const rw_live_proc *lp)
+{
+    unsigned *live = mt_xcalloc(n + 1, sizeof *live);
+    if (!rw_live_before(h, c->prog, p, bl, b, first, n, lp, live))
+        for (uint32_t k = 0; k < n; k++)
+            live[k] = ~0u;
+    unsigned held = first->probe == RW_PROBE_LOOP_REGISTER ? RW_LIVE_GPR(first->loop_reg) : 0;
+    for (uint32_t k = 0; k < n; k++)
+        choose_registers(&first[k], live[k] | held);
+    free(live);
+}
+
 void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
-                   const uint32_t *block_first)
+                   const uint32_t *block_first, const rw_live *bl, const rw_live_proc *lp)
 {
     csh h = (csh)(uintptr_t)c->cs;
     cs_insn *insn = cs_malloc(h);
@@ -450,6 +521,7 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
             continue;
         uint32_t code = c->code_base + mt_code_object_of_block(c->prog, proc, b, loops);
         uint32_t end = b + 1 < p->nblocks ? block_first[b + 1] : ninsns;
+        plan_registers(c, h, p, b, &insns[block_first[b]], end - block_first[b], bl, lp);
         for (uint32_t k = block_first[b]; k < end; k++) {
             rw_insn *ri = &insns[k];
             const uint8_t *bytes = ri->bytes;
@@ -459,47 +531,83 @@ void rw_trace_plan(rw_code *c, rw_insn *insns, uint32_t ninsns, uint32_t proc,
                 continue; /* decoded once already: cannot happen */
             plan_insn(c, ri, insn, code);
             c->ntrace_sites += ri->ntrace > 0;
+            c->ntrace_bare += ri->ntrace > 0 && ri->trace_form != RW_TRACE_FRAMED;
         }
     }
     free(traced);
     cs_free(insn, 1);
 }
 
-size_t rw_trace_len(const rw_insn *ri) { return ri->ntrace ? sizeof frame_enter + sizeof frame_leave + ri->trace_len : 0; }
+size_t rw_trace_len(const rw_insn *ri)
+{
+    if (!ri->ntrace)
+        return 0;
+    bool framed = ri->trace_form == RW_TRACE_FRAMED;
+    return (framed ? sizeof frame_enter + sizeof frame_leave : 0) + ri->trace_len;
+}
 
-static void emit_gs(rw_buf *out, const uint8_t *op, size_t n, uint32_t disp)
+/* The registers an instruction's records are made with (rw_insn's
+ * trace_form, trace_addr, trace_index). */
+typedef struct {
+    uint8_t form, addr, index;
+} record_regs;
+
+static const record_regs framed_regs = {RW_TRACE_FRAMED, 0, 1}; /* %rax, %rcx */
+
+/* A 64-bit move between register `reg` and %gs:disp32, or
+ * %gs:disp32(,%index,8) (index NO_REG: none): `op` 8b loads, 89 stores;
+ * 9 bytes whatever the registers. */
+static void emit_gs_mov(rw_buf *out, uint8_t op, unsigned reg, unsigned index, uint32_t disp)
 {
     rw_buf_u8(out, 0x65);
-    rw_buf_put(out, op, n);
+    rw_buf_u8(out, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0) | (index != NO_REG && index >= 8 ? 2 : 0)));
+    rw_buf_u8(out, op);
+    rw_buf_u8(out, (uint8_t)((reg & 7) << 3 | 4));
+    rw_buf_u8(out, (uint8_t)(index == NO_REG ? 0x25 : 0xc0 | (index & 7) << 3 | 5));
     rw_buf_u32(out, disp);
 }
 
-/* The record of a reference whose address (or value) is in %rax: `word` is
- * its size | kind << 16; `vaddr` is the link-time address of out's start. */
+/* The record of a reference whose address (or value) is in the address
+ * register: `word` is its size | kind << 16; `vaddr` is the link-time
+ * address of out's start. */
 static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t word,
-                        uint64_t vaddr, mt_error *err)
+                        record_regs r, uint64_t vaddr, mt_error *err)
 {
     uint64_t area = c->library ? MT_SLOT_TRACE_OFFSET(c->slot_ncounters, 0, c->slot_ncall_sites)
                                : MT_SLOT_TRACE_OFFSET(c->ncounters, c->ntimed, c->ncall_sites);
     uint32_t index = (uint32_t)(area + MT_TRACE_INDEX);
     uint32_t end = (uint32_t)(area + MT_TRACE_AREA_SIZE(MT_TRACE_RECORDS));
-    static const uint8_t load_index[] = {0x48, 0x8b, 0x0c, 0x25};     /* mov %gs:d,%rcx */
-    static const uint8_t store_addr[] = {0x48, 0x89, 0x04, 0xcd};     /* mov %rax,%gs:d(,%rcx,8) */
-    static const uint8_t store_imm[] = {0xc7, 0x04, 0xcd};            /* movl $i,%gs:d(,%rcx,8) */
-    static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};           /* lea 2(%rcx),%rcx */
-    static const uint8_t store_index[] = {0x48, 0x89, 0x0c, 0x25};    /* mov %rcx,%gs:d */
-    static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};     /* jrcxz 1f; jmp 2f */
-    static const uint8_t restore[] = {0x48, 0x8b, 0x0c, 0x24,         /* mov (%rsp),%rcx */
-                                      0x48, 0x8b, 0x44, 0x24, 0x08};  /* mov 8(%rsp),%rax */
-    emit_gs(out, load_index, sizeof load_index, index);
-    emit_gs(out, store_addr, sizeof store_addr, end);
-    emit_gs(out, store_imm, sizeof store_imm, end + 8);
+    static const uint8_t skip_flush[] = {0xe3, 0x02, 0xeb, 0x05};      /* jrcxz 1f; jmp 2f */
+    static const uint8_t skip_bare_flush[] = {0xe3, 0x02, 0xeb, 0x12}; /* ... over 18 bytes */
+    static const uint8_t restore[] = {0x48, 0x8b, 0x0c, 0x24,          /* mov (%rsp),%rcx */
+                                      0x48, 0x8b, 0x44, 0x24, 0x08};   /* mov 8(%rsp),%rax */
+    static const uint8_t below_red_zone[] = {0x48, 0x8d, 0x64, 0x24, 0x80}; /* lea -128(%rsp),%rsp */
+    static const uint8_t above_red_zone[] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0}; /* lea 128(%rsp),%rsp */
+    unsigned a = r.addr, i = r.index;
+    emit_gs_mov(out, 0x8b, i, NO_REG, index);
+    emit_gs_mov(out, 0x89, a, i, end);
+    rw_buf_u8(out, (uint8_t)(0x48 | (a >= 8))); /* movabs: code and word in one store */
+    rw_buf_u8(out, (uint8_t)(0xb8 | (a & 7)));
     rw_buf_u32(out, code);
-    emit_gs(out, store_imm, sizeof store_imm, end + 12);
     rw_buf_u32(out, word);
-    rw_buf_put(out, step, sizeof step);
-    emit_gs(out, store_index, sizeof store_index, index);
-    rw_buf_put(out, skip_flush, sizeof skip_flush);
+    emit_gs_mov(out, 0x89, a, i, end + 8);
+    if (r.form == RW_TRACE_BARE_FLAGS) { /* add $2,%index; jnz 2f */
+        uint8_t step[] = {(uint8_t)(0x48 | (i >= 8)), 0x83, (uint8_t)(0xc0 | (i & 7)), 2};
+        rw_buf_put(out, step, sizeof step);
+        emit_gs_mov(out, 0x89, i, NO_REG, index);
+        uint8_t skip[] = {0x75, 0x12};
+        rw_buf_put(out, skip, sizeof skip);
+    } else { /* lea 2(%rcx),%rcx; jrcxz 1f; jmp 2f */
+        static const uint8_t step[] = {0x48, 0x8d, 0x49, 0x02};
+        rw_buf_put(out, step, sizeof step);
+        emit_gs_mov(out, 0x89, i, NO_REG, index);
+        if (r.form == RW_TRACE_FRAMED)
+            rw_buf_put(out, skip_flush, sizeof skip_flush);
+        else
+            rw_buf_put(out, skip_bare_flush, sizeof skip_bare_flush);
+    }
+    if (r.form != RW_TRACE_FRAMED) /* the call's return address must miss the red zone */
+        rw_buf_put(out, below_red_zone, sizeof below_red_zone);
     int64_t d = (int64_t)(c->timer_entry[MT_RT_TIMER_TRACE_FLUSH] - (vaddr + out->len + 5));
     if (d < INT32_MIN || d > INT32_MAX) {
         mt_error_set(err, "%s: the trace flush is out of rel32 range", c->in->path);
@@ -507,7 +615,10 @@ static bool emit_record(const rw_code *c, rw_buf *out, uint32_t code, uint32_t w
     }
     rw_buf_u8(out, 0xe8);
     rw_buf_u32(out, (uint32_t)(int32_t)d);
-    rw_buf_put(out, restore, sizeof restore);
+    if (r.form != RW_TRACE_FRAMED)
+        rw_buf_put(out, above_red_zone, sizeof above_red_zone);
+    else
+        rw_buf_put(out, restore, sizeof restore);
     return true;
 }
 
@@ -559,17 +670,20 @@ static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t
     const rw_vsib *v = &t->vsib;
     rw_buf_put(out, scratch_enter, sizeof scratch_enter);
     emit_vector_store(out, v);
-    encode_lea(out, t->base, NO_REG, 1, vector_disp(t));
-    if (!emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err))
+    encode_lea(out, 0, t->base, NO_REG, 1, vector_disp(t));
+    if (!emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), framed_regs, vaddr,
+                     err))
         return false;
     emit_mask(out, v);
     unsigned shape = v->elements | v->index_width << 8 | t->scale << 12;
-    if (!emit_record(c, out, t->code, record_word(shape, MT_TRACE_VECTOR_MASK, 0), vaddr, err))
+    if (!emit_record(c, out, t->code, record_word(shape, MT_TRACE_VECTOR_MASK, 0), framed_regs,
+                     vaddr, err))
         return false;
     for (unsigned q = 0; q < index_words(v); q++) {
         uint8_t load[] = {0x48, 0x8b, 0x44, 0x24, (uint8_t)(8 * q)}; /* mov 8q(%rsp),%rax */
         rw_buf_put(out, load, sizeof load);
-        if (!emit_record(c, out, t->code, record_word(8, MT_TRACE_VECTOR_INDEX, 0), vaddr, err))
+        if (!emit_record(c, out, t->code, record_word(8, MT_TRACE_VECTOR_INDEX, 0), framed_regs,
+                         vaddr, err))
             return false;
     }
     rw_buf_put(out, scratch_leave, sizeof scratch_leave);
@@ -577,11 +691,12 @@ static bool emit_vector_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t
 }
 
 /* One record of reference `t`; `vaddr` is the link-time address of out's start. */
-static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint64_t vaddr,
-                     mt_error *err)
+static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, record_regs r,
+                     uint64_t vaddr, mt_error *err)
 {
     if (vector_ref(t))
         return emit_vector_ref(c, out, t, vaddr, err);
+    unsigned a = r.addr, i = r.index;
     if (t->base == RIP_REG) {
         int64_t d = (int64_t)((uint64_t)t->disp - (vaddr + out->len + LEA_RIP_LEN));
         if (d < INT32_MIN || d > INT32_MAX) {
@@ -589,18 +704,20 @@ static bool emit_ref(const rw_code *c, rw_buf *out, const rw_trace_ref *t, uint6
                          (unsigned long long)t->disp);
             return false;
         }
-        static const uint8_t lea_rip[] = {0x48, 0x8d, 0x05};
+        uint8_t lea_rip[] = {(uint8_t)(0x48 | (a >= 8 ? 4 : 0)), 0x8d, (uint8_t)((a & 7) << 3 | 5)};
         rw_buf_put(out, lea_rip, sizeof lea_rip);
         rw_buf_u32(out, (uint32_t)(int32_t)d);
     } else {
-        encode_lea(out, t->base, t->index, t->scale, (int32_t)t->disp);
+        encode_lea(out, a, t->base, t->index, t->scale, (int32_t)t->disp);
     }
-    if (t->fs) {
-        static const uint8_t fs_base[] = {0x64, 0x48, 0x8b, 0x0c, 0x25, 0, 0, 0, 0, /* mov %fs:0,%rcx */
-                                          0x48, 0x8d, 0x04, 0x08}; /* lea (%rax,%rcx),%rax */
+    if (t->fs) { /* mov %fs:0,%index; lea (%addr,%index),%addr */
+        uint8_t fs_base[] = {0x64, (uint8_t)(0x48 | (i >= 8 ? 4 : 0)), 0x8b,
+                             (uint8_t)((i & 7) << 3 | 4), 0x25, 0, 0, 0, 0,
+                             (uint8_t)(0x48 | (a >= 8 ? 5 : 0) | (i >= 8 ? 2 : 0)), 0x8d,
+                             (uint8_t)((a & 7) << 3 | 4), (uint8_t)((i & 7) << 3 | (a & 7))};
         rw_buf_put(out, fs_base, sizeof fs_base);
     }
-    return emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), vaddr, err);
+    return emit_record(c, out, t->code, record_word(t->size, t->kind, t->flags), r, vaddr, err);
 }
 
 bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *out,
@@ -608,10 +725,13 @@ bool rw_trace_emit(const rw_code *c, const rw_insn *ri, uint64_t vaddr, rw_buf *
 {
     if (!ri->ntrace)
         return true;
-    rw_buf_put(out, frame_enter, sizeof frame_enter);
+    record_regs r = {ri->trace_form, ri->trace_addr, ri->trace_index};
+    if (r.form == RW_TRACE_FRAMED)
+        rw_buf_put(out, frame_enter, sizeof frame_enter);
     for (uint32_t k = 0; k < ri->ntrace; k++)
-        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], vaddr, err))
+        if (!emit_ref(c, out, &c->trace_refs[ri->trace_first + k], r, vaddr, err))
             return false;
-    rw_buf_put(out, frame_leave, sizeof frame_leave);
+    if (r.form == RW_TRACE_FRAMED)
+        rw_buf_put(out, frame_leave, sizeof frame_leave);
     return true;
 }

@@ -87,7 +87,7 @@ uint64_t mt_tool_identity(void)
     X(nprocs_candidates) X(nprocs_instrumented) X(nblocks_candidates) X(nblocks_instrumented) \
     X(nprobes_saving_flags) X(nloop_registers) X(nderived) X(nwrapped_calls) X(ntask_hooks) X(ncall_sites) \
     X(code_bytes) X(nfdes) X(ntimed) X(ntimer_events) X(ntimer_events_saving_flags)           \
-    X(ntrampolines) X(ntable_checks) X(ntrace_sites) X(ntrace_refs) X(ntrace_untraced)
+    X(ntrampolines) X(ntable_checks) X(ntrace_sites) X(ntrace_bare) X(ntrace_refs) X(ntrace_untraced)
 
 static void one_line(char *s)
 {

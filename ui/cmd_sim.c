@@ -1280,10 +1280,12 @@ static void say_coverage(const mt_trace_result *r)
 {
     const mt_rewrite_report *w = &r->ins.rewrite;
     fprintf(stderr,
-            "mtool: traced %u of %u procedures: %u instructions, %u references each time "
-            "they run; %llu records (%llu frames sent while it ran, %llu records after the "
-            "program ended); %llu frames through the trace rings\n",
-            w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_refs,
+            "mtool: traced %u of %u procedures: %u instructions (%u without saving "
+            "registers), %u references each time they run; %llu records (%llu frames sent "
+            "while it ran, %llu records after the program ended); %llu frames through the "
+            "trace rings\n",
+            w->nprocs_instrumented, w->nprocs_candidates, w->ntrace_sites, w->ntrace_bare,
+            w->ntrace_refs,
             (unsigned long long)r->counts.records, (unsigned long long)r->frames,
             (unsigned long long)r->leftover, (unsigned long long)r->ring_frames);
     for (size_t i = 0; i < r->libs.nlibs; i++) {

@@ -472,14 +472,12 @@ static inline void batch_miss(void *ctx, uint64_t addr, uint32_t size, mt_sim_ki
  * best of 3 interleaved, 3.39 -> 2.75 s (docs/SIMULATOR.md). */
 #define FILTER_CHUNK 512
 
-/* Whether the filter's rule holds: D1 the top level of reads and writes,
- * its sets a power of two, write-allocate, and the levels nested
- * (line_chain can take D1's misses). */
+/* Whether the filter's rule holds where a batch can be made
+ * (sim_fast_top_of): D1 write-allocate and the levels nested (line_chain
+ * can take D1's misses). */
 static bool filter_takes(const sim_fast *f)
 {
-    const fast_level *D = f->chain;
-    return D && D == &f->lv[f->top[MT_SIM_READ]] && f->top[MT_SIM_WRITE] == f->top[MT_SIM_READ] &&
-           D->sets_pow2 && D->write_allocate;
+    return f->chain == &f->lv[f->top[MT_SIM_READ]] && f->chain->write_allocate;
 }
 
 /* A code object's references so far in a chunk: its run [from, to) of
@@ -617,11 +615,11 @@ static uint32_t filter_records(sim_fast *f, const mt_trace_record *r, uint32_t n
 uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
                           mt_trace_feed_counts *counts)
 {
-    if (filter_takes(f))
-        return filter_records(f, r, n, counts);
     sim_fast_top top;
     if (!sim_fast_top_of(f, &top))
         return 0;
+    if (filter_takes(f))
+        return filter_records(f, r, n, counts);
     return sim_batch_records(f, f, top, r, n, counts, row_of, batch_hit, batch_miss);
 }
 

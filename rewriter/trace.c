@@ -164,6 +164,24 @@ static size_t vector_ref_len(const rw_trace_ref *t)
            (v->mask_form == RW_MASK_K ? 4 : 5) + words * INDEX_LOAD_LEN + (2 + words) * RECORD_LEN;
 }
 
+/* General registers by encoding number. */
+enum { RAX, RCX, RSP = 4, RBP, RSI, RDI, R12 = 12, R13 };
+
+/* The registers an instruction's records are made with (rw_insn's
+ * trace_form, trace_addr, trace_index). */
+typedef struct {
+    uint8_t form, addr, index;
+} record_regs;
+
+static const record_regs framed_regs = {RW_TRACE_FRAMED, RAX, RCX};
+
+static void set_record_regs(rw_insn *ri, record_regs r)
+{
+    ri->trace_form = r.form;
+    ri->trace_addr = r.addr;
+    ri->trace_index = r.index;
+}
+
 static size_t ref_len(const rw_trace_ref *t, uint8_t form)
 {
     if (vector_ref(t))
@@ -182,8 +200,8 @@ static size_t ref_len(const rw_trace_ref *t, uint8_t form)
 static void add_ref(rw_code *c, rw_insn *ri, rw_trace_ref t)
 {
     if (vector_ref(&t)) /* a vector instruction has no other reference */
-        ri->trace_form = RW_TRACE_FRAMED, ri->trace_addr = 0, ri->trace_index = 1;
-    if (t.base == 4 && ri->trace_form == RW_TRACE_FRAMED) /* %rsp, moved by the frame */
+        set_record_regs(ri, framed_regs);
+    if (t.base == RSP && ri->trace_form == RW_TRACE_FRAMED) /* moved by the frame */
         t.disp += RED_ZONE + SAVED;
     if (t.base != RIP_REG && (t.disp < INT32_MIN || t.disp > INT32_MAX - SCRATCH)) {
         c->ntrace_untraced++;
@@ -208,8 +226,6 @@ static rw_trace_ref reg_ref(uint32_t code, unsigned reg, uint16_t size, uint8_t 
     return (rw_trace_ref){.kind = kind, .size = size, .code = code, .base = (uint8_t)reg,
                           .index = NO_REG, .scale = 1};
 }
-
-enum { RSI = 6, RDI = 7, RCX = 1, RBP = 5 };
 
 /* String instructions (a4-a7, aa-af; a8 and a9 are `test $imm, %al/%eax`,
  * which touch no memory: taken for stos, they put a store to (%rdi) in the
@@ -474,19 +490,16 @@ static void mark_traced_blocks(const rw_code *c, uint32_t proc, bool *in)
  * cold paths call procedures taken for noreturn that return). */
 static void choose_registers(rw_insn *ri, unsigned live)
 {
-    enum { RAX, RCX, RSP = 4, RBP, R12 = 12, R13 };
     unsigned busy = (live & RW_LIVE_GPRS) | RW_LIVE_GPR(RSP) | RW_LIVE_GPR(R12) |
                     RW_LIVE_GPR(RBP) | RW_LIVE_GPR(R13);
     bool flags_dead = !(live & (RW_LIVE_FLAGS | RW_LIVE_CF));
     int index = !(busy & RW_LIVE_GPR(RCX)) ? RCX : flags_dead ? rw_live_free_gpr(busy) : -1;
     int addr = index < 0 ? -1 : rw_live_free_gpr(busy | RW_LIVE_GPR(index));
-    if (addr < 0) {
-        ri->trace_form = RW_TRACE_FRAMED, ri->trace_addr = RAX, ri->trace_index = RCX;
-        return;
-    }
-    ri->trace_form = index == RCX ? RW_TRACE_BARE : RW_TRACE_BARE_FLAGS;
-    ri->trace_addr = (uint8_t)addr;
-    ri->trace_index = (uint8_t)index;
+    if (addr < 0)
+        set_record_regs(ri, framed_regs);
+    else
+        set_record_regs(ri, (record_regs){index == RCX ? RW_TRACE_BARE : RW_TRACE_BARE_FLAGS,
+                                          (uint8_t)addr, (uint8_t)index});
 }
 
 /* Chooses the registers of the instructions of block b (insns [first,
@@ -545,14 +558,6 @@ size_t rw_trace_len(const rw_insn *ri)
     bool framed = ri->trace_form == RW_TRACE_FRAMED;
     return (framed ? sizeof frame_enter + sizeof frame_leave : 0) + ri->trace_len;
 }
-
-/* The registers an instruction's records are made with (rw_insn's
- * trace_form, trace_addr, trace_index). */
-typedef struct {
-    uint8_t form, addr, index;
-} record_regs;
-
-static const record_regs framed_regs = {RW_TRACE_FRAMED, 0, 1}; /* %rax, %rcx */
 
 /* A 64-bit move between register `reg` and %gs:disp32, or
  * %gs:disp32(,%index,8) (index NO_REG: none): `op` 8b loads, 89 stores;

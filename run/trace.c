@@ -2,10 +2,10 @@
  * runs with one end of a SOCK_SEQPACKET socket ($MTOOL_TRACE_FD); each
  * message names one thread's frame of records in that thread's trace ring
  * (its profile file, which mtool maps: timer/timer.h), or carries the
- * records itself; a thread of mtool receives the frames, another merges
- * them with the other threads' by their TSC stamps (sim/trace.c's merge)
- * and feeds them to the simulator while the program runs, so the
- * simulation takes the other core, then releases the ring's room.  When
+ * records itself; a thread of mtool receives the frames, merges them with
+ * the other threads' by their TSC stamps (sim/trace.c's merge) and feeds
+ * them to the simulator while the program runs, so the simulation takes
+ * the other core, then releases the ring's room.  When
  * the program has ended, the records each thread made after its last
  * frame, still in its profile slot, are merged too: the trace survives
  * exit, _exit, a fatal signal or SIGKILL.
@@ -39,23 +39,13 @@
  * MiB) of them. */
 #define MERGE_WINDOW (1u << 20)
 
-/* Frames received and not yet merged: the receiver runs ahead of the
- * simulator by up to this many (128 KiB each at most). */
-#define QUEUED_FRAMES 32u
-/* The receiving thread, when the simulating one is behind, waits until it
- * has this many frames left before it takes the messages waiting for it
- * (queue_wait_low). */
-#define QUEUE_LOW 1u
-
-/* A frame received: its records malloc'd (ring NULL), or in a trace ring
- * to release up to `end` once merged. */
+/* A frame in a trace ring: its records, where they lie, and the ring to
+ * release up to `end` once they are merged. */
 typedef struct {
-    int32_t tid;
-    uint32_t n;
     mt_trace_record *records;
     mt_trace_ring *ring;
     uint64_t end;
-} queued_frame;
+} ring_records;
 
 /* A trace ring mapped: the one at byte `at` of the profile file `path`. */
 typedef struct {
@@ -64,24 +54,13 @@ typedef struct {
     mt_trace_ring *ring;
 } ring_map;
 
-/* The frames between the receiving thread and the simulating one: a ring
- * of QUEUED_FRAMES, `closed` once the socket's last sender has gone. */
-typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t not_empty, not_full;
-    queued_frame ring[QUEUED_FRAMES];
-    uint32_t head, count;
-    bool closed;
-} frame_queue;
-
 typedef struct {
     int fd;
     const char *profiles;      /* the run's profile directory */
     mt_trace_feed *feed;
     mt_trace_merge *merge;
     mt_stall_streams *streams; /* NULL: not tracked */
-    frame_queue queue;
-    ring_map *rings;           /* the receiving thread's */
+    ring_map *rings;
     size_t nrings, cap_rings;
     uint64_t frames, ring_frames, damaged_frames;
     uint64_t leftover;         /* records read from the profiles after the program */
@@ -95,67 +74,6 @@ static void consume_records(void *ctx, int32_t tid, const mt_trace_record *recor
     mt_trace_feed_records(c->feed, tid, records, n);
     if (c->streams)
         mt_stall_streams_add(c->streams, records, n);
-}
-
-static void queue_init(frame_queue *q)
-{
-    memset(q, 0, sizeof *q);
-    pthread_mutex_init(&q->lock, NULL);
-    pthread_cond_init(&q->not_empty, NULL);
-    pthread_cond_init(&q->not_full, NULL);
-}
-
-static void queue_destroy(frame_queue *q)
-{
-    pthread_mutex_destroy(&q->lock);
-    pthread_cond_destroy(&q->not_empty);
-    pthread_cond_destroy(&q->not_full);
-}
-
-static void queue_push(frame_queue *q, queued_frame f)
-{
-    pthread_mutex_lock(&q->lock);
-    while (q->count == QUEUED_FRAMES)
-        pthread_cond_wait(&q->not_full, &q->lock);
-    q->ring[(q->head + q->count++) % QUEUED_FRAMES] = f;
-    pthread_cond_signal(&q->not_empty);
-    pthread_mutex_unlock(&q->lock);
-}
-
-/* Waits while the simulating thread has more than QUEUE_LOW frames to
- * take: the receiving thread, then, takes the messages that came meanwhile
- * in one go, instead of being woken by each. */
-static void queue_wait_low(frame_queue *q)
-{
-    pthread_mutex_lock(&q->lock);
-    while (q->count > QUEUE_LOW)
-        pthread_cond_wait(&q->not_full, &q->lock);
-    pthread_mutex_unlock(&q->lock);
-}
-
-static void queue_close(frame_queue *q)
-{
-    pthread_mutex_lock(&q->lock);
-    q->closed = true;
-    pthread_cond_signal(&q->not_empty);
-    pthread_mutex_unlock(&q->lock);
-}
-
-/* The next frame, false once the queue is closed and empty. */
-static bool queue_pop(frame_queue *q, queued_frame *f)
-{
-    pthread_mutex_lock(&q->lock);
-    while (!q->count && !q->closed)
-        pthread_cond_wait(&q->not_empty, &q->lock);
-    bool got = q->count > 0;
-    if (got) {
-        *f = q->ring[q->head];
-        q->head = (q->head + 1) % QUEUED_FRAMES;
-        if (--q->count == QUEUE_LOW)
-            pthread_cond_signal(&q->not_full);
-    }
-    pthread_mutex_unlock(&q->lock);
-    return got;
 }
 
 /* Whether `path` names a file of the run's profile directory: the only
@@ -210,10 +128,10 @@ static void ring_release(mt_trace_ring *g, uint64_t end)
         syscall(SYS_futex, &g->released, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-/* A message naming a frame in a ring (its `len` bytes: the frame header
- * in f, the rest in body) as a queued frame: false when damaged. */
+/* Where the frame a message names in a ring lies (its `len` bytes: the
+ * frame header in f, the rest in body): false when damaged. */
 static bool ring_frame(consumer *c, const mt_trace_frame *f, const uint8_t *body, size_t len,
-                       queued_frame *q)
+                       ring_records *q)
 {
     const size_t head = sizeof(mt_trace_ring_frame) - sizeof *f; /* `at` and `ring` */
     if (len <= sizeof *f + head || body[len - sizeof *f - 1] != '\0')
@@ -226,25 +144,29 @@ static bool ring_frame(consumer *c, const mt_trace_frame *f, const uint8_t *body
     mt_trace_ring *g = ring_of(c, (const char *)body + head, ring);
     if (!g)
         return false;
-    *q = (queued_frame){f->tid, f->nrecords,
-                        (mt_trace_record *)((uint8_t *)g + MT_TRACE_RING_DATA +
-                                            at % MT_TRACE_RING_BYTES), g,
-                        at + bytes};
+    *q = (ring_records){
+        (mt_trace_record *)((uint8_t *)g + MT_TRACE_RING_DATA + at % MT_TRACE_RING_BYTES), g,
+        at + bytes};
     return true;
 }
 
-/* Reads frames until every sender has closed its end, and queues them for
- * the simulating thread (simulate, below).  Receiving is a thread of its
- * own so that taking the frames is not the simulator's time: the
- * simulator is the slower side, and the program's core, which waits for
- * it, has time to spare.  A frame in a ring (timer.h) is queued where it
- * lies; a frame in its message is received into a block the merge takes as
- * it is, not into one buffer it would copy them from: callgrind, `mtool
- * sim --misses-only --cachegrind -- phases-gcc-O2 400` (5.06 M records),
- * memcpy 83.2 -> 0.1 million instructions (its `rep movsb` counts a byte an
- * instruction: the gain in time is a 64 KiB copy a frame, not 16
- * instructions a record). */
-static void *receive(void *arg)
+/* Reads frames until every sender has closed its end, merges and
+ * simulates them.  One thread receives and simulates: a frame in a ring
+ * (timer.h) is lent to the merge where it lies, and released once merged;
+ * a frame in its message is received into a block the merge takes as it
+ * is, not into one buffer it would copy them from (callgrind, `mtool sim
+ * --misses-only --cachegrind -- phases-gcc-O2 400`, 5.06 M records: memcpy
+ * 83.2 -> 0.1 million instructions).  Why not a thread receiving and
+ * another simulating, as before 28 November: with the records in rings
+ * the messages are small, and the queue between the two threads cost a
+ * mutex and condition variables a frame, a context switch and a wake of
+ * the other vCPU whenever either waited.  `gzip -9` on 2 MB, `mtool sim
+ * --misses-only --cachegrind` (Xeon family 6 model 85, 2-vCPU guest,
+ * load about 1), 4 rounds interleaved with Cachegrind: 3.74-4.58 s ->
+ * 3.12-3.56 s wall (Cachegrind 7.25-10.42 s), involuntary context
+ * switches 3700-12000 -> 60-150 a run, futex calls 26,000-64,000 ->
+ * 1,800-2,800 (perf stat). */
+static void *consume_frames(void *arg)
 {
     consumer *c = arg;
     mt_trace_frame f;
@@ -254,21 +176,18 @@ static void *receive(void *arg)
             records = mt_xmalloc(MT_TRACE_RECORDS * sizeof *records);
         struct iovec iov[2] = {{&f, sizeof f}, {records, MT_TRACE_RECORDS * sizeof *records}};
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
-        ssize_t n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            queue_wait_low(&c->queue);
-            n = recvmsg(c->fd, &msg, 0);
-        }
+        ssize_t n = recvmsg(c->fd, &msg, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        queued_frame q;
+        ring_records q;
         if ((size_t)n >= sizeof f && f.magic == MT_TRACE_RING_MAGIC &&
             f.nrecords <= MT_TRACE_RECORDS && ring_frame(c, &f, (uint8_t *)records, (size_t)n, &q)) {
             c->frames++;
             c->ring_frames++;
-            queue_push(&c->queue, q);
+            mt_trace_merge_lend(c->merge, f.tid, q.records, f.nrecords);
+            ring_release(q.ring, q.end);
             continue;
         }
         if ((size_t)n < sizeof f || f.magic != MT_TRACE_FRAME_MAGIC ||
@@ -280,28 +199,10 @@ static void *receive(void *arg)
         if (f.nrecords <= MT_TRACE_SHARED_RECORDS) /* a thread's among several: the
                                                       window holds a thousand */
             records = mt_xrealloc(records, f.nrecords * sizeof *records);
-        queue_push(&c->queue, (queued_frame){f.tid, f.nrecords, records, NULL, 0});
+        mt_trace_merge_take(c->merge, f.tid, records, f.nrecords);
         records = NULL;
     }
     free(records);
-    queue_close(&c->queue);
-    return NULL;
-}
-
-/* Merges and simulates the frames `receive` queues, until it has closed
- * the queue. */
-static void *simulate(void *arg)
-{
-    consumer *c = arg;
-    queued_frame f;
-    while (queue_pop(&c->queue, &f)) {
-        if (!f.ring) {
-            mt_trace_merge_take(c->merge, f.tid, f.records, f.n);
-            continue;
-        }
-        mt_trace_merge_lend(c->merge, f.tid, f.records, f.n);
-        ring_release(f.ring, f.end);
-    }
     return NULL;
 }
 
@@ -347,16 +248,10 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     setenv("MTOOL_TRACE_FD", fd, 1);
     c->fd = sv[0];
     c->profiles = profiles;
-    queue_init(&c->queue);
-    pthread_t receiver, simulator;
-    int rc = pthread_create(&simulator, NULL, simulate, c);
-    if (rc == 0 && (rc = pthread_create(&receiver, NULL, receive, c)) != 0) {
-        queue_close(&c->queue);
-        pthread_join(simulator, NULL);
-    }
+    pthread_t consumer_thread;
+    int rc = pthread_create(&consumer_thread, NULL, consume_frames, c);
     if (rc != 0) {
         mt_error_set(err, "cannot start the trace reader: %s", strerror(rc));
-        queue_destroy(&c->queue);
         close(sv[0]);
         close(sv[1]);
         unsetenv("MTOOL_TRACE_FD");
@@ -365,9 +260,7 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     rc = mt_run_program_env(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
-    pthread_join(receiver, NULL);
-    pthread_join(simulator, NULL);
-    queue_destroy(&c->queue);
+    pthread_join(consumer_thread, NULL);
     unmap_rings(c);
     close(sv[0]);
     r->frames = c->frames;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,10 +291,11 @@ int mt_run_program(const char *exe, char **argv, const char *profile_dir, mt_run
     return mt_run_program_env(exe, argv, profile_dir, NULL, r, err);
 }
 
-int mt_run_program_env(const char *exe, char **argv, const char *profile_dir, char *const *env,
-                       mt_run_result *r, mt_error *err)
+/* Runs exe; the core clock measured before and after when `clocked`. */
+static int run_program(const char *exe, char **argv, const char *profile_dir, char *const *env,
+                       bool clocked, mt_run_result *r, mt_error *err)
 {
-    double ratio0 = mt_measure_tsc_per_cycle(400); /* 10 ms: a sustained clock */
+    double ratio0 = clocked ? mt_measure_tsc_per_cycle(400) : NAN; /* 10 ms: a sustained clock */
     double t0 = mt_now_seconds();
     pid_t pid = fork();
     if (pid < 0) {
@@ -318,11 +320,23 @@ int mt_run_program_env(const char *exe, char **argv, const char *profile_dir, ch
     signal(SIGINT, old_int);
     signal(SIGQUIT, old_quit);
     r->wall = mt_now_seconds() - t0;
-    r->tsc_per_cycle = (ratio0 + mt_measure_tsc_per_cycle(400)) / 2;
+    r->tsc_per_cycle = clocked ? (ratio0 + mt_measure_tsc_per_cycle(400)) / 2 : NAN;
     r->user = tv_seconds(ru.ru_utime);
     r->sys = tv_seconds(ru.ru_stime);
     r->status = status;
     return 0;
+}
+
+int mt_run_program_env(const char *exe, char **argv, const char *profile_dir, char *const *env,
+                       mt_run_result *r, mt_error *err)
+{
+    return run_program(exe, argv, profile_dir, env, true, r, err);
+}
+
+int mt_run_program_unclocked(const char *exe, char **argv, const char *profile_dir,
+                             char *const *env, mt_run_result *r, mt_error *err)
+{
+    return run_program(exe, argv, profile_dir, env, false, r, err);
 }
 
 int mt_exit_code(int status)

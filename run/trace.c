@@ -257,7 +257,7 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
         unsetenv("MTOOL_TRACE_FD");
         return -1;
     }
-    rc = mt_run_program_env(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
+    rc = mt_run_program_unclocked(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
     close(sv[1]);
     pthread_join(consumer_thread, NULL);

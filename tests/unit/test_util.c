@@ -8,7 +8,10 @@
  * never writes are
  * refused; a FIFO with no writer (open would wait forever without
  * O_NONBLOCK), a directory and a character device are refused in words,
- * and a regular file reads back what was written. */
+ * and a regular file reads back what was written; a file's SHA-256 is the
+ * digest of its content (Python's hashlib for the constants) whenever it is
+ * asked, also when the file was rewritten in place, with the same size,
+ * right after it was hashed, or after its hash was remembered. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdlib.h>
@@ -103,9 +106,56 @@ static void test_open_regular(void)
     free(file);
 }
 
+/* Rewrites `path` in place (same inode) with `text`. */
+static void rewrite(const char *path, const char *text)
+{
+    FILE *w = fopen(path, "r+");
+    if (w) {
+        fputs(text, w);
+        fclose(w);
+    }
+}
+
+static bool sha256_is(const char *path, const char *hex)
+{
+    uint8_t sha[32];
+    char got[65];
+    mt_error err;
+    if (mt_file_sha256(path, sha, &err) != 0)
+        return false;
+    mt_sha256_hex(sha, got);
+    return strcmp(got, hex) == 0;
+}
+
+static void test_sha256(void)
+{
+    static const char first[] = "fe5887e7fb37f2280c5e74882404b37974c857dd38fd839a9ed2817867f0dc83",
+                      other[] = "c9c35465c79d12978ce82af86aa8652840acdc22c8b5bcd7d828a855a55dbd57";
+    char dir[] = "/tmp/mtool-test-sha.XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "sha256: cannot make a directory");
+        return;
+    }
+    char *file = mt_xasprintf("%s/file", dir);
+    FILE *w = fopen(file, "w");
+    fputs("first content\n", w);
+    fclose(w);
+    CHECK(sha256_is(file, first), "sha256: a file's digest");
+    rewrite(file, "other content\n"); /* within the file system's timestamp tick */
+    CHECK(sha256_is(file, other), "sha256: rewritten at once, same size: the new digest");
+    sleep(2); /* old enough to be remembered (util.c) */
+    CHECK(sha256_is(file, other) && sha256_is(file, other), "sha256: asked again, the same");
+    rewrite(file, "first content\n");
+    CHECK(sha256_is(file, first), "sha256: rewritten after it was remembered: the new digest");
+    unlink(file);
+    rmdir(dir);
+    free(file);
+}
+
 int main(void)
 {
     test_round_trip();
     test_open_regular();
+    test_sha256();
     return unit_finish();
 }

@@ -347,6 +347,10 @@ static void vstlf_lat(long iters, void *buf)
 static void fetch_inside(long iters, void *buf) { FETCH_LOOP("8"); }
 static void fetch_cross32(long iters, void *buf) { FETCH_LOOP("28"); }
 static void fetch_cross64(long iters, void *buf) { FETCH_LOOP("60"); }
+/* ... with its dec/jnz across a 32-byte boundary (fetch_cross32's starts
+ * on it): the JCC erratum's microcode keeps such a window out of the
+ * decoded-op cache (Intel's Skylake-derived cores). */
+static void fetch_jcc32(long iters, void *buf) { FETCH_LOOP("27"); }
 
 /* Pointer chasing around a ring of eight lines at buf+1024 (a load that
  * returns its own address is not a fair chase: the core may rename it). */
@@ -1057,7 +1061,8 @@ static void derive_pipes(mt_machine *m)
 enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
        FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
        TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
-       FUSE_TEST, FUSE_DEC, DIV_LOOP, LOOP_OPS0, NDERIVED = LOOP_OPS0 + NLOOP_OPS };
+       FUSE_TEST, FUSE_DEC, DIV_LOOP, LOOP_OPS0, JCC32 = LOOP_OPS0 + NLOOP_OPS,
+       NDERIVED };
 
 /* The loop front end without a fetch-window limit (fetch_window 0): E, the
  * most xors the first line of a split loop holds at the speed of the loop in
@@ -1342,7 +1347,7 @@ static const char *const derived_names[NDERIVED] = {
     "loop of 9 ops", "loop of 10 ops", "loop of 11 ops", "loop of 12 ops", "loop of 13 ops",
     "loop of 14 ops", "loop of 15 ops", "loop of 16 ops", "loop of 17 ops", "loop of 18 ops",
     "loop of 19 ops", "loop of 20 ops", "loop of 21 ops", "loop of 22 ops", "loop of 23 ops",
-    "loop of 24 ops"};
+    "loop of 24 ops", "loop with its jump across 32 bytes"};
 static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                probe_tp, load_index_lat, cmov_lat,
                                                fetch_inside, fetch_cross32, fetch_cross64,
@@ -1365,7 +1370,7 @@ static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_ta
                                                loop_ops9, loop_ops10, loop_ops11, loop_ops12,
                                                loop_ops13, loop_ops14, loop_ops15, loop_ops16,
                                                loop_ops17, loop_ops18, loop_ops19, loop_ops20,
-                                               loop_ops21, loop_ops22};
+                                               loop_ops21, loop_ops22, fetch_jcc32};
 static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1,
@@ -1373,7 +1378,7 @@ static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 _Static_assert(MT_ARRAY_LEN(benches) + NDERIVED <= MT_CALIBRATION_BENCHES_MAX,
                "mt_machine.calibration_how has a slot for every benchmark");
 
@@ -1685,6 +1690,13 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
     derive_bypass(m, d, report);
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;
+    /* The same loop with its jump, not its start, across 32 bytes: what a
+     * jump on a boundary costs (under a quarter cycle: noise). */
+    double jcc = d[JCC32] - d[F32];
+    m->jcc_boundary_cycles = jcc >= 0.25 ? jcc : 0;
+    if (report)
+        fprintf(report, "  a jump across a 32-byte boundary: %.3f more cycles an iteration (0: none)\n",
+                m->jcc_boundary_cycles);
     derive_loop_front_end(m, d, report);
     derive_exits(m, d, report);
     derive_loop_alu(m, d, report);

@@ -139,6 +139,13 @@ typedef struct {
      * about 1.5 a loop iteration; 0: none, or a profile older than the
      * rule). */
     double divide_loop_cycles;
+    /* Cycles a loop iteration loses for each jump on its path (with the
+     * compare fused to it) that crosses or ends on a 32-byte boundary
+     * (calibrated: a small loop with its `dec`/`jnz` across 32 bytes against
+     * the same loop beside it; Intel's Skylake-derived cores after the JCC
+     * erratum's microcode do not keep such a window in the decoded-op cache;
+     * 0: none, or a profile older than the rule). */
+    double jcc_boundary_cycles;
     /* Loop exits (calibrated; 0: none measured, nothing charged).  A loop
      * entered for more than exit_trips iterations on average mispredicts its
      * exit once per entry and loses exit_cycles, less what the backlog of a

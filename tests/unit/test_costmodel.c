@@ -484,6 +484,49 @@ static void test_divide_loop(void)
     mt_predictor_free(without);
 }
 
+/* A jump on a 32-byte boundary: the calibrated jcc_boundary_cycles added
+ * to the loop's front end once for each jump (with the compare fused to
+ * it) that crosses a boundary or ends on one; none when the pair starts on
+ * the boundary, none when dec and jnz do not fuse and the jnz alone is
+ * inside a window, none without the rule (the Xeon family 6 model 85: a
+ * loop of four adds and dec/jnz 2.4-2.75 cycles an iteration, 4.0-6.2
+ * with the pair on a boundary). */
+static void test_jcc_boundary(void)
+{
+    /* add $1,%rax; dec %rcx; jnz back to the add (9 bytes) */
+    static const uint8_t loop[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0xff, 0xc9, 0x75, 0xf7};
+    mt_machine m = machine;
+    m.fuse_alu_jcc = true;
+    m.jcc_boundary_cycles = 0;
+    mt_error err;
+    mt_predictor *without = mt_predictor_new(&m, &err);
+    m.jcc_boundary_cycles = 1.5;
+    mt_predictor *with = mt_predictor_new(&m, &err);
+    m.fuse_alu_jcc = false;
+    mt_predictor *unfused = mt_predictor_new(&m, &err);
+    mt_block_context ctx = {.steady_state = true, .taken_exit = true};
+    mt_block_cost none, across, on_end, starts_on, apart, apart_end;
+    mt_predict_block(without, loop, sizeof loop, 0x1000 + 27, &ctx, &none);
+    mt_predict_block(with, loop, sizeof loop, 0x1000 + 27, &ctx, &across);  /* dec/jnz 31..35 */
+    mt_predict_block(with, loop, sizeof loop, 0x1000 + 23, &ctx, &on_end);  /* dec/jnz 27..31 */
+    mt_predict_block(with, loop, sizeof loop, 0x1000 + 28, &ctx, &starts_on); /* 32..36 */
+    mt_predict_block(unfused, loop, sizeof loop, 0x1000 + 27, &ctx, &apart); /* jnz 34..35 */
+    mt_predict_block(unfused, loop, sizeof loop, 0x1000 + 23, &ctx, &apart_end); /* jnz 30..31 */
+    double f0 = none.bounds[MT_BOUND_FETCH];
+    CHECK(near(across.bounds[MT_BOUND_FETCH], f0 + 1.5) && near(on_end.bounds[MT_BOUND_FETCH], f0 + 1.5) &&
+              near(starts_on.bounds[MT_BOUND_FETCH], f0) && near(apart.bounds[MT_BOUND_FETCH], f0) &&
+              near(apart_end.bounds[MT_BOUND_FETCH], f0 + 1.5),
+          "a jump on a 32-byte boundary: front end %.2f without the rule; with 1.5 a jump: "
+          "fused pair across %.2f, ending on it %.2f, starting on it %.2f; unfused jnz inside a "
+          "window %.2f, ending on the boundary %.2f",
+          f0, across.bounds[MT_BOUND_FETCH], on_end.bounds[MT_BOUND_FETCH],
+          starts_on.bounds[MT_BOUND_FETCH], apart.bounds[MT_BOUND_FETCH],
+          apart_end.bounds[MT_BOUND_FETCH]);
+    mt_predictor_free(unfused);
+    mt_predictor_free(with);
+    mt_predictor_free(without);
+}
+
 /* Rename-time rules a calibration may find (Intel's Golden Cove family;
  * the figures here are made up, each rule checked against its own): an
  * immediate add folded when its flags are dead, a shift after it waiting
@@ -741,6 +784,7 @@ static void test_profile_file(void)
     m.exit_cycles = 27.5;
     m.taken_alu_cycles = 0.375;
     m.divide_loop_cycles = 1.875;
+    m.jcc_boundary_cycles = 1.625;
     m.stores_take_alu = true;
     m.chain_loads = 40.5;
     m.timing[MT_IC_VSTLF][MT_W128].latency = 8.5;
@@ -768,6 +812,7 @@ static void test_profile_file(void)
               back.fold_shift_cycles == 1.75 && back.cmov_data_cycles == 1.5 && back.fuse_alu_jcc &&
               back.loop_ops_cycles[9] == 2 && back.loop_ops_cycles[24] == 4.5 &&
               back.loop_ops_cycles[10] == 0 && back.divide_loop_cycles == 1.875 &&
+              back.jcc_boundary_cycles == 1.625 &&
               back.tlb[0].entries == 64 &&
               back.tlb[0].ways == 64 && back.tlb[1].entries == 2048 && back.tlb[1].ways == 8 &&
               back.tlb_walk_cycles == 128.5 && back.latency_huge_pages,
@@ -932,6 +977,7 @@ int main(void)
     test_vector_forwarding();
     test_loop_alu();
     test_divide_loop();
+    test_jcc_boundary();
     test_rename_rules();
     test_loop_exits();
     test_memory_chain();

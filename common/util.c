@@ -412,7 +412,8 @@ int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
     if (fd < 0)
         return -1;
     struct stat before;
-    if (fstat(fd, &before) == 0 && recall_sha256(&before, out)) {
+    bool known = fstat(fd, &before) == 0;
+    if (known && recall_sha256(&before, out)) {
         close(fd);
         return 0;
     }
@@ -426,10 +427,12 @@ int mt_file_sha256(const char *path, uint8_t out[32], mt_error *err)
     struct stat after;
     /* Remembered only when the file did not change while it was read, and
      * had not changed for a second before. */
-    hashed_file was = identity_of(&before);
     struct timespec now;
-    bool settled = n == 0 && fstat(fd, &after) == 0 && same_file(&was, &after) &&
-                   clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec - after.st_ctim.tv_sec > 1;
+    bool settled = known && n == 0 && fstat(fd, &after) == 0 && clock_gettime(CLOCK_REALTIME, &now) == 0;
+    if (settled) {
+        hashed_file was = identity_of(&before);
+        settled = same_file(&was, &after) && now.tv_sec - after.st_ctim.tv_sec > 1;
+    }
     close(fd);
     if (n < 0) {
         mt_error_set(err, "%s: %s", path, strerror(saved));

@@ -159,6 +159,13 @@ static double pipe_bound(const pipe_demand *pd)
     return best;
 }
 
+/* Whether `in` (cmp/test, or an ALU op on cores that fuse those) fuses
+ * with a conditional branch right after it. */
+static bool fuses_with_jcc(const mt_machine *m, const cm_insn *in)
+{
+    return in->fusible || (m->fuse_alu_jcc && in->fusible_alu);
+}
+
 static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t n,
                               mt_block_cost *out)
 {
@@ -170,8 +177,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
         const cm_insn *in = &ins[i];
         if (in->executes && (in->cls == MT_IC_DIV32 || in->cls == MT_IC_DIV64))
             divider = in->cls;
-        bool fused_cmp = (in->fusible || (m->fuse_alu_jcc && in->fusible_alu)) && i + 1 < n &&
-                         ins[i + 1].cond_branch;
+        bool fused_cmp = fuses_with_jcc(m, in) && i + 1 < n && ins[i + 1].cond_branch;
         if (!fused_cmp)
             mops += in->macro_ops;
         bool taken_branch = in->branch && (!in->cond_branch || in->taken);
@@ -492,7 +498,7 @@ static double loop_front_end(const mt_predictor *p, const cm_insn *ins, size_t n
     for (size_t i = 0; i < n; i++) {
         uint64_t line = (ins[i].addr < start ? start : ins[i].addr) / 64 - start / 64;
         /* cmp/test + jcc fuse into one op when both start in one line */
-        if ((ins[i].fusible || (p->m.fuse_alu_jcc && ins[i].fusible_alu)) && i + 1 < n &&
+        if (fuses_with_jcc(&p->m, &ins[i]) && i + 1 < n &&
             ins[i + 1].cond_branch && ins[i + 1].addr / 64 == ins[i].addr / 64)
             continue;
         if (line < nlines)
@@ -602,7 +608,7 @@ static double jcc_boundary(const mt_predictor *p, const cm_insn *ins, size_t n)
         uint64_t start = ins[i].addr, end = ins[i].addr + ins[i].size - 1;
         const cm_insn *before = i > 0 ? &ins[i - 1] : NULL;
         if (before && ins[i].cond_branch && before->size && before->addr + before->size == start &&
-            (before->fusible || (p->m.fuse_alu_jcc && before->fusible_alu)))
+            fuses_with_jcc(&p->m, before))
             start = before->addr;
         jumps += start / 32 != end / 32 || end % 32 == 31;
     }

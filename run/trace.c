@@ -218,6 +218,37 @@ static void feed_leftover(void *ctx, int32_t tid, const mt_trace_record *records
     mt_trace_merge_frame(c->merge, tid, records, n);
 }
 
+/* $MTOOL_TRACE_FILTER for the program (timer.h's filter): on when the
+ * simulator's rule allows it and nothing else reads every reference (the
+ * stall estimate's streams); mtool's own $MTOOL_TRACE_FILTER (`how`) says `0`, no
+ * filter, or `all`, every frame the rule allows, not only while mtool is
+ * behind (docs/SIMULATOR.md, "Counted in the program").  Set for every
+ * traced run, off as a parent 0, its fields of fixed width, last in the
+ * environment: the program's stack is then laid out the same whatever the
+ * simulator, as the tests that compare two simulators' misses at the same
+ * addresses need. */
+static void set_program_filter(mt_sim *s, const consumer *c, const char *how)
+{
+    unsigned shift = 0;
+    uint32_t sets = 0;
+    bool on = !(how && !strcmp(how, "0")) && !c->streams &&
+              mt_sim_program_filter(s, &shift, &sets);
+    char v[64];
+    snprintf(v, sizeof v, "%010ld:%02u:%010u:%d", on ? (long)getpid() : 0l, on ? shift : 0,
+             on ? sets : 0, on && how && !strcmp(how, "all"));
+    unsetenv("MTOOL_TRACE_FILTER"); /* last in the environment, whatever mtool's had */
+    setenv("MTOOL_TRACE_FILTER", v, 1);
+}
+
+/* mtool's own $MTOOL_TRACE_FILTER again (NULL: none). */
+static void restore_filter(const char *asked)
+{
+    if (asked)
+        setenv("MTOOL_TRACE_FILTER", asked, 1);
+    else
+        unsetenv("MTOOL_TRACE_FILTER");
+}
+
 /* Runs the copy with the socket's sending end as $MTOOL_TRACE_FD while a
  * thread consumes; the end is closed here once the program has ended, so
  * the consumer sees the end of the stream when the program's own copies
@@ -246,6 +277,8 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     char fd[16];
     snprintf(fd, sizeof fd, "%d", sv[1]);
     setenv("MTOOL_TRACE_FD", fd, 1);
+    char *asked = getenv("MTOOL_TRACE_FILTER") ? mt_xstrdup(getenv("MTOOL_TRACE_FILTER")) : NULL;
+    set_program_filter(o->sim, c, asked);
     c->fd = sv[0];
     c->profiles = profiles;
     pthread_t consumer_thread;
@@ -255,10 +288,14 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
         close(sv[0]);
         close(sv[1]);
         unsetenv("MTOOL_TRACE_FD");
+        restore_filter(asked);
+        free(asked);
         return -1;
     }
     rc = mt_run_program_unclocked(r->ins.path, argv, profiles, r->libs.env, &r->run, err);
     unsetenv("MTOOL_TRACE_FD");
+    restore_filter(asked);
+    free(asked);
     close(sv[1]);
     pthread_join(consumer_thread, NULL);
     unmap_rings(c);

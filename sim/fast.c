@@ -594,6 +594,32 @@ static uint32_t filter_records(sim_fast *f, const mt_trace_record *r, uint32_t n
     return taken;
 }
 
+bool sim_fast_program_filter(const sim_fast *f, unsigned *line_shift, uint32_t *sets)
+{
+    sim_fast_top top;
+    if (!sim_fast_top_of(f, &top) || !filter_takes(f))
+        return false;
+    *line_shift = f->chain->line_shift;
+    *sets = f->chain->sets;
+    return true;
+}
+
+/* The program's filter made the same test as filter_chunk's, on a frame
+ * simulated whole: its references are D1 MRU hits, which change no state.
+ * A modify is one reference of the code object's and a read and a write
+ * of D1's, as add_run and filter_records count it. */
+bool sim_fast_hits(sim_fast *f, uint32_t code, uint64_t reads, uint64_t writes,
+                   uint64_t modifies)
+{
+    unsigned shift;
+    uint32_t sets;
+    if (!sim_fast_program_filter(f, &shift, &sets))
+        return false;
+    row_of(f, code)[0] += reads + writes + 2 * modifies;
+    sim_fast_count_top_hits(f, reads + modifies, writes + modifies);
+    return true;
+}
+
 /* Records decoded in a batch (sim_fast_records in internal.h): the feed's
  * per-record work (kind and size checks, the data-object call, the switch,
  * sim_access's size fixes and the dispatch) becomes one loop over a frame's

@@ -200,6 +200,12 @@ void sim_fast_flush(sim_fast *f);
  * machine's D1 takes the feed's own path: sets no power of two). */
 uint32_t sim_fast_records(sim_fast *f, const mt_trace_record *r, uint32_t n,
                           mt_trace_feed_counts *counts);
+/* mt_sim_program_filter's answer; and a HITS record's references (timer.h)
+ * counted as D1 hits of code object `code`: false, nothing counted, when
+ * the filter's rule does not hold here. */
+bool sim_fast_program_filter(const sim_fast *f, unsigned *line_shift, uint32_t *sets);
+bool sim_fast_hits(sim_fast *f, uint32_t code, uint64_t reads, uint64_t writes,
+                   uint64_t modifies);
 void sim_fast_finish(sim_fast *f, mt_sim *s);
 const mt_sim_code_tally *sim_fast_code_tallies(sim_fast *f, size_t *n);
 

@@ -99,6 +99,11 @@ mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err)
 
 bool mt_sim_is_misses_only(const mt_sim *s) { return s->fast || s->fast_mp; }
 
+bool mt_sim_program_filter(const mt_sim *s, unsigned *line_shift, uint32_t *sets)
+{
+    return s->fast && sim_fast_program_filter(s->fast, line_shift, sets);
+}
+
 void mt_sim_free(mt_sim *s)
 {
     if (!s)

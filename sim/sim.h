@@ -345,6 +345,12 @@ mt_sim *mt_sim_new(const mt_sim_machine *m);
  * per-object or shared-line figures. */
 mt_sim *mt_sim_new_misses_only(const mt_sim_machine *m, mt_error *err);
 bool mt_sim_is_misses_only(const mt_sim *s);
+/* Whether a tracing copy may leave D1's sure hits out of its frames and
+ * count them (timer.h's filter, $MTOOL_TRACE_FILTER): the misses-only
+ * simulator of one CPU whose D1 is LRU, write-allocate, of sets a power
+ * of two, its lower levels nested (the rule sim/fast.c's filter relies
+ * on); if so, D1's line shift and sets. */
+bool mt_sim_program_filter(const mt_sim *s, unsigned *line_shift, uint32_t *sets);
 /* Samples the references from now on (a checked sample, before the first
  * reference). */
 void mt_sim_set_sample(mt_sim *s, const mt_sim_sample *smp);
@@ -664,6 +670,11 @@ int mt_trace_read(mt_sim *s, const char *path, mt_trace_format format, mt_trace_
 typedef struct mt_trace_feed mt_trace_feed;
 typedef struct {
     uint64_t records, reads, writes, modifies, rep_elements, vector_elements, events, damaged;
+    /* References a HITS record stood for (timer.h's filter: counted in
+     * records, reads, writes and modifies too), and those of them from a
+     * frame that another thread's records had interrupted before it (the
+     * filter's rule did not hold: a process it was not meant for). */
+    uint64_t hits, hits_interleaved;
 } mt_trace_feed_counts;
 mt_trace_feed *mt_trace_feed_new(mt_sim *s);
 /* Every record (events too: allocations, the load bias; timer.h) goes to

@@ -381,6 +381,7 @@ typedef struct {
     uint64_t policy_nodes;        /* of the SET_POLICY or MBIND to come */
     uint64_t bind_length;         /* of the MBIND to come */
     uint32_t bind_flags;
+    bool interrupted;             /* another thread's records came since its frame's STAMP */
 } rep_pending;
 
 struct mt_trace_feed {
@@ -388,6 +389,7 @@ struct mt_trace_feed {
     mt_trace_data_of data_of;
     void *data_ctx;
     mt_trace_feed_counts counts;
+    int32_t last_tid;              /* the thread of the records fed last */
     rep_pending pending[PENDING_THREADS];
 };
 
@@ -544,9 +546,39 @@ static void feed_placement(mt_trace_feed *f, rep_pending *p, const mt_trace_reco
     }
 }
 
+/* A HITS record (timer.h's filter). */
+static void feed_hits(mt_trace_feed *f, const rep_pending *p, const mt_trace_record *r)
+{
+    const uint64_t bits = MT_TRACE_HITS_BITS, mask = (1ull << bits) - 1;
+    uint64_t reads = r->addr & mask, writes = r->addr >> bits & mask,
+             modifies = r->addr >> 2 * bits & mask, refs = reads + writes + modifies;
+    if (r->size || r->addr >> 3 * bits || !refs || !f->sim->fast || f->data_of ||
+        !sim_fast_hits(f->sim->fast, r->code, reads, writes, modifies)) {
+        f->counts.records++;
+        f->counts.damaged++;
+        return;
+    }
+    f->counts.records += refs;
+    f->counts.reads += reads + modifies;
+    f->counts.writes += writes + modifies;
+    f->counts.modifies += modifies;
+    f->counts.hits += refs;
+    if (p->interrupted)
+        f->counts.hits_interleaved += refs;
+}
+
 void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record *r, uint32_t n)
 {
     mt_sim_set_tid(f->sim, tid); /* the frame's thread: its simulated CPU */
+    /* A run of a frame (the merge's: never two frames) starts it, at its
+     * STAMP, or goes on with it, interrupted if another thread's came
+     * between. */
+    rep_pending *thread = pending_of(f, tid);
+    if (n && r->kind == MT_TRACE_STAMP)
+        thread->interrupted = false;
+    else if (n && f->last_tid != tid)
+        thread->interrupted = true;
+    f->last_tid = tid;
     /* Misses only, no data objects: runs of plain references go to the
      * misses-only simulator in a batch (fast.c, sim_fast_records), the
      * other records one by one below. */
@@ -559,6 +591,10 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             r += k;
             if (i == n)
                 break;
+        }
+        if (r->kind == MT_TRACE_HITS) {
+            feed_hits(f, thread, r);
+            continue;
         }
         f->counts.records++;
         bool event = r->kind >= MT_TRACE_LOAD_BIAS;
@@ -582,7 +618,7 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {
-            rep_pending *p = pending_of(f, tid);
+            rep_pending *p = thread;
             bool source = r->kind == MT_TRACE_REP_SOURCE;
             *(source ? &p->source : &p->dest) = r->addr;
             *(source ? &p->source_data : &p->dest_data) = data;
@@ -590,14 +626,14 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             break;
         }
         case MT_TRACE_REP_COUNT:
-            expand_rep(f, pending_of(f, tid), r);
+            expand_rep(f, thread, r);
             break;
         default:
             if (event) {
                 f->counts.events++;
-                feed_placement(f, pending_of(f, tid), r);
+                feed_placement(f, thread, r);
             } else {
-                feed_vector_record(f, tid, &pending_of(f, tid)->vector, r);
+                feed_vector_record(f, tid, &thread->vector, r);
             }
         }
     }

@@ -174,6 +174,10 @@ static struct {
     uintptr_t wrap_callee[MT_RT_WRAP_COUNT]; /* run-time address each wrapper calls */
     long trace_fd;                  /* $MTOOL_TRACE_FD, or -1: full frames are dropped */
     bool no_ring;                   /* $MTOOL_TRACE_RING=0: frames in their messages */
+    unsigned filter_shift;          /* $MTOOL_TRACE_FILTER's line shift; 0: no filter */
+    bool filter_always;             /* ... every frame, not only while mtool is behind */
+    uint64_t filter_mask;           /* its partitions (timer.h) - 1 */
+    uint64_t filter_lines[MT_TRACE_FILTER_LINES]; /* per partition: its last line + 1 */
 } rt;
 
 /* The real syscall() (rt.wrap_callee's), for entry.S's wrapper of it. */
@@ -388,8 +392,101 @@ static bool ring_room(mt_trace_ring *g, uint64_t end, uint64_t wake_at)
     }
 }
 
-/* Puts n records (from `records`) in slot s's ring and fills *m with the
- * message naming them: false when mtool is gone. */
+/* Whether this frame goes through the filter (timer.h): asked for, and
+ * the process has had one thread (its frame is simulated whole). */
+static bool filtering(void)
+{
+    return rt.filter_shift && !several_threads &&
+           __atomic_load_n(&rt.hdr->nthreads, __ATOMIC_RELAXED) <= 1;
+}
+
+/* The HITS record of code object `code`'s references counted (`hits`:
+ * reads | writes << MT_TRACE_HITS_BITS | modifies << 2 x, timer.h), if
+ * any, at dst[out]: the records written. */
+static uint32_t put_hits(mt_trace_record *dst, uint32_t out, uint32_t code, uint64_t hits)
+{
+    if (!hits)
+        return out;
+    dst[out] = (mt_trace_record){.addr = hits, .code = code, .kind = MT_TRACE_HITS};
+    return out + 1;
+}
+
+/* A record as two words: its address, and code | size << 32 | kind << 48
+ * | flags << 56 (timer.h's mt_trace_record, little-endian), loaded and
+ * stored once each. */
+typedef struct {
+    uint64_t addr, meta;
+} __attribute__((may_alias)) record_words;
+
+/* The n records at src copied to dst through the filter (timer.h), for
+ * lines of 2^shift bytes and partitions `mask` + 1: the records written,
+ * never more than n (a HITS record stands for one reference or more left
+ * out before it).  No branch on whether a reference is left out: it is
+ * written, and the next record written over it (that branch would go
+ * either way, as the consumer's did: sim/fast.c, "the filter"); the
+ * counts in one word, in a register. */
+static inline __attribute__((always_inline)) uint32_t
+filter_frame(mt_trace_record *dst, const mt_trace_record *src, uint32_t n, unsigned shift,
+             uint64_t mask)
+{
+    static const uint64_t one[3] = {1, 1ull << MT_TRACE_HITS_BITS, 1ull << 2 * MT_TRACE_HITS_BITS};
+    uint64_t *last = rt.filter_lines, hits = 0;
+    for (uint64_t k = 0; k <= mask; k++)
+        last[k] = 0;
+    record_words *out = (record_words *)dst, *first = out;
+    const record_words *x = (const record_words *)src, *stop = x + n;
+    uint32_t code = 0;
+    for (; x < stop; x++) {
+        uint64_t addr = x->addr, meta = x->meta, line = addr >> shift;
+        uint64_t kind = meta >> 48 & 0xff, size = meta >> 32 & 0xffff;
+        bool plain = kind <= MT_TRACE_MODIFY && size;
+        if (__builtin_expect(plain && line == (addr + size - 1) >> shift, 1)) {
+            if ((uint32_t)meta != code) {
+                out = (record_words *)(dst + put_hits(dst, (uint32_t)(out - first), code, hits));
+                hits = 0;
+                code = (uint32_t)meta;
+            }
+            uint64_t *slot = &last[line & mask], tag = line + 1, hit = *slot == tag;
+            *slot = tag;
+            out->addr = addr;
+            out->meta = meta;
+            out += hit ^ 1;
+            hits += one[kind] & -hit;
+            continue;
+        }
+        if (plain) { /* across two lines, or wrapping */
+            last[line & mask] = last[(addr + size - 1) >> shift & mask] = 0;
+        } else if (kind < MT_TRACE_LOAD_BIAS) { /* rep, gather: lines not known here */
+            for (uint64_t k = 0; k <= mask; k++)
+                last[k] = 0;
+        }
+        *out++ = *x;
+    }
+    return put_hits(dst, (uint32_t)(out - first), code, hits);
+}
+
+/* filter_frame with constants where lines are 64 bytes and D1 has 64 sets
+ * or more (every x86-64 core's so far); a shift by %cl is three operations
+ * on Intel cores, and the mask a register the loop does not have. */
+static uint32_t copy_filtered(mt_trace_record *dst, const mt_trace_record *src, uint32_t n)
+{
+    return rt.filter_shift == 6 && rt.filter_mask == MT_TRACE_FILTER_LINES - 1
+               ? filter_frame(dst, src, n, 6, MT_TRACE_FILTER_LINES - 1)
+               : filter_frame(dst, src, n, rt.filter_shift, rt.filter_mask);
+}
+
+/* Whether mtool is behind: a quarter of the ring or more written and not
+ * released yet.  Then the filter's work is the thread's, which would
+ * otherwise wait for room; when mtool keeps up (the program the slower
+ * side) the frame is copied as it is. */
+static bool consumer_behind(mt_trace_ring *g, uint64_t at)
+{
+    return at - __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE) >= MT_TRACE_RING_BYTES / 4;
+}
+
+/* Puts n records (from `records`) in slot s's ring, through the filter
+ * when it applies, and fills *m with the message naming them: false when
+ * mtool is gone. */
 static bool ring_put(mt_slot_header *s, mt_trace_ring *g, const mt_trace_record *records,
                      uint32_t n, mt_trace_ring_frame *m)
 {
@@ -401,8 +498,13 @@ static bool ring_put(mt_slot_header *s, mt_trace_ring *g, const mt_trace_record 
     uint64_t half = at + bytes - MT_TRACE_RING_BYTES / 2;
     if (!ring_room(g, at + bytes, half < g->head ? half : g->head))
         return false;
-    copy_fast((uint8_t *)g + MT_TRACE_RING_DATA + at % MT_TRACE_RING_BYTES, records, bytes);
-    g->head = at + bytes;
+    void *dst = (uint8_t *)g + MT_TRACE_RING_DATA + at % MT_TRACE_RING_BYTES;
+    if (filtering() && (rt.filter_always || consumer_behind(g, at)))
+        n = copy_filtered(dst, records, n);
+    else
+        copy_fast(dst, records, bytes);
+    g->head = at + 16ull * n;
+    m->nrecords = n;
     m->at = at;
     m->ring = slot_offset((uint32_t)(s->file_slot - 1)) + (uint64_t)((uint8_t *)g - (uint8_t *)s);
     return true;
@@ -1326,13 +1428,43 @@ static void find_wrap_callees(void)
 }
 
 /* $MTOOL_TRACE_FD (decimal) when the copy traces, else -1. */
+/* The decimal number at *v, below 2^31 (-1 when there is none or it is
+ * larger), *v left past its digits. */
+static long decimal_at(const char **v)
+{
+    const char *p = *v;
+    long n = *p >= '0' && *p <= '9' ? 0 : -1;
+    for (; *p >= '0' && *p <= '9'; p++)
+        n = n >= 0 && n < (1l << 31) / 10 ? n * 10 + (*p - '0') : -1;
+    *v = p;
+    return n;
+}
+
 static long trace_fd(char **envp)
 {
     const char *v = mt_params.trace_records ? env_value(envp, "MTOOL_TRACE_FD") : NULL;
-    long fd = v && *v ? 0 : -1;
-    for (; fd >= 0 && *v; v++)
-        fd = *v >= '0' && *v <= '9' && fd < 1000000 ? fd * 10 + (*v - '0') : -1;
-    return fd;
+    long fd = v ? decimal_at(&v) : -1;
+    return v && *v ? -1 : fd;
+}
+
+/* $MTOOL_TRACE_FILTER (timer.h), for the process mtool started. */
+static void trace_filter(char **envp)
+{
+    const char *v = mt_params.trace_records ? env_value(envp, "MTOOL_TRACE_FILTER") : NULL;
+    long field[4] = {-1, -1, -1, -1}, parent, shift, sets;
+    for (unsigned k = 0; v && k < 4; k++) {
+        field[k] = decimal_at(&v);
+        if (*v != (k < 3 ? ':' : 0))
+            return;
+        v += k < 3;
+    }
+    parent = field[0], shift = field[1], sets = field[2];
+    if (parent <= 0 || shift < 1 || shift > 30 || sets < 1 || (sets & (sets - 1)) ||
+        field[3] < 0 || field[3] > 1 || parent != sys3(SYS_GETPPID, 0, 0, 0))
+        return;
+    rt.filter_shift = (unsigned)shift;
+    rt.filter_always = field[3] == 1;
+    rt.filter_mask = (uint64_t)(sets < MT_TRACE_FILTER_LINES ? sets : MT_TRACE_FILTER_LINES) - 1;
 }
 
 /* Called by entry.S with the initial stack; returns the original entry. */
@@ -1358,6 +1490,7 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
             phnum = aux[1];
     output_dir(envp, rt.dir, sizeof rt.dir);
     rt.trace_fd = trace_fd(envp);
+    trace_filter(envp);
     const char *ring = env_value(envp, "MTOOL_TRACE_RING");
     rt.no_ring = ring && ring[0] == '0' && !ring[1];
     open_profile(argv, 0);
@@ -1414,6 +1547,7 @@ static void become_child_process(void)
     sys3(SYS_ARCH_PRCTL, ARCH_GET_GS, (long)&slot, 0);
     mt_profile_header *parent = rt.hdr;
     rt.grow_lock = 0; /* a parent thread may have held it at the fork */
+    rt.filter_shift = 0; /* its frames and the parent's interleave */
     /* The parent's slots are not the child's to reuse. */
     for (uint32_t i = 0; i < parent->nslots && i < MAX_TRACKED; i++)
         rt.slots[i] = NULL;

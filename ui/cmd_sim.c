@@ -1305,6 +1305,14 @@ static void say_coverage(const mt_trace_result *r)
                 "%%rcx runs out; operands of no stated size; 32-bit addresses or segment "
                 "prefixes)\n",
                 w->ntrace_untraced);
+    if (r->counts.hits)
+        fprintf(stderr, "mtool: %llu of the records were D1 hits the program counted itself "
+                "(the filter: docs/SIMULATOR.md)\n", (unsigned long long)r->counts.hits);
+    if (r->counts.hits_interleaved)
+        fprintf(stderr,
+                "mtool: warning: %llu of those came from frames another thread's references "
+                "interrupted: the misses may differ from the exact ones by as many\n",
+                (unsigned long long)r->counts.hits_interleaved);
     if (r->counts.damaged)
         fprintf(stderr, "mtool: warning: %llu damaged trace records skipped\n",
                 (unsigned long long)r->counts.damaged);

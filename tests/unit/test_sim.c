@@ -1036,6 +1036,163 @@ static void test_tlb(void)
           "bad TLB settings refused, naming the key; 'none' drops the TLB");
 }
 
+/* timer.h's filter, written plainly (the runtime's is branch-free): a
+ * reference within one line whose line is the last its partition (line
+ * modulo `parts`) saw in the frame is left out and counted, one HITS
+ * record per code object's run; a reference across lines forgets its two
+ * partitions, a rep or gather record all of them. */
+static uint32_t filter_plainly(const mt_trace_record *in, uint32_t n, mt_trace_record *out,
+                               uint32_t parts)
+{
+    uint64_t last[64] = {0}, counted[3] = {0, 0, 0};
+    uint32_t k = 0, code = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        const mt_trace_record *r = &in[i < n ? i : 0];
+        bool plain = i < n && r->kind <= MT_TRACE_MODIFY && r->size;
+        uint64_t first = r->addr / 64, end = (r->addr + r->size - 1) / 64;
+        if (i == n || (plain && first == end && r->code != code)) {
+            if (counted[0] + counted[1] + counted[2])
+                out[k++] = (mt_trace_record){.addr = counted[0] | counted[1] << 21 |
+                                                     counted[2] << 42,
+                                             .code = code, .kind = MT_TRACE_HITS};
+            memset(counted, 0, sizeof counted);
+            code = r->code;
+        }
+        if (i == n)
+            break;
+        if (plain && first == end) {
+            if (last[first % parts] == first + 1) {
+                counted[r->kind]++;
+                continue;
+            }
+            last[first % parts] = first + 1;
+        } else if (plain) {
+            last[first % parts] = last[end % parts] = 0;
+        } else if (r->kind < MT_TRACE_LOAD_BIAS) {
+            memset(last, 0, sizeof last);
+        }
+        out[k++] = *r;
+    }
+    return k;
+}
+
+/* The consumer's side of the filter: frames of one thread fed whole and
+ * fed filtered give the misses-only simulator the same counts per level,
+ * kind and code object, and the feed the same records, reads, writes and
+ * modifies; when mtool may ask for the filter; a HITS record the rule does
+ * not hold for is damaged; one from a frame another thread interrupted is
+ * counted apart. */
+static void test_feed_hits(void)
+{
+    const char *machines[][2] = {{"1K,4,64", "4K,8,64"}, {"8K,2,64", "64K,16,64"},
+                                 {"2K,16,64", "3K,12,64"}};
+    for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++) {
+        mt_sim_machine m = machine(machines[k][0], machines[k][1], NULL);
+        mt_error err;
+        mt_sim *sims[3] = {mt_sim_new(&m), mt_sim_new_misses_only(&m, &err),
+                           mt_sim_new_misses_only(&m, &err)};
+        unsigned shift = 0;
+        uint32_t sets = 0;
+        CHECK(mt_sim_program_filter(sims[1], &shift, &sets) && shift == 6 &&
+                  sets == m.d1.size / 64 / m.d1.ways && !mt_sim_program_filter(sims[0], &shift, &sets),
+              "filter: the misses-only simulator of D1 %s asks for it (lines of 2^%u bytes, "
+              "%u sets); the full one does not", machines[k][0], shift, sets);
+        uint32_t parts = sets < MT_TRACE_FILTER_LINES ? sets : MT_TRACE_FILTER_LINES;
+        mt_trace_feed *feeds[3];
+        for (int j = 0; j < 3; j++)
+            feeds[j] = mt_trace_feed_new(sims[j]);
+        uint64_t rng = 2463534242ull, hits = 0;
+        mt_trace_record frame[1401], filtered[1401];
+        for (int round = 0; round < 2000; round++) {
+            uint32_t n = 1 + (uint32_t)(xorshift(&rng) % (round % 37 ? 64 : 1400));
+            frame[0] = record(round, 0, MT_TRACE_STAMP);
+            for (uint32_t i = 1; i < n; i++) {
+                frame[i] = random_record(&rng);
+                if (i % 3 && frame[i].size && frame[i].kind <= MT_TRACE_MODIFY) /* one line */
+                    frame[i].addr = 0x10000 + (frame[i].addr - 0x10000) / 8 * 8, frame[i].size = 8;
+            }
+            if (n > 4 && round % 5 == 0) { /* a rep movsq of 5 elements */
+                frame[n - 3] = record(0x10008, 8, MT_TRACE_REP_SOURCE);
+                frame[n - 2] = record(0x10800, 8, MT_TRACE_REP_DEST);
+                frame[n - 1] = record(5, 3, MT_TRACE_REP_COUNT);
+            }
+            uint32_t kept = filter_plainly(frame, n, filtered, parts);
+            mt_trace_feed_records(feeds[0], 1, frame, n);
+            mt_trace_feed_records(feeds[1], 1, frame, n);
+            mt_trace_feed_records(feeds[2], 1, filtered, kept);
+            hits += n - kept;
+        }
+        const mt_trace_feed_counts *a = mt_trace_feed_counts_of(feeds[1]),
+                                   *b = mt_trace_feed_counts_of(feeds[2]);
+        bool same = a->records == b->records && a->reads == b->reads &&
+                    a->writes == b->writes && a->modifies == b->modifies &&
+                    a->damaged == b->damaged && b->hits > hits / 2 && !b->hits_interleaved;
+        for (int j = 0; j < 3; j++)
+            mt_sim_finish(sims[j]);
+        for (unsigned l = 0; l < mt_sim_level_count(sims[0]); l++)
+            for (int j = 1; j < 3; j++) {
+                const mt_sim_level_stats *x = mt_sim_level(sims[0], l), *y = mt_sim_level(sims[j], l);
+                same = same && x->refs == y->refs && x->misses == y->misses &&
+                       x->reads == y->reads && x->read_misses == y->read_misses &&
+                       x->writes == y->writes && x->write_misses == y->write_misses;
+            }
+        size_t na, nb;
+        const mt_sim_code_tally *ta = mt_sim_code_tallies(sims[0], &na);
+        const mt_sim_code_tally *tb = mt_sim_code_tallies(sims[2], &nb);
+        same = same && na == 8 && na == nb;
+        for (size_t i = 0; same && i < na; i++)
+            same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
+                   !memcmp(ta[i].misses, tb[i].misses, sizeof ta[i].misses);
+        CHECK(same, "filter: frames fed filtered (D1 %s, L2 %s; %llu of %llu references counted "
+                    "in HITS records): the counts of the frames fed whole, per level, kind and "
+                    "code object (D1 %llu misses; filtered %llu)",
+              machines[k][0], machines[k][1], (unsigned long long)b->hits,
+              (unsigned long long)b->records, (unsigned long long)mt_sim_level(sims[0], 0)->misses,
+              (unsigned long long)mt_sim_level(sims[2], 0)->misses);
+        for (int j = 0; j < 3; j++) {
+            mt_trace_feed_free(feeds[j]);
+            mt_sim_free(sims[j]);
+        }
+    }
+    /* The rule's limits: no write-allocate, two CPUs; a HITS record where
+     * it does not hold, and one of a frame another thread interrupted. */
+    mt_sim_machine m = machine("1K,4,64", "4K,8,64", NULL);
+    mt_error err;
+    unsigned shift;
+    uint32_t sets;
+    mt_sim_machine_set(&m, "write_allocate", "no", &err);
+    mt_sim *s = mt_sim_new_misses_only(&m, &err);
+    CHECK(!mt_sim_program_filter(s, &shift, &sets), "filter: not without write-allocate");
+    mt_trace_feed *f = mt_trace_feed_new(s);
+    mt_trace_record hit = {.addr = 3 | 1ull << 21, .code = 1, .kind = MT_TRACE_HITS};
+    mt_trace_feed_records(f, 1, &hit, 1);
+    CHECK(mt_trace_feed_counts_of(f)->damaged == 1 && !mt_trace_feed_counts_of(f)->hits,
+          "filter: a HITS record where the rule does not hold is damaged");
+    mt_trace_feed_free(f);
+    mt_sim_free(s);
+    m = machine("1K,4,64", "4K,8,64", NULL);
+    mt_sim_machine_set(&m, "cpus", "2", &err);
+    s = mt_sim_new_misses_only(&m, &err);
+    CHECK(!mt_sim_program_filter(s, &shift, &sets), "filter: not on two CPUs (coherence)");
+    mt_sim_free(s);
+    m = machine("1K,4,64", "4K,8,64", NULL);
+    s = mt_sim_new_misses_only(&m, &err);
+    f = mt_trace_feed_new(s);
+    mt_trace_record first[2] = {record(1, 0, MT_TRACE_STAMP), record(0x10000, 8, MT_TRACE_READ)},
+                    other = record(0x10040, 8, MT_TRACE_WRITE);
+    mt_trace_feed_records(f, 1, first, 2);
+    mt_trace_feed_records(f, 1, &hit, 1);
+    mt_trace_feed_records(f, 2, &other, 1);
+    mt_trace_feed_records(f, 1, &hit, 1);
+    const mt_trace_feed_counts *c = mt_trace_feed_counts_of(f);
+    CHECK(c->hits == 8 && c->hits_interleaved == 4 && c->records == 11 && c->reads == 7 &&
+              c->writes == 3 && !c->damaged,
+          "filter: HITS counted as references (%llu), those after another thread's apart (%llu)",
+          (unsigned long long)c->hits, (unsigned long long)c->hits_interleaved);
+    mt_trace_feed_free(f);
+    mt_sim_free(s);
+}
+
 int main(void)
 {
     test_cold();
@@ -1061,6 +1218,7 @@ int main(void)
     test_sample_time();
     test_misses_only();
     test_feed_batch();
+    test_feed_hits();
     test_tlb();
     return unit_finish();
 }

@@ -1722,8 +1722,11 @@ static void clone_child_here(long nr, uint64_t arg)
         become_child_process();
         return;
     }
-    if (flags & CLONE_VFORK_)
+    if (flags & CLONE_VFORK_) { /* the parent's filter too (shared memory): what the
+                                   child runs next may be traced beside it */
+        rt.filter_shift = 0;
         return;
+    }
     int32_t creator = tracing() ? current_slot()->tid : 0;
     __atomic_store_n(&several_threads, true, __ATOMIC_RELAXED);
     trace_parent(attach_thread(), creator);

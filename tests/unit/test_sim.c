@@ -833,6 +833,27 @@ static bool same_cpus(const mt_sim *a, const mt_sim *b)
     return same;
 }
 
+/* Whether two simulators counted the same per level and kind, and per
+ * code object (`ncodes` of them). */
+static bool same_counts(mt_sim *a, mt_sim *b, size_t ncodes)
+{
+    bool same = true;
+    for (unsigned l = 0; l < mt_sim_level_count(a); l++) {
+        const mt_sim_level_stats *x = mt_sim_level(a, l), *y = mt_sim_level(b, l);
+        same = same && x->refs == y->refs && x->misses == y->misses && x->reads == y->reads &&
+               x->read_misses == y->read_misses && x->writes == y->writes &&
+               x->write_misses == y->write_misses;
+    }
+    size_t na, nb;
+    const mt_sim_code_tally *ta = mt_sim_code_tallies(a, &na);
+    const mt_sim_code_tally *tb = mt_sim_code_tallies(b, &nb);
+    same = same && na == ncodes && na == nb;
+    for (size_t i = 0; same && i < na; i++)
+        same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
+               !memcmp(ta[i].misses, tb[i].misses, sizeof ta[i].misses);
+    return same;
+}
+
 static void test_feed_batch(void)
 {
     const char *machines[][6] = {{"1K,4,64", "4K,8,64", NULL, NULL, NULL, NULL},
@@ -880,20 +901,7 @@ static void test_feed_batch(void)
         unsigned d1 = machines[k][4] && !strcmp(machines[k][4], "I1"); /* no fetches to I1 */
         same = same && mt_sim_level(sims[0], d1)->misses && same_cpus(sims[0], sims[1]) &&
                (mt_sim_cpus(sims[0]) == 1 || mt_sim_cpu(sims[0], 0)->invalidations_sent);
-        for (unsigned l = 0; l < mt_sim_level_count(sims[0]); l++) {
-            const mt_sim_level_stats *a = mt_sim_level(sims[0], l), *b = mt_sim_level(sims[1], l);
-            same = same && a->refs == b->refs &&
-                   a->misses == b->misses && a->reads == b->reads &&
-                   a->read_misses == b->read_misses && a->writes == b->writes &&
-                   a->write_misses == b->write_misses;
-        }
-        size_t na, nb;
-        const mt_sim_code_tally *ta = mt_sim_code_tallies(sims[0], &na);
-        const mt_sim_code_tally *tb = mt_sim_code_tallies(sims[1], &nb);
-        same = same && na == 8 && na == nb;
-        for (size_t i = 0; same && i < na; i++)
-            same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
-                   !memcmp(ta[i].misses, tb[i].misses, sizeof ta[i].misses);
+        same = same && same_counts(sims[0], sims[1], 8);
         CHECK(same, "records fed in a batch (D1 %s, L2 %s, %s=%s%s%s%s%s): the full simulator's "
                     "counts per level, kind, code object and CPU (D1 %llu refs, %llu misses; "
                     "misses-only %llu, %llu)",
@@ -1129,20 +1137,7 @@ static void test_feed_hits(void)
                     a->damaged == b->damaged && b->hits > hits / 2 && !b->hits_interleaved;
         for (int j = 0; j < 3; j++)
             mt_sim_finish(sims[j]);
-        for (unsigned l = 0; l < mt_sim_level_count(sims[0]); l++)
-            for (int j = 1; j < 3; j++) {
-                const mt_sim_level_stats *x = mt_sim_level(sims[0], l), *y = mt_sim_level(sims[j], l);
-                same = same && x->refs == y->refs && x->misses == y->misses &&
-                       x->reads == y->reads && x->read_misses == y->read_misses &&
-                       x->writes == y->writes && x->write_misses == y->write_misses;
-            }
-        size_t na, nb;
-        const mt_sim_code_tally *ta = mt_sim_code_tallies(sims[0], &na);
-        const mt_sim_code_tally *tb = mt_sim_code_tallies(sims[2], &nb);
-        same = same && na == 8 && na == nb;
-        for (size_t i = 0; same && i < na; i++)
-            same = ta[i].code == tb[i].code && ta[i].refs == tb[i].refs &&
-                   !memcmp(ta[i].misses, tb[i].misses, sizeof ta[i].misses);
+        same = same && same_counts(sims[0], sims[1], 8) && same_counts(sims[0], sims[2], 8);
         CHECK(same, "filter: frames fed filtered (D1 %s, L2 %s; %llu of %llu references counted "
                     "in HITS records): the counts of the frames fed whole, per level, kind and "
                     "code object (D1 %llu misses; filtered %llu)",

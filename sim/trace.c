@@ -618,11 +618,10 @@ void mt_trace_feed_records(mt_trace_feed *f, int32_t tid, const mt_trace_record 
             break;
         case MT_TRACE_REP_SOURCE:
         case MT_TRACE_REP_DEST: {
-            rep_pending *p = thread;
             bool source = r->kind == MT_TRACE_REP_SOURCE;
-            *(source ? &p->source : &p->dest) = r->addr;
-            *(source ? &p->source_data : &p->dest_data) = data;
-            p->size = r->size;
+            *(source ? &thread->source : &thread->dest) = r->addr;
+            *(source ? &thread->source_data : &thread->dest_data) = data;
+            thread->size = r->size;
             break;
         }
         case MT_TRACE_REP_COUNT:

@@ -431,24 +431,25 @@ typedef struct {
  * in no frame. */
 /* The filter ($MTOOL_TRACE_FILTER=PPID:SHIFT:SETS:ALWAYS, set by mtool when
  * its simulator is the misses-only one on one CPU with an LRU,
- * write-allocate D1 of 2^SHIFT-byte lines and SETS sets, a power of two):
- * a process whose parent is PPID (the program mtool started, not its
- * children), while it has had one thread, and while mtool is behind (a
- * quarter of the ring or more not released: the thread would wait for
- * room otherwise) or always when ALWAYS is 1 (tests), copies a frame to
- * its ring without the references
- * that are D1 hits whatever the simulated caches hold: a plain reference
- * (READ, WRITE, MODIFY) within one line, that line the last one this
- * frame referenced among the lines of its set (of its partition: the
- * set's index modulo MT_TRACE_FILTER_LINES, which covers the set).  Such a
- * reference finds its line its set's most recent (a frame is simulated
- * whole, no other thread's references between), and under LRU such a hit
- * changes nothing at any level; the frame's other references keep their
- * order.  The references left out are counted by code object and kind:
- * one HITS record for each code object's run of records, placed at its
- * run's end.  A record that may touch lines of unknown sets (rep, gather,
- * a reference across two lines) forgets the partitions it touches.
- * docs/SIMULATOR.md, "Counted in the program". */
+ * write-allocate D1 of 2^SHIFT-byte lines and SETS sets, a power of two).
+ * The process whose parent is PPID (the program mtool started, not its
+ * children), while it has had one thread (pthread_create, fork,
+ * posix_spawn's vfork and the clones the runtime sees stop it), and while
+ * mtool is behind (a quarter of the ring or more not released: the thread
+ * would wait for room otherwise) or always when ALWAYS is 1 (tests),
+ * copies a frame to its ring without the references that are D1 hits
+ * whatever the simulated caches hold: a plain reference (READ, WRITE,
+ * MODIFY) within one line, that line the last one this frame referenced
+ * among the lines of its set (of its partition: the set's index modulo
+ * MT_TRACE_FILTER_LINES, which covers the set).  Such a reference finds
+ * its line its set's most recent (a frame is simulated whole, no other
+ * thread's references between), and under LRU such a hit changes nothing
+ * at any level; the frame's other records keep their order.  The
+ * references left out are counted by code object and kind: one HITS
+ * record for each code object's run of records, placed at its run's end.
+ * A record that may touch lines of unknown sets (rep, gather, a reference
+ * across two lines) forgets the partitions it touches.  docs/SIMULATOR.md,
+ * "Counted in the program". */
 #define MT_TRACE_FILTER_LINES 64u
 #define MT_TRACE_HITS_BITS 21u
 /* A frame's records, its STAMP included, in a process that has had one

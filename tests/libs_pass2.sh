@@ -154,13 +154,17 @@ if ok:
           r["outside_cycles"] < chase_row[0]["measured_cycles"] and
           len(nested) == 1 and nested[0][5].strip() == "0")
     # Figure 2: every object's blocks once (count x cycles over both objects'
-    # blocks, which loops' exits and chains move by a few percent), the
-    # chase not again through the known import (it is over half of it).
+    # blocks, which loops' exits and chains move: by a few percent, by 12%
+    # once under a profile calibrated in a busy spell), the chase not again
+    # through the known import, nor left out: either would move it by the
+    # chase's whole figure, a third of it or more, so the bound is half
+    # the chase's figure, not a share of the whole that the model's loop
+    # terms can pass.
     program = float([l.split("\t") for l in open(sys.argv[2]) if l.startswith("program\t")][0][1])
     blocks = sum(b[2] for b in eblocks) + sum(b[2] for b in lblocks)
     print("# figure 2 predicted %.6g, count x cycles over both objects' blocks %.6g (the chase %.3g)" %
           (program, blocks, chase))
-    ok = ok and chase > 0.3 * blocks and abs(program - blocks) <= 0.1 * blocks
+    ok = ok and chase > 0.3 * blocks and abs(program - blocks) <= 0.5 * chase
 sys.exit(0 if ok else 1)
 PY
 grep -qE '^  loop +8 .* libmtmem\.so:memlib_chase: loop at 0x[0-9a-f]+ \(depth 1\), memlib\.c:' "$work/all/report.txt" &&

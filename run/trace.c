@@ -277,7 +277,8 @@ static int run_traced(const mt_trace_options *o, char **argv, mt_trace_result *r
     char fd[16];
     snprintf(fd, sizeof fd, "%d", sv[1]);
     setenv("MTOOL_TRACE_FD", fd, 1);
-    char *asked = getenv("MTOOL_TRACE_FILTER") ? mt_xstrdup(getenv("MTOOL_TRACE_FILTER")) : NULL;
+    const char *filter = getenv("MTOOL_TRACE_FILTER");
+    char *asked = filter ? mt_xstrdup(filter) : NULL; /* set_program_filter replaces it */
     set_program_filter(o->sim, c, asked);
     c->fd = sv[0];
     c->profiles = profiles;

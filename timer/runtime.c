@@ -411,6 +411,13 @@ static uint32_t put_hits(mt_trace_record *dst, uint32_t out, uint32_t code, uint
     return out + 1;
 }
 
+/* The filter's partitions forgotten: no line known in any. */
+static inline void forget_lines(uint64_t *last, uint64_t mask)
+{
+    for (uint64_t k = 0; k <= mask; k++)
+        last[k] = 0;
+}
+
 /* A record as two words: its address, and code | size << 32 | kind << 48
  * | flags << 56 (timer.h's mt_trace_record, little-endian), loaded and
  * stored once each. */
@@ -431,8 +438,7 @@ filter_frame(mt_trace_record *dst, const mt_trace_record *src, uint32_t n, unsig
 {
     static const uint64_t one[3] = {1, 1ull << MT_TRACE_HITS_BITS, 1ull << 2 * MT_TRACE_HITS_BITS};
     uint64_t *last = rt.filter_lines, hits = 0;
-    for (uint64_t k = 0; k <= mask; k++)
-        last[k] = 0;
+    forget_lines(last, mask);
     record_words *out = (record_words *)dst, *first = out;
     const record_words *x = (const record_words *)src, *stop = x + n;
     uint32_t code = 0;
@@ -457,8 +463,7 @@ filter_frame(mt_trace_record *dst, const mt_trace_record *src, uint32_t n, unsig
         if (plain) { /* across two lines, or wrapping */
             last[line & mask] = last[(addr + size - 1) >> shift & mask] = 0;
         } else if (kind < MT_TRACE_LOAD_BIAS) { /* rep, gather: lines not known here */
-            for (uint64_t k = 0; k <= mask; k++)
-                last[k] = 0;
+            forget_lines(last, mask);
         }
         *out++ = *x;
     }
@@ -1427,7 +1432,6 @@ static void find_wrap_callees(void)
     mt_real_syscall = rt.wrap_callee[MT_RT_WRAP_SYSCALL];
 }
 
-/* $MTOOL_TRACE_FD (decimal) when the copy traces, else -1. */
 /* The decimal number at *v, below 2^31 (-1 when there is none or it is
  * larger), *v left past its digits. */
 static long decimal_at(const char **v)
@@ -1440,6 +1444,7 @@ static long decimal_at(const char **v)
     return n;
 }
 
+/* $MTOOL_TRACE_FD (decimal) when the copy traces, else -1. */
 static long trace_fd(char **envp)
 {
     const char *v = mt_params.trace_records ? env_value(envp, "MTOOL_TRACE_FD") : NULL;

@@ -170,14 +170,18 @@ typedef struct {
 } mt_mobject_figures;
 
 typedef struct {
-    double tsc_per_cycle;     /* measured around the timed run */
+    const double *tsc_per_cycle; /* per run: the core clock measured around it */
     double timer_bias_ticks;  /* per entry, subtracted */
 } mt_correlate_clock;
 
 /* Rows for the timed objects of `sel` from merged timer totals of each of
  * `nruns` runs (runs[r][i]: object i, its position in the timed list),
  * sorted by overhead, largest first.  An object's measured time is its least
- * over the runs: other load only ever adds time; the most gives the spread. */
+ * over the runs, each run's ticks in core cycles at that run's own clock:
+ * other load only ever adds cycles, but a faster clock takes fewer ticks, so
+ * the least ticks at the runs' mean clock read a clock change as a gain (the
+ * Xeon family 6 model 85's core moved between 0.807 and 0.927 TSC ticks a
+ * cycle within milliseconds); the most gives the spread. */
 mt_mobject_figures *mt_correlate(const mt_selection *sel,
                                  mt_timer_totals *const *runs, size_t nruns,
                                  const mt_correlate_clock *clk, size_t *nrows);

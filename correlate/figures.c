@@ -127,13 +127,13 @@ static int by_overhead_desc(const void *a, const void *b)
     return x->overhead < y->overhead ? 1 : x->overhead > y->overhead ? -1 : 0;
 }
 
-/* Core cycles of one run's totals: inclusive, less time outside
+/* Core cycles of run k's totals: inclusive, less time outside
  * instrumented code and the timer's bias per entry. */
-static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk)
+static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk, size_t k)
 {
     double ticks = (double)t->inclusive - (double)t->outside -
                    clk->timer_bias_ticks * (double)t->entries;
-    return (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle;
+    return (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle[k];
 }
 
 mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const *runs,
@@ -147,9 +147,9 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
     bool *reach = mt_xcalloc((size_t)most_procs + 1, sizeof *reach);
     for (size_t i = 0; i < sel->ntimed; i++) {
         size_t best = 0;
-        double least = net_cycles(&runs[0][i], clk), most = least;
+        double least = net_cycles(&runs[0][i], clk, 0), most = least;
         for (size_t k = 1; k < nruns; k++) {
-            double c = net_cycles(&runs[k][i], clk);
+            double c = net_cycles(&runs[k][i], clk, k);
             if (c < least) {
                 least = c;
                 best = k;
@@ -165,7 +165,7 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
         r->open = t->open;
         r->measured = least;
         r->measured_max = most;
-        r->outside = (double)t->outside / clk->tsc_per_cycle;
+        r->outside = (double)t->outside / clk->tsc_per_cycle[best];
         r->overhead = r->measured - r->cand->predicted;
         r->outermost = true;
     }

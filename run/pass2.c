@@ -17,6 +17,7 @@ typedef struct {
     char *profiles;
     profile_merge *merges;
     mt_timer_totals **totals;
+    double *tsc_per_cycle;      /* each run's core clock */
     int nmerged;
     mt_mpi_job *jobs;           /* an MPI job: each run's ranks (NULL: no job) */
 } timed_runs;
@@ -30,19 +31,20 @@ static void timed_runs_free(timed_runs *t, int runs)
         mt_profile_merge_free(&t->merges[k]);
     free(t->merges);
     free(t->totals);
+    free(t->tsc_per_cycle);
     mt_counter_map_free(&t->map);
     mt_instrumented_free(&t->ins);
     free(t->profiles);
 }
 
 /* Runs the timed copy o->runs times: the program's figures are its least
- * loaded run's, the clock ratio the runs' mean, the share of time off the
- * CPU the least any run had. */
+ * loaded run's, at its own clock; the clock's least and most any run's
+ * measurements found; the share of time off the CPU the least any run had. */
 static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *t, mt_error *err)
 {
     t->merges = mt_xcalloc((size_t)o->runs, sizeof *t->merges);
     t->totals = mt_xcalloc((size_t)o->runs, sizeof *t->totals);
-    double ratio_sum = 0;
+    t->tsc_per_cycle = mt_xcalloc((size_t)o->runs, sizeof *t->tsc_per_cycle);
     for (int k = 0; k < o->runs; k++) {
         mt_run_result one;
         if (o->log)
@@ -57,7 +59,9 @@ static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *
         rn_warn_damaged_profiles(o->log, t->profiles, &t->merges[k]);
         t->nmerged++;
         t->totals[k] = t->merges[k].timers;
-        ratio_sum += one.tsc_per_cycle;
+        t->tsc_per_cycle[k] = one.tsc_per_cycle;
+        r->clock_lo = k == 0 ? one.tsc_per_cycle_lo : fmin(r->clock_lo, one.tsc_per_cycle_lo);
+        r->clock_hi = k == 0 ? one.tsc_per_cycle_hi : fmax(r->clock_hi, one.tsc_per_cycle_hi);
         if (k == 0 || one.user + one.sys < r->run.user + r->run.sys)
             r->run = one; /* the program's figures: its least loaded run */
         /* A single-threaded program off the CPU: timers count that time too. */
@@ -66,7 +70,6 @@ static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *
         if (k == 0 || off < r->off_cpu)
             r->off_cpu = off;
     }
-    r->run.tsc_per_cycle = ratio_sum / o->runs;
     return 0;
 }
 
@@ -409,7 +412,7 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
         rc = -1;
     }
     if (rc == 0 && (rc = choose_bias(o, &t, &bias, err)) == 0) {
-        mt_correlate_clock clk = {.tsc_per_cycle = r->run.tsc_per_cycle, .timer_bias_ticks = bias};
+        mt_correlate_clock clk = {.tsc_per_cycle = t.tsc_per_cycle, .timer_bias_ticks = bias};
         r->rows = mt_correlate(&r->sel, t.totals, (size_t)o->runs, &clk, &r->nrows);
         r->timer_bias = bias;
         mt_select_options so = select_options(o);

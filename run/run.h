@@ -61,8 +61,10 @@ uint64_t mt_tool_identity(void);
 
 typedef struct {
     double user, sys, wall;
-    double tsc_per_cycle;   /* core clock during the run: measured before and after
-                               (NAN: mt_run_program_unclocked) */
+    double tsc_per_cycle;   /* core clock during the run: the mean of its measurements
+                               before and after (NAN: mt_run_program_unclocked) */
+    double tsc_per_cycle_lo, tsc_per_cycle_hi; /* the lesser and the greater of the two:
+                               how far the clock moved around the run */
     int status;             /* from waitpid */
 } mt_run_result;
 /* Runs exe with argv (MTOOL_OUT=profile_dir when not NULL), waiting for it
@@ -625,10 +627,12 @@ typedef struct {
                                   (their analyses are the candidates' programs) */
     mt_mobject_figures *rows;  /* measured objects, as correlate ranks them */
     size_t nrows;
-    mt_run_result run;         /* the least loaded run; tsc_per_cycle the runs' mean */
+    mt_run_result run;         /* the least loaded run, at its own clock */
     double program_predicted, program_measured; /* core cycles */
     const char *measured_from;
-    double tsc_per_cycle, tsc_hz, timer_bias;
+    double tsc_per_cycle, tsc_hz, timer_bias; /* tsc_per_cycle: the least loaded run's
+                                  clock, the program's figures' (objects': each run's own) */
+    double clock_lo, clock_hi; /* the least and the most any run's measurements found */
     bool bias_given;           /* the options' timer bias, not the runs' own calibration */
     double objects_overhead;   /* sum over outermost rows */
     double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */

@@ -320,7 +320,10 @@ static int run_program(const char *exe, char **argv, const char *profile_dir, ch
     signal(SIGINT, old_int);
     signal(SIGQUIT, old_quit);
     r->wall = mt_now_seconds() - t0;
-    r->tsc_per_cycle = clocked ? (ratio0 + mt_measure_tsc_per_cycle(400)) / 2 : NAN;
+    double ratio1 = clocked ? mt_measure_tsc_per_cycle(400) : NAN;
+    r->tsc_per_cycle = (ratio0 + ratio1) / 2;
+    r->tsc_per_cycle_lo = fmin(ratio0, ratio1);
+    r->tsc_per_cycle_hi = fmax(ratio0, ratio1);
     r->user = tv_seconds(ru.ru_utime);
     r->sys = tv_seconds(ru.ru_stime);
     r->status = status;

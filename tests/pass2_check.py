@@ -39,6 +39,10 @@ def well_formed(r, name):
             {"predicted_cycles", "measured_cycles", "overhead_cycles", "memory_ops",
              "memory_ops_in_objects", "unexplained_overhead_cycles"} <= set(r["program"]))
     say(good, f"{name}: report has the documented fields")
+    lo, mid, hi = (r.get(k) for k in ("tsc_per_cycle_min", "tsc_per_cycle", "tsc_per_cycle_max"))
+    say(all(isinstance(v, (int, float)) for v in (lo, mid, hi)) and 0 < lo <= mid <= hi,
+        f"{name}: the clock the program's figures use lies within the least and the most "
+        f"measured around the runs ({lo} <= {mid} <= {hi})")
     rows = [o["overhead_cycles"] for o in r["objects"]]
     say(rows == sorted(rows, reverse=True), f"{name}: rows sorted by overhead, largest first")
     return good
@@ -50,15 +54,30 @@ def kernel(r, proc):
     return rows[0] if rows else None
 
 
+def clock_moved(r):
+    """How far, in %, the core clock moved around the report's timed runs
+    (tsc_per_cycle_min/max): a run's ticks are cycles at the clock measured
+    around it, which an object that ran at the other clock is off by."""
+    lo, hi = r.get("tsc_per_cycle_min"), r.get("tsc_per_cycle_max")
+    return 100 * (hi / lo - 1) if lo and hi else 0.0
+
+
 def compute_allowance(r):
     """How far a compute-bound loop's measured time may be from its prediction:
-    10%, or, where the model's self-check on this CPU found a larger median
-    error over its compute-bound kernels, three times that (a fixed 10%
-    would hold on the CPUs the model was tuned on only).  Never more than
-    30%: a model that far off fails here."""
+    the model's error -- 10%, or, where the model's self-check on this CPU
+    found a larger median error over its compute-bound kernels, three times
+    that (a fixed 10% would hold on the CPUs the model was tuned on only),
+    never more than 30%: a model that far off fails here -- plus how far
+    the core clock moved around the runs, which the report states (CI's
+    compute_poly at -16.3% against 15.9% allowed; the Xeon family 6 model
+    85's clock moved between 0.807 and 0.927 ticks a cycle within ms, and
+    by 32% over one report's runs when the host was busy).  Never more than
+    50% in all: a compute-bound loop reported that far from its prediction
+    is an error in the timers, not noise."""
     mc = r.get("model_check") or {}
     median = mc.get("median_error_percent") if mc.get("checked") else None
-    return min(30.0, max(10.0, 3 * median)) if median is not None else 10.0
+    model = min(30.0, max(10.0, 3 * median)) if median is not None else 10.0
+    return min(50.0, model + clock_moved(r))
 
 
 def memory(path, name):
@@ -80,7 +99,8 @@ def memory(path, name):
     allow = compute_allowance(r)
     say(abs(pct["compute_poly"]) <= allow,
         f"{name}: compute-bound loop within {allow:.1f}% ({pct['compute_poly']:+.1f}%; the "
-        f"allowance: 10%, or three times the model's checked median error on this CPU)")
+        f"allowance: 10%, or three times the model's checked median error on this CPU, plus "
+        f"the {clock_moved(r):.1f}% the clock moved around the runs, at most 50%)")
     say(pct["stream_triad"] > pct["compute_poly"] + 20,
         f"{name}: streaming kernel above the compute-bound one")
     want = {p: {"matmul_rows": 8, "matmul_cols": 2}.get(p, 1) for p in k}  # main's calls

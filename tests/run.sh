@@ -426,6 +426,10 @@ check_cli "instrument --skip leaves the procedure out, with the reason" \
 count "$OUT/cli" "cli"
 
 drain
-echo "# tests took $(( $(date +%s) - start )) s, $cpu s of CPU"
+# The CPU last, beside the result: CI keeps only the end of this output, and
+# the machine's CPU changes from run to run.
+echo "# tests took $(( $(date +%s) - start )) s, $cpu s of CPU, on $(awk -F': ' '
+    /^model name/ && !n { n = $2 } /^cpu family/ && !f { f = $2 } /^model\t/ && !m { m = $2 }
+    END { printf "\"%s\" (family %s, model %s)", n, f, m }' /proc/cpuinfo)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

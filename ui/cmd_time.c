@@ -226,6 +226,10 @@ static void row_warnings(const mt_mobject_figures *r, char *buf, size_t n)
 #undef WARN
 }
 
+/* The clock moved around the runs by more than the two clock references
+ * of a calibration may disagree (costmodel/calibrate.c, CLOCK_AGREE). */
+#define CLOCK_MOVED 0.03
+
 static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
 {
     const mt_selection *sel = &rp->sel;
@@ -259,6 +263,13 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
                     "that time, so "
                     "overheads are inflated; rerun on a quiet machine or with more --runs\n",
                 100 * rp->off_cpu);
+    double moved = rp->clock_hi / rp->clock_lo - 1;
+    if (moved > CLOCK_MOVED)
+        fprintf(fp, "warning: the core clock moved by %.0f%% around the timed runs (%.4f to %.4f "
+                    "TSC ticks a cycle, measured before and after each): each run's ticks are "
+                    "cycles at its own clock, but an object whose clock was not the one measured "
+                    "is off by up to that much either way\n",
+                100 * moved, rp->clock_lo, rp->clock_hi);
     fprintf(fp, "\n%sm-objects by overhead%s (measured: timers minus time in shared libraries and "
                 "system calls, minus %.1f ticks of timer bias per entry, %s):\n",
             mt_ui_style(fp, MT_UI_BOLD), mt_ui_style(fp, MT_UI_PLAIN), rp->timer_bias,
@@ -389,6 +400,10 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
     fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
             mt_exit_code(rp->run.status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
     mt_json_number(fp, rp->tsc_per_cycle);
+    fputs(",\"tsc_per_cycle_min\":", fp);
+    mt_json_number(fp, rp->clock_lo);
+    fputs(",\"tsc_per_cycle_max\":", fp);
+    mt_json_number(fp, rp->clock_hi);
     fputs(",\"off_cpu_share\":", fp);
     mt_json_number(fp, rp->off_cpu);
     fputs(",\"timer_bias_ticks\":", fp);

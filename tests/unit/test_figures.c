@@ -33,7 +33,8 @@ static bool outermost(const mt_selection *sel, size_t which)
 {
     mt_timer_totals *totals = mt_xcalloc(sel->ntimed + 1, sizeof *totals);
     mt_timer_totals *const runs[] = {totals};
-    mt_correlate_clock clk = {.tsc_per_cycle = 1, .timer_bias_ticks = 0};
+    static const double one = 1;
+    mt_correlate_clock clk = {.tsc_per_cycle = &one, .timer_bias_ticks = 0};
     size_t n;
     mt_mobject_figures *rows = mt_correlate(sel, runs, 1, &clk, &n);
     bool out = false;
@@ -151,8 +152,45 @@ static void test_cross_callee_selection(void)
     free_program(&t);
 }
 
+/* Two runs of one timed loop, each at the clock measured around it: run 0
+ * 1000 ticks at 1 tick a cycle, run 1 850 ticks (100 of them outside) at
+ * 0.8, a faster clock.  Its least is run 0's 1000 cycles, not run 1's 850
+ * ticks at the runs' mean clock (944 cycles: a clock change read as a
+ * gain); the most run 1's 1062.5; the outside time the least run's. */
+static void test_clock_per_run(void)
+{
+    test_program t = {0};
+    build_main(&t.procs[0]);
+    t.prog.nprocs = 1;
+    t.prog.procs = t.procs;
+    mt_candidate cand = {.proc = 0, .loop = 0, .prog = &t.prog, .predicted = 900};
+    mt_selection sel = {.cands = &cand, .ncands = 1, .ntimed = 1};
+    mt_timer_totals run0 = {.entries = 1, .inclusive = 1000, .exclusive = 1000, .outside = 0},
+                    run1 = {.entries = 1, .inclusive = 950, .exclusive = 950, .outside = 100};
+    mt_timer_totals *const runs[] = {&run0, &run1};
+    static const double clock[] = {1, 0.8};
+    mt_correlate_clock clk = {.tsc_per_cycle = clock, .timer_bias_ticks = 0};
+    size_t n;
+    mt_mobject_figures *rows = mt_correlate(&sel, runs, 2, &clk, &n);
+    CHECK(n == 1 && fabs(rows[0].measured - 1000) < 1e-9 && fabs(rows[0].measured_max - 1062.5) < 1e-9 &&
+              rows[0].outside == 0 && fabs(rows[0].overhead - 100) < 1e-9,
+          "each run in cycles at its own clock: least 1000 (%g), most 1062.5 (%g), outside 0 (%g)",
+          n ? rows[0].measured : 0, n ? rows[0].measured_max : 0, n ? rows[0].outside : 0);
+    static const double swapped[] = {0.8, 1};
+    clk.tsc_per_cycle = swapped;
+    free(rows);
+    rows = mt_correlate(&sel, runs, 2, &clk, &n);
+    CHECK(n == 1 && fabs(rows[0].measured - 850) < 1e-9 && fabs(rows[0].outside - 100) < 1e-9,
+          "the clocks the other way round: run 1 the least, 850 cycles (%g), its 100 outside (%g)",
+          n ? rows[0].measured : 0, n ? rows[0].outside : 0);
+    free(rows);
+    mt_procedure_free_cfg(&t.procs[0]);
+    free(t.procs[0].name);
+}
+
 int main(void)
 {
+    test_clock_per_run();
     test_cross_callee_nesting();
     test_cross_callee_selection();
     return unit_finish();

@@ -267,8 +267,8 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
     if (moved > CLOCK_MOVED)
         fprintf(fp, "warning: the core clock moved by %.0f%% around the timed runs (%.4f to %.4f "
                     "TSC ticks a cycle, measured before and after each): each run's ticks are "
-                    "cycles at its own clock, but an object whose clock was not the one measured "
-                    "is off by up to that much either way\n",
+                    "cycles at the clock measured around it, so an object that ran at another "
+                    "clock is off by the difference, either way (docs/REPORT.md)\n",
                 100 * moved, rp->clock_lo, rp->clock_hi);
     fprintf(fp, "\n%sm-objects by overhead%s (measured: timers minus time in shared libraries and "
                 "system calls, minus %.1f ticks of timer bias per entry, %s):\n",

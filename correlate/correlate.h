@@ -164,6 +164,9 @@ typedef struct {
     double measured;          /* core cycles, compensated: the least over the runs */
     double measured_max;      /* the most over the runs (= measured with one run) */
     double outside;           /* core cycles in uninstrumented code (not overhead) */
+    double tsc_per_cycle;     /* the clock `measured` is at: the least run's object_clock */
+    bool clock_in_program;    /* that clock measured by the program's threads as the
+                                 object ran, not around the run */
     double overhead;          /* measured - predicted */
     bool outermost;           /* not nested in another timed object: sums use these */
     uint64_t nonlocal_exits, open;
@@ -177,11 +180,13 @@ typedef struct {
 /* Rows for the timed objects of `sel` from merged timer totals of each of
  * `nruns` runs (runs[r][i]: object i, its position in the timed list),
  * sorted by overhead, largest first.  An object's measured time is its least
- * over the runs, each run's ticks in core cycles at that run's own clock:
- * other load only ever adds cycles, but a faster clock takes fewer ticks, so
- * the least ticks at the runs' mean clock read a clock change as a gain (the
- * Xeon family 6 model 85's core moved between 0.807 and 0.927 TSC ticks a
- * cycle within milliseconds); the most gives the spread. */
+ * over the runs, each run's ticks in core cycles at the clock the object ran
+ * at (the program's threads measure it: mt_timer_totals.cycles), else at
+ * the clock measured around that run: other load only ever adds cycles,
+ * but a faster clock takes fewer ticks, so the least ticks at the runs'
+ * mean clock read a clock change as a gain (the Xeon family 6 model 85's
+ * core moved between 0.807, 0.927 and 1.042 TSC ticks a cycle within
+ * milliseconds); the most gives the spread. */
 mt_mobject_figures *mt_correlate(const mt_selection *sel,
                                  mt_timer_totals *const *runs, size_t nruns,
                                  const mt_correlate_clock *clk, size_t *nrows);

@@ -127,13 +127,22 @@ static int by_overhead_desc(const void *a, const void *b)
     return x->overhead < y->overhead ? 1 : x->overhead > y->overhead ? -1 : 0;
 }
 
+/* TSC ticks per core cycle while run k timed the object: its threads' own
+ * clock, measured in the program as it ran (its inclusive ticks over their
+ * cycles), else the clock measured around the run. */
+static double object_clock(const mt_timer_totals *t, const mt_correlate_clock *clk, size_t k)
+{
+    return t->cycles && t->inclusive ? (double)t->inclusive / (double)t->cycles
+                                     : clk->tsc_per_cycle[k];
+}
+
 /* Core cycles of run k's totals: inclusive, less time outside
  * instrumented code and the timer's bias per entry. */
 static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk, size_t k)
 {
     double ticks = (double)t->inclusive - (double)t->outside -
                    clk->timer_bias_ticks * (double)t->entries;
-    return (ticks > 0 ? ticks : 0) / clk->tsc_per_cycle[k];
+    return (ticks > 0 ? ticks : 0) / object_clock(t, clk, k);
 }
 
 mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const *runs,
@@ -165,7 +174,9 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
         r->open = t->open;
         r->measured = least;
         r->measured_max = most;
-        r->outside = (double)t->outside / clk->tsc_per_cycle[best];
+        r->tsc_per_cycle = object_clock(t, clk, best);
+        r->clock_in_program = t->cycles && t->inclusive;
+        r->outside = (double)t->outside / r->tsc_per_cycle;
         r->overhead = r->measured - r->cand->predicted;
         r->outermost = true;
     }

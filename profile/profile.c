@@ -292,6 +292,7 @@ static void add_profile(profile_merge *m, const mt_profile *p)
             t->exclusive += r->exclusive;
             t->outside += r->outside;
             t->nonlocal_exits += r->nonlocal_exits;
+            t->cycles += r->cycles;
         }
         add_call_sites(m, p, s);
     }

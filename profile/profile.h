@@ -21,6 +21,8 @@ typedef struct {
     uint64_t inclusive, exclusive, outside;
     uint64_t nonlocal_exits;   /* closed by longjmp / exception detection */
     uint64_t open;             /* still active when the process ended: time lost */
+    uint64_t cycles;           /* inclusive core cycles at the threads' own clock
+                                  (mt_timer_record.cycles; 0: not measured) */
 } mt_timer_totals;
 
 /* A target of a call through a pointer and the object it lies in, as the

@@ -91,6 +91,23 @@ static int choose_bias(const mt_pass2_options *o, const timed_runs *t, double *b
     return 0;
 }
 
+/* The program's clock while it ran: its outermost objects' own (the
+ * clock their threads measured, weighted by their ticks) when each has
+ * one, else the one measured around its least loaded run. */
+static void program_clock(mt_pass2_result *r)
+{
+    double ticks = 0, cycles = 0;
+    bool all = r->nrows > 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].outermost) {
+            all = all && r->rows[i].clock_in_program;
+            ticks += r->rows[i].measured * r->rows[i].tsc_per_cycle;
+            cycles += r->rows[i].measured;
+        }
+    r->clock_in_program = all && cycles > 0;
+    r->tsc_per_cycle = r->clock_in_program ? ticks / cycles : r->run.tsc_per_cycle;
+}
+
 static void summarize(mt_pass2_result *r)
 {
     for (size_t i = 0; i < r->nrows; i++)
@@ -451,12 +468,12 @@ int mt_run_pass2(const mt_pass2_options *o, mt_pass2_result *r, mt_error *err)
     if (rc != 0)
         return -1;
     r->program_predicted = r->sel.predicted_total;
-    r->tsc_per_cycle = r->run.tsc_per_cycle;
+    program_clock(r);
     r->tsc_hz = r->machine.tsc_hz;
     /* The program's measured time on the timers' own basis: this run
      * (timers only, close to the program's speed), user and system time,
      * as timers count the kernel's work inside an object too (page faults). */
-    r->program_measured = (r->run.user + r->run.sys) * r->machine.tsc_hz / r->run.tsc_per_cycle;
+    r->program_measured = (r->run.user + r->run.sys) * r->machine.tsc_hz / r->tsc_per_cycle;
     r->measured_from = "user + system time of the timed run";
     summarize(r);
     return mt_rundir_write_pass2(o->rundir, r, err) != 0 ||

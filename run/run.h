@@ -630,9 +630,11 @@ typedef struct {
     mt_run_result run;         /* the least loaded run, at its own clock */
     double program_predicted, program_measured; /* core cycles */
     const char *measured_from;
-    double tsc_per_cycle, tsc_hz, timer_bias; /* tsc_per_cycle: the least loaded run's
-                                  clock, the program's figures' (objects': each run's own) */
-    double clock_lo, clock_hi; /* the least and the most any run's measurements found */
+    double tsc_per_cycle, tsc_hz, timer_bias; /* tsc_per_cycle: the program's figures'
+                                  clock (pass2.c, program_clock) */
+    bool clock_in_program;     /* that clock the program's threads measured as they ran,
+                                  not the one measured around its least loaded run */
+    double clock_lo, clock_hi; /* the least and the most measured around the runs */
     bool bias_given;           /* the options' timer bias, not the runs' own calibration */
     double objects_overhead;   /* sum over outermost rows */
     double objects_outside;    /* their time in uninstrumented code (libraries, kernel) */

@@ -197,9 +197,18 @@ mt_timer_\name:
 1:  rdtsc
     shl $32, %rdx
     or %rdx, %rax
-    add %rdi, %rcx                      /* the record */
+    cmp MT_SLOT_CLOCK_NEXT(%rdi), %rax
+    jae 6f                              /* time to measure the clock */
+7:  add %rdi, %rcx                      /* the record */
     add %rdi, %rsi                      /* its frame */
+    mov %rax, %rdx
+    sub MT_SLOT_CLOCK_AT(%rdi), %rdx
     sub MT_FRAME_T0(%rsi), %rax
+    cmp %rax, %rdx                      /* its ticks since the clock was measured */
+    cmova %rax, %rdx
+    imul MT_SLOT_CLOCK_SCALE(%rdi), %rdx
+    shr $MT_CLOCK_SCALE_BITS, %rdx
+    add %rdx, MT_REC_CYCLES(%rcx)       /* at that clock */
     add %rax, MT_REC_INCLUSIVE(%rcx)
     add %rax, MT_FRAME_CHILD-MT_FRAME_SIZE(%rsi)
     sub MT_FRAME_CHILD(%rsi), %rax
@@ -229,6 +238,8 @@ mt_timer_\name:
     mov %rsi, %rax                      /* the frame just popped */
     CALL_C mt_timer_outside_resumed
     jmp 2b
+6:  CALL_C mt_timer_clock_probe         /* returns the stop's time, %rax */
+    jmp 7b
 .endm
 
     START start_proc, 0, 1
@@ -341,9 +352,10 @@ mt_timer_\name:
 
 /* A stop of the outermost instance whose frame is on top, with no outside
  * call to resume: the frame popped, its times added to its record and its
- * parent.  An inner recursive instance only counts down, an inactive
- * object (its frame closed by a non-local exit) does nothing, and the rest
- * goes to the routine. */
+ * parent, its cycles at the thread's clock to its record.  An inner
+ * recursive instance only counts down, an inactive object (its frame
+ * closed by a non-local exit) does nothing, and the rest -- the clock due
+ * to be measured among it -- goes to the routine. */
 .macro EVENT_STOP flags, redzone, rec, routine, name=
     EVENT_BEGIN \flags, \redzone, \rec, \name
     cmpq $1, %gs:MT_REC_DEPTH(%rcx)
@@ -352,12 +364,23 @@ mt_timer_\name:
     jne 8f                      /* frames above ours were left abnormally */
     cmpq $MT_OUTSIDE_PAUSED, %gs:MT_FRAME_OUTSIDE_T0-MT_FRAME_SIZE(%rdx)
     je 8f                       /* back in the outside call it was called from */
-    movq $0, %gs:MT_REC_DEPTH(%rcx)
     rdtsc
     shl $32, %rdx
     or %rdx, %rax
+    cmp %gs:MT_SLOT_CLOCK_NEXT, %rax
+    jae 8f                      /* the clock due: the routine measures it */
+    movq $0, %gs:MT_REC_DEPTH(%rcx)
     mov %gs:MT_SLOT_TIMER_TOP, %rdx
+    push %rsi
+    mov %rax, %rsi
+    sub %gs:MT_SLOT_CLOCK_AT, %rsi
     sub %gs:MT_FRAME_T0(%rdx), %rax
+    cmp %rax, %rsi              /* its ticks since the clock was measured */
+    cmova %rax, %rsi
+    imul %gs:MT_SLOT_CLOCK_SCALE, %rsi
+    shr $MT_CLOCK_SCALE_BITS, %rsi
+    add %rsi, %gs:MT_REC_CYCLES(%rcx)   /* at that clock */
+    pop %rsi
     add %rax, %gs:MT_REC_INCLUSIVE(%rcx)
     add %rax, %gs:MT_FRAME_CHILD-MT_FRAME_SIZE(%rdx)
     sub %gs:MT_FRAME_CHILD(%rdx), %rax

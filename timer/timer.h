@@ -57,6 +57,25 @@
 #define MT_SLOT_SYSCALL_NR 32     /* uint64_t: the number of the last system call the
                                      rewriter could not name (relocate.c, "Tasks a copy
                                      creates") */
+#define MT_SLOT_CLOCK_NEXT 40     /* uint64_t: TSC from which a stop measures the clock */
+#define MT_SLOT_CLOCK_SCALE 48    /* uint64_t: core cycles per TSC tick, fixed point with
+                                     MT_CLOCK_SCALE_BITS fraction bits (0: not measured) */
+#define MT_SLOT_CLOCK_AT 56       /* uint64_t: TSC of the last measurement */
+/* The core clock in the timed program's own thread (runtime.c,
+ * mt_timer_clock_probe).  Without performance counters a core cycle is a
+ * TSC tick times a ratio, and mtool's measurements before and after a run
+ * miss a clock that moves within milliseconds (docs/REPORT.md, "The clock
+ * is measured around a run").  So a stop at least MT_CLOCK_PROBE_EVERY
+ * ticks after the last measurement times dependent imul chains there and
+ * adds to the record of every open frame its ticks since that measurement
+ * (or since its entry) at the clock over them, the mean of the two
+ * measurements; every stop adds its own frame's ticks since the last
+ * measurement at the latest clock.  A record's `cycles` is so the integral
+ * of its inclusive time over the thread's clock.  16 fraction bits: 1/65536
+ * of a cycle a tick, and ticks x scale stays below 2^64 for 2^46 ticks (7
+ * hours at 2.5 GHz). */
+#define MT_CLOCK_SCALE_BITS 16
+#define MT_CLOCK_PROBE_EVERY 5000000
 /* The task hook's number when the number is MT_SLOT_SYSCALL_NR's (no
  * system call has it). */
 #define MT_SYSCALL_NR_IN_SLOT 0xffff
@@ -84,6 +103,7 @@
 #define MT_REC_OUTSIDE 32
 #define MT_REC_NONLOCAL 40
 #define MT_REC_DEPTH 48
+#define MT_REC_CYCLES 56
 #define MT_REC_SIZE 64
 
 /* Call targets (pass 1): before every call (or tail jump) through a
@@ -624,6 +644,9 @@ typedef struct {
                                        is anonymous memory (no trace ring; version 8) */
     uint64_t self;                  /* MT_SLOT_SELF */
     uint64_t syscall_nr;            /* MT_SLOT_SYSCALL_NR */
+    uint64_t clock_next;            /* MT_SLOT_CLOCK_NEXT */
+    uint64_t clock_scale;           /* MT_SLOT_CLOCK_SCALE */
+    uint64_t clock_at;              /* MT_SLOT_CLOCK_AT */
 } mt_slot_header;
 
 /* Per thread and m-object; TSC ticks.  Entries count outermost entries
@@ -637,7 +660,9 @@ typedef struct {
     uint64_t nonlocal_exits;        /* closed because their frame was unwound (longjmp,
                                        exceptions) or left under an inner active object */
     uint64_t depth;                 /* active instances (runtime state) */
-    uint64_t reserved;
+    uint64_t cycles;                /* inclusive core cycles: each stop's ticks at the
+                                       thread's clock then (MT_SLOT_CLOCK_SCALE; 0 in
+                                       profiles of runtimes before it: no clock) */
 } mt_timer_record;
 
 typedef struct {

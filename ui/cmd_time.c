@@ -241,8 +241,9 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
             rp->runs == 1 ? "" : "s (least time per object; spread in brackets)", st);
     free(bin);
     double sec = rp->tsc_per_cycle / rp->tsc_hz;
-    fprintf(fp, "MTOOL figure 2 (whole program; core cycles at %.4f TSC ticks/cycle):\n",
-            rp->tsc_per_cycle);
+    fprintf(fp, "MTOOL figure 2 (whole program; core cycles at %.4f TSC ticks/cycle, %s):\n",
+            rp->tsc_per_cycle, rp->clock_in_program ? "the clock the program measured as it ran"
+                                                    : "the clock measured around its run");
     fprintf(fp, "  predicted   %14.4g cycles  %9.3f s  (pass-1 counts x cost model, every access an "
                 "L1 hit)\n", rp->program_predicted, rp->program_predicted * sec);
     if (rp->program_measured >= 0) {
@@ -263,13 +264,17 @@ static void print_text(FILE *fp, const mt_pass2_result *rp, int top)
                     "that time, so "
                     "overheads are inflated; rerun on a quiet machine or with more --runs\n",
                 100 * rp->off_cpu);
+    size_t around = 0;
+    for (size_t i = 0; i < rp->nrows; i++)
+        around += !rp->rows[i].clock_in_program;
     double moved = rp->clock_hi / rp->clock_lo - 1;
-    if (moved > CLOCK_MOVED)
+    if (moved > CLOCK_MOVED && (around || !rp->clock_in_program))
         fprintf(fp, "warning: the core clock moved by %.0f%% around the timed runs (%.4f to %.4f "
-                    "TSC ticks a cycle, measured before and after each): each run's ticks are "
-                    "cycles at the clock measured around it, so an object that ran at another "
-                    "clock is off by the difference, either way (docs/REPORT.md)\n",
-                100 * moved, rp->clock_lo, rp->clock_hi);
+                    "TSC ticks a cycle, measured before and after each) and %zu object%s%s no "
+                    "clock measured as they ran: they are in cycles at the clock measured around "
+                    "their run, off by the difference if they ran at another (docs/REPORT.md)\n",
+                100 * moved, rp->clock_lo, rp->clock_hi, around, around == 1 ? "" : "s",
+                !rp->clock_in_program ? " and figure 2 have" : around == 1 ? " has" : " have");
     fprintf(fp, "\n%sm-objects by overhead%s (measured: timers minus time in shared libraries and "
                 "system calls, minus %.1f ticks of timer bias per entry, %s):\n",
             mt_ui_style(fp, MT_UI_BOLD), mt_ui_style(fp, MT_UI_PLAIN), rp->timer_bias,
@@ -400,6 +405,7 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
     fprintf(fp, ",\"exit_status\":%d,\"order\":\"%s\",\"runs\":%d,\"tsc_per_cycle\":",
             mt_exit_code(rp->run.status), rp->inner_first ? "inner-first" : "outer-first", rp->runs);
     mt_json_number(fp, rp->tsc_per_cycle);
+    fprintf(fp, ",\"clock_from\":\"%s\"", rp->clock_in_program ? "program" : "around the run");
     fputs(",\"tsc_per_cycle_min\":", fp);
     mt_json_number(fp, rp->clock_lo);
     fputs(",\"tsc_per_cycle_max\":", fp);
@@ -447,6 +453,9 @@ static void print_json(FILE *fp, const mt_pass2_result *rp)
         mt_json_number(fp, pct(r->measured_max - r->cand->predicted, r->cand->predicted));
         fputs(",\"outside_cycles\":", fp);
         mt_json_number(fp, r->outside);
+        fputs(",\"tsc_per_cycle\":", fp);
+        mt_json_number(fp, r->tsc_per_cycle);
+        fprintf(fp, ",\"clock_from\":\"%s\"", r->clock_in_program ? "program" : "around the run");
         fputs(",\"overhead_cycles\":", fp);
         mt_json_number(fp, r->overhead);
         fputs(",\"overhead_percent\":", fp);

@@ -2,9 +2,10 @@
  * tab-separated line per timed object, for the timer tests (tests/timers.sh):
  *
  *   index proc_entry loop_header entries recursive inclusive exclusive
- *   outside nonlocal_exits open
+ *   outside nonlocal_exits open cycles
  *
- * (addresses in hex, loop_header 0 for a procedure, times in TSC ticks);
+ * (addresses in hex, loop_header 0 for a procedure, times in TSC ticks but
+ * `cycles`, the inclusive time at the threads' own clock);
  * with `bias`, only the timer bias the processes measured at start-up.
  *
  * usage: dump_timers INSTRUMENTED PROFILE_DIR [bias] */
@@ -38,9 +39,9 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < m.ntimers; i++) {
             const mt_timer_totals *t = &m.timers[i];
             printf("%u\t%" PRIx64 "\t%" PRIx64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-                   "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+                   "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
                    i, map.timer_procs[i], map.timer_loops[i], t->entries, t->recursive,
-                   t->inclusive, t->exclusive, t->outside, t->nonlocal_exits, t->open);
+                   t->inclusive, t->exclusive, t->outside, t->nonlocal_exits, t->open, t->cycles);
         }
         rc = 0;
     }

@@ -184,6 +184,16 @@ static void test_clock_per_run(void)
           "the clocks the other way round: run 1 the least, 850 cycles (%g), its 100 outside (%g)",
           n ? rows[0].measured : 0, n ? rows[0].outside : 0);
     free(rows);
+    /* The program measured run 1's clock as the loop ran: its 950 ticks
+     * were 1187.5 cycles (0.8 a cycle), whatever the clock around the run. */
+    run1.cycles = 1187;
+    rows = mt_correlate(&sel, runs, 2, &clk, &n);
+    double at = 950.0 / 1187;
+    CHECK(n == 1 && fabs(rows[0].measured - 850 / at) < 1e-9 && rows[0].clock_in_program &&
+              fabs(rows[0].tsc_per_cycle - at) < 1e-12 && fabs(rows[0].outside - 100 / at) < 1e-9,
+          "run 1 at the clock its thread measured: %g cycles (%g), the clock %g (%g), from the program",
+          n ? rows[0].measured : 0, 850 / at, n ? rows[0].tsc_per_cycle : 0, at);
+    free(rows);
     mt_procedure_free_cfg(&t.procs[0]);
     free(t.procs[0].name);
 }

@@ -655,7 +655,7 @@ static void imul_chain(uint32_t n)
  * imuls' without the cost of reading the TSC or leaving the loop, the
  * least of three a chain no interrupt or busy sibling slowed; lfence
  * before each read keeps a chain's imuls on their side of it.  A short
- * chain before them brings the code in: run once a millisecond it is
+ * chain before them brings the code in: run every 2 ms or so it is
  * cold, and a cold first chain read the clock up to 15% fast (0.69 ticks a
  * cycle where 0.807 was the fastest, Xeon family 6 model 85). */
 #define CLOCK_CHAIN 64

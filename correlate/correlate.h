@@ -175,6 +175,12 @@ typedef struct {
 typedef struct {
     const double *tsc_per_cycle; /* per run: the core clock measured around it */
     double timer_bias_ticks;  /* per entry, subtracted */
+    /* A run's parts, each at its own clock (an MPI job's ranks: parts[k *
+     * nparts + p][i], rank p's totals of run k, whose sum runs[k] holds);
+     * nparts 0: runs' totals whole.  Summing cycles, not ticks, keeps an
+     * object's figure the sum of its ranks'. */
+    mt_timer_totals *const *parts;
+    size_t nparts;
 } mt_correlate_clock;
 
 /* Rows for the timed objects of `sel` from merged timer totals of each of

@@ -145,6 +145,22 @@ static double net_cycles(const mt_timer_totals *t, const mt_correlate_clock *clk
     return (ticks > 0 ? ticks : 0) / object_clock(t, clk, k);
 }
 
+/* Object i's net cycles in run k, and its outside cycles: the sums of the
+ * run's parts, each at its own clock, else of its totals whole. */
+static double run_cycles(mt_timer_totals *const *runs, const mt_correlate_clock *clk, size_t k,
+                         size_t i, double *outside)
+{
+    size_t n = clk->nparts ? clk->nparts : 1;
+    double net = 0;
+    *outside = 0;
+    for (size_t p = 0; p < n; p++) {
+        const mt_timer_totals *t = clk->nparts ? &clk->parts[k * n + p][i] : &runs[k][i];
+        net += net_cycles(t, clk, k);
+        *outside += (double)t->outside / object_clock(t, clk, k);
+    }
+    return net;
+}
+
 mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const *runs,
                                  size_t nruns, const mt_correlate_clock *clk, size_t *nrows)
 {
@@ -156,12 +172,13 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
     bool *reach = mt_xcalloc((size_t)most_procs + 1, sizeof *reach);
     for (size_t i = 0; i < sel->ntimed; i++) {
         size_t best = 0;
-        double least = net_cycles(&runs[0][i], clk, 0), most = least;
+        double outside, least = run_cycles(runs, clk, 0, i, &outside), most = least;
         for (size_t k = 1; k < nruns; k++) {
-            double c = net_cycles(&runs[k][i], clk, k);
+            double out, c = run_cycles(runs, clk, k, i, &out);
             if (c < least) {
                 least = c;
                 best = k;
+                outside = out;
             }
             most = c > most ? c : most;
         }
@@ -176,7 +193,7 @@ mt_mobject_figures *mt_correlate(const mt_selection *sel, mt_timer_totals *const
         r->measured_max = most;
         r->tsc_per_cycle = object_clock(t, clk, best);
         r->clock_in_program = t->cycles && t->inclusive;
-        r->outside = (double)t->outside / r->tsc_per_cycle;
+        r->outside = outside;
         r->overhead = r->measured - r->cand->predicted;
         r->outermost = true;
     }

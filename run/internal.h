@@ -44,6 +44,10 @@ uint64_t rn_set_id(const uint64_t *words, uint32_t n);
 int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profiles,
                      char *const *env, const mt_counter_map *map, FILE *log, mt_run_result *run,
                      mt_error *err);
+/* Every run's ranks' totals for mt_correlate_clock.parts (run k's rank p
+ * at [k * nparts + p]; owned), refused when the ranks changed between runs. */
+int rn_job_parts(const mt_pass2_options *o, const mt_mpi_job *jobs, mt_timer_totals ***parts,
+                 size_t *nparts, mt_error *err);
 int rn_job_correlate_ranks(const mt_pass2_options *o, mt_pass2_result *r,
                            const mt_select_options *so, const mt_mpi_job *jobs,
                            const mt_correlate_clock *clk, mt_error *err);

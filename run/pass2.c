@@ -428,14 +428,20 @@ static int time_objects(const mt_pass2_options *o, mt_pass2_result *r, const uin
                      t.ins.path, t.map.ntimers, r->sel.ntimed);
         rc = -1;
     }
-    if (rc == 0 && (rc = choose_bias(o, &t, &bias, err)) == 0) {
-        mt_correlate_clock clk = {.tsc_per_cycle = t.tsc_per_cycle, .timer_bias_ticks = bias};
+    mt_timer_totals **ranks = NULL;
+    size_t nranks = 0;
+    if (rc == 0 && (rc = choose_bias(o, &t, &bias, err)) == 0 &&
+        (!t.jobs || (rc = rn_job_parts(o, t.jobs, &ranks, &nranks, err)) == 0)) {
+        mt_correlate_clock clk = {.tsc_per_cycle = t.tsc_per_cycle, .timer_bias_ticks = bias,
+                                  .parts = ranks, .nparts = nranks};
         r->rows = mt_correlate(&r->sel, t.totals, (size_t)o->runs, &clk, &r->nrows);
         r->timer_bias = bias;
         mt_select_options so = select_options(o);
+        clk.nparts = 0; /* each rank's own figures from its totals whole */
         if (t.jobs)
             rc = rn_job_correlate_ranks(o, r, &so, t.jobs, &clk, err);
     }
+    free(ranks);
     timed_runs_free(&t, o->runs);
     free(timed);
     return rc;

@@ -150,12 +150,24 @@ static int correlate_rank(const mt_pass2_options *o, const mt_pass2_result *r,
     return 0;
 }
 
+int rn_job_parts(const mt_pass2_options *o, const mt_mpi_job *jobs, mt_timer_totals ***parts,
+                 size_t *nparts, mt_error *err)
+{
+    if (check_same_ranks(jobs, o->runs, err) != 0)
+        return -1;
+    size_t n = jobs[0].nranks;
+    *parts = mt_xcalloc((size_t)o->runs * n + 1, sizeof **parts);
+    for (int k = 0; k < o->runs; k++)
+        for (size_t p = 0; p < n; p++)
+            (*parts)[(size_t)k * n + p] = jobs[k].ranks[p].merge.timers;
+    *nparts = n;
+    return 0;
+}
+
 int rn_job_correlate_ranks(const mt_pass2_options *o, mt_pass2_result *r,
                            const mt_select_options *so, const mt_mpi_job *jobs,
                            const mt_correlate_clock *clk, mt_error *err)
 {
-    if (check_same_ranks(jobs, o->runs, err) != 0)
-        return -1;
     r->ranks = mt_xcalloc(jobs[0].nranks, sizeof *r->ranks);
     for (uint32_t i = 0; i < jobs[0].nranks; i++) {
         r->nranks++;

@@ -194,6 +194,20 @@ static void test_clock_per_run(void)
           "run 1 at the clock its thread measured: %g cycles (%g), the clock %g (%g), from the program",
           n ? rows[0].measured : 0, 850 / at, n ? rows[0].tsc_per_cycle : 0, at);
     free(rows);
+    /* One run of two ranks, 600 ticks at 0.5 a cycle and 400 (100 outside)
+     * at 1: 1200 + 300 cycles, the sum of the ranks' own figures, where
+     * their summed ticks at their ticks-weighted clock (1000 ticks over
+     * 1600 cycles) give 1440. */
+    mt_timer_totals rank0 = {.entries = 1, .inclusive = 600, .cycles = 1200},
+                    rank1 = {.entries = 1, .inclusive = 400, .outside = 100, .cycles = 400},
+                    job = {.entries = 2, .inclusive = 1000, .outside = 100, .cycles = 1600};
+    mt_timer_totals *const job_runs[] = {&job}, *const ranks[] = {&rank0, &rank1};
+    clk = (mt_correlate_clock){.tsc_per_cycle = clock, .parts = ranks, .nparts = 2};
+    rows = mt_correlate(&sel, job_runs, 1, &clk, &n);
+    CHECK(n == 1 && fabs(rows[0].measured - 1500) < 1e-9 && fabs(rows[0].outside - 100) < 1e-9,
+          "a job's figure the sum of its ranks' at their own clocks: 1500 cycles (%g), outside 100 (%g)",
+          n ? rows[0].measured : 0, n ? rows[0].outside : 0);
+    free(rows);
     mt_procedure_free_cfg(&t.procs[0]);
     free(t.procs[0].name);
 }

@@ -38,7 +38,7 @@ static void timed_runs_free(timed_runs *t, int runs)
 }
 
 /* Runs the timed copy o->runs times: the program's figures are its least
- * loaded run's, at its own clock; the clock's least and most any run's
+ * loaded run's; each run's clock and the least and most any run's
  * measurements found; the share of time off the CPU the least any run had. */
 static int run_timed(const mt_pass2_options *o, mt_pass2_result *r, timed_runs *t, mt_error *err)
 {

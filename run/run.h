@@ -627,7 +627,7 @@ typedef struct {
                                   (their analyses are the candidates' programs) */
     mt_mobject_figures *rows;  /* measured objects, as correlate ranks them */
     size_t nrows;
-    mt_run_result run;         /* the least loaded run, at its own clock */
+    mt_run_result run;         /* the least loaded run */
     double program_predicted, program_measured; /* core cycles */
     const char *measured_from;
     double tsc_per_cycle, tsc_hz, timer_bias; /* tsc_per_cycle: the program's figures'

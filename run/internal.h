@@ -45,7 +45,8 @@ int rn_job_run_timed(mt_mpi_job *job, const char *timed_copy, const char *profil
                      char *const *env, const mt_counter_map *map, FILE *log, mt_run_result *run,
                      mt_error *err);
 /* Every run's ranks' totals for mt_correlate_clock.parts (run k's rank p
- * at [k * nparts + p]; owned), refused when the ranks changed between runs. */
+ * at [k * nparts + p]; owned), refused when the ranks changed between runs:
+ * rn_job_correlate_ranks, below, takes the ranks so checked. */
 int rn_job_parts(const mt_pass2_options *o, const mt_mpi_job *jobs, mt_timer_totals ***parts,
                  size_t *nparts, mt_error *err);
 int rn_job_correlate_ranks(const mt_pass2_options *o, mt_pass2_result *r,

@@ -694,6 +694,16 @@ static uint64_t clock_cycles(uint64_t ticks, uint64_t scale)
     return ticks * scale >> MT_CLOCK_SCALE_BITS;
 }
 
+/* The ticks to `now` of a frame entered at `t0` that no measurement of the
+ * clock has counted yet: since its entry or the last measurement, the
+ * later (probes.S's stop: the lesser of its inclusive ticks and those since
+ * the measurement). */
+static uint64_t ticks_since_clock(const mt_slot_header *s, uint64_t t0, uint64_t now)
+{
+    uint64_t from = t0 > s->clock_at ? t0 : s->clock_at;
+    return now > from ? now - from : 0;
+}
+
 /* Called by a stop at `now`, its object's frame on top, when the thread's
  * clock is due: measures it, adds to every open frame's record its ticks
  * since the last measurement (or its entry) at the mean of the two (the
@@ -709,9 +719,7 @@ HIDDEN uint64_t mt_timer_clock_probe(uint64_t now)
     for (uint64_t at = s->timer_top; over && timer_frame(s, at)->rsp != ~(uint64_t)0;
          at -= MT_FRAME_SIZE) {
         const mt_timer_frame *f = timer_frame(s, at);
-        uint64_t from = f->t0 > s->clock_at ? f->t0 : s->clock_at;
-        if (now > from)
-            timer_record(s, f->record)->cycles += clock_cycles(now - from, over);
+        timer_record(s, f->record)->cycles += clock_cycles(ticks_since_clock(s, f->t0, now), over);
     }
     if (over)
         s->clock_at = now;
@@ -733,8 +741,7 @@ static void close_top_nonlocal(mt_slot_header *s, uint64_t now)
     mt_timer_record *r = timer_record(s, f->record);
     uint64_t elapsed = now - f->t0;
     r->inclusive += elapsed;
-    r->cycles += clock_cycles(elapsed < now - s->clock_at ? elapsed : now - s->clock_at,
-                              s->clock_scale);
+    r->cycles += clock_cycles(ticks_since_clock(s, f->t0, now), s->clock_scale);
     r->exclusive += elapsed - f->child;
     r->outside += f->outside;
     r->nonlocal_exits++;

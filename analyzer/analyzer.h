@@ -165,6 +165,11 @@ typedef struct {
     bool known_import;        /* a PLT stub whose import is an estimable procedure of a
                                  counted library (pass 2 joins the analyses, run/libs.c):
                                  calls to it are known work, predicted and timed inside */
+    bool binds_own;           /* a PLT stub whose import the loader binds to a procedure
+                                 of this object itself (pass 2, run/libs.c: -fPIC code
+                                 calls its own exported functions through its PLT): its
+                                 call sites call that procedure (mt_bind_stubs), and calls
+                                 to it are no outside time */
     bool known_export;        /* a procedure another object calls as its known_import:
                                  its calls through its own PLT are outside time (brackets)
                                  whether or not a timed object of its file reaches it */
@@ -297,6 +302,13 @@ typedef struct {
  * one prog->cross_callees entry per object and target).  The call graph and its SCCs are rebuilt.
  * Called once per analysis (a site already expanded is not again). */
 void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets, size_t n);
+
+/* Calls to PLT stub stubs[k] become calls to procedure procs[k] of the same
+ * program, where the loader binds the stub's import (run/libs.c): each
+ * such call site's callee, and the stub marked binds_own; the call graph
+ * and its SCCs are rebuilt.  Estimability is the caller's to decide again
+ * (mt_estimate_with_pass1). */
+void mt_bind_stubs(mt_program *prog, const uint32_t *stubs, const uint32_t *procs, size_t n);
 
 /* Per-block figures of a whole program (pass-1 counts, predicted cycles) are
  * laid out procedure after procedure, each procedure's blocks in order:

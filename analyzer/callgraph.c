@@ -182,6 +182,25 @@ void mt_add_dynamic_calls(mt_program *prog, const mt_call_target_count *targets,
     mt_build_callgraph(prog);
 }
 
+void mt_bind_stubs(mt_program *prog, const uint32_t *stubs, const uint32_t *procs, size_t n)
+{
+    uint32_t *to = mt_xmalloc(((size_t)prog->nprocs + 1) * sizeof *to);
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        to[p] = MT_NONE;
+    for (size_t k = 0; k < n; k++) {
+        to[stubs[k]] = procs[k];
+        prog->procs[stubs[k]].binds_own = true;
+    }
+    for (uint32_t p = 0; p < prog->nprocs; p++)
+        for (uint32_t c = 0; c < prog->procs[p].ncalls; c++) {
+            mt_call_site *site = &prog->procs[p].calls[c];
+            if (site->callee < prog->nprocs && to[site->callee] != MT_NONE)
+                site->callee = to[site->callee];
+        }
+    free(to);
+    mt_build_callgraph(prog);
+}
+
 void mt_object_blocks(const mt_procedure *p, uint32_t loop, bool region, uint32_t first,
                       uint32_t end, bool *in)
 {

@@ -347,9 +347,10 @@ uint64_t mt_call_graph_id(const mt_program *prog)
         callees[e] = prog->procs[prog->cg_edges[e].callee].entry;
     }
     for (uint32_t p = 0; p < prog->nprocs; p++)
-        if (prog->procs[p].known_import || prog->procs[p].known_export) {
+        if (prog->procs[p].known_import || prog->procs[p].known_export || prog->procs[p].binds_own) {
             callers[n] = prog->procs[p].entry;
-            callees[n++] = (uint64_t)prog->procs[p].known_import | (uint64_t)prog->procs[p].known_export << 1;
+            callees[n++] = (uint64_t)prog->procs[p].known_import | (uint64_t)prog->procs[p].known_export << 1 |
+                           (uint64_t)prog->procs[p].binds_own << 2;
         }
     uint64_t id = mt_timer_set_id(callers, callees, (uint32_t)n);
     free(callers);

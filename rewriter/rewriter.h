@@ -191,10 +191,11 @@ uint64_t mt_timer_set_id(const uint64_t *procs, const uint64_t *loops, uint32_t 
 /* The same over a list of timed objects (their entries and object keys). */
 uint64_t mt_timed_objects_id(const mt_program *prog, const mt_timed_object *timed, uint32_t n);
 /* The same over the call graph's (caller, callee) entry pairs, then the
- * known imports and exports pass 2 joined (entry, 1 | 2): which procedures
- * a timed copy brackets the library calls of depends on the call graph,
- * which pass 1's calls through pointers extend, and which calls it leaves
- * unbracketed on them, so it is part of a cached pass-2 copy's identity. */
+ * known imports and exports pass 2 joined and the stubs bound to their own
+ * object (entry, 1 | 2 | 4): which procedures a timed copy brackets the
+ * library calls of depends on the call graph, which pass 1's calls through
+ * pointers extend, and which calls it leaves unbracketed on them, so it is
+ * part of a cached pass-2 copy's identity. */
 uint64_t mt_call_graph_id(const mt_program *prog);
 
 int mt_counter_map_read(const char *instrumented_path, mt_counter_map *map, mt_error *err);

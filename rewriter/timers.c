@@ -425,13 +425,15 @@ static bool place_edge(rw_code *c, rw_proc *rp, const mt_procedure *p, const mt_
 }
 
 /* Whether a direct call goes to a PLT stub whose import is outside time
- * (code no copy of the set predicts: not a known_import). */
+ * (code no copy of the set predicts: not a known_import, nor a procedure
+ * of this object the loader binds it to). */
 static bool calls_outside(const rw_code *c, const rw_insn *ri)
 {
     if (ri->kind != RW_CALL)
         return false;
     uint32_t callee = mt_procedure_at(c->prog, ri->target);
     return callee != MT_NONE && c->prog->procs[callee].is_plt && !c->prog->procs[callee].known_import &&
+           !c->prog->procs[callee].binds_own &&
            c->prog->procs[callee].entry == ri->target;
 }
 

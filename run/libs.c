@@ -694,6 +694,7 @@ static const size_t UNRESOLVED = SIZE_MAX, IN_EXECUTABLE = SIZE_MAX - 1;
 typedef struct {
     stub_import *items;
     size_t n, cap, lib;
+    size_t only_from;       /* resolve only this object's stubs (UNRESOLVED: all) */
     void *loaded;           /* the object being read, when mtool has it loaded too */
     uintptr_t bias;         /* its load bias in mtool */
 } import_lookup;
@@ -720,8 +721,8 @@ static uint64_t ifunc_choice(const import_lookup *look, const char *name)
 
 /* A function the object defines and exports, for the stubs that import it
  * and no earlier object defined (the loader's order: the first wins; the
- * executable is searched for the libraries' stubs, not its own).  An
- * indirect function's value is what it resolves to (ifunc_choice). */
+ * executable first, its own stubs included).  An indirect function's value
+ * is what it resolves to (ifunc_choice). */
 static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
 {
     import_lookup *look = ctx;
@@ -739,7 +740,7 @@ static void resolve_import(void *ctx, const Elf64_Sym *sym, const char *name)
         at--; /* bsearch lands on any of the stubs of one name */
     for (; at < look->n && by_import_name(&key, &look->items[at]) == 0; at++)
         if (look->items[at].lib == UNRESOLVED &&
-            !(look->lib == IN_EXECUTABLE && look->items[at].from == MT_FROM_EXECUTABLE)) {
+            (look->only_from == UNRESOLVED || look->items[at].from == look->only_from)) {
             look->items[at].lib = look->lib;
             look->items[at].value = value;
         }
@@ -792,7 +793,7 @@ static void resolve_in(import_lookup *look, const char *path, size_t lib)
  * object, not one per caller and object: n^2 scans with --libs all). */
 static import_lookup resolve_all_imports(const mt_pass1_libraries *l, const mt_program *exe)
 {
-    import_lookup look = {0};
+    import_lookup look = {.only_from = UNRESOLVED};
     add_plt_imports(&look, exe, MT_FROM_EXECUTABLE);
     for (size_t i = 0; i < l->nlibs; i++)
         if (!l->libs[i].note && l->libs[i].prog)
@@ -806,11 +807,21 @@ static import_lookup resolve_all_imports(const mt_pass1_libraries *l, const mt_p
         if (!l->libs[i].dlopened && path && path[0] == '/')
             resolve_in(&look, path, i);
     }
+    /* An object opened by dlopen binds what the global scope does not
+     * define in its own scope, itself first (libbz2's calls of its own
+     * exports, opened for Python's _bz2). */
+    for (size_t i = 0; i < l->nlibs; i++) {
+        const char *path = l->libs[i].path;
+        if (l->libs[i].dlopened && path && path[0] == '/') {
+            look.only_from = i;
+            resolve_in(&look, path, i);
+        }
+    }
     return look;
 }
 
 /* Object `from`'s resolved stubs joined to counted libraries' procedures;
- * a stub resolving to its own object is no call across objects. */
+ * a stub resolving to its own object is no call across objects (bind_own). */
 static void join_imports_of(mt_pass1_libraries *l, size_t from, const import_lookup *look,
                             size_t *cap)
 {
@@ -848,13 +859,41 @@ static void join_cross_callees_of(mt_pass1_libraries *l, size_t from, const mt_p
     }
 }
 
-void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe)
+/* Object `from`'s stubs that the loader binds to its own procedures
+ * become calls to them (mt_bind_stubs): -fPIC code calls its exported
+ * functions through its PLT, and bracketed as outside time such a call
+ * hid work the caller's own objects then measured as callbacks (libbz2's
+ * loop around BZ2_compressBlock@plt measured the compressor's timed loops
+ * inside it, +3000% of its own prediction).  Returns whether any did. */
+static bool bind_own(mt_program *prog, size_t from, size_t in, const import_lookup *look)
+{
+    uint32_t *stubs = mt_xcalloc(look->n + 1, sizeof *stubs), *procs = mt_xcalloc(look->n + 1, sizeof *procs);
+    size_t n = 0;
+    for (size_t k = 0; k < look->n; k++) {
+        const stub_import *si = &look->items[k];
+        uint32_t q = si->from == from && si->lib == in ? mt_procedure_with_entry(prog, si->value) : MT_NONE;
+        if (q != MT_NONE && !prog->procs[q].is_plt) {
+            stubs[n] = si->stub;
+            procs[n++] = q;
+        }
+    }
+    if (n)
+        mt_bind_stubs(prog, stubs, procs, n);
+    free(stubs);
+    free(procs);
+    return n > 0;
+}
+
+void mt_pass2_libraries_join(mt_pass1_libraries *l, mt_program *exe, bool *rebound)
 {
     free(l->imports); /* joined anew */
     l->imports = NULL;
     l->nimports = 0;
     size_t cap = 0;
     import_lookup look = resolve_all_imports(l, exe);
+    rebound[l->nlibs] = bind_own(exe, MT_FROM_EXECUTABLE, IN_EXECUTABLE, &look);
+    for (size_t i = 0; i < l->nlibs; i++)
+        rebound[i] = !l->libs[i].note && l->libs[i].prog && bind_own(l->libs[i].prog, i, i, &look);
     join_imports_of(l, MT_FROM_EXECUTABLE, &look, &cap);
     join_cross_callees_of(l, MT_FROM_EXECUTABLE, exe, &cap);
     for (size_t i = 0; i < l->nlibs; i++)

@@ -189,15 +189,16 @@ static size_t price_imports(mt_pass2_result *r, mt_program_costs *costs, size_t 
 
 /* Object `from`'s calls into the libraries already priced (done[j]: their
  * own known imports decided), then its estimability again when some became
- * known work: the calls to them are callees now. */
+ * known work, or when `rebound` (mt_pass2_libraries_join bound some of its
+ * stubs to its own procedures): the calls to them are callees now. */
 static void price_caller(mt_pass2_result *r, mt_program_costs *costs, const bool *done,
-                           size_t from, const uint64_t *counts)
+                         size_t from, const uint64_t *counts, bool rebound)
 {
     size_t known = 0;
     for (size_t j = 0; j < r->libs.nlibs; j++)
         if (done[j] && j != from)
             known += price_imports(r, costs, from, j);
-    if (known)
+    if (known || rebound)
         mt_estimate_with_pass1(caller_prog(r, from), counts);
 }
 
@@ -255,17 +256,18 @@ static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const u
     bool *done = mt_xcalloc(nlibs + 1, sizeof *done);
     const char **objects = mt_xcalloc(nlibs + 1, sizeof *objects);
     int rc = 0;
-    mt_pass2_libraries_join(&r->libs, r->prog);
+    bool *rebound = mt_xcalloc(nlibs + 1, sizeof *rebound);
+    mt_pass2_libraries_join(&r->libs, r->prog, rebound);
     for (size_t i = nlibs; rc == 0 && i-- > 0;) {
         mt_pass1_library *lib = &r->libs.libs[i];
         if (lib->note || (rc = mt_predict_program(&r->machine, lib->prog, false, lib->counts, &costs[i], err)) != 0)
             continue;
-        price_caller(r, costs, done, i, lib->counts);
+        price_caller(r, costs, done, i, lib->counts, rebound[i]);
         mt_select(lib->prog, &costs[i], lib->counts, &so, &parts[i]);
         done[i] = true;
     }
     if (rc == 0) {
-        price_caller(r, costs, done, MT_FROM_EXECUTABLE, counts);
+        price_caller(r, costs, done, MT_FROM_EXECUTABLE, counts, rebound[nlibs]);
         keep_known_imports(r);
         mt_select(r->prog, &r->costs, counts, &so, &parts[nlibs]);
         mt_selection *joined = mt_xcalloc(nlibs + 1, sizeof *joined); /* parts' shallow copies */
@@ -286,6 +288,7 @@ static int select_objects(const mt_pass2_options *o, mt_pass2_result *r, const u
     free(parts);
     free(costs);
     free(done);
+    free(rebound);
     free(objects);
     return rc;
 }

@@ -427,8 +427,12 @@ int mt_pass2_libraries_prepare(const char *rundir, const char *bin, mt_pass1_lib
  * in the executable first), then in the .dynsym of the libraries in the
  * loader's order, the first that defines it as a function; when that is
  * another library that was counted and a procedure starts at the symbol's
- * address, l->imports lists it. */
-void mt_pass2_libraries_join(mt_pass1_libraries *l, const mt_program *exe);
+ * address, l->imports lists it.  A stub the loader binds to its own
+ * object (an object opened by dlopen: in its own scope, after the global
+ * one) becomes a call to that procedure (mt_bind_stubs); rebound[i] (i <
+ * l->nlibs, and l->nlibs for the executable) says that object's calls
+ * changed, so that its estimability is decided again. */
+void mt_pass2_libraries_join(mt_pass1_libraries *l, mt_program *exe, bool *rebound);
 /* Their timed copies, in place of the counting ones (lib->ins): library i
  * (counted ones) times timed[i][0 .. ntimed[i]), its records after the
  * previous ones', after slot_counters counters, in the set `set`. */

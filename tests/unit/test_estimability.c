@@ -302,6 +302,48 @@ static void test_known_import(void)
     }
 }
 
+/* A PLT stub the loader binds to the program's own procedure (-fPIC code
+ * calling its own export: mt_bind_stubs) is a call of that procedure:
+ * main's loop calling work@plt, which binds to work, has work's callee in
+ * its TDES and is estimable; a's call through the same stub shares work
+ * with the loop, so neither a nor the loop is once a calls it too.  Before
+ * binding, the calls are left out and the loop is estimable alone. */
+static void test_bound_stub(void)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        test_program t = {0};
+        uint32_t m = add_proc(&t, "main", LOOP), a = add_proc(&t, "a", FLAT), w = add_proc(&t, "work", LOOP),
+                 leaf = add_proc(&t, "leaf", FLAT), stub = add_proc(&t, "work@plt", FLAT);
+        t.procs[stub].is_plt = true;
+        call(&t, m, 0, a);
+        call(&t, m, 2, stub); /* in main's loop */
+        if (shared)
+            call(&t, a, 0, stub);
+        call(&t, w, 2, leaf);
+        analyze_program(&t, NULL);
+        const mt_loop *loop = &t.procs[m].loops[0];
+        CHECK(loop->estimable && loop->tdes == 1, "before binding (%s): the stub's calls left out, the loop's TDES 1",
+              shared ? "shared" : "alone");
+        uint32_t stubs[] = {stub}, procs[] = {w};
+        mt_bind_stubs(&t.prog, stubs, procs, 1);
+        mt_compute_estimability(&t.prog, NULL, NULL);
+        bool redirected = t.procs[m].calls[1].callee == w && t.procs[stub].binds_own;
+        bool edge = false;
+        for (uint32_t e = 0; e < t.prog.ncg_edges; e++)
+            edge |= t.prog.cg_edges[e].caller == m && t.prog.cg_edges[e].callee == w;
+        CHECK(redirected && edge, "bound: the site calls work, the call graph has main -> work, the stub binds_own");
+        if (!shared)
+            CHECK(loop->estimable && loop->tdes == 3 && loop->tot == 3 && t.procs[m].estimable,
+                  "bound, one caller: the loop holds work and its leaf (Tot = TDES = 3, got %g/%g)", loop->tot,
+                  loop->tdes);
+        else
+            CHECK(!loop->estimable && !t.procs[a].estimable && t.procs[m].estimable,
+                  "bound, shared with a: neither the loop nor a estimable, main is");
+        check_tot_tdes_agree(&t, "bound stub");
+        free_program(&t);
+    }
+}
+
 /* A jump from foo's loop into foo.cold: the cold part runs for that loop. */
 static void test_split_part(void)
 {
@@ -618,6 +660,7 @@ int main(void)
     test_address_taken_and_entry();
     test_unknown_work();
     test_known_import();
+    test_bound_stub();
     test_split_part();
     test_dynamic_counts();
     test_dynamic_call_graph();

@@ -179,7 +179,11 @@ while read -r name; do
     f="$OUT/bad-$name"
     chmod +x "$f"
     total=$((total + 1))
-    "$MTOOL" sim --D1=8K,4,64 --L2=none -o "$OUT/bad.txt" -- "$f" > "$OUT/bad.out" 2> "$OUT/bad.err"
+    # --libs none: each damaged file is a new executable, for which glibc's
+    # tracing copy was made anew (its set names the executable): 6 s each
+    # under ASan, 190 s of this suite's 192 with an empty cache (Xeon
+    # family 6 model 85); the DWARF read is the executable's.
+    "$MTOOL" sim --D1=8K,4,64 --L2=none --libs none -o "$OUT/bad.txt" -- "$f" > "$OUT/bad.out" 2> "$OUT/bad.err"
     rc=$?
     if grep -q -e AddressSanitizer -e 'runtime error' -e LeakSanitizer "$OUT/bad.err" ||
         [ $rc -gt 1 ] || { [ $rc -eq 0 ] && ! grep -qx 134201344 "$OUT/bad.out"; } ||

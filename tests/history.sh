@@ -218,7 +218,10 @@ check "trend of the inner loop: entries '-' in the migrated count runs, 7 in the
 # oracle of what it stored (tests/history_sim_check.py).
 SAMPLES_SIM=${SAMPLES_SIM:-build/samples-sim}
 walks="$SAMPLES_SIM/walks-gcc-O2"
-SIM_GEOMETRY="--I1=8K,4,64 --L2=none --LL=256K,8,64"
+# --libs none in every traced run below: each new executable had glibc's
+# tracing copy made again under ASan (6-8 s a run, 60 of this suite's 89 s;
+# Xeon family 6 model 85); the history's figures are the programs' own.
+SIM_GEOMETRY="--I1=8K,4,64 --L2=none --LL=256K,8,64 --libs none"
 ssql() { "$MTOOL" history --db "$W/sim.db" sql "$1" | tail -n +2; }
 shist() { "$MTOOL" history --db "$W/sim.db" "$@"; }
 n=0
@@ -310,7 +313,7 @@ check "show lists the data objects once, under the levels, not among the code ob
 printf 'long t[4096] __asm__("\\"ta\\033[31mble\\"");\nint main(void) { long s = 0; for (int i = 0; i < 4096; i += 8) s += t[i]; return (int)s; }\n' \
     > "$W/hostile.c" && cc -O2 -o "$W/hostile" "$W/hostile.c"
 for d1 in 64K,8,64 8K,4,64; do
-    MTOOL_HISTORY="$W/hostile.db" "$MTOOL" sim --D1=$d1 --L2=none -o "$W/hostile.txt" -- "$W/hostile" \
+    MTOOL_HISTORY="$W/hostile.db" "$MTOOL" sim --libs none --D1=$d1 --L2=none -o "$W/hostile.txt" -- "$W/hostile" \
         > /dev/null 2>&1
 done
 esc=$(printf '\033')
@@ -325,7 +328,7 @@ check "a data object named with an escape byte: trend, show, diff and CSV print 
 # name after a ' (and numbers, negative ones too, as they are).
 printf 'long t[4096] __asm__("\\"=1+2\\"");\nint main(void) { long s = 0; for (int i = 0; i < 4096; i += 8) s += t[i]; return (int)s; }\n' \
     > "$W/formula.c" && cc -O2 -o "$W/formula" "$W/formula.c"
-MTOOL_HISTORY="$W/formula.db" "$MTOOL" sim --L2=none -o "$W/formula.txt" -- "$W/formula" > /dev/null 2>&1
+MTOOL_HISTORY="$W/formula.db" "$MTOOL" sim --libs none --L2=none -o "$W/formula.txt" -- "$W/formula" > /dev/null 2>&1
 "$MTOOL" history --db "$W/formula.db" export --csv -o "$W/formula.csv"
 check "export --csv: a name starting with = is written after a ' (no formula), numbers as numbers" \
     "python3 -c 'import csv,sys
@@ -341,7 +344,7 @@ heap_bin="$SAMPLES_SIM/heap-gcc-O2"
 mkdir -p "$W/rebuilt"
 cc -O1 -g -o "$W/rebuilt/heap-gcc-O2" samples/heap.c
 for b in "$heap_bin" "$W/rebuilt/heap-gcc-O2"; do
-    MTOOL_HISTORY="$W/data.db" "$MTOOL" sim --json -o "$W/data.json" -- "$b" > /dev/null 2>&1
+    MTOOL_HISTORY="$W/data.db" "$MTOOL" sim --libs none --json -o "$W/data.json" -- "$b" > /dev/null 2>&1
 done
 dsql() { "$MTOOL" history --db "$W/data.db" sql "$1" | tail -n +2; }
 check "data objects stored per run; a rebuild's of the same name are the same objects (heap sites, globals, frames)" \
@@ -411,7 +414,7 @@ sys.exit(t[\"walk_rows\"] != {\"tlb1_misses\": 4, \"page_walks\": 4, \"itlb_miss
 # report and exits with the program's status (3), as count does.
 mkdir "$W/simdir.db"
 printf 'int main(void) { return 3; }\n' > "$W/sim_exit3.c" && cc -O1 -o "$W/sim_exit3" "$W/sim_exit3.c"
-MTOOL_HISTORY="$W/simdir.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sim_exit3.txt" -- "$W/sim_exit3" \
+MTOOL_HISTORY="$W/simdir.db" "$MTOOL" sim --libs none --D1=8K,4,64 -o "$W/sim_exit3.txt" -- "$W/sim_exit3" \
     > /dev/null 2> "$W/e"
 check "sim into a directory as the history: exit 3 as the program, 'run not stored', report kept" \
     "test $? -eq 3 && grep -q '^mtool: history: .*simdir.db: is a directory.*run not stored' $W/e && grep -q '^D1 ' $W/sim_exit3.txt"
@@ -419,7 +422,7 @@ check "sim into a directory as the history: exit 3 as the program, 'run not stor
 # A program whose file name holds an escape byte: every line mtool prints
 # about it has \x1b instead.
 cp "$walks" "$W/wa${esc}lks" && printf x >> "$W/wa${esc}lks" # another build: its own name
-MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/wa${esc}lks" > /dev/null 2>&1
+MTOOL_HISTORY="$W/sim.db" "$MTOOL" sim --libs none --D1=8K,4,64 -o "$W/sx.txt" -- "$W/wa${esc}lks" > /dev/null 2>&1
 { shist list; shist show last; shist trend --program "wa${esc}lks" walk_cols; shist diff 2 last; } > "$W/esc.out" 2>&1
 check "a program named with an escape byte: list, show, trend and diff print it escaped" \
     "! grep -q \"\$esc\" $W/esc.out && grep -q 'wa\\\\x1blks' $W/esc.out && grep -Eq '^ +5 +walk_cols ' $W/esc.out"
@@ -452,7 +455,7 @@ check "migrated to version 10: every figure, object, site and run kept as it was
     "! test -s $W/e && test \$(v4_version) = 10 && cmp -s $W/v4.before $W/v4.after && test \"\$(\"$MTOOL\" history --db $W/v4.db sql 'SELECT count(*) FROM runs WHERE rundir IS NOT NULL OR rundir_stamp IS NOT NULL OR predicted_cycles IS NOT NULL' | tail -1)\" = 0"
 check "migrated: integrity ok, the simulated tables there and empty" \
     "test \"\$(\"$MTOOL\" history --db $W/v4.db sql \"PRAGMA integrity_check; SELECT count(*) FROM sim_figures; SELECT count(*) FROM sim_runs; SELECT count(*) FROM data_sites\" | grep -v -e '^integrity' -e '^count' | tr '\\n' ' ')\" = 'ok 0 0 0 '"
-MTOOL_HISTORY="$W/v4.db" "$MTOOL" sim --D1=8K,4,64 -o "$W/sx.txt" -- "$W/loops" 7 1000 > /dev/null 2>&1
+MTOOL_HISTORY="$W/v4.db" "$MTOOL" sim --libs none --D1=8K,4,64 -o "$W/sx.txt" -- "$W/loops" 7 1000 > /dev/null 2>&1
 "$MTOOL" history --db "$W/v4.db" trend work/1.1 > "$W/v4.trend"
 check "trend of work/1.1 after the migration: the two counted runs, the timed one, then the simulated one (14000 references: a load and a store of sink per iteration)" \
     "grep -Eq '^ +1 +work/1.1 ' $W/v4.trend && grep -Eq '^ +3 +work/1.1 ' $W/v4.trend && grep -Eq '^ +4 +work/1.1 +[^ ]+ +14000 ' $W/v4.trend && grep -q 'D1 misses' $W/v4.trend"

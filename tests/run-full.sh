@@ -106,7 +106,7 @@ passed=$((passed + $(grep -c '^ok ' "$OUT/sim"))) failed=$((failed + $(grep -c '
 # gcc's): the report's ranking of its kernels, a second report within 5
 # points (the suite's other checks run again).
 MTOOL="$MTOOL" MTOOL_SIM="${BUILD:-build}/mtool" SAMPLES="$SAMPLES" \
-    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" MEMORY_BUILDS='memory-clang-*' \
+    SAMPLES2="${SAMPLES2:-$(dirname "$SAMPLES")/samples-pass2}" MEMORY_BUILDS='memory-clang-*' FORTRAN_LIBS=all \
     sh tests/pass2.sh > "$OUT/pass2" 2>&1
 grep -e '^not ok' -e '^#' "$OUT/pass2"
 passed=$((passed + $(grep -c '^ok ' "$OUT/pass2"))) failed=$((failed + $(grep -c '^not ok' "$OUT/pass2")))

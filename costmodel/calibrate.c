@@ -381,6 +381,23 @@ static void store_tp(long iters, void *buf)
              "mov %%r8,128(%%rsi,%%rax)\n\tmov %%r8,192(%%rsi,%%rax)\n\tadd $256, %%eax\n\t"
              "and $4095, %%eax", GPRS);
 }
+/* Loads beside stores, a store to another line each (as store_tp) after
+ * two vector loads, or three loads: whether a store's address takes a load
+ * pipe (derive_store_pipes).  On the AMD EPYC Zen 4 (family 25 model 17)
+ * 1.09 and 1.49 cycles a store, stores alone 1.0: the store shares the
+ * loads' three AGUs, but not the two of them vector loads use. */
+#define LOADS_STORE(name, l1, l2, l3)                                                          \
+    static void name(long iters, void *buf)                                                    \
+    {                                                                                          \
+        LOOP_PRE("xor %%eax, %%eax\n\tlea 4096(%%rdi), %%rsi",                                 \
+                 l1 l2 l3 "mov %%r8,(%%rsi,%%rax)\n\t" l1 l2 l3 "mov %%r8,64(%%rsi,%%rax)\n\t" \
+                 l1 l2 l3 "mov %%r8,128(%%rsi,%%rax)\n\t" l1 l2 l3                             \
+                 "mov %%r8,192(%%rsi,%%rax)\n\tadd $256, %%eax\n\tand $4095, %%eax",           \
+                 GPRS, XMMS);                                                                  \
+    }
+LOADS_STORE(vloads2_store, "vmovdqu 0(%%rdi),%%xmm4\n\t", "vmovdqu 16(%%rdi),%%xmm5\n\t", "")
+LOADS_STORE(loads3_store, "mov 8(%%rdi),%%r9\n\t", "mov 16(%%rdi),%%r10\n\t",
+            "mov 24(%%rdi),%%r11\n\t")
 /* A store and the load that reads it back, 8 pairs a loop iteration (5
  * times the iterations: 40 pairs per `iters`, as every bench).  Zen 3
  * renames the store's data into the load (memory renaming) when a loop
@@ -1014,6 +1031,13 @@ static int check_profile(const mt_machine *m, mt_error *err)
     return rc;
 }
 
+/* Figures derived from pairs of measurements (mt_calibrate). */
+enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
+       FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
+       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
+       FUSE_TEST, FUSE_DEC, DIV_LOOP, LOOP_OPS0, JCC32 = LOOP_OPS0 + NLOOP_OPS, VLOADS_ST,
+       LOADS_ST, NDERIVED };
+
 static uint16_t first_pipes(unsigned first, double per_cycle, unsigned most)
 {
     long k = lround(per_cycle);
@@ -1063,12 +1087,66 @@ static void derive_pipes(mt_machine *m)
         m->pipes[mem[i]] = first_pipes(MT_PIPE_AGU0, 1 / m->timing[mem[i]][MT_W256].rthroughput, nagu);
 }
 
-/* Figures derived from pairs of measurements (mt_calibrate). */
-enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMUL_VALU,
-       FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
-       TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
-       FUSE_TEST, FUSE_DEC, DIV_LOOP, LOOP_OPS0, JCC32 = LOOP_OPS0 + NLOOP_OPS,
-       NDERIVED };
+/* Cycles of one store after nloads loads of class `load` (the mixes
+ * vloads2_store and loads3_store) with the store's address on
+ * store_pipes: the bounds predict.c takes for them (pipes, loads,
+ * stores). */
+static double mix_cycles(const mt_machine *m, uint16_t store_pipes, mt_iclass load, double nloads)
+{
+    double r = m->timing[load][MT_W128].rthroughput;
+    cm_pipe_demand pd = {.n = 0};
+    cm_demand(&pd, m->pipes[load], nloads * r * __builtin_popcount(m->pipes[load]));
+    cm_demand(&pd, store_pipes, CM_STORE_PIPE_CYCLES);
+    return fmax(cm_pipe_bound(&pd), fmax(nloads * r, m->timing[MT_IC_STORE][MT_W128].rthroughput));
+}
+
+/* mt_store_pipes: the loads' first pipes, any of the loads', or pipes of
+ * its own.  Stores alone do not tell: on the AMD EPYC Zen 4 (family 25
+ * model 17) one a cycle, but 1.09 cycles after two vector loads (on the
+ * first pipe, the vector loads' two would make it 1.5) and 1.49 after three
+ * loads (on pipes of its own, 1.0): any of the loads' three. */
+void mt_store_pipes(const mt_machine *m, double vloads_store, double loads_store,
+                    mt_store_layouts *out)
+{
+    uint16_t loads = m->pipes[MT_IC_LOAD], first = m->pipes[MT_IC_STORE];
+    unsigned nagu = (unsigned)__builtin_popcount(loads), ks = (unsigned)__builtin_popcount(first);
+    memset(out, 0, sizeof *out);
+    out->pipes[0] = first;
+    out->pipes[1] = loads;
+    if (nagu + ks <= 4)
+        out->pipes[2] = (uint16_t)(((1u << ks) - 1u) << (MT_PIPE_AGU0 + nagu));
+    double best = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        if (!out->pipes[k])
+            continue;
+        out->vloads_store[k] = mix_cycles(m, out->pipes[k], MT_IC_VLOAD, 2);
+        out->loads_store[k] = mix_cycles(m, out->pipes[k], MT_IC_LOAD, 3);
+        double miss = fabs(log(out->vloads_store[k] / vloads_store)) +
+                      fabs(log(out->loads_store[k] / loads_store));
+        if (miss < best) {
+            best = miss;
+            out->kept = k;
+        }
+    }
+}
+
+static void derive_store_pipes(mt_machine *m, const double *d, FILE *report)
+{
+    static const char *const layout_names[] = {"the loads' first", "any of the loads'",
+                                               "its own"};
+    mt_store_layouts l;
+    mt_store_pipes(m, d[VLOADS_ST], d[LOADS_ST], &l);
+    m->pipes[MT_IC_STORE] = l.pipes[l.kept];
+    if (report) {
+        fprintf(report, "  a store's address: 2 vector loads + a store %.3f cycles, 3 loads + a "
+                        "store %.3f; predicted", d[VLOADS_ST], d[LOADS_ST]);
+        for (int k = 0; k < 3; k++)
+            if (l.pipes[k])
+                fprintf(report, "%s %.2f and %.2f on %s pipes", k ? "," : "", l.vloads_store[k],
+                        l.loads_store[k], layout_names[k]);
+        fprintf(report, ": on %s\n", layout_names[l.kept]);
+    }
+}
 
 /* The loop front end without a fetch-window limit (fetch_window 0): E, the
  * most xors the first line of a split loop holds at the speed of the loop in
@@ -1353,7 +1431,8 @@ static const char *const derived_names[NDERIVED] = {
     "loop of 9 ops", "loop of 10 ops", "loop of 11 ops", "loop of 12 ops", "loop of 13 ops",
     "loop of 14 ops", "loop of 15 ops", "loop of 16 ops", "loop of 17 ops", "loop of 18 ops",
     "loop of 19 ops", "loop of 20 ops", "loop of 21 ops", "loop of 22 ops", "loop of 23 ops",
-    "loop of 24 ops", "loop with its jump across 32 bytes"};
+    "loop of 24 ops", "loop with its jump across 32 bytes", "2 vector loads + a store",
+    "3 loads + a store"};
 static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                probe_tp, load_index_lat, cmov_lat,
                                                fetch_inside, fetch_cross32, fetch_cross64,
@@ -1376,7 +1455,8 @@ static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_ta
                                                loop_ops9, loop_ops10, loop_ops11, loop_ops12,
                                                loop_ops13, loop_ops14, loop_ops15, loop_ops16,
                                                loop_ops17, loop_ops18, loop_ops19, loop_ops20,
-                                               loop_ops21, loop_ops22, fetch_jcc32};
+                                               loop_ops21, loop_ops22, fetch_jcc32,
+                                               vloads2_store, loads3_store};
 static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1,
@@ -1384,7 +1464,7 @@ static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4};
 _Static_assert(MT_ARRAY_LEN(benches) + NDERIVED <= MT_CALIBRATION_BENCHES_MAX,
                "mt_machine.calibration_how has a slot for every benchmark");
 
@@ -1693,6 +1773,7 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
     m->dispatch_width = fmin(32, fmax(1, 1 / d[DW]));
     m->moves_take_alu = d[AM] > 1.2 * d[AN];
     derive_pipes(m);
+    derive_store_pipes(m, d, report);
     derive_bypass(m, d, report);
     /* The smallest window whose boundary makes the loop half as fast. */
     m->fetch_window = d[F32] > 1.5 * d[F0] ? 32 : d[F64] > 1.5 * d[F0] ? 64 : 0;

@@ -539,6 +539,20 @@ int mt_calibration_bench_index(const char *name);
  * thread on the SMT sibling makes it 1.1-2.2). */
 bool mt_front_end_whole(double fastest_loop);
 
+/* Which pipes a store's address takes, decided by two measured mixes
+ * (cycles a store after two vector loads, and after three loads, each
+ * store to another line): the loads' first AGUs (m's store pipes as
+ * derived from the throughputs), any of the loads' AGUs, or AGUs of its own
+ * after them.  Each layout's predictions of the two mixes are kept; the
+ * layout nearest both measurements is `kept` (the first on a tie). */
+typedef struct {
+    uint16_t pipes[3]; /* 0: a layout the AGU bits cannot hold */
+    double vloads_store[3], loads_store[3];
+    int kept;
+} mt_store_layouts;
+void mt_store_pipes(const mt_machine *m, double vloads_store, double loads_store,
+                    mt_store_layouts *out);
+
 /* Calibration (calibrate.c): measures this machine into *m, starting from
  * the default profile for anything it cannot measure.  `runs` repeats every
  * measurement; the spread over runs is written to `report` (may be NULL).

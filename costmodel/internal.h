@@ -88,6 +88,23 @@ unsigned cm_classify(cm_decoder *d, const uint8_t *code, size_t avail, uint64_t 
  * load whose address comes from what it loaded in an earlier iteration. */
 bool cm_chases(const cm_insn *ins, size_t n);
 
+/* Pipe demand of some code (predict.c): pipe-cycles per execution by the
+ * exact set of pipes that can run them; the pipes bound is, over every set
+ * S of pipes, the work confined to S over |S| (Hall's theorem). */
+typedef struct {
+    uint16_t mask[64];
+    double occupancy[64]; /* pipe-cycles per execution needing exactly mask[i] */
+    unsigned n;
+} cm_pipe_demand;
+
+void cm_demand(cm_pipe_demand *pd, uint16_t mask, double pipe_cycles);
+double cm_pipe_bound(const cm_pipe_demand *pd);
+
+/* A store's address: one cycle of one of the store class's pipes, however
+ * many it has (a profile's store rthroughput is the rate stores leave for
+ * the cache: the stores bound). */
+#define CM_STORE_PIPE_CYCLES 1.0
+
 /* The median of v[0..n) (v reordered; calibrate.c). */
 double cm_median(double *v, int n);
 

@@ -115,13 +115,7 @@ static bool store_data_on_alu(const cm_insn *in)
     return true;
 }
 
-typedef struct {
-    uint16_t mask[64];
-    double occupancy[64]; /* pipe-cycles per execution needing exactly mask[i] */
-    unsigned n;
-} pipe_demand;
-
-static void demand(pipe_demand *pd, uint16_t mask, double pipe_cycles)
+void cm_demand(cm_pipe_demand *pd, uint16_t mask, double pipe_cycles)
 {
     if (!mask || pipe_cycles <= 0)
         return;
@@ -136,7 +130,7 @@ static void demand(pipe_demand *pd, uint16_t mask, double pipe_cycles)
     }
 }
 
-static double pipe_bound(const pipe_demand *pd)
+double cm_pipe_bound(const cm_pipe_demand *pd)
 {
     uint16_t used = 0;
     for (unsigned i = 0; i < pd->n; i++)
@@ -170,7 +164,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
                               mt_block_cost *out)
 {
     const mt_machine *m = &p->m;
-    pipe_demand pd = {.n = 0};
+    cm_pipe_demand pd = {.n = 0};
     double mops = 0, loads = 0, stores = 0, taken = 0;
     int divider = -1; /* the class of a divide in the code, if any */
     for (size_t i = 0; i < n; i++) {
@@ -187,34 +181,37 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
          * loop with a not-taken exit test and its taken back edge runs both
          * in one cycle (find_byte: 1.07 cycles per iteration). */
         if (in->executes && !fused_cmp && taken_branch)
-            demand(&pd, m->pipes[MT_IC_ALU],
+            cm_demand(&pd, m->pipes[MT_IC_ALU],
                    (m->taken_alu_cycles > 0 ? m->taken_alu_cycles
                                             : timing(p, MT_IC_ALU, in->width)->rthroughput) *
                        __builtin_popcount(m->pipes[MT_IC_ALU]));
         else if (in->executes && !fused_cmp && !in->folded) /* a fold takes no pipe */
-            demand(&pd, m->pipes[in->cls],
+            cm_demand(&pd, m->pipes[in->cls],
                    timing(p, in->cls, in->width)->rthroughput * __builtin_popcount(m->pipes[in->cls]));
         /* Renamed GPR moves cost no latency; on some cores (Zen 5: 6 adds +
          * 6 movs take twice 6 adds) as much issue bandwidth as an ALU op,
          * on others (Zen 3) only a dispatch slot: calibrated. */
         if (in->eliminated && in->cls == MT_IC_ALU && m->moves_take_alu)
-            demand(&pd, m->pipes[MT_IC_ALU],
+            cm_demand(&pd, m->pipes[MT_IC_ALU],
                    timing(p, MT_IC_ALU, in->width)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
         if (in->load) {
             unsigned lc = load_class(in);
             double r = timing(p, lc, in->width)->rthroughput;
             loads += r;
-            demand(&pd, m->pipes[lc], r * __builtin_popcount(m->pipes[lc]));
+            cm_demand(&pd, m->pipes[lc], r * __builtin_popcount(m->pipes[lc]));
         }
         if (in->store) {
             double r = timing(p, MT_IC_STORE, in->width)->rthroughput;
             stores += r;
-            demand(&pd, m->pipes[MT_IC_STORE], r * __builtin_popcount(m->pipes[MT_IC_STORE]));
+            /* Its address takes one cycle of one of its pipes (which ones:
+             * calibrate's derive_store_pipes); r is the rate stores leave
+             * for the cache, the stores bound. */
+            cm_demand(&pd, m->pipes[MT_IC_STORE], CM_STORE_PIPE_CYCLES);
             /* The data of a plain store of a GPR or an immediate takes an
              * ALU issue slot on some cores (Zen 5: k adds and a GPR store
              * take 0.21-0.25 cycles more than k adds and a vector store). */
             if (m->stores_take_alu && store_data_on_alu(in))
-                demand(&pd, m->pipes[MT_IC_ALU],
+                cm_demand(&pd, m->pipes[MT_IC_ALU],
                        timing(p, MT_IC_ALU, MT_W128)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
         }
         if (taken_branch)
@@ -225,10 +222,10 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
      * `div` an iteration runs 7.98 cycles, divides back to back 6.02 (Xeon
      * family 6 model 85). */
     if (divider >= 0 && taken > 0 && m->divide_loop_cycles > 0)
-        demand(&pd, m->pipes[divider],
+        cm_demand(&pd, m->pipes[divider],
                m->divide_loop_cycles * taken * __builtin_popcount(m->pipes[divider]));
     out->bounds[MT_BOUND_DISPATCH] = mops / m->dispatch_width;
-    out->bounds[MT_BOUND_PIPES] = pipe_bound(&pd);
+    out->bounds[MT_BOUND_PIPES] = cm_pipe_bound(&pd);
     out->bounds[MT_BOUND_LOADS] = loads;
     out->bounds[MT_BOUND_STORES] = stores;
     out->bounds[MT_BOUND_TAKEN] = taken / m->taken_per_cycle;

@@ -386,22 +386,45 @@ def calibrate():
     # which a burst of other tenants' load can cause: try again a few times,
     # further apart each time (five attempts back to back, 4 s each, all fell
     # in one burst of a test suite on the other vCPU: Xeon family 6 model 207).
+    # A calibration written while a sibling shared the core throughout has
+    # figures that fell back to a shared core's (37 of 137 confirmed, the
+    # dispatch width 10.3 and a 3-op loop 1.58 cycles: find_byte then
+    # over-predicted by 57%, AMD EPYC Zen 4, family 25 model 17, where a
+    # quiet calibration minutes earlier confirmed 137 of 137); the kernels are
+    # timed by their fastest samples, a quiet core's, so such a profile is
+    # measured again and the most confirmed of the attempts kept.
+    best, profile = None, None
     for attempt in range(5):
         time.sleep(15 * attempt)
         r = subprocess.run([MTOOL, "calibrate"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
-        if r.returncode == 0:
+        if r.returncode != 0:
+            print("bench: mtool calibrate failed (attempt %d): %s" % (
+                attempt + 1, (r.stderr.strip().splitlines() or ["?"])[-1]), file=sys.stderr)
+            continue
+        m = re.search(r"figures confirmed by quiet samples: (\d+) of (\d+)", r.stderr)
+        confirmed, total = (int(m.group(1)), int(m.group(2))) if m else (0, 1)
+        written = re.search(r"machine profile written to (.+)$", r.stderr, re.M)
+        if best is None or confirmed > best[0]:
+            best = (confirmed, total, attempt + 1, r.stderr)
+            with open(written.group(1)) as f:
+                profile = (written.group(1), f.read())
+        if confirmed >= 0.9 * total:
             break
-        print("bench: mtool calibrate failed (attempt %d): %s" % (
-            attempt + 1, (r.stderr.strip().splitlines() or ["?"])[-1]), file=sys.stderr)
-    else:
+        print("bench: calibration attempt %d: %d of %d figures confirmed by quiet samples (the core "
+              "was shared): measuring again" % (attempt + 1, confirmed, total), file=sys.stderr)
+    if best is None:
         sys.exit("bench: mtool calibrate failed 5 times")
+    with open(profile[0], "w") as f:
+        f.write(profile[1])
     keep = ("add tput", "shift tput", "jcc not taken", "taken loop", "load tput", "store tput",
             "vector st-to-ld", "fadd lat", "loop across", "loop front end", "loop exit:",
             "taken branch in a loop", "chain through memory", "immediate folding",
-            "loops by op count", "small-loop table", "bypass", "TSC")
-    print("bench: mtool calibrate into %s:" % os.environ["XDG_CONFIG_HOME"])
-    for line in r.stderr.splitlines():
+            "loops by op count", "small-loop table", "bypass", "figures confirmed", "median |error|",
+            "TSC")
+    print("bench: mtool calibrate into %s (attempt %d kept: %d of %d figures confirmed):" % (
+        os.environ["XDG_CONFIG_HOME"], best[2], best[0], best[1]))
+    for line in best[3].splitlines():
         if line.strip().startswith(keep):
             print("  " + line.strip())
 

@@ -455,6 +455,47 @@ static void test_loop_alu(void)
 /* A divide in a loop: the taken back edge keeps the divider busy for the
  * calibrated divide_loop_cycles more (the Xeon family 6 model 85: a loop of
  * one `div` an iteration 7.98 cycles, divides back to back 6.02). */
+/* A store's address pipes, decided by the two mixes of loads and a store:
+ * on Zen 3's pipes (three AGUs for loads, vector loads on two of them, a
+ * store on the first), the AMD EPYC Zen 4's measurements (1.095 and 1.47
+ * cycles a store) pick any of the loads' AGUs, a core storing on an AGU of
+ * its own (1.0 and 1.0: Intel's store-address port) its own, a store that
+ * waits for the vector loads' pipe (1.5 and 1.33) the first; and gcc's
+ * scalar saxpy loop (two vector loads and a store an iteration, 1.03 cycles
+ * measured on the Zen 4) is pipe-bound at 1.5 cycles only on the first. */
+static void test_store_pipes(void)
+{
+    mt_machine m;
+    mt_machine_shipped(&m, 25, 1);
+    mt_store_layouts zen4, own, first;
+    mt_store_pipes(&m, 1.095, 1.47, &zen4);
+    mt_store_pipes(&m, 1.0, 1.0, &own);
+    mt_store_pipes(&m, 1.5, 1.33, &first);
+    CHECK(zen4.kept == 1 && own.kept == 2 && first.kept == 0 &&
+              zen4.pipes[1] == m.pipes[MT_IC_LOAD] && near(zen4.vloads_store[0], 1.5) &&
+              near(zen4.vloads_store[1], 1.0) && near(zen4.loads_store[1], 4.0 / 3) &&
+              near(zen4.loads_store[2], 1.0),
+          "store pipes kept: %d (Zen 4's mixes), %d (a store pipe of its own), %d (the first); "
+          "2 vector loads + a store predicted %.2f / %.2f / %.2f, 3 loads + a store %.2f / %.2f / "
+          "%.2f", zen4.kept, own.kept, first.kept, zen4.vloads_store[0], zen4.vloads_store[1],
+          zen4.vloads_store[2], zen4.loads_store[0], zen4.loads_store[1], zen4.loads_store[2]);
+    static const uint8_t saxpy[] = {0xf3, 0x0f, 0x10, 0x0c, 0x06, 0xf3, 0x0f, 0x59, 0xc8, 0xf3,
+                                    0x0f, 0x58, 0x0c, 0x07, 0xf3, 0x0f, 0x11, 0x0c, 0x07, 0x48,
+                                    0x83, 0xc0, 0x04, 0x48, 0x39, 0xd0, 0x75, 0xe4};
+    mt_block_context loop = {.steady_state = true, .taken_exit = true};
+    mt_block_cost c[2];
+    for (int k = 0; k < 2; k++) {
+        m.pipes[MT_IC_STORE] = zen4.pipes[k];
+        mt_error err;
+        mt_predictor *p = mt_predictor_new(&m, &err);
+        mt_predict_block(p, saxpy, sizeof saxpy, 0x1000, &loop, &c[k]);
+        mt_predictor_free(p);
+    }
+    CHECK(near(c[0].bounds[MT_BOUND_PIPES], 1.5) && near(c[1].bounds[MT_BOUND_PIPES], 1.0),
+          "saxpy's loop: pipes bound %.3f with the store on the loads' first AGU, %.3f on any of "
+          "them", c[0].bounds[MT_BOUND_PIPES], c[1].bounds[MT_BOUND_PIPES]);
+}
+
 static void test_divide_loop(void)
 {
     /* mov %r9d,%eax; xor %edx,%edx; div %r8d; dec %rcx; jnz */
@@ -976,6 +1017,7 @@ int main(void)
     test_bypass_delay();
     test_vector_forwarding();
     test_loop_alu();
+    test_store_pipes();
     test_divide_loop();
     test_jcc_boundary();
     test_rename_rules();

@@ -80,19 +80,30 @@ if (walk) {
   check('the INFO panel names the object', info === walk.time_spec, info);
 }
 
-// The top object (the memory sample's main): its hot line is in its own loop
-// with the most overhead, by report.json.
+// The top object (the memory sample's main): its hot line is in one of its
+// loops with overhead enough to hold it, by report.json.  A line's overhead
+// is its share of its innermost object's (report/data.c), so the loop with
+// the most overhead has a line with at least that overhead over its lines,
+// and the hot line's loop at least as much (not always the loop with the
+// most: the 64 MB fill of line 266 in one line, 9.4e7 cycles, beat the
+// product loop's 1.1e8 over lines 242-245 on the AMD EPYC Zen 4).
 const top = report.objects[0];
 await page.click(`#objects-table tbody tr:has(td:text-is("${top.time_spec}"))`);
 {
   const h = await hot(page);
-  const inner = report.objects.filter(o => o !== top && o.procedure === top.procedure &&
-                                          o.kind === 'loop')
-    .sort((a, b) => b.overhead_cycles - a.overhead_cycles)[0] || top;
-  const [first, last] = lines(inner);
-  check('clicking the top object highlights a line of its loop with the most overhead (' +
-        inner.time_spec + ', lines ' + first + '-' + (last || first) + ')',
-        h.line >= first && h.line <= (last || first) && h.overhead > 0, h.line);
+  const span = o => { const [f, l] = lines(o); return [f, l || f]; };
+  const loops = report.objects.filter(o => o !== top && o.procedure === top.procedure &&
+                                          o.kind === 'loop');
+  const most = loops.slice().sort((a, b) => b.overhead_cycles - a.overhead_cycles)[0] || top;
+  const [mf, ml] = span(most);
+  const floor = most.overhead_cycles / (ml - mf + 1);
+  const holder = loops.concat([top])
+    .filter(o => { const [f, l] = span(o); return h.line >= f && h.line <= l; })
+    .sort((a, b) => (span(a)[1] - span(a)[0]) - (span(b)[1] - span(b)[0]))[0];
+  check('clicking the top object highlights a line of one of its loops with overhead at least ' +
+        floor.toExponential(2) + ' (' + most.time_spec + "'s over its lines " + mf + '-' + ml + ')',
+        holder !== undefined && holder.overhead_cycles >= floor && h.overhead > 0,
+        h.line + (holder ? ' in ' + holder.time_spec + ', ' + holder.overhead_cycles : ''));
 }
 if (shots) await page.screenshot({path: path.join(shots, 'source.png')});
 

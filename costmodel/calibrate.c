@@ -181,6 +181,16 @@ static void branch_taken_tp(long iters, void *buf)
     __asm__ volatile("imul $" REPS ", %0, %0\n\tjmp 1f\n\t.p2align 6\n1:\n\tdec %0\n\tjnz 1b"
                      : "+c"(iters) : : "cc");
 }
+/* A run of calls to a bare return: a call and its return a step (the
+ * return address pushed below the red zone the caller may use). */
+__asm__(".text\n\t.p2align 6\nmt_calibrate_ret:\n\tret\n");
+static void call_ret_tp(long iters, void *buf)
+{
+    (void)buf;
+    __asm__ volatile("sub $128, %%rsp\n\t.p2align 6\n1:\n\t.rept " REPS "\n\tcall mt_calibrate_ret\n\t"
+                     ".endr\n\tdec %0\n\tjnz 1b\n\tadd $128, %%rsp"
+                     : "+c"(iters) : : "cc", "memory");
+}
 /* Dispatch width: nops take a dispatch slot each and no pipe. */
 static void dispatch_tp(long iters, void *buf)
 {
@@ -1036,7 +1046,7 @@ enum { VL, G, T, PR, IX, CM, F0, F32, F64, DW, AM, AN, FADD_FMUL, FADD_VALU, FMU
        FADD_FMA, FADD_SHUF, SPLIT0, LINE0 = SPLIT0 + NSPLIT, EXIT0 = LINE0 + NLINE,
        TA4 = EXIT0 + NEXIT, TA6, TA8, AS, AV, CH, CH1, FOLD, SHL, FOLD_SHL, CMOV_DATA,
        FUSE_TEST, FUSE_DEC, DIV_LOOP, LOOP_OPS0, JCC32 = LOOP_OPS0 + NLOOP_OPS, VLOADS_ST,
-       LOADS_ST, NDERIVED };
+       LOADS_ST, CALL_RET, NDERIVED };
 
 static uint16_t first_pipes(unsigned first, double per_cycle, unsigned most)
 {
@@ -1432,7 +1442,7 @@ static const char *const derived_names[NDERIVED] = {
     "loop of 14 ops", "loop of 15 ops", "loop of 16 ops", "loop of 17 ops", "loop of 18 ops",
     "loop of 19 ops", "loop of 20 ops", "loop of 21 ops", "loop of 22 ops", "loop of 23 ops",
     "loop of 24 ops", "loop with its jump across 32 bytes", "2 vector loads + a store",
-    "3 loads + a store"};
+    "3 loads + a store", "call + ret"};
 static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_taken_tp,
                                                probe_tp, load_index_lat, cmov_lat,
                                                fetch_inside, fetch_cross32, fetch_cross64,
@@ -1456,7 +1466,7 @@ static const bench_fn derived_fns[NDERIVED] = {vload_lat, gpr2vec_lat, branch_ta
                                                loop_ops13, loop_ops14, loop_ops15, loop_ops16,
                                                loop_ops17, loop_ops18, loop_ops19, loop_ops20,
                                                loop_ops21, loop_ops22, fetch_jcc32,
-                                               vloads2_store, loads3_store};
+                                               vloads2_store, loads3_store, call_ret_tp};
 static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1,
@@ -1464,7 +1474,7 @@ static const double derived_ops[NDERIVED] = {1, 1, 1, 4, 1, 1, 1, 1, 1, 8, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1,
                                              1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4};
+                                             1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 1};
 _Static_assert(MT_ARRAY_LEN(benches) + NDERIVED <= MT_CALIBRATION_BENCHES_MAX,
                "mt_machine.calibration_how has a slot for every benchmark");
 
@@ -1781,9 +1791,13 @@ int mt_calibrate(mt_machine *m, int runs, double wait_seconds, FILE *report, mt_
      * jump on a boundary costs (under a quarter cycle: noise). */
     double jcc = d[JCC32] - d[F32];
     m->jcc_boundary_cycles = jcc >= 0.25 ? jcc : 0;
+    /* A call and its return: charged where they take a tenth more than two
+     * taken branches. */
+    m->call_ret_cycles = d[CALL_RET] > 1.1 * 2 * d[T] ? d[CALL_RET] : 0;
     if (report)
-        fprintf(report, "  a jump across a 32-byte boundary: %.3f more cycles an iteration (0: none)\n",
-                m->jcc_boundary_cycles);
+        fprintf(report, "  a jump across a 32-byte boundary: %.3f more cycles an iteration (0: none); "
+                        "a call and its return %.3f cycles (two taken branches %.3f; kept: %.3f)\n",
+                m->jcc_boundary_cycles, d[CALL_RET], 2 * d[T], m->call_ret_cycles);
     derive_loop_front_end(m, d, report);
     derive_exits(m, d, report);
     derive_loop_alu(m, d, report);

@@ -146,6 +146,13 @@ typedef struct {
      * erratum's microcode do not keep such a window in the decoded-op cache;
      * 0: none, or a profile older than the rule). */
     double jcc_boundary_cycles;
+    /* Cycles of a call and its return together, where they take longer
+     * than two taken branches (calibrated: a run of calls to a bare `ret`;
+     * 4.0 on the AMD EPYC Zen 4, family 25 model 17, whose taken branches
+     * run one a cycle; 0: no more than two taken branches, or a profile
+     * older than the rule).  Each call and each return is charged half, in
+     * the taken-branch bound. */
+    double call_ret_cycles;
     /* Loop exits (calibrated; 0: none measured, nothing charged).  A loop
      * entered for more than exit_trips iterations on average mispredicts its
      * exit once per entry and loses exit_cycles, less what the backlog of a

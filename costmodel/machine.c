@@ -249,7 +249,7 @@ typedef struct {
     const char *core;
     double tsc_per_cycle, tsc_hz, dispatch_width, loads_per_cycle, stores_per_cycle,
         taken_per_cycle, probe_cycles, fetch_window, loop_split_ops, loop_line_ops,
-        loop_overfull_cycles, taken_alu_cycles, divide_loop_cycles, jcc_boundary_cycles,
+        loop_overfull_cycles, taken_alu_cycles, divide_loop_cycles, jcc_boundary_cycles, call_ret_cycles,
         exit_trips, exit_cycles, chain_loads;
     bool moves_take_alu, stores_take_alu, has_avx512;
     const default_row *rows;
@@ -339,6 +339,7 @@ void mt_machine_shipped(mt_machine *m, int family, int model)
     m->taken_alu_cycles = sp->taken_alu_cycles;
     m->divide_loop_cycles = sp->divide_loop_cycles;
     m->jcc_boundary_cycles = sp->jcc_boundary_cycles;
+    m->call_ret_cycles = sp->call_ret_cycles;
     m->exit_trips = sp->exit_trips;
     m->exit_cycles = sp->exit_cycles;
     m->chain_loads = sp->chain_loads;
@@ -486,8 +487,8 @@ void mt_machine_write(FILE *fp, const mt_machine *m)
             m->exit_cycles, m->chain_loads);
     fprintf(fp, "fold_latency %.3f\nfold_shift_cycles %.3f\ncmov_data_cycles %.3f\nfuse_alu_jcc %d\n",
             m->fold_latency, m->fold_shift_cycles, m->cmov_data_cycles, m->fuse_alu_jcc);
-    fprintf(fp, "divide_loop_cycles %.3f\njcc_boundary_cycles %.3f\n", m->divide_loop_cycles,
-            m->jcc_boundary_cycles);
+    fprintf(fp, "divide_loop_cycles %.3f\njcc_boundary_cycles %.3f\ncall_ret_cycles %.3f\n",
+            m->divide_loop_cycles, m->jcc_boundary_cycles, m->call_ret_cycles);
     fprintf(fp, "# cycles per iteration of a loop of N ops (none listed: no such bound)\n");
     for (int n = 1; n <= MT_LOOP_OPS_MAX; n++)
         if (m->loop_ops_cycles[n] > 0)
@@ -722,7 +723,7 @@ static const number_key number_keys[] = {
     NUM(loads_per_cycle, 0.5, 16), NUM(stores_per_cycle, 0.25, 16), NUM(taken_per_cycle, 0.1, 8),
     NUM(probe_cycles, 0, 100), NUM(fetch_window, 0, 4096), NUM(loop_split_ops, 0, 64),
     NUM(loop_line_ops, 0, 64), NUM(loop_overfull_cycles, 0, 64), NUM(taken_alu_cycles, 0, 10),
-    NUM(divide_loop_cycles, 0, 50), NUM(jcc_boundary_cycles, 0, 50),
+    NUM(divide_loop_cycles, 0, 50), NUM(jcc_boundary_cycles, 0, 50), NUM(call_ret_cycles, 0, 50),
     NUM(exit_trips, 0, 1e6), NUM(exit_cycles, 0, 1000), NUM(chain_loads, 0, 1000),
     NUM(fold_latency, 0, 10), NUM(fold_shift_cycles, 0, 20), NUM(cmov_data_cycles, 0, 20),
     FLAG(stores_take_alu), FLAG(moves_take_alu), FLAG(has_avx512), FLAG(fuse_alu_jcc),

@@ -165,7 +165,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
 {
     const mt_machine *m = &p->m;
     cm_pipe_demand pd = {.n = 0};
-    double mops = 0, loads = 0, stores = 0, taken = 0;
+    double mops = 0, loads = 0, stores = 0, taken = 0, call_ret_extra = 0;
     int divider = -1; /* the class of a divide in the code, if any */
     for (size_t i = 0; i < n; i++) {
         const cm_insn *in = &ins[i];
@@ -216,6 +216,10 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
         }
         if (taken_branch)
             taken += 1;
+        /* A call or a return: half a pair's cycles, where the pair takes
+         * longer than two taken branches. */
+        if (m->call_ret_cycles > 0 && in->branch && in->stack_op)
+            call_ret_extra += m->call_ret_cycles / 2 - 1 / m->taken_per_cycle;
     }
     /* A taken branch in code holding a divide keeps the divider busy for
      * longer on some cores (calibrated: 0 where it does not): a loop of one
@@ -228,7 +232,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
     out->bounds[MT_BOUND_PIPES] = cm_pipe_bound(&pd);
     out->bounds[MT_BOUND_LOADS] = loads;
     out->bounds[MT_BOUND_STORES] = stores;
-    out->bounds[MT_BOUND_TAKEN] = taken / m->taken_per_cycle;
+    out->bounds[MT_BOUND_TAKEN] = taken / m->taken_per_cycle + fmax(0, call_ret_extra);
 }
 
 /* ---- dependency bounds ------------------------------------------------- */

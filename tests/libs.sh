@@ -3,10 +3,10 @@
 # --libs`, docs/ARCHITECTURE.md "Shared libraries"), on uselib-gcc-O2 and its
 # own libmtshlib.so and libmtinit.so (samples/):
 #   - the program's output and exit status are the original's;
-#   - libmtshlib.so's block counts equal callgrind's on the original, but for
-#     the procedures its constructors run before the program's entry, which
-#     run the original code there (frame_dummy, register_tm_clones): counted
-#     0, said by the oracle to have run once;
+#   - libmtshlib.so's block counts equal callgrind's on the original, the
+#     procedures its constructors run before the program's entry included
+#     (frame_dummy, register_tm_clones: the runtime starts when the loader
+#     has relocated every object, before their constructors);
 #   - libmtinit.so, whose constructor runs its own code, loads and runs;
 #   - the libraries' files are unchanged (checksums before and after);
 #   - --libs none counts the executable exactly as a run without --libs, and
@@ -70,16 +70,17 @@ PY
 # The oracle: callgrind on the original program, in libmtshlib.so.
 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --skip-plt=no \
     --callgrind-out-file="$work/cg.%p" "$bin" 500 > /dev/null 2> "$work/vg.log"
-grep -vP '\t(frame_dummy|register_tm_clones)$' "$work/all/libs/libmtshlib.so.counts.tsv" > "$work/lib.counts.tsv"
-"$checker" "$lib" "$work/lib.counts.tsv" "$work"/cg.* > "$work/check" 2>&1
+"$checker" "$lib" "$work/all/libs/libmtshlib.so.counts.tsv" "$work"/cg.* > "$work/check" 2>&1
 grep -E '^(ok|not ok)' "$work/check" | sed 's/^\(ok\|not ok\) - /&--libs all: /'
 grep '^#' "$work/check" | head -5
 grep -qE '^(ok|not ok)' "$work/check" || not_ok "check_counts gave no verdict: $(tail -1 "$work/check")"
-# What was left out above is what ran before the program's entry: counted 0.
-awk -F'\t' '$3 == "frame_dummy" || $3 == "register_tm_clones" { if ($2 != 0) bad = 1; n++ }
-    END { exit !(n > 0 && !bad) }' "$work/all/libs/libmtshlib.so.counts.tsv" &&
-    ok "the procedures the library's constructors ran before the entry count 0 (original code)" ||
-    not_ok "constructor-time procedures counted, or not in the counts"
+# What the library's constructors ran before the program's entry is in the
+# comparison above; that it ran at all, apart (callgrind: once each).
+awk -F'\t' '$3 == "frame_dummy" || $3 == "register_tm_clones" { n[$3] += $2 }
+    END { exit !(n["frame_dummy"] > 0 && n["register_tm_clones"] > 0) }' \
+    "$work/all/libs/libmtshlib.so.counts.tsv" &&
+    ok "the procedures the library's constructors ran before the entry are counted" ||
+    not_ok "constructor-time procedures not counted: $(grep -P '\t(frame_dummy|register_tm_clones)$' "$work/all/libs/libmtshlib.so.counts.tsv" | tr '\n' ' ')"
 
 [ "$sums_before" = "$(sha256sum "$dir"/*.so)" ] && ok "the libraries' files are unchanged" ||
     not_ok "a library file changed"

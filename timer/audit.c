@@ -12,10 +12,12 @@
  * executable copy's $ORIGIN back into the original's: a library the
  * program dlopens beside itself is found as by the original.
  *
- * Nothing here touches counters: the copies' entry jumps are written by the
- * executable's runtime (timer/runtime.c), at start once %gs is set (code
- * that runs before, in constructors, runs the original bytes), and after
- * every dlopen that mapped objects, which la_activity reports to it.
+ * Nothing here touches counters: the executable's runtime (timer/runtime.c)
+ * starts when la_activity first reports the loader's list consistent (every
+ * object mapped and relocated, before any constructor runs; the program's
+ * entry would be too late for them), sets %gs and writes the copies' entry
+ * jumps; and after every dlopen that mapped objects, which la_activity
+ * reports to it, writes theirs.
  * Objects dlopen maps that are no copy are written to $MTOOL_LIBS_SEEN, one
  * path a line, for mtool to report and to count from its next run. */
 #define _GNU_SOURCE
@@ -101,7 +103,7 @@ static bool read_safely(uintptr_t at, void *buf, size_t n)
 /* The activation entry of the executable's runtime, when the executable
  * is a counting copy of a set with libraries (its e_entry is its blob's
  * entry stub, the blob's page-aligned header a few pages below); else NULL. */
-static void (*runtime_activation(void))(void)
+static void (*runtime_activation(void))(long *)
 {
     enum { PAGE = 4096, MAX_BLOB_PAGES = 256 };
     uintptr_t entry = getauxval(AT_ENTRY), at = entry & ~(uintptr_t)(PAGE - 1);
@@ -115,14 +117,14 @@ static void (*runtime_activation(void))(void)
         if (h.version != MT_RT_VERSION || !read_safely(at + h.params_offset, &p, sizeof p) ||
             !p.libs_set || p.is_library)
             return NULL;
-        return (void (*)(void))(at + h.timer_offset[MT_RT_TIMER_ACTIVATE_LIBRARIES]);
+        return (void (*)(long *))(at + h.timer_offset[MT_RT_TIMER_ACTIVATE_LIBRARIES]);
     }
     return NULL;
 }
 
 static struct {
     bool started;             /* the start-up's objects are all mapped */
-    void (*activate)(void);   /* the runtime's entry, NULL: no counting copy */
+    void (*activate)(long *); /* the runtime's entry, NULL: no counting copy */
 } audit;
 
 /* One line of $MTOOL_LIBS_SEEN, written at once (O_APPEND: the lines of
@@ -158,9 +160,16 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
     return 0; /* no symbol bindings to audit */
 }
 
-/* The loader's list is consistent again: at start-up (the runtime activates
- * those objects itself, once %gs is set), then after each dlopen that
- * mapped objects, before their relocation and constructors. */
+/* The initial stack (argc, argv..., envp..., auxv), which the loader
+ * keeps (glibc's ld.so exports it). */
+extern void *__libc_stack_end;
+
+/* The loader's list is consistent: at start-up, after relocation and
+ * before the constructors (glibc's dl_main calls it once every object is
+ * relocated: its 2018 and 2021 sources, and what tests/libs.sh sees of
+ * Debian 12's 2.36), where the executable's runtime starts; then after
+ * each dlopen that mapped objects, before their relocation and
+ * constructors. */
 void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
@@ -169,7 +178,7 @@ void la_activity(uintptr_t *cookie, unsigned int flag)
     if (!audit.started) {
         audit.started = true;
         audit.activate = runtime_activation();
-    } else if (audit.activate) {
-        audit.activate();
     }
+    if (audit.activate)
+        audit.activate((long *)__libc_stack_end);
 }

@@ -1488,9 +1488,20 @@ static void activate_libraries(bool relocated)
     unlock(&libs.lock);
 }
 
-/* Called by the audit library after each dlopen that mapped objects (the
- * loader holds its own lock then, and relocates them after). */
-HIDDEN void mt_timer_activate_libraries(void) { activate_libraries(false); }
+static void runtime_start(long *sp);
+
+/* Called by the audit library when the loader's list is consistent: first
+ * at start-up, every object mapped and relocated, before their
+ * constructors, where the runtime starts (so that what they run counts:
+ * docs/ARCHITECTURE.md, "Init order"); then after each dlopen that mapped
+ * objects (the loader holds its own lock then, and relocates them after). */
+HIDDEN void mt_timer_activate_libraries(long *initial_stack)
+{
+    if (!libs.ready && initial_stack)
+        runtime_start(initial_stack);
+    else
+        activate_libraries(false);
+}
 
 static void start_activating_libraries(const elf_phdr_ *phdr, uint64_t phnum)
 {
@@ -1580,9 +1591,16 @@ static void trace_filter(char **envp)
     rt.filter_mask = (uint64_t)(sets < MT_TRACE_FILTER_LINES ? sets : MT_TRACE_FILTER_LINES) - 1;
 }
 
-/* Called by entry.S with the initial stack; returns the original entry. */
-HIDDEN uintptr_t mt_runtime_init(long *sp)
+/* The runtime's start, once per process: by the audit library before the
+ * libraries' constructors run (mt_timer_activate_libraries), else by
+ * entry.S at the program's entry; `sp` the initial stack (argc, argv...,
+ * envp..., auxv). */
+static void runtime_start(long *sp)
 {
+    static bool started;
+    if (started)
+        return;
+    started = true;
     rt.bias = (uintptr_t)mt_blob_start - mt_params.blob_vaddr;
     find_wrap_callees();
     rt.slot_size = MT_SLOT_SIZE(mt_params.ncounters, mt_params.ntimers, mt_params.ncall_sites,
@@ -1625,6 +1643,12 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
     } else {
         say("no memory for counters: the program runs uninstrumented");
     }
+}
+
+/* Called by entry.S with the initial stack; returns the original entry. */
+HIDDEN uintptr_t mt_runtime_init(long *sp)
+{
+    runtime_start(sp);
     return mt_params.original_entry + rt.bias;
 }
 

@@ -24,12 +24,15 @@
 #define MTOOL_TIMER_H
 
 #define MT_RT_MAGIC 0x3154524c4f4f544d /* "MTOOLRT1" little-endian */
-#define MT_RT_VERSION 12
+#define MT_RT_VERSION 13
 
 /* Entry points of the runtime (timer/probes.S) called from code the
  * rewriter inserts: the outside-call brackets of pass 2, and pass 1's
  * recording of the targets of calls through pointers; and the one the
- * audit library (timer/audit.c) calls when dlopen has mapped new objects.
+ * audit library (timer/audit.c) calls when the loader's list is
+ * consistent: at start-up, once every object is mapped and relocated and
+ * before their constructors (the runtime starts there), then whenever
+ * dlopen has mapped new objects.
  * X(ID, symbol suffix). */
 #define MT_RT_TIMER_ENTRIES(X)                                      \
     X(OUTSIDE_ENTER, outside_enter)                                 \
@@ -37,7 +40,7 @@
     X(RECORD_CALL_TARGET, record_call_target)                       \
     X(TRACE_FLUSH, trace_flush) /* a trace frame is full */         \
     X(AFTER_CLONE, after_clone) /* after a task-creating syscall */ \
-    X(ACTIVATE_LIBRARIES, activate_libraries) /* void (void), C ABI */
+    X(ACTIVATE_LIBRARIES, activate_libraries) /* void (long *initial_stack), C ABI */
 
 /* Pass-2 timer events: code the rewriter copies from the blob onto the
  * edges of timed m-objects (probes.S, EVENT), patched per event

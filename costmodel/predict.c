@@ -182,18 +182,20 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
          * in one cycle (find_byte: 1.07 cycles per iteration). */
         if (in->executes && !fused_cmp && taken_branch)
             cm_demand(&pd, m->pipes[MT_IC_ALU],
-                   (m->taken_alu_cycles > 0 ? m->taken_alu_cycles
-                                            : timing(p, MT_IC_ALU, in->width)->rthroughput) *
-                       __builtin_popcount(m->pipes[MT_IC_ALU]));
+                      (m->taken_alu_cycles > 0 ? m->taken_alu_cycles
+                                               : timing(p, MT_IC_ALU, in->width)->rthroughput) *
+                          __builtin_popcount(m->pipes[MT_IC_ALU]));
         else if (in->executes && !fused_cmp && !in->folded) /* a fold takes no pipe */
             cm_demand(&pd, m->pipes[in->cls],
-                   timing(p, in->cls, in->width)->rthroughput * __builtin_popcount(m->pipes[in->cls]));
+                      timing(p, in->cls, in->width)->rthroughput *
+                          __builtin_popcount(m->pipes[in->cls]));
         /* Renamed GPR moves cost no latency; on some cores (Zen 5: 6 adds +
          * 6 movs take twice 6 adds) as much issue bandwidth as an ALU op,
          * on others (Zen 3) only a dispatch slot: calibrated. */
         if (in->eliminated && in->cls == MT_IC_ALU && m->moves_take_alu)
             cm_demand(&pd, m->pipes[MT_IC_ALU],
-                   timing(p, MT_IC_ALU, in->width)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
+                      timing(p, MT_IC_ALU, in->width)->rthroughput *
+                          __builtin_popcount(m->pipes[MT_IC_ALU]));
         if (in->load) {
             unsigned lc = load_class(in);
             double r = timing(p, lc, in->width)->rthroughput;
@@ -212,7 +214,8 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
              * take 0.21-0.25 cycles more than k adds and a vector store). */
             if (m->stores_take_alu && store_data_on_alu(in))
                 cm_demand(&pd, m->pipes[MT_IC_ALU],
-                       timing(p, MT_IC_ALU, MT_W128)->rthroughput * __builtin_popcount(m->pipes[MT_IC_ALU]));
+                          timing(p, MT_IC_ALU, MT_W128)->rthroughput *
+                              __builtin_popcount(m->pipes[MT_IC_ALU]));
         }
         if (taken_branch)
             taken += 1;
@@ -227,7 +230,7 @@ static void throughput_bounds(const mt_predictor *p, const cm_insn *ins, size_t 
      * family 6 model 85). */
     if (divider >= 0 && taken > 0 && m->divide_loop_cycles > 0)
         cm_demand(&pd, m->pipes[divider],
-               m->divide_loop_cycles * taken * __builtin_popcount(m->pipes[divider]));
+                  m->divide_loop_cycles * taken * __builtin_popcount(m->pipes[divider]));
     out->bounds[MT_BOUND_DISPATCH] = mops / m->dispatch_width;
     out->bounds[MT_BOUND_PIPES] = cm_pipe_bound(&pd);
     out->bounds[MT_BOUND_LOADS] = loads;

@@ -191,9 +191,10 @@ static void call_ret_tp(long iters, void *buf)
                      ".endr\n\tdec %0\n\tjnz 1b\n\tadd $128, %%rsp"
                      : "+c"(iters) : : "cc", "memory");
 }
-/* Dispatch width: nops take a dispatch slot each and no pipe; so do
- * zero-idiom xors, on the cores where nops take less (the AMD EPYC Zen 4,
- * family 25 model 17: 11.8 nops a cycle, 6 xors, as its loops of xors). */
+/* Dispatch width: a nop and a zeroing xor each take a dispatch slot and no
+ * pipe, but the AMD EPYC Zen 4 (family 25 model 17) passes nops for less
+ * (11.8 a cycle; xors 5.9, as its loops of xors): the width is the slower
+ * of the two. */
 static void dispatch_tp(long iters, void *buf)
 {
     LOOP("nopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\tnopl 0(%%rax)\n\t"
@@ -400,10 +401,10 @@ static void store_tp(long iters, void *buf)
              "and $4095, %%eax", GPRS);
 }
 /* Loads beside stores, a store to another line each (as store_tp) after
- * two vector loads, or three loads: whether a store's address takes a load
- * pipe (derive_store_pipes).  On the AMD EPYC Zen 4 (family 25 model 17)
- * 1.09 and 1.49 cycles a store, stores alone 1.0: the store shares the
- * loads' three AGUs, but not the two of them vector loads use. */
+ * two vector loads, or after three loads: which pipes a store's address
+ * takes (derive_store_pipes).  On the AMD EPYC Zen 4 (family 25 model 17)
+ * 1.09 and 1.49 cycles a store, stores alone 1.0: a store takes any of the
+ * loads' three AGUs, the one two vector loads leave included. */
 #define LOADS_STORE(name, l1, l2, l3)                                                          \
     static void name(long iters, void *buf)                                                    \
     {                                                                                          \

@@ -232,6 +232,55 @@ static const default_row skylake_rows[] = {
     {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
 };
 
+/* Zen 4: the same VM when its CPUID said family 25 model 17 (29 November
+ * 2026): `mtool calibrate` there, 141 of 141 figures confirmed by quiet
+ * samples (docs/COST-MODEL.md, "AMD EPYC Zen 4"): 4 ALUs, 2 shifts, 3
+ * loads, a store to a new line per cycle on any of the loads' AGUs, 2
+ * vector loads, renamed moves charged an ALU slot (as calibrate decides
+ * there), a call and its return 4.1 cycles, 6 ops dispatched. */
+static const default_row zen4_rows[] = {
+    {MT_IC_ALU, ALUS(4), SAME3(1, 0.251), 0},
+    {MT_IC_CMOV, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_LEA, ALUS(3), SAME3(1, 0.292), 0},
+    {MT_IC_LEA3, ALUS(2), SAME3(2, 0.5), 0},
+    {MT_IC_SHIFT, ALUS(2), SAME3(1, 0.5), 0},
+    {MT_IC_IMUL, ALUS(1), SAME3(3, 1), 0},
+    {MT_IC_MULWIDE, ALUS(1), SAME3(4, 2), 0},
+    {MT_IC_DIV32, ALUS(1), SAME3(12, 6), 0},
+    {MT_IC_DIV64, ALUS(1), SAME3(13, 7), 0},
+    {MT_IC_BITCNT, ALUS(4), SAME3(1, 0.25), 0},
+    {MT_IC_BRANCH, ALUS(1), SAME3(1, 1), 0},
+    {MT_IC_LOAD, AGUS(3), SAME3(4, 0.335), 0},
+    {MT_IC_LOADX, 0, SAME3(1, 0.333), 0},
+    {MT_IC_VLOAD, AGUS(2), SAME3(7, 0.5), 0},
+    {MT_IC_STORE, AGUS(3), SAME3(1, 1), 0},
+    {MT_IC_STLF, 0, SAME3(1, 1), 0},
+    {MT_IC_VSTLF, 0, SAME3(9, 1), 0},
+    {MT_IC_VALU, FP_MATH, {{1, 0.25}, {1, 0.25}, {1, 0.5}}, 0},
+    {MT_IC_VSHIFT, FP_PAIR(0, 1), SAME3(1, 0.5), 0},
+    {MT_IC_VIMUL, FP_PAIR(0, 1), SAME3(3, 0.5), 0},
+    {MT_IC_VMOV, FP_MATH, SAME3(0, 0.25), 0},
+    {MT_IC_SHUF, PIPES(MT_PIPE_FP1, 3), {{1, 0.369}, {3.992, 0.369}, {3.992, 0.369}}, 0},
+    {MT_IC_FADD, FP_PAIR(2, 3), {{3, 0.5}, {3, 0.5}, {3, 1}}, 0},
+    {MT_IC_FMUL, FP_PAIR(0, 1), SAME3(3, 0.5), 0},
+    {MT_IC_FMA, FP_PAIR(0, 1), {{4, 0.5}, {4, 0.5}, {4, 1}}, 0},
+    {MT_IC_FDIV32, BIT(MT_PIPE_FP0), SAME3(11, 3), 0},
+    {MT_IC_FDIV64, BIT(MT_PIPE_FP0), {{13, 4.5}, {13, 4.5}, {13, 9}}, 0},
+    {MT_IC_FSQRT32, BIT(MT_PIPE_FP0), {{15, 5}, {15, 5}, {15, 10}}, 0},
+    {MT_IC_FSQRT64, BIT(MT_PIPE_FP0), SAME3(21, 8.4), 0},
+    {MT_IC_CVT, FP_PAIR(0, 1), SAME3(3, 0.5), 0},
+    {MT_IC_GPR2VEC, BIT(MT_PIPE_FP4), SAME3(3, 1), 0},
+    {MT_IC_GATHER, FP_MATH, {{15, 8}, {20, 8}, {25, 8}}, 0},
+    {MT_IC_HORIZ, FP_MATH, SAME3(4.1, 2), 0},
+    {MT_IC_MICROCODE, ALUS(1), SAME3(10, 5), 0},
+};
+
+/* Its loops by op count (the same calibration): 3-6 ops a cycle, 10-12 two,
+ * then the dispatch width. */
+static const double zen4_loop_ops[MT_LOOP_OPS_MAX + 1] = {
+    0, 0, 0, 1.002, 1.002, 1.002, 1.002, 1.169, 1.335, 1.503, 2.003, 2.003, 2.003, 2.17, 2.336,
+    2.503, 2.671, 2.837, 3.004, 3.171, 3.337, 3.505, 3.671, 3.838, 4.005};
+
 /* Its small loops by op count, at the dispatch width from 5 ops on (7 and
  * 8: 2.0), measured with their test/jnz off 32-byte boundaries (before,
  * 10, 11, 21 and 22 ops read 3.0, 4.0, 8.0 and 7.0: the jump on a
@@ -275,6 +324,14 @@ static const shipped_profile shipped[] = {
     {.family = 25, .model = 1, .core = "Zen 3", .tsc_per_cycle = 0.7548, .tsc_hz = 2.445e9,
      .dispatch_width = 6, .loads_per_cycle = 3, .stores_per_cycle = 1, .taken_per_cycle = 1,
      .probe_cycles = 2, .fetch_window = 64, .rows = zen3_rows, .nrows = MT_ARRAY_LEN(zen3_rows)},
+    /* Zen 4's server (17: Genoa, 160: Bergamo) and client (97, 116, 117,
+     * 120) models; after Zen 3, whose profile the family's other models
+     * get. */
+    {.family = 25, .model = 17, .core = "Zen 4", .tsc_per_cycle = 0.7020, .tsc_hz = 2.596e9,
+     .dispatch_width = 5.91, .loads_per_cycle = 3, .stores_per_cycle = 1, .taken_per_cycle = 1,
+     .probe_cycles = 1.657, .fetch_window = 64, .chain_loads = 49.5, .call_ret_cycles = 4.104,
+     .moves_take_alu = true, .has_avx512 = true, .fuse_alu_jcc = true, .loop_ops = zen4_loop_ops,
+     .rows = zen4_rows, .nrows = MT_ARRAY_LEN(zen4_rows), .same_core = {160, 97, 116, 117, 120}},
     {.family = 6, .model = 207, .core = "Golden Cove", .vendor = "Intel Xeon",
      .tsc_per_cycle = 0.7531, .tsc_hz = 2.1e9, .dispatch_width = 6, .loads_per_cycle = 3,
      .stores_per_cycle = 1, .taken_per_cycle = 1, .probe_cycles = 1, .fetch_window = 0,

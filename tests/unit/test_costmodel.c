@@ -790,7 +790,7 @@ static void test_shipped_profiles(void)
     mt_machine z5, z3, z4, other, gc, intel;
     mt_machine_shipped(&z5, 26, 2);
     mt_machine_shipped(&z3, 25, 1);
-    mt_machine_shipped(&z4, 25, 0x61);
+    mt_machine_shipped(&z4, 25, 0x21);
     mt_machine_shipped(&other, 23, 49);
     mt_machine_shipped(&gc, 6, 207);
     mt_machine_shipped(&intel, 6, 151);
@@ -838,6 +838,16 @@ static void test_shipped_profiles(void)
     CHECK(!strcmp(z4.source, z3.source) && !strcmp(other.source, z5.source),
           "another family-25 model gets the Zen 3 profile (%s), another family the newest (%s)",
           z4.source, other.source);
+    mt_machine genoa, raphael;
+    mt_machine_shipped(&genoa, 25, 17);
+    mt_machine_shipped(&raphael, 25, 0x61);
+    CHECK(strstr(genoa.source, "Zen 4") && strstr(genoa.source, "family 25 model 17") &&
+              !strcmp(raphael.source, genoa.source) && genoa.call_ret_cycles > 4 &&
+              genoa.pipes[MT_IC_STORE] == genoa.pipes[MT_IC_LOAD] && genoa.dispatch_width < 6.5 &&
+              genoa.loop_ops_cycles[10] == genoa.loop_ops_cycles[12],
+          "family 25 model 17: the Zen 4 profile (%s: a call and its return %.1f cycles, stores "
+          "on the loads' AGUs, 6 ops a cycle, loops of 10-12 ops alike); a Zen 4 client (model "
+          "97) gets it", genoa.source, genoa.call_ret_cycles);
 }
 
 static void test_profile_file(void)

@@ -7,7 +7,9 @@
 #     procedures its constructors run before the program's entry included
 #     (frame_dummy, register_tm_clones: the runtime starts when the loader
 #     has relocated every object, before their constructors);
-#   - libmtinit.so, whose constructor runs its own code, loads and runs;
+#   - libmtinit.so, whose constructor runs a loop, a thread and a child
+#     process of its own: all counted (its loop's 6010 iterations in 4 calls,
+#     3 tasks);
 #   - the libraries' files are unchanged (checksums before and after);
 #   - --libs none counts the executable exactly as a run without --libs, and
 #     --libs NAME,... only the libraries named (a name of none is warned about);
@@ -81,6 +83,14 @@ awk -F'\t' '$3 == "frame_dummy" || $3 == "register_tm_clones" { n[$3] += $2 }
     "$work/all/libs/libmtshlib.so.counts.tsv" &&
     ok "the procedures the library's constructors ran before the entry are counted" ||
     not_ok "constructor-time procedures not counted: $(grep -P '\t(frame_dummy|register_tm_clones)$' "$work/all/libs/libmtshlib.so.counts.tsv" | tr '\n' ' ')"
+
+# libmtinit.so's constructor: steps(1000) there, steps(2000) in its thread,
+# steps(3000) in its child process, steps(10) from main (samples/shlib_init.c).
+awk -F'\t' '$3 == "steps" { if (!n++ || $2 < least) least = $2; if ($2 > most) most = $2 }
+    END { exit !(least == 4 && most == 6010) }' "$work/all/libs/libmtinit.so.counts.tsv" &&
+    grep -q '2 processes, 3 threads' "$work/all.err" &&
+    ok "a constructor's loop, thread and child process counted: 4 calls, 6010 iterations, 3 tasks" ||
+    not_ok "libmtinit.so's constructor: $(grep -P '\tsteps$' "$work/all/libs/libmtinit.so.counts.tsv" | tr '\n' ' ') $(grep -o '[0-9]* process[a-z]*, [0-9]* thread[a-z]*' "$work/all.err")"
 
 [ "$sums_before" = "$(sha256sum "$dir"/*.so)" ] && ok "the libraries' files are unchanged" ||
     not_ok "a library file changed"

@@ -1488,21 +1488,6 @@ static void activate_libraries(bool relocated)
     unlock(&libs.lock);
 }
 
-static void runtime_start(long *sp);
-
-/* Called by the audit library when the loader's list is consistent: first
- * at start-up, every object mapped and relocated, before their
- * constructors, where the runtime starts (so that what they run counts:
- * docs/ARCHITECTURE.md, "Init order"); then after each dlopen that mapped
- * objects (the loader holds its own lock then, and relocates them after). */
-HIDDEN void mt_timer_activate_libraries(long *initial_stack)
-{
-    if (!libs.ready && initial_stack)
-        runtime_start(initial_stack);
-    else
-        activate_libraries(false);
-}
-
 static void start_activating_libraries(const elf_phdr_ *phdr, uint64_t phnum)
 {
     if (!mt_params.libs_set || !(libs.debug = loader_debug(phdr, phnum)))
@@ -1651,6 +1636,20 @@ HIDDEN uintptr_t mt_runtime_init(long *sp)
     runtime_start(sp);
     return mt_params.original_entry + rt.bias;
 }
+
+/* Called by the audit library when the loader's list is consistent: first
+ * at start-up, every object mapped and relocated, before their
+ * constructors, where the runtime starts (so that what they run counts:
+ * docs/ARCHITECTURE.md, "Init order"); then after each dlopen that mapped
+ * objects (the loader holds its own lock then, and relocates them after). */
+HIDDEN void mt_timer_activate_libraries(long *initial_stack)
+{
+    if (!libs.ready && initial_stack)
+        runtime_start(initial_stack);
+    else
+        activate_libraries(false);
+}
+
 
 /* ---- wrappers (call sites in instrumented code are redirected here) ------ */
 

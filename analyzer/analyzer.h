@@ -228,6 +228,18 @@ typedef struct {
     uint8_t kind;             /* the first of direct, plt, tail among its sites */
 } mt_cg_edge;
 
+/* Compressed adjacency lists (analyzer/graph.c), node v's neighbours in
+ * the order of the input edges: the CFG and call-graph stages' graphs, and
+ * the call graph read backwards (a procedure's callers) by the selection. */
+typedef struct {
+    uint32_t n;
+    uint32_t *off; /* node v's neighbours: adj[off[v] .. off[v+1]) */
+    uint32_t *adj;
+    uint32_t *eid; /* index of the input edge behind each adj slot */
+} mt_csr;
+void mt_csr_build(mt_csr *g, uint32_t n, const uint32_t *from, const uint32_t *to, size_t m);
+void mt_csr_free(mt_csr *g);
+
 typedef enum { MT_ELF_EXEC, MT_ELF_PIE, MT_ELF_SHARED } mt_elf_kind;
 
 typedef struct mt_program {

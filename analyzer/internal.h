@@ -75,16 +75,8 @@ void mt_mark_code_used_as_data(const mt_elf_file *img, mt_program *prog);
  * Sets prog->ninsns. */
 void mt_build_cfgs(const mt_elf_file *img, mt_program *prog);
 
-/* graph.c: compressed adjacency lists and the graph algorithms that the
- * CFG and call-graph stages share. */
-typedef struct {
-    uint32_t n;
-    uint32_t *off; /* node v's neighbours: adj[off[v] .. off[v+1]) */
-    uint32_t *adj;
-    uint32_t *eid; /* index of the input edge behind each adj slot */
-} mt_csr;
-void mt_csr_build(mt_csr *g, uint32_t n, const uint32_t *from, const uint32_t *to, size_t m);
-void mt_csr_free(mt_csr *g);
+/* graph.c: the graph algorithms that the CFG and call-graph stages share
+ * (mt_csr, analyzer.h). */
 /* idom[v] for nodes reachable from root; MT_NONE for root and unreachable. */
 void mt_graph_dominators(const mt_csr *succ, const mt_csr *pred, uint32_t root, uint32_t *idom);
 /* Strongly connected components numbered in reverse topological order

@@ -36,8 +36,8 @@ typedef struct {
     double *average;          /* per procedure: predicted cycles per call, every
                                  callee averaged over all its calls */
     double *cross_calls;      /* per prog->cross_callees entry: calls into it (pass 1) */
-    uint32_t *callers_at;     /* per procedure: its callers' start in `callers` (index_callers) */
-    uint32_t *callers;        /* the procedures with a call site into each, ascending */
+    mt_csr callers;           /* per procedure, the procedures with a call site into it,
+                                 ascending (index_callers; off NULL until made) */
 } selector;
 
 static uint64_t count_of(const selector *s, uint32_t p, uint32_t b)
@@ -530,36 +530,25 @@ static bool try_object(selector *s, uint32_t proc, uint32_t loop, mt_selection *
     return c.status == MT_CAND_TIMED;
 }
 
-/* The distinct callers of every procedure, ascending, once: the search from
- * callers looked for them among every procedure's call sites for each
- * procedure it reached, 34% of `mtool time`'s CPU on Debian's python3
- * (10,220 procedures, 1,381 candidates; Xeon family 6 model 85). */
+/* The distinct callers of every procedure, ascending, once: the call
+ * graph's edges (one per caller and callee, sorted by caller) read
+ * backwards.  The search from callers looked for them among every
+ * procedure's call sites for each procedure it reached, 34% of `mtool
+ * time`'s CPU on Debian's python3 (10,220 procedures, 1,381 candidates;
+ * Xeon family 6 model 85). */
 static void index_callers(selector *s)
 {
-    uint32_t n = s->prog->nprocs;
-    uint32_t *last = mt_xmalloc(((size_t)n + 1) * sizeof *last);
-    s->callers_at = mt_xcalloc((size_t)n + 2, sizeof *s->callers_at);
-    for (int fill = 0; fill < 2; fill++) {
-        for (uint32_t q = 0; q < n; q++)
-            last[q] = MT_NONE;
-        for (uint32_t p = 0; p < n; p++)
-            for (uint32_t k = 0; k < s->prog->procs[p].ncalls; k++) {
-                uint32_t x = s->prog->procs[p].calls[k].callee;
-                if (x >= n || last[x] == p)
-                    continue;
-                last[x] = p;
-                if (fill)
-                    s->callers[s->callers_at[x + 1]++] = p;
-                else
-                    s->callers_at[x + 2]++;
-            }
-        if (!fill) { /* counts at x + 2 become starts at x + 1; filling moves them to x */
-            for (uint32_t x = 0; x < n; x++)
-                s->callers_at[x + 2] += s->callers_at[x + 1];
-            s->callers = mt_xmalloc(((size_t)s->callers_at[n + 1] + 1) * sizeof *s->callers);
-        }
+    const mt_program *prog = s->prog;
+    uint32_t m = prog->ncg_edges;
+    uint32_t *callee = mt_xmalloc(((size_t)m + 1) * sizeof *callee);
+    uint32_t *caller = mt_xmalloc(((size_t)m + 1) * sizeof *caller);
+    for (uint32_t e = 0; e < m; e++) {
+        callee[e] = prog->cg_edges[e].callee;
+        caller[e] = prog->cg_edges[e].caller;
     }
-    free(last);
+    mt_csr_build(&s->callers, prog->nprocs, callee, caller, m);
+    free(callee);
+    free(caller);
 }
 
 /* MTOOL: a procedure whose time per call is too short to time is measured
@@ -572,7 +561,7 @@ static void time_from_callers(selector *s, uint32_t p0, mt_selection *out, size_
     uint32_t nprocs = s->prog->nprocs;
     uint8_t *state = mt_xcalloc(nprocs + 1, 1); /* 1: in the frontier, 2: done */
     state[p0] = 1;
-    if (!s->callers_at)
+    if (!s->callers.off)
         index_callers(s);
     for (int level = 0; level < levels; level++) {
         bool any = false;
@@ -580,8 +569,8 @@ static void time_from_callers(selector *s, uint32_t p0, mt_selection *out, size_
             if (state[x] != 1)
                 continue;
             state[x] = 2;
-            for (uint32_t i = s->callers_at[x]; i < s->callers_at[x + 1]; i++) {
-                uint32_t q = s->callers[i];
+            for (uint32_t i = s->callers.off[x]; i < s->callers.off[x + 1]; i++) {
+                uint32_t q = s->callers.adj[i];
                 const mt_procedure *qp = &s->prog->procs[q];
                 bool timed = false, calls = false;
                 for (uint32_t k = 0; k < qp->ncalls && !timed; k++) {
@@ -721,8 +710,7 @@ void mt_select(const mt_program *prog, const mt_program_costs *costs, const uint
     free(s.calls);
     free(s.average);
     free(s.cross_calls);
-    free(s.callers_at);
-    free(s.callers);
+    mt_csr_free(&s.callers);
     free(s.own_memops);
     free(s.seen);
 }
